@@ -1,0 +1,197 @@
+#include "graph/onnx_import.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/mapped_file.h"
+#include "graph/onnx_validate.h"
+#include "graph/shape_fold.h"
+#include "graph/tensor_proto.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// Fixes the dims of the named graph inputs. Dims the model already fixes must agree.
+Status apply_input_shapes(onnx::GraphProto& graph, const ImportOptions& options) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  for (const auto& [name, dims] : options.input_shapes) {
+    const std::string flag = "--input-shape " + name;
+    onnx::ValueInfoProto* input = nullptr;
+    std::string names;
+    for (auto& candidate : *graph.mutable_input()) {
+      if (initializers.count(candidate.name())) continue;
+      if (candidate.name() == name) input = &candidate;
+      names += (names.empty() ? "" : ", ") + candidate.name();
+    }
+    if (input == nullptr) {
+      return invalid_argument(flag + ": the model has no input named '" + name + "' (inputs: " +
+                              names + ")");
+    }
+    auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() != 0 && static_cast<size_t>(shape->dim_size()) != dims.size()) {
+      return invalid_argument(flag + ": " + std::to_string(dims.size()) +
+                              " dims given, but the input has rank " +
+                              std::to_string(shape->dim_size()));
+    }
+    HSCHED_RETURN_IF_ERROR(checked_elements(dims).status().with_context(flag));
+    if (shape->dim_size() == 0) {
+      for (size_t i = 0; i < dims.size(); ++i) shape->add_dim();
+    }
+    for (size_t i = 0; i < dims.size(); ++i) {
+      auto* dim = shape->mutable_dim(static_cast<int>(i));
+      if (dim->has_dim_value() && dim->dim_value() != dims[i]) {
+        return invalid_argument(flag + ": dim " + std::to_string(i) + " is fixed to " +
+                                std::to_string(dim->dim_value()) + " by the model");
+      }
+      dim->set_dim_value(dims[i]);
+    }
+  }
+  return Status::ok();
+}
+
+Status run_checker(const onnx::ModelProto& model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    return invalid_argument("ONNX checker: " + first_line(e.what()));
+  }
+  return Status::ok();
+}
+
+// Builds the Graph from a validated, shape-inferred and folded model, taking over its weights.
+Result<Graph> to_graph(onnx::ModelProto& model, int64_t opset, ExternalData& external) {
+  onnx::GraphProto& proto = *model.mutable_graph();
+  Graph graph;
+  graph.name = proto.name();
+  graph.opset = opset;
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const auto& v : proto.input()) types[v.name()] = &v.type();
+  for (const auto& v : proto.value_info()) types[v.name()] = &v.type();
+  for (const auto& v : proto.output()) types[v.name()] = &v.type();
+
+  for (auto& init : *proto.mutable_initializer()) {
+    auto tensor = take_tensor_from_proto(init, &external);
+    if (!tensor.is_ok()) return tensor.status();
+    graph.add_constant(init.name(), std::move(tensor).value());
+  }
+  for (const auto& input : proto.input()) {
+    if (graph.find_value(input.name())) continue;  // an initializer listed as input (IR < 4)
+    graph.add_input(graph.add_value(input.name(), dtype_from_type(input.type()),
+                                    shape_from_type(input.type())));
+  }
+  for (int i = 0; i < proto.node_size(); ++i) {
+    const onnx::NodeProto& np = proto.node(i);
+    Node node;
+    node.name = np.name();
+    node.op_type = np.op_type();
+    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    for (const auto& in : np.input()) {
+      node.inputs.push_back(in.empty() ? kNoValue : graph.find_value(in).value());
+    }
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(kNoValue);
+        continue;
+      }
+      DType dtype = DType::kUndefined;
+      Shape shape;
+      auto type = types.find(out);
+      if (type != types.end()) {
+        const auto& tensor_type = type->second->tensor_type();
+        if (tensor_type.elem_type() != 0 && !dtype_from_onnx(tensor_type.elem_type())) {
+          return invalid_argument(node_description(np, i) + ": output '" + out + "' has dtype " +
+                                  std::string(onnx_dtype_name(tensor_type.elem_type())) +
+                                  ", which hsched does not support");
+        }
+        dtype = dtype_from_type(*type->second);
+        shape = shape_from_type(*type->second);
+      }
+      node.outputs.push_back(graph.add_value(out, dtype, std::move(shape)));
+    }
+    auto attrs = attributes_from_proto(np, external);
+    if (!attrs.is_ok()) return attrs.status().with_context(node_description(np, i));
+    node.attributes = std::move(attrs).value();
+    graph.add_node(std::move(node));
+  }
+  for (const auto& output : proto.output()) graph.add_output(graph.find_value(output.name()).value());
+  return graph;
+}
+
+Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options,
+                           const fs::path& base_dir) {
+  ExternalData external(base_dir);
+  HSCHED_ASSIGN_OR_RETURN(const int64_t opset, validate_and_sort(model, external));
+  HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
+  HSCHED_RETURN_IF_ERROR(run_checker(model));
+  HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));
+  return to_graph(model, opset, external);
+}
+
+}  // namespace
+
+Status add_input_shape_flag(const std::string& flag, ImportOptions& options) {
+  const size_t eq = flag.rfind('=');
+  if (eq == std::string::npos || eq == 0) {
+    return invalid_argument("--input-shape '" + flag + "': expected NAME=D1,D2,...");
+  }
+  const std::string name = flag.substr(0, eq);
+  auto dims = parse_dims(flag.substr(eq + 1));
+  if (!dims.is_ok()) return dims.status().with_context("--input-shape '" + flag + "'");
+  if (!options.input_shapes.emplace(name, std::move(dims).value()).second) {
+    return invalid_argument("--input-shape '" + flag + "': input '" + name + "' given twice");
+  }
+  return Status::ok();
+}
+
+Result<Graph> import_onnx_model(onnx::ModelProto& model, const ImportOptions& options,
+                                const std::string& display_name, const fs::path& base_dir) {
+  Result<Graph> graph = [&]() -> Result<Graph> {
+    // libonnx reports problems by throwing; none may escape to the caller.
+    try {
+      return import_model(model, options, base_dir);
+    } catch (const std::exception& e) {
+      return invalid_argument("libonnx rejected the model: " + first_line(e.what()));
+    }
+  }();
+  if (!graph.is_ok()) return graph.status().with_context(display_name);
+  return graph;
+}
+
+Result<Graph> import_onnx_bytes(std::string_view bytes, const ImportOptions& options,
+                                const std::string& display_name, const fs::path& base_dir) {
+  if (bytes.empty()) return invalid_argument(display_name + ": empty file");
+  if (static_cast<int64_t>(bytes.size()) > kMaxModelFileBytes) {
+    return invalid_argument(display_name + ": larger than the 2 GiB protobuf limit");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return invalid_argument(display_name + ": not an ONNX model (protobuf parsing failed)");
+  }
+  return import_onnx_model(model, options, display_name, base_dir);
+}
+
+Result<Graph> import_onnx_file(const fs::path& path, const ImportOptions& options) {
+  const std::string display = path.string();
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) return Status(ErrorCode::kInvalidArgument, display + ": no such file");
+  if (fs::is_directory(status)) {
+    return invalid_argument(display + ": is a directory, not an ONNX model file");
+  }
+  auto file = MappedFile::open(path);
+  if (!file.is_ok()) return file.status().with_context(display);
+  const auto* data = reinterpret_cast<const char*>((*file)->data());
+  fs::path base_dir = path.parent_path();
+  if (base_dir.empty()) base_dir = ".";
+  return import_onnx_bytes(std::string_view(data, (*file)->size()), options, display, base_dir);
+}
+
+}  // namespace hsched

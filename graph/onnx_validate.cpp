@@ -1,0 +1,246 @@
+#include "graph/onnx_validate.h"
+
+#include <onnx/common/constants.h>
+#include <onnx/common/version.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/graph.h"
+#include "graph/onnx_import.h"
+
+namespace hsched {
+namespace {
+
+bool is_default_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+Status check_value_info(const onnx::ValueInfoProto& info, bool need_type) {
+  const std::string label = "tensor '" + info.name() + "'";
+  if (info.name().empty()) return invalid_argument("a graph input or output has no name");
+  if (!info.has_type()) {
+    if (need_type) return invalid_argument(label + " has no type");
+    return Status::ok();
+  }
+  if (!info.type().has_tensor_type()) {
+    return unimplemented(label + " is not a tensor (sequences, maps and optionals are not "
+                                 "supported)");
+  }
+  const auto& type = info.type().tensor_type();
+  if ((need_type || type.elem_type() != 0) && !dtype_from_onnx(type.elem_type())) {
+    return invalid_argument(label + " has dtype " +
+                            std::string(onnx_dtype_name(type.elem_type())) +
+                            ", which hsched does not support");
+  }
+  if (!type.has_shape()) return Status::ok();
+  if (static_cast<size_t>(type.shape().dim_size()) > kMaxRank) {
+    return invalid_argument(label + " has rank " + std::to_string(type.shape().dim_size()) +
+                            ", more than the limit of " + std::to_string(kMaxRank));
+  }
+  std::vector<int64_t> known;
+  for (const auto& dim : type.shape().dim()) {
+    if (dim.has_dim_value()) known.push_back(dim.dim_value());
+  }
+  auto elements = checked_elements(known);
+  if (!elements.is_ok()) return elements.status().with_context(label);
+  return Status::ok();
+}
+
+Status check_attribute(const onnx::AttributeProto& attr, const std::string& where,
+                       ExternalData& external) {
+  const std::string label = where + ": attribute '" + attr.name() + "'";
+  using A = onnx::AttributeProto;
+  if (attr.type() == A::GRAPH || attr.type() == A::GRAPHS || attr.has_g() || attr.graphs_size()) {
+    return unimplemented(label + " holds a subgraph (If/Loop/Scan), which hsched does not "
+                                 "support yet");
+  }
+  if (attr.ints_size() > kMaxAttributeValues || attr.floats_size() > kMaxAttributeValues ||
+      attr.strings_size() > kMaxAttributeValues || attr.tensors_size() > 0 ||
+      attr.sparse_tensors_size() > 0 || attr.has_sparse_tensor()) {
+    return invalid_argument(label + " has an unsupported or oversized payload");
+  }
+  if (attr.has_t()) {
+    Status status = check_tensor_data(attr.t(), &external);
+    if (!status.is_ok()) return status.with_context(label);
+  }
+  return Status::ok();
+}
+
+// Arity and attribute types against the operator's schema, so that shape inference functions
+// only ever see nodes of the form they were written for.
+Status check_against_schema(const onnx::NodeProto& node, const std::string& where,
+                            int64_t opset) {
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  if (schema == nullptr) {
+    return invalid_argument(where + ": '" + node.op_type() + "' is not an ONNX operator in opset " +
+                            std::to_string(opset));
+  }
+  const int inputs = node.input_size();
+  const int outputs = node.output_size();
+  if (inputs < schema->min_input() || inputs > schema->max_input()) {
+    return invalid_argument(where + " has " + std::to_string(inputs) + " inputs; " +
+                            node.op_type() + " takes " + std::to_string(schema->min_input()) +
+                            " to " + std::to_string(schema->max_input()));
+  }
+  if (outputs < schema->min_output() || outputs > schema->max_output()) {
+    return invalid_argument(where + " has " + std::to_string(outputs) + " outputs; " +
+                            node.op_type() + " gives " + std::to_string(schema->min_output()) +
+                            " to " + std::to_string(schema->max_output()));
+  }
+  // A required input may not be left out with "".
+  for (int i = 0; i < inputs && i < static_cast<int>(schema->inputs().size()); ++i) {
+    if (node.input(i).empty() &&
+        schema->inputs()[static_cast<size_t>(i)].GetOption() == onnx::OpSchema::Single) {
+      return invalid_argument(where + ": required input " + std::to_string(i) + " is empty");
+    }
+  }
+  std::unordered_set<std::string> seen;
+  for (const auto& attr : node.attribute()) {
+    if (!seen.insert(attr.name()).second) {
+      return invalid_argument(where + ": attribute '" + attr.name() + "' is given twice");
+    }
+    auto it = schema->attributes().find(attr.name());
+    if (it == schema->attributes().end()) {
+      return invalid_argument(where + ": '" + node.op_type() + "' has no attribute '" +
+                              attr.name() + "'");
+    }
+    if (attr.type() != it->second.type) {
+      return invalid_argument(where + ": attribute '" + attr.name() + "' has type " +
+                              onnx::AttributeProto::AttributeType_Name(attr.type()) +
+                              ", expected " +
+                              onnx::AttributeProto::AttributeType_Name(it->second.type));
+    }
+  }
+  for (const auto& [name, attr] : schema->attributes()) {
+    if (attr.required && seen.count(name) == 0) {
+      return invalid_argument(where + ": required attribute '" + name + "' is missing");
+    }
+  }
+  return Status::ok();
+}
+
+Result<int64_t> default_opset(const onnx::ModelProto& model) {
+  if (model.ir_version() < 3 || model.ir_version() > onnx::Version::IR_VERSION) {
+    return invalid_argument("IR version " + std::to_string(model.ir_version()) +
+                            " is not supported (3 to " + std::to_string(onnx::Version::IR_VERSION) +
+                            ")");
+  }
+  int64_t opset = -1;
+  for (const auto& import : model.opset_import()) {
+    if (is_default_domain(import.domain())) opset = import.version();
+  }
+  if (opset < 0) return invalid_argument("the model imports no opset of the default ONNX domain");
+  if (opset < kMinOpset || opset > kMaxOpset) {
+    return invalid_argument("opset " + std::to_string(opset) + " is not supported (" +
+                            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+  }
+  return opset;
+}
+
+// Builds the node/value structure (no shapes, no attributes) and orders the nodes with it.
+Status sort_nodes(onnx::GraphProto& graph) {
+  Graph structure;
+  std::unordered_map<std::string, ValueId> defined;
+  auto define = [&](const std::string& name) -> Status {
+    if (defined.count(name)) return invalid_argument("tensor '" + name + "' is defined twice");
+    defined.emplace(name, structure.add_value(name, DType::kUndefined, Shape()));
+    return Status::ok();
+  };
+  std::unordered_set<std::string> initializer_names;
+  for (const auto& init : graph.initializer()) {
+    HSCHED_RETURN_IF_ERROR(define(init.name()));
+    initializer_names.insert(init.name());
+  }
+  for (const auto& input : graph.input()) {
+    // IR < 4 lists initializers among the inputs too.
+    if (initializer_names.count(input.name()) == 0) HSCHED_RETURN_IF_ERROR(define(input.name()));
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& out : graph.node(i).output()) {
+      if (out.empty()) continue;
+      Status status = define(out);
+      if (!status.is_ok()) return status.with_context(node_description(graph.node(i), i));
+    }
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& proto = graph.node(i);
+    Node node;
+    node.name = proto.name();
+    node.op_type = proto.op_type();
+    for (const auto& in : proto.input()) {
+      if (in.empty()) {
+        node.inputs.push_back(kNoValue);
+        continue;
+      }
+      auto it = defined.find(in);
+      if (it == defined.end()) {
+        return invalid_argument(node_description(proto, i) + ": input '" + in +
+                                "' is produced by no node, initializer or graph input");
+      }
+      node.inputs.push_back(it->second);
+    }
+    for (const auto& out : proto.output()) {
+      node.outputs.push_back(out.empty() ? kNoValue : defined.at(out));
+    }
+    structure.add_node(std::move(node));
+  }
+  for (const auto& output : graph.output()) {
+    if (defined.count(output.name()) == 0) {
+      return invalid_argument("graph output '" + output.name() + "' is produced by nothing");
+    }
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, structure.topological_order());
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
+  sorted.Reserve(graph.node_size());
+  for (NodeId id : order) sorted.Add()->Swap(graph.mutable_node(id));
+  graph.mutable_node()->Swap(&sorted);
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string node_description(const onnx::NodeProto& node, int index) {
+  const std::string name = node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
+  return "node " + name + " (" + node.op_type() + ")";
+}
+
+Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external) {
+  HSCHED_ASSIGN_OR_RETURN(const int64_t opset, default_opset(model));
+  if (!model.has_graph()) return invalid_argument("the model has no graph");
+  onnx::GraphProto& graph = *model.mutable_graph();
+  if (graph.node_size() > kMaxNodes) {
+    return invalid_argument("the graph has " + std::to_string(graph.node_size()) +
+                            " nodes, more than the limit of " + std::to_string(kMaxNodes));
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    return unimplemented("sparse initializers are not supported");
+  }
+  for (const auto& input : graph.input()) HSCHED_RETURN_IF_ERROR(check_value_info(input, true));
+  for (const auto& output : graph.output()) {
+    HSCHED_RETURN_IF_ERROR(check_value_info(output, false));
+  }
+  for (const auto& info : graph.value_info()) HSCHED_RETURN_IF_ERROR(check_value_info(info, false));
+  for (const auto& init : graph.initializer()) {
+    if (init.name().empty()) return invalid_argument("an initializer has no name");
+    HSCHED_RETURN_IF_ERROR(check_tensor_data(init, &external));
+  }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const std::string where = node_description(node, i);
+    if (node.op_type().empty()) return invalid_argument(where + " has no op type");
+    for (const auto& attr : node.attribute()) {
+      HSCHED_RETURN_IF_ERROR(check_attribute(attr, where, external));
+    }
+    if (is_default_domain(node.domain())) {
+      HSCHED_RETURN_IF_ERROR(check_against_schema(node, where, opset));
+    }
+  }
+  HSCHED_RETURN_IF_ERROR(sort_nodes(graph));
+  return opset;
+}
+
+}  // namespace hsched

@@ -1,0 +1,29 @@
+// hsched's own structural checks of an untrusted ONNX model. They run before libonnx's checker
+// and shape inference see the model (libonnx 1.12 can crash on some malformed nodes), and bound
+// every size the model declares.
+#pragma once
+
+#include "graph/tensor_proto.h"
+#include "hsched/status.h"
+
+namespace onnx {
+class ModelProto;
+class NodeProto;
+}  // namespace onnx
+
+namespace hsched {
+
+inline constexpr int kMaxNodes = 1 << 20;
+inline constexpr int kMaxAttributeValues = 1 << 24;
+
+// "node 'conv1' (Conv)" or "node #12 (Conv)" for unnamed nodes.
+std::string node_description(const onnx::NodeProto& node, int index);
+
+// Checks IR version and opsets, tensor types and dims, initializer payloads (external data
+// included, through `external`), that every name is defined once and every used name is
+// defined, node arity and attribute types against the operator schemas. Then reorders the
+// graph's nodes topologically (what the ONNX checker expects), refusing a cycle by naming a node
+// on it. Returns the version of the default ONNX domain.
+Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);
+
+}  // namespace hsched

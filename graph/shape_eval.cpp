@@ -1,0 +1,770 @@
+#include "graph/shape_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+
+namespace hsched {
+namespace {
+
+// A small tensor with its values widened: integers and bools in `ints`, floats in `reals`.
+struct Small {
+  DType dtype = DType::kI64;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> ints;
+  std::vector<double> reals;
+
+  bool is_real() const { return is_floating(dtype); }
+  size_t size() const { return is_real() ? reals.size() : ints.size(); }
+  double real(size_t i) const { return is_real() ? reals[i] : static_cast<double>(ints[i]); }
+};
+
+Status too_big(int64_t elements) {
+  return unimplemented("a result of " + std::to_string(elements) + " elements is too large to fold");
+}
+
+Result<int64_t> bounded_elements(const std::vector<int64_t>& dims) {
+  HSCHED_ASSIGN_OR_RETURN(int64_t n, checked_elements(dims));
+  if (n > kMaxFoldElements) return too_big(n);
+  return n;
+}
+
+Result<Small> to_small(const Tensor& t) {
+  HSCHED_ASSIGN_OR_RETURN(int64_t n, bounded_elements(t.dims()));
+  Small s;
+  s.dtype = t.dtype();
+  s.dims = t.dims();
+  auto widen = [&](auto span) {
+    for (auto v : span) s.ints.push_back(static_cast<int64_t>(v));
+  };
+  switch (t.dtype()) {
+    case DType::kF32:
+      for (float v : t.values<float>()) s.reals.push_back(v);
+      break;
+    case DType::kI64: widen(t.values<int64_t>()); break;
+    case DType::kI32: widen(t.values<int32_t>()); break;
+    case DType::kI8: widen(t.values<int8_t>()); break;
+    case DType::kU8: widen(t.values<uint8_t>()); break;
+    case DType::kBool:
+      for (uint8_t v : t.values<uint8_t>()) s.ints.push_back(v != 0);
+      break;
+    default: return unimplemented("dtype " + std::string(dtype_name(t.dtype())) + " is not folded");
+  }
+  (void)n;
+  return s;
+}
+
+// Converts a double to an integer of `dtype`'s range without undefined behaviour.
+Result<int64_t> real_to_int(double v) {
+  if (!std::isfinite(v) || v >= 9.2e18 || v <= -9.2e18) {
+    return unimplemented("value " + std::to_string(v) + " does not fit an integer");
+  }
+  return static_cast<int64_t>(v);
+}
+
+Tensor to_tensor(const Small& s) {
+  Tensor t(s.dtype, s.dims);
+  const size_t n = static_cast<size_t>(t.elements());
+  auto narrow = [&](auto span) {
+    using T = typename decltype(span)::value_type;
+    for (size_t i = 0; i < n; ++i) span[i] = static_cast<T>(s.ints[i]);
+  };
+  switch (s.dtype) {
+    case DType::kF32: {
+      auto out = t.values<float>();
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(s.reals[i]);
+      break;
+    }
+    case DType::kI64: narrow(t.values<int64_t>()); break;
+    case DType::kI32: narrow(t.values<int32_t>()); break;
+    case DType::kI8: narrow(t.values<int8_t>()); break;
+    case DType::kU8:
+    case DType::kBool: narrow(t.values<uint8_t>()); break;
+    default: break;
+  }
+  return t;
+}
+
+Small make_ints(DType dtype, std::vector<int64_t> dims, std::vector<int64_t> ints) {
+  Small s;
+  s.dtype = dtype;
+  s.dims = std::move(dims);
+  s.ints = std::move(ints);
+  return s;
+}
+
+// numpy-style broadcast of several shapes.
+Result<std::vector<int64_t>> broadcast_dims(const std::vector<const std::vector<int64_t>*>& all) {
+  size_t rank = 0;
+  for (const auto* d : all) rank = std::max(rank, d->size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto* d : all) {
+    const size_t offset = rank - d->size();
+    for (size_t i = 0; i < d->size(); ++i) {
+      const int64_t v = (*d)[i];
+      int64_t& o = out[offset + i];
+      if (v == o || v == 1) continue;
+      if (o == 1) {
+        o = v;
+        continue;
+      }
+      return invalid_argument("shapes cannot be broadcast (" + std::to_string(o) + " vs " +
+                              std::to_string(v) + ")");
+    }
+  }
+  return out;
+}
+
+// For each element of `out_dims`, the index of the element of `in_dims` it reads.
+std::vector<size_t> broadcast_map(const std::vector<int64_t>& out_dims,
+                                  const std::vector<int64_t>& in_dims) {
+  const size_t rank = out_dims.size();
+  const size_t offset = rank - in_dims.size();
+  std::vector<int64_t> in_strides(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = in_dims.size(); i-- > 0;) {
+    in_strides[offset + i] = in_dims[i] == 1 ? 0 : stride;
+    stride *= in_dims[i];
+  }
+  const int64_t n = Shape(out_dims).elements();
+  std::vector<size_t> map(static_cast<size_t>(n));
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t in = 0;
+    for (size_t a = 0; a < rank; ++a) in += index[a] * in_strides[a];
+    map[static_cast<size_t>(o)] = static_cast<size_t>(in);
+    for (size_t a = rank; a-- > 0;) {
+      if (++index[a] < out_dims[a]) break;
+      index[a] = 0;
+    }
+  }
+  return map;
+}
+
+using IntOp = std::function<Result<int64_t>(int64_t, int64_t)>;
+using RealOp = std::function<double(double, double)>;
+
+// Wraps an overflow-reporting builtin (`bool f(a, b, &result)`) as an IntOp.
+template <typename F>
+IntOp checked(F op) {
+  return [op](int64_t a, int64_t b) -> Result<int64_t> {
+    int64_t r = 0;
+    if (op(a, b, &r)) return invalid_argument("integer overflow while folding");
+    return r;
+  };
+}
+
+Result<Small> elementwise(const std::vector<const Small*>& in, DType out_dtype, const IntOp& iop,
+                          const RealOp& rop) {
+  std::vector<const std::vector<int64_t>*> dims;
+  for (const auto* s : in) dims.push_back(&s->dims);
+  HSCHED_ASSIGN_OR_RETURN(auto out_dims, broadcast_dims(dims));
+  HSCHED_ASSIGN_OR_RETURN(int64_t n, bounded_elements(out_dims));
+  const bool real = in[0]->is_real();
+  Small out;
+  out.dtype = out_dtype;
+  out.dims = out_dims;
+  std::vector<std::vector<size_t>> maps;
+  for (const auto* s : in) maps.push_back(broadcast_map(out_dims, s->dims));
+  for (int64_t o = 0; o < n; ++o) {
+    const auto k = static_cast<size_t>(o);
+    if (real) {
+      double acc = in[0]->real(maps[0][k]);
+      for (size_t j = 1; j < in.size(); ++j) acc = rop(acc, in[j]->real(maps[j][k]));
+      if (is_floating(out_dtype)) {
+        out.reals.push_back(acc);
+      } else {
+        out.ints.push_back(static_cast<int64_t>(acc != 0));  // comparisons give 0 or 1
+      }
+    } else {
+      int64_t acc = in[0]->ints[maps[0][k]];
+      for (size_t j = 1; j < in.size(); ++j) {
+        HSCHED_ASSIGN_OR_RETURN(acc, iop(acc, in[j]->ints[maps[j][k]]));
+      }
+      out.ints.push_back(acc);
+    }
+  }
+  return out;
+}
+
+Result<Small> binary(const std::string& op, const std::vector<const Small*>& in) {
+  if (in.size() < 2) return invalid_argument(op + " needs two inputs");
+  const DType dtype = in[0]->dtype;
+  auto cmp = [&](auto pred) {
+    return elementwise(
+        in, DType::kBool, [pred](int64_t a, int64_t b) -> Result<int64_t> { return pred(a, b); },
+        [pred](double a, double b) { return pred(a, b) ? 1.0 : 0.0; });
+  };
+  if (op == "Add") {
+    return elementwise(
+        in, dtype, checked([](int64_t a, int64_t b, int64_t* r) { return __builtin_add_overflow(a, b, r); }),
+        std::plus<double>());
+  }
+  if (op == "Sub") {
+    return elementwise(
+        in, dtype, checked([](int64_t a, int64_t b, int64_t* r) { return __builtin_sub_overflow(a, b, r); }),
+        std::minus<double>());
+  }
+  if (op == "Mul") {
+    return elementwise(
+        in, dtype, checked([](int64_t a, int64_t b, int64_t* r) { return __builtin_mul_overflow(a, b, r); }),
+        std::multiplies<double>());
+  }
+  if (op == "Div" || op == "Mod") {
+    const bool div = op == "Div";
+    return elementwise(
+        in, dtype,
+        [div](int64_t a, int64_t b) -> Result<int64_t> {
+          if (b == 0) return invalid_argument("integer division by zero while folding");
+          if (a == std::numeric_limits<int64_t>::min() && b == -1) {
+            return invalid_argument("integer overflow while folding");
+          }
+          if (div) return a / b;  // truncates, as ONNX Runtime does
+          const int64_t r = a % b;  // Mod with fmod=0 takes the divisor's sign
+          return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+        },
+        [div](double a, double b) { return div ? a / b : std::fmod(a, b); });
+  }
+  if (op == "Min" || op == "Max") {
+    const bool is_min = op == "Min";
+    return elementwise(
+        in, dtype,
+        [is_min](int64_t a, int64_t b) -> Result<int64_t> { return is_min ? std::min(a, b) : std::max(a, b); },
+        [is_min](double a, double b) { return is_min ? std::min(a, b) : std::max(a, b); });
+  }
+  if (op == "Equal") return cmp([](auto a, auto b) { return a == b; });
+  if (op == "Less") return cmp([](auto a, auto b) { return a < b; });
+  if (op == "Greater") return cmp([](auto a, auto b) { return a > b; });
+  if (op == "LessOrEqual") return cmp([](auto a, auto b) { return a <= b; });
+  if (op == "GreaterOrEqual") return cmp([](auto a, auto b) { return a >= b; });
+  if (op == "And") return cmp([](auto a, auto b) { return a != 0 && b != 0; });
+  if (op == "Or") return cmp([](auto a, auto b) { return a != 0 || b != 0; });
+  return unimplemented(op + " is not folded");
+}
+
+Result<Small> unary(const std::string& op, const Small& x) {
+  Small out = x;
+  if (op == "Identity") return out;
+  if (op == "Not") {
+    for (auto& v : out.ints) v = v == 0;
+    return out;
+  }
+  if (x.is_real()) {
+    for (auto& v : out.reals) {
+      if (op == "Neg") v = -v;
+      else if (op == "Abs") v = std::fabs(v);
+      else if (op == "Sqrt") v = std::sqrt(v);
+      else if (op == "Floor") v = std::floor(v);
+      else if (op == "Ceil") v = std::ceil(v);
+      else if (op == "Reciprocal") v = 1.0 / v;
+    }
+    return out;
+  }
+  if (op == "Sqrt" || op == "Floor" || op == "Ceil" || op == "Reciprocal") {
+    return unimplemented(op + " on integers is not folded");
+  }
+  for (auto& v : out.ints) {
+    if (v == std::numeric_limits<int64_t>::min()) return invalid_argument("integer overflow");
+    if (op == "Neg") v = -v;
+    else if (op == "Abs") v = v < 0 ? -v : v;
+  }
+  return out;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, size_t rank, const std::string& op) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return invalid_argument(op + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                            std::to_string(rank));
+  }
+  return axis < 0 ? axis + r : axis;
+}
+
+// Axes from the `axes` input (opset >= 13 for (Un)Squeeze, >= 10 for Slice) or attribute.
+std::optional<std::vector<int64_t>> axes_of(const AttributeMap& attrs,
+                                            const std::vector<const Small*>& in, size_t input) {
+  if (in.size() > input && in[input] != nullptr) return in[input]->ints;
+  auto it = attrs.find("axes");
+  if (it != attrs.end()) {
+    if (const auto* v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+  }
+  return std::nullopt;
+}
+
+// Strides in elements of a row-major tensor.
+std::vector<int64_t> strides_of(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+Result<Small> gather(const Small& data, const Small& indices, int64_t axis_attr) {
+  if (data.dims.empty()) return invalid_argument("Gather: data is a scalar");
+  HSCHED_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, data.dims.size(), "Gather"));
+  const auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> out_dims(data.dims.begin(), data.dims.begin() + axis);
+  out_dims.insert(out_dims.end(), indices.dims.begin(), indices.dims.end());
+  out_dims.insert(out_dims.end(), data.dims.begin() + axis + 1, data.dims.end());
+  HSCHED_RETURN_IF_ERROR(bounded_elements(out_dims).status());
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < a; ++i) outer *= data.dims[i];
+  for (size_t i = a + 1; i < data.dims.size(); ++i) inner *= data.dims[i];
+  const int64_t extent = data.dims[a];
+  Small out;
+  out.dtype = data.dtype;
+  out.dims = out_dims;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t idx : indices.ints) {
+      if (idx < -extent || idx >= extent) {
+        return invalid_argument("Gather: index " + std::to_string(idx) + " is out of range [" +
+                                std::to_string(-extent) + ", " + std::to_string(extent) + ")");
+      }
+      if (idx < 0) idx += extent;
+      for (int64_t i = 0; i < inner; ++i) {
+        const auto src = static_cast<size_t>((o * extent + idx) * inner + i);
+        if (data.is_real()) out.reals.push_back(data.reals[src]);
+        else out.ints.push_back(data.ints[src]);
+      }
+    }
+  }
+  return out;
+}
+
+Result<Small> slice(const Small& data, const std::vector<int64_t>& starts,
+                    const std::vector<int64_t>& ends, std::optional<std::vector<int64_t>> axes,
+                    std::optional<std::vector<int64_t>> steps) {
+  const size_t rank = data.dims.size();
+  if (starts.size() != ends.size()) return invalid_argument("Slice: starts and ends differ in size");
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < starts.size(); ++i) axes->push_back(static_cast<int64_t>(i));
+  }
+  if (!steps) steps.emplace(starts.size(), 1);
+  if (axes->size() != starts.size() || steps->size() != starts.size()) {
+    return invalid_argument("Slice: axes or steps differ in size from starts");
+  }
+  std::vector<int64_t> begin(rank, 0), step(rank, 1), count = data.dims;
+  std::set<int64_t> seen;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    HSCHED_ASSIGN_OR_RETURN(int64_t axis, normalize_axis((*axes)[i], rank, "Slice"));
+    if (!seen.insert(axis).second) return invalid_argument("Slice: axis repeated");
+    const int64_t d = data.dims[static_cast<size_t>(axis)];
+    const int64_t s = (*steps)[i];
+    if (s == 0 || s == std::numeric_limits<int64_t>::min()) {
+      return invalid_argument("Slice: step " + std::to_string(s) + " is not allowed");
+    }
+    int64_t b = starts[i], e = ends[i];
+    if (b < 0) b = b < -d ? -1 : b + d;  // avoids overflow for INT64_MIN-like values
+    if (e < 0) e = e < -d ? -1 : e + d;
+    if (s > 0) {
+      b = std::clamp<int64_t>(b, 0, d);
+      e = std::clamp<int64_t>(e, 0, d);
+      count[static_cast<size_t>(axis)] = e > b ? (e - b - 1) / s + 1 : 0;
+    } else {
+      b = std::clamp<int64_t>(b, 0, d - 1);
+      e = std::clamp<int64_t>(e, -1, d - 1);
+      count[static_cast<size_t>(axis)] = b > e ? (b - e - 1) / -s + 1 : 0;
+    }
+    begin[static_cast<size_t>(axis)] = b;
+    step[static_cast<size_t>(axis)] = s;
+  }
+  HSCHED_ASSIGN_OR_RETURN(int64_t n, bounded_elements(count));
+  const auto strides = strides_of(data.dims);
+  Small out;
+  out.dtype = data.dtype;
+  out.dims = count;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t src = 0;
+    for (size_t a = 0; a < rank; ++a) src += (begin[a] + index[a] * step[a]) * strides[a];
+    if (data.is_real()) out.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    else out.ints.push_back(data.ints[static_cast<size_t>(src)]);
+    for (size_t a = rank; a-- > 0;) {
+      if (++index[a] < count[a]) break;
+      index[a] = 0;
+    }
+  }
+  return out;
+}
+
+Result<Small> concat(const std::vector<const Small*>& in, int64_t axis_attr) {
+  if (in.empty()) return invalid_argument("Concat: no inputs");
+  const size_t rank = in[0]->dims.size();
+  HSCHED_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, rank, "Concat"));
+  const auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> out_dims = in[0]->dims;
+  out_dims[a] = 0;
+  for (const auto* s : in) {
+    if (s->dims.size() != rank || s->is_real() != in[0]->is_real()) {
+      return invalid_argument("Concat: inputs differ in rank or dtype");
+    }
+    for (size_t i = 0; i < rank; ++i) {
+      if (i != a && s->dims[i] != in[0]->dims[i]) {
+        return invalid_argument("Concat: inputs differ in dimension " + std::to_string(i));
+      }
+    }
+    out_dims[a] += s->dims[a];
+  }
+  HSCHED_RETURN_IF_ERROR(bounded_elements(out_dims).status());
+  int64_t outer = 1;
+  for (size_t i = 0; i < a; ++i) outer *= out_dims[i];
+  Small out;
+  out.dtype = in[0]->dtype;
+  out.dims = out_dims;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const auto* s : in) {
+      const int64_t chunk = static_cast<int64_t>(s->size()) / std::max<int64_t>(outer, 1);
+      for (int64_t i = 0; i < chunk; ++i) {
+        const auto src = static_cast<size_t>(o * chunk + i);
+        if (s->is_real()) out.reals.push_back(s->reals[src]);
+        else out.ints.push_back(s->ints[src]);
+      }
+    }
+  }
+  return out;
+}
+
+Result<Small> reshape_to(Small data, const std::vector<int64_t>& request, bool allow_zero) {
+  std::vector<int64_t> dims;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < request.size(); ++i) {
+    int64_t d = request[i];
+    if (d == 0 && !allow_zero) {
+      if (i >= data.dims.size()) return invalid_argument("Reshape: 0 copies a missing dimension");
+      d = data.dims[i];
+    }
+    if (d == -1) {
+      if (infer >= 0) return invalid_argument("Reshape: more than one -1");
+      infer = static_cast<int>(i);
+      dims.push_back(1);
+      continue;
+    }
+    if (d < 0) return invalid_argument("Reshape: negative dimension");
+    dims.push_back(d);
+    HSCHED_ASSIGN_OR_RETURN(known, checked_elements(dims));
+  }
+  const auto total = static_cast<int64_t>(data.size());
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) return invalid_argument("Reshape: sizes do not fit");
+    dims[static_cast<size_t>(infer)] = total / known;
+  } else if (known != total) {
+    return invalid_argument("Reshape: " + std::to_string(total) + " elements do not fit " +
+                            Shape(dims).to_string());
+  }
+  data.dims = dims;
+  return data;
+}
+
+Result<Small> squeeze(Small data, std::optional<std::vector<int64_t>> axes, bool un) {
+  if (un) {
+    if (!axes) return invalid_argument("Unsqueeze: no axes");
+    const size_t out_rank = data.dims.size() + axes->size();
+    std::vector<bool> inserted(out_rank, false);
+    for (int64_t axis : *axes) {
+      HSCHED_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, out_rank, "Unsqueeze"));
+      if (inserted[static_cast<size_t>(a)]) return invalid_argument("Unsqueeze: axis repeated");
+      inserted[static_cast<size_t>(a)] = true;
+    }
+    std::vector<int64_t> dims;
+    size_t next = 0;
+    for (size_t i = 0; i < out_rank; ++i) dims.push_back(inserted[i] ? 1 : data.dims[next++]);
+    data.dims = dims;
+    return data;
+  }
+  std::vector<bool> drop(data.dims.size(), false);
+  if (axes) {
+    for (int64_t axis : *axes) {
+      HSCHED_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, data.dims.size(), "Squeeze"));
+      if (data.dims[static_cast<size_t>(a)] != 1) {
+        return invalid_argument("Squeeze: dimension " + std::to_string(a) + " is not 1");
+      }
+      drop[static_cast<size_t>(a)] = true;
+    }
+  } else {
+    for (size_t i = 0; i < data.dims.size(); ++i) drop[i] = data.dims[i] == 1;
+  }
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < data.dims.size(); ++i) {
+    if (!drop[i]) dims.push_back(data.dims[i]);
+  }
+  data.dims = dims;
+  return data;
+}
+
+Result<Small> cast(const Small& x, int64_t to) {
+  const auto dtype = dtype_from_onnx(static_cast<int32_t>(to));
+  if (!dtype || *dtype == DType::kF16 || *dtype == DType::kBF16) {
+    return unimplemented("Cast to " + std::string(onnx_dtype_name(static_cast<int32_t>(to))) +
+                         " is not folded");
+  }
+  Small out;
+  out.dtype = *dtype;
+  out.dims = x.dims;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (is_floating(*dtype)) {
+      out.reals.push_back(x.real(i));
+    } else if (*dtype == DType::kBool) {
+      out.ints.push_back(x.real(i) != 0);
+    } else if (x.is_real()) {
+      HSCHED_ASSIGN_OR_RETURN(int64_t v, real_to_int(x.reals[i]));
+      out.ints.push_back(v);
+    } else {
+      out.ints.push_back(x.ints[i]);
+    }
+  }
+  return out;
+}
+
+Result<Small> range(const Small& start, const Small& limit, const Small& delta) {
+  if (start.size() != 1 || limit.size() != 1 || delta.size() != 1) {
+    return invalid_argument("Range: start, limit and delta must be scalars");
+  }
+  const double d = delta.real(0);
+  if (d == 0) return invalid_argument("Range: delta is 0");
+  const double count_real = std::ceil((limit.real(0) - start.real(0)) / d);
+  if (!(count_real <= static_cast<double>(kMaxFoldElements))) return too_big(kMaxFoldElements + 1);
+  const auto count = static_cast<int64_t>(std::max(count_real, 0.0));
+  Small out;
+  out.dtype = start.dtype;
+  out.dims = {count};
+  for (int64_t i = 0; i < count; ++i) {
+    if (start.is_real()) out.reals.push_back(start.reals[0] + static_cast<double>(i) * d);
+    else {
+      int64_t step = 0, v = 0;
+      if (__builtin_mul_overflow(i, delta.ints[0], &step) ||
+          __builtin_add_overflow(start.ints[0], step, &v)) {
+        return invalid_argument("Range: integer overflow");
+      }
+      out.ints.push_back(v);
+    }
+  }
+  return out;
+}
+
+Result<Small> fill(const std::vector<int64_t>& dims, const Small& value) {
+  HSCHED_ASSIGN_OR_RETURN(int64_t n, bounded_elements(dims));
+  Small out;
+  out.dtype = value.dtype;
+  out.dims = dims;
+  if (value.is_real()) out.reals.assign(static_cast<size_t>(n), value.reals.at(0));
+  else out.ints.assign(static_cast<size_t>(n), value.ints.at(0));
+  return out;
+}
+
+Result<Small> constant(const AttributeMap& attrs) {
+  for (const auto& [name, attr] : attrs) {
+    if (const auto* t = std::get_if<Tensor>(&attr)) return to_small(*t);
+    Small s;
+    if (const auto* f = std::get_if<float>(&attr)) {
+      s.dtype = DType::kF32;
+      s.reals = {*f};
+    } else if (const auto* fs = std::get_if<std::vector<float>>(&attr)) {
+      s.dtype = DType::kF32;
+      s.dims = {static_cast<int64_t>(fs->size())};
+      s.reals.assign(fs->begin(), fs->end());
+    } else if (const auto* i = std::get_if<int64_t>(&attr)) {
+      s.ints = {*i};
+    } else if (const auto* is = std::get_if<std::vector<int64_t>>(&attr)) {
+      s.dims = {static_cast<int64_t>(is->size())};
+      s.ints = *is;
+    } else {
+      return unimplemented("Constant '" + name + "' is not folded");
+    }
+    return s;
+  }
+  return invalid_argument("Constant has no value");
+}
+
+const std::set<std::string>& evaluable_ops() {
+  static const std::set<std::string> kOps{
+      "Abs",   "Add",        "And",   "Cast",     "Ceil",      "Concat",      "Constant",
+      "ConstantOfShape",     "Div",   "Equal",    "Expand",    "Floor",       "Gather",
+      "Greater", "GreaterOrEqual",    "Identity", "Less",      "LessOrEqual", "Max",
+      "Min",   "Mod",        "Mul",   "Neg",      "Not",       "Or",          "Range",
+      "Reciprocal", "Reshape", "Shape", "Size",   "Slice",     "Sqrt",        "Squeeze",
+      "Sub",   "Unsqueeze",  "Where"};
+  return kOps;
+}
+
+Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
+                           const std::vector<EvalInput>& inputs, int64_t opset,
+                           const std::vector<const Small*>& in) {
+  auto need = [&](size_t count) -> Status {
+    for (size_t i = 0; i < count; ++i) {
+      if (i >= in.size() || in[i] == nullptr) {
+        return invalid_argument(op + ": input " + std::to_string(i) + " is missing");
+      }
+    }
+    return Status::ok();
+  };
+  // Inputs read as indices, shapes or axes must hold integers.
+  auto need_ints = [&](std::initializer_list<size_t> which) -> Status {
+    for (size_t i : which) {
+      if (i < in.size() && in[i] != nullptr && in[i]->is_real()) {
+        return invalid_argument(op + ": input " + std::to_string(i) + " must be an integer tensor");
+      }
+    }
+    return Status::ok();
+  };
+  // Inputs combined element by element must be of the same kind (all integer or all float).
+  auto same_kind = [&](size_t first) -> Status {
+    for (size_t i = first; i < in.size(); ++i) {
+      if (in[i] != nullptr && in[first] != nullptr && in[i]->is_real() != in[first]->is_real()) {
+        return invalid_argument(op + ": inputs mix integer and float dtypes");
+      }
+    }
+    return Status::ok();
+  };
+  auto attr_int = [&](const std::string& key, int64_t fallback) {
+    auto it = attrs.find(key);
+    const int64_t* v = it == attrs.end() ? nullptr : std::get_if<int64_t>(&it->second);
+    return v ? *v : fallback;
+  };
+  if (op == "Constant") return constant(attrs);
+  if (op == "Shape" || op == "Size") {
+    if (inputs.empty() || !inputs[0].shape.is_static()) return unimplemented(op + ": shape unknown");
+    const auto& dims = inputs[0].shape.dims;
+    if (op == "Size") return make_ints(DType::kI64, {}, {inputs[0].shape.elements()});
+    const auto rank = static_cast<int64_t>(dims.size());
+    int64_t start = attr_int("start", 0), end = attr_int("end", rank);
+    if (start < 0) start += rank;
+    if (end < 0) end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    return make_ints(DType::kI64, {end - start},
+                     std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
+  }
+  if (op == "ConstantOfShape") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    HSCHED_RETURN_IF_ERROR(need_ints({0}));
+    Small zero;
+    zero.dtype = DType::kF32;
+    zero.reals = {0.0};
+    auto it = attrs.find("value");
+    const Tensor* value = it == attrs.end() ? nullptr : std::get_if<Tensor>(&it->second);
+    if (value != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(zero, to_small(*value));
+      if (zero.size() != 1) return invalid_argument("ConstantOfShape: value is not one element");
+    }
+    return fill(in[0]->ints, zero);
+  }
+  if (op == "Cast") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    return cast(*in[0], attr_int("to", 0));
+  }
+  if (op == "Gather") {
+    HSCHED_RETURN_IF_ERROR(need(2));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    return gather(*in[0], *in[1], attr_int("axis", 0));
+  }
+  if (op == "Slice") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    if (opset < 10) {
+      auto ints = [&](const std::string& key) {
+        auto it = attrs.find(key);
+        const auto* v = it == attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
+        return v ? *v : std::vector<int64_t>{};
+      };
+      return slice(*in[0], ints("starts"), ints("ends"), axes_of(attrs, {}, 0), std::nullopt);
+    }
+    HSCHED_RETURN_IF_ERROR(need(3));
+    HSCHED_RETURN_IF_ERROR(need_ints({1, 2, 3, 4}));
+    std::optional<std::vector<int64_t>> steps;
+    if (in.size() > 4 && in[4] != nullptr) steps = in[4]->ints;
+    return slice(*in[0], in[1]->ints, in[2]->ints, axes_of(attrs, in, 3), steps);
+  }
+  if (op == "Concat") {
+    for (const auto* s : in) {
+      if (s == nullptr) return invalid_argument("Concat: an input is missing");
+    }
+    HSCHED_RETURN_IF_ERROR(same_kind(0));
+    return concat(in, attr_int("axis", 0));
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    return squeeze(*in[0], axes_of(attrs, in, 1), op == "Unsqueeze");
+  }
+  if (op == "Reshape") {
+    HSCHED_RETURN_IF_ERROR(need(2));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    return reshape_to(*in[0], in[1]->ints, attr_int("allowzero", 0) != 0);
+  }
+  if (op == "Range") {
+    HSCHED_RETURN_IF_ERROR(need(3));
+    HSCHED_RETURN_IF_ERROR(same_kind(0));
+    return range(*in[0], *in[1], *in[2]);
+  }
+  if (op == "Expand") {
+    HSCHED_RETURN_IF_ERROR(need(2));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    std::vector<const std::vector<int64_t>*> dims{&in[0]->dims, &in[1]->ints};
+    HSCHED_ASSIGN_OR_RETURN(auto out_dims, broadcast_dims(dims));
+    HSCHED_RETURN_IF_ERROR(bounded_elements(out_dims).status());
+    Small out;
+    out.dtype = in[0]->dtype;
+    out.dims = out_dims;
+    for (size_t src : broadcast_map(out_dims, in[0]->dims)) {
+      if (in[0]->is_real()) out.reals.push_back(in[0]->reals[src]);
+      else out.ints.push_back(in[0]->ints[src]);
+    }
+    return out;
+  }
+  if (op == "Where") {
+    HSCHED_RETURN_IF_ERROR(need(3));
+    HSCHED_RETURN_IF_ERROR(same_kind(1));
+    std::vector<const std::vector<int64_t>*> dims{&in[0]->dims, &in[1]->dims, &in[2]->dims};
+    HSCHED_ASSIGN_OR_RETURN(auto out_dims, broadcast_dims(dims));
+    HSCHED_RETURN_IF_ERROR(bounded_elements(out_dims).status());
+    const auto mc = broadcast_map(out_dims, in[0]->dims);
+    const auto mx = broadcast_map(out_dims, in[1]->dims);
+    const auto my = broadcast_map(out_dims, in[2]->dims);
+    Small out;
+    out.dtype = in[1]->dtype;
+    out.dims = out_dims;
+    for (size_t k = 0; k < mc.size(); ++k) {
+      const bool c = in[0]->real(mc[k]) != 0;
+      if (out.is_real()) out.reals.push_back(c ? in[1]->real(mx[k]) : in[2]->real(my[k]));
+      else out.ints.push_back(c ? in[1]->ints.at(mx[k]) : in[2]->ints.at(my[k]));
+    }
+    return out;
+  }
+  if (in.size() == 1) {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    return unary(op, *in[0]);
+  }
+  for (const auto* s : in) {
+    if (s == nullptr) return invalid_argument(op + ": an input is missing");
+  }
+  HSCHED_RETURN_IF_ERROR(same_kind(0));
+  return binary(op, in);
+}
+
+}  // namespace
+
+bool is_evaluable_op(const std::string& op_type) { return evaluable_ops().count(op_type) != 0; }
+
+bool needs_only_input_shape(const std::string& op_type) {
+  return op_type == "Shape" || op_type == "Size";
+}
+
+Result<std::vector<Tensor>> evaluate_op(const std::string& op_type, const AttributeMap& attrs,
+                                        const std::vector<EvalInput>& inputs, int64_t opset) {
+  if (!is_evaluable_op(op_type)) return unimplemented(op_type + " is not folded");
+  std::vector<Small> smalls(inputs.size());
+  std::vector<const Small*> in(inputs.size(), nullptr);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].value == nullptr) continue;
+    HSCHED_ASSIGN_OR_RETURN(smalls[i], to_small(*inputs[i].value));
+    in[i] = &smalls[i];
+  }
+  HSCHED_ASSIGN_OR_RETURN(Small out, evaluate_one(op_type, attrs, inputs, opset, in));
+  std::vector<Tensor> outputs;
+  outputs.push_back(to_tensor(out));
+  return outputs;
+}
+
+}  // namespace hsched

@@ -1,0 +1,189 @@
+#include "graph/shape_fold.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graph/onnx_validate.h"
+#include "graph/shape_eval.h"
+
+namespace hsched {
+namespace {
+
+// Each round folds every node it can in one pass; a new round only helps when inference found
+// new static shapes, so a handful is plenty for real exporters.
+constexpr int kMaxRounds = 32;
+
+Status run_onnx_inference(onnx::ModelProto& model) {
+  // check_type off (hsched validated types), node errors not thrown (error_mode 0), data
+  // propagation on: it resolves many Shape->Reshape chains by itself.
+  onnx::ShapeInferenceOptions options(false, 0, true);
+  try {
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    return invalid_argument("ONNX shape inference failed: " + what);
+  }
+  return Status::ok();
+}
+
+void forget_shapes(onnx::GraphProto& graph) {
+  graph.clear_value_info();
+  for (auto& output : *graph.mutable_output()) {
+    if (output.type().has_tensor_type()) {
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+    }
+  }
+}
+
+// Constant nodes become initializers; a `value` tensor is moved, not copied.
+Status constants_to_initializers(onnx::GraphProto& graph, int64_t opset, ExternalData& external) {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    const bool is_constant = node.op_type() == "Constant" &&
+                             (node.domain().empty() || node.domain() == "ai.onnx") &&
+                             node.output_size() == 1;
+    bool converted = false;
+    if (is_constant) {
+      for (auto& attr : *node.mutable_attribute()) {
+        if (attr.name() == "value" && attr.has_t()) {
+          onnx::TensorProto* init = graph.add_initializer();
+          init->Swap(attr.mutable_t());
+          init->set_name(node.output(0));
+          converted = true;
+        }
+      }
+      if (!converted) {
+        HSCHED_ASSIGN_OR_RETURN(AttributeMap attrs, attributes_from_proto(node, external));
+        auto result = evaluate_op("Constant", attrs, {}, opset);
+        if (result.is_ok()) {
+          tensor_to_proto(result->front(), node.output(0), graph.add_initializer());
+          converted = true;
+        } else if (result.status().code() != ErrorCode::kUnimplemented) {
+          return result.status().with_context(node_description(node, i));
+        }
+      }
+    }
+    if (!converted) kept.Add()->Swap(&node);
+  }
+  graph.mutable_node()->Swap(&kept);
+  return Status::ok();
+}
+
+// One pass over the nodes in order, folding every evaluable node whose inputs are known.
+// Returns the number of nodes folded.
+Result<int> fold_pass(onnx::GraphProto& graph, int64_t opset, ExternalData& external) {
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  for (const auto& v : graph.input()) types[v.name()] = &v.type();
+  for (const auto& v : graph.value_info()) types[v.name()] = &v.type();
+  for (const auto& v : graph.output()) types[v.name()] = &v.type();
+  std::unordered_map<std::string, const onnx::TensorProto*> initializers;
+  for (const auto& init : graph.initializer()) initializers[init.name()] = &init;
+
+  // Values known so far: small initializers (converted on first use) and folded outputs.
+  std::unordered_map<std::string, Tensor> known;
+  auto lookup = [&](const std::string& name) -> const Tensor* {
+    auto it = known.find(name);
+    if (it != known.end()) return &it->second;
+    auto init = initializers.find(name);
+    if (init == initializers.end()) return nullptr;
+    int64_t elements = 1;
+    for (int64_t d : init->second->dims()) elements *= d;  // validated: bounded, no overflow
+    if (elements > kMaxFoldElements) return nullptr;
+    auto tensor = tensor_from_proto(*init->second, &external);
+    if (!tensor.is_ok()) return nullptr;
+    return &known.emplace(name, std::move(tensor).value()).first->second;
+  };
+
+  std::vector<onnx::TensorProto> folded_values;
+  std::vector<bool> folded(static_cast<size_t>(graph.node_size()), false);
+  int count = 0;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto& node = graph.node(i);
+    if (!(node.domain().empty() || node.domain() == "ai.onnx") || node.output_size() != 1 ||
+        !is_evaluable_op(node.op_type())) {
+      continue;
+    }
+    std::vector<EvalInput> inputs;
+    bool ready = true;
+    for (int k = 0; k < node.input_size() && ready; ++k) {
+      const std::string& name = node.input(k);
+      EvalInput in;
+      if (name.empty()) {
+        in.omitted = true;
+      } else {
+        in.value = lookup(name);
+        auto type = types.find(name);
+        if (type != types.end()) in.shape = shape_from_type(*type->second);
+        if (in.value != nullptr) in.shape = in.value->shape();
+        ready = in.value != nullptr || (k == 0 && needs_only_input_shape(node.op_type()));
+      }
+      inputs.push_back(std::move(in));
+    }
+    if (!ready) continue;
+    HSCHED_ASSIGN_OR_RETURN(AttributeMap attrs, attributes_from_proto(node, external));
+    auto outputs = evaluate_op(node.op_type(), attrs, inputs, opset);
+    if (!outputs.is_ok()) {
+      if (outputs.status().code() == ErrorCode::kUnimplemented) continue;
+      return outputs.status().with_context(node_description(node, i));
+    }
+    onnx::TensorProto proto;
+    tensor_to_proto(outputs->front(), node.output(0), &proto);
+    folded_values.push_back(std::move(proto));
+    known.emplace(node.output(0), std::move(outputs->front()));
+    folded[static_cast<size_t>(i)] = true;
+    ++count;
+  }
+  if (count == 0) return 0;
+
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (!folded[static_cast<size_t>(i)]) kept.Add()->Swap(graph.mutable_node(i));
+  }
+  graph.mutable_node()->Swap(&kept);
+  // A folded value's old value_info would shadow its new, exact initializer in the next round.
+  std::unordered_set<std::string> folded_names;
+  for (auto& value : folded_values) {
+    folded_names.insert(value.name());
+    graph.add_initializer()->Swap(&value);
+  }
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> infos;
+  for (auto& info : *graph.mutable_value_info()) {
+    if (folded_names.count(info.name()) == 0) infos.Add()->Swap(&info);
+  }
+  graph.mutable_value_info()->Swap(&infos);
+
+  // Drop initializers nothing reads any more (the folded chain's own constants).
+  std::unordered_set<std::string> used;
+  for (const auto& node : graph.node()) used.insert(node.input().begin(), node.input().end());
+  for (const auto& output : graph.output()) used.insert(output.name());
+  for (const auto& input : graph.input()) used.insert(input.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> live;
+  for (auto& init : *graph.mutable_initializer()) {
+    if (used.count(init.name())) live.Add()->Swap(&init);
+  }
+  graph.mutable_initializer()->Swap(&live);
+  return count;
+}
+
+}  // namespace
+
+Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& external,
+                      bool forget_declared_shapes) {
+  onnx::GraphProto& graph = *model.mutable_graph();
+  if (forget_declared_shapes) forget_shapes(graph);
+  HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
+  for (int round = 0; round < kMaxRounds; ++round) {
+    HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
+    HSCHED_ASSIGN_OR_RETURN(int folded, fold_pass(graph, opset, external));
+    if (folded == 0) return Status::ok();
+  }
+  return run_onnx_inference(model);
+}
+
+}  // namespace hsched
