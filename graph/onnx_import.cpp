@@ -57,9 +57,19 @@ Status apply_input_shapes(onnx::GraphProto& graph, const ImportOptions& options)
   return Status::ok();
 }
 
-Status run_checker(const onnx::ModelProto& model) {
+// The checker's graph pass, with the model's folder set so that it finds external data (whose
+// paths hsched has already confined to that folder). IR version and opsets were checked before.
+Status run_checker(const onnx::ModelProto& model, const fs::path& base_dir) {
+  onnx::checker::CheckerContext context;
+  context.set_ir_version(static_cast<int>(model.ir_version()));
+  std::unordered_map<std::string, int> opsets;
+  for (const auto& import : model.opset_import()) {
+    opsets[import.domain()] = static_cast<int>(import.version());
+  }
+  context.set_opset_imports(std::move(opsets));
+  context.set_model_dir(base_dir.string());
   try {
-    onnx::checker::check_model(model);
+    onnx::checker::check_graph(model.graph(), context, onnx::checker::LexicalScopeContext());
   } catch (const std::exception& e) {
     return invalid_argument("ONNX checker: " + first_line(e.what()));
   }
@@ -130,7 +140,7 @@ Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options
   ExternalData external(base_dir);
   HSCHED_ASSIGN_OR_RETURN(const int64_t opset, validate_and_sort(model, external));
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
-  HSCHED_RETURN_IF_ERROR(run_checker(model));
+  HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
   HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));
   return to_graph(model, opset, external);
 }

@@ -220,9 +220,7 @@ Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& externa
     return unimplemented("sparse initializers are not supported");
   }
   for (const auto& input : graph.input()) HSCHED_RETURN_IF_ERROR(check_value_info(input, true));
-  for (const auto& output : graph.output()) {
-    HSCHED_RETURN_IF_ERROR(check_value_info(output, false));
-  }
+  for (const auto& output : graph.output()) HSCHED_RETURN_IF_ERROR(check_value_info(output, true));
   for (const auto& info : graph.value_info()) HSCHED_RETURN_IF_ERROR(check_value_info(info, false));
   for (const auto& init : graph.initializer()) {
     if (init.name().empty()) return invalid_argument("an initializer has no name");

@@ -42,7 +42,7 @@ Result<int64_t> checked_elements(const std::vector<int64_t>& dims) {
                               std::to_string(kMaxDim));
     }
     if (d != 0 && n > kMaxElements / d) {
-      return invalid_argument("element count overflows the limit of " +
+      return invalid_argument("element count exceeds the limit of " +
                               std::to_string(kMaxElements));
     }
     n *= d;

@@ -1,0 +1,74 @@
+// Graph IR: producers/consumers, topological order, cycles, shapes and dtypes.
+#include "graph/graph.h"
+
+#include <gtest/gtest.h>
+
+namespace hsched {
+namespace {
+
+TEST(GraphTest, ProducersConsumersAndOrder) {
+  Graph g;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({2}));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({2}));
+  const ValueId z = g.add_value("z", DType::kF32, Shape({2}));
+  g.add_input(x);
+  // Added out of order: z = Relu(y) before y = Neg(x).
+  g.add_node(Node{"relu", "Relu", "", {y}, {z}, {}});
+  g.add_node(Node{"neg", "Neg", "", {x}, {y}, {}});
+  EXPECT_EQ(g.value(y).producer, 1);
+  EXPECT_EQ(g.value(y).consumers, (std::vector<NodeId>{0}));
+  auto order = g.topological_order();
+  ASSERT_TRUE(order.is_ok());
+  EXPECT_EQ(*order, (std::vector<NodeId>{1, 0}));
+}
+
+TEST(GraphTest, CycleIsNamed) {
+  Graph g;
+  const ValueId a = g.add_value("a", DType::kF32, Shape({1}));
+  const ValueId b = g.add_value("b", DType::kF32, Shape({1}));
+  g.add_node(Node{"first", "Relu", "", {b}, {a}, {}});
+  g.add_node(Node{"second", "Relu", "", {a}, {b}, {}});
+  auto order = g.topological_order();
+  ASSERT_FALSE(order.is_ok());
+  EXPECT_NE(order.status().message().find("cycle through node 'first' (Relu)"), std::string::npos);
+}
+
+TEST(GraphTest, SelfLoopIsACycle) {
+  Graph g;
+  const ValueId a = g.add_value("a", DType::kF32, Shape({1}));
+  g.add_node(Node{"", "Relu", "", {a}, {a}, {}});
+  auto order = g.topological_order();
+  ASSERT_FALSE(order.is_ok());
+  EXPECT_NE(order.status().message().find("'#0'"), std::string::npos);
+}
+
+TEST(ShapeTest, CheckedElementsBoundsEverySize) {
+  EXPECT_EQ(*checked_elements({2, 3, 4}), 24);
+  EXPECT_EQ(*checked_elements({}), 1);
+  EXPECT_EQ(*checked_elements({5, 0}), 0);
+  EXPECT_FALSE(checked_elements({-1}).is_ok());
+  EXPECT_FALSE(checked_elements({kMaxDim + 1}).is_ok());
+  EXPECT_FALSE(checked_elements({int64_t{1} << 40, int64_t{1} << 40}).is_ok());
+  EXPECT_FALSE(checked_elements(std::vector<int64_t>(17, 1)).is_ok());
+}
+
+TEST(ShapeTest, ParseDims) {
+  EXPECT_EQ(*parse_dims("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));
+  EXPECT_FALSE(parse_dims("1,,3").is_ok());
+  EXPECT_FALSE(parse_dims("1,x").is_ok());
+  EXPECT_FALSE(parse_dims("99999999999999999999").is_ok());
+  EXPECT_EQ(Shape({1, kDynamicDim}).to_string(), "1x?");
+}
+
+TEST(DTypeTest, OnnxRoundTrip) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32,
+                  DType::kI64, DType::kBool}) {
+    EXPECT_EQ(dtype_from_onnx(dtype_to_onnx(d)), d);
+    EXPECT_EQ(dtype_from_name(dtype_name(d)), d);
+  }
+  EXPECT_FALSE(dtype_from_onnx(11).has_value());  // DOUBLE
+  EXPECT_EQ(onnx_dtype_name(11), "DOUBLE");
+}
+
+}  // namespace
+}  // namespace hsched

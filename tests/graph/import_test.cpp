@@ -1,0 +1,184 @@
+// ONNX import: generated models at opsets 9, 11, 13 and 17, --input-shape, shape folding,
+// node ordering and external data.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+// x[N,3,8,8] -> Conv -> Relu -> Reshape to [N,-1] through Shape/Gather/Unsqueeze/Concat ->
+// Slice -> Clip -> y. Unsqueeze, Slice and Clip take attributes or inputs depending on opset.
+onnx::ModelProto opset_model(int64_t opset) {
+  OnnxBuilder b(opset);
+  b.input("x", DType::kF32, {kDynamicDim, 3, 8, 8}).output("y", DType::kF32, {kDynamicDim, 128});
+  b.initializer_random("w", {4, 3, 3, 3}, 0.5f, 1).initializer_random("b", {4}, 0.1f, 2);
+  b.initializer_i64("zero", {}, {0}).initializer_i64("minus_one", {1}, {-1});
+  set_attr(b.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Shape", {"r"}, {"s"}, "shape");
+  b.node("Gather", {"s", "zero"}, {"n"}, "gather");
+  if (opset < 13) {
+    set_attr(b.node("Unsqueeze", {"n"}, {"n1"}, "unsqueeze"), "axes", std::vector<int64_t>{0});
+  } else {
+    b.initializer_i64("axes0", {1}, {0});
+    b.node("Unsqueeze", {"n", "axes0"}, {"n1"}, "unsqueeze");
+  }
+  set_attr(b.node("Concat", {"n1", "minus_one"}, {"target"}, "concat"), "axis", 0);
+  b.node("Reshape", {"r", "target"}, {"flat"}, "reshape");
+  if (opset < 10) {
+    auto& slice = b.node("Slice", {"flat"}, {"sl"}, "slice");
+    set_attr(slice, "starts", std::vector<int64_t>{0});
+    set_attr(slice, "ends", std::vector<int64_t>{128});
+    set_attr(slice, "axes", std::vector<int64_t>{1});
+  } else {
+    b.initializer_i64("starts", {1}, {0}).initializer_i64("ends", {1}, {128});
+    b.initializer_i64("axis1", {1}, {1});
+    b.node("Slice", {"flat", "starts", "ends", "axis1"}, {"sl"}, "slice");
+  }
+  if (opset < 11) {
+    auto& clip = b.node("Clip", {"sl"}, {"y"}, "clip");
+    set_attr(clip, "min", 0.0f);
+    set_attr(clip, "max", 6.0f);
+  } else {
+    b.initializer_f32("lo", {}, {0.0f}).initializer_f32("hi", {}, {6.0f});
+    b.node("Clip", {"sl", "lo", "hi"}, {"y"}, "clip");
+  }
+  return b.model();
+}
+
+int count_non_static(const Graph& graph) {
+  return static_cast<int>(std::count_if(graph.values().begin(), graph.values().end(), [](const Value& v) {
+    return !v.is_constant() && (!v.shape.is_static() || v.dtype == DType::kUndefined);
+  }));
+}
+
+std::vector<std::string> op_types(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const auto& node : graph.nodes()) ops.push_back(node.op_type);
+  return ops;
+}
+
+class OpsetTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(OpsetTest, InputShapeMakesEveryTensorStaticAndFoldsTheShapeChain) {
+  auto model = opset_model(GetParam());
+  ImportOptions options;
+  ASSERT_TRUE(add_input_shape_flag("x=2,3,8,8", options).is_ok());
+  auto graph = import_onnx_model(model, options, "opset_model", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->opset, GetParam());
+  EXPECT_EQ(count_non_static(*graph), 0);
+  EXPECT_EQ(op_types(*graph),
+            (std::vector<std::string>{"Conv", "Relu", "Reshape", "Slice", "Clip"}));
+  const Value& y = graph->value(graph->outputs().at(0));
+  EXPECT_EQ(y.shape, Shape({2, 128}));
+  EXPECT_EQ(y.dtype, DType::kF32);
+  // The folded Reshape target is a constant [2, -1].
+  const Node& reshape = graph->node(2);
+  const Value& target = graph->value(reshape.inputs.at(1));
+  ASSERT_TRUE(target.is_constant());
+  const auto values = target.constant->values<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(values.begin(), values.end()), (std::vector<int64_t>{2, -1}));
+}
+
+TEST_P(OpsetTest, WithoutInputShapeTheBatchStaysDynamic) {
+  auto model = opset_model(GetParam());
+  auto graph = import_onnx_model(model, {}, "opset_model", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_GT(count_non_static(*graph), 0);
+  EXPECT_FALSE(graph->value(graph->outputs().at(0)).shape.is_static());
+}
+
+INSTANTIATE_TEST_SUITE_P(Opsets, OpsetTest, ::testing::Values(9, 11, 13, 17));
+
+TEST(ImportTest, NodesOutOfOrderAreSorted) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4}).output("z", DType::kF32, {1, 4});
+  b.node("Relu", {"y"}, {"z"}, "second");
+  b.node("Neg", {"x"}, {"y"}, "first");
+  auto graph = import_onnx_model(b.model(), {}, "unsorted", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->nodes().at(0).name, "first");
+  EXPECT_EQ(graph->nodes().at(1).name, "second");
+  auto order = graph->topological_order();
+  ASSERT_TRUE(order.is_ok());
+  EXPECT_EQ(*order, (std::vector<NodeId>{0, 1}));
+}
+
+TEST(ImportTest, ConstantNodesBecomeInitializers) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  set_attr(b.node("Constant", {}, {"k"}, "k"), "value_float", 2.0f);
+  b.node("Mul", {"x", "k"}, {"y"}, "mul");
+  auto graph = import_onnx_model(b.model(), {}, "const", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  ASSERT_EQ(graph->nodes().size(), 1u);
+  const Value& k = graph->value(graph->nodes()[0].inputs[1]);
+  ASSERT_TRUE(k.is_constant());
+  EXPECT_EQ(k.constant->values<float>()[0], 2.0f);
+}
+
+TEST(ImportTest, InputShapeMustAgreeWithFixedDims) {
+  auto model = opset_model(17);
+  ImportOptions options;
+  ASSERT_TRUE(add_input_shape_flag("x=2,4,8,8", options).is_ok());
+  const Status status = import_onnx_model(model, options, "m.onnx", {}).status();
+  EXPECT_NE(status.message().find("--input-shape x: dim 1 is fixed to 3"), std::string::npos)
+      << status.message();
+}
+
+TEST(ImportTest, InputShapeFlagGivenTwiceIsRefused) {
+  ImportOptions options;
+  ASSERT_TRUE(add_input_shape_flag("x=1,2", options).is_ok());
+  const Status status = add_input_shape_flag("x=1,3", options);
+  EXPECT_NE(status.message().find("given twice"), std::string::npos) << status.message();
+}
+
+// Weights in a file beside the model, at an aligned and at an unaligned offset.
+class ExternalDataTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(ExternalDataTest, WeightsAreReadFromTheFileBesideTheModel) {
+  test::TempDir dir;
+  const int64_t offset = GetParam();
+  const std::vector<float> weights{1.5f, -2.0f, 3.25f, 4.0f};
+  std::string blob(static_cast<size_t>(offset), '\0');
+  blob.append(reinterpret_cast<const char*>(weights.data()), weights.size() * sizeof(float));
+  test::write_file(dir / "weights.bin", blob);
+
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
+  auto& w = *b.model().mutable_graph()->add_initializer();
+  w.set_name("w");
+  w.set_data_type(1);
+  w.add_dims(1);
+  w.add_dims(4);
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [key, value] : {std::pair<std::string, std::string>{"location", "weights.bin"},
+                            {"offset", std::to_string(offset)},
+                            {"length", "16"}}) {
+    auto* entry = w.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
+  b.node("Add", {"x", "w"}, {"y"}, "add");
+  test::write_file(dir / "model.onnx", b.serialize());
+
+  auto graph = import_onnx_file(dir / "model.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Value& value = graph->value(*graph->find_value("w"));
+  ASSERT_TRUE(value.is_constant());
+  const auto data = value.constant->values<float>();
+  EXPECT_EQ(std::vector<float>(data.begin(), data.end()), weights);
+}
+
+INSTANTIATE_TEST_SUITE_P(Offsets, ExternalDataTest, ::testing::Values(0, 16, 2));
+
+}  // namespace
+}  // namespace hsched

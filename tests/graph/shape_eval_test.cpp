@@ -1,0 +1,144 @@
+// The small-tensor evaluator behind shape folding.
+#include "graph/shape_eval.h"
+
+#include <gtest/gtest.h>
+
+namespace hsched {
+namespace {
+
+Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> values) {
+  return Tensor::from_vector(DType::kI64, std::move(dims), values);
+}
+
+std::vector<int64_t> ints(const Tensor& t) {
+  auto v = t.values<int64_t>();
+  return {v.begin(), v.end()};
+}
+
+Result<Tensor> eval(const std::string& op, const std::vector<const Tensor*>& in,
+                    AttributeMap attrs = {}, int64_t opset = 17) {
+  std::vector<EvalInput> inputs;
+  for (const Tensor* t : in) {
+    EvalInput e;
+    e.value = t;
+    if (t != nullptr) e.shape = t->shape();
+    e.omitted = t == nullptr;
+    inputs.push_back(e);
+  }
+  HSCHED_ASSIGN_OR_RETURN(auto out, evaluate_op(op, attrs, inputs, opset));
+  return out.front();
+}
+
+TEST(ShapeEvalTest, ShapeNeedsOnlyTheInputShape) {
+  EvalInput x;
+  x.shape = Shape({2, 3, 5});
+  auto out = evaluate_op("Shape", {{"start", int64_t{1}}}, {x}, 17);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ(ints(out->front()), (std::vector<int64_t>{3, 5}));
+  x.shape = Shape({2, kDynamicDim});
+  EXPECT_EQ(evaluate_op("Shape", {}, {x}, 17).status().code(), ErrorCode::kUnimplemented);
+}
+
+TEST(ShapeEvalTest, GatherTakesNegativeIndices) {
+  const Tensor data = i64({4}, {10, 20, 30, 40});
+  const Tensor idx = i64({2}, {-1, 0});
+  auto out = eval("Gather", {&data, &idx});
+  ASSERT_TRUE(out.is_ok());
+  EXPECT_EQ(ints(*out), (std::vector<int64_t>{40, 10}));
+  const Tensor bad = i64({}, {4});
+  EXPECT_EQ(eval("Gather", {&data, &bad}).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ShapeEvalTest, SliceWithNegativeStepAndHugeEnd) {
+  const Tensor data = i64({5}, {0, 1, 2, 3, 4});
+  const Tensor starts = i64({1}, {-1});
+  const Tensor ends = i64({1}, {INT64_MIN});
+  const Tensor axes = i64({1}, {0});
+  const Tensor steps = i64({1}, {-2});
+  auto out = eval("Slice", {&data, &starts, &ends, &axes, &steps});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ(ints(*out), (std::vector<int64_t>{4, 2, 0}));
+  const Tensor start0 = i64({1}, {1});
+  const Tensor end_max = i64({1}, {INT64_MAX});
+  out = eval("Slice", {&data, &start0, &end_max});
+  ASSERT_TRUE(out.is_ok());
+  EXPECT_EQ(ints(*out), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+TEST(ShapeEvalTest, ConcatUnsqueezeSqueezeReshape) {
+  const Tensor a = i64({}, {2});
+  const Tensor axes = i64({1}, {0});
+  auto u = eval("Unsqueeze", {&a, &axes});
+  ASSERT_TRUE(u.is_ok());
+  EXPECT_EQ(u->dims(), (std::vector<int64_t>{1}));
+  const Tensor rest = i64({2}, {-1, 64});
+  auto c = eval("Concat", {&*u, &rest}, {{"axis", int64_t{-1}}});
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_EQ(ints(*c), (std::vector<int64_t>{2, -1, 64}));
+  auto s = eval("Squeeze", {&*u});
+  ASSERT_TRUE(s.is_ok());
+  EXPECT_TRUE(s->dims().empty());
+  const Tensor six = i64({6}, {1, 2, 3, 4, 5, 6});
+  const Tensor to = i64({2}, {0, -1});
+  const Tensor two_by_three = i64({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto r = eval("Reshape", {&two_by_three, &to});
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->dims(), (std::vector<int64_t>{2, 3}));
+  const Tensor bad = i64({2}, {4, -1});
+  EXPECT_EQ(eval("Reshape", {&six, &bad}).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(ShapeEvalTest, WhereEqualExpandBroadcast) {
+  const Tensor shape = i64({3}, {1, -1, 4});
+  const Tensor minus = i64({}, {-1});
+  auto eq = eval("Equal", {&shape, &minus});
+  ASSERT_TRUE(eq.is_ok());
+  EXPECT_EQ(eq->dtype(), DType::kBool);
+  const Tensor ones = i64({}, {1});
+  auto where = eval("Where", {&*eq, &ones, &shape});
+  ASSERT_TRUE(where.is_ok());
+  EXPECT_EQ(ints(*where), (std::vector<int64_t>{1, 1, 4}));
+  const Tensor col = i64({2, 1}, {7, 8});
+  const Tensor target = i64({2}, {1, 3});
+  auto ex = eval("Expand", {&col, &target});
+  ASSERT_TRUE(ex.is_ok());
+  EXPECT_EQ(ex->dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ints(*ex), (std::vector<int64_t>{7, 7, 7, 8, 8, 8}));
+}
+
+TEST(ShapeEvalTest, RangeCastConstantOfShape) {
+  const Tensor start = i64({}, {0}), limit = i64({}, {10}), delta = i64({}, {3});
+  auto r = eval("Range", {&start, &limit, &delta});
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(ints(*r), (std::vector<int64_t>{0, 3, 6, 9}));
+  auto f = eval("Cast", {&*r}, {{"to", int64_t{1}}});
+  ASSERT_TRUE(f.is_ok());
+  EXPECT_EQ(f->dtype(), DType::kF32);
+  EXPECT_EQ(f->values<float>()[3], 9.0f);
+  const Tensor dims = i64({2}, {2, 2});
+  auto filled = eval("ConstantOfShape", {&dims},
+                     {{"value", Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{5})}});
+  ASSERT_TRUE(filled.is_ok());
+  EXPECT_EQ(ints(*filled), (std::vector<int64_t>{5, 5, 5, 5}));
+}
+
+TEST(ShapeEvalTest, ArithmeticRefusesOverflowAndDivisionByZero) {
+  const Tensor big = i64({}, {INT64_MAX});
+  const Tensor two = i64({}, {2});
+  const Tensor zero = i64({}, {0});
+  EXPECT_EQ(eval("Mul", {&big, &two}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(eval("Add", {&big, &big}).status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(eval("Div", {&two, &zero}).status().code(), ErrorCode::kInvalidArgument);
+  const Tensor seven = i64({}, {-7});
+  auto div = eval("Div", {&seven, &two});
+  ASSERT_TRUE(div.is_ok());
+  EXPECT_EQ(ints(*div)[0], -3);  // truncates
+}
+
+TEST(ShapeEvalTest, LargeResultsAreLeftUnfolded) {
+  const Tensor dims = i64({2}, {1024, 1024});
+  EXPECT_EQ(eval("ConstantOfShape", {&dims}).status().code(), ErrorCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace hsched

@@ -1,0 +1,20 @@
+// Generated malformed inputs for the importer and the CLI: each is one bad-input case of
+// issue 2, with the text its one-line error must contain.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace hsched::test {
+
+struct BadInput {
+  std::string name;                // test name
+  std::vector<std::string> args;   // what follows `hsched info`: the model path, then flags
+  std::string expect;              // a substring of the one-line error
+};
+
+// Writes the files of every case into `dir` and returns the cases.
+std::vector<BadInput> make_bad_inputs(const std::filesystem::path& dir);
+
+}  // namespace hsched::test
