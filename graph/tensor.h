@@ -40,6 +40,8 @@ class Tensor {
   int64_t elements() const;
   size_t byte_size() const { return static_cast<size_t>(elements()) * dtype_size(dtype_); }
   bool empty_storage() const { return data_ == nullptr; }
+  // The shared owner of the bytes (for views into one allocation, such as an activation arena).
+  const std::shared_ptr<std::byte>& storage() const { return data_; }
 
   std::byte* raw() { return data_.get(); }
   const std::byte* raw() const { return data_.get(); }
@@ -53,6 +55,8 @@ class Tensor {
   }
 
   Tensor clone() const;
+  // The same bytes seen with other dims (same element count): a view, not a copy.
+  Tensor reshaped(std::vector<int64_t> dims) const { return Tensor(dtype_, std::move(dims), data_); }
 
  private:
   DType dtype_ = DType::kUndefined;

@@ -1,0 +1,220 @@
+// Conv, ConvTranspose, MaxPool and AveragePool through oneDNN primitives, created once per
+// compiled program. Convolutions compute channels-last (NHWC), which oneDNN 2.6 runs fastest on
+// AVX-512 (brgconv, brdgmm for depthwise); values the program keeps plain are reordered at the
+// boundary, so the program's layout pass decides how many reorders remain.
+#include "backends/cpu/dnnl_util.h"
+
+namespace hsched::cpu {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+std::vector<int64_t> kernel_shape(const KernelSpec& spec, size_t weight_input) {
+  auto kernel = spec.node.attr_ints("kernel_shape");
+  if (kernel.empty() && spec.has_input(weight_input)) {
+    const auto& w = spec.in_dims(weight_input);
+    kernel.assign(w.begin() + 2, w.end());
+  }
+  return kernel;
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(const KernelSpec& spec, bool transposed) : spec_(spec), transposed_(transposed) {}
+
+  Status build() {
+    const Node& node = spec_.node;
+    CpuContext& ctx = *spec_.context;
+    const auto& x = spec_.in_dims(0);
+    const auto& y = spec_.out_dims(0);
+    if (x.size() < 3 || x.size() > 5) return unsupported(spec_, "only 1-D to 3-D convolutions");
+    const size_t spatial = x.size() - 2;
+    const int64_t group = node.attr_int("group", 1);
+    const auto& w = spec_.in_dims(1);
+    if (group < 1 || w.size() != x.size() || x[1] % group != 0) {
+      return unsupported(spec_, "weights do not match the input and group " + std::to_string(group));
+    }
+    HSCHED_ASSIGN_OR_RETURN(SpatialParams p,
+                            spatial_params(spec_, kernel_shape(spec_, 1), spatial, transposed_));
+
+    // ONNX weights: Conv [OC, IC/g, k...]; ConvTranspose [IC, OC/g, k...]. oneDNN wants
+    // [g, OC/g, IC/g, k...]: the same bytes for Conv; transposed "io" order for ConvTranspose.
+    const int64_t oc = y[1], ic = x[1];
+    memory::dims wdims{group, oc / group, ic / group};
+    wdims.insert(wdims.end(), w.begin() + 2, w.end());
+    memory::format_tag wtag;
+    using tag = memory::format_tag;
+    if (transposed_) {
+      wtag = spatial == 1 ? tag::acbd : spatial == 2 ? tag::acbde : tag::acbdef;  // g,i,o,k
+    } else {
+      wtag = spatial == 1 ? tag::goiw : spatial == 2 ? tag::goihw : tag::goidhw;
+    }
+    if (group == 1) {
+      wdims.erase(wdims.begin());
+      if (transposed_) wtag = spatial == 1 ? tag::bac : spatial == 2 ? tag::bacd : tag::bacde;
+      else wtag = plain_tag(wdims.size());
+    }
+    const memory::desc user_w(wdims, memory::data_type::f32, wtag);
+    const memory::desc any_w(wdims, memory::data_type::f32, tag::any);
+    const memory::desc src_md = f32_desc(x, true);
+    const memory::desc dst_md = f32_desc(y, true);
+    has_bias_ = spec_.has_input(2);
+    const memory::desc bias_md =
+        has_bias_ ? memory::desc({oc}, memory::data_type::f32, tag::a) : memory::desc();
+
+    post_ops_ = post_ops_of(node);
+    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, dst_md);
+    if (transposed_) {
+      dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
+                                          algorithm::deconvolution_direct, src_md, any_w, bias_md,
+                                          dst_md, p.strides, p.dilation, p.pad_l, p.pad_r);
+      auto pd = dnnl::deconvolution_forward::primitive_desc(d, attr, *ctx.engine);
+      primitive_ = dnnl::deconvolution_forward(pd);
+      weights_desc_ = pd.weights_desc();
+    } else {
+      dnnl::convolution_forward::desc d(prop_kind::forward_inference,
+                                        algorithm::convolution_direct, src_md, any_w, bias_md,
+                                        dst_md, p.strides, p.dilation, p.pad_l, p.pad_r);
+      auto pd = dnnl::convolution_forward::primitive_desc(d, attr, *ctx.engine);
+      primitive_ = dnnl::convolution_forward(pd);
+      weights_desc_ = pd.weights_desc();
+    }
+    weights_port_ = ActivationPort(*ctx.engine, user_w, weights_desc_, true);
+    if (const Tensor* wt = spec_.constant(1)) {
+      // Weights are reordered once, here, into the primitive's preferred format.
+      weights_ = dnnl::memory(weights_desc_, *ctx.engine);
+      dnnl::memory user(user_w, *ctx.engine, const_cast<std::byte*>(wt->raw()));
+      dnnl::reorder(user, *weights_).execute(*ctx.stream, user, *weights_);
+      ctx.stream->wait();
+    }
+    bias_ = dnnl::memory(bias_md, *ctx.engine, DNNL_MEMORY_NONE);
+    src_port_ = ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
+    dst_port_ = ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
+    for (const auto& op : post_ops_) {
+      if (op.kind != PostOp::Kind::kAdd) continue;
+      if (spec_.in_dims(static_cast<size_t>(op.input)) != y) {
+        return unsupported(spec_, "a fused Add must have the output's shape");
+      }
+      add_ports_.emplace_back(*ctx.engine,
+                              f32_desc(y, input_channels_last(node, static_cast<size_t>(op.input))),
+                              dst_md, true);
+    }
+    return Status::ok();
+  }
+
+  Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
+    dnnl::stream& stream = *spec_.context->stream;
+    std::unordered_map<int, dnnl::memory> args;
+    args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
+    if (has_bias_) {
+      bias_.set_data_handle(const_cast<std::byte*>(inputs[2]->raw()));
+      args[DNNL_ARG_BIAS] = bias_;
+    }
+    size_t add = 0;
+    for (size_t i = 0; i < post_ops_.size(); ++i) {
+      if (post_ops_[i].kind != PostOp::Kind::kAdd) continue;
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
+          add_ports_[add++].prepare(stream, inputs[static_cast<size_t>(post_ops_[i].input)]->raw());
+    }
+    args[DNNL_ARG_DST] = dst_port_.prepare(stream, outputs[0]->raw());
+    primitive_.execute(stream, args);
+    dst_port_.finish(stream);
+    stream.wait();
+    return Status::ok();
+  }
+
+ private:
+  KernelSpec spec_;
+  bool transposed_;
+  bool has_bias_ = false;
+  std::vector<PostOp> post_ops_;
+  dnnl::primitive primitive_;
+  memory::desc weights_desc_;
+  std::optional<dnnl::memory> weights_;
+  dnnl::memory bias_;
+  ActivationPort weights_port_, src_port_, dst_port_;
+  std::vector<ActivationPort> add_ports_;
+};
+
+class PoolKernel final : public Kernel {
+ public:
+  explicit PoolKernel(const KernelSpec& spec) : spec_(spec) {}
+
+  Status build() {
+    const Node& node = spec_.node;
+    CpuContext& ctx = *spec_.context;
+    const auto& x = spec_.in_dims(0);
+    const auto& y = spec_.out_dims(0);
+    if (x.size() < 3 || x.size() > 5) return unsupported(spec_, "only 1-D to 3-D pooling");
+    if (spec_.outputs.size() > 1 && spec_.outputs[1] != nullptr) {
+      return unsupported(spec_, "the Indices output of MaxPool is not supported");
+    }
+    if (node.attr_int("storage_order", 0) != 0) {
+      return unsupported(spec_, "attribute storage_order=1 is not supported");
+    }
+    HSCHED_ASSIGN_OR_RETURN(SpatialParams p,
+                            spatial_params(spec_, node.attr_ints("kernel_shape"), x.size() - 2,
+                                           false));
+    algorithm alg = algorithm::pooling_max;
+    if (node.op_type == "AveragePool") {
+      alg = node.attr_int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding
+                                                  : algorithm::pooling_avg_exclude_padding;
+    }
+    const memory::desc src_md = f32_desc(x, true);
+    const memory::desc dst_md = f32_desc(y, true);
+    dnnl::pooling_v2_forward::desc d(prop_kind::forward_inference, alg, src_md, dst_md, p.strides,
+                                     p.kernel, p.dilation, p.pad_l, p.pad_r);
+    auto pd = dnnl::pooling_v2_forward::primitive_desc(d, *ctx.engine);
+    primitive_ = dnnl::pooling_v2_forward(pd);
+    src_port_ = ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
+    dst_port_ = ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
+    return Status::ok();
+  }
+
+  Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
+    dnnl::stream& stream = *spec_.context->stream;
+    std::unordered_map<int, dnnl::memory> args;
+    args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    args[DNNL_ARG_DST] = dst_port_.prepare(stream, outputs[0]->raw());
+    primitive_.execute(stream, args);
+    dst_port_.finish(stream);
+    stream.wait();
+    return Status::ok();
+  }
+
+ private:
+  KernelSpec spec_;
+  dnnl::primitive primitive_;
+  ActivationPort src_port_, dst_port_;
+};
+
+bool all_f32(const KernelSpec& spec) {
+  for (const Value* v : spec.inputs) {
+    if (v != nullptr && v->dtype != DType::kF32) return false;
+  }
+  return true;
+}
+
+template <typename K, typename... Args>
+Result<std::unique_ptr<Kernel>> build_kernel(const KernelSpec& spec, Args... args) {
+  if (!all_f32(spec)) return unsupported(spec, "only f32 inputs are supported");
+  return dnnl_try(spec, [&]() -> Result<std::unique_ptr<Kernel>> {
+    auto kernel = std::make_unique<K>(spec, args...);
+    HSCHED_RETURN_IF_ERROR(kernel->build());
+    return std::unique_ptr<Kernel>(std::move(kernel));
+  });
+}
+
+}  // namespace
+
+void register_dnnl_conv_kernels(KernelRegistry& registry) {
+  registry.add("Conv", [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, false); });
+  registry.add("ConvTranspose",
+               [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, true); });
+  registry.add("MaxPool", [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
+  registry.add("AveragePool", [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
+}
+
+}  // namespace hsched::cpu

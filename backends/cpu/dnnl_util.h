@@ -1,0 +1,67 @@
+// Shared pieces of the oneDNN kernels: dims and tags, fused post-ops, and the ports through which
+// activations cross a primitive's boundary (reordered when the value's layout differs from the
+// primitive's).
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+#include "backends/cpu/post_ops.h"
+
+namespace hsched::cpu {
+
+using dnnl::memory;
+
+memory::dims to_dnnl_dims(const std::vector<int64_t>& dims);
+memory::format_tag plain_tag(size_t rank);          // a, ab, abc, abcd, abcde
+memory::format_tag channels_last_tag(size_t rank);  // abc->acb, abcd->acdb, abcde->acdeb
+memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last);
+
+// Spatial pads for Conv/pools from auto_pad, pads and the static output size, so that oneDNN's
+// floor formula yields exactly `out` (ceil_mode and SAME padding included).
+struct SpatialParams {
+  memory::dims kernel, strides, dilation, pad_l, pad_r;  // dilation in oneDNN's form (d - 1)
+};
+Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<int64_t>& kernel,
+                                     size_t spatial_rank, bool transposed);
+
+// Builds the primitive attribute: `chain` (a kernel's own post-ops, e.g. Gemm's alpha and C),
+// then `ops`, whose binary adds read `dst_md`-shaped tensors (a residual has the output's shape
+// and layout).
+dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops, const memory::desc& dst_md,
+                                       dnnl::post_ops chain = {});
+
+// An activation entering or leaving a primitive. `user` is the value as stored by the program,
+// `inner` what the primitive wants; when they differ, a reorder through a buffer owned by the
+// port. Threading: one run at a time (the program's contract).
+class ActivationPort {
+ public:
+  ActivationPort() = default;
+  ActivationPort(const dnnl::engine& engine, const memory::desc& user, const memory::desc& inner,
+                 bool is_input);
+  // Input: binds the user data and returns the memory to pass (reordered when needed).
+  dnnl::memory& prepare(dnnl::stream& stream, const void* user_data);
+  // Output: after the primitive ran, moves its result to the user's buffer when needed.
+  void finish(dnnl::stream& stream);
+
+ private:
+  dnnl::memory user_;
+  dnnl::memory inner_;
+  std::optional<dnnl::reorder> reorder_;
+  bool is_input_ = true;
+};
+
+// Wraps oneDNN's exceptions (unsupported shapes/formats) into an Unimplemented Status.
+template <typename Fn>
+auto dnnl_try(const KernelSpec& spec, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const dnnl::error& e) {
+    return unsupported(spec, std::string("oneDNN: ") + e.what());
+  }
+}
+
+}  // namespace hsched::cpu

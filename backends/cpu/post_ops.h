@@ -1,0 +1,34 @@
+// Activations and residual adds fused into a oneDNN primitive (Conv, ConvTranspose, Gemm,
+// MatMul). The program's fusion pass records them on the fused node's attributes; the oneDNN
+// kernels read them back. Keeping the encoding here keeps both sides in one place.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace hsched::cpu {
+
+struct PostOp {
+  enum class Kind { kRelu, kLeakyRelu, kClip, kSigmoid, kHardSwish, kHardSigmoid, kSwish,
+                    kGeluErf, kTanh, kAdd };
+  Kind kind;
+  float alpha = 0;  // LeakyRelu slope, Clip min, HardSigmoid alpha
+  float beta = 0;   // Clip max, HardSigmoid beta
+  // For kAdd: index in the fused node's inputs of the tensor added (same shape as the output).
+  int input = -1;
+};
+
+std::vector<PostOp> post_ops_of(const Node& node);
+void set_post_ops(Node& node, const std::vector<PostOp>& ops);
+const char* post_op_name(PostOp::Kind kind);
+
+// Physical layout of activations: the program may keep 4-D activations channels-last (NHWC)
+// between oneDNN primitives. Logical dims stay NCHW everywhere; only the memory order differs.
+// Recorded per input and output index of a node ("_in_layouts", "_out_layouts"; 1 = NHWC).
+bool input_channels_last(const Node& node, size_t input);
+bool output_channels_last(const Node& node, size_t output);
+void set_layouts(Node& node, const std::vector<int64_t>& inputs, const std::vector<int64_t>& outputs);
+
+}  // namespace hsched::cpu

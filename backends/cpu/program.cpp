@@ -1,0 +1,391 @@
+#include "backends/cpu/program.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <set>
+
+#include "backends/cpu/post_ops.h"
+
+namespace hsched::cpu {
+
+struct CpuProgram::Step {
+  Node node;                      // the graph's node, or a fused copy with post-ops
+  std::unique_ptr<Kernel> kernel;
+};
+
+namespace {
+
+bool is_view_op(const std::string& op) {
+  return op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+         op == "Unsqueeze";
+}
+
+bool is_dnnl_spatial(const std::string& op) {
+  return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
+}
+
+bool is_fusion_root(const std::string& op) {
+  return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
+}
+
+// The post-op an activation node becomes, if it can be one.
+std::optional<PostOp> activation_post_op(const Graph& graph, const Node& node) {
+  using K = PostOp::Kind;
+  const std::string& op = node.op_type;
+  if (op == "Relu") return PostOp{K::kRelu};
+  if (op == "Sigmoid") return PostOp{K::kSigmoid};
+  if (op == "HardSwish") return PostOp{K::kHardSwish};
+  if (op == "Tanh") return PostOp{K::kTanh};
+  if (op == "LeakyRelu") return PostOp{K::kLeakyRelu, node.attr_float("alpha", 0.01f)};
+  if (op == "HardSigmoid") {
+    return PostOp{K::kHardSigmoid, node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
+  }
+  if (op == "Clip") {
+    float lo = node.attr_float("min", -FLT_MAX), hi = node.attr_float("max", FLT_MAX);
+    for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
+      if (node.inputs[i] == kNoValue) continue;
+      const Value& v = graph.value(node.inputs[i]);
+      if (!v.is_constant() || v.dtype != DType::kF32 || v.constant->elements() != 1) {
+        return std::nullopt;
+      }
+      (i == 1 ? lo : hi) = v.constant->values<float>()[0];
+    }
+    return PostOp{K::kClip, lo, hi};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CpuProgram::CpuProgram(const Graph& graph, const CpuOptions& options)
+    : graph_(graph),
+      options_(options),
+      engine_(dnnl::engine::kind::cpu, 0),
+      stream_(engine_),
+      context_{options.threads, &engine_, &stream_},
+      arena_(options.threads) {}
+
+CpuProgram::~CpuProgram() = default;
+
+Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
+                                                        const CpuOptions& options) {
+  if (options.threads < 1) return invalid_argument("--threads must be at least 1");
+  for (const Value& v : graph.values()) {
+    if (v.is_constant()) continue;
+    if (!v.shape.is_static() || v.dtype == DType::kUndefined) {
+      std::string where = v.producer == kNoNode ? "graph input" : node_context(graph.node(v.producer));
+      return invalid_argument("tensor '" + v.name + "' (" + where +
+                              ") has no static shape: fix the input dims with --input-shape");
+    }
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
+  std::unique_ptr<CpuProgram> program(new CpuProgram(graph, options));
+  const KernelRegistry registry = make_cpu_kernel_registry();
+  Status status;
+  program->arena_.execute([&] {
+    omp_set_num_threads(options.threads);
+    status = program->fold_constants(order, registry);
+    if (!status.is_ok()) return;
+    program->fuse(order);
+    if (options.channels_last) program->assign_layouts();
+    status = program->create_kernels(registry);
+    if (status.is_ok()) program->plan_memory();
+  });
+  HSCHED_RETURN_IF_ERROR(status);
+  return program;
+}
+
+KernelSpec CpuProgram::spec_for(const Node& node) {
+  KernelSpec spec{node, {}, {}, graph_.opset, &context_};
+  for (ValueId v : node.inputs) spec.inputs.push_back(v == kNoValue ? nullptr : &graph_.value(v));
+  for (ValueId v : node.outputs) spec.outputs.push_back(v == kNoValue ? nullptr : &graph_.value(v));
+  return spec;
+}
+
+// Nodes whose inputs are all constants run once, here. View ops on constants share the bytes.
+Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry) {
+  for (NodeId id : order) {
+    const Node& node = graph_.node(id);
+    const bool all_constant = std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
+      return v == kNoValue || graph_.value(v).is_constant();
+    });
+    if (!all_constant) {
+      steps_.push_back(std::make_unique<Step>(Step{node, nullptr}));
+      continue;
+    }
+    if (is_view_op(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty()) {
+      const Tensor& in = *graph_.value(node.inputs[0]).constant;
+      Value& out = graph_.value(node.outputs[0]);
+      out.constant = in.reshaped(out.shape.dims);
+      ++stats_.folded_nodes;
+      continue;
+    }
+    HSCHED_ASSIGN_OR_RETURN(auto kernel, registry.create(spec_for(node)));
+    std::vector<Tensor> outputs;
+    std::vector<const Tensor*> in;
+    std::vector<Tensor*> out;
+    for (ValueId v : node.inputs) in.push_back(v == kNoValue ? nullptr : &*graph_.value(v).constant);
+    for (ValueId v : node.outputs) {
+      const Value& value = graph_.value(v);
+      outputs.emplace_back(value.dtype, value.shape.dims);
+    }
+    for (auto& t : outputs) out.push_back(&t);
+    HSCHED_RETURN_IF_ERROR(kernel->run(in, out));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] != kNoValue) graph_.value(node.outputs[i]).constant = std::move(outputs[i]);
+    }
+    ++stats_.folded_nodes;
+  }
+  return Status::ok();
+}
+
+// Absorbs activations (and residual or bias adds) that follow a Conv, ConvTranspose, Gemm or
+// MatMul into its oneDNN primitive as post-ops: the intermediate tensors are never written.
+void CpuProgram::fuse(const std::vector<NodeId>& /*order*/) {
+  if (!options_.fuse) return;
+  // Position of each value's producing step, and each value's consumers among the steps.
+  std::vector<int> produced_at(graph_.values().size(), -1);
+  std::vector<std::vector<size_t>> consumers(graph_.values().size());
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (ValueId v : steps_[s]->node.outputs) {
+      if (v != kNoValue) produced_at[static_cast<size_t>(v)] = static_cast<int>(s);
+    }
+    for (ValueId v : steps_[s]->node.inputs) {
+      if (v != kNoValue) consumers[static_cast<size_t>(v)].push_back(s);
+    }
+  }
+  std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
+  std::vector<bool> absorbed(steps_.size(), false);
+  auto sole_consumer = [&](ValueId v) -> std::optional<size_t> {
+    const auto& c = consumers[static_cast<size_t>(v)];
+    if (c.size() != 1 || graph_outputs.count(v)) return std::nullopt;
+    return c[0];
+  };
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    Node& root = steps_[s]->node;
+    if (absorbed[s] || !is_fusion_root(root.op_type) || root.outputs.size() != 1) continue;
+    if (graph_.value(root.outputs[0]).dtype != DType::kF32) continue;
+    const bool matmul_like = root.op_type == "Gemm" || root.op_type == "MatMul";
+    std::vector<PostOp> ops;
+    ValueId current = root.outputs[0];
+    while (true) {
+      auto next = sole_consumer(current);
+      // SiLU: x * Sigmoid(x), x consumed by exactly the Sigmoid and the Mul.
+      const auto& uses = consumers[static_cast<size_t>(current)];
+      if (!next && uses.size() == 2 && !graph_outputs.count(current)) {
+        size_t sig = uses[0], mul = uses[1];
+        if (steps_[sig]->node.op_type == "Mul") std::swap(sig, mul);
+        const Node& sn = steps_[sig]->node;
+        const Node& mn = steps_[mul]->node;
+        const bool operands = mn.inputs.size() == 2 && sn.inputs[0] == current &&
+                              ((mn.inputs[0] == current && mn.inputs[1] == sn.outputs[0]) ||
+                               (mn.inputs[1] == current && mn.inputs[0] == sn.outputs[0]));
+        if (sn.op_type == "Sigmoid" && mn.op_type == "Mul" && operands &&
+            sole_consumer(sn.outputs[0]) == mul) {
+          ops.push_back(PostOp{PostOp::Kind::kSwish});
+          absorbed[sig] = absorbed[mul] = true;
+          current = mn.outputs[0];
+          continue;
+        }
+      }
+      if (!next) break;
+      const Node& node = steps_[*next]->node;
+      if (auto act = activation_post_op(graph_, node); act && node.inputs[0] == current) {
+        ops.push_back(*act);
+      } else if (node.op_type == "Add" && node.inputs.size() == 2) {
+        const ValueId other = node.inputs[0] == current ? node.inputs[1] : node.inputs[0];
+        const Value& ov = graph_.value(other);
+        const int at = produced_at[static_cast<size_t>(other)];
+        const bool ready = ov.is_constant() || at < static_cast<int>(s);
+        const auto& out_dims = graph_.value(current).shape.dims;
+        // Same shape always; a broadcast row (bias) only for the 2-D outputs of Gemm/MatMul.
+        const bool same = ov.shape.dims == out_dims;
+        const bool row = matmul_like && !ov.shape.dims.empty() && ov.shape.dims.back() == out_dims.back() &&
+                         ov.shape.elements() == ov.shape.dims.back();
+        if (other == current || !ready || ov.dtype != DType::kF32 || !(same || row)) break;
+        root.inputs.push_back(other);
+        ops.push_back(PostOp{PostOp::Kind::kAdd, 0, 0, static_cast<int>(root.inputs.size() - 1)});
+      } else {
+        break;
+      }
+      absorbed[*next] = true;
+      current = node.outputs[0];
+    }
+    if (ops.empty()) continue;
+    root.outputs[0] = current;
+    set_post_ops(root, ops);
+  }
+  std::vector<std::unique_ptr<Step>> kept;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (absorbed[s]) {
+      ++stats_.fused_nodes;
+    } else {
+      kept.push_back(std::move(steps_[s]));
+    }
+  }
+  steps_ = std::move(kept);
+}
+
+// A 4-D value stays channels-last when a oneDNN spatial primitive produces it and only oneDNN
+// spatial primitives read it (as their activation or fused residual): no reorder in between.
+void CpuProgram::assign_layouts() {
+  const size_t n = graph_.values().size();
+  channels_last_.assign(n, false);
+  std::vector<bool> candidate(n, false), blocked(n, false);
+  for (const auto& step : steps_) {
+    const Node& node = step->node;
+    const bool spatial = is_dnnl_spatial(node.op_type);
+    if (spatial && graph_.value(node.outputs[0]).shape.rank() == 4) {
+      candidate[static_cast<size_t>(node.outputs[0])] = true;
+    }
+    std::set<size_t> activation_inputs{0};
+    for (const auto& op : post_ops_of(node)) {
+      if (op.kind == PostOp::Kind::kAdd) activation_inputs.insert(static_cast<size_t>(op.input));
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] == kNoValue) continue;
+      if (!(spatial && activation_inputs.count(i))) blocked[static_cast<size_t>(node.inputs[i])] = true;
+    }
+  }
+  for (ValueId v : graph_.outputs()) blocked[static_cast<size_t>(v)] = true;
+  for (size_t v = 0; v < n; ++v) {
+    channels_last_[v] = candidate[v] && !blocked[v];
+    stats_.channels_last_values += channels_last_[v] ? 1 : 0;
+  }
+  for (auto& step : steps_) {
+    Node& node = step->node;
+    if (!is_dnnl_spatial(node.op_type)) continue;
+    std::vector<int64_t> in, out;
+    for (ValueId v : node.inputs) in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
+    for (ValueId v : node.outputs) out.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
+    set_layouts(node, in, out);
+  }
+}
+
+Status CpuProgram::create_kernels(const KernelRegistry& registry) {
+  for (auto& step : steps_) {
+    HSCHED_ASSIGN_OR_RETURN(step->kernel, registry.create(spec_for(step->node)));
+  }
+  stats_.kernels = static_cast<int>(steps_.size());
+  return Status::ok();
+}
+
+// Greedy placement in one arena: values sorted by size, each at the lowest 64-byte-aligned
+// offset not overlapping a placed value whose lifetime (producing step .. last reading step)
+// intersects its own.
+void CpuProgram::plan_memory() {
+  const size_t n = graph_.values().size();
+  std::vector<int> first(n, -1), last(n, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    for (ValueId v : steps_[s]->node.outputs) {
+      if (v != kNoValue) first[static_cast<size_t>(v)] = last[static_cast<size_t>(v)] = static_cast<int>(s);
+    }
+    for (ValueId v : steps_[s]->node.inputs) {
+      if (v != kNoValue) last[static_cast<size_t>(v)] = static_cast<int>(s);
+    }
+  }
+  std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
+  struct Block {
+    size_t value;
+    int64_t size, offset;
+  };
+  std::vector<Block> blocks;
+  for (size_t v = 0; v < n; ++v) {
+    if (first[v] < 0 || graph_outputs.count(static_cast<ValueId>(v))) continue;
+    const int64_t size = (graph_.values()[v].byte_size() + 63) / 64 * 64;
+    blocks.push_back({v, size, 0});
+    stats_.activation_bytes += size;
+  }
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const Block& a, const Block& b) { return a.size > b.size; });
+  std::vector<const Block*> placed;
+  int64_t total = 0;
+  for (auto& block : blocks) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const Block* p : placed) {
+      if (first[p->value] <= last[block.value] && first[block.value] <= last[p->value]) {
+        busy.emplace_back(p->offset, p->offset + p->size);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + block.size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    block.offset = offset;
+    total = std::max(total, offset + block.size);
+    placed.push_back(&block);
+  }
+  stats_.arena_bytes = total;
+  arena_memory_ = Tensor(DType::kU8, {std::max<int64_t>(total, 1)}).storage();
+  buffers_.assign(n, std::nullopt);
+  for (const auto& block : blocks) {
+    const Value& value = graph_.values()[block.value];
+    buffers_[block.value] = Tensor(value.dtype, value.shape.dims,
+                                   std::shared_ptr<std::byte>(arena_memory_, arena_memory_.get() + block.offset));
+  }
+}
+
+Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const auto& graph_inputs = graph_.inputs();
+  if (inputs.size() != graph_inputs.size()) {
+    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) +
+                            " inputs, " + std::to_string(inputs.size()) + " given");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Value& v = graph_.value(graph_inputs[i]);
+    if (inputs[i].dtype() != v.dtype || inputs[i].dims() != v.shape.dims) {
+      return invalid_argument("input '" + v.name + "' is " + std::string(dtype_name(inputs[i].dtype())) +
+                              " " + inputs[i].shape().to_string() + " but the model needs " +
+                              std::string(dtype_name(v.dtype)) + " " + v.shape.to_string());
+    }
+  }
+  std::vector<Tensor> outputs;
+  Status status;
+  arena_.execute([&] {
+    omp_set_num_threads(options_.threads);
+    status = run_steps(inputs, outputs);
+  });
+  HSCHED_RETURN_IF_ERROR(status);
+  return outputs;
+}
+
+Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs) {
+  // Per run: graph inputs are borrowed, graph outputs freshly allocated (the caller owns them).
+  std::vector<const Tensor*> bound(graph_.values().size(), nullptr);
+  for (size_t v = 0; v < graph_.values().size(); ++v) {
+    if (graph_.values()[v].is_constant()) bound[v] = &*graph_.values()[v].constant;
+    else if (buffers_[v]) bound[v] = &*buffers_[v];
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) bound[static_cast<size_t>(graph_.inputs()[i])] = &inputs[i];
+  std::vector<Tensor> produced;
+  produced.reserve(graph_.outputs().size());
+  for (ValueId v : graph_.outputs()) {
+    const Value& value = graph_.value(v);
+    if (bound[static_cast<size_t>(v)] != nullptr) {
+      produced.push_back(bound[static_cast<size_t>(v)]->clone());  // a constant or an input
+    } else {
+      produced.emplace_back(value.dtype, value.shape.dims);
+      bound[static_cast<size_t>(v)] = &produced.back();
+    }
+  }
+  std::vector<const Tensor*> in;
+  std::vector<Tensor*> out;
+  for (const auto& step : steps_) {
+    in.clear();
+    out.clear();
+    for (ValueId v : step->node.inputs) in.push_back(v == kNoValue ? nullptr : bound[static_cast<size_t>(v)]);
+    for (ValueId v : step->node.outputs) {
+      out.push_back(v == kNoValue ? nullptr : const_cast<Tensor*>(bound[static_cast<size_t>(v)]));
+    }
+    HSCHED_RETURN_IF_ERROR(step->kernel->run(in, out));
+  }
+  outputs = std::move(produced);
+  return Status::ok();
+}
+
+}  // namespace hsched::cpu

@@ -1,0 +1,70 @@
+// A graph compiled for the CPU: constants folded, activations fused into oneDNN primitives,
+// channels-last kept between them, one kernel per remaining node, and a memory plan that reuses
+// activation buffers by liveness. Also used by the simulated NPU driver to run its partitions.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tbb/task_arena.h>
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+
+namespace hsched::cpu {
+
+struct CpuOptions {
+  int threads = 2;             // TBB workers and oneDNN's OpenMP threads (never both at once)
+  bool fuse = true;            // activations and residual adds into oneDNN primitives
+  bool channels_last = true;   // keep NHWC between oneDNN primitives
+};
+
+struct CpuProgramStats {
+  int folded_nodes = 0;       // computed once at compile time
+  int fused_nodes = 0;        // absorbed into a oneDNN primitive as a post-op
+  int kernels = 0;            // steps run per request
+  int channels_last_values = 0;
+  int64_t arena_bytes = 0;    // activation memory after reuse
+  int64_t activation_bytes = 0;  // what the activations would take without reuse
+};
+
+class CpuProgram {
+ public:
+  // `graph` must have static shapes everywhere. Errors name the node the CPU cannot run.
+  static Result<std::unique_ptr<CpuProgram>> compile(const Graph& graph, const CpuOptions& options);
+  ~CpuProgram();
+
+  // Inputs in the order of graph().inputs(), checked against their dtype and shape; returns the
+  // outputs in the order of graph().outputs(). Threading: concurrent calls are serialized.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+
+  const Graph& graph() const { return graph_; }
+  const CpuProgramStats& stats() const { return stats_; }
+
+ private:
+  struct Step;
+  CpuProgram(const Graph& graph, const CpuOptions& options);
+  Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
+  void fuse(const std::vector<NodeId>& order);
+  void assign_layouts();
+  Status create_kernels(const KernelRegistry& registry);
+  void plan_memory();
+  Status run_steps(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
+  KernelSpec spec_for(const Node& node);
+
+  Graph graph_;  // a copy: folded constants are added to it
+  CpuOptions options_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  CpuContext context_;
+  tbb::task_arena arena_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<std::optional<Tensor>> buffers_;  // per value: its view into the arena
+  std::shared_ptr<std::byte> arena_memory_;
+  std::vector<bool> channels_last_;             // per value
+  CpuProgramStats stats_;
+  std::mutex run_mutex_;
+};
+
+}  // namespace hsched::cpu

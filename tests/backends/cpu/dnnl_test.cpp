@@ -1,0 +1,209 @@
+// Conv, ConvTranspose, Gemm, MatMul and pools on oneDNN against plain reference loops, with
+// fused post-ops and both activation layouts.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/post_ops.h"
+#include "op_test_util.h"
+
+namespace hsched::cpu {
+namespace {
+
+using test::f32;
+using test::random_f32;
+
+// Direct 2-D convolution, NCHW, with groups, strides, pads and dilations.
+Tensor reference_conv(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group,
+                      std::vector<int64_t> stride, std::vector<int64_t> pad,
+                      std::vector<int64_t> dil, std::vector<int64_t> out_dims) {
+  Tensor y(DType::kF32, out_dims);
+  const auto& xd = x.dims();
+  const auto& wd = w.dims();
+  const int64_t n = xd[0], c = xd[1], h = xd[2], wi = xd[3];
+  const int64_t oc = wd[0], icg = wd[1], kh = wd[2], kw = wd[3];
+  const int64_t oh = out_dims[2], ow = out_dims[3];
+  const int64_t ocg = oc / group;
+  auto xv = x.values<float>();
+  auto wv = w.values<float>();
+  auto yv = y.values<float>();
+  (void)c;
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t yy = 0; yy < oh; ++yy)
+        for (int64_t xx = 0; xx < ow; ++xx) {
+          double acc = b ? b->values<float>()[static_cast<size_t>(o)] : 0.0;
+          const int64_t g = o / ocg;
+          for (int64_t i = 0; i < icg; ++i)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t sy = yy * stride[0] - pad[0] + ky * dil[0];
+                const int64_t sx = xx * stride[1] - pad[1] + kx * dil[1];
+                if (sy < 0 || sy >= h || sx < 0 || sx >= wi) continue;
+                const int64_t ci = g * icg + i;
+                acc += static_cast<double>(xv[static_cast<size_t>(((in * xd[1] + ci) * h + sy) * wi + sx)]) *
+                       wv[static_cast<size_t>(((o * icg + i) * kh + ky) * kw + kx)];
+              }
+          yv[static_cast<size_t>(((in * oc + o) * oh + yy) * ow + xx)] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+struct ConvCase {
+  int64_t c, oc, group, k, stride, pad, dil, size;
+};
+
+class ConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, MatchesReference) {
+  const ConvCase p = GetParam();
+  const Tensor x = random_f32({1, p.c, p.size, p.size + 1}, 1);
+  const Tensor w = random_f32({p.oc, p.c / p.group, p.k, p.k}, 2);
+  const Tensor b = random_f32({p.oc}, 3);
+  const int64_t ext = (p.k - 1) * p.dil + 1;
+  const int64_t oh = (p.size + 2 * p.pad - ext) / p.stride + 1;
+  const int64_t ow = (p.size + 1 + 2 * p.pad - ext) / p.stride + 1;
+  const std::vector<int64_t> out{1, p.oc, oh, ow};
+  AttributeMap attrs{{"group", p.group},
+                     {"strides", std::vector<int64_t>{p.stride, p.stride}},
+                     {"pads", std::vector<int64_t>{p.pad, p.pad, p.pad, p.pad}},
+                     {"dilations", std::vector<int64_t>{p.dil, p.dil}},
+                     {"kernel_shape", std::vector<int64_t>{p.k, p.k}}};
+  auto y = test::run_op("Conv", attrs, {{x}, {w, true}, {b, true}}, {{DType::kF32, out}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  const Tensor ref = reference_conv(x, w, &b, p.group, {p.stride, p.stride}, {p.pad, p.pad},
+                                    {p.dil, p.dil}, out);
+  EXPECT_TRUE(test::all_close(y->at(0), ref, 1e-4, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ConvTest,
+                         ::testing::Values(ConvCase{3, 8, 1, 3, 1, 1, 1, 9},
+                                           ConvCase{8, 8, 8, 3, 2, 1, 1, 10},   // depthwise
+                                           ConvCase{8, 12, 4, 3, 1, 2, 2, 7},   // grouped, dilated
+                                           ConvCase{16, 5, 1, 1, 1, 0, 1, 5},   // pointwise
+                                           ConvCase{4, 6, 1, 7, 3, 3, 1, 13}));
+
+TEST(DnnlTest, ConvWithFusedReluAndResidualInBothLayouts) {
+  const Tensor x = random_f32({1, 4, 6, 6}, 4);
+  const Tensor w = random_f32({4, 4, 3, 3}, 5);
+  const Tensor r = random_f32({1, 4, 6, 6}, 6);
+  const std::vector<int64_t> out{1, 4, 6, 6};
+  Tensor ref = reference_conv(x, w, nullptr, 1, {1, 1}, {1, 1}, {1, 1}, out);
+  auto rv = ref.values<float>();
+  for (size_t i = 0; i < rv.size(); ++i) rv[i] = std::max(0.0f, rv[i] + r.values<float>()[i]);
+  Node node;
+  set_post_ops(node, {PostOp{PostOp::Kind::kAdd, 0, 0, 2}, PostOp{PostOp::Kind::kRelu}});
+  AttributeMap attrs = node.attributes;
+  attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  // Inputs are X, W and the residual (index 2, no bias): post-ops name their input by index.
+  auto y = test::run_op("Conv", attrs, {{x}, {w, true}, {r}}, {{DType::kF32, out}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(test::all_close(y->at(0), ref, 1e-4, 1e-4));
+}
+
+TEST(DnnlTest, GemmTransposesAlphaBetaAndBias) {
+  const Tensor a = random_f32({5, 3}, 7);  // transA: A is K x M = 5 x 3
+  const Tensor b = random_f32({4, 5}, 8);  // transB: B is N x K
+  const Tensor c = random_f32({3, 4}, 9);
+  AttributeMap attrs{{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}};
+  auto y = test::run_op("Gemm", attrs, {{a}, {b, true}, {c, true}}, {{DType::kF32, {3, 4}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  Tensor ref(DType::kF32, {3, 4});
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 4; ++n) {
+      double acc = 0;
+      for (int k = 0; k < 5; ++k) acc += a.values<float>()[k * 3 + m] * b.values<float>()[n * 5 + k];
+      ref.values<float>()[m * 4 + n] = static_cast<float>(0.5 * acc + 2.0 * c.values<float>()[m * 4 + n]);
+    }
+  EXPECT_TRUE(test::all_close(y->at(0), ref, 1e-5, 1e-4));
+  // A [1, N] bias row: oneDNN's bias path.
+  const Tensor a2 = random_f32({2, 5}, 10);
+  const Tensor bias = random_f32({4}, 11);
+  auto y2 = test::run_op("Gemm", {{"transB", int64_t{1}}}, {{a2}, {b, true}, {bias, true}},
+                         {{DType::kF32, {2, 4}}});
+  ASSERT_TRUE(y2.is_ok()) << y2.status().message();
+  for (int m = 0; m < 2; ++m)
+    for (int n = 0; n < 4; ++n) {
+      double acc = bias.values<float>()[n];
+      for (int k = 0; k < 5; ++k) acc += a2.values<float>()[m * 5 + k] * b.values<float>()[n * 5 + k];
+      EXPECT_NEAR(y2->at(0).values<float>()[m * 4 + n], acc, 1e-4);
+    }
+}
+
+TEST(DnnlTest, MatMulBroadcastsBatchAndHandlesVectors) {
+  const Tensor a = random_f32({2, 1, 3, 4}, 12);
+  const Tensor b = random_f32({3, 4, 5}, 13);
+  auto y = test::run_op("MatMul", {}, {{a}, {b}}, {{DType::kF32, {2, 3, 3, 5}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int m = 0; m < 3; ++m)
+        for (int n = 0; n < 5; ++n) {
+          double acc = 0;
+          for (int k = 0; k < 4; ++k) {
+            acc += a.values<float>()[(i * 3 + m) * 4 + k] * b.values<float>()[(j * 4 + k) * 5 + n];
+          }
+          EXPECT_NEAR(y->at(0).values<float>()[((i * 3 + j) * 3 + m) * 5 + n], acc, 1e-4);
+        }
+  const Tensor v = random_f32({4}, 14);
+  const Tensor m2 = random_f32({4, 5}, 15);
+  auto yv = test::run_op("MatMul", {}, {{v}, {m2, true}}, {{DType::kF32, {5}}});
+  ASSERT_TRUE(yv.is_ok()) << yv.status().message();
+  for (int n = 0; n < 5; ++n) {
+    double acc = 0;
+    for (int k = 0; k < 4; ++k) acc += v.values<float>()[k] * m2.values<float>()[k * 5 + n];
+    EXPECT_NEAR(yv->at(0).values<float>()[n], acc, 1e-5);
+  }
+}
+
+TEST(DnnlTest, MaxPoolCeilModeAndAveragePoolPadding) {
+  const Tensor x = random_f32({1, 2, 7, 7}, 16);
+  AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{3, 3}},
+                     {"strides", std::vector<int64_t>{2, 2}},
+                     {"ceil_mode", int64_t{1}}};
+  auto y = test::run_op("MaxPool", attrs, {{x}}, {{DType::kF32, {1, 2, 3, 3}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  auto xv = x.values<float>();
+  for (int c = 0; c < 2; ++c)
+    for (int oy = 0; oy < 3; ++oy)
+      for (int ox = 0; ox < 3; ++ox) {
+        float best = -1e30f;
+        for (int ky = 0; ky < 3; ++ky)
+          for (int kx = 0; kx < 3; ++kx) {
+            const int sy = oy * 2 + ky, sx = ox * 2 + kx;
+            if (sy < 7 && sx < 7) best = std::max(best, xv[(c * 7 + sy) * 7 + sx]);
+          }
+        EXPECT_EQ(y->at(0).values<float>()[(c * 3 + oy) * 3 + ox], best);
+      }
+  AttributeMap avg{{"kernel_shape", std::vector<int64_t>{3, 3}},
+                   {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  auto ya = test::run_op("AveragePool", avg, {{x}}, {{DType::kF32, {1, 2, 7, 7}}});
+  ASSERT_TRUE(ya.is_ok()) << ya.status().message();
+  // Corner: 4 valid elements, padding excluded (count_include_pad = 0).
+  const float corner = (xv[0] + xv[1] + xv[7] + xv[8]) / 4.0f;
+  EXPECT_NEAR(ya->at(0).values<float>()[0], corner, 1e-6);
+}
+
+TEST(DnnlTest, ConvTransposeMatchesScatterReference) {
+  const Tensor x = random_f32({1, 3, 4, 4}, 17);
+  const Tensor w = random_f32({3, 2, 3, 3}, 18);  // [IC, OC, k, k]
+  AttributeMap attrs{{"strides", std::vector<int64_t>{2, 2}},
+                     {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                     {"output_padding", std::vector<int64_t>{1, 1}}};
+  auto y = test::run_op("ConvTranspose", attrs, {{x}, {w, true}}, {{DType::kF32, {1, 2, 8, 8}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  std::vector<double> ref(2 * 8 * 8, 0.0);
+  for (int ic = 0; ic < 3; ++ic)
+    for (int iy = 0; iy < 4; ++iy)
+      for (int ix = 0; ix < 4; ++ix)
+        for (int oc = 0; oc < 2; ++oc)
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) {
+              const int oy = iy * 2 - 1 + ky, ox = ix * 2 - 1 + kx;
+              if (oy < 0 || oy >= 8 || ox < 0 || ox >= 8) continue;
+              ref[static_cast<size_t>((oc * 8 + oy) * 8 + ox)] +=
+                  x.values<float>()[(ic * 4 + iy) * 4 + ix] * w.values<float>()[((ic * 2 + oc) * 3 + ky) * 3 + kx];
+            }
+  for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y->at(0).values<float>()[i], ref[i], 1e-4);
+}
+
+}  // namespace
+}  // namespace hsched::cpu

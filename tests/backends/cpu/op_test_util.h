@@ -1,0 +1,84 @@
+// Runs one CPU kernel on given tensors, for per-op conformance tests against plain references.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernel.h"
+
+namespace hsched::cpu::test {
+
+struct OpInput {
+  Tensor tensor;
+  bool constant = false;  // seen by the factory as a constant (weights, axes...)
+  bool omitted = false;   // an optional input left out
+};
+
+struct OpOutput {
+  DType dtype;
+  std::vector<int64_t> dims;
+};
+
+// Builds a one-node graph, creates the kernel through the full registry and runs it.
+inline Result<std::vector<Tensor>> run_op(const std::string& op, const AttributeMap& attrs,
+                                          const std::vector<OpInput>& inputs,
+                                          const std::vector<OpOutput>& outputs,
+                                          int64_t opset = 17, int threads = 2) {
+  static KernelRegistry registry = make_cpu_kernel_registry();
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::stream stream(engine);
+  CpuContext context{threads, &engine, &stream};
+  Graph graph;
+  Node node;
+  node.name = "test_" + op;
+  node.op_type = op;
+  node.attributes = attrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].omitted) {
+      node.inputs.push_back(kNoValue);
+    } else if (inputs[i].constant) {
+      node.inputs.push_back(graph.add_constant("in" + std::to_string(i), inputs[i].tensor));
+    } else {
+      node.inputs.push_back(graph.add_value("in" + std::to_string(i), inputs[i].tensor.dtype(),
+                                            inputs[i].tensor.shape()));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    node.outputs.push_back(
+        graph.add_value("out" + std::to_string(i), outputs[i].dtype, Shape(outputs[i].dims)));
+  }
+  const NodeId id = graph.add_node(node);
+  KernelSpec spec{graph.node(id), {}, {}, opset, &context};
+  for (ValueId v : graph.node(id).inputs) spec.inputs.push_back(v == kNoValue ? nullptr : &graph.value(v));
+  for (ValueId v : graph.node(id).outputs) spec.outputs.push_back(&graph.value(v));
+  HSCHED_ASSIGN_OR_RETURN(auto kernel, registry.create(spec));
+  std::vector<Tensor> out_tensors;
+  for (const auto& o : outputs) out_tensors.emplace_back(o.dtype, o.dims);
+  std::vector<const Tensor*> in_ptrs;
+  for (const auto& in : inputs) in_ptrs.push_back(in.omitted ? nullptr : &in.tensor);
+  std::vector<Tensor*> out_ptrs;
+  for (auto& t : out_tensors) out_ptrs.push_back(&t);
+  HSCHED_RETURN_IF_ERROR(kernel->run(in_ptrs, out_ptrs));
+  return out_tensors;
+}
+
+inline Tensor f32(std::vector<int64_t> dims, std::vector<float> values) {
+  return Tensor::from_vector(DType::kF32, std::move(dims), values);
+}
+inline Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> values) {
+  return Tensor::from_vector(DType::kI64, std::move(dims), values);
+}
+
+// Seeded values in [lo, hi).
+Tensor random_f32(std::vector<int64_t> dims, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+
+// Per element |a-b| <= atol + rtol*|b|; reports the worst element on failure.
+::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,
+                                     double atol = 1e-5, double rtol = 1e-4);
+
+}  // namespace hsched::cpu::test
