@@ -11,15 +11,18 @@
 
 namespace hsched {
 
-// Builds a ModelProto of one graph in the default ONNX domain at the given opset.
-// Dims given as kDynamicDim (-1) become symbolic ("N0", "N1"...).
+// Builds a ModelProto of one graph in the default ONNX domain at the given opset (IR version 8).
+// Dims given as kDynamicDim (-1) become symbolic ("N0", "N1"... numbered across the model, so
+// two dynamic dims are never assumed equal). Initializers are stored as little-endian raw_data.
+// A call that contradicts itself (value count != shape) is a bug and throws std::invalid_argument.
 class OnnxBuilder {
  public:
   explicit OnnxBuilder(int64_t opset, std::string graph_name = "graph");
 
   OnnxBuilder& input(const std::string& name, DType dtype, const std::vector<int64_t>& dims);
   OnnxBuilder& output(const std::string& name, DType dtype, const std::vector<int64_t>& dims);
-  // An output whose type and shape are left to shape inference.
+  // An output with a name only. The ONNX checker, and so hsched's importer, refuse a main-graph
+  // output without a type: this is for models meant to be refused, or for other consumers.
   OnnxBuilder& output(const std::string& name);
   OnnxBuilder& initializer_f32(const std::string& name, const std::vector<int64_t>& dims,
                                const std::vector<float>& values);
@@ -38,14 +41,20 @@ class OnnxBuilder {
 
  private:
   onnx::ModelProto model_;
+  int64_t next_symbol_ = 0;  // suffix of the next symbolic dim name ("N0", "N1"...)
 };
 
 void set_attr(onnx::NodeProto& node, const std::string& name, int64_t value);
+// Lets `set_attr(node, "axis", 1)` compile: an int would otherwise match int64_t and float alike.
+inline void set_attr(onnx::NodeProto& node, const std::string& name, int value) {
+  set_attr(node, name, int64_t{value});
+}
 void set_attr(onnx::NodeProto& node, const std::string& name, float value);
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::string& value);
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& value);
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& value);
 
+// Dynamic dims are named by position here ("N0" for dim 0...), there being no model to number in.
 void set_tensor_type(onnx::ValueInfoProto& info, DType dtype, const std::vector<int64_t>& dims);
 
 }  // namespace hsched

@@ -26,7 +26,7 @@ struct ModelSummary {
   std::vector<TensorSummary> outputs;
   int64_t nodes = 0;
   std::map<std::string, int64_t> ops;  // op type -> count
-  int64_t params = 0;                // elements of all initializers
+  int64_t params = 0;                // elements of the initializers nodes read or outputs name
   int64_t param_bytes = 0;
   double gflop = 0;                  // total over nodes; 1 multiply-add = 2 FLOP
   int64_t peak_activation_bytes = 0; // live activations at the worst point of a topological run
