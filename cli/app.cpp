@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/info_command.h"
+#include "cli/run_command.h"
 
 #ifndef HSCHED_VERSION
 #define HSCHED_VERSION "unknown"
@@ -50,6 +51,22 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* demo = app.add_subcommand("demo", "Build the built-in demo CNN and report on it");
   demo->add_flag("--json", demo_args.json, "Print the report as JSON");
 
+  RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "Compile a model for the devices and run it, timed");
+  run->add_option("MODEL", run_args.model_path, "ONNX model file")->required();
+  run->add_option("--input-shape", run_args.input_shapes,
+                  "Fix the dims of a graph input: NAME=d1,d2,... (repeatable)")
+      ->type_name("NAME=DIMS")
+      ->allow_extra_args(false);
+  run->add_option("--devices", run_args.devices, "Devices to use, comma-separated (cpu)");
+  run->add_option("--inputs", run_args.inputs_dir,
+                  "Folder of input_K.pb tensors (default: seeded random inputs)");
+  run->add_option("--outputs", run_args.outputs_dir, "Write output_K.pb tensors to this folder");
+  run->add_option("--iterations", run_args.iterations, "Timed runs (default 10)");
+  run->add_option("--warmup", run_args.warmup, "Untimed runs first (default 2)");
+  run->add_option("--threads", run_args.threads, "CPU threads (default 2)");
+  run->add_flag("--json", run_args.json, "Print the report as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -61,7 +78,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     return fail(err, e.what());
   }
 
-  Result<std::string> report = info->parsed() ? run_info(info_args) : run_demo(demo_args);
+  Result<std::string> report = info->parsed()  ? run_info(info_args)
+                               : run->parsed() ? run_model(run_args)
+                                               : run_demo(demo_args);
   if (!report.is_ok()) return fail(err, report.status().message());
   out << report.value();
   out.flush();

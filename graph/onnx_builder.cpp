@@ -105,11 +105,6 @@ OnnxBuilder& OnnxBuilder::output(const std::string& name, DType dtype,
   return *this;
 }
 
-OnnxBuilder& OnnxBuilder::output(const std::string& name) {
-  model_.mutable_graph()->add_output()->set_name(name);
-  return *this;
-}
-
 OnnxBuilder& OnnxBuilder::initializer_f32(const std::string& name, const std::vector<int64_t>& dims,
                                           const std::vector<float>& values) {
   check_count(name, dims, values.size());

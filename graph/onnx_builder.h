@@ -21,9 +21,6 @@ class OnnxBuilder {
 
   OnnxBuilder& input(const std::string& name, DType dtype, const std::vector<int64_t>& dims);
   OnnxBuilder& output(const std::string& name, DType dtype, const std::vector<int64_t>& dims);
-  // An output with a name only. The ONNX checker, and so hsched's importer, refuse a main-graph
-  // output without a type: this is for models meant to be refused, or for other consumers.
-  OnnxBuilder& output(const std::string& name);
   OnnxBuilder& initializer_f32(const std::string& name, const std::vector<int64_t>& dims,
                                const std::vector<float>& values);
   OnnxBuilder& initializer_i64(const std::string& name, const std::vector<int64_t>& dims,

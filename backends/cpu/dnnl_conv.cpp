@@ -59,12 +59,23 @@ class ConvKernel final : public Kernel {
     const memory::desc any_w(wdims, memory::data_type::f32, tag::any);
     const memory::desc src_md = f32_desc(x, true);
     const memory::desc dst_md = f32_desc(y, true);
-    has_bias_ = spec_.has_input(2);
+    post_ops_ = post_ops_of(node);
+    has_bias_ = spec_.has_input(2) && !is_post_op_input(post_ops_, 2);
     const memory::desc bias_md =
         has_bias_ ? memory::desc({oc}, memory::data_type::f32, tag::a) : memory::desc();
 
-    post_ops_ = post_ops_of(node);
-    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, dst_md);
+    std::vector<memory::desc> add_mds;
+    for (const auto& op : post_ops_) {
+      if (op.kind != PostOp::Kind::kAdd) continue;
+      if (spec_.in_dims(static_cast<size_t>(op.input)) != y) {
+        return unsupported(spec_, "a fused Add must have the output's shape");
+      }
+      add_mds.push_back(dst_md);
+      add_ports_.emplace_back(*ctx.engine,
+                              f32_desc(y, input_channels_last(node, static_cast<size_t>(op.input))),
+                              dst_md, true);
+    }
+    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds);
     if (transposed_) {
       dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
                                           algorithm::deconvolution_direct, src_md, any_w, bias_md,
@@ -91,15 +102,6 @@ class ConvKernel final : public Kernel {
     bias_ = dnnl::memory(bias_md, *ctx.engine, DNNL_MEMORY_NONE);
     src_port_ = ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
     dst_port_ = ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
-    for (const auto& op : post_ops_) {
-      if (op.kind != PostOp::Kind::kAdd) continue;
-      if (spec_.in_dims(static_cast<size_t>(op.input)) != y) {
-        return unsupported(spec_, "a fused Add must have the output's shape");
-      }
-      add_ports_.emplace_back(*ctx.engine,
-                              f32_desc(y, input_channels_last(node, static_cast<size_t>(op.input))),
-                              dst_md, true);
-    }
     return Status::ok();
   }
 

@@ -61,7 +61,7 @@ class MatMulKernel final : public Kernel {
     dnnl::post_ops chain;
     memory::desc bias;
     if (alpha != 1.0f) chain.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, alpha, 0.0f);
-    if (spec_.has_input(2) && beta != 0.0f) {
+    if (spec_.has_input(2) && !is_post_op_input(post_ops_of(node), 2) && beta != 0.0f) {
       auto c = spec_.in_dims(2);
       c.insert(c.begin(), 2 - std::min<size_t>(c.size(), 2), 1);
       const memory::desc c_md({c[0], c[1]}, memory::data_type::f32, memory::format_tag::ab);
@@ -115,7 +115,22 @@ class MatMulKernel final : public Kernel {
     post_ops_ = post_ops_of(spec_.node);
     const Tensor* wt = spec_.constant(1);
     const memory::desc wei_any(wei.dims(), memory::data_type::f32, memory::format_tag::any);
-    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, dst, chain);
+    // A fused Add reads a tensor of the output's shape, or a row broadcast over the rows.
+    std::vector<memory::desc> add_mds;
+    adds_.resize(post_ops_.size());
+    for (size_t i = 0; i < post_ops_.size(); ++i) {
+      if (post_ops_[i].kind != PostOp::Kind::kAdd) continue;
+      const Value* other = spec_.inputs.at(static_cast<size_t>(post_ops_[i].input));
+      memory::dims dims(dst.dims().size(), 1);
+      if (static_cast<size_t>(other->shape.elements()) * sizeof(float) == dst.get_size()) {
+        dims = dst.dims();
+      } else {
+        dims.back() = dst.dims().back();
+      }
+      add_mds.emplace_back(dims, memory::data_type::f32, plain_tag(dims.size()));
+      adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
+    }
+    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
     dnnl::matmul::desc d(src, wt ? wei_any : wei, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
@@ -130,12 +145,6 @@ class MatMulKernel final : public Kernel {
     src_ = dnnl::memory(src, *ctx.engine, DNNL_MEMORY_NONE);
     dst_ = dnnl::memory(dst, *ctx.engine, DNNL_MEMORY_NONE);
     if (!c_md_.is_zero()) c_ = dnnl::memory(c_md_, *ctx.engine, DNNL_MEMORY_NONE);
-    adds_.resize(post_ops_.size());
-    for (size_t i = 0; i < post_ops_.size(); ++i) {
-      if (post_ops_[i].kind == PostOp::Kind::kAdd) {
-        adds_[i] = dnnl::memory(dst, *ctx.engine, DNNL_MEMORY_NONE);
-      }
-    }
     return Status::ok();
   }
 

@@ -89,8 +89,10 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
   return p;
 }
 
-dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops, const memory::desc& dst_md,
+dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
+                                       const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain) {
+  size_t add = 0;
   using alg = dnnl::algorithm;
   for (const auto& op : ops) {
     switch (op.kind) {
@@ -113,7 +115,7 @@ dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops, const mem
       case PostOp::Kind::kSwish: chain.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); break;
       case PostOp::Kind::kGeluErf: chain.append_eltwise(1.f, alg::eltwise_gelu_erf, 0.f, 0.f); break;
       case PostOp::Kind::kTanh: chain.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); break;
-      case PostOp::Kind::kAdd: chain.append_binary(alg::binary_add, dst_md); break;
+      case PostOp::Kind::kAdd: chain.append_binary(alg::binary_add, add_mds.at(add++)); break;
     }
   }
   dnnl::primitive_attr attr;

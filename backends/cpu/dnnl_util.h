@@ -29,9 +29,10 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
                                      size_t spatial_rank, bool transposed);
 
 // Builds the primitive attribute: `chain` (a kernel's own post-ops, e.g. Gemm's alpha and C),
-// then `ops`, whose binary adds read `dst_md`-shaped tensors (a residual has the output's shape
-// and layout).
-dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops, const memory::desc& dst_md,
+// then `ops`; the i-th binary add of `ops` reads a tensor described by `add_mds[i]` (a residual
+// with the output's shape and layout, or a broadcast bias row).
+dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
+                                       const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain = {});
 
 // An activation entering or leaving a primitive. `user` is the value as stored by the program,

@@ -1,5 +1,7 @@
 #include "backends/cpu/post_ops.h"
 
+#include <algorithm>
+
 namespace hsched::cpu {
 namespace {
 
@@ -31,6 +33,11 @@ std::vector<PostOp> post_ops_of(const Node& node) {
                          static_cast<int>(inputs.at(i))});
   }
   return ops;
+}
+
+bool is_post_op_input(const std::vector<PostOp>& ops, size_t index) {
+  return std::any_of(ops.begin(), ops.end(),
+                     [&](const PostOp& op) { return op.input == static_cast<int>(index); });
 }
 
 void set_post_ops(Node& node, const std::vector<PostOp>& ops) {

@@ -21,6 +21,8 @@ struct PostOp {
 };
 
 std::vector<PostOp> post_ops_of(const Node& node);
+// True when input `index` of a fused node was appended for a post-op (not one of the op's own).
+bool is_post_op_input(const std::vector<PostOp>& ops, size_t index);
 void set_post_ops(Node& node, const std::vector<PostOp>& ops);
 const char* post_op_name(PostOp::Kind kind);
 

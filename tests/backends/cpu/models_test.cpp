@@ -30,7 +30,7 @@ std::vector<Tensor> read_tensors(const fs::path& dir, const std::string& prefix)
 class SharedModelTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SharedModelTest, MatchesReferenceOutputs) {
-  const fs::path dir = test::models_dir() / GetParam();
+  const fs::path dir = ::hsched::test::models_dir() / GetParam();
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
