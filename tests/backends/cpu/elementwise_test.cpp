@@ -1,0 +1,653 @@
+// Conformance of the elementwise family (unary, binary with broadcasting, variadic, Where, Clip,
+// Cast, Shape/Size, ConstantOfShape, Range, Dropout) against plain scalar references. Sizes cross
+// the parallel grain (100003 elements) and include zero-size dims; integer and bool cases too.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/op_test_util.h"
+
+namespace hsched::cpu::test {
+namespace {
+
+using Dims = std::vector<int64_t>;
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+int64_t count(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+template <typename T>
+Tensor make(DType dtype, const Dims& dims, const std::vector<T>& values) {
+  return Tensor::from_vector(dtype, dims, values);
+}
+
+Tensor random_i64(const Dims& dims, uint32_t seed, int64_t lo, int64_t hi) {
+  Tensor t(DType::kI64, dims);
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(lo, hi);
+  for (int64_t& v : t.values<int64_t>()) v = dist(rng);
+  return t;
+}
+
+Tensor random_bool(const Dims& dims, uint32_t seed) {
+  Tensor t(DType::kBool, dims);
+  std::mt19937 rng(seed);
+  for (uint8_t& v : t.values<uint8_t>()) v = static_cast<uint8_t>(rng() & 1u);
+  return t;
+}
+
+// Runs `op` expecting success and one output.
+Tensor run1(const std::string& op, const AttributeMap& attrs, const std::vector<OpInput>& inputs,
+            DType out_dtype, const Dims& out_dims, int64_t opset = 17) {
+  auto result = run_op(op, attrs, inputs, {{out_dtype, out_dims}}, opset);
+  EXPECT_TRUE(result.is_ok()) << op << ": " << result.status().message();
+  if (!result.is_ok()) return Tensor(out_dtype, out_dims);
+  return result.value()[0];
+}
+
+Status run_status(const std::string& op, const AttributeMap& attrs,
+                  const std::vector<OpInput>& inputs, DType out_dtype, const Dims& out_dims,
+                  int64_t opset = 17) {
+  auto result = run_op(op, attrs, inputs, {{out_dtype, out_dims}}, opset);
+  return result.is_ok() ? Status::ok() : result.status();
+}
+
+// numpy broadcast of several shapes.
+Dims broadcast_dims(const std::vector<Dims>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  Dims out(rank, 1);
+  for (const auto& s : shapes) {
+    for (size_t a = 0; a < s.size(); ++a) {
+      int64_t& o = out[rank - s.size() + a];
+      if (s[a] != 1) o = s[a];
+    }
+  }
+  return out;
+}
+
+// For output element `index` of `out`, the element of an input of `in` dims it reads.
+int64_t source_offset(int64_t index, const Dims& out, const Dims& in) {
+  int64_t offset = 0;
+  int64_t stride = 1;
+  for (size_t a = out.size(); a-- > 0;) {
+    const int64_t coord = index % out[a];
+    index /= out[a];
+    const size_t shift = out.size() - in.size();
+    if (a >= shift) {
+      const int64_t d = in[a - shift];
+      if (d != 1) offset += coord * stride;
+      stride *= d;
+    }
+  }
+  return offset;
+}
+
+// Reference of a broadcasting op over inputs of one element type T, output type R.
+template <typename T, typename R>
+Tensor ref_nary(DType out_dtype, const std::vector<const Tensor*>& ins,
+                const std::function<R(const std::vector<T>&)>& fn) {
+  std::vector<Dims> shapes;
+  for (const Tensor* t : ins) shapes.push_back(t->dims());
+  const Dims out = broadcast_dims(shapes);
+  Tensor result(out_dtype, out);
+  std::vector<T> args(ins.size());
+  for (int64_t i = 0; i < count(out); ++i) {
+    for (size_t k = 0; k < ins.size(); ++k) {
+      args[k] = ins[k]->values<T>()[source_offset(i, out, ins[k]->dims())];
+    }
+    result.values<R>()[i] = fn(args);
+  }
+  return result;
+}
+
+// --- unary ------------------------------------------------------------------------------------
+
+struct UnaryCase {
+  std::string op;
+  std::function<double(double)> ref;
+  float lo = -4.0f, hi = 4.0f;
+  AttributeMap attrs = {};
+};
+
+TEST(ElementwiseUnary, FloatOpsMatchReference) {
+  const double sqrt1_2 = 1.0 / std::sqrt(2.0);
+  const std::vector<UnaryCase> cases = {
+      {"Sqrt", [](double x) { return std::sqrt(x); }, 0.0f, 9.0f},
+      {"Exp", [](double x) { return std::exp(x); }},
+      {"Log", [](double x) { return std::log(x); }, 0.01f, 50.0f},
+      {"Erf", [](double x) { return std::erf(x); }},
+      {"Tanh", [](double x) { return std::tanh(x); }},
+      {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -30.0f, 30.0f},
+      {"Relu", [](double x) { return x > 0 ? x : 0.0; }},
+      {"LeakyRelu", [](double x) { return x < 0 ? 0.1 * x : x; }, -4, 4, {{"alpha", 0.1f}}},
+      {"LeakyRelu", [](double x) { return x < 0 ? 0.01 * x : x; }},
+      {"HardSigmoid",
+       [](double x) { return std::clamp(0.3 * x + 0.4, 0.0, 1.0); },
+       -4,
+       4,
+       {{"alpha", 0.3f}, {"beta", 0.4f}}},
+      {"HardSwish", [](double x) { return x * std::clamp(x / 6 + 0.5, 0.0, 1.0); }},
+      {"Gelu", [=](double x) { return 0.5 * x * (1 + std::erf(x * sqrt1_2)); }},
+      {"Gelu",
+       [](double x) {
+         return 0.5 * x *
+                (1 + std::tanh(std::sqrt(2 / std::numbers::pi) * (x + 0.044715 * x * x * x)));
+       },
+       -4,
+       4,
+       {{"approximate", std::string("tanh")}}},
+      {"Neg", [](double x) { return -x; }},
+      {"Abs", [](double x) { return std::fabs(x); }},
+      {"Identity", [](double x) { return x; }},
+      {"Floor", [](double x) { return std::floor(x); }},
+      {"Ceil", [](double x) { return std::ceil(x); }},
+      {"Reciprocal", [](double x) { return 1.0 / x; }, 0.1f, 5.0f},
+      {"Softplus", [](double x) { return std::log(std::exp(x) + 1.0); }, -20.0f, 20.0f},
+      {"Elu",
+       [](double x) { return x < 0 ? 0.5 * (std::exp(x) - 1) : x; },
+       -4,
+       4,
+       {{"alpha", 0.5f}}},
+      {"Selu",
+       [](double x) {
+         const double alpha = 1.6732632423543772, gamma = 1.0507009873554805;
+         return x <= 0 ? gamma * (alpha * std::exp(x) - alpha) : gamma * x;
+       }},
+      {"Sin", [](double x) { return std::sin(x); }},
+      {"Cos", [](double x) { return std::cos(x); }},
+  };
+  for (const auto& c : cases) {
+    for (const Dims& dims : {Dims{7}, Dims{3, 11}, Dims{100003}, Dims{0, 3}, Dims{}}) {
+      SCOPED_TRACE(c.op + " " + Shape(dims).to_string());
+      const Tensor x = random_f32(dims, 17, c.lo, c.hi);
+      Tensor expected(DType::kF32, dims);
+      for (int64_t i = 0; i < x.elements(); ++i) {
+        expected.values<float>()[i] = static_cast<float>(c.ref(x.values<float>()[i]));
+      }
+      EXPECT_TRUE(all_close(run1(c.op, c.attrs, {{x}}, DType::kF32, dims), expected));
+    }
+  }
+}
+
+TEST(ElementwiseUnary, IntegerReluNegAbsWrapInsteadOfOverflowing) {
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor x = make<int64_t>(DType::kI64, {5}, {-3, 0, 7, kMin, 12});
+  auto i64s = [](const Tensor& t) {
+    return std::vector<int64_t>(t.values<int64_t>().begin(), t.values<int64_t>().end());
+  };
+  EXPECT_EQ(i64s(run1("Relu", {}, {{x}}, DType::kI64, {5})),
+            (std::vector<int64_t>{0, 0, 7, 0, 12}));
+  EXPECT_EQ(i64s(run1("Neg", {}, {{x}}, DType::kI64, {5})),
+            (std::vector<int64_t>{3, 0, -7, kMin, -12}));
+  EXPECT_EQ(i64s(run1("Abs", {}, {{x}}, DType::kI64, {5})),
+            (std::vector<int64_t>{3, 0, 7, kMin, 12}));
+  const Tensor y = make<int32_t>(DType::kI32, {3}, {-5, 4, -1});
+  const Tensor abs = run1("Abs", {}, {{y}}, DType::kI32, {3});
+  EXPECT_EQ(abs.values<int32_t>()[0], 5);
+  EXPECT_EQ(abs.values<int32_t>()[2], 1);
+}
+
+TEST(ElementwiseUnary, IsNaNNotAndIdentityOfOtherDtypes) {
+  const Tensor x = f32({5}, {1.0f, kNaN, -kInf, 0.0f, -kNaN});
+  const Tensor nan = run1("IsNaN", {}, {{x}}, DType::kBool, {5});
+  EXPECT_TRUE(all_close(nan, make<uint8_t>(DType::kBool, {5}, {0, 1, 0, 0, 1})));
+  const Tensor b = random_bool({33}, 3);
+  Tensor not_b(DType::kBool, {33});
+  for (int i = 0; i < 33; ++i) not_b.values<uint8_t>()[i] = b.values<uint8_t>()[i] ? 0 : 1;
+  EXPECT_TRUE(all_close(run1("Not", {}, {{b}}, DType::kBool, {33}), not_b));
+  const Tensor ids = random_i64({2, 50001}, 5, -100, 100);
+  EXPECT_TRUE(all_close(run1("Identity", {}, {{ids}}, DType::kI64, {2, 50001}), ids));
+  // NaN passes through Relu and Clip.
+  EXPECT_TRUE(
+      std::isnan(run1("Relu", {}, {{f32({1}, {kNaN})}}, DType::kF32, {1}).values<float>()[0]));
+}
+
+TEST(ElementwiseUnary, UnsupportedDtypesAndAttributesAreNamedErrors) {
+  const Status sqrt = run_status("Sqrt", {}, {{i64({2}, {4, 9})}}, DType::kI64, {2});
+  EXPECT_EQ(sqrt.code(), ErrorCode::kUnimplemented);
+  EXPECT_NE(sqrt.message().find("test_Sqrt"), std::string::npos) << sqrt.message();
+  EXPECT_NE(sqrt.message().find("i64"), std::string::npos) << sqrt.message();
+  const Status gelu = run_status("Gelu", {{"approximate", std::string("erf")}},
+                                 {{f32({1}, {1.0f})}}, DType::kF32, {1});
+  EXPECT_EQ(gelu.code(), ErrorCode::kUnimplemented);
+  const Status wrong_out = run_status("Exp", {}, {{f32({1}, {1.0f})}}, DType::kI64, {1});
+  EXPECT_FALSE(wrong_out.is_ok());
+}
+
+// --- binary -----------------------------------------------------------------------------------
+
+const std::vector<std::pair<Dims, Dims>> kBroadcastPairs = {
+    {{2, 3, 4}, {3, 1}},  {{1}, {2, 1, 5}},       {{7}, {7}},     {{33}, {1}},
+    {{100003}, {100003}}, {{100003}, {}},         {{}, {100003}}, {{2, 64, 33, 33}, {1, 64, 1, 1}},
+    {{4, 300, 40}, {40}}, {{5, 1, 4}, {1, 3, 1}}, {{0, 3}, {3}},  {{3, 1, 200, 1}, {1, 7, 1, 60}},
+    {{1, 3}, {2, 1}},
+};
+
+TEST(ElementwiseBinary, FloatArithmeticBroadcasts) {
+  using Fn = std::function<float(float, float)>;
+  const std::vector<std::pair<std::string, Fn>> ops = {
+      {"Add", [](float a, float b) { return a + b; }},
+      {"Sub", [](float a, float b) { return a - b; }},
+      {"Mul", [](float a, float b) { return a * b; }},
+      {"Div", [](float a, float b) { return a / b; }},
+      {"Pow", [](float a, float b) { return std::pow(a, b); }},
+      {"Max", [](float a, float b) { return std::max(a, b); }},
+      {"Min", [](float a, float b) { return std::min(a, b); }},
+      {"Sum", [](float a, float b) { return a + b; }},
+      {"Mean", [](float a, float b) { return (a + b) / 2; }},
+      {"Mod", [](float a, float b) { return std::fmod(a, b); }},
+  };
+  for (const auto& [op, fn] : ops) {
+    for (const auto& [da, db] : kBroadcastPairs) {
+      SCOPED_TRACE(op + " " + Shape(da).to_string() + " op " + Shape(db).to_string());
+      const bool positive = op == "Pow" || op == "Div" || op == "Mod";
+      const Tensor a = random_f32(da, 1, positive ? 0.5f : -2.0f, 2.0f);
+      const Tensor b = random_f32(db, 2, positive ? 0.5f : -2.0f, 2.0f);
+      const Tensor expected = ref_nary<float, float>(
+          DType::kF32, {&a, &b}, [&](const std::vector<float>& v) { return fn(v[0], v[1]); });
+      const AttributeMap attrs = op == "Mod" ? AttributeMap{{"fmod", int64_t{1}}} : AttributeMap{};
+      EXPECT_TRUE(all_close(run1(op, attrs, {{a}, {b}}, DType::kF32, expected.dims()), expected));
+    }
+  }
+}
+
+TEST(ElementwiseBinary, Int64ArithmeticTruncatesAndWraps) {
+  const Tensor a = random_i64({4, 1, 9}, 3, -1000, 1000);
+  const Tensor b = random_i64({5, 1}, 4, 1, 40);
+  Tensor neg_b = b.clone();
+  for (int64_t& v : neg_b.values<int64_t>()) v = -v;
+  using Fn = std::function<int64_t(int64_t, int64_t)>;
+  const std::vector<std::pair<std::string, Fn>> ops = {
+      {"Add", [](int64_t x, int64_t y) { return x + y; }},
+      {"Sub", [](int64_t x, int64_t y) { return x - y; }},
+      {"Mul", [](int64_t x, int64_t y) { return x * y; }},
+      {"Div", [](int64_t x, int64_t y) { return x / y; }},
+      {"Max", [](int64_t x, int64_t y) { return std::max(x, y); }},
+      {"Min", [](int64_t x, int64_t y) { return std::min(x, y); }},
+  };
+  for (const Tensor* divisor : std::vector<const Tensor*>{&b, &neg_b}) {
+    for (const auto& [op, fn] : ops) {
+      SCOPED_TRACE(op);
+      const Tensor expected =
+          ref_nary<int64_t, int64_t>(DType::kI64, {&a, divisor},
+                                     [&](const std::vector<int64_t>& v) { return fn(v[0], v[1]); });
+      EXPECT_TRUE(all_close(run1(op, {}, {{a}, {*divisor}}, DType::kI64, {4, 5, 9}), expected));
+    }
+    // Mod: fmod=0 takes the divisor's sign (Python), fmod=1 the dividend's (C).
+    const Tensor python =
+        ref_nary<int64_t, int64_t>(DType::kI64, {&a, divisor}, [](const std::vector<int64_t>& v) {
+          const int64_t r = v[0] % v[1];
+          return (r != 0 && ((r < 0) != (v[1] < 0))) ? r + v[1] : r;
+        });
+    EXPECT_TRUE(all_close(run1("Mod", {}, {{a}, {*divisor}}, DType::kI64, {4, 5, 9}), python));
+    const Tensor c_mod = ref_nary<int64_t, int64_t>(
+        DType::kI64, {&a, divisor}, [](const std::vector<int64_t>& v) { return v[0] % v[1]; });
+    EXPECT_TRUE(all_close(
+        run1("Mod", {{"fmod", int64_t{1}}}, {{a}, {*divisor}}, DType::kI64, {4, 5, 9}), c_mod));
+  }
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  const Tensor wrapped =
+      run1("Div", {}, {{i64({2}, {kMin, 7})}, {i64({1}, {-1})}}, DType::kI64, {2});
+  EXPECT_EQ(wrapped.values<int64_t>()[0], kMin);
+  EXPECT_EQ(wrapped.values<int64_t>()[1], -7);
+  const Tensor i32 =
+      run1("Div", {},
+           {{make<int32_t>(DType::kI32, {3}, {7, -7, 9})}, {make<int32_t>(DType::kI32, {1}, {2})}},
+           DType::kI32, {3});
+  EXPECT_EQ(i32.values<int32_t>()[0], 3);
+  EXPECT_EQ(i32.values<int32_t>()[1], -3);
+}
+
+TEST(ElementwiseBinary, IntegerDivisionByZeroIsAnError) {
+  for (const std::string op : {"Div", "Mod"}) {
+    const Status status =
+        run_status(op, {}, {{i64({3}, {1, 2, 3})}, {i64({3}, {1, 0, 1})}}, DType::kI64, {3});
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << op;
+    EXPECT_NE(status.message().find("test_" + op), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("division by zero"), std::string::npos) << status.message();
+  }
+  // A zero-size output divides nothing; a float zero divisor is inf, not an error.
+  EXPECT_TRUE(run_status("Div", {}, {{Tensor(DType::kI64, {0})}, {i64({1}, {0})}}, DType::kI64, {0})
+                  .is_ok());
+  const Tensor inf = run1("Div", {}, {{f32({1}, {1.0f})}, {f32({1}, {0.0f})}}, DType::kF32, {1});
+  EXPECT_EQ(inf.values<float>()[0], kInf);
+  EXPECT_EQ(
+      run_status("Mod", {}, {{f32({1}, {1.0f})}, {f32({1}, {2.0f})}}, DType::kF32, {1}).code(),
+      ErrorCode::kUnimplemented);
+}
+
+TEST(ElementwiseBinary, ComparisonsAndLogicGiveBool) {
+  using Fn = std::function<bool(float, float)>;
+  const std::vector<std::pair<std::string, Fn>> ops = {
+      {"Equal", [](float a, float b) { return a == b; }},
+      {"Greater", [](float a, float b) { return a > b; }},
+      {"GreaterOrEqual", [](float a, float b) { return a >= b; }},
+      {"Less", [](float a, float b) { return a < b; }},
+      {"LessOrEqual", [](float a, float b) { return a <= b; }},
+  };
+  for (const auto& [op, fn] : ops) {
+    for (const auto& [da, db] : kBroadcastPairs) {
+      SCOPED_TRACE(op + " " + Shape(da).to_string() + " op " + Shape(db).to_string());
+      // Few distinct values so that equality happens.
+      Tensor a = random_f32(da, 5, 0.0f, 4.0f);
+      Tensor b = random_f32(db, 6, 0.0f, 4.0f);
+      for (float& v : a.values<float>()) v = std::floor(v);
+      for (float& v : b.values<float>()) v = std::floor(v);
+      auto ref = [&](const std::vector<float>& v) { return uint8_t{fn(v[0], v[1])}; };
+      const Tensor expected = ref_nary<float, uint8_t>(DType::kBool, {&a, &b}, ref);
+      EXPECT_TRUE(all_close(run1(op, {}, {{a}, {b}}, DType::kBool, expected.dims()), expected));
+      // The same on int64.
+      Tensor ia(DType::kI64, da), ib(DType::kI64, db);
+      for (int64_t i = 0; i < a.elements(); ++i)
+        ia.values<int64_t>()[i] = static_cast<int64_t>(a.values<float>()[i]);
+      for (int64_t i = 0; i < b.elements(); ++i)
+        ib.values<int64_t>()[i] = static_cast<int64_t>(b.values<float>()[i]);
+      EXPECT_TRUE(all_close(run1(op, {}, {{ia}, {ib}}, DType::kBool, expected.dims()), expected));
+    }
+  }
+  const Tensor p = random_bool({2, 3, 5}, 7);
+  const Tensor q = random_bool({3, 1}, 8);
+  using LFn = std::function<bool(bool, bool)>;
+  for (const auto& [op, fn] :
+       std::vector<std::pair<std::string, LFn>>{{"And", [](bool x, bool y) { return x && y; }},
+                                                {"Or", [](bool x, bool y) { return x || y; }},
+                                                {"Xor", [](bool x, bool y) { return x != y; }},
+                                                {"Equal", [](bool x, bool y) { return x == y; }}}) {
+    const Tensor expected = ref_nary<uint8_t, uint8_t>(
+        DType::kBool, {&p, &q},
+        [&](const std::vector<uint8_t>& v) { return uint8_t{fn(v[0] != 0, v[1] != 0)}; });
+    EXPECT_TRUE(all_close(run1(op, {}, {{p}, {q}}, DType::kBool, {2, 3, 5}), expected)) << op;
+  }
+  EXPECT_EQ(run_status("Less", {}, {{p}, {q}}, DType::kBool, {2, 3, 5}).code(),
+            ErrorCode::kUnimplemented);
+}
+
+TEST(ElementwiseBinary, PowExponents) {
+  const Tensor x = random_f32({3, 37}, 9, 0.1f, 3.0f);
+  for (float p : {1.0f, 2.0f, 3.0f, 0.5f, 1.7f}) {
+    for (bool constant : {true, false}) {
+      SCOPED_TRACE(std::to_string(p) + (constant ? " constant" : ""));
+      const Tensor e = f32({}, {p});
+      const Tensor expected = ref_nary<float, float>(
+          DType::kF32, {&x, &e}, [](const std::vector<float>& v) { return std::pow(v[0], v[1]); });
+      EXPECT_TRUE(all_close(run1("Pow", {}, {{x}, {e, constant}}, DType::kF32, {3, 37}), expected));
+    }
+  }
+  const Tensor neg = f32({4}, {-2.0f, 3.0f, -0.5f, 10.0f});
+  const Tensor ints = i64({4}, {3, 2, -2, 0});
+  const Tensor expected = f32({4}, {-8.0f, 9.0f, 4.0f, 1.0f});
+  EXPECT_TRUE(all_close(run1("Pow", {}, {{neg}, {ints}}, DType::kF32, {4}), expected));
+  const Tensor ints32 = make<int32_t>(DType::kI32, {4}, {3, 2, -2, 0});
+  EXPECT_TRUE(all_close(run1("Pow", {}, {{neg}, {ints32}}, DType::kF32, {4}), expected));
+}
+
+TEST(ElementwiseBinary, VariadicWithOneAndThreeInputs) {
+  const Tensor a = random_f32({2, 3, 4}, 11);
+  const Tensor b = random_f32({3, 1}, 12);
+  const Tensor c = random_f32({4}, 13);
+  auto fold = [](float (*f)(float, float), bool mean) {
+    return [f, mean](const std::vector<float>& v) {
+      float acc = v[0];
+      for (size_t i = 1; i < v.size(); ++i) acc = f(acc, v[i]);
+      return mean ? acc / static_cast<float>(v.size()) : acc;
+    };
+  };
+  auto add = +[](float x, float y) { return x + y; };
+  auto max = +[](float x, float y) { return std::max(x, y); };
+  auto min = +[](float x, float y) { return std::min(x, y); };
+  const std::vector<std::tuple<std::string, float (*)(float, float), bool>> ops = {
+      {"Sum", add, false}, {"Mean", add, true}, {"Max", max, false}, {"Min", min, false}};
+  for (const auto& [op, f, mean] : ops) {
+    SCOPED_TRACE(op);
+    const Tensor three = ref_nary<float, float>(DType::kF32, {&a, &b, &c}, fold(f, mean));
+    EXPECT_TRUE(all_close(run1(op, {}, {{a}, {b}, {c}}, DType::kF32, {2, 3, 4}), three));
+    EXPECT_TRUE(all_close(run1(op, {}, {{a}}, DType::kF32, {2, 3, 4}), a));
+  }
+  const Tensor ia = random_i64({100003}, 14, -50, 50);
+  const Tensor ib = random_i64({1}, 15, -50, 50);
+  const Tensor imax =
+      ref_nary<int64_t, int64_t>(DType::kI64, {&ia, &ib, &ia}, [](const std::vector<int64_t>& v) {
+        return std::max({v[0], v[1], v[2]});
+      });
+  EXPECT_TRUE(all_close(run1("Max", {}, {{ia}, {ib}, {ia}}, DType::kI64, {100003}), imax));
+}
+
+// --- Where, Clip --------------------------------------------------------------------------------
+
+TEST(ElementwiseWhere, ThreeWayBroadcast) {
+  const std::vector<std::tuple<Dims, Dims, Dims>> shapes = {
+      {{2, 1, 4}, {3, 1}, {}}, {{1, 1, 1, 128}, {1, 4, 128, 128}, {1}},
+      {{7}, {7}, {7}},         {{100003}, {100003}, {100003}},
+      {{0, 3}, {3}, {1, 1}},   {{5, 1}, {1}, {1, 6}},
+  };
+  for (const auto& [dc, dx, dy] : shapes) {
+    SCOPED_TRACE(Shape(dc).to_string() + " " + Shape(dx).to_string() + " " + Shape(dy).to_string());
+    const Tensor cond = random_bool(dc, 21);
+    const Tensor x = random_f32(dx, 22);
+    const Tensor y = random_f32(dy, 23);
+    const Dims out = broadcast_dims({dc, dx, dy});
+    Tensor expected(DType::kF32, out);
+    for (int64_t i = 0; i < count(out); ++i) {
+      const bool c = cond.values<uint8_t>()[source_offset(i, out, dc)] != 0;
+      expected.values<float>()[i] = c ? x.values<float>()[source_offset(i, out, dx)]
+                                      : y.values<float>()[source_offset(i, out, dy)];
+    }
+    EXPECT_TRUE(all_close(run1("Where", {}, {{cond}, {x}, {y}}, DType::kF32, out), expected));
+  }
+  const Tensor cond = make<uint8_t>(DType::kBool, {2, 2}, {1, 0, 0, 1});
+  const Tensor w =
+      run1("Where", {}, {{cond}, {i64({2}, {10, 20})}, {i64({}, {-1})}}, DType::kI64, {2, 2});
+  EXPECT_TRUE(all_close(w, i64({2, 2}, {10, -1, -1, 20})));
+}
+
+TEST(ElementwiseClip, BoundsFromInputsAttributesOrOmitted) {
+  const Tensor x = f32({6}, {-3.0f, -1.0f, 0.0f, 0.5f, 2.0f, 9.0f});
+  auto clip = [&](float lo, float hi) {
+    Tensor t = x.clone();
+    for (float& v : t.values<float>()) v = std::min(std::max(v, lo), hi);
+    return t;
+  };
+  const float big = std::numeric_limits<float>::max();
+  const OpInput omitted{Tensor(), false, true};
+  EXPECT_TRUE(
+      all_close(run1("Clip", {}, {{x}, {f32({}, {-1.0f})}, {f32({}, {1.0f})}}, DType::kF32, {6}),
+                clip(-1.0f, 1.0f)));
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{x}, omitted, {f32({}, {1.0f}), true}}, DType::kF32, {6}),
+                        clip(-big, 1.0f)));
+  EXPECT_TRUE(
+      all_close(run1("Clip", {}, {{x}, {f32({1}, {0.0f})}}, DType::kF32, {6}), clip(0.0f, big)));
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{x}, omitted, omitted}, DType::kF32, {6}), x));
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{x}}, DType::kF32, {6}), x));
+  // min > max: everything becomes max.
+  EXPECT_TRUE(
+      all_close(run1("Clip", {}, {{x}, {f32({}, {2.0f})}, {f32({}, {1.0f})}}, DType::kF32, {6}),
+                clip(1.0f, 1.0f)));
+  // Opset 6: attributes.
+  EXPECT_TRUE(
+      all_close(run1("Clip", {{"min", 0.0f}, {"max", 6.0f}}, {{x}}, DType::kF32, {6}, /*opset=*/6),
+                clip(0.0f, 6.0f)));
+  const Tensor nan = run1("Clip", {}, {{f32({1}, {kNaN})}, {f32({}, {0.0f})}, {f32({}, {1.0f})}},
+                          DType::kF32, {1});
+  EXPECT_TRUE(std::isnan(nan.values<float>()[0]));
+  const Tensor big_x = random_f32({100003}, 31, -8.0f, 8.0f);
+  Tensor relu6 = big_x.clone();
+  for (float& v : relu6.values<float>()) v = std::min(std::max(v, 0.0f), 6.0f);
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{big_x}, {f32({}, {0.0f}), true}, {f32({}, {6.0f})}},
+                             DType::kF32, {100003}),
+                        relu6));
+  const Tensor ints = i64({4}, {-5, 0, 5, 100});
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{ints}, omitted, {i64({}, {5})}}, DType::kI64, {4}),
+                        i64({4}, {-5, 0, 5, 5})));
+  EXPECT_TRUE(all_close(run1("Clip", {}, {{Tensor(DType::kF32, {0, 3})}}, DType::kF32, {0, 3}),
+                        Tensor(DType::kF32, {0, 3})));
+}
+
+// --- Cast ---------------------------------------------------------------------------------------
+
+Tensor cast(const Tensor& x, DType to) {
+  return run1("Cast", {{"to", int64_t{dtype_to_onnx(to)}}}, {{x}}, to, x.dims());
+}
+
+TEST(ElementwiseCast, HalfConversionIsIeeeRoundToNearestEven) {
+  // Every f16 pattern widens exactly.
+  std::vector<uint16_t> all(65536);
+  for (uint32_t i = 0; i < 65536; ++i) all[i] = static_cast<uint16_t>(i);
+  const Tensor wide = cast(make<uint16_t>(DType::kF16, {65536}, all), DType::kF32);
+  std::vector<float> values;  // finite halves, their midpoints and neighbours of those
+  for (uint32_t i = 0; i < 65536; ++i) {
+    const float w = wide.values<float>()[i];
+    if ((i & 0x7c00u) == 0x7c00u) {
+      EXPECT_TRUE(std::isnan(w) == ((i & 0x3ffu) != 0)) << i;
+      if ((i & 0x3ffu) == 0) {
+        EXPECT_EQ(w, (i & 0x8000u) ? -kInf : kInf);
+      }
+      continue;
+    }
+#ifdef __FLT16_MAX__
+    EXPECT_EQ(w, static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(i)))) << i;
+#endif
+    values.push_back(w);
+    const uint16_t next_bits = static_cast<uint16_t>(i + 1);
+    if ((next_bits & 0x7c00u) != 0x7c00u && (next_bits & 0x7fffu) != 0) {
+      const float next = wide.values<float>()[next_bits];
+      const float mid = static_cast<float>((static_cast<double>(w) + next) / 2);
+      values.push_back(mid);
+      values.push_back(std::nextafter(mid, kInf));
+      values.push_back(std::nextafter(mid, -kInf));
+    }
+  }
+  for (float v : {65504.0f, 65519.0f, 65520.0f, 1e6f, kInf, -kInf, 1e-8f, 2.98e-8f, 2.99e-8f}) {
+    values.push_back(v);
+    values.push_back(-v);
+  }
+  const auto n = static_cast<int64_t>(values.size());
+  const Tensor narrow = cast(f32({n}, values), DType::kF16);
+#ifdef __FLT16_MAX__
+  for (int64_t i = 0; i < n; ++i) {
+    const auto expected = std::bit_cast<uint16_t>(static_cast<_Float16>(values[i]));
+    ASSERT_EQ(narrow.values<uint16_t>()[i], expected) << values[i];
+  }
+#endif
+  // Known patterns, independent of the compiler's _Float16.
+  const Tensor known =
+      cast(f32({6}, {1.0f, -2.0f, 65504.0f, 65520.0f, 5.9604645e-8f, kNaN}), DType::kF16);
+  const std::vector<uint16_t> bits = {0x3c00, 0xc000, 0x7bff, 0x7c00, 0x0001};
+  for (size_t i = 0; i < bits.size(); ++i) EXPECT_EQ(known.values<uint16_t>()[i], bits[i]) << i;
+  EXPECT_EQ(known.values<uint16_t>()[5] & 0x7c00u, 0x7c00u);
+  EXPECT_NE(known.values<uint16_t>()[5] & 0x3ffu, 0u);
+}
+
+TEST(ElementwiseCast, BetweenIntegerBoolAndFloatTypes) {
+  const Tensor x = f32({8}, {-2.7f, -0.5f, 0.0f, 0.5f, 2.7f, 300.0f, kNaN, -1.0f});
+  EXPECT_TRUE(all_close(cast(x, DType::kI64), i64({8}, {-2, 0, 0, 0, 2, 300, 0, -1})));
+  EXPECT_TRUE(all_close(cast(x, DType::kI32),
+                        make<int32_t>(DType::kI32, {8}, {-2, 0, 0, 0, 2, 300, 0, -1})));
+  EXPECT_TRUE(all_close(cast(x, DType::kU8),
+                        make<uint8_t>(DType::kU8, {8}, {254, 0, 0, 0, 2, 44, 0, 255})));
+  EXPECT_TRUE(
+      all_close(cast(x, DType::kBool), make<uint8_t>(DType::kBool, {8}, {1, 1, 0, 1, 1, 1, 1, 1})));
+  const Tensor mask = make<uint8_t>(DType::kBool, {3}, {1, 0, 1});
+  EXPECT_TRUE(all_close(cast(mask, DType::kF32), f32({3}, {1.0f, 0.0f, 1.0f})));
+  EXPECT_TRUE(all_close(cast(mask, DType::kI64), i64({3}, {1, 0, 1})));
+  const Tensor big = i64({3}, {int64_t{1} << 33 | 5, -7, 0});
+  EXPECT_TRUE(all_close(cast(big, DType::kI32), make<int32_t>(DType::kI32, {3}, {5, -7, 0})));
+  EXPECT_TRUE(all_close(cast(big, DType::kBool), make<uint8_t>(DType::kBool, {3}, {1, 1, 0})));
+  const Tensor ints = random_i64({100003}, 41, -100000, 100000);
+  EXPECT_TRUE(all_close(cast(cast(ints, DType::kF32), DType::kI64), ints));
+  EXPECT_TRUE(all_close(cast(cast(ints, DType::kI32), DType::kI64), ints));
+  const Tensor r = random_f32({33}, 42, -100.0f, 100.0f);
+  EXPECT_TRUE(all_close(cast(cast(r, DType::kBF16), DType::kF32), r, 0, 1.0 / 256));
+  EXPECT_TRUE(all_close(cast(cast(r, DType::kF16), DType::kF32), r, 0, 1.0 / 2048));
+  EXPECT_EQ(cast(f32({2}, {1.0f, 1.00390625f}), DType::kBF16).values<uint16_t>()[1], 0x3f80)
+      << "ties round to even";
+  EXPECT_TRUE(
+      all_close(cast(Tensor(DType::kF32, {0, 3}), DType::kI64), Tensor(DType::kI64, {0, 3})));
+  const Status to_double = run_status("Cast", {{"to", int64_t{11}}}, {{x}}, DType::kF32, {8});
+  EXPECT_EQ(to_double.code(), ErrorCode::kUnimplemented);
+  EXPECT_NE(to_double.message().find("DOUBLE"), std::string::npos) << to_double.message();
+}
+
+// --- Shape, Size, ConstantOfShape, Range, Dropout ------------------------------------------------
+
+TEST(ElementwiseShapeOps, ShapeSizeConstantOfShape) {
+  const Tensor x(DType::kF32, {2, 3, 5, 7});
+  EXPECT_TRUE(all_close(run1("Shape", {}, {{x}}, DType::kI64, {4}), i64({4}, {2, 3, 5, 7})));
+  EXPECT_TRUE(all_close(
+      run1("Shape", {{"start", int64_t{1}}, {"end", int64_t{-1}}}, {{x}}, DType::kI64, {2}),
+      i64({2}, {3, 5})));
+  EXPECT_TRUE(all_close(run1("Shape", {{"start", int64_t{-10}}}, {{x}}, DType::kI64, {4}),
+                        i64({4}, {2, 3, 5, 7})));
+  EXPECT_TRUE(all_close(run1("Size", {}, {{x}}, DType::kI64, {}), i64({}, {210})));
+  EXPECT_TRUE(
+      all_close(run1("Size", {}, {{Tensor(DType::kF32, {0, 3})}}, DType::kI64, {}), i64({}, {0})));
+
+  const Tensor shape = i64({2}, {3, 4});
+  EXPECT_TRUE(all_close(run1("ConstantOfShape", {}, {{shape}}, DType::kF32, {3, 4}),
+                        Tensor(DType::kF32, {3, 4})));
+  const AttributeMap seven = {{"value", i64({1}, {7})}};
+  Tensor sevens(DType::kI64, {3, 4});
+  for (int64_t& v : sevens.values<int64_t>()) v = 7;
+  EXPECT_TRUE(all_close(run1("ConstantOfShape", seven, {{shape}}, DType::kI64, {3, 4}), sevens));
+  EXPECT_TRUE(all_close(run1("ConstantOfShape", {{"value", f32({1}, {0.5f})}}, {{i64({2}, {0, 4})}},
+                             DType::kF32, {0, 4}),
+                        Tensor(DType::kF32, {0, 4})));
+  EXPECT_FALSE(run_status("ConstantOfShape", seven, {{shape}}, DType::kF32, {3, 4}).is_ok());
+}
+
+TEST(ElementwiseShapeOps, RangeOfEachDtype) {
+  EXPECT_TRUE(all_close(
+      run1("Range", {}, {{i64({}, {10})}, {i64({}, {-3})}, {i64({}, {-4})}}, DType::kI64, {4}),
+      i64({4}, {10, 6, 2, -2})));
+  EXPECT_TRUE(all_close(run1("Range", {}, {{f32({}, {0.5f})}, {f32({}, {2.0f})}, {f32({}, {0.4f})}},
+                             DType::kF32, {4}),
+                        f32({4}, {0.5f, 0.9f, 1.3f, 1.7f})));
+  const Tensor r32 = run1("Range", {},
+                          {{make<int32_t>(DType::kI32, {}, {0})},
+                           {make<int32_t>(DType::kI32, {}, {100003})},
+                           {make<int32_t>(DType::kI32, {}, {1})}},
+                          DType::kI32, {100003});
+  EXPECT_EQ(r32.values<int32_t>()[100002], 100002);
+  EXPECT_TRUE(all_close(
+      run1("Range", {}, {{i64({}, {5})}, {i64({}, {1})}, {i64({}, {1})}}, DType::kI64, {0}),
+      Tensor(DType::kI64, {0})));
+  // Inputs that disagree with the planned length, or a zero delta, are refused.
+  EXPECT_EQ(
+      run_status("Range", {}, {{i64({}, {0})}, {i64({}, {9})}, {i64({}, {1})}}, DType::kI64, {4})
+          .code(),
+      ErrorCode::kInvalidArgument);
+  EXPECT_EQ(
+      run_status("Range", {}, {{i64({}, {0})}, {i64({}, {0})}, {i64({}, {0})}}, DType::kI64, {0})
+          .code(),
+      ErrorCode::kInvalidArgument);
+}
+
+TEST(ElementwiseShapeOps, DropoutIsIdentityWithTrueMask) {
+  const Tensor x = random_f32({3, 33}, 51);
+  auto result = run_op("Dropout", {}, {{x}, {f32({}, {0.3f})}},
+                       {{DType::kF32, {3, 33}}, {DType::kBool, {3, 33}}});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_TRUE(all_close(result.value()[0], x));
+  for (uint8_t m : result.value()[1].values<uint8_t>()) EXPECT_EQ(m, 1);
+  const Status training = run_status(
+      "Dropout", {}, {{x}, {f32({}, {0.3f})}, {make<uint8_t>(DType::kBool, {}, {1}), true}},
+      DType::kF32, {3, 33});
+  EXPECT_EQ(training.code(), ErrorCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace hsched::cpu::test
