@@ -30,7 +30,7 @@ class Tensor {
   template <typename T>
   static Tensor from_vector(DType dtype, std::vector<int64_t> dims, const std::vector<T>& values) {
     Tensor t(dtype, std::move(dims));
-    std::memcpy(t.raw(), values.data(), t.byte_size());
+    if (t.byte_size() != 0) std::memcpy(t.raw(), values.data(), t.byte_size());
     return t;
   }
 
