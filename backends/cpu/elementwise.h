@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -36,6 +37,109 @@ inline void for_each_blocked(int64_t n, F&& f) {
     for (int64_t j = 0; j < kBlock; ++j) f(i + j);
   }
   for (; i < n; ++i) f(i);
+}
+
+// --- Vectorisable float math ---------------------------------------------------------------------
+// libm's expf/erff/tanhf are scalar calls (GCC only uses glibc's vector versions under
+// -ffast-math), which made Erf (GELU), Sigmoid (SiLU) and Tanh cost 5-10x a memory-bound op.
+// These use only arithmetic, compares and bit casts, so loops over them vectorise at -O2.
+// Accuracy, measured against double libm over dense sweeps: exp <= 1.1 ulp, expm1, sigmoid,
+// tanh and erf <= 2.6 ulp (libm's float versions: <= 1 ulp, tanhf 2.1). NaN stays NaN, +-inf
+// and overflow give libm's results; denormal results of exp keep fewer bits than libm's.
+
+// cond ? a : b without a branch. A plain ternary against a constant lets GCC's jump threading
+// specialise the code after it (x == -104 folds everything that follows into a constant), and the
+// resulting control flow stops the vectoriser; bit operations leave nothing to thread.
+inline float pick(bool cond, float a, float b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(cond);
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & mask) |
+                              (std::bit_cast<uint32_t>(b) & ~mask));
+}
+// min(max(x, lo), hi), NaN passing through.
+inline float clamp_float(float x, float lo, float hi) {
+  x = pick(x < lo, lo, x);
+  return pick(x > hi, hi, x);
+}
+inline float abs_float(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
+}
+// |magnitude| with the sign bit of `sign` (magnitude must be non-negative).
+inline float with_sign_of(float magnitude, float sign) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(magnitude) |
+                              (std::bit_cast<uint32_t>(sign) & 0x80000000u));
+}
+
+// exp(x) = 2^n * (1 + q), n = round(x / ln 2), q = expm1(r) for r = x - n ln 2 in [-ln2/2, ln2/2].
+// 2^n is applied as two factors so that n in [-150, 128] (denormal results, overflow to inf)
+// needs no special case.
+struct ExpParts {
+  float q;
+  float scale1;
+  float scale2;
+};
+inline ExpParts exp_parts(float x) {
+  x = clamp_float(x, -104.0f, 89.0f);  // beyond: 0 and inf anyway; keeps n in range
+  // Adding 1.5 * 2^23 rounds x / ln 2 to an integer held in the low mantissa bits.
+  const float shifted = x * 1.44269504088896341f + 12582912.0f;
+  const float n = shifted - 12582912.0f;
+  const auto n_int = static_cast<int32_t>(std::bit_cast<uint32_t>(shifted) - 0x4b400000u);
+  // Cody-Waite: ln 2 = 0.693359375 (exact in 9 bits, so n * it is exact) - 2.12194440e-4.
+  const float r = (x - n * 0.693359375f) - n * -2.12194440e-4f;
+  // Taylor series to r^7: the rest is below 6e-9 relative for |r| <= 0.347.
+  const float q =
+      r +
+      r * r *
+          (0.5f + r * (1.0f / 6 +
+                       r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040))))));
+  const int32_t n1 = n_int >> 1;
+  const int32_t n2 = n_int - n1;
+  return {q, std::bit_cast<float>(static_cast<uint32_t>(n1 + 127) << 23),
+          std::bit_cast<float>(static_cast<uint32_t>(n2 + 127) << 23)};
+}
+
+inline float fast_exp(float x) {
+  const ExpParts p = exp_parts(x);
+  return (1.0f + p.q) * p.scale1 * p.scale2;
+}
+
+// exp(x) - 1, accurate near 0 (q carries it) where exp(x) - 1 would cancel.
+inline float fast_expm1(float x) {
+  const ExpParts p = exp_parts(x);
+  const float scale = p.scale1 * p.scale2;  // inf for n = 128: that case takes exp's form
+  return pick(x > 80.0f, (1.0f + p.q) * p.scale1 * p.scale2, scale * p.q + (scale - 1.0f));
+}
+
+inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+
+// tanh|x| = e / (e + 2) with e = expm1(2|x|); tanh(9) is 1.0f already.
+inline float fast_tanh(float x) {
+  const float e = fast_expm1(2.0f * clamp_float(abs_float(x), 0.0f, 9.0f));
+  return with_sign_of(e / (e + 2.0f), x);
+}
+
+// |x| < 0.5: Taylor series of erf to z^13. Above: erf = 1 - exp(h(z) - z^2) with h(z) =
+// log(erfc(z)) + z^2 fitted on [0.5, 3.92] (a degree-7 polynomial in z mapped to [-1, 1],
+// weighted minimax, error < 3e-9 in erf); erf(3.92) is 1.0f already.
+inline float fast_erf(float x) {
+  const float z = clamp_float(abs_float(x), 0.0f, 3.92f);
+  const float z2 = z * z;
+  const float series =
+      z *
+      (1.12837917f +
+       z2 * (-0.376126389f +
+             z2 * (0.112837917f +
+                   z2 * (-0.0268661706f +
+                         z2 * (0.00522397762f + z2 * (-0.000854832702f + z2 * 0.000120553329f))))));
+  const float s = z * 0.584795322f - 1.29239766f;
+  const float h =
+      -1.44953938f +
+      s * (-0.663822387f +
+           s * (0.195145321f +
+                s * (-0.0686613031f +
+                     s * (0.0258564408f +
+                          s * (-0.00609378737f + s * (0.00470705714f + s * -0.000241963715f))))));
+  const float tail = 1.0f - fast_exp(h - z2);
+  return with_sign_of(pick(z < 0.5f, series, tail), x);
 }
 
 // Calls f(T{}) with T the C++ type of a dtype arithmetic is defined on (f32, i64, i32, i8, u8);

@@ -184,6 +184,65 @@ TEST(ElementwiseUnary, FloatOpsMatchReference) {
   }
 }
 
+// Exp, Sigmoid, Tanh, Erf, Gelu and Elu use vectorisable approximations, not libm: a dense sweep
+// of their whole useful range (1M points, so every parallel chunk and loop tail) against double
+// libm, within a few ulp, and their special values.
+TEST(ElementwiseUnary, VectorisedTranscendentalsStayWithinAFewUlp) {
+  const double sqrt1_2 = 1.0 / std::sqrt(2.0);
+  struct Sweep {
+    std::string op;
+    std::function<double(double)> ref;
+    float lo, hi;
+    double atol = 0;
+    AttributeMap attrs = {};
+  };
+  const std::vector<Sweep> sweeps = {
+      {"Exp", [](double x) { return std::exp(x); }, -87.0f, 88.7f},
+      {"Sigmoid", [](double x) { return 1.0 / (1.0 + std::exp(-x)); }, -87.0f, 30.0f},
+      {"Tanh", [](double x) { return std::tanh(x); }, -12.0f, 12.0f},
+      {"Tanh", [](double x) { return std::tanh(x); }, -0.01f, 0.01f},
+      {"Erf", [](double x) { return std::erf(x); }, -6.0f, 6.0f},
+      {"Erf", [](double x) { return std::erf(x); }, -1e-3f, 1e-3f},
+      {"Elu", [](double x) { return x < 0 ? std::expm1(x) : x; }, -20.0f, 1.0f},
+      // 1 + erf(x) cancels for negative x, in float as in any float implementation.
+      {"Gelu", [=](double x) { return 0.5 * x * (1 + std::erf(x * sqrt1_2)); }, -8.0f, 8.0f, 1e-7},
+  };
+  const int64_t n = 1000003;
+  for (const auto& sweep : sweeps) {
+    SCOPED_TRACE(sweep.op + " over [" + std::to_string(sweep.lo) + ", " + std::to_string(sweep.hi) +
+                 "]");
+    Tensor x(DType::kF32, {n});
+    Tensor expected(DType::kF32, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = sweep.lo + (sweep.hi - sweep.lo) * static_cast<float>(i) / (n - 1);
+      x.values<float>()[i] = v;
+      expected.values<float>()[i] = static_cast<float>(sweep.ref(v));
+    }
+    // 3e-7 relative is 2.5 ulp at the top of a binade, 5 ulp at its bottom.
+    EXPECT_TRUE(all_close(run1(sweep.op, sweep.attrs, {{x}}, DType::kF32, {n}), expected,
+                          sweep.atol, 3e-7));
+  }
+  const Tensor specials = f32({6}, {kNaN, kInf, -kInf, 0.0f, -0.0f, 1000.0f});
+  auto eval = [&](const std::string& op) {
+    const Tensor y = run1(op, {}, {{specials}}, DType::kF32, {6});
+    return std::vector<float>(y.values<float>().begin(), y.values<float>().end());
+  };
+  for (const std::string op : {"Exp", "Sigmoid", "Tanh", "Erf", "Elu", "Gelu"}) {
+    EXPECT_TRUE(std::isnan(eval(op)[0])) << op;
+  }
+  auto tail = [](const std::vector<float>& y) {
+    return std::vector<float>(y.begin() + 1, y.end());
+  };
+  EXPECT_EQ(tail(eval("Exp")), (std::vector<float>{kInf, 0.0f, 1.0f, 1.0f, kInf}));
+  EXPECT_EQ(tail(eval("Sigmoid")), (std::vector<float>{1.0f, 0.0f, 0.5f, 0.5f, 1.0f}));
+  for (const std::string op : {"Tanh", "Erf"}) {
+    const auto y = eval(op);
+    EXPECT_EQ(tail(y), (std::vector<float>{1.0f, -1.0f, 0.0f, -0.0f, 1.0f})) << op;
+    EXPECT_TRUE(std::signbit(y[4])) << op << "(-0) keeps the sign";
+  }
+  EXPECT_EQ(eval("Elu")[2], -1.0f);
+}
+
 TEST(ElementwiseUnary, IntegerReluNegAbsWrapInsteadOfOverflowing) {
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   const Tensor x = make<int64_t>(DType::kI64, {5}, {-3, 0, 7, kMin, 12});
