@@ -1,0 +1,85 @@
+// `hsched run` on the CPU: inputs and outputs as .pb folders, JSON fields, and clear refusals.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+#include "graph/onnx_builder.h"
+#include "graph/tensor_proto.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+std::string relu_model(const test::TempDir& dir) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  test::write_file(dir / "relu.onnx", b.serialize());
+  return (dir / "relu.onnx").string();
+}
+
+TEST(RunCliTest, ReadsInputsWritesOutputsAndReportsJson) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  std::filesystem::create_directories(dir / "in");
+  const Tensor x = Tensor::from_vector(DType::kF32, {1, 4}, std::vector<float>{-1, 2, -3, 4});
+  ASSERT_TRUE(write_tensor_file(x, "x", dir / "in" / "input_0.pb").is_ok());
+  const auto run = cli_test::run_cli({"run", model, "--devices", "cpu", "--inputs",
+                                      (dir / "in").string(), "--outputs", (dir / "out").string(),
+                                      "--iterations", "3", "--warmup", "1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["iterations"], 3);
+  EXPECT_EQ(json["devices"], nlohmann::json({"cpu"}));
+  EXPECT_LE(json["latency_ms"]["min"].get<double>(), json["latency_ms"]["median"].get<double>());
+  EXPECT_EQ(json["outputs"][0]["name"], "y");
+  EXPECT_EQ(json["outputs"][0]["shape"], nlohmann::json({1, 4}));
+  EXPECT_EQ(json["outputs"][0]["dtype"], "f32");
+  auto y = read_tensor_file(dir / "out" / "output_0.pb");
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  const auto v = y->values<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{0, 2, 0, 4}));
+}
+
+TEST(RunCliTest, InputOfTheWrongShapeIsRefusedWithNothingWritten) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  std::filesystem::create_directories(dir / "in");
+  const Tensor x = Tensor::from_vector(DType::kF32, {2, 2}, std::vector<float>{1, 2, 3, 4});
+  ASSERT_TRUE(write_tensor_file(x, "x", dir / "in" / "input_0.pb").is_ok());
+  const auto run = cli_test::run_cli({"run", model, "--inputs", (dir / "in").string(), "--outputs",
+                                      (dir / "out").string()});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(cli_test::count_lines(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("input_0.pb: holds f32 2x2 but input 'x' is f32 1x4"), std::string::npos)
+      << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out"));
+}
+
+TEST(RunCliTest, OpTheCpuLacksIsOneLineNamingNodeAndOp) {
+  test::TempDir dir;
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {3, 3}).output("d", DType::kF32, {});
+  b.node("Det", {"x"}, {"d"}, "determinant");
+  test::write_file(dir / "det.onnx", b.serialize());
+  const auto run = cli_test::run_cli({"run", (dir / "det.onnx").string()});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(cli_test::count_lines(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("node 'determinant' (Det)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("no kernel for op 'Det'"), std::string::npos) << run.err;
+}
+
+TEST(RunCliTest, UnknownDeviceAndBadCountsAreRefused) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  auto run = cli_test::run_cli({"run", model, "--devices", "tpu"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--devices: unknown or absent device 'tpu'"), std::string::npos) << run.err;
+  run = cli_test::run_cli({"run", model, "--iterations", "0"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--iterations"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace hsched
