@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 (bookworm) packages hsched builds, tests and fuzzes with.
+# Run as root on a fresh machine: `bash scripts/setup-debian.sh`. Non-interactive, safe to rerun
+# (apt-get skips what is installed). Used by scripts/demo.sh and scripts/test.sh (.ci/run).
+set -euo pipefail
+
+if [[ ${EUID} -ne 0 ]]; then
+  echo "setup-debian.sh: run as root (it calls apt-get install)" >&2
+  exit 1
+fi
+
+# One line per reason, so that a package nobody uses any more is easy to spot and drop.
+packages=(
+  build-essential cmake ninja-build git pkg-config  # toolchain (gcc 12, CMake 3.25)
+  clang libclang-rt-14-dev                           # libFuzzer + sanitizer runtimes (fuzz preset)
+  libomp-14-dev                                      # OpenMP for clang (backends/cpu in the fuzz preset)
+  libonnx-dev libprotobuf-dev protobuf-compiler      # graph/: ONNX import
+  libboost-graph-dev                                 # graph/: topological order, cycles
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev    # JSON output, CLI flags, configs/*.yaml
+  libtbb-dev libdnnl-dev                             # backends/cpu: oneTBB, oneDNN
+  ocl-icd-opencl-dev opencl-headers libclblast-dev   # backends/opencl: ICD loader, CLBlast
+  pocl-opencl-icd clinfo                             # an OpenCL device on any CPU (CI)
+  libze-dev                                          # backends/level_zero: loader + headers
+  libgtest-dev libgmock-dev libbenchmark-dev         # tests/, bench/
+  python3-onnx python3-numpy                         # tests/fuzz/make_corpus.py, model checks
+)
+
+export DEBIAN_FRONTEND=noninteractive
+apt_opts=(-y -qq -o Dpkg::Use-Pty=0 -o APT::Install-Recommends=false)
+log=$(mktemp)
+trap 'rm -f "${log}"' EXIT
+# apt and dpkg are chatty even with -qq: keep their output, show it only when something fails.
+if ! { apt-get update -qq && apt-get install "${apt_opts[@]}" "${packages[@]}"; } >"${log}" 2>&1; then
+  tail -n 50 "${log}" >&2
+  echo "setup-debian.sh: apt-get failed (last 50 lines above)" >&2
+  exit 1
+fi
+echo "setup-debian.sh: ${#packages[@]} packages installed or already present"

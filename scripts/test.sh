@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run): Debian packages, then
+#   release build + CTest, asan (ASan+UBSan) build + CTest, fuzz build + a timed libFuzzer run.
+# Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
+# failed set-up or build skips what needs it. Prints the time of each phase; exits 1 on any failure.
+#
+# Environment (all optional):
+#   HSCHED_SKIP_SETUP=1       skip scripts/setup-debian.sh (a developer machine already set up)
+#   HSCHED_MODELS_DIR=PATH    shared reference models (default: ../shared/models beside the repo)
+#   HSCHED_JOBS=N             build and test parallelism (default: nproc)
+#   HSCHED_FUZZ_SECONDS=N     length of the fuzz run (default: 60)
+# Logs of every phase: build/test-logs/<phase>.log. docs/ci.md has the time budget.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+jobs=${HSCHED_JOBS:-$(nproc)}
+models_dir=${HSCHED_MODELS_DIR:-${root}/../shared/models}
+fuzz_seconds=${HSCHED_FUZZ_SECONDS:-60}
+log_dir=${root}/build/test-logs
+mkdir -p "${log_dir}"
+
+# Same sanitizer options as the asan test preset (CMakePresets.json), for the fuzz run.
+supp=${root}/tests/sanitizers
+export_sanitizer_options() {
+  export ASAN_OPTIONS="suppressions=${supp}/asan.supp:detect_leaks=1:halt_on_error=1:print_stacktrace=1"
+  export UBSAN_OPTIONS="suppressions=${supp}/ubsan.supp:halt_on_error=1:print_stacktrace=1"
+  export LSAN_OPTIONS="suppressions=${supp}/lsan.supp:print_suppressions=0"
+}
+
+phase_names=()
+phase_results=()
+phase_seconds=()
+tests_passed=0
+tests_failed=0
+failed=0
+
+# run_phase NAME COMMAND...: runs the command with its output on the terminal and in the log.
+run_phase() {
+  local name=$1
+  shift
+  local start=${SECONDS}
+  echo
+  echo "=== ${name}: $*"
+  "$@" 2>&1 | tee "${log_dir}/${name}.log"
+  local rc=${PIPESTATUS[0]}
+  local took=$((SECONDS - start))
+  phase_names+=("${name}")
+  phase_seconds+=("${took}")
+  if [[ ${rc} -eq 0 ]]; then
+    phase_results+=("ok")
+    echo "=== ${name}: ok (${took} s)"
+  else
+    phase_results+=("FAILED (exit ${rc})")
+    failed=1
+    echo "=== ${name}: FAILED with exit code ${rc} after ${took} s (log: ${log_dir}/${name}.log)"
+  fi
+  return "${rc}"
+}
+
+skip_phase() {
+  phase_names+=("$1")
+  phase_seconds+=("-")
+  phase_results+=("skipped: $2")
+  echo
+  echo "=== $1: skipped ($2)"
+}
+
+# Adds CTest's "N% tests passed, F tests failed out of T" of a phase's log to the totals.
+count_ctest() {
+  local line
+  line=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "${log_dir}/$1.log" |
+         tail -n 1)
+  if [[ -z ${line} ]]; then
+    tests_failed=$((tests_failed + 1))  # CTest did not get to its summary: count the pass as one
+    return
+  fi
+  local failed_count total
+  failed_count=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"${line}")
+  total=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\2/' <<<"${line}")
+  tests_passed=$((tests_passed + total - failed_count))
+  tests_failed=$((tests_failed + failed_count))
+}
+
+configure_and_build() {
+  local preset=$1
+  cmake --preset "${preset}" -DHSCHED_MODELS_DIR="${models_dir}" &&
+    cmake --build --preset "${preset}" --parallel "${jobs}"
+}
+
+# libFuzzer writes new coverage inputs to the first corpus folder (scratch, under build/) and
+# reads the checked-in seeds from the second. A crashing input is written to tests/fuzz/corpus/
+# (-artifact_prefix), to be fixed and committed; its base64 is printed, since a CI machine's
+# files are not kept.
+fuzz_run() {
+  local fuzzer=${root}/build/fuzz/tests/fuzz/import_fuzzer
+  local scratch=${root}/build/fuzz/corpus
+  local artifacts=${root}/tests/fuzz/corpus/
+  mkdir -p "${scratch}"
+  local marker=${log_dir}/fuzz-start
+  touch "${marker}"
+  export_sanitizer_options
+  # libFuzzer prints a line per new input: keep those in their own log, show the end of it.
+  local fuzz_log=${log_dir}/libfuzzer.log
+  "${fuzzer}" -max_total_time="${fuzz_seconds}" -timeout=25 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="${artifacts}" "${scratch}" "${root}/tests/fuzz/corpus" \
+    >"${fuzz_log}" 2>&1
+  local rc=$?
+  grep -E '^INFO: +[0-9]+ files found|INITED' "${fuzz_log}"
+  if [[ ${rc} -eq 0 ]]; then
+    grep -E '^(Done|stat::)' "${fuzz_log}"
+  else
+    tail -n 120 "${fuzz_log}"  # the report: sanitizer stack, the input's bytes, the artifact
+  fi
+  local found
+  found=$(find "${artifacts}" -newer "${marker}" -type f \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \
+       -o -name 'slow-unit-*' \))
+  for f in ${found}; do
+    echo "fuzz: input kept as ${f#"${root}"/}; base64 (decode with base64 -d):"
+    base64 -w 0 "${f}" | head -c 65536
+    echo
+  done
+  return "${rc}"
+}
+
+total_start=${SECONDS}
+echo "hsched test.sh: jobs=${jobs}, models=${models_dir}, fuzz=${fuzz_seconds} s"
+
+if [[ ${HSCHED_SKIP_SETUP:-0} == 1 ]]; then
+  skip_phase setup "HSCHED_SKIP_SETUP=1"
+elif ! run_phase setup bash scripts/setup-debian.sh; then
+  echo "test.sh: set-up failed; nothing else can run" >&2
+  exit 1
+fi
+
+for preset in release asan; do
+  if run_phase "${preset}-build" configure_and_build "${preset}"; then
+    run_phase "${preset}-test" ctest --preset "${preset}" --parallel "${jobs}"
+    count_ctest "${preset}-test"
+  else
+    skip_phase "${preset}-test" "build failed"
+    tests_failed=$((tests_failed + 1))
+  fi
+done
+
+if run_phase fuzz-build configure_and_build fuzz; then
+  if run_phase fuzz-run fuzz_run; then
+    tests_passed=$((tests_passed + 1))
+  else
+    tests_failed=$((tests_failed + 1))
+  fi
+else
+  skip_phase fuzz-run "build failed"
+  tests_failed=$((tests_failed + 1))
+fi
+
+echo
+echo "=== summary (seconds per phase, ${jobs} jobs)"
+for i in "${!phase_names[@]}"; do
+  printf '  %-14s %6s  %s\n' "${phase_names[$i]}" "${phase_seconds[$i]}" "${phase_results[$i]}"
+done
+printf '  %-14s %6s\n' "total" "$((SECONDS - total_start))"
+# One closing line over all passes: CTest tests of release and asan, plus the fuzz run as one.
+echo "test.sh: ${tests_passed} passed, ${tests_failed} failed"
+exit "${failed}"
