@@ -123,6 +123,31 @@ Status check_against_schema(const onnx::NodeProto& node, const std::string& wher
   return Status::ok();
 }
 
+// libonnx's shape inference divides by strides, dilations, kernel sizes and groups: refuse
+// values it cannot take before it runs (found by the importer fuzzer: strides [1, 0]).
+Status check_spatial_attributes(const onnx::NodeProto& node, const std::string& where) {
+  static const std::unordered_set<std::string> kSpatialOps{
+      "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool",
+      "MaxUnpool", "MaxRoiPool", "DeformConv", "Col2Im"};
+  if (kSpatialOps.count(node.op_type()) == 0) return Status::ok();
+  for (const auto& attr : node.attribute()) {
+    const std::string& name = attr.name();
+    const bool positive = name == "strides" || name == "dilations" || name == "kernel_shape";
+    const bool non_negative = name == "pads" || name == "output_padding";
+    for (int64_t v : attr.ints()) {
+      if ((positive && (v < 1 || v > kMaxDim)) || (non_negative && (v < 0 || v > kMaxDim))) {
+        return invalid_argument(where + ": attribute '" + name + "' has the value " +
+                                std::to_string(v) + ", out of range");
+      }
+    }
+    if (name == "group" && (attr.i() < 1 || attr.i() > kMaxDim)) {
+      return invalid_argument(where + ": attribute 'group' has the value " +
+                              std::to_string(attr.i()) + ", out of range");
+    }
+  }
+  return Status::ok();
+}
+
 Result<int64_t> default_opset(const onnx::ModelProto& model) {
   if (model.ir_version() < 3 || model.ir_version() > onnx::Version::IR_VERSION) {
     return invalid_argument("IR version " + std::to_string(model.ir_version()) +
@@ -235,6 +260,7 @@ Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& externa
     }
     if (is_default_domain(node.domain())) {
       HSCHED_RETURN_IF_ERROR(check_against_schema(node, where, opset));
+      HSCHED_RETURN_IF_ERROR(check_spatial_attributes(node, where));
     }
   }
   HSCHED_RETURN_IF_ERROR(sort_nodes(graph));

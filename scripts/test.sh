@@ -102,7 +102,8 @@ fuzz_run() {
   export_sanitizer_options
   # libFuzzer prints a line per new input: keep those in their own log, show the end of it.
   local fuzz_log=${log_dir}/libfuzzer.log
-  "${fuzzer}" -max_total_time="${fuzz_seconds}" -timeout=25 -rss_limit_mb=2048 \
+  # A fixed seed makes the run a prefix of one reproducible sequence (HSCHED_FUZZ_SEED to vary).
+  "${fuzzer}" -seed="${HSCHED_FUZZ_SEED:-1}" -max_total_time="${fuzz_seconds}" -timeout=25 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="${artifacts}" "${scratch}" "${root}/tests/fuzz/corpus" \
     >"${fuzz_log}" 2>&1
   local rc=$?

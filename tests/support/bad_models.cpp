@@ -166,6 +166,14 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
     cases.push_back({"UnknownOp", {save(dir, "unknown_op.onnx", model)},
                      "'Frobnicate' is not an ONNX operator"});
   }
+  {  // libonnx's Conv shape inference would divide by this zero stride.
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {1, 1, 4, 4}).output("y", DType::kF32, {1, 1, 4, 4});
+    b.initializer_random("w", {1, 1, 1, 1}, 1.0f, 3);
+    set_attr(b.node("Conv", {"x", "w"}, {"y"}, "conv"), "strides", std::vector<int64_t>{1, 0});
+    cases.push_back({"ZeroStride", {save(dir, "stride0.onnx", b.model())},
+                     "node 'conv' (Conv): attribute 'strides' has the value 0"});
+  }
   cases.push_back({"InputShapeNoSuchInput",
                    {valid, "--input-shape", "image=1,4"},
                    "--input-shape image: the model has no input named 'image'"});
