@@ -13,7 +13,7 @@ namespace {
 // back-to-back primitives fast and lets the cores go to TBB soon after (docs/threading.md). The
 // setting only takes effect in a fresh process, so the program starts itself once more with it.
 // A user who sets GOMP_SPINCOUNT or OMP_WAIT_POLICY keeps their choice.
-constexpr const char* kGompSpinCount = "1000";
+constexpr const char* kGompSpinCount = "30000";
 
 void start_with_short_omp_spin(char** argv) {
   if (getenv("GOMP_SPINCOUNT") != nullptr || getenv("OMP_WAIT_POLICY") != nullptr) return;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 #include <set>
 
 #include "backends/cpu/post_ops.h"
@@ -57,6 +58,24 @@ std::optional<PostOp> activation_post_op(const Graph& graph, const Node& node) {
   return std::nullopt;
 }
 
+// The value of a one-element f32 constant, if `v` is one.
+std::optional<float> scalar_constant(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (!value.is_constant() || value.dtype != DType::kF32 || value.constant->elements() != 1) {
+    return std::nullopt;
+  }
+  return value.constant->values<float>()[0];
+}
+
+// The input of a two-input node that is not `v`, or kNoValue.
+ValueId other_input(const Node& node, ValueId v) {
+  if (node.inputs.size() != 2) return kNoValue;
+  if (node.inputs[0] == v) return node.inputs[1];
+  if (node.inputs[1] == v) return node.inputs[0];
+  return kNoValue;
+}
+
 }  // namespace
 
 CpuProgram::CpuProgram(const Graph& graph, const CpuOptions& options)
@@ -88,7 +107,7 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
     omp_set_num_threads(options.threads);
     status = program->fold_constants(order, registry);
     if (!status.is_ok()) return;
-    program->fuse(order);
+    program->fuse();
     if (options.channels_last) program->assign_layouts();
     status = program->create_kernels(registry);
     if (status.is_ok()) program->plan_memory();
@@ -143,7 +162,7 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
 
 // Absorbs activations (and residual or bias adds) that follow a Conv, ConvTranspose, Gemm or
 // MatMul into its oneDNN primitive as post-ops: the intermediate tensors are never written.
-void CpuProgram::fuse(const std::vector<NodeId>& /*order*/) {
+void CpuProgram::fuse() {
   if (!options_.fuse) return;
   // Position of each value's producing step, and each value's consumers among the steps.
   std::vector<int> produced_at(graph_.values().size(), -1);
@@ -188,6 +207,38 @@ void CpuProgram::fuse(const std::vector<NodeId>& /*order*/) {
           absorbed[sig] = absorbed[mul] = true;
           current = mn.outputs[0];
           continue;
+        }
+      }
+      // GELU as PyTorch exports it: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5).
+      if (!next && uses.size() == 2 && !graph_outputs.count(current)) {
+        size_t div = uses[0], mul = uses[1];
+        if (steps_[div]->node.op_type != "Div") std::swap(div, mul);
+        const Node& dn = steps_[div]->node;
+        const Node& mn = steps_[mul]->node;
+        const auto near = [&](ValueId v, float want) {
+          const auto c = scalar_constant(graph_, v);
+          return c && std::fabs(*c - want) < 1e-3f;
+        };
+        const auto step_of = [&](ValueId v, const char* op) -> std::optional<size_t> {
+          auto s2 = sole_consumer(v);
+          if (!s2 || steps_[*s2]->node.op_type != op) return std::nullopt;
+          return s2;
+        };
+        if (dn.op_type == "Div" && mn.op_type == "Mul" && dn.inputs[0] == current &&
+            near(dn.inputs[1], 1.41421356f)) {
+          const auto erf = step_of(dn.outputs[0], "Erf");
+          const auto add = erf ? step_of(steps_[*erf]->node.outputs[0], "Add") : std::nullopt;
+          const Node* an = add ? &steps_[*add]->node : nullptr;
+          const bool add_ok = an && near(other_input(*an, steps_[*erf]->node.outputs[0]), 1.0f) &&
+                              sole_consumer(an->outputs[0]) == mul &&
+                              other_input(mn, an->outputs[0]) == current;
+          const auto half = add_ok ? step_of(mn.outputs[0], "Mul") : std::nullopt;
+          if (half && near(other_input(steps_[*half]->node, mn.outputs[0]), 0.5f)) {
+            ops.push_back(PostOp{PostOp::Kind::kGeluErf});
+            for (size_t absorbed_step : {div, *erf, *add, mul, *half}) absorbed[absorbed_step] = true;
+            current = steps_[*half]->node.outputs[0];
+            continue;
+          }
         }
       }
       if (!next) break;

@@ -46,7 +46,7 @@ class CpuProgram {
   struct Step;
   CpuProgram(const Graph& graph, const CpuOptions& options);
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
-  void fuse(const std::vector<NodeId>& order);
+  void fuse();
   void assign_layouts();
   Status create_kernels(const KernelRegistry& registry);
   void plan_memory();
