@@ -8,6 +8,7 @@
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
+#include "support/bad_models.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -152,23 +153,8 @@ TEST_P(ExternalDataTest, WeightsAreReadFromTheFileBesideTheModel) {
   blob.append(reinterpret_cast<const char*>(weights.data()), weights.size() * sizeof(float));
   test::write_file(dir / "weights.bin", blob);
 
-  OnnxBuilder b(17);
-  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
-  auto& w = *b.model().mutable_graph()->add_initializer();
-  w.set_name("w");
-  w.set_data_type(1);
-  w.add_dims(1);
-  w.add_dims(4);
-  w.set_data_location(onnx::TensorProto::EXTERNAL);
-  for (auto [key, value] : {std::pair<std::string, std::string>{"location", "weights.bin"},
-                            {"offset", std::to_string(offset)},
-                            {"length", "16"}}) {
-    auto* entry = w.add_external_data();
-    entry->set_key(key);
-    entry->set_value(value);
-  }
-  b.node("Add", {"x", "w"}, {"y"}, "add");
-  test::write_file(dir / "model.onnx", b.serialize());
+  test::write_file(dir / "model.onnx",
+                   test::external_weight_model("weights.bin", offset).SerializeAsString());
 
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();

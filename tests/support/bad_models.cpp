@@ -26,7 +26,8 @@ std::string save(const fs::path& dir, const std::string& name, const onnx::Model
   return path.string();
 }
 
-// A model whose weight lives in `location` (relative to the model), 16 bytes at `offset`.
+}  // namespace
+
 onnx::ModelProto external_weight_model(const std::string& location, int64_t offset) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
@@ -36,17 +37,16 @@ onnx::ModelProto external_weight_model(const std::string& location, int64_t offs
   w.add_dims(1);
   w.add_dims(4);
   w.set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* entry = w.add_external_data();
-  entry->set_key("location");
-  entry->set_value(location);
-  entry = w.add_external_data();
-  entry->set_key("offset");
-  entry->set_value(std::to_string(offset));
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{"location", location},
+                                   {"offset", std::to_string(offset)},
+                                   {"length", "16"}}) {
+    auto* entry = w.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  }
   b.node("Add", {"x", "w"}, {"y"}, "add");
   return b.model();
 }
-
-}  // namespace
 
 std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
   std::vector<BadInput> cases;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
 namespace hsched::test {
 
 struct BadInput {
@@ -13,6 +15,9 @@ struct BadInput {
   std::vector<std::string> args;   // what follows `hsched info`: the model path, then flags
   std::string expect;              // a substring of the one-line error
 };
+
+// y = x + w, x and w 1x4 f32, w read from `location` beside the model: 16 bytes at `offset`.
+onnx::ModelProto external_weight_model(const std::string& location, int64_t offset);
 
 // Writes the files of every case into `dir` and returns the cases.
 std::vector<BadInput> make_bad_inputs(const std::filesystem::path& dir);
