@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_command.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
 #include "graph/summary.h"
@@ -26,9 +27,28 @@ Result<std::string> run_info(const InfoArgs& args) {
   return render(graph, args.model_path, args.json);
 }
 
+// The demo model's info, then the model run on the CPU (the one device hsched runs on so far;
+// the scheduler of issue 4 will place it across the devices found).
 Result<std::string> run_demo(const InfoArgs& args) {
   HSCHED_ASSIGN_OR_RETURN(Graph graph, build_demo_graph());
-  return render(graph, kDemoModelName, args.json);
+  HSCHED_ASSIGN_OR_RETURN(auto program, cpu::CpuProgram::compile(graph, cpu::CpuOptions{}));
+  constexpr int kWarmup = 2, kIterations = 20;
+  HSCHED_ASSIGN_OR_RETURN(TimedRuns timed,
+                          time_runs(*program, seeded_inputs(graph), kWarmup, kIterations));
+  const ModelSummary summary = summarize(graph, kDemoModelName);
+  if (args.json) {
+    nlohmann::json report = summary_to_json(summary);
+    report["run"] = {{"device", "cpu"},
+                     {"hardware", "real"},
+                     {"iterations", kIterations},
+                     {"latency_ms", {{"median", timed.median_ms}, {"min", timed.min_ms},
+                                     {"max", timed.max_ms}}}};
+    return report.dump(2) + "\n";
+  }
+  std::string text = summary_to_text(summary);
+  text += "run on cpu          median " + std::to_string(timed.median_ms) + " ms over " +
+          std::to_string(kIterations) + " runs (seeded random input; real hardware)\n";
+  return text;
 }
 
 }  // namespace hsched::cli

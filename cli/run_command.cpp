@@ -37,7 +37,7 @@ Status check_devices(const std::string& list) {
 }
 
 // Deterministic inputs: floats in [-1, 1); integers in {0, 1} (valid token ids and mask values
-// for any embedding); bools alternate.
+// for any embedding); bools random.
 Tensor seeded_input(const Value& value, uint32_t seed) {
   Tensor t(value.dtype, value.shape.dims);
   std::mt19937 rng(seed);
@@ -61,13 +61,10 @@ Tensor seeded_input(const Value& value, uint32_t seed) {
 }
 
 Result<std::vector<Tensor>> load_inputs(const Graph& graph, const std::string& dir) {
+  if (dir.empty()) return seeded_inputs(graph);
   std::vector<Tensor> inputs;
   for (size_t k = 0; k < graph.inputs().size(); ++k) {
     const Value& value = graph.value(graph.inputs()[k]);
-    if (dir.empty()) {
-      inputs.push_back(seeded_input(value, static_cast<uint32_t>(k + 1)));
-      continue;
-    }
     const fs::path path = fs::path(dir) / ("input_" + std::to_string(k) + ".pb");
     if (!fs::exists(path)) {
       return invalid_argument(path.string() + ": missing (the model takes " +
@@ -112,6 +109,34 @@ int64_t peak_rss_bytes() {
 
 }  // namespace
 
+std::vector<Tensor> seeded_inputs(const Graph& graph) {
+  std::vector<Tensor> inputs;
+  for (size_t k = 0; k < graph.inputs().size(); ++k) {
+    inputs.push_back(seeded_input(graph.value(graph.inputs()[k]), static_cast<uint32_t>(k + 1)));
+  }
+  return inputs;
+}
+
+Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs,
+                            int warmup, int iterations) {
+  using Clock = std::chrono::steady_clock;
+  TimedRuns timed;
+  std::vector<double> times;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    const auto start = Clock::now();
+    auto result = program.run(inputs);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (!result.is_ok()) return result.status();
+    if (i >= warmup) times.push_back(ms);
+    timed.outputs = std::move(result).value();
+  }
+  const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
+  timed.min_ms = *min_it;
+  timed.max_ms = *max_it;
+  timed.median_ms = median_of(times);
+  return timed;
+}
+
 Result<std::string> run_model(const RunArgs& args) {
   if (args.iterations < 1 || args.iterations > kMaxIterations) {
     return invalid_argument("--iterations must be in [1, " + std::to_string(kMaxIterations) + "]");
@@ -137,20 +162,12 @@ Result<std::string> run_model(const RunArgs& args) {
   const double compile_ms =
       std::chrono::duration<double, std::milli>(Clock::now() - compile_start).count();
 
-  std::vector<Tensor> outputs;
-  std::vector<double> times;
-  for (int i = 0; i < args.warmup + args.iterations; ++i) {
-    const auto start = Clock::now();
-    auto result = (*program)->run(inputs);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (!result.is_ok()) return result.status().with_context(args.model_path);
-    if (i >= args.warmup) times.push_back(ms);
-    outputs = std::move(result).value();
-  }
+  auto timed = time_runs(**program, inputs, args.warmup, args.iterations);
+  if (!timed.is_ok()) return timed.status().with_context(args.model_path);
+  const std::vector<Tensor>& outputs = timed->outputs;
   if (!args.outputs_dir.empty()) HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
 
-  const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
-  const double median = median_of(times);
+  const double median = timed->median_ms;
   const auto& stats = (*program)->stats();
   if (args.json) {
     nlohmann::json report;
@@ -159,7 +176,7 @@ Result<std::string> run_model(const RunArgs& args) {
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
     report["warmup"] = args.warmup;
-    report["latency_ms"] = {{"median", median}, {"min", *min_it}, {"max", *max_it}};
+    report["latency_ms"] = {{"median", median}, {"min", timed->min_ms}, {"max", timed->max_ms}};
     report["compile_ms"] = compile_ms;
     report["peak_rss_bytes"] = peak_rss_bytes();
     report["cpu"] = {{"kernels", stats.kernels},
@@ -181,7 +198,7 @@ Result<std::string> run_model(const RunArgs& args) {
        << "devices      cpu (" << args.threads << " threads)\n"
        << "compile      " << compile_ms << " ms (" << stats.kernels << " kernels, "
        << stats.folded_nodes << " nodes folded, " << stats.fused_nodes << " fused)\n"
-       << "latency      median " << median << " ms, min " << *min_it << " ms, max " << *max_it
+       << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max " << timed->max_ms
        << " ms over " << args.iterations << " runs (" << args.warmup << " warm-up)\n";
   for (size_t k = 0; k < outputs.size(); ++k) {
     text << "output       " << graph.value(graph.outputs()[k]).name << " "

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/program.h"
 #include "hsched/status.h"
 
 namespace hsched::cli {
@@ -22,5 +23,17 @@ struct RunArgs {
 
 // Returns the report (text or JSON). Output files are written only after every run succeeded.
 Result<std::string> run_model(const RunArgs& args);
+
+struct TimedRuns {
+  std::vector<Tensor> outputs;  // of the last run
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+};
+
+// Runs `program` warmup + iterations times on `inputs`, timing the last `iterations` runs.
+Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs,
+                            int warmup, int iterations);
+
+// Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.
+std::vector<Tensor> seeded_inputs(const Graph& graph);
 
 }  // namespace hsched::cli

@@ -38,6 +38,9 @@ TEST(CliTest, DemoJsonHasTheSummaryFields) {
   }
   EXPECT_EQ(json["model"], "demo-cnn");
   EXPECT_EQ(json["opset"], 17);
+  // The demo also runs its model: on the CPU until the scheduler places it across devices.
+  EXPECT_EQ(json["run"]["device"], "cpu");
+  EXPECT_GT(json["run"]["latency_ms"]["median"].get<double>(), 0.0);
   ASSERT_EQ(json["inputs"].size(), 1u);
   EXPECT_EQ(json["inputs"][0]["name"], "input");
   EXPECT_EQ(json["inputs"][0]["shape"], nlohmann::json({1, 3, 64, 64}));
