@@ -123,6 +123,17 @@ Result<Graph> to_graph(onnx::ModelProto& model, int64_t opset, ExternalData& ext
         }
         dtype = dtype_from_type(*type->second);
         shape = shape_from_type(*type->second);
+        // Inferred shapes are bounded like declared ones: the model decides them too.
+        std::vector<int64_t> known;
+        for (int64_t d : shape.dims) {
+          if (d >= 0) known.push_back(d);
+        }
+        if (shape.rank() > kMaxRank || !checked_elements(known).is_ok()) {
+          return invalid_argument(node_description(np, i) + ": output '" + out + "' would be " +
+                                  (shape.rank() > kMaxRank ? "of rank " + std::to_string(shape.rank())
+                                                           : "too large") +
+                                  ", beyond hsched's limits");
+        }
       }
       node.outputs.push_back(graph.add_value(out, dtype, std::move(shape)));
     }
