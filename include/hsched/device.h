@@ -1,0 +1,83 @@
+// Devices and targets: what a device is and what the cost model knows of it. A Target is the set
+// of devices a plan is made for: the devices found on this machine, or a profile of a machine we
+// do not have (configs/targets/*.yaml). Units: ms, bytes, GFLOP/s (GOP/s for int8), GB/s.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hsched {
+
+enum class DeviceKind { kCpu, kGpu, kNpu };
+enum class DeviceApi { kHost, kOpenCl, kLevelZero };  // kHost: the CPU backend (oneDNN/oneTBB)
+enum class Precision { kFp32, kFp16, kBf16, kInt8 };
+
+// Lower-case names as used in configs, flags and reports: "cpu", "opencl", "fp16"...
+const char* device_kind_name(DeviceKind kind);
+const char* device_api_name(DeviceApi api);
+const char* precision_name(Precision precision);
+std::optional<DeviceKind> parse_device_kind(const std::string& name);
+std::optional<DeviceApi> parse_device_api(const std::string& name);
+std::optional<Precision> parse_precision(const std::string& name);
+
+// Op classes group op types for policies and for the cost model's efficiencies.
+enum class OpClass {
+  kConvLinear,     // Conv, ConvTranspose, Gemm, MatMul
+  kPooling,        // MaxPool, AveragePool, GlobalAveragePool
+  kNormalization,  // LayerNormalization, InstanceNormalization, BatchNormalization, Softmax
+  kElementwise,    // unary and binary arithmetic, activations, comparisons, Where, Cast
+  kReduction,      // ReduceMean, ReduceSum, ReduceMax, ArgMax
+  kDataMovement,   // Reshape, Transpose, Concat, Split, Slice, Gather, Pad, Resize, Expand...
+  kOther,          // everything else
+};
+inline constexpr int kOpClassCount = 7;
+const char* op_class_name(OpClass op_class);  // "conv_linear", "pooling", ...
+std::optional<OpClass> parse_op_class(const std::string& name);
+OpClass op_class_of(const std::string& op_type);
+
+// One device as the planner sees it. Figures come from a target profile (with their sources in
+// the YAML) or from discovery on this machine; `present` says which.
+struct DeviceProfile {
+  std::string id;    // unique in its target: "cpu0", "gpu0", "npu0"; what `hsched devices` prints
+  std::string name;  // human-readable: "Intel Arc Graphics (Xe-LPG, 8 Xe-cores)"
+  DeviceKind kind = DeviceKind::kCpu;
+  DeviceApi api = DeviceApi::kHost;
+  bool present = false;  // true: found on this machine and can run; false: planned from a profile
+
+  std::map<Precision, double> peak_gflops;  // per computed precision; absent = not supported
+  std::map<OpClass, double> efficiency;     // fraction of peak reached per op class (0..1];
+                                            // absent classes use `default_efficiency`
+  double default_efficiency = 0.5;
+  double memory_bandwidth_gbps = 0;  // device memory (for integrated devices: the shared DRAM)
+  double launch_overhead_ms = 0;     // per node (kernel launch / primitive dispatch)
+  bool zero_copy = false;            // shares host memory: no copy at partition boundaries
+  double transfer_bandwidth_gbps = 0;  // to/from host when not zero-copy (PCIe, ...)
+  double transfer_latency_ms = 0;      // per transfer when not zero-copy; sync cost otherwise
+  int64_t memory_bytes = 0;            // capacity usable for weights and activations
+  double compile_ms_per_node = 0;      // first-run compile cost (JIT, graph compile)
+  double compile_ms_per_partition = 0;
+
+  // Op types this device runs; "*" means every op its backend implements (the CPU).
+  std::vector<std::string> ops;
+  // Precisions the device computes in natively (keys of peak_gflops, in preference order).
+  std::vector<Precision> precisions() const;
+  bool supports_op(const std::string& op_type) const;
+};
+
+struct Target {
+  std::string name;    // "core-ultra-7-155h", "this-machine"
+  std::string source;  // the YAML file it came from, or "discovered"
+  std::vector<DeviceProfile> devices;
+
+  const DeviceProfile* find(const std::string& id) const;
+};
+
+// Resolves a device selector against a target: a kind ("cpu", "gpu", "npu"), an API
+// ("opencl", "level_zero", "host") or a device id. Returns the matching device ids, in target
+// order; empty when nothing matches.
+std::vector<std::string> match_devices(const Target& target, const std::string& selector);
+
+}  // namespace hsched

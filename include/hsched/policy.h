@@ -1,0 +1,63 @@
+// Precision policies (configs/policies/*.yaml): where each op class may run, in which precision,
+// in order of preference; what to do when a node falls back; accuracy tolerances; objective.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hsched/device.h"
+
+namespace hsched {
+
+// One allowed placement: a device selector (kind, API or id, as in match_devices) and the
+// precision requested there.
+struct Choice {
+  std::string device;  // "gpu", "npu", "cpu", "opencl", "gpu0"...
+  Precision precision = Precision::kFp32;
+};
+std::string choice_name(const Choice& choice);  // "gpu/fp16"
+
+enum class FallbackMode { kAllow, kWarn, kError };
+enum class Objective { kLatency, kStrict };
+const char* fallback_mode_name(FallbackMode mode);
+const char* objective_name(Objective objective);
+
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-3;
+};
+
+struct Policy {
+  std::string name;    // "default", "latency"...
+  std::string source;  // the YAML file it came from, or "built-in"
+
+  // Allowed choices per op class, most preferred first. A class without an entry uses
+  // `default_choices`. The CPU in fp32 is the implicit last resort of every list unless
+  // `fallback` is kError (then a node none of its choices supports fails the plan).
+  std::map<OpClass, std::vector<Choice>> choices;
+  std::vector<Choice> default_choices;
+  // Per-op overrides (op type -> choices), checked before the op's class.
+  std::map<std::string, std::vector<Choice>> op_choices;
+
+  // When a device lacks a requested precision: substitutes to try on that same device, in order
+  // (e.g. bf16 -> [fp16] for NPU 3720, which computes fp16). Without an entry the choice is
+  // rejected with precision_not_allowed and the next choice is tried.
+  std::map<Precision, std::vector<Precision>> precision_substitutes;
+
+  FallbackMode fallback = FallbackMode::kWarn;
+  Objective objective = Objective::kLatency;
+  std::map<Precision, Tolerance> tolerances;
+  int64_t expected_runs = 100;  // compile cost is amortised over this many runs
+
+  // The choices for one op type (op override, else class, else default), without the implicit
+  // CPU fp32 last resort.
+  const std::vector<Choice>& choices_for(const std::string& op_type) const;
+};
+
+// The built-in default policy (same as configs/policies/default.yaml): FP16 conv/linear to the
+// GPU, BF16/INT8 work to the NPU, everything else and every fallback to the CPU.
+Policy default_policy();
+
+}  // namespace hsched

@@ -1,0 +1,20 @@
+// The library entry point: schedule(graph) -> Plan.
+#pragma once
+
+#include "graph/graph.h"
+#include "hsched/device.h"
+#include "hsched/plan.h"
+#include "hsched/policy.h"
+#include "hsched/status.h"
+
+namespace hsched {
+
+// Plans for the devices found on this machine with the default policy.
+Result<Plan> schedule(const Graph& graph);
+
+// Plans for an explicit target and policy. Fails (InvalidArgument) when the policy's fallback
+// mode is `error` and any node falls back, listing every such node; never fails otherwise, since
+// the CPU takes every node the other devices reject.
+Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy);
+
+}  // namespace hsched
