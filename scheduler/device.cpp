@@ -1,0 +1,1 @@
+// placeholder: filled in by the issue-4 work on this file
