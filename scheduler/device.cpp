@@ -1,1 +1,159 @@
-// placeholder: filled in by the issue-4 work on this file
+// Names of device kinds, APIs, precisions and op classes; op types -> op classes; the small
+// queries on device profiles and targets (include/hsched/device.h).
+#include "hsched/device.h"
+
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace hsched {
+namespace {
+
+// One table per enum, in enum order, so that a name and its parser can never disagree.
+template <typename Enum, size_t N>
+using NameTable = std::array<std::pair<Enum, const char*>, N>;
+
+constexpr NameTable<DeviceKind, 3> kKindNames{{
+    {DeviceKind::kCpu, "cpu"},
+    {DeviceKind::kGpu, "gpu"},
+    {DeviceKind::kNpu, "npu"},
+}};
+constexpr NameTable<DeviceApi, 3> kApiNames{{
+    {DeviceApi::kHost, "host"},
+    {DeviceApi::kOpenCl, "opencl"},
+    {DeviceApi::kLevelZero, "level_zero"},
+}};
+// Also the preference order of DeviceProfile::precisions().
+constexpr NameTable<Precision, 4> kPrecisionNames{{
+    {Precision::kFp32, "fp32"},
+    {Precision::kFp16, "fp16"},
+    {Precision::kBf16, "bf16"},
+    {Precision::kInt8, "int8"},
+}};
+constexpr NameTable<OpClass, kOpClassCount> kOpClassNames{{
+    {OpClass::kConvLinear, "conv_linear"},
+    {OpClass::kPooling, "pooling"},
+    {OpClass::kNormalization, "normalization"},
+    {OpClass::kElementwise, "elementwise"},
+    {OpClass::kReduction, "reduction"},
+    {OpClass::kDataMovement, "data_movement"},
+    {OpClass::kOther, "other"},
+}};
+
+template <typename Enum, size_t N>
+const char* name_of(const NameTable<Enum, N>& table, Enum value) {
+  for (const auto& [entry, name] : table) {
+    if (entry == value) return name;
+  }
+  return "unknown";
+}
+
+template <typename Enum, size_t N>
+std::optional<Enum> parse_name(const NameTable<Enum, N>& table, const std::string& name) {
+  for (const auto& [entry, entry_name] : table) {
+    if (name == entry_name) return entry;
+  }
+  return std::nullopt;
+}
+
+// Op types of the default ONNX domain by class: every op the CPU backend registers
+// (backends/cpu/*_kernels.cpp; config_test checks that none of them lands in kOther by accident)
+// plus common ONNX ops that device profiles may list. Op types not listed are kOther, among them
+// the CPU's shape computations (Shape, Size, ConstantOfShape, Range), which import folds away.
+using OpClassIndex = std::unordered_map<std::string_view, OpClass>;
+OpClassIndex build_op_class_index() {
+  OpClassIndex index;
+  auto add = [&](OpClass op_class, std::initializer_list<std::string_view> op_types) {
+    for (std::string_view op : op_types) index.emplace(op, op_class);
+  };
+  add(OpClass::kConvLinear, {"Conv", "ConvTranspose", "Gemm", "MatMul"});
+  add(OpClass::kPooling,
+      {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});
+  add(OpClass::kNormalization,
+      {"BatchNormalization", "InstanceNormalization", "LayerNormalization", "LpNormalization",
+       "GroupNormalization", "Softmax", "LogSoftmax", "Hardmax"});
+  // Arithmetic and variadic; unary math; activations; comparisons, logic, selection, conversion.
+  add(OpClass::kElementwise,
+      {"Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min", "Sum", "Mean"});
+  add(OpClass::kElementwise, {"Abs", "Neg", "Sqrt", "Exp", "Log", "Erf", "Sin", "Cos", "Floor",
+                              "Ceil", "Round", "Sign", "Reciprocal"});
+  add(OpClass::kElementwise,
+      {"Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
+       "Tanh", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Clip"});
+  add(OpClass::kElementwise, {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And",
+                              "Or", "Xor", "Not", "IsNaN", "IsInf", "Where", "Cast"});
+  add(OpClass::kReduction,
+      {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin"});
+  // Views and copies; layout; indexing and resampling.
+  add(OpClass::kDataMovement,
+      {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"});
+  add(OpClass::kDataMovement, {"Transpose", "Concat", "Split", "Slice", "Expand", "Tile", "Pad",
+                               "DepthToSpace", "SpaceToDepth"});
+  add(OpClass::kDataMovement, {"Gather", "GatherElements", "GatherND", "Resize", "Upsample"});
+  return index;
+}
+
+}  // namespace
+
+const char* device_kind_name(DeviceKind kind) { return name_of(kKindNames, kind); }
+const char* device_api_name(DeviceApi api) { return name_of(kApiNames, api); }
+const char* precision_name(Precision precision) { return name_of(kPrecisionNames, precision); }
+const char* op_class_name(OpClass op_class) { return name_of(kOpClassNames, op_class); }
+
+std::optional<DeviceKind> parse_device_kind(const std::string& name) {
+  return parse_name(kKindNames, name);
+}
+std::optional<DeviceApi> parse_device_api(const std::string& name) {
+  return parse_name(kApiNames, name);
+}
+std::optional<Precision> parse_precision(const std::string& name) {
+  return parse_name(kPrecisionNames, name);
+}
+std::optional<OpClass> parse_op_class(const std::string& name) {
+  return parse_name(kOpClassNames, name);
+}
+
+OpClass op_class_of(const std::string& op_type) {
+  // Built once; the planner asks for every node of graphs up to 10,000 nodes.
+  static const auto* const kIndex = new OpClassIndex(build_op_class_index());
+  auto it = kIndex->find(op_type);
+  return it == kIndex->end() ? OpClass::kOther : it->second;
+}
+
+std::vector<Precision> DeviceProfile::precisions() const {
+  std::vector<Precision> result;
+  for (const auto& [precision, name] : kPrecisionNames) {
+    if (peak_gflops.count(precision) != 0) result.push_back(precision);
+  }
+  return result;
+}
+
+bool DeviceProfile::supports_op(const std::string& op_type) const {
+  return std::any_of(ops.begin(), ops.end(),
+                     [&](const std::string& op) { return op == "*" || op == op_type; });
+}
+
+const DeviceProfile* Target::find(const std::string& id) const {
+  for (const auto& device : devices) {
+    if (device.id == id) return &device;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> match_devices(const Target& target, const std::string& selector) {
+  const std::optional<DeviceKind> kind = parse_device_kind(selector);
+  const std::optional<DeviceApi> api = parse_device_api(selector);
+  std::vector<std::string> ids;
+  for (const auto& device : target.devices) {
+    if (device.id == selector || (kind && device.kind == *kind) || (api && device.api == *api)) {
+      ids.push_back(device.id);
+    }
+  }
+  return ids;
+}
+
+}  // namespace hsched
