@@ -3,6 +3,7 @@
 // AVX-512 (brgconv, brdgmm for depthwise); values the program keeps plain are reordered at the
 // boundary, so the program's layout pass decides how many reorders remain.
 #include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/layout_util.h"
 
 namespace hsched::cpu {
 namespace {
@@ -67,8 +68,19 @@ class ConvKernel final : public Kernel {
     std::vector<memory::desc> add_mds;
     for (const auto& op : post_ops_) {
       if (op.kind != PostOp::Kind::kAdd) continue;
-      if (spec_.in_dims(static_cast<size_t>(op.input)) != y) {
+      const auto input = static_cast<size_t>(op.input);
+      if (spec_.in_dims(input) != y) {
         return unsupported(spec_, "a fused Add must have the output's shape");
+      }
+      // A residual added first, stored like the output (NHWC on both sides, where no reorder
+      // stands between the primitive and the output buffer): copied into the output before the
+      // primitive runs, then added as a `sum` post-op.
+      if (&op == &post_ops_.front() && output_channels_last(node, 0) &&
+          input_channels_last(node, input) && y.size() == 4) {
+        sum_input_ = static_cast<int>(input);
+        add_mds.emplace_back();
+        add_ports_.emplace_back();
+        continue;
       }
       add_mds.push_back(dst_md);
       add_ports_.emplace_back(*ctx.engine,
@@ -114,9 +126,19 @@ class ConvKernel final : public Kernel {
       bias_.set_data_handle(const_cast<std::byte*>(inputs[2]->raw()));
       args[DNNL_ARG_BIAS] = bias_;
     }
+    if (sum_input_ >= 0) {
+      const Tensor& residual = *inputs[static_cast<size_t>(sum_input_)];
+      if (residual.raw() != outputs[0]->raw()) {
+        parallel_copy(outputs[0]->raw(), residual.raw(), residual.byte_size());
+      }
+    }
     size_t add = 0;
     for (size_t i = 0; i < post_ops_.size(); ++i) {
       if (post_ops_[i].kind != PostOp::Kind::kAdd) continue;
+      if (static_cast<int>(i) == 0 && sum_input_ >= 0) {
+        ++add;
+        continue;
+      }
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
           add_ports_[add++].prepare(stream, inputs[static_cast<size_t>(post_ops_[i].input)]->raw());
     }
@@ -131,6 +153,7 @@ class ConvKernel final : public Kernel {
   KernelSpec spec_;
   bool transposed_;
   bool has_bias_ = false;
+  int sum_input_ = -1;  // input added as a `sum` post-op (copied into the output first), or -1
   std::vector<PostOp> post_ops_;
   dnnl::primitive primitive_;
   memory::desc weights_desc_;

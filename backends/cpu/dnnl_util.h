@@ -30,7 +30,9 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
 
 // Builds the primitive attribute: `chain` (a kernel's own post-ops, e.g. Gemm's alpha and C),
 // then `ops`; the i-th binary add of `ops` reads a tensor described by `add_mds[i]` (a residual
-// with the output's shape and layout, or a broadcast bias row).
+// with the output's shape and layout, or a broadcast bias row). An empty `add_mds[i]` makes that
+// add a `sum` post-op instead: the caller puts the tensor in the destination before executing
+// (brgconv takes `sum` where oneDNN 2.6 falls back to a slower convolution for a binary add).
 dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
                                        const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain = {});

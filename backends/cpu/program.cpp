@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "backends/cpu/group_norm.h"
 #include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
@@ -26,6 +27,9 @@ bool is_view_op(const std::string& op) {
 bool is_dnnl_spatial(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
 }
+
+// Ops whose kernels read and write 4-D activations in either layout, the same on both sides.
+bool is_layout_flexible(const std::string& op) { return op == kGroupNormOp || op == "Resize"; }
 
 bool is_fusion_root(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
@@ -164,6 +168,13 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
 // MatMul into its oneDNN primitive as post-ops: the intermediate tensors are never written.
 void CpuProgram::fuse() {
   if (!options_.fuse) return;
+  {
+    std::vector<Node*> nodes;
+    for (auto& step : steps_) nodes.push_back(&step->node);
+    std::vector<bool> absorbed(steps_.size(), false);
+    fuse_group_norms(graph_, nodes, absorbed);
+    drop_steps(absorbed);
+  }
   // Position of each value's producing step, and each value's consumers among the steps.
   std::vector<int> produced_at(graph_.values().size(), -1);
   std::vector<std::vector<size_t>> consumers(graph_.values().size());
@@ -268,6 +279,10 @@ void CpuProgram::fuse() {
     root.outputs[0] = current;
     set_post_ops(root, ops);
   }
+  drop_steps(absorbed);
+}
+
+void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
   std::vector<std::unique_ptr<Step>> kept;
   for (size_t s = 0; s < steps_.size(); ++s) {
     if (absorbed[s]) {
@@ -279,35 +294,53 @@ void CpuProgram::fuse() {
   steps_ = std::move(kept);
 }
 
-// A 4-D value stays channels-last when a oneDNN spatial primitive produces it and only oneDNN
-// spatial primitives read it (as their activation or fused residual): no reorder in between.
+// A 4-D value stays channels-last when a oneDNN spatial primitive or a layout-flexible op
+// (GroupNorm, Resize) produces it and only such ops read it (spatial primitives as their
+// activation or fused residual): no reorder in between. A flexible op keeps one layout on both
+// sides, so its input and output are settled together.
 void CpuProgram::assign_layouts() {
   const size_t n = graph_.values().size();
   channels_last_.assign(n, false);
   std::vector<bool> candidate(n, false), blocked(n, false);
+  std::vector<const Node*> flexible;
   for (const auto& step : steps_) {
     const Node& node = step->node;
     const bool spatial = is_dnnl_spatial(node.op_type);
-    if (spatial && graph_.value(node.outputs[0]).shape.rank() == 4) {
+    const bool flex = is_layout_flexible(node.op_type);
+    const Value& out = graph_.value(node.outputs[0]);
+    if ((spatial || flex) && out.shape.rank() == 4 && out.dtype == DType::kF32) {
       candidate[static_cast<size_t>(node.outputs[0])] = true;
     }
+    if (flex) flexible.push_back(&node);
     std::set<size_t> activation_inputs{0};
     for (const auto& op : post_ops_of(node)) {
       if (op.kind == PostOp::Kind::kAdd) activation_inputs.insert(static_cast<size_t>(op.input));
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i] == kNoValue) continue;
-      if (!(spatial && activation_inputs.count(i))) blocked[static_cast<size_t>(node.inputs[i])] = true;
+      if (!((spatial || flex) && activation_inputs.count(i))) {
+        blocked[static_cast<size_t>(node.inputs[i])] = true;
+      }
     }
   }
   for (ValueId v : graph_.outputs()) blocked[static_cast<size_t>(v)] = true;
-  for (size_t v = 0; v < n; ++v) {
-    channels_last_[v] = candidate[v] && !blocked[v];
-    stats_.channels_last_values += channels_last_[v] ? 1 : 0;
+  for (size_t v = 0; v < n; ++v) channels_last_[v] = candidate[v] && !blocked[v];
+  // Only ever clears, so it ends.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node* node : flexible) {
+      const auto in = static_cast<size_t>(node->inputs[0]);
+      const auto out = static_cast<size_t>(node->outputs[0]);
+      if (channels_last_[in] != channels_last_[out]) {
+        channels_last_[in] = channels_last_[out] = false;
+        changed = true;
+      }
+    }
   }
+  for (size_t v = 0; v < n; ++v) stats_.channels_last_values += channels_last_[v] ? 1 : 0;
   for (auto& step : steps_) {
     Node& node = step->node;
-    if (!is_dnnl_spatial(node.op_type)) continue;
+    if (!is_dnnl_spatial(node.op_type) && !is_layout_flexible(node.op_type)) continue;
     std::vector<int64_t> in, out;
     for (ValueId v : node.inputs) in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
     for (ValueId v : node.outputs) out.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);

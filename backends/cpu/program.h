@@ -47,6 +47,7 @@ class CpuProgram {
   CpuProgram(const Graph& graph, const CpuOptions& options);
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
   void fuse();
+  void drop_steps(const std::vector<bool>& absorbed);
   void assign_layouts();
   Status create_kernels(const KernelRegistry& registry);
   void plan_memory();

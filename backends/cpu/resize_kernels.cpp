@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "backends/cpu/layout_util.h"
+#include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
 namespace {
@@ -150,6 +151,7 @@ class ResizeKernel final : public Kernel {
         }
       }
     }
+    if (input_channels_last(spec.node, 0)) HSCHED_RETURN_IF_ERROR(k->use_channels_last(spec));
     encode_scalar(spec.node.attr_float("extrapolation_value", 0.0f), k->dtype_, k->extrapolation_);
     k->extrapolation_f_ = spec.node.attr_float("extrapolation_value", 0.0f);
     // Where roi and scales come from; -1: not an input of this op and opset.
@@ -190,6 +192,25 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
+  // The program keeps this 4-D activation channels-last (NHWC) on both sides: resize the
+  // physical [N, H, W, C] array instead, the scales and roi (given for logical N, C, H, W or for
+  // `axes`) mapped onto the physical axes.
+  Status use_channels_last(const KernelSpec& spec) {
+    if (in_dims_.size() != 4 || !output_channels_last(spec.node, 0)) {
+      return invalid_node(spec, "channels-last needs 4-D input and output in the same layout");
+    }
+    static constexpr int64_t kPhysicalAxis[4] = {0, 3, 1, 2};  // logical NCHW axis -> NHWC
+    const auto to_nhwc = [](const std::vector<int64_t>& d) {
+      return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
+    };
+    in_dims_ = to_nhwc(in_dims_);
+    out_dims_ = to_nhwc(out_dims_);
+    std::vector<int64_t> axes = axes_.value_or(std::vector<int64_t>{0, 1, 2, 3});
+    for (int64_t& a : axes) a = kPhysicalAxis[a];
+    axes_ = std::move(axes);
+    return Status::ok();
+  }
+
   // Per-axis scale and roi (expanding `axes` when given), then the index tables.
   Result<std::vector<AxisMap>> make_plan(const std::vector<float>& scales_in,
                                          const std::vector<float>& roi_in) const {

@@ -1,0 +1,77 @@
+// Program-level fusions against the same graph run unfused in NCHW: the GroupNorm chain
+// (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
+// between convolutions and through a nearest Resize, and a residual Add as a `sum` post-op.
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "op_test_util.h"
+
+namespace hsched::cpu {
+namespace {
+
+constexpr int64_t kChannels = 8, kGroups = 4, kSize = 6;
+
+// x -> Conv -> [GroupNorm -> SiLU] -> Conv (+ residual) -> Resize x2 -> [GroupNorm] -> Conv.
+Graph group_norm_model() {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  const std::vector<int64_t> big{1, kChannels, 2 * kSize, 2 * kSize};
+  b.input("x", DType::kF32, {1, 3, kSize, kSize});
+  b.output("y", DType::kF32, {1, 2, 2 * kSize, 2 * kSize});
+  b.initializer_random("w0", {kChannels, 3, 3, 3}, 0.5f, 1);
+  b.initializer_random("w1", {kChannels, kChannels, 3, 3}, 0.3f, 2);
+  b.initializer_random("w2", {2, kChannels, 3, 3}, 0.3f, 3);
+  b.initializer_i64("grouped", {3}, {1, kGroups, -1});
+  b.initializer_i64("act_shape", {4}, act);
+  b.initializer_i64("big_shape", {4}, big);
+  b.initializer_random("in_scale", {kGroups}, 1.0f, 4);
+  b.initializer_random("in_bias", {kGroups}, 1.0f, 5);
+  b.initializer_random("gamma", {kChannels, 1, 1}, 1.0f, 6);
+  b.initializer_random("beta", {kChannels, 1, 1}, 1.0f, 7);
+  b.initializer_f32("scales", {4}, {1, 1, 2, 2});
+  set_attr(b.node("Conv", {"x", "w0"}, {"c0"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  // GroupNorm with affine and SiLU.
+  b.node("Reshape", {"c0", "grouped"}, {"g0"});
+  b.node("InstanceNormalization", {"g0", "in_scale", "in_bias"}, {"n0"});
+  b.node("Reshape", {"n0", "act_shape"}, {"u0"});
+  b.node("Mul", {"u0", "gamma"}, {"m0"});
+  b.node("Add", {"m0", "beta"}, {"a0"});
+  b.node("Sigmoid", {"a0"}, {"s0"});
+  b.node("Mul", {"a0", "s0"}, {"h0"});
+  set_attr(b.node("Conv", {"h0", "w1"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c0", "c1"}, {"r1"});  // residual: a `sum` post-op of the second Conv
+  auto& resize = b.node("Resize", {"r1", "", "scales"}, {"up"});
+  set_attr(resize, "mode", std::string("nearest"));
+  // GroupNorm without affine or activation.
+  b.node("Reshape", {"up", "grouped"}, {"g1"});
+  b.node("InstanceNormalization", {"g1", "in_scale", "in_bias"}, {"n1"});
+  b.node("Reshape", {"n1", "big_shape"}, {"u1"});
+  set_attr(b.node("Conv", {"u1", "w2"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto graph = import_onnx_model(b.model(), {}, "group_norm_model", {});
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+TEST(FusionTest, GroupNormChainChannelsLastMatchesUnfused) {
+  const Graph graph = group_norm_model();
+  const Tensor x = test::random_f32({1, 3, kSize, kSize}, 11, -2.0f, 2.0f);
+  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  // Both GroupNorm chains fold into one kernel each (6 + 2 nodes), the residual Add into a Conv.
+  EXPECT_EQ((*fused)->stats().fused_nodes, 9);
+  EXPECT_EQ((*fused)->stats().kernels, 6);  // 3 Conv, 2 GroupNorm, Resize
+  // Every activation between the first and the last Conv stays NHWC.
+  EXPECT_EQ((*fused)->stats().channels_last_values, 5);
+  auto want = (*plain)->run({x});
+  auto got = (*fused)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+}  // namespace
+}  // namespace hsched::cpu
