@@ -1,6 +1,6 @@
 // hsched.GroupNorm: the fused form of PyTorch's GroupNorm export (Reshape -> InstanceNormalization
 // -> Reshape -> Mul -> Add), optionally followed by SiLU (x * Sigmoid(x)). The program's fusion
-// pass (group_norm_fusion.cpp) builds it; models never name it (the importer refuses unknown ops).
+// pass (norm_fusion.cpp) builds it; models never name it (the importer refuses unknown ops).
 // One pass for the statistics and one for normalize + affine + activation, in NCHW or NHWC, where
 // the unfused chain made eight passes and forced NCHW between the convolutions around it.
 #include <tbb/combinable.h>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/elementwise.h"
-#include "backends/cpu/group_norm.h"
+#include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/post_ops.h"
 #include "backends/cpu/reduction_common.h"
 

@@ -1,6 +1,6 @@
 #include "backends/cpu/kernel.h"
 
-#include "backends/cpu/group_norm.h"
+#include "backends/cpu/norm_fusion.h"
 
 namespace hsched::cpu {
 

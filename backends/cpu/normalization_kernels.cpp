@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "backends/cpu/kernel.h"
+#include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/post_ops.h"
 #include "backends/cpu/reduction_common.h"
 
 namespace hsched::cpu {
@@ -337,6 +339,53 @@ Result<std::unique_ptr<Kernel>> make_layer_norm(const KernelSpec& spec) {
       });
 }
 
+// hsched.ChannelLayerNorm: LayerNormalization over the channels of [N, C, H, W]. Channels-last,
+// each pixel's channels are one contiguous row (the plain LayerNorm rows); channels-first, a
+// pixel's channels are strided and normalized one pixel at a time.
+Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32}, "X"));
+  const auto& dims = spec.in_dims(0);
+  const bool channels_last = input_channels_last(spec.node, 0);
+  if (dims.size() != 4 || channels_last != output_channels_last(spec.node, 0)) {
+    return invalid_argument(node_context(spec.node) + ": needs 4-D [N, C, H, W] input and output "
+                            "in the same layout");
+  }
+  const int64_t channels = dims[1], pixels = dims[2] * dims[3], rows = dims[0] * pixels;
+  HSCHED_RETURN_IF_ERROR(check_layer_norm_param(spec, 1, {channels}, "Scale"));
+  HSCHED_RETURN_IF_ERROR(check_layer_norm_param(spec, 2, {channels}, "B"));
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * channels, "Y"));
+  const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const float* scale = in[1]->values<float>().data();
+    const float* bias = in.size() > 2 && in[2] ? in[2]->values<float>().data() : nullptr;
+    const float* x = in[0]->values<float>().data();
+    float* y = out[0]->values<float>().data();
+    if (channels_last) {
+      parallel_range(
+          rows,
+          [&](int64_t begin, int64_t end) {
+            layer_norm_rows(x, y, begin, end, channels, scale, bias, epsilon, nullptr, nullptr);
+          },
+          grain_for(channels));
+      return Status::ok();
+    }
+    parallel_range(
+        rows,
+        [&](int64_t begin, int64_t end) {
+          std::vector<float> row(static_cast<size_t>(channels));
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t base = (r / pixels) * channels * pixels + r % pixels;
+            for (int64_t c = 0; c < channels; ++c) row[c] = x[base + c * pixels];
+            layer_norm_rows(row.data(), row.data(), 0, 1, channels, scale, bias, epsilon, nullptr,
+                            nullptr);
+            for (int64_t c = 0; c < channels; ++c) y[base + c * pixels] = row[c];
+          }
+        },
+        grain_for(channels));
+    return Status::ok();
+  });
+}
+
 // Checks a per-channel parameter: f32 with exactly `channels` elements.
 Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what) {
   HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, what));
@@ -464,6 +513,7 @@ void register_normalization_kernels(KernelRegistry& registry) {
   registry.add("LogSoftmax", make_softmax<true>);
   registry.add("LpNormalization", make_lp_normalization);
   registry.add("LayerNormalization", make_layer_norm);
+  registry.add(kChannelLayerNormOp, make_channel_layer_norm);  // built by the program's fusion
   registry.add("InstanceNormalization", make_instance_norm);
   registry.add("BatchNormalization", make_batch_norm);
 }

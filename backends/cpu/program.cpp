@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "backends/cpu/group_norm.h"
+#include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
@@ -29,7 +29,9 @@ bool is_dnnl_spatial(const std::string& op) {
 }
 
 // Ops whose kernels read and write 4-D activations in either layout, the same on both sides.
-bool is_layout_flexible(const std::string& op) { return op == kGroupNormOp || op == "Resize"; }
+bool is_layout_flexible(const std::string& op) {
+  return op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize";
+}
 
 bool is_fusion_root(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
@@ -173,6 +175,7 @@ void CpuProgram::fuse() {
     for (auto& step : steps_) nodes.push_back(&step->node);
     std::vector<bool> absorbed(steps_.size(), false);
     fuse_group_norms(graph_, nodes, absorbed);
+    fuse_channel_layer_norms(graph_, nodes, absorbed);
     drop_steps(absorbed);
   }
   // Position of each value's producing step, and each value's consumers among the steps.
@@ -256,6 +259,8 @@ void CpuProgram::fuse() {
       const Node& node = steps_[*next]->node;
       if (auto act = activation_post_op(graph_, node); act && node.inputs[0] == current) {
         ops.push_back(*act);
+      } else if (ops.empty() && node.op_type == "Mul" && scale_into_weights(root, node, current)) {
+        // folded: the Conv computes the scaled output itself
       } else if (node.op_type == "Add" && node.inputs.size() == 2) {
         const ValueId other = node.inputs[0] == current ? node.inputs[1] : node.inputs[0];
         const Value& ov = graph_.value(other);
@@ -280,6 +285,33 @@ void CpuProgram::fuse() {
     set_post_ops(root, ops);
   }
   drop_steps(absorbed);
+}
+
+// A Conv whose output is multiplied by a per-output-channel constant (ConvNeXt's layer scale)
+// computes the product itself when its weights and bias are constants: both are scaled once,
+// here, into new constants.
+bool CpuProgram::scale_into_weights(Node& conv, const Node& mul, ValueId current) {
+  if (conv.op_type != "Conv" || mul.inputs.size() != 2) return false;
+  const Value& out = graph_.value(current);
+  const int64_t channels = out.shape.rank() >= 2 ? out.shape.dims[1] : 0;
+  const auto scale =
+      per_channel_constant(graph_.value(other_input(mul, current)), channels, out.shape.rank());
+  const Value& w = graph_.value(conv.inputs[1]);
+  const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
+  if (!scale || !w.is_constant() || w.dtype != DType::kF32 || w.shape.dims.empty() ||
+      w.shape.dims[0] != channels || (has_bias && !graph_.value(conv.inputs[2]).is_constant())) {
+    return false;
+  }
+  const auto scaled = [&](ValueId id) {
+    Tensor t = graph_.value(id).constant->clone();
+    auto values = t.values<float>();
+    const size_t block = values.size() / static_cast<size_t>(channels);
+    for (size_t i = 0; i < values.size(); ++i) values[i] *= (*scale)[i / block];
+    return graph_.add_constant(conv.name + "/scaled_" + graph_.value(id).name, std::move(t));
+  };
+  conv.inputs[1] = scaled(conv.inputs[1]);
+  if (has_bias) conv.inputs[2] = scaled(conv.inputs[2]);
+  return true;
 }
 
 void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {

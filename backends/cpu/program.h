@@ -48,6 +48,7 @@ class CpuProgram {
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
   void fuse();
   void drop_steps(const std::vector<bool>& absorbed);
+  bool scale_into_weights(Node& conv, const Node& mul, ValueId current);
   void assign_layouts();
   Status create_kernels(const KernelRegistry& registry);
   void plan_memory();

@@ -1,6 +1,8 @@
 // Program-level fusions against the same graph run unfused in NCHW: the GroupNorm chain
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
-// between convolutions and through a nearest Resize, and a residual Add as a `sum` post-op.
+// between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
+// ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
+// per-channel layer scale folded into the Conv's weights.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
@@ -70,6 +72,66 @@ TEST(FusionTest, GroupNormChainChannelsLastMatchesUnfused) {
   auto got = (*fused)->run({x});
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+// x -> depthwise Conv -> Transpose -> LayerNormalization -> Transpose -> 1x1 Conv (+bias) ->
+// Mul(layer scale) -> Add(x): a ConvNeXt block.
+Graph convnext_block_model() {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  b.initializer_random("dw", {kChannels, 1, 3, 3}, 0.5f, 1);
+  b.initializer_random("ln_scale", {kChannels}, 1.0f, 2);
+  b.initializer_random("ln_bias", {kChannels}, 1.0f, 3);
+  b.initializer_random("pw", {kChannels, kChannels, 1, 1}, 0.5f, 4);
+  b.initializer_random("pw_bias", {kChannels}, 0.5f, 5);
+  b.initializer_random("layer_scale", {kChannels, 1, 1}, 1.0f, 6);
+  auto& dw = b.node("Conv", {"x", "dw"}, {"d"});
+  set_attr(dw, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(dw, "group", kChannels);
+  set_attr(b.node("Transpose", {"d"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  set_attr(b.node("LayerNormalization", {"t", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
+  set_attr(b.node("Transpose", {"n"}, {"u"}), "perm", std::vector<int64_t>{0, 3, 1, 2});
+  b.node("Conv", {"u", "pw", "pw_bias"}, {"p"});
+  b.node("Mul", {"p", "layer_scale"}, {"s"});
+  b.node("Add", {"s", "x"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "convnext_block", {});
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  return std::move(graph).value();
+}
+
+TEST(FusionTest, ChannelLayerNormAndLayerScaleMatchUnfused) {
+  const Graph graph = convnext_block_model();
+  const Tensor x = test::random_f32({1, kChannels, kSize, kSize}, 12, -2.0f, 2.0f);
+  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  // Left: the depthwise Conv, the channel LayerNorm and the 1x1 Conv with scaled weights and the
+  // residual (x is NCHW, a graph input: a binary post-op, not a sum).
+  EXPECT_EQ((*fused)->stats().kernels, 3);
+  EXPECT_EQ((*fused)->stats().channels_last_values, 2);
+  auto want = (*plain)->run({x});
+  auto got = (*fused)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+TEST(FusionTest, ChannelLayerNormChannelsFirstMatchesUnfused) {
+  // Without the layout pass the fused LayerNorm reads and writes NCHW (strided channels).
+  const Graph graph = convnext_block_model();
+  const Tensor x = test::random_f32({1, kChannels, kSize, kSize}, 13, -2.0f, 2.0f);
+  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, false});
+  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
+  EXPECT_EQ((*fused)->stats().kernels, 3);
+  EXPECT_EQ((*fused)->stats().channels_last_values, 0);
+  auto want = (*plain)->run({x});
+  auto got = (*fused)->run({x});
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
   EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
 }
 

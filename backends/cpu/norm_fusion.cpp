@@ -1,16 +1,15 @@
-// The GroupNorm fusion pass (see group_norm.h for the pattern).
+// The normalization fusion passes (see norm_fusion.h for the patterns).
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
 
-#include "backends/cpu/group_norm.h"
+#include "backends/cpu/norm_fusion.h"
 
 namespace hsched::cpu {
-namespace {
 
-// The values of a constant f32 tensor that broadcasts per channel against [N, C, spatial...]
-// of rank `rank` (a scalar, or C values on axis 1 with every other axis 1), expanded to C.
-std::optional<std::vector<float>> per_channel(const Value& v, int64_t channels, size_t rank) {
+std::optional<std::vector<float>> per_channel_constant(const Value& v, int64_t channels,
+                                                       size_t rank) {
   if (!v.is_constant() || v.dtype != DType::kF32) return std::nullopt;
   const auto values = v.constant->values<float>();
   if (values.size() == 1) return std::vector<float>(static_cast<size_t>(channels), values[0]);
@@ -25,6 +24,8 @@ std::optional<std::vector<float>> per_channel(const Value& v, int64_t channels, 
   }
   return std::vector<float>(values.begin(), values.end());
 }
+
+namespace {
 
 // The values of a constant f32 tensor of exactly `count` elements (InstanceNormalization's scale
 // and bias, one per group).
@@ -67,9 +68,9 @@ class Matcher {
     return std::make_pair(sig, mul);
   }
 
-  // Tries the chain starting at nodes_[start]; on success rewrites it and returns the absorbed
-  // node indices.
-  std::optional<std::vector<size_t>> match(size_t start) {
+  // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns
+  // the absorbed node indices.
+  std::optional<std::vector<size_t>> match_group_norm(size_t start) {
     Node& reshape = *nodes_[start];
     if (reshape.op_type != "Reshape" || reshape.outputs.size() != 1) return std::nullopt;
     const ValueId x = reshape.inputs[0];
@@ -104,7 +105,7 @@ class Matcher {
       if (!step) continue;
       const Node& sn = *nodes_[*step];
       const ValueId other = sn.inputs[0] == current ? sn.inputs[1] : sn.inputs[0];
-      const auto k = per_channel(graph_.value(other), channels, dims.size());
+      const auto k = per_channel_constant(graph_.value(other), channels, dims.size());
       if (!k || graph_.value(sn.outputs[0]).shape.dims != dims) break;
       for (size_t c = 0; c < gamma.size(); ++c) {
         if (op[0] == 'M') {
@@ -141,26 +142,77 @@ class Matcher {
     return absorbed;
   }
 
+  // Tries Transpose(0,2,3,1) -> LayerNormalization(last axis) -> Transpose(0,3,1,2) at start.
+  std::optional<std::vector<size_t>> match_channel_layer_norm(size_t start) {
+    Node& to_last = *nodes_[start];
+    if (to_last.op_type != "Transpose" || to_last.attr_ints("perm") != kToLast) return std::nullopt;
+    const ValueId x = to_last.inputs[0];
+    if (graph_.value(x).dtype != DType::kF32 || graph_.value(x).shape.rank() != 4) {
+      return std::nullopt;
+    }
+    const int64_t channels = graph_.value(x).shape.dims[1];
+    const auto norm = sole(to_last.outputs[0], "LayerNormalization");
+    if (!norm) return std::nullopt;
+    const Node& nn = *nodes_[*norm];
+    const int64_t axis = nn.attr_int("axis", -1);
+    const bool only_y = nn.outputs.size() == 1 ||
+                        std::all_of(nn.outputs.begin() + 1, nn.outputs.end(), [&](ValueId v) {
+                          return v == kNoValue ||
+                                 (consumers_[static_cast<size_t>(v)].empty() && !outputs_.count(v));
+                        });
+    const auto per_channel = [&](size_t i) {
+      return i >= nn.inputs.size() || nn.inputs[i] == kNoValue ||
+             graph_.value(nn.inputs[i]).shape.elements() == channels;
+    };
+    if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2)) {
+      return std::nullopt;
+    }
+    const auto back = sole(nn.outputs[0], "Transpose");
+    if (!back || nodes_[*back]->attr_ints("perm") != kToFirst) return std::nullopt;
+    Node fused;
+    fused.name = nn.name;
+    fused.op_type = kChannelLayerNormOp;
+    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
+    fused.inputs = nn.inputs;
+    fused.inputs[0] = x;
+    fused.outputs = {nodes_[*back]->outputs[0]};
+    to_last = std::move(fused);
+    return std::vector<size_t>{*norm, *back};
+  }
+
  private:
+  static inline const std::vector<int64_t> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};
   Graph& graph_;
   const std::vector<Node*>& nodes_;
   std::vector<std::vector<size_t>> consumers_;
   std::set<ValueId> outputs_;
 };
 
+// Runs `match` (a Matcher member) at every node not yet absorbed.
+template <typename Match>
+int fuse_all(Matcher& matcher, Match match, size_t count, std::vector<bool>& absorbed) {
+  int fused = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (absorbed[i]) continue;
+    const auto chain = (matcher.*match)(i);
+    if (!chain) continue;
+    for (size_t s : *chain) absorbed[s] = true;
+    fused += static_cast<int>(chain->size());
+  }
+  return fused;
+}
+
 }  // namespace
 
 int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
   Matcher matcher(graph, nodes);
-  int count = 0;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (absorbed[i]) continue;
-    const auto chain = matcher.match(i);
-    if (!chain) continue;
-    for (size_t s : *chain) absorbed[s] = true;
-    count += static_cast<int>(chain->size());
-  }
-  return count;
+  return fuse_all(matcher, &Matcher::match_group_norm, nodes.size(), absorbed);
+}
+
+int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
+                             std::vector<bool>& absorbed) {
+  Matcher matcher(graph, nodes);
+  return fuse_all(matcher, &Matcher::match_channel_layer_norm, nodes.size(), absorbed);
 }
 
 }  // namespace hsched::cpu
