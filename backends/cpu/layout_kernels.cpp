@@ -9,6 +9,7 @@
 #include <set>
 
 #include "backends/cpu/layout_util.h"
+#include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
 namespace {
@@ -70,11 +71,19 @@ KernelResult make_transpose(const KernelSpec& spec) {
   return view_kernel(view);
 }
 
+// Channels-last (the program keeps every input and the output NHWC, see program.cpp), the
+// physical [N, H, W, C] arrays are concatenated instead, along the axis where the logical one lies.
 KernelResult make_concat(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_static_shapes(spec));
-  const auto& out_dims = spec.out_dims(0);
-  HSCHED_ASSIGN_OR_RETURN(const int64_t axis,
+  const bool channels_last = output_channels_last(spec.node, 0);
+  if (channels_last && spec.out_dims(0).size() != 4) return invalid_node(spec, "NHWC needs 4-D");
+  const auto physical = [&](const std::vector<int64_t>& d) {
+    return channels_last ? channels_last_dims(d) : d;
+  };
+  const std::vector<int64_t> out_dims = physical(spec.out_dims(0));
+  HSCHED_ASSIGN_OR_RETURN(int64_t axis,
                           normalize_axis(spec, spec.node.attr_int("axis", 0), out_dims.size()));
+  if (channels_last) axis = channels_last_axis(axis);
   const auto a = static_cast<size_t>(axis);
   const int64_t elem = elem_bytes(spec);
   const int64_t outer =
@@ -86,7 +95,10 @@ KernelResult make_concat(const KernelSpec& spec) {
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
     if (spec.inputs[i] == nullptr)
       return invalid_node(spec, "input " + std::to_string(i) + " is omitted");
-    const auto& d = spec.in_dims(i);
+    if (input_channels_last(spec.node, i) != channels_last) {
+      return invalid_node(spec, "inputs and output in different layouts");
+    }
+    const std::vector<int64_t> d = physical(spec.in_dims(i));
     bool fits = d.size() == out_dims.size() &&
                 dtype_size(spec.inputs[i]->dtype) == dtype_size(spec.inputs[0]->dtype);
     for (size_t k = 0; fits && k < d.size(); ++k) fits = k == a || d[k] == out_dims[k];

@@ -85,4 +85,13 @@ void set_layouts(Node& node, const std::vector<int64_t>& inputs,
   node.attributes["_out_layouts"] = outputs;
 }
 
+std::vector<int64_t> channels_last_dims(const std::vector<int64_t>& dims) {
+  return {dims.at(0), dims.at(2), dims.at(3), dims.at(1)};
+}
+
+int64_t channels_last_axis(int64_t axis) {
+  static constexpr int64_t kPhysical[4] = {0, 3, 1, 2};
+  return kPhysical[axis];
+}
+
 }  // namespace hsched::cpu

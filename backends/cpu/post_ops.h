@@ -32,5 +32,9 @@ const char* post_op_name(PostOp::Kind kind);
 bool input_channels_last(const Node& node, size_t input);
 bool output_channels_last(const Node& node, size_t output);
 void set_layouts(Node& node, const std::vector<int64_t>& inputs, const std::vector<int64_t>& outputs);
+// For kernels that work on the physical array: the dims of a channels-last 4-D tensor in memory
+// order ([N, C, H, W] -> [N, H, W, C]), and where a logical axis lies in them.
+std::vector<int64_t> channels_last_dims(const std::vector<int64_t>& dims);
+int64_t channels_last_axis(int64_t axis);
 
 }  // namespace hsched::cpu

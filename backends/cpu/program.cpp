@@ -30,7 +30,12 @@ bool is_dnnl_spatial(const std::string& op) {
 
 // Ops whose kernels read and write 4-D activations in either layout, the same on both sides.
 bool is_layout_flexible(const std::string& op) {
-  return op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize";
+  return op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" || op == "Concat";
+}
+
+// The inputs of a layout-flexible op that take its layout (the others are shapes, scales...).
+size_t flexible_input_count(const Node& node) {
+  return node.op_type == "Concat" ? node.inputs.size() : 1;
 }
 
 bool is_fusion_root(const std::string& op) {
@@ -327,9 +332,9 @@ void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
 }
 
 // A 4-D value stays channels-last when a oneDNN spatial primitive or a layout-flexible op
-// (GroupNorm, Resize) produces it and only such ops read it (spatial primitives as their
-// activation or fused residual): no reorder in between. A flexible op keeps one layout on both
-// sides, so its input and output are settled together.
+// (GroupNorm, channel LayerNorm, Resize, Concat) produces it and only such ops read it (spatial primitives as their
+// activation or fused residual): no reorder in between. A flexible op keeps one layout on all
+// sides, so its inputs and output are settled together.
 void CpuProgram::assign_layouts() {
   const size_t n = graph_.values().size();
   channels_last_.assign(n, false);
@@ -350,9 +355,9 @@ void CpuProgram::assign_layouts() {
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i] == kNoValue) continue;
-      if (!((spatial || flex) && activation_inputs.count(i))) {
-        blocked[static_cast<size_t>(node.inputs[i])] = true;
-      }
+      const bool takes_layout = (spatial && activation_inputs.count(i)) ||
+                                (flex && i < flexible_input_count(node));
+      if (!takes_layout) blocked[static_cast<size_t>(node.inputs[i])] = true;
     }
   }
   for (ValueId v : graph_.outputs()) blocked[static_cast<size_t>(v)] = true;
@@ -361,10 +366,16 @@ void CpuProgram::assign_layouts() {
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node* node : flexible) {
-      const auto in = static_cast<size_t>(node->inputs[0]);
-      const auto out = static_cast<size_t>(node->outputs[0]);
-      if (channels_last_[in] != channels_last_[out]) {
-        channels_last_[in] = channels_last_[out] = false;
+      std::vector<size_t> sides{static_cast<size_t>(node->outputs[0])};
+      for (size_t i = 0; i < flexible_input_count(*node); ++i) {
+        sides.push_back(static_cast<size_t>(node->inputs[i]));
+      }
+      const bool all_nhwc = std::all_of(sides.begin(), sides.end(),
+                                        [&](size_t v) { return channels_last_[v]; });
+      const bool any_nhwc = std::any_of(sides.begin(), sides.end(),
+                                        [&](size_t v) { return channels_last_[v]; });
+      if (any_nhwc && !all_nhwc) {
+        for (size_t v : sides) channels_last_[v] = false;
         changed = true;
       }
     }

@@ -199,14 +199,10 @@ class ResizeKernel final : public Kernel {
     if (in_dims_.size() != 4 || !output_channels_last(spec.node, 0)) {
       return invalid_node(spec, "channels-last needs 4-D input and output in the same layout");
     }
-    static constexpr int64_t kPhysicalAxis[4] = {0, 3, 1, 2};  // logical NCHW axis -> NHWC
-    const auto to_nhwc = [](const std::vector<int64_t>& d) {
-      return std::vector<int64_t>{d[0], d[2], d[3], d[1]};
-    };
-    in_dims_ = to_nhwc(in_dims_);
-    out_dims_ = to_nhwc(out_dims_);
+    in_dims_ = channels_last_dims(in_dims_);
+    out_dims_ = channels_last_dims(out_dims_);
     std::vector<int64_t> axes = axes_.value_or(std::vector<int64_t>{0, 1, 2, 3});
-    for (int64_t& a : axes) a = kPhysicalAxis[a];
+    for (int64_t& a : axes) a = channels_last_axis(a);
     axes_ = std::move(axes);
     return Status::ok();
   }

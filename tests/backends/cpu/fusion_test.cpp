@@ -2,7 +2,7 @@
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
-// per-channel layer scale folded into the Conv's weights.
+// per-channel layer scale folded into the Conv's weights; a channel Concat kept channels-last.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
@@ -129,6 +129,34 @@ TEST(FusionTest, ChannelLayerNormChannelsFirstMatchesUnfused) {
   ASSERT_TRUE(plain.is_ok() && fused.is_ok());
   EXPECT_EQ((*fused)->stats().kernels, 3);
   EXPECT_EQ((*fused)->stats().channels_last_values, 0);
+  auto want = (*plain)->run({x});
+  auto got = (*fused)->run({x});
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+// SqueezeNet's fire module: squeeze Conv -> two expand Convs -> Concat(axis 1) -> Conv.
+TEST(FusionTest, ChannelConcatChannelsLastMatchesUnfused) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 3, kSize, kSize});
+  b.output("y", DType::kF32, {1, 2, kSize, kSize});
+  b.initializer_random("sq", {4, 3, 1, 1}, 0.5f, 1);
+  b.initializer_random("e1", {5, 4, 1, 1}, 0.5f, 2);
+  b.initializer_random("e3", {6, 4, 3, 3}, 0.5f, 3);
+  b.initializer_random("out", {2, 11, 1, 1}, 0.5f, 4);
+  b.node("Conv", {"x", "sq"}, {"s"});
+  b.node("Relu", {"s"}, {"sr"});
+  b.node("Conv", {"sr", "e1"}, {"a"});
+  set_attr(b.node("Conv", {"sr", "e3"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(b.node("Concat", {"a", "c"}, {"cat"}), "axis", 1);
+  b.node("Conv", {"cat", "out"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "fire", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32({1, 3, kSize, kSize}, 14, -2.0f, 2.0f);
+  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
+  EXPECT_EQ((*fused)->stats().channels_last_values, 4);  // sr, a, c, cat
   auto want = (*plain)->run({x});
   auto got = (*fused)->run({x});
   ASSERT_TRUE(want.is_ok() && got.is_ok());
