@@ -1,1 +1,399 @@
-// placeholder: filled in by the issue-4 work on this file
+// schedule(): asks every device's capability about every node for the policy's choices, builds
+// the placement problem (costs from the cost model), runs the partitioner, and writes down the
+// plan with a reason for every placement and every rejection asked on the way.
+#include "hsched/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/capability.h"
+#include "scheduler/cost_model.h"
+#include "scheduler/cpu_capability.h"
+#include "scheduler/discover.h"
+#include "scheduler/partitioner.h"
+
+namespace hsched {
+namespace {
+
+// One allowed choice of an op type, with the devices its selector matches in the target.
+struct ResolvedChoice {
+  Choice choice;
+  std::vector<int> devices;  // indices into target.devices, in target order
+};
+
+// What the policy says of one op type: its choices in order (the implicit CPU fp32 last unless
+// fallback is error) and whether the policy keeps that op on the CPU by design.
+struct OpChoices {
+  std::vector<ResolvedChoice> choices;
+  size_t listed = 0;           // how many come from the policy (the rest is the implicit CPU)
+  bool cpu_by_policy = false;  // every listed choice is a CPU, or none is listed
+};
+
+// A (device, precision) that can take a node: the first supported choice for that device.
+struct Candidate {
+  int device = -1;
+  Precision precision = Precision::kFp32;
+  size_t choice = 0;  // index into OpChoices::choices
+  bool substituted = false;
+  Precision requested = Precision::kFp32;
+};
+
+struct NodeOptions {
+  std::vector<Candidate> candidates;  // by choice, then target order
+  std::vector<Rejection> rejections;  // every "no" asked for this node, in asking order
+  std::optional<Rejection> first_choice_rejection;  // when choice 0 produced no candidate
+  std::set<std::pair<int, Precision>> asked;         // (device, precision) already asked
+};
+
+std::string format_ms(double ms) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(3);
+  text << ms << " ms";
+  return text.str();
+}
+
+std::string describe(const Rejection& rejection) {
+  return rejection.device + "/" + precision_name(rejection.precision) + " " +
+         reason_code_name(rejection.reason) + ": " + rejection.detail;
+}
+
+class Scheduler {
+ public:
+  Scheduler(const Graph& graph, const Target& target, const Policy& policy)
+      : graph_(graph), target_(target), policy_(policy), cost_(target, policy.expected_runs) {}
+
+  Result<Plan> run();
+
+ private:
+  const OpChoices& choices_for(const std::string& op_type);
+  NodeOptions options_for(NodeId node);
+  void try_device(NodeId node, size_t choice_index, Precision requested, int device,
+                  NodeOptions& options) const;
+  Status refuse(const std::vector<NodeId>& offenders,
+                const std::vector<NodeOptions>& options) const;
+  sched::PlacementProblem problem(const std::vector<NodeOptions>& options,
+                                  const std::vector<NodeId>& order,
+                                  std::vector<ValueId>& graph_value_of) const;
+  void place_node(NodeId node, const NodeOptions& options, int device,
+                  const sched::PlacementProblem& problem, Plan& plan);
+  void add_transfers(const sched::PlacementProblem& problem,
+                     const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
+                     const sched::Grouping& grouping, Plan& plan) const;
+  int host_device() const;
+
+  const Graph& graph_;
+  const Target& target_;
+  const Policy& policy_;
+  sched::CostModel cost_;
+  std::vector<std::unique_ptr<Capability>> capabilities_;  // per device of target_
+  std::map<std::string, OpChoices> op_choices_;             // per op type, resolved once
+};
+
+const OpChoices& Scheduler::choices_for(const std::string& op_type) {
+  auto [it, inserted] = op_choices_.try_emplace(op_type);
+  if (!inserted) return it->second;
+  OpChoices& resolved = it->second;
+  std::vector<Choice> choices = policy_.choices_for(op_type);
+  resolved.listed = choices.size();
+  if (policy_.fallback != FallbackMode::kError) choices.push_back({"cpu", Precision::kFp32});
+  resolved.cpu_by_policy = true;
+  for (size_t c = 0; c < choices.size(); ++c) {
+    ResolvedChoice rc{choices[c], {}};
+    for (const std::string& id : match_devices(target_, choices[c].device)) {
+      for (size_t d = 0; d < target_.devices.size(); ++d) {
+        if (target_.devices[d].id == id) rc.devices.push_back(static_cast<int>(d));
+      }
+    }
+    if (c < resolved.listed) {
+      for (int d : rc.devices) {
+        if (target_.devices[d].kind != DeviceKind::kCpu) resolved.cpu_by_policy = false;
+      }
+      if (rc.devices.empty()) resolved.cpu_by_policy = false;
+    }
+    resolved.choices.push_back(std::move(rc));
+  }
+  return resolved;
+}
+
+// Asks `device` for the choice's precision, then for the policy's substitutes when the device
+// lacks that precision. Records every rejection; adds at most one candidate.
+void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested, int device,
+                           NodeOptions& options) const {
+  const Capability& capability = *capabilities_[device];
+  // The implicit CPU fp32 (or a policy listing a device twice) asks nothing twice.
+  if (!options.asked.emplace(device, requested).second) return;
+  std::optional<Rejection> rejection = capability.check(graph_, node, requested);
+  if (!rejection) {
+    options.candidates.push_back({device, requested, choice_index, false, requested});
+    return;
+  }
+  const bool lacks_precision = rejection->reason == ReasonCode::kPrecisionNotAllowed;
+  options.rejections.push_back(std::move(*rejection));
+  if (!lacks_precision) return;
+  const auto substitutes = policy_.precision_substitutes.find(requested);
+  if (substitutes == policy_.precision_substitutes.end()) return;
+  for (Precision substitute : substitutes->second) {
+    if (!options.asked.emplace(device, substitute).second) continue;
+    std::optional<Rejection> again = capability.check(graph_, node, substitute);
+    if (!again) {
+      options.candidates.push_back({device, substitute, choice_index, true, requested});
+      return;
+    }
+    options.rejections.push_back(std::move(*again));
+  }
+}
+
+NodeOptions Scheduler::options_for(NodeId node) {
+  const OpChoices& op = choices_for(graph_.node(node).op_type);
+  NodeOptions options;
+  std::vector<bool> taken(target_.devices.size(), false);
+  for (size_t c = 0; c < op.choices.size(); ++c) {
+    const ResolvedChoice& rc = op.choices[c];
+    const size_t rejections_before = options.rejections.size();
+    const size_t candidates_before = options.candidates.size();
+    if (rc.devices.empty()) {
+      options.rejections.push_back({node, rc.choice.device, rc.choice.precision,
+                                    ReasonCode::kDeviceAbsent,
+                                    "no device of target " + target_.name + " matches '" +
+                                        rc.choice.device + "'"});
+    }
+    for (int d : rc.devices) {
+      if (taken[d]) continue;  // one precision per device: its first supported choice
+      try_device(node, c, rc.choice.precision, d, options);
+      if (options.candidates.size() > candidates_before) taken[d] = true;
+    }
+    if (c == 0 && options.candidates.empty() && options.rejections.size() > rejections_before) {
+      options.first_choice_rejection = options.rejections[rejections_before];
+    }
+    if (policy_.objective == Objective::kStrict && !options.candidates.empty()) break;
+  }
+  return options;
+}
+
+Status Scheduler::refuse(const std::vector<NodeId>& offenders,
+                         const std::vector<NodeOptions>& options) const {
+  std::string message = policy_.fallback == FallbackMode::kError
+                            ? "policy " + policy_.name + " forbids fallback: "
+                            : "no device of target " + target_.name + " can run ";
+  message += std::to_string(offenders.size()) + (offenders.size() == 1 ? " node: " : " nodes: ");
+  for (size_t i = 0; i < offenders.size(); ++i) {
+    const NodeId n = offenders[i];
+    message += (i ? "; " : "") + std::string("node '") + node_label(graph_, n) + "' (" +
+               graph_.node(n).op_type + "): ";
+    const std::vector<Rejection>& rejections = options[n].rejections;
+    for (size_t r = 0; r < rejections.size(); ++r) {
+      message += (r ? ", " : "") + describe(rejections[r]);
+    }
+    if (rejections.empty()) message += "the policy lists no device";
+  }
+  return invalid_argument(message);
+}
+
+int Scheduler::host_device() const {
+  // Graph inputs and outputs live in host memory; a target without a CPU (--devices gpu) keeps
+  // them on its first device.
+  for (size_t d = 0; d < target_.devices.size(); ++d) {
+    if (target_.devices[d].api == DeviceApi::kHost) return static_cast<int>(d);
+  }
+  return 0;
+}
+
+sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& options,
+                                           const std::vector<NodeId>& order,
+                                           std::vector<ValueId>& graph_value_of) const {
+  sched::PlacementProblem problem;
+  const int devices = static_cast<int>(target_.devices.size());
+  problem.device_count = devices;
+  problem.host_device = host_device();
+  problem.node_ms.assign(graph_.nodes().size(), std::vector<double>(devices, sched::kNotAllowed));
+  for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+    for (const Candidate& c : options[n].candidates) {
+      problem.node_ms[n][c.device] = cost_.node_ms(graph_, static_cast<NodeId>(n),
+                                                   target_.devices[c.device], c.precision);
+    }
+  }
+  const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
+  const std::set<ValueId> inputs(graph_.inputs().begin(), graph_.inputs().end());
+  for (size_t v = 0; v < graph_.values().size(); ++v) {
+    const Value& value = graph_.values()[v];
+    const auto id = static_cast<ValueId>(v);
+    // Weights are uploaded with the compiled partition, not moved per run.
+    if (value.is_constant()) continue;
+    if (value.producer == kNoNode && inputs.count(id) == 0) continue;
+    const bool graph_output = outputs.count(id) != 0;
+    if (value.consumers.empty() && !graph_output) continue;
+    problem.values.push_back({value.producer,
+                              std::vector<int>(value.consumers.begin(), value.consumers.end()),
+                              value.byte_size(), graph_output});
+    graph_value_of.push_back(id);
+  }
+  // The cost model's transfer time is affine in bytes: recover latency and bandwidth per link.
+  constexpr int64_t kProbeBytes = int64_t{1} << 30;
+  problem.links.assign(devices, std::vector<sched::LinkCost>(devices));
+  for (int a = 0; a < devices; ++a) {
+    problem.partition_overhead_ms.push_back(cost_.partition_overhead_ms(target_.devices[a]));
+    for (int b = 0; b < devices; ++b) {
+      if (a == b) continue;
+      const DeviceProfile& from = target_.devices[a];
+      const DeviceProfile& to = target_.devices[b];
+      const double latency = cost_.transfer_ms(0, from, to);
+      const double per_byte_ms = (cost_.transfer_ms(kProbeBytes, from, to) - latency) / kProbeBytes;
+      problem.links[a][b] = {latency, per_byte_ms > 0 ? 1.0 / (per_byte_ms * 1e6) : 0.0};
+    }
+  }
+  problem.order.assign(order.begin(), order.end());
+  return problem;
+}
+
+void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
+                           const sched::PlacementProblem& problem, Plan& plan) {
+  const Node& n = graph_.node(node);
+  const OpChoices& op = choices_for(n.op_type);
+  const Candidate& chosen = *std::find_if(options.candidates.begin(), options.candidates.end(),
+                                          [&](const Candidate& c) { return c.device == device; });
+  const Candidate& preferred = options.candidates.front();
+  const DeviceProfile& profile = target_.devices[device];
+  NodePlacement& placement = plan.nodes[node];
+  placement.node = node;
+  placement.device = profile.id;
+  placement.precision = chosen.precision;
+  placement.predicted_ms = problem.node_ms[node][device];
+  auto name = [&](const Candidate& c) {
+    return target_.devices[c.device].id + "/" + precision_name(c.precision);
+  };
+  if (chosen.substituted) {
+    placement.reason = PlacementReason::kSubstituted;
+    placement.detail = std::string(precision_name(chosen.requested)) + " requested; " +
+                       profile.id + " computes " + precision_name(chosen.precision);
+  } else if (chosen.choice == 0 && op.cpu_by_policy) {
+    placement.reason = PlacementReason::kPolicy;
+    placement.detail = op.listed == 0
+                           ? "policy " + policy_.name + " lists no device for " + n.op_type
+                           : "policy " + policy_.name + " runs " +
+                                 op_class_name(op_class_of(n.op_type)) + " ops on the CPU";
+  } else if (chosen.choice == 0) {
+    placement.reason = PlacementReason::kFirstChoice;
+  } else if (preferred.choice < chosen.choice) {
+    const double preferred_ms = problem.node_ms[node][preferred.device];
+    placement.reason = PlacementReason::kCost;
+    placement.detail = name(preferred) + " " + format_ms(preferred_ms) +
+                       (preferred_ms > placement.predicted_ms ? " > " : " < ") + name(chosen) +
+                       " " + format_ms(placement.predicted_ms);
+    if (preferred_ms <= placement.predicted_ms) {
+      placement.detail += ", outweighed by transfers and partition overhead";
+    }
+  } else {
+    placement.reason = PlacementReason::kFallback;
+    if (options.first_choice_rejection) placement.detail = describe(*options.first_choice_rejection);
+  }
+  if (options.first_choice_rejection && op.listed > 0) {
+    const Rejection& first = *options.first_choice_rejection;
+    plan.fallbacks.push_back({node, op.choices.front().choice, profile.id, chosen.precision,
+                              first.reason, first.detail});
+  }
+}
+
+void Scheduler::add_transfers(const sched::PlacementProblem& problem,
+                              const std::vector<ValueId>& graph_value_of,
+                              const std::vector<int>& device_of, const sched::Grouping& grouping,
+                              Plan& plan) const {
+  for (size_t v = 0; v < problem.values.size(); ++v) {
+    const auto& value = problem.values[v];
+    const int from = value.producer < 0 ? problem.host_device : device_of[value.producer];
+    const int from_partition = value.producer < 0 ? -1 : grouping.partition_of[value.producer];
+    // Destination device -> the first partition there that reads the value (-1: the host
+    // reads a graph output after the run).
+    std::map<int, int> first_reader;
+    for (int consumer : value.consumers) {
+      const int d = device_of[consumer];
+      if (d == from) continue;
+      const int p = grouping.partition_of[consumer];
+      auto [it, inserted] = first_reader.try_emplace(d, p);
+      if (!inserted) it->second = std::min(it->second, p);
+    }
+    if (value.graph_output && from != problem.host_device) {
+      first_reader.try_emplace(problem.host_device, -1);
+    }
+    for (const auto& [to, to_partition] : first_reader) {
+      plan.transfers.push_back({graph_value_of[v], from_partition, to_partition,
+                                target_.devices[from].id, target_.devices[to].id, value.bytes,
+                                problem.links[from][to].ms(value.bytes)});
+    }
+  }
+}
+
+Result<Plan> Scheduler::run() {
+  if (target_.devices.empty()) {
+    return invalid_argument("target " + target_.name + " has no devices");
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
+  for (const DeviceProfile& device : target_.devices) {
+    capabilities_.push_back(device.api == DeviceApi::kHost ? make_cpu_capability(device)
+                                                           : make_profile_capability(device));
+  }
+  Plan plan;
+  plan.model = graph_.name;
+  plan.target = target_;
+  plan.policy = policy_;
+
+  std::vector<NodeOptions> options;
+  std::vector<NodeId> offenders;
+  for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+    options.push_back(options_for(static_cast<NodeId>(n)));
+    if (options.back().candidates.empty()) offenders.push_back(static_cast<NodeId>(n));
+    for (const Rejection& r : options.back().rejections) plan.rejections.push_back(r);
+  }
+  if (!offenders.empty()) return refuse(offenders, options);
+
+  std::vector<ValueId> graph_value_of;
+  const sched::PlacementProblem problem = this->problem(options, order, graph_value_of);
+  const sched::Assignment assignment = sched::partition(problem);
+  const sched::Grouping grouping = sched::group_partitions(problem, assignment.device_of);
+
+  plan.nodes.resize(graph_.nodes().size());
+  for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+    place_node(static_cast<NodeId>(n), options[n], assignment.device_of[n], problem, plan);
+    plan.nodes[n].partition = grouping.partition_of[n];
+  }
+  for (size_t p = 0; p < grouping.partitions.size(); ++p) {
+    const DeviceProfile& device = target_.devices[grouping.partition_device[p]];
+    Partition partition;
+    partition.id = static_cast<int>(p);
+    partition.device = device.id;
+    for (int n : grouping.partitions[p]) {
+      partition.nodes.push_back(n);
+      partition.compute_ms += plan.nodes[n].predicted_ms;
+    }
+    partition.compile_ms = device.compile_ms_per_partition +
+                           device.compile_ms_per_node * static_cast<double>(partition.nodes.size());
+    plan.partitions.push_back(std::move(partition));
+  }
+  add_transfers(problem, graph_value_of, assignment.device_of, grouping, plan);
+  plan.predicted_ms = assignment.cost_ms;
+  for (int d = 0; d < problem.device_count; ++d) {
+    const double ms = sched::single_device(problem, d).cost_ms;
+    if (ms != sched::kNotAllowed) plan.single_device_ms[target_.devices[d].id] = ms;
+  }
+  return plan;
+}
+
+}  // namespace
+
+Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy) {
+  return Scheduler(graph, target, policy).run();
+}
+
+Result<Plan> schedule(const Graph& graph) {
+  const Target target = sched::discover_target();
+  return schedule(graph, target, default_policy());
+}
+
+}  // namespace hsched

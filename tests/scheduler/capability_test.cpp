@@ -1,0 +1,149 @@
+// Capabilities: the CPU's answers come from its real kernel registry; a profile's from its op
+// list, precisions and the rules every device compiler applies (dtype, shape, attributes,
+// memory). Each refusal is a Rejection naming what is at fault.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "backends/capability.h"
+#include "scheduler/cpu_capability.h"
+#include "scheduler/plan_checks.h"
+
+namespace hsched {
+namespace {
+
+using test::test_device;
+
+struct OneNode {
+  Graph graph;
+  NodeId node = kNoNode;
+};
+
+// x (dtype, dims) -> op -> y (same dtype and dims), built directly: no import, no folding.
+OneNode one_node(const std::string& op, DType dtype, const std::vector<int64_t>& dims,
+                 AttributeMap attributes = {}, const std::string& domain = "") {
+  OneNode one;
+  const ValueId x = one.graph.add_value("x", dtype, Shape(dims));
+  const ValueId y = one.graph.add_value("y", dtype, Shape(dims));
+  one.graph.add_input(x);
+  one.graph.add_output(y);
+  one.node = one.graph.add_node(Node{"n", op, domain, {x}, {y}, std::move(attributes)});
+  return one;
+}
+
+DeviceProfile gpu(std::vector<std::string> ops = {"*"}) {
+  return test_device("gpu0", DeviceKind::kGpu, DeviceApi::kOpenCl,
+                     {{Precision::kFp32, 4000}, {Precision::kFp16, 8000}}, std::move(ops));
+}
+
+DeviceProfile cpu() {
+  return test_device("cpu0", DeviceKind::kCpu, DeviceApi::kHost, {{Precision::kFp32, 500}},
+                     {"*"});
+}
+
+void expect_rejected(const std::optional<Rejection>& rejection, ReasonCode reason,
+                     const std::string& detail_part) {
+  ASSERT_TRUE(rejection.has_value());
+  EXPECT_EQ(rejection->reason, reason) << reason_code_name(rejection->reason);
+  EXPECT_NE(rejection->detail.find(detail_part), std::string::npos) << rejection->detail;
+}
+
+TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
+  const auto capability = make_cpu_capability(cpu());
+  const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
+  EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp32).has_value());
+
+  const OneNode det = one_node("Det", DType::kF32, {3, 3});
+  const auto rejection = capability->check(det.graph, det.node, Precision::kFp32);
+  expect_rejected(rejection, ReasonCode::kOpUnsupported, "no kernel for op 'Det'");
+  EXPECT_EQ(rejection->device, "cpu0");
+  EXPECT_EQ(rejection->node, det.node);
+}
+
+TEST(CpuCapabilityTest, ComputesFp32Only) {
+  const auto capability = make_cpu_capability(cpu());
+  const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+    const auto rejection = capability->check(relu.graph, relu.node, p);
+    expect_rejected(rejection, ReasonCode::kPrecisionNotAllowed, "fp32 only");
+    EXPECT_EQ(rejection->precision, p);
+  }
+}
+
+TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {
+  const auto capability = make_cpu_capability(cpu());
+  const OneNode custom = one_node("Relu", DType::kF32, {1, 8}, {}, "com.microsoft");
+  expect_rejected(capability->check(custom.graph, custom.node, Precision::kFp32),
+                  ReasonCode::kOpUnsupported, "com.microsoft");
+
+  DeviceProfile narrow = cpu();
+  narrow.ops = {"Conv"};
+  const auto narrow_capability = make_cpu_capability(narrow);
+  const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
+  expect_rejected(narrow_capability->check(relu.graph, relu.node, Precision::kFp32),
+                  ReasonCode::kOpUnsupported, "not in cpu0's op list");
+}
+
+TEST(ProfileCapabilityTest, OpListAndPrecisions) {
+  const auto capability = make_profile_capability(gpu({"Relu"}));
+  const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
+  EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp16).has_value());
+  expect_rejected(capability->check(relu.graph, relu.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "gpu0 does not compute bf16");
+  const OneNode tanh = one_node("Tanh", DType::kF32, {1, 8});
+  expect_rejected(capability->check(tanh.graph, tanh.node, Precision::kFp16),
+                  ReasonCode::kOpUnsupported, "'Tanh'");
+}
+
+TEST(ProfileCapabilityTest, ReducedPrecisionNeedsFloatData) {
+  const auto capability = make_profile_capability(gpu());
+  const OneNode add = one_node("Neg", DType::kI64, {4});
+  expect_rejected(capability->check(add.graph, add.node, Precision::kFp16),
+                  ReasonCode::kDtypeUnsupported, "i64");
+  EXPECT_FALSE(capability->check(add.graph, add.node, Precision::kFp32).has_value());
+}
+
+TEST(ProfileCapabilityTest, ShapesMustBeStaticAndOfBoundedRank) {
+  const auto capability = make_profile_capability(gpu());
+  const OneNode dynamic = one_node("Relu", DType::kF32, {kDynamicDim, 8});
+  expect_rejected(capability->check(dynamic.graph, dynamic.node, Precision::kFp32),
+                  ReasonCode::kShapeUnsupported, "dynamic shape ?x8");
+  const OneNode deep = one_node("Relu", DType::kF32, {1, 1, 1, 1, 1, 1, 1, 1, 2});
+  expect_rejected(capability->check(deep.graph, deep.node, Precision::kFp32),
+                  ReasonCode::kShapeUnsupported, "rank 9 > 8");
+}
+
+TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
+  const auto gpu_capability = make_profile_capability(gpu());
+  const OneNode cubic = one_node("Resize", DType::kF32, {1, 1, 4, 4},
+                                 {{"mode", std::string("cubic")}});
+  expect_rejected(gpu_capability->check(cubic.graph, cubic.node, Precision::kFp16),
+                  ReasonCode::kAttributeUnsupported, "attribute mode=cubic");
+  const OneNode same = one_node("Conv", DType::kF32, {1, 1, 4, 4},
+                                {{"auto_pad", std::string("SAME_UPPER")}});
+  expect_rejected(gpu_capability->check(same.graph, same.node, Precision::kFp16),
+                  ReasonCode::kAttributeUnsupported, "attribute auto_pad=SAME_UPPER");
+
+  // Reflect padding: fine on the GPU, refused by the NPU rule.
+  const OneNode reflect = one_node("Pad", DType::kF32, {1, 4}, {{"mode", std::string("reflect")}});
+  EXPECT_FALSE(gpu_capability->check(reflect.graph, reflect.node, Precision::kFp16).has_value());
+  const auto npu_capability = make_profile_capability(
+      test_device("npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}},
+                  {"*"}));
+  expect_rejected(npu_capability->check(reflect.graph, reflect.node, Precision::kFp16),
+                  ReasonCode::kAttributeUnsupported, "attribute mode=reflect");
+}
+
+TEST(ProfileCapabilityTest, WeightsAndActivationsMustFitInMemory) {
+  DeviceProfile small = gpu();
+  small.memory_bytes = 6000;
+  const auto capability = make_profile_capability(small);
+  // x and y: 1024 floats each: 8 KiB in fp32, 4 KiB in fp16.
+  const OneNode relu = one_node("Relu", DType::kF32, {1, 1024});
+  expect_rejected(capability->check(relu.graph, relu.node, Precision::kFp32),
+                  ReasonCode::kMemoryExceeded, "gpu0 has");
+  EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp16).has_value());
+}
+
+}  // namespace
+}  // namespace hsched

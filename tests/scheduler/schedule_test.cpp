@@ -1,0 +1,333 @@
+// schedule(): placements and their reasons, fallbacks and rejections as data, the policy's
+// fallback modes, objectives and precision substitutes, --devices, discovery, determinism.
+#include "hsched/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scheduler/config_yaml.h"
+#include "scheduler/discover.h"
+#include "scheduler/plan_checks.h"
+#include "scheduler/target_select.h"
+
+namespace hsched {
+namespace {
+
+using test::expect_plan_invariants;
+using test::import_built;
+using test::test_target;
+
+// x -> conv1 -> relu1 -> conv2 -> relu2 [-> tail] -> y; 64 channels at 56x56, so that each conv
+// is ~0.23 GFLOP: worth a GPU on any sane profile.
+Graph conv_net(const std::string& tail = "") {
+  constexpr int64_t kC = 64, kHw = 56;
+  OnnxBuilder b(17, "conv_net");
+  b.input("x", DType::kF32, {1, kC, kHw, kHw}).output("y", DType::kF32, {1, kC, kHw, kHw});
+  b.initializer_random("w1", {kC, kC, 3, 3}, 0.1f, 1).initializer_random("w2", {kC, kC, 3, 3},
+                                                                        0.1f, 2);
+  set_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  set_attr(b.node("Conv", {"r1", "w2"}, {"c2"}, "conv2"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  if (tail.empty()) {
+    b.node("Relu", {"c2"}, {"y"}, "relu2");
+  } else {
+    b.node("Relu", {"c2"}, {"r2"}, "relu2");
+    b.node(tail, {"r2"}, {"y"}, "tail");
+  }
+  return import_built(b, "conv_net");
+}
+
+NodeId node_named(const Graph& graph, const std::string& name) {
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    if (graph.nodes()[n].name == name) return static_cast<NodeId>(n);
+  }
+  ADD_FAILURE() << "no node " << name;
+  return 0;
+}
+
+// Every op to `device` in `precision` first (the implicit CPU fp32 after).
+Policy everything_to(const std::string& device, Precision precision,
+                     Objective objective = Objective::kLatency) {
+  Policy policy;
+  policy.name = "everything-to-" + device;
+  policy.source = "built-in";
+  policy.default_choices = {{device, precision}};
+  policy.objective = objective;
+  return policy;
+}
+
+Target core_ultra_155h() {
+  auto target = resolve_target("core-ultra-7-155h");
+  EXPECT_TRUE(target.is_ok()) << target.status().message();
+  return target.is_ok() ? std::move(target).value() : Target();
+}
+
+TEST(ScheduleTest, ConvNetOn155hPutsConvsOnTheGpuInFp16) {
+  const Graph graph = conv_net();
+  auto plan = schedule(graph, core_ultra_155h(), default_policy());
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  expect_plan_invariants(graph, *plan);
+  for (const char* conv : {"conv1", "conv2"}) {
+    const NodePlacement& p = plan->nodes[node_named(graph, conv)];
+    EXPECT_EQ(p.device, "gpu0") << conv;
+    EXPECT_EQ(p.precision, Precision::kFp16) << conv;
+    EXPECT_EQ(p.reason, PlacementReason::kFirstChoice) << conv;
+  }
+  for (const char* relu : {"relu1", "relu2"}) {
+    const NodePlacement& p = plan->nodes[node_named(graph, relu)];
+    EXPECT_EQ(p.device, "cpu0") << relu;
+    EXPECT_EQ(p.reason, PlacementReason::kPolicy) << relu;
+    EXPECT_NE(p.detail.find("elementwise"), std::string::npos) << p.detail;
+  }
+  // gpu, cpu, gpu, cpu: four partitions; x in, c1 out, r1 in, c2 out.
+  EXPECT_EQ(plan->partitions.size(), 4u);
+  EXPECT_EQ(plan->transfers.size(), 4u);
+  EXPECT_TRUE(plan->fallbacks.empty());
+  EXPECT_EQ(plan->single_device_ms.count("cpu0"), 1u);
+  EXPECT_LT(plan->predicted_ms, plan->single_device_ms.at("cpu0"));
+}
+
+TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
+  const Graph graph = conv_net();
+  Target target = test_target({"Conv"}, {});
+  target.devices[1].compile_ms_per_partition = 5;
+  Policy policy = default_policy();
+  policy.expected_runs = 10;
+  auto plan = schedule(graph, target, policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  double sum = 0;
+  for (const NodePlacement& p : plan->nodes) sum += p.predicted_ms;
+  for (const Transfer& t : plan->transfers) sum += t.predicted_ms;
+  for (const Partition& p : plan->partitions) {
+    sum += plan->target.find(p.device)->compile_ms_per_partition / 10;
+  }
+  EXPECT_NEAR(plan->predicted_ms, sum, 1e-9 * sum);
+}
+
+TEST(ScheduleTest, OpTheGpuLacksFallsBackToTheCpuWithOpUnsupported) {
+  const Graph graph = conv_net("Sigmoid");
+  auto plan = schedule(graph, test_target({"Conv", "Relu"}, {}),
+                       everything_to("gpu", Precision::kFp16));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  expect_plan_invariants(graph, *plan);
+  const NodeId tail = node_named(graph, "tail");
+  EXPECT_EQ(plan->nodes[tail].device, "cpu0");
+  EXPECT_EQ(plan->nodes[tail].reason, PlacementReason::kFallback);
+  EXPECT_NE(plan->nodes[tail].detail.find("op_unsupported"), std::string::npos);
+  ASSERT_EQ(plan->fallbacks.size(), 1u);
+  const Fallback& fallback = plan->fallbacks[0];
+  EXPECT_EQ(fallback.node, tail);
+  EXPECT_EQ(choice_name(fallback.wanted), "gpu/fp16");
+  EXPECT_EQ(fallback.device, "cpu0");
+  EXPECT_EQ(fallback.reason, ReasonCode::kOpUnsupported);
+  EXPECT_NE(fallback.detail.find("Sigmoid"), std::string::npos) << fallback.detail;
+  ASSERT_EQ(plan->rejections.size(), 1u);
+  EXPECT_EQ(plan->rejections[0].device, "gpu0");
+  EXPECT_EQ(plan->nodes[node_named(graph, "conv1")].device, "gpu0");
+}
+
+TEST(ScheduleTest, CpuOnlyPolicyKeepsEverythingOnTheCpu) {
+  const Graph graph = conv_net();
+  auto policy = resolve_policy("cpu-only");
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  auto plan = schedule(graph, core_ultra_155h(), *policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  expect_plan_invariants(graph, *plan);
+  for (const NodePlacement& p : plan->nodes) {
+    EXPECT_EQ(p.device, "cpu0");
+    EXPECT_EQ(p.precision, Precision::kFp32);
+  }
+  EXPECT_EQ(plan->partitions.size(), 1u);
+  EXPECT_TRUE(plan->transfers.empty());
+  EXPECT_TRUE(plan->fallbacks.empty());
+}
+
+TEST(ScheduleTest, FallbackErrorListsEveryOffendingNodeOnOneLine) {
+  const Graph graph = conv_net("Sigmoid");
+  Policy policy = everything_to("gpu", Precision::kFp16);
+  policy.name = "gpu-or-nothing";
+  policy.fallback = FallbackMode::kError;
+  auto plan = schedule(graph, test_target({"Conv"}, {}), policy);
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_EQ(plan.status().code(), ErrorCode::kInvalidArgument);
+  const std::string& message = plan.status().message();
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+  EXPECT_NE(message.find("policy gpu-or-nothing forbids fallback: 3 nodes"), std::string::npos)
+      << message;
+  for (const char* name : {"node 'relu1' (Relu)", "node 'relu2' (Relu)", "node 'tail' (Sigmoid)"}) {
+    EXPECT_NE(message.find(name), std::string::npos) << message;
+  }
+  EXPECT_NE(message.find("gpu0/fp16 op_unsupported"), std::string::npos) << message;
+  EXPECT_EQ(message.find("conv1"), std::string::npos) << message;
+}
+
+TEST(ScheduleTest, StrictTakesTheFirstSupportedChoiceLatencyWeighsCost) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 8}).output("y", DType::kF32, {1, 8});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  const Graph graph = import_built(b);
+  Target target = test_target({"Relu"}, {});
+  target.devices[1].launch_overhead_ms = 1;  // a tiny op: the GPU's launch dominates
+
+  auto strict = schedule(graph, target, everything_to("gpu", Precision::kFp16, Objective::kStrict));
+  ASSERT_TRUE(strict.is_ok()) << strict.status().message();
+  EXPECT_EQ(strict->nodes[0].device, "gpu0");
+  EXPECT_EQ(strict->nodes[0].precision, Precision::kFp16);
+  EXPECT_EQ(strict->nodes[0].reason, PlacementReason::kFirstChoice);
+
+  auto latency = schedule(graph, target, everything_to("gpu", Precision::kFp16));
+  ASSERT_TRUE(latency.is_ok()) << latency.status().message();
+  const NodePlacement& p = latency->nodes[0];
+  EXPECT_EQ(p.device, "cpu0");
+  EXPECT_EQ(p.reason, PlacementReason::kCost);
+  EXPECT_NE(p.detail.find("gpu0/fp16 1.0"), std::string::npos) << p.detail;
+  EXPECT_NE(p.detail.find(" > cpu0/fp32 0.0"), std::string::npos) << p.detail;
+  EXPECT_TRUE(latency->fallbacks.empty());
+  EXPECT_TRUE(latency->rejections.empty());
+  expect_plan_invariants(graph, *latency);
+}
+
+TEST(ScheduleTest, PrecisionSubstitutesAreTriedOnTheSameDevice) {
+  const Graph graph = conv_net();
+  const Target target = test_target({}, {"Conv", "Relu"});
+  Policy policy = everything_to("npu", Precision::kBf16, Objective::kStrict);
+  policy.precision_substitutes[Precision::kBf16] = {Precision::kFp16};
+  auto plan = schedule(graph, target, policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  for (const NodePlacement& p : plan->nodes) {
+    EXPECT_EQ(p.device, "npu0");
+    EXPECT_EQ(p.precision, Precision::kFp16);
+    EXPECT_EQ(p.reason, PlacementReason::kSubstituted);
+    EXPECT_EQ(p.detail, "bf16 requested; npu0 computes fp16");
+  }
+  EXPECT_TRUE(plan->fallbacks.empty());
+  ASSERT_EQ(plan->rejections.size(), graph.nodes().size());
+  EXPECT_EQ(plan->rejections[0].reason, ReasonCode::kPrecisionNotAllowed);
+  EXPECT_EQ(plan->rejections[0].precision, Precision::kBf16);
+
+  // Without a substitute the choice is rejected and the node falls back.
+  policy.precision_substitutes.clear();
+  plan = schedule(graph, target, policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ASSERT_EQ(plan->fallbacks.size(), graph.nodes().size());
+  for (const NodePlacement& p : plan->nodes) EXPECT_EQ(p.device, "cpu0");
+  EXPECT_EQ(plan->fallbacks[0].reason, ReasonCode::kPrecisionNotAllowed);
+}
+
+TEST(ScheduleTest, ChoicesNoDeviceMatchesAreDeviceAbsentRejections) {
+  const Graph graph = conv_net();
+  auto cpu_only = sched::restrict_devices(test_target({"Conv"}, {"Conv"}), "cpu");
+  ASSERT_TRUE(cpu_only.is_ok()) << cpu_only.status().message();
+  auto plan = schedule(graph, *cpu_only, default_policy());
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  const NodeId conv = node_named(graph, "conv1");
+  EXPECT_EQ(plan->nodes[conv].device, "cpu0");
+  EXPECT_EQ(plan->nodes[conv].reason, PlacementReason::kFallback);
+  ASSERT_EQ(plan->fallbacks.size(), 2u);  // the two convs
+  EXPECT_EQ(plan->fallbacks[0].reason, ReasonCode::kDeviceAbsent);
+  EXPECT_NE(plan->fallbacks[0].detail.find("matches 'gpu'"), std::string::npos);
+  std::vector<std::string> absent;
+  for (const Rejection& r : plan->rejections) {
+    if (r.node == conv) absent.push_back(r.device);
+    EXPECT_EQ(r.reason, ReasonCode::kDeviceAbsent);
+  }
+  EXPECT_EQ(absent, (std::vector<std::string>{"gpu", "npu"}));
+}
+
+TEST(ScheduleTest, DevicesListWithoutTheCpuFailsNamingTheNodesOnlyTheCpuRuns) {
+  const Graph graph = conv_net();
+  auto gpu_only = sched::restrict_devices(test_target({"Conv"}, {}), "gpu0");
+  ASSERT_TRUE(gpu_only.is_ok()) << gpu_only.status().message();
+  ASSERT_EQ(gpu_only->devices.size(), 1u);
+  auto plan = schedule(graph, *gpu_only, default_policy());
+  ASSERT_FALSE(plan.is_ok());
+  const std::string& message = plan.status().message();
+  EXPECT_NE(message.find("no device of target test-target can run 2 nodes"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("node 'relu1' (Relu)"), std::string::npos) << message;
+  EXPECT_NE(message.find("node 'relu2' (Relu)"), std::string::npos) << message;
+
+  auto unknown = sched::restrict_devices(test_target({}, {}), "cpu,tpu");
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_NE(unknown.status().message().find("--devices: unknown or absent device 'tpu'"),
+            std::string::npos)
+      << unknown.status().message();
+}
+
+TEST(ScheduleTest, SamePlanEveryTime) {
+  const Graph graph = conv_net("Sigmoid");
+  const Target target = test_target({"Conv", "Relu"}, {"Conv"});
+  const Policy policy = default_policy();
+  auto first = schedule(graph, target, policy);
+  auto second = schedule(graph, target, policy);
+  ASSERT_TRUE(first.is_ok() && second.is_ok());
+  ASSERT_EQ(first->nodes.size(), second->nodes.size());
+  for (size_t n = 0; n < first->nodes.size(); ++n) {
+    const NodePlacement& a = first->nodes[n];
+    const NodePlacement& b = second->nodes[n];
+    EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.precision, b.precision);
+    EXPECT_EQ(a.partition, b.partition);
+    EXPECT_EQ(a.reason, b.reason);
+    EXPECT_EQ(a.detail, b.detail);
+    EXPECT_EQ(a.predicted_ms, b.predicted_ms);
+  }
+  ASSERT_EQ(first->partitions.size(), second->partitions.size());
+  for (size_t p = 0; p < first->partitions.size(); ++p) {
+    EXPECT_EQ(first->partitions[p].nodes, second->partitions[p].nodes);
+  }
+  EXPECT_EQ(first->transfers.size(), second->transfers.size());
+  EXPECT_EQ(first->rejections.size(), second->rejections.size());
+  EXPECT_EQ(first->predicted_ms, second->predicted_ms);
+}
+
+TEST(DiscoverTest, CpuFiguresFollowFromTheFacts) {
+  sched::CpuFacts facts;
+  facts.name = "Test CPU";
+  facts.cores = 8;
+  facts.ghz = 3.0;
+  facts.fp32_flop_per_cycle = 32;
+  const DeviceProfile cpu = sched::cpu_profile(facts);
+  EXPECT_EQ(cpu.id, "cpu0");
+  EXPECT_EQ(cpu.kind, DeviceKind::kCpu);
+  EXPECT_EQ(cpu.api, DeviceApi::kHost);
+  EXPECT_TRUE(cpu.present);
+  EXPECT_DOUBLE_EQ(cpu.peak_gflops.at(Precision::kFp32), 8 * 3.0 * 32);
+  EXPECT_EQ(cpu.precisions(), std::vector<Precision>{Precision::kFp32});
+  EXPECT_GT(cpu.memory_bandwidth_gbps, 0);
+  EXPECT_TRUE(cpu.supports_op("Conv"));
+}
+
+TEST(DiscoverTest, DiscoverersAreNumberedPerKind) {
+  auto gpus = [] {
+    return std::vector<DeviceProfile>{
+        test::test_device("x", DeviceKind::kGpu, DeviceApi::kOpenCl, {}, {}),
+        test::test_device("y", DeviceKind::kGpu, DeviceApi::kLevelZero, {}, {})};
+  };
+  const Target target = sched::discover_target({sched::default_discoverers()[0], gpus});
+  EXPECT_EQ(target.name, "this-machine");
+  EXPECT_EQ(target.source, "discovered");
+  ASSERT_EQ(target.devices.size(), 3u);
+  EXPECT_EQ(target.devices[0].id, "cpu0");
+  EXPECT_EQ(target.devices[1].id, "gpu0");
+  EXPECT_EQ(target.devices[2].id, "gpu1");
+  for (const DeviceProfile& device : target.devices) EXPECT_TRUE(device.present);
+}
+
+TEST(DiscoverTest, ThisMachineResolvesByNameAndPlans) {
+  auto target = sched::resolve_target_or_discover("this-machine");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  ASSERT_FALSE(target->devices.empty());
+  EXPECT_EQ(target->devices[0].id, "cpu0");
+  EXPECT_GT(target->devices[0].peak_gflops.at(Precision::kFp32), 0);
+  const Graph graph = conv_net();
+  auto plan = schedule(graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  expect_plan_invariants(graph, *plan);
+  EXPECT_EQ(plan->target.name, "this-machine");
+  EXPECT_EQ(plan->policy.name, "default");
+}
+
+}  // namespace
+}  // namespace hsched
