@@ -151,7 +151,10 @@ Result<T> load_config(const fs::path& path, const std::string& kind, Parse parse
 // Targets
 
 Result<std::vector<std::string>> read_ops(const ConfigNode& node) {
-  if (auto text = node.as_string(); text.is_ok() && *text == "*") return std::vector{*text};
+  if (auto text = node.as_string(); text.is_ok()) {
+    if (*text == "*") return std::vector{*text};
+    return node.type_error("a list of op types or '*'");
+  }
   HSCHED_ASSIGN_OR_RETURN(std::vector<ConfigNode> items, node.items());
   if (items.empty()) return node.error("empty list (give op types, or '*' for every op)");
   std::vector<std::string> ops;
@@ -390,7 +393,7 @@ Result<fs::path> locate_config(const std::string& name_or_path, const std::strin
   }
   const fs::path file = (base_dir / name_or_path).lexically_normal();
   if (!fs::exists(file, error)) {
-    return invalid_argument(what + " file not found: " + display_path(file));
+    return invalid_argument("file not found: " + display_path(file));
   }
   return file;
 }

@@ -430,6 +430,8 @@ TEST_F(ConfigFiles, WrongTypes) {
       ": devices[1].memory_bandwidth_gbps: expected a number, got 'fast'");
   expect_target_refused(replaced(kTarget, "zero_copy: true", "zero_copy: [1]"),
                         ": devices[0].zero_copy: expected true or false, got a list");
+  expect_target_refused(replaced(kTarget, "ops: [Conv, Relu]", "ops: all"),
+                        ": devices[1].ops: expected a list of op types or '*', got 'all'");
   expect_target_refused(replaced(kTarget, "ops: [Conv, Relu]", "ops: {Conv: 1}"),
                         ": devices[1].ops: expected a list, got a mapping");
   expect_target_refused("schema_version: 1\nkind: target\nname: t\ndevices: 3\n",
@@ -521,7 +523,7 @@ TEST_F(ConfigFiles, MissingKeysVersionsAndKinds) {
 TEST_F(ConfigFiles, DeploymentReferences) {
   // The referenced file is named, after the key that names it.
   expect_deployment_refused(replaced(kDeployment, "targets/tiny.yaml", "targets/gone.yaml"),
-                            ": target: target file not found: " + path("targets/gone.yaml"));
+                            ": target: file not found: " + path("targets/gone.yaml"));
   expect_deployment_refused(replaced(kDeployment, "policy: mine.yaml", "policy: no-such-policy"),
                             ": policy: unknown policy 'no-such-policy'");
   expect_deployment_refused(replaced(kDeployment, "targets/tiny.yaml", "this-machine"),
