@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "backends/cpu/elementwise.h"
+#include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
 namespace {
@@ -42,10 +43,25 @@ void binary_apply(const BroadcastPlan& plan, const TA* a, const TB* b, R* o, con
 
 // `zero_divisor_error`: refuse (InvalidArgument naming the node) when input 1 holds a 0, checked
 // before any work so that integer Div/Mod never divide by zero.
+// Channels-last output (the program's layout pass; Add, Sub, Mul, Div), the broadcast runs over
+// the physical arrays: every input padded to 4-D and taken in [N, H, W, C] order. An input not
+// itself channels-last has the same bytes in both orders (C or H*W is 1), which the pass checks.
+BroadcastPlan physical_broadcast_plan(const KernelSpec& spec) {
+  if (!output_channels_last(spec.node, 0)) {
+    return make_broadcast_plan({spec.in_dims(0), spec.in_dims(1)}, spec.out_dims(0));
+  }
+  const auto physical = [](std::vector<int64_t> d) {
+    d.insert(d.begin(), 4 - d.size(), 1);
+    return channels_last_dims(d);
+  };
+  return make_broadcast_plan({physical(spec.in_dims(0)), physical(spec.in_dims(1))},
+                             physical(spec.out_dims(0)));
+}
+
 template <typename TA, typename TB, typename R, typename F>
 Result<std::unique_ptr<Kernel>> binary_kernel(const KernelSpec& spec, F f,
                                               bool zero_divisor_error = false) {
-  BroadcastPlan plan = make_broadcast_plan({spec.in_dims(0), spec.in_dims(1)}, spec.out_dims(0));
+  BroadcastPlan plan = physical_broadcast_plan(spec);
   std::string context = zero_divisor_error ? node_context(spec.node) : std::string();
   return make_kernel([plan, f, context](Inputs in, Outputs out) -> Status {
     const TB* b = in[1]->values<TB>().data();

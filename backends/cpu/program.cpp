@@ -28,14 +28,34 @@ bool is_dnnl_spatial(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
 }
 
-// Ops whose kernels read and write 4-D activations in either layout, the same on both sides.
-bool is_layout_flexible(const std::string& op) {
-  return op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" || op == "Concat";
+// Ops whose kernels read and write 4-D activations in either layout (the program records which
+// in the node's layout attributes).
+bool is_arithmetic(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
+
+bool is_layout_flexible(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  if (op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" || op == "Concat" ||
+      op == "GlobalAveragePool") {
+    return true;
+  }
+  const Value& out = graph.value(node.outputs[0]);
+  return is_arithmetic(op) && out.dtype == DType::kF32 && out.shape.rank() == 4;
 }
 
 // The inputs of a layout-flexible op that take its layout (the others are shapes, scales...).
 size_t flexible_input_count(const Node& node) {
-  return node.op_type == "Concat" ? node.inputs.size() : 1;
+  return node.op_type == "Concat" || is_arithmetic(node.op_type) ? node.inputs.size() : 1;
+}
+
+// A value whose bytes differ between NCHW and NHWC (padded to 4-D: C > 1 and H * W > 1). Where
+// they do not, the layout of a broadcast operand or a pooled [N, C, 1, 1] result is moot.
+bool layout_bearing(const Value& v) {
+  std::vector<int64_t> d = v.shape.dims;
+  if (d.size() > 4) return true;
+  d.insert(d.begin(), 4 - d.size(), 1);
+  return d[1] > 1 && d[2] * d[3] > 1;
 }
 
 bool is_fusion_root(const std::string& op) {
@@ -339,16 +359,15 @@ void CpuProgram::assign_layouts() {
   const size_t n = graph_.values().size();
   channels_last_.assign(n, false);
   std::vector<bool> candidate(n, false), blocked(n, false);
-  std::vector<const Node*> flexible;
+  std::vector<std::vector<size_t>> flexible_sides;  // per flexible op: values in its layout
   for (const auto& step : steps_) {
     const Node& node = step->node;
     const bool spatial = is_dnnl_spatial(node.op_type);
-    const bool flex = is_layout_flexible(node.op_type);
+    const bool flex = is_layout_flexible(graph_, node);
     const Value& out = graph_.value(node.outputs[0]);
     if ((spatial || flex) && out.shape.rank() == 4 && out.dtype == DType::kF32) {
       candidate[static_cast<size_t>(node.outputs[0])] = true;
     }
-    if (flex) flexible.push_back(&node);
     std::set<size_t> activation_inputs{0};
     for (const auto& op : post_ops_of(node)) {
       if (op.kind == PostOp::Kind::kAdd) activation_inputs.insert(static_cast<size_t>(op.input));
@@ -359,22 +378,29 @@ void CpuProgram::assign_layouts() {
                                 (flex && i < flexible_input_count(node));
       if (!takes_layout) blocked[static_cast<size_t>(node.inputs[i])] = true;
     }
+    if (!flex) continue;
+    // Arithmetic and global pooling constrain only the operands whose bytes the layout changes;
+    // the others keep one layout on every side.
+    const bool moot_allowed = node.op_type == "GlobalAveragePool" || is_arithmetic(node.op_type);
+    std::vector<size_t> sides;
+    if (node.op_type != "GlobalAveragePool") sides.push_back(static_cast<size_t>(node.outputs[0]));
+    for (size_t i = 0; i < flexible_input_count(node); ++i) {
+      sides.push_back(static_cast<size_t>(node.inputs[i]));
+    }
+    if (moot_allowed) {
+      std::erase_if(sides, [&](size_t v) { return !layout_bearing(graph_.values()[v]); });
+    }
+    flexible_sides.push_back(std::move(sides));
   }
   for (ValueId v : graph_.outputs()) blocked[static_cast<size_t>(v)] = true;
   for (size_t v = 0; v < n; ++v) channels_last_[v] = candidate[v] && !blocked[v];
   // Only ever clears, so it ends.
+  const auto is_nhwc = [&](size_t v) { return static_cast<bool>(channels_last_[v]); };
   for (bool changed = true; changed;) {
     changed = false;
-    for (const Node* node : flexible) {
-      std::vector<size_t> sides{static_cast<size_t>(node->outputs[0])};
-      for (size_t i = 0; i < flexible_input_count(*node); ++i) {
-        sides.push_back(static_cast<size_t>(node->inputs[i]));
-      }
-      const bool all_nhwc = std::all_of(sides.begin(), sides.end(),
-                                        [&](size_t v) { return channels_last_[v]; });
-      const bool any_nhwc = std::any_of(sides.begin(), sides.end(),
-                                        [&](size_t v) { return channels_last_[v]; });
-      if (any_nhwc && !all_nhwc) {
+    for (const auto& sides : flexible_sides) {
+      const bool any = std::any_of(sides.begin(), sides.end(), is_nhwc);
+      if (any && !std::all_of(sides.begin(), sides.end(), is_nhwc)) {
         for (size_t v : sides) channels_last_[v] = false;
         changed = true;
       }
@@ -383,7 +409,7 @@ void CpuProgram::assign_layouts() {
   for (size_t v = 0; v < n; ++v) stats_.channels_last_values += channels_last_[v] ? 1 : 0;
   for (auto& step : steps_) {
     Node& node = step->node;
-    if (!is_dnnl_spatial(node.op_type) && !is_layout_flexible(node.op_type)) continue;
+    if (!is_dnnl_spatial(node.op_type) && !is_layout_flexible(graph_, node)) continue;
     std::vector<int64_t> in, out;
     for (ValueId v : node.inputs) in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
     for (ValueId v : node.outputs) out.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);

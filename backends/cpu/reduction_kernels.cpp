@@ -16,6 +16,7 @@
 
 #include "backends/cpu/kernel.h"
 #include "backends/cpu/parallel.h"
+#include "backends/cpu/post_ops.h"
 #include "backends/cpu/reduction_common.h"
 
 namespace hsched::cpu {
@@ -346,12 +347,17 @@ Result<std::unique_ptr<Kernel>> make_global_pool(const KernelSpec& spec) {
     return invalid_argument(node_context(spec.node) + ": input rank " +
                             std::to_string(dims.size()) + " is below 3 (N, C, spatial...)");
   }
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, dims[0] * dims[1], "Y"));
+  if (input_channels_last(spec.node, 0)) {  // the program's layout pass: [N, H, W, C] in memory
+    if (dims.size() != 4) return invalid_argument(node_context(spec.node) + ": NHWC needs 4-D");
+    return make_reduce_kernel<K>(
+        DType::kF32, make_reduce_plan(channels_last_dims(dims), {false, true, true, false}));
+  }
   ReducePlan plan;
   plan.outer = dims[0] * dims[1];
   plan.reduced = reduction::product(dims, 2, dims.size());
   plan.in_elements = plan.outer * plan.reduced;
   plan.out_elements = plan.outer;
-  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, plan.outer, "Y"));
   return make_reduce_kernel<K>(DType::kF32, std::move(plan));
 }
 

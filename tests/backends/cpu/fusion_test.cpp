@@ -2,7 +2,8 @@
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
-// per-channel layer scale folded into the Conv's weights; a channel Concat kept channels-last.
+// per-channel layer scale folded into the Conv's weights; a channel Concat, a squeeze-and-excite
+// block (GlobalAveragePool, broadcast Mul) kept channels-last.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
@@ -157,6 +158,42 @@ TEST(FusionTest, ChannelConcatChannelsLastMatchesUnfused) {
   auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
   ASSERT_TRUE(plain.is_ok() && fused.is_ok());
   EXPECT_EQ((*fused)->stats().channels_last_values, 4);  // sr, a, c, cat
+  auto want = (*plain)->run({x});
+  auto got = (*fused)->run({x});
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+// MobileNetV3's squeeze-and-excite: x -> GlobalAveragePool -> Conv -> Relu -> Conv ->
+// HardSigmoid -> Mul(x, scale) -> Conv; then Add(y, y2) of two NHWC values.
+TEST(FusionTest, SqueezeExciteChannelsLastMatchesUnfused) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 3, kSize, kSize});
+  b.output("y", DType::kF32, {1, 4, kSize, kSize});
+  b.initializer_random("w0", {kChannels, 3, 3, 3}, 0.5f, 1);
+  b.initializer_random("se1", {2, kChannels, 1, 1}, 0.5f, 2);
+  b.initializer_random("se2", {kChannels, 2, 1, 1}, 0.5f, 3);
+  b.initializer_random("w1", {4, kChannels, 1, 1}, 0.5f, 4);
+  b.initializer_random("w2", {4, kChannels, 1, 1}, 0.5f, 5);
+  set_attr(b.node("Conv", {"x", "w0"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"c"}, {"pooled"});
+  b.node("Conv", {"pooled", "se1"}, {"s1"});
+  b.node("Relu", {"s1"}, {"s1r"});
+  b.node("Conv", {"s1r", "se2"}, {"s2"});
+  b.node("HardSigmoid", {"s2"}, {"scale"});
+  b.node("Mul", {"c", "scale"}, {"excited"});
+  b.node("Conv", {"excited", "w1"}, {"p1"});
+  b.node("Conv", {"excited", "w2"}, {"p2"});
+  b.node("Sub", {"p1", "p2"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "se", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32({1, 3, kSize, kSize}, 15, -2.0f, 2.0f);
+  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
+  // c, pooled, s1r and scale (Relu and HardSigmoid fused into their Convs), excited; y is a
+  // graph output, so Sub's operands p1 and p2 (whose bytes the layout changes) stay NCHW.
+  EXPECT_EQ((*fused)->stats().channels_last_values, 5);
   auto want = (*plain)->run({x});
   auto got = (*fused)->run({x});
   ASSERT_TRUE(want.is_ok() && got.is_ok());
