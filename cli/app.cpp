@@ -6,7 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/devices_command.h"
 #include "cli/info_command.h"
+#include "cli/plan_command.h"
 #include "cli/run_command.h"
 
 #ifndef HSCHED_VERSION
@@ -28,13 +30,38 @@ int fail(std::ostream& err, const std::string& message) {
   return kExitError;
 }
 
-void add_info_flags(CLI::App& command, InfoArgs& args) {
+void add_input_shape_flag(CLI::App& command, std::vector<std::string>& input_shapes) {
   command
-      .add_option("--input-shape", args.input_shapes,
+      .add_option("--input-shape", input_shapes,
                   "Fix the dims of a graph input: NAME=d1,d2,... (repeatable)")
       ->type_name("NAME=DIMS")
       ->allow_extra_args(false);
+}
+
+void add_info_flags(CLI::App& command, InfoArgs& args) {
+  add_input_shape_flag(command, args.input_shapes);
   command.add_flag("--json", args.json, "Print the report as JSON");
+}
+
+// What to plan for: a deployment file, or a target and a policy; then --devices.
+void add_plan_source_flags(CLI::App& command, PlanSourceArgs& args) {
+  CLI::Option* config =
+      command.add_option("--config", args.config, "Deployment file (configs/deploy/*.yaml)");
+  CLI::Option* target = command.add_option(
+      "--target", args.target, "Target: a name in configs/targets, a file, or this-machine");
+  CLI::Option* policy = command.add_option(
+      "--policy", args.policy, "Policy: a name in configs/policies or a file (default: default)");
+  config->excludes(target)->excludes(policy);
+  command.add_option("--devices", args.devices,
+                     "Use only these devices: kinds, APIs or ids, comma-separated");
+}
+
+// MODEL, --input-shape and the plan source: what plan, report and run share.
+void add_model_plan_flags(CLI::App& command, std::string& model_path,
+                          std::vector<std::string>& input_shapes, PlanSourceArgs& source) {
+  command.add_option("MODEL", model_path, "ONNX model file")->required();
+  add_input_shape_flag(command, input_shapes);
+  add_plan_source_flags(command, source);
 }
 
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -51,14 +78,28 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* demo = app.add_subcommand("demo", "Build the built-in demo CNN and report on it");
   demo->add_flag("--json", demo_args.json, "Print the report as JSON");
 
+  DevicesArgs devices_args;
+  CLI::App* devices = app.add_subcommand("devices", "List the devices of this machine or a target");
+  devices->add_option("--target", devices_args.target,
+                      "A target name or file instead of this machine");
+  devices->add_flag("--json", devices_args.json, "Print the devices as JSON");
+
+  PlanArgs plan_args;
+  CLI::App* plan = app.add_subcommand("plan", "Schedule a model: where each node runs and why");
+  add_model_plan_flags(*plan, plan_args.model_path, plan_args.input_shapes, plan_args.source);
+  plan->add_flag("--json", plan_args.json, "Print the plan as JSON");
+
+  PlanArgs report_args;
+  CLI::App* report = app.add_subcommand("report", "Schedule a model and print the fallback report");
+  add_model_plan_flags(*report, report_args.model_path, report_args.input_shapes,
+                       report_args.source);
+  report->add_option("--format", report_args.format, "text, json, dot or html (default text)");
+  report->add_option("-o,--output", report_args.output,
+                     "Write the report to this file (whole or not at all)");
+
   RunArgs run_args;
   CLI::App* run = app.add_subcommand("run", "Compile a model for the devices and run it, timed");
-  run->add_option("MODEL", run_args.model_path, "ONNX model file")->required();
-  run->add_option("--input-shape", run_args.input_shapes,
-                  "Fix the dims of a graph input: NAME=d1,d2,... (repeatable)")
-      ->type_name("NAME=DIMS")
-      ->allow_extra_args(false);
-  run->add_option("--devices", run_args.devices, "Devices to use, comma-separated (cpu)");
+  add_model_plan_flags(*run, run_args.model_path, run_args.input_shapes, run_args.source);
   run->add_option("--inputs", run_args.inputs_dir,
                   "Folder of input_K.pb tensors (default: seeded random inputs)");
   run->add_option("--outputs", run_args.outputs_dir, "Write output_K.pb tensors to this folder");
@@ -78,11 +119,14 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     return fail(err, e.what());
   }
 
-  Result<std::string> report = info->parsed()  ? run_info(info_args)
-                               : run->parsed() ? run_model(run_args)
-                                               : run_demo(demo_args);
-  if (!report.is_ok()) return fail(err, report.status().message());
-  out << report.value();
+  Result<std::string> result = info->parsed()      ? run_info(info_args)
+                               : devices->parsed() ? run_devices(devices_args)
+                               : plan->parsed()    ? run_plan(plan_args)
+                               : report->parsed()  ? run_report(report_args)
+                               : run->parsed()     ? run_model(run_args, err)
+                                                   : run_demo(demo_args);
+  if (!result.is_ok()) return fail(err, result.status().message());
+  out << result.value();
   out.flush();
   return kExitOk;
 }

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/program.h"
-#include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
 
 namespace hsched::cli {
@@ -21,19 +21,42 @@ namespace fs = std::filesystem;
 
 constexpr int kMaxIterations = 1000000;
 
-Status check_devices(const std::string& list) {
-  std::stringstream stream(list);
-  std::string device;
-  bool any = false;
-  while (std::getline(stream, device, ',')) {
-    if (device != "cpu") {
-      return invalid_argument("--devices: unknown or absent device '" + device +
-                              "' (available: cpu)");
+// Only the CPU executes until the heterogeneous executor (issue 6) exists: a plan that puts nodes
+// on a device planned from a profile, or on a present device without an executor, is refused.
+Status check_executable(const Plan& plan) {
+  std::map<std::string, int> nodes_on;  // device id -> nodes placed there
+  for (const NodePlacement& placement : plan.nodes) ++nodes_on[placement.device];
+  for (const auto& [id, count] : nodes_on) {
+    const DeviceProfile* device = plan.target.find(id);
+    const std::string where = "the plan puts " + std::to_string(count) + " nodes on " + id +
+                              (device != nullptr ? " (" + device->name + ")" : std::string());
+    if (device == nullptr || !device->present) {
+      return invalid_argument(where + ", which target " + plan.target.name +
+                              " plans from a profile and is not present on this machine; "
+                              "`hsched plan` shows such plans, `--target this-machine` runs here");
     }
-    any = true;
+    if (device->api != DeviceApi::kHost) {
+      return unimplemented(where + ": running on " + device_api_name(device->api) +
+                           " devices is not built yet (the CPU runs models)");
+    }
   }
-  if (!any) return invalid_argument("--devices: no device given");
   return Status::ok();
+}
+
+// The `fallback: warn` summary: how many nodes fell back and why, on one line.
+void warn_fallbacks(const Plan& plan, std::ostream& warnings) {
+  if (plan.policy.fallback != FallbackMode::kWarn || plan.fallbacks.empty()) return;
+  std::map<std::string, int> by_reason;
+  for (const Fallback& fallback : plan.fallbacks) ++by_reason[reason_code_name(fallback.reason)];
+  warnings << "hsched: warning: policy " << plan.policy.name << ": " << plan.fallbacks.size()
+           << " nodes fell back from their first choice (";
+  bool first = true;
+  for (const auto& [reason, count] : by_reason) {
+    warnings << (first ? "" : ", ") << reason << " " << count;
+    first = false;
+  }
+  warnings << "); `hsched report` lists them\n";
+  warnings.flush();
 }
 
 // Deterministic inputs: floats in [-1, 1); integers in {0, 1} (valid token ids and mask values
@@ -137,7 +160,7 @@ Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>&
   return timed;
 }
 
-Result<std::string> run_model(const RunArgs& args) {
+Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (args.iterations < 1 || args.iterations > kMaxIterations) {
     return invalid_argument("--iterations must be in [1, " + std::to_string(kMaxIterations) + "]");
   }
@@ -145,12 +168,15 @@ Result<std::string> run_model(const RunArgs& args) {
     return invalid_argument("--warmup must be in [0, " + std::to_string(kMaxIterations) + "]");
   }
   if (args.threads < 1 || args.threads > 1024) return invalid_argument("--threads must be in [1, 1024]");
-  HSCHED_RETURN_IF_ERROR(check_devices(args.devices));
-  ImportOptions options;
-  for (const std::string& flag : args.input_shapes) {
-    HSCHED_RETURN_IF_ERROR(add_input_shape_flag(flag, options));
-  }
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_file(args.model_path, options));
+  PlanArgs plan_args;
+  plan_args.model_path = args.model_path;
+  plan_args.input_shapes = args.input_shapes;
+  plan_args.source = args.source;
+  HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(plan_args));
+  const Graph& graph = planned.graph;
+  const Plan& plan = planned.plan;
+  HSCHED_RETURN_IF_ERROR(check_executable(plan));
+  warn_fallbacks(plan, warnings);
   HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(graph, args.inputs_dir));
 
   using Clock = std::chrono::steady_clock;
@@ -173,6 +199,11 @@ Result<std::string> run_model(const RunArgs& args) {
     nlohmann::json report;
     report["model"] = args.model_path;
     report["devices"] = nlohmann::json::array({"cpu"});
+    report["plan"] = {{"target", plan.target.name},
+                      {"policy", plan.policy.name},
+                      {"partitions", plan.partitions.size()},
+                      {"fallbacks", plan.fallbacks.size()},
+                      {"predicted_ms", plan.predicted_ms}};
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
     report["warmup"] = args.warmup;
@@ -196,6 +227,9 @@ Result<std::string> run_model(const RunArgs& args) {
   std::ostringstream text;
   text << "model        " << args.model_path << "\n"
        << "devices      cpu (" << args.threads << " threads)\n"
+       << "plan         target " << plan.target.name << ", policy " << plan.policy.name << ": "
+       << plan.partitions.size() << " partitions, " << plan.fallbacks.size()
+       << " fallbacks, predicted " << plan.predicted_ms << " ms\n"
        << "compile      " << compile_ms << " ms (" << stats.kernels << " kernels, "
        << stats.folded_nodes << " nodes folded, " << stats.fused_nodes << " fused)\n"
        << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max " << timed->max_ms

@@ -1,10 +1,12 @@
 // `hsched run`: import a model, compile it for the devices asked for, run it and time it.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/program.h"
+#include "cli/plan_command.h"
 #include "hsched/status.h"
 
 namespace hsched::cli {
@@ -12,7 +14,9 @@ namespace hsched::cli {
 struct RunArgs {
   std::string model_path;
   std::vector<std::string> input_shapes;  // "NAME=d1,d2,..." as given to --input-shape
-  std::string devices = "cpu";            // comma-separated: cpu (more with later backends)
+  // Target, policy and --devices: the model is planned first, and runs only when every device
+  // of the plan is present and executable here (the CPU until the executor of issue 6).
+  PlanSourceArgs source;
   std::string inputs_dir;                 // input_K.pb files; seeded random inputs when empty
   std::string outputs_dir;                // output_K.pb files written here when set
   int iterations = 10;
@@ -22,7 +26,9 @@ struct RunArgs {
 };
 
 // Returns the report (text or JSON). Output files are written only after every run succeeded.
-Result<std::string> run_model(const RunArgs& args);
+// When the policy's fallback mode is `warn` and nodes fell back, one summary line goes to
+// `warnings` (stderr).
+Result<std::string> run_model(const RunArgs& args, std::ostream& warnings);
 
 struct TimedRuns {
   std::vector<Tensor> outputs;  // of the last run

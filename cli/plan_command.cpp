@@ -1,0 +1,127 @@
+#include "cli/plan_command.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "cli/text_table.h"
+#include "graph/onnx_import.h"
+#include "hsched/schedule.h"
+#include "scheduler/report.h"
+#include "scheduler/target_select.h"
+
+namespace hsched::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so that a
+// reader never sees a partial report and a failure leaves nothing behind.
+Status write_file_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) return invalid_argument("-o " + path.string() + ": cannot create a file there");
+  size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  const bool closed = ::close(fd) == 0;
+  std::error_code ec;
+  if (written == bytes.size() && closed) fs::rename(temp, path, ec);
+  if (written != bytes.size() || !closed || ec) {
+    fs::remove(temp, ec);
+    return invalid_argument("-o " + path.string() + ": cannot write");
+  }
+  return Status::ok();
+}
+
+std::string plan_text(const Graph& graph, const Plan& plan, const std::string& model) {
+  std::ostringstream head;
+  head << std::fixed << std::setprecision(3) << "plan for " << model << ": target "
+       << plan.target.name << ", policy " << plan.policy.name << "; " << plan.nodes.size()
+       << " nodes, " << plan.partitions.size() << " partitions, " << plan.transfers.size()
+       << " transfers, predicted " << plan.predicted_ms << " ms\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"node", "op", "device", "precision", "partition", "reason"}};
+  for (const NodePlacement& p : plan.nodes) {
+    std::string reason = placement_reason_name(p.reason);
+    if (!p.detail.empty()) reason += " (" + p.detail + ")";
+    rows.push_back({node_label(graph, p.node), graph.node(p.node).op_type, p.device,
+                    precision_name(p.precision), std::to_string(p.partition), reason});
+  }
+  return head.str() + format_columns(rows);
+}
+
+}  // namespace
+
+Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
+  PlanSource source;
+  if (!args.config.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(Deployment deployment,
+                            sched::load_deployment_or_discover(args.config));
+    source.target = std::move(deployment.target);
+    source.policy = std::move(deployment.policy);
+  } else {
+    auto target = sched::resolve_target_or_discover(
+        args.target.empty() ? std::string(kThisMachineTarget) : args.target);
+    if (!target.is_ok()) return target.status().with_context("--target");
+    source.target = std::move(target).value();
+    if (args.policy.empty()) {
+      source.policy = default_policy();
+    } else {
+      auto policy = resolve_policy(args.policy);
+      if (!policy.is_ok()) return policy.status().with_context("--policy");
+      source.policy = std::move(policy).value();
+    }
+  }
+  if (!args.devices.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(source.target, sched::restrict_devices(source.target, args.devices));
+  }
+  return source;
+}
+
+Result<PlannedModel> plan_model(const PlanArgs& args) {
+  // Flags and configs first: a bad config fails fast, before a large model is read.
+  HSCHED_ASSIGN_OR_RETURN(PlanSource source, resolve_plan_source(args.source));
+  ImportOptions options;
+  for (const std::string& flag : args.input_shapes) {
+    HSCHED_RETURN_IF_ERROR(add_input_shape_flag(flag, options));
+  }
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_file(args.model_path, options));
+  auto plan = schedule(graph, source.target, source.policy);
+  if (!plan.is_ok()) return plan.status().with_context(args.model_path);
+  plan->model = args.model_path;
+  return PlannedModel{std::move(graph), std::move(plan).value()};
+}
+
+Result<std::string> run_plan(const PlanArgs& args) {
+  HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
+  if (args.json) {
+    return plan_to_json(planned.graph, planned.plan)
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+           "\n";
+  }
+  return plan_text(planned.graph, planned.plan, args.model_path);
+}
+
+Result<std::string> run_report(const PlanArgs& args) {
+  const std::optional<ReportFormat> format = parse_report_format(args.format);
+  if (!format) {
+    return invalid_argument("--format: unknown format '" + args.format +
+                            "' (text, json, dot, html)");
+  }
+  HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
+  HSCHED_ASSIGN_OR_RETURN(std::string report,
+                          format_report(planned.graph, planned.plan, *format));
+  if (args.output.empty()) return report;
+  HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report));
+  return std::string();
+}
+
+}  // namespace hsched::cli

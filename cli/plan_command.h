@@ -1,0 +1,58 @@
+// `hsched plan` and `hsched report`: import a model, choose a target and a policy (--config, or
+// --target/--policy, then --devices), schedule, and print the plan or the fallback report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "hsched/device.h"
+#include "hsched/plan.h"
+#include "hsched/policy.h"
+#include "hsched/status.h"
+
+namespace hsched::cli {
+
+// What to plan for, as given on the command line. --config excludes --target and --policy.
+struct PlanSourceArgs {
+  std::string config;   // deployment file (configs/deploy/*.yaml)
+  std::string target;   // name or file; empty: this-machine
+  std::string policy;   // name or file; empty: the built-in default policy
+  std::string devices;  // comma-separated selectors (kind, API or id); empty: every device
+};
+
+struct PlanSource {
+  Target target;
+  Policy policy;
+};
+
+// The target (restricted to --devices) and policy the flags name. InvalidArgument naming the
+// flag, file and key at fault.
+Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args);
+
+struct PlanArgs {
+  std::string model_path;
+  std::vector<std::string> input_shapes;  // "NAME=d1,d2,..." as given to --input-shape
+  PlanSourceArgs source;
+  bool json = false;            // plan: the plan as JSON
+  std::string format = "text";  // report: text, json, dot, html
+  std::string output;           // report: write here (atomically) instead of stdout
+};
+
+// A model with its plan.
+struct PlannedModel {
+  Graph graph;
+  Plan plan;
+};
+
+// Imports args.model_path and schedules it for the source the flags name.
+Result<PlannedModel> plan_model(const PlanArgs& args);
+
+// `hsched plan`: one line per node (device, precision, partition, reason), or the plan's JSON.
+Result<std::string> run_plan(const PlanArgs& args);
+
+// `hsched report`: the fallback report. With args.output the report goes to that file (written
+// whole or not at all) and nothing is returned for stdout.
+Result<std::string> run_report(const PlanArgs& args);
+
+}  // namespace hsched::cli
