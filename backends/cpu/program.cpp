@@ -12,17 +12,7 @@
 
 namespace hsched::cpu {
 
-struct CpuProgram::Step {
-  Node node;                      // the graph's node, or a fused copy with post-ops
-  std::unique_ptr<Kernel> kernel;
-};
-
 namespace {
-
-bool is_view_op(const std::string& op) {
-  return op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-         op == "Unsqueeze";
-}
 
 bool is_dnnl_spatial(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
@@ -165,7 +155,7 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
       steps_.push_back(std::make_unique<Step>(Step{node, nullptr}));
       continue;
     }
-    if (is_view_op(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty()) {
+    if (is_reshape_like(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty()) {
       const Tensor& in = *graph_.value(node.inputs[0]).constant;
       Value& out = graph_.value(node.outputs[0]);
       out.constant = in.reshaped(out.shape.dims);
@@ -423,63 +413,6 @@ Status CpuProgram::create_kernels(const KernelRegistry& registry) {
   }
   stats_.kernels = static_cast<int>(steps_.size());
   return Status::ok();
-}
-
-// Greedy placement in one arena: values sorted by size, each at the lowest 64-byte-aligned
-// offset not overlapping a placed value whose lifetime (producing step .. last reading step)
-// intersects its own.
-void CpuProgram::plan_memory() {
-  const size_t n = graph_.values().size();
-  std::vector<int> first(n, -1), last(n, -1);
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    for (ValueId v : steps_[s]->node.outputs) {
-      if (v != kNoValue) first[static_cast<size_t>(v)] = last[static_cast<size_t>(v)] = static_cast<int>(s);
-    }
-    for (ValueId v : steps_[s]->node.inputs) {
-      if (v != kNoValue) last[static_cast<size_t>(v)] = static_cast<int>(s);
-    }
-  }
-  std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
-  struct Block {
-    size_t value;
-    int64_t size, offset;
-  };
-  std::vector<Block> blocks;
-  for (size_t v = 0; v < n; ++v) {
-    if (first[v] < 0 || graph_outputs.count(static_cast<ValueId>(v))) continue;
-    const int64_t size = (graph_.values()[v].byte_size() + 63) / 64 * 64;
-    blocks.push_back({v, size, 0});
-    stats_.activation_bytes += size;
-  }
-  std::stable_sort(blocks.begin(), blocks.end(),
-                   [](const Block& a, const Block& b) { return a.size > b.size; });
-  std::vector<const Block*> placed;
-  int64_t total = 0;
-  for (auto& block : blocks) {
-    std::vector<std::pair<int64_t, int64_t>> busy;
-    for (const Block* p : placed) {
-      if (first[p->value] <= last[block.value] && first[block.value] <= last[p->value]) {
-        busy.emplace_back(p->offset, p->offset + p->size);
-      }
-    }
-    std::sort(busy.begin(), busy.end());
-    int64_t offset = 0;
-    for (const auto& [begin, end] : busy) {
-      if (offset + block.size <= begin) break;
-      offset = std::max(offset, end);
-    }
-    block.offset = offset;
-    total = std::max(total, offset + block.size);
-    placed.push_back(&block);
-  }
-  stats_.arena_bytes = total;
-  arena_memory_ = Tensor(DType::kU8, {std::max<int64_t>(total, 1)}).storage();
-  buffers_.assign(n, std::nullopt);
-  for (const auto& block : blocks) {
-    const Value& value = graph_.values()[block.value];
-    buffers_[block.value] = Tensor(value.dtype, value.shape.dims,
-                                   std::shared_ptr<std::byte>(arena_memory_, arena_memory_.get() + block.offset));
-  }
 }
 
 Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {

@@ -24,10 +24,14 @@ struct CpuProgramStats {
   int folded_nodes = 0;       // computed once at compile time
   int fused_nodes = 0;        // absorbed into a oneDNN primitive as a post-op
   int kernels = 0;            // steps run per request
+  int aliased_views = 0;      // view ops (Reshape, Squeeze, leading-axis Split...) run as no-ops
   int channels_last_values = 0;
   int64_t arena_bytes = 0;    // activation memory after reuse
   int64_t activation_bytes = 0;  // what the activations would take without reuse
 };
+
+// Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output is the input's bytes.
+bool is_reshape_like(const std::string& op);
 
 class CpuProgram {
  public:
@@ -43,7 +47,10 @@ class CpuProgram {
   const CpuProgramStats& stats() const { return stats_; }
 
  private:
-  struct Step;
+  struct Step {
+    Node node;  // the graph's node, or a fused copy with post-ops
+    std::unique_ptr<Kernel> kernel;
+  };
   CpuProgram(const Graph& graph, const CpuOptions& options);
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
   void fuse();

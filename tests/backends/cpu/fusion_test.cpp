@@ -3,7 +3,7 @@
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
 // per-channel layer scale folded into the Conv's weights; a channel Concat, a squeeze-and-excite
-// block (GlobalAveragePool, broadcast Mul) kept channels-last.
+// block (GlobalAveragePool, broadcast Mul) kept channels-last; view ops run as aliases.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
@@ -198,6 +198,39 @@ TEST(FusionTest, SqueezeExciteChannelsLastMatchesUnfused) {
   auto got = (*fused)->run({x});
   ASSERT_TRUE(want.is_ok() && got.is_ok());
   EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+}
+
+// Reshape, leading-axis Split and Squeeze share their input's bytes; a view of a graph input or
+// producing a graph output is still copied.
+TEST(FusionTest, ViewOpsAliasTheirInput) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 3, 4});
+  b.output("y", DType::kF32, {1, 12});
+  b.output("flat", DType::kF32, {24});
+  b.initializer_i64("shape", {3}, {1, 2, 12});
+  b.initializer_i64("axis1", {1}, {1});
+  b.initializer_i64("flat_shape", {1}, {24});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Reshape", {"r", "shape"}, {"rows"});                 // alias of r
+  set_attr(b.node("Split", {"rows"}, {"s0", "s1"}), "axis", 1);  // aliases at 0 and 48 bytes
+  b.node("Squeeze", {"s0", "axis1"}, {"q0"});
+  b.node("Squeeze", {"s1", "axis1"}, {"q1"});
+  b.node("Add", {"q0", "q1"}, {"y"});
+  b.node("Reshape", {"x", "flat_shape"}, {"flat"});             // graph input and output: copied
+  auto graph = import_onnx_model(b.model(), {}, "views", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto program = CpuProgram::compile(*graph, CpuOptions{});
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().aliased_views, 4);
+  EXPECT_EQ((*program)->stats().kernels, 3);  // Relu, Add, the copying Reshape
+  const Tensor x = test::random_f32({2, 3, 4}, 16, -1.0f, 1.0f);
+  auto got = (*program)->run({x});
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  const auto xv = x.values<float>();
+  std::vector<float> want(12);
+  for (size_t j = 0; j < 12; ++j) want[j] = std::max(xv[j], 0.0f) + std::max(xv[12 + j], 0.0f);
+  EXPECT_TRUE(test::all_close(got->at(0), test::f32({1, 12}, want), 1e-6, 1e-6));
+  EXPECT_TRUE(test::all_close(got->at(1), x.reshaped({24}), 0, 0));
 }
 
 }  // namespace

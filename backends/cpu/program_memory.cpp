@@ -1,0 +1,138 @@
+// CpuProgram's memory plan: view ops become aliases, then one arena holds every activation,
+// values whose lifetimes never overlap sharing bytes.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <set>
+
+#include "backends/cpu/program.h"
+
+namespace hsched::cpu {
+
+bool is_reshape_like(const std::string& op) {
+  return op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
+         op == "Unsqueeze";
+}
+
+namespace {
+
+// Byte offsets of a view op's outputs inside its input: a Reshape-like op is its input's bytes;
+// a Split along an axis with only 1s before it cuts them into consecutive pieces. nullopt for any
+// other node. The node's kernel was created, so its shapes are known to be consistent.
+std::optional<std::vector<int64_t>> view_offsets(const Graph& graph, const Node& node) {
+  if (is_reshape_like(node.op_type) && node.outputs.size() == 1) return std::vector<int64_t>{0};
+  if (node.op_type != "Split") return std::nullopt;
+  const auto& dims = graph.value(node.inputs[0]).shape.dims;
+  int64_t axis = node.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(dims.size());
+  for (int64_t a = 0; a < axis; ++a) {
+    if (dims[static_cast<size_t>(a)] != 1) return std::nullopt;
+  }
+  std::vector<int64_t> offsets;
+  int64_t at = 0;
+  for (ValueId out : node.outputs) {
+    if (out == kNoValue) return std::nullopt;
+    offsets.push_back(at);
+    at += graph.value(out).byte_size();
+  }
+  return offsets;
+}
+
+}  // namespace
+
+// Views first: the output of a view op shares its input's storage (at an offset) and the step is
+// dropped, unless the storage is a graph input (bound anew each run) or either side a graph output
+// (handed to the caller). Then greedy placement in one arena: storage roots sorted by size, each
+// at the lowest 64-byte-aligned offset not overlapping a placed root whose lifetime (producing
+// step .. last step reading it or any of its views) intersects its own.
+void CpuProgram::plan_memory() {
+  const size_t n = graph_.values().size();
+  const std::set<ValueId> graph_inputs(graph_.inputs().begin(), graph_.inputs().end());
+  const std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
+  std::vector<size_t> root(n);
+  std::iota(root.begin(), root.end(), size_t{0});
+  std::vector<int64_t> offset_in_root(n, 0);
+  std::vector<std::unique_ptr<Step>> kept;
+  for (auto& step : steps_) {
+    const Node& node = step->node;
+    const auto offsets = view_offsets(graph_, node);
+    const auto in_root = node.inputs.empty() || node.inputs[0] == kNoValue
+                             ? n
+                             : root[static_cast<size_t>(node.inputs[0])];
+    const bool aliasable =
+        offsets && in_root < n && !graph_.values()[in_root].is_constant() &&
+        !graph_inputs.count(static_cast<ValueId>(in_root)) &&
+        !graph_outputs.count(static_cast<ValueId>(in_root)) &&
+        std::none_of(node.outputs.begin(), node.outputs.end(),
+                     [&](ValueId v) { return graph_outputs.count(v) != 0; });
+    if (!aliasable) {
+      kept.push_back(std::move(step));
+      continue;
+    }
+    const auto in = static_cast<size_t>(node.inputs[0]);
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      const auto out = static_cast<size_t>(node.outputs[i]);
+      root[out] = in_root;
+      offset_in_root[out] = offset_in_root[in] + (*offsets)[i];
+    }
+    ++stats_.aliased_views;
+  }
+  steps_ = std::move(kept);
+  stats_.kernels = static_cast<int>(steps_.size());
+
+  std::vector<int> first(n, -1), last(n, -1);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const int at = static_cast<int>(s);
+    for (ValueId v : steps_[s]->node.outputs) {
+      if (v != kNoValue) first[root[static_cast<size_t>(v)]] = last[root[static_cast<size_t>(v)]] = at;
+    }
+    for (ValueId v : steps_[s]->node.inputs) {
+      if (v != kNoValue) last[root[static_cast<size_t>(v)]] = at;
+    }
+  }
+  struct Block {
+    size_t value;
+    int64_t size, offset;
+  };
+  std::vector<Block> blocks;
+  for (size_t v = 0; v < n; ++v) {
+    if (first[v] < 0 || root[v] != v || graph_outputs.count(static_cast<ValueId>(v))) continue;
+    const int64_t size = (graph_.values()[v].byte_size() + 63) / 64 * 64;
+    blocks.push_back({v, size, 0});
+    stats_.activation_bytes += size;
+  }
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const Block& a, const Block& b) { return a.size > b.size; });
+  std::vector<const Block*> placed;
+  int64_t total = 0;
+  for (auto& block : blocks) {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const Block* p : placed) {
+      if (first[p->value] <= last[block.value] && first[block.value] <= last[p->value]) {
+        busy.emplace_back(p->offset, p->offset + p->size);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [begin, end] : busy) {
+      if (offset + block.size <= begin) break;
+      offset = std::max(offset, end);
+    }
+    block.offset = offset;
+    total = std::max(total, offset + block.size);
+    placed.push_back(&block);
+  }
+  stats_.arena_bytes = total;
+  arena_memory_ = Tensor(DType::kU8, {std::max<int64_t>(total, 1)}).storage();
+  std::vector<int64_t> arena_offset(n, -1);
+  for (const auto& block : blocks) arena_offset[block.value] = block.offset;
+  buffers_.assign(n, std::nullopt);
+  for (size_t v = 0; v < n; ++v) {
+    if (arena_offset[root[v]] < 0) continue;  // not produced by a step, or a graph output
+    const Value& value = graph_.values()[v];
+    std::byte* data = arena_memory_.get() + arena_offset[root[v]] + offset_in_root[v];
+    buffers_[v] = Tensor(value.dtype, value.shape.dims, std::shared_ptr<std::byte>(arena_memory_, data));
+  }
+}
+
+}  // namespace hsched::cpu
