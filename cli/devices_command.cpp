@@ -49,7 +49,8 @@ Result<std::string> run_devices(const DevicesArgs& args) {
   if (args.json) {
     nlohmann::json json = {{"target", target.name}, {"source", target.source}};
     json["devices"] = nlohmann::json::array();
-    for (const DeviceProfile& device : target.devices) json["devices"].push_back(device_json(device));
+    for (const DeviceProfile& device : target.devices)
+      json["devices"].push_back(device_json(device));
     return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   std::vector<std::vector<std::string>> rows = {

@@ -66,8 +66,8 @@ Result<std::string> run_demo(const InfoArgs& args) {
     report["run"] = {{"device", "cpu"},
                      {"hardware", "real"},
                      {"iterations", kIterations},
-                     {"latency_ms", {{"median", timed.median_ms}, {"min", timed.min_ms},
-                                     {"max", timed.max_ms}}}};
+                     {"latency_ms",
+                      {{"median", timed.median_ms}, {"min", timed.min_ms}, {"max", timed.max_ms}}}};
     report["plans"] = nlohmann::json::array();
     for (const DemoPlan& plan : plans) report["plans"].push_back(report_to_json(graph, plan.plan));
     return report.dump(2) + "\n";

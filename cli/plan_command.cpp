@@ -63,8 +63,7 @@ std::string plan_text(const Graph& graph, const Plan& plan, const std::string& m
 Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
   PlanSource source;
   if (!args.config.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(Deployment deployment,
-                            sched::load_deployment_or_discover(args.config));
+    HSCHED_ASSIGN_OR_RETURN(Deployment deployment, sched::load_deployment_or_discover(args.config));
     source.target = std::move(deployment.target);
     source.policy = std::move(deployment.policy);
   } else {
@@ -117,8 +116,7 @@ Result<std::string> run_report(const PlanArgs& args) {
                             "' (text, json, dot, html)");
   }
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
-  HSCHED_ASSIGN_OR_RETURN(std::string report,
-                          format_report(planned.graph, planned.plan, *format));
+  HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.graph, planned.plan, *format));
   if (args.output.empty()) return report;
   HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report));
   return std::string();

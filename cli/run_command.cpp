@@ -140,8 +140,8 @@ std::vector<Tensor> seeded_inputs(const Graph& graph) {
   return inputs;
 }
 
-Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs,
-                            int warmup, int iterations) {
+Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs, int warmup,
+                            int iterations) {
   using Clock = std::chrono::steady_clock;
   TimedRuns timed;
   std::vector<double> times;
@@ -167,7 +167,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (args.warmup < 0 || args.warmup > kMaxIterations) {
     return invalid_argument("--warmup must be in [0, " + std::to_string(kMaxIterations) + "]");
   }
-  if (args.threads < 1 || args.threads > 1024) return invalid_argument("--threads must be in [1, 1024]");
+  if (args.threads < 1 || args.threads > 1024)
+    return invalid_argument("--threads must be in [1, 1024]");
   PlanArgs plan_args;
   plan_args.model_path = args.model_path;
   plan_args.input_shapes = args.input_shapes;
@@ -191,7 +192,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   auto timed = time_runs(**program, inputs, args.warmup, args.iterations);
   if (!timed.is_ok()) return timed.status().with_context(args.model_path);
   const std::vector<Tensor>& outputs = timed->outputs;
-  if (!args.outputs_dir.empty()) HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
+  if (!args.outputs_dir.empty())
+    HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
 
   const double median = timed->median_ms;
   const auto& stats = (*program)->stats();
@@ -210,12 +212,10 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     report["latency_ms"] = {{"median", median}, {"min", timed->min_ms}, {"max", timed->max_ms}};
     report["compile_ms"] = compile_ms;
     report["peak_rss_bytes"] = peak_rss_bytes();
-    report["cpu"] = {{"kernels", stats.kernels},
-                     {"folded_nodes", stats.folded_nodes},
-                     {"fused_nodes", stats.fused_nodes},
-                     {"channels_last_values", stats.channels_last_values},
-                     {"arena_bytes", stats.arena_bytes},
-                     {"activation_bytes", stats.activation_bytes}};
+    report["cpu"] = {
+        {"kernels", stats.kernels},         {"folded_nodes", stats.folded_nodes},
+        {"fused_nodes", stats.fused_nodes}, {"channels_last_values", stats.channels_last_values},
+        {"arena_bytes", stats.arena_bytes}, {"activation_bytes", stats.activation_bytes}};
     report["outputs"] = nlohmann::json::array();
     for (size_t k = 0; k < outputs.size(); ++k) {
       report["outputs"].push_back({{"name", graph.value(graph.outputs()[k]).name},
@@ -227,13 +227,14 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   std::ostringstream text;
   text << "model        " << args.model_path << "\n"
        << "devices      cpu (" << args.threads << " threads)\n"
-       << "plan         target " << plan.target.name << ", policy " << plan.policy.name << ": "
-       << plan.partitions.size() << " partitions, " << plan.fallbacks.size()
-       << " fallbacks, predicted " << plan.predicted_ms << " ms\n"
+       << "plan         target " << plan.target.name << ", policy " << plan.policy.name
+       << ": predicted " << plan.predicted_ms << " ms, partitions " << plan.partitions.size()
+       << ", fallbacks " << plan.fallbacks.size() << "\n"
        << "compile      " << compile_ms << " ms (" << stats.kernels << " kernels, "
        << stats.folded_nodes << " nodes folded, " << stats.fused_nodes << " fused)\n"
-       << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max " << timed->max_ms
-       << " ms over " << args.iterations << " runs (" << args.warmup << " warm-up)\n";
+       << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
+       << timed->max_ms << " ms over " << args.iterations << " runs (" << args.warmup
+       << " warm-up)\n";
   for (size_t k = 0; k < outputs.size(); ++k) {
     text << "output       " << graph.value(graph.outputs()[k]).name << " "
          << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";

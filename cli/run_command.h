@@ -17,8 +17,8 @@ struct RunArgs {
   // Target, policy and --devices: the model is planned first, and runs only when every device
   // of the plan is present and executable here (the CPU until the executor of issue 6).
   PlanSourceArgs source;
-  std::string inputs_dir;                 // input_K.pb files; seeded random inputs when empty
-  std::string outputs_dir;                // output_K.pb files written here when set
+  std::string inputs_dir;   // input_K.pb files; seeded random inputs when empty
+  std::string outputs_dir;  // output_K.pb files written here when set
   int iterations = 10;
   int warmup = 2;
   int threads = 2;
@@ -36,8 +36,8 @@ struct TimedRuns {
 };
 
 // Runs `program` warmup + iterations times on `inputs`, timing the last `iterations` runs.
-Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs,
-                            int warmup, int iterations);
+Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs, int warmup,
+                            int iterations);
 
 // Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.
 std::vector<Tensor> seeded_inputs(const Graph& graph);

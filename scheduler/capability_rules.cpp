@@ -7,14 +7,15 @@
 namespace hsched::sched {
 namespace {
 
-Rejection reject(NodeId node, const DeviceProfile& device, Precision precision,
-                 ReasonCode reason, std::string detail) {
+Rejection reject(NodeId node, const DeviceProfile& device, Precision precision, ReasonCode reason,
+                 std::string detail) {
   return Rejection{node, device.id, precision, reason, std::move(detail)};
 }
 
 std::string join_precisions(const std::vector<Precision>& precisions) {
   std::string text;
-  for (Precision p : precisions) text += (text.empty() ? "" : ", ") + std::string(precision_name(p));
+  for (Precision p : precisions)
+    text += (text.empty() ? "" : ", ") + std::string(precision_name(p));
   return text.empty() ? "none" : text;
 }
 
@@ -102,8 +103,8 @@ std::optional<Rejection> check_static_shapes(const Graph& graph, NodeId node,
     }
     if (v.shape.rank() > kMaxDeviceRank) {
       return reject(node, device, precision, ReasonCode::kShapeUnsupported,
-                    "tensor '" + v.name + "' has rank " + std::to_string(v.shape.rank()) +
-                        " > " + std::to_string(kMaxDeviceRank));
+                    "tensor '" + v.name + "' has rank " + std::to_string(v.shape.rank()) + " > " +
+                        std::to_string(kMaxDeviceRank));
     }
   }
   return std::nullopt;
@@ -131,8 +132,8 @@ std::optional<Rejection> check_attributes(const Graph& graph, NodeId node,
   return std::nullopt;
 }
 
-std::optional<Rejection> check_memory(const Graph& graph, NodeId node,
-                                      const DeviceProfile& device, Precision precision) {
+std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const DeviceProfile& device,
+                                      Precision precision) {
   if (device.memory_bytes <= 0) return std::nullopt;
   int64_t bytes = 0;
   std::vector<ValueId> ids = node_values(graph.node(node));
@@ -145,9 +146,8 @@ std::optional<Rejection> check_memory(const Graph& graph, NodeId node,
   }
   if (bytes <= device.memory_bytes) return std::nullopt;
   return reject(node, device, precision, ReasonCode::kMemoryExceeded,
-                "weights and activations need " + mib(bytes) + " in " +
-                    precision_name(precision) + "; " + device.id + " has " +
-                    mib(device.memory_bytes));
+                "weights and activations need " + mib(bytes) + " in " + precision_name(precision) +
+                    "; " + device.id + " has " + mib(device.memory_bytes));
 }
 
 }  // namespace hsched::sched

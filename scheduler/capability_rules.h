@@ -52,8 +52,8 @@ std::optional<Rejection> check_attributes(const Graph& graph, NodeId node,
 
 // The node's weights and activations (float tensors at the precision's element size) fit in the
 // device's memory_bytes (0 = unknown: no check): memory_exceeded otherwise.
-std::optional<Rejection> check_memory(const Graph& graph, NodeId node,
-                                      const DeviceProfile& device, Precision precision);
+std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const DeviceProfile& device,
+                                      Precision precision);
 
 // Bytes of one element of `dtype` when computed in `precision`: float dtypes take the
 // precision's size (fp16/bf16 2, int8 1, fp32 their own), others keep their size.

@@ -14,8 +14,7 @@ namespace hsched {
 // ops of the default domain that `registry` has a kernel for (and the profile lists), computed in
 // fp32 only (the CPU kernels have no bf16/int8 paths yet) and only if the profile gives an fp32
 // peak. Every other answer is a Rejection naming the op or precision.
-std::unique_ptr<Capability> make_cpu_capability(DeviceProfile device,
-                                                cpu::KernelRegistry registry);
+std::unique_ptr<Capability> make_cpu_capability(DeviceProfile device, cpu::KernelRegistry registry);
 
 // The same against the CPU kernel library of this build (cpu::make_cpu_kernel_registry()).
 std::unique_ptr<Capability> make_cpu_capability(DeviceProfile device);

@@ -19,9 +19,9 @@ using Discoverer = std::function<std::vector<DeviceProfile>()>;
 
 // What the CPU figures are estimated from (probe_cpu() reads them from this machine).
 struct CpuFacts {
-  std::string name;        // /proc/cpuinfo "model name"
-  int cores = 1;           // logical cores: std::thread::hardware_concurrency()
-  double ghz = 2.0;        // max frequency (cpufreq) or the current "cpu MHz"
+  std::string name;             // /proc/cpuinfo "model name"
+  int cores = 1;                // logical cores: std::thread::hardware_concurrency()
+  double ghz = 2.0;             // max frequency (cpufreq) or the current "cpu MHz"
   int fp32_flop_per_cycle = 8;  // per core: 32 with AVX-512+FMA or AVX2+FMA (2 units), 16 AVX
   int64_t memory_bytes = 0;     // physical memory
 };

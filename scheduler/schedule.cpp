@@ -49,7 +49,7 @@ struct NodeOptions {
   std::vector<Candidate> candidates;  // by choice, then target order
   std::vector<Rejection> rejections;  // every "no" asked for this node, in asking order
   std::optional<Rejection> first_choice_rejection;  // when choice 0 produced no candidate
-  std::set<std::pair<int, Precision>> asked;         // (device, precision) already asked
+  std::set<std::pair<int, Precision>> asked;        // (device, precision) already asked
 };
 
 std::string format_ms(double ms) {
@@ -94,7 +94,7 @@ class Scheduler {
   const Policy& policy_;
   sched::CostModel cost_;
   std::vector<std::unique_ptr<Capability>> capabilities_;  // per device of target_
-  std::map<std::string, OpChoices> op_choices_;             // per op type, resolved once
+  std::map<std::string, OpChoices> op_choices_;            // per op type, resolved once
 };
 
 const OpChoices& Scheduler::choices_for(const std::string& op_type) {
@@ -160,10 +160,9 @@ NodeOptions Scheduler::options_for(NodeId node) {
     const size_t rejections_before = options.rejections.size();
     const size_t candidates_before = options.candidates.size();
     if (rc.devices.empty()) {
-      options.rejections.push_back({node, rc.choice.device, rc.choice.precision,
-                                    ReasonCode::kDeviceAbsent,
-                                    "no device of target " + target_.name + " matches '" +
-                                        rc.choice.device + "'"});
+      options.rejections.push_back(
+          {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
+           "no device of target " + target_.name + " matches '" + rc.choice.device + "'"});
     }
     for (int d : rc.devices) {
       if (taken[d]) continue;  // one precision per device: its first supported choice
@@ -216,8 +215,8 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   problem.node_ms.assign(graph_.nodes().size(), std::vector<double>(devices, sched::kNotAllowed));
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     for (const Candidate& c : options[n].candidates) {
-      problem.node_ms[n][c.device] = cost_.node_ms(graph_, static_cast<NodeId>(n),
-                                                   target_.devices[c.device], c.precision);
+      problem.node_ms[n][c.device] =
+          cost_.node_ms(graph_, static_cast<NodeId>(n), target_.devices[c.device], c.precision);
     }
   }
   const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
@@ -271,8 +270,8 @@ void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
   };
   if (chosen.substituted) {
     placement.reason = PlacementReason::kSubstituted;
-    placement.detail = std::string(precision_name(chosen.requested)) + " requested; " +
-                       profile.id + " computes " + precision_name(chosen.precision);
+    placement.detail = std::string(precision_name(chosen.requested)) + " requested; " + profile.id +
+                       " computes " + precision_name(chosen.precision);
   } else if (chosen.choice == 0 && op.cpu_by_policy) {
     placement.reason = PlacementReason::kPolicy;
     placement.detail = op.listed == 0
@@ -292,7 +291,8 @@ void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
     }
   } else {
     placement.reason = PlacementReason::kFallback;
-    if (options.first_choice_rejection) placement.detail = describe(*options.first_choice_rejection);
+    if (options.first_choice_rejection)
+      placement.detail = describe(*options.first_choice_rejection);
   }
   if (options.first_choice_rejection && op.listed > 0) {
     const Rejection& first = *options.first_choice_rejection;

@@ -1,11 +1,10 @@
 // `hsched plan`, `hsched report` and `hsched devices`: the acceptance command (vit_tiny
 // on a Core Ultra 7 155H), JSON output, and one-line refusals of bad flags and configs that
 // leave no output file behind.
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <string>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
@@ -20,7 +19,9 @@ using cli_test::run_cli;
 
 const fs::path kSourceDir = HSCHED_SOURCE_DIR;
 
-std::string deploy_155h() { return (kSourceDir / "configs/deploy/core-ultra-7-155h.yaml").string(); }
+std::string deploy_155h() {
+  return (kSourceDir / "configs/deploy/core-ultra-7-155h.yaml").string();
+}
 
 std::string model(const std::string& name) {
   return (test::models_dir() / name / "model.onnx").string();
@@ -51,16 +52,16 @@ TEST(PlanCliTest, VitTinyOn155hPutsConvLinearOnTheGpuInFp16) {
   EXPECT_NE(text.out.find("core-ultra-7-155h"), std::string::npos);
   EXPECT_NE(text.out.find("gpu0"), std::string::npos);
 
-  const auto run = run_cli({"report", model("vit_tiny"), "--config", deploy_155h(), "--format",
-                            "json"});
+  const auto run =
+      run_cli({"report", model("vit_tiny"), "--config", deploy_155h(), "--format", "json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json report = parse_json(run.out);
   ASSERT_TRUE(report.contains("nodes"));
   int conv_linear_on_gpu = 0;
   for (const auto& node : report["nodes"]) {
     const std::string op = node["op"];
-    const std::string where = node["device"].get<std::string>() + "/" +
-                              node["precision"].get<std::string>();
+    const std::string where =
+        node["device"].get<std::string>() + "/" + node["precision"].get<std::string>();
     const std::string reason = node["reason"];
     SCOPED_TRACE(node["name"].get<std::string>() + " " + op + " on " + where + ": " + reason);
     if (is_conv_linear(op) && where == "gpu0/fp16") {
@@ -89,8 +90,8 @@ TEST(PlanCliTest, PlanPrintsEveryNodeAndJson) {
   EXPECT_TRUE(text.err.empty()) << text.err;
   EXPECT_NE(text.out.find("/features/features.0/Conv"), std::string::npos);
 
-  const auto json_run = run_cli({"plan", model("squeezenet1_1"), "--target",
-                                 "core-ultra-7-155h", "--policy", "cpu-only", "--json"});
+  const auto json_run = run_cli({"plan", model("squeezenet1_1"), "--target", "core-ultra-7-155h",
+                                 "--policy", "cpu-only", "--json"});
   ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
   const nlohmann::json plan = parse_json(json_run.out);
   ASSERT_TRUE(plan["nodes"].is_array());
@@ -122,15 +123,16 @@ TEST(PlanCliTest, MalformedConfigIsOneLineExitTwo) {
   test::write_file(dir / "bad.yaml",
                    "schema_version: 1\nkind: deployment\ntarget: core-ultra-7-155h\n"
                    "policy: default\nsurprise: 1\n");
-  const auto run = run_cli({"plan", model("squeezenet1_1"), "--config", (dir / "bad.yaml").string()});
+  const auto run =
+      run_cli({"plan", model("squeezenet1_1"), "--config", (dir / "bad.yaml").string()});
   expect_one_line_error(run, "surprise");
 
   test::write_file(dir / "missing.yaml",
                    "schema_version: 1\nkind: deployment\ntarget: no-such-target\n"
                    "policy: default\n");
-  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--config",
-                                 (dir / "missing.yaml").string()}),
-                        "no-such-target");
+  expect_one_line_error(
+      run_cli({"report", model("squeezenet1_1"), "--config", (dir / "missing.yaml").string()}),
+      "no-such-target");
   expect_one_line_error(run_cli({"plan", model("squeezenet1_1"), "--policy", "no-such-policy"}),
                         "no-such-policy");
   expect_one_line_error(run_cli({"plan", model("squeezenet1_1"), "--config", deploy_155h(),
@@ -138,8 +140,7 @@ TEST(PlanCliTest, MalformedConfigIsOneLineExitTwo) {
                         "--target");
   expect_one_line_error(run_cli({"plan", model("squeezenet1_1"), "--devices", "tpu"}),
                         "--devices: unknown or absent device 'tpu'");
-  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--format", "pdf"}),
-                        "--format");
+  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--format", "pdf"}), "--format");
 }
 
 TEST(PlanCliTest, OutputFileIsWrittenWholeOrNotAtAll) {
@@ -147,10 +148,10 @@ TEST(PlanCliTest, OutputFileIsWrittenWholeOrNotAtAll) {
   test::TempDir dir;
   test::write_file(dir / "bad.yaml", "schema_version: 2\nkind: deployment\n");
   const fs::path out = dir / "report.html";
-  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--config",
-                                 (dir / "bad.yaml").string(), "--format", "html", "-o",
-                                 out.string()}),
-                        "schema_version");
+  expect_one_line_error(
+      run_cli({"report", model("squeezenet1_1"), "--config", (dir / "bad.yaml").string(),
+               "--format", "html", "-o", out.string()}),
+      "schema_version");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1)
       << "only bad.yaml may be there";

@@ -1,11 +1,12 @@
 // Capabilities: the CPU's answers come from its real kernel registry; a profile's from its op
 // list, precisions and the rules every device compiler applies (dtype, shape, attributes,
 // memory). Each refusal is a Rejection naming what is at fault.
-#include <gtest/gtest.h>
+#include "backends/capability.h"
 
 #include <string>
 
-#include "backends/capability.h"
+#include <gtest/gtest.h>
+
 #include "scheduler/cpu_capability.h"
 #include "scheduler/plan_checks.h"
 
@@ -37,8 +38,7 @@ DeviceProfile gpu(std::vector<std::string> ops = {"*"}) {
 }
 
 DeviceProfile cpu() {
-  return test_device("cpu0", DeviceKind::kCpu, DeviceApi::kHost, {{Precision::kFp32, 500}},
-                     {"*"});
+  return test_device("cpu0", DeviceKind::kCpu, DeviceApi::kHost, {{Precision::kFp32, 500}}, {"*"});
 }
 
 void expect_rejected(const std::optional<Rejection>& rejection, ReasonCode reason,
@@ -115,21 +115,20 @@ TEST(ProfileCapabilityTest, ShapesMustBeStaticAndOfBoundedRank) {
 
 TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
   const auto gpu_capability = make_profile_capability(gpu());
-  const OneNode cubic = one_node("Resize", DType::kF32, {1, 1, 4, 4},
-                                 {{"mode", std::string("cubic")}});
+  const OneNode cubic =
+      one_node("Resize", DType::kF32, {1, 1, 4, 4}, {{"mode", std::string("cubic")}});
   expect_rejected(gpu_capability->check(cubic.graph, cubic.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute mode=cubic");
-  const OneNode same = one_node("Conv", DType::kF32, {1, 1, 4, 4},
-                                {{"auto_pad", std::string("SAME_UPPER")}});
+  const OneNode same =
+      one_node("Conv", DType::kF32, {1, 1, 4, 4}, {{"auto_pad", std::string("SAME_UPPER")}});
   expect_rejected(gpu_capability->check(same.graph, same.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute auto_pad=SAME_UPPER");
 
   // Reflect padding: fine on the GPU, refused by the NPU rule.
   const OneNode reflect = one_node("Pad", DType::kF32, {1, 4}, {{"mode", std::string("reflect")}});
   EXPECT_FALSE(gpu_capability->check(reflect.graph, reflect.node, Precision::kFp16).has_value());
-  const auto npu_capability = make_profile_capability(
-      test_device("npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}},
-                  {"*"}));
+  const auto npu_capability = make_profile_capability(test_device(
+      "npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}}, {"*"}));
   expect_rejected(npu_capability->check(reflect.graph, reflect.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute mode=reflect");
 }

@@ -2,14 +2,14 @@
 // every Plan keeps (include/hsched/plan.h), checked as gtest failures.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"

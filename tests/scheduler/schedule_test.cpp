@@ -2,9 +2,9 @@
 // fallback modes, objectives and precision substitutes, --devices, discovery, determinism.
 #include "hsched/schedule.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
@@ -24,8 +24,8 @@ Graph conv_net(const std::string& tail = "") {
   constexpr int64_t kC = 64, kHw = 56;
   OnnxBuilder b(17, "conv_net");
   b.input("x", DType::kF32, {1, kC, kHw, kHw}).output("y", DType::kF32, {1, kC, kHw, kHw});
-  b.initializer_random("w1", {kC, kC, 3, 3}, 0.1f, 1).initializer_random("w2", {kC, kC, 3, 3},
-                                                                        0.1f, 2);
+  b.initializer_random("w1", {kC, kC, 3, 3}, 0.1f, 1)
+      .initializer_random("w2", {kC, kC, 3, 3}, 0.1f, 2);
   set_attr(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", std::vector<int64_t>{1, 1, 1, 1});
   b.node("Relu", {"c1"}, {"r1"}, "relu1");
   set_attr(b.node("Conv", {"r1", "w2"}, {"c2"}, "conv2"), "pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -107,8 +107,8 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
 
 TEST(ScheduleTest, OpTheGpuLacksFallsBackToTheCpuWithOpUnsupported) {
   const Graph graph = conv_net("Sigmoid");
-  auto plan = schedule(graph, test_target({"Conv", "Relu"}, {}),
-                       everything_to("gpu", Precision::kFp16));
+  auto plan =
+      schedule(graph, test_target({"Conv", "Relu"}, {}), everything_to("gpu", Precision::kFp16));
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   expect_plan_invariants(graph, *plan);
   const NodeId tail = node_named(graph, "tail");
