@@ -17,6 +17,12 @@ class MatMulKernel final : public Kernel {
   Status build_matmul() {
     auto a = spec_.in_dims(0);
     auto b = spec_.in_dims(1);
+    const bool transposed_b = matmul_transposes_b(spec_.node);
+    if (transposed_b) {
+      // Input 1 holds B with its last two axes swapped: B itself is a strided view of it.
+      if (b.size() < 2) return unsupported(spec_, "a fused transpose needs B of rank 2 or more");
+      std::swap(b[b.size() - 1], b[b.size() - 2]);
+    }
     if (a.empty() || b.empty()) return unsupported(spec_, "scalar operands are not supported");
     if (a.size() == 1) a.insert(a.begin(), 1);
     if (b.size() == 1) b.push_back(1);
@@ -41,7 +47,16 @@ class MatMulKernel final : public Kernel {
     const auto row_major = [](const memory::dims& d) {
       return memory::desc(d, memory::data_type::f32, plain_tag(d.size()));
     };
-    return create(row_major(src), row_major(wei), row_major(dst), memory::desc(), {});
+    memory::desc wei_md = row_major(wei);
+    if (transposed_b) {
+      memory::dims stored = wei;  // the bytes are [..., N, K]
+      std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
+      memory::dims strides(stored.size(), 1);
+      for (size_t i = stored.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * stored[i + 1];
+      std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+      wei_md = strided_desc(wei, strides);
+    }
+    return create(row_major(src), wei_md, row_major(dst), memory::desc(), {});
   }
 
   Status build_gemm() {

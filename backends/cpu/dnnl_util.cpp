@@ -115,6 +115,9 @@ dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
       case PostOp::Kind::kSwish: chain.append_eltwise(1.f, alg::eltwise_swish, 1.f, 0.f); break;
       case PostOp::Kind::kGeluErf: chain.append_eltwise(1.f, alg::eltwise_gelu_erf, 0.f, 0.f); break;
       case PostOp::Kind::kTanh: chain.append_eltwise(1.f, alg::eltwise_tanh, 0.f, 0.f); break;
+      case PostOp::Kind::kScale:
+        chain.append_eltwise(1.f, alg::eltwise_linear, op.alpha, 0.f);
+        break;
       case PostOp::Kind::kAdd: {
         const memory::desc& md = add_mds.at(add++);
         if (md.is_zero()) chain.append_sum(1.f);

@@ -67,6 +67,7 @@ const char* post_op_name(PostOp::Kind kind) {
     case PostOp::Kind::kGeluErf: return "Gelu";
     case PostOp::Kind::kTanh: return "Tanh";
     case PostOp::Kind::kAdd: return "Add";
+    case PostOp::Kind::kScale: return "Mul";
   }
   return "?";
 }
@@ -84,6 +85,10 @@ void set_layouts(Node& node, const std::vector<int64_t>& inputs,
   node.attributes["_in_layouts"] = inputs;
   node.attributes["_out_layouts"] = outputs;
 }
+
+bool matmul_transposes_b(const Node& node) { return node.attr_int("_transpose_b", 0) != 0; }
+
+void set_matmul_transposes_b(Node& node) { node.attributes["_transpose_b"] = int64_t{1}; }
 
 std::vector<int64_t> channels_last_dims(const std::vector<int64_t>& dims) {
   return {dims.at(0), dims.at(2), dims.at(3), dims.at(1)};

@@ -12,9 +12,9 @@ namespace hsched::cpu {
 
 struct PostOp {
   enum class Kind { kRelu, kLeakyRelu, kClip, kSigmoid, kHardSwish, kHardSigmoid, kSwish,
-                    kGeluErf, kTanh, kAdd };
+                    kGeluErf, kTanh, kAdd, kScale };
   Kind kind;
-  float alpha = 0;  // LeakyRelu slope, Clip min, HardSigmoid alpha
+  float alpha = 0;  // LeakyRelu slope, Clip min, HardSigmoid alpha, Scale factor
   float beta = 0;   // Clip max, HardSigmoid beta
   // For kAdd: index in the fused node's inputs of the tensor added (same shape as the output).
   int input = -1;
@@ -30,6 +30,10 @@ const char* post_op_name(PostOp::Kind kind);
 // between oneDNN primitives. Logical dims stay NCHW everywhere; only the memory order differs.
 // Recorded per input and output index of a node ("_in_layouts", "_out_layouts"; 1 = NHWC).
 bool input_channels_last(const Node& node, size_t input);
+// A MatMul whose input 1 is the tensor before a Transpose of its last two axes, the Transpose
+// fused away ("_transpose_b"): oneDNN reads it through strides.
+bool matmul_transposes_b(const Node& node);
+void set_matmul_transposes_b(Node& node);
 bool output_channels_last(const Node& node, size_t output);
 void set_layouts(Node& node, const std::vector<int64_t>& inputs, const std::vector<int64_t>& outputs);
 // For kernels that work on the physical array: the dims of a channels-last 4-D tensor in memory

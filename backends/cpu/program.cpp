@@ -89,6 +89,18 @@ std::optional<float> scalar_constant(const Graph& graph, ValueId v) {
   return value.constant->values<float>()[0];
 }
 
+// A Transpose that swaps the last two axes and keeps the others in place.
+bool swaps_last_two_axes(const Node& node) {
+  if (node.op_type != "Transpose") return false;
+  const auto perm = node.attr_ints("perm");
+  const size_t rank = perm.size();
+  if (rank < 2) return false;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  }
+  return perm[rank - 2] == static_cast<int64_t>(rank - 1) && perm[rank - 1] == static_cast<int64_t>(rank - 2);
+}
+
 // The input of a two-input node that is not `v`, or kNoValue.
 ValueId other_input(const Node& node, ValueId v) {
   if (node.inputs.size() != 2) return kNoValue;
@@ -217,6 +229,35 @@ void CpuProgram::fuse() {
     if (graph_.value(root.outputs[0]).dtype != DType::kF32) continue;
     const bool matmul_like = root.op_type == "Gemm" || root.op_type == "MatMul";
     std::vector<PostOp> ops;
+    if (root.op_type == "MatMul") {
+      // Inputs scaled by a scalar constant (attention's q * s and k * s) become one scale
+      // post-op; a Transpose of B's last two axes becomes strides. Each only where the
+      // MatMul is the sole reader.
+      float scale = 1.0f;
+      for (size_t i = 0; i < 2; ++i) {
+        for (size_t reader = s;;) {  // the step that reads `in` in the original graph
+          const ValueId in = root.inputs[i];
+          const int at = produced_at[static_cast<size_t>(in)];
+          if (at < 0 || absorbed[static_cast<size_t>(at)] || sole_consumer(in) != reader) break;
+          const Node& producer = steps_[static_cast<size_t>(at)]->node;
+          const auto factor = producer.op_type == "Mul" && producer.inputs.size() == 2
+                                  ? scalar_constant(graph_, producer.inputs[1])
+                                  : std::nullopt;
+          if (factor && graph_.value(producer.inputs[0]).shape == graph_.value(in).shape) {
+            scale *= *factor;
+            root.inputs[i] = producer.inputs[0];
+          } else if (i == 1 && swaps_last_two_axes(producer) && !matmul_transposes_b(root)) {
+            root.inputs[1] = producer.inputs[0];
+            set_matmul_transposes_b(root);
+          } else {
+            break;
+          }
+          absorbed[static_cast<size_t>(at)] = true;
+          reader = static_cast<size_t>(at);
+        }
+      }
+      if (scale != 1.0f) ops.push_back(PostOp{PostOp::Kind::kScale, scale});
+    }
     ValueId current = root.outputs[0];
     while (true) {
       auto next = sole_consumer(current);

@@ -3,7 +3,8 @@
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
 // per-channel layer scale folded into the Conv's weights; a channel Concat, a squeeze-and-excite
-// block (GlobalAveragePool, broadcast Mul) kept channels-last; view ops run as aliases.
+// block (GlobalAveragePool, broadcast Mul) kept channels-last; view ops run as aliases;
+// attention's scaled q and transposed, scaled k read by the MatMul directly.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
@@ -231,6 +232,30 @@ TEST(FusionTest, ViewOpsAliasTheirInput) {
   for (size_t j = 0; j < 12; ++j) want[j] = std::max(xv[j], 0.0f) + std::max(xv[12 + j], 0.0f);
   EXPECT_TRUE(test::all_close(got->at(0), test::f32({1, 12}, want), 1e-6, 1e-6));
   EXPECT_TRUE(test::all_close(got->at(1), x.reshaped({24}), 0, 0));
+}
+
+TEST(FusionTest, AttentionScalesAndTransposeFoldIntoMatMul) {
+  OnnxBuilder b(17);
+  b.input("q", DType::kF32, {1, 2, 5, 4});
+  b.input("k", DType::kF32, {1, 2, 5, 4});
+  b.output("y", DType::kF32, {1, 2, 5, 5});
+  b.initializer_f32("s", {}, {0.7f});
+  set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+  b.node("Mul", {"q", "s"}, {"qs"});
+  b.node("Mul", {"kt", "s"}, {"ks"});
+  b.node("MatMul", {"qs", "ks"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "attention", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
+  EXPECT_EQ((*fused)->stats().kernels, 1);
+  const Tensor q = test::random_f32({1, 2, 5, 4}, 17);
+  const Tensor k = test::random_f32({1, 2, 5, 4}, 18);
+  auto want = (*plain)->run({q, k});
+  auto got = (*fused)->run({q, k});
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-5, 1e-5));
 }
 
 }  // namespace
