@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cfloat>
 #include <cmath>
 #include <set>
@@ -456,6 +457,15 @@ Status CpuProgram::create_kernels(const KernelRegistry& registry) {
   return Status::ok();
 }
 
+std::vector<StepProfile> CpuProgram::profile() const {
+  std::vector<StepProfile> steps;
+  for (const auto& step : steps_) {
+    steps.push_back({step->node.name, step->node.op_type,
+                     step->runs == 0 ? 0.0 : step->total_ms / step->runs});
+  }
+  return steps;
+}
+
 Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const auto& graph_inputs = graph_.inputs();
@@ -509,7 +519,14 @@ Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tens
     for (ValueId v : step->node.outputs) {
       out.push_back(v == kNoValue ? nullptr : const_cast<Tensor*>(bound[static_cast<size_t>(v)]));
     }
+    if (!options_.profile) {
+      HSCHED_RETURN_IF_ERROR(step->kernel->run(in, out));
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
     HSCHED_RETURN_IF_ERROR(step->kernel->run(in, out));
+    step->total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ++step->runs;
   }
   outputs = std::move(produced);
   return Status::ok();

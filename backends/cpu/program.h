@@ -18,6 +18,15 @@ struct CpuOptions {
   int threads = 2;             // TBB workers and oneDNN's OpenMP threads (never both at once)
   bool fuse = true;            // activations and residual adds into oneDNN primitives
   bool channels_last = true;   // keep NHWC between oneDNN primitives
+  bool profile = false;        // time every step of every run (see CpuProgram::profile)
+};
+
+// One step of a compiled program: the node it runs (a fused node carries the name of the chain's
+// first node, its op the root's), and its mean time per run in ms.
+struct StepProfile {
+  std::string node;
+  std::string op;
+  double mean_ms = 0;
 };
 
 struct CpuProgramStats {
@@ -45,11 +54,15 @@ class CpuProgram {
 
   const Graph& graph() const { return graph_; }
   const CpuProgramStats& stats() const { return stats_; }
+  // Per step in execution order; zeros unless compiled with CpuOptions::profile.
+  std::vector<StepProfile> profile() const;
 
  private:
   struct Step {
     Node node;  // the graph's node, or a fused copy with post-ops
     std::unique_ptr<Kernel> kernel;
+    double total_ms = 0;  // with CpuOptions::profile
+    int64_t runs = 0;
   };
   CpuProgram(const Graph& graph, const CpuOptions& options);
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);

@@ -234,6 +234,21 @@ TEST(FusionTest, ViewOpsAliasTheirInput) {
   EXPECT_TRUE(test::all_close(got->at(1), x.reshaped({24}), 0, 0));
 }
 
+TEST(FusionTest, ProfileTimesEveryStep) {
+  const Graph graph = convnext_block_model();
+  CpuOptions options;
+  options.profile = true;
+  auto program = CpuProgram::compile(graph, options);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  const Tensor x = test::random_f32({1, kChannels, kSize, kSize}, 19);
+  ASSERT_TRUE((*program)->run({x}).is_ok());
+  const auto steps = (*program)->profile();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].op, "Conv");
+  EXPECT_EQ(steps[1].op, "hsched.ChannelLayerNorm");
+  for (const auto& step : steps) EXPECT_GT(step.mean_ms, 0.0) << step.node;
+}
+
 TEST(FusionTest, AttentionScalesAndTransposeFoldIntoMatMul) {
   OnnxBuilder b(17);
   b.input("q", DType::kF32, {1, 2, 5, 4});
