@@ -44,9 +44,9 @@ Status write_file_atomically(const fs::path& path, const std::string& bytes) {
 std::string plan_text(const Graph& graph, const Plan& plan, const std::string& model) {
   std::ostringstream head;
   head << std::fixed << std::setprecision(3) << "plan for " << model << ": target "
-       << plan.target.name << ", policy " << plan.policy.name << "; " << plan.nodes.size()
-       << " nodes, " << plan.partitions.size() << " partitions, " << plan.transfers.size()
-       << " transfers, predicted " << plan.predicted_ms << " ms\n";
+       << plan.target.name << ", policy " << plan.policy.name << "; predicted " << plan.predicted_ms
+       << " ms; nodes " << plan.nodes.size() << ", partitions " << plan.partitions.size()
+       << ", transfers " << plan.transfers.size() << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"node", "op", "device", "precision", "partition", "reason"}};
   for (const NodePlacement& p : plan.nodes) {
