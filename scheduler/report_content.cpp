@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 #include <utility>
 
 namespace hsched::report {
@@ -15,7 +16,7 @@ const Choice kLastResort{"cpu", Precision::kFp32};
 
 // Text widths of names in tables, so that lines stay within 100 columns (the free-form detail
 // last on a line excepted): two node names share a partition line, one has more room elsewhere.
-constexpr size_t kNameWidth = 24;
+constexpr size_t kNameWidth = 30;
 constexpr size_t kLongNameWidth = 32;
 
 bool in_graph(const Graph& graph, NodeId id) {
@@ -61,18 +62,19 @@ std::vector<Field> header_fields(const Graph& graph, const Plan& plan) {
                     {(plan.model.empty() ? graph.name : plan.model) + " (" +
                      plural(static_cast<int64_t>(graph.nodes().size()), "node") + ")"}});
   fields.push_back({"target", {target.name + " (from " + target.source + ")"}});
-  fields.push_back(
-      {"policy",
-       {policy.name + " (from " + policy.source + ")",
-        std::string("fallback ") + fallback_mode_name(policy.fallback) + ", objective " +
-            objective_name(policy.objective) + ", compile amortised over " +
-            std::to_string(policy.expected_runs) + " runs"}});
+  fields.push_back({"policy",
+                    {policy.name + " (from " + policy.source + ")",
+                     std::string("fallback ") + fallback_mode_name(policy.fallback) +
+                         ", objective " + objective_name(policy.objective) + ", " +
+                         std::to_string(policy.expected_runs) + " expected runs"}});
   Field devices{"devices", {}};
+  // Two lines per device: whether it is here, then what it is (names can be long).
   for (const DeviceProfile& device : target.devices) {
     devices.lines.push_back(
         device.id + ": " +
-        (device.present ? "present on this machine" : "planned from profile (not present)") + "; " +
-        device_kind_name(device.kind) + "/" + device_api_name(device.api) + ", " + device.name);
+        (device.present ? "present on this machine" : "planned from profile (not present)"));
+    devices.lines.push_back("  " + std::string(device_kind_name(device.kind)) + "/" +
+                            device_api_name(device.api) + ", " + device.name);
   }
   if (devices.lines.empty()) devices.lines.push_back("none");
   fields.push_back(std::move(devices));
@@ -93,8 +95,10 @@ std::vector<Field> summary_fields(const Graph& graph, const Plan& plan, const Pl
       if (!precisions.empty()) precisions += ", ";
       precisions += std::string(precision_name(precision)) + " " + std::to_string(count);
     }
-    cells.push_back({d.device, plural(d.node_count, "node") + " (" + precisions + ")",
-                     plural(d.partitions, "partition"), format_ms(d.compute_ms) + " ms"});
+    cells.push_back(
+        {d.device,
+         plural(d.node_count, "node") + (precisions.empty() ? "" : " (" + precisions + ")"),
+         plural(d.partitions, "partition"), format_ms(d.compute_ms) + " ms"});
   }
   std::vector<size_t> widths(4, 0);
   for (const auto& row : cells) {
@@ -113,6 +117,9 @@ std::vector<Field> summary_fields(const Graph& graph, const Plan& plan, const Pl
        {std::to_string(plan.transfers.size()) + ": " + std::to_string(s.transfer_bytes) +
         " bytes, " + format_ms(s.transfer_ms) + " ms"}});
   fields.push_back({"predicted", {format_ms(plan.predicted_ms) + " ms per run"}});
+  fields.push_back({"compile",
+                    {format_ms(s.compile_ms) + " ms once, amortised over " +
+                     std::to_string(plan.policy.expected_runs) + " runs"}});
 
   std::string singles;
   for (const auto& [device, ms] : plan.single_device_ms) {
@@ -149,15 +156,13 @@ Table partitions_table(const Graph& graph, const Plan& plan) {
                {"nodes", true},
                {"first node", false, kNameWidth},
                {"last node", false, kNameWidth},
-               {"compute ms", true},
-               {"compile ms", true}},
+               {"compute ms", true}},
               {}};
   for (const Partition& p : plan.partitions) {
     const bool empty = p.nodes.empty();
     table.rows.push_back({std::to_string(p.id), p.device, std::to_string(p.nodes.size()),
                           empty ? "-" : node_name(graph, p.nodes.front()),
-                          empty ? "-" : node_name(graph, p.nodes.back()), format_ms(p.compute_ms),
-                          format_ms(p.compile_ms)});
+                          empty ? "-" : node_name(graph, p.nodes.back()), format_ms(p.compute_ms)});
   }
   return table;
 }
@@ -184,11 +189,33 @@ Table off_first_choice_table(const PlanView& view) {
       {}};
   for (NodeId id : execution_order(plan)) {
     const NodePlacement& p = plan.nodes[static_cast<size_t>(id)];
-    if (p.reason == PlacementReason::kFirstChoice) continue;
+    // A policy placement is the policy's only choice: policy_table groups those.
+    if (p.reason == PlacementReason::kFirstChoice || p.reason == PlacementReason::kPolicy) continue;
     table.rows.push_back({node_name(graph, id), node_op(graph, id), choice_name(view.wanted(id)),
                           placement_name(p.device, p.precision), view.reason(p), view.detail(p)});
   }
   table.title += " (" + std::to_string(table.rows.size()) + ")";
+  return table;
+}
+
+// Nodes the policy allows in one place only, one line per (op, placement, detail): a model has
+// hundreds of them and they all say the same.
+Table policy_table(const PlanView& view) {
+  const Graph& graph = view.graph();
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> groups;
+  int64_t count = 0;
+  for (const NodePlacement& p : view.plan().nodes) {
+    if (p.reason != PlacementReason::kPolicy) continue;
+    ++groups[{node_op(graph, p.node), placement_name(p.device, p.precision), view.detail(p)}];
+    ++count;
+  }
+  Table table{"Placed by the policy, its only choice (" + plural(count, "node") + ")",
+              {{"op"}, {"nodes", true}, {"placed"}, {"detail"}},
+              {}};
+  for (const auto& [key, nodes] : groups) {
+    const auto& [op, placed, detail] = key;
+    table.rows.push_back({op, std::to_string(nodes), placed, detail});
+  }
   return table;
 }
 
@@ -321,6 +348,7 @@ PlanSummary summarize_plan(const Plan& plan) {
     DeviceTotals& d = totals_of(partition.device);
     ++d.partitions;
     d.compute_ms += partition.compute_ms;
+    s.compile_ms += partition.compile_ms;
   }
   for (const Transfer& t : plan.transfers) {
     s.transfer_bytes += t.bytes;
@@ -347,6 +375,7 @@ ReportContent build_report_content(const Graph& graph, const Plan& plan) {
   content.tables.push_back(partitions_table(graph, plan));
   content.tables.push_back(transfers_table(graph, plan));
   content.tables.push_back(off_first_choice_table(view));
+  content.tables.push_back(policy_table(view));
   return content;
 }
 

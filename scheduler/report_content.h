@@ -1,7 +1,8 @@
 // What every format of the fallback report shows, computed once from a Plan: the summary figures,
 // the header and summary lines, and the tables (partitions, transfers, nodes not on their first
-// choice, rejections). report_text.cpp lays them out as aligned text, report_graph.cpp as HTML,
-// report_json.cpp takes the figures. Internal to scheduler/; the API is report.h.
+// choice, policy placements, rejections). report_text.cpp lays them out as aligned text,
+// report_graph.cpp as HTML, report_json.cpp takes the figures. Internal to scheduler/; the API is
+// report.h.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +72,7 @@ struct PlanSummary {
   std::vector<DeviceTotals> devices;  // target order, then devices only the plan names (by id)
   int64_t transfer_bytes = 0;
   double transfer_ms = 0;
+  double compile_ms = 0;  // sum of the partitions' one-time compile_ms, before amortisation
   // Counts keyed by reason name (ordered by name, so output is stable).
   std::map<std::string, int64_t> fallbacks_by_reason;
   std::map<std::string, int64_t> placements_by_reason;
@@ -106,7 +108,9 @@ struct ReportContent {
   std::string title;
   std::vector<Field> header;   // model, target, policy, devices present or planned
   std::vector<Field> summary;  // nodes, partitions, transfers, predictions, reasons
-  std::vector<Table> tables;   // partitions, transfers, nodes not on their first choice
+  // Partitions, transfers, nodes not on their first choice (one line each), nodes placed by the
+  // policy (grouped by op).
+  std::vector<Table> tables;
 };
 
 ReportContent build_report_content(const Graph& graph, const Plan& plan);

@@ -133,6 +133,7 @@ json summary_json(const Graph& graph, const Plan& plan) {
           {"transfer_count", plan.transfers.size()},
           {"transfer_bytes", s.transfer_bytes},
           {"transfer_ms", ms_json(s.transfer_ms)},
+          {"compile_ms", ms_json(s.compile_ms)},
           {"devices", devices},
           {"placements_by_reason", s.placements_by_reason},
           {"fallbacks_by_reason", s.fallbacks_by_reason},

@@ -15,12 +15,13 @@ constexpr const char* kEllipsis = "...";
 
 bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
-// Keeps the start and the end of `text` (where node names differ most) within `max_width`
-// bytes, never splitting a UTF-8 sequence.
+// Keeps the start and, with twice the room, the end of `text` within `max_width` bytes, never
+// splitting a UTF-8 sequence: exported names differ most at the end
+// ("/blocks/b...s.7/attn/MatMul").
 std::string shorten_middle(const std::string& text, size_t max_width) {
   const size_t ellipsis = std::char_traits<char>::length(kEllipsis);
   if (max_width == 0 || text.size() <= max_width || max_width <= ellipsis) return text;
-  size_t head = (max_width - ellipsis) / 2;
+  size_t head = (max_width - ellipsis) / 3;
   size_t tail_start = text.size() - (max_width - ellipsis - head);
   while (head > 0 && is_utf8_continuation(text[head])) --head;
   while (tail_start < text.size() && is_utf8_continuation(text[tail_start])) ++tail_start;

@@ -173,59 +173,67 @@ TEST(ReportTest, TextHasHeaderSummaryTablesAndOneLinePerNodeOffItsFirstChoice) {
       "  model          tiny.onnx (4 nodes)",
       "  target         test-target (from configs/targets/test-target.yaml)",
       "  policy         test-policy (from built-in)",
-      "                 fallback warn, objective latency, compile amortised over 100 runs",
-      "  devices        cpu0: present on this machine; cpu/host, Test CPU",
-      "                 gpu0: planned from profile (not present); gpu/opencl, Test iGPU",
+      "                 fallback warn, objective latency, 100 expected runs",
+      "  devices        cpu0: present on this machine",
+      "                   cpu/host, Test CPU",
+      "                 gpu0: planned from profile (not present)",
+      "                   gpu/opencl, Test iGPU",
       "  nodes          4 nodes in 2 partitions",
       "  per device     cpu0  2 nodes (fp32 2)  1 partition  0.110 ms",
       "                 gpu0  2 nodes (fp16 2)  1 partition  0.750 ms",
       "  transfers      2: 32 bytes, 0.050 ms",
       "  predicted      0.910 ms per run",
+      "  compile        12.500 ms once, amortised over 100 runs",
       "  single device  cpu0 2.500 ms, gpu0 n/a",
       "                 best cpu0 2.500 ms; speed-up of this plan 2.75x",
       "  placements     fallback 1, first_choice 1, policy 1, substituted 1",
       "  fallbacks      1: op_unsupported 1",
       "  rejections     1: op_unsupported 1",
-      "  id  device  nodes  first node                last node  compute ms  compile ms",
-      "   0  gpu0        2  conv                      mm\"q\\b          0.750      12.500",
-      "   1  cpu0        2  <script>al...1)</script>  tail            0.110       0.000",
+      "  id  device  nodes  first node                 last node  compute ms",
+      "   0  gpu0        2  conv                       mm\"q\\b          0.750",
+      "   1  cpu0        2  <script>alert(1)</script>  tail            0.110",
       "  value  bytes  from          to            ms",
       "  x         16  cpu0 (input)  gpu0 (p0)  0.020",
       "  b         16  gpu0 (p0)     cpu0 (p1)  0.030",
-      "Nodes not on their first choice (3)",
+      "Nodes not on their first choice (2)",
+      "Placed by the policy, its only choice (1 node)",
+      "  op    nodes  placed     detail",
+      "  Relu      1  cpu0/fp32  elementwise runs on the CPU",
   };
   for (const std::string& line : expected) {
     EXPECT_EQ(std::count(lines.begin(), lines.end(), line), 1) << "missing: [" << line << "]\n"
                                                                << text;
   }
-  // One line per node off its first choice: wanted, placed, reason, detail; conv is absent.
-  const std::string off = text.substr(text.find("Nodes not on their first choice"));
+  // One line per node off its first choice: wanted, placed, reason, detail. Neither conv (first
+  // choice) nor tail (the policy's only choice, grouped above) is listed.
+  const size_t off_start = text.find("Nodes not on their first choice");
+  const std::string off = text.substr(off_start, text.find("Placed by the policy") - off_start);
   const std::vector<std::string> off_lines = {
       "  node                       op       wanted    placed     reason          detail",
       "  mm\"q\\b                     MatMul   gpu/bf16  gpu0/fp16  substituted     gpu0 computes "
       "no bf16; substitute fp16",
       "  <script>alert(1)</script>  NonZero  gpu/fp16  cpu0/fp32  op_unsupported  no kernel for op "
       "NonZero",
-      "  tail                       Relu     cpu/fp32  cpu0/fp32  policy          elementwise runs "
-      "on the CPU",
   };
   for (const std::string& line : off_lines) {
     EXPECT_NE(off.find(line + "\n"), std::string::npos) << "missing: [" << line << "]\n" << off;
   }
   EXPECT_EQ(off.find("conv "), std::string::npos);
+  EXPECT_EQ(off.find("tail "), std::string::npos);
   for (const std::string& line : lines) EXPECT_EQ(line.find_last_not_of(' ') + 1, line.size());
   // Deterministic: the same plan gives the same bytes.
   EXPECT_EQ(render(f, ReportFormat::kText), text);
 }
 
 TEST(ReportTest, TextShortensLongNamesInTheMiddle) {
-  const Fixture f = make_fixture("/blocks/" + std::string(70, 'x') + "/mlp/fc2/Relu");
+  Fixture f = make_fixture("/blocks/" + std::string(70, 'x') + "/mlp/fc2/Relu");
+  f.plan.nodes[3].reason = PlacementReason::kCost;  // listed by name
   const std::string text = render(f, ReportFormat::kText);
-  // 32 columns for a node name: its start and its end, the middle elided.
-  EXPECT_NE(text.find("  /blocks/xxxxxx...xx/mlp/fc2/Relu  Relu     cpu/fp32"), std::string::npos)
+  // 32 columns for a node name: its start and (more of) its end, the middle elided.
+  EXPECT_NE(text.find("  /blocks/x...xxxxxxx/mlp/fc2/Relu  Relu     cpu/fp32"), std::string::npos)
       << text;
-  // 24 columns in the partitions table, where first and last node share a line.
-  EXPECT_NE(text.find("  /blocks/xx...lp/fc2/Relu  "), std::string::npos) << text;
+  // 30 columns in the partitions table, where first and last node share a line.
+  EXPECT_NE(text.find("  /blocks/x...xxxxx/mlp/fc2/Relu  "), std::string::npos) << text;
   // Within 100 columns, but for the free-form detail, which starts early enough to be read.
   for (const std::string& line : lines_of(text)) {
     const size_t detail = line.find("elementwise runs on the CPU");
@@ -310,6 +318,7 @@ TEST(ReportTest, JsonHasEveryFieldOfTheSchema) {
   EXPECT_EQ(s["transfer_count"], 2);
   EXPECT_EQ(s["transfer_bytes"], 32);
   EXPECT_DOUBLE_EQ(s["transfer_ms"].get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(s["compile_ms"].get<double>(), 12.5);
   EXPECT_EQ(s["devices"][0]["device"], "cpu0");
   EXPECT_EQ(s["devices"][1]["nodes_per_precision"], nlohmann::json({{"fp16", 2}}));
   EXPECT_EQ(s["fallbacks_by_reason"], nlohmann::json({{"op_unsupported", 1}}));
@@ -356,9 +365,11 @@ TEST(ReportTest, HtmlEscapesEverythingAndShowsDotSourceWithoutGraphviz) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(html.find("mm&quot;q\\b"), std::string::npos);
-  EXPECT_NE(html.find("<br>gpu0: planned from profile (not present); gpu/opencl, Test iGPU"),
+  EXPECT_NE(html.find("<br>gpu0: planned from profile (not present)<br>  gpu/opencl, Test iGPU"),
             std::string::npos);
-  EXPECT_NE(html.find("<h2>Nodes not on their first choice (3)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<h2>Nodes not on their first choice (2)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>Relu</td><td class=\"num\">1</td><td>cpu0/fp32</td>"),
+            std::string::npos);
   EXPECT_NE(html.find("<td>no kernel for op NonZero</td>"), std::string::npos);
   EXPECT_NE(html.find("install graphviz for the graph"), std::string::npos);
   EXPECT_NE(html.find("<pre>digraph plan {"), std::string::npos);
@@ -440,9 +451,14 @@ TEST(ReportTest, SharedModelOnOnePartition) {
   EXPECT_EQ(j["partitions"][0]["node_count"], f.graph.nodes().size());
   EXPECT_EQ(count_of(render(f, ReportFormat::kDot), "subgraph cluster_"), 1u);
   const std::string text = render(f, ReportFormat::kText);
-  EXPECT_NE(
-      text.find("Nodes not on their first choice (" + std::to_string(f.graph.nodes().size()) + ")"),
-      std::string::npos);
+  EXPECT_NE(text.find("Nodes not on their first choice (0)\n  (none)\n"), std::string::npos);
+  EXPECT_NE(text.find("Placed by the policy, its only choice (" +
+                      std::to_string(f.graph.nodes().size()) + " nodes)"),
+            std::string::npos)
+      << text;
+  if (graphviz_on_path()) {
+    EXPECT_NE(render(f, ReportFormat::kHtml).find("<title>cluster_0</title>"), std::string::npos);
+  }
 }
 
 }  // namespace
