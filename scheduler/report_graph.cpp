@@ -82,22 +82,21 @@ void write_dot_node(std::ostringstream& out, const PlanView& view, NodeId id, co
       << "\", tooltip=" << quoted(tooltip) << "];\n";
 }
 
+// An edge carrying `value`; its tooltip names the value, shape and dtype. A transfer is red and
+// labelled with its bytes and ms only: value names would crowd the picture.
 void write_dot_edge(std::ostringstream& out, const std::string& from, const std::string& to,
                     const Graph& graph, ValueId value, const Transfer* transfer) {
   const Value& v = graph.value(value);
-  out << "  " << from << " -> " << to;
+  out << "  " << from << " -> " << to << " [tooltip="
+      << quoted(value_name(graph, value) + " " + v.shape.to_string() + " " +
+                std::string(dtype_name(v.dtype)));
   if (transfer != nullptr) {
-    out << " [color=\"" << kTransferColour << "\", fontcolor=\"" << kTransferColour
+    out << ", color=\"" << kTransferColour << "\", fontcolor=\"" << kTransferColour
         << "\", penwidth=2.5, label="
-        << dot_lines({value_name(graph, value), std::to_string(transfer->bytes) + " B, " +
-                                                    format_ms(transfer->predicted_ms) + " ms"})
-        << "];\n";
-  } else {
-    out << " [tooltip="
-        << quoted(value_name(graph, value) + " " + v.shape.to_string() + " " +
-                  std::string(dtype_name(v.dtype)))
-        << "];\n";
+        << quoted(std::to_string(transfer->bytes) + " B, " + format_ms(transfer->predicted_ms) +
+                  " ms");
   }
+  out << "];\n";
 }
 
 // Edges, one per (value, consumer): from the producing node or the graph input to each node

@@ -345,12 +345,14 @@ TEST(ReportTest, DotHasOneClusterPerPartitionEscapedNamesAndHighlightedTransfers
   EXPECT_NE(dot.find("n0 [label=\"Conv\\nconv\\nfp16\", fillcolor=\"#d9f0d3\""), std::string::npos);
   EXPECT_NE(dot.find("n3 [label=\"Relu\\ntail\\nfp32\", fillcolor=\"#dbe8f6\""), std::string::npos);
   // Transfers (x into gpu0, b into cpu0) are red and labelled; other edges are not.
-  EXPECT_NE(dot.find("in0 -> n0 [color=\"#d62728\""), std::string::npos) << dot;
-  EXPECT_NE(dot.find("n1 -> n2 [color=\"#d62728\", fontcolor=\"#d62728\", penwidth=2.5, "
-                     "label=\"b\\n16 B, 0.030 ms\"]"),
+  EXPECT_NE(dot.find("in0 -> n0 [tooltip=\"x 1x4 f32\", color=\"#d62728\""), std::string::npos)
+      << dot;
+  EXPECT_NE(dot.find("n1 -> n2 [tooltip=\"b 1x4 f32\", color=\"#d62728\", fontcolor=\"#d62728\", "
+                     "penwidth=2.5, label=\"16 B, 0.030 ms\"]"),
             std::string::npos)
       << dot;
-  EXPECT_NE(dot.find("n0 -> n1 [tooltip=\"a 1x4 f32\"]"), std::string::npos);
+  EXPECT_NE(dot.find("n0 -> n1 [tooltip=\"a 1x4 f32\"];"), std::string::npos);
+  EXPECT_EQ(count_of(dot, "penwidth"), 2u);
   EXPECT_EQ(count_of(dot, "n0 -> n1"), 1u);  // MatMul reads `a` twice: one edge
   EXPECT_NE(dot.find("n3 -> out0 [tooltip="), std::string::npos);
   EXPECT_EQ(count_of(dot, "{"), count_of(dot, "}"));
