@@ -10,7 +10,7 @@ namespace {
 // How many earlier readers of a value a state looks up to see whether the value already reached
 // a device. Bounds the work on values with many readers; beyond it a copy may be charged twice
 // (the local search, which counts exactly, removes what that costs).
-constexpr int kReaderLookback = 8;
+constexpr int kReaderLookback = 2;
 
 // Back-pointers of every DP state with binary lifting: level k holds, for the state (position i,
 // device d), the device at position i - 2^k on that state's path. Finding the device of a node
@@ -65,7 +65,7 @@ struct InputOrigin {
 
 }  // namespace
 
-std::vector<int> assign_by_dp(const PlacementIndex& index) {
+SlotDevices assign_by_dp(const PlacementIndex& index) {
   const PlacementProblem& problem = index.problem();
   const int n = index.node_count();
   const int devices = index.device_count();
@@ -76,11 +76,9 @@ std::vector<int> assign_by_dp(const PlacementIndex& index) {
   std::vector<uint8_t> back(static_cast<size_t>(devices));
   std::vector<InputOrigin> origins;
   const Rows& inputs = index.inputs();
-  const Rows& consumers = index.consumers();
+  const Rows& readers = index.readers();
 
   for (int i = 0; i < n; ++i) {
-    const int u = index.order()[i];
-    const std::vector<double>& node_ms = problem.node_ms[u];
     std::fill(current.begin(), current.end(), kNotAllowed);
     std::fill(back.begin(), back.end(), 0);
     // The first node has no predecessor state; model it as one state that every device leaves.
@@ -88,28 +86,24 @@ std::vector<int> assign_by_dp(const PlacementIndex& index) {
     for (int prev = 0; prev < from_states; ++prev) {
       if (previous[prev] == kNotAllowed) continue;
       origins.clear();
-      for (const int* v = inputs.first(u); v != inputs.last(u); ++v) {
-        const PlacementProblem::Value& value = problem.values[*v];
+      for (const int* v = inputs.first(i); v != inputs.last(i); ++v) {
         InputOrigin origin{*v, problem.host_device, 0};
-        if (value.graph_output) origin.delivered |= uint64_t{1} << problem.host_device;
+        if (problem.values[*v].graph_output) origin.delivered |= uint64_t{1} << problem.host_device;
         if (i > 0) {
-          if (value.producer >= 0) {
-            origin.source = paths.device_at(i - 1, prev, index.position(value.producer));
-          }
-          // Earlier readers of the value, nearest first (the row is sorted by position).
-          const int* first = consumers.first(*v);
-          const int* self = std::lower_bound(first, consumers.last(*v), i, [&](int c, int pos) {
-            return index.position(c) < pos;
-          });
+          if (index.producer(*v) >= 0)
+            origin.source = paths.device_at(i - 1, prev, index.producer(*v));
+          // Earlier readers of the value, nearest first (the row is sorted by slot).
+          const int* first = readers.first(*v);
+          const int* self = std::lower_bound(first, readers.last(*v), i);
           for (int k = 0; self != first && k < kReaderLookback; ++k) {
             --self;
-            origin.delivered |= uint64_t{1} << paths.device_at(i - 1, prev, index.position(*self));
+            origin.delivered |= uint64_t{1} << paths.device_at(i - 1, prev, *self);
           }
         }
         origins.push_back(origin);
       }
       for (int d = 0; d < devices; ++d) {
-        if (node_ms[d] == kNotAllowed) continue;
+        if (index.node_ms(i, d) == kNotAllowed) continue;
         double ms = previous[prev] + (i == 0 || d != prev ? index.overhead_ms(d) : 0);
         for (const InputOrigin& origin : origins) {
           if (origin.source == d || (origin.delivered >> d & 1) != 0) continue;
@@ -123,8 +117,8 @@ std::vector<int> assign_by_dp(const PlacementIndex& index) {
     }
     for (int d = 0; d < devices; ++d) {
       if (current[d] == kNotAllowed) continue;
-      current[d] += node_ms[d];
-      for (const int* v = index.outputs().first(u); v != index.outputs().last(u); ++v) {
+      current[d] += index.node_ms(i, d);
+      for (const int* v = index.outputs().first(i); v != index.outputs().last(i); ++v) {
         const PlacementProblem::Value& value = problem.values[*v];
         if (value.graph_output) current[d] += index.link_ms(d, problem.host_device, value.bytes);
       }
@@ -133,13 +127,13 @@ std::vector<int> assign_by_dp(const PlacementIndex& index) {
     previous.swap(current);
   }
 
-  std::vector<int> device_of(static_cast<size_t>(n), 0);
+  SlotDevices device_at(static_cast<size_t>(n), 0);
   int d = static_cast<int>(std::min_element(previous.begin(), previous.end()) - previous.begin());
   for (int i = n - 1; i >= 0; --i) {
-    device_of[index.order()[i]] = d;
+    device_at[i] = d;
     if (i > 0) d = paths.device_at(i, d, i - 1);
   }
-  return device_of;
+  return device_at;
 }
 
 }  // namespace hsched::sched

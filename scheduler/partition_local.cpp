@@ -32,28 +32,31 @@ int64_t kl_pass_evaluations(const PlacementIndex& index) {
 
 class LocalSearch {
  public:
-  LocalSearch(const PlacementIndex& index, std::vector<int>& device_of)
+  LocalSearch(const PlacementIndex& index, SlotDevices& device_at)
       : index_(index),
         problem_(index.problem()),
         devices_(index.device_count()),
         evaluator_(index),
-        device_of_(device_of),
+        device_at_(device_at),
         readers_on_(problem_.values.size() * static_cast<size_t>(devices_), 0),
         value_ms_(problem_.values.size(), 0),
         value_stamp_(problem_.values.size(), 0),
         node_stamp_(static_cast<size_t>(index.node_count()), 0) {
     for (int u = 0; u < index_.node_count(); ++u) {
       for (const int* v = index_.inputs().first(u); v != index_.inputs().last(u); ++v) {
-        ++readers(*v, device_of_[u]);
+        ++readers(*v, device_at_[u]);
       }
     }
     for (int v = 0; v < static_cast<int>(value_ms_.size()); ++v) value_ms_[v] = current_ms(v);
-    node_and_transfer_ms_ = node_and_transfer_ms(index_, device_of_);
+    node_and_transfer_ms_ = node_and_transfer_ms(index_, device_at_);
   }
 
-  void run() {
+  // Returns the plan cost of the result, computed as plan_cost() computes it.
+  double run() {
     improve_by_estimates();
-    improve_exactly();
+    const double exact_ms = improve_exactly();
+    return exact_ms != kNotAllowed ? exact_ms
+                                   : node_and_transfer_ms(index_, device_at_) + overhead_ms_;
   }
 
  private:
@@ -67,15 +70,15 @@ class LocalSearch {
     for (int d = 0; d < devices_; ++d) {
       if (readers(value, d) > 0) destinations |= uint64_t{1} << d;
     }
-    return index_.value_ms(value, index_.source_of(value, device_of_), destinations);
+    return index_.value_ms(value, index_.source_of(value, device_at_), destinations);
   }
 
   void place(int u, int device) {
     for (const int* v = index_.inputs().first(u); v != index_.inputs().last(u); ++v) {
-      --readers(*v, device_of_[u]);
+      --readers(*v, device_at_[u]);
       ++readers(*v, device);
     }
-    device_of_[u] = device;
+    device_at_[u] = device;
   }
 
   // Calls f(value) once for every value that `nodes` read or write.
@@ -99,7 +102,7 @@ class LocalSearch {
   // the node costs current.
   void move(const std::vector<int>& nodes, int device) {
     for (int u : nodes) {
-      node_and_transfer_ms_ += problem_.node_ms[u][device] - problem_.node_ms[u][device_of_[u]];
+      node_and_transfer_ms_ += index_.node_ms(u, device) - index_.node_ms(u, device_at_[u]);
       place(u, device);
     }
     for_each_value(nodes, [&](int v) {
@@ -111,9 +114,9 @@ class LocalSearch {
 
   // Exact change of node and transfer ms if `nodes` moved to `device`; changes nothing.
   double move_gain(const std::vector<int>& nodes, int device) {
-    const int from = device_of_[nodes.front()];
+    const int from = device_at_[nodes.front()];
     double gain = 0;
-    for (int u : nodes) gain += problem_.node_ms[u][from] - problem_.node_ms[u][device];
+    for (int u : nodes) gain += index_.node_ms(u, from) - index_.node_ms(u, device);
     for (int u : nodes) place(u, device);
     for_each_value(nodes, [&](int v) { gain += value_ms_[v] - current_ms(v); });
     for (int u : nodes) place(u, from);
@@ -127,7 +130,7 @@ class LocalSearch {
     for (int u : nodes) {
       for (const Rows* rows : {&index_.predecessors(), &index_.successors()}) {
         for (const int* w = rows->first(u); w != rows->last(u); ++w) {
-          if (device_of_[*w] == device && node_stamp_[*w] != node_mark_) return true;
+          if (device_at_[*w] == device && node_stamp_[*w] != node_mark_) return true;
         }
       }
     }
@@ -139,7 +142,7 @@ class LocalSearch {
   // partition unless a neighbour is already on the device. Devices that could not gain even if
   // every transfer of the nodes vanished are skipped without evaluating the move.
   int best_device(const std::vector<int>& nodes, double leave_ms) {
-    const int from = device_of_[nodes.front()];
+    const int from = device_at_[nodes.front()];
     double held_ms = leave_ms;  // what a move could save at most, besides node time
     for_each_value(nodes, [&](int v) { held_ms += value_ms_[v]; });
     int best = -1;
@@ -147,7 +150,7 @@ class LocalSearch {
     for (int d = 0; d < devices_; ++d) {
       if (d == from) continue;
       double node_gain = 0;
-      for (int u : nodes) node_gain += problem_.node_ms[u][from] - problem_.node_ms[u][d];
+      for (int u : nodes) node_gain += index_.node_ms(u, from) - index_.node_ms(u, d);
       if (!(node_gain + held_ms > best_gain)) continue;  // also skips kNotAllowed (-inf)
       const double arrive_ms = touches(nodes, d) ? 0 : index_.overhead_ms(d);
       if (!(node_gain + held_ms - arrive_ms > best_gain)) continue;
@@ -164,8 +167,9 @@ class LocalSearch {
   // tracked move by move, partition overhead from a full regrouping). After the first round,
   // node passes visit only nodes next to a move that was kept.
   void improve_by_estimates() {
-    double cost = node_and_transfer_ms_ + evaluator_.overhead_ms(device_of_);
-    Grouping grouping = evaluator_.last_grouping(device_of_);
+    overhead_ms_ = evaluator_.overhead_ms(device_at_);
+    double cost = node_and_transfer_ms_ + overhead_ms_;
+    Grouping grouping = evaluator_.last_grouping(device_at_);
     std::vector<char> visit(static_cast<size_t>(index_.node_count()), 1);
     for (int round = 0; round < kMaxRounds; ++round) {
       bool improved = false;
@@ -179,10 +183,12 @@ class LocalSearch {
           std::fill(visit.begin(), visit.end(), 0);
         }
         if (moves_.empty()) continue;
-        const double moved = node_and_transfer_ms_ + evaluator_.overhead_ms(device_of_);
+        const double overhead_ms = evaluator_.overhead_ms(device_at_);
+        const double moved = node_and_transfer_ms_ + overhead_ms;
         if (moved < cost - kMinGainMs) {
           cost = moved;
-          grouping = evaluator_.last_grouping(device_of_);
+          overhead_ms_ = overhead_ms;
+          grouping = evaluator_.last_grouping(device_at_);
           improved = true;
           mark_neighbourhood(visit);
         } else {
@@ -205,7 +211,7 @@ class LocalSearch {
   }
 
   void record_and_move(const std::vector<int>& nodes, int device) {
-    for (int u : nodes) moves_.emplace_back(u, device_of_[u]);
+    for (int u : nodes) moves_.emplace_back(u, device_at_[u]);
     move(nodes, device);
   }
 
@@ -222,11 +228,11 @@ class LocalSearch {
   // one more partition when u sits between two of its partition's nodes (the rest splits).
   double leave_ms(const Grouping& grouping, const std::vector<int>& size_of, int u) const {
     const int partition = grouping.partition_of[u];
-    const double overhead = index_.overhead_ms(device_of_[u]);
+    const double overhead = index_.overhead_ms(device_at_[u]);
     if (size_of[partition] == 1) return overhead;
     const auto inside = [&](const Rows& rows) {
       for (const int* w = rows.first(u); w != rows.last(u); ++w) {
-        if (grouping.partition_of[*w] == partition && device_of_[*w] == device_of_[u]) return true;
+        if (grouping.partition_of[*w] == partition && device_at_[*w] == device_at_[u]) return true;
       }
       return false;
     };
@@ -240,7 +246,7 @@ class LocalSearch {
       size_of[p] = static_cast<int>(grouping.partitions[p].size());
     }
     std::vector<int> single(1);
-    for (int u : index_.order()) {
+    for (int u = 0; u < index_.node_count(); ++u) {
       if (!visit[u]) continue;
       single[0] = u;
       const int best = best_device(single, leave_ms(grouping, size_of, u));
@@ -263,11 +269,12 @@ class LocalSearch {
   // move that leaves the cheapest plan (even if dearer than now), then keep the cheapest prefix
   // of the sequence. Escapes the local minima where two nodes must move together. Runs while
   // a whole pass fits in the exact-work budget. Runs last: it leaves the value cache stale.
-  void improve_exactly() {
+  // Returns the plan cost of the result, or kNotAllowed when the graph is too large to run.
+  double improve_exactly() {
     const int64_t per_pass = kl_pass_evaluations(index_);
     int64_t evaluations_left = kExactWork / evaluation_work(index_);
-    if (per_pass > evaluations_left) return;
-    double cost = evaluator_.cost(device_of_);
+    if (per_pass > evaluations_left) return kNotAllowed;
+    double cost = evaluator_.cost(device_at_);
     std::vector<char> locked(static_cast<size_t>(index_.node_count()));
     while (per_pass <= evaluations_left) {
       evaluations_left -= per_pass;
@@ -279,13 +286,13 @@ class LocalSearch {
         int best_node = -1;
         int best_device = -1;
         double step_cost = kNotAllowed;
-        for (int u : index_.order()) {
+        for (int u = 0; u < index_.node_count(); ++u) {
           if (locked[u]) continue;
-          const int from = device_of_[u];
+          const int from = device_at_[u];
           for (int d = 0; d < devices_; ++d) {
-            if (d == from || problem_.node_ms[u][d] == kNotAllowed) continue;
+            if (d == from || index_.node_ms(u, d) == kNotAllowed) continue;
             place(u, d);
-            const double ms = evaluator_.cost(device_of_);
+            const double ms = evaluator_.cost(device_at_);
             place(u, from);
             if (ms < step_cost) {
               step_cost = ms;
@@ -296,7 +303,7 @@ class LocalSearch {
         }
         if (best_node < 0) break;
         locked[best_node] = 1;
-        moves_.emplace_back(best_node, device_of_[best_node]);
+        moves_.emplace_back(best_node, device_at_[best_node]);
         place(best_node, best_device);
         if (step_cost < best_cost - kMinGainMs) {
           best_cost = step_cost;
@@ -311,14 +318,16 @@ class LocalSearch {
       cost = best_cost;
     }
     moves_.clear();
+    return cost;
   }
 
   const PlacementIndex& index_;
   const PlacementProblem& problem_;
   const int devices_;
   PlanEvaluator evaluator_;
-  std::vector<int>& device_of_;
-  double node_and_transfer_ms_ = 0;  // of device_of_, kept by move()
+  std::vector<int>& device_at_;
+  double node_and_transfer_ms_ = 0;  // of device_at_, kept by move()
+  double overhead_ms_ = 0;           // of device_at_ after the last kept pass
   std::vector<int> readers_on_;      // [value][device]: nodes on the device reading the value
   std::vector<double> value_ms_;     // transfer ms per value as placed (kept by move())
   std::vector<uint32_t> value_stamp_;
@@ -334,9 +343,9 @@ bool exact_search_fits(const PlacementIndex& index) {
   return kl_pass_evaluations(index) * evaluation_work(index) <= kExactWork;
 }
 
-void improve_locally(const PlacementIndex& index, std::vector<int>& device_of) {
-  if (index.node_count() == 0) return;
-  LocalSearch(index, device_of).run();
+double improve_locally(const PlacementIndex& index, SlotDevices& device_at) {
+  if (index.node_count() == 0) return 0;
+  return LocalSearch(index, device_at).run();
 }
 
 }  // namespace hsched::sched

@@ -1,6 +1,7 @@
 #include "scheduler/partitioner.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "scheduler/partition_search.h"
 #include "scheduler/placement_index.h"
@@ -11,15 +12,16 @@ namespace {
 
 // Every node on `device` where allowed, elsewhere on its cheapest device (lowest index on ties):
 // a restart point for the local search, far from the DP's.
-std::vector<int> preferring(const PlacementProblem& problem, int device) {
-  std::vector<int> device_of(problem.node_ms.size());
-  for (size_t u = 0; u < device_of.size(); ++u) {
-    const std::vector<double>& ms = problem.node_ms[u];
-    device_of[u] = ms[device] != kNotAllowed
-                       ? device
-                       : static_cast<int>(std::min_element(ms.begin(), ms.end()) - ms.begin());
+SlotDevices preferring(const PlacementIndex& index, int device) {
+  SlotDevices device_at(static_cast<size_t>(index.node_count()));
+  for (int u = 0; u < index.node_count(); ++u) {
+    int cheapest = 0;
+    for (int d = 1; d < index.device_count(); ++d) {
+      if (index.node_ms(u, d) < index.node_ms(u, cheapest)) cheapest = d;
+    }
+    device_at[u] = index.node_ms(u, device) != kNotAllowed ? device : cheapest;
   }
-  return device_of;
+  return device_at;
 }
 
 }  // namespace
@@ -31,12 +33,16 @@ double LinkCost::ms(int64_t bytes) const {
 
 Grouping group_partitions(const PlacementProblem& problem, const std::vector<int>& device_of) {
   const PlacementIndex index(problem);
-  return PlanEvaluator(index).group(device_of);
+  SlotDevices device_at;
+  if (!index.to_slots(device_of, device_at)) return {};  // outside the contract
+  return index.to_nodes(PlanEvaluator(index).group(device_at));
 }
 
 double plan_cost(const PlacementProblem& problem, const std::vector<int>& device_of) {
   const PlacementIndex index(problem);
-  return PlanEvaluator(index).cost(device_of);
+  SlotDevices device_at;
+  if (!index.to_slots(device_of, device_at)) return kNotAllowed;
+  return PlanEvaluator(index).cost(device_at);
 }
 
 Assignment single_device(const PlacementProblem& problem, int device) {
@@ -48,41 +54,45 @@ Assignment single_device(const PlacementProblem& problem, int device) {
 
 Assignment partition(const PlacementProblem& problem) {
   const PlacementIndex index(problem);
+  const int n = index.node_count();
+  Assignment result;
+  result.device_of.assign(static_cast<size_t>(n), 0);
+  result.cost_ms = kNotAllowed;
+  for (int u = 0; u < n; ++u) {
+    bool placeable = false;
+    for (int d = 0; d < index.device_count(); ++d) placeable |= index.node_ms(u, d) != kNotAllowed;
+    if (!placeable) return result;  // outside the contract: no assignment is allowed
+  }
   PlanEvaluator evaluator(index);
-  Assignment best;
-  best.device_of.assign(problem.node_ms.size(), 0);
-  best.cost_ms = kNotAllowed;
-  for (const std::vector<double>& node_ms : problem.node_ms) {
-    if (*std::min_element(node_ms.begin(), node_ms.end()) == kNotAllowed) {
-      return best;  // outside the contract: no assignment is allowed
-    }
-  }
+  SlotDevices best;
+  double best_ms = kNotAllowed;
   // Small graphs are cheap to search again from each device's side; the first best is kept.
-  std::vector<std::vector<int>> starts{assign_by_dp(index)};
+  std::vector<SlotDevices> starts{assign_by_dp(index)};
   if (exact_search_fits(index)) {
-    for (int d = 0; d < problem.device_count; ++d) starts.push_back(preferring(problem, d));
+    for (int d = 0; d < index.device_count(); ++d) starts.push_back(preferring(index, d));
   }
-  for (std::vector<int>& device_of : starts) {
-    improve_locally(index, device_of);
-    const double ms = evaluator.cost(device_of);
-    if (ms < best.cost_ms) {
-      best.device_of = std::move(device_of);
-      best.cost_ms = ms;
+  for (SlotDevices& device_at : starts) {
+    const double ms = improve_locally(index, device_at);
+    if (ms < best_ms) {
+      best = std::move(device_at);
+      best_ms = ms;
     }
   }
   // Never worse than keeping everything on one device. Node and transfer ms alone rule most
   // devices out without grouping.
-  std::vector<int> single(problem.node_ms.size());
-  for (int d = 0; d < problem.device_count; ++d) {
+  SlotDevices single(static_cast<size_t>(n));
+  for (int d = 0; d < index.device_count(); ++d) {
     single.assign(single.size(), d);
-    if (node_and_transfer_ms(index, single) >= best.cost_ms) continue;
+    if (node_and_transfer_ms(index, single) >= best_ms) continue;
     const double ms = evaluator.cost(single);
-    if (ms < best.cost_ms) {
-      best.device_of = single;
-      best.cost_ms = ms;
+    if (ms < best_ms) {
+      best = single;
+      best_ms = ms;
     }
   }
-  return best;
+  result.device_of = index.to_nodes(best);
+  result.cost_ms = best_ms;
+  return result;
 }
 
 }  // namespace hsched::sched

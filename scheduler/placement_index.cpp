@@ -21,47 +21,60 @@ Rows make_rows(int row_count, const std::vector<std::pair<int, int>>& pairs) {
 
 }  // namespace
 
-PlacementIndex::PlacementIndex(const PlacementProblem& problem)
-    : problem_(problem), node_count_(static_cast<int>(problem.node_ms.size())) {
-  if (problem.order.size() == static_cast<size_t>(node_count_)) {
-    order_ = problem.order;
+PlacementIndex::PlacementIndex(const PlacementProblem& problem) : problem_(problem) {
+  const int n = static_cast<int>(problem.node_ms.size());
+  const int devices = problem.device_count;
+  if (problem.order.size() == static_cast<size_t>(n)) {
+    node_at_ = problem.order;
   } else {
-    order_.resize(static_cast<size_t>(node_count_));
-    std::iota(order_.begin(), order_.end(), 0);
+    node_at_.resize(static_cast<size_t>(n));
+    std::iota(node_at_.begin(), node_at_.end(), 0);
   }
-  position_.assign(static_cast<size_t>(node_count_), 0);
-  for (int i = 0; i < node_count_; ++i) position_[static_cast<size_t>(order_[i])] = i;
+  slot_of_.assign(static_cast<size_t>(n), 0);
+  node_ms_.resize(static_cast<size_t>(n) * static_cast<size_t>(devices));
+  for (int slot = 0; slot < n; ++slot) {
+    const int node = node_at_[slot];
+    slot_of_[node] = slot;
+    std::copy_n(problem.node_ms[node].begin(), devices, node_ms_.begin() + slot * devices);
+  }
 
-  std::vector<std::pair<int, int>> edges;    // producer -> consumer
-  std::vector<std::pair<int, int>> reverse;  // consumer -> producer
-  std::vector<std::pair<int, int>> reads;    // node -> value, each value once per node
-  std::vector<std::pair<int, int>> readers;  // value -> node, each node once per value
-  std::vector<std::pair<int, int>> writes;   // node -> value
-  std::vector<int> last_read(static_cast<size_t>(node_count_), -1);
+  std::vector<std::pair<int, int>> edges;    // producer -> reader, per use
+  std::vector<std::pair<int, int>> reverse;  // reader -> producer, per use
+  std::vector<std::pair<int, int>> reads;    // slot -> value, each value once per slot
+  std::vector<std::pair<int, int>> readers;  // value -> slot, each slot once per value
+  std::vector<std::pair<int, int>> writes;   // slot -> value
+  std::vector<int> last_read(static_cast<size_t>(n), -1);
   const int value_count = static_cast<int>(problem.values.size());
+  size_t uses = 0;
+  for (const PlacementProblem::Value& value : problem.values) uses += value.consumers.size();
+  for (auto* pairs : {&edges, &reverse, &reads, &readers}) pairs->reserve(uses);
+  writes.reserve(static_cast<size_t>(value_count));
+  producer_.resize(static_cast<size_t>(value_count));
   for (int v = 0; v < value_count; ++v) {
-    const PlacementProblem::Value& value = problem.values[static_cast<size_t>(v)];
-    if (value.producer >= 0) writes.emplace_back(value.producer, v);
+    const PlacementProblem::Value& value = problem.values[v];
+    const int from = value.producer >= 0 ? slot_of_[value.producer] : -1;
+    producer_[v] = from;
+    if (from >= 0) writes.emplace_back(from, v);
     for (int consumer : value.consumers) {
-      if (value.producer >= 0) {
-        edges.emplace_back(value.producer, consumer);
-        reverse.emplace_back(consumer, value.producer);
+      const int to = slot_of_[consumer];
+      if (from >= 0) {
+        edges.emplace_back(from, to);
+        reverse.emplace_back(to, from);
       }
-      if (last_read[static_cast<size_t>(consumer)] == v) continue;
-      last_read[static_cast<size_t>(consumer)] = v;
-      reads.emplace_back(consumer, v);
-      readers.emplace_back(v, consumer);
+      if (last_read[to] == v) continue;
+      last_read[to] = v;
+      reads.emplace_back(to, v);
+      readers.emplace_back(v, to);
     }
   }
-  successors_ = make_rows(node_count_, edges);
-  predecessors_ = make_rows(node_count_, reverse);
-  inputs_ = make_rows(node_count_, reads);
-  outputs_ = make_rows(node_count_, writes);
-  consumers_ = make_rows(value_count, readers);
+  successors_ = make_rows(n, edges);
+  predecessors_ = make_rows(n, reverse);
+  inputs_ = make_rows(n, reads);
+  outputs_ = make_rows(n, writes);
+  readers_ = make_rows(value_count, readers);
   for (int v = 0; v < value_count; ++v) {
-    auto* first = consumers_.items.data() + consumers_.begin[static_cast<size_t>(v)];
-    auto* last = consumers_.items.data() + consumers_.begin[static_cast<size_t>(v) + 1];
-    std::sort(first, last, [&](int a, int b) { return position(a) < position(b); });
+    std::sort(readers_.items.begin() + readers_.begin[v],
+              readers_.items.begin() + readers_.begin[v + 1]);
   }
 }
 
@@ -86,9 +99,35 @@ double PlacementIndex::value_ms(int value, int source, uint64_t destinations) co
   return ms;
 }
 
-int PlacementIndex::source_of(int value, const std::vector<int>& device_of) const {
-  const int producer = problem_.values[static_cast<size_t>(value)].producer;
-  return producer >= 0 ? device_of[static_cast<size_t>(producer)] : problem_.host_device;
+bool PlacementIndex::to_slots(const std::vector<int>& device_of, SlotDevices& device_at) const {
+  if (device_of.size() != node_at_.size()) return false;
+  device_at.resize(node_at_.size());
+  for (size_t slot = 0; slot < node_at_.size(); ++slot) {
+    const int d = device_of[static_cast<size_t>(node_at_[slot])];
+    if (d < 0 || d >= device_count()) return false;
+    device_at[slot] = d;
+  }
+  return true;
+}
+
+std::vector<int> PlacementIndex::to_nodes(const SlotDevices& device_at) const {
+  std::vector<int> device_of(node_at_.size());
+  for (size_t slot = 0; slot < node_at_.size(); ++slot) device_of[node_at_[slot]] = device_at[slot];
+  return device_of;
+}
+
+Grouping PlacementIndex::to_nodes(Grouping slot_grouping) const {
+  Grouping grouping;
+  grouping.partition_of.resize(node_at_.size());
+  for (size_t slot = 0; slot < node_at_.size(); ++slot) {
+    grouping.partition_of[node_at_[slot]] = slot_grouping.partition_of[slot];
+  }
+  for (std::vector<int>& members : slot_grouping.partitions) {
+    for (int& member : members) member = node_at_[member];
+  }
+  grouping.partitions = std::move(slot_grouping.partitions);
+  grouping.partition_device = std::move(slot_grouping.partition_device);
+  return grouping;
 }
 
 }  // namespace hsched::sched
