@@ -32,6 +32,7 @@ double LinkCost::ms(int64_t bytes) const {
 }
 
 Grouping group_partitions(const PlacementProblem& problem, const std::vector<int>& device_of) {
+  if (!well_formed(problem)) return {};
   const PlacementIndex index(problem);
   SlotDevices device_at;
   if (!index.to_slots(device_of, device_at)) return {};  // outside the contract
@@ -39,6 +40,7 @@ Grouping group_partitions(const PlacementProblem& problem, const std::vector<int
 }
 
 double plan_cost(const PlacementProblem& problem, const std::vector<int>& device_of) {
+  if (!well_formed(problem)) return kNotAllowed;
   const PlacementIndex index(problem);
   SlotDevices device_at;
   if (!index.to_slots(device_of, device_at)) return kNotAllowed;
@@ -53,11 +55,12 @@ Assignment single_device(const PlacementProblem& problem, int device) {
 }
 
 Assignment partition(const PlacementProblem& problem) {
+  Assignment result;
+  result.device_of.assign(problem.node_ms.size(), 0);
+  result.cost_ms = kNotAllowed;
+  if (!well_formed(problem)) return result;  // outside the contract
   const PlacementIndex index(problem);
   const int n = index.node_count();
-  Assignment result;
-  result.device_of.assign(static_cast<size_t>(n), 0);
-  result.cost_ms = kNotAllowed;
   for (int u = 0; u < n; ++u) {
     bool placeable = false;
     for (int d = 0; d < index.device_count(); ++d) placeable |= index.node_ms(u, d) != kNotAllowed;

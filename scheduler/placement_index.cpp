@@ -21,6 +21,41 @@ Rows make_rows(int row_count, const std::vector<std::pair<int, int>>& pairs) {
 
 }  // namespace
 
+bool well_formed(const PlacementProblem& problem) {
+  const int devices = problem.device_count;
+  const auto n = static_cast<int>(problem.node_ms.size());
+  if (devices < 1 || devices > 64 || problem.host_device < 0 || problem.host_device >= devices) {
+    return false;
+  }
+  const auto has_devices = [&](const auto& row) {
+    return row.size() == static_cast<size_t>(devices);
+  };
+  if (!std::all_of(problem.node_ms.begin(), problem.node_ms.end(), has_devices) ||
+      !has_devices(problem.links) ||
+      !std::all_of(problem.links.begin(), problem.links.end(), has_devices)) {
+    return false;
+  }
+  std::vector<int> position(static_cast<size_t>(n), -1);
+  if (problem.order.empty()) {
+    std::iota(position.begin(), position.end(), 0);
+  } else {
+    if (problem.order.size() != static_cast<size_t>(n)) return false;
+    for (int i = 0; i < n; ++i) {
+      const int node = problem.order[i];
+      if (node < 0 || node >= n || position[node] >= 0) return false;
+      position[node] = i;
+    }
+  }
+  for (const PlacementProblem::Value& value : problem.values) {
+    if (value.producer < -1 || value.producer >= n) return false;
+    const int after = value.producer >= 0 ? position[value.producer] : -1;
+    for (int consumer : value.consumers) {
+      if (consumer < 0 || consumer >= n || position[consumer] <= after) return false;
+    }
+  }
+  return true;
+}
+
 PlacementIndex::PlacementIndex(const PlacementProblem& problem) : problem_(problem) {
   const int n = static_cast<int>(problem.node_ms.size());
   const int devices = problem.device_count;

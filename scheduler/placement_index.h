@@ -22,13 +22,17 @@ struct Rows {
   int size(int row) const { return static_cast<int>(last(row) - first(row)); }
 };
 
+// The contract every function of partitioner.h assumes: 1 to 64 devices, a host among them,
+// node_ms rows and links of device_count entries, values naming existing nodes, and `order`
+// empty (node index order) or a topological order of every node. O(nodes + uses).
+bool well_formed(const PlacementProblem& problem);
+
 // An assignment indexed by slot (device_at[slot]) rather than by node (device_of[node]).
 using SlotDevices = std::vector<int>;
 
 class PlacementIndex {
  public:
-  // Contract: problem.order is a topological order of every node (when it is empty the node
-  // indices are taken as the order); every value names existing nodes; device_count is 1 to 64.
+  // Contract: well_formed(problem).
   explicit PlacementIndex(const PlacementProblem& problem);
 
   const PlacementProblem& problem() const { return problem_; }

@@ -207,6 +207,25 @@ TEST(PartitionTest, EmptyProblemCostsNothing) {
   EXPECT_EQ(assignment.cost_ms, 0.0);
 }
 
+// Problems outside the contract get kNotAllowed (and no grouping) instead of undefined behaviour.
+TEST(PartitionTest, MalformedProblemsAreRefused) {
+  PlacementProblem backwards = two_device_problem(2);
+  backwards.values = {{1, {0}, 10, false}};  // node 1 feeds node 0, but the order is 0, 1
+  PlacementProblem short_row = two_device_problem(2);
+  short_row.node_ms[1] = {1.0};
+  PlacementProblem no_devices = two_device_problem(2);
+  no_devices.device_count = 0;
+  PlacementProblem bad_order = two_device_problem(2);
+  bad_order.order = {0, 0};
+  for (const PlacementProblem* problem : {&backwards, &short_row, &no_devices, &bad_order}) {
+    EXPECT_EQ(partition(*problem).cost_ms, kNotAllowed);
+    EXPECT_EQ(plan_cost(*problem, {0, 0}), kNotAllowed);
+    EXPECT_TRUE(group_partitions(*problem, {0, 0}).partitions.empty());
+  }
+  // A placement naming a device that does not exist.
+  EXPECT_EQ(plan_cost(two_device_problem(2), {0, 2}), kNotAllowed);
+}
+
 TEST(PartitionPropertyTest, RandomDagsHoldEveryInvariant) {
   struct Size {
     int nodes;
