@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "graph/graph.h"
+#include "graph/if_inline.h"
 #include "graph/onnx_import.h"
 
 namespace hsched {
@@ -49,14 +50,15 @@ Status check_value_info(const onnx::ValueInfoProto& info, bool need_type) {
   return Status::ok();
 }
 
+bool holds_subgraph(const onnx::AttributeProto& attr) {
+  using A = onnx::AttributeProto;
+  return attr.type() == A::GRAPH || attr.type() == A::GRAPHS || attr.has_g() || attr.graphs_size();
+}
+
+// A non-graph attribute's payload: sizes bounded, tensors checked.
 Status check_attribute(const onnx::AttributeProto& attr, const std::string& where,
                        ExternalData& external) {
   const std::string label = where + ": attribute '" + attr.name() + "'";
-  using A = onnx::AttributeProto;
-  if (attr.type() == A::GRAPH || attr.type() == A::GRAPHS || attr.has_g() || attr.graphs_size()) {
-    return unimplemented(label + " holds a subgraph (If/Loop/Scan), which hsched does not "
-                                 "support yet");
-  }
   if (attr.ints_size() > kMaxAttributeValues || attr.floats_size() > kMaxAttributeValues ||
       attr.strings_size() > kMaxAttributeValues || attr.tensors_size() > 0 ||
       attr.sparse_tensors_size() > 0 || attr.has_sparse_tensor()) {
@@ -166,64 +168,176 @@ Result<int64_t> default_opset(const onnx::ModelProto& model) {
   return opset;
 }
 
-// Builds the node/value structure (no shapes, no attributes) and orders the nodes with it.
-Status sort_nodes(onnx::GraphProto& graph) {
-  Graph structure;
+// How deep If branches may nest (the main graph is level 0); exporters nest one or two.
+constexpr int kMaxSubgraphDepth = 4;
+
+// The names one graph defines (initializers, inputs, node outputs) as values of a node/value
+// structure used to sort its nodes, and the scope of the graph that encloses it: a branch may
+// read any name of an enclosing graph.
+struct Scope {
+  const Scope* parent = nullptr;
+  Graph structure;  // values without dtypes or shapes; nodes added by sort_nodes()
   std::unordered_map<std::string, ValueId> defined;
-  auto define = [&](const std::string& name) -> Status {
-    if (defined.count(name)) return invalid_argument("tensor '" + name + "' is defined twice");
+
+  bool visible(const std::string& name) const {
+    for (const Scope* scope = this; scope != nullptr; scope = scope->parent) {
+      if (scope->defined.count(name)) return true;
+    }
+    return false;
+  }
+  // Names are defined once per graph. A node output may not reuse a name of an enclosing graph
+  // (ONNX's single assignment); an initializer may shadow one.
+  Status define(const std::string& name, bool may_shadow) {
+    if (defined.count(name) || (!may_shadow && parent != nullptr && parent->visible(name))) {
+      return invalid_argument("tensor '" + name + "' is defined twice");
+    }
     defined.emplace(name, structure.add_value(name, DType::kUndefined, Shape()));
     return Status::ok();
-  };
+  }
+};
+
+struct Validation {
+  int64_t opset = 0;
+  ExternalData& external;
+  int64_t nodes = 0;  // in every graph seen so far, branches included
+};
+
+Status build_scope(const onnx::GraphProto& graph, Scope& scope) {
   std::unordered_set<std::string> initializer_names;
   for (const auto& init : graph.initializer()) {
-    HSCHED_RETURN_IF_ERROR(define(init.name()));
+    HSCHED_RETURN_IF_ERROR(scope.define(init.name(), true));
     initializer_names.insert(init.name());
   }
   for (const auto& input : graph.input()) {
     // IR < 4 lists initializers among the inputs too.
-    if (initializer_names.count(input.name()) == 0) HSCHED_RETURN_IF_ERROR(define(input.name()));
+    if (initializer_names.count(input.name()) == 0) {
+      HSCHED_RETURN_IF_ERROR(scope.define(input.name(), false));
+    }
   }
   for (int i = 0; i < graph.node_size(); ++i) {
     for (const auto& out : graph.node(i).output()) {
       if (out.empty()) continue;
-      Status status = define(out);
+      Status status = scope.define(out, false);
       if (!status.is_ok()) return status.with_context(node_description(graph.node(i), i));
     }
   }
+  return Status::ok();
+}
+
+// Orders the nodes of `graph` topologically. An If's implicit inputs (what its branches read
+// from this graph) count as inputs, so that they are computed before it.
+Status sort_nodes(onnx::GraphProto& graph, Scope& scope) {
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& proto = graph.node(i);
     Node node;
     node.name = proto.name();
     node.op_type = proto.op_type();
-    for (const auto& in : proto.input()) {
-      if (in.empty()) {
-        node.inputs.push_back(kNoValue);
-        continue;
-      }
-      auto it = defined.find(in);
-      if (it == defined.end()) {
+    std::vector<std::string> reads(proto.input().begin(), proto.input().end());
+    NameSet implicit;
+    add_outer_reads(proto, implicit);
+    reads.insert(reads.end(), implicit.begin(), implicit.end());
+    for (const auto& in : reads) {
+      auto it = scope.defined.find(in);
+      if (it != scope.defined.end()) {
+        node.inputs.push_back(it->second);
+      } else if (in.empty() || scope.visible(in)) {
+        node.inputs.push_back(kNoValue);  // omitted, or computed by an enclosing graph
+      } else {
         return invalid_argument(node_description(proto, i) + ": input '" + in +
                                 "' is produced by no node, initializer or graph input");
       }
-      node.inputs.push_back(it->second);
     }
     for (const auto& out : proto.output()) {
-      node.outputs.push_back(out.empty() ? kNoValue : defined.at(out));
+      node.outputs.push_back(out.empty() ? kNoValue : scope.defined.at(out));
     }
-    structure.add_node(std::move(node));
+    scope.structure.add_node(std::move(node));
   }
   for (const auto& output : graph.output()) {
-    if (defined.count(output.name()) == 0) {
+    if (!scope.visible(output.name())) {
       return invalid_argument("graph output '" + output.name() + "' is produced by nothing");
     }
   }
-  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, structure.topological_order());
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, scope.structure.topological_order());
   google::protobuf::RepeatedPtrField<onnx::NodeProto> sorted;
   sorted.Reserve(graph.node_size());
   for (NodeId id : order) sorted.Add()->Swap(graph.mutable_node(id));
   graph.mutable_node()->Swap(&sorted);
   return Status::ok();
+}
+
+Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Scope* parent,
+                      int depth);
+
+// A subgraph attribute: only the then_branch and else_branch of an If are accepted, validated
+// like the main graph with the node's scope around them.
+Status check_branch(onnx::NodeProto& node, onnx::AttributeProto& attr, const std::string& where,
+                    Validation& validation, const Scope& scope, int depth) {
+  const std::string label = where + ": attribute '" + attr.name() + "'";
+  const bool branch = is_if_node(node) &&
+                      (attr.name() == "then_branch" || attr.name() == "else_branch") &&
+                      attr.type() == onnx::AttributeProto::GRAPH && attr.graphs_size() == 0;
+  if (!branch) {
+    return unimplemented(label + " holds a subgraph; hsched takes subgraphs only as the " +
+                         "branches of an If (Loop and Scan are not supported)");
+  }
+  if (!attr.has_g()) return invalid_argument(label + " holds no graph");
+  if (depth + 1 > kMaxSubgraphDepth) {
+    return invalid_argument(label + ": If branches nest deeper than " +
+                            std::to_string(kMaxSubgraphDepth) + " levels");
+  }
+  const onnx::GraphProto& g = attr.g();
+  if (g.input_size() > 0) {
+    return invalid_argument(label + " declares " + std::to_string(g.input_size()) +
+                            " inputs; an If branch takes none");
+  }
+  if (g.output_size() != node.output_size()) {
+    return invalid_argument(label + " has " + std::to_string(g.output_size()) +
+                            " outputs; the If has " + std::to_string(node.output_size()));
+  }
+  Status status = validate_graph(*attr.mutable_g(), validation, &scope, depth + 1);
+  return status.is_ok() ? status : status.with_context(label);
+}
+
+// Validates `graph` (the main graph at depth 0, or an If branch inside `parent`), its branches
+// recursively, then sorts its nodes.
+Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Scope* parent,
+                      int depth) {
+  validation.nodes += graph.node_size();
+  if (validation.nodes > kMaxNodes) {
+    return invalid_argument("the graph has " + std::to_string(validation.nodes) +
+                            " nodes (If branches included), more than the limit of " +
+                            std::to_string(kMaxNodes));
+  }
+  if (graph.sparse_initializer_size() > 0) {
+    return unimplemented("sparse initializers are not supported");
+  }
+  for (const auto& input : graph.input()) HSCHED_RETURN_IF_ERROR(check_value_info(input, true));
+  for (const auto& output : graph.output()) HSCHED_RETURN_IF_ERROR(check_value_info(output, true));
+  for (const auto& info : graph.value_info()) HSCHED_RETURN_IF_ERROR(check_value_info(info, false));
+  for (const auto& init : graph.initializer()) {
+    if (init.name().empty()) return invalid_argument("an initializer has no name");
+    HSCHED_RETURN_IF_ERROR(check_tensor_data(init, &validation.external));
+  }
+  Scope scope;
+  scope.parent = parent;
+  HSCHED_RETURN_IF_ERROR(build_scope(graph, scope));
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    const std::string where = node_description(node, i);
+    if (node.op_type().empty()) return invalid_argument(where + " has no op type");
+    for (auto& attr : *node.mutable_attribute()) {
+      if (holds_subgraph(attr)) {
+        HSCHED_RETURN_IF_ERROR(check_branch(node, attr, where, validation, scope, depth));
+      } else {
+        HSCHED_RETURN_IF_ERROR(check_attribute(attr, where, validation.external));
+      }
+    }
+    if (is_default_domain(node.domain())) {
+      HSCHED_RETURN_IF_ERROR(check_against_schema(node, where, validation.opset));
+      HSCHED_RETURN_IF_ERROR(check_spatial_attributes(node, where));
+    }
+  }
+  return sort_nodes(graph, scope);
 }
 
 }  // namespace
@@ -236,34 +350,8 @@ std::string node_description(const onnx::NodeProto& node, int index) {
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external) {
   HSCHED_ASSIGN_OR_RETURN(const int64_t opset, default_opset(model));
   if (!model.has_graph()) return invalid_argument("the model has no graph");
-  onnx::GraphProto& graph = *model.mutable_graph();
-  if (graph.node_size() > kMaxNodes) {
-    return invalid_argument("the graph has " + std::to_string(graph.node_size()) +
-                            " nodes, more than the limit of " + std::to_string(kMaxNodes));
-  }
-  if (graph.sparse_initializer_size() > 0) {
-    return unimplemented("sparse initializers are not supported");
-  }
-  for (const auto& input : graph.input()) HSCHED_RETURN_IF_ERROR(check_value_info(input, true));
-  for (const auto& output : graph.output()) HSCHED_RETURN_IF_ERROR(check_value_info(output, true));
-  for (const auto& info : graph.value_info()) HSCHED_RETURN_IF_ERROR(check_value_info(info, false));
-  for (const auto& init : graph.initializer()) {
-    if (init.name().empty()) return invalid_argument("an initializer has no name");
-    HSCHED_RETURN_IF_ERROR(check_tensor_data(init, &external));
-  }
-  for (int i = 0; i < graph.node_size(); ++i) {
-    const auto& node = graph.node(i);
-    const std::string where = node_description(node, i);
-    if (node.op_type().empty()) return invalid_argument(where + " has no op type");
-    for (const auto& attr : node.attribute()) {
-      HSCHED_RETURN_IF_ERROR(check_attribute(attr, where, external));
-    }
-    if (is_default_domain(node.domain())) {
-      HSCHED_RETURN_IF_ERROR(check_against_schema(node, where, opset));
-      HSCHED_RETURN_IF_ERROR(check_spatial_attributes(node, where));
-    }
-  }
-  HSCHED_RETURN_IF_ERROR(sort_nodes(graph));
+  Validation validation{opset, external};
+  HSCHED_RETURN_IF_ERROR(validate_graph(*model.mutable_graph(), validation, nullptr, 0));
   return opset;
 }
 

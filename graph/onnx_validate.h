@@ -23,7 +23,10 @@ std::string node_description(const onnx::NodeProto& node, int index);
 // included, through `external`), that every name is defined once and every used name is
 // defined, node arity and attribute types against the operator schemas. Then reorders the
 // graph's nodes topologically (what the ONNX checker expects), refusing a cycle by naming a node
-// on it. Returns the version of the default ONNX domain.
+// on it. The only subgraphs accepted are the branches of an If (nested at most 4 deep, their
+// nodes counted in kMaxNodes): each is checked and sorted the same way, may read the names of
+// the graphs around it, and what it reads counts as an input of its If when sorting. Returns the
+// version of the default ONNX domain.
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);
 
 }  // namespace hsched

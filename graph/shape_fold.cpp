@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/if_inline.h"
 #include "graph/onnx_validate.h"
 #include "graph/shape_eval.h"
 
@@ -73,6 +74,8 @@ Status check_shape_input_lengths(const onnx::ModelProto& model) {
 }
 
 Status run_onnx_inference(onnx::ModelProto& model) {
+  // Branches are inferred once inlined, as part of the main graph (see IfNodesSetAside).
+  IfNodesSetAside ifs(*model.mutable_graph());
   HSCHED_RETURN_IF_ERROR(check_shape_input_lengths(model));
   // check_type off (hsched validated types), node errors not thrown (error_mode 0), data
   // propagation off: libonnx's has no size bounds (a Range feeding ConstantOfShape made it build
@@ -130,6 +133,23 @@ Status constants_to_initializers(onnx::GraphProto& graph, int64_t opset, Externa
   }
   graph.mutable_node()->Swap(&kept);
   return Status::ok();
+}
+
+// Drops the initializers nothing reads any more: a folded chain's own constants, the condition
+// of an inlined If and what only its other branch read.
+void drop_unused_initializers(onnx::GraphProto& graph) {
+  NameSet used;
+  for (const auto& node : graph.node()) {
+    used.insert(node.input().begin(), node.input().end());
+    add_outer_reads(node, used);
+  }
+  for (const auto& output : graph.output()) used.insert(output.name());
+  for (const auto& input : graph.input()) used.insert(input.name());
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> live;
+  for (auto& init : *graph.mutable_initializer()) {
+    if (used.count(init.name())) live.Add()->Swap(&init);
+  }
+  graph.mutable_initializer()->Swap(&live);
 }
 
 // One pass over the nodes in order, folding every evaluable node whose inputs are known.
@@ -215,16 +235,7 @@ Result<int> fold_pass(onnx::GraphProto& graph, int64_t opset, ExternalData& exte
   }
   graph.mutable_value_info()->Swap(&infos);
 
-  // Drop initializers nothing reads any more (the folded chain's own constants).
-  std::unordered_set<std::string> used;
-  for (const auto& node : graph.node()) used.insert(node.input().begin(), node.input().end());
-  for (const auto& output : graph.output()) used.insert(output.name());
-  for (const auto& input : graph.input()) used.insert(input.name());
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> live;
-  for (auto& init : *graph.mutable_initializer()) {
-    if (used.count(init.name())) live.Add()->Swap(&init);
-  }
-  graph.mutable_initializer()->Swap(&live);
+  drop_unused_initializers(graph);
   return count;
 }
 
@@ -237,9 +248,17 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
   HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
   for (int round = 0; round < kMaxRounds; ++round) {
     HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
-    HSCHED_ASSIGN_OR_RETURN(int folded, fold_pass(graph, opset, external));
-    if (folded == 0) return Status::ok();
+    HSCHED_ASSIGN_OR_RETURN(const int folded, fold_pass(graph, opset, external));
+    // An If whose condition is now an initializer gives way to its branch, whose nodes may
+    // fold in the next round.
+    HSCHED_ASSIGN_OR_RETURN(const int inlined, inline_constant_ifs(graph, external));
+    if (inlined > 0) {
+      HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
+      drop_unused_initializers(graph);
+    }
+    if (folded + inlined == 0) return refuse_remaining_ifs(graph);
   }
+  HSCHED_RETURN_IF_ERROR(refuse_remaining_ifs(graph));
   return run_onnx_inference(model);
 }
 

@@ -13,6 +13,8 @@ class ModelProto;
 namespace hsched {
 
 // Expects a model that passed validate_and_sort(). Constant nodes become initializers first.
+// Each round, an If whose condition has become an initializer is replaced by its chosen branch
+// (graph/if_inline.h); an If left when nothing more folds is an InvalidArgument naming it.
 // `forget_declared_shapes` drops exporter-declared intermediate and output shapes (kept dtypes)
 // so that new input shapes do not clash with them.
 Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& external,

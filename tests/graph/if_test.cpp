@@ -1,0 +1,355 @@
+// ONNX If at import: a condition that folds to a constant inlines the chosen branch (checked by
+// running the imported graph on the CPU); anything else is refused with one clear line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+
+namespace hsched {
+namespace {
+
+constexpr int64_t kOpset = 17;
+const std::vector<float> kX{1, -2, 3, -4, 5, -6};  // the input x, of shape [2, 3]
+
+void add_bool_initializer(onnx::GraphProto& graph, const std::string& name, bool value) {
+  onnx::TensorProto& tensor = *graph.add_initializer();
+  tensor.set_name(name);
+  tensor.set_data_type(dtype_to_onnx(DType::kBool));
+  tensor.add_int32_data(value ? 1 : 0);
+}
+
+// A branch: a graph of no inputs whose nodes and initializers the caller adds to the builder.
+OnnxBuilder branch(const std::string& name) { return OnnxBuilder(kOpset, name); }
+
+void set_branch(onnx::NodeProto& node, const std::string& attr_name, OnnxBuilder& body) {
+  onnx::AttributeProto& attr = *node.add_attribute();
+  attr.set_name(attr_name);
+  attr.set_type(onnx::AttributeProto::GRAPH);
+  *attr.mutable_g() = body.model().graph();
+}
+
+onnx::NodeProto& add_if(OnnxBuilder& b, const std::string& cond, const std::string& out,
+                        OnnxBuilder& then_branch, OnnxBuilder& else_branch,
+                        const std::string& name = "if") {
+  onnx::NodeProto& node = b.node("If", {cond}, {out}, name);
+  set_branch(node, "then_branch", then_branch);
+  set_branch(node, "else_branch", else_branch);
+  return node;
+}
+
+// then: x + 1, reading x and `one` from the main graph; else: x * 3 with a constant of its own.
+void add_plus_or_times(OnnxBuilder& b, const std::string& cond) {
+  b.initializer_f32("one", {1}, {1.0f});
+  OnnxBuilder then_branch = branch("then");
+  then_branch.output("sum", DType::kF32, {2, 3});
+  then_branch.node("Add", {"x", "one"}, {"sum"}, "add");
+  OnnxBuilder else_branch = branch("else");
+  else_branch.initializer_f32("three", {1}, {3.0f}).output("product", DType::kF32, {2, 3});
+  else_branch.node("Mul", {"x", "three"}, {"product"}, "mul");
+  add_if(b, cond, "y", then_branch, else_branch);
+}
+
+Result<Graph> import(OnnxBuilder& b, const ImportOptions& options = {}) {
+  return import_onnx_model(b.model(), options, "if.onnx", {});
+}
+
+// Runs the graph on the CPU with x = kX and returns its only output.
+std::vector<float> run_on_cpu(const Graph& graph) {
+  auto program = cpu::CpuProgram::compile(graph, {});
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  if (!program.is_ok()) return {};
+  auto outputs = (*program)->run({Tensor::from_vector(DType::kF32, {2, 3}, kX)});
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  if (!outputs.is_ok() || outputs->size() != 1) return {};
+  auto values = outputs->front().values<float>();
+  return {values.begin(), values.end()};
+}
+
+std::vector<float> map_x(float (*f)(float)) {
+  std::vector<float> out;
+  for (float v : kX) out.push_back(f(v));
+  return out;
+}
+
+bool has_op(const Graph& graph, const std::string& op) {
+  for (const auto& node : graph.nodes()) {
+    if (node.op_type == op) return true;
+  }
+  return false;
+}
+
+TEST(IfTest, ConstantConditionTakesTheRightBranch) {
+  for (bool condition : {true, false}) {
+    SCOPED_TRACE(condition);
+    OnnxBuilder b(kOpset);
+    b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+    add_bool_initializer(*b.model().mutable_graph(), "cond", condition);
+    add_plus_or_times(b, "cond");
+    auto graph = import(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_FALSE(has_op(*graph, "If"));
+    EXPECT_EQ(has_op(*graph, "Add"), condition);
+    EXPECT_EQ(has_op(*graph, "Mul"), !condition);
+    const Value& y = graph->value(graph->outputs().at(0));
+    EXPECT_EQ(y.dtype, DType::kF32);
+    EXPECT_EQ(y.shape.dims, (std::vector<int64_t>{2, 3}));
+    // The condition and what only the other branch read leave nothing behind.
+    EXPECT_FALSE(graph->find_value("cond"));
+    EXPECT_EQ(graph->find_value("one").has_value(), condition);
+    const std::vector<float> expected =
+        condition ? map_x([](float v) { return v + 1; }) : map_x([](float v) { return v * 3; });
+    EXPECT_EQ(run_on_cpu(*graph), expected);
+  }
+}
+
+// Shape(x)[0] == 2: the usual exporter pattern for a batch-size special case.
+void add_shape_condition(OnnxBuilder& b) {
+  b.initializer_i64("zero", {}, {0}).initializer_i64("two", {}, {2});
+  b.node("Shape", {"x"}, {"shape"}, "shape");
+  b.node("Gather", {"shape", "zero"}, {"batch"}, "batch");
+  b.node("Equal", {"batch", "two"}, {"cond"}, "is_two");
+}
+
+TEST(IfTest, ConditionComputedFromShapesFolds) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  add_shape_condition(b);
+  add_plus_or_times(b, "cond");
+  auto graph = import(b);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_FALSE(has_op(*graph, "If"));
+  EXPECT_FALSE(has_op(*graph, "Equal"));
+  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v + 1; }));
+}
+
+TEST(IfTest, DynamicShapeConditionFoldsOnceTheInputShapeIsFixed) {
+  auto build = [] {
+    OnnxBuilder b(kOpset);
+    b.input("x", DType::kF32, {kDynamicDim, 3}).output("y", DType::kF32, {kDynamicDim, 3});
+    add_shape_condition(b);
+    add_plus_or_times(b, "cond");
+    return b;
+  };
+  OnnxBuilder dynamic = build();
+  const Status status = import(dynamic).status();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("--input-shape"), std::string::npos) << status.message();
+
+  OnnxBuilder fixed = build();
+  ImportOptions options;
+  ASSERT_TRUE(add_input_shape_flag("x=2,3", options).is_ok());
+  auto graph = import(fixed, options);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v + 1; }));
+}
+
+// The branch reads the main graph's z and defines its own `w`, shadowing the main graph's `w`
+// (ONNX allows an initializer to shadow an outer name) and `sum`, a name free in the main graph
+// but taken by the other branch.
+TEST(IfTest, BranchNamesDoNotClashWithTheMainGraph) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  b.initializer_f32("w", {1}, {10.0f});
+  add_bool_initializer(*b.model().mutable_graph(), "cond", true);
+  b.node("Add", {"x", "w"}, {"z"}, "add_w");
+  OnnxBuilder then_branch = branch("then");
+  then_branch.initializer_f32("w", {1}, {2.0f}).output("sum", DType::kF32, {2, 3});
+  then_branch.node("Mul", {"z", "w"}, {"sum"}, "scale");
+  OnnxBuilder else_branch = branch("else");
+  else_branch.output("sum", DType::kF32, {2, 3});
+  else_branch.node("Neg", {"z"}, {"sum"}, "neg");
+  add_if(b, "cond", "y", then_branch, else_branch);
+  auto graph = import(b);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  std::set<std::string> names;
+  for (const auto& value : graph->values()) {
+    EXPECT_TRUE(names.insert(value.name).second) << "value '" << value.name << "' twice";
+  }
+  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return (v + 10) * 2; }));
+}
+
+TEST(IfTest, BranchMayReturnAnOuterValue) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  add_bool_initializer(*b.model().mutable_graph(), "cond", false);
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  OnnxBuilder then_branch = branch("then");
+  then_branch.output("n", DType::kF32, {2, 3});
+  then_branch.node("Neg", {"r"}, {"n"}, "neg");
+  OnnxBuilder else_branch = branch("else");
+  else_branch.output("r", DType::kF32, {2, 3});
+  add_if(b, "cond", "y", then_branch, else_branch);
+  auto graph = import(b);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v > 0 ? v : 0.0f; }));
+}
+
+// The chosen branch holds another If, whose own branch reads the outer branch's `t` and shadows
+// its `k`: references inside the nested branch are renamed with the outer one.
+TEST(IfTest, NestedIfInsideTheChosenBranch) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  add_bool_initializer(*b.model().mutable_graph(), "cond", true);
+
+  OnnxBuilder inner_then = branch("inner_then");
+  inner_then.output("u", DType::kF32, {2, 3});
+  inner_then.node("Neg", {"t"}, {"u"}, "neg");
+  OnnxBuilder inner_else = branch("inner_else");
+  inner_else.initializer_f32("k", {1}, {5.0f}).output("v", DType::kF32, {2, 3});
+  inner_else.node("Sub", {"t", "k"}, {"v"}, "sub");
+
+  OnnxBuilder outer_then = branch("outer_then");
+  outer_then.initializer_f32("k", {1}, {1.0f}).output("w", DType::kF32, {2, 3});
+  add_bool_initializer(*outer_then.model().mutable_graph(), "inner_cond", false);
+  outer_then.node("Add", {"x", "k"}, {"t"}, "add");
+  add_if(outer_then, "inner_cond", "w", inner_then, inner_else, "inner");
+  OnnxBuilder outer_else = branch("outer_else");
+  outer_else.output("x2", DType::kF32, {2, 3});
+  outer_else.node("Identity", {"x"}, {"x2"}, "copy");
+  add_if(b, "cond", "y", outer_then, outer_else, "outer");
+
+  auto graph = import(b);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_FALSE(has_op(*graph, "If"));
+  const auto& nodes = graph->nodes();
+  EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(),
+                          [](const Node& node) { return node.name == "outer/then/inner/else/sub"; }))
+      << "inlined nodes are named after the Ifs they came from";
+  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return (v + 1) - 5; }));
+}
+
+TEST(IfTest, ConditionFromAGraphInputIsRefused) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3})
+      .input("flag", DType::kBool, {})
+      .output("y", DType::kF32, {2, 3});
+  add_plus_or_times(b, "flag");
+  const Status status = import(b).status();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "if.onnx: node 'if' (If): its condition is not a constant at load time; hsched runs "
+            "If only when the condition folds (fix the input shapes with --input-shape?)");
+}
+
+TEST(IfTest, ConditionMustBeOneBool) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  b.initializer_f32("cond", {2}, {1.0f, 0.0f});
+  add_plus_or_times(b, "cond");
+  const Status status = import(b).status();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("node 'if' (If): condition 'cond' is a f32 tensor of 2 elements"),
+            std::string::npos)
+      << status.message();
+}
+
+TEST(IfTest, LoopIsUnimplemented) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  b.initializer_i64("trips", {}, {2});
+  OnnxBuilder body = branch("body");
+  body.input("i", DType::kI64, {}).input("c", DType::kBool, {}).input("acc", DType::kF32, {2, 3});
+  body.output("c_out", DType::kBool, {}).output("acc_out", DType::kF32, {2, 3});
+  body.node("Identity", {"c"}, {"c_out"});
+  body.node("Add", {"acc", "x"}, {"acc_out"});
+  onnx::NodeProto& loop = b.node("Loop", {"trips", "", "x"}, {"y"}, "loop");
+  set_branch(loop, "body", body);
+  const Status status = import(b).status();
+  EXPECT_EQ(status.code(), ErrorCode::kUnimplemented);
+  EXPECT_NE(status.message().find("node 'loop' (Loop): attribute 'body' holds a subgraph"),
+            std::string::npos)
+      << status.message();
+  EXPECT_EQ(status.message().find('\n'), std::string::npos);
+}
+
+TEST(IfTest, BranchReadingAnUndefinedNameIsRefused) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  add_bool_initializer(*b.model().mutable_graph(), "cond", true);
+  OnnxBuilder then_branch = branch("then");
+  then_branch.output("s", DType::kF32, {2, 3});
+  then_branch.node("Add", {"x", "nowhere"}, {"s"}, "add");
+  OnnxBuilder else_branch = branch("else");
+  else_branch.output("x", DType::kF32, {2, 3});
+  add_if(b, "cond", "y", then_branch, else_branch);
+  const Status status = import(b).status();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("node 'if' (If): attribute 'then_branch': node 'add' (Add): "
+                                  "input 'nowhere' is produced by no node"),
+            std::string::npos)
+      << status.message();
+}
+
+// Malformed branches: each refused with InvalidArgument and one line naming the If.
+TEST(IfTest, MalformedBranchesAreRefused) {
+  struct Case {
+    std::string name;
+    std::function<void(OnnxBuilder&)> spoil;  // applied to a valid then_branch
+    std::string expect;
+  };
+  const std::vector<Case> cases{
+      {"ExtraOutput",
+       [](OnnxBuilder& then_branch) {
+         then_branch.output("x", DType::kF32, {2, 3});
+       },
+       "attribute 'then_branch' has 2 outputs; the If has 1"},
+      {"Inputs", [](OnnxBuilder& then_branch) { then_branch.input("q", DType::kF32, {1}); },
+       "attribute 'then_branch' declares 1 inputs; an If branch takes none"},
+      {"RedefinesAnOuterName",
+       [](OnnxBuilder& then_branch) { then_branch.node("Relu", {"x"}, {"cond"}, "relu"); },
+       "tensor 'cond' is defined twice"},
+      {"Cycle",
+       [](OnnxBuilder& then_branch) {
+         then_branch.node("Relu", {"b"}, {"a"}, "ra");
+         then_branch.node("Relu", {"a"}, {"b"}, "rb");
+       },
+       "graph has a cycle"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    OnnxBuilder b(kOpset);
+    b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+    add_bool_initializer(*b.model().mutable_graph(), "cond", true);
+    OnnxBuilder then_branch = branch("then");
+    then_branch.output("s", DType::kF32, {2, 3});
+    then_branch.node("Neg", {"x"}, {"s"}, "neg");
+    c.spoil(then_branch);
+    OnnxBuilder else_branch = branch("else");
+    else_branch.output("x", DType::kF32, {2, 3});
+    add_if(b, "cond", "y", then_branch, else_branch);
+    const Status status = import(b).status();
+    EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("node 'if' (If)"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find(c.expect), std::string::npos) << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  }
+}
+
+TEST(IfTest, NestingDepthIsBounded) {
+  // Five Ifs, each in both branches of the one around it: branches 5 deep, one over the bound.
+  OnnxBuilder innermost = branch("b5");
+  innermost.output("x", DType::kF32, {2, 3});
+  for (int level = 4; level >= 0; --level) {
+    OnnxBuilder wrapper = level == 0 ? OnnxBuilder(kOpset) : branch("b" + std::to_string(level));
+    if (level == 0) wrapper.input("x", DType::kF32, {2, 3});
+    wrapper.output("y" + std::to_string(level), DType::kF32, {2, 3});
+    add_bool_initializer(*wrapper.model().mutable_graph(), "c" + std::to_string(level), true);
+    add_if(wrapper, "c" + std::to_string(level), "y" + std::to_string(level), innermost, innermost,
+           "if" + std::to_string(level));
+    innermost = wrapper;
+  }
+  const Status status = import(innermost).status();
+  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("nest deeper than 4 levels"), std::string::npos)
+      << status.message();
+}
+
+}  // namespace
+}  // namespace hsched
