@@ -4,11 +4,11 @@
 #include "hsched/schedule.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,11 +53,9 @@ struct NodeOptions {
 };
 
 std::string format_ms(double ms) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(3);
-  text << ms << " ms";
-  return text.str();
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f ms", ms);
+  return text;
 }
 
 std::string describe(const Rejection& rejection) {
