@@ -28,8 +28,10 @@ uint16_t float_to_bf16(float value);
 // loop stays scalar, the fixed block vectorises. `ivdep` promises what the kernels guarantee (the
 // restrict qualifiers alone get lost when the loop is inlined): f(i) writes only output element i
 // and reads no output element, so iterations are independent.
+// Always inlined, so that inside a HSCHED_VECTOR_CLONES function the loop is compiled for that
+// clone's target (AVX-512...), not left as a baseline-ISA call.
 template <typename F>
-inline void for_each_blocked(int64_t n, F&& f) {
+[[gnu::always_inline]] inline void for_each_blocked(int64_t n, F&& f) {
   constexpr int64_t kBlock = 16;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {

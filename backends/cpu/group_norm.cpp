@@ -26,56 +26,63 @@ struct Sums {
 };
 
 // Per-channel sum and sum of squares of one image ([C, P] or [P, C]), in double: the group's
-// variance is E[x^2] - E[x]^2 over up to 10^6 elements, where float sums would lose it.
+// variance is E[x^2] - E[x]^2 over up to 10^6 elements, where float sums would lose it. The loops
+// are blocked (for_each_blocked, fixed 16-wide lanes) so that GCC's -O2 vectoriser takes them.
 HSCHED_VECTOR_CLONES void accumulate_pixels(const float* x, int64_t begin, int64_t end,
                                             int64_t channels, double* sum, double* sum_sq) {
   for (int64_t p = begin; p < end; ++p) {
     const float* row = x + p * channels;
-    for (int64_t c = 0; c < channels; ++c) {
+    for_each_blocked(channels, [&](int64_t c) {
       const double v = row[c];
       sum[c] += v;
       sum_sq[c] += v * v;
-    }
+    });
   }
 }
 
 HSCHED_VECTOR_CLONES void accumulate_row(const float* x, int64_t n, double* sum, double* sum_sq) {
-  double s = 0, q = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = x[i];
-    s += v;
-    q += v * v;
+  constexpr int64_t kLanes = 16;
+  double s[kLanes] = {}, q[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const double v = x[i + j];
+      s[j] += v;
+      q[j] += v * v;
+    }
   }
-  *sum = s;
-  *sum_sq = q;
+  for (; i < n; ++i) {
+    s[0] += x[i];
+    q[0] += static_cast<double>(x[i]) * x[i];
+  }
+  *sum = 0;
+  *sum_sq = 0;
+  for (int64_t j = 0; j < kLanes; ++j) {
+    *sum += s[j];
+    *sum_sq += q[j];
+  }
 }
 
-HSCHED_VECTOR_CLONES void affine_row(const float* x, float* y, int64_t n, float a, float b,
-                                     bool silu) {
-  if (silu) {
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = x[i] * a + b;
+// y = x * a + b, then y * sigmoid(y) with `silu`, over n elements whose a and b are a[i] and b[i]
+// (`per_element`) or a[0] and b[0].
+HSCHED_VECTOR_CLONES void affine(const float* x, float* y, int64_t n, const float* a,
+                                 const float* b, bool per_element, bool silu) {
+  if (per_element && silu) {
+    for_each_blocked(n, [&](int64_t i) {
+      const float v = x[i] * a[i] + b[i];
       y[i] = v * fast_sigmoid(v);
-    }
+    });
+  } else if (per_element) {
+    for_each_blocked(n, [&](int64_t i) { y[i] = x[i] * a[i] + b[i]; });
+  } else if (silu) {
+    const float a0 = a[0], b0 = b[0];
+    for_each_blocked(n, [&](int64_t i) {
+      const float v = x[i] * a0 + b0;
+      y[i] = v * fast_sigmoid(v);
+    });
   } else {
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * a + b;
-  }
-}
-
-HSCHED_VECTOR_CLONES void affine_pixels(const float* x, float* y, int64_t begin, int64_t end,
-                                        int64_t channels, const float* a, const float* b,
-                                        bool silu) {
-  for (int64_t p = begin; p < end; ++p) {
-    const float* xr = x + p * channels;
-    float* yr = y + p * channels;
-    if (silu) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const float v = xr[c] * a[c] + b[c];
-        yr[c] = v * fast_sigmoid(v);
-      }
-    } else {
-      for (int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
-    }
+    const float a0 = a[0], b0 = b[0];
+    for_each_blocked(n, [&](int64_t i) { y[i] = x[i] * a0 + b0; });
   }
 }
 
@@ -99,7 +106,10 @@ class GroupNormKernel final : public Kernel {
         parallel_range(
             pixels_,
             [&](int64_t begin, int64_t end) {
-              affine_pixels(x, y, begin, end, channels_, scale_.data(), shift_.data(), silu_);
+              for (int64_t p = begin; p < end; ++p) {
+                affine(x + p * channels_, y + p * channels_, channels_, scale_.data(),
+                       shift_.data(), true, silu_);
+              }
             },
             grain_for(channels_));
       } else {
@@ -107,7 +117,8 @@ class GroupNormKernel final : public Kernel {
             channels_,
             [&](int64_t begin, int64_t end) {
               for (int64_t c = begin; c < end; ++c) {
-                affine_row(x + c * pixels_, y + c * pixels_, pixels_, scale_[c], shift_[c], silu_);
+                affine(x + c * pixels_, y + c * pixels_, pixels_, &scale_[c], &shift_[c], false,
+                       silu_);
               }
             },
             grain_for(pixels_));

@@ -288,7 +288,13 @@ class ResizeKernel final : public Kernel {
       return Status::ok();
     }
     if (!linear_) {
-      resize_nearest(maps, in.raw(), out.raw());
+      const bool none_outside =
+          std::none_of(maps.begin(), maps.end(), [](const AxisMap& m) { return m.any_outside; });
+      if (maps.size() >= 2 && maps.back().identity && none_outside) {
+        resize_nearest_blocks(maps, in.raw(), out.raw());
+      } else {
+        resize_nearest(maps, in.raw(), out.raw());
+      }
       return Status::ok();
     }
     const size_t rank = maps.size();
@@ -300,6 +306,50 @@ class ResizeKernel final : public Kernel {
       resize_separable(maps, in, out);
     }
     return Status::ok();
+  }
+
+  // The innermost axis is not resized (channels-last activations: the channels): each output
+  // element of the next axis is a block of that many contiguous bytes, copied whole. Rows over
+  // that next axis; a row reading the same input row as the one before it is a memcpy of it.
+  void resize_nearest_blocks(const std::vector<AxisMap>& maps, const std::byte* in,
+                             std::byte* out) const {
+    const size_t rank = maps.size();
+    const size_t w_axis = rank - 2;
+    const auto block = static_cast<int64_t>(dtype_size(dtype_)) * out_dims_[rank - 1];
+    const auto strides = row_major_strides(in_dims_);
+    const int64_t row_len = out_dims_[w_axis];
+    const int64_t row_bytes = row_len * block;
+    const int64_t rows =
+        std::accumulate(out_dims_.begin(), out_dims_.begin() + w_axis, int64_t{1},
+                        std::multiplies<>());
+    const auto& cols = maps[w_axis].i0;
+    const auto elem = static_cast<int64_t>(dtype_size(dtype_));
+    parallel_range(
+        rows,
+        [&](int64_t begin, int64_t end) {
+          int64_t previous = -1;
+          for (int64_t r = begin; r < end; ++r) {
+            std::byte* dst = out + r * row_bytes;
+            int64_t offset = 0;
+            int64_t rest = r;
+            for (size_t a = w_axis; a-- > 0;) {
+              const auto o = static_cast<size_t>(rest % out_dims_[a]);
+              rest /= out_dims_[a];
+              offset += maps[a].i0[o] * strides[a];
+            }
+            if (offset == previous) {
+              std::memcpy(dst, dst - row_bytes, static_cast<size_t>(row_bytes));
+              continue;
+            }
+            previous = offset;
+            const std::byte* src = in + offset * elem;
+            for (int64_t i = 0; i < row_len; ++i) {
+              std::memcpy(dst + i * block, src + cols[static_cast<size_t>(i)] * block,
+                          static_cast<size_t>(block));
+            }
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain * 4 / std::max<int64_t>(1, row_bytes)));
   }
 
   // Rows over the innermost axis; each output row gathers from one input row, and a row reading
