@@ -48,7 +48,7 @@ Policy default_policy() {
   policy.default_choices = {{"cpu", Precision::kFp32}};
   policy.precision_substitutes[Precision::kBf16] = {Precision::kFp16};
   policy.fallback = FallbackMode::kWarn;
-  policy.objective = Objective::kLatency;
+  policy.objective = Objective::kStrict;
   // Output tolerances against the CPU fp32 reference, |got - want| <= atol + rtol * |want|.
   // fp32: reassociation only. fp16 (unit roundoff 2^-11 = 4.9e-4) and bf16 (2^-8 = 3.9e-3, eight
   // times coarser) lose about that much per layer, and errors grow over tens of layers, so they

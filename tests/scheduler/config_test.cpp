@@ -172,7 +172,7 @@ TEST(Policies, DefaultPolicyAndChoicesFor) {
   EXPECT_EQ(policy.precision_substitutes.at(Precision::kBf16),
             std::vector<Precision>{Precision::kFp16});
   EXPECT_EQ(policy.fallback, FallbackMode::kWarn);
-  EXPECT_EQ(policy.objective, Objective::kLatency);
+  EXPECT_EQ(policy.objective, Objective::kStrict);
   EXPECT_EQ(policy.tolerances.at(Precision::kFp32).atol, 1e-4);
   EXPECT_EQ(policy.tolerances.at(Precision::kFp32).rtol, 1e-3);
   EXPECT_GT(policy.tolerances.at(Precision::kFp16).rtol, policy.tolerances[Precision::kFp32].rtol);

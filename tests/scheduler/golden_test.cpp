@@ -1,5 +1,6 @@
-// Golden reports: every shared model planned for every shipped target with the default policy.
-// The text report must equal tests/scheduler/golden/<model>.<target>.txt (run with
+// Golden reports: every shared model planned for every shipped target with the default policy
+// (strict: the promised placement) and the latency policy (the cost model chooses). The text
+// report must equal tests/scheduler/golden/<model>.<target>.<policy>.txt (run with
 // HSCHED_UPDATE_GOLDEN=1 to rewrite them after an intended change, then review the diff), and
 // every plan keeps the structural promises of plan.h. Plans for this machine are checked for the
 // same promises only: their figures depend on the machine.
@@ -32,6 +33,7 @@ const char* const kModels[] = {"resnet18",      "mobilenet_v2",     "mobilenet_v
                                "squeezenet1_1", "convnext_atto",    "vit_tiny",
                                "bert_mini",     "vae_decoder_small"};
 const char* const kTargets[] = {"core-ultra-7-155h", "core-ultra-7-258v", "arc-a770-desktop"};
+const char* const kPolicies[] = {"default", "latency"};
 
 fs::path golden_dir() { return fs::path(HSCHED_SOURCE_DIR) / "tests" / "scheduler" / "golden"; }
 
@@ -62,22 +64,26 @@ const Graph* model_graph(const std::string& name) {
   return it->second ? &*it->second : nullptr;
 }
 
-class GoldenTest : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
+class GoldenTest
+    : public ::testing::TestWithParam<std::tuple<const char*, const char*, const char*>> {};
 
 TEST_P(GoldenTest, ReportMatchesAndPlanHoldsItsPromises) {
-  const auto [model, target_name] = GetParam();
+  const auto [model, target_name, policy_name] = GetParam();
   const Graph* graph = model_graph(model);
   if (graph == nullptr) GTEST_SKIP() << "model " << model << " not in " << test::models_dir();
   auto target = resolve_target(target_name);
   ASSERT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(*graph, *target, default_policy());
+  auto policy = resolve_policy(policy_name);
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  auto plan = schedule(*graph, *target, *policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::expect_plan_invariants(*graph, *plan);
   plan->model = model;  // not the machine-dependent path
   auto report = format_report(*graph, *plan, ReportFormat::kText);
   ASSERT_TRUE(report.is_ok()) << report.status().message();
 
-  const fs::path golden = golden_dir() / (std::string(model) + "." + target_name + ".txt");
+  const fs::path golden =
+      golden_dir() / (std::string(model) + "." + target_name + "." + policy_name + ".txt");
   if (update_golden()) {
     fs::create_directories(golden_dir());
     std::ofstream(golden, std::ios::binary | std::ios::trunc) << *report;
@@ -89,7 +95,8 @@ TEST_P(GoldenTest, ReportMatchesAndPlanHoldsItsPromises) {
 }
 
 std::string test_name(const ::testing::TestParamInfo<GoldenTest::ParamType>& info) {
-  std::string name = std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param);
+  std::string name = std::string(std::get<0>(info.param)) + "_" + std::get<1>(info.param) + "_" +
+                     std::get<2>(info.param);
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
@@ -98,7 +105,8 @@ std::string test_name(const ::testing::TestParamInfo<GoldenTest::ParamType>& inf
 
 INSTANTIATE_TEST_SUITE_P(SharedModels, GoldenTest,
                          ::testing::Combine(::testing::ValuesIn(kModels),
-                                            ::testing::ValuesIn(kTargets)),
+                                            ::testing::ValuesIn(kTargets),
+                                            ::testing::ValuesIn(kPolicies)),
                          test_name);
 
 class ThisMachineTest : public ::testing::TestWithParam<const char*> {};
