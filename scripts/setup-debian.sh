@@ -23,6 +23,7 @@ packages=(
   libze-dev                                          # backends/level_zero: loader + headers
   libgtest-dev libgmock-dev libbenchmark-dev         # tests/, bench/
   python3-onnx python3-numpy                         # tests/fuzz/make_corpus.py, model checks
+  graphviz                                           # hsched report --format html: graph as SVG
 )
 
 export DEBIAN_FRONTEND=noninteractive
