@@ -107,6 +107,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_option("--warmup", run_args.warmup, "Untimed runs first (default 2)");
   run->add_option("--threads", run_args.threads, "CPU threads (default 2)");
   run->add_flag("--json", run_args.json, "Print the report as JSON");
+  run->add_flag("--profile", run_args.profile,
+                "Time every step: time per op type and the slowest steps in the report");
 
   try {
     app.parse(argc, argv);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <random>
 #include <sstream>
@@ -140,6 +141,50 @@ std::vector<Tensor> seeded_inputs(const Graph& graph) {
   return inputs;
 }
 
+namespace {
+
+// Mean ms per run of each op type (fused steps count under their root op), most expensive first.
+std::vector<std::pair<std::string, double>> time_per_op(const std::vector<cpu::StepProfile>& steps) {
+  std::map<std::string, double> by_op;
+  for (const auto& step : steps) by_op[step.op] += step.mean_ms;
+  std::vector<std::pair<std::string, double>> sorted(by_op.begin(), by_op.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return sorted;
+}
+
+nlohmann::json profile_json(const std::vector<cpu::StepProfile>& steps) {
+  nlohmann::json json;
+  json["ops"] = nlohmann::json::array();
+  for (const auto& [op, ms] : time_per_op(steps)) json["ops"].push_back({{"op", op}, {"ms", ms}});
+  json["steps"] = nlohmann::json::array();
+  for (const auto& step : steps) {
+    json["steps"].push_back({{"node", step.node}, {"op", step.op}, {"ms", step.mean_ms}});
+  }
+  return json;
+}
+
+std::string profile_text(const std::vector<cpu::StepProfile>& steps) {
+  constexpr size_t kSlowest = 10;
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(3);
+  for (const auto& [op, ms] : time_per_op(steps)) {
+    text << "profile      " << std::left << std::setw(28) << op << std::right << std::setw(10)
+         << ms << " ms\n";
+  }
+  std::vector<cpu::StepProfile> slowest = steps;
+  std::stable_sort(slowest.begin(), slowest.end(),
+                   [](const auto& a, const auto& b) { return a.mean_ms > b.mean_ms; });
+  slowest.resize(std::min(slowest.size(), kSlowest));
+  for (const auto& step : slowest) {
+    text << "slowest      " << std::setw(10) << step.mean_ms << " ms  " << step.op << " "
+         << step.node << "\n";
+  }
+  return text.str();
+}
+
+}  // namespace
+
 Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs, int warmup,
                             int iterations) {
   using Clock = std::chrono::steady_clock;
@@ -151,6 +196,7 @@ Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>&
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.is_ok()) return result.status();
     if (i >= warmup) times.push_back(ms);
+    if (i + 1 == warmup) program.reset_profile();  // the profile covers the timed runs only
     timed.outputs = std::move(result).value();
   }
   const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
@@ -184,6 +230,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   const auto compile_start = Clock::now();
   cpu::CpuOptions cpu_options;
   cpu_options.threads = args.threads;
+  cpu_options.profile = args.profile;
   auto program = cpu::CpuProgram::compile(graph, cpu_options);
   if (!program.is_ok()) return program.status().with_context(args.model_path);
   const double compile_ms =
@@ -216,6 +263,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
         {"kernels", stats.kernels},         {"folded_nodes", stats.folded_nodes},
         {"fused_nodes", stats.fused_nodes}, {"channels_last_values", stats.channels_last_values},
         {"arena_bytes", stats.arena_bytes}, {"activation_bytes", stats.activation_bytes}};
+    if (args.profile) report["profile"] = profile_json((*program)->profile());
     report["outputs"] = nlohmann::json::array();
     for (size_t k = 0; k < outputs.size(); ++k) {
       report["outputs"].push_back({{"name", graph.value(graph.outputs()[k]).name},
@@ -240,6 +288,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
          << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";
   }
   if (!args.outputs_dir.empty()) text << "written      " << args.outputs_dir << "\n";
+  if (args.profile) text << profile_text((*program)->profile());
   return text.str();
 }
 

@@ -23,6 +23,7 @@ struct RunArgs {
   int warmup = 2;
   int threads = 2;
   bool json = false;
+  bool profile = false;  // time every step; the report lists time per op type and the slowest steps
 };
 
 // Returns the report (text or JSON). Output files are written only after every run succeeded.

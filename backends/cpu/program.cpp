@@ -466,6 +466,13 @@ std::vector<StepProfile> CpuProgram::profile() const {
   return steps;
 }
 
+void CpuProgram::reset_profile() {
+  for (auto& step : steps_) {
+    step->total_ms = 0;
+    step->runs = 0;
+  }
+}
+
 Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const auto& graph_inputs = graph_.inputs();

@@ -54,8 +54,10 @@ class CpuProgram {
 
   const Graph& graph() const { return graph_; }
   const CpuProgramStats& stats() const { return stats_; }
-  // Per step in execution order; zeros unless compiled with CpuOptions::profile.
+  // Per step in execution order, over the runs since compile or reset_profile(); zeros unless
+  // compiled with CpuOptions::profile. Not to be called while a run is in flight.
   std::vector<StepProfile> profile() const;
+  void reset_profile();
 
  private:
   struct Step {

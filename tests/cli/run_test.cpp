@@ -42,6 +42,22 @@ TEST(RunCliTest, ReadsInputsWritesOutputsAndReportsJson) {
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{0, 2, 0, 4}));
 }
 
+TEST(RunCliTest, ProfileListsTimePerOpAndSteps) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  const auto json_run = cli_test::run_cli({"run", model, "--iterations", "2", "--profile", "--json"});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto json = nlohmann::json::parse(json_run.out);
+  ASSERT_EQ(json["profile"]["steps"].size(), 1u);
+  EXPECT_EQ(json["profile"]["steps"][0]["node"], "relu");
+  EXPECT_EQ(json["profile"]["ops"][0]["op"], "Relu");
+  EXPECT_GE(json["profile"]["ops"][0]["ms"].get<double>(), 0.0);
+  const auto text_run = cli_test::run_cli({"run", model, "--iterations", "2", "--profile"});
+  ASSERT_EQ(text_run.exit_code, 0) << text_run.err;
+  EXPECT_NE(text_run.out.find("profile      Relu"), std::string::npos) << text_run.out;
+  EXPECT_NE(text_run.out.find("slowest"), std::string::npos) << text_run.out;
+}
+
 TEST(RunCliTest, InputOfTheWrongShapeIsRefusedWithNothingWritten) {
   test::TempDir dir;
   const std::string model = relu_model(dir);
