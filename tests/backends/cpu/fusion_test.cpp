@@ -17,6 +17,27 @@ namespace {
 
 constexpr int64_t kChannels = 8, kGroups = 4, kSize = 6;
 
+// Compiles `graph` unfused in NCHW and with `options`, runs both on `inputs` and expects the
+// same first output. Returns the optimised program (null on failure) for checks of its stats.
+std::unique_ptr<CpuProgram> expect_matches_unfused(const Graph& graph,
+                                                   const std::vector<Tensor>& inputs,
+                                                   CpuOptions options = {2, true, true},
+                                                   double tolerance = 1e-4) {
+  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
+  auto fused = CpuProgram::compile(graph, options);
+  EXPECT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_TRUE(fused.is_ok()) << fused.status().message();
+  if (!plain.is_ok() || !fused.is_ok()) return nullptr;
+  auto want = (*plain)->run(inputs);
+  auto got = (*fused)->run(inputs);
+  EXPECT_TRUE(want.is_ok()) << want.status().message();
+  EXPECT_TRUE(got.is_ok()) << got.status().message();
+  if (want.is_ok() && got.is_ok()) {
+    EXPECT_TRUE(test::all_close(got->at(0), want->at(0), tolerance, tolerance));
+  }
+  return std::move(fused).value();
+}
+
 // x -> Conv -> [GroupNorm -> SiLU] -> Conv (+ residual) -> Resize x2 -> [GroupNorm] -> Conv.
 Graph group_norm_model() {
   OnnxBuilder b(17);
@@ -61,20 +82,13 @@ Graph group_norm_model() {
 TEST(FusionTest, GroupNormChainChannelsLastMatchesUnfused) {
   const Graph graph = group_norm_model();
   const Tensor x = test::random_f32({1, 3, kSize, kSize}, 11, -2.0f, 2.0f);
-  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
-  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  const auto fused = expect_matches_unfused(graph, {x});
+  ASSERT_NE(fused, nullptr);
   // Both GroupNorm chains fold into one kernel each (6 + 2 nodes), the residual Add into a Conv.
-  EXPECT_EQ((*fused)->stats().fused_nodes, 9);
-  EXPECT_EQ((*fused)->stats().kernels, 6);  // 3 Conv, 2 GroupNorm, Resize
+  EXPECT_EQ(fused->stats().fused_nodes, 9);
+  EXPECT_EQ(fused->stats().kernels, 6);  // 3 Conv, 2 GroupNorm, Resize
   // Every activation between the first and the last Conv stays NHWC.
-  EXPECT_EQ((*fused)->stats().channels_last_values, 5);
-  auto want = (*plain)->run({x});
-  auto got = (*fused)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+  EXPECT_EQ(fused->stats().channels_last_values, 5);
 }
 
 // x -> depthwise Conv -> Transpose -> LayerNormalization -> Transpose -> 1x1 Conv (+bias) ->
@@ -107,34 +121,22 @@ Graph convnext_block_model() {
 TEST(FusionTest, ChannelLayerNormAndLayerScaleMatchUnfused) {
   const Graph graph = convnext_block_model();
   const Tensor x = test::random_f32({1, kChannels, kSize, kSize}, 12, -2.0f, 2.0f);
-  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
-  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  const auto fused = expect_matches_unfused(graph, {x});
+  ASSERT_NE(fused, nullptr);
   // Left: the depthwise Conv, the channel LayerNorm and the 1x1 Conv with scaled weights and the
   // residual (x is NCHW, a graph input: a binary post-op, not a sum).
-  EXPECT_EQ((*fused)->stats().kernels, 3);
-  EXPECT_EQ((*fused)->stats().channels_last_values, 2);
-  auto want = (*plain)->run({x});
-  auto got = (*fused)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+  EXPECT_EQ(fused->stats().kernels, 3);
+  EXPECT_EQ(fused->stats().channels_last_values, 2);
 }
 
 TEST(FusionTest, ChannelLayerNormChannelsFirstMatchesUnfused) {
   // Without the layout pass the fused LayerNorm reads and writes NCHW (strided channels).
   const Graph graph = convnext_block_model();
   const Tensor x = test::random_f32({1, kChannels, kSize, kSize}, 13, -2.0f, 2.0f);
-  auto plain = CpuProgram::compile(graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(graph, CpuOptions{2, true, false});
-  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
-  EXPECT_EQ((*fused)->stats().kernels, 3);
-  EXPECT_EQ((*fused)->stats().channels_last_values, 0);
-  auto want = (*plain)->run({x});
-  auto got = (*fused)->run({x});
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+  const auto fused = expect_matches_unfused(graph, {x}, CpuOptions{2, true, false});
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 3);
+  EXPECT_EQ(fused->stats().channels_last_values, 0);
 }
 
 // SqueezeNet's fire module: squeeze Conv -> two expand Convs -> Concat(axis 1) -> Conv.
@@ -155,14 +157,9 @@ TEST(FusionTest, ChannelConcatChannelsLastMatchesUnfused) {
   auto graph = import_onnx_model(b.model(), {}, "fire", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const Tensor x = test::random_f32({1, 3, kSize, kSize}, 14, -2.0f, 2.0f);
-  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
-  EXPECT_EQ((*fused)->stats().channels_last_values, 4);  // sr, a, c, cat
-  auto want = (*plain)->run({x});
-  auto got = (*fused)->run({x});
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+  const auto fused = expect_matches_unfused(*graph, {x});
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().channels_last_values, 4);  // sr, a, c, cat
 }
 
 // MobileNetV3's squeeze-and-excite: x -> GlobalAveragePool -> Conv -> Relu -> Conv ->
@@ -189,16 +186,11 @@ TEST(FusionTest, SqueezeExciteChannelsLastMatchesUnfused) {
   auto graph = import_onnx_model(b.model(), {}, "se", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const Tensor x = test::random_f32({1, 3, kSize, kSize}, 15, -2.0f, 2.0f);
-  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
+  const auto fused = expect_matches_unfused(*graph, {x});
+  ASSERT_NE(fused, nullptr);
   // c, pooled, s1r and scale (Relu and HardSigmoid fused into their Convs), excited; y is a
   // graph output, so Sub's operands p1 and p2 (whose bytes the layout changes) stay NCHW.
-  EXPECT_EQ((*fused)->stats().channels_last_values, 5);
-  auto want = (*plain)->run({x});
-  auto got = (*fused)->run({x});
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-4, 1e-4));
+  EXPECT_EQ(fused->stats().channels_last_values, 5);
 }
 
 // Reshape, leading-axis Split and Squeeze share their input's bytes; a view of a graph input or
@@ -261,16 +253,11 @@ TEST(FusionTest, AttentionScalesAndTransposeFoldIntoMatMul) {
   b.node("MatMul", {"qs", "ks"}, {"y"});
   auto graph = import_onnx_model(b.model(), {}, "attention", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto plain = CpuProgram::compile(*graph, CpuOptions{2, false, false});
-  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(plain.is_ok() && fused.is_ok());
-  EXPECT_EQ((*fused)->stats().kernels, 1);
   const Tensor q = test::random_f32({1, 2, 5, 4}, 17);
   const Tensor k = test::random_f32({1, 2, 5, 4}, 18);
-  auto want = (*plain)->run({q, k});
-  auto got = (*fused)->run({q, k});
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
-  EXPECT_TRUE(test::all_close(got->at(0), want->at(0), 1e-5, 1e-5));
+  const auto fused = expect_matches_unfused(*graph, {q, k}, CpuOptions{2, true, true}, 1e-5);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 1);
 }
 
 }  // namespace
