@@ -2,6 +2,8 @@
 // on a Core Ultra 7 155H), JSON output, and one-line refusals of bad flags and configs that
 // leave no output file behind.
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -78,25 +80,33 @@ TEST(PlanCliTest, VitTinyOn155hPutsConvLinearOnTheGpuInFp16) {
   EXPECT_EQ(conv_linear, 74);  // the patch Conv, 6 MatMuls per block x 12, the head Gemm
 }
 
-// With the latency policy the cost model may keep a conv/linear on the CPU; it then says why,
-// with both predictions.
-TEST(PlanCliTest, VitTinyLatencyPolicyGivesCostReasons) {
+// The default policy's choices under the latency objective: the cost model keeps the conv/linear
+// nodes whose GPU partition would cost more than it saves on the CPU, and says so with both
+// predictions; the plan beats the CPU alone.
+TEST(PlanCliTest, VitTinyLatencyObjectiveGivesCostReasons) {
   if (!fs::exists(model("vit_tiny"))) GTEST_SKIP() << "vit_tiny not in " << test::models_dir();
+  test::TempDir dir;
+  std::ifstream in(kSourceDir / "configs" / "policies" / "default.yaml");
+  std::string policy((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = policy.find("objective: strict");
+  ASSERT_NE(at, std::string::npos);
+  policy.replace(at, std::string("objective: strict").size(), "objective: latency");
+  test::write_file(dir / "default-latency.yaml", policy);
   const auto run = run_cli({"report", model("vit_tiny"), "--target", "core-ultra-7-155h",
-                            "--policy", "latency", "--format", "json"});
+                            "--policy", (dir / "default-latency.yaml").string(), "--format", "json"});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const nlohmann::json report = parse_json(run.out);
-  int on_gpu = 0;
+  int on_gpu = 0, by_cost = 0;
   for (const auto& node : report["nodes"]) {
-    const std::string reason = node["reason"];
-    EXPECT_FALSE(reason.empty());
     if (node["device"] == "gpu0") ++on_gpu;
-    if (reason == "cost") {
-      const std::string detail = node["detail"];
-      EXPECT_NE(detail.find(" ms"), std::string::npos) << detail;
-    }
+    if (node["reason"] != "cost") continue;
+    ++by_cost;
+    const std::string detail = node["detail"];
+    EXPECT_NE(detail.find("gpu0/fp16"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("cpu0/fp32"), std::string::npos) << detail;
   }
   EXPECT_GT(on_gpu, 0);
+  EXPECT_GT(by_cost, 0);
   EXPECT_LE(report["predicted_ms"].get<double>(),
             report["single_device_ms"]["cpu0"].get<double>());
 }
