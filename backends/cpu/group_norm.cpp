@@ -3,10 +3,10 @@
 // pass (norm_fusion.cpp) builds it; models never name it (the importer refuses unknown ops).
 // One pass for the statistics and one for normalize + affine + activation, in NCHW or NHWC, where
 // the unfused chain made eight passes and forced NCHW between the convolutions around it.
-#include <tbb/combinable.h>
-
 #include <cmath>
 #include <vector>
+
+#include <tbb/combinable.h>
 
 #include "backends/cpu/elementwise.h"
 #include "backends/cpu/norm_fusion.h"
@@ -90,8 +90,15 @@ class GroupNormKernel final : public Kernel {
  public:
   GroupNormKernel(int64_t batch, int64_t channels, int64_t pixels, int64_t groups, float epsilon,
                   bool silu, bool channels_last)
-      : batch_(batch), channels_(channels), pixels_(pixels), groups_(groups), epsilon_(epsilon),
-        silu_(silu), channels_last_(channels_last), scale_(channels), shift_(channels) {}
+      : batch_(batch),
+        channels_(channels),
+        pixels_(pixels),
+        groups_(groups),
+        epsilon_(epsilon),
+        silu_(silu),
+        channels_last_(channels_last),
+        scale_(channels),
+        shift_(channels) {}
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
     const float* gamma = in[1]->values<float>().data();
@@ -198,7 +205,8 @@ Result<std::unique_ptr<Kernel>> make_group_norm(const KernelSpec& spec) {
   for (size_t i : {size_t{1}, size_t{2}}) {
     HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, i == 1 ? "gamma" : "beta"));
     if (spec.inputs[i]->shape.elements() != channels) {
-      return invalid_argument(node_context(spec.node) + ": gamma and beta need one value per channel");
+      return invalid_argument(node_context(spec.node) +
+                              ": gamma and beta need one value per channel");
     }
   }
   const int64_t pixels = reduction::product(dims, 2, dims.size());

@@ -1,10 +1,10 @@
 // The normalization fusion passes (see norm_fusion.h for the patterns).
+#include "backends/cpu/norm_fusion.h"
+
 #include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
-
-#include "backends/cpu/norm_fusion.h"
 
 namespace hsched::cpu {
 
@@ -14,7 +14,8 @@ std::optional<std::vector<float>> per_channel_constant(const Value& v, int64_t c
   const auto values = v.constant->values<float>();
   if (values.size() == 1) return std::vector<float>(static_cast<size_t>(channels), values[0]);
   const auto& dims = v.shape.dims;
-  if (static_cast<int64_t>(values.size()) != channels || dims.size() > rank || dims.size() + 1 < rank) {
+  if (static_cast<int64_t>(values.size()) != channels || dims.size() > rank ||
+      dims.size() + 1 < rank) {
     return std::nullopt;
   }
   // Right-aligned broadcasting: the channel axis is dims[dims.size() - (rank - 1)].
@@ -30,7 +31,8 @@ namespace {
 // The values of a constant f32 tensor of exactly `count` elements (InstanceNormalization's scale
 // and bias, one per group).
 std::optional<std::vector<float>> constant_floats(const Value& v, int64_t count) {
-  if (!v.is_constant() || v.dtype != DType::kF32 || v.shape.elements() != count) return std::nullopt;
+  if (!v.is_constant() || v.dtype != DType::kF32 || v.shape.elements() != count)
+    return std::nullopt;
   const auto values = v.constant->values<float>();
   return std::vector<float>(values.begin(), values.end());
 }
@@ -132,10 +134,10 @@ class Matcher {
     fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
     fused.attributes["silu"] = with_silu;
     const std::string prefix = nn.name + "/group_norm_";
-    const ValueId gamma_id = graph_.add_constant(
-        prefix + "gamma", Tensor::from_vector(DType::kF32, {channels}, gamma));
-    const ValueId beta_id = graph_.add_constant(
-        prefix + "beta", Tensor::from_vector(DType::kF32, {channels}, beta));
+    const ValueId gamma_id =
+        graph_.add_constant(prefix + "gamma", Tensor::from_vector(DType::kF32, {channels}, gamma));
+    const ValueId beta_id =
+        graph_.add_constant(prefix + "beta", Tensor::from_vector(DType::kF32, {channels}, beta));
     fused.inputs = {x, gamma_id, beta_id};
     fused.outputs = {current};
     reshape = std::move(fused);

@@ -3,12 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <set>
 
 #include "backends/cpu/norm_fusion.h"
+#include "backends/cpu/post_op_fusion.h"
 #include "backends/cpu/post_ops.h"
 
 namespace hsched::cpu {
@@ -49,67 +50,6 @@ bool layout_bearing(const Value& v) {
   return d[1] > 1 && d[2] * d[3] > 1;
 }
 
-bool is_fusion_root(const std::string& op) {
-  return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
-}
-
-// The post-op an activation node becomes, if it can be one.
-std::optional<PostOp> activation_post_op(const Graph& graph, const Node& node) {
-  using K = PostOp::Kind;
-  const std::string& op = node.op_type;
-  if (op == "Relu") return PostOp{K::kRelu};
-  if (op == "Sigmoid") return PostOp{K::kSigmoid};
-  if (op == "HardSwish") return PostOp{K::kHardSwish};
-  if (op == "Tanh") return PostOp{K::kTanh};
-  if (op == "LeakyRelu") return PostOp{K::kLeakyRelu, node.attr_float("alpha", 0.01f)};
-  if (op == "HardSigmoid") {
-    return PostOp{K::kHardSigmoid, node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
-  }
-  if (op == "Clip") {
-    float lo = node.attr_float("min", -FLT_MAX), hi = node.attr_float("max", FLT_MAX);
-    for (size_t i = 1; i < node.inputs.size() && i < 3; ++i) {
-      if (node.inputs[i] == kNoValue) continue;
-      const Value& v = graph.value(node.inputs[i]);
-      if (!v.is_constant() || v.dtype != DType::kF32 || v.constant->elements() != 1) {
-        return std::nullopt;
-      }
-      (i == 1 ? lo : hi) = v.constant->values<float>()[0];
-    }
-    return PostOp{K::kClip, lo, hi};
-  }
-  return std::nullopt;
-}
-
-// The value of a one-element f32 constant, if `v` is one.
-std::optional<float> scalar_constant(const Graph& graph, ValueId v) {
-  if (v == kNoValue) return std::nullopt;
-  const Value& value = graph.value(v);
-  if (!value.is_constant() || value.dtype != DType::kF32 || value.constant->elements() != 1) {
-    return std::nullopt;
-  }
-  return value.constant->values<float>()[0];
-}
-
-// A Transpose that swaps the last two axes and keeps the others in place.
-bool swaps_last_two_axes(const Node& node) {
-  if (node.op_type != "Transpose") return false;
-  const auto perm = node.attr_ints("perm");
-  const size_t rank = perm.size();
-  if (rank < 2) return false;
-  for (size_t i = 0; i + 2 < rank; ++i) {
-    if (perm[i] != static_cast<int64_t>(i)) return false;
-  }
-  return perm[rank - 2] == static_cast<int64_t>(rank - 1) && perm[rank - 1] == static_cast<int64_t>(rank - 2);
-}
-
-// The input of a two-input node that is not `v`, or kNoValue.
-ValueId other_input(const Node& node, ValueId v) {
-  if (node.inputs.size() != 2) return kNoValue;
-  if (node.inputs[0] == v) return node.inputs[1];
-  if (node.inputs[1] == v) return node.inputs[0];
-  return kNoValue;
-}
-
 }  // namespace
 
 CpuProgram::CpuProgram(const Graph& graph, const CpuOptions& options)
@@ -128,7 +68,8 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
   for (const Value& v : graph.values()) {
     if (v.is_constant()) continue;
     if (!v.shape.is_static() || v.dtype == DType::kUndefined) {
-      std::string where = v.producer == kNoNode ? "graph input" : node_context(graph.node(v.producer));
+      std::string where =
+          v.producer == kNoNode ? "graph input" : node_context(graph.node(v.producer));
       return invalid_argument("tensor '" + v.name + "' (" + where +
                               ") has no static shape: fix the input dims with --input-shape");
     }
@@ -158,7 +99,8 @@ KernelSpec CpuProgram::spec_for(const Node& node) {
 }
 
 // Nodes whose inputs are all constants run once, here. View ops on constants share the bytes.
-Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry) {
+Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
+                                  const KernelRegistry& registry) {
   for (NodeId id : order) {
     const Node& node = graph_.node(id);
     const bool all_constant = std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
@@ -179,7 +121,8 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
     std::vector<Tensor> outputs;
     std::vector<const Tensor*> in;
     std::vector<Tensor*> out;
-    for (ValueId v : node.inputs) in.push_back(v == kNoValue ? nullptr : &*graph_.value(v).constant);
+    for (ValueId v : node.inputs)
+      in.push_back(v == kNoValue ? nullptr : &*graph_.value(v).constant);
     for (ValueId v : node.outputs) {
       const Value& value = graph_.value(v);
       outputs.emplace_back(value.dtype, value.shape.dims);
@@ -187,7 +130,8 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
     for (auto& t : outputs) out.push_back(&t);
     HSCHED_RETURN_IF_ERROR(kernel->run(in, out));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
-      if (node.outputs[i] != kNoValue) graph_.value(node.outputs[i]).constant = std::move(outputs[i]);
+      if (node.outputs[i] != kNoValue)
+        graph_.value(node.outputs[i]).constant = std::move(outputs[i]);
     }
     ++stats_.folded_nodes;
   }
@@ -198,177 +142,21 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order, const Kernel
 // MatMul into its oneDNN primitive as post-ops: the intermediate tensors are never written.
 void CpuProgram::fuse() {
   if (!options_.fuse) return;
-  {
+  // Normalization chains first: the post-op pass then sees their fused nodes as plain consumers.
+  const auto pass = [&](auto&& fusion) {
     std::vector<Node*> nodes;
     for (auto& step : steps_) nodes.push_back(&step->node);
     std::vector<bool> absorbed(steps_.size(), false);
+    fusion(nodes, absorbed);
+    drop_steps(absorbed);
+  };
+  pass([&](const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
     fuse_group_norms(graph_, nodes, absorbed);
     fuse_channel_layer_norms(graph_, nodes, absorbed);
-    drop_steps(absorbed);
-  }
-  // Position of each value's producing step, and each value's consumers among the steps.
-  std::vector<int> produced_at(graph_.values().size(), -1);
-  std::vector<std::vector<size_t>> consumers(graph_.values().size());
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    for (ValueId v : steps_[s]->node.outputs) {
-      if (v != kNoValue) produced_at[static_cast<size_t>(v)] = static_cast<int>(s);
-    }
-    for (ValueId v : steps_[s]->node.inputs) {
-      if (v != kNoValue) consumers[static_cast<size_t>(v)].push_back(s);
-    }
-  }
-  std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
-  std::vector<bool> absorbed(steps_.size(), false);
-  auto sole_consumer = [&](ValueId v) -> std::optional<size_t> {
-    const auto& c = consumers[static_cast<size_t>(v)];
-    if (c.size() != 1 || graph_outputs.count(v)) return std::nullopt;
-    return c[0];
-  };
-  for (size_t s = 0; s < steps_.size(); ++s) {
-    Node& root = steps_[s]->node;
-    if (absorbed[s] || !is_fusion_root(root.op_type) || root.outputs.size() != 1) continue;
-    if (graph_.value(root.outputs[0]).dtype != DType::kF32) continue;
-    const bool matmul_like = root.op_type == "Gemm" || root.op_type == "MatMul";
-    std::vector<PostOp> ops;
-    if (root.op_type == "MatMul") {
-      // Inputs scaled by a scalar constant (attention's q * s and k * s) become one scale
-      // post-op; a Transpose of B's last two axes becomes strides. Each only where the
-      // MatMul is the sole reader.
-      float scale = 1.0f;
-      for (size_t i = 0; i < 2; ++i) {
-        for (size_t reader = s;;) {  // the step that reads `in` in the original graph
-          const ValueId in = root.inputs[i];
-          const int at = produced_at[static_cast<size_t>(in)];
-          if (at < 0 || absorbed[static_cast<size_t>(at)] || sole_consumer(in) != reader) break;
-          const Node& producer = steps_[static_cast<size_t>(at)]->node;
-          const auto factor = producer.op_type == "Mul" && producer.inputs.size() == 2
-                                  ? scalar_constant(graph_, producer.inputs[1])
-                                  : std::nullopt;
-          if (factor && graph_.value(producer.inputs[0]).shape == graph_.value(in).shape) {
-            scale *= *factor;
-            root.inputs[i] = producer.inputs[0];
-          } else if (i == 1 && swaps_last_two_axes(producer) && !matmul_transposes_b(root)) {
-            root.inputs[1] = producer.inputs[0];
-            set_matmul_transposes_b(root);
-          } else {
-            break;
-          }
-          absorbed[static_cast<size_t>(at)] = true;
-          reader = static_cast<size_t>(at);
-        }
-      }
-      if (scale != 1.0f) ops.push_back(PostOp{PostOp::Kind::kScale, scale});
-    }
-    ValueId current = root.outputs[0];
-    while (true) {
-      auto next = sole_consumer(current);
-      // SiLU: x * Sigmoid(x), x consumed by exactly the Sigmoid and the Mul.
-      const auto& uses = consumers[static_cast<size_t>(current)];
-      if (!next && uses.size() == 2 && !graph_outputs.count(current)) {
-        size_t sig = uses[0], mul = uses[1];
-        if (steps_[sig]->node.op_type == "Mul") std::swap(sig, mul);
-        const Node& sn = steps_[sig]->node;
-        const Node& mn = steps_[mul]->node;
-        const bool operands = mn.inputs.size() == 2 && sn.inputs[0] == current &&
-                              ((mn.inputs[0] == current && mn.inputs[1] == sn.outputs[0]) ||
-                               (mn.inputs[1] == current && mn.inputs[0] == sn.outputs[0]));
-        if (sn.op_type == "Sigmoid" && mn.op_type == "Mul" && operands &&
-            sole_consumer(sn.outputs[0]) == mul) {
-          ops.push_back(PostOp{PostOp::Kind::kSwish});
-          absorbed[sig] = absorbed[mul] = true;
-          current = mn.outputs[0];
-          continue;
-        }
-      }
-      // GELU as PyTorch exports it: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5).
-      if (!next && uses.size() == 2 && !graph_outputs.count(current)) {
-        size_t div = uses[0], mul = uses[1];
-        if (steps_[div]->node.op_type != "Div") std::swap(div, mul);
-        const Node& dn = steps_[div]->node;
-        const Node& mn = steps_[mul]->node;
-        const auto near = [&](ValueId v, float want) {
-          const auto c = scalar_constant(graph_, v);
-          return c && std::fabs(*c - want) < 1e-3f;
-        };
-        const auto step_of = [&](ValueId v, const char* op) -> std::optional<size_t> {
-          auto s2 = sole_consumer(v);
-          if (!s2 || steps_[*s2]->node.op_type != op) return std::nullopt;
-          return s2;
-        };
-        if (dn.op_type == "Div" && mn.op_type == "Mul" && dn.inputs[0] == current &&
-            near(dn.inputs[1], 1.41421356f)) {
-          const auto erf = step_of(dn.outputs[0], "Erf");
-          const auto add = erf ? step_of(steps_[*erf]->node.outputs[0], "Add") : std::nullopt;
-          const Node* an = add ? &steps_[*add]->node : nullptr;
-          const bool add_ok = an && near(other_input(*an, steps_[*erf]->node.outputs[0]), 1.0f) &&
-                              sole_consumer(an->outputs[0]) == mul &&
-                              other_input(mn, an->outputs[0]) == current;
-          const auto half = add_ok ? step_of(mn.outputs[0], "Mul") : std::nullopt;
-          if (half && near(other_input(steps_[*half]->node, mn.outputs[0]), 0.5f)) {
-            ops.push_back(PostOp{PostOp::Kind::kGeluErf});
-            for (size_t absorbed_step : {div, *erf, *add, mul, *half}) absorbed[absorbed_step] = true;
-            current = steps_[*half]->node.outputs[0];
-            continue;
-          }
-        }
-      }
-      if (!next) break;
-      const Node& node = steps_[*next]->node;
-      if (auto act = activation_post_op(graph_, node); act && node.inputs[0] == current) {
-        ops.push_back(*act);
-      } else if (ops.empty() && node.op_type == "Mul" && scale_into_weights(root, node, current)) {
-        // folded: the Conv computes the scaled output itself
-      } else if (node.op_type == "Add" && node.inputs.size() == 2) {
-        const ValueId other = node.inputs[0] == current ? node.inputs[1] : node.inputs[0];
-        const Value& ov = graph_.value(other);
-        const int at = produced_at[static_cast<size_t>(other)];
-        const bool ready = ov.is_constant() || at < static_cast<int>(s);
-        const auto& out_dims = graph_.value(current).shape.dims;
-        // Same shape always; a broadcast row (bias) only for the 2-D outputs of Gemm/MatMul.
-        const bool same = ov.shape.dims == out_dims;
-        const bool row = matmul_like && !ov.shape.dims.empty() && ov.shape.dims.back() == out_dims.back() &&
-                         ov.shape.elements() == ov.shape.dims.back();
-        if (other == current || !ready || ov.dtype != DType::kF32 || !(same || row)) break;
-        root.inputs.push_back(other);
-        ops.push_back(PostOp{PostOp::Kind::kAdd, 0, 0, static_cast<int>(root.inputs.size() - 1)});
-      } else {
-        break;
-      }
-      absorbed[*next] = true;
-      current = node.outputs[0];
-    }
-    if (ops.empty()) continue;
-    root.outputs[0] = current;
-    set_post_ops(root, ops);
-  }
-  drop_steps(absorbed);
-}
-
-// A Conv whose output is multiplied by a per-output-channel constant (ConvNeXt's layer scale)
-// computes the product itself when its weights and bias are constants: both are scaled once,
-// here, into new constants.
-bool CpuProgram::scale_into_weights(Node& conv, const Node& mul, ValueId current) {
-  if (conv.op_type != "Conv" || mul.inputs.size() != 2) return false;
-  const Value& out = graph_.value(current);
-  const int64_t channels = out.shape.rank() >= 2 ? out.shape.dims[1] : 0;
-  const auto scale =
-      per_channel_constant(graph_.value(other_input(mul, current)), channels, out.shape.rank());
-  const Value& w = graph_.value(conv.inputs[1]);
-  const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
-  if (!scale || !w.is_constant() || w.dtype != DType::kF32 || w.shape.dims.empty() ||
-      w.shape.dims[0] != channels || (has_bias && !graph_.value(conv.inputs[2]).is_constant())) {
-    return false;
-  }
-  const auto scaled = [&](ValueId id) {
-    Tensor t = graph_.value(id).constant->clone();
-    auto values = t.values<float>();
-    const size_t block = values.size() / static_cast<size_t>(channels);
-    for (size_t i = 0; i < values.size(); ++i) values[i] *= (*scale)[i / block];
-    return graph_.add_constant(conv.name + "/scaled_" + graph_.value(id).name, std::move(t));
-  };
-  conv.inputs[1] = scaled(conv.inputs[1]);
-  if (has_bias) conv.inputs[2] = scaled(conv.inputs[2]);
-  return true;
+  });
+  pass([&](const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
+    fuse_post_ops(graph_, nodes, absorbed);
+  });
 }
 
 void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
@@ -384,9 +172,9 @@ void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
 }
 
 // A 4-D value stays channels-last when a oneDNN spatial primitive or a layout-flexible op
-// (GroupNorm, channel LayerNorm, Resize, Concat) produces it and only such ops read it (spatial primitives as their
-// activation or fused residual): no reorder in between. A flexible op keeps one layout on all
-// sides, so its inputs and output are settled together.
+// (GroupNorm, channel LayerNorm, Resize, Concat) produces it and only such ops read it (spatial
+// primitives as their activation or fused residual): no reorder in between. A flexible op keeps one
+// layout on all sides, so its inputs and output are settled together.
 void CpuProgram::assign_layouts() {
   const size_t n = graph_.values().size();
   channels_last_.assign(n, false);
@@ -406,8 +194,8 @@ void CpuProgram::assign_layouts() {
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i] == kNoValue) continue;
-      const bool takes_layout = (spatial && activation_inputs.count(i)) ||
-                                (flex && i < flexible_input_count(node));
+      const bool takes_layout =
+          (spatial && activation_inputs.count(i)) || (flex && i < flexible_input_count(node));
       if (!takes_layout) blocked[static_cast<size_t>(node.inputs[i])] = true;
     }
     if (!flex) continue;
@@ -443,8 +231,10 @@ void CpuProgram::assign_layouts() {
     Node& node = step->node;
     if (!is_dnnl_spatial(node.op_type) && !is_layout_flexible(graph_, node)) continue;
     std::vector<int64_t> in, out;
-    for (ValueId v : node.inputs) in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
-    for (ValueId v : node.outputs) out.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
+    for (ValueId v : node.inputs)
+      in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
+    for (ValueId v : node.outputs)
+      out.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);
     set_layouts(node, in, out);
   }
 }
@@ -460,8 +250,8 @@ Status CpuProgram::create_kernels(const KernelRegistry& registry) {
 std::vector<StepProfile> CpuProgram::profile() const {
   std::vector<StepProfile> steps;
   for (const auto& step : steps_) {
-    steps.push_back({step->node.name, step->node.op_type,
-                     step->runs == 0 ? 0.0 : step->total_ms / step->runs});
+    steps.push_back(
+        {step->node.name, step->node.op_type, step->runs == 0 ? 0.0 : step->total_ms / step->runs});
   }
   return steps;
 }
@@ -477,14 +267,15 @@ Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const auto& graph_inputs = graph_.inputs();
   if (inputs.size() != graph_inputs.size()) {
-    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) +
-                            " inputs, " + std::to_string(inputs.size()) + " given");
+    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) + " inputs, " +
+                            std::to_string(inputs.size()) + " given");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& v = graph_.value(graph_inputs[i]);
     if (inputs[i].dtype() != v.dtype || inputs[i].dims() != v.shape.dims) {
-      return invalid_argument("input '" + v.name + "' is " + std::string(dtype_name(inputs[i].dtype())) +
-                              " " + inputs[i].shape().to_string() + " but the model needs " +
+      return invalid_argument("input '" + v.name + "' is " +
+                              std::string(dtype_name(inputs[i].dtype())) + " " +
+                              inputs[i].shape().to_string() + " but the model needs " +
                               std::string(dtype_name(v.dtype)) + " " + v.shape.to_string());
     }
   }
@@ -502,10 +293,13 @@ Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tens
   // Per run: graph inputs are borrowed, graph outputs freshly allocated (the caller owns them).
   std::vector<const Tensor*> bound(graph_.values().size(), nullptr);
   for (size_t v = 0; v < graph_.values().size(); ++v) {
-    if (graph_.values()[v].is_constant()) bound[v] = &*graph_.values()[v].constant;
-    else if (buffers_[v]) bound[v] = &*buffers_[v];
+    if (graph_.values()[v].is_constant())
+      bound[v] = &*graph_.values()[v].constant;
+    else if (buffers_[v])
+      bound[v] = &*buffers_[v];
   }
-  for (size_t i = 0; i < inputs.size(); ++i) bound[static_cast<size_t>(graph_.inputs()[i])] = &inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i)
+    bound[static_cast<size_t>(graph_.inputs()[i])] = &inputs[i];
   std::vector<Tensor> produced;
   produced.reserve(graph_.outputs().size());
   for (ValueId v : graph_.outputs()) {
@@ -522,7 +316,8 @@ Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tens
   for (const auto& step : steps_) {
     in.clear();
     out.clear();
-    for (ValueId v : step->node.inputs) in.push_back(v == kNoValue ? nullptr : bound[static_cast<size_t>(v)]);
+    for (ValueId v : step->node.inputs)
+      in.push_back(v == kNoValue ? nullptr : bound[static_cast<size_t>(v)]);
     for (ValueId v : step->node.outputs) {
       out.push_back(v == kNoValue ? nullptr : const_cast<Tensor*>(bound[static_cast<size_t>(v)]));
     }
@@ -532,7 +327,8 @@ Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tens
     }
     const auto start = std::chrono::steady_clock::now();
     HSCHED_RETURN_IF_ERROR(step->kernel->run(in, out));
-    step->total_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    step->total_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ++step->runs;
   }
   outputs = std::move(produced);

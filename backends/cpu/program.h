@@ -3,22 +3,22 @@
 // activation buffers by liveness. Also used by the simulated NPU driver to run its partitions.
 #pragma once
 
-#include <oneapi/dnnl/dnnl.hpp>
-#include <tbb/task_arena.h>
-
 #include <memory>
 #include <mutex>
 #include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tbb/task_arena.h>
 
 #include "backends/cpu/kernel.h"
 
 namespace hsched::cpu {
 
 struct CpuOptions {
-  int threads = 2;             // TBB workers and oneDNN's OpenMP threads (never both at once)
-  bool fuse = true;            // activations and residual adds into oneDNN primitives
-  bool channels_last = true;   // keep NHWC between oneDNN primitives
-  bool profile = false;        // time every step of every run (see CpuProgram::profile)
+  int threads = 2;            // TBB workers and oneDNN's OpenMP threads (never both at once)
+  bool fuse = true;           // activations and residual adds into oneDNN primitives
+  bool channels_last = true;  // keep NHWC between oneDNN primitives
+  bool profile = false;       // time every step of every run (see CpuProgram::profile)
 };
 
 // One step of a compiled program: the node it runs (a fused node carries the name of the chain's
@@ -30,12 +30,12 @@ struct StepProfile {
 };
 
 struct CpuProgramStats {
-  int folded_nodes = 0;       // computed once at compile time
-  int fused_nodes = 0;        // absorbed into a oneDNN primitive as a post-op
-  int kernels = 0;            // steps run per request
-  int aliased_views = 0;      // view ops (Reshape, Squeeze, leading-axis Split...) run as no-ops
+  int folded_nodes = 0;   // computed once at compile time
+  int fused_nodes = 0;    // absorbed into a oneDNN primitive as a post-op
+  int kernels = 0;        // steps run per request
+  int aliased_views = 0;  // view ops (Reshape, Squeeze, leading-axis Split...) run as no-ops
   int channels_last_values = 0;
-  int64_t arena_bytes = 0;    // activation memory after reuse
+  int64_t arena_bytes = 0;       // activation memory after reuse
   int64_t activation_bytes = 0;  // what the activations would take without reuse
 };
 
@@ -70,7 +70,6 @@ class CpuProgram {
   Status fold_constants(const std::vector<NodeId>& order, const KernelRegistry& registry);
   void fuse();
   void drop_steps(const std::vector<bool>& absorbed);
-  bool scale_into_weights(Node& conv, const Node& mul, ValueId current);
   void assign_layouts();
   Status create_kernels(const KernelRegistry& registry);
   void plan_memory();
@@ -86,7 +85,7 @@ class CpuProgram {
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<std::optional<Tensor>> buffers_;  // per value: its view into the arena
   std::shared_ptr<std::byte> arena_memory_;
-  std::vector<bool> channels_last_;             // per value
+  std::vector<bool> channels_last_;  // per value
   CpuProgramStats stats_;
   std::mutex run_mutex_;
 };

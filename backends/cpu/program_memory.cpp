@@ -59,12 +59,11 @@ void CpuProgram::plan_memory() {
     const auto in_root = node.inputs.empty() || node.inputs[0] == kNoValue
                              ? n
                              : root[static_cast<size_t>(node.inputs[0])];
-    const bool aliasable =
-        offsets && in_root < n && !graph_.values()[in_root].is_constant() &&
-        !graph_inputs.count(static_cast<ValueId>(in_root)) &&
-        !graph_outputs.count(static_cast<ValueId>(in_root)) &&
-        std::none_of(node.outputs.begin(), node.outputs.end(),
-                     [&](ValueId v) { return graph_outputs.count(v) != 0; });
+    const bool aliasable = offsets && in_root < n && !graph_.values()[in_root].is_constant() &&
+                           !graph_inputs.count(static_cast<ValueId>(in_root)) &&
+                           !graph_outputs.count(static_cast<ValueId>(in_root)) &&
+                           std::none_of(node.outputs.begin(), node.outputs.end(),
+                                        [&](ValueId v) { return graph_outputs.count(v) != 0; });
     if (!aliasable) {
       kept.push_back(std::move(step));
       continue;
@@ -84,7 +83,8 @@ void CpuProgram::plan_memory() {
   for (size_t s = 0; s < steps_.size(); ++s) {
     const int at = static_cast<int>(s);
     for (ValueId v : steps_[s]->node.outputs) {
-      if (v != kNoValue) first[root[static_cast<size_t>(v)]] = last[root[static_cast<size_t>(v)]] = at;
+      if (v != kNoValue)
+        first[root[static_cast<size_t>(v)]] = last[root[static_cast<size_t>(v)]] = at;
     }
     for (ValueId v : steps_[s]->node.inputs) {
       if (v != kNoValue) last[root[static_cast<size_t>(v)]] = at;
@@ -131,7 +131,8 @@ void CpuProgram::plan_memory() {
     if (arena_offset[root[v]] < 0) continue;  // not produced by a step, or a graph output
     const Value& value = graph_.values()[v];
     std::byte* data = arena_memory_.get() + arena_offset[root[v]] + offset_in_root[v];
-    buffers_[v] = Tensor(value.dtype, value.shape.dims, std::shared_ptr<std::byte>(arena_memory_, data));
+    buffers_[v] =
+        Tensor(value.dtype, value.shape.dims, std::shared_ptr<std::byte>(arena_memory_, data));
   }
 }
 

@@ -204,12 +204,12 @@ TEST(FusionTest, ViewOpsAliasTheirInput) {
   b.initializer_i64("axis1", {1}, {1});
   b.initializer_i64("flat_shape", {1}, {24});
   b.node("Relu", {"x"}, {"r"});
-  b.node("Reshape", {"r", "shape"}, {"rows"});                 // alias of r
+  b.node("Reshape", {"r", "shape"}, {"rows"});                   // alias of r
   set_attr(b.node("Split", {"rows"}, {"s0", "s1"}), "axis", 1);  // aliases at 0 and 48 bytes
   b.node("Squeeze", {"s0", "axis1"}, {"q0"});
   b.node("Squeeze", {"s1", "axis1"}, {"q1"});
   b.node("Add", {"q0", "q1"}, {"y"});
-  b.node("Reshape", {"x", "flat_shape"}, {"flat"});             // graph input and output: copied
+  b.node("Reshape", {"x", "flat_shape"}, {"flat"});  // graph input and output: copied
   auto graph = import_onnx_model(b.model(), {}, "views", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto program = CpuProgram::compile(*graph, CpuOptions{});
