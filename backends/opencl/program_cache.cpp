@@ -1,0 +1,181 @@
+#include "backends/opencl/program_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace hsched::opencl {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+
+// Appends the field's length then its bytes, so ("ab","c") and ("a","bc") hash apart.
+uint64_t hash_field(uint64_t hash, const std::string& field) {
+  const uint64_t size = field.size();
+  hash = fnv1a64(&size, sizeof(size), hash);
+  return fnv1a64(field.data(), field.size(), hash);
+}
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::string(value) : std::string();
+}
+
+// A name no other thread or process writing to the same directory uses.
+std::string temp_name(const std::string& final_name) {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 random{std::random_device{}()};
+  std::ostringstream name;
+  name << "." << final_name << ".tmp." << ::getpid() << "." << counter++ << "." << random();
+  return name.str();
+}
+
+struct Entry {
+  fs::path path;
+  fs::file_time_type mtime;
+  uintmax_t size = 0;
+};
+
+}  // namespace
+
+uint64_t fnv1a64(const void* data, size_t size, uint64_t seed) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  uint64_t hash = seed;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= bytes[i];
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+std::string ProgramKey::digest() const {
+  uint64_t hash = fnv1a64(nullptr, 0);
+  for (const std::string* field :
+       {&device_name, &device_vendor, &driver_version, &source, &build_options}) {
+    hash = hash_field(hash, *field);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+fs::path ProgramCache::resolve_dir(const std::string& explicit_dir) {
+  if (!explicit_dir.empty()) return explicit_dir;
+  if (std::string env = env_or_empty("HSCHED_CACHE_DIR"); !env.empty()) return env;
+  if (std::string home = env_or_empty("HOME"); !home.empty()) {
+    return fs::path(home) / ".cache" / "hsched";
+  }
+  return {};
+}
+
+ProgramCache::ProgramCache(const std::string& explicit_dir, int64_t max_bytes)
+    : dir_(resolve_dir(explicit_dir)), max_bytes_(max_bytes) {
+  if (dir_.empty()) return;
+  std::error_code error;
+  fs::create_directories(dir_, error);
+  if (error || !fs::is_directory(dir_, error)) return;
+  usable_ = true;
+  // access(W_OK) catches a read-only directory for non-root users; root passes it, and then a
+  // failed temp-file write in store() disables writing instead.
+  writable_ = ::access(dir_.c_str(), W_OK | X_OK) == 0;
+}
+
+fs::path ProgramCache::entry_path(const ProgramKey& key) const {
+  return dir_ / (key.digest() + kCacheEntryExtension);
+}
+
+std::optional<ProgramCache::Binary> ProgramCache::load(const ProgramKey& key) {
+  if (!usable_) return std::nullopt;
+  const fs::path path = entry_path(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;  // a plain miss
+  CacheEntryHeader header{};
+  Binary binary;
+  bool valid = static_cast<bool>(in.read(reinterpret_cast<char*>(&header), sizeof(header))) &&
+               std::memcmp(header.magic, kCacheMagic, sizeof(kCacheMagic)) == 0 &&
+               header.version == kCacheFormatVersion;
+  std::error_code error;
+  // The file must hold exactly the header and the payload it announces: a truncated or
+  // over-long file is not trusted even before the checksum is computed.
+  valid = valid && fs::file_size(path, error) == sizeof(header) + header.payload_bytes && !error;
+  if (valid) {
+    binary.resize(header.payload_bytes);
+    valid = static_cast<bool>(
+                in.read(reinterpret_cast<char*>(binary.data()),
+                        static_cast<std::streamsize>(binary.size()))) &&
+            fnv1a64(binary.data(), binary.size()) == header.payload_checksum;
+  }
+  in.close();
+  if (!valid) {
+    fs::remove(path, error);  // rebuilt and rewritten by the caller
+    return std::nullopt;
+  }
+  fs::last_write_time(path, fs::file_time_type::clock::now(), error);  // LRU: used now
+  return binary;
+}
+
+bool ProgramCache::store(const ProgramKey& key, const Binary& binary) {
+  if (!writable_) return false;
+  const fs::path final_path = entry_path(key);
+  const fs::path temp_path = dir_ / temp_name(final_path.filename().string());
+  CacheEntryHeader header{};
+  std::memcpy(header.magic, kCacheMagic, sizeof(kCacheMagic));
+  header.version = kCacheFormatVersion;
+  header.payload_bytes = binary.size();
+  header.payload_checksum = fnv1a64(binary.data(), binary.size());
+  std::error_code error;
+  {
+    std::ofstream out(temp_path, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      writable_ = false;  // read-only or vanished directory: stop trying
+      return false;
+    }
+    out.write(reinterpret_cast<const char*>(&header), sizeof(header));
+    out.write(reinterpret_cast<const char*>(binary.data()),
+              static_cast<std::streamsize>(binary.size()));
+    out.flush();
+    if (!out) {  // disk full or I/O error: leave no partial file behind
+      out.close();
+      fs::remove(temp_path, error);
+      return false;
+    }
+  }
+  fs::rename(temp_path, final_path, error);
+  if (error) {
+    fs::remove(temp_path, error);
+    return false;
+  }
+  evict_beyond_cap(final_path);
+  return true;
+}
+
+void ProgramCache::evict_beyond_cap(const fs::path& keep) {
+  std::lock_guard<std::mutex> lock(eviction_mutex_);
+  std::vector<Entry> entries;
+  uintmax_t total = 0;
+  std::error_code error;
+  for (const fs::directory_entry& item : fs::directory_iterator(dir_, error)) {
+    if (item.path().extension() != kCacheEntryExtension || !item.is_regular_file(error)) continue;
+    Entry entry{item.path(), item.last_write_time(error), item.file_size(error)};
+    if (error) continue;  // removed by another process meanwhile
+    total += entry.size;
+    entries.push_back(std::move(entry));
+  }
+  if (total <= static_cast<uintmax_t>(std::max<int64_t>(0, max_bytes_))) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.mtime < b.mtime; });
+  for (const Entry& entry : entries) {
+    if (total <= static_cast<uintmax_t>(max_bytes_)) break;
+    if (entry.path == keep) continue;
+    if (fs::remove(entry.path, error)) total -= entry.size;
+  }
+}
+
+}  // namespace hsched::opencl
