@@ -27,6 +27,9 @@ nlohmann::json device_json(const DeviceProfile& device) {
                          {"api", device_api_name(device.api)},
                          {"name", device.name},
                          {"present", device.present},
+                         // Real hardware or a real driver (PoCL included). The simulated NPU
+                         // driver (issue 7) is the only device that will report true.
+                         {"simulated", false},
                          {"precisions", nlohmann::json::array()},
                          {"peak_gflops", nlohmann::json::object()},
                          {"memory_bandwidth_gbps", device.memory_bandwidth_gbps},

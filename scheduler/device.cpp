@@ -149,7 +149,11 @@ std::vector<std::string> match_devices(const Target& target, const std::string& 
   const std::optional<DeviceApi> api = parse_device_api(selector);
   std::vector<std::string> ids;
   for (const auto& device : target.devices) {
-    if (device.id == selector || (kind && device.kind == *kind) || (api && device.api == *api)) {
+    // Kind "cpu" means the host CPU: a CPU-type device behind another API (PoCL's OpenCL
+    // device) is chosen by its API or id only, so "cpu" in a policy never sends work there.
+    const bool kind_matches =
+        kind && device.kind == *kind && (*kind != DeviceKind::kCpu || device.api == DeviceApi::kHost);
+    if (device.id == selector || kind_matches || (api && device.api == *api)) {
       ids.push_back(device.id);
     }
   }

@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "backends/opencl/device.h"
 #include "scheduler/config_yaml.h"
 
 namespace hsched::sched {
@@ -104,18 +105,21 @@ DeviceProfile cpu_profile(const CpuFacts& facts) {
 }
 
 std::vector<Discoverer> default_discoverers() {
-  // OpenCL (issue 5) and Level Zero (issue 7) discoverers join this list.
-  return {discover_cpu};
+  // The Level Zero (issue 7) discoverer joins this list.
+  return {discover_cpu, opencl::discover_devices};
 }
 
 Target discover_target(const std::vector<Discoverer>& discoverers) {
   Target target;
   target.name = kThisMachineTarget;
   target.source = "discovered";
-  std::map<DeviceKind, int> count;
+  std::map<std::string, int> count;  // per id family
   for (const Discoverer& discoverer : discoverers) {
     for (DeviceProfile device : discoverer()) {
-      device.id = std::string(device_kind_name(device.kind)) + std::to_string(count[device.kind]++);
+      const std::string family = !device.id.empty() && device.id.back() == '*'
+                                     ? device.id.substr(0, device.id.size() - 1)
+                                     : std::string(device_kind_name(device.kind));
+      device.id = family + std::to_string(count[family]++);
       device.present = true;
       target.devices.push_back(std::move(device));
     }

@@ -13,7 +13,8 @@
 namespace hsched::sched {
 
 // Returns the devices one API finds (possibly none). Ids are assigned by discover_target
-// (kind name + index: "cpu0", "gpu0", "gpu1"), so discoverers need not know of each other.
+// (kind name + index: "cpu0", "gpu0", "gpu1"), so discoverers need not know of each other; a
+// discoverer that wants its own id family sets id to "<family>*" ("ocl*": "ocl0", "ocl1"...).
 // Contract: never throws, never fails the discovery of others (a missing driver = no devices).
 using Discoverer = std::function<std::vector<DeviceProfile>()>;
 
@@ -35,7 +36,7 @@ DeviceProfile cpu_profile(const CpuFacts& facts);
 // The discoverers of this build, CPU first (it is the host).
 std::vector<Discoverer> default_discoverers();
 
-// Runs the discoverers in order and numbers the devices per kind. Target name "this-machine"
+// Runs the discoverers in order and numbers the devices per kind (or per requested family). Target name "this-machine"
 // (kThisMachineTarget),
 // source "discovered"; every device has present = true.
 Target discover_target(const std::vector<Discoverer>& discoverers);

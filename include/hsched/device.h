@@ -76,7 +76,8 @@ struct Target {
 };
 
 // Resolves a device selector against a target: a kind ("cpu", "gpu", "npu"), an API
-// ("opencl", "level_zero", "host") or a device id. Returns the matching device ids, in target
+// ("opencl", "level_zero", "host") or a device id. Kind "cpu" matches CPU devices of API host
+// only (a CPU-type OpenCL device such as PoCL's is selected by "opencl" or its id). Returns the matching device ids, in target
 // order; empty when nothing matches.
 std::vector<std::string> match_devices(const Target& target, const std::string& selector);
 

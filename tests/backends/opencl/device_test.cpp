@@ -1,0 +1,96 @@
+// OpenCL discovery on this machine (PoCL in CI), and that discovering it changes nothing of
+// where the default policy puts work: PoCL is a CPU-type OpenCL device, not the host CPU.
+#include "backends/opencl/device.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "backends/opencl/opencl_test_util.h"
+#include "graph/onnx_import.h"
+#include "hsched/schedule.h"
+#include "scheduler/discover.h"
+#include "support/temp_dir.h"
+
+namespace hsched::opencl {
+namespace {
+
+TEST(OpenClDeviceTest, ReportsTheDeviceFacts) {
+  HSCHED_REQUIRE_OPENCL_DEVICE(info);
+  EXPECT_FALSE(info.platform_name.empty());
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_FALSE(info.vendor.empty());
+  EXPECT_FALSE(info.driver_version.empty());
+  EXPECT_EQ(info.opencl_c_version.rfind("OpenCL C ", 0), 0u) << info.opencl_c_version;
+  EXPECT_NE(info.type, 0u);
+  EXPECT_GT(info.compute_units, 0u);
+  EXPECT_GT(info.global_memory_bytes, 0);
+  EXPECT_GT(info.local_memory_bytes, 0);
+  EXPECT_EQ(info.fp16, info.extensions.find("cl_khr_fp16") != std::string::npos);
+  if (info.platform_name.find("Portable Computing Language") != std::string::npos) {
+    // PoCL's CPU device: CPU type, host memory, one compute unit per hardware thread.
+    EXPECT_TRUE(info.type & CL_DEVICE_TYPE_CPU);
+    EXPECT_TRUE(info.host_unified_memory);
+  }
+}
+
+TEST(OpenClDeviceTest, ProfileFollowsTheDevice) {
+  HSCHED_REQUIRE_OPENCL_DEVICE(info);
+  const DeviceProfile profile = device_profile(info);
+  EXPECT_EQ(profile.id, kIdFamily);
+  EXPECT_EQ(profile.api, DeviceApi::kOpenCl);
+  EXPECT_EQ(profile.kind,
+            (info.type & CL_DEVICE_TYPE_GPU) ? DeviceKind::kGpu : DeviceKind::kCpu);
+  EXPECT_TRUE(profile.present);
+  EXPECT_GT(profile.peak_gflops.at(Precision::kFp32), 0);
+  EXPECT_EQ(profile.peak_gflops.count(Precision::kFp16) == 1, info.fp16);
+  EXPECT_GT(profile.memory_bandwidth_gbps, 0);
+  EXPECT_EQ(profile.zero_copy, info.host_unified_memory);
+  EXPECT_EQ(profile.memory_bytes, info.global_memory_bytes);
+  EXPECT_TRUE(profile.supports_op("Conv"));
+  EXPECT_TRUE(profile.supports_op("LayerNormalization"));
+  EXPECT_FALSE(profile.supports_op("NonMaxSuppression"));
+}
+
+TEST(OpenClDeviceTest, DiscoveredTargetNamesOpenClDevicesOcl) {
+  HSCHED_REQUIRE_OPENCL_DEVICE(info);
+  const Target target = sched::discover_target();
+  ASSERT_GE(target.devices.size(), 2u);
+  EXPECT_EQ(target.devices[0].id, "cpu0");
+  EXPECT_EQ(target.devices[0].api, DeviceApi::kHost);
+  std::set<std::string> ids;
+  int opencl_count = 0;
+  for (const DeviceProfile& device : target.devices) {
+    EXPECT_TRUE(ids.insert(device.id).second) << "duplicate id " << device.id;
+    if (device.api == DeviceApi::kOpenCl) {
+      EXPECT_EQ(device.id, "ocl" + std::to_string(opencl_count++));
+    }
+  }
+  EXPECT_EQ(opencl_count, static_cast<int>(enumerate_devices().size()));
+  // "cpu" is the host; the OpenCL devices answer to "opencl" and their ids.
+  EXPECT_EQ(match_devices(target, "cpu"), std::vector<std::string>{"cpu0"});
+  EXPECT_EQ(match_devices(target, "opencl").size(), static_cast<size_t>(opencl_count));
+  EXPECT_EQ(match_devices(target, "ocl0"), std::vector<std::string>{"ocl0"});
+  if (!(info.type & CL_DEVICE_TYPE_GPU)) {
+    const std::vector<std::string> gpus = match_devices(target, "gpu");
+    EXPECT_EQ(std::count(gpus.begin(), gpus.end(), "ocl0"), 0);
+  }
+}
+
+TEST(OpenClDeviceTest, DefaultScheduleStaysOnTheHostCpu) {
+  HSCHED_REQUIRE_OPENCL_DEVICE(info);
+  if (info.type & CL_DEVICE_TYPE_GPU) GTEST_SKIP() << "an OpenCL GPU takes conv/linear by design";
+  const auto model = hsched::test::models_dir() / "squeezenet1_1" / "model.onnx";
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << model << " not found";
+  auto graph = import_onnx_file(model, {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto plan = schedule(*graph);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ASSERT_FALSE(plan->nodes.empty());
+  for (const NodePlacement& placement : plan->nodes) EXPECT_EQ(placement.device, "cpu0");
+  EXPECT_TRUE(plan->transfers.empty());
+}
+
+}  // namespace
+}  // namespace hsched::opencl
