@@ -151,8 +151,8 @@ std::vector<std::string> match_devices(const Target& target, const std::string& 
   for (const auto& device : target.devices) {
     // Kind "cpu" means the host CPU: a CPU-type device behind another API (PoCL's OpenCL
     // device) is chosen by its API or id only, so "cpu" in a policy never sends work there.
-    const bool kind_matches =
-        kind && device.kind == *kind && (*kind != DeviceKind::kCpu || device.api == DeviceApi::kHost);
+    const bool kind_matches = kind && device.kind == *kind &&
+                              (*kind != DeviceKind::kCpu || device.api == DeviceApi::kHost);
     if (device.id == selector || kind_matches || (api && device.api == *api)) {
       ids.push_back(device.id);
     }

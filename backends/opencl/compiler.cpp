@@ -51,8 +51,7 @@ int64_t build_delay_ms(const BuildRequest& request) {
 }
 
 // A cached binary, built for `device`; nullopt when the driver refuses it (then: from source).
-std::optional<cl::Program> program_from_binary(const cl::Context& context,
-                                               const cl::Device& device,
+std::optional<cl::Program> program_from_binary(const cl::Context& context, const cl::Device& device,
                                                const ProgramCache::Binary& binary,
                                                const std::string& options) {
   cl_int error = CL_SUCCESS;
@@ -92,8 +91,8 @@ void build_from_source(std::shared_ptr<BuildState> state, std::shared_ptr<Progra
   }
   error = program.build({device}, request.options.c_str());
   if (error != CL_SUCCESS) {
-    finish(internal_error("build_failed: clBuildProgram error " + std::to_string(error) +
-                          " on " + key.device_name + ": " + build_log_head(program, device)));
+    finish(internal_error("build_failed: clBuildProgram error " + std::to_string(error) + " on " +
+                          key.device_name + ": " + build_log_head(program, device)));
     return;
   }
   cache->record_built();
@@ -142,8 +141,8 @@ Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device
       [&] { return state->done; });
   if (!finished) {
     return Status(ErrorCode::kDeadlineExceeded,
-                  "compile_timeout: program build on " + key.device_name + " (key " +
-                      key.digest() + ") exceeded the " + std::to_string(request.deadline_ms) +
+                  "compile_timeout: program build on " + key.device_name + " (key " + key.digest() +
+                      ") exceeded the " + std::to_string(request.deadline_ms) +
                       " ms deadline; it finishes in the background to fill the cache");
   }
   return std::move(*state->result);

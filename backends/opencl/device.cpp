@@ -63,10 +63,14 @@ bool has_extension(const std::string& extensions, const std::string& name) {
 double flop_per_cycle(const DeviceInfo& info) {
   if (info.type & CL_DEVICE_TYPE_CPU) return kCpuDeviceFlopPerCycle;
   switch (info.vendor_id) {
-    case kVendorNvidia: return kNvidiaFlopPerCycle;
-    case kVendorIntel: return kIntelGpuFlopPerCycle;
-    case kVendorAmd: return kAmdFlopPerCycle;
-    default: return kOtherFlopPerCycle;
+    case kVendorNvidia:
+      return kNvidiaFlopPerCycle;
+    case kVendorIntel:
+      return kIntelGpuFlopPerCycle;
+    case kVendorAmd:
+      return kAmdFlopPerCycle;
+    default:
+      return kOtherFlopPerCycle;
   }
 }
 

@@ -23,9 +23,9 @@ struct DeviceInfo {
   std::string vendor;
   uint32_t vendor_id = 0;  // PCI vendor id: 0x10DE NVIDIA, 0x8086 Intel, 0x1002 AMD
   std::string driver_version;
-  std::string device_version;     // "OpenCL 3.0 PoCL ..."
-  std::string opencl_c_version;   // "OpenCL C 1.2 ..."
-  cl_device_type type = 0;        // CL_DEVICE_TYPE_{CPU,GPU,ACCELERATOR,...} bits
+  std::string device_version;    // "OpenCL 3.0 PoCL ..."
+  std::string opencl_c_version;  // "OpenCL C 1.2 ..."
+  cl_device_type type = 0;       // CL_DEVICE_TYPE_{CPU,GPU,ACCELERATOR,...} bits
   uint32_t compute_units = 0;
   uint32_t max_clock_mhz = 0;
   int64_t global_memory_bytes = 0;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,12 +29,19 @@ std::string env_or_empty(const char* name) {
   return value != nullptr ? std::string(value) : std::string();
 }
 
+constexpr const char* kTempMarker = ".tmp.";
+constexpr auto kStaleTempAge = std::chrono::hours(1);
+
+bool is_temp_name(const std::string& name) {
+  return !name.empty() && name[0] == '.' && name.find(kTempMarker) != std::string::npos;
+}
+
 // A name no other thread or process writing to the same directory uses.
 std::string temp_name(const std::string& final_name) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 random{std::random_device{}()};
   std::ostringstream name;
-  name << "." << final_name << ".tmp." << ::getpid() << "." << counter++ << "." << random();
+  name << "." << final_name << kTempMarker << ::getpid() << "." << counter++ << "." << random();
   return name.str();
 }
 
@@ -107,9 +115,8 @@ std::optional<ProgramCache::Binary> ProgramCache::load(const ProgramKey& key) {
   valid = valid && fs::file_size(path, error) == sizeof(header) + header.payload_bytes && !error;
   if (valid) {
     binary.resize(header.payload_bytes);
-    valid = static_cast<bool>(
-                in.read(reinterpret_cast<char*>(binary.data()),
-                        static_cast<std::streamsize>(binary.size()))) &&
+    valid = static_cast<bool>(in.read(reinterpret_cast<char*>(binary.data()),
+                                      static_cast<std::streamsize>(binary.size()))) &&
             fnv1a64(binary.data(), binary.size()) == header.payload_checksum;
   }
   in.close();
@@ -161,7 +168,13 @@ void ProgramCache::evict_beyond_cap(const fs::path& keep) {
   std::vector<Entry> entries;
   uintmax_t total = 0;
   std::error_code error;
+  const auto stale_before = fs::file_time_type::clock::now() - kStaleTempAge;
   for (const fs::directory_entry& item : fs::directory_iterator(dir_, error)) {
+    if (is_temp_name(item.path().filename().string())) {
+      // Left by a process killed mid-write: old enough that no writer still owns it.
+      if (item.last_write_time(error) < stale_before && !error) fs::remove(item.path(), error);
+      continue;
+    }
     if (item.path().extension() != kCacheEntryExtension || !item.is_regular_file(error)) continue;
     Entry entry{item.path(), item.last_write_time(error), item.file_size(error)};
     if (error) continue;  // removed by another process meanwhile

@@ -41,11 +41,11 @@ struct ProgramKey {
 
 // The fixed-size header before each binary, in host byte order (a cache serves one machine).
 struct CacheEntryHeader {
-  char magic[8];             // kCacheMagic
-  uint32_t version;          // kCacheFormatVersion
-  uint32_t reserved;         // 0
-  uint64_t payload_bytes;    // binary size that follows
-  uint64_t payload_checksum; // payload_checksum() of the binary
+  char magic[8];              // kCacheMagic
+  uint32_t version;           // kCacheFormatVersion
+  uint32_t reserved;          // 0
+  uint64_t payload_bytes;     // binary size that follows
+  uint64_t payload_checksum;  // payload_checksum() of the binary
 };
 inline constexpr char kCacheMagic[8] = {'H', 'S', 'C', 'L', 'P', 'R', 'G', '\0'};
 inline constexpr uint32_t kCacheFormatVersion = 1;

@@ -3,13 +3,14 @@
 // seconds, so the sources are tiny and distinct per test (a shared key would hide a build).
 #include "backends/opencl/compiler.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "backends/opencl/opencl_test_util.h"
 #include "support/temp_dir.h"
@@ -29,8 +30,8 @@ std::vector<float> run_scale(const cl::Context& context, const cl::Device& devic
   cl_int error = CL_SUCCESS;
   cl::Kernel kernel(program, "scale", &error);
   EXPECT_EQ(error, CL_SUCCESS);
-  cl::Buffer buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                    data.size() * sizeof(float), data.data(), &error);
+  cl::Buffer buffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, data.size() * sizeof(float),
+                    data.data(), &error);
   EXPECT_EQ(error, CL_SUCCESS);
   cl::CommandQueue queue(context, device, 0, &error);
   EXPECT_EQ(error, CL_SUCCESS);
@@ -92,9 +93,9 @@ TEST(OpenClCompilerTest, BuildErrorCarriesTheBuildLog) {
   const cl::Context context(info.device);
   hsched::test::TempDir dir;
   Compiler compiler(std::make_shared<ProgramCache>(dir.path().string()));
-  auto program = compiler.build(context, info.device,
-                                "__kernel void broken(__global float* x) { x[0] = y; }\n",
-                                kOptions, 60000);
+  auto program =
+      compiler.build(context, info.device,
+                     "__kernel void broken(__global float* x) { x[0] = y; }\n", kOptions, 60000);
   ASSERT_FALSE(program.is_ok());
   EXPECT_EQ(program.status().code(), ErrorCode::kInternal);
   const std::string& message = program.status().message();

@@ -2,10 +2,10 @@
 // where the default policy puts work: PoCL is a CPU-type OpenCL device, not the host CPU.
 #include "backends/opencl/device.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
@@ -40,8 +40,7 @@ TEST(OpenClDeviceTest, ProfileFollowsTheDevice) {
   const DeviceProfile profile = device_profile(info);
   EXPECT_EQ(profile.id, kIdFamily);
   EXPECT_EQ(profile.api, DeviceApi::kOpenCl);
-  EXPECT_EQ(profile.kind,
-            (info.type & CL_DEVICE_TYPE_GPU) ? DeviceKind::kGpu : DeviceKind::kCpu);
+  EXPECT_EQ(profile.kind, (info.type & CL_DEVICE_TYPE_GPU) ? DeviceKind::kGpu : DeviceKind::kCpu);
   EXPECT_TRUE(profile.present);
   EXPECT_GT(profile.peak_gflops.at(Precision::kFp32), 0);
   EXPECT_EQ(profile.peak_gflops.count(Precision::kFp16) == 1, info.fp16);

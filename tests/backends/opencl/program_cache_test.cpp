@@ -2,7 +2,6 @@
 // the size cap, with made-up binaries (no OpenCL device needed).
 #include "backends/opencl/program_cache.h"
 
-#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
 
@@ -116,7 +117,7 @@ TEST(ProgramCacheTest, TruncatedEntryIsRemovedAndMisses) {
   ASSERT_TRUE(cache.store(key_for("b"), binary_of(500, 2)));
   const fs::path path_a = cache.entry_path(key_for("a"));
   const fs::path path_b = cache.entry_path(key_for("b"));
-  fs::resize_file(path_a, fs::file_size(path_a) - 1);  // last payload byte lost
+  fs::resize_file(path_a, fs::file_size(path_a) - 1);     // last payload byte lost
   fs::resize_file(path_b, sizeof(CacheEntryHeader) / 2);  // even the header is cut
   EXPECT_FALSE(cache.load(key_for("a")).has_value());
   EXPECT_FALSE(cache.load(key_for("b")).has_value());
@@ -177,6 +178,19 @@ TEST(ProgramCacheTest, EntryLargerThanTheCapIsKeptAlone) {
   ASSERT_TRUE(cache.store(key_for("b"), binary_of(500, 2)));
   EXPECT_FALSE(fs::exists(cache.entry_path(key_for("a"))));
   EXPECT_TRUE(cache.load(key_for("b")).has_value());  // the newest entry is never evicted
+}
+
+TEST(ProgramCacheTest, StaleTempFilesAreRemovedFreshOnesKept) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  const fs::path stale = dir / ".0123456789abcdef.clbin.tmp.1.0.42";
+  const fs::path fresh = dir / ".0123456789abcdef.clbin.tmp.2.0.43";
+  test::write_file(stale, "half written");
+  test::write_file(fresh, "being written");
+  fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(10, 1)));  // a store scans the directory
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(fresh));  // may belong to a writer still at work
 }
 
 TEST(ProgramCacheTest, DirectoryComesFromArgumentThenEnvironmentThenHome) {
