@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -134,7 +135,12 @@ Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device
     }
   }
   auto state = std::make_shared<BuildState>();
-  std::thread(build_from_source, state, cache_, context, device, request, key).detach();
+  try {
+    std::thread(build_from_source, state, cache_, context, device, request, key).detach();
+  } catch (const std::system_error& error) {  // no thread to be had (resource limits)
+    return internal_error("opencl: cannot start a build thread for " + key.device_name + ": " +
+                          error.what());
+  }
   std::unique_lock<std::mutex> lock(state->mutex);
   const bool finished = state->done_cv.wait_for(
       lock, std::chrono::milliseconds(std::max<int64_t>(0, request.deadline_ms)),

@@ -109,10 +109,17 @@ std::optional<ProgramCache::Binary> ProgramCache::load(const ProgramKey& key) {
   bool valid = static_cast<bool>(in.read(reinterpret_cast<char*>(&header), sizeof(header))) &&
                std::memcmp(header.magic, kCacheMagic, sizeof(kCacheMagic)) == 0 &&
                header.version == kCacheFormatVersion;
-  std::error_code error;
   // The file must hold exactly the header and the payload it announces: a truncated or
-  // over-long file is not trusted even before the checksum is computed.
-  valid = valid && fs::file_size(path, error) == sizeof(header) + header.payload_bytes && !error;
+  // over-long file is not trusted even before the checksum is computed. Measured on the open
+  // stream, not the path: another process may rename a new entry over it meanwhile.
+  if (valid) {
+    in.seekg(0, std::ios::end);
+    const std::streamoff file_bytes = in.tellg();
+    valid = file_bytes >= 0 && header.payload_bytes <= static_cast<uint64_t>(file_bytes) &&
+            static_cast<uint64_t>(file_bytes) == sizeof(header) + header.payload_bytes;
+    in.seekg(sizeof(header), std::ios::beg);
+  }
+  std::error_code error;
   if (valid) {
     binary.resize(header.payload_bytes);
     valid = static_cast<bool>(in.read(reinterpret_cast<char*>(binary.data()),
