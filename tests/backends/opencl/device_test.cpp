@@ -16,6 +16,54 @@
 namespace hsched::opencl {
 namespace {
 
+// Device-independent: the profile of made-up device facts (runs without OpenCL too).
+TEST(OpenClProfileTest, DiscreteGpuProfileFromFacts) {
+  DeviceInfo info;
+  info.name = "Test GPU";
+  info.platform_name = "Test Platform";
+  info.vendor_id = 0x10DE;
+  info.type = CL_DEVICE_TYPE_GPU;
+  info.compute_units = 100;
+  info.max_clock_mhz = 2000;
+  info.global_memory_bytes = int64_t{8} << 30;
+  info.fp16 = true;
+  const DeviceProfile gpu = device_profile(info);
+  EXPECT_EQ(gpu.kind, DeviceKind::kGpu);
+  EXPECT_EQ(gpu.api, DeviceApi::kOpenCl);
+  EXPECT_DOUBLE_EQ(gpu.peak_gflops.at(Precision::kFp32), 100 * 2.0 * 256);
+  EXPECT_DOUBLE_EQ(gpu.peak_gflops.at(Precision::kFp16), 2 * 100 * 2.0 * 256);
+  EXPECT_FALSE(gpu.zero_copy);
+  EXPECT_GT(gpu.transfer_bandwidth_gbps, 0);
+  EXPECT_EQ(gpu.memory_bytes, int64_t{8} << 30);
+
+  info.type = CL_DEVICE_TYPE_CPU;  // PoCL-like: a CPU-type device sharing host memory
+  info.host_unified_memory = true;
+  info.fp16 = false;
+  const DeviceProfile cpu = device_profile(info);
+  EXPECT_EQ(cpu.kind, DeviceKind::kCpu);
+  EXPECT_EQ(cpu.api, DeviceApi::kOpenCl);
+  EXPECT_TRUE(cpu.zero_copy);
+  EXPECT_EQ(cpu.peak_gflops.count(Precision::kFp16), 0u);
+}
+
+TEST(OpenClProfileTest, OpenClDevicesAreNumberedInTheirOwnFamily) {
+  auto opencl_devices = [] {
+    DeviceInfo gpu_info;
+    gpu_info.type = CL_DEVICE_TYPE_GPU;
+    DeviceInfo cpu_info;
+    cpu_info.type = CL_DEVICE_TYPE_CPU;
+    return std::vector<DeviceProfile>{device_profile(cpu_info), device_profile(gpu_info)};
+  };
+  const Target target = sched::discover_target({sched::default_discoverers()[0], opencl_devices});
+  ASSERT_EQ(target.devices.size(), 3u);
+  EXPECT_EQ(target.devices[0].id, "cpu0");
+  EXPECT_EQ(target.devices[1].id, "ocl0");
+  EXPECT_EQ(target.devices[2].id, "ocl1");
+  EXPECT_EQ(match_devices(target, "cpu"), std::vector<std::string>{"cpu0"});
+  EXPECT_EQ(match_devices(target, "gpu"), std::vector<std::string>{"ocl1"});
+  EXPECT_EQ(match_devices(target, "opencl"), (std::vector<std::string>{"ocl0", "ocl1"}));
+}
+
 TEST(OpenClDeviceTest, ReportsTheDeviceFacts) {
   HSCHED_REQUIRE_OPENCL_DEVICE(info);
   EXPECT_FALSE(info.platform_name.empty());
