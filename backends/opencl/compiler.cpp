@@ -10,17 +10,12 @@
 #include <thread>
 #include <utility>
 
+#include "backends/opencl/device.h"
+
 namespace hsched::opencl {
 namespace {
 
 constexpr int kBuildLogLines = 4;  // enough for the first error; the message stays one line
-
-std::string device_string(const cl::Device& device, cl_device_info param) {
-  std::string value;
-  if (device.getInfo(param, &value) != CL_SUCCESS) return {};
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
-}
 
 ProgramKey program_key(const cl::Device& device, const BuildRequest& request) {
   return {device_string(device, CL_DEVICE_NAME), device_string(device, CL_DEVICE_VENDOR),

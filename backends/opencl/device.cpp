@@ -35,15 +35,6 @@ constexpr double kCompileMsPerPartition = 1000;
 constexpr double kConvLinearEfficiency = 0.5;
 constexpr double kDefaultEfficiency = 0.3;
 
-// The string value of a device query, "" when the query fails (trailing NULs removed).
-template <cl_device_info kParam>
-std::string string_info(const cl::Device& device) {
-  std::string value;
-  if (device.getInfo(kParam, &value) != CL_SUCCESS) return {};
-  while (!value.empty() && value.back() == '\0') value.pop_back();
-  return value;
-}
-
 template <cl_device_info kParam, typename T>
 T scalar_info(const cl::Device& device) {
   T value{};
@@ -83,12 +74,12 @@ DeviceInfo read_device(const cl::Platform& platform, const cl::Device& device) {
     while (!platform_name.empty() && platform_name.back() == '\0') platform_name.pop_back();
     info.platform_name = platform_name;
   }
-  info.name = string_info<CL_DEVICE_NAME>(device);
-  info.vendor = string_info<CL_DEVICE_VENDOR>(device);
+  info.name = device_string(device, CL_DEVICE_NAME);
+  info.vendor = device_string(device, CL_DEVICE_VENDOR);
   info.vendor_id = scalar_info<CL_DEVICE_VENDOR_ID, cl_uint>(device);
-  info.driver_version = string_info<CL_DRIVER_VERSION>(device);
-  info.device_version = string_info<CL_DEVICE_VERSION>(device);
-  info.opencl_c_version = string_info<CL_DEVICE_OPENCL_C_VERSION>(device);
+  info.driver_version = device_string(device, CL_DRIVER_VERSION);
+  info.device_version = device_string(device, CL_DEVICE_VERSION);
+  info.opencl_c_version = device_string(device, CL_DEVICE_OPENCL_C_VERSION);
   info.type = scalar_info<CL_DEVICE_TYPE, cl_device_type>(device);
   info.compute_units = scalar_info<CL_DEVICE_MAX_COMPUTE_UNITS, cl_uint>(device);
   info.max_clock_mhz = scalar_info<CL_DEVICE_MAX_CLOCK_FREQUENCY, cl_uint>(device);
@@ -99,13 +90,20 @@ DeviceInfo read_device(const cl::Platform& platform, const cl::Device& device) {
   // Deprecated in OpenCL 2.0 but still answered by every runtime we target; the only portable
   // way to tell an integrated device (zero-copy buffers) from a discrete one.
   info.host_unified_memory = scalar_info<CL_DEVICE_HOST_UNIFIED_MEMORY, cl_bool>(device) != 0;
-  info.extensions = string_info<CL_DEVICE_EXTENSIONS>(device);
+  info.extensions = device_string(device, CL_DEVICE_EXTENSIONS);
   info.fp16 = has_extension(info.extensions, "cl_khr_fp16");
   info.integer_dot_product = has_extension(info.extensions, "cl_khr_integer_dot_product");
   return info;
 }
 
 }  // namespace
+
+std::string device_string(const cl::Device& device, cl_device_info param) {
+  std::string value;
+  if (device.getInfo(param, &value) != CL_SUCCESS) return {};
+  while (!value.empty() && value.back() == '\0') value.pop_back();
+  return value;
+}
 
 std::vector<DeviceInfo> enumerate_devices() {
   std::vector<DeviceInfo> devices;

@@ -36,6 +36,9 @@ struct DeviceInfo {
   std::string extensions;            // space-separated, as reported
 };
 
+// A string query of `device` ("" when it fails; trailing NULs removed).
+std::string device_string(const cl::Device& device, cl_device_info param);
+
 // Every device of every platform, in platform then device order (stable across runs on one
 // machine). Empty when there is no platform or a query fails for a whole platform.
 std::vector<DeviceInfo> enumerate_devices();
