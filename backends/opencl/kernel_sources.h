@@ -1,0 +1,148 @@
+// OpenCL C sources of the op layer (backends/opencl/ops.h), embedded so there is nothing to
+// install. Each program is built twice per device: as is (fp32 storage) and with -DSTORAGE_HALF
+// (fp16 storage through vload_half/vstore_half; arithmetic stays fp32, so no cl_khr_fp16 needed).
+// Op codes in the switch statements are the values of UnaryOp / BinaryOp in ops.h.
+// Index arithmetic is int: the host refuses tensors of 2^31 elements or more.
+#pragma once
+
+namespace hsched::opencl {
+
+// Storage macros shared by both programs.
+inline constexpr const char* kStoragePrelude = R"CL(
+#ifdef STORAGE_HALF
+typedef half storage_t;
+#define LOAD(p, i) vload_half((i), (p))
+#define STORE(v, p, i) vstore_half((v), (i), (p))
+#else
+typedef float storage_t;
+#define LOAD(p, i) ((p)[i])
+#define STORE(v, p, i) ((p)[i] = (v))
+#endif
+)CL";
+
+inline constexpr const char* kElementwiseSource = R"CL(
+float apply_unary(int op, float x, float alpha, float beta) {
+  switch (op) {
+    case 0: return fmax(x, 0.0f);                               // Relu
+    case 1: return x >= 0.0f ? x : alpha * x;                   // LeakyRelu
+    case 2: return 1.0f / (1.0f + exp(-x));                     // Sigmoid
+    case 3: return tanh(x);                                     // Tanh
+    case 4: return erf(x);                                      // Erf
+    case 5: return 0.5f * x * (1.0f + erf(x * M_SQRT1_2_F));    // Gelu (erf form)
+    case 6: return exp(x);                                      // Exp
+    case 7: return log(x);                                      // Log
+    case 8: return sqrt(x);                                     // Sqrt
+    case 9: return -x;                                          // Neg
+    case 10: return fabs(x);                                    // Abs
+    case 11: return fmin(fmax(x, alpha), beta);                 // Clip [alpha, beta]
+    case 12: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);   // HardSigmoid
+    case 13: return x * fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);  // HardSwish
+    default: return x;                                          // Identity
+  }
+}
+
+__kernel void unary(__global const storage_t* x, __global storage_t* y, int op, float alpha,
+                    float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(apply_unary(op, LOAD(x, i), alpha, beta), y, i);
+}
+
+float apply_binary(int op, float a, float b) {
+  switch (op) {
+    case 0: return a + b;      // Add
+    case 1: return a - b;      // Sub
+    case 2: return a * b;      // Mul
+    case 3: return a / b;      // Div
+    case 4: return pow(a, b);  // Pow
+    case 5: return fmax(a, b); // Max
+    default: return fmin(a, b);  // Min
+  }
+}
+
+// Output dims right-aligned to rank 6 (leading 1s); an input's stride is 0 along a broadcast dim.
+typedef struct {
+  int dims[6];
+  int a_strides[6];
+  int b_strides[6];
+} BroadcastShape;
+
+// y = op(a, b_scale * b) with numpy broadcasting (b_scale is 1 for the ONNX ops; Gemm's beta).
+__kernel void binary(__global const storage_t* a, __global const storage_t* b,
+                     __global storage_t* y, int op, float b_scale, BroadcastShape shape,
+                     int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    ia += coord * shape.a_strides[d];
+    ib += coord * shape.b_strides[d];
+  }
+  STORE(apply_binary(op, LOAD(a, ia), b_scale * LOAD(b, ib)), y, i);
+}
+
+// Storage <-> fp32, around CLBlast's fp32 GEMM (copies with fp32 storage).
+__kernel void storage_to_float(__global const storage_t* x, __global float* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) y[i] = LOAD(x, i);
+}
+__kernel void float_to_storage(__global const float* x, __global storage_t* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) STORE(x[i], y, i);
+}
+)CL";
+
+// One work item per reduced row: simple and exact enough (two passes, fp32 accumulation); rows
+// are short in the models this serves (<= a few thousand elements).
+inline constexpr const char* kReduceSource = R"CL(
+// x viewed as [outer, axis_size, inner]; one work item per (outer, inner).
+__kernel void softmax(__global const storage_t* x, __global storage_t* y, int outer,
+                      int axis_size, int inner) {
+  const int gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const int base = (gid / inner) * axis_size * inner + gid % inner;
+  float peak = -INFINITY;
+  for (int k = 0; k < axis_size; ++k) peak = fmax(peak, LOAD(x, base + k * inner));
+  float sum = 0.0f;
+  for (int k = 0; k < axis_size; ++k) sum += exp(LOAD(x, base + k * inner) - peak);
+  const float inv = 1.0f / sum;
+  for (int k = 0; k < axis_size; ++k) {
+    STORE(exp(LOAD(x, base + k * inner) - peak) * inv, y, base + k * inner);
+  }
+}
+
+// x viewed as [rows, size]; scale and bias have `size` elements (bias may be absent).
+__kernel void layer_norm(__global const storage_t* x, __global const storage_t* scale,
+                         __global const storage_t* bias, int has_bias, __global storage_t* y,
+                         int rows, int size, float epsilon) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  const int base = row * size;
+  float mean = 0.0f;
+  for (int k = 0; k < size; ++k) mean += LOAD(x, base + k);
+  mean /= size;
+  float var = 0.0f;
+  for (int k = 0; k < size; ++k) {
+    const float d = LOAD(x, base + k) - mean;
+    var += d * d;
+  }
+  const float inv_std = rsqrt(var / size + epsilon);
+  for (int k = 0; k < size; ++k) {
+    const float b = has_bias ? LOAD(bias, k) : 0.0f;
+    STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);
+  }
+}
+
+// x viewed as [rows, size] (rows = N*C, size = spatial); y[row] = mean of the row.
+__kernel void row_mean(__global const storage_t* x, __global storage_t* y, int rows, int size) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int k = 0; k < size; ++k) sum += LOAD(x, row * size + k);
+  STORE(sum / size, y, row);
+}
+)CL";
+
+}  // namespace hsched::opencl

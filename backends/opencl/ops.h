@@ -1,0 +1,129 @@
+// The OpenCL backend's first kernels: elementwise (unary, broadcasting binary), Softmax,
+// LayerNormalization, GlobalAveragePool, and MatMul/Gemm through CLBlast.
+//
+// OpKernels holds the two built programs ("elementwise", "reduce") for one device and one storage
+// type; the enqueue_* functions take it, a queue of that device and buffers, enqueue the work and
+// return the event of its last command. Shapes are static, in elements; buffers hold the storage
+// type densely in row-major order. Nothing is read back: callers wait on the event or read with a
+// blocking read. Queues must be in-order (the default): the GEMM path chains commands on it.
+//
+// Ownership: OpKernels owns its programs; the enqueue functions keep no reference to buffers after
+// returning (temporaries are released at once; OpenCL frees them after their commands finish).
+// Threading: an OpKernels may be shared by threads, but each enqueue_* call creates its kernel
+// objects (clSetKernelArg is not thread-safe on a shared cl_kernel); use one queue per thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/opencl/compiler.h"
+#include "backends/opencl/opencl.h"
+#include "hsched/status.h"
+
+namespace hsched::opencl {
+
+enum class Storage { kFloat32, kFloat16 };
+// Bytes per element of `storage`.
+size_t storage_bytes(Storage storage);
+
+// Values are the op codes of kernel_sources.h.
+enum class UnaryOp : int {
+  kRelu = 0,
+  kLeakyRelu,    // alpha
+  kSigmoid,
+  kTanh,
+  kErf,
+  kGelu,         // erf form
+  kExp,
+  kLog,
+  kSqrt,
+  kNeg,
+  kAbs,
+  kClip,         // alpha = min, beta = max
+  kHardSigmoid,  // alpha, beta
+  kHardSwish,
+};
+enum class BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin };
+
+// The op for an ONNX op type ("Relu", "Add"...); InvalidArgument naming it when not supported.
+Result<UnaryOp> unary_op_from_onnx(const std::string& op_type);
+Result<BinaryOp> binary_op_from_onnx(const std::string& op_type);
+
+class OpKernels {
+ public:
+  // Builds both programs for `device` (one device of `context`) through `compiler` (so cached).
+  // Errors: the compiler's (compile_timeout, build_failed).
+  static Result<std::unique_ptr<OpKernels>> create(const cl::Context& context,
+                                                   const cl::Device& device, Storage storage,
+                                                   Compiler& compiler,
+                                                   int64_t deadline_ms = kDefaultCompileDeadlineMs);
+
+  Storage storage() const { return storage_; }
+  const cl::Context& context() const { return context_; }
+  // A new kernel object of the elementwise or reduce program; Internal naming it on failure.
+  Result<cl::Kernel> kernel(const char* name) const;
+
+ private:
+  OpKernels(cl::Context context, Storage storage, cl::Program elementwise, cl::Program reduce);
+
+  cl::Context context_;
+  Storage storage_;
+  cl::Program elementwise_;
+  cl::Program reduce_;
+};
+
+using Shape = std::vector<int64_t>;
+using Events = std::vector<cl::Event>;  // commands an enqueue waits for
+
+// y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max).
+Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
+                                float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
+                                int64_t count, const Events& wait = {});
+
+// y = op(a, b) with numpy broadcasting, ranks up to 6; y has the broadcast shape.
+// Errors: InvalidArgument when the shapes do not broadcast or rank > 6.
+Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
+
+// The numpy broadcast of two shapes; InvalidArgument when they do not broadcast.
+Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
+
+// Softmax (opset 13) along `axis` (negative counts from the end).
+Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
+                                  const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                  cl::Buffer& y, const Events& wait = {});
+
+// LayerNormalization over the axes from `axis` (negative counts from the end) to the last;
+// scale and bias (bias may be null) hold the normalized shape's element count.
+Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                     const cl::Buffer& scale, const cl::Buffer* bias,
+                                     float epsilon, cl::Buffer& y, const Events& wait = {});
+
+// GlobalAveragePool of [N, C, spatial...] into [N, C, 1...].
+Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQueue& queue,
+                                              const cl::Buffer& x, const Shape& shape,
+                                              cl::Buffer& y, const Events& wait = {});
+
+// MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N].
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
+
+struct GemmParams {
+  bool trans_a = false;
+  bool trans_b = false;
+  float alpha = 1.0f;
+  float beta = 1.0f;
+};
+// ONNX Gemm: y[M, N] = alpha * A' B' + beta * C, A and B rank 2, C (may be null) broadcasting to
+// [M, N] with shape `c_shape`.
+Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                               const cl::Buffer* c, const Shape& c_shape, const GemmParams& params,
+                               cl::Buffer& y, const Events& wait = {});
+
+}  // namespace hsched::opencl

@@ -1,0 +1,204 @@
+// MatMul and Gemm through CLBlast's fp32 GEMM. With fp16 storage the operands are converted to
+// fp32 temporaries around it (neither PoCL nor NVIDIA's driver reports cl_khr_fp16, which
+// CLBlast's half GEMM needs).
+//
+// CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
+#include <clblast.h>
+
+#include "backends/opencl/ops.h"
+#include "backends/opencl/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_cl;
+using detail::check_int_range;
+using detail::element_count;
+
+// An fp32 view of an operand: the buffer itself with fp32 storage, else a converted temporary.
+struct FloatOperand {
+  cl::Buffer buffer;
+  cl::Event ready;  // null when nothing was enqueued
+};
+
+Result<cl::Buffer> float_buffer(const OpKernels& ops, int64_t count, const char* what) {
+  cl_int error = CL_SUCCESS;
+  cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE,
+                    static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float), nullptr,
+                    &error);
+  HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("fp32 temporary for ") + what));
+  return buffer;
+}
+
+// Enqueues storage -> fp32 (or fp32 -> storage when `to_storage`) of `count` elements.
+Result<cl::Event> convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
+                          cl::Buffer& to, int64_t count, bool to_storage) {
+  const char* name = to_storage ? "float_to_storage" : "storage_to_float";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, {}, name);
+}
+
+Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            int64_t count, const char* what) {
+  if (ops.storage() == Storage::kFloat32) return x;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, count, what));
+  HSCHED_RETURN_IF_ERROR(convert(ops, queue, x, converted, count, false).status());
+  return converted;
+}
+
+Status check_clblast(clblast::StatusCode code, const char* op) {
+  if (code == clblast::StatusCode::kSuccess) return Status::ok();
+  return internal_error(std::string("ops: CLBlast GEMM for ") + op + " failed (status " +
+                        std::to_string(static_cast<int>(code)) + ")");
+}
+
+// One row-major GEMM: c[m, n] (+)= alpha * op(a) op(b), a and b at element offsets.
+struct GemmCall {
+  bool trans_a = false;
+  bool trans_b = false;
+  size_t m = 0, n = 0, k = 0;
+  size_t a_offset = 0, b_offset = 0, c_offset = 0;
+  float alpha = 1.0f;
+};
+
+Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a,
+            const cl::Buffer& b, cl::Buffer& c, cl::Event* event, const char* op) {
+  using clblast::Transpose;
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  // Row-major leading dimensions are the stored row lengths.
+  const size_t lda = call.trans_a ? call.m : call.k;
+  const size_t ldb = call.trans_b ? call.k : call.n;
+  HSCHED_RETURN_IF_ERROR(check_clblast(
+      clblast::Gemm<float>(clblast::Layout::kRowMajor,
+                           call.trans_a ? Transpose::kYes : Transpose::kNo,
+                           call.trans_b ? Transpose::kYes : Transpose::kNo, call.m, call.n, call.k,
+                           call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f,
+                           c(), call.c_offset, call.n, &raw_queue, &raw_event),
+      op));
+  *event = cl::Event(raw_event);  // takes CLBlast's reference
+  return Status::ok();
+}
+
+// The fp32 result buffer of `count` elements (y itself with fp32 storage), zero-filled: CLBlast
+// is called with beta 0, but zeroing keeps stale NaNs out whatever it does with beta.
+Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y,
+                                int64_t count, const char* op) {
+  cl::Buffer result = y;
+  if (ops.storage() != Storage::kFloat32) {
+    HSCHED_ASSIGN_OR_RETURN(result, float_buffer(ops, count, op));
+  }
+  HSCHED_RETURN_IF_ERROR(check_cl(
+      queue.enqueueFillBuffer(result, 0.0f, 0, static_cast<size_t>(count) * sizeof(float)),
+      std::string("zero fill for ") + op));
+  return result;
+}
+
+// Converts an fp32 result back to storage (fp16 only) and returns the last event.
+Result<cl::Event> finish(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& result,
+                         cl::Buffer& y, int64_t count, cl::Event last) {
+  if (ops.storage() == Storage::kFloat32) return last;
+  return convert(ops, queue, result, y, count, true);
+}
+
+Status barrier(cl::CommandQueue& queue, const Events& wait) {
+  if (wait.empty()) return Status::ok();
+  return check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before GEMM");
+}
+
+}  // namespace
+
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() < 2 || b_shape.size() < 2) {
+    return invalid_argument("ops: MatMul needs operands of rank >= 2");
+  }
+  const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back();
+  const int64_t n = b_shape.back();
+  if (b_shape[b_shape.size() - 2] != k) {
+    return invalid_argument("ops: MatMul inner dims differ (" + std::to_string(k) + " vs " +
+                            std::to_string(b_shape[b_shape.size() - 2]) + ")");
+  }
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
+  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
+  HSCHED_ASSIGN_OR_RETURN(Shape batch, broadcast_shape(a_batch, b_batch));
+  const int64_t batches = element_count(batch);
+  const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
+  const int64_t y_count = batches * m * n;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
+
+  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, "MatMul A"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, "MatMul B"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "MatMul"));
+
+  cl::Event last;
+  GemmCall call{.m = static_cast<size_t>(m), .n = static_cast<size_t>(n),
+                .k = static_cast<size_t>(k)};
+  if (element_count(b_batch) == 1 && element_count(a_batch) == batches) {
+    // Shared B (weights): the batch folds into M, one GEMM.
+    call.m = static_cast<size_t>(batches * m);
+    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul"));
+    return finish(ops, queue, y32, y, y_count, last);
+  }
+  // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
+  const size_t rank = batch.size();
+  Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
+  a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
+  b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
+  for (int64_t index = 0; index < batches; ++index) {
+    int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coord = rest % batch[d];
+      rest /= batch[d];
+      if (a_full[d] != 1) a_index += coord * a_stride;
+      if (b_full[d] != 1) b_index += coord * b_stride;
+      a_stride *= a_full[d];
+      b_stride *= b_full[d];
+    }
+    call.a_offset = static_cast<size_t>(a_index * m * k);
+    call.b_offset = static_cast<size_t>(b_index * k * n);
+    call.c_offset = static_cast<size_t>(index * m * n);
+    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul"));
+  }
+  return finish(ops, queue, y32, y, y_count, last);
+}
+
+Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                               const cl::Buffer* c, const Shape& c_shape, const GemmParams& params,
+                               cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() != 2 || b_shape.size() != 2) {
+    return invalid_argument("ops: Gemm needs rank-2 A and B");
+  }
+  const int64_t m = params.trans_a ? a_shape[1] : a_shape[0];
+  const int64_t k = params.trans_a ? a_shape[0] : a_shape[1];
+  const int64_t kb = params.trans_b ? b_shape[1] : b_shape[0];
+  const int64_t n = params.trans_b ? b_shape[0] : b_shape[1];
+  if (k != kb) {
+    return invalid_argument("ops: Gemm inner dims differ (" + std::to_string(k) + " vs " +
+                            std::to_string(kb) + ")");
+  }
+  const int64_t a_count = m * k, b_count = k * n, y_count = m * n;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "Gemm operand"));
+  if (c) HSCHED_RETURN_IF_ERROR(broadcast_shape(c_shape, {m, n}).status());
+
+  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, "Gemm A"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, "Gemm B"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "Gemm"));
+  const GemmCall call{.trans_a = params.trans_a, .trans_b = params.trans_b,
+                      .m = static_cast<size_t>(m), .n = static_cast<size_t>(n),
+                      .k = static_cast<size_t>(k), .alpha = params.alpha};
+  cl::Event last;
+  HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "Gemm"));
+  HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));
+  if (!c || params.beta == 0.0f) return last;
+  // y += beta * C in the storage type, in place (each work item reads only its own y element).
+  return detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {m, n}, *c, c_shape,
+                                       params.beta, y, {});
+}
+
+}  // namespace hsched::opencl

@@ -1,0 +1,36 @@
+// Helpers shared by the op layer's files (ops.cpp, ops_matmul.cpp); not a public interface.
+#pragma once
+
+#include <string>
+
+#include "backends/opencl/ops.h"
+
+namespace hsched::opencl::detail {
+
+// Internal "ops: <what> failed (cl error N)" unless `error` is CL_SUCCESS.
+Status check_cl(cl_int error, const std::string& what);
+
+int64_t element_count(const Shape& shape);
+// InvalidArgument naming `what` unless 0 <= count < 2^31 (the kernels index with int).
+Status check_int_range(int64_t count, const std::string& what);
+
+// Enqueues `kernel` over `count` work items (rounded up to a multiple of 64) after `wait`.
+Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
+                         const Events& wait, const char* name);
+
+// y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
+Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                        const cl::Buffer& a, const Shape& a_shape,
+                                        const cl::Buffer& b, const Shape& b_shape, float b_scale,
+                                        cl::Buffer& y, const Events& wait);
+
+// Sets kernel arguments in order; the first failure is reported naming the kernel.
+template <typename... Args>
+Status set_args(cl::Kernel& kernel, const char* name, const Args&... args) {
+  cl_uint index = 0;
+  cl_int error = CL_SUCCESS;
+  ((error = error == CL_SUCCESS ? kernel.setArg(index++, args) : error), ...);
+  return check_cl(error, std::string("setArg of ") + name);
+}
+
+}  // namespace hsched::opencl::detail

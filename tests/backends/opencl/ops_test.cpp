@@ -1,0 +1,407 @@
+// The op layer (backends/opencl/ops.h) on the first OpenCL device (PoCL in CI), fp32 and fp16
+// storage, against plain reference loops: broadcasting, odd sizes, negative axes.
+// Skipped (never passed) without an OpenCL device.
+#include "backends/opencl/ops.h"
+
+#include <CL/cl_half.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "backends/opencl/opencl_test_util.h"
+#include "support/temp_dir.h"
+
+namespace hsched::opencl {
+namespace {
+
+int64_t count_of(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) count *= dim;
+  return count;
+}
+
+std::vector<float> random_values(int64_t count, float low, float high, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(low, high);
+  std::vector<float> values(static_cast<size_t>(count));
+  for (float& v : values) v = dist(rng);
+  return values;
+}
+
+// One device, its queue, and the op programs per storage, built once for the whole suite
+// (a PoCL build takes seconds).
+class OpenClOpsTest : public ::testing::TestWithParam<Storage> {
+ protected:
+  struct Device {
+    cl::Context context;
+    cl::Device device;
+    std::map<Storage, std::unique_ptr<OpKernels>> kernels;
+  };
+
+  static void SetUpTestSuite() {
+    std::optional<DeviceInfo> info = opencl_test::first_device();
+    if (!info) return;
+    device_ = new Device{cl::Context(info->device), info->device, {}};
+    cache_dir_ = new test::TempDir();
+    Compiler compiler(std::make_shared<ProgramCache>(cache_dir_->path().string()));
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      auto kernels = OpKernels::create(device_->context, device_->device, storage, compiler, 120000);
+      ASSERT_TRUE(kernels.is_ok()) << kernels.status().message();
+      device_->kernels[storage] = std::move(*kernels);
+    }
+  }
+  static void TearDownTestSuite() {
+    delete device_;
+    delete cache_dir_;
+    device_ = nullptr;
+    cache_dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!device_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+    ASSERT_TRUE(device_->kernels.count(GetParam())) << "op programs failed to build";
+    queue_ = cl::CommandQueue(device_->context, device_->device);
+  }
+
+  const OpKernels& ops() const { return *device_->kernels.at(GetParam()); }
+  bool half() const { return GetParam() == Storage::kFloat16; }
+
+  // What the device sees of `values`: rounded to fp16 with fp16 storage.
+  std::vector<float> stored(std::vector<float> values) const {
+    if (half()) {
+      for (float& v : values) v = cl_half_to_float(cl_half_from_float(v, CL_HALF_RTE));
+    }
+    return values;
+  }
+
+  cl::Buffer upload(const std::vector<float>& values) {
+    const size_t bytes = std::max<size_t>(values.size(), 1) * storage_bytes(GetParam());
+    cl::Buffer buffer(device_->context, CL_MEM_READ_WRITE, bytes);
+    if (values.empty()) return buffer;
+    if (half()) {
+      std::vector<cl_half> halves;
+      for (float v : values) halves.push_back(cl_half_from_float(v, CL_HALF_RTE));
+      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
+    } else {
+      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
+    }
+    return buffer;
+  }
+  cl::Buffer output(int64_t count) { return upload(std::vector<float>(count, NAN)); }
+
+  // Waits for `event`, then reads `count` elements back as floats.
+  std::vector<float> download(const Result<cl::Event>& event, const cl::Buffer& buffer,
+                              int64_t count) {
+    EXPECT_TRUE(event.is_ok()) << event.status().message();
+    if (!event.is_ok()) return {};
+    EXPECT_EQ(event->wait(), CL_SUCCESS);
+    std::vector<float> values(static_cast<size_t>(count));
+    const size_t bytes = values.size() * storage_bytes(GetParam());
+    if (half()) {
+      std::vector<cl_half> halves(values.size());
+      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
+      for (size_t i = 0; i < values.size(); ++i) values[i] = cl_half_to_float(halves[i]);
+    } else {
+      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
+    }
+    return values;
+  }
+
+  void expect_close(const std::vector<float>& got, const std::vector<float>& want,
+                    const std::string& what) const {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    const float abs_tol = half() ? 5e-2f : 1e-4f;
+    const float rel_tol = half() ? 5e-2f : 1e-3f;
+    int failures = 0;
+    for (size_t i = 0; i < got.size() && failures < 5; ++i) {
+      if (!(std::fabs(got[i] - want[i]) <= abs_tol + rel_tol * std::fabs(want[i]))) {
+        ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << ", want " << want[i];
+        ++failures;
+      }
+    }
+  }
+
+  static Device* device_;
+  static test::TempDir* cache_dir_;
+  cl::CommandQueue queue_;
+};
+
+OpenClOpsTest::Device* OpenClOpsTest::device_ = nullptr;
+test::TempDir* OpenClOpsTest::cache_dir_ = nullptr;
+
+float reference_unary(const std::string& op, float x, float alpha, float beta) {
+  static const std::map<std::string, std::function<float(float)>> kOps = {
+      {"Relu", [](float v) { return std::max(v, 0.0f); }},
+      {"LeakyRelu", [&](float v) { return v >= 0 ? v : 0.1f * v; }},
+      {"Sigmoid", [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
+      {"Tanh", [](float v) { return std::tanh(v); }},
+      {"Erf", [](float v) { return std::erf(v); }},
+      {"Gelu", [](float v) { return 0.5f * v * (1.0f + std::erf(v / std::sqrt(2.0f))); }},
+      {"Exp", [](float v) { return std::exp(v); }},
+      {"Log", [](float v) { return std::log(v); }},
+      {"Sqrt", [](float v) { return std::sqrt(v); }},
+      {"Neg", [](float v) { return -v; }},
+      {"Abs", [](float v) { return std::fabs(v); }},
+      {"HardSwish", [](float v) { return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); }}};
+  if (op == "Clip") return std::clamp(x, alpha, beta);
+  if (op == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0f, 1.0f);
+  return kOps.at(op)(x);
+}
+
+TEST_P(OpenClOpsTest, UnaryOpsMatchTheReference) {
+  const int64_t count = 1037;  // not a multiple of the work-group size
+  for (const std::string op :
+       {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Log", "Sqrt", "Neg", "Abs",
+        "Clip", "HardSigmoid", "HardSwish"}) {
+    const bool positive = op == "Log" || op == "Sqrt";
+    const std::vector<float> x =
+        stored(random_values(count, positive ? 0.05f : -4.0f, 4.0f, 7));
+    float alpha = 0, beta = 0;
+    if (op == "LeakyRelu") alpha = 0.1f;
+    if (op == "Clip") alpha = -1.5f, beta = 2.0f;
+    if (op == "HardSigmoid") alpha = 0.2f, beta = 0.5f;
+    auto unary = unary_op_from_onnx(op);
+    ASSERT_TRUE(unary.is_ok()) << op;
+    cl::Buffer x_buffer = upload(x), y_buffer = output(count);
+    auto event = enqueue_unary(ops(), queue_, *unary, alpha, beta, x_buffer, y_buffer, count);
+    std::vector<float> want;
+    for (float v : x) want.push_back(reference_unary(op, v, alpha, beta));
+    expect_close(download(event, y_buffer, count), want, op);
+  }
+  EXPECT_FALSE(unary_op_from_onnx("Softplus").is_ok());
+}
+
+// The numpy broadcast of a and b through op, by plain loops over the output.
+std::vector<float> reference_binary(const std::function<float(float, float)>& op,
+                                    const std::vector<float>& a, const Shape& a_shape,
+                                    const std::vector<float>& b, const Shape& b_shape,
+                                    const Shape& out) {
+  auto index_in = [&](const Shape& shape, int64_t flat) {
+    int64_t index = 0, stride = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const size_t d_out = out.size() - 1 - i, d_in = shape.size() - 1 - i;
+      int64_t rest = flat;
+      for (size_t j = out.size() - 1; j > d_out; --j) rest /= out[j];
+      const int64_t coord = rest % out[d_out];
+      if (shape[d_in] != 1) index += coord * stride;
+      stride *= shape[d_in];
+    }
+    return index;
+  };
+  std::vector<float> y(static_cast<size_t>(count_of(out)));
+  for (int64_t i = 0; i < count_of(out); ++i) {
+    y[i] = op(a[index_in(a_shape, i)], b[index_in(b_shape, i)]);
+  }
+  return y;
+}
+
+TEST_P(OpenClOpsTest, BinaryOpsBroadcastLikeNumpy) {
+  const std::map<std::string, std::function<float(float, float)>> ops_by_name = {
+      {"Add", std::plus<float>()},      {"Sub", std::minus<float>()},
+      {"Mul", std::multiplies<float>()}, {"Div", std::divides<float>()},
+      {"Pow", [](float a, float b) { return std::pow(a, b); }},
+      {"Max", [](float a, float b) { return std::max(a, b); }},
+      {"Min", [](float a, float b) { return std::min(a, b); }}};
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 3, 1, 5}, {3, 4, 1}},           // both sides broadcast
+      {{7, 9}, {}},                        // scalar
+      {{1, 2, 1, 3, 1, 5}, {2, 1, 2, 1, 4, 1}},  // rank 6
+      {{33}, {33}}};                       // same shape, odd size
+  for (const auto& [name, reference] : ops_by_name) {
+    for (const auto& [a_shape, b_shape] : cases) {
+      // Pow: positive bases and small exponents keep the values tame.
+      const std::vector<float> a = stored(random_values(count_of(a_shape), name == "Pow" ? 0.2f : -3,
+                                                        3, 11));
+      std::vector<float> b = stored(random_values(count_of(b_shape), name == "Pow" ? -2.0f : 0.5f,
+                                                  2, 13));
+      if (name != "Pow" && name != "Div") {
+        for (float& v : b) v = stored({v - 1.2f})[0];  // mixed signs where allowed
+      }
+      const Shape out = *broadcast_shape(a_shape, b_shape);
+      cl::Buffer a_buffer = upload(a), b_buffer = upload(b), y_buffer = output(count_of(out));
+      auto event = enqueue_binary(ops(), queue_, *binary_op_from_onnx(name), a_buffer, a_shape,
+                                  b_buffer, b_shape, y_buffer);
+      expect_close(download(event, y_buffer, count_of(out)),
+                   reference_binary(reference, a, a_shape, b, b_shape, out),
+                   name + " rank " + std::to_string(out.size()));
+    }
+  }
+}
+
+TEST_P(OpenClOpsTest, BinaryRejectsShapesThatDoNotBroadcast) {
+  cl::Buffer a = upload(std::vector<float>(6, 1)), b = upload(std::vector<float>(4, 1));
+  cl::Buffer y = output(24);
+  auto event = enqueue_binary(ops(), queue_, BinaryOp::kAdd, a, {2, 3}, b, {4}, y);
+  ASSERT_FALSE(event.is_ok());
+  EXPECT_EQ(event.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(event.status().message().find("broadcast"), std::string::npos);
+  auto deep = enqueue_binary(ops(), queue_, BinaryOp::kAdd, a, {1, 1, 1, 1, 1, 2, 3}, a, {2, 3}, y);
+  EXPECT_FALSE(deep.is_ok());
+}
+
+TEST_P(OpenClOpsTest, SoftmaxAlongAnyAxis) {
+  const Shape shape = {3, 5, 7};
+  const std::vector<float> x = stored(random_values(count_of(shape), -5, 5, 17));
+  for (int64_t axis : {-1, 1, 0, -3}) {
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
+    int64_t inner = 1;
+    for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+    const int64_t size = shape[a], outer = count_of(shape) / (size * inner);
+    std::vector<float> want(x.size());
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * size * inner + i;
+        double peak = -INFINITY, sum = 0;
+        for (int64_t k = 0; k < size; ++k) peak = std::max<double>(peak, x[base + k * inner]);
+        for (int64_t k = 0; k < size; ++k) sum += std::exp(x[base + k * inner] - peak);
+        for (int64_t k = 0; k < size; ++k) {
+          want[base + k * inner] = static_cast<float>(std::exp(x[base + k * inner] - peak) / sum);
+        }
+      }
+    }
+    cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
+    auto event = enqueue_softmax(ops(), queue_, x_buffer, shape, axis, y_buffer);
+    expect_close(download(event, y_buffer, count_of(shape)), want,
+                 "Softmax axis " + std::to_string(axis));
+  }
+  cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
+  EXPECT_FALSE(enqueue_softmax(ops(), queue_, x_buffer, shape, 3, y_buffer).is_ok());
+}
+
+TEST_P(OpenClOpsTest, LayerNormalizationOverTrailingAxes) {
+  const Shape shape = {4, 6, 10};
+  const std::vector<float> x = stored(random_values(count_of(shape), -3, 3, 19));
+  for (int64_t axis : {-1, 1}) {
+    for (bool with_bias : {true, false}) {
+      const int64_t size = axis == -1 ? 10 : 60, rows = count_of(shape) / size;
+      const std::vector<float> scale = stored(random_values(size, 0.5f, 1.5f, 23));
+      const std::vector<float> bias = stored(random_values(size, -1, 1, 29));
+      std::vector<float> want(x.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double mean = 0, var = 0;
+        for (int64_t k = 0; k < size; ++k) mean += x[r * size + k];
+        mean /= size;
+        for (int64_t k = 0; k < size; ++k) var += std::pow(x[r * size + k] - mean, 2);
+        const double inv_std = 1 / std::sqrt(var / size + 1e-5);
+        for (int64_t k = 0; k < size; ++k) {
+          want[r * size + k] = static_cast<float>((x[r * size + k] - mean) * inv_std * scale[k] +
+                                                  (with_bias ? bias[k] : 0));
+        }
+      }
+      cl::Buffer x_buffer = upload(x), scale_buffer = upload(scale), bias_buffer = upload(bias);
+      cl::Buffer y_buffer = output(count_of(shape));
+      auto event = enqueue_layer_norm(ops(), queue_, x_buffer, shape, axis, scale_buffer,
+                                      with_bias ? &bias_buffer : nullptr, 1e-5f, y_buffer);
+      expect_close(download(event, y_buffer, count_of(shape)), want,
+                   "LayerNormalization axis " + std::to_string(axis));
+    }
+  }
+}
+
+TEST_P(OpenClOpsTest, GlobalAveragePoolMeansEachChannel) {
+  const Shape shape = {2, 3, 5, 7};
+  const std::vector<float> x = stored(random_values(count_of(shape), -2, 2, 31));
+  std::vector<float> want(6, 0);
+  for (size_t i = 0; i < x.size(); ++i) want[i / 35] += x[i] / 35;
+  cl::Buffer x_buffer = upload(x), y_buffer = output(6);
+  auto event = enqueue_global_average_pool(ops(), queue_, x_buffer, shape, y_buffer);
+  expect_close(download(event, y_buffer, 6), want, "GlobalAveragePool");
+  EXPECT_FALSE(enqueue_global_average_pool(ops(), queue_, x_buffer, {6, 35}, y_buffer).is_ok());
+}
+
+// Row-major [batch..., m, k] x [batch..., k, n] by loops, batch dims broadcast.
+std::vector<float> reference_matmul(const std::vector<float>& a, const Shape& a_shape,
+                                    const std::vector<float>& b, const Shape& b_shape,
+                                    const Shape& batch) {
+  const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
+  // Batch index of each operand per output batch, via the broadcasting reference on indices.
+  std::vector<float> a_ids(static_cast<size_t>(count_of(a_batch))), b_ids(count_of(b_batch));
+  for (size_t i = 0; i < a_ids.size(); ++i) a_ids[i] = static_cast<float>(i);
+  for (size_t i = 0; i < b_ids.size(); ++i) b_ids[i] = static_cast<float>(i);
+  const std::vector<float> a_of = reference_binary([](float x, float) { return x; }, a_ids,
+                                                   a_batch, b_ids, b_batch, batch);
+  const std::vector<float> b_of = reference_binary([](float, float y) { return y; }, a_ids,
+                                                   a_batch, b_ids, b_batch, batch);
+  std::vector<float> y(static_cast<size_t>(count_of(batch) * m * n));
+  for (int64_t t = 0; t < count_of(batch); ++t) {
+    const auto ia = static_cast<int64_t>(a_of[t]), ib = static_cast<int64_t>(b_of[t]);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) sum += a[(ia * m + i) * k + p] * b[(ib * k + p) * n + j];
+        y[(t * m + i) * n + j] = static_cast<float>(sum);
+      }
+    }
+  }
+  return y;
+}
+
+TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{7, 5}, {5, 3}},              // plain
+      {{2, 3, 17, 9}, {9, 13}},      // shared weights: the batch folds into M
+      {{2, 1, 5, 4}, {3, 4, 6}},     // both batches broadcast
+      {{4, 3}, {2, 3, 5}}};          // A broadcast over B's batch
+  for (const auto& [a_shape, b_shape] : cases) {
+    const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
+    const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
+    const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
+                                         Shape(b_shape.begin(), b_shape.end() - 2));
+    const int64_t count = count_of(batch) * a_shape[a_shape.size() - 2] * b_shape.back();
+    cl::Buffer a_buffer = upload(a), b_buffer = upload(b), y_buffer = output(count);
+    auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer);
+    expect_close(download(event, y_buffer, count), reference_matmul(a, a_shape, b, b_shape, batch),
+                 "MatMul of rank " + std::to_string(a_shape.size()));
+  }
+  cl::Buffer a_buffer = upload(std::vector<float>(6, 1)), y_buffer = output(4);
+  EXPECT_FALSE(enqueue_matmul(ops(), queue_, a_buffer, {2, 3}, a_buffer, {2, 3}, y_buffer).is_ok());
+}
+
+TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
+  const int64_t m = 6, k = 11, n = 5;
+  for (bool trans_a : {false, true}) {
+    for (bool trans_b : {false, true}) {
+      for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {
+        const std::vector<float> a = stored(random_values(m * k, -1, 1, 43));
+        const std::vector<float> b = stored(random_values(k * n, -1, 1, 47));
+        const std::vector<float> c = stored(random_values(count_of(c_shape), -1, 1, 53));
+        const GemmParams params{.trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f,
+                                .beta = 2.0f};
+        std::vector<float> want(m * n);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p) {
+              sum += a[trans_a ? p * m + i : i * k + p] * b[trans_b ? j * k + p : p * n + j];
+            }
+            const float c_value = c_shape.size() == 1 ? c[j] : c[i];
+            want[i * n + j] = static_cast<float>(params.alpha * sum + params.beta * c_value);
+          }
+        }
+        cl::Buffer a_buffer = upload(a), b_buffer = upload(b), c_buffer = upload(c);
+        cl::Buffer y_buffer = output(m * n);
+        const Shape a_shape = trans_a ? Shape{k, m} : Shape{m, k};
+        const Shape b_shape = trans_b ? Shape{n, k} : Shape{k, n};
+        auto event = enqueue_gemm(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, &c_buffer,
+                                  c_shape, params, y_buffer);
+        expect_close(download(event, y_buffer, m * n), want,
+                     "Gemm transA " + std::to_string(trans_a) + " transB " +
+                         std::to_string(trans_b) + " C rank " + std::to_string(c_shape.size()));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, OpenClOpsTest,
+                         ::testing::Values(Storage::kFloat32, Storage::kFloat16),
+                         [](const ::testing::TestParamInfo<Storage>& info) {
+                           return info.param == Storage::kFloat16 ? "fp16" : "fp32";
+                         });
+
+}  // namespace
+}  // namespace hsched::opencl
