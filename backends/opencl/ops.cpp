@@ -37,10 +37,10 @@ Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int6
     return event;
   }
   const auto global = static_cast<size_t>((count + kGroup - 1) / kGroup * kGroup);
-  HSCHED_RETURN_IF_ERROR(check_cl(
-      queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global),
-                                 cl::NDRange(static_cast<size_t>(kGroup)), &wait, &event),
-      std::string("enqueue of ") + name));
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global),
+                                          cl::NDRange(static_cast<size_t>(kGroup)), &wait, &event),
+               std::string("enqueue of ") + name));
   return event;
 }
 
@@ -55,14 +55,20 @@ using detail::set_args;
 size_t storage_bytes(Storage storage) { return storage == Storage::kFloat16 ? 2 : 4; }
 
 Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
-  static const std::map<std::string, UnaryOp> kOps = {
-      {"Relu", UnaryOp::kRelu},   {"LeakyRelu", UnaryOp::kLeakyRelu},
-      {"Sigmoid", UnaryOp::kSigmoid}, {"Tanh", UnaryOp::kTanh},
-      {"Erf", UnaryOp::kErf},     {"Gelu", UnaryOp::kGelu},
-      {"Exp", UnaryOp::kExp},     {"Log", UnaryOp::kLog},
-      {"Sqrt", UnaryOp::kSqrt},   {"Neg", UnaryOp::kNeg},
-      {"Abs", UnaryOp::kAbs},     {"Clip", UnaryOp::kClip},
-      {"HardSigmoid", UnaryOp::kHardSigmoid}, {"HardSwish", UnaryOp::kHardSwish}};
+  static const std::map<std::string, UnaryOp> kOps = {{"Relu", UnaryOp::kRelu},
+                                                      {"LeakyRelu", UnaryOp::kLeakyRelu},
+                                                      {"Sigmoid", UnaryOp::kSigmoid},
+                                                      {"Tanh", UnaryOp::kTanh},
+                                                      {"Erf", UnaryOp::kErf},
+                                                      {"Gelu", UnaryOp::kGelu},
+                                                      {"Exp", UnaryOp::kExp},
+                                                      {"Log", UnaryOp::kLog},
+                                                      {"Sqrt", UnaryOp::kSqrt},
+                                                      {"Neg", UnaryOp::kNeg},
+                                                      {"Abs", UnaryOp::kAbs},
+                                                      {"Clip", UnaryOp::kClip},
+                                                      {"HardSigmoid", UnaryOp::kHardSigmoid},
+                                                      {"HardSwish", UnaryOp::kHardSwish}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
   return it->second;
@@ -106,7 +112,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   const std::string wanted = name;
   const cl::Program& program =
       (wanted == "softmax" || wanted == "layer_norm" || wanted == "row_mean") ? reduce_
-                                                                               : elementwise_;
+                                                                              : elementwise_;
   cl::Kernel kernel(program, name, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("clCreateKernel ") + name));
   return kernel;
@@ -129,8 +135,8 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1) {
-      return invalid_argument("ops: shapes do not broadcast at axis " + std::to_string(i) +
-                              " (" + std::to_string(da) + " vs " + std::to_string(db) + ")");
+      return invalid_argument("ops: shapes do not broadcast at axis " + std::to_string(i) + " (" +
+                              std::to_string(da) + " vs " + std::to_string(db) + ")");
     }
     out[i] = da == 1 ? db : da;
   }
@@ -163,10 +169,11 @@ std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape) {
 
 }  // namespace
 
-Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
-                                        const cl::Buffer& a, const Shape& a_shape,
-                                        const cl::Buffer& b, const Shape& b_shape, float b_scale,
-                                        cl::Buffer& y, const Events& wait) {
+Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
+                                                BinaryOp op, const cl::Buffer& a,
+                                                const Shape& a_shape, const cl::Buffer& b,
+                                                const Shape& b_shape, float b_scale, cl::Buffer& y,
+                                                const Events& wait) {
   if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
     return invalid_argument("ops: binary op inputs of rank > 6 are not supported");
   }
@@ -227,8 +234,8 @@ Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
 
 Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
                                      const cl::Buffer& x, const Shape& shape, int64_t axis,
-                                     const cl::Buffer& scale, const cl::Buffer* bias,
-                                     float epsilon, cl::Buffer& y, const Events& wait) {
+                                     const cl::Buffer& scale, const cl::Buffer* bias, float epsilon,
+                                     cl::Buffer& y, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "LayerNormalization"));
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
   const auto rows = static_cast<cl_int>(product(shape, 0, a));

@@ -31,11 +31,11 @@ size_t storage_bytes(Storage storage);
 // Values are the op codes of kernel_sources.h.
 enum class UnaryOp : int {
   kRelu = 0,
-  kLeakyRelu,    // alpha
+  kLeakyRelu,  // alpha
   kSigmoid,
   kTanh,
   kErf,
-  kGelu,         // erf form
+  kGelu,  // erf form
   kExp,
   kLog,
   kSqrt,
@@ -100,8 +100,8 @@ Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
 // scale and bias (bias may be null) hold the normalized shape's element count.
 Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
                                      const cl::Buffer& x, const Shape& shape, int64_t axis,
-                                     const cl::Buffer& scale, const cl::Buffer* bias,
-                                     float epsilon, cl::Buffer& y, const Events& wait = {});
+                                     const cl::Buffer& scale, const cl::Buffer* bias, float epsilon,
+                                     cl::Buffer& y, const Events& wait = {});
 
 // GlobalAveragePool of [N, C, spatial...] into [N, C, 1...].
 Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQueue& queue,
@@ -109,9 +109,9 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               cl::Buffer& y, const Events& wait = {});
 
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N].
-Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue,
-                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
-                                 const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                                 const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                                 cl::Buffer& y, const Events& wait = {});
 
 struct GemmParams {
   bool trans_a = false;

@@ -62,8 +62,8 @@ struct GemmCall {
   float alpha = 1.0f;
 };
 
-Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a,
-            const cl::Buffer& b, cl::Buffer& c, cl::Event* event, const char* op) {
+Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, const cl::Buffer& b,
+            cl::Buffer& c, cl::Event* event, const char* op) {
   using clblast::Transpose;
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
@@ -74,8 +74,8 @@ Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a,
       clblast::Gemm<float>(clblast::Layout::kRowMajor,
                            call.trans_a ? Transpose::kYes : Transpose::kNo,
                            call.trans_b ? Transpose::kYes : Transpose::kNo, call.m, call.n, call.k,
-                           call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f,
-                           c(), call.c_offset, call.n, &raw_queue, &raw_event),
+                           call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f, c(),
+                           call.c_offset, call.n, &raw_queue, &raw_event),
       op));
   *event = cl::Event(raw_event);  // takes CLBlast's reference
   return Status::ok();
@@ -89,9 +89,9 @@ Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, c
   if (ops.storage() != Storage::kFloat32) {
     HSCHED_ASSIGN_OR_RETURN(result, float_buffer(ops, count, op));
   }
-  HSCHED_RETURN_IF_ERROR(check_cl(
-      queue.enqueueFillBuffer(result, 0.0f, 0, static_cast<size_t>(count) * sizeof(float)),
-      std::string("zero fill for ") + op));
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueFillBuffer(result, 0.0f, 0, static_cast<size_t>(count) * sizeof(float)),
+               std::string("zero fill for ") + op));
   return result;
 }
 
@@ -109,9 +109,9 @@ Status barrier(cl::CommandQueue& queue, const Events& wait) {
 
 }  // namespace
 
-Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue,
-                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
-                                 const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                                 const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                                 cl::Buffer& y, const Events& wait) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
@@ -135,8 +135,8 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue,
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "MatMul"));
 
   cl::Event last;
-  GemmCall call{.m = static_cast<size_t>(m), .n = static_cast<size_t>(n),
-                .k = static_cast<size_t>(k)};
+  GemmCall call{
+      .m = static_cast<size_t>(m), .n = static_cast<size_t>(n), .k = static_cast<size_t>(k)};
   if (element_count(b_batch) == 1 && element_count(a_batch) == batches) {
     // Shared B (weights): the batch folds into M, one GEMM.
     call.m = static_cast<size_t>(batches * m);
@@ -189,9 +189,12 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, "Gemm A"));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, "Gemm B"));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "Gemm"));
-  const GemmCall call{.trans_a = params.trans_a, .trans_b = params.trans_b,
-                      .m = static_cast<size_t>(m), .n = static_cast<size_t>(n),
-                      .k = static_cast<size_t>(k), .alpha = params.alpha};
+  const GemmCall call{.trans_a = params.trans_a,
+                      .trans_b = params.trans_b,
+                      .m = static_cast<size_t>(m),
+                      .n = static_cast<size_t>(n),
+                      .k = static_cast<size_t>(k),
+                      .alpha = params.alpha};
   cl::Event last;
   HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "Gemm"));
   HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));

@@ -3,13 +3,12 @@
 // Skipped (never passed) without an OpenCL device.
 #include "backends/opencl/ops.h"
 
-#include <CL/cl_half.h>
-
 #include <cmath>
 #include <functional>
 #include <map>
 #include <random>
 
+#include <CL/cl_half.h>
 #include <gtest/gtest.h>
 
 #include "backends/opencl/opencl_test_util.h"
@@ -49,7 +48,8 @@ class OpenClOpsTest : public ::testing::TestWithParam<Storage> {
     cache_dir_ = new test::TempDir();
     Compiler compiler(std::make_shared<ProgramCache>(cache_dir_->path().string()));
     for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      auto kernels = OpKernels::create(device_->context, device_->device, storage, compiler, 120000);
+      auto kernels =
+          OpKernels::create(device_->context, device_->device, storage, compiler, 120000);
       ASSERT_TRUE(kernels.is_ok()) << kernels.status().message();
       device_->kernels[storage] = std::move(*kernels);
     }
@@ -136,7 +136,6 @@ test::TempDir* OpenClOpsTest::cache_dir_ = nullptr;
 float reference_unary(const std::string& op, float x, float alpha, float beta) {
   static const std::map<std::string, std::function<float(float)>> kOps = {
       {"Relu", [](float v) { return std::max(v, 0.0f); }},
-      {"LeakyRelu", [&](float v) { return v >= 0 ? v : 0.1f * v; }},
       {"Sigmoid", [](float v) { return 1.0f / (1.0f + std::exp(-v)); }},
       {"Tanh", [](float v) { return std::tanh(v); }},
       {"Erf", [](float v) { return std::erf(v); }},
@@ -147,6 +146,7 @@ float reference_unary(const std::string& op, float x, float alpha, float beta) {
       {"Neg", [](float v) { return -v; }},
       {"Abs", [](float v) { return std::fabs(v); }},
       {"HardSwish", [](float v) { return v * std::clamp(v / 6.0f + 0.5f, 0.0f, 1.0f); }}};
+  if (op == "LeakyRelu") return x >= 0 ? x : alpha * x;
   if (op == "Clip") return std::clamp(x, alpha, beta);
   if (op == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0f, 1.0f);
   return kOps.at(op)(x);
@@ -154,12 +154,10 @@ float reference_unary(const std::string& op, float x, float alpha, float beta) {
 
 TEST_P(OpenClOpsTest, UnaryOpsMatchTheReference) {
   const int64_t count = 1037;  // not a multiple of the work-group size
-  for (const std::string op :
-       {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Log", "Sqrt", "Neg", "Abs",
-        "Clip", "HardSigmoid", "HardSwish"}) {
+  for (const std::string op : {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Log",
+                               "Sqrt", "Neg", "Abs", "Clip", "HardSigmoid", "HardSwish"}) {
     const bool positive = op == "Log" || op == "Sqrt";
-    const std::vector<float> x =
-        stored(random_values(count, positive ? 0.05f : -4.0f, 4.0f, 7));
+    const std::vector<float> x = stored(random_values(count, positive ? 0.05f : -4.0f, 4.0f, 7));
     float alpha = 0, beta = 0;
     if (op == "LeakyRelu") alpha = 0.1f;
     if (op == "Clip") alpha = -1.5f, beta = 2.0f;
@@ -201,23 +199,25 @@ std::vector<float> reference_binary(const std::function<float(float, float)>& op
 
 TEST_P(OpenClOpsTest, BinaryOpsBroadcastLikeNumpy) {
   const std::map<std::string, std::function<float(float, float)>> ops_by_name = {
-      {"Add", std::plus<float>()},      {"Sub", std::minus<float>()},
-      {"Mul", std::multiplies<float>()}, {"Div", std::divides<float>()},
+      {"Add", std::plus<float>()},
+      {"Sub", std::minus<float>()},
+      {"Mul", std::multiplies<float>()},
+      {"Div", std::divides<float>()},
       {"Pow", [](float a, float b) { return std::pow(a, b); }},
       {"Max", [](float a, float b) { return std::max(a, b); }},
       {"Min", [](float a, float b) { return std::min(a, b); }}};
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{2, 3, 1, 5}, {3, 4, 1}},           // both sides broadcast
-      {{7, 9}, {}},                        // scalar
+      {{2, 3, 1, 5}, {3, 4, 1}},                 // both sides broadcast
+      {{7, 9}, {}},                              // scalar
       {{1, 2, 1, 3, 1, 5}, {2, 1, 2, 1, 4, 1}},  // rank 6
-      {{33}, {33}}};                       // same shape, odd size
+      {{33}, {33}}};                             // same shape, odd size
   for (const auto& [name, reference] : ops_by_name) {
     for (const auto& [a_shape, b_shape] : cases) {
       // Pow: positive bases and small exponents keep the values tame.
-      const std::vector<float> a = stored(random_values(count_of(a_shape), name == "Pow" ? 0.2f : -3,
-                                                        3, 11));
-      std::vector<float> b = stored(random_values(count_of(b_shape), name == "Pow" ? -2.0f : 0.5f,
-                                                  2, 13));
+      const std::vector<float> a =
+          stored(random_values(count_of(a_shape), name == "Pow" ? 0.2f : -3, 3, 11));
+      std::vector<float> b =
+          stored(random_values(count_of(b_shape), name == "Pow" ? -2.0f : 0.5f, 2, 13));
       if (name != "Pow" && name != "Div") {
         for (float& v : b) v = stored({v - 1.2f})[0];  // mixed signs where allowed
       }
@@ -318,15 +318,16 @@ std::vector<float> reference_matmul(const std::vector<float>& a, const Shape& a_
                                     const std::vector<float>& b, const Shape& b_shape,
                                     const Shape& batch) {
   const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
-  const Shape a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2),
+      b_batch(b_shape.begin(), b_shape.end() - 2);
   // Batch index of each operand per output batch, via the broadcasting reference on indices.
   std::vector<float> a_ids(static_cast<size_t>(count_of(a_batch))), b_ids(count_of(b_batch));
   for (size_t i = 0; i < a_ids.size(); ++i) a_ids[i] = static_cast<float>(i);
   for (size_t i = 0; i < b_ids.size(); ++i) b_ids[i] = static_cast<float>(i);
-  const std::vector<float> a_of = reference_binary([](float x, float) { return x; }, a_ids,
-                                                   a_batch, b_ids, b_batch, batch);
-  const std::vector<float> b_of = reference_binary([](float, float y) { return y; }, a_ids,
-                                                   a_batch, b_ids, b_batch, batch);
+  const std::vector<float> a_of =
+      reference_binary([](float x, float) { return x; }, a_ids, a_batch, b_ids, b_batch, batch);
+  const std::vector<float> b_of =
+      reference_binary([](float, float y) { return y; }, a_ids, a_batch, b_ids, b_batch, batch);
   std::vector<float> y(static_cast<size_t>(count_of(batch) * m * n));
   for (int64_t t = 0; t < count_of(batch); ++t) {
     const auto ia = static_cast<int64_t>(a_of[t]), ib = static_cast<int64_t>(b_of[t]);
@@ -343,10 +344,10 @@ std::vector<float> reference_matmul(const std::vector<float>& a, const Shape& a_
 
 TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{7, 5}, {5, 3}},              // plain
-      {{2, 3, 17, 9}, {9, 13}},      // shared weights: the batch folds into M
-      {{2, 1, 5, 4}, {3, 4, 6}},     // both batches broadcast
-      {{4, 3}, {2, 3, 5}}};          // A broadcast over B's batch
+      {{7, 5}, {5, 3}},           // plain
+      {{2, 3, 17, 9}, {9, 13}},   // shared weights: the batch folds into M
+      {{2, 1, 5, 4}, {3, 4, 6}},  // both batches broadcast
+      {{4, 3}, {2, 3, 5}}};       // A broadcast over B's batch
   for (const auto& [a_shape, b_shape] : cases) {
     const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
     const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
@@ -370,8 +371,8 @@ TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
         const std::vector<float> a = stored(random_values(m * k, -1, 1, 43));
         const std::vector<float> b = stored(random_values(k * n, -1, 1, 47));
         const std::vector<float> c = stored(random_values(count_of(c_shape), -1, 1, 53));
-        const GemmParams params{.trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f,
-                                .beta = 2.0f};
+        const GemmParams params{
+            .trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f, .beta = 2.0f};
         std::vector<float> want(m * n);
         for (int64_t i = 0; i < m; ++i) {
           for (int64_t j = 0; j < n; ++j) {
