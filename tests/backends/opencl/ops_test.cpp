@@ -398,6 +398,20 @@ TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
   }
 }
 
+// Events chain work across queues: the second op waits on the first through its wait list.
+TEST_P(OpenClOpsTest, EnqueuesChainThroughEvents) {
+  const int64_t count = 100;
+  const std::vector<float> x = stored(random_values(count, -2, 2, 59));
+  cl::Buffer x_buffer = upload(x), relu = output(count), y_buffer = output(count);
+  cl::CommandQueue other(device_->context, device_->device);
+  auto first = enqueue_unary(ops(), queue_, UnaryOp::kRelu, 0, 0, x_buffer, relu, count);
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  auto second = enqueue_unary(ops(), other, UnaryOp::kNeg, 0, 0, relu, y_buffer, count, {*first});
+  std::vector<float> want;
+  for (float v : x) want.push_back(-std::max(v, 0.0f));
+  expect_close(download(second, y_buffer, count), want, "Relu then Neg");
+}
+
 INSTANTIATE_TEST_SUITE_P(Storage, OpenClOpsTest,
                          ::testing::Values(Storage::kFloat32, Storage::kFloat16),
                          [](const ::testing::TestParamInfo<Storage>& info) {
