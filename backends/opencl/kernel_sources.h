@@ -20,7 +20,9 @@ typedef float storage_t;
 #endif
 )CL";
 
-inline constexpr const char* kElementwiseSource = R"CL(
+// apply_unary, shared by the elementwise program and the spatial one (fused conv activations).
+// Any other op code (the host passes -1 for "no activation") is the identity.
+inline constexpr const char* kUnaryFunctionSource = R"CL(
 float apply_unary(int op, float x, float alpha, float beta) {
   switch (op) {
     case 0: return fmax(x, 0.0f);                               // Relu
@@ -37,9 +39,15 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 11: return fmin(fmax(x, alpha), beta);                 // Clip [alpha, beta]
     case 12: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);   // HardSigmoid
     case 13: return x * fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);  // HardSwish
+    case 14: return 1.0f / x;                                   // Reciprocal
+    case 15: return 0.5f * x * (1.0f + tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+                                                                // Gelu (tanh form)
     default: return x;                                          // Identity
   }
 }
+)CL";
+
+inline constexpr const char* kElementwiseSource = R"CL(
 
 __kernel void unary(__global const storage_t* x, __global storage_t* y, int op, float alpha,
                     float beta, int count) {
@@ -142,6 +150,246 @@ __kernel void row_mean(__global const storage_t* x, __global storage_t* y, int r
   float sum = 0.0f;
   for (int k = 0; k < size; ++k) sum += LOAD(x, row * size + k);
   STORE(sum / size, y, row);
+}
+)CL";
+
+// The spatial program: convolutions, pools, InstanceNormalization, Resize and the data movement
+// ops (Concat, Transpose). Geometry travels in plain-int structs mirrored on the host
+// (ops_spatial.h); 1-D ops run as 2-D ones with a height of 1. One work item per output element
+// unless stated otherwise.
+inline constexpr const char* kSpatialSource = R"CL(
+// Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
+// same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones.
+typedef struct {
+  int n, c, h, w;
+  int oc, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+  int group;
+} ConvShape;
+
+// col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
+// batch index: zero where the window reads padding.
+__kernel void im2col(__global const storage_t* x, __global float* col, ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int plane = s.oh * s.ow;
+  const int cols = s.n * plane;
+  const int k = i / cols, q = i % cols;
+  const int b = q / plane, p = q % plane;
+  const int oy = p / s.ow, ox = p % s.ow;
+  const int c = k / (s.kh * s.kw), r = k % (s.kh * s.kw);
+  const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
+  const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
+  float v = 0.0f;
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  col[i] = v;
+}
+
+// y[b, c, p] = act(t[c, b * plane + p] + bias[c]): the GEMM's [oc, n * plane] result into NCHW.
+// With n == 1 the layouts agree, so t may be y itself (fp32 storage): each item reads only the
+// element it writes.
+__kernel void conv_epilogue(__global const float* t, __global storage_t* y,
+                            __global const storage_t* bias, int has_bias, int n, int channels,
+                            int plane, int op, float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int c = rest / plane, p = rest % plane;
+  float v = t[(c * n + b) * plane + p];
+  if (has_bias) v += LOAD(bias, c);
+  STORE(apply_unary(op, v, alpha, beta), y, i);
+}
+
+// Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw].
+__kernel void conv_direct(__global const storage_t* x, __global const storage_t* w,
+                          __global const storage_t* bias, int has_bias, __global storage_t* y,
+                          ConvShape s, int op, float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);
+  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  for (int ci = 0; ci < cin; ++ci) {
+    const int xbase = (b * s.c + g * cin + ci) * s.h;
+    const int wbase = (oc * cin + ci) * s.kh;
+    for (int ky = 0; ky < s.kh; ++ky) {
+      const int iy = oy * s.sh - s.ph + ky * s.dh;
+      if (iy < 0 || iy >= s.h) continue;
+      for (int kx = 0; kx < s.kw; ++kx) {
+        const int ix = ox * s.sw - s.pw + kx * s.dw;
+        if (ix < 0 || ix >= s.w) continue;
+        sum += LOAD(x, (xbase + iy) * s.w + ix) * LOAD(w, (wbase + ky) * s.kw + kx);
+      }
+    }
+  }
+  STORE(apply_unary(op, sum, alpha, beta), y, i);
+}
+
+// ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
+// oy + ph - ky * dh == iy * sh. w is [c, oc / group, kh, kw].
+__kernel void conv_transpose(__global const storage_t* x, __global const storage_t* w,
+                             __global const storage_t* bias, int has_bias, __global storage_t* y,
+                             ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, cout = s.oc / s.group;
+  const int g = oc / cout, ocg = oc % cout;
+  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  for (int ky = 0; ky < s.kh; ++ky) {
+    const int ny = oy + s.ph - ky * s.dh;
+    if (ny < 0 || ny % s.sh != 0 || ny / s.sh >= s.h) continue;
+    const int iy = ny / s.sh;
+    for (int kx = 0; kx < s.kw; ++kx) {
+      const int nx = ox + s.pw - kx * s.dw;
+      if (nx < 0 || nx % s.sw != 0 || nx / s.sw >= s.w) continue;
+      const int ix = nx / s.sw;
+      for (int ci = 0; ci < cin; ++ci) {
+        const int c = g * cin + ci;
+        sum += LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix) *
+               LOAD(w, (((c * cout + ocg) * s.kh) + ky) * s.kw + kx);
+      }
+    }
+  }
+  STORE(sum, y, i);
+}
+
+// MaxPool / AveragePool over [rows = n * c, h, w]. end_h/end_w: the padded extent (h + bottom
+// pad, w + right pad) that bounds an AveragePool window counted with count_include_pad.
+typedef struct {
+  int rows, h, w, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+  int end_h, end_w;
+} PoolShape;
+
+__kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape s, int is_max,
+                   int count_include_pad, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, row = i / (s.ow * s.oh);
+  const int y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
+  const int base = row * s.h * s.w;
+  float acc = is_max ? -INFINITY : 0.0f;
+  int inside = 0;
+  for (int ky = 0; ky < s.kh; ++ky) {
+    const int iy = y0 + ky * s.dh;
+    if (iy < 0 || iy >= s.h) continue;
+    for (int kx = 0; kx < s.kw; ++kx) {
+      const int ix = x0 + kx * s.dw;
+      if (ix < 0 || ix >= s.w) continue;
+      const float v = LOAD(x, base + iy * s.w + ix);
+      acc = is_max ? fmax(acc, v) : acc + v;
+      ++inside;
+    }
+  }
+  if (!is_max) {
+    int divisor = inside;
+    if (count_include_pad) {
+      divisor = (min(y0 + s.kh, s.end_h) - y0) * (min(x0 + s.kw, s.end_w) - x0);
+    }
+    acc = divisor > 0 ? acc / divisor : 0.0f;
+  }
+  STORE(acc, y, i);
+}
+
+// InstanceNormalization: one work group of 64 per (n, c) row of `size` elements; scale and bias
+// hold `channels` elements. Two passes (mean, then variance) with a local-memory tree reduction.
+float group_sum(float value, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lid < half_size) scratch[lid] += scratch[lid + half_size];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void instance_norm(__global const storage_t* x, __global const storage_t* scale,
+                   __global const storage_t* bias, __global storage_t* y, int channels,
+                   int size, float epsilon) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  const int base = row * size;
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / size;
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
+  const int c = row % channels;
+  const float a = LOAD(scale, c) * inv_std, b = LOAD(bias, c) - mean * a;
+  for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
+}
+
+// Resize over rank 6 (leading 1s): per output axis d, tables at offset[d] give the input index
+// i0 (nearest, and linear's lower neighbour), i1 and the weight w1 of i1. Only the last two axes
+// interpolate; the others read i0.
+typedef struct {
+  int dims[6];
+  int strides[6];  // the input's
+  int offset[6];   // into the tables
+} ResizeShape;
+
+__kernel void resize(__global const storage_t* x, __global storage_t* y,
+                     __global const int* i0, __global const int* i1, __global const float* w1,
+                     ResizeShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, base = 0, o4 = 0, o5 = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % s.dims[d];
+    rest /= s.dims[d];
+    if (d == 5) o5 = s.offset[5] + coord;
+    else if (d == 4) o4 = s.offset[4] + coord;
+    else base += i0[s.offset[d] + coord] * s.strides[d];
+  }
+  const int r0 = base + i0[o4] * s.strides[4], r1 = base + i1[o4] * s.strides[4];
+  const int c0 = i0[o5] * s.strides[5], c1 = i1[o5] * s.strides[5];
+  const float wy = w1[o4], wx = w1[o5];
+  float top = LOAD(x, r0 + c0), bottom = 0.0f;
+  if (wx != 0.0f) top += wx * (LOAD(x, r0 + c1) - top);
+  if (wy != 0.0f) {
+    bottom = LOAD(x, r1 + c0);
+    if (wx != 0.0f) bottom += wx * (LOAD(x, r1 + c1) - bottom);
+    top += wy * (bottom - top);
+  }
+  STORE(top, y, i);
+}
+
+// Transpose: output dims right-aligned to rank 6; strides[d] is the input stride of the axis
+// that output axis d reads.
+typedef struct {
+  int dims[6];
+  int strides[6];
+} TransposeShape;
+
+__kernel void transpose(__global const storage_t* x, __global storage_t* y, TransposeShape s,
+                        int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, from = 0;
+  for (int d = 5; d >= 0; --d) {
+    from += (rest % s.dims[d]) * s.strides[d];
+    rest /= s.dims[d];
+  }
+  STORE(LOAD(x, from), y, i);
+}
+
+// One Concat input: x viewed as [outer, inner] into y's rows of y_inner elements at `offset`.
+__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int inner,
+                        int y_inner, int offset, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
 }
 )CL";
 

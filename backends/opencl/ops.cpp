@@ -68,7 +68,8 @@ Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
                                                       {"Abs", UnaryOp::kAbs},
                                                       {"Clip", UnaryOp::kClip},
                                                       {"HardSigmoid", UnaryOp::kHardSigmoid},
-                                                      {"HardSwish", UnaryOp::kHardSwish}};
+                                                      {"HardSwish", UnaryOp::kHardSwish},
+                                                      {"Reciprocal", UnaryOp::kReciprocal}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
   return it->second;
@@ -85,11 +86,12 @@ Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
 }
 
 OpKernels::OpKernels(cl::Context context, Storage storage, cl::Program elementwise,
-                     cl::Program reduce)
+                     cl::Program reduce, cl::Program spatial)
     : context_(std::move(context)),
       storage_(storage),
       elementwise_(std::move(elementwise)),
-      reduce_(std::move(reduce)) {}
+      reduce_(std::move(reduce)),
+      spatial_(std::move(spatial)) {}
 
 Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
                                                      const cl::Device& device, Storage storage,
@@ -99,20 +101,28 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   const std::string prelude = kStoragePrelude;
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program elementwise,
-      compiler.build(context, device, prelude + kElementwiseSource, options, deadline_ms));
+      compiler.build(context, device, prelude + kUnaryFunctionSource + kElementwiseSource, options,
+                     deadline_ms));
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
       compiler.build(context, device, prelude + kReduceSource, options, deadline_ms));
-  return std::unique_ptr<OpKernels>(
-      new OpKernels(context, storage, std::move(elementwise), std::move(reduce)));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Program spatial,
+      compiler.build(context, device, prelude + kUnaryFunctionSource + kSpatialSource, options,
+                     deadline_ms));
+  return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
+                                                  std::move(reduce), std::move(spatial)));
 }
 
 Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   cl_int error = CL_SUCCESS;
-  const std::string wanted = name;
-  const cl::Program& program =
-      (wanted == "softmax" || wanted == "layer_norm" || wanted == "row_mean") ? reduce_
-                                                                              : elementwise_;
+  static const std::map<std::string, int> kProgramOf = {
+      {"softmax", 1},       {"layer_norm", 1},    {"row_mean", 1},  {"im2col", 2},
+      {"conv_epilogue", 2}, {"conv_direct", 2},   {"conv_transpose", 2}, {"pool", 2},
+      {"instance_norm", 2}, {"resize", 2},        {"transpose", 2}, {"copy_rows", 2}};
+  const auto it = kProgramOf.find(name);
+  const int which = it == kProgramOf.end() ? 0 : it->second;
+  const cl::Program& program = which == 1 ? reduce_ : which == 2 ? spatial_ : elementwise_;
   cl::Kernel kernel(program, name, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("clCreateKernel ") + name));
   return kernel;

@@ -1,7 +1,8 @@
 // The OpenCL backend's first kernels: elementwise (unary, broadcasting binary), Softmax,
 // LayerNormalization, GlobalAveragePool, and MatMul/Gemm through CLBlast.
 //
-// OpKernels holds the two built programs ("elementwise", "reduce") for one device and one storage
+// OpKernels holds the three built programs ("elementwise", "reduce", "spatial": convolutions, pools,
+// Resize, data movement; see ops_spatial.h) for one device and one storage
 // type; the enqueue_* functions take it, a queue of that device and buffers, enqueue the work and
 // return the event of its last command. Shapes are static, in elements; buffers hold the storage
 // type densely in row-major order. Nothing is read back: callers wait on the event or read with a
@@ -44,6 +45,8 @@ enum class UnaryOp : int {
   kClip,         // alpha = min, beta = max
   kHardSigmoid,  // alpha, beta
   kHardSwish,
+  kReciprocal,
+  kGeluTanh,  // Gelu with approximate = "tanh"
 };
 enum class BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin };
 
@@ -53,7 +56,7 @@ Result<BinaryOp> binary_op_from_onnx(const std::string& op_type);
 
 class OpKernels {
  public:
-  // Builds both programs for `device` (one device of `context`) through `compiler` (so cached).
+  // Builds the programs for `device` (one device of `context`) through `compiler` (so cached).
   // Errors: the compiler's (compile_timeout, build_failed).
   static Result<std::unique_ptr<OpKernels>> create(const cl::Context& context,
                                                    const cl::Device& device, Storage storage,
@@ -62,16 +65,18 @@ class OpKernels {
 
   Storage storage() const { return storage_; }
   const cl::Context& context() const { return context_; }
-  // A new kernel object of the elementwise or reduce program; Internal naming it on failure.
+  // A new kernel object of the program defining `name`; Internal naming it on failure.
   Result<cl::Kernel> kernel(const char* name) const;
 
  private:
-  OpKernels(cl::Context context, Storage storage, cl::Program elementwise, cl::Program reduce);
+  OpKernels(cl::Context context, Storage storage, cl::Program elementwise, cl::Program reduce,
+            cl::Program spatial);
 
   cl::Context context_;
   Storage storage_;
   cl::Program elementwise_;
   cl::Program reduce_;
+  cl::Program spatial_;
 };
 
 using Shape = std::vector<int64_t>;

@@ -1,0 +1,70 @@
+// The OpenCL backend's node level: which graph nodes it can run (check_node, the backend's
+// capability rules) and running one (enqueue_node). The program (program.h) maps a partition's
+// nodes onto these; the op layer (ops.h) does the work.
+//
+// Data: every non-constant value a node reads or writes is float32 in the graph and held on the
+// device in the OpKernels' storage type (fp32, or fp16 through vload_half/vstore_half). Constant
+// inputs of other dtypes (shapes, axes, Resize scales, Clip bounds) are read on the host from
+// Operand::constant and have no buffer.
+// Threading: as ops.h (no shared kernel objects; one queue per thread).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/opencl/ops.h"
+#include "backends/opencl/ops_spatial.h"
+#include "graph/graph.h"
+#include "hsched/plan.h"
+
+namespace hsched::opencl {
+
+// One input of a node as the program holds it.
+struct Operand {
+  const cl::Buffer* buffer = nullptr;  // null for an omitted optional input or a non-float constant
+  Shape shape;
+  const Tensor* constant = nullptr;  // the host tensor when the value is a graph constant
+};
+
+struct NodeOperands {
+  std::vector<Operand> inputs;       // as node.inputs (an omitted input: null buffer, no constant)
+  std::vector<cl::Buffer*> outputs;  // as node.outputs (null for an omitted optional output)
+  std::vector<Shape> output_shapes;
+  // The graph's default-domain opset (Graph::opset): Softmax before 13 flattens to 2-D around
+  // its axis. 0 means the latest semantics.
+  int64_t opset = 0;
+};
+
+// Why the backend cannot run a node: the reason code and a detail for the report.
+struct Unsupported {
+  ReasonCode reason = ReasonCode::kOpUnsupported;
+  std::string detail;  // e.g. "no kernel for op NonZero", "attribute mode=cubic"
+};
+
+// nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
+// constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
+std::optional<Unsupported> check_node(const Graph& graph, const Node& node);
+
+// The view ops (Identity, Reshape, Flatten, Squeeze, Unsqueeze): the output holds the input's
+// bytes, so the program aliases its buffer instead of running a kernel.
+bool is_view_op(const std::string& op_type);
+
+// Conv -> activation fusion: the program may fold an activation node into the Conv before it
+// (Conv's output used only by it) by calling attach_activation on its copy of the Conv node;
+// enqueue_node then runs the pair as one kernel sequence. fusable_activation says whether (and
+// as what) an activation node can be folded: Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid,
+// HardSwish, and Clip with constant (or attribute) bounds. Attributes: kFusedActivationAttr (the
+// UnaryOp code), kFusedAlphaAttr, kFusedBetaAttr.
+inline constexpr const char* kFusedActivationAttr = "hsched_fused_activation";
+inline constexpr const char* kFusedAlphaAttr = "hsched_fused_alpha";
+inline constexpr const char* kFusedBetaAttr = "hsched_fused_beta";
+std::optional<Activation> fusable_activation(const Graph& graph, const Node& node);
+void attach_activation(Node& conv, const Activation& activation);
+
+// Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
+// check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.
+Result<cl::Event> enqueue_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                               const NodeOperands& operands, const Events& wait);
+
+}  // namespace hsched::opencl

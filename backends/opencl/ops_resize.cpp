@@ -1,0 +1,173 @@
+// Resize: the host-side plan (ops_resize.h) and enqueue_resize (ops_spatial.h).
+#include "backends/opencl/ops_resize.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "backends/opencl/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+constexpr size_t kMaxRank = 6;
+
+// Mirrors ResizeShape in kernel_sources.h.
+struct ResizeShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> strides;
+  std::array<cl_int, kMaxRank> offset;
+};
+
+// Output coordinate x -> input coordinate, in float (as ONNX Runtime and the CPU backend).
+float input_coordinate(ResizeCoord mode, float x, float scale, int64_t in, int64_t out) {
+  const auto in_f = static_cast<float>(in);
+  const auto out_f = static_cast<float>(out);
+  switch (mode) {
+    case ResizeCoord::kHalfPixel:
+      return (x + 0.5f) / scale - 0.5f;
+    case ResizeCoord::kHalfPixelSymmetric: {
+      const float adjustment = out_f / (scale * in_f);
+      return in_f / 2 * (1 - adjustment) + (x + 0.5f) / scale - 0.5f;
+    }
+    case ResizeCoord::kPytorchHalfPixel:
+      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    case ResizeCoord::kAlignCorners:
+      return out == 1 ? 0.0f : x * (in_f - 1) / (out_f - 1);
+    case ResizeCoord::kAsymmetric:
+      return x / scale;
+    case ResizeCoord::kTfHalfPixelForNn:
+      return (x + 0.5f) / scale;
+  }
+  return x;
+}
+
+int64_t nearest_index(ResizeNearest mode, float x) {
+  const bool tie = x - std::floor(x) == 0.5f;
+  switch (mode) {
+    case ResizeNearest::kRoundPreferFloor:
+      return static_cast<int64_t>(tie ? std::floor(x) : std::round(x));
+    case ResizeNearest::kRoundPreferCeil:
+      return static_cast<int64_t>(tie ? std::ceil(x) : std::round(x));
+    case ResizeNearest::kFloor:
+      return static_cast<int64_t>(std::floor(x));
+    case ResizeNearest::kCeil:
+      return static_cast<int64_t>(std::ceil(x));
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool parse_resize_coord(const std::string& name, ResizeCoord* coord) {
+  if (name == "half_pixel") *coord = ResizeCoord::kHalfPixel;
+  else if (name == "half_pixel_symmetric") *coord = ResizeCoord::kHalfPixelSymmetric;
+  else if (name == "pytorch_half_pixel") *coord = ResizeCoord::kPytorchHalfPixel;
+  else if (name == "align_corners") *coord = ResizeCoord::kAlignCorners;
+  else if (name == "asymmetric") *coord = ResizeCoord::kAsymmetric;
+  else if (name == "tf_half_pixel_for_nn") *coord = ResizeCoord::kTfHalfPixelForNn;
+  else return false;
+  return true;
+}
+
+bool parse_resize_nearest(const std::string& name, ResizeNearest* nearest) {
+  if (name == "round_prefer_floor") *nearest = ResizeNearest::kRoundPreferFloor;
+  else if (name == "round_prefer_ceil") *nearest = ResizeNearest::kRoundPreferCeil;
+  else if (name == "floor") *nearest = ResizeNearest::kFloor;
+  else if (name == "ceil") *nearest = ResizeNearest::kCeil;
+  else return false;
+  return true;
+}
+
+Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const Shape& out) {
+  const size_t rank = in.size();
+  if (out.size() != rank || rank == 0 || rank > kMaxRank ||
+      (!mode.scales.empty() && mode.scales.size() != rank)) {
+    return invalid_argument("ops: Resize needs input and output (and scales) of one rank <= 6");
+  }
+  ResizeTables tables;
+  tables.i0.resize(rank);
+  tables.i1.resize(rank);
+  tables.w1.resize(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t n_in = in[a], n_out = out[a];
+    if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
+    float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
+    if (!mode.scales.empty()) scale = mode.scales[a];
+    if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
+    for (int64_t o = 0; o < n_out; ++o) {
+      float x = input_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
+      int64_t i0 = 0, i1 = 0;
+      float w1 = 0;
+      if (mode.linear) {
+        x = std::clamp(x, 0.0f, static_cast<float>(n_in - 1));
+        i0 = std::min(static_cast<int64_t>(x), n_in - 1);
+        i1 = std::min(i0 + 1, n_in - 1);
+        w1 = i1 == i0 ? 0.0f : x - static_cast<float>(i0);
+      } else {
+        i0 = i1 = std::clamp<int64_t>(nearest_index(mode.nearest, x), 0, n_in - 1);
+      }
+      if (w1 != 0 && a + 2 < rank) {
+        return invalid_argument("ops: Resize interpolates only along the last two axes (axis " +
+                                std::to_string(a) + " of rank " + std::to_string(rank) + ")");
+      }
+      tables.i0[a].push_back(static_cast<int32_t>(i0));
+      tables.i1[a].push_back(static_cast<int32_t>(i1));
+      tables.w1[a].push_back(w1);
+    }
+  }
+  return tables;
+}
+
+Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& x, const Shape& x_shape,
+                                 const ResizeTables& tables, cl::Buffer& y, const Shape& y_shape,
+                                 const Events& wait) {
+  const size_t rank = x_shape.size();
+  if (y_shape.size() != rank || rank == 0 || rank > kMaxRank || tables.i0.size() != rank ||
+      tables.i1.size() != rank || tables.w1.size() != rank) {
+    return invalid_argument("ops: Resize tables do not match the shapes");
+  }
+  const int64_t count = detail::element_count(y_shape);
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(
+      std::max(count, detail::element_count(x_shape)), "Resize operand"));
+  // Flattened tables, leading (padding) axes reading index 0: one entry at offset 0.
+  std::vector<cl_int> i0(1, 0), i1(1, 0);
+  std::vector<float> w1(1, 0.0f);
+  ResizeShape s{};
+  s.dims.fill(1);
+  s.strides.fill(0);
+  s.offset.fill(0);
+  int64_t stride = 1;
+  for (size_t a = rank; a-- > 0;) {
+    const size_t d = kMaxRank - rank + a;
+    if (static_cast<int64_t>(tables.i0[a].size()) != y_shape[a] ||
+        tables.i1[a].size() != tables.i0[a].size() || tables.w1[a].size() != tables.i0[a].size()) {
+      return invalid_argument("ops: Resize table of axis " + std::to_string(a) +
+                              " does not match the output");
+    }
+    s.dims[d] = static_cast<cl_int>(y_shape[a]);
+    s.strides[d] = static_cast<cl_int>(stride);
+    s.offset[d] = static_cast<cl_int>(i0.size());
+    i0.insert(i0.end(), tables.i0[a].begin(), tables.i0[a].end());
+    i1.insert(i1.end(), tables.i1[a].begin(), tables.i1[a].end());
+    w1.insert(w1.end(), tables.w1[a].begin(), tables.w1[a].end());
+    stride *= x_shape[a];
+  }
+  // The tables are small (the sum of the output dims); copied at creation, freed by OpenCL once
+  // the kernel using them finishes.
+  cl_int error = CL_SUCCESS;
+  const cl_mem_flags flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+  cl::Buffer i0_buffer(ops.context(), flags, i0.size() * sizeof(cl_int), i0.data(), &error);
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
+  cl::Buffer i1_buffer(ops.context(), flags, i1.size() * sizeof(cl_int), i1.data(), &error);
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
+  cl::Buffer w1_buffer(ops.context(), flags, w1.size() * sizeof(float), w1.data(), &error);
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("resize"));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "resize", x, y, i0_buffer, i1_buffer, w1_buffer,
+                                          s, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, wait, "resize");
+}
+
+}  // namespace hsched::opencl

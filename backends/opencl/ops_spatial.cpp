@@ -1,0 +1,194 @@
+// Pools, InstanceNormalization, Concat and Transpose (ops_spatial.h); Conv is in ops_conv.cpp,
+// Resize in ops_resize.cpp.
+#include "backends/opencl/ops_spatial.h"
+
+#include <array>
+#include <numeric>
+
+#include "backends/opencl/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_int_range;
+using detail::element_count;
+using detail::launch;
+using detail::set_args;
+
+constexpr size_t kMaxRank = 6;
+
+// Mirrors PoolShape in kernel_sources.h.
+struct PoolShape {
+  cl_int rows, h, w, oh, ow;
+  cl_int kh, kw, sh, sw, dh, dw, ph, pw;
+  cl_int end_h, end_w;
+};
+
+// Mirrors TransposeShape in kernel_sources.h.
+struct TransposeShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> strides;
+};
+
+// values[i] of the spatial axis i, or `fallback` when `values` is empty.
+int64_t at_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
+  return values.empty() ? fallback : values[i];
+}
+
+Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return invalid_argument(std::string("ops: ") + op + " axis " + std::to_string(axis) +
+                            " out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace
+
+Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
+                               const cl::Buffer& x, const Shape& x_shape, const Window& window,
+                               bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
+                               const Events& wait) {
+  if (x_shape.size() < 3 || x_shape.size() > 4 || y_shape.size() != x_shape.size() ||
+      y_shape[0] != x_shape[0] || y_shape[1] != x_shape[1]) {
+    return invalid_argument("ops: pools need 1-D or 2-D NCHW input and output of equal N, C");
+  }
+  const size_t spatial = x_shape.size() - 2;
+  auto sized = [&](const std::vector<int64_t>& v) { return v.empty() || v.size() == spatial; };
+  if (window.kernel.size() != spatial || !sized(window.strides) || !sized(window.dilations) ||
+      !sized(window.pads_begin) || !sized(window.pads_end)) {
+    return invalid_argument("ops: pool window does not match the spatial rank");
+  }
+  HSCHED_RETURN_IF_ERROR(
+      check_int_range(std::max(element_count(x_shape), element_count(y_shape)), "pool operand"));
+  // The (h, w) pair of spatial axis values; 1-D pools are 2-D ones of height 1.
+  auto hw = [&](const std::vector<int64_t>& v, int64_t fallback, int64_t one_d) {
+    if (spatial == 1) return std::pair<cl_int, cl_int>(one_d, at_or(v, 0, fallback));
+    return std::pair<cl_int, cl_int>(at_or(v, 0, fallback), at_or(v, 1, fallback));
+  };
+  PoolShape s{};
+  s.rows = static_cast<cl_int>(x_shape[0] * x_shape[1]);
+  s.h = spatial == 1 ? 1 : static_cast<cl_int>(x_shape[2]);
+  s.w = static_cast<cl_int>(x_shape.back());
+  s.oh = spatial == 1 ? 1 : static_cast<cl_int>(y_shape[2]);
+  s.ow = static_cast<cl_int>(y_shape.back());
+  std::tie(s.kh, s.kw) = hw(window.kernel, 1, 1);
+  std::tie(s.sh, s.sw) = hw(window.strides, 1, 1);
+  std::tie(s.dh, s.dw) = hw(window.dilations, 1, 1);
+  std::tie(s.ph, s.pw) = hw(window.pads_begin, 0, 0);
+  const auto [eh, ew] = hw(window.pads_end, 0, 0);
+  s.end_h = s.h + eh;
+  s.end_w = s.w + ew;
+  if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
+      s.pw < 0) {
+    return invalid_argument("ops: pool kernel, strides and dilations must be >= 1, pads >= 0");
+  }
+  const int64_t count = element_count(y_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("pool"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
+                                  static_cast<cl_int>(count_include_pad),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "pool");
+}
+
+Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                        const cl::Buffer& x, const Shape& shape,
+                                        const cl::Buffer& scale, const cl::Buffer& bias,
+                                        float epsilon, cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 3) {
+    return invalid_argument("ops: InstanceNormalization needs [N, C, spatial...], got rank " +
+                            std::to_string(shape.size()));
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
+  const int64_t rows = shape[0] * shape[1];
+  const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("instance_norm"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "instance_norm", x, scale, bias, y,
+                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(size),
+                                  epsilon));
+  // One work group of 64 per row.
+  return launch(queue, kernel, rows * 64, wait, "instance_norm");
+}
+
+Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const std::vector<const cl::Buffer*>& inputs,
+                                 const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
+                                 const Events& wait) {
+  if (inputs.empty() || inputs.size() != shapes.size()) {
+    return invalid_argument("ops: Concat needs one shape per input, and an input");
+  }
+  const Shape& first = shapes.front();
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, first.size(), "Concat"));
+  int64_t total = 0;
+  for (const Shape& shape : shapes) {
+    bool same = shape.size() == first.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) same = d == a || shape[d] == first[d];
+    if (!same) return invalid_argument("ops: Concat inputs differ off the concat axis");
+    total += shape[a];
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= first[d];
+  for (size_t d = a + 1; d < first.size(); ++d) inner *= first[d];
+  HSCHED_RETURN_IF_ERROR(check_int_range(outer * total * inner, "Concat output"));
+  // Each input's copy waits for `wait`; the marker joins them (they touch disjoint elements).
+  Events copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int64_t rows_inner = shapes[i][a] * inner;
+    const int64_t count = outer * rows_inner;
+    if (count > 0) {
+      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("copy_rows"));
+      HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y,
+                                      static_cast<cl_int>(rows_inner),
+                                      static_cast<cl_int>(total * inner),
+                                      static_cast<cl_int>(offset), static_cast<cl_int>(count)));
+      HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "copy_rows"));
+      copies.push_back(std::move(event));
+    }
+    offset += rows_inner;
+  }
+  if (copies.empty()) copies = wait;
+  cl::Event done;
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done),
+                                          "marker after Concat"));
+  return done;
+}
+
+Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& shape,
+                                    const std::vector<int64_t>& perm, cl::Buffer& y,
+                                    const Events& wait) {
+  const size_t rank = shape.size();
+  if (rank > kMaxRank) return invalid_argument("ops: Transpose of rank > 6 is not supported");
+  std::vector<int64_t> order = perm;
+  if (order.empty()) {
+    order.resize(rank);
+    std::iota(order.rbegin(), order.rend(), 0);
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : order) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)] ||
+        order.size() != rank) {
+      return invalid_argument("ops: Transpose perm is not a permutation of the axes");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const int64_t count = element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Transpose input"));
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
+  TransposeShape s{};
+  s.dims.fill(1);
+  s.strides.fill(0);
+  for (size_t i = 0; i < rank; ++i) {
+    const auto from = static_cast<size_t>(order[i]);
+    s.dims[kMaxRank - rank + i] = static_cast<cl_int>(shape[from]);
+    s.strides[kMaxRank - rank + i] = static_cast<cl_int>(in_strides[from]);
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("transpose"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "transpose");
+}
+
+}  // namespace hsched::opencl
