@@ -53,7 +53,11 @@ void add_plan_source_flags(CLI::App& command, PlanSourceArgs& args) {
       "--policy", args.policy, "Policy: a name in configs/policies or a file (default: default)");
   config->excludes(target)->excludes(policy);
   command.add_option("--devices", args.devices,
-                     "Use only these devices: kinds, APIs or ids, comma-separated");
+                     "Run on these devices (kinds, APIs or ids, comma-separated), the CPU taking "
+                     "what they cannot");
+  command.add_option("--precision", args.precision,
+                     "With --devices and no --policy/--config: fp32 (default) or fp16 on the "
+                     "listed devices");
 }
 
 // MODEL, --input-shape and the plan source: what plan, report and run share.
@@ -106,6 +110,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_option("--iterations", run_args.iterations, "Timed runs (default 10)");
   run->add_option("--warmup", run_args.warmup, "Untimed runs first (default 2)");
   run->add_option("--threads", run_args.threads, "CPU threads (default 2)");
+  run->add_option("--compile-timeout-ms", run_args.compile_timeout_ms,
+                  "Per-partition compile deadline; past it the CPU takes the partition "
+                  "(default: the deploy file's, else 30000)");
   run->add_flag("--json", run_args.json, "Print the report as JSON");
   run->add_flag("--profile", run_args.profile,
                 "Time every step: time per op type and the slowest steps in the report");

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/program.h"
 #include "cli/run_command.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"

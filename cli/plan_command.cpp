@@ -66,6 +66,8 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
     HSCHED_ASSIGN_OR_RETURN(Deployment deployment, sched::load_deployment_or_discover(args.config));
     source.target = std::move(deployment.target);
     source.policy = std::move(deployment.policy);
+    source.cache_dir = deployment.cache_dir;
+    source.compile_timeout_ms = static_cast<int64_t>(deployment.compile_timeout_ms);
   } else {
     auto target = sched::resolve_target_or_discover(
         args.target.empty() ? std::string(kThisMachineTarget) : args.target);
@@ -79,8 +81,20 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
       source.policy = std::move(policy).value();
     }
   }
+  const bool policy_named = !args.config.empty() || !args.policy.empty();
+  if (!args.precision.empty() && (args.devices.empty() || policy_named)) {
+    return invalid_argument("--precision applies to --devices without --policy or --config");
+  }
   if (!args.devices.empty()) {
     HSCHED_ASSIGN_OR_RETURN(source.target, sched::restrict_devices(source.target, args.devices));
+    if (!policy_named) {
+      const std::string precision = args.precision.empty() ? "fp32" : args.precision;
+      const std::optional<Precision> parsed = parse_precision(precision);
+      if (!parsed || (*parsed != Precision::kFp32 && *parsed != Precision::kFp16)) {
+        return invalid_argument("--precision: '" + precision + "' is not fp32 or fp16");
+      }
+      source.policy = sched::devices_policy(args.devices, *parsed);
+    }
   }
   return source;
 }
@@ -96,7 +110,8 @@ Result<PlannedModel> plan_model(const PlanArgs& args) {
   auto plan = schedule(graph, source.target, source.policy);
   if (!plan.is_ok()) return plan.status().with_context(args.model_path);
   plan->model = args.model_path;
-  return PlannedModel{std::move(graph), std::move(plan).value()};
+  return PlannedModel{std::move(graph), std::move(plan).value(), source.cache_dir,
+                      source.compile_timeout_ms};
 }
 
 Result<std::string> run_plan(const PlanArgs& args) {

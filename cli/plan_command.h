@@ -19,14 +19,18 @@ struct PlanSourceArgs {
   std::string target;   // name or file; empty: this-machine
   std::string policy;   // name or file; empty: the built-in default policy
   std::string devices;  // comma-separated selectors (kind, API or id); empty: every device
+  std::string precision;  // with --devices and no policy: the listed devices' precision
 };
 
 struct PlanSource {
   Target target;
   Policy policy;
+  std::string cache_dir;  // the deploy file's cache_dir; "" otherwise
+  int64_t compile_timeout_ms = 30000;  // the deploy file's compile_timeout_ms, else the default
 };
 
-// The target (restricted to --devices) and policy the flags name. InvalidArgument naming the
+// The target (restricted to --devices) and policy the flags name; with --devices and neither
+// --policy nor --config, the policy is sched::devices_policy (the listed devices first). InvalidArgument naming the
 // flag, file and key at fault.
 Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args);
 
@@ -39,10 +43,12 @@ struct PlanArgs {
   std::string output;           // report: write here (atomically) instead of stdout
 };
 
-// A model with its plan.
+// A model with its plan, and the deploy settings the run uses.
 struct PlannedModel {
   Graph graph;
   Plan plan;
+  std::string cache_dir;
+  int64_t compile_timeout_ms = 30000;
 };
 
 // Imports args.model_path and schedules it for the source the flags name.

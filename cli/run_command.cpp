@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/cpu/program.h"
+#include "hsched/executor.h"
 #include "graph/tensor_proto.h"
 
 namespace hsched::cli {
@@ -21,28 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxIterations = 1000000;
-
-// Only the CPU executes until the heterogeneous executor (issue 6) exists: a plan that puts nodes
-// on a device planned from a profile, or on a present device without an executor, is refused.
-Status check_executable(const Plan& plan) {
-  std::map<std::string, int> nodes_on;  // device id -> nodes placed there
-  for (const NodePlacement& placement : plan.nodes) ++nodes_on[placement.device];
-  for (const auto& [id, count] : nodes_on) {
-    const DeviceProfile* device = plan.target.find(id);
-    const std::string where = "the plan puts " + std::to_string(count) + " nodes on " + id +
-                              (device != nullptr ? " (" + device->name + ")" : std::string());
-    if (device == nullptr || !device->present) {
-      return invalid_argument(where + ", which target " + plan.target.name +
-                              " plans from a profile and is not present on this machine; "
-                              "`hsched plan` shows such plans, `--target this-machine` runs here");
-    }
-    if (device->api != DeviceApi::kHost) {
-      return unimplemented(where + ": running on " + device_api_name(device->api) +
-                           " devices is not built yet (the CPU runs models)");
-    }
-  }
-  return Status::ok();
-}
+constexpr int64_t kMaxCompileTimeoutMs = int64_t{24} * 3600 * 1000;  // a day
 
 // The `fallback: warn` summary: how many nodes fell back and why, on one line.
 void warn_fallbacks(const Plan& plan, std::ostream& warnings) {
@@ -119,12 +98,6 @@ Status write_outputs(const Graph& graph, const std::vector<Tensor>& outputs,
   return Status::ok();
 }
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 int64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -132,6 +105,12 @@ int64_t peak_rss_bytes() {
 }
 
 }  // namespace
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
 
 std::vector<Tensor> seeded_inputs(const Graph& graph) {
   std::vector<Tensor> inputs;
@@ -144,7 +123,7 @@ std::vector<Tensor> seeded_inputs(const Graph& graph) {
 namespace {
 
 // Mean ms per run of each op type (fused steps count under their root op), most expensive first.
-std::vector<std::pair<std::string, double>> time_per_op(const std::vector<cpu::StepProfile>& steps) {
+std::vector<std::pair<std::string, double>> time_per_op(const std::vector<StepProfile>& steps) {
   std::map<std::string, double> by_op;
   for (const auto& step : steps) by_op[step.op] += step.mean_ms;
   std::vector<std::pair<std::string, double>> sorted(by_op.begin(), by_op.end());
@@ -153,7 +132,7 @@ std::vector<std::pair<std::string, double>> time_per_op(const std::vector<cpu::S
   return sorted;
 }
 
-nlohmann::json profile_json(const std::vector<cpu::StepProfile>& steps) {
+nlohmann::json profile_json(const std::vector<StepProfile>& steps) {
   nlohmann::json json;
   json["ops"] = nlohmann::json::array();
   for (const auto& [op, ms] : time_per_op(steps)) json["ops"].push_back({{"op", op}, {"ms", ms}});
@@ -164,7 +143,7 @@ nlohmann::json profile_json(const std::vector<cpu::StepProfile>& steps) {
   return json;
 }
 
-std::string profile_text(const std::vector<cpu::StepProfile>& steps) {
+std::string profile_text(const std::vector<StepProfile>& steps) {
   constexpr size_t kSlowest = 10;
   std::ostringstream text;
   text << std::fixed << std::setprecision(3);
@@ -172,7 +151,7 @@ std::string profile_text(const std::vector<cpu::StepProfile>& steps) {
     text << "profile      " << std::left << std::setw(28) << op << std::right << std::setw(10)
          << ms << " ms\n";
   }
-  std::vector<cpu::StepProfile> slowest = steps;
+  std::vector<StepProfile> slowest = steps;
   std::stable_sort(slowest.begin(), slowest.end(),
                    [](const auto& a, const auto& b) { return a.mean_ms > b.mean_ms; });
   slowest.resize(std::min(slowest.size(), kSlowest));
@@ -185,26 +164,40 @@ std::string profile_text(const std::vector<cpu::StepProfile>& steps) {
 
 }  // namespace
 
-Result<TimedRuns> time_runs(cpu::CpuProgram& program, const std::vector<Tensor>& inputs, int warmup,
-                            int iterations) {
-  using Clock = std::chrono::steady_clock;
-  TimedRuns timed;
-  std::vector<double> times;
-  for (int i = 0; i < warmup + iterations; ++i) {
-    const auto start = Clock::now();
-    auto result = program.run(inputs);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-    if (!result.is_ok()) return result.status();
-    if (i >= warmup) times.push_back(ms);
-    if (i + 1 == warmup) program.reset_profile();  // the profile covers the timed runs only
-    timed.outputs = std::move(result).value();
+namespace {
+
+// "cpu0 (3 partitions, 40 nodes), ocl0 (2 partitions, 12 nodes)": where the plan runs.
+std::string devices_text(const Plan& plan) {
+  std::map<std::string, std::pair<int, size_t>> by_device;  // partitions, nodes
+  for (const Partition& partition : plan.partitions) {
+    auto& [partitions, nodes] = by_device[partition.device];
+    ++partitions;
+    nodes += partition.nodes.size();
   }
-  const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
-  timed.min_ms = *min_it;
-  timed.max_ms = *max_it;
-  timed.median_ms = median_of(times);
-  return timed;
+  std::string text;
+  for (const auto& [id, counts] : by_device) {
+    const DeviceProfile* device = plan.target.find(id);
+    text += (text.empty() ? "" : ", ") + id + " " +
+            (device != nullptr ? "(" + device->name + ") " : std::string()) +
+            std::to_string(counts.first) + " partitions, " + std::to_string(counts.second) +
+            " nodes";
+  }
+  return text;
 }
+
+// Rejections found while compiling (compile_timeout...), one line each, for the report.
+std::vector<const Rejection*> late_rejections(const Plan& plan) {
+  std::vector<const Rejection*> late;
+  for (const Rejection& rejection : plan.rejections) {
+    if (rejection.reason == ReasonCode::kCompileTimeout ||
+        rejection.reason == ReasonCode::kCompileFailed) {
+      late.push_back(&rejection);
+    }
+  }
+  return late;
+}
+
+}  // namespace
 
 Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (args.iterations < 1 || args.iterations > kMaxIterations) {
@@ -215,55 +208,78 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   }
   if (args.threads < 1 || args.threads > 1024)
     return invalid_argument("--threads must be in [1, 1024]");
+  if (args.compile_timeout_ms > kMaxCompileTimeoutMs) {
+    return invalid_argument("--compile-timeout-ms must be in [0, " +
+                            std::to_string(kMaxCompileTimeoutMs) + "]");
+  }
   PlanArgs plan_args;
   plan_args.model_path = args.model_path;
   plan_args.input_shapes = args.input_shapes;
   plan_args.source = args.source;
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(plan_args));
   const Graph& graph = planned.graph;
-  const Plan& plan = planned.plan;
-  HSCHED_RETURN_IF_ERROR(check_executable(plan));
-  warn_fallbacks(plan, warnings);
   HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(graph, args.inputs_dir));
 
-  using Clock = std::chrono::steady_clock;
-  const auto compile_start = Clock::now();
-  cpu::CpuOptions cpu_options;
-  cpu_options.threads = args.threads;
-  cpu_options.profile = args.profile;
-  auto program = cpu::CpuProgram::compile(graph, cpu_options);
-  if (!program.is_ok()) return program.status().with_context(args.model_path);
-  const double compile_ms =
-      std::chrono::duration<double, std::milli>(Clock::now() - compile_start).count();
+  ExecutorOptions options;
+  options.cache_dir = planned.cache_dir;
+  options.compile_timeout_ms =
+      args.compile_timeout_ms >= 0 ? args.compile_timeout_ms : planned.compile_timeout_ms;
+  options.cpu_threads = args.threads;
+  options.profile = args.profile;
+  auto executable = compile(graph, planned.plan, options);
+  if (!executable.is_ok()) return executable.status().with_context(args.model_path);
+  Executable& exe = **executable;
+  const Plan& plan = exe.plan();
+  warn_fallbacks(plan, warnings);
 
-  auto timed = time_runs(**program, inputs, args.warmup, args.iterations);
+  auto timed = time_runs(exe, inputs, args.warmup, args.iterations);
   if (!timed.is_ok()) return timed.status().with_context(args.model_path);
   const std::vector<Tensor>& outputs = timed->outputs;
   if (!args.outputs_dir.empty())
     HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
 
   const double median = timed->median_ms;
-  const auto& stats = (*program)->stats();
+  const ExecutableStats& stats = exe.stats();
   if (args.json) {
     nlohmann::json report;
     report["model"] = args.model_path;
-    report["devices"] = nlohmann::json::array({"cpu"});
+    report["devices"] = nlohmann::json::array();
+    for (const DeviceProfile& device : plan.target.devices) {
+      report["devices"].push_back({{"id", device.id},
+                                   {"name", device.name},
+                                   {"api", device_api_name(device.api)},
+                                   {"kind", device_kind_name(device.kind)}});
+    }
     report["plan"] = {{"target", plan.target.name},
                       {"policy", plan.policy.name},
                       {"partitions", plan.partitions.size()},
                       {"fallbacks", plan.fallbacks.size()},
+                      {"replans", stats.replans},
                       {"predicted_ms", plan.predicted_ms}};
+    report["partitions"] = nlohmann::json::array();
+    for (const Partition& partition : plan.partitions) {
+      report["partitions"].push_back({{"id", partition.id},
+                                      {"device", partition.device},
+                                      {"nodes", partition.nodes.size()},
+                                      {"predicted_ms", partition.compute_ms}});
+    }
+    report["late_rejections"] = nlohmann::json::array();
+    for (const Rejection* rejection : late_rejections(plan)) {
+      report["late_rejections"].push_back({{"node", node_label(graph, rejection->node)},
+                                           {"device", rejection->device},
+                                           {"reason", reason_code_name(rejection->reason)},
+                                           {"detail", rejection->detail}});
+    }
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
     report["warmup"] = args.warmup;
     report["latency_ms"] = {{"median", median}, {"min", timed->min_ms}, {"max", timed->max_ms}};
-    report["compile_ms"] = compile_ms;
+    report["compile_ms"] = stats.compile_ms;
+    report["first_run_ms"] = timed->first_ms;
+    report["cache"] = {{"programs_built", stats.programs_built},
+                       {"programs_loaded", stats.programs_loaded}};
     report["peak_rss_bytes"] = peak_rss_bytes();
-    report["cpu"] = {
-        {"kernels", stats.kernels},         {"folded_nodes", stats.folded_nodes},
-        {"fused_nodes", stats.fused_nodes}, {"channels_last_values", stats.channels_last_values},
-        {"arena_bytes", stats.arena_bytes}, {"activation_bytes", stats.activation_bytes}};
-    if (args.profile) report["profile"] = profile_json((*program)->profile());
+    if (args.profile) report["profile"] = profile_json(exe.profile());
     report["outputs"] = nlohmann::json::array();
     for (size_t k = 0; k < outputs.size(); ++k) {
       report["outputs"].push_back({{"name", graph.value(graph.outputs()[k]).name},
@@ -274,12 +290,17 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   }
   std::ostringstream text;
   text << "model        " << args.model_path << "\n"
-       << "devices      cpu (" << args.threads << " threads)\n"
+       << "devices      " << devices_text(plan) << " (CPU: " << args.threads << " threads)\n"
        << "plan         target " << plan.target.name << ", policy " << plan.policy.name
        << ": predicted " << plan.predicted_ms << " ms, partitions " << plan.partitions.size()
-       << ", fallbacks " << plan.fallbacks.size() << "\n"
-       << "compile      " << compile_ms << " ms (" << stats.kernels << " kernels, "
-       << stats.folded_nodes << " nodes folded, " << stats.fused_nodes << " fused)\n"
+       << ", fallbacks " << plan.fallbacks.size() << ", re-plans " << stats.replans << "\n";
+  for (const Rejection* rejection : late_rejections(plan)) {
+    text << "rejected     " << node_label(graph, rejection->node) << " on " << rejection->device
+         << ": " << reason_code_name(rejection->reason) << " (" << rejection->detail << ")\n";
+  }
+  text << "compile      " << stats.compile_ms << " ms (OpenCL programs: " << stats.programs_built
+       << " built, " << stats.programs_loaded << " loaded from the cache)\n"
+       << "first run    " << timed->first_ms << " ms\n"
        << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
        << timed->max_ms << " ms over " << args.iterations << " runs (" << args.warmup
        << " warm-up)\n";
@@ -288,7 +309,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
          << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";
   }
   if (!args.outputs_dir.empty()) text << "written      " << args.outputs_dir << "\n";
-  if (args.profile) text << profile_text((*program)->profile());
+  if (args.profile) text << profile_text(exe.profile());
   return text.str();
 }
 

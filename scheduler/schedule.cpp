@@ -17,6 +17,7 @@
 #include "scheduler/cost_model.h"
 #include "scheduler/cpu_capability.h"
 #include "scheduler/discover.h"
+#include "scheduler/opencl_capability.h"
 #include "scheduler/partitioner.h"
 
 namespace hsched {
@@ -63,10 +64,40 @@ std::string describe(const Rejection& rejection) {
          reason_code_name(rejection.reason) + ": " + rejection.detail;
 }
 
+// A device's capability with the failures found after an earlier plan (compile timeout,
+// verification...) added: each listed (node, device) is refused with its recorded reason.
+class LateRejections final : public Capability {
+ public:
+  LateRejections(std::unique_ptr<Capability> inner, const std::vector<Rejection>& all)
+      : inner_(std::move(inner)) {
+    for (const Rejection& rejection : all) {
+      if (rejection.device == inner_->device().id) by_node_.emplace(rejection.node, rejection);
+    }
+  }
+  const DeviceProfile& device() const override { return inner_->device(); }
+  std::optional<Rejection> check(const Graph& graph, NodeId node,
+                                 Precision precision) const override {
+    auto found = by_node_.find(node);
+    if (found == by_node_.end()) return inner_->check(graph, node, precision);
+    Rejection rejection = found->second;
+    rejection.precision = precision;
+    return rejection;
+  }
+
+ private:
+  std::unique_ptr<Capability> inner_;
+  std::map<NodeId, Rejection> by_node_;
+};
+
 class Scheduler {
  public:
-  Scheduler(const Graph& graph, const Target& target, const Policy& policy)
-      : graph_(graph), target_(target), policy_(policy), cost_(target, policy.expected_runs) {}
+  Scheduler(const Graph& graph, const Target& target, const Policy& policy,
+            const std::vector<Rejection>& late_rejections)
+      : graph_(graph),
+        target_(target),
+        policy_(policy),
+        late_rejections_(late_rejections),
+        cost_(target, policy.expected_runs) {}
 
   Result<Plan> run();
 
@@ -90,6 +121,7 @@ class Scheduler {
   const Graph& graph_;
   const Target& target_;
   const Policy& policy_;
+  const std::vector<Rejection>& late_rejections_;
   sched::CostModel cost_;
   std::vector<std::unique_ptr<Capability>> capabilities_;  // per device of target_
   std::map<std::string, OpChoices> op_choices_;            // per op type, resolved once
@@ -334,8 +366,22 @@ Result<Plan> Scheduler::run() {
   }
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
   for (const DeviceProfile& device : target_.devices) {
-    capabilities_.push_back(device.api == DeviceApi::kHost ? make_cpu_capability(device)
-                                                           : make_profile_capability(device));
+    std::unique_ptr<Capability> capability;
+    switch (device.api) {
+      case DeviceApi::kHost:
+        capability = make_cpu_capability(device);
+        break;
+      case DeviceApi::kOpenCl:
+        capability = make_opencl_capability(device);
+        break;
+      default:
+        capability = make_profile_capability(device);
+        break;
+    }
+    if (!late_rejections_.empty()) {
+      capability = std::make_unique<LateRejections>(std::move(capability), late_rejections_);
+    }
+    capabilities_.push_back(std::move(capability));
   }
   Plan plan;
   plan.model = graph_.name;
@@ -386,7 +432,12 @@ Result<Plan> Scheduler::run() {
 }  // namespace
 
 Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy) {
-  return Scheduler(graph, target, policy).run();
+  return schedule(graph, target, policy, {});
+}
+
+Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy,
+                      const std::vector<Rejection>& late_rejections) {
+  return Scheduler(graph, target, policy, late_rejections).run();
 }
 
 Result<Plan> schedule(const Graph& graph) {

@@ -43,9 +43,32 @@ Result<Target> restrict_devices(const Target& target, const std::string& list) {
   Target restricted = target;
   restricted.devices.clear();
   for (const DeviceProfile& device : target.devices) {
-    if (kept.count(device.id) != 0) restricted.devices.push_back(device);
+    // The host CPU stays: it is every plan's last resort (a fallback needs somewhere to go).
+    if (kept.count(device.id) != 0 || device.api == DeviceApi::kHost) {
+      restricted.devices.push_back(device);
+    }
   }
   return restricted;
+}
+
+Policy devices_policy(const std::string& list, Precision precision) {
+  Policy policy = default_policy();
+  policy.name = "devices";
+  policy.source = "--devices " + list;
+  policy.choices.clear();
+  policy.op_choices.clear();
+  policy.default_choices.clear();
+  std::stringstream stream(list);
+  std::string selector;
+  while (std::getline(stream, selector, ',')) {
+    if (selector.empty()) continue;
+    // The host CPU computes fp32 only; any other device is asked for `precision`.
+    const bool host = selector == "cpu" || selector == "host";
+    policy.default_choices.push_back({selector, host ? Precision::kFp32 : precision});
+  }
+  policy.objective = Objective::kStrict;
+  policy.fallback = FallbackMode::kWarn;
+  return policy;
 }
 
 }  // namespace hsched::sched

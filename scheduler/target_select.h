@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hsched/device.h"
+#include "hsched/policy.h"
 #include "hsched/status.h"
 #include "scheduler/config_yaml.h"
 
@@ -15,9 +16,14 @@ Result<Target> resolve_target_or_discover(const std::string& name_or_path);
 Result<Deployment> load_deployment_or_discover(const std::string& path);
 
 // Keeps the devices of `target` that some selector of `list` matches (comma-separated kinds,
-// APIs or ids as in match_devices), in target order. InvalidArgument "--devices: ..." when the
-// list is empty or a selector matches no device (naming it and the target's devices). The CPU is
-// not kept implicitly: a node only the CPU could run then makes schedule() fail, naming it.
+// APIs or ids as in match_devices), in target order, and the host CPU, every plan's last resort.
+// InvalidArgument "--devices: ..." when the list is empty or a selector matches no device (naming
+// it and the target's devices).
 Result<Target> restrict_devices(const Target& target, const std::string& list);
+
+// The policy of `--devices LIST` when no --policy or --config names one: every op to the first
+// listed device that can run it, in list order, at `precision` (the host CPU, "cpu", in fp32);
+// the host CPU in fp32 as the last resort; strict objective; the default policy's tolerances.
+Policy devices_policy(const std::string& list, Precision precision);
 
 }  // namespace hsched::sched

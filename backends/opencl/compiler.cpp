@@ -1,13 +1,7 @@
 #include "backends/opencl/compiler.h"
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdlib>
-#include <mutex>
-#include <optional>
 #include <sstream>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "backends/opencl/device.h"
@@ -57,45 +51,29 @@ std::optional<cl::Program> program_from_binary(const cl::Context& context, const
   return program;
 }
 
-// What a source build hands back to whoever still waits for it.
-struct BuildState {
-  std::mutex mutex;
-  std::condition_variable done_cv;
-  bool done = false;
-  std::optional<Result<cl::Program>> result;
-};
-
-// Runs on the worker thread; owns copies (OpenCL retains) of everything it uses.
-void build_from_source(std::shared_ptr<BuildState> state, std::shared_ptr<ProgramCache> cache,
-                       cl::Context context, cl::Device device, BuildRequest request,
-                       ProgramKey key) {
+// Runs on a detached worker (run_with_deadline); owns copies (OpenCL retains) of what it uses.
+Result<cl::Program> build_from_source(const std::shared_ptr<ProgramCache>& cache,
+                                      const cl::Context& context, const cl::Device& device,
+                                      const BuildRequest& request, const ProgramKey& key) {
   if (const int64_t delay = build_delay_ms(request); delay > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(delay));
   }
-  auto finish = [&](Result<cl::Program> result) {
-    std::lock_guard<std::mutex> lock(state->mutex);
-    state->result = std::move(result);
-    state->done = true;
-    state->done_cv.notify_all();
-  };
   cl_int error = CL_SUCCESS;
   cl::Program program(context, request.source, false, &error);
   if (error != CL_SUCCESS) {
-    finish(internal_error("opencl: clCreateProgramWithSource failed (error " +
-                          std::to_string(error) + ")"));
-    return;
+    return internal_error("opencl: clCreateProgramWithSource failed (error " +
+                          std::to_string(error) + ")");
   }
   error = program.build({device}, request.options.c_str());
   if (error != CL_SUCCESS) {
-    finish(internal_error("build_failed: clBuildProgram error " + std::to_string(error) + " on " +
-                          key.device_name + ": " + build_log_head(program, device)));
-    return;
+    return internal_error("build_failed: clBuildProgram error " + std::to_string(error) + " on " +
+                          key.device_name + ": " + build_log_head(program, device));
   }
   cache->record_built();
   if (const ProgramCache::Binary binary = program_binary(program); !binary.empty()) {
     cache->store(key, binary);
   }
-  finish(std::move(program));
+  return program;
 }
 
 }  // namespace
@@ -129,24 +107,12 @@ Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device
       return std::move(*program);
     }
   }
-  auto state = std::make_shared<BuildState>();
-  try {
-    std::thread(build_from_source, state, cache_, context, device, request, key).detach();
-  } catch (const std::system_error& error) {  // no thread to be had (resource limits)
-    return internal_error("opencl: cannot start a build thread for " + key.device_name + ": " +
-                          error.what());
-  }
-  std::unique_lock<std::mutex> lock(state->mutex);
-  const bool finished = state->done_cv.wait_for(
-      lock, std::chrono::milliseconds(std::max<int64_t>(0, request.deadline_ms)),
-      [&] { return state->done; });
-  if (!finished) {
-    return Status(ErrorCode::kDeadlineExceeded,
-                  "compile_timeout: program build on " + key.device_name + " (key " + key.digest() +
-                      ") exceeded the " + std::to_string(request.deadline_ms) +
-                      " ms deadline; it finishes in the background to fill the cache");
-  }
-  return std::move(*state->result);
+  return run_with_deadline<cl::Program>(
+      [cache = cache_, context, device, request, key] {
+        return build_from_source(cache, context, device, request, key);
+      },
+      request.deadline_ms,
+      "program build on " + key.device_name + " (key " + key.digest() + ")");
 }
 
 }  // namespace hsched::opencl

@@ -130,13 +130,15 @@ DeviceProfile device_profile(const DeviceInfo& info) {
   profile.kind = (info.type & CL_DEVICE_TYPE_GPU) ? DeviceKind::kGpu : DeviceKind::kCpu;
   profile.api = DeviceApi::kOpenCl;
   profile.present = true;
+  profile.locator = locator(info);
   const uint32_t clock_mhz = info.max_clock_mhz > 0 ? info.max_clock_mhz : kFallbackClockMhz;
   const uint32_t units = std::max<uint32_t>(1, info.compute_units);
   // An estimate, not a measurement: units x clock x the vendor's FLOP per cycle per unit.
   const double fp32 = units * (clock_mhz / 1000.0) * flop_per_cycle(info);
   profile.peak_gflops[Precision::kFp32] = fp32;
-  // fp16 compute only where the device says it has it; assumed at twice the fp32 rate.
-  if (info.fp16) profile.peak_gflops[Precision::kFp16] = 2 * fp32;
+  // fp16 on every device: the kernels store fp16 (vload_half/vstore_half) and compute in fp32,
+  // so it runs at the fp32 rate on half the bytes, cl_khr_fp16 or not.
+  profile.peak_gflops[Precision::kFp16] = fp32;
   profile.efficiency[OpClass::kConvLinear] = kConvLinearEfficiency;
   profile.default_efficiency = kDefaultEfficiency;
   profile.zero_copy = info.host_unified_memory;
@@ -168,6 +170,17 @@ const std::vector<std::string>& supported_ops() {
       // data movement and views
       "Resize", "Concat", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
   return kOps;
+}
+
+std::string locator(const DeviceInfo& info) {
+  return "opencl:" + std::to_string(info.platform_index) + ":" + std::to_string(info.device_index);
+}
+
+std::optional<DeviceInfo> find_device(const std::string& locator_text) {
+  for (DeviceInfo& info : enumerate_devices()) {
+    if (locator(info) == locator_text) return std::move(info);
+  }
+  return std::nullopt;
 }
 
 std::vector<DeviceProfile> discover_devices() {

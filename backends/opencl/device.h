@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,12 @@ inline constexpr const char* kIdFamily = "ocl*";
 // device such as PoCL's stays kind cpu, a GPU kind gpu); api opencl; present. Peaks and bandwidth
 // are estimates from compute units and clock (see device.cpp) until calibration (issue 8).
 DeviceProfile device_profile(const DeviceInfo& info);
+
+// Where `info` sits ("opencl:PLATFORM:DEVICE", indices of enumerate_devices' order): the
+// DeviceProfile's locator, by which the executor finds the device again.
+std::string locator(const DeviceInfo& info);
+// The enumerated device at `locator`; nullopt when there is none (the machine changed).
+std::optional<DeviceInfo> find_device(const std::string& locator);
 
 // The op types the OpenCL backend is planned to run. Kernels land with issue 5's kernel work;
 // until an op's kernel exists the backend rejects it at compile time (the scheduler re-plans it).

@@ -46,6 +46,9 @@ struct DeviceProfile {
   DeviceKind kind = DeviceKind::kCpu;
   DeviceApi api = DeviceApi::kHost;
   bool present = false;  // true: found on this machine and can run; false: planned from a profile
+  // How the device's backend finds a present device again ("opencl:PLATFORM:DEVICE"); empty for
+  // the host CPU and for devices planned from a profile.
+  std::string locator;
 
   std::map<Precision, double> peak_gflops;  // per computed precision; absent = not supported
   std::map<OpClass, double> efficiency;     // fraction of peak reached per op class (0..1];

@@ -1,6 +1,8 @@
 // The library entry point: schedule(graph) -> Plan.
 #pragma once
 
+#include <vector>
+
 #include "graph/graph.h"
 #include "hsched/device.h"
 #include "hsched/plan.h"
@@ -16,5 +18,11 @@ Result<Plan> schedule(const Graph& graph);
 // mode is `error` and any node falls back, listing every such node; never fails otherwise, since
 // the CPU takes every node the other devices reject.
 Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy);
+
+// The same, with failures found after an earlier plan (compile_timeout, compile_failed,
+// verification_failed...): each Rejection's (node, device) is refused with that record, which the
+// plan's rejections keep. The executor re-plans this way; a rejection is final for the run.
+Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy,
+                      const std::vector<Rejection>& late_rejections);
 
 }  // namespace hsched

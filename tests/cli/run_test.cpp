@@ -31,7 +31,11 @@ TEST(RunCliTest, ReadsInputsWritesOutputsAndReportsJson) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["iterations"], 3);
-  EXPECT_EQ(json["devices"], nlohmann::json({"cpu"}));
+  ASSERT_EQ(json["devices"].size(), 1u);  // --devices cpu: the host CPU alone
+  EXPECT_EQ(json["devices"][0]["id"], "cpu0");
+  EXPECT_EQ(json["devices"][0]["api"], "host");
+  EXPECT_EQ(json["cache"]["programs_built"], 0);
+  EXPECT_GE(json["first_run_ms"].get<double>(), 0.0);
   EXPECT_LE(json["latency_ms"]["min"].get<double>(), json["latency_ms"]["median"].get<double>());
   EXPECT_EQ(json["outputs"][0]["name"], "y");
   EXPECT_EQ(json["outputs"][0]["shape"], nlohmann::json({1, 4}));

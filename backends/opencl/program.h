@@ -1,0 +1,62 @@
+// A graph (one partition of a plan) compiled for an OpenCL device: a buffer per value in the
+// storage type, float constants uploaded once, view ops aliased, one enqueue_node per other
+// node on an in-order queue.
+//
+// run(): writes the inputs, enqueues every node, and reads the outputs with blocking reads, so
+// when it returns every command of the run has finished and no device data is read early (the
+// host->device writes precede their readers on the in-order queue).
+// Threading: concurrent run() calls are serialized.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/opencl/node_ops.h"
+#include "backends/opencl/runtime.h"
+#include "graph/graph.h"
+
+namespace hsched::opencl {
+
+struct ProgramStats {
+  int kernels = 0;              // nodes enqueued per run
+  int aliased_views = 0;        // view ops run as no-ops
+  int64_t constant_bytes = 0;   // uploaded once, in the storage type
+  int64_t activation_bytes = 0;  // device buffers of non-constant values
+};
+
+class ClProgram {
+ public:
+  // `graph`: static shapes; every node passes check_node. Builds (or loads) the op programs for
+  // `storage` through `device` under `deadline_ms`; errors: the runtime's (compile_timeout,
+  // build_failed), InvalidArgument naming a node the backend refuses, Internal for OpenCL.
+  static Result<std::unique_ptr<ClProgram>> compile(const Graph& graph,
+                                                    std::shared_ptr<DeviceRuntime> device,
+                                                    Storage storage, int64_t deadline_ms);
+
+  // Inputs in the order of graph().inputs() (float32, shapes as the graph's); outputs likewise.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+
+  const Graph& graph() const { return graph_; }
+  Storage storage() const { return ops_->storage(); }
+  const ProgramStats& stats() const { return stats_; }
+
+ private:
+  ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device, const OpKernels* ops);
+  Status allocate();
+  Status upload_constants();
+  Status write_input(const Tensor& input, ValueId value);
+  Result<Tensor> read_output(ValueId value);
+  NodeOperands operands_for(const Node& node);
+
+  Graph graph_;
+  std::shared_ptr<DeviceRuntime> device_;
+  const OpKernels* ops_;  // owned by device_
+  cl::CommandQueue queue_;
+  std::vector<std::shared_ptr<cl::Buffer>> buffers_;  // per value; views share their input's
+  std::vector<NodeId> order_;                         // nodes that run a kernel, in order
+  ProgramStats stats_;
+  std::mutex run_mutex_;
+};
+
+}  // namespace hsched::opencl

@@ -1,0 +1,190 @@
+// The executor (hsched/executor.h): a plan's partitions compiled on their devices and run in
+// order; OpenCL partitions on the first OpenCL device (PoCL in CI; those tests are skipped, not
+// passed, without one); a compile past its deadline re-planned to the CPU.
+#include "hsched/executor.h"
+
+#include <cstdlib>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "backends/opencl/opencl_test_util.h"
+#include "hsched/schedule.h"
+#include "scheduler/config_yaml.h"
+#include "scheduler/discover.h"
+#include "scheduler/target_select.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+Tensor random_tensor(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t(DType::kF32, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : t.values<float>()) v = dist(rng);
+  return t;
+}
+
+// x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> ReduceSum(axis 1, keepdims) -> Conv(2, 1x1) -> y.
+// ReduceSum has no OpenCL kernel: an OpenCL plan splits into OpenCL, CPU, OpenCL partitions.
+Graph split_graph() {
+  Graph g;
+  g.name = "split";
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({1, 3, 8, 8}));
+  g.add_input(x);
+  const ValueId w1 = g.add_constant("w1", random_tensor({4, 3, 3, 3}, 1));
+  const ValueId b1 = g.add_constant("b1", random_tensor({4}, 2));
+  const ValueId c1 = g.add_value("c1", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId r1 = g.add_value("r1", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId axes = g.add_constant("axes", Tensor::from_vector(DType::kI64, {1},
+                                                                  std::vector<int64_t>{1}));
+  const ValueId s1 = g.add_value("s1", DType::kF32, Shape({1, 1, 8, 8}));
+  const ValueId w2 = g.add_constant("w2", random_tensor({2, 1, 1, 1}, 3));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({1, 2, 8, 8}));
+  Node conv1{"conv1", "Conv", "", {x, w1, b1}, {c1}, {}};
+  conv1.attributes["pads"] = Attribute(std::vector<int64_t>{1, 1, 1, 1});
+  g.add_node(conv1);
+  g.add_node(Node{"relu1", "Relu", "", {c1}, {r1}, {}});
+  g.add_node(Node{"sum1", "ReduceSum", "", {r1, axes}, {s1}, {}});
+  g.add_node(Node{"conv2", "Conv", "", {s1, w2}, {y}, {}});
+  g.add_output(y);
+  return g;
+}
+
+std::vector<Tensor> cpu_reference(const Graph& graph, const std::vector<Tensor>& inputs) {
+  auto program = cpu::CpuProgram::compile(graph, cpu::CpuOptions{});
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  auto outputs = (*program)->run(inputs);
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  return std::move(outputs).value();
+}
+
+void expect_close(const Tensor& actual, const Tensor& expected, float atol, float rtol) {
+  ASSERT_EQ(actual.dims(), expected.dims());
+  const auto a = actual.values<float>();
+  const auto b = expected.values<float>();
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_LE(std::abs(a[i] - b[i]), atol + rtol * std::abs(b[i])) << "element " << i;
+  }
+}
+
+// The plan of `--devices opencl`: this machine restricted to its OpenCL devices and the host.
+Plan opencl_plan(const Graph& graph, Precision precision) {
+  auto target = sched::restrict_devices(sched::discover_target(), "opencl");
+  EXPECT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(graph, *target, sched::devices_policy("opencl", precision));
+  EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+  return std::move(plan).value();
+}
+
+int nodes_on_api(const Plan& plan, DeviceApi api) {
+  int count = 0;
+  for (const NodePlacement& placement : plan.nodes) {
+    count += plan.target.find(placement.device)->api == api ? 1 : 0;
+  }
+  return count;
+}
+
+TEST(ExecutorTest, CpuPlanGivesTheCpuProgramsOutputs) {
+  const Graph graph = split_graph();
+  auto target = sched::restrict_devices(sched::discover_target(), "cpu");
+  ASSERT_TRUE(target.is_ok());
+  auto plan = schedule(graph, *target, default_policy());
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  auto exe = compile(graph, *plan, ExecutorOptions{});
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 7)};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 0, 0);
+  EXPECT_EQ((*exe)->stats().programs_built, 0);
+  EXPECT_EQ((*exe)->stats().replans, 0);
+  auto wrong = (*exe)->run({});
+  EXPECT_FALSE(wrong.is_ok());
+}
+
+TEST(ExecutorTest, PlanForAbsentDeviceIsRefused) {
+  const Graph graph = split_graph();
+  auto target = resolve_target("core-ultra-7-155h");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(graph, *target, default_policy());
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  auto exe = compile(graph, *plan, ExecutorOptions{});
+  ASSERT_FALSE(exe.is_ok());
+  EXPECT_NE(exe.status().message().find("not present on this machine"), std::string::npos)
+      << exe.status().message();
+}
+
+class ExecutorOpenClTest : public ::testing::TestWithParam<Precision> {
+ protected:
+  void SetUp() override {
+    if (opencl_test::first_device() == std::nullopt) {
+      GTEST_SKIP() << "no OpenCL platform or device on this machine";
+    }
+  }
+  test::TempDir cache_dir_;
+};
+
+TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, GetParam());
+  EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), 3);  // all but ReduceSum
+  EXPECT_EQ(plan.partitions.size(), 3u);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const bool half = GetParam() == Precision::kFp16;
+  for (uint32_t seed : {11u, 12u}) {  // twice: buffers are reused and must not leak between runs
+    const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, seed)};
+    auto outputs = (*exe)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], half ? 5e-2f : 1e-4f,
+                 half ? 5e-2f : 1e-3f);
+  }
+  // A second compile in this process loads every program from the cache.
+  auto again = compile(graph, plan, options);
+  ASSERT_TRUE(again.is_ok()) << again.status().message();
+  EXPECT_EQ((*again)->stats().programs_built, 0);
+  EXPECT_GT((*again)->stats().programs_loaded, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Storage, ExecutorOpenClTest,
+                         ::testing::Values(Precision::kFp32, Precision::kFp16),
+                         [](const auto& info) { return std::string(precision_name(info.param)); });
+
+TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ASSERT_GT(nodes_on_api(plan, DeviceApi::kOpenCl), 0);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();  // empty: every program builds from source
+  options.compile_timeout_ms = 500;
+  ::setenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS", "3000", 1);
+  const auto start = std::chrono::steady_clock::now();
+  auto exe = compile(graph, plan, options);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ::unsetenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS");
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  EXPECT_LT(seconds, 2.5);  // one deadline, then the CPU: never the build's 3 s
+  const Plan& ran = (*exe)->plan();
+  EXPECT_EQ(nodes_on_api(ran, DeviceApi::kOpenCl), 0);
+  EXPECT_EQ((*exe)->stats().replans, 1);
+  int timeouts = 0;
+  for (const Rejection& rejection : ran.rejections) {
+    timeouts += rejection.reason == ReasonCode::kCompileTimeout ? 1 : 0;
+  }
+  EXPECT_EQ(timeouts, 3);  // both OpenCL partitions in one round: the failed build is remembered
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 5)};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-5f, 1e-5f);
+}
+
+}  // namespace
+}  // namespace hsched
