@@ -1,0 +1,294 @@
+// Node-level conformance of the spatial ops against the CPU backend: Conv (regular, grouped,
+// depthwise, strided, padded, dilated, 1-D, batched, fused activation), ConvTranspose, MaxPool and
+// AveragePool (ceil_mode, count_include_pad, auto_pad) and Resize (modes and coordinate
+// transforms).
+#include "backends/opencl/node_ops_test_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Output size of a window along one axis (ONNX's formula).
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe,
+                 bool ceil_mode = false) {
+  const int64_t span = in + pb + pe - ((k - 1) * d + 1);
+  return (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+}
+
+struct ConvCase {
+  std::string name;
+  Shape x;        // N, C, H, W (or N, C, W)
+  int64_t oc;
+  Ints kernel, strides, dilations, pads;  // pads: begins then ends
+  int64_t group = 1;
+  bool bias = true;
+};
+
+TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
+  const std::vector<ConvCase> cases = {
+      {"3x3 pad 1", {1, 3, 9, 11}, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"7x7 stride 2 pad 3", {1, 3, 17, 16}, 5, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}},
+      {"1x1 pointwise", {1, 16, 7, 5}, 12, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, false},
+      {"1x1 stride 2", {1, 8, 9, 9}, 4, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+      {"dilated asymmetric pads", {1, 4, 12, 10}, 6, {3, 2}, {1, 2}, {2, 3}, {2, 0, 1, 2}},
+      {"batch 3", {3, 5, 8, 6}, 7, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"batch 2 pointwise", {2, 6, 4, 5}, 3, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
+      {"grouped", {2, 8, 7, 7}, 12, {3, 3}, {2, 1}, {1, 1}, {1, 1, 0, 0}, 4},
+      {"depthwise", {1, 6, 10, 9}, 6, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 6},
+      {"depthwise stride 2 dilated", {2, 4, 11, 11}, 8, {3, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}, 4},
+      {"1-D", {2, 4, 20}, 6, {5}, {2}, {1}, {2, 1}},
+      {"1-D depthwise", {1, 5, 13}, 5, {3}, {1}, {2}, {2, 2}, 5},
+  };
+  for (const ConvCase& c : cases) {
+    const size_t spatial = c.x.size() - 2;
+    Shape w = {c.oc, c.x[1] / c.group};
+    Shape y = {c.x[0], c.oc};
+    for (size_t i = 0; i < spatial; ++i) {
+      w.push_back(c.kernel[i]);
+      y.push_back(out_size(c.x[i + 2], c.kernel[i], c.strides[i], c.dilations[i], c.pads[i],
+                           c.pads[i + spatial]));
+    }
+    const AttributeMap attrs = {{"kernel_shape", c.kernel}, {"strides", c.strides},
+                                {"dilations", c.dilations}, {"pads", c.pads},
+                                {"group", c.group}};
+    std::vector<TestInput> inputs = {input(c.x), weight(w, -0.5f, 0.5f)};
+    if (c.bias) inputs.push_back(weight({c.oc}));
+    expect_matches_cpu("Conv " + c.name, "Conv", attrs, inputs, {y});
+  }
+}
+
+TEST_P(NodeOpsTest, ConvWithAutoPadAndWeightsAsInput) {
+  for (const std::string auto_pad : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    const int64_t h = 10, w = 9;
+    const bool same = auto_pad != "VALID";
+    const Shape y = {1, 4, same ? (h + 1) / 2 : (h - 4) / 2 + 1, same ? (w + 1) / 2 : (w - 4) / 2 + 1};
+    expect_matches_cpu("Conv auto_pad " + auto_pad, "Conv",
+                       {{"auto_pad", auto_pad}, {"strides", Ints{2, 2}}},
+                       {input({1, 3, h, w}), input({4, 3, 4, 4}, -0.5f, 0.5f)}, {y});
+  }
+}
+
+// The Conv -> activation fusion the program does: attach_activation on the Conv node.
+TEST_P(NodeOpsTest, ConvWithFusedActivation) {
+  const std::vector<std::pair<std::string, Activation>> activations = {
+      {"Relu", {UnaryOp::kRelu, 0, 0}},
+      {"Clip", {UnaryOp::kClip, 0.0f, 6.0f}},
+      {"HardSwish", {UnaryOp::kHardSwish, 0, 0}},
+      {"LeakyRelu", {UnaryOp::kLeakyRelu, 0.1f, 0}}};
+  for (const auto& [name, act] : activations) {
+    for (int64_t group : {1, 4}) {
+      const Shape x = {1, 4, 6, 6}, w = {8, 4 / group, 3, 3}, y = {1, 8, 6, 6};
+      OneNodeGraph g = one_node_graph(
+          "Conv", {{"pads", Ints{1, 1, 1, 1}}, {"group", group}},
+          {input(x, -2, 2), weight(w, -1, 1), weight({8})}, {y}, 17,
+          [this](float v) { return round(v); }, 9);
+      // The reference: Conv then the activation as a second node, run by the CPU backend.
+      const Node& conv = g.graph.node(g.node);
+      Graph chained;
+      chained.opset = 17;
+      const ValueId cx = chained.add_value("x", DType::kF32, x);
+      chained.add_input(cx);
+      const ValueId cw = chained.add_constant("w", *g.graph.value(conv.inputs[1]).constant);
+      const ValueId cb = chained.add_constant("b", *g.graph.value(conv.inputs[2]).constant);
+      const ValueId mid = chained.add_value("mid", DType::kF32, y);
+      const ValueId out = chained.add_value("out", DType::kF32, y);
+      Node first = conv;
+      first.inputs = {cx, cw, cb};
+      first.outputs = {mid};
+      chained.add_node(first);
+      Node a;
+      a.name = "act";
+      a.op_type = name;
+      a.inputs = {mid};
+      if (name == "Clip") {
+        for (float bound : {0.0f, 6.0f}) {
+          a.inputs.push_back(chained.add_constant(
+              "bound" + std::to_string(a.inputs.size()),
+              Tensor::from_vector(DType::kF32, {}, std::vector<float>{bound})));
+        }
+      }
+      if (name == "LeakyRelu") a.attributes["alpha"] = 0.1f;
+      a.outputs = {out};
+      chained.add_node(a);
+      chained.add_output(out);
+      const std::optional<Activation> fusable = fusable_activation(chained, chained.node(1));
+      ASSERT_TRUE(fusable.has_value()) << name;
+      EXPECT_EQ(fusable->op, act.op);
+      auto cpu = cpu::CpuProgram::compile(chained, {});
+      ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+      auto want = (*cpu)->run(g.feeds);
+      ASSERT_TRUE(want.is_ok()) << want.status().message();
+
+      Node fused = g.graph.node(g.node);
+      attach_activation(fused, *fusable);
+      cl::Buffer xb = upload(g.feeds[0]), wb = upload(*g.graph.value(fused.inputs[1]).constant),
+                 bb = upload(*g.graph.value(fused.inputs[2]).constant);
+      cl::Buffer yb = upload(Tensor::from_vector(DType::kF32, y, std::vector<float>(288, NAN)));
+      NodeOperands operands;
+      operands.inputs = {{&xb, x, nullptr}, {&wb, w, nullptr}, {&bb, {8}, nullptr}};
+      operands.outputs = {&yb};
+      operands.output_shapes = {y};
+      auto event = enqueue_node(ops(), queue_, fused, operands, {});
+      ASSERT_TRUE(event.is_ok()) << event.status().message();
+      ASSERT_EQ(event->wait(), CL_SUCCESS);
+      const std::vector<float> got = download(yb, 288);
+      const auto expected = (*want)[0].values<float>();
+      const float tol = half() ? 5e-2f : 1e-4f, rel = half() ? 5e-2f : 1e-3f;
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_LE(std::fabs(got[i] - expected[i]), tol + rel * std::fabs(expected[i]))
+            << name << " group " << group << " [" << i << "]";
+      }
+    }
+  }
+}
+
+TEST_P(NodeOpsTest, ConvTransposeMatchesTheCpu) {
+  struct Case {
+    std::string name;
+    Shape x;
+    int64_t oc;
+    Ints kernel, strides, dilations, pads, output_padding;
+    int64_t group;
+  };
+  const std::vector<Case> cases = {
+      {"stride 2", {1, 4, 5, 6}, 3, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 1},
+      // output_padding within the end pads: the CPU backend (oneDNN) takes no more.
+      {"padded output_padding", {2, 6, 4, 4}, 4, {4, 3}, {2, 3}, {1, 1}, {1, 1, 1, 2}, {1, 2}, 2},
+      {"dilated", {1, 2, 5, 5}, 2, {3, 3}, {1, 1}, {2, 2}, {1, 1, 1, 1}, {0, 0}, 1},
+      {"depthwise", {1, 4, 6, 5}, 4, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 4},
+      {"1-D", {1, 3, 7}, 5, {4}, {2}, {1}, {1, 1}, {1}, 1},
+  };
+  for (const Case& c : cases) {
+    const size_t spatial = c.x.size() - 2;
+    Shape w = {c.x[1], c.oc / c.group};
+    Shape y = {c.x[0], c.oc};
+    for (size_t i = 0; i < spatial; ++i) {
+      w.push_back(c.kernel[i]);
+      y.push_back((c.x[i + 2] - 1) * c.strides[i] + (c.kernel[i] - 1) * c.dilations[i] + 1 -
+                  c.pads[i] - c.pads[i + spatial] + c.output_padding[i]);
+    }
+    const AttributeMap attrs = {{"kernel_shape", c.kernel},     {"strides", c.strides},
+                                {"dilations", c.dilations},     {"pads", c.pads},
+                                {"output_padding", c.output_padding}, {"group", c.group}};
+    expect_matches_cpu("ConvTranspose " + c.name, "ConvTranspose", attrs,
+                       {input(c.x), weight(w, -0.5f, 0.5f), weight({c.oc})}, {y});
+  }
+}
+
+TEST_P(NodeOpsTest, PoolsMatchTheCpu) {
+  struct Case {
+    std::string op, name;
+    Shape x;
+    Ints kernel, strides, pads;
+    bool ceil_mode = false;
+    int64_t count_include_pad = 0;
+    Ints dilations = {};
+  };
+  const std::vector<Case> cases = {
+      {"MaxPool", "3x3 stride 2 pad 1", {1, 4, 12, 12}, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+      {"MaxPool", "ceil_mode", {2, 3, 10, 9}, {3, 3}, {2, 2}, {0, 0, 0, 0}, true},
+      {"MaxPool", "dilated", {1, 2, 11, 10}, {2, 3}, {1, 2}, {1, 0, 1, 1}, false, 0, {2, 2}},
+      {"MaxPool", "1-D", {2, 3, 15}, {4}, {3}, {1, 2}},
+      {"AveragePool", "exclude pad", {1, 4, 9, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}},
+      {"AveragePool", "include pad", {1, 4, 9, 8}, {3, 3}, {2, 2}, {1, 1, 1, 1}, false, 1},
+      {"AveragePool", "ceil_mode exclude pad", {1, 3, 10, 10}, {3, 3}, {2, 2}, {0, 0, 0, 0}, true},
+      {"AveragePool", "2x2 stride 2", {2, 5, 8, 6}, {2, 2}, {2, 2}, {0, 0, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    const size_t spatial = c.x.size() - 2;
+    Shape y = {c.x[0], c.x[1]};
+    for (size_t i = 0; i < spatial; ++i) {
+      y.push_back(out_size(c.x[i + 2], c.kernel[i], c.strides[i],
+                           c.dilations.empty() ? 1 : c.dilations[i], c.pads[i],
+                           c.pads[i + spatial], c.ceil_mode));
+    }
+    AttributeMap attrs = {{"kernel_shape", c.kernel}, {"strides", c.strides}, {"pads", c.pads},
+                          {"ceil_mode", int64_t{c.ceil_mode}}};
+    if (c.op == "AveragePool") attrs["count_include_pad"] = c.count_include_pad;
+    if (!c.dilations.empty()) attrs["dilations"] = c.dilations;
+    expect_matches_cpu(c.op + " " + c.name, c.op, attrs, {input(c.x)}, {y});
+  }
+  expect_matches_cpu("MaxPool SAME_UPPER", "MaxPool",
+                     {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
+                      {"auto_pad", std::string("SAME_UPPER")}},
+                     {input({1, 2, 9, 8})}, {{1, 2, 5, 4}});
+}
+
+TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
+  struct Case {
+    std::string name, mode, coord, nearest;
+    Shape x, y;
+    bool by_scales;
+  };
+  const std::vector<Case> cases = {
+      {"nearest x2 asymmetric floor", "nearest", "asymmetric", "floor", {1, 3, 4, 5}, {1, 3, 8, 10}, true},
+      {"nearest round_prefer_floor", "nearest", "half_pixel", "round_prefer_floor", {1, 2, 5, 7}, {1, 2, 8, 3}, false},
+      {"nearest round_prefer_ceil", "nearest", "half_pixel", "round_prefer_ceil", {2, 2, 6, 4}, {2, 2, 9, 10}, false},
+      {"nearest ceil align_corners", "nearest", "align_corners", "ceil", {1, 1, 5, 6}, {1, 1, 7, 4}, false},
+      {"nearest pytorch_half_pixel", "nearest", "pytorch_half_pixel", "round_prefer_floor", {1, 2, 3, 3}, {1, 2, 7, 1}, false},
+      {"linear half_pixel", "linear", "half_pixel", "", {1, 3, 4, 5}, {1, 3, 8, 10}, true},
+      {"linear align_corners", "linear", "align_corners", "", {2, 2, 5, 4}, {2, 2, 9, 7}, false},
+      {"linear asymmetric down", "linear", "asymmetric", "", {1, 2, 9, 8}, {1, 2, 4, 3}, false},
+      {"linear pytorch_half_pixel", "linear", "pytorch_half_pixel", "", {1, 2, 4, 4}, {1, 2, 1, 7}, false},
+  };
+  for (const Case& c : cases) {
+    AttributeMap attrs = {{"mode", c.mode}, {"coordinate_transformation_mode", c.coord}};
+    if (!c.nearest.empty()) attrs["nearest_mode"] = c.nearest;
+    std::vector<TestInput> inputs = {input(c.x), omitted()};
+    if (c.by_scales) {
+      std::vector<float> scales;
+      for (size_t i = 0; i < c.x.size(); ++i) {
+        scales.push_back(static_cast<float>(c.y[i]) / static_cast<float>(c.x[i]));
+      }
+      inputs.push_back(host_floats({4}, scales));
+    } else {
+      inputs.push_back(omitted());
+      inputs.push_back(host_ints({4}, c.y));
+    }
+    expect_matches_cpu("Resize " + c.name, "Resize", attrs, inputs, {c.y}, 13);
+  }
+}
+
+TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
+  auto expect_reason = [](const std::optional<Unsupported>& got, ReasonCode reason,
+                          const std::string& detail) {
+    ASSERT_TRUE(got.has_value()) << detail;
+    EXPECT_EQ(got->reason, reason) << got->detail;
+    EXPECT_NE(got->detail.find(detail), std::string::npos) << got->detail;
+  };
+  expect_reason(check_one("Resize", {{"mode", std::string("cubic")}},
+                          {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})},
+                          {{1, 1, 4, 4}}),
+                ReasonCode::kAttributeUnsupported, "mode=cubic");
+  expect_reason(check_one("Resize", {{"coordinate_transformation_mode",
+                                      std::string("tf_crop_and_resize")}},
+                          {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})},
+                          {{1, 1, 4, 4}}),
+                ReasonCode::kAttributeUnsupported, "tf_crop_and_resize");
+  expect_reason(check_one("Resize", {{"mode", std::string("linear")}},
+                          {input({2, 2, 2}), omitted(), host_floats({3}, {2, 1, 2})},
+                          {{4, 2, 4}}),
+                ReasonCode::kShapeUnsupported, "last two axes");
+  expect_reason(check_one("Resize", {}, {input({1, 1, 2, 2}), omitted(), input({4})},
+                          {{1, 1, 4, 4}}),
+                ReasonCode::kAttributeUnsupported, "not a constant");
+  expect_reason(check_one("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"storage_order", int64_t{1}}},
+                          {input({1, 1, 4, 4})}, {{1, 1, 3, 3}}),
+                ReasonCode::kAttributeUnsupported, "storage_order=1");
+  expect_reason(check_one("MaxPool", {{"kernel_shape", Ints{2, 2}}}, {input({1, 1, 4, 4})},
+                          {{1, 1, 3, 3}, {1, 1, 3, 3}}),
+                ReasonCode::kAttributeUnsupported, "Indices");
+  expect_reason(check_one("ConvTranspose", {{"output_shape", Ints{8, 8}}},
+                          {input({1, 1, 4, 4}), weight({1, 1, 2, 2})}, {{1, 1, 8, 8}}),
+                ReasonCode::kAttributeUnsupported, "output_shape");
+  expect_reason(check_one("Conv", {}, {input({1, 1, 4, 4, 4}), weight({1, 1, 2, 2, 2})},
+                          {{1, 1, 3, 3, 3}}),
+                ReasonCode::kShapeUnsupported, "spatial rank 3");
+  expect_reason(check_one("Conv", {{"auto_pad", std::string("BOGUS")}},
+                          {input({1, 1, 4, 4}), weight({1, 1, 2, 2})}, {{1, 1, 3, 3}}),
+                ReasonCode::kAttributeUnsupported, "auto_pad=BOGUS");
+}
+
+}  // namespace
+}  // namespace hsched::opencl

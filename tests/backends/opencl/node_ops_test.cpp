@@ -1,0 +1,178 @@
+// Node-level conformance against the CPU backend: elementwise ops (Clip bounds as inputs and as
+// attributes), binary broadcasting, Softmax (opset 13 and the older 2-D coercion), the
+// normalizations, GlobalAveragePool, MatMul/Gemm, Concat, Transpose and the views; and the
+// rejections check_node must give. Spatial ops: node_ops_spatial_test.cpp.
+#include "backends/opencl/node_ops_test_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+INSTANTIATE_TEST_SUITE_P(Storage, NodeOpsTest,
+                         ::testing::Values(Storage::kFloat32, Storage::kFloat16),
+                         [](const ::testing::TestParamInfo<Storage>& info) {
+                           return info.param == Storage::kFloat32 ? "fp32" : "fp16";
+                         });
+
+TEST_P(NodeOpsTest, UnaryOpsMatchTheCpu) {
+  const Shape shape = {2, 3, 37};
+  for (const std::string op : {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Neg", "Abs",
+                               "HardSwish"}) {
+    expect_matches_cpu(op, op, {}, {input(shape, -3, 3)}, {shape});
+  }
+  for (const std::string op : {"Log", "Sqrt", "Reciprocal"}) {
+    expect_matches_cpu(op, op, {}, {input(shape, 0.1f, 3)}, {shape});
+  }
+  expect_matches_cpu("LeakyRelu", "LeakyRelu", {{"alpha", 0.2f}}, {input(shape)}, {shape});
+  expect_matches_cpu("LeakyRelu default", "LeakyRelu", {}, {input(shape)}, {shape});
+  expect_matches_cpu("HardSigmoid", "HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}},
+                     {input(shape, -4, 4)}, {shape});
+  expect_matches_cpu("Gelu tanh", "Gelu", {{"approximate", std::string("tanh")}},
+                     {input(shape, -3, 3)}, {shape});
+}
+
+TEST_P(NodeOpsTest, ClipBoundsFromInputsOrAttributes) {
+  const Shape shape = {5, 21};
+  expect_matches_cpu("Clip inputs", "Clip", {},
+                     {input(shape), host_floats({}, {-0.5f}), host_floats({}, {1.25f})}, {shape});
+  expect_matches_cpu("Clip max only", "Clip", {},
+                     {input(shape), omitted(), host_floats({}, {0.75f})}, {shape});
+  expect_matches_cpu("Clip no bounds", "Clip", {}, {input(shape)}, {shape});
+  expect_matches_cpu("Clip attributes (opset 6)", "Clip", {{"min", -1.0f}, {"max", 0.5f}},
+                     {input(shape)}, {shape}, 6);
+}
+
+TEST_P(NodeOpsTest, BinaryOpsBroadcast) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 3, 4, 5}, {3, 1, 5}}, {{7}, {}}, {{1, 4, 1}, {3, 1, 6}}};
+  for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
+    for (const auto& [a, b] : cases) {
+      const Shape y = *broadcast_shape(a, b);
+      expect_matches_cpu(op, op, {}, {input(a), input(b, 0.5f, 2.0f)}, {y});
+    }
+  }
+  expect_matches_cpu("Pow", "Pow", {}, {input({3, 8}, 0.2f, 2.0f), weight({8}, -1.5f, 2.0f)},
+                     {{3, 8}});
+  expect_matches_cpu("Add constant", "Add", {}, {input({2, 6}), weight({6})}, {{2, 6}});
+}
+
+TEST_P(NodeOpsTest, SoftmaxOpset13AndCoerced2D) {
+  const Shape shape = {2, 3, 4, 5};
+  for (int64_t axis : {-1, 1, 2, 0}) {
+    expect_matches_cpu("Softmax-13 axis " + std::to_string(axis), "Softmax", {{"axis", axis}},
+                       {input(shape, -4, 4)}, {shape}, 13);
+  }
+  expect_matches_cpu("Softmax-13 default axis", "Softmax", {}, {input(shape, -4, 4)}, {shape}, 13);
+  for (int64_t axis : {1, 2, -1}) {
+    expect_matches_cpu("Softmax-11 axis " + std::to_string(axis), "Softmax", {{"axis", axis}},
+                       {input(shape, -4, 4)}, {shape}, 11);
+  }
+  expect_matches_cpu("Softmax-11 default axis", "Softmax", {}, {input(shape, -4, 4)}, {shape}, 11);
+}
+
+TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
+  const Shape shape = {2, 4, 6, 5};
+  expect_matches_cpu("LayerNormalization axis -1", "LayerNormalization", {},
+                     {input(shape), weight({5}, 0.5f, 1.5f), weight({5})}, {shape});
+  expect_matches_cpu("LayerNormalization axis 2 no bias", "LayerNormalization",
+                     {{"axis", int64_t{2}}, {"epsilon", 1e-3f}},
+                     {input(shape), weight({6, 5}, 0.5f, 1.5f)}, {shape});
+  expect_matches_cpu("InstanceNormalization", "InstanceNormalization", {{"epsilon", 1e-4f}},
+                     {input(shape), weight({4}, 0.5f, 1.5f), weight({4})}, {shape});
+  expect_matches_cpu("InstanceNormalization large rows", "InstanceNormalization", {},
+                     {input({1, 3, 33, 31}, 0, 4), weight({3}, 0.5f, 1.5f), weight({3})},
+                     {{1, 3, 33, 31}});
+  expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
+                     {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
+  expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)},
+                     {{2, 4, 1, 1}});
+}
+
+TEST_P(NodeOpsTest, MatMulAndGemmMatchTheCpu) {
+  expect_matches_cpu("MatMul 2-D", "MatMul", {}, {input({5, 7}), weight({7, 3})}, {{5, 3}});
+  expect_matches_cpu("MatMul batched", "MatMul", {}, {input({2, 3, 4, 6}), input({3, 6, 5})},
+                     {{2, 3, 4, 5}});
+  expect_matches_cpu("MatMul 1-D A", "MatMul", {}, {input({6}), input({2, 6, 4})}, {{2, 4}});
+  expect_matches_cpu("MatMul 1-D B", "MatMul", {}, {input({3, 6}), input({6})}, {{3}});
+  for (int64_t trans_a : {0, 1}) {
+    for (int64_t trans_b : {0, 1}) {
+      const Shape a = trans_a ? Shape{9, 4} : Shape{4, 9};
+      const Shape b = trans_b ? Shape{6, 9} : Shape{9, 6};
+      expect_matches_cpu("Gemm " + std::to_string(trans_a) + std::to_string(trans_b), "Gemm",
+                         {{"transA", trans_a}, {"transB", trans_b}, {"alpha", 0.5f},
+                          {"beta", 2.0f}},
+                         {input(a), weight(b), weight({6})}, {{4, 6}});
+    }
+  }
+  expect_matches_cpu("Gemm without C", "Gemm", {{"transB", int64_t{1}}},
+                     {input({3, 8}), weight({5, 8})}, {{3, 5}});
+}
+
+TEST_P(NodeOpsTest, ConcatAndTransposeMatchTheCpu) {
+  expect_matches_cpu("Concat axis 1 of 3", "Concat", {{"axis", int64_t{1}}},
+                     {input({2, 3, 4}), input({2, 1, 4}), weight({2, 5, 4})}, {{2, 9, 4}});
+  expect_matches_cpu("Concat axis 0", "Concat", {{"axis", int64_t{0}}},
+                     {input({1, 6}), input({3, 6})}, {{4, 6}});
+  expect_matches_cpu("Concat axis -1", "Concat", {{"axis", int64_t{-1}}},
+                     {input({2, 2, 3}), input({2, 2, 5})}, {{2, 2, 8}});
+  expect_matches_cpu("Concat one input", "Concat", {{"axis", int64_t{0}}}, {input({4, 2})},
+                     {{4, 2}});
+  const Shape x = {2, 3, 4, 5};
+  const std::vector<std::pair<Ints, Shape>> perms = {{{0, 2, 3, 1}, {2, 4, 5, 3}},
+                                                     {{3, 2, 1, 0}, {5, 4, 3, 2}},
+                                                     {{1, 0, 2, 3}, {3, 2, 4, 5}},
+                                                     {{}, {5, 4, 3, 2}}};
+  for (const auto& [perm, y] : perms) {
+    AttributeMap attrs;
+    if (!perm.empty()) attrs["perm"] = perm;
+    expect_matches_cpu("Transpose rank 4", "Transpose", attrs, {input(x)}, {y});
+  }
+  expect_matches_cpu("Transpose rank 6", "Transpose", {{"perm", Ints{5, 0, 3, 1, 4, 2}}},
+                     {input({2, 1, 3, 2, 2, 3})}, {{3, 2, 2, 1, 2, 3}});
+}
+
+TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
+  expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
+  expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})},
+                     {{2, 6}});
+  expect_matches_cpu("Flatten", "Flatten", {{"axis", int64_t{2}}}, {input({2, 3, 4})},
+                     {{6, 4}});
+  expect_matches_cpu("Squeeze", "Squeeze", {}, {input({1, 5, 1}), host_ints({1}, {0})},
+                     {{5, 1}});
+  expect_matches_cpu("Unsqueeze", "Unsqueeze", {}, {input({5}), host_ints({1}, {1})},
+                     {{5, 1}});
+}
+
+TEST(NodeOpsCheck, RejectionsNameTheReason) {
+  auto expect_reason = [](const std::optional<Unsupported>& got, ReasonCode reason,
+                          const std::string& detail) {
+    ASSERT_TRUE(got.has_value()) << detail;
+    EXPECT_EQ(got->reason, reason) << got->detail;
+    EXPECT_NE(got->detail.find(detail), std::string::npos) << got->detail;
+  };
+  expect_reason(check_one("NonZero", {}, {input({4})}, {{4}}), ReasonCode::kOpUnsupported,
+                "no kernel for op NonZero");
+  expect_reason(check_one("Gelu", {{"approximate", std::string("fast")}}, {input({4})}, {{4}}),
+                ReasonCode::kAttributeUnsupported, "approximate=fast");
+  expect_reason(check_one("Clip", {}, {input({4}), input({}), omitted()}, {{4}}),
+                ReasonCode::kAttributeUnsupported, "not a constant");
+  expect_reason(check_one("LayerNormalization", {}, {input({2, 4}), weight({4})},
+                          {{2, 4}, {2, 1}}),
+                ReasonCode::kAttributeUnsupported, "Mean/InvStdDev");
+  expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})},
+                          {{2, 1, 1, 1, 1, 1, 1}}),
+                ReasonCode::kShapeUnsupported, "rank > 6");
+  expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),
+                ReasonCode::kAttributeUnsupported, "axis=3");
+  expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),
+                ReasonCode::kShapeUnsupported, "shape");
+  // A non-float data input.
+  OneNodeGraph g = one_node_graph("Relu", {}, {host_ints({3}, {1, 2, 3})}, {{3}}, 17,
+                                  [](float v) { return v; }, 1);
+  expect_reason(check_node(g.graph, g.graph.node(g.node)), ReasonCode::kDtypeUnsupported,
+                "dtype i64");
+}
+
+}  // namespace
+}  // namespace hsched::opencl
