@@ -11,8 +11,8 @@
 //
 // Prints one JSON object: device, platform, m, n, k, rounds, median_ms, min_ms, max_ms, tflops
 // (2*M*N*K / median, 1e12 FLOP/s), create_ms, first_call_ms, max_rel_err. Exit 1 with
-// {"error": ...} on failure. Not a Google Benchmark program: it runs on the GPU machine from a
-// bundle (bench/gpu/README.md) and its output is parsed by a script.
+// {"error": ...} on failure. Either is one line. Not a Google Benchmark program: it runs on the
+// GPU machine from a bundle (bench/gpu/README.md) and its output is parsed by a script.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -203,6 +203,6 @@ int main(int argc, char** argv) {
     std::cout << nlohmann::json{{"error", report.status().message()}}.dump() << "\n";
     return 1;
   }
-  std::cout << report->dump(1) << "\n";
+  std::cout << report->dump() << "\n";  // one line: scripts read one object a line
   return 0;
 }
