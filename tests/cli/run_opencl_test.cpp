@@ -1,0 +1,114 @@
+// `hsched run --devices opencl` in new processes: the on-disk program cache makes the second
+// process build nothing and its first run fast; a build past the deadline is re-planned to the
+// CPU and the run completes. On the first OpenCL device (PoCL in CI); skipped without one.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/opencl/opencl_test_util.h"
+#include "cli/cli_runner.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Sets an environment variable for the processes this test spawns, and restores it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+class RunOpenClTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+    model_dir_ = test::models_dir() / "squeezenet1_1";
+    if (!fs::exists(model_dir_ / "model.onnx")) GTEST_SKIP() << "no model at " << model_dir_;
+  }
+  nlohmann::json run_json(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"run", (model_dir_ / "model.onnx").string(), "--devices",
+                                     "opencl", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto run = cli_test::run_cli(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
+  }
+  fs::path model_dir_;
+  test::TempDir cache_dir_;
+};
+
+TEST_F(RunOpenClTest, SecondProcessBuildsNothingAndStartsFast) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  const nlohmann::json first = run_json({"--iterations", "3", "--warmup", "0"});
+  ASSERT_FALSE(first.empty());
+  EXPECT_GT(first["cache"]["programs_built"].get<int>(), 0);
+  EXPECT_EQ(first["plan"]["replans"], 0);
+  const nlohmann::json second = run_json({"--iterations", "5", "--warmup", "0"});
+  ASSERT_FALSE(second.empty());
+  EXPECT_EQ(second["cache"]["programs_built"], 0);
+  EXPECT_GT(second["cache"]["programs_loaded"].get<int>(), 0);
+  const double first_run = second["first_run_ms"].get<double>();
+  const double median = second["latency_ms"]["median"].get<double>();
+  EXPECT_LE(first_run, 2 * median + 100) << "first run " << first_run << " ms, median " << median;
+  bool on_opencl = false;
+  for (const auto& partition : second["partitions"]) on_opencl |= partition["device"] == "ocl0";
+  EXPECT_TRUE(on_opencl) << second.dump();
+}
+
+TEST_F(RunOpenClTest, BuildPastTheDeadlineRunsOnTheCpuWithCorrectOutputs) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: builds from source
+  ScopedEnv delay("HSCHED_OPENCL_TEST_BUILD_DELAY_MS", "5000");
+  test::TempDir out;
+  const auto start = std::chrono::steady_clock::now();
+  const nlohmann::json json =
+      run_json({"--compile-timeout-ms", "1000", "--iterations", "1", "--warmup", "0", "--inputs",
+                (model_dir_ / "test_data_set_0").string(), "--outputs", out.path().string()});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(json.empty());
+  EXPECT_LT(seconds, 1 + 5);  // the deadline + 5 s, never waiting for the abandoned build
+  EXPECT_EQ(json["plan"]["replans"], 1);
+  ASSERT_GT(json["late_rejections"].size(), 0u);
+  EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
+  EXPECT_NE(json["late_rejections"][0]["detail"].get<std::string>().find("1000 ms deadline"),
+            std::string::npos);
+  for (const auto& partition : json["partitions"]) EXPECT_EQ(partition["device"], "cpu0");
+  const auto compare = cli_test::run_cli({"run", (model_dir_ / "model.onnx").string(), "--devices",
+                                          "cpu", "--iterations", "1", "--warmup", "0", "--inputs",
+                                          (model_dir_ / "test_data_set_0").string(), "--outputs",
+                                          (out.path() / "cpu").string()});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  // The CPU ran it in both processes: the outputs are the same bytes.
+  std::ifstream a(out.path() / "output_0.pb", std::ios::binary);
+  std::ifstream b(out.path() / "cpu" / "output_0.pb", std::ios::binary);
+  const std::string bytes_a((std::istreambuf_iterator<char>(a)), {});
+  const std::string bytes_b((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(bytes_a.empty());
+  EXPECT_EQ(bytes_a, bytes_b);
+}
+
+}  // namespace
+}  // namespace hsched

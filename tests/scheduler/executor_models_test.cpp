@@ -1,0 +1,150 @@
+// Every shared model planned with `--devices opencl` (this machine's OpenCL devices first, the
+// host CPU for what they cannot run) and run by the executor matches its ONNX Runtime reference
+// outputs: in fp32 storage within the CPU backend's tolerance (|a-b| <= 1e-4 + 1e-3*|b|), in fp16
+// storage within |a-b| <= 5e-2 + 5e-2*|b| with cosine similarity >= 0.999 per output (where the
+// reference is within fp16's range at all).
+// Skipped (never passed) without an OpenCL device or without the models.
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include <gtest/gtest.h>
+
+#include "backends/opencl/opencl_test_util.h"
+#include "graph/onnx_import.h"
+#include "graph/tensor_proto.h"
+#include "hsched/executor.h"
+#include "hsched/schedule.h"
+#include "scheduler/discover.h"
+#include "scheduler/target_select.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<Tensor> read_tensors(const fs::path& dir, const std::string& prefix) {
+  std::vector<Tensor> tensors;
+  for (int k = 0;; ++k) {
+    const fs::path path = dir / (prefix + std::to_string(k) + ".pb");
+    if (!fs::exists(path)) break;
+    auto t = read_tensor_file(path);
+    EXPECT_TRUE(t.is_ok()) << t.status().message();
+    if (t.is_ok()) tensors.push_back(std::move(t).value());
+  }
+  return tensors;
+}
+
+// Worst |a-b| - (atol + rtol*|b|) must be <= 0; cosine similarity of the two as vectors.
+struct Comparison {
+  double worst_excess = 0;  // > 0: some element out of tolerance
+  double max_abs = 0;
+  double cosine = 1;
+  size_t worst_index = 0;
+};
+
+Comparison compare(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  Comparison c;
+  const auto a = actual.values<float>();
+  const auto b = expected.values<float>();
+  double dot = 0, aa = 0, bb = 0;
+  c.worst_excess = -INFINITY;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double diff = std::abs(static_cast<double>(a[i]) - b[i]);
+    const double excess = std::isnan(diff) ? INFINITY : diff - (atol + rtol * std::abs(b[i]));
+    if (excess > c.worst_excess) {
+      c.worst_excess = excess;
+      c.worst_index = i;
+    }
+    c.max_abs = std::max(c.max_abs, diff);
+    dot += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  c.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
+  return c;
+}
+
+constexpr double kFp16SmallestNormal = 6.1e-5;
+
+double rms(const Tensor& t) {
+  double sum = 0;
+  for (float v : t.values<float>()) sum += static_cast<double>(v) * v;
+  return t.elements() > 0 ? std::sqrt(sum / static_cast<double>(t.elements())) : 0;
+}
+
+class OpenClModelTest : public ::testing::TestWithParam<std::tuple<std::string, Precision>> {
+ protected:
+  static void SetUpTestSuite() { cache_dir_ = new test::TempDir(); }
+  static void TearDownTestSuite() {
+    delete cache_dir_;
+    cache_dir_ = nullptr;
+  }
+  static test::TempDir* cache_dir_;  // shared: each program builds once for the whole suite
+};
+test::TempDir* OpenClModelTest::cache_dir_ = nullptr;
+
+TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
+  const auto& [name, precision] = GetParam();
+  const fs::path dir = test::models_dir() / name;
+  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
+  if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+  auto graph = import_onnx_file(dir / "model.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto target = sched::restrict_devices(sched::discover_target(), "opencl");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(*graph, *target, sched::devices_policy("opencl", precision));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  // conv/linear must run on OpenCL: the backend has kernels for all of them in these models.
+  for (const NodePlacement& placement : plan->nodes) {
+    const std::string& op = graph->node(placement.node).op_type;
+    if (op == "Conv" || op == "MatMul" || op == "Gemm") {
+      EXPECT_EQ(plan->target.find(placement.device)->api, DeviceApi::kOpenCl)
+          << node_label(*graph, placement.node) << " (" << op << ") on " << placement.device;
+    }
+  }
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_->path().string();
+  options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
+  auto exe = compile(*graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  EXPECT_EQ((*exe)->stats().replans, 0);
+  const auto inputs = read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = read_tensors(dir / "test_data_set_0", "output_");
+  ASSERT_FALSE(expected.empty());
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  ASSERT_EQ(outputs->size(), expected.size());
+  const bool half = precision == Precision::kFp16;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ((*outputs)[i].dims(), expected[i].dims());
+    const Comparison c =
+        compare((*outputs)[i], expected[i], half ? 5e-2 : 1e-4, half ? 5e-2 : 1e-3);
+    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": element " << c.worst_index
+                                 << " out of tolerance; max |a-b| " << c.max_abs;
+    // mobilenet_v2's and mobilenet_v3_small's seeded random weights give outputs near 1e-9, below
+    // fp16's smallest subnormal (6e-8): any fp16 storage rounds them to 0 and the cosine is
+    // undefined. There only the elementwise bound above holds; the test says so in its output.
+    if (half && rms(expected[i]) >= kFp16SmallestNormal) {
+      EXPECT_GE(c.cosine, 0.999) << name << " output " << i;
+    } else if (half) {
+      RecordProperty("cosine_" + std::to_string(i), "not applicable: reference below fp16 range");
+      std::cout << name << " output " << i << ": reference RMS " << rms(expected[i])
+                << " is below fp16's range; cosine not checked\n";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, OpenClModelTest,
+    ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
+                                         "squeezenet1_1", "convnext_atto", "vit_tiny",
+                                         "bert_mini", "vae_decoder_small"),
+                       ::testing::Values(Precision::kFp32, Precision::kFp16)),
+    [](const auto& info) {
+      return std::get<0>(info.param) + "_" + precision_name(std::get<1>(info.param));
+    });
+
+}  // namespace
+}  // namespace hsched
