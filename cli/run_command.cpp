@@ -122,23 +122,34 @@ std::vector<Tensor> seeded_inputs(const Graph& graph) {
 
 namespace {
 
-// Mean ms per run of each op type (fused steps count under their root op), most expensive first.
-std::vector<std::pair<std::string, double>> time_per_op(const std::vector<StepProfile>& steps) {
-  std::map<std::string, double> by_op;
-  for (const auto& step : steps) by_op[step.op] += step.mean_ms;
-  std::vector<std::pair<std::string, double>> sorted(by_op.begin(), by_op.end());
+struct OpTime {
+  std::string device;
+  std::string op;
+  double ms = 0;
+};
+
+// Mean ms per run of each (device, op type) (fused CPU steps count under their root op), most
+// expensive first.
+std::vector<OpTime> time_per_op(const std::vector<StepProfile>& steps) {
+  std::map<std::pair<std::string, std::string>, double> by_op;
+  for (const auto& step : steps) by_op[{step.device, step.op}] += step.mean_ms;
+  std::vector<OpTime> sorted;
+  for (const auto& [key, ms] : by_op) sorted.push_back({key.first, key.second, ms});
   std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+                   [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
   return sorted;
 }
 
 nlohmann::json profile_json(const std::vector<StepProfile>& steps) {
   nlohmann::json json;
   json["ops"] = nlohmann::json::array();
-  for (const auto& [op, ms] : time_per_op(steps)) json["ops"].push_back({{"op", op}, {"ms", ms}});
+  for (const OpTime& op : time_per_op(steps)) {
+    json["ops"].push_back({{"device", op.device}, {"op", op.op}, {"ms", op.ms}});
+  }
   json["steps"] = nlohmann::json::array();
   for (const auto& step : steps) {
-    json["steps"].push_back({{"node", step.node}, {"op", step.op}, {"ms", step.mean_ms}});
+    json["steps"].push_back(
+        {{"node", step.node}, {"op", step.op}, {"device", step.device}, {"ms", step.mean_ms}});
   }
   return json;
 }
@@ -147,17 +158,17 @@ std::string profile_text(const std::vector<StepProfile>& steps) {
   constexpr size_t kSlowest = 10;
   std::ostringstream text;
   text << std::fixed << std::setprecision(3);
-  for (const auto& [op, ms] : time_per_op(steps)) {
-    text << "profile      " << std::left << std::setw(28) << op << std::right << std::setw(10)
-         << ms << " ms\n";
+  for (const OpTime& op : time_per_op(steps)) {
+    text << "profile      " << std::left << std::setw(6) << op.device << std::setw(28) << op.op
+         << std::right << std::setw(10) << op.ms << " ms\n";
   }
   std::vector<StepProfile> slowest = steps;
   std::stable_sort(slowest.begin(), slowest.end(),
                    [](const auto& a, const auto& b) { return a.mean_ms > b.mean_ms; });
   slowest.resize(std::min(slowest.size(), kSlowest));
   for (const auto& step : slowest) {
-    text << "slowest      " << std::setw(10) << step.mean_ms << " ms  " << step.op << " "
-         << step.node << "\n";
+    text << "slowest      " << std::setw(10) << step.mean_ms << " ms  " << step.device << " "
+         << step.op << " " << step.node << "\n";
   }
   return text.str();
 }

@@ -27,33 +27,42 @@ class PartitionProgram {
 
 class CpuPartition final : public PartitionProgram {
  public:
-  explicit CpuPartition(std::unique_ptr<cpu::CpuProgram> program) : program_(std::move(program)) {}
+  CpuPartition(std::unique_ptr<cpu::CpuProgram> program, std::string device)
+      : program_(std::move(program)), device_(std::move(device)) {}
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
     return program_->run(inputs);
   }
   void append_profile(std::vector<StepProfile>& steps) const override {
     for (const cpu::StepProfile& step : program_->profile()) {
-      steps.push_back({step.node, step.op, step.mean_ms});
+      steps.push_back({step.node, step.op, step.mean_ms, device_});
     }
   }
   void reset_profile() override { program_->reset_profile(); }
 
  private:
   std::unique_ptr<cpu::CpuProgram> program_;
+  std::string device_;
 };
 
 class OpenClPartition final : public PartitionProgram {
  public:
-  explicit OpenClPartition(std::unique_ptr<opencl::ClProgram> program)
-      : program_(std::move(program)) {}
+  OpenClPartition(std::unique_ptr<opencl::ClProgram> program, std::string device)
+      : program_(std::move(program)), device_(std::move(device)) {}
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
     return program_->run(inputs);
   }
-  void append_profile(std::vector<StepProfile>&) const override {}
-  void reset_profile() override {}
+  void append_profile(std::vector<StepProfile>& steps) const override {
+    const Graph& graph = program_->graph();
+    for (const opencl::ClStepTime& step : program_->profile()) {
+      steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
+                       device_});
+    }
+  }
+  void reset_profile() override { program_->reset_profile(); }
 
  private:
   std::unique_ptr<opencl::ClProgram> program_;
+  std::string device_;
 };
 
 struct CompiledPartition {
@@ -191,7 +200,7 @@ Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan&
       cpu_options.threads = options_.cpu_threads;
       cpu_options.profile = options_.profile;
       HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
-      program = std::make_shared<CpuPartition>(std::move(compiled));
+      program = std::make_shared<CpuPartition>(std::move(compiled), device->id);
       break;
     }
     case DeviceApi::kOpenCl: {
@@ -203,8 +212,8 @@ Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan&
           auto compiled,
           opencl::ClProgram::compile(part, runtime,
                                      all_fp16 ? opencl::Storage::kFloat16 : opencl::Storage::kFloat32,
-                                     options_.compile_timeout_ms));
-      program = std::make_shared<OpenClPartition>(std::move(compiled));
+                                     options_.compile_timeout_ms, options_.profile));
+      program = std::make_shared<OpenClPartition>(std::move(compiled), device->id);
       break;
     }
     default:

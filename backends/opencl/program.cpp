@@ -1,5 +1,8 @@
 #include "backends/opencl/program.h"
 
+#include <chrono>
+#include <set>
+
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -35,7 +38,8 @@ ClProgram::ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device,
 
 Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
                                                       std::shared_ptr<DeviceRuntime> device,
-                                                      Storage storage, int64_t deadline_ms) {
+                                                      Storage storage, int64_t deadline_ms,
+                                                      bool profile) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     if (const auto unsupported = check_node(graph, graph.node(id))) {
       return invalid_argument("node '" + node_label(graph, id) + "' (" + graph.node(id).op_type +
@@ -48,24 +52,46 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->queue_ = cl::CommandQueue(program->device_->context(), program->device_->info().device,
                                      0, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, "clCreateCommandQueue"));
-  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
-  for (NodeId id : order) {
-    if (is_view_op(graph.node(id).op_type)) {
-      ++program->stats_.aliased_views;
-    } else {
-      program->order_.push_back(id);
-    }
-  }
-  program->stats_.kernels = static_cast<int>(program->order_.size());
+  HSCHED_RETURN_IF_ERROR(program->plan_steps());
+  program->profile_ = profile;
+  program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
   return program;
 }
 
+// Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
+// it as its epilogue, and view ops become aliases.
+Status ClProgram::plan_steps() {
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
+  std::vector<bool> absorbed(graph_.nodes().size(), false);
+  const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
+  for (NodeId id : order) {
+    if (absorbed[static_cast<size_t>(id)]) continue;
+    Step step{id, graph_.node(id), is_view_op(graph_.node(id).op_type)};
+    if (step.view) {
+      ++stats_.aliased_views;
+    } else if (step.op.op_type == "Conv" && !outputs.count(step.op.outputs[0])) {
+      const Value& out = graph_.value(step.op.outputs[0]);
+      if (out.consumers.size() == 1) {
+        const Node& next = graph_.node(out.consumers[0]);
+        if (auto activation = fusable_activation(graph_, next)) {
+          attach_activation(step.op, *activation);
+          step.op.outputs[0] = next.outputs[0];
+          absorbed[static_cast<size_t>(out.consumers[0])] = true;
+          ++stats_.fused_activations;
+        }
+      }
+    }
+    if (!step.view) ++stats_.kernels;
+    steps_.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
 Status ClProgram::allocate() {
   buffers_.assign(graph_.values().size(), nullptr);
   const size_t element_bytes = storage_bytes(ops_->storage());
-  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
   auto ensure = [&](ValueId id) -> Status {
     const Value& value = graph_.value(id);
     if (buffers_[static_cast<size_t>(id)] || !is_float(value)) return Status::ok();
@@ -76,12 +102,12 @@ Status ClProgram::allocate() {
     return Status::ok();
   };
   for (ValueId id : graph_.inputs()) HSCHED_RETURN_IF_ERROR(ensure(id));
-  for (NodeId id : order) {
-    const Node& node = graph_.node(id);
+  for (const Step& step : steps_) {
+    const Node& node = step.op;
     for (ValueId in : node.inputs) {
       if (in != kNoValue) HSCHED_RETURN_IF_ERROR(ensure(in));
     }
-    if (is_view_op(node.op_type)) {  // the output is the data input's bytes
+    if (step.view) {  // the output is the data input's bytes
       buffers_[static_cast<size_t>(node.outputs[0])] = buffers_[static_cast<size_t>(node.inputs[0])];
       continue;
     }
@@ -139,6 +165,25 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
   return output;
 }
 
+std::vector<ClStepTime> ClProgram::profile() const {
+  if (!profile_) return {};
+  std::vector<ClStepTime> steps = step_totals_;
+  const double runs = static_cast<double>(std::max<int64_t>(profiled_runs_, 1));
+  for (ClStepTime& step : steps) {
+    step.enqueue_ms /= runs;
+    step.total_ms /= runs;
+  }
+  return steps;
+}
+
+void ClProgram::reset_profile() {
+  step_totals_.clear();
+  for (const Step& step : steps_) {
+    if (!step.view) step_totals_.push_back({step.node, 0, 0});
+  }
+  profiled_runs_ = 0;
+}
+
 NodeOperands ClProgram::operands_for(const Node& node) {
   NodeOperands operands;
   for (ValueId in : node.inputs) {
@@ -178,14 +223,25 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       HSCHED_RETURN_IF_ERROR(write_input(inputs[i], graph_inputs[i]));
     }
-    for (NodeId id : order_) {
-      const Node& node = graph_.node(id);
-      auto enqueued = enqueue_node(*ops_, queue_, node, operands_for(node), {});
+    using Clock = std::chrono::steady_clock;
+    if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
+    size_t kernel = 0;  // index of the step among those that enqueue work
+    for (const Step& step : steps_) {
+      if (step.view) continue;
+      const auto start = Clock::now();
+      auto enqueued = enqueue_node(*ops_, queue_, step.op, operands_for(step.op), {});
       if (!enqueued.is_ok()) {
-        return enqueued.status().with_context("node '" + node_label(graph_, id) + "' (" +
-                                              node.op_type + ")");
+        return enqueued.status().with_context("node '" + node_label(graph_, step.node) + "' (" +
+                                              step.op.op_type + ")");
       }
+      if (!profile_) continue;
+      const auto enqueued_at = Clock::now();
+      HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish while profiling"));
+      ClStepTime& total = step_totals_[kernel++];
+      total.enqueue_ms += std::chrono::duration<double, std::milli>(enqueued_at - start).count();
+      total.total_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
+    profiled_runs_ += profile_ ? 1 : 0;
     std::vector<Tensor> outputs;
     for (ValueId id : graph_.outputs()) {
       HSCHED_ASSIGN_OR_RETURN(Tensor output, read_output(id));

@@ -1,6 +1,6 @@
 // A graph (one partition of a plan) compiled for an OpenCL device: a buffer per value in the
-// storage type, float constants uploaded once, view ops aliased, one enqueue_node per other
-// node on an in-order queue.
+// storage type, float constants uploaded once, view ops aliased, activations after a Conv fused
+// into it, one enqueue_node per other node on an in-order queue.
 //
 // run(): writes the inputs, enqueues every node, and reads the outputs with blocking reads, so
 // when it returns every command of the run has finished and no device data is read early (the
@@ -21,8 +21,17 @@ namespace hsched::opencl {
 struct ProgramStats {
   int kernels = 0;              // nodes enqueued per run
   int aliased_views = 0;        // view ops run as no-ops
+  int fused_activations = 0;    // activations run as their Conv's epilogue
   int64_t constant_bytes = 0;   // uploaded once, in the storage type
   int64_t activation_bytes = 0;  // device buffers of non-constant values
+};
+
+// One node's time per run under profiling: the node enqueued, then waited for alone (so a
+// profiled run is slower than a plain one: no overlap of host enqueue and device work).
+struct ClStepTime {
+  NodeId node = kNoNode;
+  double enqueue_ms = 0;  // host time of enqueue_node
+  double total_ms = 0;    // enqueue to finish
 };
 
 class ClProgram {
@@ -32,7 +41,8 @@ class ClProgram {
   // build_failed), InvalidArgument naming a node the backend refuses, Internal for OpenCL.
   static Result<std::unique_ptr<ClProgram>> compile(const Graph& graph,
                                                     std::shared_ptr<DeviceRuntime> device,
-                                                    Storage storage, int64_t deadline_ms);
+                                                    Storage storage, int64_t deadline_ms,
+                                                    bool profile = false);
 
   // Inputs in the order of graph().inputs() (float32, shapes as the graph's); outputs likewise.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
@@ -40,9 +50,21 @@ class ClProgram {
   const Graph& graph() const { return graph_; }
   Storage storage() const { return ops_->storage(); }
   const ProgramStats& stats() const { return stats_; }
+  // Mean per node over the runs since compile or reset_profile(), in run order; empty unless
+  // compiled with `profile`. Not to be called while a run is in flight.
+  std::vector<ClStepTime> profile() const;
+  void reset_profile();
 
  private:
+  // One node as run: the graph's, or a Conv copy carrying a fused activation.
+  struct Step {
+    NodeId node = kNoNode;  // for names and the profile
+    Node op;
+    bool view = false;  // aliases its input; enqueues nothing
+  };
+
   ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device, const OpKernels* ops);
+  Status plan_steps();
   Status allocate();
   Status upload_constants();
   Status write_input(const Tensor& input, ValueId value);
@@ -54,7 +76,10 @@ class ClProgram {
   const OpKernels* ops_;  // owned by device_
   cl::CommandQueue queue_;
   std::vector<std::shared_ptr<cl::Buffer>> buffers_;  // per value; views share their input's
-  std::vector<NodeId> order_;                         // nodes that run a kernel, in order
+  std::vector<Step> steps_;                           // in run order
+  bool profile_ = false;
+  std::vector<ClStepTime> step_totals_;  // per non-view step, summed over profiled runs
+  int64_t profiled_runs_ = 0;
   ProgramStats stats_;
   std::mutex run_mutex_;
 };

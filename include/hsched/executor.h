@@ -31,7 +31,7 @@ struct ExecutorOptions {
   std::string cache_dir;
   int64_t compile_timeout_ms = 30000;  // per partition (a deploy file's compile_timeout_ms)
   int cpu_threads = 2;
-  bool profile = false;  // time every CPU step (Executable::profile)
+  bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
 };
 
 struct ExecutableStats {
@@ -41,11 +41,13 @@ struct ExecutableStats {
   int replans = 0;              // plans made again after late rejections
 };
 
-// One step of a CPU partition (fused steps under their root op), mean ms per run.
+// One step of a partition (a CPU step: fused nodes under their root op; an OpenCL step: one
+// node, enqueued and waited for alone), mean ms per run.
 struct StepProfile {
   std::string node;
   std::string op;
   double mean_ms = 0;
+  std::string device;  // the partition's device id
 };
 
 class Executable {
@@ -56,8 +58,8 @@ class Executable {
   // The plan that runs: schedule()'s, or the one made again after late rejections.
   virtual const Plan& plan() const = 0;
   virtual const ExecutableStats& stats() const = 0;
-  // CPU partitions' steps over the runs since compile or reset_profile() (zeros unless
-  // ExecutorOptions::profile). Not to be called while a run is in flight.
+  // Every partition's steps over the runs since compile or reset_profile() (empty or zeros
+  // unless ExecutorOptions::profile). Not to be called while a run is in flight.
   virtual std::vector<StepProfile> profile() const = 0;
   virtual void reset_profile() = 0;
 };

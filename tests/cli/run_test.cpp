@@ -55,10 +55,11 @@ TEST(RunCliTest, ProfileListsTimePerOpAndSteps) {
   ASSERT_EQ(json["profile"]["steps"].size(), 1u);
   EXPECT_EQ(json["profile"]["steps"][0]["node"], "relu");
   EXPECT_EQ(json["profile"]["ops"][0]["op"], "Relu");
+  EXPECT_EQ(json["profile"]["ops"][0]["device"], "cpu0");
   EXPECT_GE(json["profile"]["ops"][0]["ms"].get<double>(), 0.0);
   const auto text_run = cli_test::run_cli({"run", model, "--iterations", "2", "--profile"});
   ASSERT_EQ(text_run.exit_code, 0) << text_run.err;
-  EXPECT_NE(text_run.out.find("profile      Relu"), std::string::npos) << text_run.out;
+  EXPECT_NE(text_run.out.find("profile      cpu0  Relu"), std::string::npos) << text_run.out;
   EXPECT_NE(text_run.out.find("slowest"), std::string::npos) << text_run.out;
 }
 
