@@ -200,6 +200,98 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   STORE(apply_unary(op, v, alpha, beta), y, i);
 }
 
+// Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
+// stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
+// CG_TILE x CG_TILE tile, each item CG_WPT x CG_WPT outputs (rows ty + 16 i, columns tx + 16 j),
+// over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
+// epilogue (bias, activation, NCHW scatter) is fused; with several each writes its partial sums
+// to partial[split, OC, n * P] and conv_split_reduce finishes.
+#define CG_BODY(NAME, CG_TILE, CG_WPT)                                                          \
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
+void NAME(__global const storage_t* x, __global const storage_t* w,                            \
+          __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
+          __global float* partial, ConvShape s, int k_chunk, int op, float alpha, float beta) { \
+  __local float a_tile[16][CG_TILE];                                                            \
+  __local float b_tile[16][CG_TILE];                                                            \
+  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
+  const int n0 = get_group_id(0) * CG_TILE, m0 = get_group_id(1) * CG_TILE;                     \
+  const int split = get_group_id(2), splits = get_num_groups(2);                                \
+  const int khw = s.kh * s.kw, k_total = s.c * khw;                                             \
+  const int plane = s.oh * s.ow, cols = s.n * plane;                                            \
+  const int k_begin = split * k_chunk, k_end = min(k_total, k_begin + k_chunk);                 \
+  /* This item's B column (fixed over K): its batch, window origin and validity. */             \
+  const int b_col = tid % CG_TILE, b_row0 = tid / CG_TILE;                                      \
+  const int col = n0 + b_col;                                                                   \
+  const int col_ok = col < cols;                                                                \
+  const int bb = col_ok ? col / plane : 0, pp = col_ok ? col % plane : 0;                       \
+  const int iy0 = (pp / s.ow) * s.sh - s.ph, ix0 = (pp % s.ow) * s.sw - s.pw;                   \
+  const int x_base = bb * s.c * s.h * s.w;                                                      \
+  float acc[CG_WPT][CG_WPT];                                                                    \
+  for (int i = 0; i < CG_WPT; ++i)                                                              \
+    for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
+    for (int l = tid; l < 16 * CG_TILE; l += 256) {                                             \
+      const int kk = l % 16, mm = l / 16;                                                       \
+      const int m = m0 + mm, k = k0 + kk;                                                       \
+      a_tile[kk][mm] = (m < s.oc && k < k_end) ? LOAD(w, m * k_total + k) : 0.0f;              \
+    }                                                                                           \
+    for (int kk = b_row0; kk < 16; kk += 256 / CG_TILE) {                                       \
+      const int k = k0 + kk;                                                                    \
+      float v = 0.0f;                                                                           \
+      if (col_ok && k < k_end) {                                                                \
+        const int c = k / khw, r = k % khw;                                                     \
+        const int iy = iy0 + (r / s.kw) * s.dh, ix = ix0 + (r % s.kw) * s.dw;                   \
+        if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                         \
+          v = LOAD(x, x_base + (c * s.h + iy) * s.w + ix);                                      \
+      }                                                                                         \
+      b_tile[kk][b_col] = v;                                                                    \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    for (int kk = 0; kk < 16; ++kk) {                                                           \
+      float a[CG_WPT], b[CG_WPT];                                                               \
+      for (int i = 0; i < CG_WPT; ++i) a[i] = a_tile[kk][ty + 16 * i];                          \
+      for (int j = 0; j < CG_WPT; ++j) b[j] = b_tile[kk][tx + 16 * j];                          \
+      for (int i = 0; i < CG_WPT; ++i)                                                          \
+        for (int j = 0; j < CG_WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }                                                                                             \
+  for (int i = 0; i < CG_WPT; ++i) {                                                            \
+    const int m = m0 + ty + 16 * i;                                                             \
+    if (m >= s.oc) continue;                                                                    \
+    const float bias_m = (splits == 1 && has_bias) ? LOAD(bias, m) : 0.0f;                      \
+    for (int j = 0; j < CG_WPT; ++j) {                                                          \
+      const int n = n0 + tx + 16 * j;                                                           \
+      if (n >= cols) continue;                                                                  \
+      if (splits == 1) {                                                                        \
+        const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
+        STORE(apply_unary(op, acc[i][j] + bias_m, alpha, beta), y, out);                        \
+      } else {                                                                                  \
+        partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
+}
+CG_BODY(conv_gemm_64, 64, 4)
+CG_BODY(conv_gemm_32, 32, 2)
+
+// Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
+// activation.
+__kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
+                                __global const storage_t* bias, int has_bias, int splits, int n,
+                                int channels, int plane, int op, float alpha, float beta,
+                                int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int c = rest / plane, p = rest % plane;
+  const int stride = channels * n * plane;
+  int at = (c * n + b) * plane + p;
+  float v = has_bias ? LOAD(bias, c) : 0.0f;
+  for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
+  STORE(apply_unary(op, v, alpha, beta), y, i);
+}
+
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw].
 __kernel void conv_direct(__global const storage_t* x, __global const storage_t* w,
                           __global const storage_t* bias, int has_bias, __global storage_t* y,

@@ -60,6 +60,9 @@ inline constexpr const char* kFusedActivationAttr = "hsched_fused_activation";
 inline constexpr const char* kFusedAlphaAttr = "hsched_fused_alpha";
 inline constexpr const char* kFusedBetaAttr = "hsched_fused_beta";
 std::optional<Activation> fusable_activation(const Graph& graph, const Node& node);
+// For tests and benchmarks: a Conv node's int attribute kConvAlgorithmAttr forces a ConvAlgorithm
+// (ops_spatial.h) instead of kAuto's choice.
+inline constexpr const char* kConvAlgorithmAttr = "hsched_conv_algorithm";
 void attach_activation(Node& conv, const Activation& activation);
 
 // Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed

@@ -95,6 +95,8 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
         .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
         .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
   }
+  params.algorithm = static_cast<ConvAlgorithm>(
+      node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
   const cl::Buffer* bias = in.optional_buffer(2);
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,

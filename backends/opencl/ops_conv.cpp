@@ -88,6 +88,14 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   return s;
 }
 
+// Multiply-adds x 2 of a group-1 convolution.
+int64_t conv_flops(const ConvShape& s) {
+  return 2 * int64_t{s.n} * s.oc * s.oh * s.ow * s.c * s.kh * s.kw;
+}
+// Above this the im2col + CLBlast path takes over (its tuned GEMM outruns the simple tiles on
+// large problems; below, its extra kernels and host overhead dominate).
+constexpr int64_t kIm2colFlops = int64_t{1} << 34;
+
 Result<cl::Buffer> float_buffer(const OpKernels& ops, int64_t count, const char* what) {
   cl_int error = CL_SUCCESS;
   cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE,
@@ -165,6 +173,56 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
+// Work groups the implicit GEMM aims for (two per compute unit of a large GPU, e.g. an H100's
+// 132 SMs): fewer output tiles than this take the 32-wide tiles, then split K.
+constexpr int64_t kTargetGroups = 256;
+constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
+
+Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const cl::Buffer& w,
+                                     const cl::Buffer* bias, const ConvShape& s,
+                                     const ConvParams& params, cl::Buffer& y, const Events& wait) {
+  const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
+  const int64_t k = int64_t{s.c} * s.kh * s.kw;
+  auto tiles = [&](int64_t tile) { return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile); };
+  const int64_t tile = tiles(64) >= kTargetGroups / 2 ? 64 : 32;
+  int64_t splits = 1;
+  if (tiles(tile) < kTargetGroups) {
+    splits = std::clamp<int64_t>(kTargetGroups / tiles(tile), 1, std::max<int64_t>(1, k / kMinSplitK));
+  }
+  const int64_t k_chunk = ((k + splits - 1) / splits + 15) / 16 * 16;
+  splits = (k + k_chunk - 1) / k_chunk;
+  HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
+  cl::Buffer partial = y;  // unused with one split
+  if (splits > 1) {
+    HSCHED_ASSIGN_OR_RETURN(partial, float_buffer(ops, splits * m * cols, "Conv partial sums"));
+  }
+  const Activation act = params.activation.value_or(Activation{});
+  const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
+  const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), y, partial, s,
+                                  static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
+  const auto groups = [&](int64_t extent) { return static_cast<size_t>((extent + tile - 1) / tile); };
+  cl::Event event;
+  HSCHED_RETURN_IF_ERROR(check_cl(
+      queue.enqueueNDRangeKernel(kernel, cl::NullRange,
+                                 cl::NDRange(groups(cols) * 16, groups(m) * 16,
+                                             static_cast<size_t>(splits)),
+                                 cl::NDRange(16, 16, 1), &wait, &event),
+      std::string("enqueue of ") + name));
+  if (splits == 1) return event;
+  const int64_t count = m * cols;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, ops.kernel("conv_split_reduce"));
+  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr),
+                                  static_cast<cl_int>(splits), s.n, s.oc,
+                                  static_cast<cl_int>(s.oh * s.ow), op, act.alpha, act.beta,
+                                  static_cast<cl_int>(count)));
+  return launch(queue, reduce, count, {}, "conv_split_reduce");
+}
+
 }  // namespace
 
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
@@ -172,7 +230,22 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
                                const Shape& y_shape, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(ConvShape s, conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
-  if (s.group == 1) return conv_gemm(ops, queue, x, x_shape, w, bias, s, params, y, wait);
+  ConvAlgorithm algorithm = params.algorithm;
+  if (algorithm == ConvAlgorithm::kAuto) {
+    algorithm = s.group != 1                                   ? ConvAlgorithm::kDirect
+                : conv_flops(s) < kIm2colFlops ? ConvAlgorithm::kImplicitGemm
+                                                              : ConvAlgorithm::kIm2colGemm;
+  }
+  if (s.group != 1 && algorithm != ConvAlgorithm::kDirect) {
+    return invalid_argument("ops: only the direct Conv kernel takes group " +
+                            std::to_string(s.group));
+  }
+  if (algorithm == ConvAlgorithm::kImplicitGemm) {
+    return conv_implicit_gemm(ops, queue, x, w, bias, s, params, y, wait);
+  }
+  if (algorithm == ConvAlgorithm::kIm2colGemm) {
+    return conv_gemm(ops, queue, x, x_shape, w, bias, s, params, y, wait);
+  }
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("conv_direct"));

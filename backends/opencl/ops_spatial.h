@@ -33,15 +33,24 @@ struct Window {
   std::vector<int64_t> pads_end;    // default 0s when empty
 };
 
+// How enqueue_conv computes a convolution. kAuto picks by shape (see enqueue_conv); the others
+// are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1.
+enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect };
+
 struct ConvParams {
   Window window;
   int64_t group = 1;
   std::optional<Activation> activation;  // Conv only
+  ConvAlgorithm algorithm = ConvAlgorithm::kAuto;  // Conv only
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].
-// group == 1 runs im2col + CLBlast's fp32 GEMM (a 1x1, stride-1, unpadded conv of batch 1 skips
-// im2col) and a bias + activation epilogue; other groups a direct kernel.
+// group == 1 runs as a GEMM of the weights [OC, K] by the im2col matrix [K, N * P]:
+// kImplicitGemm (kAuto's choice below kIm2colFlops) gathers that matrix inside one tiled kernel
+// with the bias and activation fused (split over K, plus a reduction kernel, when the output has
+// too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM and an
+// epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a direct
+// kernel.
 // Errors: InvalidArgument for inconsistent shapes or group.
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,

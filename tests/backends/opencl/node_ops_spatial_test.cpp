@@ -39,6 +39,9 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       {"depthwise stride 2 dilated", {2, 4, 11, 11}, 8, {3, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}, 4},
       {"1-D", {2, 4, 20}, 6, {5}, {2}, {1}, {2, 1}},
       {"1-D depthwise", {1, 5, 13}, 5, {3}, {1}, {2}, {2, 2}, 5},
+      // Implicit GEMM: few output tiles (32-wide tiles, K split in 4) and many (64-wide tiles).
+      {"split K", {1, 64, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"wide tiles", {1, 3, 96, 96}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
   };
   for (const ConvCase& c : cases) {
     const size_t spatial = c.x.size() - 2;
@@ -54,7 +57,18 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
                                 {"group", c.group}};
     std::vector<TestInput> inputs = {input(c.x), weight(w, -0.5f, 0.5f)};
     if (c.bias) inputs.push_back(weight({c.oc}));
-    expect_matches_cpu("Conv " + c.name, "Conv", attrs, inputs, {y});
+    std::vector<ConvAlgorithm> algorithms = {ConvAlgorithm::kDirect};
+    if (c.group == 1) {
+      algorithms.push_back(ConvAlgorithm::kImplicitGemm);
+      algorithms.push_back(ConvAlgorithm::kIm2colGemm);
+    }
+    for (ConvAlgorithm algorithm : algorithms) {
+      AttributeMap forced = attrs;
+      forced[kConvAlgorithmAttr] = static_cast<int64_t>(algorithm);
+      expect_matches_cpu("Conv " + c.name + " algorithm " +
+                             std::to_string(static_cast<int>(algorithm)),
+                         "Conv", forced, inputs, {y});
+    }
   }
 }
 
@@ -213,6 +227,32 @@ TEST_P(NodeOpsTest, PoolsMatchTheCpu) {
                      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
                       {"auto_pad", std::string("SAME_UPPER")}},
                      {input({1, 2, 9, 8})}, {{1, 2, 5, 4}});
+}
+
+// ceil_mode with count_include_pad: a window reaching past the end pad divides by its extent
+// clipped to the padded input, as ONNX Runtime and PyTorch do. (The CPU backend divides by the
+// whole kernel there: oneDNN sees the ceil_mode overhang as padding; hence no CPU comparison.)
+TEST_P(NodeOpsTest, AveragePoolCeilModeCountsPadsAsOnnxRuntime) {
+  OneNodeGraph g = one_node_graph(
+      "AveragePool",
+      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
+       {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}},
+      {input({1, 1, 4, 4})}, {{1, 1, 3, 3}}, 17, [](float) { return 1.0f; }, 1);
+  ASSERT_FALSE(check_node(g.graph, g.graph.node(g.node)).has_value());
+  cl::Buffer x = upload(g.feeds[0]);
+  cl::Buffer y = upload(Tensor::from_vector(DType::kF32, {9}, std::vector<float>(9, NAN)));
+  NodeOperands operands;
+  operands.inputs = {{&x, {1, 1, 4, 4}, nullptr}};
+  operands.outputs = {&y};
+  operands.output_shapes = {{1, 1, 3, 3}};
+  auto event = enqueue_node(ops(), queue_, g.graph.node(g.node), operands, {});
+  ASSERT_TRUE(event.is_ok()) << event.status().message();
+  ASSERT_EQ(event->wait(), CL_SUCCESS);
+  const std::vector<float> got = download(y, 9);
+  // Rows/cols -1..1 (3 wide, 2 inside), 1..3 (3, 3), 3..5 (clipped to 3..4: 2 wide, 1 inside).
+  const std::vector<float> want = {4 / 9.0f, 6 / 9.0f, 2 / 6.0f, 6 / 9.0f, 9 / 9.0f,
+                                   3 / 6.0f, 2 / 6.0f, 3 / 6.0f, 1 / 4.0f};
+  for (size_t i = 0; i < 9; ++i) EXPECT_NEAR(got[i], want[i], half() ? 2e-3f : 1e-6f) << i;
 }
 
 TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
