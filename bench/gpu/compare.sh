@@ -24,6 +24,7 @@ warmup=${WARMUP:-5}
 gemm_size=${GEMM_SIZE:-4096}
 mkdir -p "$out"
 raw=$out/raw.jsonl log=$out/log.txt
+check_dir=$(mktemp -d)  # outputs compared with ONNX Runtime: kept out of $OUT (few files come back)
 : >"$raw"; : >"$log"
 
 all_models=resnet18,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,convnext_atto,vit_tiny
@@ -92,10 +93,23 @@ for m in "${models[@]}"; do
   [[ ${SKIP_HSCHED_MODELS:-0} == 1 ]] && break
   echo "== hsched run $m" >>"$log"
   err=$(mktemp)
+  # With the model's shared inputs in the bundle (BUNDLE/inputs/<name>/input_K.pb), the outputs
+  # are checked against ONNX Runtime CPU on the same model and inputs.
+  io=()
+  if [[ -f $bundle/inputs/$m/input_0.pb ]]; then
+    io=(--inputs "$bundle/inputs/$m" --outputs "$check_dir/$m/hsched")
+  fi
   report=$(timeout "${HSCHED_TIMEOUT_S:-180}" bash "$bundle/run.sh" "$bundle/hsched" run \
     "${model_path[$m]}" --devices gpu --json --iterations "$iterations" --warmup "$warmup" \
-    2>"$err")
+    ${PROFILE:+--profile} "${io[@]}" 2>"$err")
   rc=$?
+  if ((${#io[@]})) && [[ $rc -eq 0 ]]; then
+    python3 "$here/ort_reference.py" "${model_path[$m]}" "$bundle/inputs/$m" \
+      "$check_dir/$m/ort" 2>>"$log" &&
+      python3 "$bundle/compare_outputs.py" "$check_dir/$m/ort" "$check_dir/$m/hsched" 2>&1 |
+      tail -n 1 | python3 -c 'import json,sys; print(json.dumps({"check": sys.stdin.read().strip()}))' |
+      tag check "$m" >>"$raw"
+  fi
   cat "$err" >>"$log"
   if [[ $rc -eq 0 ]] && python3 -c 'import json,sys; json.loads(sys.stdin.read())' <<<"$report" \
       2>/dev/null; then

@@ -2,7 +2,8 @@
 """Markdown table of bench/gpu/compare.sh's raw results (issue 5).
 
 Usage: python3 table.py RAW_JSONL > table.md
-RAW_JSONL: one JSON object a line, each {"source": "torch" | "hsched" | "gemm_bench", "name", ...}
+RAW_JSONL: one JSON object a line, each {"source": "torch" | "hsched" | "gemm_bench" | "check",
+"name", ...}
 as compare.sh writes them: torch_baseline.py's objects, `hsched run --json` reports (or
 {"error"}), hsched_gemm_bench's object (or {"error"}). Ratio = hsched ms / PyTorch ms (lower is
 better; the issue's goal for resnet18 is <= 2). GEMM % = hsched TFLOPS / PyTorch TFLOPS (goal
@@ -164,6 +165,10 @@ def model_rows(rows):
         if "error" not in hsched and hsched.get("devices") is not None:
             ids = [d.get("id", "?") if isinstance(d, dict) else str(d) for d in hsched["devices"]]
             notes.append("hsched devices: " + ",".join(ids))
+        check = rows.get(("check", name))
+        if check is not None:
+            notes.append("outputs vs ONNX Runtime CPU (1e-4 + 1e-3*|b|): " +
+                         check.get("check", check.get("error", "?")))
         notes += export_notes(rows, name)
         fallbacks = (hsched.get("plan") or {}).get("fallbacks")
         lines.append("| " + " | ".join([
