@@ -137,6 +137,19 @@ TEST(ProgramCacheTest, UncreatableDirectoryDisablesTheCache) {
   }
 }
 
+// Root writes into a 0555 directory, so as root the read-only directory is sysfs's /sys/kernel,
+// which exists and where nobody can create files: the store fails and turns writing off.
+TEST(ProgramCacheTest, ReadOnlyDirectoryForRootDisablesWriting) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the test below covers non-root users";
+  const fs::path sysfs_dir = "/sys/kernel";
+  if (!fs::is_directory(sysfs_dir)) GTEST_SKIP() << "no " << sysfs_dir << " here";
+  ProgramCache cache(sysfs_dir.string());
+  EXPECT_FALSE(cache.store(key_for("a"), binary_of(100, 1)));
+  EXPECT_FALSE(cache.writable());
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  EXPECT_FALSE(fs::exists(cache.entry_path(key_for("a"))));
+}
+
 TEST(ProgramCacheTest, ReadOnlyDirectoryDisablesWriting) {
   if (::geteuid() == 0) GTEST_SKIP() << "root writes into a 0555 directory; see the test above";
   test::TempDir dir;
