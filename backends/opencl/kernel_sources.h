@@ -202,17 +202,18 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 
 // Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
 // stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
-// CG_TILE x CG_TILE tile, each item CG_WPT x CG_WPT outputs (rows ty + 16 i, columns tx + 16 j),
+// CG_TILE x CG_TILE tile, each item a CG_WPT x CG_WPT block (rows ty * CG_WPT + i, columns
+// tx * CG_WPT + j, read from local memory as one CG_VEC each),
 // over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
 // epilogue (bias, activation, NCHW scatter) is fused; with several each writes its partial sums
 // to partial[split, OC, n * P] and conv_split_reduce finishes.
-#define CG_BODY(NAME, CG_TILE, CG_WPT)                                                          \
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* w,                            \
           __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
           __global float* partial, ConvShape s, int k_chunk, int op, float alpha, float beta) { \
-  __local float a_tile[16][CG_TILE];                                                            \
-  __local float b_tile[16][CG_TILE];                                                            \
+  __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
+  __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * CG_TILE, m0 = get_group_id(1) * CG_TILE;                     \
   const int split = get_group_id(2), splits = get_num_groups(2);                                \
@@ -248,20 +249,22 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
     for (int kk = 0; kk < 16; ++kk) {                                                           \
-      float a[CG_WPT], b[CG_WPT];                                                               \
-      for (int i = 0; i < CG_WPT; ++i) a[i] = a_tile[kk][ty + 16 * i];                          \
-      for (int j = 0; j < CG_WPT; ++j) b[j] = b_tile[kk][tx + 16 * j];                          \
+      /* One vector load each: this item's rows and columns are contiguous. */                  \
+      const CG_VEC av = *(__local const CG_VEC*)&a_tile[kk][ty * CG_WPT];                       \
+      const CG_VEC bv = *(__local const CG_VEC*)&b_tile[kk][tx * CG_WPT];                       \
+      const float* a = (const float*)&av;                                                       \
+      const float* b = (const float*)&bv;                                                       \
       for (int i = 0; i < CG_WPT; ++i)                                                          \
         for (int j = 0; j < CG_WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
   for (int i = 0; i < CG_WPT; ++i) {                                                            \
-    const int m = m0 + ty + 16 * i;                                                             \
+    const int m = m0 + ty * CG_WPT + i;                                                         \
     if (m >= s.oc) continue;                                                                    \
     const float bias_m = (splits == 1 && has_bias) ? LOAD(bias, m) : 0.0f;                      \
     for (int j = 0; j < CG_WPT; ++j) {                                                          \
-      const int n = n0 + tx + 16 * j;                                                           \
+      const int n = n0 + tx * CG_WPT + j;                                                       \
       if (n >= cols) continue;                                                                  \
       if (splits == 1) {                                                                        \
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
@@ -272,8 +275,8 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
     }                                                                                           \
   }                                                                                             \
 }
-CG_BODY(conv_gemm_64, 64, 4)
-CG_BODY(conv_gemm_32, 32, 2)
+CG_BODY(conv_gemm_64, 64, 4, float4)
+CG_BODY(conv_gemm_32, 32, 2, float2)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
 // activation.

@@ -7,6 +7,7 @@
 // no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_spatial.h"
 #include "backends/opencl/ops_util.h"
 
@@ -96,21 +97,18 @@ int64_t conv_flops(const ConvShape& s) {
 // large problems; below, its extra kernels and host overhead dominate).
 constexpr int64_t kIm2colFlops = int64_t{1} << 34;
 
-Result<cl::Buffer> float_buffer(const OpKernels& ops, int64_t count, const char* what) {
-  cl_int error = CL_SUCCESS;
-  cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE,
-                    static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float), nullptr,
-                    &error);
-  HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("fp32 temporary for ") + what));
-  return buffer;
+// A per-queue fp32 scratch buffer of `count` elements (ops_scratch.h says why not a temporary).
+Result<cl::Buffer> float_scratch(const OpKernels& ops, cl::CommandQueue& queue, int64_t count,
+                                 detail::ScratchSlot slot) {
+  return detail::scratch_buffer(ops, queue, slot, static_cast<size_t>(count) * sizeof(float));
 }
 
-// x itself with fp32 storage; else an fp32 copy (enqueued).
+// x itself with fp32 storage; else an fp32 copy (enqueued) in `slot`.
 Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
-                            int64_t count, const char* what) {
+                            int64_t count, detail::ScratchSlot slot) {
   if (ops.storage() == Storage::kFloat32) return x;
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, count, what));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("storage_to_float"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_scratch(ops, queue, count, slot));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "storage_to_float"));
   HSCHED_RETURN_IF_ERROR(
       set_args(kernel, "storage_to_float", x, converted, static_cast<cl_int>(count)));
   HSCHED_RETURN_IF_ERROR(launch(queue, kernel, count, {}, "storage_to_float").status());
@@ -133,18 +131,18 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
                          s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
-    HSCHED_ASSIGN_OR_RETURN(col, as_float(ops, queue, x, element_count(x_shape), "Conv input"));
+    HSCHED_ASSIGN_OR_RETURN(col, as_float(ops, queue, x, element_count(x_shape), detail::ScratchSlot::kConvInput));
   } else {
-    HSCHED_ASSIGN_OR_RETURN(col, float_buffer(ops, k * cols, "Conv im2col"));
-    HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, ops.kernel("im2col"));
+    HSCHED_ASSIGN_OR_RETURN(col, float_scratch(ops, queue, k * cols, detail::ScratchSlot::kConvColumns));
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
     HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, col, s, static_cast<cl_int>(k * cols)));
     HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
   }
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32, as_float(ops, queue, w, s.oc * k, "Conv weights"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32, as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
   const int64_t y_count = s.oc * cols;
   cl::Buffer t = y;  // batch 1, fp32: the GEMM writes y in place, the epilogue finishes it
   if (s.n != 1 || ops.storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(t, float_buffer(ops, y_count, "Conv GEMM result"));
+    HSCHED_ASSIGN_OR_RETURN(t, float_scratch(ops, queue, y_count, detail::ScratchSlot::kConvResult));
   }
   // CLBlast is called with beta 0; zeroing keeps stale NaNs out whatever it does with beta.
   HSCHED_RETURN_IF_ERROR(check_cl(
@@ -165,7 +163,7 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   const bool fused = params.activation.has_value();
   if (!bias && !fused && t() == y()) return gemm_done;
   const Activation act = params.activation.value_or(Activation{});
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, ops.kernel("conv_epilogue"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
   HSCHED_RETURN_IF_ERROR(set_args(
       epilogue, "conv_epilogue", t, y, bias ? *bias : y, static_cast<cl_int>(bias != nullptr), s.n,
       s.oc, static_cast<cl_int>(plane), fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
@@ -174,7 +172,7 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
 }
 
 // Work groups the implicit GEMM aims for (two per compute unit of a large GPU, e.g. an H100's
-// 132 SMs): fewer output tiles than this take the 32-wide tiles, then split K.
+// 132 SMs), splitting K when the output has fewer tiles.
 constexpr int64_t kTargetGroups = 256;
 constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
 
@@ -185,22 +183,23 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
   const int64_t k = int64_t{s.c} * s.kh * s.kw;
   auto tiles = [&](int64_t tile) { return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile); };
-  const int64_t tile = tiles(64) >= kTargetGroups / 2 ? 64 : 32;
-  int64_t splits = 1;
-  if (tiles(tile) < kTargetGroups) {
-    splits = std::clamp<int64_t>(kTargetGroups / tiles(tile), 1, std::max<int64_t>(1, k / kMinSplitK));
-  }
-  const int64_t k_chunk = ((k + splits - 1) / splits + 15) / 16 * 16;
-  splits = (k + k_chunk - 1) / k_chunk;
+  // The 64-wide tiles do four times the work per local-memory read: take them whenever splitting
+  // K can make up the number of groups; the 32-wide ones only when it cannot.
+  const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
+  const int64_t tile = tiles(64) * max_splits >= kTargetGroups / 2 ? 64 : 32;
+  const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(tile), 1, max_splits);
+  const int64_t k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;  // whole steps of 16
+  const int64_t splits = (k + k_chunk - 1) / k_chunk;
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
   cl::Buffer partial = y;  // unused with one split
   if (splits > 1) {
-    HSCHED_ASSIGN_OR_RETURN(partial, float_buffer(ops, splits * m * cols, "Conv partial sums"));
+    HSCHED_ASSIGN_OR_RETURN(partial, float_scratch(ops, queue, splits * m * cols,
+                                                   detail::ScratchSlot::kConvPartial));
   }
   const Activation act = params.activation.value_or(Activation{});
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr), y, partial, s,
                                   static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
@@ -214,7 +213,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
       std::string("enqueue of ") + name));
   if (splits == 1) return event;
   const int64_t count = m * cols;
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, ops.kernel("conv_split_reduce"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
   HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr),
                                   static_cast<cl_int>(splits), s.n, s.oc,
@@ -248,7 +247,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("conv_direct"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
   HSCHED_RETURN_IF_ERROR(set_args(
       kernel, "conv_direct", x, w, bias ? *bias : w, static_cast<cl_int>(bias != nullptr), y, s,
       params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
@@ -267,7 +266,7 @@ Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue&
   HSCHED_ASSIGN_OR_RETURN(ConvShape s,
                           conv_shape(x_shape, w_shape, y_shape, params, true, "ConvTranspose"));
   const int64_t count = element_count(y_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("conv_transpose"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_transpose"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_transpose", x, w, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr), y, s,
                                   static_cast<cl_int>(count)));

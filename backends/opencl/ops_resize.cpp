@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -154,17 +155,15 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue,
     w1.insert(w1.end(), tables.w1[a].begin(), tables.w1[a].end());
     stride *= x_shape[a];
   }
-  // The tables are small (the sum of the output dims); copied at creation, freed by OpenCL once
-  // the kernel using them finishes.
-  cl_int error = CL_SUCCESS;
-  const cl_mem_flags flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-  cl::Buffer i0_buffer(ops.context(), flags, i0.size() * sizeof(cl_int), i0.data(), &error);
-  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
-  cl::Buffer i1_buffer(ops.context(), flags, i1.size() * sizeof(cl_int), i1.data(), &error);
-  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
-  cl::Buffer w1_buffer(ops.context(), flags, w1.size() * sizeof(float), w1.data(), &error);
-  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "Resize table buffer"));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("resize"));
+  // The tables are small (the sum of the output dims) and the same on every run of a node: kept
+  // per queue by content (ops_scratch.h), so nothing is written or released per call.
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer i0_buffer, detail::constant_buffer(
+                                                    ops, queue, i0.data(), i0.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer i1_buffer, detail::constant_buffer(
+                                                    ops, queue, i1.data(), i1.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w1_buffer, detail::constant_buffer(
+                                                    ops, queue, w1.data(), w1.size() * sizeof(float)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "resize"));
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "resize", x, y, i0_buffer, i1_buffer, w1_buffer,
                                           s, static_cast<cl_int>(count)));
   return detail::launch(queue, kernel, count, wait, "resize");

@@ -5,6 +5,7 @@
 #include <array>
 #include <numeric>
 
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -85,7 +86,7 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
     return invalid_argument("ops: pool kernel, strides and dilations must be >= 1, pads >= 0");
   }
   const int64_t count = element_count(y_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("pool"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "pool"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
                                   static_cast<cl_int>(count_include_pad),
                                   static_cast<cl_int>(count)));
@@ -103,7 +104,7 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("instance_norm"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "instance_norm"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "instance_norm", x, scale, bias, y,
                                   static_cast<cl_int>(shape[1]), static_cast<cl_int>(size),
                                   epsilon));
@@ -138,7 +139,7 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
     const int64_t rows_inner = shapes[i][a] * inner;
     const int64_t count = outer * rows_inner;
     if (count > 0) {
-      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("copy_rows"));
+      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
       HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y,
                                       static_cast<cl_int>(rows_inner),
                                       static_cast<cl_int>(total * inner),
@@ -186,7 +187,7 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
     s.dims[kMaxRank - rank + i] = static_cast<cl_int>(shape[from]);
     s.strides[kMaxRank - rank + i] = static_cast<cl_int>(in_strides[from]);
   }
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("transpose"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "transpose");
 }
