@@ -168,7 +168,7 @@ const std::vector<std::string>& supported_ops() {
       // normalization
       "Softmax", "LayerNormalization", "InstanceNormalization",
       // data movement and views
-      "Resize", "Concat", "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+      "Resize", "Concat", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
   return kOps;
 }
 

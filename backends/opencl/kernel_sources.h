@@ -181,7 +181,9 @@ __kernel void im2col(__global const storage_t* x, __global float* col, ConvShape
   const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
   const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
   float v = 0.0f;
-  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) {
+    v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  }
   col[i] = v;
 }
 

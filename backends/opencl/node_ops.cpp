@@ -150,8 +150,8 @@ Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const 
   if (scales != nullptr && scales->elements() > 0) {
     HSCHED_ASSIGN_OR_RETURN(std::vector<float> given, float_values(*scales));
     if (given.size() != axes.size()) {
-      return invalid_argument("Resize scales has " + std::to_string(given.size()) +
-                              " values for " + std::to_string(axes.size()) + " axes");
+      return invalid_argument("Resize scales has " + std::to_string(given.size()) + " values for " +
+                              std::to_string(axes.size()) + " axes");
     }
     mode.scales.assign(rank, 1.0f);
     for (size_t i = 0; i < axes.size(); ++i) mode.scales[static_cast<size_t>(axes[i])] = given[i];
@@ -167,7 +167,7 @@ using node_detail::clip_bounds;
 
 const std::set<std::string>& unary_ops() {
   static const std::set<std::string> kOps = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf",  "Gelu",        "Exp",       "Log",
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf",        "Gelu",        "Exp",      "Log",
       "Sqrt", "Neg",       "Abs",     "Clip", "Reciprocal", "HardSigmoid", "HardSwish"};
   return kOps;
 }
@@ -227,8 +227,8 @@ std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
     if (v.dtype != DType::kF32) {
-      return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) +
-                                                       " dtype " + std::string(dtype_name(v.dtype)));
+      return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
+                                                       std::string(dtype_name(v.dtype)));
     }
     if (!v.shape.is_static() || v.shape.elements() >= (int64_t{1} << 31)) {
       return reject(ReasonCode::kShapeUnsupported,
@@ -275,9 +275,9 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kAttributeUnsupported, "MaxPool output Indices");
     }
     if (op == "MaxPool" && node.attr_int("storage_order", 0) != 0) {
-      return reject(ReasonCode::kAttributeUnsupported,
-                    "MaxPool attribute storage_order=" +
-                        std::to_string(node.attr_int("storage_order", 0)));
+      return reject(
+          ReasonCode::kAttributeUnsupported,
+          "MaxPool attribute storage_order=" + std::to_string(node.attr_int("storage_order", 0)));
     }
     const bool conv = op == "Conv" || op == "ConvTranspose";
     const Shape* w = conv ? &dims_of(graph, node.inputs.at(1)) : nullptr;
@@ -365,7 +365,7 @@ bool is_view_op(const std::string& op_type) {
 std::optional<Unsupported> check_node(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   const std::vector<std::string>& ops = supported_ops();
-  const bool known = std::find(ops.begin(), ops.end(), op) != ops.end() || op == "Identity";
+  const bool known = std::find(ops.begin(), ops.end(), op) != ops.end();
   if (!known || (!node.domain.empty() && node.domain != "ai.onnx")) {
     return reject(ReasonCode::kOpUnsupported,
                   "no kernel for op " + (node.domain.empty() ? op : node.domain + "." + op));

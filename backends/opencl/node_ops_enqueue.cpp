@@ -64,7 +64,7 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
 Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, const Operands& in,
                                const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const auto bytes =
       static_cast<size_t>(detail::element_count(in.output_shape())) * storage_bytes(ops.storage());
   cl::Event event;
@@ -78,11 +78,11 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
   return event;
 }
 
-Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                    const Node& node, const Operands& in, const Events& wait) {
+Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const bool transposed = node.op_type == "ConvTranspose";
   ConvParams params;
   const Shape& w_shape = in.shape(1);
@@ -90,10 +90,10 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
                           window_of(node, in.shape(0), in.output_shape(), &w_shape, transposed));
   params.group = node.attr_int("group", 1);
   if (node.has_attr(kFusedActivationAttr)) {
-    params.activation = Activation{
-        .op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
-        .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
-        .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
+    params.activation =
+        Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
+                   .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
+                   .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
   }
   params.algorithm = static_cast<ConvAlgorithm>(
       node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
@@ -102,14 +102,14 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);
   }
-  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
-                      in.output_shape(), wait);
+  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y, in.output_shape(),
+                      wait);
 }
 
-Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                    const Node& node, const Operands& in, const Events& wait) {
+Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   HSCHED_ASSIGN_OR_RETURN(Window window,
                           window_of(node, in.shape(0), in.output_shape(), nullptr, false));
   const PoolKind kind = node.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
@@ -121,7 +121,7 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
                                       const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   // 1-D operands as numpy promotes them: [K] -> [1, K] for A, [K, 1] for B; the dropped axis
   // leaves y's bytes as they are.
   Shape a_shape = in.shape(0), b_shape = in.shape(1);
@@ -130,24 +130,24 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait);
 }
 
-Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                    const Node& node, const Operands& in, const Events& wait) {
+Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const GemmParams params{.trans_a = node.attr_int("transA", 0) != 0,
                           .trans_b = node.attr_int("transB", 0) != 0,
                           .alpha = node.attr_float("alpha", 1.0f),
                           .beta = node.attr_float("beta", 1.0f)};
   const cl::Buffer* c = in.optional_buffer(2);
-  return enqueue_gemm(ops, queue, *a, in.shape(0), *b, in.shape(1), c,
-                      c ? in.shape(2) : Shape{}, params, *y, wait);
+  return enqueue_gemm(ops, queue, *a, in.shape(0), *b, in.shape(1), c, c ? in.shape(2) : Shape{},
+                      params, *y, wait);
 }
 
 Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& queue,
                                        const Node& node, const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
   if (in.opset() == 0 || in.opset() >= 13) {
     return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), *y, wait);
@@ -165,7 +165,7 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
 Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& queue,
                                       const Node& node, const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   HSCHED_ASSIGN_OR_RETURN(ResizeMode mode,
                           node_detail::resize_mode_of(node, in.constant(2), in.shape(0)));
   HSCHED_ASSIGN_OR_RETURN(ResizeTables tables, resize_plan(mode, in.shape(0), in.output_shape()));
@@ -183,7 +183,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "Softmax") return enqueue_softmax_node(ops, queue, node, in, wait);
   if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer* y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));

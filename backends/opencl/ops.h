@@ -1,12 +1,12 @@
 // The OpenCL backend's first kernels: elementwise (unary, broadcasting binary), Softmax,
 // LayerNormalization, GlobalAveragePool, and MatMul/Gemm through CLBlast.
 //
-// OpKernels holds the three built programs ("elementwise", "reduce", "spatial": convolutions, pools,
-// Resize, data movement; see ops_spatial.h) for one device and one storage
-// type; the enqueue_* functions take it, a queue of that device and buffers, enqueue the work and
-// return the event of its last command. Shapes are static, in elements; buffers hold the storage
-// type densely in row-major order. Nothing is read back: callers wait on the event or read with a
-// blocking read. Queues must be in-order (the default): the GEMM path chains commands on it.
+// OpKernels holds the three built programs ("elementwise", "reduce", "spatial": convolutions,
+// pools, Resize, data movement; see ops_spatial.h) for one device and one storage type; the
+// enqueue_* functions take it, a queue of that device and buffers, enqueue the work and return the
+// event of its last command. Shapes are static, in elements; buffers hold the storage type densely
+// in row-major order. Nothing is read back: callers wait on the event or read with a blocking read.
+// Queues must be in-order (the default): the GEMM path chains commands on it.
 //
 // Ownership: OpKernels owns its programs; the enqueue functions keep no reference to buffers after
 // returning (temporaries are released at once; OpenCL frees them after their commands finish).

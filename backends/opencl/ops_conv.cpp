@@ -32,8 +32,8 @@ struct ConvShape {
 // from `one_d_h`.
 std::pair<cl_int, cl_int> pair_of(const std::vector<int64_t>& values, size_t spatial,
                                   int64_t fallback, int64_t one_d_h) {
-  if (values.empty()) return {static_cast<cl_int>(spatial == 1 ? one_d_h : fallback),
-                              static_cast<cl_int>(fallback)};
+  if (values.empty())
+    return {static_cast<cl_int>(spatial == 1 ? one_d_h : fallback), static_cast<cl_int>(fallback)};
   if (spatial == 1) return {static_cast<cl_int>(one_d_h), static_cast<cl_int>(values[0])};
   return {static_cast<cl_int>(values[0]), static_cast<cl_int>(values[1])};
 }
@@ -84,7 +84,8 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   s.group = static_cast<cl_int>(group);
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
-    return invalid_argument("ops: " + name + " kernel, strides and dilations must be >= 1, pads >= 0");
+    return invalid_argument("ops: " + name +
+                            " kernel, strides and dilations must be >= 1, pads >= 0");
   }
   return s;
 }
@@ -124,30 +125,35 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   const int64_t k = int64_t{s.c} * s.kh * s.kw;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max(k * cols, s.oc * cols), "Conv im2col"));
   if (!wait.empty()) {
-    HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
   }
   // A 1x1, stride-1, unpadded conv of batch 1: x is already col [C, H * W].
   const bool pointwise = s.n == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
                          s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
-    HSCHED_ASSIGN_OR_RETURN(col, as_float(ops, queue, x, element_count(x_shape), detail::ScratchSlot::kConvInput));
+    HSCHED_ASSIGN_OR_RETURN(
+        col, as_float(ops, queue, x, element_count(x_shape), detail::ScratchSlot::kConvInput));
   } else {
-    HSCHED_ASSIGN_OR_RETURN(col, float_scratch(ops, queue, k * cols, detail::ScratchSlot::kConvColumns));
+    HSCHED_ASSIGN_OR_RETURN(col,
+                            float_scratch(ops, queue, k * cols, detail::ScratchSlot::kConvColumns));
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
     HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, col, s, static_cast<cl_int>(k * cols)));
     HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
   }
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32, as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32,
+                          as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
   const int64_t y_count = s.oc * cols;
   cl::Buffer t = y;  // batch 1, fp32: the GEMM writes y in place, the epilogue finishes it
   if (s.n != 1 || ops.storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(t, float_scratch(ops, queue, y_count, detail::ScratchSlot::kConvResult));
+    HSCHED_ASSIGN_OR_RETURN(t,
+                            float_scratch(ops, queue, y_count, detail::ScratchSlot::kConvResult));
   }
   // CLBlast is called with beta 0; zeroing keeps stale NaNs out whatever it does with beta.
-  HSCHED_RETURN_IF_ERROR(check_cl(
-      queue.enqueueFillBuffer(t, 0.0f, 0, static_cast<size_t>(y_count) * sizeof(float)),
-      "zero fill for Conv"));
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueFillBuffer(t, 0.0f, 0, static_cast<size_t>(y_count) * sizeof(float)),
+               "zero fill for Conv"));
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
   const auto m = static_cast<size_t>(s.oc), n = static_cast<size_t>(cols);
@@ -193,8 +199,8 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
   cl::Buffer partial = y;  // unused with one split
   if (splits > 1) {
-    HSCHED_ASSIGN_OR_RETURN(partial, float_scratch(ops, queue, splits * m * cols,
-                                                   detail::ScratchSlot::kConvPartial));
+    HSCHED_ASSIGN_OR_RETURN(
+        partial, float_scratch(ops, queue, splits * m * cols, detail::ScratchSlot::kConvPartial));
   }
   const Activation act = params.activation.value_or(Activation{});
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
@@ -203,22 +209,23 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr), y, partial, s,
                                   static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
-  const auto groups = [&](int64_t extent) { return static_cast<size_t>((extent + tile - 1) / tile); };
+  const auto groups = [&](int64_t extent) {
+    return static_cast<size_t>((extent + tile - 1) / tile);
+  };
   cl::Event event;
-  HSCHED_RETURN_IF_ERROR(check_cl(
-      queue.enqueueNDRangeKernel(kernel, cl::NullRange,
-                                 cl::NDRange(groups(cols) * 16, groups(m) * 16,
-                                             static_cast<size_t>(splits)),
-                                 cl::NDRange(16, 16, 1), &wait, &event),
-      std::string("enqueue of ") + name));
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueNDRangeKernel(
+                   kernel, cl::NullRange,
+                   cl::NDRange(groups(cols) * 16, groups(m) * 16, static_cast<size_t>(splits)),
+                   cl::NDRange(16, 16, 1), &wait, &event),
+               std::string("enqueue of ") + name));
   if (splits == 1) return event;
   const int64_t count = m * cols;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
   HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr),
-                                  static_cast<cl_int>(splits), s.n, s.oc,
-                                  static_cast<cl_int>(s.oh * s.ow), op, act.alpha, act.beta,
-                                  static_cast<cl_int>(count)));
+                                  static_cast<cl_int>(bias != nullptr), static_cast<cl_int>(splits),
+                                  s.n, s.oc, static_cast<cl_int>(s.oh * s.ow), op, act.alpha,
+                                  act.beta, static_cast<cl_int>(count)));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
 }
 
@@ -228,12 +235,13 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
                                const Shape& y_shape, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(ConvShape s, conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
+  HSCHED_ASSIGN_OR_RETURN(ConvShape s,
+                          conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
-    algorithm = s.group != 1                                   ? ConvAlgorithm::kDirect
+    algorithm = s.group != 1                   ? ConvAlgorithm::kDirect
                 : conv_flops(s) < kIm2colFlops ? ConvAlgorithm::kImplicitGemm
-                                                              : ConvAlgorithm::kIm2colGemm;
+                                               : ConvAlgorithm::kIm2colGemm;
   }
   if (s.group != 1 && algorithm != ConvAlgorithm::kDirect) {
     return invalid_argument("ops: only the direct Conv kernel takes group " +
@@ -248,10 +256,10 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
-  HSCHED_RETURN_IF_ERROR(set_args(
-      kernel, "conv_direct", x, w, bias ? *bias : w, static_cast<cl_int>(bias != nullptr), y, s,
-      params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
-      static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_direct", x, w, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), y, s,
+                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
+                                  act.alpha, act.beta, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "conv_direct");
 }
 

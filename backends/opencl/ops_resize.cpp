@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 
 #include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
@@ -61,22 +62,28 @@ int64_t nearest_index(ResizeNearest mode, float x) {
 }  // namespace
 
 bool parse_resize_coord(const std::string& name, ResizeCoord* coord) {
-  if (name == "half_pixel") *coord = ResizeCoord::kHalfPixel;
-  else if (name == "half_pixel_symmetric") *coord = ResizeCoord::kHalfPixelSymmetric;
-  else if (name == "pytorch_half_pixel") *coord = ResizeCoord::kPytorchHalfPixel;
-  else if (name == "align_corners") *coord = ResizeCoord::kAlignCorners;
-  else if (name == "asymmetric") *coord = ResizeCoord::kAsymmetric;
-  else if (name == "tf_half_pixel_for_nn") *coord = ResizeCoord::kTfHalfPixelForNn;
-  else return false;
+  static const std::map<std::string, ResizeCoord> kModes = {
+      {"half_pixel", ResizeCoord::kHalfPixel},
+      {"half_pixel_symmetric", ResizeCoord::kHalfPixelSymmetric},
+      {"pytorch_half_pixel", ResizeCoord::kPytorchHalfPixel},
+      {"align_corners", ResizeCoord::kAlignCorners},
+      {"asymmetric", ResizeCoord::kAsymmetric},
+      {"tf_half_pixel_for_nn", ResizeCoord::kTfHalfPixelForNn}};
+  const auto it = kModes.find(name);
+  if (it == kModes.end()) return false;
+  *coord = it->second;
   return true;
 }
 
 bool parse_resize_nearest(const std::string& name, ResizeNearest* nearest) {
-  if (name == "round_prefer_floor") *nearest = ResizeNearest::kRoundPreferFloor;
-  else if (name == "round_prefer_ceil") *nearest = ResizeNearest::kRoundPreferCeil;
-  else if (name == "floor") *nearest = ResizeNearest::kFloor;
-  else if (name == "ceil") *nearest = ResizeNearest::kCeil;
-  else return false;
+  static const std::map<std::string, ResizeNearest> kModes = {
+      {"round_prefer_floor", ResizeNearest::kRoundPreferFloor},
+      {"round_prefer_ceil", ResizeNearest::kRoundPreferCeil},
+      {"floor", ResizeNearest::kFloor},
+      {"ceil", ResizeNearest::kCeil}};
+  const auto it = kModes.find(name);
+  if (it == kModes.end()) return false;
+  *nearest = it->second;
   return true;
 }
 
@@ -120,18 +127,17 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
   return tables;
 }
 
-Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue,
-                                 const cl::Buffer& x, const Shape& x_shape,
-                                 const ResizeTables& tables, cl::Buffer& y, const Shape& y_shape,
-                                 const Events& wait) {
+Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const ResizeTables& tables, cl::Buffer& y,
+                                 const Shape& y_shape, const Events& wait) {
   const size_t rank = x_shape.size();
   if (y_shape.size() != rank || rank == 0 || rank > kMaxRank || tables.i0.size() != rank ||
       tables.i1.size() != rank || tables.w1.size() != rank) {
     return invalid_argument("ops: Resize tables do not match the shapes");
   }
   const int64_t count = detail::element_count(y_shape);
-  HSCHED_RETURN_IF_ERROR(detail::check_int_range(
-      std::max(count, detail::element_count(x_shape)), "Resize operand"));
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_int_range(std::max(count, detail::element_count(x_shape)), "Resize operand"));
   // Flattened tables, leading (padding) axes reading index 0: one entry at offset 0.
   std::vector<cl_int> i0(1, 0), i1(1, 0);
   std::vector<float> w1(1, 0.0f);
@@ -157,12 +163,14 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue,
   }
   // The tables are small (the sum of the output dims) and the same on every run of a node: kept
   // per queue by content (ops_scratch.h), so nothing is written or released per call.
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer i0_buffer, detail::constant_buffer(
-                                                    ops, queue, i0.data(), i0.size() * sizeof(cl_int)));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer i1_buffer, detail::constant_buffer(
-                                                    ops, queue, i1.data(), i1.size() * sizeof(cl_int)));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w1_buffer, detail::constant_buffer(
-                                                    ops, queue, w1.data(), w1.size() * sizeof(float)));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer i0_buffer,
+      detail::constant_buffer(ops, queue, i0.data(), i0.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer i1_buffer,
+      detail::constant_buffer(ops, queue, i1.data(), i1.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w1_buffer, detail::constant_buffer(ops, queue, w1.data(),
+                                                                        w1.size() * sizeof(float)));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "resize"));
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "resize", x, y, i0_buffer, i1_buffer, w1_buffer,
                                           s, static_cast<cl_int>(count)));

@@ -57,7 +57,8 @@ Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue,
     cl_int error = CL_SUCCESS;
     cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr,
                       &error);
-    HSCHED_RETURN_IF_ERROR(check_cl(error, "scratch buffer of " + std::to_string(bytes) + " bytes"));
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(error, "scratch buffer of " + std::to_string(bytes) + " bytes"));
     held = {std::move(buffer), std::max<size_t>(bytes, 4)};
   }
   return held.first;
@@ -76,7 +77,8 @@ Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue
     cl_int error = CL_SUCCESS;
     cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, padded.size(),
                       padded.data(), &error);
-    HSCHED_RETURN_IF_ERROR(check_cl(error, "constant buffer of " + std::to_string(bytes) + " bytes"));
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(error, "constant buffer of " + std::to_string(bytes) + " bytes"));
     it = constants.emplace(std::move(key), std::move(buffer)).first;
   }
   return it->second;

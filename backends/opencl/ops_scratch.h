@@ -18,7 +18,13 @@
 
 namespace hsched::opencl::detail {
 
-enum class ScratchSlot : int { kConvPartial = 0, kConvColumns, kConvResult, kConvWeights, kConvInput };
+enum class ScratchSlot : int {
+  kConvPartial = 0,
+  kConvColumns,
+  kConvResult,
+  kConvWeights,
+  kConvInput
+};
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are
 // undefined; the previous user of the slot on this queue is ordered before any new command.

@@ -87,9 +87,9 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   }
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "pool"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
-                                  static_cast<cl_int>(count_include_pad),
-                                  static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
+               static_cast<cl_int>(count_include_pad), static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "pool");
 }
 
@@ -151,8 +151,8 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   }
   if (copies.empty()) copies = wait;
   cl::Event done;
-  HSCHED_RETURN_IF_ERROR(detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done),
-                                          "marker after Concat"));
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Concat"));
   return done;
 }
 

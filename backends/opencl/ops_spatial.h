@@ -27,8 +27,8 @@ struct Activation {
 // pads_end, which only AveragePool's count_include_pad divisor reads.
 struct Window {
   std::vector<int64_t> kernel;
-  std::vector<int64_t> strides;    // default 1s when empty
-  std::vector<int64_t> dilations;  // default 1s when empty
+  std::vector<int64_t> strides;     // default 1s when empty
+  std::vector<int64_t> dilations;   // default 1s when empty
   std::vector<int64_t> pads_begin;  // default 0s when empty
   std::vector<int64_t> pads_end;    // default 0s when empty
 };
@@ -40,7 +40,7 @@ enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect };
 struct ConvParams {
   Window window;
   int64_t group = 1;
-  std::optional<Activation> activation;  // Conv only
+  std::optional<Activation> activation;            // Conv only
   ConvAlgorithm algorithm = ConvAlgorithm::kAuto;  // Conv only
 };
 
@@ -88,10 +88,9 @@ struct ResizeTables {
   std::vector<std::vector<int32_t>> i0, i1;
   std::vector<std::vector<float>> w1;
 };
-Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue,
-                                 const cl::Buffer& x, const Shape& x_shape,
-                                 const ResizeTables& tables, cl::Buffer& y, const Shape& y_shape,
-                                 const Events& wait = {});
+Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const ResizeTables& tables, cl::Buffer& y,
+                                 const Shape& y_shape, const Events& wait = {});
 
 // Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y.
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,

@@ -18,7 +18,7 @@ int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_
 
 struct ConvCase {
   std::string name;
-  Shape x;        // N, C, H, W (or N, C, W)
+  Shape x;  // N, C, H, W (or N, C, W)
   int64_t oc;
   Ints kernel, strides, dilations, pads;  // pads: begins then ends
   int64_t group = 1;
@@ -54,8 +54,10 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       y.push_back(out_size(c.x[i + 2], c.kernel[i], c.strides[i], c.dilations[i], c.pads[i],
                            c.pads[i + spatial]));
     }
-    const AttributeMap attrs = {{"kernel_shape", c.kernel}, {"strides", c.strides},
-                                {"dilations", c.dilations}, {"pads", c.pads},
+    const AttributeMap attrs = {{"kernel_shape", c.kernel},
+                                {"strides", c.strides},
+                                {"dilations", c.dilations},
+                                {"pads", c.pads},
                                 {"group", c.group}};
     std::vector<TestInput> inputs = {input(c.x), weight(w, -0.5f, 0.5f)};
     if (c.bias) inputs.push_back(weight({c.oc}));
@@ -67,9 +69,9 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
     for (ConvAlgorithm algorithm : algorithms) {
       AttributeMap forced = attrs;
       forced[kConvAlgorithmAttr] = static_cast<int64_t>(algorithm);
-      expect_matches_cpu("Conv " + c.name + " algorithm " +
-                             std::to_string(static_cast<int>(algorithm)),
-                         "Conv", forced, inputs, {y});
+      expect_matches_cpu(
+          "Conv " + c.name + " algorithm " + std::to_string(static_cast<int>(algorithm)), "Conv",
+          forced, inputs, {y});
     }
   }
 }
@@ -78,7 +80,8 @@ TEST_P(NodeOpsTest, ConvWithAutoPadAndWeightsAsInput) {
   for (const std::string auto_pad : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
     const int64_t h = 10, w = 9;
     const bool same = auto_pad != "VALID";
-    const Shape y = {1, 4, same ? (h + 1) / 2 : (h - 4) / 2 + 1, same ? (w + 1) / 2 : (w - 4) / 2 + 1};
+    const Shape y = {1, 4, same ? (h + 1) / 2 : (h - 4) / 2 + 1,
+                     same ? (w + 1) / 2 : (w - 4) / 2 + 1};
     expect_matches_cpu("Conv auto_pad " + auto_pad, "Conv",
                        {{"auto_pad", auto_pad}, {"strides", Ints{2, 2}}},
                        {input({1, 3, h, w}), input({4, 3, 4, 4}, -0.5f, 0.5f)}, {y});
@@ -184,8 +187,8 @@ TEST_P(NodeOpsTest, ConvTransposeMatchesTheCpu) {
       y.push_back((c.x[i + 2] - 1) * c.strides[i] + (c.kernel[i] - 1) * c.dilations[i] + 1 -
                   c.pads[i] - c.pads[i + spatial] + c.output_padding[i]);
     }
-    const AttributeMap attrs = {{"kernel_shape", c.kernel},     {"strides", c.strides},
-                                {"dilations", c.dilations},     {"pads", c.pads},
+    const AttributeMap attrs = {{"kernel_shape", c.kernel},           {"strides", c.strides},
+                                {"dilations", c.dilations},           {"pads", c.pads},
                                 {"output_padding", c.output_padding}, {"group", c.group}};
     expect_matches_cpu("ConvTranspose " + c.name, "ConvTranspose", attrs,
                        {input(c.x), weight(w, -0.5f, 0.5f), weight({c.oc})}, {y});
@@ -216,17 +219,20 @@ TEST_P(NodeOpsTest, PoolsMatchTheCpu) {
     Shape y = {c.x[0], c.x[1]};
     for (size_t i = 0; i < spatial; ++i) {
       y.push_back(out_size(c.x[i + 2], c.kernel[i], c.strides[i],
-                           c.dilations.empty() ? 1 : c.dilations[i], c.pads[i],
-                           c.pads[i + spatial], c.ceil_mode));
+                           c.dilations.empty() ? 1 : c.dilations[i], c.pads[i], c.pads[i + spatial],
+                           c.ceil_mode));
     }
-    AttributeMap attrs = {{"kernel_shape", c.kernel}, {"strides", c.strides}, {"pads", c.pads},
+    AttributeMap attrs = {{"kernel_shape", c.kernel},
+                          {"strides", c.strides},
+                          {"pads", c.pads},
                           {"ceil_mode", int64_t{c.ceil_mode}}};
     if (c.op == "AveragePool") attrs["count_include_pad"] = c.count_include_pad;
     if (!c.dilations.empty()) attrs["dilations"] = c.dilations;
     expect_matches_cpu(c.op + " " + c.name, c.op, attrs, {input(c.x)}, {y});
   }
   expect_matches_cpu("MaxPool SAME_UPPER", "MaxPool",
-                     {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
+                     {{"kernel_shape", Ints{3, 3}},
+                      {"strides", Ints{2, 2}},
                       {"auto_pad", std::string("SAME_UPPER")}},
                      {input({1, 2, 9, 8})}, {{1, 2, 5, 4}});
 }
@@ -237,8 +243,11 @@ TEST_P(NodeOpsTest, PoolsMatchTheCpu) {
 TEST_P(NodeOpsTest, AveragePoolCeilModeCountsPadsAsOnnxRuntime) {
   OneNodeGraph g = one_node_graph(
       "AveragePool",
-      {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
-       {"ceil_mode", int64_t{1}}, {"count_include_pad", int64_t{1}}},
+      {{"kernel_shape", Ints{3, 3}},
+       {"strides", Ints{2, 2}},
+       {"pads", Ints{1, 1, 1, 1}},
+       {"ceil_mode", int64_t{1}},
+       {"count_include_pad", int64_t{1}}},
       {input({1, 1, 4, 4})}, {{1, 1, 3, 3}}, 17, [](float) { return 1.0f; }, 1);
   ASSERT_FALSE(check_node(g.graph, g.graph.node(g.node)).has_value());
   cl::Buffer x = upload(g.feeds[0]);
@@ -264,15 +273,51 @@ TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
     bool by_scales;
   };
   const std::vector<Case> cases = {
-      {"nearest x2 asymmetric floor", "nearest", "asymmetric", "floor", {1, 3, 4, 5}, {1, 3, 8, 10}, true},
-      {"nearest round_prefer_floor", "nearest", "half_pixel", "round_prefer_floor", {1, 2, 5, 7}, {1, 2, 8, 3}, false},
-      {"nearest round_prefer_ceil", "nearest", "half_pixel", "round_prefer_ceil", {2, 2, 6, 4}, {2, 2, 9, 10}, false},
-      {"nearest ceil align_corners", "nearest", "align_corners", "ceil", {1, 1, 5, 6}, {1, 1, 7, 4}, false},
-      {"nearest pytorch_half_pixel", "nearest", "pytorch_half_pixel", "round_prefer_floor", {1, 2, 3, 3}, {1, 2, 7, 1}, false},
+      {"nearest x2 asymmetric floor",
+       "nearest",
+       "asymmetric",
+       "floor",
+       {1, 3, 4, 5},
+       {1, 3, 8, 10},
+       true},
+      {"nearest round_prefer_floor",
+       "nearest",
+       "half_pixel",
+       "round_prefer_floor",
+       {1, 2, 5, 7},
+       {1, 2, 8, 3},
+       false},
+      {"nearest round_prefer_ceil",
+       "nearest",
+       "half_pixel",
+       "round_prefer_ceil",
+       {2, 2, 6, 4},
+       {2, 2, 9, 10},
+       false},
+      {"nearest ceil align_corners",
+       "nearest",
+       "align_corners",
+       "ceil",
+       {1, 1, 5, 6},
+       {1, 1, 7, 4},
+       false},
+      {"nearest pytorch_half_pixel",
+       "nearest",
+       "pytorch_half_pixel",
+       "round_prefer_floor",
+       {1, 2, 3, 3},
+       {1, 2, 7, 1},
+       false},
       {"linear half_pixel", "linear", "half_pixel", "", {1, 3, 4, 5}, {1, 3, 8, 10}, true},
       {"linear align_corners", "linear", "align_corners", "", {2, 2, 5, 4}, {2, 2, 9, 7}, false},
       {"linear asymmetric down", "linear", "asymmetric", "", {1, 2, 9, 8}, {1, 2, 4, 3}, false},
-      {"linear pytorch_half_pixel", "linear", "pytorch_half_pixel", "", {1, 2, 4, 4}, {1, 2, 1, 7}, false},
+      {"linear pytorch_half_pixel",
+       "linear",
+       "pytorch_half_pixel",
+       "",
+       {1, 2, 4, 4},
+       {1, 2, 1, 7},
+       false},
   };
   for (const Case& c : cases) {
     AttributeMap attrs = {{"mode", c.mode}, {"coordinate_transformation_mode", c.coord}};
@@ -299,22 +344,20 @@ TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
     EXPECT_EQ(got->reason, reason) << got->detail;
     EXPECT_NE(got->detail.find(detail), std::string::npos) << got->detail;
   };
-  expect_reason(check_one("Resize", {{"mode", std::string("cubic")}},
-                          {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})},
-                          {{1, 1, 4, 4}}),
-                ReasonCode::kAttributeUnsupported, "mode=cubic");
-  expect_reason(check_one("Resize", {{"coordinate_transformation_mode",
-                                      std::string("tf_crop_and_resize")}},
-                          {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})},
-                          {{1, 1, 4, 4}}),
-                ReasonCode::kAttributeUnsupported, "tf_crop_and_resize");
+  expect_reason(
+      check_one("Resize", {{"mode", std::string("cubic")}},
+                {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})}, {{1, 1, 4, 4}}),
+      ReasonCode::kAttributeUnsupported, "mode=cubic");
+  expect_reason(
+      check_one("Resize", {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
+                {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})}, {{1, 1, 4, 4}}),
+      ReasonCode::kAttributeUnsupported, "tf_crop_and_resize");
   expect_reason(check_one("Resize", {{"mode", std::string("linear")}},
-                          {input({2, 2, 2}), omitted(), host_floats({3}, {2, 1, 2})},
-                          {{4, 2, 4}}),
+                          {input({2, 2, 2}), omitted(), host_floats({3}, {2, 1, 2})}, {{4, 2, 4}}),
                 ReasonCode::kShapeUnsupported, "last two axes");
-  expect_reason(check_one("Resize", {}, {input({1, 1, 2, 2}), omitted(), input({4})},
-                          {{1, 1, 4, 4}}),
-                ReasonCode::kAttributeUnsupported, "not a constant");
+  expect_reason(
+      check_one("Resize", {}, {input({1, 1, 2, 2}), omitted(), input({4})}, {{1, 1, 4, 4}}),
+      ReasonCode::kAttributeUnsupported, "not a constant");
   expect_reason(check_one("MaxPool", {{"kernel_shape", Ints{2, 2}}, {"storage_order", int64_t{1}}},
                           {input({1, 1, 4, 4})}, {{1, 1, 3, 3}}),
                 ReasonCode::kAttributeUnsupported, "storage_order=1");
@@ -324,9 +367,9 @@ TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
   expect_reason(check_one("ConvTranspose", {{"output_shape", Ints{8, 8}}},
                           {input({1, 1, 4, 4}), weight({1, 1, 2, 2})}, {{1, 1, 8, 8}}),
                 ReasonCode::kAttributeUnsupported, "output_shape");
-  expect_reason(check_one("Conv", {}, {input({1, 1, 4, 4, 4}), weight({1, 1, 2, 2, 2})},
-                          {{1, 1, 3, 3, 3}}),
-                ReasonCode::kShapeUnsupported, "spatial rank 3");
+  expect_reason(
+      check_one("Conv", {}, {input({1, 1, 4, 4, 4}), weight({1, 1, 2, 2, 2})}, {{1, 1, 3, 3, 3}}),
+      ReasonCode::kShapeUnsupported, "spatial rank 3");
   expect_reason(check_one("Conv", {{"auto_pad", std::string("BOGUS")}},
                           {input({1, 1, 4, 4}), weight({1, 1, 2, 2})}, {{1, 1, 3, 3}}),
                 ReasonCode::kAttributeUnsupported, "auto_pad=BOGUS");

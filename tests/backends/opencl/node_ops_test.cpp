@@ -2,6 +2,9 @@
 // attributes), binary broadcasting, Softmax (opset 13 and the older 2-D coercion), the
 // normalizations, GlobalAveragePool, MatMul/Gemm, Concat, Transpose and the views; and the
 // rejections check_node must give. Spatial ops: node_ops_spatial_test.cpp.
+#include <set>
+
+#include "backends/opencl/device.h"
 #include "backends/opencl/node_ops_test_util.h"
 
 namespace hsched::opencl {
@@ -17,8 +20,8 @@ INSTANTIATE_TEST_SUITE_P(Storage, NodeOpsTest,
 
 TEST_P(NodeOpsTest, UnaryOpsMatchTheCpu) {
   const Shape shape = {2, 3, 37};
-  for (const std::string op : {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Neg", "Abs",
-                               "HardSwish"}) {
+  for (const std::string op :
+       {"Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "Exp", "Neg", "Abs", "HardSwish"}) {
     expect_matches_cpu(op, op, {}, {input(shape, -3, 3)}, {shape});
   }
   for (const std::string op : {"Log", "Sqrt", "Reciprocal"}) {
@@ -85,8 +88,7 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
                      {{1, 3, 33, 31}});
   expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
                      {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
-  expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)},
-                     {{2, 4, 1, 1}});
+  expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)}, {{2, 4, 1, 1}});
 }
 
 TEST_P(NodeOpsTest, MatMulAndGemmMatchTheCpu) {
@@ -99,10 +101,10 @@ TEST_P(NodeOpsTest, MatMulAndGemmMatchTheCpu) {
     for (int64_t trans_b : {0, 1}) {
       const Shape a = trans_a ? Shape{9, 4} : Shape{4, 9};
       const Shape b = trans_b ? Shape{6, 9} : Shape{9, 6};
-      expect_matches_cpu("Gemm " + std::to_string(trans_a) + std::to_string(trans_b), "Gemm",
-                         {{"transA", trans_a}, {"transB", trans_b}, {"alpha", 0.5f},
-                          {"beta", 2.0f}},
-                         {input(a), weight(b), weight({6})}, {{4, 6}});
+      expect_matches_cpu(
+          "Gemm " + std::to_string(trans_a) + std::to_string(trans_b), "Gemm",
+          {{"transA", trans_a}, {"transB", trans_b}, {"alpha", 0.5f}, {"beta", 2.0f}},
+          {input(a), weight(b), weight({6})}, {{4, 6}});
     }
   }
   expect_matches_cpu("Gemm without C", "Gemm", {{"transB", int64_t{1}}},
@@ -134,14 +136,53 @@ TEST_P(NodeOpsTest, ConcatAndTransposeMatchTheCpu) {
 
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
-  expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})},
-                     {{2, 6}});
-  expect_matches_cpu("Flatten", "Flatten", {{"axis", int64_t{2}}}, {input({2, 3, 4})},
-                     {{6, 4}});
-  expect_matches_cpu("Squeeze", "Squeeze", {}, {input({1, 5, 1}), host_ints({1}, {0})},
-                     {{5, 1}});
-  expect_matches_cpu("Unsqueeze", "Unsqueeze", {}, {input({5}), host_ints({1}, {1})},
-                     {{5, 1}});
+  expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
+  expect_matches_cpu("Flatten", "Flatten", {{"axis", int64_t{2}}}, {input({2, 3, 4})}, {{6, 4}});
+  expect_matches_cpu("Squeeze", "Squeeze", {}, {input({1, 5, 1}), host_ints({1}, {0})}, {{5, 1}});
+  expect_matches_cpu("Unsqueeze", "Unsqueeze", {}, {input({5}), host_ints({1}, {1})}, {{5, 1}});
+}
+
+// Every op the backend advertises has a conformance case in these files.
+TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
+  const std::set<std::string> covered = {"Conv",
+                                         "ConvTranspose",
+                                         "Gemm",
+                                         "MatMul",
+                                         "MaxPool",
+                                         "AveragePool",
+                                         "GlobalAveragePool",
+                                         "Add",
+                                         "Sub",
+                                         "Mul",
+                                         "Div",
+                                         "Pow",
+                                         "Sqrt",
+                                         "Exp",
+                                         "Log",
+                                         "Neg",
+                                         "Abs",
+                                         "Reciprocal",
+                                         "Erf",
+                                         "Relu",
+                                         "LeakyRelu",
+                                         "Clip",
+                                         "Sigmoid",
+                                         "HardSigmoid",
+                                         "HardSwish",
+                                         "Tanh",
+                                         "Gelu",
+                                         "Softmax",
+                                         "LayerNormalization",
+                                         "InstanceNormalization",
+                                         "Resize",
+                                         "Concat",
+                                         "Transpose",
+                                         "Identity",
+                                         "Reshape",
+                                         "Flatten",
+                                         "Squeeze",
+                                         "Unsqueeze"};
+  for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }
 
 TEST(NodeOpsCheck, RejectionsNameTheReason) {
@@ -157,19 +198,17 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kAttributeUnsupported, "approximate=fast");
   expect_reason(check_one("Clip", {}, {input({4}), input({}), omitted()}, {{4}}),
                 ReasonCode::kAttributeUnsupported, "not a constant");
-  expect_reason(check_one("LayerNormalization", {}, {input({2, 4}), weight({4})},
-                          {{2, 4}, {2, 1}}),
+  expect_reason(check_one("LayerNormalization", {}, {input({2, 4}), weight({4})}, {{2, 4}, {2, 1}}),
                 ReasonCode::kAttributeUnsupported, "Mean/InvStdDev");
-  expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})},
-                          {{2, 1, 1, 1, 1, 1, 1}}),
+  expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})}, {{2, 1, 1, 1, 1, 1, 1}}),
                 ReasonCode::kShapeUnsupported, "rank > 6");
   expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),
                 ReasonCode::kAttributeUnsupported, "axis=3");
   expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),
                 ReasonCode::kShapeUnsupported, "shape");
   // A non-float data input.
-  OneNodeGraph g = one_node_graph("Relu", {}, {host_ints({3}, {1, 2, 3})}, {{3}}, 17,
-                                  [](float v) { return v; }, 1);
+  OneNodeGraph g = one_node_graph(
+      "Relu", {}, {host_ints({3}, {1, 2, 3})}, {{3}}, 17, [](float v) { return v; }, 1);
   expect_reason(check_node(g.graph, g.graph.node(g.node)), ReasonCode::kDtypeUnsupported,
                 "dtype i64");
 }

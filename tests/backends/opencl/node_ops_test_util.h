@@ -177,8 +177,8 @@ class NodeOpsTest : public ::testing::TestWithParam<Storage> {
                           const std::vector<Shape>& outputs, int64_t opset = 17,
                           uint32_t seed = 5) {
     SCOPED_TRACE(what);
-    OneNodeGraph g = one_node_graph(op, attributes, inputs, outputs, opset,
-                                    [this](float v) { return round(v); }, seed);
+    OneNodeGraph g = one_node_graph(
+        op, attributes, inputs, outputs, opset, [this](float v) { return round(v); }, seed);
     const Node& node = g.graph.node(g.node);
     const std::optional<Unsupported> rejected = check_node(g.graph, node);
     ASSERT_FALSE(rejected.has_value()) << rejected->detail;
@@ -242,10 +242,9 @@ class NodeOpsTest : public ::testing::TestWithParam<Storage> {
 // check_node's answer for a one-node graph (no device needed).
 inline std::optional<Unsupported> check_one(const std::string& op, const AttributeMap& attributes,
                                             const std::vector<TestInput>& inputs,
-                                            const std::vector<Shape>& outputs,
-                                            int64_t opset = 17) {
-  OneNodeGraph g =
-      one_node_graph(op, attributes, inputs, outputs, opset, [](float v) { return v; }, 1);
+                                            const std::vector<Shape>& outputs, int64_t opset = 17) {
+  OneNodeGraph g = one_node_graph(
+      op, attributes, inputs, outputs, opset, [](float v) { return v; }, 1);
   return check_node(g.graph, g.graph.node(g.node));
 }
 
