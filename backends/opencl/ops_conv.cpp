@@ -237,6 +237,12 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const Shape& y_shape, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(ConvShape s,
                           conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
+  if (element_count(y_shape) == 0) {  // nothing to compute; still an event to chain on
+    cl::Event event;
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for an empty Conv"));
+    return event;
+  }
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
     algorithm = s.group != 1                   ? ConvAlgorithm::kDirect

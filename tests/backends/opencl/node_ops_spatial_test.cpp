@@ -195,6 +195,70 @@ TEST_P(NodeOpsTest, ConvTransposeMatchesTheCpu) {
   }
 }
 
+// ConvTranspose where the CPU backend (oneDNN) refuses: output_padding beyond the end pads.
+// Checked against ONNX's definition as a scatter: each input element adds w * x to the outputs
+// its taps reach.
+TEST_P(NodeOpsTest, ConvTransposeOutputPaddingBeyondThePads) {
+  const int64_t c = 4, oc = 6, group = 2, h = 3, w = 4, kh = 3, kw = 2, sh = 2, sw = 3;
+  const int64_t ph = 1, pw = 0, pad_end_h = 0, pad_end_w = 1, oph = 1, opw = 2, dh = 1, dw = 2;
+  const int64_t oh = (h - 1) * sh + (kh - 1) * dh + 1 - ph - pad_end_h + oph;
+  const int64_t ow = (w - 1) * sw + (kw - 1) * dw + 1 - pw - pad_end_w + opw;
+  const Shape y_shape = {1, oc, oh, ow};
+  OneNodeGraph g = one_node_graph(
+      "ConvTranspose",
+      {{"strides", Ints{sh, sw}},
+       {"dilations", Ints{dh, dw}},
+       {"pads", Ints{ph, pw, pad_end_h, pad_end_w}},
+       {"output_padding", Ints{oph, opw}},
+       {"group", group}},
+      {input({1, c, h, w}), weight({c, oc / group, kh, kw}), weight({oc})}, {y_shape}, 17,
+      [this](float v) { return round(v); }, 3);
+  const Node& node = g.graph.node(g.node);
+  ASSERT_FALSE(check_node(g.graph, node).has_value());
+  const auto x = g.feeds[0].values<float>();
+  const auto wt = g.graph.value(node.inputs[1]).constant->values<float>();
+  const auto bias = g.graph.value(node.inputs[2]).constant->values<float>();
+  std::vector<float> want(static_cast<size_t>(oc * oh * ow));
+  for (int64_t o = 0; o < oc; ++o) {
+    for (int64_t i = 0; i < oh * ow; ++i) want[o * oh * ow + i] = bias[o];
+  }
+  const int64_t cin = c / group, cout = oc / group;
+  for (int64_t ci = 0; ci < c; ++ci) {
+    for (int64_t iy = 0; iy < h; ++iy) {
+      for (int64_t ix = 0; ix < w; ++ix) {
+        for (int64_t o = 0; o < cout; ++o) {
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t y = iy * sh + ky * dh - ph, xo = ix * sw + kx * dw - pw;
+              if (y < 0 || y >= oh || xo < 0 || xo >= ow) continue;
+              const int64_t out_c = (ci / cin) * cout + o;
+              want[(out_c * oh + y) * ow + xo] +=
+                  x[(ci * h + iy) * w + ix] * wt[((ci * cout + o) * kh + ky) * kw + kx];
+            }
+          }
+        }
+      }
+    }
+  }
+  cl::Buffer xb = upload(g.feeds[0]), wb = upload(*g.graph.value(node.inputs[1]).constant);
+  cl::Buffer bb = upload(*g.graph.value(node.inputs[2]).constant);
+  cl::Buffer yb =
+      upload(Tensor::from_vector(DType::kF32, y_shape, std::vector<float>(want.size())));
+  NodeOperands operands;
+  operands.inputs = {
+      {&xb, {1, c, h, w}, nullptr}, {&wb, {c, oc / group, kh, kw}, nullptr}, {&bb, {oc}, nullptr}};
+  operands.outputs = {&yb};
+  operands.output_shapes = {y_shape};
+  auto event = enqueue_node(ops(), queue_, node, operands, {});
+  ASSERT_TRUE(event.is_ok()) << event.status().message();
+  ASSERT_EQ(event->wait(), CL_SUCCESS);
+  const std::vector<float> got = download(yb, static_cast<int64_t>(want.size()));
+  const float tol = half() ? 5e-2f : 1e-4f, rel = half() ? 5e-2f : 1e-3f;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_LE(std::fabs(got[i] - want[i]), tol + rel * std::fabs(want[i])) << i;
+  }
+}
+
 TEST_P(NodeOpsTest, PoolsMatchTheCpu) {
   struct Case {
     std::string op, name;
