@@ -168,7 +168,8 @@ const std::vector<std::string>& supported_ops() {
       // normalization
       "Softmax", "LayerNormalization", "InstanceNormalization",
       // data movement and views
-      "Resize", "Concat", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+      "Resize", "Concat", "Split", "Gather", "Transpose", "Identity", "Reshape", "Flatten",
+      "Squeeze", "Unsqueeze"};
   return kOps;
 }
 

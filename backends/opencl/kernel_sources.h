@@ -481,6 +481,23 @@ __kernel void transpose(__global const storage_t* x, __global storage_t* y, Tran
   STORE(LOAD(x, from), y, i);
 }
 
+// One Split output: y viewed as [outer, inner] from x's rows of x_inner elements at `offset`.
+__kernel void slice_rows(__global const storage_t* x, __global storage_t* y, int inner,
+                         int x_inner, int offset, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(LOAD(x, (i / inner) * x_inner + offset + i % inner), y, i);
+}
+
+// Gather along an axis: y [outer, q, inner] takes x [outer, a, inner] at rows indices[q].
+__kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
+                          __global const int* indices, int q, int inner, int a, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int o = i / (q * inner), rest = i % (q * inner);
+  STORE(LOAD(x, (o * a + indices[rest / inner]) * inner + rest % inner), y, i);
+}
+
 // One Concat input: x viewed as [outer, inner] into y's rows of y_inner elements at `offset`.
 __kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int inner,
                         int y_inner, int offset, int count) {

@@ -185,6 +185,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
   if (op == "Resize") return index >= 1;
   if (op == "Clip") return index >= 1;
+  if (op == "Split" || op == "Gather") return index == 1;  // split sizes; indices
   return false;
 }
 
@@ -323,6 +324,35 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
     if (axis < -rank || axis >= rank) {
       return reject(ReasonCode::kAttributeUnsupported,
                     op + " attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (op == "Split") {
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "Split attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (op == "Gather") {
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "Gather attribute axis=" + std::to_string(axis));
+    }
+    auto indices = node_detail::int_values(*graph.value(node.inputs.at(1)).constant);
+    if (!indices.is_ok()) {
+      return reject(ReasonCode::kDtypeUnsupported, "Gather indices: " + indices.status().message());
+    }
+    const int64_t extent = x[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    for (int64_t index : *indices) {
+      if (index < -extent || index >= extent) {
+        return reject(ReasonCode::kShapeUnsupported,
+                      "Gather index " + std::to_string(index) + " out of range");
+      }
     }
     return std::nullopt;
   }

@@ -47,6 +47,8 @@ class Operands {
   }
   const Shape& output_shape() const { return operands_.output_shapes.at(0); }
   size_t input_count() const { return operands_.inputs.size(); }
+  const std::vector<cl::Buffer*>& outputs() const { return operands_.outputs; }
+  const std::vector<Shape>& output_shapes() const { return operands_.output_shapes; }
   int64_t opset() const { return operands_.opset; }
 
  private:
@@ -205,6 +207,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   }
   if (op == "Transpose") {
     return enqueue_transpose(ops, queue, *x, shape, node.attr_ints("perm"), *y, wait);
+  }
+  if (op == "Split") {
+    return enqueue_split(ops, queue, *x, shape, node.attr_int("axis", 0), in.outputs(),
+                         in.output_shapes(), wait);
+  }
+  if (op == "Gather") {
+    const Tensor* indices = in.constant(1);
+    if (indices == nullptr) return invalid_argument(in.context() + ": indices are not a constant");
+    HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> rows, node_detail::int_values(*indices));
+    return enqueue_gather(ops, queue, *x, shape, node.attr_int("axis", 0), rows, *y, wait);
   }
   if (op == "Concat") {
     std::vector<const cl::Buffer*> buffers;

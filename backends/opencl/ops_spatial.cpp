@@ -1,5 +1,5 @@
-// Pools, InstanceNormalization, Concat and Transpose (ops_spatial.h); Conv is in ops_conv.cpp,
-// Resize in ops_resize.cpp.
+// Pools, InstanceNormalization, Concat, Split, Gather and Transpose (ops_spatial.h); Conv is in
+// ops_conv.cpp, Resize in ops_resize.cpp.
 #include "backends/opencl/ops_spatial.h"
 
 #include <array>
@@ -154,6 +154,83 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   HSCHED_RETURN_IF_ERROR(
       detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Concat"));
   return done;
+}
+
+Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t axis,
+                                const std::vector<cl::Buffer*>& outputs,
+                                const std::vector<Shape>& shapes, const Events& wait) {
+  if (outputs.empty() || outputs.size() != shapes.size()) {
+    return invalid_argument("ops: Split needs one shape per output, and an output");
+  }
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Split"));
+  int64_t total = 0;
+  for (const Shape& out : shapes) {
+    bool same = out.size() == shape.size();
+    for (size_t d = 0; same && d < out.size(); ++d) same = d == a || out[d] == shape[d];
+    if (!same) return invalid_argument("ops: Split outputs differ from the input off the axis");
+    total += out[a];
+  }
+  if (total != shape[a]) {
+    return invalid_argument("ops: Split outputs add up to " + std::to_string(total) + " of " +
+                            std::to_string(shape[a]) + " along the axis");
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Split input"));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  // Each output's copy waits for `wait`; the marker joins them.
+  Events copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int64_t rows_inner = shapes[i][a] * inner;
+    const int64_t count = outer * rows_inner;
+    if (count > 0 && outputs[i] != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "slice_rows"));
+      HSCHED_RETURN_IF_ERROR(set_args(kernel, "slice_rows", x, *outputs[i],
+                                      static_cast<cl_int>(rows_inner),
+                                      static_cast<cl_int>(shape[a] * inner),
+                                      static_cast<cl_int>(offset), static_cast<cl_int>(count)));
+      HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "slice_rows"));
+      copies.push_back(std::move(event));
+    }
+    offset += rows_inner;
+  }
+  if (copies.empty()) copies = wait;
+  cl::Event done;
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Split"));
+  return done;
+}
+
+Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& shape, int64_t axis,
+                                 const std::vector<int64_t>& indices, cl::Buffer& y,
+                                 const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Gather"));
+  const int64_t extent = shape[a];
+  std::vector<cl_int> rows;
+  for (int64_t index : indices) {
+    if (index < -extent || index >= extent) {
+      return invalid_argument("ops: Gather index " + std::to_string(index) +
+                              " out of range for axis size " + std::to_string(extent));
+    }
+    rows.push_back(static_cast<cl_int>(index < 0 ? index + extent : index));
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const auto q = static_cast<int64_t>(rows.size());
+  const int64_t count = outer * q * inner;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max(count, element_count(shape)), "Gather operand"));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer index_buffer,
+      detail::constant_buffer(ops, queue, rows.data(), rows.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gather_rows"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "gather_rows", x, y, index_buffer, static_cast<cl_int>(q),
+                                  static_cast<cl_int>(inner), static_cast<cl_int>(extent),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "gather_rows");
 }
 
 Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,

@@ -1,7 +1,8 @@
 // The op layer's spatial ops (the "spatial" program of kernel_sources.h): Conv and ConvTranspose,
-// MaxPool/AveragePool, InstanceNormalization, Resize, Concat and Transpose. Conventions as ops.h:
-// static shapes in elements, dense row-major buffers in the OpKernels' storage type, the event of
-// the last command returned, in-order queues, no reference kept to buffers after returning.
+// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather and Transpose.
+// Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
+// storage type, the event of the last command returned, in-order queues, no reference kept to
+// buffers after returning.
 //
 // Spatial ops take NCHW (2-D) or NCW (1-D) tensors; output shapes are given by the caller (the
 // graph's shape inference), and the kernels read only in-bounds input, so a window reaching past
@@ -96,6 +97,20 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, 
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
+                                 const Events& wait = {});
+
+// Split of x along `axis` (negative counts from the end) into `outputs` of `shapes` (equal to x's
+// off the axis, sizes along it adding up to x's).
+Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t axis,
+                                const std::vector<cl::Buffer*>& outputs,
+                                const std::vector<Shape>& shapes, const Events& wait = {});
+
+// Gather of x along `axis` at host-known `indices` (flattened; negative count from the end):
+// y [x[:axis], indices..., x[axis + 1:]]. InvalidArgument for an index out of range.
+Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& shape, int64_t axis,
+                                 const std::vector<int64_t>& indices, cl::Buffer& y,
                                  const Events& wait = {});
 
 // Transpose of x by `perm` (output axis i is input axis perm[i]; empty: reversed), rank <= 6.

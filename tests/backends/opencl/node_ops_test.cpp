@@ -134,6 +134,23 @@ TEST_P(NodeOpsTest, ConcatAndTransposeMatchTheCpu) {
                      {input({2, 1, 3, 2, 2, 3})}, {{3, 2, 2, 1, 2, 3}});
 }
 
+TEST_P(NodeOpsTest, SplitAndGatherMatchTheCpu) {
+  expect_matches_cpu("Split sizes input", "Split", {{"axis", int64_t{1}}},
+                     {input({2, 6, 3}), host_ints({3}, {2, 3, 1})},
+                     {{2, 2, 3}, {2, 3, 3}, {2, 1, 3}});
+  expect_matches_cpu("Split equal", "Split", {{"axis", int64_t{-1}}}, {input({3, 4, 6})},
+                     {{3, 4, 2}, {3, 4, 2}, {3, 4, 2}});
+  expect_matches_cpu("Split attribute (opset 11)", "Split",
+                     {{"axis", int64_t{0}}, {"split", Ints{1, 4}}}, {input({5, 7})},
+                     {{1, 7}, {4, 7}}, 11);
+  expect_matches_cpu("Gather scalar index", "Gather", {{"axis", int64_t{1}}},
+                     {input({2, 5, 8}), host_ints({}, {0})}, {{2, 8}});
+  expect_matches_cpu("Gather negative indices", "Gather", {{"axis", int64_t{0}}},
+                     {input({6, 3}), host_ints({3}, {2, -1, 0})}, {{3, 3}});
+  expect_matches_cpu("Gather 2-D indices", "Gather", {{"axis", int64_t{-1}}},
+                     {input({2, 3, 7}), host_ints({2, 2}, {6, 1, 0, 3})}, {{2, 3, 2, 2}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
@@ -144,44 +161,14 @@ TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
 
 // Every op the backend advertises has a conformance case in these files.
 TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
-  const std::set<std::string> covered = {"Conv",
-                                         "ConvTranspose",
-                                         "Gemm",
-                                         "MatMul",
-                                         "MaxPool",
-                                         "AveragePool",
-                                         "GlobalAveragePool",
-                                         "Add",
-                                         "Sub",
-                                         "Mul",
-                                         "Div",
-                                         "Pow",
-                                         "Sqrt",
-                                         "Exp",
-                                         "Log",
-                                         "Neg",
-                                         "Abs",
-                                         "Reciprocal",
-                                         "Erf",
-                                         "Relu",
-                                         "LeakyRelu",
-                                         "Clip",
-                                         "Sigmoid",
-                                         "HardSigmoid",
-                                         "HardSwish",
-                                         "Tanh",
-                                         "Gelu",
-                                         "Softmax",
-                                         "LayerNormalization",
-                                         "InstanceNormalization",
-                                         "Resize",
-                                         "Concat",
-                                         "Transpose",
-                                         "Identity",
-                                         "Reshape",
-                                         "Flatten",
-                                         "Squeeze",
-                                         "Unsqueeze"};
+  // clang-format off
+  const std::set<std::string> covered = {
+      "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+      "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
+      "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+      "Softmax", "LayerNormalization", "InstanceNormalization", "Resize", "Concat", "Split",
+      "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
+  // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }
 
@@ -202,6 +189,10 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kAttributeUnsupported, "Mean/InvStdDev");
   expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})}, {{2, 1, 1, 1, 1, 1, 1}}),
                 ReasonCode::kShapeUnsupported, "rank > 6");
+  expect_reason(check_one("Gather", {}, {input({4, 2}), input({2})}, {{2, 2}}),
+                ReasonCode::kAttributeUnsupported, "not a constant");
+  expect_reason(check_one("Gather", {}, {input({4, 2}), host_ints({1}, {4})}, {{1, 2}}),
+                ReasonCode::kShapeUnsupported, "out of range");
   expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),
                 ReasonCode::kAttributeUnsupported, "axis=3");
   expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),
