@@ -427,6 +427,62 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
   for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
 }
 
+// InstanceNormalization of long rows, in three kernels so that every row is spread over many
+// work groups. 1: each group of 64 takes a chunk of `chunk` elements of one row and writes its
+// mean and its sum of squared deviations (two passes over the chunk, which stays in cache).
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void instance_norm_chunks(__global const storage_t* x, __global float2* stats, int size,
+                          int chunk, int chunks) {
+  __local float scratch[64];
+  const int group = get_group_id(0), lid = get_local_id(0);
+  const int row = group / chunks, begin = (group % chunks) * chunk;
+  const int end = min(size, begin + chunk), base = row * size;
+  float partial = 0.0f;
+  for (int k = begin + lid; k < end; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / (end - begin);
+  partial = 0.0f;
+  for (int k = begin + lid; k < end; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float m2 = group_sum(partial, scratch);
+  if (lid == 0) stats[group] = (float2)(mean, m2);
+}
+
+// 2: one item per row merges its chunks' statistics (Chan et al.'s pairwise update) into the
+// row's affine map y = x * a + b, written to affine[row].
+__kernel void instance_norm_merge(__global const float2* stats, __global float2* affine,
+                                  __global const storage_t* scale, __global const storage_t* bias,
+                                  int rows, int channels, int size, int chunk, int chunks,
+                                  float epsilon) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  float mean = 0.0f, m2 = 0.0f;
+  int n = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const int n_i = min(chunk, size - i * chunk);
+    const float2 s = stats[row * chunks + i];
+    const float delta = s.x - mean;
+    const int total = n + n_i;
+    mean += delta * n_i / total;
+    m2 += s.y + delta * delta * ((float)n * n_i / total);
+    n = total;
+  }
+  const float inv_std = rsqrt(m2 / size + epsilon);
+  const int c = row % channels;
+  const float a = LOAD(scale, c) * inv_std;
+  affine[row] = (float2)(a, LOAD(bias, c) - mean * a);
+}
+
+// 3: elementwise, with the row's affine map.
+__kernel void instance_norm_apply(__global const storage_t* x, __global const float2* affine,
+                                  __global storage_t* y, int size, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const float2 ab = affine[i / size];
+  STORE(LOAD(x, i) * ab.x + ab.y, y, i);
+}
+
 // Resize over rank 6 (leading 1s): per output axis d, tables at offset[d] give the input index
 // i0 (nearest, and linear's lower neighbour), i1 and the weight w1 of i1. Only the last two axes
 // interpolate; the others read i0.

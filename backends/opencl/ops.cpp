@@ -116,12 +116,26 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
 
 Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   cl_int error = CL_SUCCESS;
-  static const std::map<std::string, int> kProgramOf = {
-      {"softmax", 1},       {"layer_norm", 1},   {"row_mean", 1},          {"im2col", 2},
-      {"conv_epilogue", 2}, {"conv_direct", 2},  {"conv_transpose", 2},    {"pool", 2},
-      {"instance_norm", 2}, {"resize", 2},       {"transpose", 2},         {"copy_rows", 2},
-      {"conv_gemm_64", 2},  {"conv_gemm_32", 2}, {"conv_split_reduce", 2}, {"slice_rows", 2},
-      {"gather_rows", 2}};
+  static const std::map<std::string, int> kProgramOf = {{"softmax", 1},
+                                                        {"layer_norm", 1},
+                                                        {"row_mean", 1},
+                                                        {"im2col", 2},
+                                                        {"conv_epilogue", 2},
+                                                        {"conv_direct", 2},
+                                                        {"conv_transpose", 2},
+                                                        {"pool", 2},
+                                                        {"instance_norm", 2},
+                                                        {"resize", 2},
+                                                        {"transpose", 2},
+                                                        {"copy_rows", 2},
+                                                        {"conv_gemm_64", 2},
+                                                        {"conv_gemm_32", 2},
+                                                        {"conv_split_reduce", 2},
+                                                        {"slice_rows", 2},
+                                                        {"gather_rows", 2},
+                                                        {"instance_norm_chunks", 2},
+                                                        {"instance_norm_merge", 2},
+                                                        {"instance_norm_apply", 2}};
   const auto it = kProgramOf.find(name);
   const int which = it == kProgramOf.end() ? 0 : it->second;
   const cl::Program& program = which == 1 ? reduce_ : which == 2 ? spatial_ : elementwise_;

@@ -23,7 +23,9 @@ enum class ScratchSlot : int {
   kConvColumns,
   kConvResult,
   kConvWeights,
-  kConvInput
+  kConvInput,
+  kNormStats,
+  kNormAffine,
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are

@@ -45,6 +45,47 @@ Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
   return static_cast<size_t>(axis < 0 ? axis + r : axis);
 }
 
+// InstanceNormalization runs one work group per row, unless there are fewer rows than this
+// (too few groups to fill a GPU: GroupNorm as exported runs over [1, groups, C / groups * H * W])
+// and they are longer than kLongRow: then rows are split into chunks of kNormChunk.
+constexpr int64_t kLongRowsBelow = 256;
+constexpr int64_t kLongRow = 8192;
+constexpr int64_t kNormChunk = 4096;
+
+Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, int64_t rows, int64_t channels,
+                                          int64_t size, const cl::Buffer& scale,
+                                          const cl::Buffer& bias, float epsilon, cl::Buffer& y,
+                                          const Events& wait) {
+  const int64_t chunks = (size + kNormChunk - 1) / kNormChunk;
+  using detail::ScratchSlot;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer stats,
+                          detail::scratch_buffer(ops, queue, ScratchSlot::kNormStats,
+                                                 static_cast<size_t>(rows * chunks) * 8));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer affine,
+      detail::scratch_buffer(ops, queue, ScratchSlot::kNormAffine, static_cast<size_t>(rows) * 8));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel partial,
+                          detail::queue_kernel(ops, queue, "instance_norm_chunks"));
+  HSCHED_RETURN_IF_ERROR(set_args(partial, "instance_norm_chunks", x, stats,
+                                  static_cast<cl_int>(size), static_cast<cl_int>(kNormChunk),
+                                  static_cast<cl_int>(chunks)));
+  HSCHED_RETURN_IF_ERROR(
+      launch(queue, partial, rows * chunks * 64, wait, "instance_norm_chunks").status());
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel merge,
+                          detail::queue_kernel(ops, queue, "instance_norm_merge"));
+  HSCHED_RETURN_IF_ERROR(set_args(merge, "instance_norm_merge", stats, affine, scale, bias,
+                                  static_cast<cl_int>(rows), static_cast<cl_int>(channels),
+                                  static_cast<cl_int>(size), static_cast<cl_int>(kNormChunk),
+                                  static_cast<cl_int>(chunks), epsilon));
+  HSCHED_RETURN_IF_ERROR(launch(queue, merge, rows, {}, "instance_norm_merge").status());
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel apply,
+                          detail::queue_kernel(ops, queue, "instance_norm_apply"));
+  HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,
+                                  static_cast<cl_int>(size), static_cast<cl_int>(rows * size)));
+  return launch(queue, apply, rows * size, {}, "instance_norm_apply");
+}
+
 }  // namespace
 
 Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
@@ -104,6 +145,10 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
+  if (rows < kLongRowsBelow && size > kLongRow) {
+    return instance_norm_long_rows(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y,
+                                   wait);
+  }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "instance_norm"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "instance_norm", x, scale, bias, y,
                                   static_cast<cl_int>(shape[1]), static_cast<cl_int>(size),

@@ -86,6 +86,13 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu("InstanceNormalization large rows", "InstanceNormalization", {},
                      {input({1, 3, 33, 31}, 0, 4), weight({3}, 0.5f, 1.5f), weight({3})},
                      {{1, 3, 33, 31}});
+  // Few long rows: split into chunks of 4096 (the last one short) and merged.
+  expect_matches_cpu("InstanceNormalization chunked rows", "InstanceNormalization", {},
+                     {input({1, 3, 100, 100}, 1, 5), weight({3}, 0.5f, 1.5f), weight({3})},
+                     {{1, 3, 100, 100}});
+  expect_matches_cpu(
+      "InstanceNormalization chunked GroupNorm", "InstanceNormalization", {{"epsilon", 1e-6f}},
+      {input({2, 2, 12289}, -3, 1), weight({2}, 0.5f, 1.5f), weight({2})}, {{2, 2, 12289}});
   expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
                      {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
   expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)}, {{2, 4, 1, 1}});
