@@ -427,6 +427,30 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
   for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
 }
 
+// LayerNormalization with one work group of 64 per row of `size` elements; scale and bias (which
+// may be absent) hold `size` elements.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void layer_norm_rows(__global const storage_t* x, __global const storage_t* scale,
+                     __global const storage_t* bias, int has_bias, __global storage_t* y,
+                     int size, float epsilon) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  const int base = row * size;
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / size;
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
+  for (int k = lid; k < size; k += 64) {
+    const float b = has_bias ? LOAD(bias, k) : 0.0f;
+    STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);
+  }
+}
+
 // InstanceNormalization of long rows, in three kernels so that every row is spread over many
 // work groups. 1: each group of 64 takes a chunk of `chunk` elements of one row and writes its
 // mean and its sum of squared deviations (two passes over the chunk, which stays in cache).

@@ -193,8 +193,9 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   }
   if (op == "LayerNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
-    return enqueue_layer_norm(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
-                              in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y, wait);
+    return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
+                                   in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
+                                   wait);
   }
   if (op == "InstanceNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));

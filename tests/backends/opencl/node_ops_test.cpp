@@ -81,6 +81,9 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu("LayerNormalization axis 2 no bias", "LayerNormalization",
                      {{"axis", int64_t{2}}, {"epsilon", 1e-3f}},
                      {input(shape), weight({6, 5}, 0.5f, 1.5f)}, {shape});
+  expect_matches_cpu("LayerNormalization rows longer than a work group", "LayerNormalization", {},
+                     {input({5, 300}, -1, 3), weight({300}, 0.5f, 1.5f), weight({300})},
+                     {{5, 300}});
   expect_matches_cpu("InstanceNormalization", "InstanceNormalization", {{"epsilon", 1e-4f}},
                      {input(shape), weight({4}, 0.5f, 1.5f), weight({4})}, {shape});
   expect_matches_cpu("InstanceNormalization large rows", "InstanceNormalization", {},
