@@ -5,6 +5,7 @@
 #include <map>
 
 #include "backends/opencl/kernel_sources.h"
+#include "backends/opencl/kernel_sources_spatial.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {

@@ -1,0 +1,440 @@
+// OpenCL C source of the op layer's spatial program (ops_spatial.h): convolutions, pools, the
+// normalizations over rows, Resize and data movement. Built like the others (kernel_sources.h:
+// kStoragePrelude and kUnaryFunctionSource come first; fp32 and fp16 storage).
+#pragma once
+
+namespace hsched::opencl {
+
+// Geometry travels in plain-int structs mirrored on the host (ops_spatial.h); 1-D ops run as 2-D
+// ones with a height of 1. One work item per output element unless stated otherwise.
+inline constexpr const char* kSpatialSource = R"CL(
+// Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
+// same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones.
+typedef struct {
+  int n, c, h, w;
+  int oc, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+  int group;
+} ConvShape;
+
+// col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
+// batch index: zero where the window reads padding.
+__kernel void im2col(__global const storage_t* x, __global float* col, ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int plane = s.oh * s.ow;
+  const int cols = s.n * plane;
+  const int k = i / cols, q = i % cols;
+  const int b = q / plane, p = q % plane;
+  const int oy = p / s.ow, ox = p % s.ow;
+  const int c = k / (s.kh * s.kw), r = k % (s.kh * s.kw);
+  const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
+  const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
+  float v = 0.0f;
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) {
+    v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  }
+  col[i] = v;
+}
+
+// y[b, c, p] = act(t[c, b * plane + p] + bias[c]): the GEMM's [oc, n * plane] result into NCHW.
+// With n == 1 the layouts agree, so t may be y itself (fp32 storage): each item reads only the
+// element it writes.
+__kernel void conv_epilogue(__global const float* t, __global storage_t* y,
+                            __global const storage_t* bias, int has_bias, int n, int channels,
+                            int plane, int op, float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int c = rest / plane, p = rest % plane;
+  float v = t[(c * n + b) * plane + p];
+  if (has_bias) v += LOAD(bias, c);
+  STORE(apply_unary(op, v, alpha, beta), y, i);
+}
+
+// Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
+// stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
+// CG_TILE x CG_TILE tile, each item a CG_WPT x CG_WPT block (rows ty * CG_WPT + i, columns
+// tx * CG_WPT + j, read from local memory as one CG_VEC each),
+// over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
+// epilogue (bias, activation, NCHW scatter) is fused; with several each writes its partial sums
+// to partial[split, OC, n * P] and conv_split_reduce finishes.
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
+void NAME(__global const storage_t* x, __global const storage_t* w,                            \
+          __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
+          __global float* partial, ConvShape s, int k_chunk, int op, float alpha, float beta) { \
+  __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
+  __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
+  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
+  const int n0 = get_group_id(0) * CG_TILE, m0 = get_group_id(1) * CG_TILE;                     \
+  const int split = get_group_id(2), splits = get_num_groups(2);                                \
+  const int khw = s.kh * s.kw, k_total = s.c * khw;                                             \
+  const int plane = s.oh * s.ow, cols = s.n * plane;                                            \
+  const int k_begin = split * k_chunk, k_end = min(k_total, k_begin + k_chunk);                 \
+  /* This item's B column (fixed over K): its batch, window origin and validity. */             \
+  const int b_col = tid % CG_TILE, b_row0 = tid / CG_TILE;                                      \
+  const int col = n0 + b_col;                                                                   \
+  const int col_ok = col < cols;                                                                \
+  const int bb = col_ok ? col / plane : 0, pp = col_ok ? col % plane : 0;                       \
+  const int iy0 = (pp / s.ow) * s.sh - s.ph, ix0 = (pp % s.ow) * s.sw - s.pw;                   \
+  const int x_base = bb * s.c * s.h * s.w;                                                      \
+  float acc[CG_WPT][CG_WPT];                                                                    \
+  for (int i = 0; i < CG_WPT; ++i)                                                              \
+    for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
+    for (int l = tid; l < 16 * CG_TILE; l += 256) {                                             \
+      const int kk = l % 16, mm = l / 16;                                                       \
+      const int m = m0 + mm, k = k0 + kk;                                                       \
+      a_tile[kk][mm] = (m < s.oc && k < k_end) ? LOAD(w, m * k_total + k) : 0.0f;              \
+    }                                                                                           \
+    for (int kk = b_row0; kk < 16; kk += 256 / CG_TILE) {                                       \
+      const int k = k0 + kk;                                                                    \
+      float v = 0.0f;                                                                           \
+      if (col_ok && k < k_end) {                                                                \
+        const int c = k / khw, r = k % khw;                                                     \
+        const int iy = iy0 + (r / s.kw) * s.dh, ix = ix0 + (r % s.kw) * s.dw;                   \
+        if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                         \
+          v = LOAD(x, x_base + (c * s.h + iy) * s.w + ix);                                      \
+      }                                                                                         \
+      b_tile[kk][b_col] = v;                                                                    \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    for (int kk = 0; kk < 16; ++kk) {                                                           \
+      /* One vector load each: this item's rows and columns are contiguous. */                  \
+      const CG_VEC av = *(__local const CG_VEC*)&a_tile[kk][ty * CG_WPT];                       \
+      const CG_VEC bv = *(__local const CG_VEC*)&b_tile[kk][tx * CG_WPT];                       \
+      const float* a = (const float*)&av;                                                       \
+      const float* b = (const float*)&bv;                                                       \
+      for (int i = 0; i < CG_WPT; ++i)                                                          \
+        for (int j = 0; j < CG_WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }                                                                                             \
+  for (int i = 0; i < CG_WPT; ++i) {                                                            \
+    const int m = m0 + ty * CG_WPT + i;                                                         \
+    if (m >= s.oc) continue;                                                                    \
+    const float bias_m = (splits == 1 && has_bias) ? LOAD(bias, m) : 0.0f;                      \
+    for (int j = 0; j < CG_WPT; ++j) {                                                          \
+      const int n = n0 + tx * CG_WPT + j;                                                       \
+      if (n >= cols) continue;                                                                  \
+      if (splits == 1) {                                                                        \
+        const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
+        STORE(apply_unary(op, acc[i][j] + bias_m, alpha, beta), y, out);                        \
+      } else {                                                                                  \
+        partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
+}
+CG_BODY(conv_gemm_64, 64, 4, float4)
+CG_BODY(conv_gemm_32, 32, 2, float2)
+
+// Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
+// activation.
+__kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
+                                __global const storage_t* bias, int has_bias, int splits, int n,
+                                int channels, int plane, int op, float alpha, float beta,
+                                int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int c = rest / plane, p = rest % plane;
+  const int stride = channels * n * plane;
+  int at = (c * n + b) * plane + p;
+  float v = has_bias ? LOAD(bias, c) : 0.0f;
+  for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
+  STORE(apply_unary(op, v, alpha, beta), y, i);
+}
+
+// Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw].
+__kernel void conv_direct(__global const storage_t* x, __global const storage_t* w,
+                          __global const storage_t* bias, int has_bias, __global storage_t* y,
+                          ConvShape s, int op, float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);
+  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  for (int ci = 0; ci < cin; ++ci) {
+    const int xbase = (b * s.c + g * cin + ci) * s.h;
+    const int wbase = (oc * cin + ci) * s.kh;
+    for (int ky = 0; ky < s.kh; ++ky) {
+      const int iy = oy * s.sh - s.ph + ky * s.dh;
+      if (iy < 0 || iy >= s.h) continue;
+      for (int kx = 0; kx < s.kw; ++kx) {
+        const int ix = ox * s.sw - s.pw + kx * s.dw;
+        if (ix < 0 || ix >= s.w) continue;
+        sum += LOAD(x, (xbase + iy) * s.w + ix) * LOAD(w, (wbase + ky) * s.kw + kx);
+      }
+    }
+  }
+  STORE(apply_unary(op, sum, alpha, beta), y, i);
+}
+
+// ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
+// oy + ph - ky * dh == iy * sh. w is [c, oc / group, kh, kw].
+__kernel void conv_transpose(__global const storage_t* x, __global const storage_t* w,
+                             __global const storage_t* bias, int has_bias, __global storage_t* y,
+                             ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, cout = s.oc / s.group;
+  const int g = oc / cout, ocg = oc % cout;
+  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  for (int ky = 0; ky < s.kh; ++ky) {
+    const int ny = oy + s.ph - ky * s.dh;
+    if (ny < 0 || ny % s.sh != 0 || ny / s.sh >= s.h) continue;
+    const int iy = ny / s.sh;
+    for (int kx = 0; kx < s.kw; ++kx) {
+      const int nx = ox + s.pw - kx * s.dw;
+      if (nx < 0 || nx % s.sw != 0 || nx / s.sw >= s.w) continue;
+      const int ix = nx / s.sw;
+      for (int ci = 0; ci < cin; ++ci) {
+        const int c = g * cin + ci;
+        sum += LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix) *
+               LOAD(w, (((c * cout + ocg) * s.kh) + ky) * s.kw + kx);
+      }
+    }
+  }
+  STORE(sum, y, i);
+}
+
+// MaxPool / AveragePool over [rows = n * c, h, w]. end_h/end_w: the padded extent (h + bottom
+// pad, w + right pad) that bounds an AveragePool window counted with count_include_pad.
+typedef struct {
+  int rows, h, w, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+  int end_h, end_w;
+} PoolShape;
+
+__kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape s, int is_max,
+                   int count_include_pad, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, row = i / (s.ow * s.oh);
+  const int y0 = oy * s.sh - s.ph, x0 = ox * s.sw - s.pw;
+  const int base = row * s.h * s.w;
+  float acc = is_max ? -INFINITY : 0.0f;
+  int inside = 0;
+  for (int ky = 0; ky < s.kh; ++ky) {
+    const int iy = y0 + ky * s.dh;
+    if (iy < 0 || iy >= s.h) continue;
+    for (int kx = 0; kx < s.kw; ++kx) {
+      const int ix = x0 + kx * s.dw;
+      if (ix < 0 || ix >= s.w) continue;
+      const float v = LOAD(x, base + iy * s.w + ix);
+      acc = is_max ? fmax(acc, v) : acc + v;
+      ++inside;
+    }
+  }
+  if (!is_max) {
+    int divisor = inside;
+    if (count_include_pad) {
+      divisor = (min(y0 + s.kh, s.end_h) - y0) * (min(x0 + s.kw, s.end_w) - x0);
+    }
+    acc = divisor > 0 ? acc / divisor : 0.0f;
+  }
+  STORE(acc, y, i);
+}
+
+// InstanceNormalization: one work group of 64 per (n, c) row of `size` elements; scale and bias
+// hold `channels` elements. Two passes (mean, then variance) with a local-memory tree reduction.
+float group_sum(float value, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lid < half_size) scratch[lid] += scratch[lid + half_size];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void instance_norm(__global const storage_t* x, __global const storage_t* scale,
+                   __global const storage_t* bias, __global storage_t* y, int channels,
+                   int size, float epsilon) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  const int base = row * size;
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / size;
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
+  const int c = row % channels;
+  const float a = LOAD(scale, c) * inv_std, b = LOAD(bias, c) - mean * a;
+  for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
+}
+
+// LayerNormalization with one work group of 64 per row of `size` elements; scale and bias (which
+// may be absent) hold `size` elements.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void layer_norm_rows(__global const storage_t* x, __global const storage_t* scale,
+                     __global const storage_t* bias, int has_bias, __global storage_t* y,
+                     int size, float epsilon) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  const int base = row * size;
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / size;
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
+  for (int k = lid; k < size; k += 64) {
+    const float b = has_bias ? LOAD(bias, k) : 0.0f;
+    STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);
+  }
+}
+
+// InstanceNormalization of long rows, in three kernels so that every row is spread over many
+// work groups. 1: each group of 64 takes a chunk of `chunk` elements of one row and writes its
+// mean and its sum of squared deviations (two passes over the chunk, which stays in cache).
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void instance_norm_chunks(__global const storage_t* x, __global float2* stats, int size,
+                          int chunk, int chunks) {
+  __local float scratch[64];
+  const int group = get_group_id(0), lid = get_local_id(0);
+  const int row = group / chunks, begin = (group % chunks) * chunk;
+  const int end = min(size, begin + chunk), base = row * size;
+  float partial = 0.0f;
+  for (int k = begin + lid; k < end; k += 64) partial += LOAD(x, base + k);
+  const float mean = group_sum(partial, scratch) / (end - begin);
+  partial = 0.0f;
+  for (int k = begin + lid; k < end; k += 64) {
+    const float d = LOAD(x, base + k) - mean;
+    partial += d * d;
+  }
+  const float m2 = group_sum(partial, scratch);
+  if (lid == 0) stats[group] = (float2)(mean, m2);
+}
+
+// 2: one item per row merges its chunks' statistics (Chan et al.'s pairwise update) into the
+// row's affine map y = x * a + b, written to affine[row].
+__kernel void instance_norm_merge(__global const float2* stats, __global float2* affine,
+                                  __global const storage_t* scale, __global const storage_t* bias,
+                                  int rows, int channels, int size, int chunk, int chunks,
+                                  float epsilon) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  float mean = 0.0f, m2 = 0.0f;
+  int n = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const int n_i = min(chunk, size - i * chunk);
+    const float2 s = stats[row * chunks + i];
+    const float delta = s.x - mean;
+    const int total = n + n_i;
+    mean += delta * n_i / total;
+    m2 += s.y + delta * delta * ((float)n * n_i / total);
+    n = total;
+  }
+  const float inv_std = rsqrt(m2 / size + epsilon);
+  const int c = row % channels;
+  const float a = LOAD(scale, c) * inv_std;
+  affine[row] = (float2)(a, LOAD(bias, c) - mean * a);
+}
+
+// 3: elementwise, with the row's affine map.
+__kernel void instance_norm_apply(__global const storage_t* x, __global const float2* affine,
+                                  __global storage_t* y, int size, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const float2 ab = affine[i / size];
+  STORE(LOAD(x, i) * ab.x + ab.y, y, i);
+}
+
+// Resize over rank 6 (leading 1s): per output axis d, tables at offset[d] give the input index
+// i0 (nearest, and linear's lower neighbour), i1 and the weight w1 of i1. Only the last two axes
+// interpolate; the others read i0.
+typedef struct {
+  int dims[6];
+  int strides[6];  // the input's
+  int offset[6];   // into the tables
+} ResizeShape;
+
+__kernel void resize(__global const storage_t* x, __global storage_t* y,
+                     __global const int* i0, __global const int* i1, __global const float* w1,
+                     ResizeShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, base = 0, o4 = 0, o5 = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % s.dims[d];
+    rest /= s.dims[d];
+    if (d == 5) o5 = s.offset[5] + coord;
+    else if (d == 4) o4 = s.offset[4] + coord;
+    else base += i0[s.offset[d] + coord] * s.strides[d];
+  }
+  const int r0 = base + i0[o4] * s.strides[4], r1 = base + i1[o4] * s.strides[4];
+  const int c0 = i0[o5] * s.strides[5], c1 = i1[o5] * s.strides[5];
+  const float wy = w1[o4], wx = w1[o5];
+  float top = LOAD(x, r0 + c0), bottom = 0.0f;
+  if (wx != 0.0f) top += wx * (LOAD(x, r0 + c1) - top);
+  if (wy != 0.0f) {
+    bottom = LOAD(x, r1 + c0);
+    if (wx != 0.0f) bottom += wx * (LOAD(x, r1 + c1) - bottom);
+    top += wy * (bottom - top);
+  }
+  STORE(top, y, i);
+}
+
+// Transpose: output dims right-aligned to rank 6; strides[d] is the input stride of the axis
+// that output axis d reads.
+typedef struct {
+  int dims[6];
+  int strides[6];
+} TransposeShape;
+
+__kernel void transpose(__global const storage_t* x, __global storage_t* y, TransposeShape s,
+                        int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, from = 0;
+  for (int d = 5; d >= 0; --d) {
+    from += (rest % s.dims[d]) * s.strides[d];
+    rest /= s.dims[d];
+  }
+  STORE(LOAD(x, from), y, i);
+}
+
+// One Split output: y viewed as [outer, inner] from x's rows of x_inner elements at `offset`.
+__kernel void slice_rows(__global const storage_t* x, __global storage_t* y, int inner,
+                         int x_inner, int offset, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(LOAD(x, (i / inner) * x_inner + offset + i % inner), y, i);
+}
+
+// Gather along an axis: y [outer, q, inner] takes x [outer, a, inner] at rows indices[q].
+__kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
+                          __global const int* indices, int q, int inner, int a, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int o = i / (q * inner), rest = i % (q * inner);
+  STORE(LOAD(x, (o * a + indices[rest / inner]) * inner + rest % inner), y, i);
+}
+
+// One Concat input: x viewed as [outer, inner] into y's rows of y_inner elements at `offset`.
+__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int inner,
+                        int y_inner, int offset, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
+}
+)CL";
+
+}  // namespace hsched::opencl
