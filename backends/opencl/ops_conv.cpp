@@ -20,7 +20,7 @@ using detail::element_count;
 using detail::launch;
 using detail::set_args;
 
-// Mirrors ConvShape in kernel_sources.h.
+// Mirrors ConvShape in kernel_sources_spatial.h.
 struct ConvShape {
   cl_int n, c, h, w;
   cl_int oc, oh, ow;

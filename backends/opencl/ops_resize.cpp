@@ -14,7 +14,7 @@ namespace {
 
 constexpr size_t kMaxRank = 6;
 
-// Mirrors ResizeShape in kernel_sources.h.
+// Mirrors ResizeShape in kernel_sources_spatial.h.
 struct ResizeShape {
   std::array<cl_int, kMaxRank> dims;
   std::array<cl_int, kMaxRank> strides;

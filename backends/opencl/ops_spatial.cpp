@@ -18,14 +18,14 @@ using detail::set_args;
 
 constexpr size_t kMaxRank = 6;
 
-// Mirrors PoolShape in kernel_sources.h.
+// Mirrors PoolShape in kernel_sources_spatial.h.
 struct PoolShape {
   cl_int rows, h, w, oh, ow;
   cl_int kh, kw, sh, sw, dh, dw, ph, pw;
   cl_int end_h, end_w;
 };
 
-// Mirrors TransposeShape in kernel_sources.h.
+// Mirrors TransposeShape in kernel_sources_spatial.h.
 struct TransposeShape {
   std::array<cl_int, kMaxRank> dims;
   std::array<cl_int, kMaxRank> strides;

@@ -1,4 +1,4 @@
-// The op layer's spatial ops (the "spatial" program of kernel_sources.h): Conv and ConvTranspose,
+// The op layer's spatial ops (the program of kernel_sources_spatial.h): Conv and ConvTranspose,
 // MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather and Transpose.
 // Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
 // storage type, the event of the last command returned, in-order queues, no reference kept to
