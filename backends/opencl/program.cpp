@@ -186,6 +186,7 @@ void ClProgram::reset_profile() {
 
 NodeOperands ClProgram::operands_for(const Node& node) {
   NodeOperands operands;
+  operands.opset = graph_.opset;  // Softmax before opset 13 coerces to 2-D
   for (ValueId in : node.inputs) {
     Operand operand;
     if (in != kNoValue) {
