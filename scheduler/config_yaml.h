@@ -30,7 +30,7 @@ struct Deployment {
   Target target;
   Policy policy;
   std::string cache_dir;              // compiled-program cache; "~" expanded, absolute
-  double compile_timeout_ms = 60000;  // per partition compile
+  double compile_timeout_ms = 30000;  // per partition compile 
   // Runs the compile cost is amortised over: the file's `expected_runs` when given, else the
   // policy's. `policy.expected_runs` holds the same value.
   int64_t expected_runs = 100;

@@ -110,5 +110,39 @@ TEST_F(RunOpenClTest, BuildPastTheDeadlineRunsOnTheCpuWithCorrectOutputs) {
   EXPECT_EQ(bytes_a, bytes_b);
 }
 
+// The deploy file's cache_dir and compile_timeout_ms reach the run: its programs land in that
+// folder, and its deadline is the one a slow build runs into.
+TEST_F(RunOpenClTest, DeployFileSetsTheCacheFolderAndTheDeadline) {
+  test::TempDir dir;
+  test::write_file(dir / "opencl-first.yaml",
+                   "schema_version: 1\nkind: policy\nname: opencl-first\n"
+                   "default: [{device: opencl, precision: fp32}]\nobjective: strict\n");
+  test::write_file(dir / "deploy.yaml",
+                   "schema_version: 1\nkind: deployment\ntarget: this-machine\n"
+                   "policy: opencl-first.yaml\ncache_dir: programs\ncompile_timeout_ms: 1200\n");
+  const std::string config = (dir / "deploy.yaml").string();
+  const std::vector<std::string> args = {"run", (model_dir_ / "model.onnx").string(), "--config",
+                                         config, "--iterations", "1", "--warmup", "0", "--json"};
+  {
+    ScopedEnv delay("HSCHED_OPENCL_TEST_BUILD_DELAY_MS", "4000");
+    const auto slow = cli_test::run_cli(args);
+    ASSERT_EQ(slow.exit_code, 0) << slow.err;
+    const auto json = nlohmann::json::parse(slow.out);
+    ASSERT_GT(json["late_rejections"].size(), 0u) << slow.out;
+    EXPECT_NE(json["late_rejections"][0]["detail"].get<std::string>().find("1200 ms deadline"),
+              std::string::npos)
+        << json["late_rejections"][0].dump();
+  }
+  const auto run = cli_test::run_cli(args);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  EXPECT_EQ(json["plan"]["replans"], 0) << run.out;
+  bool cached = false;
+  for (const auto& entry : fs::directory_iterator(dir / "programs")) {
+    cached |= entry.path().extension() == ".clbin";
+  }
+  EXPECT_TRUE(cached) << "no program in " << (dir / "programs");
+}
+
 }  // namespace
 }  // namespace hsched
