@@ -81,6 +81,27 @@ Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, 
   return Status::ok();
 }
 
+// `batch` GEMMs of `call`'s shape, A and B advancing by their strides (0: the same matrix for
+// every batch), C by m * n.
+Status gemm_strided_batched(cl::CommandQueue& queue, const GemmCall& call, size_t a_stride,
+                            size_t b_stride, size_t batch, const cl::Buffer& a,
+                            const cl::Buffer& b, cl::Buffer& c, cl::Event* event, const char* op) {
+  using clblast::Transpose;
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  const size_t lda = call.trans_a ? call.m : call.k;
+  const size_t ldb = call.trans_b ? call.k : call.n;
+  HSCHED_RETURN_IF_ERROR(check_clblast(
+      clblast::GemmStridedBatched<float>(
+          clblast::Layout::kRowMajor, call.trans_a ? Transpose::kYes : Transpose::kNo,
+          call.trans_b ? Transpose::kYes : Transpose::kNo, call.m, call.n, call.k, call.alpha, a(),
+          call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(),
+          call.c_offset, call.n, call.m * call.n, batch, &raw_queue, &raw_event),
+      op));
+  *event = cl::Event(raw_event);  // takes CLBlast's reference
+  return Status::ok();
+}
+
 // The fp32 result buffer of `count` elements (y itself with fp32 storage), zero-filled: CLBlast
 // is called with beta 0, but zeroing keeps stale NaNs out whatever it does with beta.
 Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y,
@@ -143,11 +164,23 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul"));
     return finish(ops, queue, y32, y, y_count, last);
   }
-  // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
   const size_t rank = batch.size();
   Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
   a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
   b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
+  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
+  // one strided-batched GEMM (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
+  const bool a_regular = a_full == batch || element_count(a_batch) == 1;
+  const bool b_regular = b_full == batch || element_count(b_batch) == 1;
+  if (a_regular && b_regular) {
+    const size_t a_stride = element_count(a_batch) == 1 ? 0 : static_cast<size_t>(m * k);
+    const size_t b_stride = element_count(b_batch) == 1 ? 0 : static_cast<size_t>(k * n);
+    HSCHED_RETURN_IF_ERROR(
+        gemm_strided_batched(queue, call, a_stride, b_stride, static_cast<size_t>(batches), a32,
+                             b32, y32, &last, "MatMul"));
+    return finish(ops, queue, y32, y, y_count, last);
+  }
+  // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
   for (int64_t index = 0; index < batches; ++index) {
     int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
     for (size_t d = rank; d-- > 0;) {

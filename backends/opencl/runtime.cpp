@@ -5,17 +5,19 @@
 namespace hsched::opencl {
 namespace {
 
-// CLBlast builds its GEMM program inside the first call on a context: a 2x2x2 MatMul, finished.
+// CLBlast builds a routine's program inside its first call on a context: a 2x2x2 MatMul (its
+// GEMM) and a batch of two (its strided-batched GEMM), finished.
 Status warm_up_gemm(const OpKernels& ops, const cl::Context& context, const cl::Device& device) {
   cl_int error = CL_SUCCESS;
   cl::CommandQueue queue(context, device, 0, &error);
   if (error != CL_SUCCESS) return internal_error("opencl: clCreateCommandQueue failed for warm-up");
-  const size_t bytes = 4 * storage_bytes(ops.storage());
+  const size_t bytes = 8 * storage_bytes(ops.storage());
   cl::Buffer a(context, CL_MEM_READ_WRITE, bytes, nullptr, &error);
   cl::Buffer b(context, CL_MEM_READ_WRITE, bytes, nullptr, &error);
   cl::Buffer y(context, CL_MEM_READ_WRITE, bytes, nullptr, &error);
   if (error != CL_SUCCESS) return internal_error("opencl: buffers for the GEMM warm-up failed");
   HSCHED_RETURN_IF_ERROR(enqueue_matmul(ops, queue, a, {2, 2}, b, {2, 2}, y).status());
+  HSCHED_RETURN_IF_ERROR(enqueue_matmul(ops, queue, a, {2, 2, 2}, b, {2, 2, 2}, y).status());
   if (queue.finish() != CL_SUCCESS) return internal_error("opencl: GEMM warm-up failed");
   return Status::ok();
 }

@@ -346,8 +346,9 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{7, 5}, {5, 3}},           // plain
       {{2, 3, 17, 9}, {9, 13}},   // shared weights: the batch folds into M
-      {{2, 1, 5, 4}, {3, 4, 6}},  // both batches broadcast
-      {{4, 3}, {2, 3, 5}}};       // A broadcast over B's batch
+      {{2, 1, 5, 4}, {3, 4, 6}},  // both batches broadcast: one GEMM per batch
+      {{1, 3, 7, 5}, {1, 3, 5, 6}},  // attention: one strided-batched GEMM
+      {{4, 3}, {2, 3, 5}}};       // A broadcast over B's batch: strided, A's stride 0
   for (const auto& [a_shape, b_shape] : cases) {
     const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
     const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
