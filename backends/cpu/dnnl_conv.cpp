@@ -187,6 +187,7 @@ class PoolKernel final : public Kernel {
       alg = node.attr_int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding
                                                   : algorithm::pooling_avg_exclude_padding;
     }
+    if (alg == algorithm::pooling_avg_include_padding) plan_divisor_fix(p, x, y);
     const memory::desc src_md = f32_desc(x, true);
     const memory::desc dst_md = f32_desc(y, true);
     dnnl::pooling_v2_forward::desc d(prop_kind::forward_inference, alg, src_md, dst_md, p.strides,
@@ -206,13 +207,62 @@ class PoolKernel final : public Kernel {
     primitive_.execute(stream, args);
     dst_port_.finish(stream);
     stream.wait();
+    if (!divisor_fix_.empty()) fix_divisors(*outputs[0]);
     return Status::ok();
   }
 
  private:
+  // AveragePool with count_include_pad divides by the window clipped to the padded input (the
+  // declared pads), as ONNX Runtime and PyTorch do. oneDNN divides every window by the whole
+  // kernel, which differs only where ceil_mode makes a window reach past the declared trailing
+  // pad. For those outputs this keeps, per spatial axis, kernel / clipped extent; run() scales
+  // them after oneDNN (nothing to do, and nothing kept, otherwise).
+  void plan_divisor_fix(const SpatialParams& p, const std::vector<int64_t>& x,
+                        const std::vector<int64_t>& y) {
+    bool needed = false;
+    std::vector<std::vector<float>> scales(p.kernel.size());
+    for (size_t i = 0; i < p.kernel.size(); ++i) {
+      const int64_t in = x[i + 2], k = p.kernel[i], s = p.strides[i];
+      const int64_t low = -p.pad_l[i], high = in + p.declared_pad_r[i];
+      for (int64_t o = 0; o < y[i + 2]; ++o) {
+        const int64_t start = o * s - p.pad_l[i];
+        const int64_t extent = std::min(start + k, high) - std::max(start, low);
+        scales[i].push_back(static_cast<float>(k) / static_cast<float>(std::max<int64_t>(extent, 1)));
+        needed |= extent != k;
+      }
+    }
+    if (needed) divisor_fix_ = std::move(scales);
+  }
+
+  void fix_divisors(Tensor& y) const {
+    const auto& dims = y.dims();
+    const bool channels_last = output_channels_last(spec_.node, 0);
+    const size_t spatial = dims.size() - 2;
+    const int64_t channels = dims[1];
+    int64_t points = 1;
+    for (size_t i = 0; i < spatial; ++i) points *= dims[i + 2];
+    float* data = y.values<float>().data();
+    for (int64_t n = 0; n < dims[0]; ++n) {
+      for (int64_t point = 0; point < points; ++point) {
+        float scale = 1.0f;
+        for (int64_t rest = point, i = static_cast<int64_t>(spatial) - 1; i >= 0; --i) {
+          scale *= divisor_fix_[static_cast<size_t>(i)][static_cast<size_t>(rest % dims[i + 2])];
+          rest /= dims[i + 2];
+        }
+        if (scale == 1.0f) continue;
+        for (int64_t c = 0; c < channels; ++c) {
+          const int64_t at = channels_last ? (n * points + point) * channels + c
+                                           : (n * channels + c) * points + point;
+          data[at] *= scale;
+        }
+      }
+    }
+  }
+
   KernelSpec spec_;
   dnnl::primitive primitive_;
   ActivationPort src_port_, dst_port_;
+  std::vector<std::vector<float>> divisor_fix_;  // per spatial axis and output index
 };
 
 bool all_f32(const KernelSpec& spec) {

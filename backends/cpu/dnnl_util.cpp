@@ -67,6 +67,7 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
     } else if (auto_pad != "NOTSET") {
       return unsupported(spec, "auto_pad '" + auto_pad + "' is not supported");
     }
+    p.declared_pad_r.push_back(pr);
     if (transposed) {
       // oneDNN's deconvolution size is exact: out = (in - 1) * s + extent - pl - pr, so the
       // right pad absorbs output_padding and output_shape.

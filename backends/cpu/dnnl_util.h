@@ -24,6 +24,9 @@ memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last);
 // floor formula yields exactly `out` (ceil_mode and SAME padding included).
 struct SpatialParams {
   memory::dims kernel, strides, dilation, pad_l, pad_r;  // dilation in oneDNN's form (d - 1)
+  // The trailing pads the attributes declare (auto_pad resolved); pad_r may exceed them where
+  // a pool's ceil_mode needs room past the declared padding.
+  memory::dims declared_pad_r;
 };
 Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<int64_t>& kernel,
                                      size_t spatial_rank, bool transposed);

@@ -182,6 +182,37 @@ TEST(DnnlTest, MaxPoolCeilModeAndAveragePoolPadding) {
   EXPECT_NEAR(ya->at(0).values<float>()[0], corner, 1e-6);
 }
 
+// count_include_pad with ceil_mode: ONNX Runtime and PyTorch divide by the window clipped to the
+// padded input (declared pads), not by the whole kernel, where ceil_mode makes a window reach past
+// the trailing pad. x 1x1x6x6, kernel 3, stride 2, pads 1: output 4x4 with ceil_mode (3x3 without).
+TEST(DnnlTest, AveragePoolCeilModeCountIncludePadDividesByTheClippedWindow) {
+  const Tensor x = random_f32({1, 1, 6, 6}, 19);
+  AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{3, 3}},
+                     {"strides", std::vector<int64_t>{2, 2}},
+                     {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                     {"ceil_mode", int64_t{1}},
+                     {"count_include_pad", int64_t{1}}};
+  auto y = test::run_op("AveragePool", attrs, {{x}}, {{DType::kF32, {1, 1, 4, 4}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  const auto xv = x.values<float>();
+  // Along each axis the padded input is [-1, 7): windows start at -1, 1, 3, 5; the last one
+  // covers [5, 8), clipped to [5, 7): one input row and one pad row, so it divides by 2, not 3.
+  const int extent[4] = {3, 3, 3, 2};
+  for (int oy = 0; oy < 4; ++oy) {
+    for (int ox = 0; ox < 4; ++ox) {
+      double sum = 0;
+      for (int ky = 0; ky < 3; ++ky) {
+        for (int kx = 0; kx < 3; ++kx) {
+          const int sy = oy * 2 - 1 + ky, sx = ox * 2 - 1 + kx;
+          if (sy >= 0 && sy < 6 && sx >= 0 && sx < 6) sum += xv[sy * 6 + sx];
+        }
+      }
+      EXPECT_NEAR(y->at(0).values<float>()[oy * 4 + ox], sum / (extent[oy] * extent[ox]), 1e-6)
+          << "output " << oy << "," << ox;
+    }
+  }
+}
+
 TEST(DnnlTest, ConvTransposeMatchesScatterReference) {
   const Tensor x = random_f32({1, 3, 4, 4}, 17);
   const Tensor w = random_f32({3, 2, 3, 3}, 18);  // [IC, OC, k, k]
