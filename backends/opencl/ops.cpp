@@ -22,6 +22,15 @@ int64_t element_count(const Shape& shape) {
   return count;
 }
 
+Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return invalid_argument(std::string("ops: ") + op + " axis " + std::to_string(axis) +
+                            " out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
 Status check_int_range(int64_t count, const std::string& what) {
   if (count >= 0 && count < (int64_t{1} << 31)) return Status::ok();
   return invalid_argument("ops: " + what + " has " + std::to_string(count) +
@@ -51,6 +60,7 @@ using detail::check_cl;
 using detail::check_int_range;
 using detail::element_count;
 using detail::launch;
+using detail::normalize_axis;
 using detail::set_args;
 
 size_t storage_bytes(Storage storage) { return storage == Storage::kFloat16 ? 2 : 4; }
@@ -228,16 +238,6 @@ Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, 
 }
 
 namespace {
-
-// `axis` in [-rank, rank) made non-negative; InvalidArgument naming `op` otherwise.
-Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) {
-    return invalid_argument(std::string("ops: ") + op + " axis " + std::to_string(axis) +
-                            " out of range for rank " + std::to_string(rank));
-  }
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
-}
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
   int64_t count = 1;

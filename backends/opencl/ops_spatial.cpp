@@ -14,6 +14,7 @@ namespace {
 using detail::check_int_range;
 using detail::element_count;
 using detail::launch;
+using detail::normalize_axis;
 using detail::set_args;
 
 constexpr size_t kMaxRank = 6;
@@ -34,15 +35,6 @@ struct TransposeShape {
 // values[i] of the spatial axis i, or `fallback` when `values` is empty.
 int64_t at_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
   return values.empty() ? fallback : values[i];
-}
-
-Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) {
-    return invalid_argument(std::string("ops: ") + op + " axis " + std::to_string(axis) +
-                            " out of range for rank " + std::to_string(rank));
-  }
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
 }
 
 // InstanceNormalization runs one work group per row, unless there are fewer rows than this

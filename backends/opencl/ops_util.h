@@ -14,6 +14,9 @@ int64_t element_count(const Shape& shape);
 // InvalidArgument naming `what` unless 0 <= count < 2^31 (the kernels index with int).
 Status check_int_range(int64_t count, const std::string& what);
 
+// `axis` in [-rank, rank) made non-negative; InvalidArgument naming `op` otherwise.
+Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op);
+
 // Enqueues `kernel` over `count` work items (rounded up to a multiple of 64) after `wait`.
 Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
                          const Events& wait, const char* name);

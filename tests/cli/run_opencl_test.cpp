@@ -14,32 +14,14 @@
 
 #include "backends/opencl/opencl_test_util.h"
 #include "cli/cli_runner.h"
+#include "support/scoped_env.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Sets an environment variable for the processes this test spawns, and restores it after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 class RunOpenClTest : public ::testing::Test {
  protected:

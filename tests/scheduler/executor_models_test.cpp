@@ -12,29 +12,17 @@
 
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
-#include "graph/tensor_proto.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
 #include "scheduler/discover.h"
 #include "scheduler/target_select.h"
+#include "support/model_data.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<Tensor> read_tensors(const fs::path& dir, const std::string& prefix) {
-  std::vector<Tensor> tensors;
-  for (int k = 0;; ++k) {
-    const fs::path path = dir / (prefix + std::to_string(k) + ".pb");
-    if (!fs::exists(path)) break;
-    auto t = read_tensor_file(path);
-    EXPECT_TRUE(t.is_ok()) << t.status().message();
-    if (t.is_ok()) tensors.push_back(std::move(t).value());
-  }
-  return tensors;
-}
 
 // Worst |a-b| - (atol + rtol*|b|) must be <= 0; cosine similarity of the two as vectors.
 struct Comparison {
@@ -110,8 +98,8 @@ TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
   auto exe = compile(*graph, *plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
-  const auto inputs = read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = read_tensors(dir / "test_data_set_0", "output_");
+  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
   ASSERT_FALSE(expected.empty());
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();

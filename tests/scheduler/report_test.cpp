@@ -17,10 +17,13 @@
 #include <gtest/gtest.h>
 
 #include "graph/onnx_import.h"
+#include "support/scoped_env.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
 namespace {
+
+using test::ScopedEnv;
 
 constexpr const char* kQuotedName = "mm\"q\\b";                   // MatMul: a quote, a backslash
 constexpr const char* kScriptName = "<script>alert(1)</script>";  // NonZero: HTML to escape
@@ -113,28 +116,6 @@ size_t count_of(const std::string& text, const std::string& needle) {
   }
   return count;
 }
-
-// Sets an environment variable for one scope (tests here run one at a time).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A folder holding an executable `dot` with the given shell script body.
 void write_fake_dot(const test::TempDir& dir, const std::string& body) {

@@ -6,26 +6,14 @@
 
 #include "backends/cpu/program.h"
 #include "graph/onnx_import.h"
-#include "graph/tensor_proto.h"
 #include "op_test_util.h"
+#include "support/model_data.h"
 #include "support/temp_dir.h"
 
 namespace hsched::cpu {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<Tensor> read_tensors(const fs::path& dir, const std::string& prefix) {
-  std::vector<Tensor> tensors;
-  for (int k = 0;; ++k) {
-    const fs::path path = dir / (prefix + std::to_string(k) + ".pb");
-    if (!fs::exists(path)) break;
-    auto t = read_tensor_file(path);
-    EXPECT_TRUE(t.is_ok()) << t.status().message();
-    if (t.is_ok()) tensors.push_back(std::move(t).value());
-  }
-  return tensors;
-}
 
 class SharedModelTest : public ::testing::TestWithParam<std::string> {};
 
@@ -36,8 +24,8 @@ TEST_P(SharedModelTest, MatchesReferenceOutputs) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto program = CpuProgram::compile(*graph, CpuOptions{});
   ASSERT_TRUE(program.is_ok()) << program.status().message();
-  const auto inputs = read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = read_tensors(dir / "test_data_set_0", "output_");
+  const auto inputs = ::hsched::test::read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = ::hsched::test::read_tensors(dir / "test_data_set_0", "output_");
   ASSERT_FALSE(expected.empty());
   // Twice: the second run reuses every buffer and must not depend on the first one's leftovers.
   for (int run = 0; run < 2; ++run) {
