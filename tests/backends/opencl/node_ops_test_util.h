@@ -101,73 +101,12 @@ inline OneNodeGraph one_node_graph(const std::string& op, const AttributeMap& at
   return g;
 }
 
-class NodeOpsTest : public ::testing::TestWithParam<Storage> {
+class NodeOpsTest : public opencl_test::StorageTest {
  protected:
-  struct Device {
-    cl::Context context;
-    cl::Device device;
-    std::map<Storage, std::unique_ptr<OpKernels>> kernels;
-  };
-
-  static void SetUpTestSuite() {
-    std::optional<DeviceInfo> info = opencl_test::first_device();
-    if (!info) return;
-    device_ = new Device{cl::Context(info->device), info->device, {}};
-    cache_dir_ = new test::TempDir();
-    Compiler compiler(std::make_shared<ProgramCache>(cache_dir_->path().string()));
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      auto kernels =
-          OpKernels::create(device_->context, device_->device, storage, compiler, 300000);
-      ASSERT_TRUE(kernels.is_ok()) << kernels.status().message();
-      device_->kernels[storage] = std::move(*kernels);
-    }
-  }
-  static void TearDownTestSuite() {
-    delete device_;
-    delete cache_dir_;
-    device_ = nullptr;
-    cache_dir_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!device_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
-    ASSERT_TRUE(device_->kernels.count(GetParam())) << "op programs failed to build";
-    queue_ = cl::CommandQueue(device_->context, device_->device);
-  }
-
-  const OpKernels& ops() const { return *device_->kernels.at(GetParam()); }
-  bool half() const { return GetParam() == Storage::kFloat16; }
-  float round(float v) const {
-    return half() ? cl_half_to_float(cl_half_from_float(v, CL_HALF_RTE)) : v;
-  }
-
+  using StorageTest::upload;
   cl::Buffer upload(const Tensor& tensor) {
     const auto values = tensor.values<float>();
-    const size_t bytes = std::max<size_t>(values.size(), 1) * storage_bytes(GetParam());
-    cl::Buffer buffer(device_->context, CL_MEM_READ_WRITE, bytes);
-    if (values.empty()) return buffer;
-    if (half()) {
-      std::vector<cl_half> halves;
-      for (float v : values) halves.push_back(cl_half_from_float(v, CL_HALF_RTE));
-      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
-    } else {
-      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
-    }
-    return buffer;
-  }
-
-  std::vector<float> download(const cl::Buffer& buffer, int64_t count) {
-    std::vector<float> values(static_cast<size_t>(count));
-    if (count == 0) return values;
-    const size_t bytes = values.size() * storage_bytes(GetParam());
-    if (half()) {
-      std::vector<cl_half> halves(values.size());
-      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
-      for (size_t i = 0; i < values.size(); ++i) values[i] = cl_half_to_float(halves[i]);
-    } else {
-      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
-    }
-    return values;
+    return upload(std::vector<float>(values.begin(), values.end()));
   }
 
   // Runs op on the CPU backend and through enqueue_node; expects the outputs to agree within
@@ -234,9 +173,6 @@ class NodeOpsTest : public ::testing::TestWithParam<Storage> {
     }
   }
 
-  static inline Device* device_ = nullptr;
-  static inline test::TempDir* cache_dir_ = nullptr;
-  cl::CommandQueue queue_;
 };
 
 // check_node's answer for a one-node graph (no device needed).

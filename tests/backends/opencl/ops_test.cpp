@@ -31,84 +31,23 @@ std::vector<float> random_values(int64_t count, float low, float high, uint32_t 
   return values;
 }
 
-// One device, its queue, and the op programs per storage, built once for the whole suite
-// (a PoCL build takes seconds).
-class OpenClOpsTest : public ::testing::TestWithParam<Storage> {
+// The op layer on the first device in both storages (opencl_test_util.h's StorageTest).
+class OpenClOpsTest : public opencl_test::StorageTest {
  protected:
-  struct Device {
-    cl::Context context;
-    cl::Device device;
-    std::map<Storage, std::unique_ptr<OpKernels>> kernels;
-  };
-
-  static void SetUpTestSuite() {
-    std::optional<DeviceInfo> info = opencl_test::first_device();
-    if (!info) return;
-    device_ = new Device{cl::Context(info->device), info->device, {}};
-    cache_dir_ = new test::TempDir();
-    Compiler compiler(std::make_shared<ProgramCache>(cache_dir_->path().string()));
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      auto kernels =
-          OpKernels::create(device_->context, device_->device, storage, compiler, 120000);
-      ASSERT_TRUE(kernels.is_ok()) << kernels.status().message();
-      device_->kernels[storage] = std::move(*kernels);
-    }
-  }
-  static void TearDownTestSuite() {
-    delete device_;
-    delete cache_dir_;
-    device_ = nullptr;
-    cache_dir_ = nullptr;
-  }
-
-  void SetUp() override {
-    if (!device_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
-    ASSERT_TRUE(device_->kernels.count(GetParam())) << "op programs failed to build";
-    queue_ = cl::CommandQueue(device_->context, device_->device);
-  }
-
-  const OpKernels& ops() const { return *device_->kernels.at(GetParam()); }
-  bool half() const { return GetParam() == Storage::kFloat16; }
-
   // What the device sees of `values`: rounded to fp16 with fp16 storage.
   std::vector<float> stored(std::vector<float> values) const {
-    if (half()) {
-      for (float& v : values) v = cl_half_to_float(cl_half_from_float(v, CL_HALF_RTE));
-    }
+    for (float& v : values) v = round(v);
     return values;
   }
-
-  cl::Buffer upload(const std::vector<float>& values) {
-    const size_t bytes = std::max<size_t>(values.size(), 1) * storage_bytes(GetParam());
-    cl::Buffer buffer(device_->context, CL_MEM_READ_WRITE, bytes);
-    if (values.empty()) return buffer;
-    if (half()) {
-      std::vector<cl_half> halves;
-      for (float v : values) halves.push_back(cl_half_from_float(v, CL_HALF_RTE));
-      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
-    } else {
-      EXPECT_EQ(queue_.enqueueWriteBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
-    }
-    return buffer;
-  }
   cl::Buffer output(int64_t count) { return upload(std::vector<float>(count, NAN)); }
-
+  using StorageTest::download;
   // Waits for `event`, then reads `count` elements back as floats.
   std::vector<float> download(const Result<cl::Event>& event, const cl::Buffer& buffer,
                               int64_t count) {
     EXPECT_TRUE(event.is_ok()) << event.status().message();
     if (!event.is_ok()) return {};
     EXPECT_EQ(event->wait(), CL_SUCCESS);
-    std::vector<float> values(static_cast<size_t>(count));
-    const size_t bytes = values.size() * storage_bytes(GetParam());
-    if (half()) {
-      std::vector<cl_half> halves(values.size());
-      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, halves.data()), CL_SUCCESS);
-      for (size_t i = 0; i < values.size(); ++i) values[i] = cl_half_to_float(halves[i]);
-    } else {
-      EXPECT_EQ(queue_.enqueueReadBuffer(buffer, CL_TRUE, 0, bytes, values.data()), CL_SUCCESS);
-    }
-    return values;
+    return download(buffer, count);
   }
 
   void expect_close(const std::vector<float>& got, const std::vector<float>& want,
@@ -125,13 +64,7 @@ class OpenClOpsTest : public ::testing::TestWithParam<Storage> {
     }
   }
 
-  static Device* device_;
-  static test::TempDir* cache_dir_;
-  cl::CommandQueue queue_;
 };
-
-OpenClOpsTest::Device* OpenClOpsTest::device_ = nullptr;
-test::TempDir* OpenClOpsTest::cache_dir_ = nullptr;
 
 float reference_unary(const std::string& op, float x, float alpha, float beta) {
   static const std::map<std::string, std::function<float(float)>> kOps = {
