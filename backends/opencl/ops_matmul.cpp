@@ -62,42 +62,29 @@ struct GemmCall {
   float alpha = 1.0f;
 };
 
+// One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
+// strides (0: the same matrix for every batch), C by m * n.
 Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, const cl::Buffer& b,
-            cl::Buffer& c, cl::Event* event, const char* op) {
+            cl::Buffer& c, cl::Event* event, const char* op, size_t batch = 1,
+            size_t a_stride = 0, size_t b_stride = 0) {
   using clblast::Transpose;
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
+  const Transpose trans_a = call.trans_a ? Transpose::kYes : Transpose::kNo;
+  const Transpose trans_b = call.trans_b ? Transpose::kYes : Transpose::kNo;
   // Row-major leading dimensions are the stored row lengths.
   const size_t lda = call.trans_a ? call.m : call.k;
   const size_t ldb = call.trans_b ? call.k : call.n;
-  HSCHED_RETURN_IF_ERROR(check_clblast(
-      clblast::Gemm<float>(clblast::Layout::kRowMajor,
-                           call.trans_a ? Transpose::kYes : Transpose::kNo,
-                           call.trans_b ? Transpose::kYes : Transpose::kNo, call.m, call.n, call.k,
-                           call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f, c(),
-                           call.c_offset, call.n, &raw_queue, &raw_event),
-      op));
-  *event = cl::Event(raw_event);  // takes CLBlast's reference
-  return Status::ok();
-}
-
-// `batch` GEMMs of `call`'s shape, A and B advancing by their strides (0: the same matrix for
-// every batch), C by m * n.
-Status gemm_strided_batched(cl::CommandQueue& queue, const GemmCall& call, size_t a_stride,
-                            size_t b_stride, size_t batch, const cl::Buffer& a,
-                            const cl::Buffer& b, cl::Buffer& c, cl::Event* event, const char* op) {
-  using clblast::Transpose;
-  cl_command_queue raw_queue = queue();
-  cl_event raw_event = nullptr;
-  const size_t lda = call.trans_a ? call.m : call.k;
-  const size_t ldb = call.trans_b ? call.k : call.n;
-  HSCHED_RETURN_IF_ERROR(check_clblast(
-      clblast::GemmStridedBatched<float>(
-          clblast::Layout::kRowMajor, call.trans_a ? Transpose::kYes : Transpose::kNo,
-          call.trans_b ? Transpose::kYes : Transpose::kNo, call.m, call.n, call.k, call.alpha, a(),
-          call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(),
-          call.c_offset, call.n, call.m * call.n, batch, &raw_queue, &raw_event),
-      op));
+  const clblast::StatusCode code =
+      batch == 1
+          ? clblast::Gemm<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n,
+                                 call.k, call.alpha, a(), call.a_offset, lda, b(), call.b_offset,
+                                 ldb, 0.0f, c(), call.c_offset, call.n, &raw_queue, &raw_event)
+          : clblast::GemmStridedBatched<float>(
+                clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k, call.alpha,
+                a(), call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(),
+                call.c_offset, call.n, call.m * call.n, batch, &raw_queue, &raw_event);
+  HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
   *event = cl::Event(raw_event);  // takes CLBlast's reference
   return Status::ok();
 }
@@ -175,9 +162,8 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (a_regular && b_regular) {
     const size_t a_stride = element_count(a_batch) == 1 ? 0 : static_cast<size_t>(m * k);
     const size_t b_stride = element_count(b_batch) == 1 ? 0 : static_cast<size_t>(k * n);
-    HSCHED_RETURN_IF_ERROR(
-        gemm_strided_batched(queue, call, a_stride, b_stride, static_cast<size_t>(batches), a32,
-                             b32, y32, &last, "MatMul"));
+    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul",
+                                static_cast<size_t>(batches), a_stride, b_stride));
     return finish(ops, queue, y32, y, y_count, last);
   }
   // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
