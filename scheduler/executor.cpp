@@ -148,10 +148,8 @@ Result<std::vector<Tensor>> PlanExecutable::run(const std::vector<Tensor>& input
 // it was, and the OpenCL devices it opened.
 class PartitionCompiler {
  public:
-  PartitionCompiler(const Graph& graph, const ExecutorOptions& options)
-      : graph_(graph),
-        options_(options),
-        cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)) {}
+  explicit PartitionCompiler(const ExecutorOptions& options)
+      : options_(options), cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)) {}
 
   Result<std::shared_ptr<PartitionProgram>> compile(const Plan& plan, const Partition& partition,
                                                     const Graph& part);
@@ -160,7 +158,6 @@ class PartitionCompiler {
  private:
   Result<std::shared_ptr<opencl::DeviceRuntime>> open_opencl(const DeviceProfile& device);
 
-  const Graph& graph_;
   ExecutorOptions options_;
   std::shared_ptr<opencl::ProgramCache> cache_;
   std::map<std::string, std::shared_ptr<opencl::DeviceRuntime>> runtimes_;  // by locator
@@ -231,7 +228,7 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
                                             const ExecutorOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  PartitionCompiler compiler(graph, options);
+  PartitionCompiler compiler(options);
   Plan current = plan;
   std::vector<Rejection> late;
   ExecutableStats stats;
