@@ -10,24 +10,17 @@
 
 #include "backends/cpu/layout_util.h"
 #include "backends/cpu/post_ops.h"
+#include "graph/resize_semantics.h"
 
 namespace hsched::cpu {
 namespace {
 
 using KernelResult = Result<std::unique_ptr<Kernel>>;
 
-enum class Coord {
-  kHalfPixel,
-  kHalfPixelSymmetric,
-  kPytorchHalfPixel,
-  kAlignCorners,
-  kAsymmetric,
-  kTfHalfPixelForNn,
-  kTfCropAndResize,
-};
-// kSimple is ONNX Runtime's rule for Upsample and Resize-10: floor when upsampling, ceil when
-// downsampling (ONNX's resize-10 test data agree).
-enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
+using resize::Coord;
+using resize::Nearest;
+using resize::nearest_index;
+using resize::original_coordinate;
 
 // One output axis: the input index (nearest: i0; linear: i0, i1 and the weight of i1) each
 // output index reads; `outside` marks tf_crop_and_resize coordinates that get the extrapolation
@@ -40,69 +33,6 @@ struct AxisMap {
   bool any_outside = false;
   int64_t repeat = 0;  // nearest: k when output index o reads o / k (integer upsampling), else 0
 };
-
-std::optional<Coord> parse_coord(const std::string& s) {
-  if (s == "half_pixel") return Coord::kHalfPixel;
-  if (s == "half_pixel_symmetric") return Coord::kHalfPixelSymmetric;
-  if (s == "pytorch_half_pixel") return Coord::kPytorchHalfPixel;
-  if (s == "align_corners") return Coord::kAlignCorners;
-  if (s == "asymmetric") return Coord::kAsymmetric;
-  if (s == "tf_half_pixel_for_nn") return Coord::kTfHalfPixelForNn;
-  if (s == "tf_crop_and_resize") return Coord::kTfCropAndResize;
-  return std::nullopt;
-}
-
-std::optional<Nearest> parse_nearest(const std::string& s) {
-  if (s == "round_prefer_floor") return Nearest::kRoundPreferFloor;
-  if (s == "round_prefer_ceil") return Nearest::kRoundPreferCeil;
-  if (s == "floor") return Nearest::kFloor;
-  if (s == "ceil") return Nearest::kCeil;
-  return std::nullopt;
-}
-
-// x in output coordinates -> x in input coordinates, in float as ONNX Runtime computes it.
-float original_coordinate(Coord mode, float x, float scale, int64_t in, int64_t out,
-                          float roi_start, float roi_end) {
-  const auto in_f = static_cast<float>(in);
-  const auto out_f = static_cast<float>(out);
-  switch (mode) {
-    case Coord::kHalfPixel:
-      return (x + 0.5f) / scale - 0.5f;
-    case Coord::kHalfPixelSymmetric: {
-      const float adjustment = out_f / (scale * in_f);
-      const float offset = in_f / 2 * (1 - adjustment);
-      return offset + (x + 0.5f) / scale - 0.5f;
-    }
-    case Coord::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
-    case Coord::kAlignCorners:
-      return out == 1 ? 0.0f : x * (in_f - 1) / (out_f - 1);
-    case Coord::kAsymmetric:
-      return x / scale;
-    case Coord::kTfHalfPixelForNn:
-      return (x + 0.5f) / scale;
-    case Coord::kTfCropAndResize:
-      return out > 1 ? roi_start * (in_f - 1) + x * (roi_end - roi_start) * (in_f - 1) / (out_f - 1)
-                     : 0.5f * (roi_start + roi_end) * (in_f - 1);
-  }
-  return x;
-}
-
-int64_t nearest_index(Nearest mode, float x, bool downsampling) {
-  switch (mode) {
-    case Nearest::kRoundPreferFloor:
-      return static_cast<int64_t>(x - std::floor(x) == 0.5f ? std::floor(x) : std::round(x));
-    case Nearest::kRoundPreferCeil:
-      return static_cast<int64_t>(x - std::floor(x) == 0.5f ? std::ceil(x) : std::round(x));
-    case Nearest::kFloor:
-      return static_cast<int64_t>(std::floor(x));
-    case Nearest::kCeil:
-      return static_cast<int64_t>(std::ceil(x));
-    case Nearest::kSimple:
-      return downsampling ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(x);
-  }
-  return 0;
-}
 
 class ResizeKernel final : public Kernel {
  public:
@@ -133,8 +63,8 @@ class ResizeKernel final : public Kernel {
       const std::string coord =
           spec.node.attr_string("coordinate_transformation_mode", "half_pixel");
       const std::string nearest = spec.node.attr_string("nearest_mode", "round_prefer_floor");
-      const auto c = parse_coord(coord);
-      const auto n = parse_nearest(nearest);
+      const auto c = resize::parse_coord(coord);
+      const auto n = resize::parse_nearest(nearest);
       if (!c) return unsupported(spec, "coordinate_transformation_mode '" + coord + "'");
       if (!n) return unsupported(spec, "nearest_mode '" + nearest + "'");
       k->coord_ = *c;

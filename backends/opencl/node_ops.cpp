@@ -126,13 +126,15 @@ Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const 
   }
   mode.linear = kind == "linear";
   const std::string coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
-  if (!parse_resize_coord(coord, &mode.coord)) {
+  const std::optional<resize::Coord> parsed_coord = resize::parse_coord(coord);
+  if (!parsed_coord || *parsed_coord == resize::Coord::kTfCropAndResize) {
     return invalid_argument("Resize attribute coordinate_transformation_mode=" + coord);
   }
+  mode.coord = *parsed_coord;
   const std::string nearest = node.attr_string("nearest_mode", "round_prefer_floor");
-  if (!parse_resize_nearest(nearest, &mode.nearest)) {
-    return invalid_argument("Resize attribute nearest_mode=" + nearest);
-  }
+  const std::optional<resize::Nearest> parsed_nearest = resize::parse_nearest(nearest);
+  if (!parsed_nearest) return invalid_argument("Resize attribute nearest_mode=" + nearest);
+  mode.nearest = *parsed_nearest;
   if (node.attr_int("antialias", 0) != 0) return invalid_argument("Resize attribute antialias=1");
   const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch") {

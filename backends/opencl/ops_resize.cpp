@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <map>
 
 #include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
@@ -21,71 +20,7 @@ struct ResizeShape {
   std::array<cl_int, kMaxRank> offset;
 };
 
-// Output coordinate x -> input coordinate, in float (as ONNX Runtime and the CPU backend).
-float input_coordinate(ResizeCoord mode, float x, float scale, int64_t in, int64_t out) {
-  const auto in_f = static_cast<float>(in);
-  const auto out_f = static_cast<float>(out);
-  switch (mode) {
-    case ResizeCoord::kHalfPixel:
-      return (x + 0.5f) / scale - 0.5f;
-    case ResizeCoord::kHalfPixelSymmetric: {
-      const float adjustment = out_f / (scale * in_f);
-      return in_f / 2 * (1 - adjustment) + (x + 0.5f) / scale - 0.5f;
-    }
-    case ResizeCoord::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
-    case ResizeCoord::kAlignCorners:
-      return out == 1 ? 0.0f : x * (in_f - 1) / (out_f - 1);
-    case ResizeCoord::kAsymmetric:
-      return x / scale;
-    case ResizeCoord::kTfHalfPixelForNn:
-      return (x + 0.5f) / scale;
-  }
-  return x;
-}
-
-int64_t nearest_index(ResizeNearest mode, float x) {
-  const bool tie = x - std::floor(x) == 0.5f;
-  switch (mode) {
-    case ResizeNearest::kRoundPreferFloor:
-      return static_cast<int64_t>(tie ? std::floor(x) : std::round(x));
-    case ResizeNearest::kRoundPreferCeil:
-      return static_cast<int64_t>(tie ? std::ceil(x) : std::round(x));
-    case ResizeNearest::kFloor:
-      return static_cast<int64_t>(std::floor(x));
-    case ResizeNearest::kCeil:
-      return static_cast<int64_t>(std::ceil(x));
-  }
-  return 0;
-}
-
 }  // namespace
-
-bool parse_resize_coord(const std::string& name, ResizeCoord* coord) {
-  static const std::map<std::string, ResizeCoord> kModes = {
-      {"half_pixel", ResizeCoord::kHalfPixel},
-      {"half_pixel_symmetric", ResizeCoord::kHalfPixelSymmetric},
-      {"pytorch_half_pixel", ResizeCoord::kPytorchHalfPixel},
-      {"align_corners", ResizeCoord::kAlignCorners},
-      {"asymmetric", ResizeCoord::kAsymmetric},
-      {"tf_half_pixel_for_nn", ResizeCoord::kTfHalfPixelForNn}};
-  const auto it = kModes.find(name);
-  if (it == kModes.end()) return false;
-  *coord = it->second;
-  return true;
-}
-
-bool parse_resize_nearest(const std::string& name, ResizeNearest* nearest) {
-  static const std::map<std::string, ResizeNearest> kModes = {
-      {"round_prefer_floor", ResizeNearest::kRoundPreferFloor},
-      {"round_prefer_ceil", ResizeNearest::kRoundPreferCeil},
-      {"floor", ResizeNearest::kFloor},
-      {"ceil", ResizeNearest::kCeil}};
-  const auto it = kModes.find(name);
-  if (it == kModes.end()) return false;
-  *nearest = it->second;
-  return true;
-}
 
 Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const Shape& out) {
   const size_t rank = in.size();
@@ -104,7 +39,7 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
     if (!mode.scales.empty()) scale = mode.scales[a];
     if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
     for (int64_t o = 0; o < n_out; ++o) {
-      float x = input_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
+      float x = resize::original_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
       int64_t i0 = 0, i1 = 0;
       float w1 = 0;
       if (mode.linear) {
@@ -113,7 +48,7 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
         i1 = std::min(i0 + 1, n_in - 1);
         w1 = i1 == i0 ? 0.0f : x - static_cast<float>(i0);
       } else {
-        i0 = i1 = std::clamp<int64_t>(nearest_index(mode.nearest, x), 0, n_in - 1);
+        i0 = i1 = std::clamp<int64_t>(resize::nearest_index(mode.nearest, x, false), 0, n_in - 1);
       }
       if (w1 != 0 && a + 2 < rank) {
         return invalid_argument("ops: Resize interpolates only along the last two axes (axis " +

@@ -8,30 +8,17 @@
 #include <vector>
 
 #include "backends/opencl/ops_spatial.h"
+#include "graph/resize_semantics.h"
 
 namespace hsched::opencl {
 
-enum class ResizeCoord {
-  kHalfPixel,
-  kHalfPixelSymmetric,
-  kPytorchHalfPixel,
-  kAlignCorners,
-  kAsymmetric,
-  kTfHalfPixelForNn,
-};
-enum class ResizeNearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
-
 struct ResizeMode {
   bool linear = false;  // else nearest
-  ResizeCoord coord = ResizeCoord::kHalfPixel;
-  ResizeNearest nearest = ResizeNearest::kRoundPreferFloor;
+  resize::Coord coord = resize::Coord::kHalfPixel;  // not kTfCropAndResize
+  resize::Nearest nearest = resize::Nearest::kRoundPreferFloor;  // not kSimple
   // One per axis of the input (the `scales` input, expanded over `axes`); empty: out / in.
   std::vector<float> scales;
 };
-
-// The ONNX attribute value's enum; false when the value is not one of these.
-bool parse_resize_coord(const std::string& name, ResizeCoord* coord);
-bool parse_resize_nearest(const std::string& name, ResizeNearest* nearest);
 
 // Tables for resizing `in` to `out` (equal ranks <= 6, no empty input axis with a non-empty
 // output one). InvalidArgument when the shapes do not fit, a scale is not positive, or linear
