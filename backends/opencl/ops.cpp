@@ -6,6 +6,7 @@
 
 #include "backends/opencl/kernel_sources.h"
 #include "backends/opencl/kernel_sources_spatial.h"
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -160,7 +161,7 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
                                 float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
                                 int64_t count, const Events& wait) {
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "unary input"));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("unary"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "unary"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "unary", x, y, static_cast<cl_int>(op), alpha, beta,
                                   static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "unary");
@@ -225,7 +226,7 @@ Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::Comman
   }
   shape.a_strides = broadcast_strides(a_shape);
   shape.b_strides = broadcast_strides(b_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("binary"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "binary"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "binary", a, b, y, static_cast<cl_int>(op), b_scale,
                                   shape, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "binary");
@@ -255,7 +256,7 @@ Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
   const auto outer = static_cast<cl_int>(product(shape, 0, a));
   const auto axis_size = static_cast<cl_int>(shape[a]);
   const auto inner = static_cast<cl_int>(product(shape, a + 1, shape.size()));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("softmax"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax", x, y, outer, axis_size, inner));
   return launch(queue, kernel, int64_t{outer} * inner, wait, "softmax");
 }
@@ -268,7 +269,7 @@ Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
   const auto rows = static_cast<cl_int>(product(shape, 0, a));
   const auto size = static_cast<cl_int>(product(shape, a, shape.size()));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("layer_norm"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm"));
   // Without bias the kernel never reads its bias argument; `scale` fills the slot.
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm", x, scale, bias ? *bias : scale,
                                   static_cast<cl_int>(bias != nullptr), y, rows, size, epsilon));
@@ -285,7 +286,7 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "GlobalAveragePool input"));
   const auto rows = static_cast<cl_int>(shape[0] * shape[1]);
   const auto size = static_cast<cl_int>(product(shape, 2, shape.size()));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel("row_mean"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean", x, y, rows, size));
   return launch(queue, kernel, rows, wait, "row_mean");
 }

@@ -10,8 +10,9 @@
 //
 // Ownership: OpKernels owns its programs; the enqueue functions keep no reference to buffers after
 // returning (temporaries are released at once; OpenCL frees them after their commands finish).
-// Threading: an OpKernels may be shared by threads, but each enqueue_* call creates its kernel
-// objects (clSetKernelArg is not thread-safe on a shared cl_kernel); use one queue per thread.
+// Threading: an OpKernels may be shared by threads. Kernel objects and temporaries are kept per
+// queue (ops_scratch.h), and clSetKernelArg is not thread-safe on a shared cl_kernel: use one
+// queue per thread.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <clblast.h>
 
 #include "backends/opencl/ops.h"
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -21,28 +22,27 @@ struct FloatOperand {
   cl::Event ready;  // null when nothing was enqueued
 };
 
-Result<cl::Buffer> float_buffer(const OpKernels& ops, int64_t count, const char* what) {
-  cl_int error = CL_SUCCESS;
-  cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE,
-                    static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float), nullptr,
-                    &error);
-  HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("fp32 temporary for ") + what));
-  return buffer;
+// An fp32 scratch buffer of `count` elements in `slot` of `queue` (ops_scratch.h: a temporary
+// released while queued work still uses it stalls the host on NVIDIA).
+Result<cl::Buffer> float_buffer(const OpKernels& ops, cl::CommandQueue& queue,
+                                detail::ScratchSlot slot, int64_t count) {
+  return detail::scratch_buffer(ops, queue, slot,
+                                static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
 }
 
 // Enqueues storage -> fp32 (or fp32 -> storage when `to_storage`) of `count` elements.
 Result<cl::Event> convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
                           cl::Buffer& to, int64_t count, bool to_storage) {
   const char* name = to_storage ? "float_to_storage" : "storage_to_float";
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
   return detail::launch(queue, kernel, count, {}, name);
 }
 
 Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
-                            int64_t count, const char* what) {
+                            int64_t count, detail::ScratchSlot slot) {
   if (ops.storage() == Storage::kFloat32) return x;
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, count, what));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, queue, slot, count));
   HSCHED_RETURN_IF_ERROR(convert(ops, queue, x, converted, count, false).status());
   return converted;
 }
@@ -95,7 +95,8 @@ Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, c
                                 int64_t count, const char* op) {
   cl::Buffer result = y;
   if (ops.storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(result, float_buffer(ops, count, op));
+    HSCHED_ASSIGN_OR_RETURN(result,
+                            float_buffer(ops, queue, detail::ScratchSlot::kGemmResult, count));
   }
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue.enqueueFillBuffer(result, 0.0f, 0, static_cast<size_t>(count) * sizeof(float)),
@@ -138,8 +139,8 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
 
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, "MatMul A"));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, "MatMul B"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "MatMul"));
 
   cl::Event last;
@@ -205,8 +206,8 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   if (c) HSCHED_RETURN_IF_ERROR(broadcast_shape(c_shape, {m, n}).status());
 
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, "Gemm A"));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, "Gemm B"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "Gemm"));
   const GemmCall call{.trans_a = params.trans_a,
                       .trans_b = params.trans_b,

@@ -26,6 +26,10 @@ enum class ScratchSlot : int {
   kConvInput,
   kNormStats,
   kNormAffine,
+  kGemmA,       // fp32 copies around CLBlast with fp16 storage
+  kGemmB,
+  kGemmResult,
+  kStaging,  // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are

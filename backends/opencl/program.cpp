@@ -3,6 +3,7 @@
 #include <chrono>
 #include <set>
 
+#include "backends/opencl/ops_scratch.h"
 #include "backends/opencl/ops_util.h"
 
 namespace hsched::opencl {
@@ -25,7 +26,7 @@ Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, cons
 Status convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
                const cl::Buffer& to, int64_t count, bool to_storage) {
   const char* name = to_storage ? "float_to_storage" : "storage_to_float";
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
   return detail::launch(queue, kernel, count, {}, name).status();
 }
@@ -129,7 +130,8 @@ Status ClProgram::upload_constants() {
 }
 
 // Enqueues host -> device of `input` into value `id`'s buffer. With fp16 storage the fp32 bytes
-// go to a temporary buffer that a kernel converts; OpenCL keeps the temporary alive until then.
+// go to the queue's staging buffer (ops_scratch.h) that a kernel converts; the in-order queue
+// runs the next use of that buffer only after the conversion.
 Status ClProgram::write_input(const Tensor& input, ValueId id) {
   const cl::Buffer& buffer = *buffers_[static_cast<size_t>(id)];
   const int64_t count = input.elements();
@@ -139,7 +141,8 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
                     "write of '" + graph_.value(id).name + "'");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer staging,
-                          device_buffer(device_->context(), count * 4, graph_.value(id)));
+                          detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
+                                                 static_cast<size_t>(count) * sizeof(float)));
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue_.enqueueWriteBuffer(staging, CL_FALSE, 0, input.byte_size(), input.raw()),
                "write of '" + graph_.value(id).name + "'"));
@@ -155,7 +158,9 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
   const cl::Buffer* source = buffers_[static_cast<size_t>(id)].get();
   cl::Buffer staging;
   if (ops_->storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(staging, device_buffer(device_->context(), count * 4, value));
+    HSCHED_ASSIGN_OR_RETURN(staging,
+                            detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
+                                                   static_cast<size_t>(count) * sizeof(float)));
     HSCHED_RETURN_IF_ERROR(convert(*ops_, queue_, *source, staging, count, false));
     source = &staging;
   }
