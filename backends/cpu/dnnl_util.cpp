@@ -70,9 +70,10 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
     p.declared_pad_r.push_back(pr);
     if (transposed) {
       // oneDNN's deconvolution size is exact: out = (in - 1) * s + extent - pl - pr, so the
-      // right pad absorbs output_padding and output_shape.
+      // right pad absorbs output_padding and output_shape. It goes negative where
+      // output_padding exceeds the end pad: oneDNN then appends outputs no tap reaches (bias
+      // and post-ops only), which is ONNX's definition (checked in tests/backends/cpu/dnnl_test).
       pr = (small - 1) * s + extent - large - pl;
-      if (pr < 0) return unsupported(spec, "output_padding beyond the pads is not supported");
     } else {
       // ceil_mode (pools) needs more room on the right than the pads give.
       pr = std::max(pr, (small - 1) * s + extent - large - pl);

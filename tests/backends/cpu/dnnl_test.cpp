@@ -236,5 +236,89 @@ TEST(DnnlTest, ConvTransposeMatchesScatterReference) {
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_NEAR(y->at(0).values<float>()[i], ref[i], 1e-4);
 }
 
+// ONNX ConvTranspose as a scatter, NCHW: every input element adds x * w to the outputs its taps
+// reach; outputs no tap reaches hold the bias. w is [IC, OC/group, kh, kw].
+Tensor reference_conv_transpose(const Tensor& x, const Tensor& w, const Tensor& b, int64_t group,
+                                std::vector<int64_t> stride, std::vector<int64_t> pad_begin,
+                                std::vector<int64_t> dil, std::vector<int64_t> out_dims) {
+  const auto& xd = x.dims();
+  const auto& wd = w.dims();
+  const int64_t icg = xd[1] / group, ocg = wd[1], kh = wd[2], kw = wd[3];
+  const int64_t oc = out_dims[1], oh = out_dims[2], ow = out_dims[3];
+  std::vector<double> acc(static_cast<size_t>(xd[0] * oc * oh * ow));
+  for (int64_t n = 0; n < xd[0]; ++n)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < oh * ow; ++i)
+        acc[static_cast<size_t>((n * oc + o) * oh * ow + i)] = b.values<float>()[static_cast<size_t>(o)];
+  for (int64_t n = 0; n < xd[0]; ++n)
+    for (int64_t ci = 0; ci < xd[1]; ++ci)
+      for (int64_t iy = 0; iy < xd[2]; ++iy)
+        for (int64_t ix = 0; ix < xd[3]; ++ix)
+          for (int64_t o = 0; o < ocg; ++o)
+            for (int64_t ky = 0; ky < kh; ++ky)
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                const int64_t oy = iy * stride[0] - pad_begin[0] + ky * dil[0];
+                const int64_t ox = ix * stride[1] - pad_begin[1] + kx * dil[1];
+                if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                const int64_t out_c = (ci / icg) * ocg + o;
+                acc[static_cast<size_t>(((n * oc + out_c) * oh + oy) * ow + ox)] +=
+                    static_cast<double>(x.values<float>()[static_cast<size_t>(((n * xd[1] + ci) * xd[2] + iy) * xd[3] + ix)]) *
+                    w.values<float>()[static_cast<size_t>(((ci * ocg + o) * kh + ky) * kw + kx)];
+              }
+  Tensor y(DType::kF32, out_dims);
+  for (size_t i = 0; i < acc.size(); ++i) y.values<float>()[i] = static_cast<float>(acc[i]);
+  return y;
+}
+
+struct ConvTransposeCase {
+  int64_t n, c, oc, group, h, w, kh, kw, sh, sw, dh, dw;
+  std::vector<int64_t> pads, output_padding;  // pads: begin h, begin w, end h, end w
+  bool relu;
+};
+
+class ConvTransposeTest : public ::testing::TestWithParam<ConvTransposeCase> {};
+
+// output_padding larger than the end pad (ONNX allows up to stride - 1, or dilation - 1): the
+// trailing outputs no tap reaches hold the bias (then the fused post-ops), as in ONNX Runtime.
+TEST_P(ConvTransposeTest, OutputPaddingBeyondTheEndPadMatchesScatterReference) {
+  const ConvTransposeCase p = GetParam();
+  const Tensor x = random_f32({p.n, p.c, p.h, p.w}, 21);
+  const Tensor w = random_f32({p.c, p.oc / p.group, p.kh, p.kw}, 22);
+  const Tensor b = random_f32({p.oc}, 23);
+  const int64_t oh = (p.h - 1) * p.sh + (p.kh - 1) * p.dh + 1 - p.pads[0] - p.pads[2] +
+                     p.output_padding[0];
+  const int64_t ow = (p.w - 1) * p.sw + (p.kw - 1) * p.dw + 1 - p.pads[1] - p.pads[3] +
+                     p.output_padding[1];
+  const std::vector<int64_t> out{p.n, p.oc, oh, ow};
+  Node node;
+  if (p.relu) set_post_ops(node, {PostOp{PostOp::Kind::kRelu}});
+  AttributeMap attrs = node.attributes;
+  attrs["group"] = p.group;
+  attrs["strides"] = std::vector<int64_t>{p.sh, p.sw};
+  attrs["dilations"] = std::vector<int64_t>{p.dh, p.dw};
+  attrs["pads"] = p.pads;
+  attrs["output_padding"] = p.output_padding;
+  auto y = test::run_op("ConvTranspose", attrs, {{x}, {w, true}, {b, true}}, {{DType::kF32, out}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  Tensor ref = reference_conv_transpose(x, w, b, p.group, {p.sh, p.sw}, {p.pads[0], p.pads[1]},
+                                        {p.dh, p.dw}, out);
+  if (p.relu) {
+    for (float& v : ref.values<float>()) v = std::max(0.0f, v);
+  }
+  EXPECT_TRUE(test::all_close(y->at(0), ref, 1e-4, 1e-4));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTransposeTest,
+    ::testing::Values(
+        // The OpenCL suite's case: grouped, dilated, output_padding past both end pads.
+        ConvTransposeCase{1, 4, 6, 2, 3, 4, 3, 2, 2, 3, 1, 2, {1, 0, 0, 1}, {1, 2}, false},
+        // No pads at all (the common upsampling ConvTranspose), batch 2, with a fused Relu.
+        ConvTransposeCase{2, 3, 5, 1, 4, 5, 3, 3, 2, 2, 1, 1, {0, 0, 0, 0}, {1, 1}, true},
+        // Channels wide enough for oneDNN's JIT kernels rather than the reference ones.
+        ConvTransposeCase{1, 32, 16, 1, 5, 5, 4, 4, 3, 3, 1, 1, {1, 1, 0, 1}, {2, 2}, false},
+        // Depthwise, output_padding below the stride only along one axis.
+        ConvTransposeCase{1, 8, 8, 8, 4, 3, 2, 2, 2, 2, 1, 1, {0, 0, 0, 0}, {1, 0}, false}));
+
 }  // namespace
 }  // namespace hsched::cpu
