@@ -1,6 +1,7 @@
 // OpenCL C sources of the op layer (backends/opencl/ops.h), embedded so there is nothing to
-// install; the spatial program is in kernel_sources_spatial.h. Each program is built twice per device: as is (fp32 storage) and with -DSTORAGE_HALF
-// (fp16 storage through vload_half/vstore_half; arithmetic stays fp32, so no cl_khr_fp16 needed).
+// install; the spatial program is in kernel_sources_spatial.h. Each program is built twice per
+// device: as is (fp32 storage) and with -DSTORAGE_HALF (fp16 storage through
+// vload_half/vstore_half; arithmetic stays fp32, so no cl_khr_fp16 needed).
 // Op codes in the switch statements are the values of UnaryOp / BinaryOp in ops.h.
 // Index arithmetic is int: the host refuses tensors of 2^31 elements or more.
 #pragma once
@@ -102,9 +103,56 @@ __kernel void float_to_storage(__global const float* x, __global storage_t* y, i
 }
 )CL";
 
-// One work item per reduced row: simple and exact enough (two passes, fp32 accumulation); rows
-// are short in the models this serves (<= a few thousand elements).
+// Two shapes of reduction, fp32 accumulation throughout. Short rows (and Softmax along an inner
+// axis): one work item per reduced row. Contiguous rows of 32 or more (ops.cpp picks): one work
+// group of 64 per row, so that adjacent work items read adjacent elements (coalesced) and a few
+// hundred rows still fill the GPU; partial results meet in a local-memory tree.
 inline constexpr const char* kReduceSource = R"CL(
+// The max (take_max) or sum of `value` over the work group of 64; every item gets the result.
+// `scratch` holds 64 floats; it is free again when this returns.
+float group_reduce(float value, int take_max, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lid < half_size) {
+      const float other = scratch[lid + half_size];
+      scratch[lid] = take_max ? fmax(scratch[lid], other) : scratch[lid] + other;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+// Softmax of x viewed as [rows, size] along its rows, a group of 64 per row. Three passes over
+// the row (max, sum of exp, write); exp is recomputed rather than stored so that fp16 storage
+// rounds once.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void softmax_rows(__global const storage_t* x, __global storage_t* y, int size) {
+  __local float scratch[64];
+  const int base = get_group_id(0) * size, lid = get_local_id(0);
+  float partial = -INFINITY;
+  for (int k = lid; k < size; k += 64) partial = fmax(partial, LOAD(x, base + k));
+  const float peak = group_reduce(partial, 1, scratch);
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += exp(LOAD(x, base + k) - peak);
+  const float inv = 1.0f / group_reduce(partial, 0, scratch);
+  for (int k = lid; k < size; k += 64) STORE(exp(LOAD(x, base + k) - peak) * inv, y, base + k);
+}
+
+// y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, row * size + k);
+  const float mean = group_reduce(partial, 0, scratch) / size;
+  if (lid == 0) STORE(mean, y, row);
+}
+
 // x viewed as [outer, axis_size, inner]; one work item per (outer, inner).
 __kernel void softmax(__global const storage_t* x, __global storage_t* y, int outer,
                       int axis_size, int inner) {

@@ -129,6 +129,8 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
 Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   cl_int error = CL_SUCCESS;
   static const std::map<std::string, int> kProgramOf = {{"softmax", 1},
+                                                        {"softmax_rows", 1},
+                                                        {"row_mean_rows", 1},
                                                         {"layer_norm", 1},
                                                         {"row_mean", 1},
                                                         {"im2col", 2},
@@ -246,6 +248,13 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
   return count;
 }
 
+// Contiguous rows at least this long get a work group of 64 each (kReduceSource's *_rows kernels):
+// one work item per row reads rows apart from its neighbours (uncoalesced) and leaves most of a
+// GPU idle for a few hundred rows (vit_tiny's softmax: 591 rows of 197). Shorter rows would leave
+// most of each group idle.
+constexpr int64_t kGroupPerRowFrom = 32;
+constexpr int64_t kRowGroup = 64;  // the kernels' reqd_work_group_size
+
 }  // namespace
 
 Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
@@ -256,6 +265,11 @@ Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
   const auto outer = static_cast<cl_int>(product(shape, 0, a));
   const auto axis_size = static_cast<cl_int>(shape[a]);
   const auto inner = static_cast<cl_int>(product(shape, a + 1, shape.size()));
+  if (inner == 1 && axis_size >= kGroupPerRowFrom) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax_rows"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax_rows", x, y, axis_size));
+    return launch(queue, kernel, int64_t{outer} * kRowGroup, wait, "softmax_rows");
+  }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax", x, y, outer, axis_size, inner));
   return launch(queue, kernel, int64_t{outer} * inner, wait, "softmax");
@@ -286,6 +300,11 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "GlobalAveragePool input"));
   const auto rows = static_cast<cl_int>(shape[0] * shape[1]);
   const auto size = static_cast<cl_int>(product(shape, 2, shape.size()));
+  if (size >= kGroupPerRowFrom) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean_rows"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, size));
+    return launch(queue, kernel, int64_t{rows} * kRowGroup, wait, "row_mean_rows");
+  }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean", x, y, rows, size));
   return launch(queue, kernel, rows, wait, "row_mean");

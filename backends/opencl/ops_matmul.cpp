@@ -65,8 +65,8 @@ struct GemmCall {
 // One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
 // strides (0: the same matrix for every batch), C by m * n.
 Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, const cl::Buffer& b,
-            cl::Buffer& c, cl::Event* event, const char* op, size_t batch = 1,
-            size_t a_stride = 0, size_t b_stride = 0) {
+            cl::Buffer& c, cl::Event* event, const char* op, size_t batch = 1, size_t a_stride = 0,
+            size_t b_stride = 0) {
   using clblast::Transpose;
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
@@ -89,19 +89,14 @@ Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, 
   return Status::ok();
 }
 
-// The fp32 result buffer of `count` elements (y itself with fp32 storage), zero-filled: CLBlast
-// is called with beta 0, but zeroing keeps stale NaNs out whatever it does with beta.
+// The fp32 result buffer of `count` elements: y itself with fp32 storage, else per-queue scratch.
+// Not zero-filled: every call passes beta 0, and CLBlast's GEMM kernels (direct, indirect and
+// batched) then write alpha * AB without reading C, so stale contents (NaNs included) never
+// reach the result (ops_test's outputs start as NaN).
 Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y,
-                                int64_t count, const char* op) {
-  cl::Buffer result = y;
-  if (ops.storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(result,
-                            float_buffer(ops, queue, detail::ScratchSlot::kGemmResult, count));
-  }
-  HSCHED_RETURN_IF_ERROR(
-      check_cl(queue.enqueueFillBuffer(result, 0.0f, 0, static_cast<size_t>(count) * sizeof(float)),
-               std::string("zero fill for ") + op));
-  return result;
+                                int64_t count) {
+  if (ops.storage() == Storage::kFloat32) return y;
+  return float_buffer(ops, queue, detail::ScratchSlot::kGemmResult, count);
 }
 
 // Converts an fp32 result back to storage (fp16 only) and returns the last event.
@@ -111,9 +106,43 @@ Result<cl::Event> finish(const OpKernels& ops, cl::CommandQueue& queue, const cl
   return convert(ops, queue, result, y, count, true);
 }
 
+// y = 0 after `wait`: the product when there is nothing to sum (K = 0) or no output, which
+// CLBlast refuses (zero sizes are invalid dimensions to it). All-zero bits are 0 in fp32 and fp16.
+Result<cl::Event> zeros(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y, int64_t count,
+                        const Events& wait) {
+  cl::Event event;
+  const size_t bytes = static_cast<size_t>(count) * storage_bytes(ops.storage());
+  const cl_int error = bytes == 0
+                           ? queue.enqueueMarkerWithWaitList(&wait, &event)
+                           : queue.enqueueFillBuffer(y, cl_uchar{0}, 0, bytes, &wait, &event);
+  HSCHED_RETURN_IF_ERROR(check_cl(error, "zero fill of an empty product"));
+  return event;
+}
+
 Status barrier(cl::CommandQueue& queue, const Events& wait) {
   if (wait.empty()) return Status::ok();
   return check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before GEMM");
+}
+
+// Gemm's y = alpha * A' B' (no C term) for non-empty sizes.
+Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const cl::Buffer& b, const GemmParams& params, int64_t m, int64_t n,
+                               int64_t k, cl::Buffer& y, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
+                          as_float(ops, queue, a, m * k, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
+                          as_float(ops, queue, b, k * n, detail::ScratchSlot::kGemmB));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, m * n));
+  const GemmCall call{.trans_a = params.trans_a,
+                      .trans_b = params.trans_b,
+                      .m = static_cast<size_t>(m),
+                      .n = static_cast<size_t>(n),
+                      .k = static_cast<size_t>(k),
+                      .alpha = params.alpha};
+  cl::Event last;
+  HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "Gemm"));
+  return finish(ops, queue, y32, y, m * n, last);
 }
 
 }  // namespace
@@ -137,11 +166,14 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
   const int64_t y_count = batches * m * n;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
+  if (y_count == 0 || k == 0) return zeros(ops, queue, y, y_count, wait);
 
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "MatMul"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
+                          as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
+                          as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count));
 
   cl::Event last;
   GemmCall call{
@@ -205,23 +237,16 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "Gemm operand"));
   if (c) HSCHED_RETURN_IF_ERROR(broadcast_shape(c_shape, {m, n}).status());
 
-  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32, as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32, as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count, "Gemm"));
-  const GemmCall call{.trans_a = params.trans_a,
-                      .trans_b = params.trans_b,
-                      .m = static_cast<size_t>(m),
-                      .n = static_cast<size_t>(n),
-                      .k = static_cast<size_t>(k),
-                      .alpha = params.alpha};
   cl::Event last;
-  HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "Gemm"));
-  HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));
+  if (y_count == 0 || k == 0) {
+    HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
+  } else {
+    HSCHED_ASSIGN_OR_RETURN(last, gemm_product(ops, queue, a, b, params, m, n, k, y, wait));
+  }
   if (!c || params.beta == 0.0f) return last;
   // y += beta * C in the storage type, in place (each work item reads only its own y element).
   return detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {m, n}, *c, c_shape,
-                                       params.beta, y, {});
+                                       params.beta, y, {last});
 }
 
 }  // namespace hsched::opencl

@@ -63,7 +63,6 @@ class OpenClOpsTest : public opencl_test::StorageTest {
       }
     }
   }
-
 };
 
 float reference_unary(const std::string& op, float x, float alpha, float beta) {
@@ -176,33 +175,57 @@ TEST_P(OpenClOpsTest, BinaryRejectsShapesThatDoNotBroadcast) {
   EXPECT_FALSE(deep.is_ok());
 }
 
+// Softmax of x (shape `shape`) along axis `a` by loops, in double.
+std::vector<float> reference_softmax(const std::vector<float>& x, const Shape& shape, size_t a) {
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t size = shape[a], outer = count_of(shape) / (size * inner);
+  std::vector<float> want(x.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * size * inner + i;
+      double peak = -INFINITY, sum = 0;
+      for (int64_t k = 0; k < size; ++k) peak = std::max<double>(peak, x[base + k * inner]);
+      for (int64_t k = 0; k < size; ++k) sum += std::exp(x[base + k * inner] - peak);
+      for (int64_t k = 0; k < size; ++k) {
+        want[base + k * inner] = static_cast<float>(std::exp(x[base + k * inner] - peak) / sum);
+      }
+    }
+  }
+  return want;
+}
+
 TEST_P(OpenClOpsTest, SoftmaxAlongAnyAxis) {
   const Shape shape = {3, 5, 7};
   const std::vector<float> x = stored(random_values(count_of(shape), -5, 5, 17));
   for (int64_t axis : {-1, 1, 0, -3}) {
     const size_t a = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
-    int64_t inner = 1;
-    for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
-    const int64_t size = shape[a], outer = count_of(shape) / (size * inner);
-    std::vector<float> want(x.size());
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t base = o * size * inner + i;
-        double peak = -INFINITY, sum = 0;
-        for (int64_t k = 0; k < size; ++k) peak = std::max<double>(peak, x[base + k * inner]);
-        for (int64_t k = 0; k < size; ++k) sum += std::exp(x[base + k * inner] - peak);
-        for (int64_t k = 0; k < size; ++k) {
-          want[base + k * inner] = static_cast<float>(std::exp(x[base + k * inner] - peak) / sum);
-        }
-      }
-    }
     cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
     auto event = enqueue_softmax(ops(), queue_, x_buffer, shape, axis, y_buffer);
-    expect_close(download(event, y_buffer, count_of(shape)), want,
+    expect_close(download(event, y_buffer, count_of(shape)), reference_softmax(x, shape, a),
                  "Softmax axis " + std::to_string(axis));
   }
   cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
   EXPECT_FALSE(enqueue_softmax(ops(), queue_, x_buffer, shape, 3, y_buffer).is_ok());
+}
+
+// Long last-axis rows take the work-group-per-row kernel (ops.cpp: from 32 elements): rows
+// shorter than, equal to and longer than the group of 64, attention's 197, large offsets (the
+// max must be subtracted), and a long axis that is not the last (one work item per row still).
+TEST_P(OpenClOpsTest, SoftmaxOfLongRows) {
+  const std::vector<std::pair<Shape, int64_t>> cases = {
+      {{1, 3, 5, 197}, -1}, {{7, 32}, 1}, {{4, 64}, -1}, {{2, 1000}, 1}, {{2, 40, 3}, 1}};
+  for (const auto& [shape, axis] : cases) {
+    std::vector<float> x = random_values(count_of(shape), -8, 8, 61);
+    for (size_t i = 0; i < x.size(); i += 3) x[i] += 60;  // exp overflows without the max
+    x = stored(x);
+    const size_t a =
+        static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis);
+    cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
+    auto event = enqueue_softmax(ops(), queue_, x_buffer, shape, axis, y_buffer);
+    expect_close(download(event, y_buffer, count_of(shape)), reference_softmax(x, shape, a),
+                 "Softmax of rows of " + std::to_string(shape[a]));
+  }
 }
 
 TEST_P(OpenClOpsTest, LayerNormalizationOverTrailingAxes) {
@@ -236,13 +259,19 @@ TEST_P(OpenClOpsTest, LayerNormalizationOverTrailingAxes) {
 }
 
 TEST_P(OpenClOpsTest, GlobalAveragePoolMeansEachChannel) {
-  const Shape shape = {2, 3, 5, 7};
-  const std::vector<float> x = stored(random_values(count_of(shape), -2, 2, 31));
-  std::vector<float> want(6, 0);
-  for (size_t i = 0; i < x.size(); ++i) want[i / 35] += x[i] / 35;
-  cl::Buffer x_buffer = upload(x), y_buffer = output(6);
-  auto event = enqueue_global_average_pool(ops(), queue_, x_buffer, shape, y_buffer);
-  expect_close(download(event, y_buffer, 6), want, "GlobalAveragePool");
+  // Rows of 35 and 196 (a work group per row), 4 (one work item per row) and 1.
+  for (const Shape& shape :
+       {Shape{2, 3, 5, 7}, Shape{1, 5, 14, 14}, Shape{3, 2, 4}, Shape{2, 9, 1, 1}}) {
+    const int64_t rows = shape[0] * shape[1], size = count_of(shape) / rows;
+    const std::vector<float> x = stored(random_values(count_of(shape), -2, 2, 31));
+    std::vector<float> want(static_cast<size_t>(rows), 0);
+    for (size_t i = 0; i < x.size(); ++i) want[i / size] += x[i] / static_cast<float>(size);
+    cl::Buffer x_buffer = upload(x), y_buffer = output(rows);
+    auto event = enqueue_global_average_pool(ops(), queue_, x_buffer, shape, y_buffer);
+    expect_close(download(event, y_buffer, rows), want,
+                 "GlobalAveragePool of rows of " + std::to_string(size));
+  }
+  cl::Buffer x_buffer = upload(std::vector<float>(6)), y_buffer = output(6);
   EXPECT_FALSE(enqueue_global_average_pool(ops(), queue_, x_buffer, {6, 35}, y_buffer).is_ok());
 }
 
@@ -277,11 +306,15 @@ std::vector<float> reference_matmul(const std::vector<float>& a, const Shape& a_
 
 TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{7, 5}, {5, 3}},           // plain
-      {{2, 3, 17, 9}, {9, 13}},   // shared weights: the batch folds into M
-      {{2, 1, 5, 4}, {3, 4, 6}},  // both batches broadcast: one GEMM per batch
-      {{1, 3, 7, 5}, {1, 3, 5, 6}},  // attention: one strided-batched GEMM
-      {{4, 3}, {2, 3, 5}}};       // A broadcast over B's batch: strided, A's stride 0
+      {{7, 5}, {5, 3}},                  // plain
+      {{2, 3, 17, 9}, {9, 13}},          // shared weights: the batch folds into M
+      {{2, 1, 5, 4}, {3, 4, 6}},         // both batches broadcast: one GEMM per batch
+      {{1, 3, 7, 5}, {1, 3, 5, 6}},      // attention: one strided-batched GEMM
+      {{4, 3}, {2, 3, 5}},               // A broadcast over B's batch: strided, A's stride 0
+      {{2, 3, 33, 17}, {2, 3, 17, 29}},  // strided over two batch dims, odd tile remainders
+      {{1, 3, 9, 4}, {2, 1, 4, 5}},      // A's batch dims broadcast against B's: per batch
+      {{3, 0}, {0, 4}},                  // K = 0: zeros (CLBlast refuses empty sizes)
+      {{2, 0, 5}, {5, 3}}};              // no output at all
   for (const auto& [a_shape, b_shape] : cases) {
     const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
     const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
@@ -330,6 +363,21 @@ TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
       }
     }
   }
+}
+
+// K = 0: the product is empty, so y = beta * C (CLBlast refuses empty sizes; zeros are filled).
+TEST_P(OpenClOpsTest, GemmWithEmptyInnerDimension) {
+  const std::vector<float> c = stored(random_values(4, -1, 1, 67));
+  cl::Buffer a_buffer = upload({}), b_buffer = upload({}), c_buffer = upload(c);
+  cl::Buffer y_buffer = output(8);
+  const GemmParams params{.alpha = 1.0f, .beta = 2.0f};
+  auto event = enqueue_gemm(ops(), queue_, a_buffer, {2, 0}, b_buffer, {0, 4}, &c_buffer, {4},
+                            params, y_buffer);
+  std::vector<float> want;
+  for (int row = 0; row < 2; ++row) {
+    for (float v : c) want.push_back(2.0f * v);
+  }
+  expect_close(download(event, y_buffer, 8), want, "Gemm with K = 0");
 }
 
 // Events chain work across queues: the second op waits on the first through its wait list.
