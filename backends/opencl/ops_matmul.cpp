@@ -62,11 +62,32 @@ struct GemmCall {
   float alpha = 1.0f;
 };
 
+// CLBlast's temporary for a single GEMM of `call` (padded or transposed copies on its indirect
+// path), as per-queue scratch: left to itself CLBlast creates and releases one per call, which
+// stalls the host on NVIDIA (ops_scratch.h). Null when its direct kernel needs none.
+Result<cl_mem> gemm_temp(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+                         clblast::Transpose trans_a, clblast::Transpose trans_b, size_t lda,
+                         size_t ldb, const char* op) {
+  cl_command_queue raw_queue = queue();
+  size_t bytes = 0;
+  HSCHED_RETURN_IF_ERROR(check_clblast(
+      clblast::GemmTempBufferSize<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m,
+                                         call.n, call.k, call.a_offset, lda, call.b_offset, ldb,
+                                         call.c_offset, call.n, &raw_queue, bytes),
+      op));
+  if (bytes == 0) return static_cast<cl_mem>(nullptr);
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer temp, detail::scratch_buffer(ops, queue, detail::ScratchSlot::kGemmTemp, bytes));
+  return temp();  // the cache keeps the buffer alive
+}
+
 // One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
-// strides (0: the same matrix for every batch), C by m * n.
-Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, const cl::Buffer& b,
-            cl::Buffer& c, cl::Event* event, const char* op, size_t batch = 1, size_t a_stride = 0,
-            size_t b_stride = 0) {
+// strides (0: the same matrix for every batch), C by m * n. The batched routine takes no
+// temporary; its indirect path (only for large matrices: m * n * k at least CLBlast's
+// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own.
+Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
+            const char* op, size_t batch = 1, size_t a_stride = 0, size_t b_stride = 0) {
   using clblast::Transpose;
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
@@ -75,15 +96,20 @@ Status gemm(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a, 
   // Row-major leading dimensions are the stored row lengths.
   const size_t lda = call.trans_a ? call.m : call.k;
   const size_t ldb = call.trans_b ? call.k : call.n;
-  const clblast::StatusCode code =
-      batch == 1
-          ? clblast::Gemm<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n,
-                                 call.k, call.alpha, a(), call.a_offset, lda, b(), call.b_offset,
-                                 ldb, 0.0f, c(), call.c_offset, call.n, &raw_queue, &raw_event)
-          : clblast::GemmStridedBatched<float>(
-                clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k, call.alpha,
-                a(), call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(),
-                call.c_offset, call.n, call.m * call.n, batch, &raw_queue, &raw_event);
+  clblast::StatusCode code;
+  if (batch == 1) {
+    HSCHED_ASSIGN_OR_RETURN(cl_mem temp,
+                            gemm_temp(ops, queue, call, trans_a, trans_b, lda, ldb, op));
+    code =
+        clblast::Gemm<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k,
+                             call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f,
+                             c(), call.c_offset, call.n, &raw_queue, &raw_event, temp);
+  } else {
+    code = clblast::GemmStridedBatched<float>(
+        clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k, call.alpha, a(),
+        call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(), call.c_offset,
+        call.n, call.m * call.n, batch, &raw_queue, &raw_event);
+  }
   HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
   *event = cl::Event(raw_event);  // takes CLBlast's reference
   return Status::ok();
@@ -141,7 +167,7 @@ Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, co
                       .k = static_cast<size_t>(k),
                       .alpha = params.alpha};
   cl::Event last;
-  HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "Gemm"));
+  HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "Gemm"));
   return finish(ops, queue, y32, y, m * n, last);
 }
 
@@ -181,7 +207,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (element_count(b_batch) == 1 && element_count(a_batch) == batches) {
     // Shared B (weights): the batch folds into M, one GEMM.
     call.m = static_cast<size_t>(batches * m);
-    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul"));
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
     return finish(ops, queue, y32, y, y_count, last);
   }
   const size_t rank = batch.size();
@@ -195,7 +221,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (a_regular && b_regular) {
     const size_t a_stride = element_count(a_batch) == 1 ? 0 : static_cast<size_t>(m * k);
     const size_t b_stride = element_count(b_batch) == 1 ? 0 : static_cast<size_t>(k * n);
-    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul",
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
                                 static_cast<size_t>(batches), a_stride, b_stride));
     return finish(ops, queue, y32, y, y_count, last);
   }
@@ -213,7 +239,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     call.a_offset = static_cast<size_t>(a_index * m * k);
     call.b_offset = static_cast<size_t>(b_index * k * n);
     call.c_offset = static_cast<size_t>(index * m * n);
-    HSCHED_RETURN_IF_ERROR(gemm(queue, call, a32, b32, y32, &last, "MatMul"));
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
   }
   return finish(ops, queue, y32, y, y_count, last);
 }

@@ -26,10 +26,11 @@ enum class ScratchSlot : int {
   kConvInput,
   kNormStats,
   kNormAffine,
-  kGemmA,       // fp32 copies around CLBlast with fp16 storage
+  kGemmA,  // fp32 copies around CLBlast with fp16 storage
   kGemmB,
   kGemmResult,
-  kStaging,  // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
+  kGemmTemp,  // CLBlast's padded/transposed copies (its indirect GEMM path)
+  kStaging,   // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are

@@ -3,6 +3,8 @@
 // Skipped (never passed) without an OpenCL device.
 #include "backends/opencl/ops.h"
 
+#include <clblast.h>
+
 #include <cmath>
 #include <functional>
 #include <map>
@@ -304,6 +306,31 @@ std::vector<float> reference_matmul(const std::vector<float>& a, const Shape& a_
   return y;
 }
 
+// While alive, CLBlast's single-precision GEMM takes its indirect path (padding and transposing
+// kernels around the fast one, with a temporary: ops_matmul.cpp passes per-queue scratch) for
+// every size, not only for the large ones; the device's setting comes back afterwards.
+class ForceClblastIndirectGemm {
+ public:
+  explicit ForceClblastIndirectGemm(cl_device_id device) : device_(device) {
+    ok_ = clblast::RetrieveParameters(device_, "GemmRoutine", clblast::Precision::kSingle,
+                                      saved_) == clblast::StatusCode::kSuccess &&
+          clblast::OverrideParameters(device_, "GemmRoutine", clblast::Precision::kSingle,
+                                      {{"XGEMM_MIN_INDIRECT_SIZE", 1}}) ==
+              clblast::StatusCode::kSuccess;
+  }
+  ~ForceClblastIndirectGemm() {
+    if (ok_) {
+      clblast::OverrideParameters(device_, "GemmRoutine", clblast::Precision::kSingle, saved_);
+    }
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  cl_device_id device_;
+  std::unordered_map<std::string, size_t> saved_;
+  bool ok_ = false;
+};
+
 TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{7, 5}, {5, 3}},                  // plain
@@ -315,16 +342,25 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
       {{1, 3, 9, 4}, {2, 1, 4, 5}},      // A's batch dims broadcast against B's: per batch
       {{3, 0}, {0, 4}},                  // K = 0: zeros (CLBlast refuses empty sizes)
       {{2, 0, 5}, {5, 3}}};              // no output at all
-  for (const auto& [a_shape, b_shape] : cases) {
-    const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
-    const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
-    const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
-                                         Shape(b_shape.begin(), b_shape.end() - 2));
-    const int64_t count = count_of(batch) * a_shape[a_shape.size() - 2] * b_shape.back();
-    cl::Buffer a_buffer = upload(a), b_buffer = upload(b), y_buffer = output(count);
-    auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer);
-    expect_close(download(event, y_buffer, count), reference_matmul(a, a_shape, b, b_shape, batch),
-                 "MatMul of rank " + std::to_string(a_shape.size()));
+  for (bool indirect : {false, true}) {
+    std::optional<ForceClblastIndirectGemm> force;
+    if (indirect) {
+      force.emplace(device_->device());
+      ASSERT_TRUE(force->ok()) << "CLBlast refused the GemmRoutine override";
+    }
+    for (const auto& [a_shape, b_shape] : cases) {
+      const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 37));
+      const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 41));
+      const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
+                                           Shape(b_shape.begin(), b_shape.end() - 2));
+      const int64_t count = count_of(batch) * a_shape[a_shape.size() - 2] * b_shape.back();
+      cl::Buffer a_buffer = upload(a), b_buffer = upload(b), y_buffer = output(count);
+      auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer);
+      expect_close(download(event, y_buffer, count),
+                   reference_matmul(a, a_shape, b, b_shape, batch),
+                   "MatMul of rank " + std::to_string(a_shape.size()) +
+                       (indirect ? " (CLBlast indirect)" : ""));
+    }
   }
   cl::Buffer a_buffer = upload(std::vector<float>(6, 1)), y_buffer = output(4);
   EXPECT_FALSE(enqueue_matmul(ops(), queue_, a_buffer, {2, 3}, a_buffer, {2, 3}, y_buffer).is_ok());
