@@ -1,237 +1,534 @@
-// compile(plan) and the sequential executor: one compiled program per partition, run in plan
-// order; late compile failures re-plan the graph (see include/hsched/executor.h).
+// compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
+// of a oneTBB flow graph, requests as messages, device partitions on a thread per device.
 #include "hsched/executor.h"
 
+#include <tbb/flow_graph.h>
+
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <iomanip>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
 #include <utility>
 
-#include "backends/cpu/program.h"
-#include "backends/opencl/program.h"
 #include "graph/subgraph.h"
 #include "hsched/schedule.h"
+#include "scheduler/partition_program.h"
 
 namespace hsched {
 namespace {
 
-// One partition compiled for its device.
-class PartitionProgram {
- public:
-  virtual ~PartitionProgram() = default;
-  virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) = 0;
-  virtual void append_profile(std::vector<StepProfile>& steps) const = 0;
-  virtual void reset_profile() = 0;
-};
+using Clock = std::chrono::steady_clock;
 
-class CpuPartition final : public PartitionProgram {
+double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// Runs one device's partitions in submission order, so waiting for the device (blocking reads)
+// holds this thread and never a TBB worker.
+class DeviceThread {
  public:
-  CpuPartition(std::unique_ptr<cpu::CpuProgram> program, std::string device)
-      : program_(std::move(program)), device_(std::move(device)) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
-    return program_->run(inputs);
-  }
-  void append_profile(std::vector<StepProfile>& steps) const override {
-    for (const cpu::StepProfile& step : program_->profile()) {
-      steps.push_back({step.node, step.op, step.mean_ms, device_});
+  DeviceThread() : thread_([this] { loop(); }) {}
+  ~DeviceThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
     }
+    wake_.notify_one();
+    thread_.join();
   }
-  void reset_profile() override { program_->reset_profile(); }
+  DeviceThread(const DeviceThread&) = delete;
+  DeviceThread& operator=(const DeviceThread&) = delete;
+
+  void submit(std::function<void()> job) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(job));
+    }
+    wake_.notify_one();
+  }
 
  private:
-  std::unique_ptr<cpu::CpuProgram> program_;
-  std::string device_;
-};
-
-class OpenClPartition final : public PartitionProgram {
- public:
-  OpenClPartition(std::unique_ptr<opencl::ClProgram> program, std::string device)
-      : program_(std::move(program)), device_(std::move(device)) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override {
-    return program_->run(inputs);
-  }
-  void append_profile(std::vector<StepProfile>& steps) const override {
-    const Graph& graph = program_->graph();
-    for (const opencl::ClStepTime& step : program_->profile()) {
-      steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
-                       device_});
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
     }
   }
-  void reset_profile() override { program_->reset_profile(); }
 
- private:
-  std::unique_ptr<opencl::ClProgram> program_;
-  std::string device_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;  // last: starts once the rest is built
+};
+
+struct Request;
+
+// run_stream's requests: each finished request lets the next one in.
+struct Stream {
+  std::vector<std::unique_ptr<Request>> requests;
+  std::atomic<size_t> next{0};
+};
+
+// One request in flight: its values, and how many predecessors each partition still waits for.
+struct Request {
+  std::vector<std::optional<Tensor>> values;       // per graph value, while needed
+  std::unique_ptr<std::atomic<int>[]> pending;     // per partition: predecessors not finished
+  std::unique_ptr<std::atomic<int>[]> readers;     // per value: reading partitions not finished
+  std::atomic<int> sinks_left{0};                  // partitions nobody reads from, not finished
+  // Every hand-over between partitions releases and acquires this, so the order the flow graph
+  // guarantees is also visible to ThreadSanitizer (Debian's libtbb is not instrumented).
+  std::atomic<int> handoff{0};
+  std::atomic<bool> failed{false};
+  std::atomic<bool> finished{false};
+  std::mutex error_mutex;
+  Status error;
+  RunRecord record;
+  std::vector<Tensor> outputs;
+  Stream* stream = nullptr;
 };
 
 struct CompiledPartition {
   Subgraph part;  // inputs/outputs: values of the whole graph
   std::shared_ptr<PartitionProgram> program;
+  std::shared_ptr<PartitionProgram> reference;  // CPU fp32, when verifying a device partition
 };
+
+// A partition as a node of the flow graph.
+struct PartitionNode {
+  CompiledPartition compiled;
+  std::string device;  // where it is planned
+  bool on_host = true;
+  Tolerance tolerance;  // the policy's for its precision (fp16 when every node is)
+  int predecessors = 0;
+  bool sink = true;
+  std::atomic<bool> quarantined{false};
+  tbb::flow::sender<Request*>* out = nullptr;
+  tbb::flow::receiver<Request*>* in = nullptr;  // the gate when several predecessors
+};
+
+using HostNode = tbb::flow::function_node<Request*, Request*>;
+using DeviceNode = tbb::flow::async_node<Request*, Request*>;
+using Gate = tbb::flow::multifunction_node<Request*, std::tuple<Request*>>;
+using FinishNode = tbb::flow::function_node<Request*>;
 
 class PlanExecutable final : public Executable {
  public:
   PlanExecutable(const Graph& graph, Plan plan, std::vector<CompiledPartition> partitions,
-                 ExecutableStats stats)
-      : graph_(graph),
-        plan_(std::move(plan)),
-        partitions_(std::move(partitions)),
-        stats_(std::move(stats)) {}
+                 ExecutableStats stats, Clock::time_point origin, const ExecutorOptions& options);
+  ~PlanExecutable() override { graph_.wait_for_all(); }
 
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) override;
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunRecord* record) override;
+  Result<std::vector<std::vector<Tensor>>> run_stream(
+      const std::vector<std::vector<Tensor>>& requests, int max_in_flight,
+      std::vector<RunRecord>* records) override;
   const Plan& plan() const override { return plan_; }
   const ExecutableStats& stats() const override { return stats_; }
-  std::vector<StepProfile> profile() const override {
-    std::vector<StepProfile> steps;
-    for (const CompiledPartition& partition : partitions_) {
-      partition.program->append_profile(steps);
-    }
-    return steps;
+  std::vector<Quarantine> quarantines() const override {
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    return quarantines_;
   }
-  void reset_profile() override {
-    for (CompiledPartition& partition : partitions_) partition.program->reset_profile();
-  }
+  std::vector<StepProfile> profile() const override;
+  void reset_profile() override;
 
  private:
-  const Graph& graph_;
+  void build_flow_graph();
+  Result<std::unique_ptr<Request>> make_request(const std::vector<Tensor>& inputs);
+  void submit(Request& request);
+  void run_partition(size_t p, Request& request);
+  void finish(Request& request);
+  void quarantine(size_t p, const Deviation& deviation);
+  double now_ms() const { return ms_between(origin_, Clock::now()); }
+
+  const Graph& graph_model_;
   Plan plan_;
-  std::vector<CompiledPartition> partitions_;
   ExecutableStats stats_;
-  std::mutex run_mutex_;
+  Clock::time_point origin_;
+  std::function<void(int, std::vector<Tensor>&)> hook_;
+  std::string cpu_device_;
+  std::vector<char> is_output_;  // per value
+  std::vector<std::unique_ptr<PartitionNode>> partitions_;
+
+  mutable std::mutex plan_mutex_;  // plan_, stats_.quarantined and quarantines_ while running
+  std::vector<Quarantine> quarantines_;
+  std::mutex run_mutex_;  // one run() or run_stream() at a time
+
+  tbb::flow::graph graph_;
+  std::map<std::string, std::unique_ptr<DeviceThread>> threads_;  // per device id
+  std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
+  std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
+  std::unique_ptr<FinishNode> finish_;
 };
 
-Result<std::vector<Tensor>> PlanExecutable::run(const std::vector<Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(run_mutex_);
-  if (inputs.size() != graph_.inputs().size()) {
-    return invalid_argument("the model takes " + std::to_string(graph_.inputs().size()) +
+PlanExecutable::PlanExecutable(const Graph& graph, Plan plan,
+                               std::vector<CompiledPartition> partitions, ExecutableStats stats,
+                               Clock::time_point origin, const ExecutorOptions& options)
+    : graph_model_(graph),
+      plan_(std::move(plan)),
+      stats_(std::move(stats)),
+      origin_(origin),
+      hook_(options.device_output_hook),
+      is_output_(graph.values().size(), 0) {
+  for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
+  for (const DeviceProfile& device : plan_.target.devices) {
+    if (device.api == DeviceApi::kHost) {
+      cpu_device_ = device.id;
+      break;
+    }
+  }
+  for (size_t p = 0; p < partitions.size(); ++p) {
+    auto node = std::make_unique<PartitionNode>();
+    node->compiled = std::move(partitions[p]);
+    const Partition& planned = plan_.partitions[p];
+    node->device = planned.device;
+    const DeviceProfile* device = plan_.target.find(planned.device);
+    node->on_host = device == nullptr || device->api == DeviceApi::kHost;
+    bool all_fp16 = !planned.nodes.empty();
+    for (NodeId id : planned.nodes) all_fp16 &= plan_.nodes[id].precision == Precision::kFp16;
+    const auto tolerance =
+        plan_.policy.tolerances.find(all_fp16 ? Precision::kFp16 : Precision::kFp32);
+    if (tolerance != plan_.policy.tolerances.end()) node->tolerance = tolerance->second;
+    partitions_.push_back(std::move(node));
+  }
+  build_flow_graph();
+}
+
+void PlanExecutable::build_flow_graph() {
+  start_ = std::make_unique<tbb::flow::broadcast_node<Request*>>(graph_);
+  finish_ = std::make_unique<FinishNode>(graph_, tbb::flow::unlimited,
+                                         [this](Request* request) { finish(*request); });
+  std::vector<int> producer(graph_model_.values().size(), -1);
+  for (size_t p = 0; p < partitions_.size(); ++p) {
+    for (ValueId id : partitions_[p]->compiled.part.outputs) {
+      producer[static_cast<size_t>(id)] = static_cast<int>(p);
+    }
+  }
+  // Nodes: a device partition hands its work to its device's thread.
+  for (size_t p = 0; p < partitions_.size(); ++p) {
+    PartitionNode& node = *partitions_[p];
+    if (node.on_host) {
+      auto host = std::make_unique<HostNode>(graph_, tbb::flow::serial, [this, p](Request* r) {
+        run_partition(p, *r);
+        return r;
+      });
+      node.out = host.get();
+      node.in = host.get();
+      nodes_.push_back(std::move(host));
+      continue;
+    }
+    auto& thread = threads_[node.device];
+    if (!thread) thread = std::make_unique<DeviceThread>();
+    DeviceThread* device_thread = thread.get();
+    auto device = std::make_unique<DeviceNode>(
+        graph_, tbb::flow::serial,
+        [this, p, device_thread](Request* r, DeviceNode::gateway_type& gateway) {
+          gateway.reserve_wait();
+          device_thread->submit([this, p, r, &gateway] {
+            run_partition(p, *r);
+            gateway.try_put(r);
+            gateway.release_wait();
+          });
+        });
+    node.out = &tbb::flow::output_port<0>(*device);  // an async_node's successors go on its port
+    node.in = device.get();
+    nodes_.push_back(std::move(device));
+  }
+  // Edges: one per (producer partition, reader partition); a reader of several waits at a gate.
+  for (size_t p = 0; p < partitions_.size(); ++p) {
+    PartitionNode& node = *partitions_[p];
+    std::set<int> from;
+    for (ValueId id : node.compiled.part.inputs) {
+      const int q = producer[static_cast<size_t>(id)];
+      if (q >= 0 && q != static_cast<int>(p)) from.insert(q);
+    }
+    node.predecessors = static_cast<int>(from.size());
+    if (from.size() > 1) {
+      auto gate = std::make_unique<Gate>(
+          graph_, tbb::flow::unlimited, [this, p](Request* r, Gate::output_ports_type& ports) {
+            if (r->pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1) {
+              std::get<0>(ports).try_put(r);
+            }
+          });
+      tbb::flow::make_edge(tbb::flow::output_port<0>(*gate), *node.in);
+      node.in = gate.get();
+      nodes_.push_back(std::move(gate));
+    }
+    if (from.empty()) tbb::flow::make_edge(*start_, *node.in);
+    for (int q : from) {
+      tbb::flow::make_edge(*partitions_[static_cast<size_t>(q)]->out, *node.in);
+      partitions_[static_cast<size_t>(q)]->sink = false;
+    }
+  }
+  bool any_sink = false;
+  for (const auto& node : partitions_) {
+    if (!node->sink) continue;
+    tbb::flow::make_edge(*node->out, *finish_);
+    any_sink = true;
+  }
+  if (!any_sink) tbb::flow::make_edge(*start_, *finish_);  // no partitions: outputs are inputs
+}
+
+Result<std::unique_ptr<Request>> PlanExecutable::make_request(const std::vector<Tensor>& inputs) {
+  const std::vector<ValueId>& graph_inputs = graph_model_.inputs();
+  if (inputs.size() != graph_inputs.size()) {
+    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) +
                             " inputs, " + std::to_string(inputs.size()) + " given");
   }
-  std::vector<std::optional<Tensor>> values(graph_.values().size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    values[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+    const Value& value = graph_model_.value(graph_inputs[i]);
+    if (inputs[i].dtype() != value.dtype || inputs[i].dims() != value.shape.dims) {
+      return invalid_argument("input '" + value.name + "' is " +
+                              std::string(dtype_name(inputs[i].dtype())) + " " +
+                              inputs[i].shape().to_string() + " but the model needs " +
+                              std::string(dtype_name(value.dtype)) + " " + value.shape.to_string());
+    }
   }
+  auto request = std::make_unique<Request>();
+  const size_t value_count = graph_model_.values().size();
+  request->values.resize(value_count);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    request->values[static_cast<size_t>(graph_inputs[i])] = inputs[i];
+  }
+  request->pending = std::make_unique<std::atomic<int>[]>(partitions_.size());
+  request->readers = std::make_unique<std::atomic<int>[]>(value_count);
+  for (size_t v = 0; v < value_count; ++v) request->readers[v].store(0, std::memory_order_relaxed);
+  int sinks = 0;
+  request->record.partitions.resize(partitions_.size());
   for (size_t p = 0; p < partitions_.size(); ++p) {
-    const CompiledPartition& partition = partitions_[p];
-    std::vector<Tensor> part_inputs;
-    for (ValueId id : partition.part.inputs) {
-      if (!values[static_cast<size_t>(id)]) {
-        return internal_error("executor: value '" + graph_.value(id).name + "' read by partition " +
-                              std::to_string(plan_.partitions[p].id) + " is not computed yet");
+    const PartitionNode& node = *partitions_[p];
+    request->pending[p].store(node.predecessors, std::memory_order_relaxed);
+    for (ValueId id : node.compiled.part.inputs) {
+      request->readers[static_cast<size_t>(id)].fetch_add(1, std::memory_order_relaxed);
+    }
+    sinks += node.sink ? 1 : 0;
+    request->record.partitions[p].partition = static_cast<int>(p);
+  }
+  request->sinks_left.store(std::max(sinks, 1), std::memory_order_relaxed);
+  return request;
+}
+
+void PlanExecutable::submit(Request& request) {
+  request.record.start_ms = now_ms();
+  request.handoff.fetch_add(1, std::memory_order_acq_rel);
+  start_->try_put(&request);
+}
+
+void PlanExecutable::run_partition(size_t p, Request& request) {
+  request.handoff.load(std::memory_order_acquire);
+  PartitionNode& node = *partitions_[p];
+  PartitionRun& record = request.record.partitions[p];
+  const bool quarantined = node.quarantined.load(std::memory_order_acquire);
+  record.device = quarantined ? cpu_device_ : node.device;
+  record.start_ms = now_ms();
+  const auto fail = [&](const Status& status) {
+    std::lock_guard<std::mutex> lock(request.error_mutex);
+    if (!request.failed.load(std::memory_order_relaxed)) {
+      request.error = status.with_context("partition " + std::to_string(plan_.partitions[p].id) +
+                                          " on " + record.device);
+      request.failed.store(true, std::memory_order_release);
+    }
+  };
+  const Subgraph& part = node.compiled.part;
+  if (!request.failed.load(std::memory_order_acquire)) {
+    std::vector<Tensor> inputs;
+    inputs.reserve(part.inputs.size());
+    for (ValueId id : part.inputs) {
+      const std::optional<Tensor>& value = request.values[static_cast<size_t>(id)];
+      if (value) inputs.push_back(*value);
+    }
+    PartitionIo io;
+    PartitionProgram& program = quarantined ? *node.compiled.reference : *node.compiled.program;
+    auto outputs = inputs.size() == part.inputs.size()
+                       ? program.run(inputs, &io)
+                       : Result<std::vector<Tensor>>(internal_error(
+                             "executor: an input of the partition is not computed"));
+    record.upload_bytes = io.upload_bytes;
+    record.upload_ms = io.upload_ms;
+    record.download_bytes = io.download_bytes;
+    record.download_ms = io.download_ms;
+    if (outputs.is_ok() && !node.on_host && !quarantined) {
+      if (hook_) hook_(static_cast<int>(p), *outputs);
+      if (node.compiled.reference) {
+        const auto verify_start = Clock::now();
+        auto want = node.compiled.reference->run(inputs, nullptr);
+        if (!want.is_ok()) {
+          outputs = want.status().with_context("the CPU reference");
+        } else {
+          const Deviation deviation =
+              compare_outputs(part.graph, *outputs, *want, node.tolerance);
+          if (!deviation.within) {
+            quarantine(p, deviation);
+            outputs = std::move(want);
+            record.device = cpu_device_;
+          }
+        }
+        record.verified = true;
+        record.verify_ms = ms_between(verify_start, Clock::now());
       }
-      part_inputs.push_back(*values[static_cast<size_t>(id)]);
     }
-    auto outputs = partition.program->run(part_inputs);
-    if (!outputs.is_ok()) {
-      return outputs.status().with_context("partition " + std::to_string(plan_.partitions[p].id) +
-                                           " on " + plan_.partitions[p].device);
-    }
-    for (size_t k = 0; k < outputs->size(); ++k) {
-      values[static_cast<size_t>(partition.part.outputs[k])] = std::move((*outputs)[k]);
+    if (outputs.is_ok()) {
+      for (size_t k = 0; k < outputs->size(); ++k) {
+        request.values[static_cast<size_t>(part.outputs[k])] = std::move((*outputs)[k]);
+      }
+    } else {
+      fail(outputs.status());
     }
   }
-  std::vector<Tensor> outputs;
-  for (ValueId id : graph_.outputs()) {
-    const Value& value = graph_.value(id);
-    if (value.is_constant()) {
-      outputs.push_back(value.constant->clone());
-    } else if (values[static_cast<size_t>(id)]) {
-      outputs.push_back(std::move(*values[static_cast<size_t>(id)]));
-    } else {
-      return internal_error("executor: output '" + value.name + "' was not computed");
+  // Values no later partition reads are released (the run's outputs are kept).
+  for (ValueId id : part.inputs) {
+    const size_t v = static_cast<size_t>(id);
+    if (request.readers[v].fetch_sub(1, std::memory_order_acq_rel) == 1 && !is_output_[v]) {
+      request.values[v].reset();
     }
+  }
+  record.end_ms = now_ms();
+  request.handoff.fetch_add(1, std::memory_order_acq_rel);
+}
+
+
+void PlanExecutable::finish(Request& request) {
+  request.handoff.load(std::memory_order_acquire);
+  if (request.sinks_left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (!request.failed.load(std::memory_order_acquire)) {
+    for (ValueId id : graph_model_.outputs()) {
+      const Value& value = graph_model_.value(id);
+      std::optional<Tensor>& computed = request.values[static_cast<size_t>(id)];
+      if (value.is_constant()) {
+        request.outputs.push_back(value.constant->clone());
+      } else if (computed) {
+        request.outputs.push_back(std::move(*computed));
+      } else {
+        request.error = internal_error("executor: output '" + value.name + "' was not computed");
+        request.failed.store(true, std::memory_order_release);
+        break;
+      }
+    }
+  }
+  request.values.clear();
+  request.record.end_ms = now_ms();
+  Stream* stream = request.stream;
+  request.finished.store(true, std::memory_order_release);
+  if (stream == nullptr) return;
+  const size_t next = stream->next.fetch_add(1, std::memory_order_acq_rel);
+  if (next < stream->requests.size()) submit(*stream->requests[next]);
+}
+
+// The partition's outputs come from the CPU from now on; the plan says so (a rejection per node,
+// final: the flag is never cleared).
+void PlanExecutable::quarantine(size_t p, const Deviation& deviation) {
+  PartitionNode& node = *partitions_[p];
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  if (node.quarantined.exchange(true, std::memory_order_acq_rel)) return;
+  std::ostringstream detail;
+  detail << std::setprecision(4) << "outputs differ from the CPU fp32 reference beyond atol "
+         << node.tolerance.atol << " + rtol " << node.tolerance.rtol << ": max abs error "
+         << deviation.max_abs << ", mean abs error " << deviation.mean_abs << " ("
+         << deviation.detail << ")";
+  Partition& partition = plan_.partitions[p];
+  for (NodeId id : partition.nodes) {
+    NodePlacement& placement = plan_.nodes[id];
+    plan_.rejections.push_back(
+        {id, partition.device, placement.precision, ReasonCode::kVerificationFailed, detail.str()});
+    std::erase_if(plan_.fallbacks, [id](const Fallback& fallback) { return fallback.node == id; });
+    plan_.fallbacks.push_back({id, Choice{partition.device, placement.precision}, cpu_device_,
+                               Precision::kFp32, ReasonCode::kVerificationFailed, detail.str()});
+    placement.device = cpu_device_;
+    placement.precision = Precision::kFp32;
+    placement.reason = PlacementReason::kFallback;
+    placement.detail = "verification_failed on " + partition.device;
+  }
+  quarantines_.push_back({static_cast<int>(p), partition.device, deviation.max_abs,
+                          deviation.mean_abs});
+  partition.device = cpu_device_;
+  ++stats_.quarantined;
+}
+
+Result<std::vector<Tensor>> PlanExecutable::run(const std::vector<Tensor>& inputs,
+                                                RunRecord* record) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  HSCHED_ASSIGN_OR_RETURN(std::unique_ptr<Request> request, make_request(inputs));
+  submit(*request);
+  graph_.wait_for_all();
+  if (!request->finished.load(std::memory_order_acquire)) {
+    return internal_error("executor: the flow graph stopped before the request finished");
+  }
+  if (record != nullptr) *record = request->record;
+  if (request->failed.load(std::memory_order_acquire)) return request->error;
+  return std::move(request->outputs);
+}
+
+Result<std::vector<std::vector<Tensor>>> PlanExecutable::run_stream(
+    const std::vector<std::vector<Tensor>>& requests, int max_in_flight,
+    std::vector<RunRecord>* records) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  Stream stream;
+  for (const std::vector<Tensor>& inputs : requests) {
+    auto request = make_request(inputs);
+    if (!request.is_ok()) {
+      return request.status().with_context("request " + std::to_string(stream.requests.size()));
+    }
+    (*request)->stream = &stream;
+    stream.requests.push_back(std::move(request).value());
+  }
+  const size_t in_flight =
+      max_in_flight > 0 ? static_cast<size_t>(max_in_flight) : partitions_.size() + 1;
+  const size_t first = std::min(in_flight, stream.requests.size());
+  stream.next.store(first, std::memory_order_release);
+  for (size_t i = 0; i < first; ++i) submit(*stream.requests[i]);
+  graph_.wait_for_all();
+  std::vector<std::vector<Tensor>> outputs;
+  if (records != nullptr) records->clear();
+  for (size_t i = 0; i < stream.requests.size(); ++i) {
+    Request& request = *stream.requests[i];
+    if (!request.finished.load(std::memory_order_acquire)) {
+      return internal_error("executor: the flow graph stopped before request " +
+                            std::to_string(i) + " finished");
+    }
+    if (request.failed.load(std::memory_order_acquire)) {
+      return request.error.with_context("request " + std::to_string(i));
+    }
+    if (records != nullptr) records->push_back(request.record);
+    outputs.push_back(std::move(request.outputs));
   }
   return outputs;
 }
 
-// Compiles partitions, keeping what it compiled for reuse when a re-plan leaves a partition as
-// it was, and the OpenCL devices it opened.
-class PartitionCompiler {
- public:
-  explicit PartitionCompiler(const ExecutorOptions& options)
-      : options_(options), cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)) {}
-
-  Result<std::shared_ptr<PartitionProgram>> compile(const Plan& plan, const Partition& partition,
-                                                    const Graph& part);
-  const opencl::ProgramCache& cache() const { return *cache_; }
-
- private:
-  Result<std::shared_ptr<opencl::DeviceRuntime>> open_opencl(const DeviceProfile& device);
-
-  ExecutorOptions options_;
-  std::shared_ptr<opencl::ProgramCache> cache_;
-  std::map<std::string, std::shared_ptr<opencl::DeviceRuntime>> runtimes_;  // by locator
-  std::map<std::pair<std::string, std::vector<NodeId>>, std::shared_ptr<PartitionProgram>> done_;
-};
-
-Result<std::shared_ptr<opencl::DeviceRuntime>> PartitionCompiler::open_opencl(
-    const DeviceProfile& device) {
-  auto found = runtimes_.find(device.locator);
-  if (found != runtimes_.end()) return found->second;
-  const std::optional<opencl::DeviceInfo> info = opencl::find_device(device.locator);
-  if (!info) {
-    return Status(ErrorCode::kUnavailable, "OpenCL device " + device.id + " (" + device.name +
-                                               ") is no longer present at " + device.locator);
-  }
-  HSCHED_ASSIGN_OR_RETURN(auto runtime, opencl::DeviceRuntime::open(*info, cache_));
-  runtimes_.emplace(device.locator, runtime);
-  return runtime;
+std::vector<StepProfile> PlanExecutable::profile() const {
+  std::vector<StepProfile> steps;
+  for (const auto& node : partitions_) node->compiled.program->append_profile(steps);
+  return steps;
 }
 
-Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan& plan,
-                                                                     const Partition& partition,
-                                                                     const Graph& part) {
-  const auto key = std::make_pair(partition.device, partition.nodes);
-  if (auto found = done_.find(key); found != done_.end()) return found->second;
-  const DeviceProfile* device = plan.target.find(partition.device);
-  if (device == nullptr || !device->present) {
-    return invalid_argument("the plan puts partition " + std::to_string(partition.id) + " on " +
-                            partition.device + ", which target " + plan.target.name +
-                            " plans from a profile and is not present on this machine; "
-                            "`hsched plan` shows such plans, `--target this-machine` runs here");
-  }
-  std::shared_ptr<PartitionProgram> program;
-  switch (device->api) {
-    case DeviceApi::kHost: {
-      cpu::CpuOptions cpu_options;
-      cpu_options.threads = options_.cpu_threads;
-      cpu_options.profile = options_.profile;
-      HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
-      program = std::make_shared<CpuPartition>(std::move(compiled), device->id);
-      break;
-    }
-    case DeviceApi::kOpenCl: {
-      // fp16 storage when every node asks fp16; any fp32 node keeps the partition in fp32.
-      bool all_fp16 = !partition.nodes.empty();
-      for (NodeId id : partition.nodes) all_fp16 &= plan.nodes[id].precision == Precision::kFp16;
-      HSCHED_ASSIGN_OR_RETURN(auto runtime, open_opencl(*device));
-      HSCHED_ASSIGN_OR_RETURN(
-          auto compiled,
-          opencl::ClProgram::compile(part, runtime,
-                                     all_fp16 ? opencl::Storage::kFloat16 : opencl::Storage::kFloat32,
-                                     options_.compile_timeout_ms, options_.profile));
-      program = std::make_shared<OpenClPartition>(std::move(compiled), device->id);
-      break;
-    }
-    default:
-      return unimplemented("running on " + std::string(device_api_name(device->api)) +
-                           " devices is not built yet (partition " + std::to_string(partition.id) +
-                           " on " + device->id + ")");
-  }
-  done_.emplace(key, program);
-  return program;
+void PlanExecutable::reset_profile() {
+  for (const auto& node : partitions_) node->compiled.program->reset_profile();
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
                                             const ExecutorOptions& options) {
-  using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   PartitionCompiler compiler(options);
   Plan current = plan;
   std::vector<Rejection> late;
   ExecutableStats stats;
+  const bool verify = options.verify || plan.policy.verify;
   // Each failed round rejects a device for at least one node, so rounds are bounded by the
   // (node, device) pairs; the bound below only guards against a bug.
   const size_t max_rounds = graph.nodes().size() * current.target.devices.size() + 1;
@@ -240,12 +537,28 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
     bool failed = false;
     for (const Partition& partition : current.partitions) {
       Subgraph part = extract_subgraph(graph, partition.nodes);
+      CompileRecord record{partition.id, partition.device, ms_between(start, Clock::now()), 0, {}};
       auto program = compiler.compile(current, partition, part.graph);
+      record.end_ms = ms_between(start, Clock::now());
+      if (!program.is_ok()) record.error = program.status().message();
+      stats.compiles.push_back(record);
+      const DeviceProfile* device = current.target.find(partition.device);
       if (program.is_ok()) {
-        compiled.push_back({std::move(part), std::move(program).value()});
+        std::shared_ptr<PartitionProgram> reference;
+        if (verify && device != nullptr && device->api != DeviceApi::kHost) {
+          const DeviceProfile* cpu = nullptr;
+          for (const DeviceProfile& candidate : current.target.devices) {
+            if (candidate.api == DeviceApi::kHost) cpu = &candidate;
+          }
+          if (cpu == nullptr) {
+            return invalid_argument("--verify needs the host CPU in target " +
+                                    current.target.name);
+          }
+          HSCHED_ASSIGN_OR_RETURN(reference, compiler.compile_reference(part.graph, cpu->id));
+        }
+        compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
         continue;
       }
-      const DeviceProfile* device = current.target.find(partition.device);
       const Status& error = program.status();
       // The CPU is the last resort: its failures, and a plan for absent devices, are final.
       if (device == nullptr || device->api == DeviceApi::kHost ||
@@ -262,11 +575,11 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
       failed = true;
     }
     if (!failed) {
-      stats.compile_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      stats.compile_ms = ms_between(start, Clock::now());
       stats.programs_built = compiler.cache().programs_built();
       stats.programs_loaded = compiler.cache().programs_loaded();
-      return std::unique_ptr<Executable>(
-          new PlanExecutable(graph, std::move(current), std::move(compiled), stats));
+      return std::unique_ptr<Executable>(new PlanExecutable(
+          graph, std::move(current), std::move(compiled), std::move(stats), start, options));
     }
     const std::string model = current.model;
     HSCHED_ASSIGN_OR_RETURN(current, schedule(graph, plan.target, plan.policy, late));

@@ -209,7 +209,8 @@ NodeOperands ClProgram::operands_for(const Node& node) {
   return operands;
 }
 
-Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs) {
+Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
+                                           ClRunCopies* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::vector<ValueId>& graph_inputs = graph_.inputs();
   if (inputs.size() != graph_inputs.size()) {
@@ -225,11 +226,21 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs) {
                               std::string(dtype_name(value.dtype)) + " " + value.shape.to_string());
     }
   }
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  };
   Result<std::vector<Tensor>> result = [&]() -> Result<std::vector<Tensor>> {
+    const auto upload_start = Clock::now();
     for (size_t i = 0; i < inputs.size(); ++i) {
       HSCHED_RETURN_IF_ERROR(write_input(inputs[i], graph_inputs[i]));
     }
-    using Clock = std::chrono::steady_clock;
+    if (copies != nullptr) {
+      HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish after the writes"));
+      copies->upload_ms = ms_since(upload_start);
+      copies->upload_bytes = 0;
+      for (const Tensor& input : inputs) copies->upload_bytes += static_cast<int64_t>(input.byte_size());
+    }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
     for (const Step& step : steps_) {
@@ -248,10 +259,17 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs) {
       total.total_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
     profiled_runs_ += profile_ ? 1 : 0;
+    if (copies != nullptr) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
+    const auto download_start = Clock::now();
     std::vector<Tensor> outputs;
     for (ValueId id : graph_.outputs()) {
       HSCHED_ASSIGN_OR_RETURN(Tensor output, read_output(id));
       outputs.push_back(std::move(output));
+    }
+    if (copies != nullptr) {
+      copies->download_ms = ms_since(download_start);
+      copies->download_bytes = 0;
+      for (const Tensor& output : outputs) copies->download_bytes += static_cast<int64_t>(output.byte_size());
     }
     return outputs;
   }();

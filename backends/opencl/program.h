@@ -34,6 +34,14 @@ struct ClStepTime {
   double total_ms = 0;    // enqueue to finish
 };
 
+// Host <-> device copies of one run: the inputs written, the outputs read back.
+struct ClRunCopies {
+  int64_t upload_bytes = 0;
+  double upload_ms = 0;  // enqueue of the first write to the end of the last (fp16: conversions)
+  int64_t download_bytes = 0;
+  double download_ms = 0;  // the reads, once every kernel has finished
+};
+
 class ClProgram {
  public:
   // `graph`: static shapes; every node passes check_node. Builds (or loads) the op programs for
@@ -45,7 +53,10 @@ class ClProgram {
                                                     bool profile = false);
 
   // Inputs in the order of graph().inputs() (float32, shapes as the graph's); outputs likewise.
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // `copies`, when given, gets the copies' sizes and times: the queue is then drained after the
+  // writes and before the reads, so the three phases do not overlap.
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
+                                  ClRunCopies* copies = nullptr);
 
   const Graph& graph() const { return graph_; }
   Storage storage() const { return ops_->storage(); }

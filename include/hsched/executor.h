@@ -1,21 +1,43 @@
-// Running a plan: every partition compiled on its device (the CPU backend, OpenCL programs),
-// then run in plan order with tensors handed between them on the host.
+// Running a plan: every partition compiled on its device (the CPU backend, OpenCL programs), then
+// run as a oneTBB flow graph of partitions.
 //
 //   auto plan = hsched::schedule(graph, target, policy);
-//   auto exe = hsched::compile(graph, *plan, {});
+//   auto exe = hsched::compile(graph, *plan);
 //   auto outputs = (*exe)->run(inputs);
+//
+// The flow graph: one node per partition, an edge where a partition reads a value another one
+// produces. A partition starts when every partition it reads from has finished, so independent
+// partitions on different devices run at the same time. Each partition node runs one request at
+// a time; several requests in flight (run_stream, or run() from several threads) pipeline: the
+// partition k of request i+1 runs while partition k+1 of request i runs. Non-CPU partitions run
+// on a thread of their device (a tbb::flow::async_node), so waiting for a device never holds a
+// TBB worker.
+//
+// Transfers: values cross devices through host memory. A device partition writes its inputs
+// (host -> device) on an in-order queue ahead of the kernels that read them, and reads its
+// outputs back with blocking reads: when a partition node finishes, every copy it made has
+// completed, and its consumers start only then (the flow-graph edge is the event). A value
+// whose producer and consumer share host memory is handed over without a copy (the tensor is
+// shared). Values are released when their last consumer partition has finished.
 //
 // Late failures: a non-CPU partition that cannot be compiled (compile_timeout past the deadline,
 // build_failed) becomes a rejection of each of its nodes on that device, the graph is planned
 // again with those rejections (final for the run: each round removes a device from some nodes, so
 // the loop ends), and compiling goes on; the CPU takes what is left. plan() is the plan that runs.
 //
-// Transfers: a partition's outputs come back to host memory with blocking reads before the next
-// partition reads them (an event-per-copy pipeline across devices is the executor of issue 6).
-// Threading: run() may be called from several threads; calls are serialized.
+// Verification (ExecutorOptions::verify, or the policy's `verify`): each non-CPU partition's
+// outputs are compared with the CPU backend's fp32 outputs on the same inputs, within the
+// policy's tolerance for the partition's precision. A partition that fails is quarantined: that
+// request's outputs and every later run's come from the CPU program, and the plan gets a
+// verification_failed rejection per node (max-abs and mean-abs error in the detail) with the
+// nodes placed on the CPU. A rejection is final, so a partition is quarantined at most once.
+//
+// Threading: run() and run_stream() may be called from several threads at once; their requests
+// share the flow graph and pipeline.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +54,19 @@ struct ExecutorOptions {
   int64_t compile_timeout_ms = 30000;  // per partition (a deploy file's compile_timeout_ms)
   int cpu_threads = 2;
   bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
+  bool verify = false;   // check non-CPU partitions against the CPU (also: the policy's verify)
+  // Test hook: called with each non-CPU partition's outputs before they are verified or used
+  // (tests plant wrong results through it). Runs on the partition's device thread.
+  std::function<void(int partition, std::vector<Tensor>& outputs)> device_output_hook;
+};
+
+// One partition compiled (or failed to), ms since compile() began.
+struct CompileRecord {
+  int partition = -1;  // in the plan being compiled then
+  std::string device;
+  double start_ms = 0;
+  double end_ms = 0;
+  std::string error;  // empty when it compiled
 };
 
 struct ExecutableStats {
@@ -39,6 +74,8 @@ struct ExecutableStats {
   int64_t programs_built = 0;   // hsched's OpenCL programs built from source
   int64_t programs_loaded = 0;  // ... loaded from the on-disk cache instead
   int replans = 0;              // plans made again after late rejections
+  int quarantined = 0;          // partitions moved to the CPU by verification
+  std::vector<CompileRecord> compiles;  // every attempt, re-plans included
 };
 
 // One step of a partition (a CPU step: fused nodes under their root op; an OpenCL step: one
@@ -50,24 +87,65 @@ struct StepProfile {
   std::string device;  // the partition's device id
 };
 
+// What one request did. Times are ms since compile() began (steady clock), so compile records
+// and the records of several requests share one time line.
+struct PartitionRun {
+  int partition = -1;  // Plan::partitions index
+  std::string device;  // where it ran (the CPU once quarantined)
+  double start_ms = 0;
+  double end_ms = 0;
+  // Host -> device copies of its inputs and device -> host copies of its outputs (zero for a
+  // partition on the host), bytes and ms, inside [start_ms, end_ms].
+  int64_t upload_bytes = 0;
+  double upload_ms = 0;
+  int64_t download_bytes = 0;
+  double download_ms = 0;
+  bool verified = false;  // compared with the CPU reference in this request
+  double verify_ms = 0;   // the CPU reference run and the comparison
+};
+
+struct RunRecord {
+  double start_ms = 0;
+  double end_ms = 0;
+  std::vector<PartitionRun> partitions;  // in plan order
+};
+
+// A partition quarantined by verification.
+struct Quarantine {
+  int partition = -1;
+  std::string device;  // where it was planned
+  double max_abs = 0;
+  double mean_abs = 0;
+};
+
 class Executable {
  public:
   virtual ~Executable() = default;
-  // Inputs in the order of the graph's inputs; outputs in the order of its outputs.
-  virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) = 0;
-  // The plan that runs: schedule()'s, or the one made again after late rejections.
+  // One request. Inputs in the order of the graph's inputs; outputs in the order of its outputs.
+  // `record`, when given, receives the request's timeline.
+  virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
+                                          RunRecord* record = nullptr) = 0;
+  // Throughput: every request in the pipeline at once (at most `max_in_flight` at a time, 0 for
+  // the number of partitions + 1); outputs per request, in request order. The first failing
+  // request's error is returned. `records`, when given, gets one record per request.
+  virtual Result<std::vector<std::vector<Tensor>>> run_stream(
+      const std::vector<std::vector<Tensor>>& requests, int max_in_flight = 0,
+      std::vector<RunRecord>* records = nullptr) = 0;
+  // The plan that runs: schedule()'s, or the one made again after late rejections, with
+  // quarantined partitions on the CPU. Not to be read while a run is in flight.
   virtual const Plan& plan() const = 0;
   virtual const ExecutableStats& stats() const = 0;
+  virtual std::vector<Quarantine> quarantines() const = 0;
   // Every partition's steps over the runs since compile or reset_profile() (empty or zeros
   // unless ExecutorOptions::profile). Not to be called while a run is in flight.
   virtual std::vector<StepProfile> profile() const = 0;
   virtual void reset_profile() = 0;
 };
 
-// Compiles `plan` (made by schedule() for `graph`, which must outlive the Executable). Errors: InvalidArgument for a plan that puts
-// nodes on a device not present here (planned from a profile); a CPU partition's compile error;
-// Internal when re-planning does not converge.
+// Compiles `plan` (made by schedule() for `graph`, which must outlive the Executable). Errors:
+// InvalidArgument for a plan that puts nodes on a device not present here (planned from a
+// profile); a CPU partition's compile error; Internal when re-planning does not converge.
 Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
-                                            const ExecutorOptions& options);
+                                            const ExecutorOptions& options = {});
 
 }  // namespace hsched

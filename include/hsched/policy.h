@@ -50,6 +50,11 @@ struct Policy {
   Objective objective = Objective::kLatency;
   std::map<Precision, Tolerance> tolerances;
   int64_t expected_runs = 100;  // compile cost is amortised over this many runs
+  // Run every non-CPU partition's outputs against the CPU in fp32 (the executor's verify).
+  bool verify = false;
+  // Forced split for testing and diagnosis: > 0 alternates the devices of `default_choices`
+  // every `split_every` nodes (topological order) where supported, cost ignored.
+  int split_every = 0;
 
   // The choices for one op type (op override, else class, else default), without the implicit
   // CPU fp32 last resort.

@@ -1,0 +1,170 @@
+#include "scheduler/partition_program.h"
+
+#include <cmath>
+#include <optional>
+#include <sstream>
+
+#include "backends/cpu/program.h"
+#include "backends/opencl/program.h"
+
+namespace hsched {
+namespace {
+
+class CpuPartition final : public PartitionProgram {
+ public:
+  CpuPartition(std::unique_ptr<cpu::CpuProgram> program, std::string device)
+      : program_(std::move(program)), device_(std::move(device)) {}
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo*) override {
+    return program_->run(inputs);
+  }
+  void append_profile(std::vector<StepProfile>& steps) const override {
+    for (const cpu::StepProfile& step : program_->profile()) {
+      steps.push_back({step.node, step.op, step.mean_ms, device_});
+    }
+  }
+  void reset_profile() override { program_->reset_profile(); }
+
+ private:
+  std::unique_ptr<cpu::CpuProgram> program_;
+  std::string device_;
+};
+
+class OpenClPartition final : public PartitionProgram {
+ public:
+  OpenClPartition(std::unique_ptr<opencl::ClProgram> program, std::string device)
+      : program_(std::move(program)), device_(std::move(device)) {}
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo* io) override {
+    if (io == nullptr) return program_->run(inputs);
+    opencl::ClRunCopies copies;
+    auto outputs = program_->run(inputs, &copies);
+    *io = {copies.upload_bytes, copies.upload_ms, copies.download_bytes, copies.download_ms};
+    return outputs;
+  }
+  void append_profile(std::vector<StepProfile>& steps) const override {
+    const Graph& graph = program_->graph();
+    for (const opencl::ClStepTime& step : program_->profile()) {
+      steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
+                       device_});
+    }
+  }
+  void reset_profile() override { program_->reset_profile(); }
+
+ private:
+  std::unique_ptr<opencl::ClProgram> program_;
+  std::string device_;
+};
+
+}  // namespace
+
+PartitionCompiler::PartitionCompiler(const ExecutorOptions& options)
+    : options_(options), cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)) {}
+
+Result<std::shared_ptr<opencl::DeviceRuntime>> PartitionCompiler::open_opencl(
+    const DeviceProfile& device) {
+  auto found = runtimes_.find(device.locator);
+  if (found != runtimes_.end()) return found->second;
+  const std::optional<opencl::DeviceInfo> info = opencl::find_device(device.locator);
+  if (!info) {
+    return Status(ErrorCode::kUnavailable, "OpenCL device " + device.id + " (" + device.name +
+                                               ") is no longer present at " + device.locator);
+  }
+  HSCHED_ASSIGN_OR_RETURN(auto runtime, opencl::DeviceRuntime::open(*info, cache_));
+  runtimes_.emplace(device.locator, runtime);
+  return runtime;
+}
+
+Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile_cpu(const Graph& part,
+                                                                         const std::string& device) {
+  cpu::CpuOptions cpu_options;
+  cpu_options.threads = options_.cpu_threads;
+  cpu_options.profile = options_.profile;
+  HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
+  return std::shared_ptr<PartitionProgram>(
+      std::make_shared<CpuPartition>(std::move(compiled), device));
+}
+
+Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile_reference(
+    const Graph& part, const std::string& cpu_device) {
+  return compile_cpu(part, cpu_device);
+}
+
+Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan& plan,
+                                                                     const Partition& partition,
+                                                                     const Graph& part) {
+  const auto key = std::make_pair(partition.device, partition.nodes);
+  if (auto found = done_.find(key); found != done_.end()) return found->second;
+  const DeviceProfile* device = plan.target.find(partition.device);
+  if (device == nullptr || !device->present) {
+    return invalid_argument("the plan puts partition " + std::to_string(partition.id) + " on " +
+                            partition.device + ", which target " + plan.target.name +
+                            " plans from a profile and is not present on this machine; "
+                            "`hsched plan` shows such plans, `--target this-machine` runs here");
+  }
+  std::shared_ptr<PartitionProgram> program;
+  switch (device->api) {
+    case DeviceApi::kHost: {
+      HSCHED_ASSIGN_OR_RETURN(program, compile_cpu(part, device->id));
+      break;
+    }
+    case DeviceApi::kOpenCl: {
+      // fp16 storage when every node asks fp16; any fp32 node keeps the partition in fp32.
+      bool all_fp16 = !partition.nodes.empty();
+      for (NodeId id : partition.nodes) all_fp16 &= plan.nodes[id].precision == Precision::kFp16;
+      HSCHED_ASSIGN_OR_RETURN(auto runtime, open_opencl(*device));
+      HSCHED_ASSIGN_OR_RETURN(
+          auto compiled,
+          opencl::ClProgram::compile(part, runtime,
+                                     all_fp16 ? opencl::Storage::kFloat16 : opencl::Storage::kFloat32,
+                                     options_.compile_timeout_ms, options_.profile));
+      program = std::make_shared<OpenClPartition>(std::move(compiled), device->id);
+      break;
+    }
+    default:
+      return unimplemented("running on " + std::string(device_api_name(device->api)) +
+                           " devices is not built yet (partition " + std::to_string(partition.id) +
+                           " on " + device->id + ")");
+  }
+  done_.emplace(key, program);
+  return program;
+}
+
+Deviation compare_outputs(const Graph& part, const std::vector<Tensor>& got,
+                          const std::vector<Tensor>& want, const Tolerance& tolerance) {
+  Deviation deviation;
+  double sum = 0;
+  int64_t count = 0;
+  double worst_excess = 0;
+  for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
+    if (got[k].dtype() != DType::kF32 || want[k].dtype() != DType::kF32 ||
+        got[k].elements() != want[k].elements()) {
+      continue;
+    }
+    const auto a = got[k].values<float>();
+    const auto b = want[k].values<float>();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const double diff = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+      const double bound = tolerance.atol + tolerance.rtol * std::abs(static_cast<double>(b[i]));
+      // NaN compares false everywhere: a NaN where the reference has a number is out of bounds.
+      const bool ok = diff <= bound || (std::isnan(a[i]) && std::isnan(b[i]));
+      if (!std::isnan(diff)) {
+        deviation.max_abs = std::max(deviation.max_abs, diff);
+        sum += diff;
+        ++count;
+      }
+      if (ok) continue;
+      const double excess = std::isnan(diff) ? INFINITY : diff - bound;
+      if (deviation.within || excess > worst_excess) {
+        std::ostringstream detail;
+        detail << "output '" << part.value(part.outputs()[k]).name << "'[" << i << "]: " << a[i]
+               << " vs " << b[i];
+        deviation.detail = detail.str();
+        worst_excess = excess;
+      }
+      deviation.within = false;
+    }
+  }
+  deviation.mean_abs = count > 0 ? sum / static_cast<double>(count) : 0;
+  return deviation;
+}
+
+}  // namespace hsched
