@@ -1,10 +1,12 @@
-// The executor (hsched/executor.h): a plan's partitions compiled on their devices and run in
-// order; OpenCL partitions on the first OpenCL device (PoCL in CI; those tests are skipped, not
-// passed, without one); a compile past its deadline re-planned to the CPU.
+// The executor (hsched/executor.h): a plan's partitions compiled on their devices and run as a
+// flow graph; OpenCL partitions on the first OpenCL device (PoCL in CI; those tests are skipped,
+// not passed, without one); a compile past its deadline re-planned to the CPU; verification
+// against the CPU; streams of requests and concurrent callers.
 #include "hsched/executor.h"
 
 #include <cstdlib>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -184,6 +186,159 @@ TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-5f, 1e-5f);
+}
+
+// The OpenCL partitions of `plan`, by index.
+std::vector<int> opencl_partitions(const Plan& plan) {
+  std::vector<int> found;
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    if (plan.target.find(plan.partitions[p].device)->api == DeviceApi::kOpenCl) {
+      found.push_back(static_cast<int>(p));
+    }
+  }
+  return found;
+}
+
+TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  const std::vector<int> device_partitions = opencl_partitions(plan);
+  ASSERT_EQ(device_partitions.size(), 2u);
+  const int planted = device_partitions[0];
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  options.verify = true;
+  std::atomic<int> hook_calls{0};
+  options.device_output_hook = [&](int partition, std::vector<Tensor>& outputs) {
+    if (partition != planted) return;
+    ++hook_calls;
+    outputs[0].values<float>()[3] += 1.0f;  // one wrong element
+  };
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  for (uint32_t seed : {21u, 22u}) {  // the first run quarantines; the second runs on the CPU
+    const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, seed)};
+    RunRecord record;
+    auto outputs = (*exe)->run(inputs, &record);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-4f, 1e-3f);
+    EXPECT_EQ(record.partitions[static_cast<size_t>(planted)].device, "cpu0");
+  }
+  EXPECT_EQ(hook_calls.load(), 1);
+  const std::vector<Quarantine> quarantines = (*exe)->quarantines();
+  ASSERT_EQ(quarantines.size(), 1u);
+  EXPECT_EQ(quarantines[0].partition, planted);
+  EXPECT_NEAR(quarantines[0].max_abs, 1.0, 1e-3);
+  EXPECT_GT(quarantines[0].mean_abs, 0.0);
+  EXPECT_EQ((*exe)->stats().quarantined, 1);
+  const Plan& ran = (*exe)->plan();
+  EXPECT_EQ(ran.partitions[static_cast<size_t>(planted)].device, "cpu0");
+  int rejected = 0;
+  for (const Rejection& rejection : ran.rejections) {
+    if (rejection.reason != ReasonCode::kVerificationFailed) continue;
+    ++rejected;
+    EXPECT_NE(rejection.detail.find("max abs error"), std::string::npos) << rejection.detail;
+    EXPECT_EQ(ran.nodes[rejection.node].device, "cpu0");
+  }
+  EXPECT_EQ(rejected, static_cast<int>(plan.partitions[static_cast<size_t>(planted)].nodes.size()));
+}
+
+TEST_F(ExecutorOpenClTest, VerificationPassesCorrectDevicePartitions) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp16);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  options.verify = true;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  RunRecord record;
+  auto outputs = (*exe)->run({random_tensor({1, 3, 8, 8}, 31)}, &record);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_TRUE((*exe)->quarantines().empty());
+  for (int p : opencl_partitions(plan)) {
+    const PartitionRun& run = record.partitions[static_cast<size_t>(p)];
+    EXPECT_TRUE(run.verified);
+    EXPECT_GT(run.upload_bytes, 0);
+    EXPECT_GT(run.download_bytes, 0);
+    EXPECT_EQ(run.device, plan.partitions[static_cast<size_t>(p)].device);
+  }
+}
+
+TEST_F(ExecutorOpenClTest, StreamGivesEachRequestItsOwnOutputsInOrder) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  std::vector<std::vector<Tensor>> requests;
+  for (uint32_t seed = 0; seed < 12; ++seed) requests.push_back({random_tensor({1, 3, 8, 8}, seed)});
+  for (int in_flight : {0, 1, 3}) {
+    std::vector<RunRecord> records;
+    auto outputs = (*exe)->run_stream(requests, in_flight, &records);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    ASSERT_EQ(outputs->size(), requests.size());
+    ASSERT_EQ(records.size(), requests.size());
+    for (size_t i = 0; i < requests.size(); ++i) {
+      expect_close((*outputs)[i][0], cpu_reference(graph, requests[i])[0], 1e-4f, 1e-3f);
+      EXPECT_LE(records[i].start_ms, records[i].end_ms);
+      for (const PartitionRun& run : records[i].partitions) {
+        EXPECT_LE(records[i].start_ms, run.start_ms);
+        EXPECT_LE(run.start_ms, run.end_ms);
+        EXPECT_LE(run.end_ms, records[i].end_ms);
+      }
+    }
+    // A partition runs one request at a time, in order.
+    for (size_t p = 0; p < plan.partitions.size(); ++p) {
+      for (size_t i = 1; i < records.size(); ++i) {
+        EXPECT_LE(records[i - 1].partitions[p].end_ms, records[i].partitions[p].start_ms);
+      }
+    }
+  }
+  std::vector<std::vector<Tensor>> bad = {{random_tensor({1, 3, 8, 8}, 1)}, {}};
+  auto refused = (*exe)->run_stream(bad);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.status().message().find("request 1"), std::string::npos);
+}
+
+TEST_F(ExecutorOpenClTest, ConcurrentCallersEachGetTheirOwnOutputs) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  constexpr int kThreads = 4;
+  constexpr int kRuns = 8;
+  std::vector<std::vector<Tensor>> inputs(kThreads * kRuns);
+  std::vector<std::vector<Tensor>> got(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i] = {random_tensor({1, 3, 8, 8}, static_cast<uint32_t>(100 + i))};
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kRuns; ++k) {
+        const size_t i = static_cast<size_t>(t * kRuns + k);
+        auto outputs = (*exe)->run(inputs[i]);
+        if (!outputs.is_ok()) {
+          ++failures;
+          continue;
+        }
+        got[i] = std::move(outputs).value();
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  ASSERT_EQ(failures.load(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    expect_close(got[i][0], cpu_reference(graph, inputs[i])[0], 1e-4f, 1e-3f);
+  }
 }
 
 }  // namespace
