@@ -44,6 +44,7 @@ constexpr Bounds kCompileMs{0, 1e7, false};
 constexpr Bounds kTimeoutMs{0, 8.64e7, true};  // up to a day
 constexpr Bounds kTolerance{0, 1e3, false};
 constexpr int64_t kMaxExpectedRuns = 1'000'000'000;
+constexpr int64_t kMaxSplitEvery = 1'000'000;
 constexpr int64_t kMaxSchemaVersion = 1'000'000;
 constexpr uintmax_t kMaxConfigBytes = 1 << 20;  // config files are small; refuse anything else
 
@@ -318,10 +319,19 @@ Result<Tolerance> parse_tolerance(const ConfigNode& node) {
   return tolerance;
 }
 
+// `split_every` (0: off) and `verify`: a policy's keys that a deployment file may override.
+Status read_split_and_verify(const ConfigNode& root, Policy& policy) {
+  int64_t split_every = policy.split_every;
+  HSCHED_RETURN_IF_ERROR(root.read("split_every", kOptional, 0, kMaxSplitEvery, &split_every));
+  policy.split_every = static_cast<int>(split_every);
+  return root.read("verify", kOptional, &policy.verify);
+}
+
 Result<Policy> parse_policy(const ConfigNode& root, const std::string& display) {
   HSCHED_RETURN_IF_ERROR(root.expect_keys(
       {"schema_version", "kind", "name", "description", "choices", "default", "ops",
-       "precision_substitutes", "fallback", "objective", "tolerances", "expected_runs"}));
+       "precision_substitutes", "fallback", "objective", "tolerances", "expected_runs",
+       "split_every", "verify"}));
   Policy policy;
   policy.source = display;
   std::string description;  // for readers of the file only
@@ -348,6 +358,7 @@ Result<Policy> parse_policy(const ConfigNode& root, const std::string& display) 
   policy.tolerances.merge(default_policy().tolerances);
   HSCHED_RETURN_IF_ERROR(
       root.read("expected_runs", kOptional, 1, kMaxExpectedRuns, &policy.expected_runs));
+  HSCHED_RETURN_IF_ERROR(read_split_and_verify(root, policy));
   return policy;
 }
 
@@ -443,7 +454,8 @@ Result<Deployment> parse_deployment(const ConfigNode& root, const std::string& d
                                     const fs::path& path, const DiscoverFn& discover) {
   HSCHED_RETURN_IF_ERROR(
       root.expect_keys({"schema_version", "kind", "name", "description", "target", "policy",
-                        "cache_dir", "compile_timeout_ms", "expected_runs"}));
+                        "cache_dir", "compile_timeout_ms", "expected_runs", "split_every",
+                        "verify"}));
   Deployment deployment;
   deployment.source = display;
   deployment.name = path.stem().string();
@@ -474,6 +486,7 @@ Result<Deployment> parse_deployment(const ConfigNode& root, const std::string& d
   HSCHED_RETURN_IF_ERROR(
       root.read("expected_runs", kOptional, 1, kMaxExpectedRuns, &deployment.expected_runs));
   deployment.policy.expected_runs = deployment.expected_runs;
+  HSCHED_RETURN_IF_ERROR(read_split_and_verify(root, deployment.policy));
   return deployment;
 }
 

@@ -1,6 +1,8 @@
 // schedule(): asks every device's capability about every node for the policy's choices, builds
 // the placement problem (costs from the cost model), runs the partitioner, and writes down the
-// plan with a reason for every placement and every rejection asked on the way.
+// plan with a reason for every placement and every rejection asked on the way. With the policy's
+// split_every (the forced split, for testing and diagnosis) the placement alternates the default
+// choices instead, cost ignored.
 #include "hsched/schedule.h"
 
 #include <algorithm>
@@ -47,10 +49,17 @@ struct Candidate {
 };
 
 struct NodeOptions {
-  std::vector<Candidate> candidates;  // by choice, then target order
+  std::vector<Candidate> candidates;  // by choice, then target order (forced split: its pick)
   std::vector<Rejection> rejections;  // every "no" asked for this node, in asking order
   std::optional<Rejection> first_choice_rejection;  // when choice 0 produced no candidate
   std::set<std::pair<int, Precision>> asked;        // (device, precision) already asked
+};
+
+// The forced split's decision for one node: the default choice its slot wants and, when that
+// choice could not take the node, the first reason why.
+struct SplitPick {
+  size_t slot = 0;                          // index into policy.default_choices
+  std::optional<Rejection> slot_rejection;  // set when the node went elsewhere
 };
 
 std::string format_ms(double ms) {
@@ -102,8 +111,11 @@ class Scheduler {
   Result<Plan> run();
 
  private:
+  OpChoices resolve(const std::vector<Choice>& listed) const;
   const OpChoices& choices_for(const std::string& op_type);
   NodeOptions options_for(NodeId node);
+  NodeOptions split_options(NodeId node, size_t position, SplitPick& pick);
+  void place_split_node(NodeId node, const SplitPick& pick, Plan& plan) const;
   void try_device(NodeId node, size_t choice_index, Precision requested, int device,
                   NodeOptions& options) const;
   Status refuse(const std::vector<NodeId>& offenders,
@@ -125,13 +137,12 @@ class Scheduler {
   sched::CostModel cost_;
   std::vector<std::unique_ptr<Capability>> capabilities_;  // per device of target_
   std::map<std::string, OpChoices> op_choices_;            // per op type, resolved once
+  std::optional<OpChoices> split_choices_;                 // the default choices, resolved once
 };
 
-const OpChoices& Scheduler::choices_for(const std::string& op_type) {
-  auto [it, inserted] = op_choices_.try_emplace(op_type);
-  if (!inserted) return it->second;
-  OpChoices& resolved = it->second;
-  std::vector<Choice> choices = policy_.choices_for(op_type);
+OpChoices Scheduler::resolve(const std::vector<Choice>& listed) const {
+  OpChoices resolved;
+  std::vector<Choice> choices = listed;
   resolved.listed = choices.size();
   if (policy_.fallback != FallbackMode::kError) choices.push_back({"cpu", Precision::kFp32});
   resolved.cpu_by_policy = true;
@@ -151,6 +162,12 @@ const OpChoices& Scheduler::choices_for(const std::string& op_type) {
     resolved.choices.push_back(std::move(rc));
   }
   return resolved;
+}
+
+const OpChoices& Scheduler::choices_for(const std::string& op_type) {
+  auto [it, inserted] = op_choices_.try_emplace(op_type);
+  if (inserted) it->second = resolve(policy_.choices_for(op_type));
+  return it->second;
 }
 
 // Asks `device` for the choice's precision, then for the policy's substitutes when the device
@@ -205,6 +222,40 @@ NodeOptions Scheduler::options_for(NodeId node) {
     if (policy_.objective == Objective::kStrict && !options.candidates.empty()) break;
   }
   return options;
+}
+
+// Forced split: the node at `position` in execution order wants default choice
+// (position / K) mod n. That choice is asked first (on the first device of its selector that
+// takes the node), then the other default choices in list order, then the implicit CPU fp32; the
+// first that takes the node is its only candidate. Cost plays no part.
+NodeOptions Scheduler::split_options(NodeId node, size_t position, SplitPick& pick) {
+  if (!split_choices_) split_choices_ = resolve(policy_.default_choices);
+  const OpChoices& split = *split_choices_;
+  const auto every = static_cast<size_t>(policy_.split_every);
+  pick.slot = split.listed > 0 ? position / every % split.listed : split.choices.size();
+  std::vector<size_t> asking;
+  if (pick.slot < split.choices.size()) asking.push_back(pick.slot);
+  for (size_t c = 0; c < split.choices.size(); ++c) {
+    if (c != pick.slot) asking.push_back(c);
+  }
+  NodeOptions options;
+  for (size_t c : asking) {
+    const ResolvedChoice& rc = split.choices[c];
+    const size_t rejections_before = options.rejections.size();
+    if (rc.devices.empty()) {
+      options.rejections.push_back(
+          {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
+           "no device of target " + target_.name + " matches '" + rc.choice.device + "'"});
+    }
+    for (int d : rc.devices) {
+      try_device(node, c, rc.choice.precision, d, options);
+      if (!options.candidates.empty()) return options;
+    }
+    if (c == pick.slot && options.rejections.size() > rejections_before) {
+      pick.slot_rejection = options.rejections[rejections_before];
+    }
+  }
+  return options;  // no candidate: schedule() refuses the node
 }
 
 Status Scheduler::refuse(const std::vector<NodeId>& offenders,
@@ -331,6 +382,38 @@ void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
   }
 }
 
+// The forced split's reason, over place_node's: the slot it wanted, and why not when it went
+// elsewhere (a kFallback with a Fallback record, so the fallback report shows the rejection).
+void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan) const {
+  NodePlacement& placement = plan.nodes[node];
+  std::string slots;
+  for (const Choice& choice : policy_.default_choices) {
+    slots += (slots.empty() ? "" : ", ") + choice.device;
+  }
+  const std::string split = "split every " + std::to_string(policy_.split_every);
+  if (pick.slot >= policy_.default_choices.size()) {
+    placement.reason = PlacementReason::kPolicy;
+    placement.detail = split + ": policy " + policy_.name + " lists no default choice";
+    return;
+  }
+  const Choice& wanted = policy_.default_choices[pick.slot];
+  const std::string slot = split + ": slot " + std::to_string(pick.slot) + " of " + slots;
+  if (!pick.slot_rejection) {
+    placement.reason = PlacementReason::kPolicy;
+    placement.detail = slot;
+    if (placement.precision != wanted.precision) {
+      placement.detail += std::string("; ") + precision_name(wanted.precision) + " requested, " +
+                          placement.device + " computes " + precision_name(placement.precision);
+    }
+    return;
+  }
+  const Rejection& rejection = *pick.slot_rejection;
+  placement.reason = PlacementReason::kFallback;
+  placement.detail = slot + " (" + choice_name(wanted) + "): " + describe(rejection);
+  plan.fallbacks.push_back({node, wanted, placement.device, placement.precision, rejection.reason,
+                            rejection.detail});
+}
+
 void Scheduler::add_transfers(const sched::PlacementProblem& problem,
                               const std::vector<ValueId>& graph_value_of,
                               const std::vector<int>& device_of, const sched::Grouping& grouping,
@@ -388,10 +471,15 @@ Result<Plan> Scheduler::run() {
   plan.target = target_;
   plan.policy = policy_;
 
+  const bool split = policy_.split_every > 0;
+  std::vector<size_t> position(graph_.nodes().size());
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::vector<SplitPick> picks(split ? graph_.nodes().size() : 0);
   std::vector<NodeOptions> options;
   std::vector<NodeId> offenders;
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
-    options.push_back(options_for(static_cast<NodeId>(n)));
+    const auto node = static_cast<NodeId>(n);
+    options.push_back(split ? split_options(node, position[n], picks[n]) : options_for(node));
     if (options.back().candidates.empty()) offenders.push_back(static_cast<NodeId>(n));
     for (const Rejection& r : options.back().rejections) plan.rejections.push_back(r);
   }
@@ -399,12 +487,21 @@ Result<Plan> Scheduler::run() {
 
   std::vector<ValueId> graph_value_of;
   const sched::PlacementProblem problem = this->problem(options, order, graph_value_of);
-  const sched::Assignment assignment = sched::partition(problem);
+  sched::Assignment assignment;
+  if (split) {
+    for (const NodeOptions& node : options) {
+      assignment.device_of.push_back(node.candidates.front().device);
+    }
+    assignment.cost_ms = sched::plan_cost(problem, assignment.device_of);
+  } else {
+    assignment = sched::partition(problem);
+  }
   const sched::Grouping grouping = sched::group_partitions(problem, assignment.device_of);
 
   plan.nodes.resize(graph_.nodes().size());
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     place_node(static_cast<NodeId>(n), options[n], assignment.device_of[n], problem, plan);
+    if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {

@@ -54,6 +54,7 @@ std::string describe(const Policy& policy) {
         << tolerance.rtol << "\n";
   }
   out << "expected_runs " << policy.expected_runs << "\n";
+  out << "split_every " << policy.split_every << "\nverify " << policy.verify << "\n";
   return out.str();
 }
 
@@ -497,6 +498,43 @@ TEST_F(ConfigFiles, BadValues) {
                         ": expected_runs: 0 must be in [1, 1e+09]");
   expect_policy_refused(replaced(kPolicy, "  - {device: cpu, precision: fp32}\n", "  []\n"),
                         ": default: ");
+}
+
+// The forced split and verification: policy keys, which a deployment file may override.
+TEST_F(ConfigFiles, SplitEveryAndVerify) {
+  Result<Policy> plain = load_policy(path("mine.yaml"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_EQ(plain->split_every, 0);  // off unless given
+  EXPECT_FALSE(plain->verify);
+  write_file(dir_ / "mine.yaml",
+             replaced(kPolicy, "expected_runs: 7", "expected_runs: 7\nsplit_every: 3\nverify: true"));
+  Result<Policy> policy = load_policy(path("mine.yaml"));
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  EXPECT_EQ(policy->split_every, 3);
+  EXPECT_TRUE(policy->verify);
+  Result<Deployment> kept = load_deployment(path("deploy.yaml"));
+  ASSERT_TRUE(kept.is_ok()) << kept.status().message();
+  EXPECT_EQ(kept->policy.split_every, 3);  // the policy's, when the deployment says nothing
+  EXPECT_TRUE(kept->policy.verify);
+  write_file(dir_ / "deploy.yaml",
+             replaced(kDeployment, "expected_runs: 42", "split_every: 1000000\nverify: false"));
+  Result<Deployment> deployment = load_deployment(path("deploy.yaml"));
+  ASSERT_TRUE(deployment.is_ok()) << deployment.status().message();
+  EXPECT_EQ(deployment->policy.split_every, 1000000);
+  EXPECT_FALSE(deployment->policy.verify);
+
+  expect_policy_refused(replaced(kPolicy, "expected_runs: 7", "split_every: -1"),
+                        ": split_every: -1 must be in [0, 1e+06]");
+  expect_policy_refused(replaced(kPolicy, "expected_runs: 7", "split_every: 2000000"),
+                        ": split_every: 2e+06 must be in [0, 1e+06]");
+  expect_policy_refused(replaced(kPolicy, "expected_runs: 7", "split_every: 2.5"),
+                        ": split_every: expected a whole number, got '2.5'");
+  expect_policy_refused(replaced(kPolicy, "expected_runs: 7", "verify: maybe"),
+                        ": verify: expected true or false, got 'maybe'");
+  expect_deployment_refused(replaced(kDeployment, "expected_runs: 42", "split_every: many"),
+                            ": split_every: expected a number, got 'many'");
+  expect_deployment_refused(replaced(kDeployment, "expected_runs: 42", "verify: [1]"),
+                            ": verify: expected true or false, got a list");
 }
 
 TEST_F(ConfigFiles, MissingKeysVersionsAndKinds) {
