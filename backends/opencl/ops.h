@@ -8,8 +8,9 @@
 // in row-major order. Nothing is read back: callers wait on the event or read with a blocking read.
 // Queues must be in-order (the default): the GEMM path chains commands on it.
 //
-// Ownership: OpKernels owns its programs; the enqueue functions keep no reference to buffers after
-// returning (temporaries are released at once; OpenCL frees them after their commands finish).
+// Ownership: OpKernels owns its programs; the enqueue functions keep no reference to the caller's
+// buffers after returning. Their temporaries (fp16 GEMM copies, CLBlast's temporary) are per-queue
+// scratch buffers (ops_scratch.h), reused by later commands of the same in-order queue.
 // Threading: an OpKernels may be shared by threads. Kernel objects and temporaries are kept per
 // queue (ops_scratch.h), and clSetKernelArg is not thread-safe on a shared cl_kernel: use one
 // queue per thread.

@@ -172,7 +172,7 @@ TEST_P(NodeOpsTest, ConvTransposeMatchesTheCpu) {
   };
   const std::vector<Case> cases = {
       {"stride 2", {1, 4, 5, 6}, 3, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 1},
-      // output_padding within the end pads: the CPU backend (oneDNN) takes no more.
+      // output_padding within the end pads (beyond them: the scatter reference below).
       {"padded output_padding", {2, 6, 4, 4}, 4, {4, 3}, {2, 3}, {1, 1}, {1, 1, 1, 2}, {1, 2}, 2},
       {"dilated", {1, 2, 5, 5}, 2, {3, 3}, {1, 1}, {2, 2}, {1, 1, 1, 1}, {0, 0}, 1},
       {"depthwise", {1, 4, 6, 5}, 4, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 4},
@@ -195,9 +195,8 @@ TEST_P(NodeOpsTest, ConvTransposeMatchesTheCpu) {
   }
 }
 
-// ConvTranspose where the CPU backend (oneDNN) refuses: output_padding beyond the end pads.
-// Checked against ONNX's definition as a scatter: each input element adds w * x to the outputs
-// its taps reach.
+// ConvTranspose with output_padding beyond the end pads, checked against ONNX's definition as a
+// scatter: each input element adds w * x to the outputs its taps reach.
 TEST_P(NodeOpsTest, ConvTransposeOutputPaddingBeyondThePads) {
   const int64_t c = 4, oc = 6, group = 2, h = 3, w = 4, kh = 3, kw = 2, sh = 2, sw = 3;
   const int64_t ph = 1, pw = 0, pad_end_h = 0, pad_end_w = 1, oph = 1, opw = 2, dh = 1, dw = 2;
