@@ -58,6 +58,11 @@ void add_plan_source_flags(CLI::App& command, PlanSourceArgs& args) {
   command.add_option("--precision", args.precision,
                      "With --devices and no --policy/--config: fp32 (default) or fp16 on the "
                      "listed devices");
+  // A callback, so that an empty value is seen as given (and refused).
+  command.add_option_function<std::string>(
+      "--split-every", [&args](const std::string& k) { args.split_every = k; },
+      "Forced split for testing: alternate the policy's default devices every K nodes where "
+      "supported, cost ignored (K in [1, 1000000])");
 }
 
 // MODEL, --input-shape and the plan source: what plan, report and run share.

@@ -44,7 +44,11 @@ Status write_file_atomically(const fs::path& path, const std::string& bytes) {
 std::string plan_text(const Graph& graph, const Plan& plan, const std::string& model) {
   std::ostringstream head;
   head << std::fixed << std::setprecision(3) << "plan for " << model << ": target "
-       << plan.target.name << ", policy " << plan.policy.name << "; predicted " << plan.predicted_ms
+       << plan.target.name << ", policy " << plan.policy.name
+       << (plan.policy.split_every > 0
+               ? " split every " + std::to_string(plan.policy.split_every)
+               : std::string())
+       << "; predicted " << plan.predicted_ms
        << " ms; nodes " << plan.nodes.size() << ", partitions " << plan.partitions.size()
        << ", transfers " << plan.transfers.size() << "\n";
   std::vector<std::vector<std::string>> rows = {
@@ -56,6 +60,21 @@ std::string plan_text(const Graph& graph, const Plan& plan, const std::string& m
                     precision_name(p.precision), std::to_string(p.partition), reason});
   }
   return head.str() + format_columns(rows);
+}
+
+// --split-every K: a whole number in [1, 1000000], nothing else.
+Result<int> parse_split_every(const std::string& text) {
+  constexpr int64_t kMax = 1'000'000;
+  int64_t value = 0;
+  bool whole = !text.empty() && text.size() <= 7;
+  for (char c : text) {
+    whole = whole && c >= '0' && c <= '9';
+    if (whole) value = value * 10 + (c - '0');
+  }
+  if (!whole || value < 1 || value > kMax) {
+    return invalid_argument("--split-every: '" + text + "' is not a whole number in [1, 1000000]");
+  }
+  return static_cast<int>(value);
 }
 
 }  // namespace
@@ -95,6 +114,9 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
       }
       source.policy = sched::devices_policy(args.devices, *parsed);
     }
+  }
+  if (args.split_every) {
+    HSCHED_ASSIGN_OR_RETURN(source.policy.split_every, parse_split_every(*args.split_every));
   }
   return source;
 }

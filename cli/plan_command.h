@@ -2,6 +2,7 @@
 // --target/--policy, then --devices), schedule, and print the plan or the fallback report.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct PlanSourceArgs {
   std::string policy;   // name or file; empty: the built-in default policy
   std::string devices;  // comma-separated selectors (kind, API or id); empty: every device
   std::string precision;  // with --devices and no policy: the listed devices' precision
+  std::optional<std::string> split_every;  // --split-every K as given; unset: the policy's
 };
 
 struct PlanSource {

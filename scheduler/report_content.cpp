@@ -66,7 +66,10 @@ std::vector<Field> header_fields(const Graph& graph, const Plan& plan) {
                     {policy.name + " (from " + policy.source + ")",
                      std::string("fallback ") + fallback_mode_name(policy.fallback) +
                          ", objective " + objective_name(policy.objective) + ", " +
-                         std::to_string(policy.expected_runs) + " expected runs"}});
+                         std::to_string(policy.expected_runs) + " expected runs" +
+                         (policy.split_every > 0
+                              ? ", split every " + std::to_string(policy.split_every) + " nodes"
+                              : std::string())}});
   Field devices{"devices", {}};
   // Two lines per device: whether it is here, then what it is (names can be long).
   for (const DeviceProfile& device : target.devices) {
@@ -263,6 +266,11 @@ const Fallback* PlanView::fallback(NodeId id) const {
 Choice PlanView::wanted(NodeId id) const {
   if (const Fallback* f = fallback(id)) return f->wanted;
   if (!in_graph(graph_, id)) return kLastResort;
+  // A forced split wants the slot it placed the node in (a miss is a Fallback, above).
+  if (plan_.policy.split_every > 0 && static_cast<size_t>(id) < plan_.nodes.size()) {
+    const NodePlacement& placed = plan_.nodes[static_cast<size_t>(id)];
+    return {placed.device, placed.precision};
+  }
   const std::vector<Choice>& choices = plan_.policy.choices_for(graph_.node(id).op_type);
   return choices.empty() ? kLastResort : choices.front();
 }

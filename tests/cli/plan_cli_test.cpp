@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -190,6 +191,56 @@ TEST(PlanCliTest, OutputFileIsWrittenWholeOrNotAtAll) {
   EXPECT_TRUE(good.out.empty());
   ASSERT_TRUE(fs::exists(out));
   EXPECT_GT(fs::file_size(out), 100u);
+}
+
+// --split-every K alternates the listed devices every K nodes (cost ignored): partitions on both,
+// every node with the slot it wanted; it applies to whatever policy is in use.
+TEST(PlanCliTest, SplitEveryAlternatesTheListedDevices) {
+  if (!fs::exists(model("squeezenet1_1"))) GTEST_SKIP() << "squeezenet1_1 not present";
+  const auto run = run_cli({"plan", model("squeezenet1_1"), "--target", "core-ultra-7-155h",
+                            "--devices", "cpu,gpu", "--split-every", "3", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json plan = parse_json(run.out);
+  std::set<std::string> devices;
+  for (const auto& partition : plan["partitions"]) devices.insert(partition["device"]);
+  EXPECT_EQ(devices, (std::set<std::string>{"cpu0", "gpu0"}));
+  EXPECT_GT(plan["partitions"].size(), 4u);
+  int slot_cpu = 0, slot_gpu = 0;
+  for (const auto& node : plan["nodes"]) {
+    const std::string detail = node["detail"];
+    SCOPED_TRACE(node["name"].get<std::string>() + ": " + detail);
+    if (node["reason"] == "fallback") continue;  // e.g. an op the GPU profile lacks
+    EXPECT_EQ(node["reason"], "policy");
+    if (detail == "split every 3: slot 0 of cpu, gpu") {
+      ++slot_cpu;
+      EXPECT_EQ(node["device"], "cpu0");
+    } else {
+      EXPECT_EQ(detail, "split every 3: slot 1 of cpu, gpu");
+      ++slot_gpu;
+      EXPECT_EQ(node["device"], "gpu0");
+    }
+    EXPECT_EQ(node["wanted"].get<std::string>(), node["device"].get<std::string>() + "/fp32");
+  }
+  EXPECT_GT(slot_cpu, 10);
+  EXPECT_GT(slot_gpu, 10);
+
+  // Without --devices: the policy in use (default: its default choices are the CPU alone).
+  const auto text = run_cli({"plan", model("squeezenet1_1"), "--target", "core-ultra-7-155h",
+                             "--split-every", "2"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("policy default split every 2;"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("split every 2: slot 0 of cpu"), std::string::npos) << text.out;
+}
+
+TEST(PlanCliTest, SplitEveryOutOfRangeIsOneLineExitTwo) {
+  for (const char* bad : {"0", "1000001", "-3", "2.5", "abc", ""}) {
+    SCOPED_TRACE(std::string("--split-every '") + bad + "'");
+    for (const char* command : {"plan", "run"}) {
+      expect_one_line_error(run_cli({command, model("squeezenet1_1"), "--devices", "cpu",
+                                     "--split-every", bad}),
+                            "--split-every");
+    }
+  }
 }
 
 TEST(PlanCliTest, RunRefusesDevicesThatAreOnlyPlanned) {
