@@ -359,6 +359,7 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
                        : Result<std::vector<Tensor>>(internal_error(
                              "executor: an input of the partition is not computed"));
     record.upload_bytes = io.upload_bytes;
+    record.zero_copy_bytes = io.zero_copy_bytes;
     record.upload_ms = io.upload_ms;
     record.download_bytes = io.download_bytes;
     record.download_ms = io.download_ms;

@@ -37,7 +37,8 @@ class OpenClPartition final : public PartitionProgram {
     if (io == nullptr) return program_->run(inputs);
     opencl::ClRunCopies copies;
     auto outputs = program_->run(inputs, &copies);
-    *io = {copies.upload_bytes, copies.upload_ms, copies.download_bytes, copies.download_ms};
+    *io = {copies.upload_bytes, copies.zero_copy_bytes, copies.upload_ms, copies.download_bytes,
+           copies.download_ms};
     return outputs;
   }
   void append_profile(std::vector<StepProfile>& steps) const override {

@@ -18,6 +18,7 @@ namespace hsched {
 // Host <-> device copies one run made (zeros on the host).
 struct PartitionIo {
   int64_t upload_bytes = 0;
+  int64_t zero_copy_bytes = 0;
   double upload_ms = 0;
   int64_t download_bytes = 0;
   double download_ms = 0;

@@ -149,6 +149,30 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
   return convert(*ops_, queue_, staging, buffer, count, true);
 }
 
+// Input `id` for one run. On a device that shares host memory (PoCL, integrated GPUs) the
+// kernels read the caller's tensor in place (CL_MEM_USE_HOST_PTR): fp32 storage binds it as the
+// value's buffer (every view shares that cl::Buffer object, so they see it too; `borrowed` keeps
+// the device buffer to put back), fp16 storage converts from it. Returns whether it was zero-copy.
+Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
+                                   std::vector<std::pair<size_t, cl::Buffer>>& borrowed) {
+  const size_t v = static_cast<size_t>(id);
+  if (!device_->info().host_unified_memory || input.elements() == 0 || !buffers_[v]) {
+    HSCHED_RETURN_IF_ERROR(write_input(input, id));
+    return false;
+  }
+  cl_int error = CL_SUCCESS;
+  cl::Buffer host(device_->context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, input.byte_size(),
+                  const_cast<std::byte*>(input.raw()), &error);  // read only: never written
+  HSCHED_RETURN_IF_ERROR(check_cl(error, "binding of input '" + graph_.value(id).name + "'"));
+  if (ops_->storage() != Storage::kFloat32) {
+    HSCHED_RETURN_IF_ERROR(convert(*ops_, queue_, host, *buffers_[v], input.elements(), true));
+    return true;
+  }
+  borrowed.emplace_back(v, std::move(*buffers_[v]));
+  *buffers_[v] = std::move(host);
+  return true;
+}
+
 // Device -> host of value `id` with a blocking read: every command before it has finished.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
@@ -226,20 +250,24 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
                               std::string(dtype_name(value.dtype)) + " " + value.shape.to_string());
     }
   }
+  // Inputs bound in place on a device that shares host memory, with the buffer to put back.
+  std::vector<std::pair<size_t, cl::Buffer>> borrowed;
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   };
   Result<std::vector<Tensor>> result = [&]() -> Result<std::vector<Tensor>> {
     const auto upload_start = Clock::now();
+    int64_t copied = 0, shared = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      HSCHED_RETURN_IF_ERROR(write_input(inputs[i], graph_inputs[i]));
+      HSCHED_ASSIGN_OR_RETURN(const bool zero_copy, bind_input(inputs[i], graph_inputs[i], borrowed));
+      (zero_copy ? shared : copied) += static_cast<int64_t>(inputs[i].byte_size());
     }
     if (copies != nullptr) {
       HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish after the writes"));
       copies->upload_ms = ms_since(upload_start);
-      copies->upload_bytes = 0;
-      for (const Tensor& input : inputs) copies->upload_bytes += static_cast<int64_t>(input.byte_size());
+      copies->upload_bytes = copied;
+      copies->zero_copy_bytes = shared;
     }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
@@ -274,7 +302,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
     return outputs;
   }();
   // On a failure part-way, commands may still read the caller's input memory: wait for them.
-  if (!result.is_ok()) queue_.finish();
+  if (!result.is_ok() || !borrowed.empty()) queue_.finish();
+  for (auto& [id, own] : borrowed) *buffers_[id] = std::move(own);
   return result;
 }
 

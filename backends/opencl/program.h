@@ -2,14 +2,16 @@
 // storage type, float constants uploaded once, view ops aliased, activations after a Conv fused
 // into it, one enqueue_node per other node on an in-order queue.
 //
-// run(): writes the inputs, enqueues every node, and reads the outputs with blocking reads, so
-// when it returns every command of the run has finished and no device data is read early (the
-// host->device writes precede their readers on the in-order queue).
+// run(): writes the inputs (or, on a device sharing host memory, binds them in place), enqueues
+// every node, and reads the outputs with blocking reads, so when it returns every command of the
+// run has finished and no device data is read early (the host->device writes precede their
+// readers on the in-order queue).
 // Threading: concurrent run() calls are serialized.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "backends/opencl/node_ops.h"
@@ -36,7 +38,8 @@ struct ClStepTime {
 
 // Host <-> device copies of one run: the inputs written, the outputs read back.
 struct ClRunCopies {
-  int64_t upload_bytes = 0;
+  int64_t upload_bytes = 0;     // copied
+  int64_t zero_copy_bytes = 0;  // read in place: the device shares host memory
   double upload_ms = 0;  // enqueue of the first write to the end of the last (fp16: conversions)
   int64_t download_bytes = 0;
   double download_ms = 0;  // the reads, once every kernel has finished
@@ -79,6 +82,8 @@ class ClProgram {
   Status allocate();
   Status upload_constants();
   Status write_input(const Tensor& input, ValueId value);
+  Result<bool> bind_input(const Tensor& input, ValueId value,
+                          std::vector<std::pair<size_t, cl::Buffer>>& borrowed);
   Result<Tensor> read_output(ValueId value);
   NodeOperands operands_for(const Node& node);
 

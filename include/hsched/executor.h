@@ -95,8 +95,10 @@ struct PartitionRun {
   double start_ms = 0;
   double end_ms = 0;
   // Host -> device copies of its inputs and device -> host copies of its outputs (zero for a
-  // partition on the host), bytes and ms, inside [start_ms, end_ms].
+  // partition on the host), bytes and ms, inside [start_ms, end_ms]. Inputs a device reads in
+  // place (it shares host memory) count as zero_copy_bytes, not upload_bytes.
   int64_t upload_bytes = 0;
+  int64_t zero_copy_bytes = 0;
   double upload_ms = 0;
   int64_t download_bytes = 0;
   double download_ms = 0;
