@@ -21,6 +21,7 @@ packages=(
   ocl-icd-opencl-dev opencl-headers libclblast-dev   # backends/opencl: ICD loader, CLBlast
   pocl-opencl-icd clinfo                             # an OpenCL device on any CPU (CI)
   libze-dev                                          # backends/level_zero: loader + headers
+  libpugixml-dev                                     # backends/level_zero/ir: OpenVINO IR XML
   libgtest-dev libgmock-dev libbenchmark-dev         # tests/, bench/
   python3-onnx python3-numpy                         # tests/fuzz/make_corpus.py, model checks
   graphviz                                           # hsched report --format html: graph as SVG

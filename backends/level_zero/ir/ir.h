@@ -1,0 +1,49 @@
+// OpenVINO IR (XML v11 + weights .bin) for an hsched Graph: what the NPU graph extension compiles
+// (format NGRAPH_LITE). write_ir is written from the published IR specification (docs.openvino.ai,
+// "IR definition" and the opset pages); compatibility with Intel's NPU driver is unverified.
+// read_ir is its inverse: it turns the layers write_ir emits back into ONNX-style nodes that the
+// CPU kernels run. Everything read from XML or weights is untrusted and bounded.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graph/graph.h"
+#include "hsched/device.h"
+#include "hsched/status.h"
+
+namespace hsched::ir {
+
+// One IR model: the XML text and the weights it refers to by offset and size.
+struct IrModel {
+  std::string xml;
+  std::vector<uint8_t> weights;
+};
+
+// Serializes `part` (static shapes, every node accepted by ir_supports). kFp32 keeps every
+// element type as in the graph; kFp16 stores float weights as f16 and computes in f16 inside the
+// model, while Parameters and Results keep the graph's f32 with Convert layers at the edges (the
+// shape OpenVINO gives a compressed model). Other precisions: InvalidArgument.
+// Graph inputs become Parameters and graph outputs Results, both named after the values.
+Result<IrModel> write_ir(const Graph& part, Precision precision);
+
+// Parses an IR model written by write_ir back into a graph of ONNX ops (inputs/outputs in the
+// order of the Parameters/Results, named after them). Anything else, and every malformed or
+// out-of-bounds size, offset or count: InvalidArgument naming the layer.
+Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights);
+
+// NGRAPH_LITE payload (little endian): u16 compiler major, u16 compiler minor, u32 count = 2,
+// u64 xml size, xml bytes, u64 weights size, weights bytes.
+std::vector<uint8_t> pack_ngraph_lite(const IrModel& model, uint16_t major, uint16_t minor);
+// The inverse; truncated or oversized payloads, a count other than 2 or trailing bytes:
+// InvalidArgument.
+Result<IrModel> unpack_ngraph_lite(std::span<const uint8_t> payload);
+
+// Whether write_ir can express `node` of `graph` (the NPU capability uses it): ok, or
+// Unimplemented/InvalidArgument with the reason (op, attribute or element type).
+Status ir_supports(const Graph& graph, const Node& node);
+
+}  // namespace hsched::ir
