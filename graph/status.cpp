@@ -9,6 +9,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kUnavailable: return "unavailable";
     case ErrorCode::kUnimplemented: return "unimplemented";
     case ErrorCode::kDeadlineExceeded: return "deadline_exceeded";
+    case ErrorCode::kResourceExhausted: return "resource_exhausted";
     case ErrorCode::kInternal: return "internal";
   }
   return "unknown";

@@ -153,14 +153,17 @@ class PlanExecutable final : public Executable {
   void submit(Request& request);
   void run_partition(size_t p, Request& request);
   void finish(Request& request);
-  void quarantine(size_t p, const Deviation& deviation);
+  Result<std::vector<Tensor>> compute(size_t p, const std::vector<Tensor>& inputs,
+                                      PartitionRun& record);
+  void quarantine(size_t p, Quarantine quarantine);
+  Result<PartitionProgram*> cpu_fallback(PartitionNode& node);
   double now_ms() const { return ms_between(origin_, Clock::now()); }
 
   const Graph& graph_model_;
   Plan plan_;
   ExecutableStats stats_;
   Clock::time_point origin_;
-  std::function<void(int, std::vector<Tensor>&)> hook_;
+  ExecutorOptions options_;
   std::string cpu_device_;
   std::vector<char> is_output_;  // per value
   std::vector<std::unique_ptr<PartitionNode>> partitions_;
@@ -183,7 +186,7 @@ PlanExecutable::PlanExecutable(const Graph& graph, Plan plan,
       plan_(std::move(plan)),
       stats_(std::move(stats)),
       origin_(origin),
-      hook_(options.device_output_hook),
+      options_(options),
       is_output_(graph.values().size(), 0) {
   for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
   for (const DeviceProfile& device : plan_.target.devices) {
@@ -333,17 +336,7 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
   request.handoff.load(std::memory_order_acquire);
   PartitionNode& node = *partitions_[p];
   PartitionRun& record = request.record.partitions[p];
-  const bool quarantined = node.quarantined.load(std::memory_order_acquire);
-  record.device = quarantined ? cpu_device_ : node.device;
   record.start_ms = now_ms();
-  const auto fail = [&](const Status& status) {
-    std::lock_guard<std::mutex> lock(request.error_mutex);
-    if (!request.failed.load(std::memory_order_relaxed)) {
-      request.error = status.with_context("partition " + std::to_string(plan_.partitions[p].id) +
-                                          " on " + record.device);
-      request.failed.store(true, std::memory_order_release);
-    }
-  };
   const Subgraph& part = node.compiled.part;
   if (!request.failed.load(std::memory_order_acquire)) {
     std::vector<Tensor> inputs;
@@ -352,43 +345,21 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
       const std::optional<Tensor>& value = request.values[static_cast<size_t>(id)];
       if (value) inputs.push_back(*value);
     }
-    PartitionIo io;
-    PartitionProgram& program = quarantined ? *node.compiled.reference : *node.compiled.program;
     auto outputs = inputs.size() == part.inputs.size()
-                       ? program.run(inputs, &io)
+                       ? compute(p, inputs, record)
                        : Result<std::vector<Tensor>>(internal_error(
                              "executor: an input of the partition is not computed"));
-    record.upload_bytes = io.upload_bytes;
-    record.zero_copy_bytes = io.zero_copy_bytes;
-    record.upload_ms = io.upload_ms;
-    record.download_bytes = io.download_bytes;
-    record.download_ms = io.download_ms;
-    if (outputs.is_ok() && !node.on_host && !quarantined) {
-      if (hook_) hook_(static_cast<int>(p), *outputs);
-      if (node.compiled.reference) {
-        const auto verify_start = Clock::now();
-        auto want = node.compiled.reference->run(inputs, nullptr);
-        if (!want.is_ok()) {
-          outputs = want.status().with_context("the CPU reference");
-        } else {
-          const Deviation deviation =
-              compare_outputs(part.graph, *outputs, *want, node.tolerance);
-          if (!deviation.within) {
-            quarantine(p, deviation);
-            outputs = std::move(want);
-            record.device = cpu_device_;
-          }
-        }
-        record.verified = true;
-        record.verify_ms = ms_between(verify_start, Clock::now());
-      }
-    }
     if (outputs.is_ok()) {
       for (size_t k = 0; k < outputs->size(); ++k) {
         request.values[static_cast<size_t>(part.outputs[k])] = std::move((*outputs)[k]);
       }
     } else {
-      fail(outputs.status());
+      std::lock_guard<std::mutex> lock(request.error_mutex);
+      if (!request.failed.load(std::memory_order_relaxed)) {
+        request.error = outputs.status().with_context(
+            "partition " + std::to_string(plan_.partitions[p].id) + " on " + record.device);
+        request.failed.store(true, std::memory_order_release);
+      }
     }
   }
   // Values no later partition reads are released (the run's outputs are kept).
@@ -430,33 +401,92 @@ void PlanExecutable::finish(Request& request) {
   if (next < stream->requests.size()) submit(*stream->requests[next]);
 }
 
-// The partition's outputs come from the CPU from now on; the plan says so (a rejection per node,
-// final: the flag is never cleared).
-void PlanExecutable::quarantine(size_t p, const Deviation& deviation) {
+// Partition p's outputs for `inputs`: from its device, verified when asked; from the CPU once
+// quarantined, or when the device fails now (which quarantines it).
+Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<Tensor>& inputs,
+                                                    PartitionRun& record) {
   PartitionNode& node = *partitions_[p];
-  std::lock_guard<std::mutex> lock(plan_mutex_);
-  if (node.quarantined.exchange(true, std::memory_order_acq_rel)) return;
+  record.device = node.device;
+  if (node.on_host) return node.compiled.program->run(inputs, nullptr);
+  if (node.quarantined.load(std::memory_order_acquire)) {
+    record.device = cpu_device_;
+    HSCHED_ASSIGN_OR_RETURN(PartitionProgram * fallback, cpu_fallback(node));
+    return fallback->run(inputs, nullptr);
+  }
+  PartitionIo io;
+  auto outputs = node.compiled.program->run(inputs, &io);
+  if (outputs.is_ok() && options_.device_output_hook) {
+    const Status planted = options_.device_output_hook(static_cast<int>(p), *outputs);
+    if (!planted.is_ok()) outputs = planted;
+  }
+  record.upload_bytes = io.upload_bytes;
+  record.zero_copy_bytes = io.zero_copy_bytes;
+  record.upload_ms = io.upload_ms;
+  record.download_bytes = io.download_bytes;
+  record.download_ms = io.download_ms;
+  if (!outputs.is_ok()) {
+    if (outputs.status().code() == ErrorCode::kInvalidArgument) return outputs;
+    // The device failed: this request and every later one run the partition on the CPU.
+    HSCHED_ASSIGN_OR_RETURN(PartitionProgram * fallback, cpu_fallback(node));
+    const Status& error = outputs.status();
+    quarantine(p, {static_cast<int>(p), node.device,
+                   error.code() == ErrorCode::kResourceExhausted ? ReasonCode::kMemoryExceeded
+                                                                 : ReasonCode::kDeviceLost,
+                   0, 0, error.message()});
+    record.device = cpu_device_;
+    return fallback->run(inputs, nullptr);
+  }
+  if (!node.compiled.reference) return outputs;  // not verifying
+  const auto verify_start = Clock::now();
+  auto want = node.compiled.reference->run(inputs, nullptr);
+  record.verified = true;
+  record.verify_ms = ms_between(verify_start, Clock::now());
+  if (!want.is_ok()) return want.status().with_context("the CPU reference");
+  const Deviation deviation = compare_outputs(node.compiled.part.graph, *outputs, *want,
+                                              node.tolerance);
+  if (deviation.within) return outputs;
   std::ostringstream detail;
   detail << std::setprecision(4) << "outputs differ from the CPU fp32 reference beyond atol "
          << node.tolerance.atol << " + rtol " << node.tolerance.rtol << ": max abs error "
          << deviation.max_abs << ", mean abs error " << deviation.mean_abs << " ("
          << deviation.detail << ")";
+  quarantine(p, {static_cast<int>(p), node.device, ReasonCode::kVerificationFailed,
+                 deviation.max_abs, deviation.mean_abs, detail.str()});
+  record.device = cpu_device_;
+  return want;
+}
+
+// The CPU program of a device partition (its verification reference, or compiled now). Called
+// on the partition's device thread only, like every other use of node.compiled.reference.
+Result<PartitionProgram*> PlanExecutable::cpu_fallback(PartitionNode& node) {
+  if (!node.compiled.reference) {
+    HSCHED_ASSIGN_OR_RETURN(node.compiled.reference,
+                            compile_cpu_program(node.compiled.part.graph, cpu_device_, options_));
+  }
+  return node.compiled.reference.get();
+}
+
+// The partition's outputs come from the CPU from now on; the plan says so (a rejection and a
+// fallback per node, final: the flag is never cleared).
+void PlanExecutable::quarantine(size_t p, Quarantine quarantine) {
+  PartitionNode& node = *partitions_[p];
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  if (node.quarantined.exchange(true, std::memory_order_acq_rel)) return;
   Partition& partition = plan_.partitions[p];
   for (NodeId id : partition.nodes) {
     NodePlacement& placement = plan_.nodes[id];
     plan_.rejections.push_back(
-        {id, partition.device, placement.precision, ReasonCode::kVerificationFailed, detail.str()});
+        {id, partition.device, placement.precision, quarantine.reason, quarantine.detail});
     std::erase_if(plan_.fallbacks, [id](const Fallback& fallback) { return fallback.node == id; });
     plan_.fallbacks.push_back({id, Choice{partition.device, placement.precision}, cpu_device_,
-                               Precision::kFp32, ReasonCode::kVerificationFailed, detail.str()});
+                               Precision::kFp32, quarantine.reason, quarantine.detail});
     placement.device = cpu_device_;
     placement.precision = Precision::kFp32;
     placement.reason = PlacementReason::kFallback;
-    placement.detail = "verification_failed on " + partition.device;
+    placement.detail = std::string(reason_code_name(quarantine.reason)) + " on " + partition.device;
   }
-  quarantines_.push_back({static_cast<int>(p), partition.device, deviation.max_abs,
-                          deviation.mean_abs});
   partition.device = cpu_device_;
+  quarantines_.push_back(std::move(quarantine));
   ++stats_.quarantined;
 }
 
@@ -555,7 +585,7 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
             return invalid_argument("--verify needs the host CPU in target " +
                                     current.target.name);
           }
-          HSCHED_ASSIGN_OR_RETURN(reference, compiler.compile_reference(part.graph, cpu->id));
+          HSCHED_ASSIGN_OR_RETURN(reference, compile_cpu_program(part.graph, cpu->id, options));
         }
         compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
         continue;

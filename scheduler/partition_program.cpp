@@ -74,19 +74,15 @@ Result<std::shared_ptr<opencl::DeviceRuntime>> PartitionCompiler::open_opencl(
   return runtime;
 }
 
-Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile_cpu(const Graph& part,
-                                                                         const std::string& device) {
+Result<std::shared_ptr<PartitionProgram>> compile_cpu_program(const Graph& part,
+                                                              const std::string& device,
+                                                              const ExecutorOptions& options) {
   cpu::CpuOptions cpu_options;
-  cpu_options.threads = options_.cpu_threads;
-  cpu_options.profile = options_.profile;
+  cpu_options.threads = options.cpu_threads;
+  cpu_options.profile = options.profile;
   HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
   return std::shared_ptr<PartitionProgram>(
       std::make_shared<CpuPartition>(std::move(compiled), device));
-}
-
-Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile_reference(
-    const Graph& part, const std::string& cpu_device) {
-  return compile_cpu(part, cpu_device);
 }
 
 Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan& plan,
@@ -104,7 +100,7 @@ Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan&
   std::shared_ptr<PartitionProgram> program;
   switch (device->api) {
     case DeviceApi::kHost: {
-      HSCHED_ASSIGN_OR_RETURN(program, compile_cpu(part, device->id));
+      HSCHED_ASSIGN_OR_RETURN(program, compile_cpu_program(part, device->id, options_));
       break;
     }
     case DeviceApi::kOpenCl: {

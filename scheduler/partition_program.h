@@ -35,6 +35,12 @@ class PartitionProgram {
   virtual void reset_profile() = 0;
 };
 
+// The CPU backend in fp32 on `part` (a CPU partition, or the verification reference and the
+// fallback of a device partition).
+Result<std::shared_ptr<PartitionProgram>> compile_cpu_program(const Graph& part,
+                                                              const std::string& device,
+                                                              const ExecutorOptions& options);
+
 class PartitionCompiler {
  public:
   explicit PartitionCompiler(const ExecutorOptions& options);
@@ -43,15 +49,10 @@ class PartitionCompiler {
   // with the same device and nodes is returned again (re-plans keep what did not change).
   Result<std::shared_ptr<PartitionProgram>> compile(const Plan& plan, const Partition& partition,
                                                     const Graph& part);
-  // The CPU backend in fp32 on the same subgraph: the verification reference.
-  Result<std::shared_ptr<PartitionProgram>> compile_reference(const Graph& part,
-                                                              const std::string& cpu_device);
   const opencl::ProgramCache& cache() const { return *cache_; }
 
  private:
   Result<std::shared_ptr<opencl::DeviceRuntime>> open_opencl(const DeviceProfile& device);
-  Result<std::shared_ptr<PartitionProgram>> compile_cpu(const Graph& part,
-                                                        const std::string& device);
 
   ExecutorOptions options_;
   std::shared_ptr<opencl::ProgramCache> cache_;

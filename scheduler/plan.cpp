@@ -26,6 +26,8 @@ const char* reason_code_name(ReasonCode code) {
       return "verification_failed";
     case ReasonCode::kMemoryExceeded:
       return "memory_exceeded";
+    case ReasonCode::kDeviceLost:
+      return "device_lost";
   }
   return "unknown";  // only reachable through a cast of an out-of-range integer
 }

@@ -31,6 +31,9 @@
 // request's outputs and every later run's come from the CPU program, and the plan gets a
 // verification_failed rejection per node (max-abs and mean-abs error in the detail) with the
 // nodes placed on the CPU. A rejection is final, so a partition is quarantined at most once.
+// A device partition whose run fails (the device lost, out of memory, any error other than bad
+// input) is quarantined the same way (device_lost, memory_exceeded): the request completes on
+// the CPU.
 //
 // Threading: run() and run_stream() may be called from several threads at once; their requests
 // share the flow graph and pipeline.
@@ -56,8 +59,9 @@ struct ExecutorOptions {
   bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
   bool verify = false;   // check non-CPU partitions against the CPU (also: the policy's verify)
   // Test hook: called with each non-CPU partition's outputs before they are verified or used
-  // (tests plant wrong results through it). Runs on the partition's device thread.
-  std::function<void(int partition, std::vector<Tensor>& outputs)> device_output_hook;
+  // (tests plant wrong results through it); an error it returns counts as the device's (tests
+  // fail a device through it). Runs on the partition's device thread.
+  std::function<Status(int partition, std::vector<Tensor>& outputs)> device_output_hook;
 };
 
 // One partition compiled (or failed to), ms since compile() began.
@@ -74,7 +78,7 @@ struct ExecutableStats {
   int64_t programs_built = 0;   // hsched's OpenCL programs built from source
   int64_t programs_loaded = 0;  // ... loaded from the on-disk cache instead
   int replans = 0;              // plans made again after late rejections
-  int quarantined = 0;          // partitions moved to the CPU by verification
+  int quarantined = 0;          // partitions moved to the CPU while running (Quarantine)
   std::vector<CompileRecord> compiles;  // every attempt, re-plans included
 };
 
@@ -112,12 +116,15 @@ struct RunRecord {
   std::vector<PartitionRun> partitions;  // in plan order
 };
 
-// A partition quarantined by verification.
+// A device partition moved to the CPU while running: its outputs failed verification
+// (verification_failed, with the errors), or the device failed (device_lost, memory_exceeded).
 struct Quarantine {
   int partition = -1;
   std::string device;  // where it was planned
-  double max_abs = 0;
+  ReasonCode reason = ReasonCode::kVerificationFailed;
+  double max_abs = 0;  // verification only
   double mean_abs = 0;
+  std::string detail;
 };
 
 class Executable {

@@ -25,6 +25,7 @@ enum class ReasonCode {
   kCompileTimeout,
   kVerificationFailed,
   kMemoryExceeded,
+  kDeviceLost,  // the device failed while running (lost, reset, or any other run-time error)
 };
 const char* reason_code_name(ReasonCode code);  // "op_unsupported", ...
 

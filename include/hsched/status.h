@@ -16,6 +16,7 @@ enum class ErrorCode {
   kUnavailable,       // a device or file that is not there
   kUnimplemented,     // valid input that hsched does not handle (yet)
   kDeadlineExceeded,  // a compile or run that ran past its deadline
+  kResourceExhausted,  // a device out of memory
   kInternal,          // a bug in hsched or a library it uses
 };
 

@@ -211,9 +211,10 @@ TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
   options.verify = true;
   std::atomic<int> hook_calls{0};
   options.device_output_hook = [&](int partition, std::vector<Tensor>& outputs) {
-    if (partition != planted) return;
+    if (partition != planted) return Status::ok();
     ++hook_calls;
     outputs[0].values<float>()[3] += 1.0f;  // one wrong element
+    return Status::ok();
   };
   auto exe = compile(graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
@@ -242,6 +243,38 @@ TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
     EXPECT_EQ(ran.nodes[rejection.node].device, "cpu0");
   }
   EXPECT_EQ(rejected, static_cast<int>(plan.partitions[static_cast<size_t>(planted)].nodes.size()));
+}
+
+TEST_F(ExecutorOpenClTest, FailingDeviceIsQuarantinedAndTheRunCompletesOnTheCpu) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  std::atomic<int> device_runs{0};
+  options.device_output_hook = [&](int, std::vector<Tensor>&) {
+    // Both OpenCL partitions: the first run of each succeeds, then the device is "lost"; the
+    // second is out of memory.
+    const int run = device_runs++;
+    if (run < 2) return Status::ok();
+    return run == 2 ? Status(ErrorCode::kUnavailable, "device lost (planted)")
+                    : Status(ErrorCode::kResourceExhausted, "out of device memory (planted)");
+  };
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  for (uint32_t seed : {41u, 42u, 43u}) {
+    const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, seed)};
+    auto outputs = (*exe)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-4f, 1e-3f);
+  }
+  EXPECT_EQ(device_runs.load(), 4);  // quarantined partitions no longer reach the device
+  const std::vector<Quarantine> quarantines = (*exe)->quarantines();
+  ASSERT_EQ(quarantines.size(), 2u);
+  EXPECT_EQ(quarantines[0].reason, ReasonCode::kDeviceLost);
+  EXPECT_NE(quarantines[0].detail.find("device lost"), std::string::npos);
+  EXPECT_EQ(quarantines[1].reason, ReasonCode::kMemoryExceeded);
+  EXPECT_EQ(nodes_on_api((*exe)->plan(), DeviceApi::kOpenCl), 0);
 }
 
 TEST_F(ExecutorOpenClTest, VerificationPassesCorrectDevicePartitions) {
