@@ -10,6 +10,7 @@
 
 #include "backends/opencl/device.h"
 #include "scheduler/config_yaml.h"
+#include "scheduler/level_zero_discover.h"
 
 namespace hsched::sched {
 namespace {
@@ -105,8 +106,7 @@ DeviceProfile cpu_profile(const CpuFacts& facts) {
 }
 
 std::vector<Discoverer> default_discoverers() {
-  // The Level Zero (issue 7) discoverer joins this list.
-  return {discover_cpu, opencl::discover_devices};
+  return {discover_cpu, opencl::discover_devices, discover_level_zero};
 }
 
 Target discover_target(const std::vector<Discoverer>& discoverers) {
