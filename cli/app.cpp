@@ -10,6 +10,7 @@
 #include "cli/info_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
+#include "cli/run_requests.h"
 
 #ifndef HSCHED_VERSION
 #define HSCHED_VERSION "unknown"
@@ -121,6 +122,18 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_flag("--json", run_args.json, "Print the report as JSON");
   run->add_flag("--profile", run_args.profile,
                 "Time every step: time per op type and the slowest steps in the report");
+  run->add_flag("--verify", run_args.verify,
+                "Check every non-CPU partition against the CPU in fp32; a failing one is "
+                "quarantined to the CPU (also the policy's `verify`)");
+  run->add_option("--trace", run_args.trace_path,
+                  "Write a Chrome trace-event JSON of the runs here (Perfetto, chrome://tracing)");
+  run->add_option("--requests", run_args.requests,
+                  "After the timed runs, N requests (seeded varying inputs, or --inputs repeated) "
+                  "one by one, requests/s (N in [1, 100000])")
+      ->check(CLI::Range(1, kMaxRequests));
+  run->add_option("--mode", run_args.mode,
+                  "latency (default): the requests one by one; throughput: also pipelined "
+                  "across devices, with the speedup");
 
   try {
     app.parse(argc, argv);

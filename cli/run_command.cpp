@@ -4,16 +4,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "hsched/executor.h"
+#include "cli/run_requests.h"
+#include "cli/text_table.h"
 #include "graph/tensor_proto.h"
+#include "hsched/executor.h"
+#include "hsched/trace.h"
 
 namespace hsched::cli {
 namespace {
@@ -112,12 +117,59 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-std::vector<Tensor> seeded_inputs(const Graph& graph) {
+std::vector<Tensor> seeded_inputs(const Graph& graph, int request) {
+  constexpr uint32_t kRequestStride = 1000003;  // a prime: no two (request, input) seeds meet
   std::vector<Tensor> inputs;
   for (size_t k = 0; k < graph.inputs().size(); ++k) {
-    inputs.push_back(seeded_input(graph.value(graph.inputs()[k]), static_cast<uint32_t>(k + 1)));
+    const uint32_t seed =
+        static_cast<uint32_t>(k + 1) + kRequestStride * static_cast<uint32_t>(request);
+    inputs.push_back(seeded_input(graph.value(graph.inputs()[k]), seed));
   }
   return inputs;
+}
+
+std::vector<PartitionTiming> partition_timings(size_t partitions,
+                                               const std::vector<RunRecord>& records) {
+  struct Samples {
+    std::vector<double> ms, upload_bytes, zero_copy_bytes, upload_ms, download_bytes, download_ms,
+        verify_ms;
+  };
+  std::vector<Samples> samples(partitions);
+  for (const RunRecord& record : records) {
+    for (const PartitionRun& run : record.partitions) {
+      if (run.partition < 0 || static_cast<size_t>(run.partition) >= partitions) continue;
+      Samples& s = samples[static_cast<size_t>(run.partition)];
+      s.ms.push_back(run.end_ms - run.start_ms);
+      s.upload_bytes.push_back(static_cast<double>(run.upload_bytes));
+      s.zero_copy_bytes.push_back(static_cast<double>(run.zero_copy_bytes));
+      s.upload_ms.push_back(run.upload_ms);
+      s.download_bytes.push_back(static_cast<double>(run.download_bytes));
+      s.download_ms.push_back(run.download_ms);
+      s.verify_ms.push_back(run.verified ? run.verify_ms : 0.0);
+    }
+  }
+  std::vector<PartitionTiming> timings(partitions);
+  for (size_t p = 0; p < partitions; ++p) {
+    const Samples& s = samples[p];
+    if (s.ms.empty()) continue;
+    PartitionTiming& t = timings[p];
+    t.runs = static_cast<int>(s.ms.size());
+    t.measured_ms = median_of(s.ms);
+    t.upload_bytes = std::llround(median_of(s.upload_bytes));
+    t.zero_copy_bytes = std::llround(median_of(s.zero_copy_bytes));
+    t.upload_ms = median_of(s.upload_ms);
+    t.download_bytes = std::llround(median_of(s.download_bytes));
+    t.download_ms = median_of(s.download_ms);
+    t.verify_ms = median_of(s.verify_ms);
+  }
+  return timings;
+}
+
+double median_request_ms(const std::vector<RunRecord>& records) {
+  if (records.empty()) return 0;
+  std::vector<double> ms;
+  for (const RunRecord& record : records) ms.push_back(record.end_ms - record.start_ms);
+  return median_of(ms);
 }
 
 namespace {
@@ -208,6 +260,131 @@ std::vector<const Rejection*> late_rejections(const Plan& plan) {
   return late;
 }
 
+// What the runs measured, for both reports.
+struct Measured {
+  std::vector<PartitionTiming> partitions;  // over the timed runs
+  double request_ms = 0;                    // median end - start of the timed runs
+  int verified_runs = 0;                    // partition runs checked against the CPU
+};
+
+Measured measure(const Plan& plan, const TimedRuns& timed) {
+  Measured measured;
+  measured.partitions = partition_timings(plan.partitions.size(), timed.records);
+  measured.request_ms = median_request_ms(timed.records);
+  for (const RunRecord& record : timed.records) {
+    for (const PartitionRun& run : record.partitions) measured.verified_runs += run.verified;
+  }
+  return measured;
+}
+
+std::string fixed3(double value) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(3) << value;
+  return text.str();
+}
+
+// "-" for a partition on the host; "BYTES B MS ms", and "(+BYTES B in place)" for inputs the
+// device read from host memory without a copy.
+std::string transfer_cell(int64_t bytes, double ms, int64_t in_place = 0) {
+  if (bytes == 0 && ms == 0 && in_place == 0) return "-";
+  std::string cell = std::to_string(bytes) + " B " + fixed3(ms) + " ms";
+  if (in_place > 0) cell += " (+" + std::to_string(in_place) + " B in place)";
+  return cell;
+}
+
+nlohmann::json partitions_json(const Plan& plan, const Measured& measured) {
+  nlohmann::json partitions = nlohmann::json::array();
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    const Partition& partition = plan.partitions[p];
+    const PartitionTiming& t = measured.partitions[p];
+    partitions.push_back({{"id", partition.id},
+                          {"device", partition.device},
+                          {"nodes", partition.nodes.size()},
+                          {"predicted_ms", partition.compute_ms},
+                          {"measured_ms", t.measured_ms},
+                          {"transfers",
+                           {{"upload_bytes", t.upload_bytes},
+                            {"zero_copy_bytes", t.zero_copy_bytes},
+                            {"upload_ms", t.upload_ms},
+                            {"download_bytes", t.download_bytes},
+                            {"download_ms", t.download_ms}}},
+                          {"verify_ms", t.verify_ms}});
+  }
+  return partitions;
+}
+
+nlohmann::json transfers_json(const Graph& graph, const Plan& plan) {
+  nlohmann::json transfers = nlohmann::json::array();
+  for (const Transfer& transfer : plan.transfers) {
+    transfers.push_back({{"value", graph.value(transfer.value).name},
+                         {"from_partition", transfer.from_partition},
+                         {"to_partition", transfer.to_partition},
+                         {"from_device", transfer.from_device},
+                         {"to_device", transfer.to_device},
+                         {"bytes", transfer.bytes},
+                         {"predicted_ms", transfer.predicted_ms}});
+  }
+  return transfers;
+}
+
+nlohmann::json throughput_json(const RequestRuns& runs) {
+  return {{"requests", runs.requests},
+          {"mode", runs.throughput ? "throughput" : "latency"},
+          {"requests_per_s", runs.throughput ? runs.pipelined_per_s : runs.sequential_per_s},
+          {"sequential_requests_per_s", runs.sequential_per_s},
+          {"speedup", runs.throughput ? runs.speedup : 1.0},
+          {"identical_outputs", runs.identical},
+          {"max_abs_diff", runs.max_abs_diff}};
+}
+
+// "partition device nodes predicted measured upload download", one row per partition and the
+// whole request.
+std::string partitions_text(const Plan& plan, const Measured& measured) {
+  std::vector<std::vector<std::string>> rows = {
+      {"partition", "device", "nodes", "predicted", "measured", "upload", "download"}};
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    const Partition& partition = plan.partitions[p];
+    const PartitionTiming& t = measured.partitions[p];
+    rows.push_back({std::to_string(partition.id), partition.device,
+                    std::to_string(partition.nodes.size()), fixed3(partition.compute_ms) + " ms",
+                    fixed3(t.measured_ms) + " ms",
+                    transfer_cell(t.upload_bytes, t.upload_ms, t.zero_copy_bytes),
+                    transfer_cell(t.download_bytes, t.download_ms)});
+  }
+  rows.push_back({"request", "", std::to_string(plan.nodes.size()),
+                  fixed3(plan.predicted_ms) + " ms", fixed3(measured.request_ms) + " ms"});
+  std::istringstream table(format_columns(rows));
+  std::string text;
+  for (std::string line; std::getline(table, line);) text += "  " + line + "\n";
+  return text;
+}
+
+std::string throughput_text(const RequestRuns& runs) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << "requests     " << runs.requests
+       << " one by one: " << runs.sequential_per_s << " requests/s\n";
+  if (!runs.throughput) return text.str();
+  text << "throughput   " << runs.requests << " pipelined: " << runs.pipelined_per_s
+       << " requests/s (" << std::setprecision(2) << runs.speedup << "x one by one); outputs "
+       << (runs.identical ? "identical to one by one"
+                          : "differ from one by one by up to " + fixed3(runs.max_abs_diff))
+       << "\n";
+  return text.str();
+}
+
+// The folder of --trace must exist: found before the model is compiled and run, not after.
+Status check_trace_path(const std::string& path) {
+  if (path.empty()) return Status::ok();
+  const fs::path file(path);
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return invalid_argument("--trace " + path + ": no folder " + dir.string());
+  }
+  if (fs::is_directory(file, ec)) return invalid_argument("--trace " + path + ": is a folder");
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
@@ -223,6 +400,15 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     return invalid_argument("--compile-timeout-ms must be in [0, " +
                             std::to_string(kMaxCompileTimeoutMs) + "]");
   }
+  if (args.requests < 0 || args.requests > kMaxRequests) {
+    return invalid_argument("--requests must be in [1, " + std::to_string(kMaxRequests) + "]");
+  }
+  if (args.mode != "latency" && args.mode != "throughput") {
+    return invalid_argument("--mode: unknown mode '" + args.mode + "' (latency, throughput)");
+  }
+  if (args.mode == "throughput" && args.requests == 0)
+    return invalid_argument("--mode throughput needs --requests N");
+  HSCHED_RETURN_IF_ERROR(check_trace_path(args.trace_path));
   PlanArgs plan_args;
   plan_args.model_path = args.model_path;
   plan_args.input_shapes = args.input_shapes;
@@ -237,20 +423,43 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
       args.compile_timeout_ms >= 0 ? args.compile_timeout_ms : planned.compile_timeout_ms;
   options.cpu_threads = args.threads;
   options.profile = args.profile;
+  options.verify = args.verify || planned.plan.policy.verify;
+  options.device_output_hook = args.device_output_hook;
   auto executable = compile(graph, planned.plan, options);
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
   Executable& exe = **executable;
-  const Plan& plan = exe.plan();
-  warn_fallbacks(plan, warnings);
+  warn_fallbacks(exe.plan(), warnings);
 
   auto timed = time_runs(exe, inputs, args.warmup, args.iterations);
   if (!timed.is_ok()) return timed.status().with_context(args.model_path);
-  const std::vector<Tensor>& outputs = timed->outputs;
+  std::optional<RequestRuns> requests;
+  if (args.requests > 0) {
+    auto runs = run_requests(exe, graph, inputs, !args.inputs_dir.empty(), args.requests,
+                             args.mode == "throughput");
+    if (!runs.is_ok()) return runs.status().with_context(args.model_path);
+    requests = std::move(runs).value();
+  }
+  // Read once every run has finished: verification may have moved partitions to the CPU.
+  const Plan& plan = exe.plan();
+  const std::vector<Tensor>& outputs = requests ? requests->outputs : timed->outputs;
+  const ExecutableStats& stats = exe.stats();
+  const std::vector<Quarantine> quarantines = exe.quarantines();
+  if (!args.trace_path.empty()) {
+    std::vector<RunRecord> records = timed->warmup_records;
+    records.insert(records.end(), timed->records.begin(), timed->records.end());
+    if (requests) {
+      for (auto* more : {&requests->sequential_records, &requests->pipelined_records}) {
+        records.insert(records.end(), more->begin(), more->end());
+      }
+    }
+    HSCHED_RETURN_IF_ERROR(write_trace_file(args.trace_path, chrome_trace(plan, stats, records))
+                               .with_context("--trace"));
+  }
   if (!args.outputs_dir.empty())
     HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
 
   const double median = timed->median_ms;
-  const ExecutableStats& stats = exe.stats();
+  const Measured measured = measure(plan, *timed);
   if (args.json) {
     nlohmann::json report;
     report["model"] = args.model_path;
@@ -266,20 +475,25 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"partitions", plan.partitions.size()},
                       {"fallbacks", plan.fallbacks.size()},
                       {"replans", stats.replans},
-                      {"predicted_ms", plan.predicted_ms}};
-    report["partitions"] = nlohmann::json::array();
-    for (const Partition& partition : plan.partitions) {
-      report["partitions"].push_back({{"id", partition.id},
-                                      {"device", partition.device},
-                                      {"nodes", partition.nodes.size()},
-                                      {"predicted_ms", partition.compute_ms}});
-    }
+                      {"predicted_ms", plan.predicted_ms},
+                      {"measured_ms", measured.request_ms}};
+    report["partitions"] = partitions_json(plan, measured);
+    report["transfers"] = transfers_json(graph, plan);
     report["late_rejections"] = nlohmann::json::array();
     for (const Rejection* rejection : late_rejections(plan)) {
       report["late_rejections"].push_back({{"node", node_label(graph, rejection->node)},
                                            {"device", rejection->device},
                                            {"reason", reason_code_name(rejection->reason)},
                                            {"detail", rejection->detail}});
+    }
+    report["verify"] = options.verify;
+    report["verified_partition_runs"] = measured.verified_runs;
+    report["quarantined"] = nlohmann::json::array();
+    for (const Quarantine& q : quarantines) {
+      report["quarantined"].push_back({{"partition", q.partition},
+                                       {"device", q.device},
+                                       {"max_abs", q.max_abs},
+                                       {"mean_abs", q.mean_abs}});
     }
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
@@ -289,8 +503,10 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     report["first_run_ms"] = timed->first_ms;
     report["cache"] = {{"programs_built", stats.programs_built},
                        {"programs_loaded", stats.programs_loaded}};
+    if (requests) report["throughput"] = throughput_json(*requests);
     report["peak_rss_bytes"] = peak_rss_bytes();
     if (args.profile) report["profile"] = profile_json(exe.profile());
+    if (!args.trace_path.empty()) report["trace"] = args.trace_path;
     report["outputs"] = nlohmann::json::array();
     for (size_t k = 0; k < outputs.size(); ++k) {
       report["outputs"].push_back({{"name", graph.value(graph.outputs()[k]).name},
@@ -309,17 +525,31 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     text << "rejected     " << node_label(graph, rejection->node) << " on " << rejection->device
          << ": " << reason_code_name(rejection->reason) << " (" << rejection->detail << ")\n";
   }
+  if (options.verify) {
+    text << "verify       " << measured.verified_runs
+         << " partition runs checked against the CPU in the timed runs, " << quarantines.size()
+         << " partitions quarantined\n";
+  }
+  for (const Quarantine& q : quarantines) {
+    text << "quarantined  partition " << q.partition << " on " << q.device
+         << ": verification_failed (max |diff| " << q.max_abs << ", mean |diff| " << q.mean_abs
+         << "); it runs on the CPU\n";
+  }
   text << "compile      " << stats.compile_ms << " ms (OpenCL programs: " << stats.programs_built
        << " built, " << stats.programs_loaded << " loaded from the cache)\n"
        << "first run    " << timed->first_ms << " ms\n"
        << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
        << timed->max_ms << " ms over " << args.iterations << " runs (" << args.warmup
-       << " warm-up)\n";
+       << " warm-up)\n"
+       << "partitions   predicted compute and measured medians (transfers: bytes, ms)\n"
+       << partitions_text(plan, measured);
+  if (requests) text << throughput_text(*requests);
   for (size_t k = 0; k < outputs.size(); ++k) {
     text << "output       " << graph.value(graph.outputs()[k]).name << " "
          << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";
   }
   if (!args.outputs_dir.empty()) text << "written      " << args.outputs_dir << "\n";
+  if (!args.trace_path.empty()) text << "trace        " << args.trace_path << "\n";
   if (args.profile) text << profile_text(exe.profile());
   return text.str();
 }

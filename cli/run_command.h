@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/plan_command.h"
+#include "hsched/executor.h"
 #include "hsched/status.h"
 
 namespace hsched::cli {
@@ -26,6 +27,14 @@ struct RunArgs {
   int64_t compile_timeout_ms = -1;  // < 0: the deploy file's, else 30000
   bool json = false;
   bool profile = false;  // time every step; the report lists time per op type and the slowest steps
+  bool verify = false;   // check non-CPU partitions against the CPU (or the policy's `verify`)
+  std::string trace_path;  // Chrome trace-event JSON of every run, written here when set
+  // After the timed runs, `requests` more (0: none) one by one, and with mode "throughput" the
+  // same requests again pipelined through Executable::run_stream.
+  int requests = 0;
+  std::string mode = "latency";  // latency or throughput
+  // Test hook (ExecutorOptions::device_output_hook): tests plant wrong device results with it.
+  decltype(ExecutorOptions::device_output_hook) device_output_hook;
 };
 
 // Returns the report (text or JSON). Output files are written only after every run succeeded.
@@ -37,12 +46,14 @@ struct TimedRuns {
   std::vector<Tensor> outputs;  // of the last run
   double first_ms = 0;          // the first run after compiling (warm-up or timed)
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  std::vector<RunRecord> warmup_records;  // what each run did (hsched/executor.h)
+  std::vector<RunRecord> records;         // ... each timed run
 };
 
 double median_of(std::vector<double> values);
 
-// Runs `program` (anything with run(inputs) and reset_profile()) warmup + iterations times on
-// `inputs`, timing the last `iterations` runs; the profile covers those runs only.
+// Runs `program` (anything with run(inputs, RunRecord*) and reset_profile()) warmup + iterations
+// times on `inputs`, timing the last `iterations` runs; the profile covers those runs only.
 template <typename Program>
 Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs, int warmup,
                             int iterations) {
@@ -50,13 +61,15 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
   TimedRuns timed;
   std::vector<double> times;
   for (int i = 0; i < warmup + iterations; ++i) {
+    RunRecord record;
     const auto start = Clock::now();
-    auto result = program.run(inputs);
+    auto result = program.run(inputs, &record);
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     if (!result.is_ok()) return result.status();
     if (i == 0) timed.first_ms = ms;
     if (i >= warmup) times.push_back(ms);
     if (i + 1 == warmup) program.reset_profile();
+    (i >= warmup ? timed.records : timed.warmup_records).push_back(std::move(record));
     timed.outputs = std::move(result).value();
   }
   const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
@@ -66,7 +79,26 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
   return timed;
 }
 
+// One partition's medians over run records (ms and bytes; hsched/executor.h's PartitionRun).
+struct PartitionTiming {
+  int runs = 0;  // records that ran it
+  double measured_ms = 0;
+  int64_t upload_bytes = 0;
+  int64_t zero_copy_bytes = 0;  // inputs the device read in place
+  double upload_ms = 0;
+  int64_t download_bytes = 0;
+  double download_ms = 0;
+  double verify_ms = 0;
+};
+
+// Per Plan::partitions index; partitions no record ran are all zeros.
+std::vector<PartitionTiming> partition_timings(size_t partitions,
+                                               const std::vector<RunRecord>& records);
+// The median of the records' end - start (ms); 0 without records.
+double median_request_ms(const std::vector<RunRecord>& records);
+
 // Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.
-std::vector<Tensor> seeded_inputs(const Graph& graph);
+// `request` varies them (request 0: the same inputs every time).
+std::vector<Tensor> seeded_inputs(const Graph& graph, int request = 0);
 
 }  // namespace hsched::cli

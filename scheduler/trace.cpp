@@ -70,10 +70,13 @@ Span partition_span(const Plan& plan, const PartitionRun& run, size_t request) {
   span.device = run.device;
   const double start = run.start_ms;
   const double end = std::max(run.start_ms, run.end_ms);
-  span.event = {"partition " + std::to_string(run.partition), "partition", start, end,
+  span.event = {"partition " + std::to_string(run.partition),
+                "partition",
+                start,
+                end,
                 {{"request", request}, {"partition", run.partition}}};
-  const bool known = run.partition >= 0 &&
-                     static_cast<size_t>(run.partition) < plan.partitions.size();
+  const bool known =
+      run.partition >= 0 && static_cast<size_t>(run.partition) < plan.partitions.size();
   if (known) {
     const Partition& partition = plan.partitions[static_cast<size_t>(run.partition)];
     span.event.args["nodes"] = partition.nodes.size();
@@ -82,9 +85,11 @@ Span partition_span(const Plan& plan, const PartitionRun& run, size_t request) {
   }
   // The order inside a device partition: its inputs written, its kernels, its outputs read back,
   // then the CPU reference and the comparison.
-  if (run.upload_bytes > 0 || run.upload_ms > 0) {
+  if (run.upload_bytes > 0 || run.zero_copy_bytes > 0 || run.upload_ms > 0) {
     Event upload = inner_event("upload", "transfer", start, run.upload_ms, start, end);
-    upload.args = {{"bytes", run.upload_bytes}, {"partition", run.partition}};
+    upload.args = {{"bytes", run.upload_bytes},
+                   {"zero_copy_bytes", run.zero_copy_bytes},
+                   {"partition", run.partition}};
     span.inner.push_back(std::move(upload));
   }
   const double verify_ms = run.verified ? std::max(run.verify_ms, 0.0) : 0.0;
@@ -105,8 +110,10 @@ Span partition_span(const Plan& plan, const PartitionRun& run, size_t request) {
 Span compile_span(const CompileRecord& record) {
   Span span;
   span.device = record.device;
-  span.event = {"compile partition " + std::to_string(record.partition), "compile",
-                record.start_ms, std::max(record.start_ms, record.end_ms),
+  span.event = {"compile partition " + std::to_string(record.partition),
+                "compile",
+                record.start_ms,
+                std::max(record.start_ms, record.end_ms),
                 {{"partition", record.partition}}};
   if (!record.error.empty()) span.event.args["error"] = record.error;
   return span;

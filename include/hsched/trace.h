@@ -13,7 +13,7 @@
 //                    planned_device when it ran elsewhere (quarantined);
 //   cat "transfer":  "upload" (host -> device copies of its inputs) at the start and "download"
 //                    (device -> host copies of its outputs) at the end of a device partition,
-//                    inside it; args: bytes;
+//                    inside it; args: bytes (upload: zero_copy_bytes too, read in place);
 //   cat "verify":    the CPU reference run and the comparison of a verified partition, last
 //                    thing inside it;
 //   cat "compile":   one event per partition compile attempt (ExecutableStats::compiles), on
