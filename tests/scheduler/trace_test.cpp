@@ -10,7 +10,6 @@
 #include <set>
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "support/temp_dir.h"
@@ -33,9 +32,8 @@ Plan two_device_plan() {
   gpu.kind = DeviceKind::kGpu;
   gpu.api = DeviceApi::kOpenCl;
   plan.target.devices = {cpu, gpu};
-  plan.partitions = {{0, "cpu0", {0, 1}, 0.5, 0},
-                     {1, "ocl0", {2, 3, 4}, 1.25, 10},
-                     {2, "cpu0", {5}, 0.25, 0}};
+  plan.partitions = {
+      {0, "cpu0", {0, 1}, 0.5, 0}, {1, "ocl0", {2, 3, 4}, 1.25, 10}, {2, "cpu0", {5}, 0.25, 0}};
   return plan;
 }
 
@@ -74,8 +72,8 @@ ExecutableStats compile_stats() {
 }
 
 struct ParsedTrace {
-  json events;                              // "X" events
-  std::map<int, std::string> track_names;   // tid -> thread_name
+  json events;                             // "X" events
+  std::map<int, std::string> track_names;  // tid -> thread_name
 };
 
 ParsedTrace parse(const std::string& text) {
@@ -105,9 +103,7 @@ std::vector<json> of_cat(const ParsedTrace& trace, const std::string& cat) {
   return found;
 }
 
-double end_us(const json& event) {
-  return event["ts"].get<double>() + event["dur"].get<double>();
-}
+double end_us(const json& event) { return event["ts"].get<double>() + event["dur"].get<double>(); }
 
 bool inside(const json& inner, const json& outer) {
   constexpr double kSlack = 1e-6;
@@ -122,8 +118,8 @@ void expect_nested_per_track(const ParsedTrace& trace) {
       const json& a = trace.events[i];
       const json& b = trace.events[j];
       if (a["tid"] != b["tid"]) continue;
-      const bool disjoint = end_us(a) <= b["ts"].get<double>() + 1e-6 ||
-                            end_us(b) <= a["ts"].get<double>() + 1e-6;
+      const bool disjoint =
+          end_us(a) <= b["ts"].get<double>() + 1e-6 || end_us(b) <= a["ts"].get<double>() + 1e-6;
       EXPECT_TRUE(disjoint || inside(a, b) || inside(b, a)) << a.dump() << "\n" << b.dump();
     }
   }
