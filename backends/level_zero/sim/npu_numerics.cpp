@@ -1,0 +1,115 @@
+#include "backends/level_zero/sim/npu_numerics.h"
+
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+namespace hsched::zesim {
+namespace {
+
+class Rewriter {
+ public:
+  explicit Rewriter(const Graph& source) : source_(source), use_(source.values().size(), kNoValue) {
+    for (const Value& value : source.values()) names_.insert(value.name);
+    out_.name = source.name;
+    out_.opset = source.opset;
+  }
+
+  Result<Graph> run() {
+    HSCHED_ASSIGN_OR_RETURN(const std::vector<NodeId> order, source_.topological_order());
+    for (ValueId id = 0; id < static_cast<ValueId>(source_.values().size()); ++id) {
+      const Value& value = source_.value(id);
+      if (value.is_constant()) {
+        const ValueId raw = is_f32(value) ? out_.add_constant(unique(value.name + "/f32"), *value.constant)
+                                          : out_.add_constant(value.name, *value.constant);
+        use_[id] = is_f32(value) ? round(raw, value, value.name, value.name) : raw;
+      }
+    }
+    for (ValueId id : source_.inputs()) {
+      const Value& value = source_.value(id);
+      const ValueId raw = out_.add_value(value.name, value.dtype, value.shape);
+      out_.add_input(raw);
+      use_[id] = is_f32(value) ? round(raw, value, unique(value.name + "/fp16"), value.name) : raw;
+    }
+    for (NodeId node_id : order) {
+      const Node& node = source_.node(node_id);
+      Node copy = node;
+      for (ValueId& in : copy.inputs) {
+        if (in == kNoValue) continue;
+        if (use_[static_cast<size_t>(in)] == kNoValue)
+          return invalid_argument("npu numerics: node '" + node.name + "' reads value '" +
+                                  source_.value(in).name + "' that nothing produces");
+        in = use_[static_cast<size_t>(in)];
+      }
+      std::vector<std::pair<ValueId, ValueId>> to_round;  // (source value, raw output)
+      for (ValueId& out : copy.outputs) {
+        if (out == kNoValue) continue;
+        const Value& value = source_.value(out);
+        if (is_f32(value)) {
+          const ValueId raw = out_.add_value(unique(value.name + "/f32"), value.dtype, value.shape);
+          to_round.emplace_back(out, raw);
+          out = raw;
+        } else {
+          const ValueId same = out_.add_value(value.name, value.dtype, value.shape);
+          use_[static_cast<size_t>(out)] = same;
+          out = same;
+        }
+      }
+      out_.add_node(std::move(copy));
+      for (const auto& [source_id, raw] : to_round) {
+        const Value& value = source_.value(source_id);
+        use_[static_cast<size_t>(source_id)] =
+            round(raw, value, value.name, node.name.empty() ? value.name : node.name);
+      }
+    }
+    for (ValueId id : source_.outputs()) {
+      if (use_[static_cast<size_t>(id)] == kNoValue)
+        return invalid_argument("npu numerics: graph output '" + source_.value(id).name +
+                                "' is not produced");
+      out_.add_output(use_[static_cast<size_t>(id)]);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  static bool is_f32(const Value& value) { return value.dtype == DType::kF32; }
+
+  std::string unique(const std::string& base) {
+    std::string name = base;
+    for (int n = 2; names_.count(name) != 0; ++n) name = base + "#" + std::to_string(n);
+    names_.insert(name);
+    return name;
+  }
+
+  // Cast(raw -> f16) -> Cast(-> f32); returns the f32 value, named `name`.
+  ValueId round(ValueId raw, const Value& like, const std::string& name, const std::string& label) {
+    const ValueId half = out_.add_value(unique(like.name + "/f16"), DType::kF16, like.shape);
+    const ValueId rounded = out_.add_value(name, DType::kF32, like.shape);
+    Node to_half;
+    to_half.name = unique(label + "/npu_to_f16");
+    to_half.op_type = "Cast";
+    to_half.inputs = {raw};
+    to_half.outputs = {half};
+    to_half.attributes["to"] = static_cast<int64_t>(dtype_to_onnx(DType::kF16));
+    out_.add_node(std::move(to_half));
+    Node to_float;
+    to_float.name = unique(label + "/npu_to_f32");
+    to_float.op_type = "Cast";
+    to_float.inputs = {half};
+    to_float.outputs = {rounded};
+    to_float.attributes["to"] = static_cast<int64_t>(dtype_to_onnx(DType::kF32));
+    out_.add_node(std::move(to_float));
+    return rounded;
+  }
+
+  const Graph& source_;
+  Graph out_;
+  std::vector<ValueId> use_;  // per source value: the value its readers read in out_
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace
+
+Result<Graph> with_fp16_numerics(const Graph& graph) { return Rewriter(graph).run(); }
+
+}  // namespace hsched::zesim

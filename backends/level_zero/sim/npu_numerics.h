@@ -1,0 +1,17 @@
+// NPU numerics for the simulated NPU: the NPU 3720 computes in fp16, so the simulated driver runs
+// a copy of the graph in which every f32 value (graph input, weight or other constant, node
+// output) is rounded to fp16: a Cast to f16 and back to f32 follows it, and every reader reads the
+// rounded value. The CPU program folds the casts of constants when it compiles (weights rounded
+// once, at graph creation); the others run after every node (activations rounded). Values keep
+// their names on the side the host sees: graph inputs name the unrounded value the host writes,
+// graph outputs the rounded value the host reads.
+#pragma once
+
+#include "graph/graph.h"
+#include "hsched/status.h"
+
+namespace hsched::zesim {
+
+Result<Graph> with_fp16_numerics(const Graph& graph);
+
+}  // namespace hsched::zesim
