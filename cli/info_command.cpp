@@ -105,7 +105,8 @@ std::string placement_text(const Plan& plan) {
 
 // The demo model's info; the model scheduled for this machine with the default policy and run
 // there, and, when this machine has OpenCL devices, run again with them taking every node they
-// can (outputs compared with the first run); then its plans for this machine and for a Core Ultra
+// can (outputs compared with the first run), each run with measured next to predicted per
+// partition and per request; then its plans for this machine and for a Core Ultra
 // 7 155H laptop (planned from its profile: not run).
 Result<std::string> run_demo(const InfoArgs& args) {
   HSCHED_ASSIGN_OR_RETURN(Graph graph, build_demo_graph());
@@ -129,13 +130,24 @@ Result<std::string> run_demo(const InfoArgs& args) {
     nlohmann::json report = summary_to_json(summary);
     report["runs"] = nlohmann::json::array();
     for (const DemoRun& run : runs) {
-      nlohmann::json devices = nlohmann::json::array();
-      for (const Partition& partition : run.plan.partitions) devices.push_back(partition.device);
+      const std::vector<PartitionTiming> timings =
+          partition_timings(run.plan.partitions.size(), run.timed.records);
+      nlohmann::json partitions = nlohmann::json::array();
+      for (size_t p = 0; p < run.plan.partitions.size(); ++p) {
+        const Partition& partition = run.plan.partitions[p];
+        partitions.push_back({{"id", partition.id},
+                              {"device", partition.device},
+                              {"nodes", partition.nodes.size()},
+                              {"predicted_ms", partition.compute_ms},
+                              {"measured_ms", timings[p].measured_ms}});
+      }
       report["runs"].push_back(
           {{"plan", run.label},
            {"placement", placement_text(run.plan)},
            {"hardware", "real"},  // every device of a this-machine plan is present here
            {"predicted_ms", run.plan.predicted_ms},
+           {"measured_ms", median_request_ms(run.timed.records)},
+           {"partitions", std::move(partitions)},
            {"latency_ms",
             {{"median", run.timed.median_ms}, {"min", run.timed.min_ms}, {"max", run.timed.max_ms}}},
            {"max_abs_diff_vs_first_run", run.max_abs_diff}});
@@ -154,7 +166,7 @@ Result<std::string> run_demo(const InfoArgs& args) {
       std::snprintf(line, sizeof(line), "%.3g", run.max_abs_diff);
       text += std::string("; max |diff| vs the first run ") + line;
     }
-    text += "\n";
+    text += "\n" + partition_table(run.plan, run.timed.records);
   }
   text += "(seeded random input; every run above ran on this machine's real devices)\n";
   for (const DemoPlan& plan : plans) text += "\n" + plan.text;

@@ -387,6 +387,13 @@ Status check_trace_path(const std::string& path) {
 
 }  // namespace
 
+std::string partition_table(const Plan& plan, const std::vector<RunRecord>& records) {
+  Measured measured;
+  measured.partitions = partition_timings(plan.partitions.size(), records);
+  measured.request_ms = median_request_ms(records);
+  return partitions_text(plan, measured);
+}
+
 Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (args.iterations < 1 || args.iterations > kMaxIterations) {
     return invalid_argument("--iterations must be in [1, " + std::to_string(kMaxIterations) + "]");

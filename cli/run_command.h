@@ -96,6 +96,10 @@ std::vector<PartitionTiming> partition_timings(size_t partitions,
                                                const std::vector<RunRecord>& records);
 // The median of the records' end - start (ms); 0 without records.
 double median_request_ms(const std::vector<RunRecord>& records);
+// "partition device nodes predicted measured upload download", each line indented two spaces:
+// a row per partition (its predicted compute, the records' medians) and one for the whole
+// request (Plan::predicted_ms, the median request).
+std::string partition_table(const Plan& plan, const std::vector<RunRecord>& records);
 
 // Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.
 // `request` varies them (request 0: the same inputs every time).

@@ -45,6 +45,15 @@ TEST(CliTest, DemoJsonHasTheSummaryFields) {
   EXPECT_GT(json["runs"][0]["latency_ms"]["median"].get<double>(), 0.0);
   for (const auto& run : json["runs"]) {
     EXPECT_LT(run["max_abs_diff_vs_first_run"].get<double>(), 1e-3) << run.dump();
+    // Measured next to predicted, per partition and per request.
+    EXPECT_GT(run["measured_ms"].get<double>(), 0.0) << run.dump();
+    int nodes = 0;
+    for (const auto& partition : run["partitions"]) {
+      EXPECT_GT(partition["predicted_ms"].get<double>(), 0.0) << partition.dump();
+      EXPECT_GT(partition["measured_ms"].get<double>(), 0.0) << partition.dump();
+      nodes += partition["nodes"].get<int>();
+    }
+    EXPECT_EQ(nodes, json["nodes"].get<int>()) << run.dump();
   }
   ASSERT_EQ(json["inputs"].size(), 1u);
   EXPECT_EQ(json["inputs"][0]["name"], "input");
@@ -64,6 +73,8 @@ TEST(CliTest, DemoTextNamesTheModel) {
   EXPECT_NE(run.out.find("demo-cnn"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("GFLOP"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("Conv"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("partition  device  nodes  predicted  measured"), std::string::npos)
+      << run.out;
 }
 
 TEST(CliTest, VersionExitsZero) {
