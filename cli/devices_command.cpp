@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/text_table.h"
+#include "scheduler/level_zero_discover.h"
 #include "scheduler/target_select.h"
 
 namespace hsched::cli {
@@ -21,15 +22,31 @@ std::string peaks_text(const DeviceProfile& device) {
   return text.str();
 }
 
+// Simulated devices say so in their name (hsched's simulated NPU driver: "... (simulated by
+// hsched)"); every output repeats it.
+bool is_simulated(const DeviceProfile& device) {
+  return device.name.find("simulated") != std::string::npos;
+}
+
+// The Level Zero view of an OpenCL device of this machine, when both APIs see it.
+const sched::CrossApiView* level_zero_view(const DeviceProfile& device,
+                                           const std::vector<sched::CrossApiView>& views) {
+  if (!device.present || device.api != DeviceApi::kOpenCl) return nullptr;
+  for (const sched::CrossApiView& view : views) {
+    if (view.opencl_locator == device.locator) return &view;
+  }
+  return nullptr;
+}
+
 nlohmann::json device_json(const DeviceProfile& device) {
   nlohmann::json json = {{"id", device.id},
                          {"kind", device_kind_name(device.kind)},
                          {"api", device_api_name(device.api)},
                          {"name", device.name},
                          {"present", device.present},
-                         // Real hardware or a real driver (PoCL included). The simulated NPU
-                         // driver (issue 7) is the only device that will report true.
-                         {"simulated", false},
+                         // Real hardware or a real driver (PoCL included), or hsched's
+                         // simulated NPU driver (its name says so too).
+                         {"simulated", is_simulated(device)},
                          {"precisions", nlohmann::json::array()},
                          {"peak_gflops", nlohmann::json::object()},
                          {"memory_bandwidth_gbps", device.memory_bandwidth_gbps},
@@ -49,18 +66,33 @@ Result<std::string> run_devices(const DevicesArgs& args) {
       args.target.empty() ? std::string(kThisMachineTarget) : args.target);
   if (!resolved.is_ok()) return resolved.status().with_context("--target");
   const Target& target = *resolved;
+  // A GPU seen through OpenCL and Level Zero is listed once (as the OpenCL device, which runs
+  // it), with its Level Zero view beside it.
+  const std::vector<sched::CrossApiView> views =
+      target.source == "discovered" ? sched::cross_api_views() : std::vector<sched::CrossApiView>{};
   if (args.json) {
     nlohmann::json json = {{"target", target.name}, {"source", target.source}};
     json["devices"] = nlohmann::json::array();
-    for (const DeviceProfile& device : target.devices)
-      json["devices"].push_back(device_json(device));
+    for (const DeviceProfile& device : target.devices) {
+      nlohmann::json entry = device_json(device);
+      if (const sched::CrossApiView* view = level_zero_view(device, views)) {
+        entry["level_zero"] = {{"name", view->level_zero_name},
+                               {"locator", view->level_zero_locator},
+                               {"matched_by", view->matched_by}};
+      }
+      json["devices"].push_back(std::move(entry));
+    }
     return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
   std::vector<std::vector<std::string>> rows = {
       {"id", "kind", "api", "present", "peak GFLOP/s (int8: GOP/s)", "name"}};
   for (const DeviceProfile& device : target.devices) {
+    std::string name = device.name;
+    if (const sched::CrossApiView* view = level_zero_view(device, views)) {
+      name += " [also Level Zero: " + view->level_zero_name + ", " + view->matched_by + "]";
+    }
     rows.push_back({device.id, device_kind_name(device.kind), device_api_name(device.api),
-                    device.present ? "yes" : "planned", peaks_text(device), device.name});
+                    device.present ? "yes" : "planned", peaks_text(device), name});
   }
   return "target " + target.name + " (" + target.source + ")\n" + format_columns(rows);
 }

@@ -1,10 +1,12 @@
 #include "scheduler/partition_program.h"
 
+#include <chrono>
 #include <cmath>
 #include <optional>
 #include <sstream>
 
 #include "backends/cpu/program.h"
+#include "backends/level_zero/program.h"
 #include "backends/opencl/program.h"
 
 namespace hsched {
@@ -55,10 +57,66 @@ class OpenClPartition final : public PartitionProgram {
   std::string device_;
 };
 
+// An NPU graph: one step for the whole partition (the driver runs it as one graph).
+class NpuPartition final : public PartitionProgram {
+ public:
+  NpuPartition(std::unique_ptr<level_zero::NpuProgram> program, std::string device, bool profile)
+      : program_(std::move(program)), device_(std::move(device)), profile_(profile) {}
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo* io) override {
+    const auto start = std::chrono::steady_clock::now();
+    level_zero::NpuRunCopies copies;
+    auto outputs = program_->run(inputs, &copies);
+    if (profile_ && outputs.is_ok()) {
+      total_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                             start).count();
+      ++runs_;
+    }
+    if (io != nullptr) {
+      *io = {copies.upload_bytes, 0, copies.upload_ms, copies.download_bytes,
+             copies.download_ms};
+    }
+    return outputs;
+  }
+  void append_profile(std::vector<StepProfile>& steps) const override {
+    if (!profile_) return;
+    const Graph& graph = program_->graph();
+    steps.push_back({graph.nodes().empty() ? std::string("graph") : node_label(graph, 0),
+                     "NpuGraph", runs_ > 0 ? total_ms_ / static_cast<double>(runs_) : 0.0,
+                     device_});
+  }
+  void reset_profile() override {
+    total_ms_ = 0;
+    runs_ = 0;
+  }
+
+ private:
+  std::unique_ptr<level_zero::NpuProgram> program_;
+  std::string device_;
+  bool profile_;
+  double total_ms_ = 0;
+  int64_t runs_ = 0;
+};
+
 }  // namespace
 
 PartitionCompiler::PartitionCompiler(const ExecutorOptions& options)
-    : options_(options), cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)) {}
+    : options_(options),
+      cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)),
+      graph_cache_(std::make_shared<level_zero::NativeCache>(cache_->dir().string())) {}
+
+Result<std::shared_ptr<level_zero::NpuRuntime>> PartitionCompiler::open_npu(
+    const DeviceProfile& device) {
+  auto found = npu_runtimes_.find(device.locator);
+  if (found != npu_runtimes_.end()) return found->second;
+  const std::optional<level_zero::DeviceInfo> info = level_zero::find_device(device.locator);
+  if (!info) {
+    return Status(ErrorCode::kUnavailable, "Level Zero device " + device.id + " (" + device.name +
+                                               ") is no longer present at " + device.locator);
+  }
+  HSCHED_ASSIGN_OR_RETURN(auto runtime, level_zero::NpuRuntime::open(*info, graph_cache_));
+  npu_runtimes_.emplace(device.locator, runtime);
+  return runtime;
+}
 
 Result<std::shared_ptr<opencl::DeviceRuntime>> PartitionCompiler::open_opencl(
     const DeviceProfile& device) {
@@ -114,6 +172,35 @@ Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan&
                                      all_fp16 ? opencl::Storage::kFloat16 : opencl::Storage::kFloat32,
                                      options_.compile_timeout_ms, options_.profile));
       program = std::make_shared<OpenClPartition>(std::move(compiled), device->id);
+      break;
+    }
+    case DeviceApi::kLevelZero: {
+      // The graph in fp16 when every node asks fp16 (the NPU policies' precision), else fp32.
+      bool all_fp16 = !partition.nodes.empty();
+      for (NodeId id : partition.nodes) all_fp16 &= plan.nodes[id].precision == Precision::kFp16;
+      HSCHED_ASSIGN_OR_RETURN(auto runtime, open_npu(*device));
+      level_zero::NpuCompileOptions npu_options;
+      npu_options.precision = all_fp16 ? Precision::kFp16 : Precision::kFp32;
+      npu_options.deadline_ms = options_.compile_timeout_ms;
+      auto compiled = level_zero::NpuProgram::compile(part, runtime, npu_options);
+      if (!compiled.is_ok()) {
+        const Status& error = compiled.status();
+        // The IR writer refusing a node the capability accepted is a build failure of this
+        // device (re-planned), not the user's input at fault.
+        if (error.code() == ErrorCode::kInvalidArgument ||
+            error.code() == ErrorCode::kUnimplemented) {
+          return internal_error("build_failed: " + error.message());
+        }
+        return error;
+      }
+      // Counted with the OpenCL programs (ExecutableStats programs_built/programs_loaded).
+      if ((*compiled)->loaded_from_cache()) {
+        cache_->record_loaded();
+      } else {
+        cache_->record_built();
+      }
+      program = std::make_shared<NpuPartition>(std::move(compiled).value(), device->id,
+                                               options_.profile);
       break;
     }
     default:

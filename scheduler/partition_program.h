@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/level_zero/native_cache.h"
+#include "backends/level_zero/program.h"
 #include "backends/opencl/program_cache.h"
 #include "backends/opencl/runtime.h"
 #include "hsched/executor.h"
@@ -53,10 +55,14 @@ class PartitionCompiler {
 
  private:
   Result<std::shared_ptr<opencl::DeviceRuntime>> open_opencl(const DeviceProfile& device);
+  Result<std::shared_ptr<level_zero::NpuRuntime>> open_npu(const DeviceProfile& device);
 
   ExecutorOptions options_;
   std::shared_ptr<opencl::ProgramCache> cache_;
   std::map<std::string, std::shared_ptr<opencl::DeviceRuntime>> runtimes_;  // by locator
+  // NPU graphs: native binaries cached beside the OpenCL programs, and counted with them.
+  std::shared_ptr<level_zero::NativeCache> graph_cache_;
+  std::map<std::string, std::shared_ptr<level_zero::NpuRuntime>> npu_runtimes_;  // by locator
   std::map<std::pair<std::string, std::vector<NodeId>>, std::shared_ptr<PartitionProgram>> done_;
 };
 

@@ -19,6 +19,7 @@
 #include "scheduler/cost_model.h"
 #include "scheduler/cpu_capability.h"
 #include "scheduler/discover.h"
+#include "scheduler/level_zero_capability.h"
 #include "scheduler/opencl_capability.h"
 #include "scheduler/partitioner.h"
 
@@ -456,6 +457,11 @@ Result<Plan> Scheduler::run() {
         break;
       case DeviceApi::kOpenCl:
         capability = make_opencl_capability(device);
+        break;
+      case DeviceApi::kLevelZero:
+        // Present: the backend's own rules; planned from a profile: the profile's.
+        capability = device.present ? make_level_zero_capability(device)
+                                    : make_profile_capability(device);
         break;
       default:
         capability = make_profile_capability(device);

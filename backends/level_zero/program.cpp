@@ -1,0 +1,494 @@
+#include "backends/level_zero/program.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "backends/level_zero/ir/ir.h"
+
+namespace hsched::level_zero {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kArgumentAlignment = 64;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Runs `work` on a detached thread and waits at most `deadline_ms` for its result (as the OpenCL
+// backend's compiler does). Past the deadline: DeadlineExceeded "compile_timeout: ..." and
+// `work` carries on alone, owning what it touches.
+template <typename T>
+Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms,
+                            const std::string& what) {
+  struct State {
+    std::mutex mutex;
+    std::condition_variable done_cv;
+    std::optional<Result<T>> result;
+  };
+  auto state = std::make_shared<State>();
+  try {
+    std::thread([state, work = std::move(work)] {
+      Result<T> result = work();
+      std::lock_guard<std::mutex> lock(state->mutex);
+      state->result.emplace(std::move(result));
+      state->done_cv.notify_all();
+    }).detach();
+  } catch (const std::system_error& error) {
+    return internal_error("level_zero: cannot start a thread for " + what + ": " + error.what());
+  }
+  std::unique_lock<std::mutex> lock(state->mutex);
+  if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, deadline_ms)),
+                               [&] { return state->result.has_value(); })) {
+    return Status(ErrorCode::kDeadlineExceeded,
+                  "compile_timeout: " + what + " exceeded the " + std::to_string(deadline_ms) +
+                      " ms deadline; it goes on in the background");
+  }
+  return std::move(*state->result);
+}
+
+std::optional<DType> dtype_of(ze_graph_argument_precision_t precision) {
+  switch (precision) {
+    case ZE_GRAPH_ARGUMENT_PRECISION_FP32: return DType::kF32;
+    case ZE_GRAPH_ARGUMENT_PRECISION_FP16: return DType::kF16;
+    case ZE_GRAPH_ARGUMENT_PRECISION_BF16: return DType::kBF16;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT8: return DType::kI8;
+    case ZE_GRAPH_ARGUMENT_PRECISION_UINT8: return DType::kU8;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT32: return DType::kI32;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT64: return DType::kI64;
+    case ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN: return DType::kBool;
+    default: return std::nullopt;
+  }
+}
+
+std::string bounded_name(const char* text, size_t capacity) {
+  return std::string(text, strnlen(text, capacity));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// NpuRuntime
+
+NpuRuntime::NpuRuntime(DeviceInfo info, std::shared_ptr<NativeCache> cache)
+    : info_(std::move(info)), cache_(std::move(cache)) {}
+
+NpuRuntime::~NpuRuntime() {
+  if (process_exiting()) return;  // the loader is being torn down: leak, never call into it
+  if (queue_ != nullptr) zeCommandQueueDestroy(queue_);
+  if (context_ != nullptr) zeContextDestroy(context_);
+}
+
+Result<std::shared_ptr<NpuRuntime>> NpuRuntime::open(const DeviceInfo& info,
+                                                     std::shared_ptr<NativeCache> cache) {
+  std::shared_ptr<NpuRuntime> runtime(new NpuRuntime(info, std::move(cache)));
+  const std::string& name = info.name;
+  if (info.graph_extension == 0) {
+    return Status(ErrorCode::kUnavailable, "level_zero: the driver of " + name +
+                                               " does not offer " ZE_GRAPH_EXT_NAME);
+  }
+  void* table = nullptr;
+  ze_result_t result = zeDriverGetExtensionFunctionAddress(info.driver, ZE_GRAPH_EXT_NAME, &table);
+  if (result != ZE_RESULT_SUCCESS || table == nullptr) {
+    return Status(ErrorCode::kUnavailable, "level_zero: zeDriverGetExtensionFunctionAddress(" ZE_GRAPH_EXT_NAME
+                                           ") on " + name + ": " + result_name(result));
+  }
+  runtime->graph_api_ = static_cast<const ze_graph_dditable_ext_t*>(table);
+  const ze_graph_dditable_ext_t& api = *runtime->graph_api_;
+  if (api.pfnCreate == nullptr || api.pfnDestroy == nullptr || api.pfnGetProperties == nullptr ||
+      api.pfnGetArgumentProperties == nullptr || api.pfnSetArgumentValue == nullptr ||
+      api.pfnAppendGraphInitialize == nullptr || api.pfnAppendGraphExecute == nullptr ||
+      api.pfnGetNativeBinary == nullptr || api.pfnDeviceGetGraphProperties == nullptr) {
+    return Status(ErrorCode::kUnavailable,
+                  "level_zero: the graph extension of " + name + " lacks an entry hsched uses");
+  }
+  runtime->graph_properties_.stype = ZE_STRUCTURE_TYPE_DEVICE_GRAPH_PROPERTIES;
+  result = api.pfnDeviceGetGraphProperties(info.device, &runtime->graph_properties_);
+  if (result != ZE_RESULT_SUCCESS) {
+    return status_from(result, "pfnDeviceGetGraphProperties", name);
+  }
+  if ((runtime->graph_properties_.graphFormatsSupported & ZE_GRAPH_FORMAT_NGRAPH_LITE) == 0) {
+    return Status(ErrorCode::kUnavailable,
+                  "level_zero: the graph compiler of " + name + " does not take NGRAPH_LITE IR");
+  }
+
+  // A queue of the first group that computes (an NPU has one).
+  uint32_t group_count = 0;
+  result = zeDeviceGetCommandQueueGroupProperties(info.device, &group_count, nullptr);
+  if (result != ZE_RESULT_SUCCESS) {
+    return status_from(result, "zeDeviceGetCommandQueueGroupProperties", name);
+  }
+  std::vector<ze_command_queue_group_properties_t> groups(group_count);
+  for (auto& group : groups) group.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_GROUP_PROPERTIES;
+  if (group_count > 0) {
+    result = zeDeviceGetCommandQueueGroupProperties(info.device, &group_count, groups.data());
+    if (result != ZE_RESULT_SUCCESS) {
+      return status_from(result, "zeDeviceGetCommandQueueGroupProperties", name);
+    }
+  }
+  std::optional<uint32_t> ordinal;
+  for (uint32_t g = 0; g < group_count && g < groups.size() && !ordinal; ++g) {
+    if (groups[g].flags & ZE_COMMAND_QUEUE_GROUP_PROPERTY_FLAG_COMPUTE) ordinal = g;
+  }
+  if (!ordinal) {
+    return Status(ErrorCode::kUnavailable, "level_zero: " + name + " has no compute queue group");
+  }
+  runtime->queue_ordinal_ = *ordinal;
+
+  ze_context_desc_t context_desc{};
+  context_desc.stype = ZE_STRUCTURE_TYPE_CONTEXT_DESC;
+  result = zeContextCreate(info.driver, &context_desc, &runtime->context_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeContextCreate", name);
+  ze_command_queue_desc_t queue_desc{};
+  queue_desc.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
+  queue_desc.ordinal = runtime->queue_ordinal_;
+  queue_desc.index = 0;
+  queue_desc.mode = ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS;
+  queue_desc.priority = ZE_COMMAND_QUEUE_PRIORITY_NORMAL;
+  result = zeCommandQueueCreate(runtime->context_, info.device, &queue_desc, &runtime->queue_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeCommandQueueCreate", name);
+  return runtime;
+}
+
+// ---------------------------------------------------------------------------------------------
+// NpuProgram
+
+// A graph object of the driver; destroyed with the last holder (a program, or a build abandoned
+// past its deadline), never while the process exits.
+struct NpuProgram::GraphObject {
+  GraphObject(std::shared_ptr<NpuRuntime> owner, ze_graph_handle_t graph)
+      : runtime(std::move(owner)), handle(graph) {}
+  ~GraphObject() {
+    if (handle != nullptr && !process_exiting()) runtime->graph_api().pfnDestroy(handle);
+  }
+  GraphObject(const GraphObject&) = delete;
+  GraphObject& operator=(const GraphObject&) = delete;
+
+  std::shared_ptr<NpuRuntime> runtime;
+  ze_graph_handle_t handle;
+};
+
+// One argument of the graph and the host memory bound to it.
+struct NpuProgram::Argument {
+  uint32_t index = 0;      // the graph's argument index
+  bool input = true;
+  size_t position = 0;     // in graph().inputs() or graph().outputs()
+  DType dtype = DType::kF32;
+  std::vector<int64_t> dims;  // the partition's value's
+  size_t bytes = 0;
+  void* memory = nullptr;  // zeMemAllocHost; freed by ~NpuProgram
+};
+
+NpuProgram::NpuProgram(const Graph& graph, std::shared_ptr<NpuRuntime> runtime,
+                       int64_t run_timeout_ms)
+    : graph_(graph), runtime_(std::move(runtime)), run_timeout_ms_(run_timeout_ms) {}
+
+NpuProgram::~NpuProgram() {
+  if (process_exiting()) return;
+  if (execute_list_ != nullptr) zeCommandListDestroy(execute_list_);
+  if (fence_ != nullptr) zeFenceDestroy(fence_);
+  if (done_event_ != nullptr) zeEventDestroy(done_event_);
+  if (event_pool_ != nullptr) zeEventPoolDestroy(event_pool_);
+  graph_object_.reset();  // before the memory its arguments point at
+  for (const Argument& argument : arguments_) {
+    if (argument.memory != nullptr) zeMemFree(runtime_->context(), argument.memory);
+  }
+}
+
+namespace {
+
+// The graph compiled from `payload` on a worker thread: created, its native binary stored under
+// `digest`. Owns everything it touches.
+template <typename GraphObject>
+Result<std::shared_ptr<GraphObject>> build_graph(
+    const std::shared_ptr<NpuRuntime>& runtime,
+    const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& digest) {
+  ze_graph_desc_t desc{};
+  desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
+  desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
+  desc.inputSize = payload->size();
+  desc.pInput = payload->data();
+  desc.pBuildFlags = nullptr;
+  ze_graph_handle_t handle = nullptr;
+  const ze_graph_dditable_ext_t& api = runtime->graph_api();
+  const ze_result_t result =
+      api.pfnCreate(runtime->context(), runtime->info().device, &desc, &handle);
+  if (process_exiting()) return internal_error("level_zero: graph build ended at process exit");
+  if (result != ZE_RESULT_SUCCESS) {
+    return status_from(result, "graph build (pfnCreate, NGRAPH_LITE)", runtime->info().name);
+  }
+  auto graph = std::make_shared<GraphObject>(runtime, handle);
+  runtime->cache().record_built();
+  size_t size = 0;
+  if (api.pfnGetNativeBinary(handle, &size, nullptr) == ZE_RESULT_SUCCESS && size > 0) {
+    NativeCache::Binary binary(size);
+    if (api.pfnGetNativeBinary(handle, &size, binary.data()) == ZE_RESULT_SUCCESS &&
+        size <= binary.size()) {
+      binary.resize(size);
+      runtime->cache().store(digest, binary);
+    }
+  }
+  return graph;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
+                                                        std::shared_ptr<NpuRuntime> runtime,
+                                                        const NpuCompileOptions& options) {
+  const DeviceInfo& info = runtime->info();
+  HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, options.precision));
+  const ze_graph_compiler_version_info_t version = runtime->graph_properties().compilerVersion;
+  auto payload = std::make_shared<const std::vector<uint8_t>>(
+      ir::pack_ngraph_lite(model, version.major, version.minor));
+  model = {};  // the payload holds a copy
+
+  NativeKey key;
+  key.driver_uuid = info.driver_uuid;
+  key.driver_version = info.driver_version;
+  key.device_name = info.name;
+  key.device_id = info.device_id;
+  key.compiler_major = version.major;
+  key.compiler_minor = version.minor;
+  key.payload = *payload;
+  const std::string digest = key.digest();
+
+  std::unique_ptr<NpuProgram> program(new NpuProgram(graph, runtime, options.run_timeout_ms));
+  const ze_graph_dditable_ext_t& api = runtime->graph_api();
+  if (const auto native = runtime->cache().load(digest)) {
+    ze_graph_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
+    desc.format = ZE_GRAPH_FORMAT_NATIVE;
+    desc.inputSize = native->size();
+    desc.pInput = native->data();
+    ze_graph_handle_t handle = nullptr;
+    const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
+    if (result == ZE_RESULT_SUCCESS) {
+      program->graph_object_ = std::make_shared<GraphObject>(runtime, handle);
+      program->loaded_from_cache_ = true;
+      runtime->cache().record_loaded();
+    } else if (result == ZE_RESULT_ERROR_DEVICE_LOST ||
+               result == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ||
+               result == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) {
+      return status_from(result, "graph load (pfnCreate, NATIVE)", info.name);
+    }  // else a binary this driver no longer takes: compiled again below, and overwritten
+  }
+  if (!program->graph_object_) {
+    HSCHED_ASSIGN_OR_RETURN(
+        program->graph_object_,
+        run_with_deadline<std::shared_ptr<GraphObject>>(
+            [runtime, payload, digest] {
+              return build_graph<GraphObject>(runtime, payload, digest);
+            },
+            options.deadline_ms, "graph build on " + info.name + " (key " + digest + ")"));
+  }
+  HSCHED_RETURN_IF_ERROR(program->bind_arguments());
+  HSCHED_RETURN_IF_ERROR(program->create_commands());
+  return program;
+}
+
+// Matches the graph's arguments to the partition's inputs and outputs by name, checks their
+// element types and counts, and binds host memory to each.
+Status NpuProgram::bind_arguments() {
+  const ze_graph_dditable_ext_t& api = runtime_->graph_api();
+  const std::string& device = runtime_->info().name;
+  const ze_graph_handle_t graph = graph_object_->handle;
+  ze_graph_properties_t properties{};
+  properties.stype = ZE_STRUCTURE_TYPE_GRAPH_PROPERTIES;
+  ze_result_t result = api.pfnGetProperties(graph, &properties);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "pfnGetProperties", device);
+  const size_t expected = graph_.inputs().size() + graph_.outputs().size();
+  if (properties.numGraphArgs != expected) {
+    return internal_error("level_zero: the compiled graph has " +
+                          std::to_string(properties.numGraphArgs) + " arguments, the partition " +
+                          std::to_string(expected) + " inputs and outputs");
+  }
+  std::vector<bool> bound(expected, false);
+  for (uint32_t index = 0; index < properties.numGraphArgs; ++index) {
+    ze_graph_argument_properties_t arg{};
+    arg.stype = ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES;
+    result = api.pfnGetArgumentProperties(graph, index, &arg);
+    if (result != ZE_RESULT_SUCCESS) {
+      return status_from(result, "pfnGetArgumentProperties", device);
+    }
+    const std::string name = bounded_name(arg.name, sizeof(arg.name));
+    const bool input = arg.type == ZE_GRAPH_ARGUMENT_TYPE_INPUT;
+    const std::vector<ValueId>& values = input ? graph_.inputs() : graph_.outputs();
+    std::optional<size_t> position;
+    for (size_t k = 0; k < values.size() && !position; ++k) {
+      if (graph_.value(values[k]).name == name && !bound[(input ? 0 : graph_.inputs().size()) + k]) {
+        position = k;
+      }
+    }
+    if (!position) {
+      return internal_error("level_zero: argument '" + name + "' of the compiled graph is none of " +
+                            "the partition's " + (input ? "inputs" : "outputs"));
+    }
+    bound[(input ? 0 : graph_.inputs().size()) + *position] = true;
+    const Value& value = graph_.value(values[*position]);
+    const std::optional<DType> dtype = dtype_of(arg.devicePrecision);
+    if (!dtype || *dtype != value.dtype) {
+      return internal_error("level_zero: argument '" + name + "' has precision " +
+                            std::to_string(static_cast<int>(arg.devicePrecision)) +
+                            ", the value is " + std::string(dtype_name(value.dtype)));
+    }
+    HSCHED_ASSIGN_OR_RETURN(const int64_t elements, checked_elements(value.shape.dims));
+    int64_t arg_elements = 1;
+    for (uint32_t dim : arg.dims) arg_elements *= std::max<uint32_t>(dim, 1);
+    if (arg_elements != elements) {
+      return internal_error("level_zero: argument '" + name + "' holds " +
+                            std::to_string(arg_elements) + " elements, the value " +
+                            std::to_string(elements));
+    }
+    Argument argument;
+    argument.index = index;
+    argument.input = input;
+    argument.position = *position;
+    argument.dtype = value.dtype;
+    argument.dims = value.shape.dims;
+    argument.bytes = static_cast<size_t>(elements) * dtype_size(value.dtype);
+    ze_host_mem_alloc_desc_t host_desc{};
+    host_desc.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC;
+    result = zeMemAllocHost(runtime_->context(), &host_desc, std::max<size_t>(argument.bytes, 1),
+                            kArgumentAlignment, &argument.memory);
+    if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeMemAllocHost", device);
+    arguments_.push_back(std::move(argument));  // freed by the destructor from now on
+    result = api.pfnSetArgumentValue(graph, index, arguments_.back().memory);
+    if (result != ZE_RESULT_SUCCESS) return status_from(result, "pfnSetArgumentValue", device);
+  }
+  return Status::ok();
+}
+
+// The event, fence and command lists; the graph initialized once (waited for here).
+Status NpuProgram::create_commands() {
+  const std::string& device = runtime_->info().name;
+  const ze_context_handle_t context = runtime_->context();
+  const ze_device_handle_t handle = runtime_->info().device;
+  ze_event_pool_desc_t pool_desc{};
+  pool_desc.stype = ZE_STRUCTURE_TYPE_EVENT_POOL_DESC;
+  pool_desc.flags = ZE_EVENT_POOL_FLAG_HOST_VISIBLE;
+  pool_desc.count = 1;
+  ze_device_handle_t devices[] = {handle};
+  ze_result_t result = zeEventPoolCreate(context, &pool_desc, 1, devices, &event_pool_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeEventPoolCreate", device);
+  ze_event_desc_t event_desc{};
+  event_desc.stype = ZE_STRUCTURE_TYPE_EVENT_DESC;
+  event_desc.index = 0;
+  event_desc.signal = ZE_EVENT_SCOPE_FLAG_HOST;
+  event_desc.wait = ZE_EVENT_SCOPE_FLAG_HOST;
+  result = zeEventCreate(event_pool_, &event_desc, &done_event_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeEventCreate", device);
+  ze_fence_desc_t fence_desc{};
+  fence_desc.stype = ZE_STRUCTURE_TYPE_FENCE_DESC;
+  result = zeFenceCreate(runtime_->queue(), &fence_desc, &fence_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeFenceCreate", device);
+
+  ze_command_list_desc_t list_desc{};
+  list_desc.stype = ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC;
+  list_desc.commandQueueGroupOrdinal = runtime_->queue_ordinal();
+  const ze_graph_dditable_ext_t& api = runtime_->graph_api();
+  {
+    // Initialization runs once; its list is not kept.
+    ze_command_list_handle_t init_list = nullptr;
+    result = zeCommandListCreate(context, handle, &list_desc, &init_list);
+    if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeCommandListCreate", device);
+    struct ListGuard {
+      ze_command_list_handle_t list;
+      ~ListGuard() {
+        if (!process_exiting()) zeCommandListDestroy(list);
+      }
+    } guard{init_list};
+    result = api.pfnAppendGraphInitialize(init_list, graph_object_->handle, nullptr, 0, nullptr);
+    if (result != ZE_RESULT_SUCCESS) {
+      return status_from(result, "pfnAppendGraphInitialize", device);
+    }
+    result = zeCommandListClose(init_list);
+    if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeCommandListClose", device);
+    HSCHED_RETURN_IF_ERROR(submit_and_wait(init_list, "graph initialization"));
+  }
+  result = zeCommandListCreate(context, handle, &list_desc, &execute_list_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeCommandListCreate", device);
+  result = api.pfnAppendGraphExecute(execute_list_, graph_object_->handle, nullptr, done_event_, 0,
+                                     nullptr);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "pfnAppendGraphExecute", device);
+  result = zeCommandListClose(execute_list_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeCommandListClose", device);
+  return Status::ok();
+}
+
+// Executes `list` on the runtime's queue and waits for the fence, at most the run timeout.
+Status NpuProgram::submit_and_wait(ze_command_list_handle_t list, const char* what) {
+  const std::string& device = runtime_->info().name;
+  std::lock_guard<std::mutex> lock(runtime_->queue_mutex());
+  ze_result_t result = zeFenceReset(fence_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeFenceReset", device);
+  result = zeCommandQueueExecuteCommandLists(runtime_->queue(), 1, &list, fence_);
+  if (result != ZE_RESULT_SUCCESS) {
+    return status_from(result, "zeCommandQueueExecuteCommandLists", device);
+  }
+  const uint64_t timeout_ns = static_cast<uint64_t>(std::max<int64_t>(1, run_timeout_ms_)) * 1000000;
+  result = zeFenceHostSynchronize(fence_, timeout_ns);
+  if (result == ZE_RESULT_NOT_READY) {
+    return Status(ErrorCode::kUnavailable,
+                  std::string("device_lost: ") + what + " on " + device + " did not finish within " +
+                      std::to_string(run_timeout_ms_) + " ms");
+  }
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeFenceHostSynchronize", device);
+  return Status::ok();
+}
+
+Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
+                                            NpuRunCopies* copies) {
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  const std::string& device = runtime_->info().name;
+  if (inputs.size() != graph_.inputs().size()) {
+    return invalid_argument("level_zero: the graph takes " +
+                            std::to_string(graph_.inputs().size()) + " inputs, got " +
+                            std::to_string(inputs.size()));
+  }
+  NpuRunCopies local;
+  auto start = Clock::now();
+  for (const Argument& argument : arguments_) {
+    if (!argument.input) continue;
+    const Tensor& input = inputs[argument.position];
+    if (input.dtype() != argument.dtype || input.byte_size() != argument.bytes) {
+      return invalid_argument("level_zero: input '" +
+                              graph_.value(graph_.inputs()[argument.position]).name +
+                              "' does not have the graph's dtype and shape");
+    }
+    if (argument.bytes > 0) std::memcpy(argument.memory, input.raw(), argument.bytes);
+    local.upload_bytes += static_cast<int64_t>(argument.bytes);
+  }
+  local.upload_ms = ms_since(start);
+  ze_result_t result = zeEventHostReset(done_event_);
+  if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeEventHostReset", device);
+  HSCHED_RETURN_IF_ERROR(submit_and_wait(execute_list_, "graph execution"));
+  result = zeEventQueryStatus(done_event_);
+  if (result != ZE_RESULT_SUCCESS) {
+    // The fence signalled but the graph's event did not: the execution did not complete.
+    return result == ZE_RESULT_NOT_READY
+               ? Status(ErrorCode::kUnavailable,
+                        "device_lost: graph execution on " + device + " signalled no completion")
+               : status_from(result, "zeEventQueryStatus", device);
+  }
+  start = Clock::now();
+  std::vector<Tensor> outputs(graph_.outputs().size());
+  for (const Argument& argument : arguments_) {
+    if (argument.input) continue;
+    Tensor output(argument.dtype, argument.dims);
+    if (argument.bytes > 0) std::memcpy(output.raw(), argument.memory, argument.bytes);
+    local.download_bytes += static_cast<int64_t>(argument.bytes);
+    outputs[argument.position] = std::move(output);
+  }
+  local.download_ms = ms_since(start);
+  if (copies != nullptr) *copies = local;
+  return outputs;
+}
+
+}  // namespace hsched::level_zero

@@ -1,0 +1,164 @@
+// Level Zero without a driver (no ZE_ENABLE_ALT_DRIVERS, no Intel driver on our machines): no
+// devices, quietly, and the target and plans every CPU/OpenCL command makes are as without the
+// Level Zero discoverer. Also the parts that need no driver at all: matching a GPU seen through
+// OpenCL and Level Zero, and the native graph cache.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "backends/level_zero/device.h"
+#include "backends/level_zero/native_cache.h"
+#include "graph/demo_model.h"
+#include "hsched/schedule.h"
+#include "scheduler/discover.h"
+#include "scheduler/level_zero_discover.h"
+#include "scheduler/config_yaml.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+class NoDriverTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* driver = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+    if (driver != nullptr && *driver != '\0') GTEST_SKIP() << "a Level Zero driver is configured";
+  }
+};
+
+TEST_F(NoDriverTest, NoDevicesQuietly) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(level_zero::loader_ready());
+  EXPECT_TRUE(level_zero::enumerate_devices().empty());
+  EXPECT_TRUE(sched::discover_level_zero().empty());
+  EXPECT_TRUE(sched::cross_api_views().empty());
+  EXPECT_FALSE(level_zero::find_device("level_zero:0:0").has_value());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST_F(NoDriverTest, TargetAndPlansAsWithoutLevelZero) {
+  const Target with = sched::discover_target();
+  // The discoverers before Level Zero joined: the first two of the list (CPU, OpenCL).
+  std::vector<sched::Discoverer> before = sched::default_discoverers();
+  ASSERT_EQ(before.size(), 3u);
+  before.pop_back();
+  const Target without = sched::discover_target(before);
+  ASSERT_EQ(with.devices.size(), without.devices.size());
+  for (size_t d = 0; d < with.devices.size(); ++d) {
+    EXPECT_EQ(with.devices[d].id, without.devices[d].id);
+    EXPECT_EQ(with.devices[d].api, without.devices[d].api);
+    EXPECT_NE(with.devices[d].api, DeviceApi::kLevelZero);
+  }
+  auto graph = build_demo_graph();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto policy = resolve_policy("default");
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  auto plan_with = schedule(*graph, with, *policy);
+  auto plan_without = schedule(*graph, without, *policy);
+  ASSERT_TRUE(plan_with.is_ok()) << plan_with.status().message();
+  ASSERT_TRUE(plan_without.is_ok()) << plan_without.status().message();
+  ASSERT_EQ(plan_with->nodes.size(), plan_without->nodes.size());
+  for (size_t n = 0; n < plan_with->nodes.size(); ++n) {
+    EXPECT_EQ(plan_with->nodes[n].device, plan_without->nodes[n].device);
+    EXPECT_EQ(plan_with->nodes[n].precision, plan_without->nodes[n].precision);
+  }
+  EXPECT_EQ(plan_with->partitions.size(), plan_without->partitions.size());
+  EXPECT_DOUBLE_EQ(plan_with->predicted_ms, plan_without->predicted_ms);
+}
+
+level_zero::DeviceInfo gpu_with(std::optional<level_zero::PciAddress> pci, uint8_t uuid_byte) {
+  level_zero::DeviceInfo gpu;
+  gpu.type = ZE_DEVICE_TYPE_GPU;
+  gpu.name = "Intel(R) Arc(TM) Graphics";
+  gpu.pci = pci;
+  gpu.uuid.fill(0);
+  gpu.uuid[0] = uuid_byte;
+  return gpu;
+}
+
+// Synthetic identities: no machine of ours has a GPU seen through both APIs.
+TEST(CrossApiMatchTest, PciAddressFirstThenUuid) {
+  const level_zero::PciAddress address{0, 0, 2, 0};
+  const auto ze = gpu_with(address, 0x86);
+  sched::OpenClIdentity by_pci;
+  by_pci.pci = address;
+  EXPECT_EQ(sched::same_device(by_pci, ze).value_or(""), "pci 0000:00:02.0");
+  sched::OpenClIdentity other_pci;
+  other_pci.pci = level_zero::PciAddress{0, 3, 0, 0};
+  EXPECT_FALSE(sched::same_device(other_pci, ze).has_value());
+  sched::OpenClIdentity by_uuid;
+  by_uuid.uuid = ze.uuid;
+  const auto matched = sched::same_device(by_uuid, gpu_with(std::nullopt, 0x86));
+  ASSERT_TRUE(matched.has_value());
+  EXPECT_EQ(matched->rfind("uuid 86", 0), 0u) << *matched;
+  // An all-zero UUID identifies nothing.
+  sched::OpenClIdentity zero_uuid;
+  zero_uuid.uuid = level_zero::DeviceUuid{};
+  EXPECT_FALSE(sched::same_device(zero_uuid, gpu_with(std::nullopt, 0)).has_value());
+  EXPECT_FALSE(sched::same_device(sched::OpenClIdentity{}, ze).has_value());
+}
+
+level_zero::NativeKey key_for(const std::vector<uint8_t>& payload) {
+  level_zero::NativeKey key;
+  key.driver_uuid = "0123";
+  key.driver_version = 7;
+  key.device_name = "npu";
+  key.device_id = 0x7D1D;
+  key.compiler_major = 1;
+  key.payload = payload;
+  return key;
+}
+
+TEST(NativeCacheTest, StoresLoadsAndDropsBadEntries) {
+  test::TempDir dir;
+  level_zero::NativeCache cache(dir.path().string());
+  const std::vector<uint8_t> payload = {1, 2, 3};
+  const std::string digest = key_for(payload).digest();
+  EXPECT_EQ(digest.size(), 16u);
+  EXPECT_NE(digest, key_for({1, 2, 4}).digest());
+  level_zero::NativeKey other_device = key_for(payload);
+  other_device.device_id = 1;
+  EXPECT_NE(digest, other_device.digest());
+  EXPECT_FALSE(cache.load(digest).has_value());
+  const level_zero::NativeCache::Binary binary = {9, 8, 7, 6, 5};
+  ASSERT_TRUE(cache.store(digest, binary));
+  EXPECT_EQ(cache.load(digest).value_or(level_zero::NativeCache::Binary{}), binary);
+  // A flipped payload byte: the checksum catches it, the entry is removed and missed.
+  const fs::path path = cache.entry_path(digest);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-1, std::ios::end);
+    file.put(static_cast<char>(0x55));
+  }
+  EXPECT_FALSE(cache.load(digest).has_value());
+  EXPECT_FALSE(fs::exists(path));
+  // Truncated entry.
+  ASSERT_TRUE(cache.store(digest, binary));
+  fs::resize_file(path, fs::file_size(path) - 2);
+  EXPECT_FALSE(cache.load(digest).has_value());
+}
+
+TEST(NativeCacheTest, EvictsOldestBeyondTheCap) {
+  test::TempDir dir;
+  level_zero::NativeCache cache(dir.path().string(), 200);
+  const level_zero::NativeCache::Binary big(120, 1);
+  ASSERT_TRUE(cache.store("aaaaaaaaaaaaaaaa", big));
+  ASSERT_TRUE(cache.store("bbbbbbbbbbbbbbbb", big));  // over the cap: the older entry goes
+  EXPECT_FALSE(cache.load("aaaaaaaaaaaaaaaa").has_value());
+  EXPECT_TRUE(cache.load("bbbbbbbbbbbbbbbb").has_value());
+}
+
+TEST(NativeCacheTest, UnusableDirectoryDisablesTheCache) {
+  test::TempDir dir;
+  test::write_file(dir / "file", "x");
+  level_zero::NativeCache cache((dir / "file" / "sub").string());
+  EXPECT_FALSE(cache.store("cccccccccccccccc", {1}));
+  EXPECT_FALSE(cache.load("cccccccccccccccc").has_value());
+}
+
+}  // namespace
+}  // namespace hsched

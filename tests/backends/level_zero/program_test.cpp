@@ -1,0 +1,204 @@
+// NPU programs through the real loader and hsched's simulated NPU driver (ZE_ENABLE_ALT_DRIVERS,
+// with the loader's validation layer: a call it refuses fails the test through the Status it
+// becomes): a graph compiled from IR, run, and compared with the CPU backend; the native binary
+// cached and loaded by a second compile; and every shared model under the npu-offload policy,
+// with NPU partitions in fp16, matching its reference outputs.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "backends/level_zero/program.h"
+#include "graph/demo_model.h"
+#include "graph/onnx_import.h"
+#include "hsched/executor.h"
+#include "hsched/schedule.h"
+#include "scheduler/config_yaml.h"
+#include "scheduler/discover.h"
+#include "support/model_data.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool sim_configured() {
+  const char* driver = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+  return driver != nullptr && *driver != '\0';
+}
+
+// Worst |a-b| - (atol + rtol*|b|) (<= 0 when within) and the cosine similarity.
+struct Comparison {
+  double worst_excess = -INFINITY;
+  double max_abs = 0;
+  double cosine = 1;
+};
+
+Comparison compare(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  Comparison c;
+  const auto a = actual.values<float>();
+  const auto b = expected.values<float>();
+  double dot = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double diff = std::abs(static_cast<double>(a[i]) - b[i]);
+    const double excess = std::isnan(diff) ? INFINITY : diff - (atol + rtol * std::abs(b[i]));
+    c.worst_excess = std::max(c.worst_excess, excess);
+    c.max_abs = std::max(c.max_abs, diff);
+    dot += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  c.cosine = aa > 0 && bb > 0 ? dot / std::sqrt(aa * bb) : (aa == bb ? 1.0 : 0.0);
+  return c;
+}
+
+double rms(const Tensor& t) {
+  double sum = 0;
+  for (float v : t.values<float>()) sum += static_cast<double>(v) * v;
+  return t.elements() > 0 ? std::sqrt(sum / static_cast<double>(t.elements())) : 0;
+}
+constexpr double kFp16SmallestNormal = 6.1e-5;
+
+Tensor seeded_input(const std::vector<int64_t>& dims) {
+  Tensor t(DType::kF32, dims);
+  auto values = t.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i)));
+  }
+  return t;
+}
+
+class NpuProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
+    devices_ = level_zero::enumerate_devices();
+    ASSERT_EQ(devices_.size(), 1u);
+    auto graph = build_demo_graph();
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    graph_ = std::move(graph).value();
+  }
+  Result<std::unique_ptr<level_zero::NpuProgram>> compile(const std::string& cache_dir) {
+    auto cache = std::make_shared<level_zero::NativeCache>(cache_dir);
+    HSCHED_ASSIGN_OR_RETURN(auto runtime, level_zero::NpuRuntime::open(devices_[0], cache));
+    level_zero::NpuCompileOptions options;
+    options.precision = Precision::kFp16;
+    options.deadline_ms = 60000;
+    return level_zero::NpuProgram::compile(graph_, runtime, options);
+  }
+  std::vector<level_zero::DeviceInfo> devices_;
+  Graph graph_;
+  test::TempDir cache_dir_;
+};
+
+TEST_F(NpuProgramTest, DemoGraphMatchesTheCpuInFp16) {
+  auto program = compile(cache_dir_.path().string());
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_FALSE((*program)->loaded_from_cache());
+  auto cpu = cpu::CpuProgram::compile(graph_, cpu::CpuOptions{});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  const std::vector<Tensor> inputs = {seeded_input({1, 3, 64, 64})};
+  auto want = (*cpu)->run(inputs);
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (int run = 0; run < 3; ++run) {  // the graph is initialized once, executed every run
+    level_zero::NpuRunCopies copies;
+    auto got = (*program)->run(inputs, &copies);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_EQ((*got)[0].dims(), (*want)[0].dims());
+    const Comparison c = compare((*got)[0], (*want)[0], 5e-2, 5e-2);
+    EXPECT_LE(c.worst_excess, 0) << "max |a-b| " << c.max_abs;
+    EXPECT_GE(c.cosine, 0.999);
+    EXPECT_EQ(copies.upload_bytes, 3 * 64 * 64 * 4);
+    EXPECT_EQ(copies.download_bytes, 10 * 4);
+  }
+  // Inputs that do not fit: the caller's error, not the device's.
+  auto bad = (*program)->run({seeded_input({1, 3, 32, 32})});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(NpuProgramTest, SecondCompileLoadsTheCachedNativeGraph) {
+  auto first = compile(cache_dir_.path().string());
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  EXPECT_FALSE((*first)->loaded_from_cache());
+  size_t entries = 0;
+  for (const auto& entry : fs::directory_iterator(cache_dir_.path())) {
+    entries += entry.path().extension() == level_zero::kNativeEntryExtension;
+  }
+  EXPECT_EQ(entries, 1u);
+  auto second = compile(cache_dir_.path().string());
+  ASSERT_TRUE(second.is_ok()) << second.status().message();
+  EXPECT_TRUE((*second)->loaded_from_cache());
+  const std::vector<Tensor> inputs = {seeded_input({1, 3, 64, 64})};
+  auto a = (*first)->run(inputs);
+  auto b = (*second)->run(inputs);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const Comparison c = compare((*a)[0], (*b)[0], 0, 0);
+  EXPECT_LE(c.worst_excess, 0) << "the loaded graph computes what the built one does";
+}
+
+// Every shared model planned for this machine (the simulated NPU included) with the npu-offload
+// policy: NPU partitions in fp16, outputs within |a-b| <= 5e-2 + 5e-2|b| and cosine >= 0.999 of
+// the references (cosine where the reference is within fp16's range), no late rejection.
+class NpuModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(NpuModelTest, NpuOffloadMatchesReferenceOutputs) {
+  if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
+  const std::string name = GetParam();
+  const fs::path dir = test::models_dir() / name;
+  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
+  auto graph = import_onnx_file(dir / "model.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto policy = resolve_policy("npu-offload");
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  auto plan = schedule(*graph, sched::discover_target(), *policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  test::TempDir cache;
+  ExecutorOptions options;
+  options.cache_dir = cache.path().string();
+  options.compile_timeout_ms = 300000;
+  auto exe = compile(*graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  EXPECT_EQ((*exe)->stats().replans, 0);
+  int npu_partitions = 0;
+  const Plan& ran = (*exe)->plan();
+  for (const Partition& partition : ran.partitions) {
+    if (partition.device != "npu0") continue;
+    ++npu_partitions;
+    for (NodeId id : partition.nodes) EXPECT_EQ(ran.nodes[id].precision, Precision::kFp16);
+  }
+  EXPECT_GT(npu_partitions, 0) << name << ": no partition on the NPU";
+  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  ASSERT_FALSE(expected.empty());
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_TRUE((*exe)->quarantines().empty()) << "a partition failed on the NPU and ran on the CPU";
+  ASSERT_EQ(outputs->size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ((*outputs)[i].dims(), expected[i].dims());
+    const Comparison c = compare((*outputs)[i], expected[i], 5e-2, 5e-2);
+    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": max |a-b| " << c.max_abs;
+    if (rms(expected[i]) >= kFp16SmallestNormal) {
+      EXPECT_GE(c.cosine, 0.999) << name << " output " << i;
+    } else {
+      std::cout << name << " output " << i << ": reference RMS " << rms(expected[i])
+                << " is below fp16's range; cosine not checked\n";
+    }
+  }
+  std::cout << name << ": " << npu_partitions << " NPU partition(s) of " << ran.partitions.size()
+            << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, NpuModelTest,
+                         ::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
+                                           "squeezenet1_1", "convnext_atto", "vit_tiny",
+                                           "bert_mini", "vae_decoder_small"));
+
+}  // namespace
+}  // namespace hsched
