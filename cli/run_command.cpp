@@ -499,8 +499,10 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     for (const Quarantine& q : quarantines) {
       report["quarantined"].push_back({{"partition", q.partition},
                                        {"device", q.device},
+                                       {"reason", reason_code_name(q.reason)},
                                        {"max_abs", q.max_abs},
-                                       {"mean_abs", q.mean_abs}});
+                                       {"mean_abs", q.mean_abs},
+                                       {"detail", q.detail}});
     }
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
@@ -538,9 +540,14 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
          << " partitions quarantined\n";
   }
   for (const Quarantine& q : quarantines) {
-    text << "quarantined  partition " << q.partition << " on " << q.device
-         << ": verification_failed (max |diff| " << q.max_abs << ", mean |diff| " << q.mean_abs
-         << "); it runs on the CPU\n";
+    text << "quarantined  partition " << q.partition << " on " << q.device << ": "
+         << reason_code_name(q.reason) << " (";
+    if (q.reason == ReasonCode::kVerificationFailed) {
+      text << "max |diff| " << q.max_abs << ", mean |diff| " << q.mean_abs;
+    } else {
+      text << q.detail;
+    }
+    text << "); it runs on the CPU\n";
   }
   text << "compile      " << stats.compile_ms << " ms (OpenCL programs: " << stats.programs_built
        << " built, " << stats.programs_loaded << " loaded from the cache)\n"

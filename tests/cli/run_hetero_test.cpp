@@ -292,6 +292,7 @@ TEST_F(RunHeteroTest, PlantedWrongResultIsQuarantinedAndReported) {
   ASSERT_GT(report["quarantined"].size(), 0u) << report.dump();
   for (const json& q : report["quarantined"]) {
     EXPECT_NE(q["device"], "cpu0") << q.dump();
+    EXPECT_EQ(q["reason"], "verification_failed") << q.dump();
     EXPECT_NEAR(q["max_abs"].get<double>(), 1.0, 1e-3) << q.dump();
     EXPECT_GT(q["mean_abs"].get<double>(), 0.5) << q.dump();
     EXPECT_EQ(report["partitions"][q["partition"].get<size_t>()]["device"], "cpu0") << q.dump();
@@ -307,6 +308,25 @@ TEST_F(RunHeteroTest, PlantedWrongResultIsQuarantinedAndReported) {
   ASSERT_TRUE(result.is_ok()) << result.status().message();
   EXPECT_NE(result->find("quarantined  partition "), std::string::npos) << *result;
   EXPECT_NE(result->find("verification_failed (max |diff| 1"), std::string::npos) << *result;
+}
+
+// A device that fails mid-run (the hook returns its error): the partition is quarantined with
+// device_lost and the device's message, and the report says so.
+TEST_F(RunHeteroTest, LostDeviceIsReportedWithItsMessage) {
+  cli::RunArgs args;
+  args.model_path = model();
+  args.source.devices = "opencl";
+  args.iterations = 1;
+  args.warmup = 0;
+  args.device_output_hook = [](int, std::vector<Tensor>&) {
+    return internal_error("planted: CL_OUT_OF_RESOURCES");
+  };
+  std::ostringstream warnings;
+  auto result = cli::run_model(args, warnings);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_NE(result->find("quarantined  partition "), std::string::npos) << *result;
+  EXPECT_NE(result->find(": device_lost ("), std::string::npos) << *result;
+  EXPECT_NE(result->find("planted: CL_OUT_OF_RESOURCES"), std::string::npos) << *result;
 }
 
 }  // namespace
