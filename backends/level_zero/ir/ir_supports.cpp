@@ -1,0 +1,309 @@
+// ir_supports: which ONNX nodes write_ir can express. Every check here is one the writer relies
+// on, so write_ir calls it for each node before emitting anything.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "backends/level_zero/ir/ir.h"
+#include "backends/level_zero/ir/ir_format.h"
+#include "backends/level_zero/ir/ir_geometry.h"
+
+namespace hsched::ir {
+namespace {
+
+class Checker {
+ public:
+  Checker(const Graph& graph, const Node& node) : graph_(graph), node_(node) {}
+
+  Status fail(const std::string& why) const {
+    return unimplemented("node '" + node_.name + "' (" + node_.op_type + "): " + why);
+  }
+  const Node& node() const { return node_; }
+  int64_t opset() const { return graph_.opset; }
+  const Value* input(size_t i) const {
+    return i < node_.inputs.size() && node_.inputs[i] != kNoValue ? &graph_.value(node_.inputs[i])
+                                                                   : nullptr;
+  }
+  const Value& output() const { return graph_.value(node_.outputs[0]); }
+  const std::vector<int64_t>& in_dims(size_t i) const { return input(i)->shape.dims; }
+  const std::vector<int64_t>& out_dims() const { return output().shape.dims; }
+  // The constant input i as f32 or i64 values (nullopt when absent or not constant).
+  const Tensor* constant(size_t i) const {
+    const Value* v = input(i);
+    return v && v->constant ? &*v->constant : nullptr;
+  }
+  bool is_used(ValueId id) const {
+    if (!graph_.value(id).consumers.empty()) return true;
+    return std::find(graph_.outputs().begin(), graph_.outputs().end(), id) !=
+           graph_.outputs().end();
+  }
+
+ private:
+  const Graph& graph_;
+  const Node& node_;
+};
+
+using Check = Status (*)(const Checker&);
+
+struct OpRule {
+  size_t min_inputs;
+  size_t max_inputs;
+  std::set<size_t> int_inputs;  // inputs that are i64 constants (shapes, axes), not data
+  Check check;
+};
+
+Status no_check(const Checker&) { return Status::ok(); }
+
+Status require_constant(const Checker& c, size_t i, const char* what) {
+  if (c.input(i) && !c.constant(i)) return c.fail(std::string(what) + " is not a constant");
+  return Status::ok();
+}
+
+Status check_conv(const Checker& c) {
+  HSCHED_RETURN_IF_ERROR(require_constant(c, 1, "the weights (input 1)"));
+  HSCHED_RETURN_IF_ERROR(require_constant(c, 2, "the bias (input 2)"));
+  const auto& x = c.in_dims(0);
+  const auto& w = c.in_dims(1);
+  const bool transposed = c.node().op_type == "ConvTranspose";
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
+    return c.fail("only 1D, 2D and 3D convolutions with weights of the input's rank");
+  }
+  const int64_t group = c.node().attr_int("group", 1);
+  if (group < 1 || x[1] % group != 0) return c.fail("group does not divide the input channels");
+  const int64_t out_channels = transposed ? w[1] * group : w[0];
+  if (transposed ? w[0] != x[1] : (w[1] * group != x[1] || w[0] % group != 0)) {
+    return c.fail("weights do not match the input channels and group");
+  }
+  if (c.input(2) && (c.in_dims(2).size() != 1 || c.in_dims(2)[0] != out_channels)) {
+    return c.fail("bias is not one value per output channel");
+  }
+  std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
+  const std::vector<int64_t> w_kernel(w.begin() + 2, w.end());
+  if (kernel.empty()) kernel = w_kernel;
+  if (kernel != w_kernel) return c.fail("kernel_shape differs from the weights");
+  if (c.out_dims().size() != x.size() || c.out_dims()[1] != out_channels) {
+    return c.fail("output channels do not match the weights");
+  }
+  auto geometry = detail::spatial_geometry(c.node(), x, c.out_dims(), kernel, transposed);
+  if (!geometry.is_ok()) return c.fail(geometry.status().message());
+  return Status::ok();
+}
+
+Status check_pool(const Checker& c) {
+  const auto& x = c.in_dims(0);
+  if (x.size() < 3 || x.size() > 5) return c.fail("only 1D, 2D and 3D pooling");
+  if (c.node().attr_int("storage_order", 0) != 0) return c.fail("storage_order=1");
+  const bool max = c.node().op_type == "MaxPool";
+  for (int64_t d : c.node().attr_ints("dilations")) {
+    if (d != 1) return c.fail("dilations other than 1");
+  }
+  const auto kernel = c.node().attr_ints("kernel_shape");
+  auto geometry = detail::spatial_geometry(c.node(), x, c.out_dims(), kernel, false);
+  if (!geometry.is_ok()) return c.fail(geometry.status().message());
+  if (!max && c.node().attr_int("count_include_pad", 0) != 0 && geometry->pads_end_extended) {
+    // The IR's ceil-free form pads the end further; counting that padding would change averages.
+    return c.fail("ceil_mode with count_include_pad=1 where the last window passes the pads");
+  }
+  return Status::ok();
+}
+
+Status check_global_pool(const Checker& c) {
+  if (c.in_dims(0).size() < 3) return c.fail("input rank below 3");
+  return Status::ok();
+}
+
+Status check_gemm(const Checker& c) {
+  if (c.in_dims(0).size() != 2 || c.in_dims(1).size() != 2) return c.fail("A and B must be 2D");
+  return Status::ok();
+}
+
+Status check_matmul(const Checker& c) {
+  if (c.in_dims(0).empty() || c.in_dims(1).empty()) return c.fail("scalar operands");
+  return Status::ok();
+}
+
+Status check_batch_norm(const Checker& c) {
+  if (c.node().attr_int("training_mode", 0) != 0) return c.fail("training_mode=1");
+  if (c.node().has_attr("spatial") && c.node().attr_int("spatial", 1) != 1) return c.fail("spatial=0");
+  const auto& x = c.in_dims(0);
+  if (x.size() < 2) return c.fail("input rank below 2");
+  for (size_t i = 1; i < 5; ++i) {
+    HSCHED_RETURN_IF_ERROR(require_constant(c, i, "a statistics or affine input"));
+    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail("parameters are not [C]");
+  }
+  return Status::ok();
+}
+
+Status check_instance_norm(const Checker& c) {
+  const auto& x = c.in_dims(0);
+  if (x.size() < 3) return c.fail("input rank below 3");
+  for (size_t i = 1; i < 3; ++i) {
+    HSCHED_RETURN_IF_ERROR(require_constant(c, i, "scale or bias"));
+    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail("scale or bias is not [C]");
+  }
+  return Status::ok();
+}
+
+Status check_layer_norm(const Checker& c) {
+  const auto rank = static_cast<int64_t>(c.in_dims(0).size());
+  const int64_t axis = c.node().attr_int("axis", -1);
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  const size_t normalized = static_cast<size_t>(rank - (axis < 0 ? axis + rank : axis));
+  for (size_t i = 1; i < 3; ++i) {
+    if (c.input(i) && c.in_dims(i).size() > normalized) {
+      return c.fail("scale or bias has more dims than the normalized axes");
+    }
+  }
+  return Status::ok();
+}
+
+Status check_softmax(const Checker& c) {
+  const auto rank = static_cast<int64_t>(c.in_dims(0).size());
+  const int64_t axis = c.node().attr_int("axis", c.opset() < 13 ? 1 : -1);
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (c.opset() < 13 && (axis < 0 ? axis + rank : axis) != rank - 1) {
+    // Before opset 13 Softmax flattens to 2D at `axis`: the same only for the last axis.
+    return c.fail("opset < 13 Softmax over more than the last axis");
+  }
+  return Status::ok();
+}
+
+Status check_clip(const Checker& c) {
+  if (c.opset() < 11) return Status::ok();  // min and max are attributes
+  for (size_t i = 1; i < 3; ++i) {
+    HSCHED_RETURN_IF_ERROR(require_constant(c, i, "min or max"));
+    if (c.constant(i) && c.constant(i)->elements() != 1) return c.fail("min or max is not a scalar");
+  }
+  return Status::ok();
+}
+
+Status check_gelu(const Checker& c) {
+  const std::string mode = c.node().attr_string("approximate", "none");
+  if (mode != "none" && mode != "tanh") return c.fail("approximate='" + mode + "'");
+  return Status::ok();
+}
+
+Status check_axes_input(const Checker& c) {
+  // Squeeze/Unsqueeze: axes from opset 13 are an input, which must be constant.
+  if (c.opset() >= 13) return require_constant(c, 1, "axes (input 1)");
+  return Status::ok();
+}
+
+Status check_reshape(const Checker& c) {
+  return require_constant(c, 1, "the shape (input 1)");
+}
+
+Status check_concat(const Checker& c) {
+  const auto rank = static_cast<int64_t>(c.out_dims().size());
+  const int64_t axis = c.node().attr_int("axis", 0);
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  return Status::ok();
+}
+
+Status check_transpose(const Checker& c) {
+  auto perm = c.node().attr_ints("perm");
+  if (perm.empty()) return Status::ok();
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (sorted[i] != static_cast<int64_t>(i)) return c.fail("perm is not a permutation");
+  }
+  if (perm.size() != c.in_dims(0).size()) return c.fail("perm does not match the rank");
+  return Status::ok();
+}
+
+const std::map<std::string, OpRule>& rules() {
+  static const std::map<std::string, OpRule> kRules = {
+      {"Conv", {2, 3, {}, check_conv}},
+      {"ConvTranspose", {2, 3, {}, check_conv}},
+      {"Gemm", {2, 3, {}, check_gemm}},
+      {"MatMul", {2, 2, {}, check_matmul}},
+      {"MaxPool", {1, 1, {}, check_pool}},
+      {"AveragePool", {1, 1, {}, check_pool}},
+      {"GlobalAveragePool", {1, 1, {}, check_global_pool}},
+      {"GlobalMaxPool", {1, 1, {}, check_global_pool}},
+      {"BatchNormalization", {5, 5, {}, check_batch_norm}},
+      {"InstanceNormalization", {3, 3, {}, check_instance_norm}},
+      {"LayerNormalization", {2, 3, {}, check_layer_norm}},
+      {"Softmax", {1, 1, {}, check_softmax}},
+      {"Add", {2, 2, {}, no_check}},
+      {"Sub", {2, 2, {}, no_check}},
+      {"Mul", {2, 2, {}, no_check}},
+      {"Div", {2, 2, {}, no_check}},
+      {"Pow", {2, 2, {}, no_check}},
+      {"Sqrt", {1, 1, {}, no_check}},
+      {"Exp", {1, 1, {}, no_check}},
+      {"Erf", {1, 1, {}, no_check}},
+      {"Relu", {1, 1, {}, no_check}},
+      {"LeakyRelu", {1, 1, {}, no_check}},
+      {"Elu", {1, 1, {}, no_check}},
+      {"Sigmoid", {1, 1, {}, no_check}},
+      {"HardSigmoid", {1, 1, {}, no_check}},
+      {"HardSwish", {1, 1, {}, no_check}},
+      {"Tanh", {1, 1, {}, no_check}},
+      {"Gelu", {1, 1, {}, check_gelu}},
+      {"Clip", {1, 3, {}, check_clip}},
+      {"Reshape", {2, 2, {1}, check_reshape}},
+      {"Flatten", {1, 1, {}, no_check}},
+      {"Squeeze", {1, 2, {1}, check_axes_input}},
+      {"Unsqueeze", {1, 2, {1}, check_axes_input}},
+      {"Transpose", {1, 1, {}, check_transpose}},
+      {"Concat", {1, detail::kMaxPortsPerLayer, {}, check_concat}},
+  };
+  return kRules;
+}
+
+Status check_value(const Checker& c, const Value& v, bool int_input) {
+  if (!v.shape.rank_known || !v.shape.is_static()) {
+    return c.fail("tensor '" + v.name + "' has no static shape");
+  }
+  if (v.shape.rank() > kMaxRank) return c.fail("tensor '" + v.name + "' has too many dims");
+  auto elements = checked_elements(v.shape.dims);
+  if (!elements.is_ok() ||
+      *elements * static_cast<int64_t>(std::max<size_t>(1, dtype_size(v.dtype))) >
+          detail::kMaxIrTensorBytes) {
+    return c.fail("tensor '" + v.name + "' is too large");
+  }
+  if (int_input) {
+    if (v.dtype != DType::kI64 && v.dtype != DType::kI32) {
+      return c.fail("tensor '" + v.name + "' is " + std::string(dtype_name(v.dtype)) +
+                    ", not an integer shape or axes tensor");
+    }
+  } else if (v.dtype != DType::kF32) {
+    return c.fail("element type " + std::string(dtype_name(v.dtype)) + " of tensor '" + v.name +
+                  "' (the NPU path takes f32 tensors)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status ir_supports(const Graph& graph, const Node& node) {
+  const Checker c(graph, node);
+  if (!node.domain.empty() && node.domain != "ai.onnx") return c.fail("domain '" + node.domain + "'");
+  const auto it = rules().find(node.op_type);
+  if (it == rules().end()) return c.fail("no OpenVINO IR mapping for this op");
+  const OpRule& rule = it->second;
+  if (node.inputs.size() < rule.min_inputs || node.inputs.size() > rule.max_inputs) {
+    return c.fail(std::to_string(node.inputs.size()) + " inputs");
+  }
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const Value* v = c.input(i);
+    if (v == nullptr) {
+      if (i < rule.min_inputs) return c.fail("required input " + std::to_string(i) + " omitted");
+      continue;
+    }
+    HSCHED_RETURN_IF_ERROR(check_value(c, *v, rule.int_inputs.count(i) != 0));
+  }
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return c.fail("no output");
+  for (size_t i = 1; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] != kNoValue && c.is_used(node.outputs[i])) {
+      return c.fail("output " + std::to_string(i) + " is used (only the first is expressed)");
+    }
+  }
+  HSCHED_RETURN_IF_ERROR(check_value(c, c.output(), false));
+  return rule.check(c);
+}
+
+}  // namespace hsched::ir

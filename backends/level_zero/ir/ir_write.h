@@ -1,0 +1,59 @@
+// The writer's state while it turns graph nodes into IR layers, and the per-op emitters.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/level_zero/ir/ir_builder.h"
+#include "graph/graph.h"
+#include "hsched/device.h"
+
+namespace hsched::ir::detail {
+
+// Maps graph values to IR ports. Float values compute in `float_type` (f32, or f16 for
+// Precision::kFp16); constants become Const layers on first use, converted to that type.
+class WriteContext {
+ public:
+  WriteContext(const Graph& graph, bool fp16);
+
+  const Graph& graph() const { return graph_; }
+  DType float_type() const { return fp16_ ? DType::kF16 : DType::kF32; }
+  IrBuilder& builder() { return builder_; }
+
+  // The port that carries value `id` in compute precision.
+  PortRef input(ValueId id);
+  // Float constants in compute precision (`values` are f32; converted for fp16).
+  PortRef const_floats(const std::string& name, const std::vector<int64_t>& dims,
+                       const std::vector<float>& values);
+  // A float graph constant seen with other dims (same element count), in compute precision.
+  PortRef const_tensor(const std::string& name, const Tensor& tensor,
+                       const std::vector<int64_t>& dims);
+  PortRef const_i64(const std::string& name, const std::vector<int64_t>& dims,
+                    const std::vector<int64_t>& values);
+  // A layer with one output of compute precision (or `out_type` when given).
+  PortRef layer(std::string_view type, std::string_view version, const std::string& name,
+                const DataAttributes& data, const std::vector<PortRef>& inputs,
+                const std::vector<int64_t>& dims, DType out_type = DType::kUndefined);
+  // Records `port` as the value's; names the port after it unless the value leaves the model in
+  // fp16 (then the Convert to f32 before its Result carries the name).
+  void bind(ValueId id, PortRef port);
+
+  // Parameters for the graph inputs, Converts and Results for its outputs.
+  void add_parameters();
+  void add_results();
+
+ private:
+  const Graph& graph_;
+  bool fp16_;
+  IrBuilder builder_;
+  std::vector<std::optional<PortRef>> ports_;  // per value
+};
+
+// Emits the layers of one node (accepted by ir_supports) and binds its output.
+Status emit_node(WriteContext& ctx, const Node& node);
+
+// Node name for layers: the node's own, or "<op>_<index>" when the model left it empty.
+std::string layer_name(const Graph& graph, const Node& node);
+
+}  // namespace hsched::ir::detail
