@@ -1,0 +1,182 @@
+// `hsched devices` and `hsched run --policy npu-offload` in new processes with hsched's simulated
+// NPU driver (ZE_ENABLE_ALT_DRIVERS and the loader's validation layer, set by CTest): the NPU is
+// listed and labelled simulated; a second process loads the cached native graph instead of
+// compiling it; and each fault of the simulated driver (HSCHED_ZE_SIM_FAULTS) ends with the run
+// completed, its outputs correct, the report naming the fault, within the deadline + 5 s.
+// Skipped without the simulated driver or without the model.
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.h"
+#include "support/model_data.h"
+#include "support/scoped_env.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScopedEnv;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFaultsEnv = "HSCHED_ZE_SIM_FAULTS";
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class RunLevelZeroTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* driver = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+    if (driver == nullptr || *driver == '\0') GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
+    model_dir_ = test::models_dir() / "squeezenet1_1";
+    if (!fs::exists(model_dir_ / "model.onnx")) GTEST_SKIP() << "no model at " << model_dir_;
+  }
+  // `hsched run MODEL --policy npu-offload --json` with the reference inputs, outputs written to
+  // out_; the parsed report, empty when the run failed.
+  nlohmann::json run_json(const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"run",       (model_dir_ / "model.onnx").string(),
+                                     "--policy",  "npu-offload",
+                                     "--json",    "--warmup",
+                                     "0",         "--inputs",
+                                     (model_dir_ / "test_data_set_0").string(),
+                                     "--outputs", out_.path().string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto run = cli_test::run_cli(args);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    return run.exit_code == 0 ? nlohmann::json::parse(run.out) : nlohmann::json::object();
+  }
+  // The written outputs against the references: |a-b| <= 5e-2 + 5e-2|b| (fp16 partitions).
+  void expect_outputs_correct() {
+    const auto got = test::read_tensors(out_.path(), "output_");
+    const auto want = test::read_tensors(model_dir_ / "test_data_set_0", "output_");
+    ASSERT_FALSE(want.empty());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      ASSERT_EQ(got[k].dims(), want[k].dims());
+      const auto a = got[k].values<float>();
+      const auto b = want[k].values<float>();
+      size_t bad = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        bad += !(std::abs(a[i] - b[i]) <= 5e-2 + 5e-2 * std::abs(b[i]));
+      }
+      EXPECT_EQ(bad, 0u) << "output " << k;
+    }
+  }
+  static bool ran_on(const nlohmann::json& report, const std::string& device) {
+    for (const auto& partition : report["partitions"]) {
+      if (partition["device"] == device) return true;
+    }
+    return false;
+  }
+  fs::path model_dir_;
+  test::TempDir cache_dir_;
+  test::TempDir out_;
+};
+
+TEST_F(RunLevelZeroTest, DevicesListsTheSimulatedNpu) {
+  const auto text = cli_test::run_cli({"devices"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("npu0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("level_zero"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("simulated by hsched"), std::string::npos) << text.out;
+  const auto json_run = cli_test::run_cli({"devices", "--json"});
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto json = nlohmann::json::parse(json_run.out);
+  bool found = false;
+  for (const auto& device : json["devices"]) {
+    if (device["id"] != "npu0") {
+      EXPECT_FALSE(device["simulated"].get<bool>()) << device.dump();
+      continue;
+    }
+    found = true;
+    EXPECT_EQ(device["api"], "level_zero");
+    EXPECT_EQ(device["kind"], "npu");
+    EXPECT_TRUE(device["simulated"].get<bool>());
+    EXPECT_EQ(device["precisions"], nlohmann::json({"fp16", "int8"})) << device.dump();
+  }
+  EXPECT_TRUE(found) << json_run.out;
+}
+
+TEST_F(RunLevelZeroTest, SecondProcessLoadsTheCachedNativeGraph) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  const nlohmann::json first = run_json({"--iterations", "1"});
+  ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(ran_on(first, "npu0")) << first.dump();
+  EXPECT_GT(first["cache"]["programs_built"].get<int>(), 0);
+  EXPECT_EQ(first["cache"]["programs_loaded"], 0);
+  EXPECT_EQ(first["plan"]["replans"], 0);
+  const nlohmann::json second = run_json({"--iterations", "1"});
+  ASSERT_FALSE(second.empty());
+  EXPECT_TRUE(ran_on(second, "npu0")) << second.dump();
+  EXPECT_EQ(second["cache"]["programs_built"], 0);
+  EXPECT_EQ(second["cache"]["programs_loaded"], first["cache"]["programs_built"]);
+  expect_outputs_correct();
+}
+
+TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: compiles
+  ScopedEnv faults(kFaultsEnv, "build_delay_s=60");
+  const auto start = Clock::now();
+  const nlohmann::json json = run_json({"--compile-timeout-ms", "1000", "--iterations", "1"});
+  const double seconds = seconds_since(start);
+  ASSERT_FALSE(json.empty());
+  EXPECT_LT(seconds, 1 + 5) << "the deadline + 5 s: nobody waits for the abandoned build";
+  EXPECT_EQ(json["plan"]["replans"], 1);
+  ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
+  EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
+  EXPECT_EQ(json["late_rejections"][0]["device"], "npu0");
+  EXPECT_FALSE(ran_on(json, "npu0")) << json.dump();
+  expect_outputs_correct();
+}
+
+TEST_F(RunLevelZeroTest, DeviceLostRunsOnTheCpu) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  ScopedEnv faults(kFaultsEnv, "device_lost_after=1");
+  const auto start = Clock::now();
+  const nlohmann::json json = run_json({"--iterations", "3"});
+  ASSERT_FALSE(json.empty());
+  EXPECT_LT(seconds_since(start), 30 + 5);
+  ASSERT_GT(json["quarantined"].size(), 0u) << json.dump();
+  EXPECT_EQ(json["quarantined"][0]["device"], "npu0");
+  EXPECT_EQ(json["quarantined"][0]["reason"], "device_lost") << json.dump();
+  EXPECT_FALSE(ran_on(json, "npu0")) << "every later run is on the CPU: " << json.dump();
+  expect_outputs_correct();
+}
+
+TEST_F(RunLevelZeroTest, OutOfDeviceMemoryRunsOnTheCpu) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  ScopedEnv faults(kFaultsEnv, "oom=1");
+  const nlohmann::json json = run_json({"--iterations", "1"});
+  ASSERT_FALSE(json.empty());
+  // The graph cannot be created: a late rejection of the NPU's nodes naming the fault.
+  ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
+  EXPECT_EQ(json["late_rejections"][0]["device"], "npu0");
+  EXPECT_NE(json["late_rejections"][0]["detail"].get<std::string>().find("memory_exceeded"),
+            std::string::npos)
+      << json["late_rejections"][0].dump();
+  EXPECT_FALSE(ran_on(json, "npu0")) << json.dump();
+  expect_outputs_correct();
+}
+
+TEST_F(RunLevelZeroTest, CorruptOutputIsCaughtByVerify) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  ScopedEnv faults(kFaultsEnv, "corrupt_output=1");
+  const nlohmann::json json = run_json({"--iterations", "1", "--verify"});
+  ASSERT_FALSE(json.empty());
+  ASSERT_GT(json["quarantined"].size(), 0u) << json.dump();
+  EXPECT_EQ(json["quarantined"][0]["device"], "npu0");
+  EXPECT_EQ(json["quarantined"][0]["reason"], "verification_failed");
+  expect_outputs_correct();
+}
+
+}  // namespace
+}  // namespace hsched
