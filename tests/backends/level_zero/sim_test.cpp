@@ -1,0 +1,733 @@
+// The simulated NPU driver (libze_hsched_sim.so) through the real Level Zero loader with its
+// validation layer (ZE_ENABLE_ALT_DRIVERS, ZE_ENABLE_VALIDATION_LAYER=1,
+// ZE_ENABLE_PARAMETER_VALIDATION=1, set by CTest and here when absent): the device it reports, a
+// graph created from IR and run through command lists, events and a fence with NPU numerics, the
+// native binary round trip, each fault of HSCHED_ZE_SIM_FAULTS (each in a fresh process: the
+// driver reads the faults once, at zeInit), plus the driver's own pieces (fault parsing, native
+// blob, the fp16 rewrite) as units. Every Level Zero call must succeed unless the test expects a
+// given error, so a call the validation layer refuses fails the test.
+#include <level_zero/ze_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "backends/level_zero/ir/ir.h"
+#include "backends/level_zero/sim/faults.h"
+#include "backends/level_zero/sim/native_blob.h"
+#include "backends/level_zero/sim/npu_numerics.h"
+#include "backends/level_zero/ze_graph_ext.h"
+#include "graph/graph.h"
+
+namespace hsched::zesim {
+namespace {
+
+// --- helpers ----------------------------------------------------------------------------------
+
+void use_simulated_driver() {
+  setenv("ZE_ENABLE_ALT_DRIVERS", HSCHED_ZE_SIM_PATH, 0);
+  setenv("ZE_ENABLE_VALIDATION_LAYER", "1", 0);
+  setenv("ZE_ENABLE_PARAMETER_VALIDATION", "1", 0);
+}
+
+std::string failed(const char* call, ze_result_t result) {
+  std::ostringstream s;
+  s << call << " returned 0x" << std::hex << static_cast<uint32_t>(result);
+  return s.str();
+}
+
+// In functions returning std::string ("" = fine): returns the failing call.
+#define ZE_CHECK(call)                                              \
+  do {                                                              \
+    const ze_result_t ze_check_result_ = (call);                    \
+    if (ze_check_result_ != ZE_RESULT_SUCCESS) return failed(#call, ze_check_result_); \
+  } while (0)
+#define ZE_EXPECT_RESULT(expected, call)                            \
+  do {                                                              \
+    const ze_result_t ze_check_result_ = (call);                    \
+    if (ze_check_result_ != (expected)) return failed(#call, ze_check_result_); \
+  } while (0)
+#define CHECK_THAT(condition, message) \
+  do {                                 \
+    if (!(condition)) return std::string(message); \
+  } while (0)
+
+// float -> nearest fp16 -> float.
+float round_fp16(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+
+// The small graph the tests run: y = Relu(Conv(x, W, B) + s), z = GlobalAveragePool(y).
+// Arguments: x [1,3,8,8], s [1,4,1,1] (inputs), y [1,4,8,8], z [1,4,1,1] (outputs).
+Graph test_graph() {
+  Graph g;
+  g.name = "sim_test";
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({1, 3, 8, 8}));
+  const ValueId s = g.add_value("s", DType::kF32, Shape({1, 4, 1, 1}));
+  g.add_input(x);
+  g.add_input(s);
+  std::vector<float> w(4 * 3 * 3 * 3), b(4);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * std::sin(1.3f * static_cast<float>(i)) + 0.0123f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = 0.05f * static_cast<float>(i) - 0.01f;
+  const ValueId wv = g.add_constant("W", Tensor::from_vector(DType::kF32, {4, 3, 3, 3}, w));
+  const ValueId bv = g.add_constant("B", Tensor::from_vector(DType::kF32, {4}, b));
+  const ValueId conv = g.add_value("conv", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId sum = g.add_value("sum", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId z = g.add_value("z", DType::kF32, Shape({1, 4, 1, 1}));
+  Node c;
+  c.name = "conv";
+  c.op_type = "Conv";
+  c.inputs = {x, wv, bv};
+  c.outputs = {conv};
+  c.attributes["kernel_shape"] = std::vector<int64_t>{3, 3};
+  c.attributes["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  g.add_node(std::move(c));
+  Node add{"add", "Add", "", {conv, s}, {sum}, {}};
+  g.add_node(std::move(add));
+  Node relu{"relu", "Relu", "", {sum}, {y}, {}};
+  g.add_node(std::move(relu));
+  Node pool{"pool", "GlobalAveragePool", "", {y}, {z}, {}};
+  g.add_node(std::move(pool));
+  g.add_output(y);
+  g.add_output(z);
+  return g;
+}
+
+// Inputs whose values fp16 cannot hold exactly, so that NPU numerics show.
+std::vector<std::vector<float>> test_inputs() {
+  std::vector<float> x(3 * 8 * 8), s(4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) + 1e-4f;
+  for (size_t i = 0; i < s.size(); ++i) s[i] = 0.3333f * static_cast<float>(i) - 0.5f;
+  return {x, s};
+}
+
+std::vector<uint8_t> test_payload() {
+  auto model = ir::write_ir(test_graph(), Precision::kFp16);
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  if (!model.is_ok()) return {};
+  return ir::pack_ngraph_lite(*model, 1, 0);
+}
+
+// The graph's outputs on the CPU backend in fp32.
+std::vector<std::vector<float>> cpu_reference() {
+  auto program = cpu::CpuProgram::compile(test_graph(), cpu::CpuOptions{});
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  if (!program.is_ok()) return {};
+  const auto in = test_inputs();
+  auto out = (*program)->run({Tensor::from_vector(DType::kF32, {1, 3, 8, 8}, in[0]),
+                              Tensor::from_vector(DType::kF32, {1, 4, 1, 1}, in[1])});
+  EXPECT_TRUE(out.is_ok()) << out.status().message();
+  if (!out.is_ok()) return {};
+  std::vector<std::vector<float>> result;
+  for (const Tensor& t : *out) result.emplace_back(t.values<float>().begin(), t.values<float>().end());
+  return result;
+}
+
+// Worst |a-b| - (atol + rtol*|b|) over all elements (<= 0: within tolerance).
+double worst_excess(const std::vector<float>& a, const std::vector<float>& b, double atol,
+                    double rtol) {
+  double worst = a.size() == b.size() ? -INFINITY : INFINITY;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double diff = std::abs(static_cast<double>(a[i]) - b[i]);
+    worst = std::max(worst, std::isnan(diff) ? INFINITY : diff - (atol + rtol * std::abs(b[i])));
+  }
+  return worst;
+}
+
+// The simulated driver through the loader: driver, device, context, queue, graph extension.
+class Session {
+ public:
+  Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() {
+    if (queue != nullptr) zeCommandQueueDestroy(queue);
+    if (context != nullptr) zeContextDestroy(context);
+  }
+
+  std::string open() {
+    use_simulated_driver();
+    ZE_CHECK(zeInit(0));
+    uint32_t count = 1;
+    ZE_CHECK(zeDriverGet(&count, &driver));
+    count = 1;
+    ZE_CHECK(zeDeviceGet(driver, &count, &device));
+    ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
+    ZE_CHECK(zeContextCreate(driver, &context_desc, &context));
+    ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
+                                       ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+                                       ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ZE_CHECK(zeCommandQueueCreate(context, device, &queue_desc, &queue));
+    void* table = nullptr;
+    ZE_CHECK(zeDriverGetExtensionFunctionAddress(driver, ZE_GRAPH_EXT_NAME, &table));
+    graph = static_cast<const ze_graph_dditable_ext_t*>(table);
+    CHECK_THAT(graph != nullptr, "no graph extension table");
+    return "";
+  }
+
+  ze_result_t create_graph(ze_graph_format_t format, const std::vector<uint8_t>& input,
+                           ze_graph_handle_t* handle) const {
+    ze_graph_desc_t desc{ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES, nullptr, format, input.size(),
+                         input.data(), nullptr};
+    return graph->pfnCreate(context, device, &desc, handle);
+  }
+
+  ze_driver_handle_t driver = nullptr;
+  ze_device_handle_t device = nullptr;
+  ze_context_handle_t context = nullptr;
+  ze_command_queue_handle_t queue = nullptr;
+  const ze_graph_dditable_ext_t* graph = nullptr;
+};
+
+// One graph with host memory bound to its arguments, an initialize list run once, and an execute
+// list that signals an event, submitted with a fence.
+class GraphRun {
+ public:
+  explicit GraphRun(Session& session) : s_(session) {}
+  GraphRun(const GraphRun&) = delete;
+  GraphRun& operator=(const GraphRun&) = delete;
+  ~GraphRun() {
+    if (list_ != nullptr) zeCommandListDestroy(list_);
+    if (fence_ != nullptr) zeFenceDestroy(fence_);
+    if (event_ != nullptr) zeEventDestroy(event_);
+    if (pool_ != nullptr) zeEventPoolDestroy(pool_);
+    if (graph_ != nullptr) s_.graph->pfnDestroy(graph_);
+    for (void* memory : memory_) zeMemFree(s_.context, memory);
+  }
+
+  std::string create(ze_graph_format_t format, const std::vector<uint8_t>& input) {
+    ZE_CHECK(s_.create_graph(format, input, &graph_));
+    return prepare();
+  }
+
+  // Copies `inputs` in, executes once and waits; `outputs` receives every output argument.
+  std::string run(const std::vector<std::vector<float>>& inputs,
+                  std::vector<std::vector<float>>* outputs, ze_result_t expected_sync = ZE_RESULT_SUCCESS) {
+    size_t next_input = 0;
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (args_[i].type != ZE_GRAPH_ARGUMENT_TYPE_INPUT) continue;
+      CHECK_THAT(next_input < inputs.size() && inputs[next_input].size() * 4 == bytes_[i],
+                 "input " + std::to_string(i) + " has the wrong size");
+      std::memcpy(memory_[i], inputs[next_input++].data(), bytes_[i]);
+    }
+    ZE_CHECK(zeFenceReset(fence_));
+    ZE_CHECK(zeEventHostReset(event_));
+    ZE_CHECK(zeCommandQueueExecuteCommandLists(s_.queue, 1, &list_, fence_));
+    ZE_EXPECT_RESULT(expected_sync, zeFenceHostSynchronize(fence_, UINT64_MAX));
+    if (expected_sync != ZE_RESULT_SUCCESS) return "";
+    ZE_CHECK(zeEventQueryStatus(event_));
+    outputs->clear();
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (args_[i].type != ZE_GRAPH_ARGUMENT_TYPE_OUTPUT) continue;
+      const auto* values = static_cast<const float*>(memory_[i]);
+      outputs->emplace_back(values, values + bytes_[i] / 4);
+    }
+    return "";
+  }
+
+  ze_graph_handle_t graph() const { return graph_; }
+  const std::vector<ze_graph_argument_properties_t>& args() const { return args_; }
+
+ private:
+  std::string prepare() {
+    ze_graph_properties_t properties{ZE_STRUCTURE_TYPE_GRAPH_PROPERTIES, nullptr, 0};
+    ZE_CHECK(s_.graph->pfnGetProperties(graph_, &properties));
+    for (uint32_t i = 0; i < properties.numGraphArgs; ++i) {
+      ze_graph_argument_properties_t arg{};
+      arg.stype = ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES;
+      ZE_CHECK(s_.graph->pfnGetArgumentProperties(graph_, i, &arg));
+      CHECK_THAT(arg.networkPrecision == ZE_GRAPH_ARGUMENT_PRECISION_FP32, "argument not f32");
+      size_t bytes = 4;
+      for (uint32_t d : arg.dims) bytes *= d;
+      ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+      void* memory = nullptr;
+      ZE_CHECK(zeMemAllocHost(s_.context, &host_desc, bytes, 64, &memory));
+      memory_.push_back(memory);
+      ZE_CHECK(s_.graph->pfnSetArgumentValue(graph_, i, memory));
+      args_.push_back(arg);
+      bytes_.push_back(bytes);
+    }
+    ze_event_pool_desc_t pool_desc{ZE_STRUCTURE_TYPE_EVENT_POOL_DESC, nullptr,
+                                   ZE_EVENT_POOL_FLAG_HOST_VISIBLE, 1};
+    ZE_CHECK(zeEventPoolCreate(s_.context, &pool_desc, 1, &s_.device, &pool_));
+    ze_event_desc_t event_desc{ZE_STRUCTURE_TYPE_EVENT_DESC, nullptr, 0, ZE_EVENT_SCOPE_FLAG_HOST,
+                               ZE_EVENT_SCOPE_FLAG_HOST};
+    ZE_CHECK(zeEventCreate(pool_, &event_desc, &event_));
+    ze_fence_desc_t fence_desc{ZE_STRUCTURE_TYPE_FENCE_DESC, nullptr, 0};
+    ZE_CHECK(zeFenceCreate(s_.queue, &fence_desc, &fence_));
+    ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+    // Initialize: its own list, run once and waited for.
+    ZE_CHECK(zeCommandListCreate(s_.context, s_.device, &list_desc, &list_));
+    ZE_CHECK(s_.graph->pfnAppendGraphInitialize(list_, graph_, nullptr, 0, nullptr));
+    ZE_CHECK(zeCommandListClose(list_));
+    ZE_CHECK(zeCommandQueueExecuteCommandLists(s_.queue, 1, &list_, nullptr));
+    ZE_CHECK(zeCommandQueueSynchronize(s_.queue, UINT64_MAX));
+    ZE_CHECK(zeCommandListReset(list_));
+    ZE_CHECK(s_.graph->pfnAppendGraphExecute(list_, graph_, nullptr, event_, 0, nullptr));
+    ZE_CHECK(zeCommandListClose(list_));
+    return "";
+  }
+
+  Session& s_;
+  ze_graph_handle_t graph_ = nullptr;
+  std::vector<ze_graph_argument_properties_t> args_;
+  std::vector<size_t> bytes_;
+  std::vector<void*> memory_;
+  ze_event_pool_handle_t pool_ = nullptr;
+  ze_event_handle_t event_ = nullptr;
+  ze_fence_handle_t fence_ = nullptr;
+  ze_command_list_handle_t list_ = nullptr;
+};
+
+// Runs `scenario` in a fresh process with HSCHED_ZE_SIM_FAULTS=`faults` (the driver reads it at
+// its first zeInit); the process exits 0 when the scenario returned "".
+template <typename Scenario>
+[[noreturn]] void run_with_faults(const char* faults, Scenario scenario) {
+  setenv(kFaultsEnv, faults, 1);
+  const std::string problem = scenario();
+  if (!problem.empty()) std::cerr << "scenario failed: " << problem << std::endl;
+  std::_Exit(problem.empty() ? 0 : 1);  // no teardown: the process ends here, as checked
+}
+
+class SimFaultTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }  // a fresh exec
+};
+
+// --- units: faults, native blob, fp16 rewrite ---------------------------------------------------
+
+TEST(SimFaults, ParsesEveryKey) {
+  std::ostringstream errors;
+  const Faults f =
+      parse_faults("build_delay_s=1.5, device_lost_after=3,oom=1,corrupt_output=1", errors);
+  EXPECT_EQ(errors.str(), "");
+  EXPECT_DOUBLE_EQ(f.build_delay_s, 1.5);
+  ASSERT_TRUE(f.device_lost_after.has_value());
+  EXPECT_EQ(*f.device_lost_after, 3);
+  EXPECT_TRUE(f.oom);
+  EXPECT_TRUE(f.corrupt_output);
+  const Faults none = parse_faults("", errors);
+  EXPECT_EQ(none.build_delay_s, 0);
+  EXPECT_FALSE(none.device_lost_after.has_value());
+  EXPECT_FALSE(none.oom || none.corrupt_output);
+}
+
+TEST(SimFaults, BadValuesAreIgnoredWithOneLineNamingTheKey) {
+  std::ostringstream errors;
+  const Faults f = parse_faults(
+      "build_delay_s=-1,device_lost_after=two,oom=yes,corrupt_output=1,speed=9,build_delay_s=nan",
+      errors);
+  EXPECT_EQ(f.build_delay_s, 0);
+  EXPECT_FALSE(f.device_lost_after.has_value());
+  EXPECT_FALSE(f.oom);
+  EXPECT_TRUE(f.corrupt_output);  // the good key still applies
+  std::vector<std::string> lines;
+  std::istringstream in(errors.str());
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 5u) << errors.str();
+  EXPECT_NE(lines[0].find("key 'build_delay_s'"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("key 'device_lost_after'"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("key 'oom'"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("key 'speed'"), std::string::npos) << lines[3];
+  EXPECT_NE(lines[4].find("key 'build_delay_s'"), std::string::npos) << lines[4];
+}
+
+TEST(SimNativeBlob, RoundTripsAndRejectsDamage) {
+  const std::vector<uint8_t> payload = {1, 2, 3, 4, 5, 250};
+  const std::vector<uint8_t> blob = make_native_blob(payload);
+  ASSERT_EQ(blob.size(), kNativeBlobHeaderBytes + payload.size());
+  EXPECT_EQ(std::string(blob.begin(), blob.begin() + 12), "HSCHEDSIMNPU");
+  const auto parsed = parse_native_blob(blob);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(std::vector<uint8_t>(parsed->begin(), parsed->end()), payload);
+  for (size_t i = 0; i < blob.size(); ++i) {  // any flipped byte is caught
+    std::vector<uint8_t> damaged = blob;
+    damaged[i] ^= 0x10;
+    EXPECT_FALSE(parse_native_blob(damaged).has_value()) << "byte " << i;
+  }
+  std::vector<uint8_t> truncated(blob.begin(), blob.end() - 1);
+  EXPECT_FALSE(parse_native_blob(truncated).has_value());
+  EXPECT_FALSE(parse_native_blob(std::span<const uint8_t>()).has_value());
+}
+
+TEST(SimNpuNumerics, RoundsInputsWeightsAndEveryNodeOutputToFp16) {
+  // out = (a * w) + a, w a constant: each value is rounded, so the result is
+  // h(h(h(a) * h(w)) + h(a)) with h = round to fp16.
+  Graph g;
+  g.opset = 17;
+  const ValueId a = g.add_value("a", DType::kF32, Shape({4}));
+  g.add_input(a);
+  const std::vector<float> w = {0.1f, 3.14159f, -2.71828f, 1000.3f};
+  const ValueId wv = g.add_constant("w", Tensor::from_vector(DType::kF32, {4}, w));
+  const ValueId m = g.add_value("m", DType::kF32, Shape({4}));
+  const ValueId out = g.add_value("out", DType::kF32, Shape({4}));
+  g.add_node(Node{"mul", "Mul", "", {a, wv}, {m}, {}});
+  g.add_node(Node{"add", "Add", "", {m, a}, {out}, {}});
+  g.add_output(out);
+
+  auto rewritten = with_fp16_numerics(g);
+  ASSERT_TRUE(rewritten.is_ok()) << rewritten.status().message();
+  ASSERT_EQ(rewritten->inputs().size(), 1u);
+  ASSERT_EQ(rewritten->outputs().size(), 1u);
+  EXPECT_EQ(rewritten->value(rewritten->inputs()[0]).name, "a");
+  EXPECT_EQ(rewritten->value(rewritten->outputs()[0]).name, "out");
+  auto program = cpu::CpuProgram::compile(*rewritten, cpu::CpuOptions{});
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  const std::vector<float> in = {0.3f, 1.0001f, -7.77f, 12.345f};
+  auto result = (*program)->run({Tensor::from_vector(DType::kF32, {4}, in)});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  const auto values = (*result)[0].values<float>();
+  for (size_t i = 0; i < in.size(); ++i) {
+    const float h_a = round_fp16(in[i]);
+    const float expected = round_fp16(round_fp16(h_a * round_fp16(w[i])) + h_a);
+    EXPECT_EQ(values[i], expected) << "element " << i;
+  }
+  EXPECT_NE(values[1], in[1] * w[1] + in[1]);  // not the fp32 result
+}
+
+// --- through the loader -----------------------------------------------------------------------
+
+TEST(SimDriver, OneVpuDeviceWithTheNpu3720Profile) {
+  Session s;
+  ASSERT_EQ(s.open(), "");
+  uint32_t drivers = 0;
+  ASSERT_EQ(zeDriverGet(&drivers, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(drivers, 1u);
+  uint32_t devices = 0;
+  ASSERT_EQ(zeDeviceGet(s.driver, &devices, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(devices, 1u);
+
+  ze_device_properties_t p{};
+  p.stype = ZE_STRUCTURE_TYPE_DEVICE_PROPERTIES;
+  ASSERT_EQ(zeDeviceGetProperties(s.device, &p), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(p.type, ZE_DEVICE_TYPE_VPU);
+  EXPECT_EQ(p.vendorId, 0x8086u);
+  EXPECT_EQ(p.deviceId, 0x7D1Du);
+  EXPECT_STREQ(p.name, "Intel(R) AI Boost NPU 3720 (simulated by hsched)");
+  EXPECT_TRUE(p.flags & ZE_DEVICE_PROPERTY_FLAG_INTEGRATED);
+  EXPECT_EQ(p.coreClockRate, 1400u);
+  EXPECT_EQ(p.numSlices, 2u);
+
+  ze_device_compute_properties_t compute{};
+  compute.stype = ZE_STRUCTURE_TYPE_DEVICE_COMPUTE_PROPERTIES;
+  EXPECT_EQ(zeDeviceGetComputeProperties(s.device, &compute), ZE_RESULT_SUCCESS);
+  ze_device_module_properties_t module{};
+  module.stype = ZE_STRUCTURE_TYPE_DEVICE_MODULE_PROPERTIES;
+  ASSERT_EQ(zeDeviceGetModuleProperties(s.device, &module), ZE_RESULT_SUCCESS);
+  EXPECT_TRUE(module.flags & ZE_DEVICE_MODULE_FLAG_FP16);
+  EXPECT_TRUE(module.flags & ZE_DEVICE_MODULE_FLAG_DP4A);
+  uint32_t memories = 0;
+  ASSERT_EQ(zeDeviceGetMemoryProperties(s.device, &memories, nullptr), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(memories, 1u);
+  ze_device_memory_properties_t memory{};
+  memory.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
+  ASSERT_EQ(zeDeviceGetMemoryProperties(s.device, &memories, &memory), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(memory.totalSize, 8ull << 30);
+  uint32_t groups = 0;
+  ASSERT_EQ(zeDeviceGetCommandQueueGroupProperties(s.device, &groups, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(groups, 1u);
+  uint32_t subdevices = 5;
+  ASSERT_EQ(zeDeviceGetSubDevices(s.device, &subdevices, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(subdevices, 0u);
+
+  uint32_t extensions = 0;
+  ASSERT_EQ(zeDriverGetExtensionProperties(s.driver, &extensions, nullptr), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(extensions, 1u);
+  ze_driver_extension_properties_t extension{};
+  ASSERT_EQ(zeDriverGetExtensionProperties(s.driver, &extensions, &extension), ZE_RESULT_SUCCESS);
+  EXPECT_STREQ(extension.name, "ZE_extension_graph");
+  EXPECT_EQ(extension.version, static_cast<uint32_t>(ZE_GRAPH_EXT_VERSION_1_0));
+  void* other = nullptr;
+  EXPECT_EQ(zeDriverGetExtensionFunctionAddress(s.driver, "ZE_extension_other", &other),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);
+
+  ze_device_graph_properties_t graph_properties{};
+  graph_properties.stype = ZE_STRUCTURE_TYPE_DEVICE_GRAPH_PROPERTIES;
+  ASSERT_EQ(s.graph->pfnDeviceGetGraphProperties(s.device, &graph_properties), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(graph_properties.graphExtensionVersion, ZE_GRAPH_EXT_VERSION_1_0);
+  EXPECT_TRUE(graph_properties.graphFormatsSupported & ZE_GRAPH_FORMAT_NGRAPH_LITE);
+  EXPECT_TRUE(graph_properties.graphFormatsSupported & ZE_GRAPH_FORMAT_NATIVE);
+
+  // What the driver does not implement says so.
+  ze_module_desc_t module_desc{};
+  module_desc.stype = ZE_STRUCTURE_TYPE_MODULE_DESC;
+  module_desc.format = ZE_MODULE_FORMAT_IL_SPIRV;
+  const uint8_t spirv[4] = {0x03, 0x02, 0x23, 0x07};
+  module_desc.inputSize = sizeof(spirv);
+  module_desc.pInputModule = spirv;
+  ze_module_handle_t module_handle = nullptr;
+  EXPECT_EQ(zeModuleCreate(s.context, s.device, &module_desc, &module_handle, nullptr),
+            ZE_RESULT_ERROR_UNSUPPORTED_FEATURE);
+}
+
+TEST(SimDriver, MemoryIsTrackedPerContext) {
+  Session s;
+  ASSERT_EQ(s.open(), "");
+  ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  ze_device_mem_alloc_desc_t device_desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+  void* host = nullptr;
+  void* device = nullptr;
+  void* shared = nullptr;
+  ASSERT_EQ(zeMemAllocHost(s.context, &host_desc, 1000, 64, &host), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(zeMemAllocDevice(s.context, &device_desc, 1000, 0, s.device, &device), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(zeMemAllocShared(s.context, &device_desc, &host_desc, 1000, 0, s.device, &shared),
+            ZE_RESULT_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(host) % 64, 0u);
+  ze_memory_allocation_properties_t props{};
+  props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
+  ze_device_handle_t owner = nullptr;
+  ASSERT_EQ(zeMemGetAllocProperties(s.context, static_cast<char*>(host) + 999, &props, &owner),
+            ZE_RESULT_SUCCESS);
+  EXPECT_EQ(props.type, ZE_MEMORY_TYPE_HOST);
+  ASSERT_EQ(zeMemGetAllocProperties(s.context, device, &props, &owner), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(props.type, ZE_MEMORY_TYPE_DEVICE);
+  EXPECT_EQ(owner, s.device);
+  ASSERT_EQ(zeMemGetAllocProperties(s.context, shared, &props, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(props.type, ZE_MEMORY_TYPE_SHARED);
+  int on_stack = 0;
+  ASSERT_EQ(zeMemGetAllocProperties(s.context, &on_stack, &props, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(props.type, ZE_MEMORY_TYPE_UNKNOWN);
+  EXPECT_EQ(zeMemFree(s.context, &on_stack), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  void* too_big = nullptr;
+  EXPECT_EQ(zeMemAllocDevice(s.context, &device_desc, size_t{5} << 30, 0, s.device, &too_big),
+            ZE_RESULT_ERROR_UNSUPPORTED_SIZE);
+  EXPECT_EQ(zeMemFree(s.context, host), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(zeMemFree(s.context, device), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(zeMemFree(s.context, shared), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(zeMemFree(s.context, host), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // already freed
+}
+
+TEST(SimDriver, GraphFromIrRunsWithNpuNumericsAndMatchesTheCpu) {
+  Session s;
+  ASSERT_EQ(s.open(), "");
+  const std::vector<uint8_t> payload = test_payload();
+  ASSERT_FALSE(payload.empty());
+  GraphRun run(s);
+  ASSERT_EQ(run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, payload), "");
+
+  ASSERT_EQ(run.args().size(), 4u);
+  const char* names[] = {"x", "s", "y", "z"};
+  const ze_graph_argument_type_t types[] = {ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_INPUT,
+                                            ZE_GRAPH_ARGUMENT_TYPE_OUTPUT, ZE_GRAPH_ARGUMENT_TYPE_OUTPUT};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_STREQ(run.args()[i].name, names[i]);
+    EXPECT_EQ(run.args()[i].type, types[i]);
+    EXPECT_EQ(run.args()[i].devicePrecision, ZE_GRAPH_ARGUMENT_PRECISION_FP32);
+  }
+  EXPECT_EQ(run.args()[0].dims[1], 3u);
+  EXPECT_EQ(run.args()[2].dims[1], 4u);
+  EXPECT_EQ(run.args()[2].dims[3], 8u);
+
+  const auto expected = cpu_reference();
+  ASSERT_EQ(expected.size(), 2u);
+  std::vector<std::vector<float>> outputs;
+  for (int repeat = 0; repeat < 3; ++repeat) {  // the same list, executed again
+    ASSERT_EQ(run.run(test_inputs(), &outputs), "");
+    ASSERT_EQ(outputs.size(), 2u);
+    for (size_t o = 0; o < 2; ++o) {
+      EXPECT_LE(worst_excess(outputs[o], expected[o], 5e-2, 5e-2), 0.0) << "output " << o;
+    }
+  }
+  // fp16 numerics: close to fp32, not equal to it.
+  EXPECT_GT(worst_excess(outputs[0], expected[0], 0, 0), 0.0);
+}
+
+TEST(SimDriver, NativeBinaryRoundTrip) {
+  Session s;
+  ASSERT_EQ(s.open(), "");
+  const std::vector<uint8_t> payload = test_payload();
+  GraphRun built(s);
+  ASSERT_EQ(built.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, payload), "");
+  size_t size = 0;
+  ASSERT_EQ(s.graph->pfnGetNativeBinary(built.graph(), &size, nullptr), ZE_RESULT_SUCCESS);
+  ASSERT_GT(size, payload.size());
+  std::vector<uint8_t> blob(size);
+  size_t small = size - 1;
+  EXPECT_EQ(s.graph->pfnGetNativeBinary(built.graph(), &small, blob.data()),
+            ZE_RESULT_ERROR_INVALID_SIZE);
+  ASSERT_EQ(s.graph->pfnGetNativeBinary(built.graph(), &size, blob.data()), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(std::string(blob.begin(), blob.begin() + 12), "HSCHEDSIMNPU");
+
+  GraphRun loaded(s);
+  ASSERT_EQ(loaded.create(ZE_GRAPH_FORMAT_NATIVE, blob), "");
+  std::vector<std::vector<float>> a, b;
+  ASSERT_EQ(built.run(test_inputs(), &a), "");
+  ASSERT_EQ(loaded.run(test_inputs(), &b), "");
+  EXPECT_EQ(a, b);
+
+  // Damaged or foreign binaries are refused; so is NGRAPH_LITE passed as NATIVE.
+  std::vector<uint8_t> damaged = blob;
+  damaged[blob.size() / 2] ^= 1;
+  ze_graph_handle_t handle = nullptr;
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NATIVE, damaged, &handle),
+            ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NATIVE, payload, &handle),
+            ZE_RESULT_ERROR_INVALID_NATIVE_BINARY);
+  EXPECT_EQ(handle, nullptr);
+}
+
+TEST(SimDriver, RefusesBadGraphInputAndMisuse) {
+  Session s;
+  ASSERT_EQ(s.open(), "");
+  ze_graph_handle_t handle = nullptr;
+  const std::vector<uint8_t> garbage = {1, 0, 0, 0, 2, 0, 0, 0, 9};
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, garbage, &handle),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  std::vector<uint8_t> other_compiler = test_payload();
+  other_compiler[0] = 7;  // compiler major 7
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, other_compiler, &handle),
+            ZE_RESULT_ERROR_UNSUPPORTED_VERSION);
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, {}, &handle), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+
+  ASSERT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle), ZE_RESULT_SUCCESS);
+  ze_graph_argument_properties_t arg{};
+  arg.stype = ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES;
+  EXPECT_EQ(s.graph->pfnGetArgumentProperties(handle, 4, &arg), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  int not_device_memory[4] = {};
+  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, not_device_memory), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+  void* small = nullptr;
+  ASSERT_EQ(zeMemAllocHost(s.context, &host_desc, 16, 0, &small), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, small), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // too small
+
+  ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
+  ze_command_list_handle_t list = nullptr;
+  ASSERT_EQ(zeCommandListCreate(s.context, s.device, &list_desc, &list), ZE_RESULT_SUCCESS);
+  // Execute before any initialize, and with arguments unset, is refused.
+  EXPECT_EQ(s.graph->pfnAppendGraphExecute(list, handle, nullptr, nullptr, 0, nullptr),
+            ZE_RESULT_ERROR_UNINITIALIZED);
+  EXPECT_EQ(s.graph->pfnAppendGraphInitialize(list, handle, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(s.graph->pfnAppendGraphExecute(list, handle, nullptr, nullptr, 0, nullptr),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  // A context with a live graph cannot be destroyed.
+  EXPECT_EQ(zeContextDestroy(s.context), ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE);
+  EXPECT_EQ(zeCommandListDestroy(list), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(s.graph->pfnDestroy(handle), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(s.graph->pfnDestroy(handle), ZE_RESULT_ERROR_INVALID_NULL_HANDLE);
+  EXPECT_EQ(zeMemFree(s.context, small), ZE_RESULT_SUCCESS);
+}
+
+// --- faults, each in a fresh process ----------------------------------------------------------
+
+TEST_F(SimFaultTest, BuildDelayDoesNotHoldUpExit) {
+  EXPECT_EXIT(run_with_faults("build_delay_s=60", [] {
+    Session s;
+    const std::string opened = s.open();
+    if (!opened.empty()) return opened;
+    // The payload and session stay alive for the abandoned build (never freed: the process ends).
+    auto* payload = new std::vector<uint8_t>(test_payload());
+    auto* returned = new std::atomic<bool>(false);
+    std::thread([&s, payload, returned] {
+      ze_graph_handle_t handle = nullptr;
+      s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, &handle);
+      *returned = true;
+    }).detach();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK_THAT(!*returned, "pfnCreate returned during its 60 s build delay");
+    std::exit(0);  // a normal exit (static destructors, the loader's teardown) while it sleeps
+    return std::string();
+  }), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimFaultTest, DeviceLostAfterOneExecution) {
+  EXPECT_EXIT(run_with_faults("device_lost_after=1", [] {
+    Session s;
+    const std::string opened = s.open();
+    if (!opened.empty()) return opened;
+    const auto expected = cpu_reference();
+    std::vector<std::vector<float>> outputs;
+    {
+      GraphRun run(s);
+      const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+      if (!created.empty()) return created;
+      const std::string first = run.run(test_inputs(), &outputs);
+      if (!first.empty()) return "first execution: " + first;
+      CHECK_THAT(worst_excess(outputs[0], expected[0], 5e-2, 5e-2) <= 0, "first execution wrong");
+      const std::string second = run.run(test_inputs(), &outputs, ZE_RESULT_ERROR_DEVICE_LOST);
+      if (!second.empty()) return "second execution: " + second;
+      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeCommandQueueSynchronize(s.queue, 0));
+      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeDeviceGetStatus(s.device));
+      ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+      void* memory = nullptr;
+      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));
+      ze_graph_handle_t handle = nullptr;
+      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST,
+                       s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
+    }  // destroying everything still works
+    ZE_CHECK(zeCommandQueueDestroy(s.queue));
+    s.queue = nullptr;
+    ZE_CHECK(zeContextDestroy(s.context));
+    s.context = nullptr;
+    return std::string();
+  }), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimFaultTest, OutOfDeviceMemory) {
+  EXPECT_EXIT(run_with_faults("oom=1", [] {
+    Session s;
+    const std::string opened = s.open();
+    if (!opened.empty()) return opened;
+    ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+    ze_device_mem_alloc_desc_t device_desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
+    void* memory = nullptr;
+    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                     zeMemAllocDevice(s.context, &device_desc, 64, 0, s.device, &memory));
+    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                     zeMemAllocShared(s.context, &device_desc, &host_desc, 64, 0, s.device, &memory));
+    ZE_CHECK(zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));  // host memory still works
+    ZE_CHECK(zeMemFree(s.context, memory));
+    ze_graph_handle_t handle = nullptr;
+    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                     s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
+    return std::string();
+  }), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimFaultTest, CorruptOutput) {
+  EXPECT_EXIT(run_with_faults("corrupt_output=1", [] {
+    Session s;
+    const std::string opened = s.open();
+    if (!opened.empty()) return opened;
+    GraphRun run(s);
+    const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+    if (!created.empty()) return created;
+    std::vector<std::vector<float>> outputs;
+    const std::string ran = run.run(test_inputs(), &outputs);
+    if (!ran.empty()) return ran;
+    const auto expected = cpu_reference();
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      for (size_t i = 0; i < outputs[o].size(); ++i) {
+        const double diff = std::abs(static_cast<double>(outputs[o][i]) - expected[o][i]);
+        CHECK_THAT(diff > 5e-2 + 5e-2 * std::abs(expected[o][i]),
+                   "output " + std::to_string(o) + " element " + std::to_string(i) + " is not corrupt");
+      }
+    }
+    return std::string();
+  }), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(SimFaultTest, BadFaultValuesAreNamedAndIgnored) {
+  EXPECT_EXIT(run_with_faults("oom=maybe,build_delay_s=soon,whatever=1", [] {
+    Session s;
+    const std::string opened = s.open();
+    if (!opened.empty()) return opened;
+    GraphRun run(s);  // no fault applies: the graph builds at once and runs
+    const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+    if (!created.empty()) return created;
+    std::vector<std::vector<float>> outputs;
+    return run.run(test_inputs(), &outputs);
+  }), ::testing::ExitedWithCode(0), "key 'oom'.*key 'build_delay_s'.*key 'whatever'");
+}
+
+}  // namespace
+}  // namespace hsched::zesim
