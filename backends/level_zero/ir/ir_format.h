@@ -22,6 +22,7 @@ inline constexpr size_t kMaxPortsPerLayer = 4096;              // a Concat of ma
 inline constexpr size_t kMaxNameBytes = 4096;
 inline constexpr size_t kMaxAttributeInts = 64;                // strides, pads, shapes...
 inline constexpr int64_t kMaxIrTensorBytes = int64_t{1} << 32;  // one tensor at most 4 GiB
+inline constexpr int64_t kMaxIrTotalBytes = int64_t{1} << 36;   // all output ports together
 
 // OpenVINO element type names ("f32", "f16", "i64", "i32", "i8", "u8", "boolean") and port
 // precision names ("FP32", "FP16", "I64"...). Only the types hsched represents.

@@ -158,6 +158,16 @@ Result<ParsedNet> parse_net(const pugi::xml_document& doc) {
   }
   const size_t n = parsed.layers.size();
   if (n == 0) return invalid_argument("IR: no layers");
+  // What a runner would allocate for activations is bounded as a whole too, not only per port.
+  int64_t total_bytes = 0;
+  for (const IrLayer& layer : parsed.layers) {
+    for (const IrPort& port : layer.outputs) {
+      total_bytes += Shape(port.dims).elements() * static_cast<int64_t>(dtype_size(port.type));
+      if (total_bytes > kMaxIrTotalBytes) {
+        return layer_error(layer.name, "the model's tensors together pass 64 GiB");
+      }
+    }
+  }
   constexpr size_t kUnset = SIZE_MAX;
   parsed.sources.resize(n);
   for (size_t i = 0; i < n; ++i) {

@@ -71,10 +71,12 @@ Status check_conv(const Checker& c) {
   }
   const int64_t group = c.node().attr_int("group", 1);
   if (group < 1 || x[1] % group != 0) return c.fail("group does not divide the input channels");
-  const int64_t out_channels = transposed ? w[1] * group : w[0];
-  if (transposed ? w[0] != x[1] : (w[1] * group != x[1] || w[0] % group != 0)) {
+  // Products stay below 2^63: group <= x[1] and w[1] are dims (at most 2^40), so divide instead.
+  if (transposed ? w[0] != x[1] || w[1] > kMaxDim / group
+                 : (w[1] != x[1] / group || w[0] % group != 0)) {
     return c.fail("weights do not match the input channels and group");
   }
+  const int64_t out_channels = transposed ? w[1] * group : w[0];
   if (c.input(2) && (c.in_dims(2).size() != 1 || c.in_dims(2)[0] != out_channels)) {
     return c.fail("bias is not one value per output channel");
   }
