@@ -442,7 +442,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   std::optional<RequestRuns> requests;
   if (args.requests > 0) {
     auto runs = run_requests(exe, graph, inputs, !args.inputs_dir.empty(), args.requests,
-                             args.mode == "throughput");
+                             args.mode == "throughput", !args.trace_path.empty());
     if (!runs.is_ok()) return runs.status().with_context(args.model_path);
     requests = std::move(runs).value();
   }

@@ -42,12 +42,16 @@ struct RunArgs {
 // `warnings` (stderr).
 Result<std::string> run_model(const RunArgs& args, std::ostream& warnings);
 
+// Run records kept per pass (warm-up, timed, requests one by one, pipelined): the first ones, so
+// that a million iterations do not hold a million records. Medians and the trace use these.
+inline constexpr size_t kMaxKeptRecords = 10000;
+
 struct TimedRuns {
   std::vector<Tensor> outputs;  // of the last run
   double first_ms = 0;          // the first run after compiling (warm-up or timed)
   double median_ms = 0, min_ms = 0, max_ms = 0;
-  std::vector<RunRecord> warmup_records;  // what each run did (hsched/executor.h)
-  std::vector<RunRecord> records;         // ... each timed run
+  std::vector<RunRecord> warmup_records;  // what each run did (hsched/executor.h), the first
+  std::vector<RunRecord> records;         // kMaxKeptRecords warm-up and timed runs
 };
 
 double median_of(std::vector<double> values);
@@ -69,7 +73,8 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
     if (i == 0) timed.first_ms = ms;
     if (i >= warmup) times.push_back(ms);
     if (i + 1 == warmup) program.reset_profile();
-    (i >= warmup ? timed.records : timed.warmup_records).push_back(std::move(record));
+    auto& kept = i >= warmup ? timed.records : timed.warmup_records;
+    if (kept.size() < kMaxKeptRecords) kept.push_back(std::move(record));
     timed.outputs = std::move(result).value();
   }
   const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());

@@ -49,7 +49,7 @@ void compare_outputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b,
 
 Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
                                  const std::vector<Tensor>& inputs, bool repeat, int requests,
-                                 bool throughput) {
+                                 bool throughput, bool keep_records) {
   if (requests < 1 || requests > kMaxRequests) {
     return invalid_argument("--requests must be in [1, " + std::to_string(kMaxRequests) + "]");
   }
@@ -71,7 +71,9 @@ Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
       RunRecord record;
       HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, exe.run(request, &record));
       sequential.push_back(std::move(outputs));
-      runs.sequential_records.push_back(std::move(record));
+      if (keep_records && runs.sequential_records.size() < kMaxKeptRecords) {
+        runs.sequential_records.push_back(std::move(record));
+      }
     }
     sequential_s += seconds_since(start);
     if (!throughput) {
@@ -81,8 +83,9 @@ Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
       continue;
     }
     std::vector<RunRecord> records;
+    const bool keep = keep_records && runs.pipelined_records.size() < kMaxKeptRecords;
     const auto stream_start = Clock::now();
-    HSCHED_ASSIGN_OR_RETURN(auto pipelined, exe.run_stream(chunk, 0, &records));
+    HSCHED_ASSIGN_OR_RETURN(auto pipelined, exe.run_stream(chunk, 0, keep ? &records : nullptr));
     pipelined_s += seconds_since(stream_start);
     if (pipelined.size() != chunk.size()) {
       return internal_error("run_stream returned " + std::to_string(pipelined.size()) +
@@ -92,7 +95,11 @@ Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
     if (last_base >= first && last_base < first + count) {
       runs.outputs = pipelined[static_cast<size_t>(last_base - first)];
     }
-    for (RunRecord& record : records) runs.pipelined_records.push_back(std::move(record));
+    for (RunRecord& record : records) {
+      if (runs.pipelined_records.size() < kMaxKeptRecords) {
+        runs.pipelined_records.push_back(std::move(record));
+      }
+    }
   }
   runs.sequential_per_s = sequential_s > 0 ? requests / sequential_s : 0;
   if (throughput) {

@@ -26,6 +26,7 @@ struct RequestRuns {
   // The outputs of the base inputs (the last request that ran them), pipelined in throughput
   // mode: what --outputs writes.
   std::vector<Tensor> outputs;
+  // With `keep_records`: the first kMaxKeptRecords records of each pass (for the trace).
   std::vector<RunRecord> sequential_records;
   std::vector<RunRecord> pipelined_records;
 };
@@ -35,6 +36,6 @@ struct RequestRuns {
 // run_stream(); in chunks of a few hundred requests so that memory stays bounded.
 Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
                                  const std::vector<Tensor>& inputs, bool repeat, int requests,
-                                 bool throughput);
+                                 bool throughput, bool keep_records);
 
 }  // namespace hsched::cli
