@@ -2,9 +2,11 @@
 
 #include <cstdio>
 #include <map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/level_zero/device.h"
 #include "cli/run_command.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
@@ -31,11 +33,19 @@ struct DemoPlan {
   std::string text;  // the text report
 };
 
-// The demo model scheduled with the default policy for each demo target.
+// A simulated device says so in its name (hsched's simulated NPU driver).
+bool is_simulated(const DeviceProfile& device) {
+  return device.name.find("simulated") != std::string::npos;
+}
+
+// The demo model scheduled with the default policy for each demo target. This machine's plan
+// uses its real devices only: a simulated NPU gets a run of its own (run_demo).
 Result<std::vector<DemoPlan>> plan_demo(const Graph& graph) {
   std::vector<DemoPlan> plans;
   for (const char* name : kDemoTargets) {
     HSCHED_ASSIGN_OR_RETURN(Target target, sched::resolve_target_or_discover(name));
+    std::erase_if(target.devices,
+                  [](const DeviceProfile& device) { return device.present && is_simulated(device); });
     HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, target, default_policy()));
     plan.model = kDemoModelName;
     HSCHED_ASSIGN_OR_RETURN(std::string text, format_report(graph, plan, ReportFormat::kText));
@@ -64,6 +74,15 @@ struct DemoRun {
   TimedRuns timed;
   double max_abs_diff = 0;  // against the first run's outputs
 };
+
+// Whether some partition of `plan` ran on a simulated device.
+bool uses_simulated_device(const Plan& plan) {
+  for (const Partition& partition : plan.partitions) {
+    const DeviceProfile* device = plan.target.find(partition.device);
+    if (device != nullptr && is_simulated(*device)) return true;
+  }
+  return false;
+}
 
 Result<DemoRun> run_demo_plan(const Graph& graph, const std::string& label, const Plan& plan,
                               const std::vector<Tensor>& inputs) {
@@ -108,7 +127,13 @@ std::string placement_text(const Plan& plan) {
 // can (outputs compared with the first run), each run with measured next to predicted per
 // partition and per request; then its plans for this machine and for a Core Ultra
 // 7 155H laptop (planned from its profile: not run).
+//
+// With an NPU here the model runs once more with the npu-offload policy. Without one, the demo
+// offers hsched's simulated NPU for that run (a Level Zero driver of our own, built with hsched:
+// HSCHED_ZE_SIM_PATH, loaded before anything asks the Level Zero loader for devices); every line
+// that shows it says it is simulated, and the other runs and plans use the real devices only.
 Result<std::string> run_demo(const InfoArgs& args) {
+  const bool simulated_npu = level_zero::use_simulated_driver_if_no_npu(HSCHED_ZE_SIM_PATH);
   HSCHED_ASSIGN_OR_RETURN(Graph graph, build_demo_graph());
   HSCHED_ASSIGN_OR_RETURN(std::vector<DemoPlan> plans, plan_demo(graph));
   const std::vector<Tensor> inputs = seeded_inputs(graph);
@@ -124,6 +149,19 @@ Result<std::string> run_demo(const InfoArgs& args) {
     HSCHED_ASSIGN_OR_RETURN(DemoRun opencl, run_demo_plan(graph, "--devices opencl", plan, inputs));
     opencl.max_abs_diff = max_abs_diff(opencl.timed.outputs, runs.front().timed.outputs);
     runs.push_back(std::move(opencl));
+  }
+  // This machine's NPU, simulated or not, taking every node it can (npu-offload).
+  HSCHED_ASSIGN_OR_RETURN(Target with_npu, sched::resolve_target_or_discover(kThisMachineTarget));
+  if (!match_devices(with_npu, "npu").empty()) {
+    HSCHED_ASSIGN_OR_RETURN(Policy policy, resolve_policy("npu-offload"));
+    HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, with_npu, policy));
+    plan.model = kDemoModelName;
+    HSCHED_ASSIGN_OR_RETURN(
+        DemoRun npu, run_demo_plan(graph, simulated_npu ? "npu-offload policy, simulated NPU"
+                                                        : "npu-offload policy",
+                                   plan, inputs));
+    npu.max_abs_diff = max_abs_diff(npu.timed.outputs, runs.front().timed.outputs);
+    runs.push_back(std::move(npu));
   }
   const ModelSummary summary = summarize(graph, kDemoModelName);
   if (args.json) {
@@ -144,7 +182,8 @@ Result<std::string> run_demo(const InfoArgs& args) {
       report["runs"].push_back(
           {{"plan", run.label},
            {"placement", placement_text(run.plan)},
-           {"hardware", "real"},  // every device of a this-machine plan is present here
+           // Every device of a this-machine plan is present here; a simulated one says so.
+           {"hardware", uses_simulated_device(run.plan) ? "simulated" : "real"},
            {"predicted_ms", run.plan.predicted_ms},
            {"measured_ms", median_request_ms(run.timed.records)},
            {"partitions", std::move(partitions)},
@@ -168,7 +207,13 @@ Result<std::string> run_demo(const InfoArgs& args) {
     }
     text += "\n" + partition_table(run.plan, run.timed.records);
   }
-  text += "(seeded random input; every run above ran on this machine's real devices)\n";
+  bool any_simulated = false;
+  for (const DemoRun& run : runs) any_simulated |= uses_simulated_device(run.plan);
+  text += any_simulated
+              ? "(seeded random input; the NPU above is hsched's simulated NPU driver (no NPU "
+                "here): its times are the CPU's, its numerics an NPU's fp16; every other device "
+                "is real)\n"
+              : "(seeded random input; every run above ran on this machine's real devices)\n";
   for (const DemoPlan& plan : plans) text += "\n" + plan.text;
   return text;
 }

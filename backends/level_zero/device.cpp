@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 #include "backends/level_zero/ze_graph_ext.h"
@@ -36,12 +37,14 @@ constexpr uint32_t kVendorIntel = 0x8086;
 constexpr uint32_t kNpu3720DeviceId = 0x7D1D;
 
 std::once_flag g_init_once;
+std::atomic<bool> g_init_started{false};
 bool g_ready = false;
 std::atomic<bool> g_exiting{false};
 
 void mark_exiting() { g_exiting = true; }
 
 void initialize() {
+  g_init_started = true;
   // zeInit(0): every device type. Without a driver the loader answers
   // ZE_RESULT_ERROR_UNINITIALIZED; that is "no devices", not an error to report.
   if (zeInit(0) != ZE_RESULT_SUCCESS) return;
@@ -146,6 +149,19 @@ bool loader_ready() {
 }
 
 bool process_exiting() { return g_exiting.load(); }
+
+bool use_simulated_driver_if_no_npu(const std::string& driver_path) {
+  namespace fs = std::filesystem;
+  if (g_init_started.load() || driver_path.empty()) return false;
+  const char* configured = std::getenv("ZE_ENABLE_ALT_DRIVERS");
+  if (configured != nullptr && *configured != '\0') return false;
+  std::error_code error;
+  if (!fs::is_regular_file(driver_path, error)) return false;
+  for (const fs::directory_entry& entry : fs::directory_iterator("/dev/accel", error)) {
+    if (entry.path().filename().string().rfind("accel", 0) == 0) return false;  // an NPU is here
+  }
+  return ::setenv("ZE_ENABLE_ALT_DRIVERS", driver_path.c_str(), 1) == 0;
+}
 
 std::string result_name(ze_result_t result) {
   switch (result) {

@@ -27,6 +27,13 @@ namespace hsched::level_zero {
 // later calls return its answer.
 bool loader_ready();
 
+// For `hsched demo` on a machine without an NPU: makes the loader load `driver_path` (hsched's
+// simulated NPU driver) through ZE_ENABLE_ALT_DRIVERS, when all of these hold: the loader has not
+// been initialized yet in this process, ZE_ENABLE_ALT_DRIVERS is unset, `driver_path` is a file,
+// and this machine shows no NPU (no /dev/accel/accel* node: Linux's NPU driver creates one per
+// NPU). Returns whether it did. The loader then loads that driver only, in this process.
+bool use_simulated_driver_if_no_npu(const std::string& driver_path);
+
 // True once the process has begun to exit (an atexit handler registered after zeInit): a build
 // abandoned past its deadline must then touch no Level Zero object (the loader and its drivers
 // are being torn down) and leaks what it holds instead.

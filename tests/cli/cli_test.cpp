@@ -44,7 +44,9 @@ TEST(CliTest, DemoJsonHasTheSummaryFields) {
   EXPECT_EQ(json["runs"][0]["plan"], "default policy");
   EXPECT_GT(json["runs"][0]["latency_ms"]["median"].get<double>(), 0.0);
   for (const auto& run : json["runs"]) {
-    EXPECT_LT(run["max_abs_diff_vs_first_run"].get<double>(), 1e-3) << run.dump();
+    // A run on the simulated NPU (offered when this machine has none) computes in fp16.
+    const double bound = run["hardware"] == "simulated" ? 5e-2 : 1e-3;
+    EXPECT_LT(run["max_abs_diff_vs_first_run"].get<double>(), bound) << run.dump();
     // Measured next to predicted, per partition and per request.
     EXPECT_GT(run["measured_ms"].get<double>(), 0.0) << run.dump();
     int nodes = 0;

@@ -178,5 +178,35 @@ TEST_F(RunLevelZeroTest, CorruptOutputIsCaughtByVerify) {
   expect_outputs_correct();
 }
 
+// `hsched demo` on a machine without an NPU offers hsched's simulated NPU by itself (no
+// ZE_ENABLE_ALT_DRIVERS given): one more run, labelled simulated, with fp16 results close to the
+// CPU's; the default-policy run stays on the real devices.
+TEST(DemoLevelZeroTest, DemoOffersTheSimulatedNpu) {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator("/dev/accel", error)) {
+    if (entry.path().filename().string().rfind("accel", 0) == 0) {
+      GTEST_SKIP() << "this machine has an NPU (" << entry.path() << ")";
+    }
+  }
+  ScopedEnv no_driver("ZE_ENABLE_ALT_DRIVERS", "");  // the demo chooses
+  const auto run = cli_test::run_cli({"demo", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_GE(json["runs"].size(), 2u) << run.out;
+  EXPECT_EQ(json["runs"][0]["plan"], "default policy");
+  EXPECT_EQ(json["runs"][0]["hardware"], "real");
+  const auto& npu = json["runs"].back();
+  EXPECT_EQ(npu["plan"], "npu-offload policy, simulated NPU");
+  EXPECT_EQ(npu["hardware"], "simulated");
+  EXPECT_NE(npu["placement"].get<std::string>().find("simulated by hsched"), std::string::npos)
+      << npu.dump();
+  EXPECT_LT(npu["max_abs_diff_vs_first_run"].get<double>(), 5e-2) << npu.dump();
+  const auto text = cli_test::run_cli({"demo"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("run (npu-offload policy, simulated NPU)"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("hsched's simulated NPU driver"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace hsched
