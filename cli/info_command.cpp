@@ -44,8 +44,9 @@ Result<std::vector<DemoPlan>> plan_demo(const Graph& graph) {
   std::vector<DemoPlan> plans;
   for (const char* name : kDemoTargets) {
     HSCHED_ASSIGN_OR_RETURN(Target target, sched::resolve_target_or_discover(name));
-    std::erase_if(target.devices,
-                  [](const DeviceProfile& device) { return device.present && is_simulated(device); });
+    std::erase_if(target.devices, [](const DeviceProfile& device) {
+      return device.present && is_simulated(device);
+    });
     HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, target, default_policy()));
     plan.model = kDemoModelName;
     HSCHED_ASSIGN_OR_RETURN(std::string text, format_report(graph, plan, ReportFormat::kText));
@@ -157,9 +158,10 @@ Result<std::string> run_demo(const InfoArgs& args) {
     HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, with_npu, policy));
     plan.model = kDemoModelName;
     HSCHED_ASSIGN_OR_RETURN(
-        DemoRun npu, run_demo_plan(graph, simulated_npu ? "npu-offload policy, simulated NPU"
-                                                        : "npu-offload policy",
-                                   plan, inputs));
+        DemoRun npu,
+        run_demo_plan(graph,
+                      simulated_npu ? "npu-offload policy, simulated NPU" : "npu-offload policy",
+                      plan, inputs));
     npu.max_abs_diff = max_abs_diff(npu.timed.outputs, runs.front().timed.outputs);
     runs.push_back(std::move(npu));
   }

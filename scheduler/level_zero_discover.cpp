@@ -24,8 +24,8 @@ OpenClIdentity opencl_identity(const opencl::DeviceInfo& info) {
     cl_device_pci_bus_info_khr bus{};
     if (clGetDeviceInfo(info.device(), CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(bus), &bus, nullptr) ==
         CL_SUCCESS) {
-      identity.pci = level_zero::PciAddress{bus.pci_domain, bus.pci_bus, bus.pci_device,
-                                            bus.pci_function};
+      identity.pci =
+          level_zero::PciAddress{bus.pci_domain, bus.pci_bus, bus.pci_device, bus.pci_function};
     }
   }
   if (has("cl_khr_device_uuid")) {
@@ -52,8 +52,8 @@ std::vector<CrossApiView> match(const std::vector<level_zero::DeviceInfo>& ze_de
     for (size_t z = 0; z < ze_devices.size(); ++z) {
       if (taken[z] || ze_devices[z].is_npu()) continue;
       if (auto by = same_device(identity, ze_devices[z])) {
-        views.push_back({opencl::locator(ocl), level_zero::locator(ze_devices[z]),
-                         ze_devices[z].name, *by});
+        views.push_back(
+            {opencl::locator(ocl), level_zero::locator(ze_devices[z]), ze_devices[z].name, *by});
         taken[z] = true;
         break;
       }
@@ -65,8 +65,8 @@ std::vector<CrossApiView> match(const std::vector<level_zero::DeviceInfo>& ze_de
 }  // namespace
 
 std::optional<DeviceProfile> shipped_npu_3720_profile() {
-  auto target = load_target((configs_dir() / "targets" / (std::string(kNpu3720Target) + ".yaml"))
-                                .string());
+  auto target =
+      load_target((configs_dir() / "targets" / (std::string(kNpu3720Target) + ".yaml")).string());
   if (!target.is_ok()) return std::nullopt;
   const DeviceProfile* npu = target->find(kNpu3720Id);
   if (npu == nullptr) return std::nullopt;

@@ -67,13 +67,13 @@ class NpuPartition final : public PartitionProgram {
     level_zero::NpuRunCopies copies;
     auto outputs = program_->run(inputs, &copies);
     if (profile_ && outputs.is_ok()) {
-      total_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                             start).count();
+      total_ms_ +=
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
       ++runs_;
     }
     if (io != nullptr) {
-      *io = {copies.upload_bytes, 0, copies.upload_ms, copies.download_bytes,
-             copies.download_ms};
+      *io = {copies.upload_bytes, 0, copies.upload_ms, copies.download_bytes, copies.download_ms};
     }
     return outputs;
   }
@@ -199,8 +199,8 @@ Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan&
       } else {
         cache_->record_built();
       }
-      program = std::make_shared<NpuPartition>(std::move(compiled).value(), device->id,
-                                               options_.profile);
+      program =
+          std::make_shared<NpuPartition>(std::move(compiled).value(), device->id, options_.profile);
       break;
     }
     default:

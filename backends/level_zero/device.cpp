@@ -89,8 +89,9 @@ uint32_t extension_version(const std::vector<ze_driver_extension_properties_t>& 
 }
 
 // The device's facts; nullopt when its basic properties cannot be read.
-std::optional<DeviceInfo> read_device(ze_driver_handle_t driver, ze_device_handle_t device,
-                                      const std::vector<ze_driver_extension_properties_t>& extensions) {
+std::optional<DeviceInfo> read_device(
+    ze_driver_handle_t driver, ze_device_handle_t device,
+    const std::vector<ze_driver_extension_properties_t>& extensions) {
   DeviceInfo info;
   info.driver = driver;
   info.device = device;
@@ -116,8 +117,7 @@ std::optional<DeviceInfo> read_device(ze_driver_handle_t driver, ze_device_handl
       memory_count > 0) {
     std::vector<ze_device_memory_properties_t> memories(memory_count);
     for (auto& memory : memories) memory.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_PROPERTIES;
-    if (zeDeviceGetMemoryProperties(device, &memory_count, memories.data()) ==
-        ZE_RESULT_SUCCESS) {
+    if (zeDeviceGetMemoryProperties(device, &memory_count, memories.data()) == ZE_RESULT_SUCCESS) {
       for (uint32_t m = 0; m < memory_count && m < memories.size(); ++m) {
         info.memory_bytes += static_cast<int64_t>(memories[m].totalSize);
       }
@@ -133,8 +133,8 @@ std::optional<DeviceInfo> read_device(ze_driver_handle_t driver, ze_device_handl
     ze_pci_ext_properties_t pci{};
     pci.stype = ZE_STRUCTURE_TYPE_PCI_EXT_PROPERTIES;
     if (zeDevicePciGetPropertiesExt(device, &pci) == ZE_RESULT_SUCCESS) {
-      info.pci = PciAddress{pci.address.domain, pci.address.bus, pci.address.device,
-                            pci.address.function};
+      info.pci =
+          PciAddress{pci.address.domain, pci.address.bus, pci.address.device, pci.address.function};
     }
   }
   info.graph_extension = extension_version(extensions, ZE_GRAPH_EXT_NAME);
@@ -164,38 +164,45 @@ bool use_simulated_driver_if_no_npu(const std::string& driver_path) {
 }
 
 std::string result_name(ze_result_t result) {
-  switch (result) {
-    case ZE_RESULT_SUCCESS: return "ZE_RESULT_SUCCESS";
-    case ZE_RESULT_NOT_READY: return "ZE_RESULT_NOT_READY";
-    case ZE_RESULT_ERROR_DEVICE_LOST: return "ZE_RESULT_ERROR_DEVICE_LOST";
-    case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY";
-    case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY: return "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY";
-    case ZE_RESULT_ERROR_MODULE_BUILD_FAILURE: return "ZE_RESULT_ERROR_MODULE_BUILD_FAILURE";
-    case ZE_RESULT_ERROR_UNINITIALIZED: return "ZE_RESULT_ERROR_UNINITIALIZED";
-    case ZE_RESULT_ERROR_UNSUPPORTED_VERSION: return "ZE_RESULT_ERROR_UNSUPPORTED_VERSION";
-    case ZE_RESULT_ERROR_UNSUPPORTED_FEATURE: return "ZE_RESULT_ERROR_UNSUPPORTED_FEATURE";
-    case ZE_RESULT_ERROR_INVALID_ARGUMENT: return "ZE_RESULT_ERROR_INVALID_ARGUMENT";
-    case ZE_RESULT_ERROR_INVALID_NULL_HANDLE: return "ZE_RESULT_ERROR_INVALID_NULL_HANDLE";
-    case ZE_RESULT_ERROR_INVALID_NULL_POINTER: return "ZE_RESULT_ERROR_INVALID_NULL_POINTER";
-    case ZE_RESULT_ERROR_INVALID_SIZE: return "ZE_RESULT_ERROR_INVALID_SIZE";
-    case ZE_RESULT_ERROR_INVALID_ENUMERATION: return "ZE_RESULT_ERROR_INVALID_ENUMERATION";
-    case ZE_RESULT_ERROR_INVALID_NATIVE_BINARY: return "ZE_RESULT_ERROR_INVALID_NATIVE_BINARY";
-    case ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE: return "ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE";
-    case ZE_RESULT_ERROR_UNKNOWN: return "ZE_RESULT_ERROR_UNKNOWN";
-    default: {
-      char text[32];
-      std::snprintf(text, sizeof(text), "ze_result 0x%x", static_cast<unsigned>(result));
-      return text;
-    }
+  struct Name {
+    ze_result_t result;
+    const char* name;
+  };
+#define HSCHED_ZE_RESULT(name) \
+  Name { name, #name }
+  static constexpr Name kNames[] = {
+      HSCHED_ZE_RESULT(ZE_RESULT_SUCCESS),
+      HSCHED_ZE_RESULT(ZE_RESULT_NOT_READY),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_DEVICE_LOST),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_MODULE_BUILD_FAILURE),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_UNINITIALIZED),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_UNSUPPORTED_VERSION),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_ARGUMENT),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_NULL_HANDLE),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_NULL_POINTER),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_SIZE),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_ENUMERATION),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE),
+      HSCHED_ZE_RESULT(ZE_RESULT_ERROR_UNKNOWN),
+  };
+#undef HSCHED_ZE_RESULT
+  for (const Name& entry : kNames) {
+    if (entry.result == result) return entry.name;
   }
+  char text[32];
+  std::snprintf(text, sizeof(text), "ze_result 0x%x", static_cast<unsigned>(result));
+  return text;
 }
 
 Status status_from(ze_result_t result, const std::string& call, const std::string& device) {
   const std::string where = call + " on " + device;
   switch (result) {
     case ZE_RESULT_ERROR_DEVICE_LOST:
-      return Status(ErrorCode::kUnavailable,
-                    "device_lost: " + where + ": " + result_name(result));
+      return Status(ErrorCode::kUnavailable, "device_lost: " + where + ": " + result_name(result));
     case ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY:
     case ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY:
       return Status(ErrorCode::kResourceExhausted,
@@ -267,12 +274,41 @@ bool is_npu_3720(const DeviceInfo& info) {
 }
 
 const std::vector<std::string>& npu_ops() {
-  static const std::vector<std::string> kOps = {
-      "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "GlobalMaxPool", "BatchNormalization", "InstanceNormalization", "LayerNormalization",
-      "Softmax", "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Erf", "Relu", "LeakyRelu",
-      "Elu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "Clip", "Reshape", "Flatten",
-      "Squeeze", "Unsqueeze", "Transpose", "Concat"};
+  static const std::vector<std::string> kOps = {"Conv",
+                                                "ConvTranspose",
+                                                "Gemm",
+                                                "MatMul",
+                                                "MaxPool",
+                                                "AveragePool",
+                                                "GlobalAveragePool",
+                                                "GlobalMaxPool",
+                                                "BatchNormalization",
+                                                "InstanceNormalization",
+                                                "LayerNormalization",
+                                                "Softmax",
+                                                "Add",
+                                                "Sub",
+                                                "Mul",
+                                                "Div",
+                                                "Pow",
+                                                "Sqrt",
+                                                "Exp",
+                                                "Erf",
+                                                "Relu",
+                                                "LeakyRelu",
+                                                "Elu",
+                                                "Sigmoid",
+                                                "HardSigmoid",
+                                                "HardSwish",
+                                                "Tanh",
+                                                "Gelu",
+                                                "Clip",
+                                                "Reshape",
+                                                "Flatten",
+                                                "Squeeze",
+                                                "Unsqueeze",
+                                                "Transpose",
+                                                "Concat"};
   return kOps;
 }
 
@@ -299,8 +335,8 @@ DeviceProfile device_profile(const DeviceInfo& info) {
     return profile;
   }
   const uint32_t clock_mhz = info.core_clock_mhz > 0 ? info.core_clock_mhz : kFallbackClockMhz;
-  const double fp32 = std::max<uint32_t>(1, info.eu_count()) * (clock_mhz / 1000.0) *
-                      kGpuFlopPerEuCycle;
+  const double fp32 =
+      std::max<uint32_t>(1, info.eu_count()) * (clock_mhz / 1000.0) * kGpuFlopPerEuCycle;
   profile.peak_gflops[Precision::kFp32] = fp32;
   if (info.fp16) profile.peak_gflops[Precision::kFp16] = 2 * fp32;
   if (info.integrated) {

@@ -10,13 +10,13 @@
 // Threading: every function may be called from several threads.
 #pragma once
 
-#include <level_zero/ze_api.h>
-
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <level_zero/ze_api.h>
 
 #include "hsched/device.h"
 #include "hsched/status.h"
@@ -78,15 +78,15 @@ struct DeviceInfo {
   uint32_t threads_per_eu = 0;
   uint32_t simd_width = 0;
   uint32_t core_clock_mhz = 0;
-  int64_t memory_bytes = 0;     // sum of zeDeviceGetMemoryProperties' totalSize
-  int64_t max_alloc_bytes = 0;  // maxMemAllocSize
-  bool fp16 = false;            // ZE_DEVICE_MODULE_FLAG_FP16
-  bool dp4a = false;            // ZE_DEVICE_MODULE_FLAG_DP4A
+  int64_t memory_bytes = 0;       // sum of zeDeviceGetMemoryProperties' totalSize
+  int64_t max_alloc_bytes = 0;    // maxMemAllocSize
+  bool fp16 = false;              // ZE_DEVICE_MODULE_FLAG_FP16
+  bool dp4a = false;              // ZE_DEVICE_MODULE_FLAG_DP4A
   std::optional<PciAddress> pci;  // when the driver implements ZE_extension_pci_properties
   DeviceUuid uuid{};
   uint32_t driver_version = 0;
-  std::string driver_uuid;         // hex
-  uint32_t graph_extension = 0;    // ZE_extension_graph version the driver lists; 0: none
+  std::string driver_uuid;       // hex
+  uint32_t graph_extension = 0;  // ZE_extension_graph version the driver lists; 0: none
 
   uint32_t eu_count() const { return slices * subslices_per_slice * eus_per_subslice; }
   bool is_npu() const { return type == ZE_DEVICE_TYPE_VPU; }

@@ -46,24 +46,33 @@ Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms
   std::unique_lock<std::mutex> lock(state->mutex);
   if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, deadline_ms)),
                                [&] { return state->result.has_value(); })) {
-    return Status(ErrorCode::kDeadlineExceeded,
-                  "compile_timeout: " + what + " exceeded the " + std::to_string(deadline_ms) +
-                      " ms deadline; it goes on in the background");
+    return Status(ErrorCode::kDeadlineExceeded, "compile_timeout: " + what + " exceeded the " +
+                                                    std::to_string(deadline_ms) +
+                                                    " ms deadline; it goes on in the background");
   }
   return std::move(*state->result);
 }
 
 std::optional<DType> dtype_of(ze_graph_argument_precision_t precision) {
   switch (precision) {
-    case ZE_GRAPH_ARGUMENT_PRECISION_FP32: return DType::kF32;
-    case ZE_GRAPH_ARGUMENT_PRECISION_FP16: return DType::kF16;
-    case ZE_GRAPH_ARGUMENT_PRECISION_BF16: return DType::kBF16;
-    case ZE_GRAPH_ARGUMENT_PRECISION_INT8: return DType::kI8;
-    case ZE_GRAPH_ARGUMENT_PRECISION_UINT8: return DType::kU8;
-    case ZE_GRAPH_ARGUMENT_PRECISION_INT32: return DType::kI32;
-    case ZE_GRAPH_ARGUMENT_PRECISION_INT64: return DType::kI64;
-    case ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN: return DType::kBool;
-    default: return std::nullopt;
+    case ZE_GRAPH_ARGUMENT_PRECISION_FP32:
+      return DType::kF32;
+    case ZE_GRAPH_ARGUMENT_PRECISION_FP16:
+      return DType::kF16;
+    case ZE_GRAPH_ARGUMENT_PRECISION_BF16:
+      return DType::kBF16;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT8:
+      return DType::kI8;
+    case ZE_GRAPH_ARGUMENT_PRECISION_UINT8:
+      return DType::kU8;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT32:
+      return DType::kI32;
+    case ZE_GRAPH_ARGUMENT_PRECISION_INT64:
+      return DType::kI64;
+    case ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN:
+      return DType::kBool;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -90,14 +99,15 @@ Result<std::shared_ptr<NpuRuntime>> NpuRuntime::open(const DeviceInfo& info,
   std::shared_ptr<NpuRuntime> runtime(new NpuRuntime(info, std::move(cache)));
   const std::string& name = info.name;
   if (info.graph_extension == 0) {
-    return Status(ErrorCode::kUnavailable, "level_zero: the driver of " + name +
-                                               " does not offer " ZE_GRAPH_EXT_NAME);
+    return Status(ErrorCode::kUnavailable,
+                  "level_zero: the driver of " + name + " does not offer " ZE_GRAPH_EXT_NAME);
   }
   void* table = nullptr;
   ze_result_t result = zeDriverGetExtensionFunctionAddress(info.driver, ZE_GRAPH_EXT_NAME, &table);
   if (result != ZE_RESULT_SUCCESS || table == nullptr) {
-    return Status(ErrorCode::kUnavailable, "level_zero: zeDriverGetExtensionFunctionAddress(" ZE_GRAPH_EXT_NAME
-                                           ") on " + name + ": " + result_name(result));
+    return Status(ErrorCode::kUnavailable,
+                  "level_zero: zeDriverGetExtensionFunctionAddress(" ZE_GRAPH_EXT_NAME ") on " +
+                      name + ": " + result_name(result));
   }
   runtime->graph_api_ = static_cast<const ze_graph_dditable_ext_t*>(table);
   const ze_graph_dditable_ext_t& api = *runtime->graph_api_;
@@ -176,9 +186,9 @@ struct NpuProgram::GraphObject {
 
 // One argument of the graph and the host memory bound to it.
 struct NpuProgram::Argument {
-  uint32_t index = 0;      // the graph's argument index
+  uint32_t index = 0;  // the graph's argument index
   bool input = true;
-  size_t position = 0;     // in graph().inputs() or graph().outputs()
+  size_t position = 0;  // in graph().inputs() or graph().outputs()
   DType dtype = DType::kF32;
   std::vector<int64_t> dims;  // the partition's value's
   size_t bytes = 0;
@@ -322,13 +332,15 @@ Status NpuProgram::bind_arguments() {
     const std::vector<ValueId>& values = input ? graph_.inputs() : graph_.outputs();
     std::optional<size_t> position;
     for (size_t k = 0; k < values.size() && !position; ++k) {
-      if (graph_.value(values[k]).name == name && !bound[(input ? 0 : graph_.inputs().size()) + k]) {
+      if (graph_.value(values[k]).name == name &&
+          !bound[(input ? 0 : graph_.inputs().size()) + k]) {
         position = k;
       }
     }
     if (!position) {
-      return internal_error("level_zero: argument '" + name + "' of the compiled graph is none of " +
-                            "the partition's " + (input ? "inputs" : "outputs"));
+      return internal_error("level_zero: argument '" + name +
+                            "' of the compiled graph is none of " + "the partition's " +
+                            (input ? "inputs" : "outputs"));
     }
     bound[(input ? 0 : graph_.inputs().size()) + *position] = true;
     const Value& value = graph_.value(values[*position]);
@@ -432,12 +444,13 @@ Status NpuProgram::submit_and_wait(ze_command_list_handle_t list, const char* wh
   if (result != ZE_RESULT_SUCCESS) {
     return status_from(result, "zeCommandQueueExecuteCommandLists", device);
   }
-  const uint64_t timeout_ns = static_cast<uint64_t>(std::max<int64_t>(1, run_timeout_ms_)) * 1000000;
+  const uint64_t timeout_ns =
+      static_cast<uint64_t>(std::max<int64_t>(1, run_timeout_ms_)) * 1000000;
   result = zeFenceHostSynchronize(fence_, timeout_ns);
   if (result == ZE_RESULT_NOT_READY) {
-    return Status(ErrorCode::kUnavailable,
-                  std::string("device_lost: ") + what + " on " + device + " did not finish within " +
-                      std::to_string(run_timeout_ms_) + " ms");
+    return Status(ErrorCode::kUnavailable, std::string("device_lost: ") + what + " on " + device +
+                                               " did not finish within " +
+                                               std::to_string(run_timeout_ms_) + " ms");
   }
   if (result != ZE_RESULT_SUCCESS) return status_from(result, "zeFenceHostSynchronize", device);
   return Status::ok();

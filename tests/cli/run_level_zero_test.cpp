@@ -11,7 +11,6 @@
 #include <string>
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
@@ -43,12 +42,17 @@ class RunLevelZeroTest : public ::testing::Test {
   // `hsched run MODEL --policy npu-offload --json` with the reference inputs, outputs written to
   // out_; the parsed report, empty when the run failed.
   nlohmann::json run_json(const std::vector<std::string>& extra) {
-    std::vector<std::string> args = {"run",       (model_dir_ / "model.onnx").string(),
-                                     "--policy",  "npu-offload",
-                                     "--json",    "--warmup",
-                                     "0",         "--inputs",
+    std::vector<std::string> args = {"run",
+                                     (model_dir_ / "model.onnx").string(),
+                                     "--policy",
+                                     "npu-offload",
+                                     "--json",
+                                     "--warmup",
+                                     "0",
+                                     "--inputs",
                                      (model_dir_ / "test_data_set_0").string(),
-                                     "--outputs", out_.path().string()};
+                                     "--outputs",
+                                     out_.path().string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto run = cli_test::run_cli(args);
     EXPECT_EQ(run.exit_code, 0) << run.err;

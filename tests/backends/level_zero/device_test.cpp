@@ -1,13 +1,14 @@
 // Level Zero discovery through the real loader with hsched's simulated NPU driver
 // (ZE_ENABLE_ALT_DRIVERS, set by CTest, with the loader's validation layer): the device and its
 // facts, the planner's profile of it, and the target every command plans for.
+#include "backends/level_zero/device.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "backends/level_zero/device.h"
 #include "scheduler/discover.h"
 #include "scheduler/level_zero_discover.h"
 

@@ -12,9 +12,9 @@
 #include "backends/level_zero/native_cache.h"
 #include "graph/demo_model.h"
 #include "hsched/schedule.h"
+#include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
 #include "scheduler/level_zero_discover.h"
-#include "scheduler/config_yaml.h"
 #include "support/temp_dir.h"
 
 namespace hsched {

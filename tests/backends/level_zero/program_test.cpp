@@ -3,6 +3,8 @@
 // becomes): a graph compiled from IR, run, and compared with the CPU backend; the native binary
 // cached and loaded by a second compile; and every shared model under the npu-offload policy,
 // with NPU partitions in fp16, matching its reference outputs.
+#include "backends/cpu/program.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -10,7 +12,6 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/program.h"
 #include "backends/level_zero/program.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
