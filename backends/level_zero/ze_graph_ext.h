@@ -13,9 +13,10 @@
 // simulated driver (backends/level_zero/sim) implements exactly this subset.
 #pragma once
 
-#include <level_zero/ze_api.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <level_zero/ze_api.h>
 
 #ifndef ZE_GRAPH_EXT_NAME
 #define ZE_GRAPH_EXT_NAME "ZE_extension_graph"
@@ -59,12 +60,12 @@ typedef enum _ze_structure_type_graph_ext_t {
 } ze_structure_type_graph_ext_t;
 
 typedef struct _ze_device_graph_properties_t {
-  ze_structure_type_graph_ext_t stype;            // [in]
-  void* pNext;                                    // [in,out][optional]
-  ze_graph_ext_version_t graphExtensionVersion;   // [out]
+  ze_structure_type_graph_ext_t stype;               // [in]
+  void* pNext;                                       // [in,out][optional]
+  ze_graph_ext_version_t graphExtensionVersion;      // [out]
   ze_graph_compiler_version_info_t compilerVersion;  // [out]
-  ze_graph_format_t graphFormatsSupported;        // [out] bit set of ze_graph_format_t
-  uint32_t maxOVOpsetVersionSupported;            // [out] highest OpenVINO opset accepted
+  ze_graph_format_t graphFormatsSupported;           // [out] bit set of ze_graph_format_t
+  uint32_t maxOVOpsetVersionSupported;               // [out] highest OpenVINO opset accepted
 } ze_device_graph_properties_t;
 
 // Element types of graph arguments (values from the spec).
@@ -133,8 +134,8 @@ typedef enum _ze_graph_argument_type_t {
 #endif
 
 typedef struct _ze_graph_argument_properties_t {
-  ze_structure_type_graph_ext_t stype;  // [in] ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES
-  void* pNext;                          // [in,out][optional]
+  ze_structure_type_graph_ext_t stype;    // [in] ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES
+  void* pNext;                            // [in,out][optional]
   char name[ZE_MAX_GRAPH_ARGUMENT_NAME];  // [out] NUL-terminated name from the IR
   ze_graph_argument_type_t type;          // [out]
   // [out] dimensions, outermost first; entries past the tensor's rank are 1 (spec: "up to 5D").
@@ -175,8 +176,8 @@ typedef ze_result_t(ZE_APICALL* ze_pfnGraphSetArgumentValue_ext_t)(ze_graph_hand
                                                                    const void* pArgValue);
 
 typedef ze_result_t(ZE_APICALL* ze_pfnAppendGraphInitialize_ext_t)(
-    ze_command_list_handle_t hCommandList, ze_graph_handle_t hGraph,
-    ze_event_handle_t hSignalEvent, uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
+    ze_command_list_handle_t hCommandList, ze_graph_handle_t hGraph, ze_event_handle_t hSignalEvent,
+    uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
 
 typedef ze_result_t(ZE_APICALL* ze_pfnAppendGraphExecute_ext_t)(
     ze_command_list_handle_t hCommandList, ze_graph_handle_t hGraph,

@@ -1,7 +1,8 @@
 // The Level Zero entry points the simulated driver implements, in the order of ze_ddi.h's tables
-// (ddi.cpp hands them to the loader; every other entry answers ZE_RESULT_ERROR_UNSUPPORTED_FEATURE).
-// Each validates its handles and pointers itself (the loader's validation layer is optional), and
-// after a device loss answers ZE_RESULT_ERROR_DEVICE_LOST, except the Destroy/Free calls.
+// (ddi.cpp hands them to the loader; every other entry answers
+// ZE_RESULT_ERROR_UNSUPPORTED_FEATURE). Each validates its handles and pointers itself (the
+// loader's validation layer is optional), and after a device loss answers
+// ZE_RESULT_ERROR_DEVICE_LOST, except the Destroy/Free calls.
 #pragma once
 
 #include <level_zero/ze_api.h>
@@ -42,9 +43,10 @@ ze_result_t context_destroy(ze_context_handle_t context);
 ze_result_t context_get_status(ze_context_handle_t context);
 
 // memory.cpp
-ze_result_t mem_alloc_shared(ze_context_handle_t context, const ze_device_mem_alloc_desc_t* device_desc,
-                             const ze_host_mem_alloc_desc_t* host_desc, size_t size, size_t alignment,
-                             ze_device_handle_t device, void** ptr);
+ze_result_t mem_alloc_shared(ze_context_handle_t context,
+                             const ze_device_mem_alloc_desc_t* device_desc,
+                             const ze_host_mem_alloc_desc_t* host_desc, size_t size,
+                             size_t alignment, ze_device_handle_t device, void** ptr);
 ze_result_t mem_alloc_device(ze_context_handle_t context, const ze_device_mem_alloc_desc_t* desc,
                              size_t size, size_t alignment, ze_device_handle_t device, void** ptr);
 ze_result_t mem_alloc_host(ze_context_handle_t context, const ze_host_mem_alloc_desc_t* desc,
@@ -73,10 +75,10 @@ ze_result_t command_list_reset(ze_command_list_handle_t list);
 ze_result_t command_list_append_barrier(ze_command_list_handle_t list, ze_event_handle_t signal,
                                         uint32_t wait_count, ze_event_handle_t* waits);
 ze_result_t command_list_append_memory_copy(ze_command_list_handle_t list, void* dst,
-                                            const void* src, size_t size,
-                                            ze_event_handle_t signal, uint32_t wait_count,
-                                            ze_event_handle_t* waits);
-ze_result_t command_list_append_signal_event(ze_command_list_handle_t list, ze_event_handle_t event);
+                                            const void* src, size_t size, ze_event_handle_t signal,
+                                            uint32_t wait_count, ze_event_handle_t* waits);
+ze_result_t command_list_append_signal_event(ze_command_list_handle_t list,
+                                             ze_event_handle_t event);
 ze_result_t command_list_append_wait_on_events(ze_command_list_handle_t list, uint32_t count,
                                                ze_event_handle_t* events);
 ze_result_t command_list_append_event_reset(ze_command_list_handle_t list, ze_event_handle_t event);

@@ -2,24 +2,25 @@
 // which the Level Zero loader (libze_loader, 1.8.x) takes a driver's function tables.
 //
 // What the loader does with a driver (its source, oneapi-src/level-zero source/loader and
-// source/lib, read for 1.8): it dlopens each driver library (with ZE_ENABLE_ALT_DRIVERS=<path>[,...]
-// only those, instead of libze_intel_gpu.so.1 and libze_intel_vpu.so.1), then for each
-// zeGet<Table>ProcAddrTable it calls the driver's export of that name; a missing export leaves the
-// table empty, but an export that fails disables the driver. Its own library side then asks for
-// the core (ze), tools (zet) and sysman (zes) tables and fails zeInit when one of them has no
-// driver (seen with 1.8.12: without zetGetDeviceProcAddrTable zeInit answers
-// ZE_RESULT_ERROR_UNINITIALIZED), so a driver exports them all. With a single driver the loader hands the driver's tables to the application (or
-// to the validation layer) unchanged, so handles reach this library as it created them.
+// source/lib, read for 1.8): it dlopens each driver library (with
+// ZE_ENABLE_ALT_DRIVERS=<path>[,...] only those, instead of libze_intel_gpu.so.1 and
+// libze_intel_vpu.so.1), then for each zeGet<Table>ProcAddrTable it calls the driver's export of
+// that name; a missing export leaves the table empty, but an export that fails disables the driver.
+// Its own library side then asks for the core (ze), tools (zet) and sysman (zes) tables and fails
+// zeInit when one of them has no driver (seen with 1.8.12: without zetGetDeviceProcAddrTable zeInit
+// answers ZE_RESULT_ERROR_UNINITIALIZED), so a driver exports them all. With a single driver the
+// loader hands the driver's tables to the application (or to the validation layer) unchanged, so
+// handles reach this library as it created them.
 //
 // This library exports every ze table of ze_ddi.h. Entries it implements point into api.h; every
 // other entry is a function answering ZE_RESULT_ERROR_UNSUPPORTED_FEATURE, so that no entry of
 // any table is null. The zet and zes tables are all unsupported.
+#include <cstddef>
+#include <utility>
+
 #include <level_zero/ze_ddi.h>
 #include <level_zero/zes_ddi.h>
 #include <level_zero/zet_ddi.h>
-
-#include <cstddef>
-#include <utility>
 
 #include "backends/level_zero/sim/api.h"
 
@@ -50,7 +51,8 @@ Table unsupported_table(std::index_sequence<I...>) {
 template <typename Table>
 Table unsupported_table() {
   constexpr size_t kEntries = sizeof(Table) / sizeof(void (*)());
-  static_assert(sizeof(Table) == kEntries * sizeof(void (*)()), "a table holds function pointers only");
+  static_assert(sizeof(Table) == kEntries * sizeof(void (*)()),
+                "a table holds function pointers only");
   return unsupported_table<Table>(std::make_index_sequence<kEntries>{});
 }
 
@@ -158,16 +160,15 @@ ze_result_t get_table(ze_api_version_t version, Table* table) {
 }  // namespace hsched::zesim
 
 // ze_ddi.h declares these with default visibility (the library is built with hidden visibility).
-#define HSCHED_ZE_SIM_TABLE(Name, Table)                                           \
-  ze_result_t ZE_APICALL zeGet##Name##ProcAddrTable(ze_api_version_t version,     \
-                                                    Table* table) {                \
-    return hsched::zesim::get_table(version, table);                               \
+#define HSCHED_ZE_SIM_TABLE(Name, Table)                                                      \
+  ze_result_t ZE_APICALL zeGet##Name##ProcAddrTable(ze_api_version_t version, Table* table) { \
+    return hsched::zesim::get_table(version, table);                                          \
   }
 
 #define HSCHED_ZE_SIM_TOOLS_TABLE(Prefix, Name, Table)                              \
   ze_result_t ZE_APICALL Prefix##Get##Name##ProcAddrTable(ze_api_version_t version, \
-                                                          Table* table) {            \
-    return hsched::zesim::get_table(version, table);                                 \
+                                                          Table* table) {           \
+    return hsched::zesim::get_table(version, table);                                \
   }
 
 extern "C" {

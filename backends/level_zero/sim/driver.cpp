@@ -23,8 +23,8 @@ void copy_name(char (&dst)[N], const char* src) {
 
 // The uuid of the simulated device: "hsched" + vendor and device id + "npu".
 void fill_device_uuid(uint8_t (&id)[ZE_MAX_DEVICE_UUID_SIZE]) {
-  static constexpr uint8_t kUuid[ZE_MAX_DEVICE_UUID_SIZE] = {'h', 's', 'c', 'h', 'e', 'd', 0x86, 0x80,
-                                                             0x1D, 0x7D, 's', 'i', 'm', 'n', 'p', 'u'};
+  static constexpr uint8_t kUuid[ZE_MAX_DEVICE_UUID_SIZE] = {
+      'h', 's', 'c', 'h', 'e', 'd', 0x86, 0x80, 0x1D, 0x7D, 's', 'i', 'm', 'n', 'p', 'u'};
   std::memcpy(id, kUuid, sizeof(kUuid));
 }
 
@@ -96,7 +96,7 @@ ze_result_t driver_get_properties(ze_driver_handle_t driver, ze_driver_propertie
   if (properties == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (lost()) return ZE_RESULT_ERROR_DEVICE_LOST;
   static constexpr uint8_t kUuid[ZE_MAX_DRIVER_UUID_SIZE] = {'h', 's', 'c', 'h', 'e', 'd', '-', 'z',
-                                                             'e', '-', 's', 'i', 'm', 0, 0, 1};
+                                                             'e', '-', 's', 'i', 'm', 0,   0,   1};
   std::memcpy(properties->uuid.id, kUuid, sizeof(kUuid));
   properties->driverVersion = 1;
   return ZE_RESULT_SUCCESS;
@@ -220,7 +220,8 @@ ze_result_t device_get_module_properties(ze_device_handle_t device,
   properties->fp64flags = 0;
   properties->maxArgumentsSize = 0;
   properties->printfBufferSize = 0;
-  std::memset(properties->nativeKernelSupported.id, 0, sizeof(properties->nativeKernelSupported.id));
+  std::memset(properties->nativeKernelSupported.id, 0,
+              sizeof(properties->nativeKernelSupported.id));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -300,11 +301,16 @@ ze_result_t context_destroy(ze_context_handle_t handle) {
     // Everything created in the context must be destroyed first.
     const bool in_use = sim.any_locked([&](const Object& o) {
       switch (o.kind) {
-        case Kind::kCommandQueue: return static_cast<const CommandQueue&>(o).context() == context;
-        case Kind::kCommandList: return static_cast<const CommandList&>(o).context == context;
-        case Kind::kEventPool: return static_cast<const EventPool&>(o).context == context;
-        case Kind::kGraph: return static_cast<const Graph&>(o).context == context;
-        default: return false;
+        case Kind::kCommandQueue:
+          return static_cast<const CommandQueue&>(o).context() == context;
+        case Kind::kCommandList:
+          return static_cast<const CommandList&>(o).context == context;
+        case Kind::kEventPool:
+          return static_cast<const EventPool&>(o).context == context;
+        case Kind::kGraph:
+          return static_cast<const Graph&>(o).context == context;
+        default:
+          return false;
       }
     });
     if (in_use) return ZE_RESULT_ERROR_HANDLE_OBJECT_IN_USE;

@@ -11,10 +11,10 @@
 // the op) as one line on stderr; the 1.0 extension has no build log.
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "backends/cpu/program.h"
@@ -63,27 +63,42 @@ bool sleep_unless_exiting(double seconds) {
 
 std::optional<ze_graph_argument_precision_t> precision_of(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return ZE_GRAPH_ARGUMENT_PRECISION_FP32;
-    case DType::kF16: return ZE_GRAPH_ARGUMENT_PRECISION_FP16;
-    case DType::kBF16: return ZE_GRAPH_ARGUMENT_PRECISION_BF16;
-    case DType::kI8: return ZE_GRAPH_ARGUMENT_PRECISION_INT8;
-    case DType::kU8: return ZE_GRAPH_ARGUMENT_PRECISION_UINT8;
-    case DType::kI32: return ZE_GRAPH_ARGUMENT_PRECISION_INT32;
-    case DType::kI64: return ZE_GRAPH_ARGUMENT_PRECISION_INT64;
-    case DType::kBool: return ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN;
-    case DType::kUndefined: break;
+    case DType::kF32:
+      return ZE_GRAPH_ARGUMENT_PRECISION_FP32;
+    case DType::kF16:
+      return ZE_GRAPH_ARGUMENT_PRECISION_FP16;
+    case DType::kBF16:
+      return ZE_GRAPH_ARGUMENT_PRECISION_BF16;
+    case DType::kI8:
+      return ZE_GRAPH_ARGUMENT_PRECISION_INT8;
+    case DType::kU8:
+      return ZE_GRAPH_ARGUMENT_PRECISION_UINT8;
+    case DType::kI32:
+      return ZE_GRAPH_ARGUMENT_PRECISION_INT32;
+    case DType::kI64:
+      return ZE_GRAPH_ARGUMENT_PRECISION_INT64;
+    case DType::kBool:
+      return ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN;
+    case DType::kUndefined:
+      break;
   }
   return std::nullopt;
 }
 
 ze_graph_argument_layout_t layout_of(size_t rank) {
   switch (rank) {
-    case 1: return ZE_GRAPH_ARGUMENT_LAYOUT_C;
-    case 2: return ZE_GRAPH_ARGUMENT_LAYOUT_NC;
-    case 3: return ZE_GRAPH_ARGUMENT_LAYOUT_CHW;
-    case 4: return ZE_GRAPH_ARGUMENT_LAYOUT_NCHW;
-    case 5: return ZE_GRAPH_ARGUMENT_LAYOUT_NCDHW;
-    default: return ZE_GRAPH_ARGUMENT_LAYOUT_ANY;
+    case 1:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_C;
+    case 2:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_NC;
+    case 3:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_CHW;
+    case 4:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_NCHW;
+    case 5:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_NCDHW;
+    default:
+      return ZE_GRAPH_ARGUMENT_LAYOUT_ANY;
   }
 }
 
@@ -113,9 +128,9 @@ ze_result_t build(std::span<const uint8_t> payload, GraphCore& core) {
   if (payload.size() < 4) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "payload too short");
   const uint16_t major = static_cast<uint16_t>(payload[0] | (payload[1] << 8));
   if (major != kCompilerMajor)
-    return fail(ZE_RESULT_ERROR_UNSUPPORTED_VERSION,
-                "payload for compiler major version " + std::to_string(major) + ", this is " +
-                    std::to_string(kCompilerMajor));
+    return fail(ZE_RESULT_ERROR_UNSUPPORTED_VERSION, "payload for compiler major version " +
+                                                         std::to_string(major) + ", this is " +
+                                                         std::to_string(kCompilerMajor));
   auto model = ir::unpack_ngraph_lite(payload);
   if (!model.is_ok()) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, model.status().message());
   const std::span<const uint8_t> weights(model->weights.data(), model->weights.size());
@@ -132,7 +147,8 @@ ze_result_t build(std::span<const uint8_t> payload, GraphCore& core) {
     core.args.push_back(std::move(arg).value());
   }
   auto npu_graph = with_fp16_numerics(*graph);
-  if (!npu_graph.is_ok()) return fail(status_result(npu_graph.status()), npu_graph.status().message());
+  if (!npu_graph.is_ok())
+    return fail(status_result(npu_graph.status()), npu_graph.status().message());
   auto program = cpu::CpuProgram::compile(*npu_graph, cpu::CpuOptions{});
   if (!program.is_ok()) return fail(status_result(program.status()), program.status().message());
   core.program = std::move(program).value();
@@ -146,7 +162,8 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
                                     const ze_graph_desc_t* desc, ze_graph_handle_t* graph) {
   if (!is_device(device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (desc == nullptr || graph == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (desc->stype != ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (desc->stype != ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES)
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (desc->format != ZE_GRAPH_FORMAT_NATIVE && desc->format != ZE_GRAPH_FORMAT_NGRAPH_LITE)
     return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   if (desc->pInput == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
@@ -163,7 +180,8 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
   std::span<const uint8_t> input(desc->pInput, desc->inputSize);
   if (desc->format == ZE_GRAPH_FORMAT_NATIVE) {
     const auto payload = parse_native_blob(input);
-    if (!payload) return fail(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY, "not a native binary of this driver");
+    if (!payload)
+      return fail(ZE_RESULT_ERROR_INVALID_NATIVE_BINARY, "not a native binary of this driver");
     input = *payload;
   }
   auto core = std::make_shared<GraphCore>();
@@ -175,7 +193,8 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
   created->bound.assign(created->core->args.size(), nullptr);
   std::lock_guard lock(sim.mutex);
   created->context = sim.find_locked<Context>(context_handle);
-  if (created->context == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;  // destroyed meanwhile
+  if (created->context == nullptr)
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;  // destroyed meanwhile
   *graph = reinterpret_cast<ze_graph_handle_t>(sim.add_locked(std::move(created)));
   return ZE_RESULT_SUCCESS;
 }
@@ -192,7 +211,8 @@ ze_result_t ZE_APICALL graph_destroy(ze_graph_handle_t handle) {
 ze_result_t ZE_APICALL graph_get_properties(ze_graph_handle_t handle,
                                             ze_graph_properties_t* properties) {
   if (properties == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
-  if (properties->stype != ZE_STRUCTURE_TYPE_GRAPH_PROPERTIES) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (properties->stype != ZE_STRUCTURE_TYPE_GRAPH_PROPERTIES)
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   Sim& sim = Sim::get();
   if (sim.device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
   std::lock_guard lock(sim.mutex);
@@ -276,9 +296,9 @@ ze_result_t append_graph_command(ze_command_list_handle_t list_handle, ze_graph_
   return ZE_RESULT_SUCCESS;
 }
 
-ze_result_t ZE_APICALL append_graph_initialize(ze_command_list_handle_t list, ze_graph_handle_t graph,
-                                               ze_event_handle_t signal, uint32_t wait_count,
-                                               ze_event_handle_t* waits) {
+ze_result_t ZE_APICALL append_graph_initialize(ze_command_list_handle_t list,
+                                               ze_graph_handle_t graph, ze_event_handle_t signal,
+                                               uint32_t wait_count, ze_event_handle_t* waits) {
   Command command;
   command.type = CommandType::kGraphInitialize;
   command.signal = signal;

@@ -27,7 +27,8 @@ ze_result_t allocate(ze_context_handle_t handle, ze_memory_type_t type, size_t s
   Sim& sim = Sim::get();
   if (sim.device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
   if (size == 0 || size > kMaxAllocBytes) return ZE_RESULT_ERROR_UNSUPPORTED_SIZE;
-  if (alignment != 0 && !std::has_single_bit(alignment)) return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
+  if (alignment != 0 && !std::has_single_bit(alignment))
+    return ZE_RESULT_ERROR_UNSUPPORTED_ALIGNMENT;
   const size_t align = std::max(alignment, kMinAlignment);
   const bool on_device = type != ZE_MEMORY_TYPE_HOST;
   if (on_device && sim.faults.oom) return ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY;
@@ -81,9 +82,10 @@ const Allocation* find_allocation_locked(const Context& context, const void* ptr
   return bytes <= allocation->size - offset ? allocation : nullptr;
 }
 
-ze_result_t mem_alloc_shared(ze_context_handle_t context, const ze_device_mem_alloc_desc_t* device_desc,
-                             const ze_host_mem_alloc_desc_t* host_desc, size_t size, size_t alignment,
-                             ze_device_handle_t device, void** ptr) {
+ze_result_t mem_alloc_shared(ze_context_handle_t context,
+                             const ze_device_mem_alloc_desc_t* device_desc,
+                             const ze_host_mem_alloc_desc_t* host_desc, size_t size,
+                             size_t alignment, ze_device_handle_t device, void** ptr) {
   if (device_desc == nullptr || host_desc == nullptr || ptr == nullptr)
     return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (device != nullptr && !is_device(device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;

@@ -34,7 +34,8 @@ std::vector<uint8_t> make_native_blob(std::span<const uint8_t> payload) {
   put_le(blob.data() + 12, kNativeBlobVersion, 4);
   put_le(blob.data() + 16, payload.size(), 8);
   put_le(blob.data() + 24, fnv1a64(payload), 8);
-  if (!payload.empty()) std::memcpy(blob.data() + kNativeBlobHeaderBytes, payload.data(), payload.size());
+  if (!payload.empty())
+    std::memcpy(blob.data() + kNativeBlobHeaderBytes, payload.data(), payload.size());
   return blob;
 }
 

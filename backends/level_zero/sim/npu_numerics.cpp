@@ -20,8 +20,9 @@ class Rewriter {
     for (ValueId id = 0; id < static_cast<ValueId>(source_.values().size()); ++id) {
       const Value& value = source_.value(id);
       if (value.is_constant()) {
-        const ValueId raw = is_f32(value) ? out_.add_constant(unique(value.name + "/f32"), *value.constant)
-                                          : out_.add_constant(value.name, *value.constant);
+        const ValueId raw = is_f32(value)
+                                ? out_.add_constant(unique(value.name + "/f32"), *value.constant)
+                                : out_.add_constant(value.name, *value.constant);
         use_[id] = is_f32(value) ? round(raw, value, value.name, value.name) : raw;
       }
     }

@@ -35,7 +35,8 @@ ze_result_t check_events_locked(Sim& sim, const CommandList& list, const Command
     const Event* event = sim.find_locked<Event>(handle);
     return event != nullptr && event->pool->context == list.context;
   };
-  if (command.signal != nullptr && !check(command.signal)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (command.signal != nullptr && !check(command.signal))
+    return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (command.reset != nullptr && !check(command.reset)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   for (uint32_t i = 0; i < wait_count; ++i)
     if (!check(waits[i])) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -222,7 +223,8 @@ ze_result_t command_queue_synchronize(ze_command_queue_handle_t handle, uint64_t
   CommandQueue* queue = sim.find_locked<CommandQueue>(handle);
   if (queue == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   const bool done = wait_for_ns(lock, timeout_ns, [&] {
-    return sim.device_lost || sim.find_locked<CommandQueue>(handle) != queue || queue->idle_locked();
+    return sim.device_lost || sim.find_locked<CommandQueue>(handle) != queue ||
+           queue->idle_locked();
   });
   if (sim.device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
   if (sim.find_locked<CommandQueue>(handle) != queue) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
@@ -230,7 +232,8 @@ ze_result_t command_queue_synchronize(ze_command_queue_handle_t handle, uint64_t
 }
 
 ze_result_t command_list_create(ze_context_handle_t context_handle, ze_device_handle_t device,
-                                const ze_command_list_desc_t* desc, ze_command_list_handle_t* list) {
+                                const ze_command_list_desc_t* desc,
+                                ze_command_list_handle_t* list) {
   if (!is_device(device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   if (desc == nullptr || list == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   if (desc->stype != ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC || desc->commandQueueGroupOrdinal != 0)
@@ -286,9 +289,8 @@ ze_result_t command_list_append_barrier(ze_command_list_handle_t list, ze_event_
 }
 
 ze_result_t command_list_append_memory_copy(ze_command_list_handle_t list, void* dst,
-                                            const void* src, size_t size,
-                                            ze_event_handle_t signal, uint32_t wait_count,
-                                            ze_event_handle_t* waits) {
+                                            const void* src, size_t size, ze_event_handle_t signal,
+                                            uint32_t wait_count, ze_event_handle_t* waits) {
   if (dst == nullptr || src == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
   Command command;
   command.type = CommandType::kMemoryCopy;
@@ -299,7 +301,8 @@ ze_result_t command_list_append_memory_copy(ze_command_list_handle_t list, void*
   return append(list, std::move(command), wait_count, waits);
 }
 
-ze_result_t command_list_append_signal_event(ze_command_list_handle_t list, ze_event_handle_t event) {
+ze_result_t command_list_append_signal_event(ze_command_list_handle_t list,
+                                             ze_event_handle_t event) {
   if (event == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   Command command;
   command.type = CommandType::kSignalEvent;
@@ -314,7 +317,8 @@ ze_result_t command_list_append_wait_on_events(ze_command_list_handle_t list, ui
   return append(list, std::move(command), count, events);
 }
 
-ze_result_t command_list_append_event_reset(ze_command_list_handle_t list, ze_event_handle_t event) {
+ze_result_t command_list_append_event_reset(ze_command_list_handle_t list,
+                                            ze_event_handle_t event) {
   if (event == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
   Command command;
   command.type = CommandType::kResetEvent;

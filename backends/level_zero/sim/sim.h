@@ -15,8 +15,6 @@
 // is linked with -z nodelete for the same reason (the loader dlcloses drivers at exit).
 #pragma once
 
-#include <level_zero/ze_api.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +28,8 @@
 #include <thread>
 #include <unordered_map>
 #include <vector>
+
+#include <level_zero/ze_api.h>
 
 #include "backends/level_zero/sim/faults.h"
 #include "backends/level_zero/ze_graph_ext.h"
@@ -46,19 +46,27 @@ inline constexpr uint32_t kVendorId = 0x8086;
 inline constexpr uint32_t kDeviceId = 0x7D1D;
 inline constexpr const char* kDeviceName = "Intel(R) AI Boost NPU 3720 (simulated by hsched)";
 inline constexpr uint32_t kCoreClockMhz = 1400;
-inline constexpr uint32_t kTiles = 2;                          // reported as slices
-inline constexpr uint64_t kMemoryBytes = 8ull << 30;           // memory_gib: 8
-inline constexpr uint64_t kMaxAllocBytes = 4ull << 30;         // half of it per allocation
-inline constexpr uint32_t kMemoryClockMhz = 3733;              // LPDDR5x-7467, 128-bit: 120 GB/s
+inline constexpr uint32_t kTiles = 2;                   // reported as slices
+inline constexpr uint64_t kMemoryBytes = 8ull << 30;    // memory_gib: 8
+inline constexpr uint64_t kMaxAllocBytes = 4ull << 30;  // half of it per allocation
+inline constexpr uint32_t kMemoryClockMhz = 3733;       // LPDDR5x-7467, 128-bit: 120 GB/s
 inline constexpr uint32_t kMemoryBusWidth = 128;
-inline constexpr uint32_t kScratchpadBytes = 4u << 20;         // on-chip memory, as shared memory
+inline constexpr uint32_t kScratchpadBytes = 4u << 20;  // on-chip memory, as shared memory
 // The graph compiler version the simulated driver reports and accepts in NGRAPH_LITE payloads
 // (major must match) and the highest OpenVINO opset it takes.
 inline constexpr uint16_t kCompilerMajor = 1;
 inline constexpr uint16_t kCompilerMinor = 0;
 inline constexpr uint32_t kMaxOpset = 13;
 
-enum class Kind : uint8_t { kContext, kCommandQueue, kCommandList, kEventPool, kEvent, kFence, kGraph };
+enum class Kind : uint8_t {
+  kContext,
+  kCommandQueue,
+  kCommandList,
+  kEventPool,
+  kEvent,
+  kFence,
+  kGraph
+};
 
 struct Object {
   explicit Object(Kind k) : kind(k) {}
@@ -81,7 +89,7 @@ struct Allocation {
 
 struct Context : Object {
   Context() : Object(Kind::kContext) {}
-  ~Context() override;  // frees what the application left allocated
+  ~Context() override;                          // frees what the application left allocated
   std::map<uintptr_t, Allocation> allocations;  // by base address
 };
 
@@ -107,12 +115,18 @@ struct Graph : Object {
   Graph() : Object(Kind::kGraph) {}
   Context* context = nullptr;
   std::shared_ptr<GraphCore> core;
-  std::vector<void*> bound;           // per argument; nullptr until pfnSetArgumentValue
-  bool initialize_appended = false;   // pfnAppendGraphInitialize seen for this graph
+  std::vector<void*> bound;          // per argument; nullptr until pfnSetArgumentValue
+  bool initialize_appended = false;  // pfnAppendGraphInitialize seen for this graph
 };
 
 enum class CommandType : uint8_t {
-  kBarrier, kMemoryCopy, kSignalEvent, kWaitEvents, kResetEvent, kGraphInitialize, kGraphExecute
+  kBarrier,
+  kMemoryCopy,
+  kSignalEvent,
+  kWaitEvents,
+  kResetEvent,
+  kGraphInitialize,
+  kGraphExecute
 };
 
 // One recorded command. Events are kept as handles and looked up when used.
@@ -251,19 +265,33 @@ class Sim {
 template <typename T>
 constexpr Kind kind_of();
 template <>
-constexpr Kind kind_of<Context>() { return Kind::kContext; }
+constexpr Kind kind_of<Context>() {
+  return Kind::kContext;
+}
 template <>
-constexpr Kind kind_of<CommandQueue>() { return Kind::kCommandQueue; }
+constexpr Kind kind_of<CommandQueue>() {
+  return Kind::kCommandQueue;
+}
 template <>
-constexpr Kind kind_of<CommandList>() { return Kind::kCommandList; }
+constexpr Kind kind_of<CommandList>() {
+  return Kind::kCommandList;
+}
 template <>
-constexpr Kind kind_of<EventPool>() { return Kind::kEventPool; }
+constexpr Kind kind_of<EventPool>() {
+  return Kind::kEventPool;
+}
 template <>
-constexpr Kind kind_of<Event>() { return Kind::kEvent; }
+constexpr Kind kind_of<Event>() {
+  return Kind::kEvent;
+}
 template <>
-constexpr Kind kind_of<Fence>() { return Kind::kFence; }
+constexpr Kind kind_of<Fence>() {
+  return Kind::kFence;
+}
 template <>
-constexpr Kind kind_of<Graph>() { return Kind::kGraph; }
+constexpr Kind kind_of<Graph>() {
+  return Kind::kGraph;
+}
 
 template <typename T>
 T* Sim::find_locked(const void* handle) {
@@ -286,8 +314,12 @@ bool wait_for_ns(std::unique_lock<std::mutex>& lock, uint64_t timeout_ns, Pred d
 }
 
 // Common checks of the entry points.
-inline bool is_driver(ze_driver_handle_t h) { return h != nullptr && h == Sim::get().driver_handle(); }
-inline bool is_device(ze_device_handle_t h) { return h != nullptr && h == Sim::get().device_handle(); }
+inline bool is_driver(ze_driver_handle_t h) {
+  return h != nullptr && h == Sim::get().driver_handle();
+}
+inline bool is_device(ze_device_handle_t h) {
+  return h != nullptr && h == Sim::get().device_handle();
+}
 
 // The address range [ptr, ptr + bytes) inside one allocation of `context` (mutex held).
 const Allocation* find_allocation_locked(const Context& context, const void* ptr, size_t bytes);

@@ -54,7 +54,8 @@ ze_result_t event_create(ze_event_pool_handle_t pool_handle, const ze_event_desc
   if (desc->stype != ZE_STRUCTURE_TYPE_EVENT_DESC) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   constexpr ze_event_scope_flags_t kScopes =
       ZE_EVENT_SCOPE_FLAG_SUBDEVICE | ZE_EVENT_SCOPE_FLAG_DEVICE | ZE_EVENT_SCOPE_FLAG_HOST;
-  if ((desc->signal & ~kScopes) || (desc->wait & ~kScopes)) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if ((desc->signal & ~kScopes) || (desc->wait & ~kScopes))
+    return ZE_RESULT_ERROR_INVALID_ENUMERATION;
   Sim& sim = Sim::get();
   if (sim.device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
   std::lock_guard lock(sim.mutex);
@@ -106,7 +107,9 @@ ze_result_t event_host_synchronize(ze_event_handle_t handle, uint64_t timeout_ns
   return event->signalled ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
-ze_result_t event_query_status(ze_event_handle_t handle) { return event_host_synchronize(handle, 0); }
+ze_result_t event_query_status(ze_event_handle_t handle) {
+  return event_host_synchronize(handle, 0);
+}
 
 ze_result_t event_host_reset(ze_event_handle_t handle) {
   Sim& sim = Sim::get();
@@ -161,7 +164,9 @@ ze_result_t fence_host_synchronize(ze_fence_handle_t handle, uint64_t timeout_ns
   return fence->signalled ? ZE_RESULT_SUCCESS : ZE_RESULT_NOT_READY;
 }
 
-ze_result_t fence_query_status(ze_fence_handle_t handle) { return fence_host_synchronize(handle, 0); }
+ze_result_t fence_query_status(ze_fence_handle_t handle) {
+  return fence_host_synchronize(handle, 0);
+}
 
 ze_result_t fence_reset(ze_fence_handle_t handle) {
   Sim& sim = Sim::get();

@@ -6,8 +6,6 @@
 // driver reads the faults once, at zeInit), plus the driver's own pieces (fault parsing, native
 // blob, the fp16 rewrite) as units. Every Level Zero call must succeed unless the test expects a
 // given error, so a call the validation layer refuses fails the test.
-#include <level_zero/ze_api.h>
-
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <level_zero/ze_api.h>
 
 #include "backends/cpu/program.h"
 #include "backends/level_zero/ir/ir.h"
@@ -47,18 +46,18 @@ std::string failed(const char* call, ze_result_t result) {
 }
 
 // In functions returning std::string ("" = fine): returns the failing call.
-#define ZE_CHECK(call)                                              \
-  do {                                                              \
-    const ze_result_t ze_check_result_ = (call);                    \
+#define ZE_CHECK(call)                                                                 \
+  do {                                                                                 \
+    const ze_result_t ze_check_result_ = (call);                                       \
     if (ze_check_result_ != ZE_RESULT_SUCCESS) return failed(#call, ze_check_result_); \
   } while (0)
-#define ZE_EXPECT_RESULT(expected, call)                            \
-  do {                                                              \
-    const ze_result_t ze_check_result_ = (call);                    \
+#define ZE_EXPECT_RESULT(expected, call)                                        \
+  do {                                                                          \
+    const ze_result_t ze_check_result_ = (call);                                \
     if (ze_check_result_ != (expected)) return failed(#call, ze_check_result_); \
   } while (0)
-#define CHECK_THAT(condition, message) \
-  do {                                 \
+#define CHECK_THAT(condition, message)             \
+  do {                                             \
     if (!(condition)) return std::string(message); \
   } while (0)
 
@@ -76,7 +75,8 @@ Graph test_graph() {
   g.add_input(x);
   g.add_input(s);
   std::vector<float> w(4 * 3 * 3 * 3), b(4);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * std::sin(1.3f * static_cast<float>(i)) + 0.0123f;
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = 0.1f * std::sin(1.3f * static_cast<float>(i)) + 0.0123f;
   for (size_t i = 0; i < b.size(); ++i) b[i] = 0.05f * static_cast<float>(i) - 0.01f;
   const ValueId wv = g.add_constant("W", Tensor::from_vector(DType::kF32, {4, 3, 3, 3}, w));
   const ValueId bv = g.add_constant("B", Tensor::from_vector(DType::kF32, {4}, b));
@@ -129,7 +129,8 @@ std::vector<std::vector<float>> cpu_reference() {
   EXPECT_TRUE(out.is_ok()) << out.status().message();
   if (!out.is_ok()) return {};
   std::vector<std::vector<float>> result;
-  for (const Tensor& t : *out) result.emplace_back(t.values<float>().begin(), t.values<float>().end());
+  for (const Tensor& t : *out)
+    result.emplace_back(t.values<float>().begin(), t.values<float>().end());
   return result;
 }
 
@@ -164,9 +165,9 @@ class Session {
     ZE_CHECK(zeDeviceGet(driver, &count, &device));
     ze_context_desc_t context_desc{ZE_STRUCTURE_TYPE_CONTEXT_DESC, nullptr, 0};
     ZE_CHECK(zeContextCreate(driver, &context_desc, &context));
-    ze_command_queue_desc_t queue_desc{ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0,
-                                       ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
-                                       ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
+    ze_command_queue_desc_t queue_desc{
+        ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC, nullptr, 0, 0, 0, ZE_COMMAND_QUEUE_MODE_ASYNCHRONOUS,
+        ZE_COMMAND_QUEUE_PRIORITY_NORMAL};
     ZE_CHECK(zeCommandQueueCreate(context, device, &queue_desc, &queue));
     void* table = nullptr;
     ZE_CHECK(zeDriverGetExtensionFunctionAddress(driver, ZE_GRAPH_EXT_NAME, &table));
@@ -177,8 +178,12 @@ class Session {
 
   ze_result_t create_graph(ze_graph_format_t format, const std::vector<uint8_t>& input,
                            ze_graph_handle_t* handle) const {
-    ze_graph_desc_t desc{ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES, nullptr, format, input.size(),
-                         input.data(), nullptr};
+    ze_graph_desc_t desc{ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES,
+                         nullptr,
+                         format,
+                         input.size(),
+                         input.data(),
+                         nullptr};
     return graph->pfnCreate(context, device, &desc, handle);
   }
 
@@ -212,7 +217,8 @@ class GraphRun {
 
   // Copies `inputs` in, executes once and waits; `outputs` receives every output argument.
   std::string run(const std::vector<std::vector<float>>& inputs,
-                  std::vector<std::vector<float>>* outputs, ze_result_t expected_sync = ZE_RESULT_SUCCESS) {
+                  std::vector<std::vector<float>>* outputs,
+                  ze_result_t expected_sync = ZE_RESULT_SUCCESS) {
     size_t next_input = 0;
     for (size_t i = 0; i < args_.size(); ++i) {
       if (args_[i].type != ZE_GRAPH_ARGUMENT_TYPE_INPUT) continue;
@@ -479,7 +485,8 @@ TEST(SimDriver, MemoryIsTrackedPerContext) {
   void* device = nullptr;
   void* shared = nullptr;
   ASSERT_EQ(zeMemAllocHost(s.context, &host_desc, 1000, 64, &host), ZE_RESULT_SUCCESS);
-  ASSERT_EQ(zeMemAllocDevice(s.context, &device_desc, 1000, 0, s.device, &device), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(zeMemAllocDevice(s.context, &device_desc, 1000, 0, s.device, &device),
+            ZE_RESULT_SUCCESS);
   ASSERT_EQ(zeMemAllocShared(s.context, &device_desc, &host_desc, 1000, 0, s.device, &shared),
             ZE_RESULT_SUCCESS);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(host) % 64, 0u);
@@ -517,8 +524,9 @@ TEST(SimDriver, GraphFromIrRunsWithNpuNumericsAndMatchesTheCpu) {
 
   ASSERT_EQ(run.args().size(), 4u);
   const char* names[] = {"x", "s", "y", "z"};
-  const ze_graph_argument_type_t types[] = {ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_INPUT,
-                                            ZE_GRAPH_ARGUMENT_TYPE_OUTPUT, ZE_GRAPH_ARGUMENT_TYPE_OUTPUT};
+  const ze_graph_argument_type_t types[] = {
+      ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_OUTPUT,
+      ZE_GRAPH_ARGUMENT_TYPE_OUTPUT};
   for (size_t i = 0; i < 4; ++i) {
     EXPECT_STREQ(run.args()[i].name, names[i]);
     EXPECT_EQ(run.args()[i].type, types[i]);
@@ -587,18 +595,22 @@ TEST(SimDriver, RefusesBadGraphInputAndMisuse) {
   other_compiler[0] = 7;  // compiler major 7
   EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, other_compiler, &handle),
             ZE_RESULT_ERROR_UNSUPPORTED_VERSION);
-  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, {}, &handle), ZE_RESULT_ERROR_INVALID_NULL_POINTER);
+  EXPECT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, {}, &handle),
+            ZE_RESULT_ERROR_INVALID_NULL_POINTER);
 
-  ASSERT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle), ZE_RESULT_SUCCESS);
+  ASSERT_EQ(s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle),
+            ZE_RESULT_SUCCESS);
   ze_graph_argument_properties_t arg{};
   arg.stype = ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES;
   EXPECT_EQ(s.graph->pfnGetArgumentProperties(handle, 4, &arg), ZE_RESULT_ERROR_INVALID_ARGUMENT);
   int not_device_memory[4] = {};
-  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, not_device_memory), ZE_RESULT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, not_device_memory),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);
   ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
   void* small = nullptr;
   ASSERT_EQ(zeMemAllocHost(s.context, &host_desc, 16, 0, &small), ZE_RESULT_SUCCESS);
-  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, small), ZE_RESULT_ERROR_INVALID_ARGUMENT);  // too small
+  EXPECT_EQ(s.graph->pfnSetArgumentValue(handle, 0, small),
+            ZE_RESULT_ERROR_INVALID_ARGUMENT);  // too small
 
   ze_command_list_desc_t list_desc{ZE_STRUCTURE_TYPE_COMMAND_LIST_DESC, nullptr, 0, 0};
   ze_command_list_handle_t list = nullptr;
@@ -606,7 +618,8 @@ TEST(SimDriver, RefusesBadGraphInputAndMisuse) {
   // Execute before any initialize, and with arguments unset, is refused.
   EXPECT_EQ(s.graph->pfnAppendGraphExecute(list, handle, nullptr, nullptr, 0, nullptr),
             ZE_RESULT_ERROR_UNINITIALIZED);
-  EXPECT_EQ(s.graph->pfnAppendGraphInitialize(list, handle, nullptr, 0, nullptr), ZE_RESULT_SUCCESS);
+  EXPECT_EQ(s.graph->pfnAppendGraphInitialize(list, handle, nullptr, 0, nullptr),
+            ZE_RESULT_SUCCESS);
   EXPECT_EQ(s.graph->pfnAppendGraphExecute(list, handle, nullptr, nullptr, 0, nullptr),
             ZE_RESULT_ERROR_INVALID_ARGUMENT);
   // A context with a live graph cannot be destroyed.
@@ -620,113 +633,143 @@ TEST(SimDriver, RefusesBadGraphInputAndMisuse) {
 // --- faults, each in a fresh process ----------------------------------------------------------
 
 TEST_F(SimFaultTest, BuildDelayDoesNotHoldUpExit) {
-  EXPECT_EXIT(run_with_faults("build_delay_s=60", [] {
-    Session s;
-    const std::string opened = s.open();
-    if (!opened.empty()) return opened;
-    // The payload and session stay alive for the abandoned build (never freed: the process ends).
-    auto* payload = new std::vector<uint8_t>(test_payload());
-    auto* returned = new std::atomic<bool>(false);
-    std::thread([&s, payload, returned] {
-      ze_graph_handle_t handle = nullptr;
-      s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, &handle);
-      *returned = true;
-    }).detach();
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    CHECK_THAT(!*returned, "pfnCreate returned during its 60 s build delay");
-    std::exit(0);  // a normal exit (static destructors, the loader's teardown) while it sleeps
-    return std::string();
-  }), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      run_with_faults(
+          "build_delay_s=60",
+          [] {
+            Session s;
+            const std::string opened = s.open();
+            if (!opened.empty()) return opened;
+            // The payload and session stay alive for the abandoned build (never freed: the process
+            // ends).
+            auto* payload = new std::vector<uint8_t>(test_payload());
+            auto* returned = new std::atomic<bool>(false);
+            std::thread([&s, payload, returned] {
+              ze_graph_handle_t handle = nullptr;
+              s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, &handle);
+              *returned = true;
+            }).detach();
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            CHECK_THAT(!*returned, "pfnCreate returned during its 60 s build delay");
+            std::exit(
+                0);  // a normal exit (static destructors, the loader's teardown) while it sleeps
+            return std::string();
+          }),
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(SimFaultTest, DeviceLostAfterOneExecution) {
-  EXPECT_EXIT(run_with_faults("device_lost_after=1", [] {
-    Session s;
-    const std::string opened = s.open();
-    if (!opened.empty()) return opened;
-    const auto expected = cpu_reference();
-    std::vector<std::vector<float>> outputs;
-    {
-      GraphRun run(s);
-      const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
-      if (!created.empty()) return created;
-      const std::string first = run.run(test_inputs(), &outputs);
-      if (!first.empty()) return "first execution: " + first;
-      CHECK_THAT(worst_excess(outputs[0], expected[0], 5e-2, 5e-2) <= 0, "first execution wrong");
-      const std::string second = run.run(test_inputs(), &outputs, ZE_RESULT_ERROR_DEVICE_LOST);
-      if (!second.empty()) return "second execution: " + second;
-      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeCommandQueueSynchronize(s.queue, 0));
-      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeDeviceGetStatus(s.device));
-      ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-      void* memory = nullptr;
-      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));
-      ze_graph_handle_t handle = nullptr;
-      ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST,
-                       s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
-    }  // destroying everything still works
-    ZE_CHECK(zeCommandQueueDestroy(s.queue));
-    s.queue = nullptr;
-    ZE_CHECK(zeContextDestroy(s.context));
-    s.context = nullptr;
-    return std::string();
-  }), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      run_with_faults(
+          "device_lost_after=1",
+          [] {
+            Session s;
+            const std::string opened = s.open();
+            if (!opened.empty()) return opened;
+            const auto expected = cpu_reference();
+            std::vector<std::vector<float>> outputs;
+            {
+              GraphRun run(s);
+              const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+              if (!created.empty()) return created;
+              const std::string first = run.run(test_inputs(), &outputs);
+              if (!first.empty()) return "first execution: " + first;
+              CHECK_THAT(worst_excess(outputs[0], expected[0], 5e-2, 5e-2) <= 0,
+                         "first execution wrong");
+              const std::string second =
+                  run.run(test_inputs(), &outputs, ZE_RESULT_ERROR_DEVICE_LOST);
+              if (!second.empty()) return "second execution: " + second;
+              ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeCommandQueueSynchronize(s.queue, 0));
+              ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST, zeDeviceGetStatus(s.device));
+              ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+              void* memory = nullptr;
+              ZE_EXPECT_RESULT(ZE_RESULT_ERROR_DEVICE_LOST,
+                               zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));
+              ze_graph_handle_t handle = nullptr;
+              ZE_EXPECT_RESULT(
+                  ZE_RESULT_ERROR_DEVICE_LOST,
+                  s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
+            }  // destroying everything still works
+            ZE_CHECK(zeCommandQueueDestroy(s.queue));
+            s.queue = nullptr;
+            ZE_CHECK(zeContextDestroy(s.context));
+            s.context = nullptr;
+            return std::string();
+          }),
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(SimFaultTest, OutOfDeviceMemory) {
-  EXPECT_EXIT(run_with_faults("oom=1", [] {
-    Session s;
-    const std::string opened = s.open();
-    if (!opened.empty()) return opened;
-    ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
-    ze_device_mem_alloc_desc_t device_desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr, 0, 0};
-    void* memory = nullptr;
-    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
-                     zeMemAllocDevice(s.context, &device_desc, 64, 0, s.device, &memory));
-    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
-                     zeMemAllocShared(s.context, &device_desc, &host_desc, 64, 0, s.device, &memory));
-    ZE_CHECK(zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));  // host memory still works
-    ZE_CHECK(zeMemFree(s.context, memory));
-    ze_graph_handle_t handle = nullptr;
-    ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
-                     s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
-    return std::string();
-  }), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(
+      run_with_faults(
+          "oom=1",
+          [] {
+            Session s;
+            const std::string opened = s.open();
+            if (!opened.empty()) return opened;
+            ze_host_mem_alloc_desc_t host_desc{ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC, nullptr, 0};
+            ze_device_mem_alloc_desc_t device_desc{ZE_STRUCTURE_TYPE_DEVICE_MEM_ALLOC_DESC, nullptr,
+                                                   0, 0};
+            void* memory = nullptr;
+            ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                             zeMemAllocDevice(s.context, &device_desc, 64, 0, s.device, &memory));
+            ZE_EXPECT_RESULT(
+                ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                zeMemAllocShared(s.context, &device_desc, &host_desc, 64, 0, s.device, &memory));
+            ZE_CHECK(
+                zeMemAllocHost(s.context, &host_desc, 64, 0, &memory));  // host memory still works
+            ZE_CHECK(zeMemFree(s.context, memory));
+            ze_graph_handle_t handle = nullptr;
+            ZE_EXPECT_RESULT(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+                             s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload(), &handle));
+            return std::string();
+          }),
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(SimFaultTest, CorruptOutput) {
-  EXPECT_EXIT(run_with_faults("corrupt_output=1", [] {
-    Session s;
-    const std::string opened = s.open();
-    if (!opened.empty()) return opened;
-    GraphRun run(s);
-    const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
-    if (!created.empty()) return created;
-    std::vector<std::vector<float>> outputs;
-    const std::string ran = run.run(test_inputs(), &outputs);
-    if (!ran.empty()) return ran;
-    const auto expected = cpu_reference();
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      for (size_t i = 0; i < outputs[o].size(); ++i) {
-        const double diff = std::abs(static_cast<double>(outputs[o][i]) - expected[o][i]);
-        CHECK_THAT(diff > 5e-2 + 5e-2 * std::abs(expected[o][i]),
-                   "output " + std::to_string(o) + " element " + std::to_string(i) + " is not corrupt");
-      }
-    }
-    return std::string();
-  }), ::testing::ExitedWithCode(0), "");
+  EXPECT_EXIT(run_with_faults("corrupt_output=1",
+                              [] {
+                                Session s;
+                                const std::string opened = s.open();
+                                if (!opened.empty()) return opened;
+                                GraphRun run(s);
+                                const std::string created =
+                                    run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+                                if (!created.empty()) return created;
+                                std::vector<std::vector<float>> outputs;
+                                const std::string ran = run.run(test_inputs(), &outputs);
+                                if (!ran.empty()) return ran;
+                                const auto expected = cpu_reference();
+                                for (size_t o = 0; o < outputs.size(); ++o) {
+                                  for (size_t i = 0; i < outputs[o].size(); ++i) {
+                                    const double diff = std::abs(
+                                        static_cast<double>(outputs[o][i]) - expected[o][i]);
+                                    CHECK_THAT(diff > 5e-2 + 5e-2 * std::abs(expected[o][i]),
+                                               "output " + std::to_string(o) + " element " +
+                                                   std::to_string(i) + " is not corrupt");
+                                  }
+                                }
+                                return std::string();
+                              }),
+              ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(SimFaultTest, BadFaultValuesAreNamedAndIgnored) {
-  EXPECT_EXIT(run_with_faults("oom=maybe,build_delay_s=soon,whatever=1", [] {
-    Session s;
-    const std::string opened = s.open();
-    if (!opened.empty()) return opened;
-    GraphRun run(s);  // no fault applies: the graph builds at once and runs
-    const std::string created = run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
-    if (!created.empty()) return created;
-    std::vector<std::vector<float>> outputs;
-    return run.run(test_inputs(), &outputs);
-  }), ::testing::ExitedWithCode(0), "key 'oom'.*key 'build_delay_s'.*key 'whatever'");
+  EXPECT_EXIT(
+      run_with_faults("oom=maybe,build_delay_s=soon,whatever=1",
+                      [] {
+                        Session s;
+                        const std::string opened = s.open();
+                        if (!opened.empty()) return opened;
+                        GraphRun run(s);  // no fault applies: the graph builds at once and runs
+                        const std::string created =
+                            run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, test_payload());
+                        if (!created.empty()) return created;
+                        std::vector<std::vector<float>> outputs;
+                        return run.run(test_inputs(), &outputs);
+                      }),
+      ::testing::ExitedWithCode(0), "key 'oom'.*key 'build_delay_s'.*key 'whatever'");
 }
 
 }  // namespace
