@@ -6,6 +6,7 @@
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/ir/ir_format.h"
 #include "backends/level_zero/ir/ir_read.h"
+#include "backends/level_zero/ir/ir_read_fold.h"
 
 namespace hsched::ir {
 namespace detail {
@@ -280,7 +281,7 @@ Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights) {
   }
   if (results.empty()) return invalid_argument("IR: no Result layer");
   for (const auto& [index, value] : results) graph.add_output(value);
-  return graph;
+  return fold_affine_tails(graph);
 }
 
 }  // namespace hsched::ir

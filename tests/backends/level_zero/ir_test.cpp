@@ -246,6 +246,57 @@ TEST(IrWriteTest, Fp16ModelHasF16WeightsAndF32ParametersWithConverts) {
   EXPECT_EQ(fp32->weights.size(), 32u);
 }
 
+std::vector<std::string> op_types(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const Node& node : graph.nodes()) ops.push_back(node.op_type);
+  return ops;
+}
+
+// read_ir folds the bias and affine layers write_ir splits off back into Conv, Gemm and the
+// normalizations (so the CPU fuses as for the original), but not where the split value is read
+// elsewhere.
+TEST(IrReadTest, FoldsSplitBiasesAndAffinesBack) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 4, 6, 6});
+  auto c = b.node("Conv", {x, b.weights("w", {4, 4, 3, 3}, 1), b.weights("b", {4}, 2)},
+                  {1, 4, 6, 6}, Attrs{{"pads", I{1, 1, 1, 1}}});
+  auto n = b.node("InstanceNormalization", {c, b.weights("s", {4}, 3), b.weights("bb", {4}, 4)},
+                  {1, 4, 6, 6});
+  auto f = b.node("Flatten", {n}, {1, 144});
+  auto l = b.node("LayerNormalization", {f, b.weights("ls", {144}, 5), b.weights("lb", {144}, 6)},
+                  {1, 144});
+  b.output(b.node("Gemm", {l, b.weights("fc", {3, 144}, 7), b.weights("fcb", {3}, 8)}, {1, 3},
+                  Attrs{{"transB", int64_t{1}}}));
+  for (Precision precision : {Precision::kFp32, Precision::kFp16}) {
+    auto model = write_ir(b.graph(), precision);
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    auto read = read_ir(model->xml, model->weights);
+    ASSERT_TRUE(read.is_ok()) << read.status().message();
+    std::vector<std::string> expected = {"Conv", "InstanceNormalization", "Reshape",
+                                         "LayerNormalization", "Gemm"};
+    if (precision == Precision::kFp16) {
+      expected.insert(expected.begin(), "Identity");
+      expected.push_back("Identity");
+    }
+    EXPECT_EQ(op_types(*read), expected);
+    EXPECT_EQ(read->value(read->outputs()[0]).name, b.graph().value(b.graph().outputs()[0]).name);
+  }
+  EXPECT_TRUE(round_trips(b.graph(), random_inputs(b.graph(), 3), Precision::kFp32));
+
+  // The convolution's own output is a graph output: its bias Add stays apart.
+  GraphBuilder g;
+  auto y = g.input("y", {1, 2, 4, 4});
+  auto conv = g.node("Conv", {y, g.weights("w", {2, 2, 1, 1}, 9)}, {1, 2, 4, 4});
+  g.output(conv);
+  g.output(g.node("Add", {conv, g.weights("k", {1, 2, 1, 1}, 10)}, {1, 2, 4, 4}));
+  auto model = write_ir(g.graph(), Precision::kFp32);
+  ASSERT_TRUE(model.is_ok());
+  auto read = read_ir(model->xml, model->weights);
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  EXPECT_EQ(op_types(*read), (std::vector<std::string>{"Conv", "Add"}));
+  EXPECT_TRUE(round_trips(g.graph(), random_inputs(g.graph(), 5), Precision::kFp32));
+}
+
 TEST(IrWriteTest, RefusesOtherPrecisionsAndUnsupportedNodes) {
   GraphBuilder b;
   auto x = b.input("x", {2, 2});
