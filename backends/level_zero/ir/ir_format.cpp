@@ -14,8 +14,8 @@ struct TypeNames {
   std::string_view precision;
 };
 constexpr TypeNames kTypeNames[] = {
-    {DType::kF32, "f32", "FP32"}, {DType::kF16, "f16", "FP16"}, {DType::kI64, "i64", "I64"},
-    {DType::kI32, "i32", "I32"},  {DType::kI8, "i8", "I8"},     {DType::kU8, "u8", "U8"},
+    {DType::kF32, "f32", "FP32"},      {DType::kF16, "f16", "FP16"}, {DType::kI64, "i64", "I64"},
+    {DType::kI32, "i32", "I32"},       {DType::kI8, "i8", "I8"},     {DType::kU8, "u8", "U8"},
     {DType::kBool, "boolean", "BOOL"},
 };
 
@@ -46,7 +46,7 @@ uint16_t float_to_half(float value) {
   const uint32_t bits = std::bit_cast<uint32_t>(value);
   const uint32_t sign = (bits >> 16) & 0x8000u;
   const uint32_t abs = bits & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u);  // NaN stays NaN
+  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u);   // NaN stays NaN
   if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504
   if (abs < 0x38800000u) {
     // Subnormal half (or zero): value / 2^-24, rounded to nearest even.
@@ -122,8 +122,8 @@ Result<std::vector<int64_t>> parse_ints(std::string_view text, std::string_view 
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    const std::string_view item =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (values.size() == max_count) {
       return invalid_argument("attribute '" + std::string(what) + "': more than " +
                               std::to_string(max_count) + " values");

@@ -18,9 +18,9 @@ inline constexpr size_t kMaxXmlBytes = size_t{256} << 20;     // 256 MiB of XML
 inline constexpr size_t kMaxWeightsBytes = size_t{16} << 30;  // 16 GiB of weights
 inline constexpr size_t kMaxLayers = size_t{1} << 20;
 inline constexpr size_t kMaxEdges = size_t{1} << 22;
-inline constexpr size_t kMaxPortsPerLayer = 4096;              // a Concat of many inputs
+inline constexpr size_t kMaxPortsPerLayer = 4096;  // a Concat of many inputs
 inline constexpr size_t kMaxNameBytes = 4096;
-inline constexpr size_t kMaxAttributeInts = 64;                // strides, pads, shapes...
+inline constexpr size_t kMaxAttributeInts = 64;                 // strides, pads, shapes...
 inline constexpr int64_t kMaxIrTensorBytes = int64_t{1} << 32;  // one tensor at most 4 GiB
 inline constexpr int64_t kMaxIrTotalBytes = int64_t{1} << 36;   // all output ports together
 

@@ -22,7 +22,8 @@ Result<SpatialGeometry> spatial_geometry(const Node& node, const std::vector<int
   if (output_padding.empty()) output_padding.assign(rank, 0);
   if (strides.size() != rank || dilations.size() != rank || pads.size() != 2 * rank ||
       output_padding.size() != rank) {
-    return unimplemented("strides, dilations, pads or output_padding do not match the spatial rank");
+    return unimplemented(
+        "strides, dilations, pads or output_padding do not match the spatial rank");
   }
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&

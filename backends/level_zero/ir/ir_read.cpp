@@ -1,11 +1,12 @@
 // read_ir: XML -> bounded layer records -> edges checked -> topological order -> ONNX nodes.
+#include "backends/level_zero/ir/ir_read.h"
+
 #include <cstring>
 #include <map>
 #include <queue>
 
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/ir/ir_format.h"
-#include "backends/level_zero/ir/ir_read.h"
 #include "backends/level_zero/ir/ir_read_fold.h"
 
 namespace hsched::ir {
@@ -26,13 +27,14 @@ Result<IrPort> parse_port(pugi::xml_node node, const std::string& layer) {
   IrPort port;
   auto id = parse_int(node.attribute("id").value(), "port id");
   if (!id.is_ok() || *id < 0 || *id >= static_cast<int64_t>(kMaxPortsPerLayer)) {
-    return layer_error(layer, "port id '" + std::string(node.attribute("id").value()).substr(0, 32) +
+    return layer_error(layer, "port id '" +
+                                  std::string(node.attribute("id").value()).substr(0, 32) +
                                   "' is not in [0, " + std::to_string(kMaxPortsPerLayer) + ")");
   }
   port.id = *id;
   const std::string precision = node.attribute("precision").value();
-  for (DType t : {DType::kF32, DType::kF16, DType::kI64, DType::kI32, DType::kI8, DType::kU8,
-                  DType::kBool}) {
+  for (DType t :
+       {DType::kF32, DType::kF16, DType::kI64, DType::kI32, DType::kI8, DType::kU8, DType::kBool}) {
     if (port_precision_name(t) == precision || element_type_name(t) == precision) port.type = t;
   }
   if (port.type == DType::kUndefined) {
@@ -104,7 +106,8 @@ Result<Tensor> read_const(ReadContext& ctx, std::span<const uint8_t> weights) {
   auto dims = parse_ints(shape_text, "shape", kMaxRank, 0, kMaxDim);
   if (!dims.is_ok()) return ctx.fail(dims.status().message());
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, *dims));
-  if (ctx.layer().outputs[0].type != *type) return ctx.fail("port precision differs from element_type");
+  if (ctx.layer().outputs[0].type != *type)
+    return ctx.fail("port precision differs from element_type");
   const auto max_offset = static_cast<int64_t>(weights.size());
   HSCHED_ASSIGN_OR_RETURN(const int64_t offset, ctx.attr_int("offset", 0, max_offset));
   HSCHED_ASSIGN_OR_RETURN(const int64_t size, ctx.attr_int("size", 0, max_offset - offset));
@@ -206,7 +209,8 @@ Result<ParsedNet> parse_net(const pugi::xml_document& doc) {
     if (parsed.sources[to->second][in].layer != kUnset) {
       return layer_error(dst.name, "input port " + std::to_string(ends[3]) + " has two edges");
     }
-    if (src.outputs[out].dims != dst.inputs[in].dims || src.outputs[out].type != dst.inputs[in].type) {
+    if (src.outputs[out].dims != dst.inputs[in].dims ||
+        src.outputs[out].type != dst.inputs[in].type) {
       return layer_error(dst.name, "input port " + std::to_string(ends[3]) + " (" +
                                        Shape(dst.inputs[in].dims).to_string() +
                                        ") differs from the output of '" + src.name + "' (" +
@@ -219,9 +223,9 @@ Result<ParsedNet> parse_net(const pugi::xml_document& doc) {
   for (size_t i = 0; i < n; ++i) {
     for (size_t p = 0; p < parsed.sources[i].size(); ++p) {
       if (parsed.sources[i][p].layer == kUnset) {
-        return layer_error(parsed.layers[i].name,
-                           "input port " + std::to_string(parsed.layers[i].inputs[p].id) +
-                               " has no edge");
+        return layer_error(
+            parsed.layers[i].name,
+            "input port " + std::to_string(parsed.layers[i].inputs[p].id) + " has no edge");
       }
     }
     pending[i] = parsed.sources[i].size();

@@ -20,7 +20,7 @@ struct IrPort {
   int64_t id = 0;
   DType type = DType::kUndefined;  // the IR's element type (f16 stays f16 here)
   std::vector<int64_t> dims;
-  std::string name;                // first tensor name, "" when none
+  std::string name;  // first tensor name, "" when none
 };
 
 struct IrLayer {

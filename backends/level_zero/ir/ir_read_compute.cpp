@@ -183,10 +183,9 @@ Status read_matmul(ReadContext& ctx) {
   const auto ea = effective(a, ta, true);
   const auto eb = effective(b, tb, false);
   if (ea.back() != eb[eb.size() - 2]) return ctx.fail("inner dims differ");
-  HSCHED_ASSIGN_OR_RETURN(
-      std::vector<int64_t> out,
-      broadcast_dims(ctx, std::vector<int64_t>(ea.begin(), ea.end() - 2),
-                     std::vector<int64_t>(eb.begin(), eb.end() - 2)));
+  HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> out,
+                          broadcast_dims(ctx, std::vector<int64_t>(ea.begin(), ea.end() - 2),
+                                         std::vector<int64_t>(eb.begin(), eb.end() - 2)));
   if (a.size() > 1) out.push_back(ea[ea.size() - 2]);
   if (b.size() > 1) out.push_back(eb.back());
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, out));

@@ -111,8 +111,8 @@ Result<int64_t> ReadContext::attr_int(const char* key, int64_t lo, int64_t hi) c
   auto value = parse_int(text, key);
   if (!value.is_ok()) return fail(value.status().message());
   if (*value < lo || *value > hi) {
-    return fail("attribute '" + std::string(key) + "' = " + std::to_string(*value) +
-                " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return fail("attribute '" + std::string(key) + "' = " + std::to_string(*value) + " outside [" +
+                std::to_string(lo) + ", " + std::to_string(hi) + "]");
   }
   return *value;
 }

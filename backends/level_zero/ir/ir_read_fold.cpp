@@ -157,8 +157,8 @@ class Folder {
     if (!c) return;
     const auto& out = in_.value(y).shape.dims;
     const auto& cd = c->dims();
-    const bool fits = cd == std::vector<int64_t>{out[1]} || cd == std::vector<int64_t>{1, out[1]} ||
-                      cd == out;
+    const bool fits =
+        cd == std::vector<int64_t>{out[1]} || cd == std::vector<int64_t>{1, out[1]} || cd == out;
     if (!fits) return;
     if (node.op_type == "MatMul") {
       node.op_type = "Gemm";

@@ -1,5 +1,7 @@
 // Per-type converters of read_ir: each checks its layer's inputs, attributes and declared output
 // dims, then adds the ONNX node(s) computing the same thing (opset 17 forms).
+#include "backends/level_zero/ir/ir_read_ops.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -7,12 +9,13 @@
 
 #include "backends/level_zero/ir/ir_format.h"
 #include "backends/level_zero/ir/ir_read.h"
-#include "backends/level_zero/ir/ir_read_ops.h"
 
 namespace hsched::ir::detail {
 namespace {
 
-Tensor scalar_tensor(float value) { return Tensor::from_vector(DType::kF32, {}, std::vector{value}); }
+Tensor scalar_tensor(float value) {
+  return Tensor::from_vector(DType::kF32, {}, std::vector{value});
+}
 
 Tensor i64_tensor(const std::vector<int64_t>& values) {
   return Tensor::from_vector(DType::kI64, {static_cast<int64_t>(values.size())}, values);
@@ -67,7 +70,7 @@ Status read_convert(ReadContext& ctx) {
 
 Status read_unary(ReadContext& ctx) {
   static const std::map<std::string, std::string> kOps = {
-      {"Sqrt", "Sqrt"}, {"Exp", "Exp"},         {"Erf", "Erf"},   {"Relu", "Relu"},
+      {"Sqrt", "Sqrt"},       {"Exp", "Exp"},   {"Erf", "Erf"},         {"Relu", "Relu"},
       {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}, {"HSwish", "HardSwish"}};
   HSCHED_RETURN_IF_ERROR(ctx.arity(1, 1));
   HSCHED_RETURN_IF_ERROR(elementwise_checks(ctx));
@@ -112,15 +115,17 @@ Status read_clamp(ReadContext& ctx) {
   HSCHED_ASSIGN_OR_RETURN(const float lo, ctx.attr_float("min"));
   HSCHED_ASSIGN_OR_RETURN(const float hi, ctx.attr_float("max"));
   if (lo > hi) return ctx.fail("min is greater than max");
-  return unary_node(ctx, "Clip", {},
-                    {ctx.add_constant("min", scalar_tensor(lo)),
-                     ctx.add_constant("max", scalar_tensor(hi))});
+  return unary_node(
+      ctx, "Clip", {},
+      {ctx.add_constant("min", scalar_tensor(lo)), ctx.add_constant("max", scalar_tensor(hi))});
 }
 
 Status read_binary(ReadContext& ctx) {
-  static const std::map<std::string, std::string> kOps = {
-      {"Add", "Add"}, {"Subtract", "Sub"}, {"Multiply", "Mul"}, {"Divide", "Div"},
-      {"Power", "Pow"}};
+  static const std::map<std::string, std::string> kOps = {{"Add", "Add"},
+                                                          {"Subtract", "Sub"},
+                                                          {"Multiply", "Mul"},
+                                                          {"Divide", "Div"},
+                                                          {"Power", "Pow"}};
   HSCHED_RETURN_IF_ERROR(ctx.arity(2, 1));
   HSCHED_RETURN_IF_ERROR(ctx.require_float(0));
   HSCHED_RETURN_IF_ERROR(ctx.require_float(1));
@@ -172,8 +177,10 @@ Status read_reduce(ReadContext& ctx) {
   for (size_t i = 0; i < in.size(); ++i) {
     const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
     if (reduced && in[i] == 0) return ctx.fail("reduces an empty axis");
-    if (!reduced) dims.push_back(in[i]);
-    else if (keep) dims.push_back(1);
+    if (!reduced)
+      dims.push_back(in[i]);
+    else if (keep)
+      dims.push_back(1);
   }
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, dims));
   const bool mean = ctx.layer().type == "ReduceMean";
@@ -205,15 +212,15 @@ Status read_reshape(ReadContext& ctx) {
       continue;
     }
     if (dims[i] < 0 || dims[i] > kMaxDim) return ctx.fail("shape has a dim out of range");
-    known = dims[i] == 0 ? 0 : (known > kMaxElements / dims[i] ? kMaxElements + 1 : known * dims[i]);
+    known =
+        dims[i] == 0 ? 0 : (known > kMaxElements / dims[i] ? kMaxElements + 1 : known * dims[i]);
   }
   const int64_t elements = Shape(in).elements();
   if (infer >= 0) {
     if (known == 0 || elements % known != 0) return ctx.fail("shape -1 cannot be inferred");
     dims[static_cast<size_t>(infer)] = elements / known;
   } else if (known != elements) {
-    return ctx.fail("shape " + Shape(dims).to_string() + " does not hold " +
-                    Shape(in).to_string());
+    return ctx.fail("shape " + Shape(dims).to_string() + " does not hold " + Shape(in).to_string());
   }
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, dims));
   return unary_node(ctx, "Reshape", {}, {ctx.add_constant("shape", i64_tensor(dims))});
@@ -253,7 +260,8 @@ Status read_squeeze(ReadContext& ctx) {
     }
   }
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, dims));
-  if (axes.empty()) return unary_node(ctx, "Reshape", {}, {ctx.add_constant("shape", i64_tensor(dims))});
+  if (axes.empty())
+    return unary_node(ctx, "Reshape", {}, {ctx.add_constant("shape", i64_tensor(dims))});
   return unary_node(ctx, squeeze ? "Squeeze" : "Unsqueeze", {},
                     {ctx.add_constant("axes", i64_tensor(axes))});
 }

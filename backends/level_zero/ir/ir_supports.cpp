@@ -23,7 +23,7 @@ class Checker {
   int64_t opset() const { return graph_.opset; }
   const Value* input(size_t i) const {
     return i < node_.inputs.size() && node_.inputs[i] != kNoValue ? &graph_.value(node_.inputs[i])
-                                                                   : nullptr;
+                                                                  : nullptr;
   }
   const Value& output() const { return graph_.value(node_.outputs[0]); }
   const std::vector<int64_t>& in_dims(size_t i) const { return input(i)->shape.dims; }
@@ -127,7 +127,8 @@ Status check_matmul(const Checker& c) {
 
 Status check_batch_norm(const Checker& c) {
   if (c.node().attr_int("training_mode", 0) != 0) return c.fail("training_mode=1");
-  if (c.node().has_attr("spatial") && c.node().attr_int("spatial", 1) != 1) return c.fail("spatial=0");
+  if (c.node().has_attr("spatial") && c.node().attr_int("spatial", 1) != 1)
+    return c.fail("spatial=0");
   const auto& x = c.in_dims(0);
   if (x.size() < 2) return c.fail("input rank below 2");
   for (size_t i = 1; i < 5; ++i) {
@@ -175,7 +176,8 @@ Status check_clip(const Checker& c) {
   if (c.opset() < 11) return Status::ok();  // min and max are attributes
   for (size_t i = 1; i < 3; ++i) {
     HSCHED_RETURN_IF_ERROR(require_constant(c, i, "min or max"));
-    if (c.constant(i) && c.constant(i)->elements() != 1) return c.fail("min or max is not a scalar");
+    if (c.constant(i) && c.constant(i)->elements() != 1)
+      return c.fail("min or max is not a scalar");
   }
   return Status::ok();
 }
@@ -192,9 +194,7 @@ Status check_axes_input(const Checker& c) {
   return Status::ok();
 }
 
-Status check_reshape(const Checker& c) {
-  return require_constant(c, 1, "the shape (input 1)");
-}
+Status check_reshape(const Checker& c) { return require_constant(c, 1, "the shape (input 1)"); }
 
 Status check_concat(const Checker& c) {
   const auto rank = static_cast<int64_t>(c.out_dims().size());
@@ -283,7 +283,8 @@ Status check_value(const Checker& c, const Value& v, bool int_input) {
 
 Status ir_supports(const Graph& graph, const Node& node) {
   const Checker c(graph, node);
-  if (!node.domain.empty() && node.domain != "ai.onnx") return c.fail("domain '" + node.domain + "'");
+  if (!node.domain.empty() && node.domain != "ai.onnx")
+    return c.fail("domain '" + node.domain + "'");
   const auto it = rules().find(node.op_type);
   if (it == rules().end()) return c.fail("no OpenVINO IR mapping for this op");
   const OpRule& rule = it->second;

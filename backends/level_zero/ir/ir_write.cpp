@@ -1,10 +1,11 @@
 // write_ir: the graph's Parameters, then each node's layers in topological order, then Results.
+#include "backends/level_zero/ir/ir_write.h"
+
 #include <algorithm>
 #include <cstring>
 
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/ir/ir_format.h"
-#include "backends/level_zero/ir/ir_write.h"
 
 namespace hsched::ir {
 namespace detail {
@@ -38,9 +39,9 @@ PortRef WriteContext::input(ValueId id) {
   const Value& v = graph_.value(id);
   // Only constants arrive here unmapped: write_ir binds inputs and producers first.
   const Tensor& t = *v.constant;
-  PortRef port = v.dtype == DType::kF32 ? const_tensor(v.name, t, t.dims())
-                                        : builder_.add_const(v.name, t.dtype(), t.dims(),
-                                                             {t.raw(), t.byte_size()});
+  PortRef port = v.dtype == DType::kF32
+                     ? const_tensor(v.name, t, t.dims())
+                     : builder_.add_const(v.name, t.dtype(), t.dims(), {t.raw(), t.byte_size()});
   builder_.name_port(port, v.name);
   slot = port;
   return port;
@@ -120,8 +121,7 @@ std::string layer_name(const Graph& graph, const Node& node) {
 Result<IrModel> write_ir(const Graph& part, Precision precision) {
   if (precision != Precision::kFp32 && precision != Precision::kFp16) {
     // precision_name() lives in the scheduler, which this library must not link.
-    return invalid_argument("write_ir: precision " +
-                            std::to_string(static_cast<int>(precision)) +
+    return invalid_argument("write_ir: precision " + std::to_string(static_cast<int>(precision)) +
                             " is neither fp32 nor fp16");
   }
   HSCHED_ASSIGN_OR_RETURN(const auto order, part.topological_order());

@@ -82,15 +82,16 @@ Status emit_conv(WriteContext& ctx, const Node& node, const std::string& name) {
   if (group == 1) {
     weights = ctx.input(node.inputs[1]);
   } else {
-    // Conv [O, I/g, k...] -> [g, O/g, I/g, k...]; ConvTranspose [I, O/g, k...] -> [g, I/g, O/g, k...]
+    // Conv [O, I/g, k...] -> [g, O/g, I/g, k...]; ConvTranspose [I, O/g, k...] -> [g, I/g, O/g,
+    // k...]
     std::vector<int64_t> dims = w.shape.dims;
     dims[0] /= group;
     dims.insert(dims.begin(), group);
     weights = ctx.const_tensor(w.name + "/grouped", *w.constant, dims);
     type = "Group" + type;
   }
-  PortRef out = ctx.layer(type, "opset1", name, data, {ctx.input(node.inputs[0]), weights},
-                          y.shape.dims);
+  PortRef out =
+      ctx.layer(type, "opset1", name, data, {ctx.input(node.inputs[0]), weights}, y.shape.dims);
   if (has_input(node, 2)) {
     const Value& b = in_value(ctx, node, 2);
     PortRef bias = ctx.const_tensor(b.name + "/broadcast", *b.constant,
@@ -126,10 +127,9 @@ Status emit_gemm(WriteContext& ctx, const Node& node, const std::string& name) {
 }
 
 Status emit_matmul(WriteContext& ctx, const Node& node, const std::string& name) {
-  PortRef out = ctx.layer("MatMul", "opset1", name,
-                          {{"transpose_a", "false"}, {"transpose_b", "false"}},
-                          {ctx.input(node.inputs[0]), ctx.input(node.inputs[1])},
-                          out_value(ctx, node).shape.dims);
+  PortRef out = ctx.layer(
+      "MatMul", "opset1", name, {{"transpose_a", "false"}, {"transpose_b", "false"}},
+      {ctx.input(node.inputs[0]), ctx.input(node.inputs[1])}, out_value(ctx, node).shape.dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }
@@ -158,9 +158,8 @@ Status emit_global_pool(WriteContext& ctx, const Node& node, const std::string& 
   const auto rank = static_cast<int64_t>(in_value(ctx, node, 0).shape.rank());
   PortRef axes = ctx.const_i64(name + "/axes", {rank - 2}, range(2, rank));
   const bool max = node.op_type == "GlobalMaxPool";
-  PortRef out = ctx.layer(max ? "ReduceMax" : "ReduceMean", "opset1", name,
-                          {{"keep_dims", "true"}}, {ctx.input(node.inputs[0]), axes},
-                          out_value(ctx, node).shape.dims);
+  PortRef out = ctx.layer(max ? "ReduceMax" : "ReduceMean", "opset1", name, {{"keep_dims", "true"}},
+                          {ctx.input(node.inputs[0]), axes}, out_value(ctx, node).shape.dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }
@@ -230,9 +229,11 @@ Status emit_softmax(WriteContext& ctx, const Node& node, const std::string& name
 }
 
 Status emit_binary(WriteContext& ctx, const Node& node, const std::string& name) {
-  static const std::map<std::string, std::string> kTypes = {
-      {"Add", "Add"}, {"Sub", "Subtract"}, {"Mul", "Multiply"}, {"Div", "Divide"},
-      {"Pow", "Power"}};
+  static const std::map<std::string, std::string> kTypes = {{"Add", "Add"},
+                                                            {"Sub", "Subtract"},
+                                                            {"Mul", "Multiply"},
+                                                            {"Div", "Divide"},
+                                                            {"Pow", "Power"}};
   PortRef out = ctx.layer(kTypes.at(node.op_type), "opset1", name, kNumpyBroadcast,
                           {ctx.input(node.inputs[0]), ctx.input(node.inputs[1])},
                           out_value(ctx, node).shape.dims);
@@ -286,9 +287,9 @@ Status emit_clip(WriteContext& ctx, const Node& node, const std::string& name) {
     if (has_input(node, 1)) lo = scalar_float(*in_value(ctx, node, 1).constant);
     if (has_input(node, 2)) hi = scalar_float(*in_value(ctx, node, 2).constant);
   }
-  PortRef out = ctx.layer("Clamp", "opset1", name,
-                          {{"min", format_float(lo)}, {"max", format_float(hi)}},
-                          {ctx.input(node.inputs[0])}, out_value(ctx, node).shape.dims);
+  PortRef out =
+      ctx.layer("Clamp", "opset1", name, {{"min", format_float(lo)}, {"max", format_float(hi)}},
+                {ctx.input(node.inputs[0])}, out_value(ctx, node).shape.dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }
@@ -320,8 +321,8 @@ Status emit_squeeze(WriteContext& ctx, const Node& node, const std::string& name
   std::sort(axes.begin(), axes.end());
   if (axes.empty()) return emit_reshape(ctx, node, name);
   PortRef axes_port = ctx.const_i64(name + "/axes", {static_cast<int64_t>(axes.size())}, axes);
-  PortRef out = ctx.layer(squeeze ? "Squeeze" : "Unsqueeze", "opset1", name,
-                          {}, {ctx.input(node.inputs[0]), axes_port}, dims);
+  PortRef out = ctx.layer(squeeze ? "Squeeze" : "Unsqueeze", "opset1", name, {},
+                          {ctx.input(node.inputs[0]), axes_port}, dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }
@@ -344,10 +345,10 @@ Status emit_concat(WriteContext& ctx, const Node& node, const std::string& name)
   const auto& dims = out_value(ctx, node).shape.dims;
   std::vector<PortRef> inputs;
   for (ValueId id : node.inputs) inputs.push_back(ctx.input(id));
-  PortRef out = ctx.layer("Concat", "opset1", name,
-                          {{"axis", std::to_string(normalize_axis(node.attr_int("axis", 0),
-                                                                  dims.size()))}},
-                          inputs, dims);
+  PortRef out =
+      ctx.layer("Concat", "opset1", name,
+                {{"axis", std::to_string(normalize_axis(node.attr_int("axis", 0), dims.size()))}},
+                inputs, dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }
@@ -398,7 +399,8 @@ const std::map<std::string, Emitter>& emitters() {
 Status emit_node(WriteContext& ctx, const Node& node) {
   const auto it = emitters().find(node.op_type);
   if (it == emitters().end()) {
-    return internal_error("write_ir: no emitter for " + node.op_type + " (ir_supports accepted it)");
+    return internal_error("write_ir: no emitter for " + node.op_type +
+                          " (ir_supports accepted it)");
   }
   return it->second(ctx, node, layer_name(ctx.graph(), node));
 }

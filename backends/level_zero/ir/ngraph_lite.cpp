@@ -49,8 +49,8 @@ Result<IrModel> unpack_ngraph_lite(std::span<const uint8_t> payload) {
   const char* names[2] = {"xml", "weights"};
   for (int i = 0; i < 2; ++i) {
     if (payload.size() - offset < 8) {
-      return invalid_argument(std::string("NGRAPH_LITE payload: truncated before the ") +
-                              names[i] + " size");
+      return invalid_argument(std::string("NGRAPH_LITE payload: truncated before the ") + names[i] +
+                              " size");
     }
     const uint64_t size = get_le(payload, offset, 8);
     offset += 8;

@@ -1,9 +1,9 @@
 // read_ir on malformed input: truncated XML or weights, huge or negative dims, bad offsets and
 // sizes, broken edges, cycles, inconsistent shapes and random corruption all end in a one-line
 // InvalidArgument naming the layer, never a crash (the level_zero label also runs under ASan).
-#include <gtest/gtest.h>
-
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "ir_test_util.h"
 
@@ -54,10 +54,13 @@ std::string relu_net(const std::string& relu_out_dims, const std::string& edges)
 <output><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></output></layer>
 <layer id="1" name="relu" type="Relu" version="opset1">
 <input><port id="0" precision="FP32"><dim>2</dim><dim>3</dim></port></input>
-<output><port id="1" precision="FP32">)" + relu_out_dims + R"(</port></output></layer>
+<output><port id="1" precision="FP32">)" +
+         relu_out_dims + R"(</port></output></layer>
 <layer id="2" name="out" type="Result" version="opset1">
-<input><port id="0" precision="FP32">)" + relu_out_dims + R"(</port></input></layer>
-</layers><edges>)" + edges + "</edges></net>";
+<input><port id="0" precision="FP32">)" +
+         relu_out_dims + R"(</port></input></layer>
+</layers><edges>)" +
+         edges + "</edges></net>";
 }
 const char* kReluEdges = R"(<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>
 <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>)";
@@ -89,9 +92,9 @@ TEST(IrMalformedTest, TruncatedWeightsAreRefused) {
 TEST(IrMalformedTest, HugeNegativeAndTooManyDimsAreRefused) {
   const IrModel model = small_model(Precision::kFp32);
   const std::string dim = "<dim>3</dim>";
-  expect_invalid(read_ir(replace_first(model.xml, dim, "<dim>99999999999999999999</dim>"),
-                         model.weights),
-                 "not a static size");
+  expect_invalid(
+      read_ir(replace_first(model.xml, dim, "<dim>99999999999999999999</dim>"), model.weights),
+      "not a static size");
   expect_invalid(read_ir(replace_first(model.xml, dim, "<dim>-1</dim>"), model.weights),
                  "not a static size");
   expect_invalid(read_ir(replace_first(model.xml, dim, "<dim>1099511627776</dim>"), model.weights),
@@ -99,9 +102,9 @@ TEST(IrMalformedTest, HugeNegativeAndTooManyDimsAreRefused) {
   std::string many;
   for (int i = 0; i < 17; ++i) many += "<dim>1</dim>";
   expect_invalid(read_ir(replace_first(model.xml, dim, many), model.weights), "more than 16 dims");
-  expect_invalid(read_ir(replace_first(model.xml, "shape=\"1,3,8,8\"", "shape=\"1,3,8,9\""),
-                         model.weights),
-                 "declared");
+  expect_invalid(
+      read_ir(replace_first(model.xml, "shape=\"1,3,8,8\"", "shape=\"1,3,8,9\""), model.weights),
+      "declared");
 }
 
 TEST(IrMalformedTest, BadOffsetsAndSizesAreRefused) {
@@ -109,9 +112,9 @@ TEST(IrMalformedTest, BadOffsetsAndSizesAreRefused) {
   const std::string offset = "offset=\"0\"";
   expect_invalid(read_ir(replace_first(model.xml, offset, "offset=\"-8\""), model.weights),
                  "offset");
-  expect_invalid(read_ir(replace_first(model.xml, offset, "offset=\"18446744073709551615\""),
-                         model.weights),
-                 "offset");
+  expect_invalid(
+      read_ir(replace_first(model.xml, offset, "offset=\"18446744073709551615\""), model.weights),
+      "offset");
   expect_invalid(read_ir(replace_first(model.xml, offset,
                                        "offset=\"" + std::to_string(model.weights.size()) + "\""),
                          model.weights),
@@ -126,19 +129,28 @@ TEST(IrMalformedTest, BadOffsetsAndSizesAreRefused) {
 
 TEST(IrMalformedTest, BrokenEdgesAndCyclesAreRefused) {
   const std::string dims = "<dim>2</dim><dim>3</dim>";
-  expect_invalid(read_ir(relu_net(dims, R"(<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>)"), {}),
-                 "has no edge");
-  expect_invalid(read_ir(relu_net(dims, std::string(kReluEdges) +
-                                            R"(<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>)"),
-                         {}),
-                 "two edges");
-  expect_invalid(read_ir(relu_net(dims, R"(<edge from-layer="7" from-port="0" to-layer="1" to-port="0"/>)"), {}),
-                 "no such layer");
-  expect_invalid(read_ir(relu_net(dims, R"(<edge from-layer="0" from-port="5" to-layer="1" to-port="0"/>
-<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>)"), {}),
-                 "not there");
+  expect_invalid(
+      read_ir(relu_net(dims, R"(<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>)"),
+              {}),
+      "has no edge");
+  expect_invalid(
+      read_ir(
+          relu_net(dims, std::string(kReluEdges) +
+                             R"(<edge from-layer="0" from-port="0" to-layer="1" to-port="0"/>)"),
+          {}),
+      "two edges");
+  expect_invalid(
+      read_ir(relu_net(dims, R"(<edge from-layer="7" from-port="0" to-layer="1" to-port="0"/>)"),
+              {}),
+      "no such layer");
+  expect_invalid(
+      read_ir(relu_net(dims, R"(<edge from-layer="0" from-port="5" to-layer="1" to-port="0"/>
+<edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>)"),
+              {}),
+      "not there");
   // relu feeds itself and the Result.
-  std::string cyclic = relu_net(dims, R"(<edge from-layer="1" from-port="1" to-layer="1" to-port="0"/>
+  std::string cyclic =
+      relu_net(dims, R"(<edge from-layer="1" from-port="1" to-layer="1" to-port="0"/>
 <edge from-layer="1" from-port="1" to-layer="2" to-port="0"/>)");
   expect_invalid(read_ir(cyclic, {}), "cycle");
 }
@@ -155,9 +167,9 @@ TEST(IrMalformedTest, InconsistentShapesTypesAndUnknownLayersAreRefused) {
   std::string unknown = replace_first(relu_net("<dim>2</dim><dim>3</dim>", kReluEdges),
                                       "type=\"Relu\"", "type=\"Bogus\"");
   expect_invalid(read_ir(unknown, {}), "IR layer 'relu' (Bogus): layer type not supported");
-  std::string version = replace_first(relu_net("<dim>2</dim><dim>3</dim>", kReluEdges),
-                                      "type=\"Relu\" version=\"opset1\"",
-                                      "type=\"Relu\" version=\"opset99\"");
+  std::string version =
+      replace_first(relu_net("<dim>2</dim><dim>3</dim>", kReluEdges),
+                    "type=\"Relu\" version=\"opset1\"", "type=\"Relu\" version=\"opset99\"");
   expect_invalid(read_ir(version, {}), "version 'opset99'");
   expect_invalid(read_ir("<net version=\"9\"/>", {}), "net version");
   expect_invalid(read_ir("not xml at all <", {}), "XML parse error");

@@ -2,9 +2,9 @@
 // trips whole and, read back, matches the reference outputs (fp32: 1e-4 + 1e-3|b|; fp16 weights:
 // 5e-2 + 5e-2|b|); otherwise each maximal run of supported nodes (in topological order) round
 // trips as a subgraph on seeded inputs. Skipped, not passed, when the models are absent.
-#include <gtest/gtest.h>
-
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "graph/onnx_import.h"
 #include "graph/subgraph.h"

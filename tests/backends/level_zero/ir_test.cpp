@@ -1,10 +1,10 @@
 // OpenVINO IR writer/reader (backends/level_zero/ir): every op family of the NPU profile round
 // trips write_ir -> read_ir and computes the same on the CPU backend (fp32 within 1e-4 + 1e-3|b|,
 // fp16 weights within 5e-2 + 5e-2|b|); the XML has the IR v11 shape; ir_supports names reasons.
-#include <gtest/gtest.h>
-
 #include <cfloat>
 #include <functional>
+
+#include <gtest/gtest.h>
 
 #include "ir_test_util.h"
 
@@ -42,10 +42,9 @@ std::vector<Case> cases() {
       {"ConvBiasPadsStridesDilations",
        [](GraphBuilder& b) {
          auto x = b.input("x", {1, 3, 11, 9});
-         auto y = b.node("Conv", {x, b.weights("w", {8, 3, 3, 3}, 1), b.weights("b", {8}, 2)},
-                         {1, 8, 5, 4},
-                         Attrs{{"strides", I{2, 2}}, {"pads", I{1, 2, 0, 1}},
-                               {"dilations", I{1, 2}}});
+         auto y = b.node(
+             "Conv", {x, b.weights("w", {8, 3, 3, 3}, 1), b.weights("b", {8}, 2)}, {1, 8, 5, 4},
+             Attrs{{"strides", I{2, 2}}, {"pads", I{1, 2, 0, 1}}, {"dilations", I{1, 2}}});
          b.output(y);
        }},
       {"ConvSameUpperNoBias",
@@ -67,17 +66,16 @@ std::vector<Case> cases() {
       {"Conv1D",
        [](GraphBuilder& b) {
          auto x = b.input("x", {1, 2, 16});
-         b.output(b.node("Conv", {x, b.weights("w", {3, 2, 5}, 7), b.weights("b", {3}, 8)},
-                         {1, 3, 12}));
+         b.output(
+             b.node("Conv", {x, b.weights("w", {3, 2, 5}, 7), b.weights("b", {3}, 8)}, {1, 3, 12}));
        }},
       {"ConvTransposeStridedPadded",
        [](GraphBuilder& b) {
          auto x = b.input("x", {1, 4, 5, 5});
-         auto y = b.node("ConvTranspose",
-                         {x, b.weights("w", {4, 3, 3, 3}, 9), b.weights("b", {3}, 10)},
-                         {1, 3, 10, 10},
-                         Attrs{{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}},
-                               {"output_padding", I{1, 1}}});
+         auto y = b.node(
+             "ConvTranspose", {x, b.weights("w", {4, 3, 3, 3}, 9), b.weights("b", {3}, 10)},
+             {1, 3, 10, 10},
+             Attrs{{"strides", I{2, 2}}, {"pads", I{1, 1, 1, 1}}, {"output_padding", I{1, 1}}});
          b.output(y);
        }},
       {"ConvTransposeGrouped",
@@ -109,9 +107,9 @@ std::vector<Case> cases() {
       {"MaxPoolCeilModeAndPads",
        [](GraphBuilder& b) {
          auto x = b.input("x", {1, 3, 14, 14});
-         auto p = b.node("MaxPool", {x}, {1, 3, 7, 7},
-                         Attrs{{"kernel_shape", I{3, 3}}, {"strides", I{2, 2}},
-                               {"ceil_mode", int64_t{1}}});
+         auto p = b.node(
+             "MaxPool", {x}, {1, 3, 7, 7},
+             Attrs{{"kernel_shape", I{3, 3}}, {"strides", I{2, 2}}, {"ceil_mode", int64_t{1}}});
          b.output(b.node("MaxPool", {p}, {1, 3, 7, 7},
                          Attrs{{"kernel_shape", I{3, 3}}, {"pads", I{1, 1, 1, 1}}}));
        }},
@@ -119,8 +117,10 @@ std::vector<Case> cases() {
        [](GraphBuilder& b) {
          auto x = b.input("x", {1, 2, 8, 8});
          auto p = b.node("AveragePool", {x}, {1, 2, 4, 4},
-                         Attrs{{"kernel_shape", I{3, 3}}, {"strides", I{2, 2}},
-                               {"pads", I{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}});
+                         Attrs{{"kernel_shape", I{3, 3}},
+                               {"strides", I{2, 2}},
+                               {"pads", I{1, 1, 1, 1}},
+                               {"count_include_pad", int64_t{1}}});
          b.output(b.node("AveragePool", {p}, {1, 2, 4, 4},
                          Attrs{{"kernel_shape", I{3, 3}}, {"pads", I{1, 1, 1, 1}}}));
        }},
@@ -148,8 +148,8 @@ std::vector<Case> cases() {
       {"LayerNormalizationLastAxisAndTwoAxes",
        [](GraphBuilder& b) {
          auto x = b.input("x", {2, 5, 8});
-         auto l = b.node("LayerNormalization", {x, b.weights("s", {8}, 22), b.weights("bb", {8}, 23)},
-                         {2, 5, 8});
+         auto l = b.node("LayerNormalization",
+                         {x, b.weights("s", {8}, 22), b.weights("bb", {8}, 23)}, {2, 5, 8});
          b.output(b.node("LayerNormalization", {l, b.weights("s2", {5, 8}, 24)}, {2, 5, 8},
                          Attrs{{"axis", int64_t{1}}, {"epsilon", 1e-3f}}));
        }},
@@ -320,8 +320,8 @@ TEST(IrSupportsTest, NamesTheReason) {
   b.node("Conv", {x, w_in}, {1, 4, 6, 6}, {}, "conv_dynamic_weights");
   b.node("Gather", {x, ids}, {1, 3, 8, 8}, {}, "gather");
   b.node("Relu", {dyn}, {-1, 3}, {}, "relu_dynamic");
-  b.node("MaxPool", {x}, {1, 3, 6, 6},
-         Attrs{{"kernel_shape", I{3, 3}}, {"dilations", I{2, 2}}}, "pool_dilated");
+  b.node("MaxPool", {x}, {1, 3, 6, 6}, Attrs{{"kernel_shape", I{3, 3}}, {"dilations", I{2, 2}}},
+         "pool_dilated");
   b.node("Clip", {x, b.input("lo", {})}, {1, 3, 8, 8}, {}, "clip_dynamic_min");
   b.node("Gelu", {x}, {1, 3, 8, 8}, Attrs{{"approximate", std::string("fast")}}, "gelu_fast");
   Node cast;
@@ -344,8 +344,7 @@ TEST(IrSupportsTest, NamesTheReason) {
     ASSERT_FALSE(status.is_ok()) << node.name;
     EXPECT_EQ(status.code(), ErrorCode::kUnimplemented);
     EXPECT_NE(status.message().find("'" + node.name + "'"), std::string::npos) << status.message();
-    EXPECT_NE(status.message().find(expected.at(node.name)), std::string::npos)
-        << status.message();
+    EXPECT_NE(status.message().find(expected.at(node.name)), std::string::npos) << status.message();
   }
 }
 

@@ -2,25 +2,27 @@
 // write_ir -> read_ir run on the CPU backend next to the original graph.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "backends/cpu/op_test_util.h"
 #include "backends/cpu/program.h"
 #include "backends/level_zero/ir/ir.h"
 #include "graph/graph.h"
-#include "backends/cpu/op_test_util.h"
 
 namespace hsched::ir::test {
 
 // Builds a graph node by node (in topological order, opset 17).
 class GraphBuilder {
  public:
-  GraphBuilder() { graph_.opset = 17; graph_.name = "test"; }
+  GraphBuilder() {
+    graph_.opset = 17;
+    graph_.name = "test";
+  }
 
-  ValueId input(const std::string& name, std::vector<int64_t> dims,
-                DType dtype = DType::kF32) {
+  ValueId input(const std::string& name, std::vector<int64_t> dims, DType dtype = DType::kF32) {
     const ValueId id = graph_.add_value(name, dtype, Shape(std::move(dims)));
     graph_.add_input(id);
     return id;
@@ -85,11 +87,11 @@ inline constexpr Tolerance kFp16Tolerance{5e-2, 5e-2};
 
 // write_ir -> read_ir; both graphs run on the CPU with the same inputs and agree within the
 // precision's tolerance; inputs and outputs keep their names, dims and order.
-inline ::testing::AssertionResult round_trips(const Graph& graph,
-                                              const std::vector<Tensor>& inputs,
+inline ::testing::AssertionResult round_trips(const Graph& graph, const std::vector<Tensor>& inputs,
                                               Precision precision) {
   auto model = write_ir(graph, precision);
-  if (!model.is_ok()) return ::testing::AssertionFailure() << "write_ir: " << model.status().message();
+  if (!model.is_ok())
+    return ::testing::AssertionFailure() << "write_ir: " << model.status().message();
   auto read = read_ir(model->xml, model->weights);
   if (!read.is_ok()) {
     return ::testing::AssertionFailure() << "read_ir: " << read.status().message() << "\n"
@@ -126,7 +128,8 @@ inline ::testing::AssertionResult round_trips(const Graph& graph,
   const Tolerance tol = precision == Precision::kFp16 ? kFp16Tolerance : kFp32Tolerance;
   for (size_t i = 0; i < expected->size(); ++i) {
     auto close = cpu::test::all_close((*actual)[i], (*expected)[i], tol.atol, tol.rtol);
-    if (!close) return close << " (output " << i << (precision == Precision::kFp16 ? ", fp16)" : ", fp32)");
+    if (!close)
+      return close << " (output " << i << (precision == Precision::kFp16 ? ", fp16)" : ", fp32)");
   }
   return ::testing::AssertionSuccess();
 }
