@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, then
-#   release build + CTest, asan (ASan+UBSan) build + CTest, fuzz build + a timed libFuzzer run.
+#   release build + CTest, asan (ASan+UBSan) build + CTest, tsan (ThreadSanitizer) build of the
+#   executor stress test + its CTest label, fuzz build + a timed libFuzzer run.
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
 # failed set-up or build skips what needs it. Prints the time of each phase; exits 1 on any failure.
 #
@@ -135,7 +136,8 @@ elif ! run_phase setup bash scripts/setup-debian.sh; then
   exit 1
 fi
 
-for preset in release asan; do
+# tsan: the preset builds only the executor stress test and its test preset runs label tsan.
+for preset in release asan tsan; do
   if run_phase "${preset}-build" configure_and_build "${preset}"; then
     run_phase "${preset}-test" ctest --preset "${preset}" --parallel "${jobs}"
     count_ctest "${preset}-test"
@@ -162,6 +164,6 @@ for i in "${!phase_names[@]}"; do
   printf '  %-14s %6s  %s\n' "${phase_names[$i]}" "${phase_seconds[$i]}" "${phase_results[$i]}"
 done
 printf '  %-14s %6s\n' "total" "$((SECONDS - total_start))"
-# One closing line over all passes: CTest tests of release and asan, plus the fuzz run as one.
+# One closing line over all passes: CTest tests of release, asan and tsan, plus the fuzz run as one.
 echo "test.sh: ${tests_passed} passed, ${tests_failed} failed"
 exit "${failed}"
