@@ -248,12 +248,14 @@ std::string devices_text(const Plan& plan) {
   return text;
 }
 
-// Rejections found while compiling (compile_timeout...), one line each, for the report.
+// Rejections found while compiling (compile_timeout, compile_failed, memory_exceeded: the last
+// also when planning found a node too big for a device), one line each, for the report.
 std::vector<const Rejection*> late_rejections(const Plan& plan) {
   std::vector<const Rejection*> late;
   for (const Rejection& rejection : plan.rejections) {
     if (rejection.reason == ReasonCode::kCompileTimeout ||
-        rejection.reason == ReasonCode::kCompileFailed) {
+        rejection.reason == ReasonCode::kCompileFailed ||
+        rejection.reason == ReasonCode::kMemoryExceeded) {
       late.push_back(&rejection);
     }
   }

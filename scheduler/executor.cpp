@@ -49,11 +49,9 @@ class DeviceThread {
   DeviceThread& operator=(const DeviceThread&) = delete;
 
   void submit(std::function<void()> job) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back(std::move(job));
-    }
-    wake_.notify_one();
+    std::lock_guard<std::mutex> lock(mutex_);
+    jobs_.push_back(std::move(job));
+    wake_.notify_one();  // under the lock: the destructor's lock orders it before the cv dies
   }
 
  private:
@@ -132,7 +130,10 @@ class PlanExecutable final : public Executable {
  public:
   PlanExecutable(const Graph& graph, Plan plan, std::vector<CompiledPartition> partitions,
                  ExecutableStats stats, Clock::time_point origin, const ExecutorOptions& options);
-  ~PlanExecutable() override { graph_.wait_for_all(); }
+  ~PlanExecutable() override {
+    graph_.wait_for_all();
+    threads_.clear();  // joined before the nodes their jobs used are destroyed
+  }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunRecord* record) override;
   Result<std::vector<std::vector<Tensor>>> run_stream(
@@ -227,6 +228,7 @@ void PlanExecutable::build_flow_graph() {
     PartitionNode& node = *partitions_[p];
     if (node.on_host) {
       auto host = std::make_unique<HostNode>(graph_, tbb::flow::serial, [this, p](Request* r) {
+        r->handoff.load(std::memory_order_acquire);  // before the captures are read
         run_partition(p, *r);
         return r;
       });
@@ -241,6 +243,7 @@ void PlanExecutable::build_flow_graph() {
     auto device = std::make_unique<DeviceNode>(
         graph_, tbb::flow::serial,
         [this, p, device_thread](Request* r, DeviceNode::gateway_type& gateway) {
+          r->handoff.load(std::memory_order_acquire);
           gateway.reserve_wait();
           device_thread->submit([this, p, r, &gateway] {
             run_partition(p, *r);
@@ -264,9 +267,10 @@ void PlanExecutable::build_flow_graph() {
     if (from.size() > 1) {
       auto gate = std::make_unique<Gate>(
           graph_, tbb::flow::unlimited, [this, p](Request* r, Gate::output_ports_type& ports) {
-            if (r->pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1) {
-              std::get<0>(ports).try_put(r);
-            }
+            r->handoff.load(std::memory_order_acquire);
+            const bool last = r->pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
+            r->handoff.fetch_add(1, std::memory_order_acq_rel);
+            if (last) std::get<0>(ports).try_put(r);
           });
       tbb::flow::make_edge(tbb::flow::output_port<0>(*gate), *node.in);
       node.in = gate.get();
@@ -395,10 +399,14 @@ void PlanExecutable::finish(Request& request) {
   request.values.clear();
   request.record.end_ms = now_ms();
   Stream* stream = request.stream;
+  Request* follow = nullptr;
+  if (stream != nullptr) {
+    const size_t next = stream->next.fetch_add(1, std::memory_order_acq_rel);
+    if (next < stream->requests.size()) follow = stream->requests[next].get();
+  }
+  // Last: run()/run_stream() may free the request and the stream once they see this.
   request.finished.store(true, std::memory_order_release);
-  if (stream == nullptr) return;
-  const size_t next = stream->next.fetch_add(1, std::memory_order_acq_rel);
-  if (next < stream->requests.size()) submit(*stream->requests[next]);
+  if (follow != nullptr) submit(*follow);
 }
 
 // Partition p's outputs for `inputs`: from its device, verified when asked; from the CPU once
@@ -599,6 +607,8 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
       }
       const ReasonCode reason = error.code() == ErrorCode::kDeadlineExceeded
                                     ? ReasonCode::kCompileTimeout
+                                : error.code() == ErrorCode::kResourceExhausted
+                                    ? ReasonCode::kMemoryExceeded
                                     : ReasonCode::kCompileFailed;
       for (NodeId id : partition.nodes) {
         late.push_back({id, partition.device, current.nodes[id].precision, reason, error.message()});

@@ -8,7 +8,7 @@
 // The flow graph: one node per partition, an edge where a partition reads a value another one
 // produces. A partition starts when every partition it reads from has finished, so independent
 // partitions on different devices run at the same time. Each partition node runs one request at
-// a time; several requests in flight (run_stream, or run() from several threads) pipeline: the
+// a time; several requests in flight (run_stream) pipeline: the
 // partition k of request i+1 runs while partition k+1 of request i runs. Non-CPU partitions run
 // on a thread of their device (a tbb::flow::async_node), so waiting for a device never holds a
 // TBB worker.
@@ -35,8 +35,8 @@
 // input) is quarantined the same way (device_lost, memory_exceeded): the request completes on
 // the CPU.
 //
-// Threading: run() and run_stream() may be called from several threads at once; their requests
-// share the flow graph and pipeline.
+// Threading: run() and run_stream() may be called from several threads at once; the calls are
+// serialized (each gets its own outputs), and requests pipeline within one run_stream().
 #pragma once
 
 #include <cstdint>
