@@ -640,10 +640,13 @@ TEST_F(SimFaultTest, BuildDelayDoesNotHoldUpExit) {
             Session s;
             const std::string opened = s.open();
             if (!opened.empty()) return opened;
-            // The payload and session stay alive for the abandoned build (never freed: the process
-            // ends).
-            auto* payload = new std::vector<uint8_t>(test_payload());
-            auto* returned = new std::atomic<bool>(false);
+            // The payload and session stay alive for the abandoned build (statics: the process
+            // ends with them reachable, so LeakSanitizer has nothing to report).
+            static std::vector<uint8_t> payload_storage;
+            static std::atomic<bool> returned_storage{false};
+            payload_storage = test_payload();
+            auto* payload = &payload_storage;
+            auto* returned = &returned_storage;
             std::thread([&s, payload, returned] {
               ze_graph_handle_t handle = nullptr;
               s.create_graph(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, &handle);
