@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "backends/level_zero/ir/ir.h"
+#include "graph/deadline.h"
 
 namespace hsched::level_zero {
 namespace {
@@ -19,38 +20,6 @@ constexpr size_t kArgumentAlignment = 64;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-// Runs `work` on a detached thread and waits at most `deadline_ms` for its result (as the OpenCL
-// backend's compiler does). Past the deadline: DeadlineExceeded "compile_timeout: ..." and
-// `work` carries on alone, owning what it touches.
-template <typename T>
-Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms,
-                            const std::string& what) {
-  struct State {
-    std::mutex mutex;
-    std::condition_variable done_cv;
-    std::optional<Result<T>> result;
-  };
-  auto state = std::make_shared<State>();
-  try {
-    std::thread([state, work = std::move(work)] {
-      Result<T> result = work();
-      std::lock_guard<std::mutex> lock(state->mutex);
-      state->result.emplace(std::move(result));
-      state->done_cv.notify_all();
-    }).detach();
-  } catch (const std::system_error& error) {
-    return internal_error("level_zero: cannot start a thread for " + what + ": " + error.what());
-  }
-  std::unique_lock<std::mutex> lock(state->mutex);
-  if (!state->done_cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, deadline_ms)),
-                               [&] { return state->result.has_value(); })) {
-    return Status(ErrorCode::kDeadlineExceeded, "compile_timeout: " + what + " exceeded the " +
-                                                    std::to_string(deadline_ms) +
-                                                    " ms deadline; it goes on in the background");
-  }
-  return std::move(*state->result);
 }
 
 std::optional<DType> dtype_of(ze_graph_argument_precision_t precision) {
