@@ -2,12 +2,11 @@
 // (driver, device, graph payload, build flags), so that the next process creates the graph with
 // ZE_GRAPH_FORMAT_NATIVE instead of compiling it again.
 //
-// Entries: "<digest>.zegraph" in the cache directory (the OpenCL program cache's directory:
-// explicit dir, else $HSCHED_CACHE_DIR, else ~/.cache/hsched) = a fixed header (magic, format
-// version, payload size, checksum) + the binary. Writes are atomic (temp file, then rename);
-// loads verify the header, the size and the checksum, and a bad entry is removed and missed,
-// never handed to the driver. Entries beyond the cap are evicted oldest first (a load touches
-// its entry). An unusable directory disables the cache: loads miss, stores do nothing.
+// Entries: "<digest>.zegraph" through graph/binary_cache.h, in the OpenCL program cache's
+// directory (explicit dir, else $HSCHED_CACHE_DIR, else ~/.cache/hsched): a header (magic,
+// version, size, checksum) + the binary, written atomically, verified on load (a bad entry is
+// removed and missed, never handed to the driver), evicted oldest first beyond the cap. An
+// unusable directory disables the cache: loads miss, stores do nothing.
 //
 // Threading: every method may be called from several threads, and from a build abandoned past
 // its deadline; processes sharing the directory are safe through the atomic rename. Units: bytes.
@@ -16,11 +15,12 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "graph/binary_cache.h"
 
 namespace hsched::level_zero {
 
@@ -44,7 +44,7 @@ struct NativeKey {
 
 class NativeCache {
  public:
-  using Binary = std::vector<uint8_t>;
+  using Binary = BinaryCache::Binary;
 
   // The directory: `explicit_dir` when not empty, else $HSCHED_CACHE_DIR, else
   // $HOME/.cache/hsched; created if needed. Never fails (see the file comment).
@@ -53,11 +53,15 @@ class NativeCache {
 
   // Entries are named by NativeKey::digest(). load: the verified binary or nullopt (a bad entry
   // is removed); a hit marks the entry used now. store: false when nothing was written.
-  std::optional<Binary> load(const std::string& digest);
-  bool store(const std::string& digest, const Binary& binary);
+  std::optional<Binary> load(const std::string& digest) { return files_.load(digest); }
+  bool store(const std::string& digest, const Binary& binary) {
+    return files_.store(digest, binary);
+  }
 
-  const std::filesystem::path& dir() const { return dir_; }
-  std::filesystem::path entry_path(const std::string& digest) const;
+  const std::filesystem::path& dir() const { return files_.dir(); }
+  std::filesystem::path entry_path(const std::string& digest) const {
+    return files_.entry_path(digest);
+  }
 
   // Graphs compiled from IR (whether or not their binary could be stored) and graphs created
   // from a cached native binary, since construction.
@@ -67,13 +71,7 @@ class NativeCache {
   int64_t graphs_loaded() const { return graphs_loaded_.load(); }
 
  private:
-  void evict_beyond_cap(const std::filesystem::path& keep);
-
-  std::filesystem::path dir_;
-  int64_t max_bytes_;
-  std::atomic<bool> usable_{false};
-  std::atomic<bool> writable_{false};
-  std::mutex eviction_mutex_;
+  BinaryCache files_;
   std::atomic<int64_t> graphs_built_{0};
   std::atomic<int64_t> graphs_loaded_{0};
 };
