@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Every shared model on each device alone and with the scheduled plan: predicted against
+measured ms, per partition and per model, and the plan's measured time over the fastest single
+device's (issue 8).
+
+Configurations per model: `DEV alone` for each device compared (`hsched run --devices DEV`; the
+host CPU as `--devices cpu`, the CPU taking what a device cannot) and `plan` (`--policy POLICY`,
+restricted to the compared devices when --devices is given). --target is passed to every run.
+Inputs: the model's test_data_set_0 folder when there is one.
+
+Protocol: one untimed warm-up run of each configuration (a configuration that fails there is
+reported and left out), then alternating rounds: each round runs every configuration once, in an
+order rotated by one each round, each in a fresh process with --warmup W --iterations N. A
+configuration's figure is the median of its round medians (latency_ms.median of each run); the
+spread printed beside it is (max - min) / median of the round medians. Per partition: the median
+over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_run_ms (one
+steady-state run) when hsched reports it, else plan.predicted_ms; partitions[].predicted_ms.
+error = (predicted - measured) / measured.
+
+    python3 bench/bench_plans.py [--hsched build/release/cli/hsched] [--models ../shared/models]
+                                 [--target FILE] [--policy latency] [--devices cpu0,ocl0]
+                                 [--precision fp32|fp16] [--threads 2] [--rounds 5]
+                                 [--iterations 10] [--warmup 3] [--tolerance 0.15]
+                                 [--json results.json] [MODEL ...]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "convnext_atto",
+          "vit_tiny", "bert_mini", "vae_decoder_small"]
+RATIO_LIMIT = 1.05  # issue 8: the plan may measure at most 1.05x the fastest single device
+
+
+class RunError(Exception):
+    pass
+
+
+def run_json(cmd, timeout):
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        raise RunError(f"timed out after {timeout} s") from e
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise RunError(lines[-1] if lines else f"exit status {proc.returncode}")
+    return json.loads(proc.stdout)
+
+
+def spread(values):
+    mid = statistics.median(values)
+    return (max(values) - min(values)) / mid if mid > 0 else 0.0
+
+
+def error(predicted, measured):
+    return (predicted - measured) / measured if measured > 0 else float("inf")
+
+
+def list_devices(args):
+    cmd = [args.hsched, "devices", "--json"] + (["--target", args.target] if args.target else [])
+    try:
+        listing = run_json(cmd, args.timeout)["devices"]
+    except RunError as e:
+        sys.exit(f"bench: {' '.join(cmd)}: {e}")
+    if args.devices:
+        wanted = [d for d in args.devices.split(",") if d]
+        known = {d["id"]: d for d in listing}
+        unknown = [d for d in wanted if d not in known]
+        if unknown:
+            sys.exit(f"bench: --devices: unknown {','.join(unknown)} (have {','.join(known)})")
+        return [known[d] for d in wanted]
+    present = [d for d in listing if d.get("present", True)]
+    for d in listing:
+        if d not in present:
+            print(f"{d['id']}: skipped (not present on this machine)")
+    if not present:
+        sys.exit("bench: no device of the target is present here; pass --devices to choose")
+    return present
+
+
+def configurations(args, devices):
+    """(name, extra hsched run flags) for each configuration of one model."""
+    common = ["--target", args.target] if args.target else []
+    configs = []
+    for d in devices:
+        # `cpu` selects the host CPU and keeps it fp32 under --precision (sched::devices_policy).
+        selector = "cpu" if d.get("api") == "host" else d["id"]
+        flags = ["--devices", selector]
+        if args.precision:
+            flags += ["--precision", args.precision]
+        configs.append((f"{d['id']} alone", common + flags))
+    plan = common + ["--policy", args.policy]
+    if args.devices:
+        plan += ["--devices", ",".join(d["id"] for d in devices)]
+    configs.append(("plan", plan))
+    return configs
+
+
+def predicted_of(report):
+    plan = report["plan"]
+    if "predicted_run_ms" in plan:
+        return plan["predicted_run_ms"], "plan.predicted_run_ms"
+    return plan["predicted_ms"], "plan.predicted_ms"
+
+
+def summarise_config(name, flags, reports):
+    """One configuration's figures from its per-round reports."""
+    medians = [r["latency_ms"]["median"] for r in reports]
+    predicted, predicted_key = predicted_of(reports[-1])
+    measured = statistics.median(medians)
+    row = {"config": name, "flags": flags, "round_medians_ms": medians, "measured_ms": measured,
+           "spread": spread(medians), "predicted_ms": predicted, "predicted_key": predicted_key,
+           "error": error(predicted, measured),
+           "plan_measured_ms": statistics.median(r["plan"]["measured_ms"] for r in reports),
+           "partition_count": len(reports[-1]["partitions"]), "partitions": [], "note": ""}
+    layouts = {tuple((p["device"], p["nodes"]) for p in r["partitions"]) for r in reports}
+    if len(layouts) != 1:
+        row["note"] = (f"partitions differ between rounds (counts "
+                       f"{sorted({len(l) for l in layouts})}); per-partition rows left out")
+        return row
+    for index, part in enumerate(reports[-1]["partitions"]):
+        rounds = [r["partitions"][index]["measured_ms"] for r in reports]
+        measured_part = statistics.median(rounds)
+        row["partitions"].append({
+            "id": part["id"], "device": part["device"], "nodes": part["nodes"],
+            "predicted_ms": part["predicted_ms"], "measured_ms": measured_part,
+            "spread": spread(rounds), "error": error(part["predicted_ms"], measured_part)})
+    return row
+
+
+def bench_model(args, name, configs):
+    model_dir = os.path.join(args.models, name)
+    model = os.path.join(model_dir, "model.onnx")
+    if not os.path.exists(model):
+        print(f"{name}: skipped (no {model})")
+        return None
+    base = [args.hsched, "run", model, "--json", "--threads", str(args.threads)]
+    inputs = os.path.join(model_dir, "test_data_set_0")
+    if os.path.isdir(inputs):
+        base += ["--inputs", inputs]
+    timed = ["--warmup", str(args.warmup), "--iterations", str(args.iterations)]
+
+    live, failed = [], []
+    for config, flags in configs:
+        # Warm-up: caches (OpenCL programs, files) filled once, and a broken config found early.
+        try:
+            run_json(base + flags + ["--warmup", "0", "--iterations", "1"], args.timeout)
+            live.append((config, flags))
+        except RunError as e:
+            failed.append({"config": config, "flags": flags, "error": str(e)})
+            print(f"{name}: {config}: failed, left out: {e}", flush=True)
+    reports = {config: [] for config, _ in live}
+    for r in range(args.rounds):
+        order = live[r % len(live):] + live[:r % len(live)] if live else []
+        for config, flags in order:
+            if config not in reports:
+                continue
+            try:
+                reports[config].append(run_json(base + flags + timed, args.timeout))
+            except RunError as e:
+                failed.append({"config": config, "flags": flags, "error": f"round {r}: {e}"})
+                print(f"{name}: {config}: failed in round {r}, left out: {e}", flush=True)
+                del reports[config]
+    rows = [summarise_config(c, f, reports[c]) for c, f in live if c in reports]
+    alone = [row for row in rows if row["config"] != "plan"]
+    plan = next((row for row in rows if row["config"] == "plan"), None)
+    result = {"model": name, "configs": rows, "failed": failed, "ratio": None, "fastest": None,
+              "ratio_spreads": None}
+    if alone and plan:
+        fastest = min(alone, key=lambda row: row["measured_ms"])
+        result["fastest"] = fastest["config"]
+        result["ratio"] = plan["measured_ms"] / fastest["measured_ms"]
+        result["ratio_spreads"] = [plan["spread"], fastest["spread"]]
+    return result
+
+
+def pct(value):
+    return f"{value:+.0%}" if abs(value) < 100 else f"{value:+.1e}"
+
+
+def print_model(result):
+    print(f"\n{result['model']}")
+    print(f"  {'config':<16}{'parts':>6}{'predicted ms':>14}{'measured ms':>13}{'spread':>8}"
+          f"{'error':>9}")
+    for row in result["configs"]:
+        print(f"  {row['config']:<16}{row['partition_count']:>6}{row['predicted_ms']:>14.3f}"
+              f"{row['measured_ms']:>13.3f}{row['spread']:>8.0%}{pct(row['error']):>9}")
+    for row in result["configs"]:
+        if row["note"]:
+            print(f"  {row['config']}: {row['note']}")
+        elif row["partition_count"] > 1 or row["config"] == "plan":
+            print(f"  {row['config']} partitions:")
+            print(f"    {'id':>4} {'device':<10}{'nodes':>6}{'predicted ms':>14}{'measured ms':>13}"
+                  f"{'spread':>8}{'error':>9}")
+            for p in row["partitions"]:
+                print(f"    {p['id']:>4} {p['device']:<10}{p['nodes']:>6}{p['predicted_ms']:>14.3f}"
+                      f"{p['measured_ms']:>13.3f}{p['spread']:>8.0%}{pct(p['error']):>9}")
+    for f in result["failed"]:
+        print(f"  {f['config']}: failed: {f['error']}")
+    if result["ratio"] is not None:
+        flag = "  > 1.05" if result["ratio"] > RATIO_LIMIT else ""
+        plan_spread, fastest_spread = result["ratio_spreads"]
+        print(f"  plan / fastest single device ({result['fastest']}): {result['ratio']:.2f}{flag} "
+              f"(spreads: plan {plan_spread:.0%}, {result['fastest']} {fastest_spread:.0%})")
+    else:
+        print("  plan / fastest single device: n/a (a configuration failed)")
+
+
+def print_accuracy(label, items, tolerance, worst):
+    if not items:
+        print(f"{label}: none measured")
+        return
+    within = sum(1 for _, e in items if abs(e) <= tolerance)
+    print(f"{label}: {within}/{len(items)} ({within / len(items):.0%}) with |error| <= "
+          f"{tolerance:.0%}; worst:")
+    for what, e in sorted(items, key=lambda item: -abs(item[1]))[:worst]:
+        print(f"    {pct(e):>9}  {what}")
+
+
+def print_summary(args, results):
+    runs, parts = [], []
+    for result in results:
+        for row in result["configs"]:
+            runs.append((f"{result['model']} {row['config']}", row["error"]))
+            for p in row["partitions"]:
+                parts.append((f"{result['model']} {row['config']} partition {p['id']} "
+                              f"({p['device']}, {p['nodes']} nodes)", p["error"]))
+    print("\nsummary")
+    print_accuracy("partitions", parts, args.tolerance, args.worst)
+    print_accuracy("whole-model runs", runs, args.tolerance, args.worst)
+    print(f"  {'model':<20}{'plan / fastest':>16}  fastest")
+    for result in results:
+        if result["ratio"] is None:
+            print(f"  {result['model']:<20}{'n/a':>16}")
+            continue
+        flag = "  > 1.05" if result["ratio"] > RATIO_LIMIT else ""
+        print(f"  {result['model']:<20}{result['ratio']:>16.2f}  {result['fastest']}{flag}")
+    slow = [r["model"] for r in results if r["ratio"] is not None and r["ratio"] > RATIO_LIMIT]
+    print(f"plan slower than 1.05x the fastest single device: {', '.join(slow) or 'none'}")
+    return {"partitions_within": sum(1 for _, e in parts if abs(e) <= args.tolerance),
+            "partitions": len(parts),
+            "runs_within": sum(1 for _, e in runs if abs(e) <= args.tolerance),
+            "runs": len(runs), "slower_than_limit": slow}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--hsched", default=os.path.normpath(
+        os.path.join(HERE, "..", "build", "release", "cli", "hsched")))
+    ap.add_argument("--models", default=os.environ.get(
+        "HSCHED_MODELS_DIR", os.path.normpath(os.path.join(HERE, "..", "..", "shared", "models"))))
+    ap.add_argument("--target", help="target profile (name or YAML, e.g. from `hsched calibrate`)")
+    ap.add_argument("--policy", default="latency", help="policy of the plan run (configs/policies)")
+    ap.add_argument("--devices", help="device ids to compare, comma-separated (default: every "
+                                      "present device of `hsched devices --json`)")
+    ap.add_argument("--precision", choices=["fp32", "fp16"], help="for the device-alone runs")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--tolerance", type=float, default=0.15, help="|error| counted as accurate")
+    ap.add_argument("--worst", type=int, default=5, help="worst predictions listed in the summary")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per hsched process")
+    ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("names", nargs="*", default=MODELS)
+    args = ap.parse_args()
+    if args.rounds < 1 or args.iterations < 1 or args.warmup < 0:
+        sys.exit("bench: --rounds and --iterations must be >= 1, --warmup >= 0")
+
+    devices = list_devices(args)
+    configs = configurations(args, devices)
+    print(f"devices {','.join(d['id'] for d in devices)}; policy {args.policy}; target "
+          f"{args.target or 'this-machine'}; threads {args.threads}; {args.rounds} alternating "
+          f"rounds x {args.iterations} runs ({args.warmup} warm-up) after one warm-up run each; "
+          f"median of round medians, spread = (max-min)/median of rounds; "
+          f"error = (predicted-measured)/measured", flush=True)
+    results = []
+    for name in args.names:
+        result = bench_model(args, name, configs)
+        if result is None:
+            continue
+        results.append(result)
+        print_model(result)
+        sys.stdout.flush()
+    if not results:
+        sys.exit("bench: no model measured")
+    keys = {row["predicted_key"] for r in results for row in r["configs"]}
+    if "plan.predicted_ms" in keys:
+        print("\nnote: this hsched reports no plan.predicted_run_ms; whole-model predictions are "
+              "plan.predicted_ms, which may include amortised compile time")
+    summary = print_summary(args, results)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"devices": [d["id"] for d in devices], "policy": args.policy,
+                       "target": args.target or "this-machine", "threads": args.threads,
+                       "rounds": args.rounds, "iterations": args.iterations,
+                       "warmup": args.warmup, "tolerance": args.tolerance,
+                       "models": results, "summary": summary}, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()
