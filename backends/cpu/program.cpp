@@ -9,8 +9,8 @@
 #include <set>
 
 #include "backends/cpu/norm_fusion.h"
-#include "backends/cpu/post_op_fusion.h"
 #include "backends/cpu/post_ops.h"
+#include "backends/cpu/step_plan.h"
 
 namespace hsched::cpu {
 
@@ -103,17 +103,11 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
                                   const KernelRegistry& registry) {
   for (NodeId id : order) {
     const Node& node = graph_.node(id);
-    const bool all_constant = std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
-      return v == kNoValue || graph_.value(v).is_constant();
-    });
-    if (!all_constant) {
+    if (!folds_at_compile_time(node, [&](ValueId v) { return graph_.value(v).is_constant(); })) {
       steps_.push_back(std::make_unique<Step>(Step{node, nullptr}));
       continue;
     }
-    if (is_reshape_like(node.op_type) && node.outputs.size() == 1 && !node.inputs.empty()) {
-      const Tensor& in = *graph_.value(node.inputs[0]).constant;
-      Value& out = graph_.value(node.outputs[0]);
-      out.constant = in.reshaped(out.shape.dims);
+    if (alias_constant_view(graph_, node)) {
       ++stats_.folded_nodes;
       continue;
     }
@@ -138,25 +132,14 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
   return Status::ok();
 }
 
-// Absorbs activations (and residual or bias adds) that follow a Conv, ConvTranspose, Gemm or
-// MatMul into its oneDNN primitive as post-ops: the intermediate tensors are never written.
+// Normalization chains into one kernel each, then activations (and residual or bias adds) that
+// follow a Conv, ConvTranspose, Gemm or MatMul into its oneDNN primitive as post-ops: the
+// intermediate tensors are never written.
 void CpuProgram::fuse() {
   if (!options_.fuse) return;
-  // Normalization chains first: the post-op pass then sees their fused nodes as plain consumers.
-  const auto pass = [&](auto&& fusion) {
-    std::vector<Node*> nodes;
-    for (auto& step : steps_) nodes.push_back(&step->node);
-    std::vector<bool> absorbed(steps_.size(), false);
-    fusion(nodes, absorbed);
-    drop_steps(absorbed);
-  };
-  pass([&](const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
-    fuse_group_norms(graph_, nodes, absorbed);
-    fuse_channel_layer_norms(graph_, nodes, absorbed);
-  });
-  pass([&](const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
-    fuse_post_ops(graph_, nodes, absorbed);
-  });
+  std::vector<Node*> nodes;
+  for (auto& step : steps_) nodes.push_back(&step->node);
+  drop_steps(fuse_steps(graph_, nodes));
 }
 
 void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
@@ -169,6 +152,55 @@ void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
     }
   }
   steps_ = std::move(kept);
+}
+
+// The steps of compile() with default CpuOptions, decided by the same code (step_plan.h) on a copy
+// of the graph and copies of its nodes; layouts and kernels change no step count, so they are
+// skipped. Folded values are only marked, never computed: a fusion that needs a folded value's
+// bytes (a per-channel scale computed from constants, say) does not happen here although the
+// program makes it, so such a node is then reported as a step.
+std::vector<bool> nodes_without_steps(const Graph& graph) {
+  std::vector<bool> without(graph.nodes().size(), false);
+  const auto order = graph.topological_order();
+  if (!order.is_ok()) return without;
+  Graph copy = graph;  // fusion adds constants; the caller's graph stays as it is
+  std::vector<bool> folded(copy.values().size(), false);  // per value: computed at compile time
+  std::vector<Node> nodes;  // the steps, in program order; not resized once pointed into
+  std::vector<NodeId> ids;
+  for (NodeId id : *order) {
+    const Node& node = copy.node(id);
+    const bool constant_inputs = folds_at_compile_time(node, [&](ValueId v) {
+      return copy.value(v).is_constant() || folded[static_cast<size_t>(v)];
+    });
+    if (!constant_inputs) {
+      nodes.push_back(node);
+      ids.push_back(id);
+      continue;
+    }
+    without[static_cast<size_t>(id)] = true;
+    if (alias_constant_view(copy, node)) continue;
+    for (ValueId v : node.outputs) {
+      if (v != kNoValue) folded[static_cast<size_t>(v)] = true;
+    }
+  }
+  std::vector<Node*> fusable;
+  for (Node& node : nodes) fusable.push_back(&node);
+  const std::vector<bool> absorbed = fuse_steps(copy, fusable);
+  std::vector<const Node*> kept;
+  std::vector<NodeId> kept_ids;
+  for (size_t s = 0; s < nodes.size(); ++s) {
+    if (absorbed[s]) {
+      without[static_cast<size_t>(ids[s])] = true;
+    } else {
+      kept.push_back(&nodes[s]);
+      kept_ids.push_back(ids[s]);
+    }
+  }
+  const ViewAliases views = alias_views(copy, kept);
+  for (size_t s = 0; s < kept.size(); ++s) {
+    if (views.aliased[s]) without[static_cast<size_t>(kept_ids[s])] = true;
+  }
+  return without;
 }
 
 // A 4-D value stays channels-last when a oneDNN spatial primitive or a layout-flexible op

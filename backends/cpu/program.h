@@ -42,6 +42,15 @@ struct CpuProgramStats {
 // Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output is the input's bytes.
 bool is_reshape_like(const std::string& op);
 
+// True for each node (indexed by NodeId) that a CpuProgram compiled from `graph` with default
+// CpuOptions runs without a step of its own: computed once at compile time (every input
+// constant), an aliased view (is_reshape_like, or a leading-axis Split, as the memory plan
+// aliases them), or absorbed by the fusion passes (fuse_group_norms, fuse_channel_layer_norms,
+// fuse_post_ops). Analysis only: no kernel is created and no folded value computed, so a fusion
+// that needs a folded value's bytes is missed (its nodes reported as steps). An unsortable graph
+// gives all false. For cost models: such nodes take no time on the CPU.
+std::vector<bool> nodes_without_steps(const Graph& graph);
+
 class CpuProgram {
  public:
   // `graph` must have static shapes everywhere. Errors name the node the CPU cannot run.

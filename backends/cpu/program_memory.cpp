@@ -1,11 +1,11 @@
 // CpuProgram's memory plan: view ops become aliases, then one arena holds every activation,
 // values whose lifetimes never overlap sharing bytes.
 #include <algorithm>
-#include <numeric>
 #include <optional>
 #include <set>
 
 #include "backends/cpu/program.h"
+#include "backends/cpu/step_plan.h"
 
 namespace hsched::cpu {
 
@@ -14,67 +14,26 @@ bool is_reshape_like(const std::string& op) {
          op == "Unsqueeze";
 }
 
-namespace {
-
-// Byte offsets of a view op's outputs inside its input: a Reshape-like op is its input's bytes;
-// a Split along an axis with only 1s before it cuts them into consecutive pieces. nullopt for any
-// other node. The node's kernel was created, so its shapes are known to be consistent.
-std::optional<std::vector<int64_t>> view_offsets(const Graph& graph, const Node& node) {
-  if (is_reshape_like(node.op_type) && node.outputs.size() == 1) return std::vector<int64_t>{0};
-  if (node.op_type != "Split") return std::nullopt;
-  const auto& dims = graph.value(node.inputs[0]).shape.dims;
-  int64_t axis = node.attr_int("axis", 0);
-  if (axis < 0) axis += static_cast<int64_t>(dims.size());
-  for (int64_t a = 0; a < axis; ++a) {
-    if (dims[static_cast<size_t>(a)] != 1) return std::nullopt;
-  }
-  std::vector<int64_t> offsets;
-  int64_t at = 0;
-  for (ValueId out : node.outputs) {
-    if (out == kNoValue) return std::nullopt;
-    offsets.push_back(at);
-    at += graph.value(out).byte_size();
-  }
-  return offsets;
-}
-
-}  // namespace
-
-// Views first: the output of a view op shares its input's storage (at an offset) and the step is
-// dropped, unless the storage is a graph input (bound anew each run) or either side a graph output
-// (handed to the caller). Then greedy placement in one arena: storage roots sorted by size, each
-// at the lowest 64-byte-aligned offset not overlapping a placed root whose lifetime (producing
-// step .. last step reading it or any of its views) intersects its own.
+// Views first (alias_views, step_plan.h): the output of a view op shares its input's storage (at
+// an offset) and the step is dropped, unless the storage is a graph input (bound anew each run) or
+// either side a graph output (handed to the caller). Then greedy placement in one arena: storage
+// roots sorted by size, each at the lowest 64-byte-aligned offset not overlapping a placed root
+// whose lifetime (producing step .. last step reading it or any of its views) intersects its own.
 void CpuProgram::plan_memory() {
   const size_t n = graph_.values().size();
-  const std::set<ValueId> graph_inputs(graph_.inputs().begin(), graph_.inputs().end());
   const std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
-  std::vector<size_t> root(n);
-  std::iota(root.begin(), root.end(), size_t{0});
-  std::vector<int64_t> offset_in_root(n, 0);
+  std::vector<const Node*> nodes;
+  for (const auto& step : steps_) nodes.push_back(&step->node);
+  const ViewAliases views = alias_views(graph_, nodes);
+  const std::vector<size_t>& root = views.root;
+  const std::vector<int64_t>& offset_in_root = views.offset_in_root;
   std::vector<std::unique_ptr<Step>> kept;
-  for (auto& step : steps_) {
-    const Node& node = step->node;
-    const auto offsets = view_offsets(graph_, node);
-    const auto in_root = node.inputs.empty() || node.inputs[0] == kNoValue
-                             ? n
-                             : root[static_cast<size_t>(node.inputs[0])];
-    const bool aliasable = offsets && in_root < n && !graph_.values()[in_root].is_constant() &&
-                           !graph_inputs.count(static_cast<ValueId>(in_root)) &&
-                           !graph_outputs.count(static_cast<ValueId>(in_root)) &&
-                           std::none_of(node.outputs.begin(), node.outputs.end(),
-                                        [&](ValueId v) { return graph_outputs.count(v) != 0; });
-    if (!aliasable) {
-      kept.push_back(std::move(step));
-      continue;
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (views.aliased[s]) {
+      ++stats_.aliased_views;
+    } else {
+      kept.push_back(std::move(steps_[s]));
     }
-    const auto in = static_cast<size_t>(node.inputs[0]);
-    for (size_t i = 0; i < node.outputs.size(); ++i) {
-      const auto out = static_cast<size_t>(node.outputs[i]);
-      root[out] = in_root;
-      offset_in_root[out] = offset_in_root[in] + (*offsets)[i];
-    }
-    ++stats_.aliased_views;
   }
   steps_ = std::move(kept);
   stats_.kernels = static_cast<int>(steps_.size());

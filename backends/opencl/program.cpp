@@ -31,6 +31,42 @@ Status convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& 
   return detail::launch(queue, kernel, count, {}, name).status();
 }
 
+// One step of a program over a graph, before any device is involved.
+struct PlannedStep {
+  NodeId node = kNoNode;
+  Node op;                    // the graph's node, or a Conv copy carrying a fused activation
+  bool view = false;          // aliases its input; enqueues nothing
+  NodeId absorbed = kNoNode;  // the activation fused into this Conv
+};
+
+// Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
+// it as its epilogue, and view ops become aliases. Pure graph analysis, shared by
+// ClProgram::plan_steps and nodes_without_kernels.
+Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
+  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
+  std::vector<bool> absorbed(graph.nodes().size(), false);
+  const std::set<ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
+  std::vector<PlannedStep> steps;
+  for (NodeId id : order) {
+    if (absorbed[static_cast<size_t>(id)]) continue;
+    PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type)};
+    if (!step.view && step.op.op_type == "Conv" && !outputs.count(step.op.outputs[0])) {
+      const Value& out = graph.value(step.op.outputs[0]);
+      if (out.consumers.size() == 1) {
+        const Node& next = graph.node(out.consumers[0]);
+        if (auto activation = fusable_activation(graph, next)) {
+          attach_activation(step.op, *activation);
+          step.op.outputs[0] = next.outputs[0];
+          step.absorbed = out.consumers[0];
+          absorbed[static_cast<size_t>(out.consumers[0])] = true;
+        }
+      }
+    }
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
 }  // namespace
 
 ClProgram::ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device,
@@ -61,33 +97,29 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   return program;
 }
 
-// Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
-// it as its epilogue, and view ops become aliases.
 Status ClProgram::plan_steps() {
-  HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
-  std::vector<bool> absorbed(graph_.nodes().size(), false);
-  const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
-  for (NodeId id : order) {
-    if (absorbed[static_cast<size_t>(id)]) continue;
-    Step step{id, graph_.node(id), is_view_op(graph_.node(id).op_type)};
+  HSCHED_ASSIGN_OR_RETURN(std::vector<PlannedStep> planned, plan_kernels(graph_));
+  for (PlannedStep& step : planned) {
     if (step.view) {
       ++stats_.aliased_views;
-    } else if (step.op.op_type == "Conv" && !outputs.count(step.op.outputs[0])) {
-      const Value& out = graph_.value(step.op.outputs[0]);
-      if (out.consumers.size() == 1) {
-        const Node& next = graph_.node(out.consumers[0]);
-        if (auto activation = fusable_activation(graph_, next)) {
-          attach_activation(step.op, *activation);
-          step.op.outputs[0] = next.outputs[0];
-          absorbed[static_cast<size_t>(out.consumers[0])] = true;
-          ++stats_.fused_activations;
-        }
-      }
+    } else {
+      ++stats_.kernels;
     }
-    if (!step.view) ++stats_.kernels;
-    steps_.push_back(std::move(step));
+    if (step.absorbed != kNoNode) ++stats_.fused_activations;
+    steps_.push_back(Step{step.node, std::move(step.op), step.view});
   }
   return Status::ok();
+}
+
+std::vector<bool> nodes_without_kernels(const Graph& graph) {
+  std::vector<bool> without(graph.nodes().size(), false);
+  auto planned = plan_kernels(graph);
+  if (!planned.is_ok()) return without;
+  for (const PlannedStep& step : *planned) {
+    if (step.view) without[static_cast<size_t>(step.node)] = true;
+    if (step.absorbed != kNoNode) without[static_cast<size_t>(step.absorbed)] = true;
+  }
+  return without;
 }
 
 Status ClProgram::allocate() {

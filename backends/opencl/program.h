@@ -45,6 +45,12 @@ struct ClRunCopies {
   double download_ms = 0;  // the reads, once every kernel has finished
 };
 
+// True for each node (indexed by NodeId) that a ClProgram compiled from `graph` runs without a
+// kernel of its own: view ops (aliases of their input) and activations absorbed by the Conv
+// before them. The same planning code as ClProgram::compile, without a device (pure graph
+// analysis); an unsortable graph gives all false. For cost models: such nodes take no time here.
+std::vector<bool> nodes_without_kernels(const Graph& graph);
+
 class ClProgram {
  public:
   // `graph`: static shapes; every node passes check_node. Builds (or loads) the op programs for

@@ -1,0 +1,99 @@
+// nodes_without_kernels: the analysis alone on a hand-built graph (no device needed), then
+// against a ClProgram compiled for the demo model on the first OpenCL device (PoCL in CI;
+// skipped, not passed, without one).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backends/opencl/program.h"
+#include "graph/demo_model.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "graph/subgraph.h"
+#include "opencl_test_util.h"
+#include "support/temp_dir.h"
+
+namespace hsched::opencl {
+namespace {
+
+// conv -> relu (its epilogue) -> reshape (a view) -> softmax; conv_out's output is also a graph
+// output, so its relu cannot be absorbed.
+Graph conv_relu_reshape_graph() {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 3, 8, 8});
+  b.output("y", DType::kF32, {1, 256}).output("c2", DType::kF32, {1, 4, 8, 8});
+  b.output("r2", DType::kF32, {1, 4, 8, 8});
+  b.initializer_random("w", {4, 3, 3, 3}, 0.5f, 1).initializer_random("w2", {4, 3, 3, 3}, 0.5f, 2);
+  b.initializer_i64("shape", {2}, {1, 256});
+  set_attr(b.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Reshape", {"r", "shape"}, {"flat"}, "reshape");
+  b.node("Softmax", {"flat"}, {"y"}, "softmax");
+  set_attr(b.node("Conv", {"x", "w2"}, {"c2"}, "conv_out"), "pads",
+           std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c2"}, {"r2"}, "relu_out");
+  auto graph = import_onnx_model(b.model(), {}, "cl_step_plan", {});
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  return graph.is_ok() ? std::move(*graph) : Graph{};
+}
+
+TEST(ClStepPlanTest, ReportsViewsAndFusedActivations) {
+  const Graph graph = conv_relu_reshape_graph();
+  const std::vector<bool> without = nodes_without_kernels(graph);
+  ASSERT_EQ(without.size(), graph.nodes().size());
+  ASSERT_EQ(graph.nodes().size(), 6u);
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
+    const std::string& name = graph.node(id).name;
+    EXPECT_EQ(without[static_cast<size_t>(id)], name == "relu" || name == "reshape") << name;
+  }
+}
+
+TEST(ClStepPlanTest, UnsortableGraphReportsNothing) {
+  Graph graph;
+  const ValueId a = graph.add_value("a", DType::kF32, Shape{1, 4});
+  const ValueId b = graph.add_value("b", DType::kF32, Shape{1, 4});
+  graph.add_node(Node{"first", "Relu", "", {b}, {a}, {}});
+  graph.add_node(Node{"second", "Reshape", "", {a}, {b}, {}});
+  graph.add_output(b);
+  EXPECT_EQ(nodes_without_kernels(graph), std::vector<bool>(2, false));
+}
+
+// The program's kernels are the nodes the analysis does not report, and its counts of views and
+// fused activations add up to the reported ones.
+void expect_matches_program(const Graph& graph, std::shared_ptr<DeviceRuntime> runtime,
+                            const std::string& name) {
+  const std::vector<bool> without = nodes_without_kernels(graph);
+  const auto reported = std::count(without.begin(), without.end(), true);
+  EXPECT_GT(reported, 0) << name;
+  auto program = ClProgram::compile(graph, std::move(runtime), Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << name << ": " << program.status().message();
+  const ProgramStats& stats = (*program)->stats();
+  EXPECT_EQ(static_cast<int64_t>(graph.nodes().size()) - reported, stats.kernels) << name;
+  EXPECT_EQ(reported, stats.aliased_views + stats.fused_activations) << name;
+}
+
+// The hand-built graph, then the demo model's nodes the OpenCL backend takes (all but its
+// BatchNormalizations, which a plan would give to another device) as one partition.
+TEST(ClStepPlanTest, MatchesCompiledPrograms) {
+  const auto info = opencl_test::first_device();
+  if (!info) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  test::TempDir cache_dir;
+  auto runtime =
+      DeviceRuntime::open(*info, std::make_shared<ProgramCache>(cache_dir.path().string()));
+  ASSERT_TRUE(runtime.is_ok()) << runtime.status().message();
+  expect_matches_program(conv_relu_reshape_graph(), *runtime, "conv_relu_reshape");
+
+  auto demo = build_demo_graph();
+  ASSERT_TRUE(demo.is_ok()) << demo.status().message();
+  auto order = demo->topological_order();
+  ASSERT_TRUE(order.is_ok());
+  std::vector<NodeId> supported;
+  for (NodeId id : *order) {
+    if (!check_node(*demo, demo->node(id))) supported.push_back(id);
+  }
+  ASSERT_GT(supported.size(), 0u);
+  expect_matches_program(extract_subgraph(*demo, supported).graph, *runtime, kDemoModelName);
+}
+
+}  // namespace
+}  // namespace hsched::opencl
