@@ -13,8 +13,8 @@ reported and left out), then alternating rounds: each round runs every configura
 order rotated by one each round, each in a fresh process with --warmup W --iterations N. A
 configuration's figure is the median of its round medians (latency_ms.median of each run); the
 spread printed beside it is (max - min) / median of the round medians. Per partition: the median
-over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_run_ms (one
-steady-state run) when hsched reports it, else plan.predicted_ms; partitions[].predicted_ms.
+over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_ms (one
+steady-state run, compile excluded) and partitions[].predicted_ms.
 error = (predicted - measured) / measured.
 
     python3 bench/bench_plans.py [--hsched build/release/cli/hsched] [--models ../shared/models]
@@ -101,10 +101,7 @@ def configurations(args, devices):
 
 
 def predicted_of(report):
-    plan = report["plan"]
-    if "predicted_run_ms" in plan:
-        return plan["predicted_run_ms"], "plan.predicted_run_ms"
-    return plan["predicted_ms"], "plan.predicted_ms"
+    return report["plan"]["predicted_ms"], "plan.predicted_ms"
 
 
 def summarise_config(name, flags, reports):
@@ -288,10 +285,6 @@ def main():
         sys.stdout.flush()
     if not results:
         sys.exit("bench: no model measured")
-    keys = {row["predicted_key"] for r in results for row in r["configs"]}
-    if "plan.predicted_ms" in keys:
-        print("\nnote: this hsched reports no plan.predicted_run_ms; whole-model predictions are "
-              "plan.predicted_ms, which may include amortised compile time")
     summary = print_summary(args, results)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/calibrate_command.h"
 #include "cli/devices_command.h"
 #include "cli/info_command.h"
 #include "cli/plan_command.h"
@@ -94,6 +95,18 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                       "A target name or file instead of this machine");
   devices->add_flag("--json", devices_args.json, "Print the devices as JSON");
 
+  CalibrateArgs calibrate_args;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "Measure this machine's devices and write a target profile for --target");
+  calibrate->add_option("--devices", calibrate_args.devices,
+                        "Devices to measure (kinds, APIs or ids, comma-separated; default: all)");
+  calibrate->add_option("-o,--output", calibrate_args.output,
+                        "Target profile to write (default calibration.yaml); its earlier "
+                        "measurements are reused");
+  calibrate->add_flag("--fresh", calibrate_args.fresh, "Measure everything again");
+  calibrate->add_option("--threads", calibrate_args.threads, "CPU threads (default 2)");
+  calibrate->add_option("--rounds", calibrate_args.rounds, "Alternating rounds (default 5)");
+
   PlanArgs plan_args;
   CLI::App* plan = app.add_subcommand("plan", "Schedule a model: where each node runs and why");
   add_model_plan_flags(*plan, plan_args.model_path, plan_args.input_shapes, plan_args.source);
@@ -148,6 +161,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
 
   Result<std::string> result = info->parsed()      ? run_info(info_args)
                                : devices->parsed() ? run_devices(devices_args)
+                               : calibrate->parsed() ? run_calibrate(calibrate_args, err)
                                : plan->parsed()    ? run_plan(plan_args)
                                : report->parsed()  ? run_report(report_args)
                                : run->parsed()     ? run_model(run_args, err)

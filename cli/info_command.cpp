@@ -178,7 +178,7 @@ Result<std::string> run_demo(const InfoArgs& args) {
         partitions.push_back({{"id", partition.id},
                               {"device", partition.device},
                               {"nodes", partition.nodes.size()},
-                              {"predicted_ms", partition.compute_ms},
+                              {"predicted_ms", partition.run_ms},
                               {"measured_ms", timings[p].measured_ms}});
       }
       report["runs"].push_back(
@@ -186,7 +186,7 @@ Result<std::string> run_demo(const InfoArgs& args) {
            {"placement", placement_text(run.plan)},
            // Every device of a this-machine plan is present here; a simulated one says so.
            {"hardware", uses_simulated_device(run.plan) ? "simulated" : "real"},
-           {"predicted_ms", run.plan.predicted_ms},
+           {"predicted_ms", run.plan.predicted_run_ms},
            {"measured_ms", median_request_ms(run.timed.records)},
            {"partitions", std::move(partitions)},
            {"latency_ms",
@@ -201,7 +201,7 @@ Result<std::string> run_demo(const InfoArgs& args) {
   for (const DemoRun& run : runs) {
     char line[160];
     std::snprintf(line, sizeof(line), "median %.3f ms (predicted %.3f ms) over 20 runs",
-                  run.timed.median_ms, run.plan.predicted_ms);
+                  run.timed.median_ms, run.plan.predicted_run_ms);
     text += "run (" + run.label + ")  " + line + "; " + placement_text(run.plan);
     if (&run != &runs.front()) {
       std::snprintf(line, sizeof(line), "%.3g", run.max_abs_diff);

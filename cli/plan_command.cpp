@@ -1,13 +1,12 @@
 #include "cli/plan_command.h"
 
-#include <stdlib.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <iomanip>
 #include <sstream>
 
 #include "cli/text_table.h"
+#include "graph/atomic_file.h"
 #include "graph/onnx_import.h"
 #include "hsched/schedule.h"
 #include "scheduler/report.h"
@@ -17,29 +16,6 @@ namespace hsched::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so that a
-// reader never sees a partial report and a failure leaves nothing behind.
-Status write_file_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) return invalid_argument("-o " + path.string() + ": cannot create a file there");
-  size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const bool closed = ::close(fd) == 0;
-  std::error_code ec;
-  if (written == bytes.size() && closed) fs::rename(temp, path, ec);
-  if (written != bytes.size() || !closed || ec) {
-    fs::remove(temp, ec);
-    return invalid_argument("-o " + path.string() + ": cannot write");
-  }
-  return Status::ok();
-}
 
 std::string plan_text(const Graph& graph, const Plan& plan, const std::string& model) {
   std::ostringstream head;
@@ -155,7 +131,7 @@ Result<std::string> run_report(const PlanArgs& args) {
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
   HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.graph, planned.plan, *format));
   if (args.output.empty()) return report;
-  HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report));
+  HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report).with_context("-o"));
   return std::string();
 }
 

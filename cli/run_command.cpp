@@ -302,7 +302,7 @@ nlohmann::json partitions_json(const Plan& plan, const Measured& measured) {
     partitions.push_back({{"id", partition.id},
                           {"device", partition.device},
                           {"nodes", partition.nodes.size()},
-                          {"predicted_ms", partition.compute_ms},
+                          {"predicted_ms", partition.run_ms},
                           {"measured_ms", t.measured_ms},
                           {"transfers",
                            {{"upload_bytes", t.upload_bytes},
@@ -348,13 +348,13 @@ std::string partitions_text(const Plan& plan, const Measured& measured) {
     const Partition& partition = plan.partitions[p];
     const PartitionTiming& t = measured.partitions[p];
     rows.push_back({std::to_string(partition.id), partition.device,
-                    std::to_string(partition.nodes.size()), fixed3(partition.compute_ms) + " ms",
+                    std::to_string(partition.nodes.size()), fixed3(partition.run_ms) + " ms",
                     fixed3(t.measured_ms) + " ms",
                     transfer_cell(t.upload_bytes, t.upload_ms, t.zero_copy_bytes),
                     transfer_cell(t.download_bytes, t.download_ms)});
   }
   rows.push_back({"request", "", std::to_string(plan.nodes.size()),
-                  fixed3(plan.predicted_ms) + " ms", fixed3(measured.request_ms) + " ms"});
+                  fixed3(plan.predicted_run_ms) + " ms", fixed3(measured.request_ms) + " ms"});
   std::istringstream table(format_columns(rows));
   std::string text;
   for (std::string line; std::getline(table, line);) text += "  " + line + "\n";
@@ -484,7 +484,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"partitions", plan.partitions.size()},
                       {"fallbacks", plan.fallbacks.size()},
                       {"replans", stats.replans},
-                      {"predicted_ms", plan.predicted_ms},
+                      {"predicted_ms", plan.predicted_run_ms},
+                      {"objective_ms", plan.predicted_ms},
                       {"measured_ms", measured.request_ms}};
     report["partitions"] = partitions_json(plan, measured);
     report["transfers"] = transfers_json(graph, plan);

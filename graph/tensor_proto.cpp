@@ -1,5 +1,7 @@
 #include "graph/tensor_proto.h"
 
+#include "graph/atomic_file.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
@@ -297,22 +299,11 @@ Result<Tensor> read_tensor_file(const fs::path& path, std::string* name) {
 Status write_tensor_file(const Tensor& tensor, const std::string& name, const fs::path& path) {
   onnx::TensorProto proto;
   tensor_to_proto(tensor, name, &proto);
-  const fs::path temp = path.string() + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out || !proto.SerializeToOstream(&out) || !out.flush()) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      return Status(ErrorCode::kUnavailable, path.string() + ": cannot write");
-    }
+  std::string bytes;
+  if (!proto.SerializeToString(&bytes)) {
+    return Status(ErrorCode::kUnavailable, path.string() + ": cannot write");
   }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    return Status(ErrorCode::kUnavailable, path.string() + ": cannot write: " + ec.message());
-  }
-  return Status::ok();
+  return write_file_atomically(path, bytes);
 }
 
 }  // namespace hsched

@@ -30,6 +30,7 @@ constexpr EnumNames<DeviceKind> kDeviceKinds{"device kind", device_kind_name, 3}
 constexpr EnumNames<DeviceApi> kDeviceApis{"device API", device_api_name, 3};
 constexpr EnumNames<Precision> kPrecisions{"precision", precision_name, 4};
 constexpr EnumNames<OpClass> kOpClasses{"op class", op_class_name, kOpClassCount};
+constexpr EnumNames<CostClass> kCostClasses{"cost class", cost_class_name, kCostClassCount};
 constexpr EnumNames<FallbackMode> kFallbackModes{"fallback mode", fallback_mode_name, 3};
 constexpr EnumNames<Objective> kObjectives{"objective", objective_name, 2};
 
@@ -41,6 +42,10 @@ constexpr Bounds kTransferBandwidthGbps{0, 1e4, false};  // 0: not given (zero-c
 constexpr Bounds kMicroseconds{0, 1e6, false};           // launch and transfer latencies
 constexpr Bounds kMemoryGib{0, 1e5, true};
 constexpr Bounds kCompileMs{0, 1e7, false};
+constexpr Bounds kCurveWork{0, 1e18, true};  // FLOP or bytes of one node
+constexpr Bounds kCurveMs{0, 1e7, true};
+constexpr Bounds kSpread{0, 1e3, false};
+constexpr size_t kMaxCurvePoints = 1000;
 constexpr Bounds kTimeoutMs{0, 8.64e7, true};  // up to a day
 constexpr Bounds kTolerance{0, 1e3, false};
 constexpr int64_t kMaxExpectedRuns = 1'000'000'000;
@@ -180,12 +185,56 @@ DeviceApi default_api(DeviceKind kind) {
   return DeviceApi::kHost;
 }
 
+Result<CurvePoint> parse_curve_point(const ConfigNode& node) {
+  HSCHED_RETURN_IF_ERROR(node.expect_keys({"bench", "work", "ms", "spread"}));
+  CurvePoint point;
+  HSCHED_RETURN_IF_ERROR(node.read("bench", kOptional, &point.bench));
+  HSCHED_RETURN_IF_ERROR(node.read("work", kRequired, kCurveWork, &point.work));
+  HSCHED_RETURN_IF_ERROR(node.read("ms", kRequired, kCurveMs, &point.ms));
+  HSCHED_RETURN_IF_ERROR(node.read("spread", kOptional, kSpread, &point.spread));
+  return point;
+}
+
+// A curve: points in strictly ascending work (interpolation needs an order), bounded in count.
+Result<Curve> read_curve(const ConfigNode& node) {
+  HSCHED_ASSIGN_OR_RETURN(Curve curve, read_list<CurvePoint>(node, false, parse_curve_point));
+  if (curve.size() > kMaxCurvePoints) {
+    return node.error(std::to_string(curve.size()) + " points (at most " +
+                      std::to_string(kMaxCurvePoints) + ")");
+  }
+  for (size_t i = 1; i < curve.size(); ++i) {
+    if (curve[i].work <= curve[i - 1].work) {
+      return node.error("[" + std::to_string(i) + "].work: not above the point before (points go " +
+                        "in ascending work)");
+    }
+  }
+  return curve;
+}
+
+// curves: {class: {precision: [points]}}.
+Result<std::map<std::pair<CostClass, Precision>, Curve>> read_curves(const ConfigNode& node) {
+  using PerPrecision = std::map<Precision, Curve>;
+  const auto read_class = [](const ConfigNode& per_class) {
+    return read_enum_map<Curve>(per_class, kPrecisions, read_curve);
+  };
+  HSCHED_ASSIGN_OR_RETURN(auto by_class,
+                          read_enum_map<PerPrecision>(node, kCostClasses, read_class));
+  std::map<std::pair<CostClass, Precision>, Curve> curves;
+  for (auto& [cost_class, per_precision] : by_class) {
+    for (auto& [precision, curve] : per_precision) {
+      curves[{cost_class, precision}] = std::move(curve);
+    }
+  }
+  return curves;
+}
+
 Result<DeviceProfile> parse_device(const ConfigNode& node) {
   HSCHED_RETURN_IF_ERROR(
       node.expect_keys({"id", "name", "kind", "api", "peak_gflops", "efficiency",
                         "default_efficiency", "memory_bandwidth_gbps", "launch_overhead_us",
                         "zero_copy", "transfer_bandwidth_gbps", "transfer_latency_us", "memory_gib",
-                        "compile_ms_per_node", "compile_ms_per_partition", "ops"}));
+                        "compile_ms_per_node", "compile_ms_per_partition", "run_overhead_us",
+                        "curves", "calibration", "locator", "ops"}));
   DeviceProfile device;
   HSCHED_RETURN_IF_ERROR(node.read_with("id", kRequired, &device.id, read_identifier));
   device.name = device.id;
@@ -236,6 +285,13 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
       node.read("compile_ms_per_node", kOptional, kCompileMs, &device.compile_ms_per_node));
   HSCHED_RETURN_IF_ERROR(node.read("compile_ms_per_partition", kOptional, kCompileMs,
                                    &device.compile_ms_per_partition));
+  double run_overhead_us = 0;
+  HSCHED_RETURN_IF_ERROR(node.read("run_overhead_us", kOptional, kMicroseconds, &run_overhead_us));
+  device.run_overhead_ms = run_overhead_us / 1000.0;
+  HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
+  HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
+  // Where a calibrated device was found; `--target FILE` runs on it when it is present again.
+  HSCHED_RETURN_IF_ERROR(node.read("locator", kOptional, &device.locator));
   HSCHED_RETURN_IF_ERROR(node.read_with("ops", kRequired, &device.ops, read_ops));
   return device;
 }

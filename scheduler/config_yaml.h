@@ -56,6 +56,10 @@ Result<Deployment> load_deployment(const std::string& path, const DiscoverFn& di
 // in configs_dir(), or a path to a YAML file (containing '/' or ending in .yaml/.yml). The
 // target "this-machine" calls `discover`; without one it is an error.
 Result<Target> resolve_target(const std::string& name_or_path, const DiscoverFn& discover = {});
+
+// A target profile as YAML in the schema load_target reads, `header` (lines without '#') first
+// as comments. What `hsched calibrate` writes; load_target(target_yaml(t)) gives t back.
+std::string target_yaml(const Target& target, const std::string& header);
 Result<Policy> resolve_policy(const std::string& name_or_path);
 
 }  // namespace hsched

@@ -1,6 +1,7 @@
 #include "scheduler/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 
 #include "graph/cost.h"
@@ -49,11 +50,16 @@ double efficiency_of(const DeviceProfile& device, const std::string& op_type) {
   return it != device.efficiency.end() ? it->second : device.default_efficiency;
 }
 
-// One side of a copy between a device and the host. The host itself pays nothing; a device that
-// shares host memory pays its sync latency only; any other pays the copy over its link.
-double host_side_ms(int64_t bytes, const DeviceProfile& device) {
+// One side of a copy between a device and the host (`kUpload` to the device, `kDownload` from
+// it). The host itself pays nothing; a device that shares host memory pays its sync latency only;
+// any other pays the copy: its measured curve where calibrated, else its link's figures.
+double host_side_ms(int64_t bytes, const DeviceProfile& device, CostClass direction) {
   if (device.api == DeviceApi::kHost) return 0;
   if (device.zero_copy) return device.transfer_latency_ms;
+  const auto curve = device.curves.find({direction, Precision::kFp32});
+  if (curve != device.curves.end() && !curve->second.empty()) {
+    return interpolate_ms(curve->second, static_cast<double>(bytes));
+  }
   // A link without a bandwidth figure is not modelled (the config loader requires one for
   // devices that copy); its latency still counts.
   const double copy_ms = device.transfer_bandwidth_gbps > 0
@@ -62,12 +68,86 @@ double host_side_ms(int64_t bytes, const DeviceProfile& device) {
   return copy_ms + device.transfer_latency_ms;
 }
 
+// Rows of a MatMul/Gemm output: every element of its output but the last axis.
+int64_t output_rows(const Graph& graph, const Node& node) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
+  const Shape& shape = graph.value(node.outputs[0]).shape;
+  if (!shape.is_static() || shape.dims.empty()) return 0;
+  int64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.dims.size(); ++i) rows *= shape.dims[i];
+  return rows;
+}
+
+CostClass cost_class_of(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  if (op == "Conv" || op == "ConvTranspose") {
+    const int64_t group = node.attr_int("group", 1);
+    if (group > 1 && !node.inputs.empty() && node.inputs[0] != kNoValue) {
+      const Shape& x = graph.value(node.inputs[0]).shape;
+      if (x.is_static() && x.dims.size() >= 2 && x.dims[1] == group) {
+        return CostClass::kDepthwiseConv;
+      }
+    }
+    return CostClass::kConv;
+  }
+  if (op == "MatMul" || op == "Gemm") {
+    return output_rows(graph, node) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
+  }
+  switch (op_class_of(op)) {
+    case OpClass::kPooling:
+      return CostClass::kPooling;
+    case OpClass::kNormalization:
+      return CostClass::kNormalization;
+    case OpClass::kReduction:
+      return CostClass::kReduction;
+    case OpClass::kDataMovement:
+      return CostClass::kDataMovement;
+    case OpClass::kConvLinear:  // conv_linear ops not named above
+    case OpClass::kElementwise:
+    case OpClass::kOther:
+      break;
+  }
+  return CostClass::kElementwise;
+}
+
 }  // namespace
 
-CostModel::CostModel(const Target& target, int64_t expected_runs, Calibration calibration)
-    : target_(target),
-      expected_runs_(std::max<int64_t>(1, expected_runs)),
-      calibration_(std::move(calibration)) {}
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision) {
+  NodeWork result;
+  result.cost_class = cost_class_of(graph, graph.node(node));
+  const NodeCost cost = node_cost(graph, node);
+  if (!cost.known) return result;
+  result.work = is_compute_class(result.cost_class)
+                    ? static_cast<double>(cost.flop)
+                    : scaled_bytes(graph, node, cost, precision);
+  return result;
+}
+
+double interpolate_ms(const Curve& curve, double work) {
+  if (curve.empty()) return 0;
+  const CurvePoint& first = curve.front();
+  const CurvePoint& last = curve.back();
+  if (work <= first.work) return first.ms;
+  if (work >= last.work) return last.work > 0 ? last.ms * work / last.work : last.ms;
+  const auto above = std::upper_bound(curve.begin(), curve.end(), work,
+                                      [](double w, const CurvePoint& p) { return w < p.work; });
+  const CurvePoint& hi = *above;
+  const CurvePoint& lo = *(above - 1);
+  // Points are checked positive when loaded; equal works cannot bracket (upper_bound).
+  const double t = std::log(work / lo.work) / std::log(hi.work / lo.work);
+  return std::exp(std::log(lo.ms) + t * (std::log(hi.ms) - std::log(lo.ms)));
+}
+
+const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Precision precision) {
+  auto it = device.curves.find({cost_class, precision});
+  if (it == device.curves.end() && !is_compute_class(cost_class)) {
+    it = device.curves.find({cost_class, Precision::kFp32});
+  }
+  return it == device.curves.end() || it->second.empty() ? nullptr : &it->second;
+}
+
+CostModel::CostModel(const Target& target, int64_t expected_runs)
+    : target_(target), expected_runs_(std::max<int64_t>(1, expected_runs)) {}
 
 std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node,
                                                  const DeviceProfile& device,
@@ -92,12 +172,18 @@ std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node
 double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
                           Precision precision) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
-  const double compile_ms = device.compile_ms_per_node / static_cast<double>(expected_runs_);
-  // A measured time already includes the launch; the first-run compile is still amortised.
-  const auto measured = calibration_.node_ms.find({device.id, graph.node(node).name, precision});
-  if (measured != calibration_.node_ms.end()) return measured->second + compile_ms;
+  if (!device.curves.empty()) {
+    const NodeWork work = node_work(graph, node, precision);
+    // A measured time already includes the launch.
+    const Curve* curve = find_curve(device, work.cost_class, precision);
+    if (curve != nullptr && work.work >= 0) return interpolate_ms(*curve, work.work);
+  }
   const auto [compute_ms, memory_ms] = roofline_ms(graph, node, device, precision);
-  return std::max(compute_ms, memory_ms) + device.launch_overhead_ms + compile_ms;
+  return std::max(compute_ms, memory_ms) + device.launch_overhead_ms;
+}
+
+double CostModel::node_compile_ms(const DeviceProfile& device) const {
+  return device.compile_ms_per_node / static_cast<double>(expected_runs_);
 }
 
 double CostModel::transfer_ms(int64_t bytes, const DeviceProfile& from,
@@ -108,11 +194,13 @@ double CostModel::transfer_ms(int64_t bytes, const DeviceProfile& from,
     return std::max(from.transfer_latency_ms, to.transfer_latency_ms);
   }
   // Device to device goes through the host: both hops are paid.
-  return host_side_ms(bytes, from) + host_side_ms(bytes, to);
+  return host_side_ms(bytes, from, CostClass::kDownload) +
+         host_side_ms(bytes, to, CostClass::kUpload);
 }
 
 double CostModel::partition_overhead_ms(const DeviceProfile& device) const {
-  return device.compile_ms_per_partition / static_cast<double>(expected_runs_);
+  return device.run_overhead_ms +
+         device.compile_ms_per_partition / static_cast<double>(expected_runs_);
 }
 
 }  // namespace hsched::sched

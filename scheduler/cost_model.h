@@ -1,12 +1,10 @@
-// The cost model: predicted ms per node on a device in a precision (roofline + launch +
-// amortised compile), per transfer between devices, per partition. Figures come from the target
-// profile; calibrated figures (issue 8) replace them through `Calibration`.
+// The cost model: predicted ms per node on a device in a precision, per transfer between devices,
+// per partition. Figures come from the target profile: where the device has a measured curve for
+// the node's class (`hsched calibrate`), the curve is interpolated; otherwise the roofline of its
+// peak, efficiency and bandwidth plus a launch overhead.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
-#include <string>
 #include <utility>
 
 #include "graph/graph.h"
@@ -14,27 +12,45 @@
 
 namespace hsched::sched {
 
-// Measured per-node times that override the roofline, keyed by (device id, node name,
-// precision). Empty until calibration exists.
-struct Calibration {
-  std::map<std::tuple<std::string, std::string, Precision>, double> node_ms;
+// The calibrated class of a node (Conv split into dense and depthwise, MatMul/Gemm into GEMM and
+// GEMV by rows) and its work in that class's unit: FLOP for compute classes, bytes moved in
+// `precision` for the others. `work` < 0 when a shape needed for it is not static.
+struct NodeWork {
+  CostClass cost_class = CostClass::kElementwise;
+  double work = -1;
 };
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision);
+
+// The time of `work` on a curve: log-log interpolation between the two nearest points; below the
+// first point its time (a node never runs faster than the smallest measured one, its launch);
+// beyond the last, the last point's rate.
+double interpolate_ms(const Curve& curve, double work);
+
+// The curve a device has for (class, precision): the byte classes fall back to their fp32 curve
+// (bytes are already counted in the precision). nullptr when not calibrated.
+const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Precision precision);
 
 class CostModel {
  public:
-  CostModel(const Target& target, int64_t expected_runs, Calibration calibration = {});
+  CostModel(const Target& target, int64_t expected_runs);
 
-  // One run of `node` on `device` computing in `precision`: max(flop / (peak * efficiency),
-  // bytes / bandwidth) + launch overhead + compile_ms_per_node / expected_runs. Bytes of float
-  // tensors scale with the precision's element size (fp16/bf16 half, int8 a quarter).
+  // One run of `node` on `device` computing in `precision`, compile not included: the device's
+  // curve for the node's class at its work, else max(flop / (peak * efficiency), bytes /
+  // bandwidth) + launch overhead. Bytes of float tensors scale with the precision's element size
+  // (fp16/bf16 half, int8 a quarter). kNotAllowed when the device lacks the precision.
   double node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
                  Precision precision) const;
+
+  // compile_ms_per_node / expected_runs: what each node placed on `device` adds to the plan's
+  // objective for its first-run compile.
+  double node_compile_ms(const DeviceProfile& device) const;
 
   // Moving `bytes` between two devices of the target (0 on the same device; zero-copy devices
   // pay only their transfer latency as a sync cost).
   double transfer_ms(int64_t bytes, const DeviceProfile& from, const DeviceProfile& to) const;
 
-  // Fixed cost of each partition placed on `device`: compile_ms_per_partition / expected_runs.
+  // Fixed cost of each partition placed on `device` in the plan's objective: its run overhead
+  // plus compile_ms_per_partition / expected_runs.
   double partition_overhead_ms(const DeviceProfile& device) const;
 
   // Both parts of the roofline, for reports ("compute-bound 0.12 ms vs memory 0.03 ms").
@@ -44,7 +60,6 @@ class CostModel {
  private:
   const Target& target_;
   int64_t expected_runs_;
-  Calibration calibration_;
 };
 
 }  // namespace hsched::sched

@@ -42,6 +42,19 @@ constexpr NameTable<OpClass, kOpClassCount> kOpClassNames{{
     {OpClass::kDataMovement, "data_movement"},
     {OpClass::kOther, "other"},
 }};
+constexpr NameTable<CostClass, kCostClassCount> kCostClassNames{{
+    {CostClass::kConv, "conv"},
+    {CostClass::kDepthwiseConv, "depthwise_conv"},
+    {CostClass::kGemm, "gemm"},
+    {CostClass::kGemv, "gemv"},
+    {CostClass::kElementwise, "elementwise"},
+    {CostClass::kNormalization, "normalization"},
+    {CostClass::kPooling, "pooling"},
+    {CostClass::kReduction, "reduction"},
+    {CostClass::kDataMovement, "data_movement"},
+    {CostClass::kUpload, "upload"},
+    {CostClass::kDownload, "download"},
+}};
 
 template <typename Enum, size_t N>
 const char* name_of(const NameTable<Enum, N>& table, Enum value) {
@@ -103,6 +116,15 @@ const char* device_kind_name(DeviceKind kind) { return name_of(kKindNames, kind)
 const char* device_api_name(DeviceApi api) { return name_of(kApiNames, api); }
 const char* precision_name(Precision precision) { return name_of(kPrecisionNames, precision); }
 const char* op_class_name(OpClass op_class) { return name_of(kOpClassNames, op_class); }
+
+const char* cost_class_name(CostClass cost_class) { return name_of(kCostClassNames, cost_class); }
+std::optional<CostClass> parse_cost_class(const std::string& name) {
+  return parse_name(kCostClassNames, name);
+}
+bool is_compute_class(CostClass cost_class) {
+  return cost_class == CostClass::kConv || cost_class == CostClass::kDepthwiseConv ||
+         cost_class == CostClass::kGemm || cost_class == CostClass::kGemv;
+}
 
 std::optional<DeviceKind> parse_device_kind(const std::string& name) {
   return parse_name(kKindNames, name);

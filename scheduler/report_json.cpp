@@ -66,6 +66,7 @@ json partitions_json(const Graph& graph, const Plan& plan) {
                           {"node_count", p.nodes.size()},
                           {"nodes", names},
                           {"compute_ms", ms_json(p.compute_ms)},
+                          {"run_ms", ms_json(p.run_ms)},
                           {"compile_ms", ms_json(p.compile_ms)}});
   }
   return partitions;
@@ -152,6 +153,7 @@ nlohmann::json plan_to_json(const Graph& graph, const Plan& plan) {
           {"target", target_json(plan.target)},
           {"policy", policy_json(plan.policy)},
           {"predicted_ms", ms_json(plan.predicted_ms)},
+          {"predicted_run_ms", ms_json(plan.predicted_run_ms)},
           {"single_device_ms", single},
           {"nodes", nodes_json(view)},
           {"partitions", partitions_json(graph, plan)},

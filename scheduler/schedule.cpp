@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "backends/capability.h"
+#include "backends/cpu/program.h"
+#include "backends/opencl/program.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/cpu_capability.h"
 #include "scheduler/discover.h"
@@ -129,6 +131,7 @@ class Scheduler {
   void add_transfers(const sched::PlacementProblem& problem,
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
                      const sched::Grouping& grouping, Plan& plan) const;
+  void add_run_times(Plan& plan) const;
   int host_device() const;
 
   const Graph& graph_;
@@ -297,8 +300,25 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   problem.node_ms.assign(graph_.nodes().size(), std::vector<double>(devices, sched::kNotAllowed));
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     for (const Candidate& c : options[n].candidates) {
+      const DeviceProfile& device = target_.devices[c.device];
       problem.node_ms[n][c.device] =
-          cost_.node_ms(graph_, static_cast<NodeId>(n), target_.devices[c.device], c.precision);
+          cost_.node_ms(graph_, static_cast<NodeId>(n), device, c.precision) +
+          cost_.node_compile_ms(device);
+    }
+  }
+  // Nodes a backend runs without a step of their own (folded, views, fused into their producer)
+  // cost nothing there.
+  std::vector<std::vector<bool>> free(devices);
+  for (int d = 0; d < devices; ++d) {
+    if (target_.devices[d].api == DeviceApi::kHost) free[d] = cpu::nodes_without_steps(graph_);
+    if (target_.devices[d].api == DeviceApi::kOpenCl) {
+      free[d] = opencl::nodes_without_kernels(graph_);
+    }
+  }
+  for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+    for (int d = 0; d < devices; ++d) {
+      double& ms = problem.node_ms[n][d];
+      if (!free[d].empty() && free[d][n] && ms != sched::kNotAllowed) ms = 0;
     }
   }
   const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
@@ -346,7 +366,9 @@ void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
   placement.node = node;
   placement.device = profile.id;
   placement.precision = chosen.precision;
-  placement.predicted_ms = problem.node_ms[node][device];
+  // The run alone: the plan's objective also carries the amortised compile.
+  placement.predicted_ms =
+      std::max(0.0, problem.node_ms[node][device] - cost_.node_compile_ms(profile));
   auto name = [&](const Candidate& c) {
     return target_.devices[c.device].id + "/" + precision_name(c.precision);
   };
@@ -413,6 +435,26 @@ void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan)
   placement.detail = slot + " (" + choice_name(wanted) + "): " + describe(rejection);
   plan.fallbacks.push_back({node, wanted, placement.device, placement.precision, rejection.reason,
                             rejection.detail});
+}
+
+// Each partition's steady-state run: its nodes, its device's run overhead and the copies its
+// device makes. A copy's predicted time goes to its non-host side, halved between two devices.
+void Scheduler::add_run_times(Plan& plan) const {
+  for (Partition& partition : plan.partitions) {
+    partition.run_ms = partition.compute_ms + target_.find(partition.device)->run_overhead_ms;
+  }
+  const auto is_host = [&](const std::string& id) {
+    return target_.find(id)->api == DeviceApi::kHost;
+  };
+  for (const Transfer& transfer : plan.transfers) {
+    const bool from_side = !is_host(transfer.from_device) && transfer.from_partition >= 0;
+    const bool to_side = !is_host(transfer.to_device) && transfer.to_partition >= 0;
+    const double share = from_side && to_side ? 0.5 : 1.0;
+    if (from_side) plan.partitions[transfer.from_partition].run_ms += share * transfer.predicted_ms;
+    if (to_side) plan.partitions[transfer.to_partition].run_ms += share * transfer.predicted_ms;
+  }
+  plan.predicted_run_ms = 0;
+  for (const Partition& partition : plan.partitions) plan.predicted_run_ms += partition.run_ms;
 }
 
 void Scheduler::add_transfers(const sched::PlacementProblem& problem,
@@ -524,6 +566,7 @@ Result<Plan> Scheduler::run() {
     plan.partitions.push_back(std::move(partition));
   }
   add_transfers(problem, graph_value_of, assignment.device_of, grouping, plan);
+  add_run_times(plan);
   plan.predicted_ms = assignment.cost_ms;
   for (int d = 0; d < problem.device_count; ++d) {
     const double ms = sched::single_device(problem, d).cost_ms;

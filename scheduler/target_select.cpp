@@ -1,5 +1,6 @@
 #include "scheduler/target_select.h"
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -18,12 +19,42 @@ std::string device_ids(const Target& target) {
 
 }  // namespace
 
+Target bind_present(Target target, const Target& found) {
+  for (DeviceProfile& device : target.devices) {
+    if (device.locator.empty() || device.present) continue;
+    for (const DeviceProfile& here : found.devices) {
+      const bool same_place = device.api == DeviceApi::kHost ? here.api == DeviceApi::kHost
+                                                             : here.locator == device.locator;
+      if (same_place && here.api == device.api && here.name == device.name) {
+        device.present = true;
+        if (device.api != DeviceApi::kHost) device.locator = here.locator;
+      }
+    }
+  }
+  return target;
+}
+
+namespace {
+
+// Profiles that name where their devices were measured (calibrated ones) run on them here.
+Target bind_if_located(Target target) {
+  const bool located = std::any_of(target.devices.begin(), target.devices.end(),
+                                   [](const DeviceProfile& d) { return !d.locator.empty(); });
+  if (!located || target.source == "discovered") return target;
+  return bind_present(std::move(target), discover_target());
+}
+
+}  // namespace
+
 Result<Target> resolve_target_or_discover(const std::string& name_or_path) {
-  return resolve_target(name_or_path, discover);
+  HSCHED_ASSIGN_OR_RETURN(Target target, resolve_target(name_or_path, discover));
+  return bind_if_located(std::move(target));
 }
 
 Result<Deployment> load_deployment_or_discover(const std::string& path) {
-  return load_deployment(path, discover);
+  HSCHED_ASSIGN_OR_RETURN(Deployment deployment, load_deployment(path, discover));
+  deployment.target = bind_if_located(std::move(deployment.target));
+  return deployment;
 }
 
 Result<Target> restrict_devices(const Target& target, const std::string& list) {

@@ -11,7 +11,14 @@
 
 namespace hsched::sched {
 
-// resolve_target / load_deployment (config_yaml.h) with "this-machine" built by discover_target.
+// A profile's devices that `found` (this machine's discovered target) has too, at the same
+// locator (the host: any host CPU) with the same name, become present and run here: so a
+// calibrated profile (its devices carry the locator they were measured at) runs where it was
+// measured. Devices without a locator stay planned-only.
+Target bind_present(Target target, const Target& found);
+
+// resolve_target / load_deployment (config_yaml.h) with "this-machine" built by discover_target,
+// then bind_present for profiles whose devices carry locators.
 Result<Target> resolve_target_or_discover(const std::string& name_or_path);
 Result<Deployment> load_deployment_or_discover(const std::string& path);
 

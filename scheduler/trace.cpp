@@ -1,13 +1,10 @@
 #include "hsched/trace.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
+#include "graph/atomic_file.h"
+
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -217,31 +214,7 @@ std::string chrome_trace(const Plan& plan, const ExecutableStats& stats,
 }
 
 Status write_trace_file(const fs::path& path, const std::string& trace) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string temp = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) {
-    return invalid_argument(path.string() + ": cannot create a file there (" +
-                            std::strerror(errno) + ")");
-  }
-  (void)::fchmod(fd, 0644);  // mkstemp's 0600 would hide the trace from other users
-  size_t written = 0;
-  while (written < trace.size()) {
-    const ssize_t n = ::write(fd, trace.data() + written, trace.size() - written);
-    if (n <= 0) break;
-    written += static_cast<size_t>(n);
-  }
-  const int write_errno = errno;
-  const bool closed = ::close(fd) == 0;
-  std::error_code ec;
-  if (written == trace.size() && closed) fs::rename(temp, path, ec);
-  if (written != trace.size() || !closed || ec) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    const std::string why = ec ? ec.message() : std::strerror(write_errno);
-    return invalid_argument(path.string() + ": cannot write the trace (" + why + ")");
-  }
-  return Status::ok();
+  return write_file_atomically(path, trace);
 }
 
 }  // namespace hsched

@@ -38,6 +38,38 @@ const char* op_class_name(OpClass op_class);  // "conv_linear", "pooling", ...
 std::optional<OpClass> parse_op_class(const std::string& name);
 OpClass op_class_of(const std::string& op_type);
 
+// The classes of work `hsched calibrate` measures, each as a curve of time against size (FLOP for
+// the compute classes, bytes moved for the others). Finer than OpClass: a depthwise convolution
+// and a batch-1 matrix-vector product run at rates far from a dense convolution's.
+enum class CostClass {
+  kConv,           // Conv, ConvTranspose (not depthwise); work: FLOP
+  kDepthwiseConv,  // Conv with one group per input channel; work: FLOP
+  kGemm,           // MatMul, Gemm with more than a few rows; work: FLOP
+  kGemv,           // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers); work: FLOP
+  kElementwise,    // work: bytes read + written (so for every class below)
+  kNormalization,
+  kPooling,
+  kReduction,
+  kDataMovement,
+  kUpload,         // host -> device copy of one tensor; work: bytes
+  kDownload,       // device -> host copy of one tensor; work: bytes
+};
+inline constexpr int kCostClassCount = 11;
+inline constexpr int64_t kGemvMaxRows = 4;
+const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
+std::optional<CostClass> parse_cost_class(const std::string& name);
+bool is_compute_class(CostClass cost_class);  // work counted in FLOP
+
+// One measurement of a curve: the median time of one node (launch included) or copy of `work`
+// FLOP or bytes, and the spread of the round medians it came from ((max - min) / median).
+struct CurvePoint {
+  std::string bench;  // the microbenchmark's name: how a re-run finds what it already measured
+  double work = 0;
+  double ms = 0;
+  double spread = 0;
+};
+using Curve = std::vector<CurvePoint>;  // ascending work
+
 // One device as the planner sees it. Figures come from a target profile (with their sources in
 // the YAML) or from discovery on this machine; `present` says which.
 struct DeviceProfile {
@@ -62,6 +94,13 @@ struct DeviceProfile {
   int64_t memory_bytes = 0;            // capacity usable for weights and activations
   double compile_ms_per_node = 0;      // first-run compile cost (JIT, graph compile)
   double compile_ms_per_partition = 0;
+  double run_overhead_ms = 0;  // per partition per run: dispatch, waits, output buffers
+
+  // Measured by `hsched calibrate`: per class and precision, time against size. Where a curve
+  // exists the cost model interpolates it instead of the roofline above. The byte classes are
+  // measured in fp32 and used for every precision by the bytes moved.
+  std::map<std::pair<CostClass, Precision>, Curve> curves;
+  std::string calibration;  // how and when: "hsched calibrate 2026-11-24, 2 threads"; "" if not
 
   // Op types this device runs; "*" means every op its backend implements (the CPU).
   std::vector<std::string> ops;

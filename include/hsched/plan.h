@@ -76,6 +76,9 @@ struct Partition {
   std::vector<NodeId> nodes;  // in execution order
   double compute_ms = 0;      // sum of its nodes' predictions
   double compile_ms = 0;      // one-time compile cost (before amortisation)
+  // One steady-state run of it: compute_ms, the device's run overhead, and the copies its device
+  // makes (uploads of what it reads, downloads of what it writes; nothing on the host).
+  double run_ms = 0;
 };
 
 // A value crossing devices: produced in `from_partition`, first read in `to_partition`. One
@@ -103,6 +106,8 @@ struct Plan {
   // Predicted latency of one run: partitions' compute and transfers in execution order, plus
   // compile cost amortised over policy.expected_runs.
   double predicted_ms = 0;
+  // One steady-state run, compile excluded: the partitions' run_ms. What a timed run measures.
+  double predicted_run_ms = 0;
   // The best plan that keeps every node on one device (where that device supports them all),
   // per device id: what the partitioner must never do worse than.
   std::map<std::string, double> single_device_ms;

@@ -2,6 +2,7 @@
 // precision scaling of bytes, launch and compile costs, calibration, transfers.
 #include "scheduler/cost_model.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,12 +136,15 @@ TEST_F(CostModelTest, LaunchOverheadAndAmortisedCompileAreAdded) {
   gpu.launch_overhead_ms = 0.02;
   gpu.compile_ms_per_node = 10;
   gpu.compile_ms_per_partition = 50;
+  gpu.run_overhead_ms = 0.03;
   const MatMulGraph g(1024, 1024, 1024);
   const CostModel model(target_, 100);
   const double roofline = model.roofline_ms(g.graph, g.node, gpu, Precision::kFp32).first;
-  EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp32),
-                   roofline + 0.02 + 10.0 / 100);
-  EXPECT_DOUBLE_EQ(model.partition_overhead_ms(gpu), 50.0 / 100);
+  // A run's time, and apart from it the compile each node adds to the plan's objective.
+  EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp32), roofline + 0.02);
+  EXPECT_DOUBLE_EQ(model.node_compile_ms(gpu), 10.0 / 100);
+  EXPECT_DOUBLE_EQ(model.partition_overhead_ms(gpu), 0.03 + 50.0 / 100);
+  gpu.run_overhead_ms = 0;
   // No run count below one: the compile is paid at least once.
   EXPECT_DOUBLE_EQ(CostModel(target_, 0).partition_overhead_ms(gpu), 50.0);
 }
@@ -155,16 +159,51 @@ TEST_F(CostModelTest, PrecisionTheDeviceLacksIsNotAllowed) {
   EXPECT_EQ(roofline.second, kNotAllowed);
 }
 
-TEST_F(CostModelTest, CalibrationReplacesTheRoofline) {
-  const MatMulGraph g(1024, 1024, 1024);
-  Calibration calibration;
-  calibration.node_ms[{"gpu0", "matmul", Precision::kFp16}] = 1.25;
-  target_.devices[1].compile_ms_per_node = 4;
-  const CostModel model(target_, 2, calibration);
-  const DeviceProfile& gpu = target_.devices[1];
-  EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp16), 1.25 + 4.0 / 2);
-  // Other precisions and devices keep the roofline.
-  EXPECT_NE(model.node_ms(g.graph, g.node, gpu, Precision::kFp32), 1.25 + 4.0 / 2);
+TEST_F(CostModelTest, CurveReplacesTheRooflineOfItsClassAndPrecision) {
+  const MatMulGraph g(256, 256, 256);  // 33.6 MFLOP, a GEMM (256 rows)
+  DeviceProfile& gpu = target_.devices[1];
+  gpu.launch_overhead_ms = 0.5;  // not added to a measured time
+  gpu.curves[{CostClass::kGemm, Precision::kFp16}] = {{"a", 1e6, 0.01, 0}, {"b", 1e8, 0.1, 0}};
+  const CostModel model(target_, 1);
+  // Log-log between (1e6, 0.01) and (1e8, 0.1): work^0.5 scaling.
+  const double expected = 0.01 * std::pow(g.flop / 1e6, 0.5);
+  EXPECT_NEAR(model.node_ms(g.graph, g.node, gpu, Precision::kFp16), expected, 1e-12);
+  // fp32 has no curve: the roofline stays.
+  const double roofline = model.roofline_ms(g.graph, g.node, gpu, Precision::kFp32).first;
+  EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp32), roofline + 0.5);
+  // A batch-1 product (one row) is a GEMV, another class: the roofline again.
+  const MatMulGraph row(1, 256, 256);
+  EXPECT_EQ(node_work(row.graph, row.node, Precision::kFp16).cost_class, CostClass::kGemv);
+  EXPECT_GT(model.node_ms(row.graph, row.node, gpu, Precision::kFp16), 0.5);
+}
+
+TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
+  const Curve curve{{"a", 100, 1.0, 0}, {"b", 1000, 2.0, 0}, {"c", 10000, 10.0, 0}};
+  EXPECT_DOUBLE_EQ(interpolate_ms(curve, 10), 1.0);    // nothing runs faster than the smallest
+  EXPECT_DOUBLE_EQ(interpolate_ms(curve, 100), 1.0);
+  EXPECT_NEAR(interpolate_ms(curve, 1000), 2.0, 1e-12);
+  EXPECT_NEAR(interpolate_ms(curve, std::sqrt(100.0 * 1000.0)), std::sqrt(2.0), 1e-12);
+  EXPECT_DOUBLE_EQ(interpolate_ms(curve, 20000), 20.0);  // 1 ms per 1000 beyond the last point
+}
+
+TEST(NodeWorkTest, BytesClassesCountBytesInThePrecision) {
+  Graph graph;
+  const ValueId x = graph.add_value("x", DType::kF32, Shape{1024});
+  const ValueId y = graph.add_value("y", DType::kF32, Shape{1024});
+  Node relu;
+  relu.name = "relu";
+  relu.op_type = "Relu";
+  relu.inputs = {x};
+  relu.outputs = {y};
+  const NodeId node = graph.add_node(std::move(relu));
+  EXPECT_EQ(node_work(graph, node, Precision::kFp32).cost_class, CostClass::kElementwise);
+  EXPECT_DOUBLE_EQ(node_work(graph, node, Precision::kFp32).work, 8192);
+  EXPECT_DOUBLE_EQ(node_work(graph, node, Precision::kFp16).work, 4096);
+  // The byte classes use their fp32 curve in every precision.
+  DeviceProfile device = cpu();
+  device.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"", 1000, 0.5, 0}};
+  EXPECT_NE(find_curve(device, CostClass::kElementwise, Precision::kFp16), nullptr);
+  EXPECT_EQ(find_curve(device, CostClass::kConv, Precision::kFp16), nullptr);
 }
 
 // A discrete GPU over PCIe (16 GB/s, 10 us), an integrated one and an NPU sharing host memory.

@@ -1,0 +1,23 @@
+// `hsched calibrate`: microbenchmarks on the devices of this machine, written as a target profile
+// (scheduler/calibrate.h) that `--target FILE` and deploy files use.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "hsched/status.h"
+
+namespace hsched::cli {
+
+struct CalibrateArgs {
+  std::string devices;                   // selectors as --devices; empty: every present device
+  std::string output = "calibration.yaml";
+  bool fresh = false;                    // measure everything again
+  int threads = 2;                       // CPU threads, as `hsched run --threads`
+  int rounds = 5;
+};
+
+// The measured figures, one line each with its noise; a progress bar on `err`.
+Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err);
+
+}  // namespace hsched::cli

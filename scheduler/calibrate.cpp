@@ -1,0 +1,597 @@
+#include "scheduler/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <random>
+#include <utility>
+
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "hsched/executor.h"
+#include "hsched/schedule.h"
+#include "scheduler/cost_model.h"
+#include "scheduler/target_select.h"
+
+namespace hsched::sched {
+namespace {
+
+constexpr int64_t kOpset = 17;
+constexpr int kProgressSteps = 100;  // progress reported in 1% steps
+constexpr int kChain = 4;          // nodes per measured chain
+constexpr int kTinyChain = 9;      // the long tiny chain of the overhead benchmark
+constexpr int64_t kTinyElements = 16;
+constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  double m = values[mid];
+  if (values.size() % 2 == 0) {
+    m = (m + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+  }
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The benchmarks: small graphs built in memory, each a chain (or fan) of `nodes` equal nodes so
+// that the per-partition overhead is spread and subtracted.
+
+struct Spec {
+  std::string name;
+  CostClass cost_class = CostClass::kElementwise;
+  Precision precision = Precision::kFp32;
+  int nodes = kChain;
+  std::function<void(OnnxBuilder&)> build;
+};
+
+uint32_t next_seed() {
+  static uint32_t seed = 1;
+  return seed++;
+}
+
+// x [1, c, h, h] -> `nodes` Convs (k x k, stride 1, same padding, `group` groups) -> y.
+Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
+  Spec spec;
+  spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_c" +
+              std::to_string(c) + "_h" + std::to_string(h);
+  spec.cost_class = depthwise ? CostClass::kDepthwiseConv : CostClass::kConv;
+  spec.build = [=](OnnxBuilder& b) {
+    b.input("x", DType::kF32, {1, c, h, h});
+    std::string x = "x";
+    for (int i = 0; i < kChain; ++i) {
+      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
+      const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : c) * k * k));
+      b.initializer_random(w, {c, depthwise ? 1 : c, k, k}, scale, next_seed());
+      b.initializer_random(bias, {c}, 0.05f, next_seed());
+      const std::string y = i + 1 == kChain ? "y" : "t" + std::to_string(i);
+      onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {y});
+      set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
+      set_attr(node, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+      if (depthwise) set_attr(node, "group", c);
+      x = y;
+    }
+    b.output("y", DType::kF32, {1, c, h, h});
+  };
+  return spec;
+}
+
+// x [m, n] -> `nodes` MatMuls by constant [n, n] weights -> y.
+Spec matmul_spec(int64_t m, int64_t n) {
+  Spec spec;
+  spec.name = "matmul_m" + std::to_string(m) + "_n" + std::to_string(n);
+  spec.cost_class = m <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
+  spec.build = [=](OnnxBuilder& b) {
+    b.input("x", DType::kF32, {m, n});
+    std::string x = "x";
+    for (int i = 0; i < kChain; ++i) {
+      const std::string w = "w" + std::to_string(i);
+      b.initializer_random(w, {n, n}, 1.0f / std::sqrt(static_cast<float>(n)), next_seed());
+      const std::string y = i + 1 == kChain ? "y" : "t" + std::to_string(i);
+      b.node("MatMul", {x, w}, {y});
+      x = y;
+    }
+    b.output("y", DType::kF32, {m, n});
+  };
+  return spec;
+}
+
+// A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
+Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims, int nodes,
+                std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add) {
+  Spec spec;
+  spec.name = std::move(name);
+  spec.cost_class = cost_class;
+  spec.nodes = nodes;
+  spec.build = [=](OnnxBuilder& b) {
+    b.input("x", DType::kF32, dims);
+    std::string x = "x";
+    for (int i = 0; i < nodes; ++i) {
+      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
+      add(b, x, y);
+      x = y;
+    }
+    b.output("y", DType::kF32, dims);
+  };
+  return spec;
+}
+
+std::string size_name(int64_t elements) {
+  if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
+  return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
+}
+
+std::vector<Spec> memory_specs() {
+  std::vector<Spec> specs;
+  constexpr int64_t kRow = 256;
+  for (int64_t elements : {int64_t{1} << 10, int64_t{4} << 10, int64_t{32} << 10, int64_t{256} << 10,
+                           int64_t{1} << 20, int64_t{4} << 20, int64_t{16} << 20}) {
+    const std::string size = size_name(elements);
+    // Binary adds against the chain's input, as residual adds read two tensors.
+    specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements}, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 b.node("Add", {x, "x"}, {y});
+                               }));
+    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kElementwise, {elements}, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 b.node("Sigmoid", {x}, {y});
+                               }));
+    const std::vector<int64_t> rows{elements / kRow, kRow};
+    specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
+                               }));
+    specs.push_back(chain_spec("layernorm_" + size, CostClass::kNormalization, rows, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 const std::string scale = y + ".scale", bias = y + ".bias";
+                                 b.initializer_random(scale, {kRow}, 1.0f, next_seed());
+                                 b.initializer_random(bias, {kRow}, 0.1f, next_seed());
+                                 set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}),
+                                          "axis", -1);
+                               }));
+    // [1, c, h, h] images of the same size for the spatial ops.
+    const int64_t c = elements >= (1 << 20) ? 64 : 16;
+    const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
+    const std::vector<int64_t> image{1, c, h, h};
+    specs.push_back(chain_spec("maxpool_" + size, CostClass::kPooling, image, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 onnx::NodeProto& node = b.node("MaxPool", {x}, {y});
+                                 set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
+                                 set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                               }));
+    specs.push_back(chain_spec("transpose_" + size, CostClass::kDataMovement, image, kChain,
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 set_attr(b.node("Transpose", {x}, {y}), "perm",
+                                          std::vector<int64_t>{0, 1, 3, 2});
+                               }));
+    // Reductions change the shape: a fan of `kChain` ReduceMeans over the input instead.
+    Spec reduce;
+    reduce.name = "reducemean_" + size;
+    reduce.cost_class = CostClass::kReduction;
+    reduce.build = [rows](OnnxBuilder& b) {
+      b.input("x", DType::kF32, rows);
+      for (int i = 0; i < kChain; ++i) {
+        const std::string y = "y" + std::to_string(i);
+        onnx::NodeProto& node = b.node("ReduceMean", {"x"}, {y});
+        set_attr(node, "axes", std::vector<int64_t>{-1});
+        b.output(y, DType::kF32, {rows[0], 1});
+      }
+    };
+    specs.push_back(std::move(reduce));
+  }
+  return specs;
+}
+
+std::vector<Spec> compute_specs(Precision precision) {
+  std::vector<Spec> specs;
+  const std::vector<std::pair<int64_t, int64_t>> images{
+      {16, 112}, {24, 56}, {32, 56}, {64, 56}, {64, 28}, {128, 28}, {128, 14}, {256, 14},
+      {256, 7},  {512, 7},  {16, 14}, {48, 7},  {96, 7}};
+  for (int64_t k : {1, 3}) {
+    for (const auto& [c, h] : images) specs.push_back(conv_spec(c, h, k, false));
+  }
+  // Squeeze-excitation layers: 1x1 convolutions of one pixel.
+  for (int64_t c : {64, 256, 1024}) specs.push_back(conv_spec(c, 1, 1, false));
+  const std::vector<std::pair<int64_t, int64_t>> depthwise{
+      {32, 112}, {96, 56}, {144, 56}, {192, 28}, {384, 14}, {576, 14}, {960, 7}, {72, 14},
+      {96, 7}};
+  for (int64_t k : {3, 5, 7}) {
+    for (const auto& [c, h] : depthwise) specs.push_back(conv_spec(c, h, k, true));
+  }
+  for (int64_t m : {64, 128, 197}) {
+    for (int64_t n : {128, 256, 512, 1024}) specs.push_back(matmul_spec(m, n));
+  }
+  for (int64_t n : {256, 512, 1024, 2048, 4096}) specs.push_back(matmul_spec(1, n));
+  for (Spec& spec : specs) {
+    spec.precision = precision;
+    spec.name += std::string("_") + precision_name(precision);
+  }
+  return specs;
+}
+
+// Tiny Relu chains: one node and kTinyChain nodes of kTinyElements floats.
+Spec tiny_spec(int nodes) {
+  return chain_spec("tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise,
+                    {kTinyElements}, nodes,
+                    [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                      b.node("Relu", {x}, {y});
+                    });
+}
+
+// One Relu over `elements` floats: its partition's upload and download are the copy curves.
+Spec copy_spec(int64_t elements) {
+  return chain_spec("copy_" + size_name(elements), CostClass::kUpload, {elements}, 1,
+                    [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                      b.node("Relu", {x}, {y});
+                    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// A benchmark compiled for the device.
+
+enum class Part { kCompute, kUpload, kDownload };
+
+struct Bench {
+  Spec spec;
+  std::unique_ptr<Graph> graph;  // the Executable refers to it: it must not move
+  std::unique_ptr<Executable> exe;
+  std::vector<Tensor> inputs;
+  double work = 0;  // per node, in the class's unit
+  double compile_ms = 0;
+  int partitions = 1;
+};
+
+std::vector<Tensor> random_inputs(const Graph& graph) {
+  std::vector<Tensor> inputs;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (ValueId id : graph.inputs()) {
+    const Value& value = graph.value(id);
+    Tensor tensor(value.dtype, value.shape.dims);
+    for (float& v : tensor.values<float>()) v = uniform(rng);
+    inputs.push_back(std::move(tensor));
+  }
+  return inputs;
+}
+
+// Builds, plans on `device` alone (the host as the plan's last resort) and compiles. An
+// Unimplemented status: the device does not take every node (the benchmark is skipped).
+Result<Bench> make_bench(Spec spec, const DeviceProfile& device, const DeviceProfile& host,
+                         const CalibrateOptions& options) {
+  Bench bench;
+  bench.spec = std::move(spec);
+  OnnxBuilder builder(kOpset, bench.spec.name);
+  bench.spec.build(builder);
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(builder.model(), {}, bench.spec.name, ""));
+  bench.graph = std::make_unique<Graph>(std::move(graph));
+  Target target;
+  target.name = "calibrate";
+  target.source = "calibrate";
+  target.devices.push_back(host);
+  if (device.id != host.id) target.devices.push_back(device);
+  const Policy policy = devices_policy(device.id, bench.spec.precision);
+  HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(*bench.graph, target, policy));
+  for (const NodePlacement& node : plan.nodes) {
+    if (node.device != device.id || node.precision != bench.spec.precision) {
+      std::string why = node.detail.empty() ? "" : " (" + node.detail + ")";
+      return Status(ErrorCode::kUnimplemented, bench.spec.name + ": " + device.id +
+                                                   " does not take " +
+                                                   bench.graph->node(node.node).op_type + why);
+    }
+  }
+  ExecutorOptions executor;
+  executor.cache_dir = options.cache_dir;
+  executor.cpu_threads = options.cpu_threads;
+  HSCHED_ASSIGN_OR_RETURN(bench.exe, compile(*bench.graph, plan, executor));
+  // A fan of independent nodes makes one partition each.
+  bench.partitions = static_cast<int>(bench.exe->plan().partitions.size());
+  bench.compile_ms = bench.exe->stats().compile_ms;
+  bench.inputs = random_inputs(*bench.graph);
+  bench.work = node_work(*bench.graph, 0, bench.spec.precision).work;
+  return bench;
+}
+
+BenchRun run_of(Bench& bench, Part part) {
+  return [&bench, part]() -> Result<double> {
+    RunRecord record;
+    HSCHED_RETURN_IF_ERROR(bench.exe->run(bench.inputs, &record).status());
+    double ms = 0;
+    for (const PartitionRun& run : record.partitions) {
+      switch (part) {
+        case Part::kUpload:
+          ms += run.upload_ms;
+          break;
+        case Part::kDownload:
+          ms += run.download_ms;
+          break;
+        case Part::kCompute:
+          ms += run.end_ms - run.start_ms - run.upload_ms - run.download_ms;
+          break;
+      }
+    }
+    return ms;
+  };
+}
+
+// Equal works cannot be interpolated between: points closer than kMergeWork become one (their
+// mean), named after both.
+Curve merged(Curve curve) {
+  std::sort(curve.begin(), curve.end(),
+            [](const CurvePoint& a, const CurvePoint& b) { return a.work < b.work; });
+  Curve out;
+  int count = 0;
+  for (const CurvePoint& point : curve) {
+    if (!out.empty() && point.work <= out.back().work * (1 + kMergeWork)) {
+      CurvePoint& last = out.back();
+      ++count;
+      last.ms += (point.ms - last.ms) / count;
+      last.spread = std::max(last.spread, point.spread);
+      last.bench += "+" + point.bench;
+      continue;
+    }
+    out.push_back(point);
+    count = 1;
+  }
+  return out;
+}
+
+// The earlier point that holds `bench` (named alone or merged with others), or nullptr.
+const CurvePoint* find_point(const DeviceProfile& previous, const std::string& bench) {
+  for (const auto& [key, curve] : previous.curves) {
+    for (const CurvePoint& point : curve) {
+      const std::string names = "+" + point.bench + "+";
+      if (names.find("+" + bench + "+") != std::string::npos) return &point;
+    }
+  }
+  return nullptr;
+}
+
+std::string figure_line(const std::string& what, const std::string& bench, double work,
+                        bool flop, double ms, double spread) {
+  char line[200];
+  const double rate = ms > 0 ? work / ms / 1e6 : 0;  // GFLOP/s or GB/s
+  std::snprintf(line, sizeof(line), "%-15s %-28s %9.3g %-5s %9.4f ms %8.1f %-7s +-%.0f%%",
+                what.c_str(), bench.c_str(), flop ? work / 1e6 : work / 1024.0,
+                flop ? "MFLOP" : "KiB", ms, rate, flop ? "GFLOP/s" : "GB/s", spread * 100);
+  return line;
+}
+
+std::string today_utc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &utc);
+  return text;
+}
+
+}  // namespace
+
+Result<std::vector<Measured>> measure_alternating(
+    const std::vector<BenchRun>& benches, const ProtocolOptions& options,
+    const std::function<void(int done, int total)>& progress) {
+  const size_t count = benches.size();
+  std::vector<int> runs(count, options.min_runs);
+  for (size_t b = 0; b < count; ++b) {
+    std::vector<double> warm;
+    for (int i = 0; i < std::max(1, options.warmup); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      HSCHED_RETURN_IF_ERROR(benches[b]().status());
+      warm.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+    // Enough runs per round to fill round_ms, from the warm-up's wall time.
+    const double per_run = std::max(1e-3, median(warm));
+    runs[b] = std::clamp(static_cast<int>(std::ceil(options.round_ms / per_run)),
+                         options.min_runs, options.max_runs);
+  }
+  std::vector<std::vector<double>> round_medians(count);
+  const int total = static_cast<int>(count) * options.rounds;
+  int done = 0;
+  for (int round = 0; round < options.rounds; ++round) {
+    for (size_t i = 0; i < count; ++i) {
+      const size_t b = (i + static_cast<size_t>(round)) % count;
+      std::vector<double> samples;
+      for (int r = 0; r < runs[b]; ++r) {
+        HSCHED_ASSIGN_OR_RETURN(double ms, benches[b]());
+        samples.push_back(ms);
+      }
+      round_medians[b].push_back(median(samples));
+      if (progress) progress(++done, total);
+    }
+  }
+  std::vector<Measured> results(count);
+  for (size_t b = 0; b < count; ++b) {
+    const auto& medians = round_medians[b];
+    results[b].ms = median(medians);
+    if (!medians.empty() && results[b].ms > 0) {
+      const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+      results[b].spread = (*hi - *lo) / results[b].ms;
+    }
+  }
+  return results;
+}
+
+Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
+                                           const DeviceProfile* previous,
+                                           const CalibrateOptions& options) {
+  if (!device.present) {
+    return invalid_argument("calibrate: " + device.id + " is not present on this machine");
+  }
+  CalibrationReport report;
+  DeviceProfile& profile = report.profile;
+  profile = device;
+  profile.curves.clear();
+  const std::string threads = std::to_string(options.cpu_threads) + " CPU threads";
+  const bool reuse = previous != nullptr && !options.fresh && previous->name == device.name &&
+                     previous->locator == device.locator &&
+                     previous->calibration.find(threads) != std::string::npos;
+
+  // What to measure: every compute class in each precision the device computes, the byte
+  // classes in fp32, copies where the device copies, and the overhead chains.
+  std::vector<Spec> specs;
+  for (Precision precision : device.precisions()) {
+    if (precision == Precision::kInt8) continue;  // no int8 kernels yet
+    for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
+  }
+  for (Spec& spec : memory_specs()) specs.push_back(std::move(spec));
+  const bool copies = device.api != DeviceApi::kHost && !device.zero_copy;
+  std::vector<Spec> copy_specs;
+  if (copies) {
+    for (int64_t elements : {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20,
+                             int64_t{8} << 20}) {
+      copy_specs.push_back(copy_spec(elements));
+    }
+  }
+
+  std::vector<Bench> benches;
+  std::vector<CurvePoint> reused;
+  std::vector<std::pair<CostClass, Precision>> reused_keys;
+  const auto add_bench = [&](Spec spec) -> Status {
+    if (reuse) {
+      if (const CurvePoint* point = find_point(*previous, spec.name)) {
+        reused.push_back(*point);
+        reused.back().bench = spec.name;
+        reused_keys.push_back({spec.cost_class, spec.precision});
+        ++report.reused;
+        return Status::ok();
+      }
+    }
+    Result<Bench> bench = make_bench(std::move(spec), device, host, options);
+    if (bench.status().code() == ErrorCode::kUnimplemented) {
+      ++report.skipped;
+      report.lines.push_back("skipped         " + bench.status().message());
+      return Status::ok();
+    }
+    HSCHED_RETURN_IF_ERROR(bench.status());
+    benches.push_back(std::move(*bench));
+    return Status::ok();
+  };
+  // The overhead chains come first and are always measured: everything else is net of them.
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_one, make_bench(tiny_spec(1), device, host, options));
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), device, host, options));
+  for (Spec& spec : specs) HSCHED_RETURN_IF_ERROR(add_bench(std::move(spec)));
+  std::vector<Bench> copy_benches;
+  for (Spec& spec : copy_specs) {
+    const std::string base = spec.name;
+    const bool have = reuse && find_point(*previous, base + "_up") != nullptr &&
+                      find_point(*previous, base + "_down") != nullptr;
+    if (have) {
+      for (const auto& [suffix, cost_class] :
+           {std::pair{"_up", CostClass::kUpload}, std::pair{"_down", CostClass::kDownload}}) {
+        reused.push_back(*find_point(*previous, base + suffix));
+        reused.back().bench = base + suffix;
+        reused_keys.push_back({cost_class, Precision::kFp32});
+        ++report.reused;
+      }
+      continue;
+    }
+    HSCHED_ASSIGN_OR_RETURN(Bench bench, make_bench(std::move(spec), device, host, options));
+    copy_benches.push_back(std::move(bench));
+  }
+
+  std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute), run_of(tiny_long, Part::kCompute)};
+  for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute));
+  for (Bench& bench : copy_benches) {
+    runs.push_back(run_of(bench, Part::kUpload));
+    runs.push_back(run_of(bench, Part::kDownload));
+  }
+  int shown = -1;
+  const auto progress = [&](int done, int total) {
+    const int step = total > 0 ? kProgressSteps * done / total : kProgressSteps;
+    if (options.progress && step != shown) options.progress(device.id, done, total);
+    shown = step;
+  };
+  HSCHED_ASSIGN_OR_RETURN(std::vector<Measured> measured,
+                          measure_alternating(runs, options.protocol, progress));
+
+  // Overheads: a node of the tiny chain, and what a partition costs beyond its nodes.
+  const double tiny_node_ms = std::max(0.0, (measured[1].ms - measured[0].ms) / (kTinyChain - 1));
+  profile.launch_overhead_ms = tiny_node_ms;
+  profile.run_overhead_ms = std::max(0.0, measured[0].ms - tiny_node_ms);
+  report.lines.push_back(figure_line("overhead", "run (per partition)", 0, false,
+                                     profile.run_overhead_ms, measured[0].spread));
+  report.lines.push_back(
+      figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
+
+  // Curves: per-node time net of the partition's overhead.
+  std::map<std::pair<CostClass, Precision>, Curve> curves;
+  std::vector<double> compile_per_node;
+  for (size_t b = 0; b < benches.size(); ++b) {
+    const Bench& bench = benches[b];
+    const Measured& m = measured[2 + b];
+    const double ms =
+        std::max(1e-6, (m.ms - bench.partitions * profile.run_overhead_ms) / bench.spec.nodes);
+    curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
+        {bench.spec.name, bench.work, ms, m.spread});
+    compile_per_node.push_back(
+        std::max(0.0, (bench.compile_ms - tiny_one.compile_ms) / bench.spec.nodes));
+    report.lines.push_back(figure_line(
+        std::string(cost_class_name(bench.spec.cost_class)) + " " +
+            precision_name(bench.spec.precision),
+        bench.spec.name, bench.work, is_compute_class(bench.spec.cost_class), ms, m.spread));
+    ++report.measured;
+  }
+  for (size_t c = 0; c < copy_benches.size(); ++c) {
+    const Bench& bench = copy_benches[c];
+    const double bytes = static_cast<double>(bench.inputs.at(0).byte_size());
+    for (int side = 0; side < 2; ++side) {
+      const Measured& m = measured[2 + benches.size() + 2 * c + static_cast<size_t>(side)];
+      const CostClass cost_class = side == 0 ? CostClass::kUpload : CostClass::kDownload;
+      const std::string name = bench.spec.name + (side == 0 ? "_up" : "_down");
+      curves[{cost_class, Precision::kFp32}].push_back({name, bytes, std::max(1e-6, m.ms),
+                                                         m.spread});
+      report.lines.push_back(
+          figure_line(cost_class_name(cost_class), name, bytes, false, m.ms, m.spread));
+      ++report.measured;
+    }
+  }
+  for (size_t r = 0; r < reused.size(); ++r) curves[reused_keys[r]].push_back(reused[r]);
+  for (auto& [key, curve] : curves) profile.curves[key] = merged(std::move(curve));
+
+  // Scalars for what has no curve (the roofline's fallbacks) and for reports.
+  if (reuse || compile_per_node.empty()) {
+    if (reuse) profile.compile_ms_per_node = previous->compile_ms_per_node;
+  } else {
+    profile.compile_ms_per_node = median(compile_per_node);
+  }
+  profile.compile_ms_per_partition = reuse ? previous->compile_ms_per_partition
+                                           : tiny_one.compile_ms;
+  for (const auto& [key, curve] : profile.curves) {
+    for (const CurvePoint& point : curve) {
+      const double rate = point.work / point.ms / 1e6;
+      if (is_compute_class(key.first)) {
+        double& peak = profile.peak_gflops[key.second];
+        peak = std::max(peak, rate);
+      } else if (key.first == CostClass::kElementwise) {
+        profile.memory_bandwidth_gbps = std::max(profile.memory_bandwidth_gbps, rate);
+      }
+    }
+  }
+  // A link whose copies the executor did not time (inputs read in place) has no copy curve.
+  for (CostClass side : {CostClass::kUpload, CostClass::kDownload}) {
+    const auto curve = profile.curves.find({side, Precision::kFp32});
+    if (curve == profile.curves.end()) continue;
+    const bool timed = std::any_of(curve->second.begin(), curve->second.end(),
+                                   [](const CurvePoint& p) { return p.ms > 1e-4; });
+    if (!timed) profile.curves.erase(curve);
+  }
+  if (const auto upload = profile.curves.find({CostClass::kUpload, Precision::kFp32});
+      upload != profile.curves.end() && upload->second.size() >= 2) {
+    const CurvePoint& small = upload->second.front();
+    const CurvePoint& large = upload->second.back();
+    profile.transfer_latency_ms = small.ms;
+    const double gbps = (large.work - small.work) / std::max(1e-6, large.ms - small.ms) / 1e6;
+    if (gbps > 0 && gbps < 1e4) profile.transfer_bandwidth_gbps = gbps;
+  }
+  profile.calibration = "hsched calibrate, " + today_utc() + ", " + threads + ", " +
+                        std::to_string(options.protocol.rounds) + " rounds";
+  return report;
+}
+
+}  // namespace hsched::sched
