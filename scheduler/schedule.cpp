@@ -17,6 +17,7 @@
 
 #include "backends/capability.h"
 #include "backends/cpu/program.h"
+#include "backends/opencl/node_ops.h"
 #include "backends/opencl/program.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/cpu_capability.h"
@@ -132,6 +133,7 @@ class Scheduler {
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
                      const sched::Grouping& grouping, Plan& plan) const;
   void add_run_times(Plan& plan) const;
+  void charge_fusions_across_partitions(Plan& plan) const;
   int host_device() const;
 
   const Graph& graph_;
@@ -437,6 +439,30 @@ void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan)
                             rejection.detail});
 }
 
+// A node fused into its producer costs nothing only when that producer runs in the same
+// partition (programs fuse within a partition): one that reads another partition's value (or a
+// graph input) runs as a step of its own and is charged its own time. Views and folded nodes stay
+// free wherever their input comes from.
+void Scheduler::charge_fusions_across_partitions(Plan& plan) const {
+  for (size_t n = 0; n < plan.nodes.size(); ++n) {
+    NodePlacement& placement = plan.nodes[n];
+    const Node& node = graph_.node(static_cast<NodeId>(n));
+    if (placement.predicted_ms > 0 || cpu::is_reshape_like(node.op_type) ||
+        opencl::is_view_op(node.op_type)) {
+      continue;
+    }
+    const bool split = std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
+      if (v == kNoValue || graph_.value(v).is_constant()) return false;
+      const NodeId producer = graph_.value(v).producer;
+      return producer == kNoNode || plan.nodes[producer].partition != placement.partition;
+    });
+    if (!split) continue;
+    const DeviceProfile& device = *target_.find(placement.device);
+    placement.predicted_ms =
+        cost_.node_ms(graph_, static_cast<NodeId>(n), device, placement.precision);
+  }
+}
+
 // Each partition's steady-state run: its nodes, its device's run overhead and the copies its
 // device makes. A copy's predicted time goes to its non-host side, halved between two devices.
 void Scheduler::add_run_times(Plan& plan) const {
@@ -552,6 +578,7 @@ Result<Plan> Scheduler::run() {
     if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
+  charge_fusions_across_partitions(plan);
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {
     const DeviceProfile& device = target_.devices[grouping.partition_device[p]];
     Partition partition;
