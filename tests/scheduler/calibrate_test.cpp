@@ -1,0 +1,111 @@
+// The measurement protocol on fake benchmarks, and a calibrated profile surviving the trip
+// through YAML (what `hsched calibrate` writes is what --target reads).
+#include "scheduler/calibrate.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "scheduler/config_yaml.h"
+
+namespace hsched::sched {
+namespace {
+
+TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
+  // Bench 0 returns 1, 2, 3, ...: each round's median moves with the calls made so far.
+  int calls = 0;
+  std::vector<int> order;
+  const std::vector<BenchRun> benches{
+      [&]() -> Result<double> {
+        order.push_back(0);
+        return static_cast<double>(++calls);
+      },
+      [&]() -> Result<double> {
+        order.push_back(1);
+        return 5.0;
+      }};
+  ProtocolOptions options;
+  options.warmup = 1;
+  options.rounds = 3;
+  options.min_runs = options.max_runs = 3;
+  int turns = 0;
+  auto measured = measure_alternating(benches, options, [&](int, int total) {
+    ++turns;
+    EXPECT_EQ(total, 6);
+  });
+  ASSERT_TRUE(measured.is_ok()) << measured.status().message();
+  EXPECT_EQ(turns, 6);
+  EXPECT_DOUBLE_EQ((*measured)[1].ms, 5.0);
+  EXPECT_DOUBLE_EQ((*measured)[1].spread, 0.0);
+  // Warm-up took call 1; rounds saw 2-4, 5-7, 8-10: medians 3, 6, 9.
+  EXPECT_DOUBLE_EQ((*measured)[0].ms, 6.0);
+  EXPECT_DOUBLE_EQ((*measured)[0].spread, 1.0);
+  // Rounds alternate, and the order rotates: round 2 starts with bench 1.
+  ASSERT_GE(order.size(), 8u);
+  EXPECT_EQ(order[2], 0);  // after the two warm-ups, round 1 starts with bench 0
+  EXPECT_EQ(order[8], 1);  // round 2 starts with bench 1
+}
+
+TEST(MeasureAlternatingTest, AnErrorEndsTheMeasurement) {
+  const std::vector<BenchRun> benches{
+      []() -> Result<double> { return Status(ErrorCode::kInternal, "device lost"); }};
+  EXPECT_FALSE(measure_alternating(benches, {}).is_ok());
+}
+
+TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
+  DeviceProfile cpu;
+  cpu.id = "cpu0";
+  cpu.name = "Some CPU";
+  cpu.kind = DeviceKind::kCpu;
+  cpu.api = DeviceApi::kHost;
+  cpu.locator = "host";
+  cpu.calibration = "hsched calibrate, test";
+  cpu.peak_gflops[Precision::kFp32] = 210;
+  cpu.memory_bandwidth_gbps = 15;
+  cpu.memory_bytes = int64_t{8} << 30;
+  cpu.run_overhead_ms = 0.004;
+  cpu.ops = {"*"};
+  cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
+                                                       {"b+c", 2.5e8, 1.1, 0.1}};
+  cpu.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"d", 4096, 0.001, 0}};
+  Target target{"calibrated-test", "", {cpu}};
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("hsched-calibrated-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << target_yaml(target, "a header\nof two lines");
+  auto loaded = load_target(path.string());
+  std::filesystem::remove(path);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->devices.size(), 1u);
+  const DeviceProfile& back = loaded->devices[0];
+  EXPECT_EQ(back.locator, "host");
+  EXPECT_EQ(back.calibration, cpu.calibration);
+  EXPECT_NEAR(back.run_overhead_ms, 0.004, 1e-9);
+  ASSERT_EQ(back.curves.size(), 2u);
+  const Curve& conv = back.curves.at({CostClass::kConv, Precision::kFp32});
+  ASSERT_EQ(conv.size(), 2u);
+  EXPECT_EQ(conv[1].bench, "b+c");
+  EXPECT_DOUBLE_EQ(conv[1].work, 2.5e8);
+  EXPECT_DOUBLE_EQ(conv[1].ms, 1.1);
+  EXPECT_DOUBLE_EQ(conv[1].spread, 0.1);
+}
+
+TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("hsched-bad-curve-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << "schema_version: 1\nkind: target\nname: t\ndevices:\n"
+                         "  - {id: cpu0, kind: cpu, peak_gflops: {fp32: 10}, "
+                         "memory_bandwidth_gbps: 1, memory_gib: 1, ops: '*',\n"
+                         "     curves: {conv: {fp32: [{work: 10, ms: 1}, {work: 5, ms: 2}]}}}\n";
+  auto loaded = load_target(path.string());
+  std::filesystem::remove(path);
+  ASSERT_FALSE(loaded.is_ok());
+  EXPECT_NE(loaded.status().message().find("devices[0].curves.conv.fp32"), std::string::npos)
+      << loaded.status().message();
+}
+
+}  // namespace
+}  // namespace hsched::sched
