@@ -1,5 +1,7 @@
 #include "scheduler/calibrate.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,6 +16,7 @@
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
 #include "scheduler/cost_model.h"
+#include "scheduler/partition_program.h"
 #include "scheduler/target_select.h"
 
 namespace hsched::sched {
@@ -21,7 +24,10 @@ namespace {
 
 constexpr int64_t kOpset = 17;
 constexpr int kProgressSteps = 100;  // progress reported in 1% steps
-constexpr int kChain = 4;          // nodes per measured chain
+// Every benchmark runs as a short and a long chain (or fan) of equal nodes: the difference is
+// the nodes alone, without the partition's overhead or the layout changes at its ends.
+constexpr int kShortChain = 2;
+constexpr int kLongChain = 8;
 constexpr int kTinyChain = 9;      // the long tiny chain of the overhead benchmark
 constexpr int64_t kTinyElements = 16;
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
@@ -45,8 +51,9 @@ struct Spec {
   std::string name;
   CostClass cost_class = CostClass::kElementwise;
   Precision precision = Precision::kFp32;
-  int nodes = kChain;
-  std::function<void(OnnxBuilder&)> build;
+  int nodes = 0;  // fixed chain length; 0: measured at kShortChain and kLongChain
+  bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
+  std::function<void(OnnxBuilder&, int nodes)> build;
 };
 
 uint32_t next_seed() {
@@ -59,16 +66,19 @@ Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
   Spec spec;
   spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_c" +
               std::to_string(c) + "_h" + std::to_string(h);
-  spec.cost_class = depthwise ? CostClass::kDepthwiseConv : CostClass::kConv;
-  spec.build = [=](OnnxBuilder& b) {
+  spec.cost_class = depthwise        ? CostClass::kDepthwiseConv
+                    : h * h <= kGemvMaxRows ? CostClass::kGemv
+                    : k == 1           ? CostClass::kPointwiseConv
+                                       : CostClass::kConv;
+  spec.build = [=](OnnxBuilder& b, int nodes) {
     b.input("x", DType::kF32, {1, c, h, h});
     std::string x = "x";
-    for (int i = 0; i < kChain; ++i) {
+    for (int i = 0; i < nodes; ++i) {
       const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
       const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : c) * k * k));
       b.initializer_random(w, {c, depthwise ? 1 : c, k, k}, scale, next_seed());
       b.initializer_random(bias, {c}, 0.05f, next_seed());
-      const std::string y = i + 1 == kChain ? "y" : "t" + std::to_string(i);
+      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
       onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {y});
       set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
       set_attr(node, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
@@ -85,13 +95,13 @@ Spec matmul_spec(int64_t m, int64_t n) {
   Spec spec;
   spec.name = "matmul_m" + std::to_string(m) + "_n" + std::to_string(n);
   spec.cost_class = m <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
-  spec.build = [=](OnnxBuilder& b) {
+  spec.build = [=](OnnxBuilder& b, int nodes) {
     b.input("x", DType::kF32, {m, n});
     std::string x = "x";
-    for (int i = 0; i < kChain; ++i) {
+    for (int i = 0; i < nodes; ++i) {
       const std::string w = "w" + std::to_string(i);
       b.initializer_random(w, {n, n}, 1.0f / std::sqrt(static_cast<float>(n)), next_seed());
-      const std::string y = i + 1 == kChain ? "y" : "t" + std::to_string(i);
+      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
       b.node("MatMul", {x, w}, {y});
       x = y;
     }
@@ -101,13 +111,12 @@ Spec matmul_spec(int64_t m, int64_t n) {
 }
 
 // A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
-Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims, int nodes,
+Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims,
                 std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add) {
   Spec spec;
   spec.name = std::move(name);
   spec.cost_class = cost_class;
-  spec.nodes = nodes;
-  spec.build = [=](OnnxBuilder& b) {
+  spec.build = [=](OnnxBuilder& b, int nodes) {
     b.input("x", DType::kF32, dims);
     std::string x = "x";
     for (int i = 0; i < nodes; ++i) {
@@ -116,6 +125,24 @@ Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dim
       x = y;
     }
     b.output("y", DType::kF32, dims);
+  };
+  return spec;
+}
+
+// Attention's products of two activations: a fan of MatMuls q [h, m, d] x k [h, d, m].
+Spec attention_spec(int64_t heads, int64_t m, int64_t d) {
+  Spec spec;
+  spec.name = "attention_h" + std::to_string(heads) + "_m" + std::to_string(m) + "_d" +
+              std::to_string(d);
+  spec.cost_class = CostClass::kGemm;
+  spec.build = [=](OnnxBuilder& b, int nodes) {
+    b.input("q", DType::kF32, {heads, m, d});
+    b.input("k", DType::kF32, {heads, d, m});
+    for (int i = 0; i < nodes; ++i) {
+      const std::string y = "y" + std::to_string(i);
+      b.node("MatMul", {"q", "k"}, {y});
+      b.output(y, DType::kF32, {heads, m, m});
+    }
   };
   return spec;
 }
@@ -132,20 +159,20 @@ std::vector<Spec> memory_specs() {
                            int64_t{1} << 20, int64_t{4} << 20, int64_t{16} << 20}) {
     const std::string size = size_name(elements);
     // Binary adds against the chain's input, as residual adds read two tensors.
-    specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements}, kChain,
+    specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements},
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  b.node("Add", {x, "x"}, {y});
                                }));
-    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kElementwise, {elements}, kChain,
+    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kElementwise, {elements},
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  b.node("Sigmoid", {x}, {y});
                                }));
     const std::vector<int64_t> rows{elements / kRow, kRow};
-    specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows, kChain,
+    specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows,
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
                                }));
-    specs.push_back(chain_spec("layernorm_" + size, CostClass::kNormalization, rows, kChain,
+    specs.push_back(chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  const std::string scale = y + ".scale", bias = y + ".bias";
                                  b.initializer_random(scale, {kRow}, 1.0f, next_seed());
@@ -157,24 +184,47 @@ std::vector<Spec> memory_specs() {
     const int64_t c = elements >= (1 << 20) ? 64 : 16;
     const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
     const std::vector<int64_t> image{1, c, h, h};
-    specs.push_back(chain_spec("maxpool_" + size, CostClass::kPooling, image, kChain,
+    specs.push_back(chain_spec("maxpool_" + size, CostClass::kPooling, image,
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  onnx::NodeProto& node = b.node("MaxPool", {x}, {y});
                                  set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
                                  set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
                                }));
-    specs.push_back(chain_spec("transpose_" + size, CostClass::kDataMovement, image, kChain,
+    // LayerNorm over the channels of an image (ConvNeXt): Transpose, LayerNorm, Transpose,
+    // which a backend may run as one normalization.
+    // ConvNeXt's stages have 40 to 320 channels.
+    constexpr int64_t kNormChannels = 96;
+    const auto norm_h = std::max<int64_t>(
+        1, std::lround(std::sqrt(static_cast<double>(elements / kNormChannels))));
+    Spec& channel_norm = specs.emplace_back(chain_spec(
+        "channel_layernorm_" + size, CostClass::kChannelNorm,
+        {1, kNormChannels, norm_h, norm_h},
+        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+          const int64_t c = kNormChannels;
+                                 const std::string scale = y + ".scale", bias = y + ".bias";
+                                 b.initializer_random(scale, {c}, 1.0f, next_seed());
+                                 b.initializer_random(bias, {c}, 0.1f, next_seed());
+                                 set_attr(b.node("Transpose", {x}, {y + ".nhwc"}), "perm",
+                                          std::vector<int64_t>{0, 2, 3, 1});
+                                 set_attr(b.node("LayerNormalization", {y + ".nhwc", scale, bias},
+                                                 {y + ".norm"}),
+                                          "axis", -1);
+                                 set_attr(b.node("Transpose", {y + ".norm"}, {y}), "perm",
+                                          std::vector<int64_t>{0, 3, 1, 2});
+                               }));
+    channel_norm.fused_on_host = true;
+    specs.push_back(chain_spec("transpose_" + size, CostClass::kDataMovement, image,
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  set_attr(b.node("Transpose", {x}, {y}), "perm",
                                           std::vector<int64_t>{0, 1, 3, 2});
                                }));
-    // Reductions change the shape: a fan of `kChain` ReduceMeans over the input instead.
+    // Reductions change the shape: a fan of ReduceMeans over the input instead.
     Spec reduce;
     reduce.name = "reducemean_" + size;
     reduce.cost_class = CostClass::kReduction;
-    reduce.build = [rows](OnnxBuilder& b) {
+    reduce.build = [rows](OnnxBuilder& b, int nodes) {
       b.input("x", DType::kF32, rows);
-      for (int i = 0; i < kChain; ++i) {
+      for (int i = 0; i < nodes; ++i) {
         const std::string y = "y" + std::to_string(i);
         onnx::NodeProto& node = b.node("ReduceMean", {"x"}, {y});
         set_attr(node, "axes", std::vector<int64_t>{-1});
@@ -206,6 +256,10 @@ std::vector<Spec> compute_specs(Precision precision) {
     for (int64_t n : {128, 256, 512, 1024}) specs.push_back(matmul_spec(m, n));
   }
   for (int64_t n : {256, 512, 1024, 2048, 4096}) specs.push_back(matmul_spec(1, n));
+  for (const auto& [heads, m] : std::vector<std::pair<int64_t, int64_t>>{
+           {3, 197}, {4, 128}, {3, 50}, {8, 64}}) {
+    specs.push_back(attention_spec(heads, m, 64));
+  }
   for (Spec& spec : specs) {
     spec.precision = precision;
     spec.name += std::string("_") + precision_name(precision);
@@ -215,19 +269,23 @@ std::vector<Spec> compute_specs(Precision precision) {
 
 // Tiny Relu chains: one node and kTinyChain nodes of kTinyElements floats.
 Spec tiny_spec(int nodes) {
-  return chain_spec("tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise,
-                    {kTinyElements}, nodes,
-                    [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                      b.node("Relu", {x}, {y});
-                    });
+  Spec spec = chain_spec("tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise,
+                         {kTinyElements},
+                         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                           b.node("Relu", {x}, {y});
+                         });
+  spec.nodes = nodes;
+  return spec;
 }
 
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements) {
-  return chain_spec("copy_" + size_name(elements), CostClass::kUpload, {elements}, 1,
-                    [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                      b.node("Relu", {x}, {y});
-                    });
+  Spec spec = chain_spec("copy_" + size_name(elements), CostClass::kUpload, {elements},
+                         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                           b.node("Relu", {x}, {y});
+                         });
+  spec.nodes = 1;
+  return spec;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -238,11 +296,11 @@ enum class Part { kCompute, kUpload, kDownload };
 struct Bench {
   Spec spec;
   std::unique_ptr<Graph> graph;  // the Executable refers to it: it must not move
-  std::unique_ptr<Executable> exe;
+  std::shared_ptr<PartitionProgram> program;  // run directly (curves), or ...
+  std::unique_ptr<Executable> exe;            // ... through the executor (overheads)
   std::vector<Tensor> inputs;
   double work = 0;  // per node, in the class's unit
   double compile_ms = 0;
-  int partitions = 1;
 };
 
 std::vector<Tensor> random_inputs(const Graph& graph) {
@@ -258,14 +316,18 @@ std::vector<Tensor> random_inputs(const Graph& graph) {
   return inputs;
 }
 
-// Builds, plans on `device` alone (the host as the plan's last resort) and compiles. An
-// Unimplemented status: the device does not take every node (the benchmark is skipped).
-Result<Bench> make_bench(Spec spec, const DeviceProfile& device, const DeviceProfile& host,
-                         const CalibrateOptions& options) {
+// Builds, plans on `device` alone (the host as the plan's last resort) and compiles: through
+// `compiler` as one partition run directly on this thread (the nodes' own time), or, without
+// one, through the executor (what a partition costs around its nodes). An Unimplemented status:
+// the device does not take every node (the benchmark is skipped).
+Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
+                         const DeviceProfile& host, const CalibrateOptions& options,
+                         PartitionCompiler* compiler) {
   Bench bench;
   bench.spec = std::move(spec);
+  bench.spec.nodes = nodes;
   OnnxBuilder builder(kOpset, bench.spec.name);
-  bench.spec.build(builder);
+  bench.spec.build(builder, nodes);
   HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(builder.model(), {}, bench.spec.name, ""));
   bench.graph = std::make_unique<Graph>(std::move(graph));
   Target target;
@@ -283,19 +345,74 @@ Result<Bench> make_bench(Spec spec, const DeviceProfile& device, const DevicePro
                                                    bench.graph->node(node.node).op_type + why);
     }
   }
-  ExecutorOptions executor;
-  executor.cache_dir = options.cache_dir;
-  executor.cpu_threads = options.cpu_threads;
-  HSCHED_ASSIGN_OR_RETURN(bench.exe, compile(*bench.graph, plan, executor));
-  // A fan of independent nodes makes one partition each.
-  bench.partitions = static_cast<int>(bench.exe->plan().partitions.size());
-  bench.compile_ms = bench.exe->stats().compile_ms;
   bench.inputs = random_inputs(*bench.graph);
   bench.work = node_work(*bench.graph, 0, bench.spec.precision).work;
+  const auto start = std::chrono::steady_clock::now();
+  if (compiler != nullptr) {
+    // Every node in one partition, a fan of independent nodes included.
+    Partition whole;
+    whole.device = device.id;
+    for (size_t n = 0; n < bench.graph->nodes().size(); ++n) {
+      whole.nodes.push_back(static_cast<NodeId>(n));
+    }
+    Result<std::shared_ptr<PartitionProgram>> program =
+        compiler->compile(plan, whole, *bench.graph);
+    compiler->forget_programs();  // the next benchmark's nodes have the same ids
+    if (!program.is_ok()) {
+      return Status(ErrorCode::kUnimplemented, bench.spec.name + ": " + device.id +
+                                                   " failed to compile it (" +
+                                                   program.status().message() + ")");
+    }
+    bench.program = std::move(*program);
+  } else {
+    ExecutorOptions executor;
+    executor.cache_dir = options.cache_dir;
+    executor.cpu_threads = options.cpu_threads;
+    HSCHED_ASSIGN_OR_RETURN(bench.exe, compile(*bench.graph, plan, executor));
+  }
+  bench.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return bench;
 }
 
-BenchRun run_of(Bench& bench, Part part) {
+// Writes a buffer a few times the size of the cores' private caches. In a model each layer's
+// weights come from the shared cache or memory, not from the core's own: a chain run again and
+// again would keep them there, and measure faster than any model runs.
+void evict_private_caches() {
+  static const size_t bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const size_t per_core = l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
+    return std::clamp(per_core * static_cast<size_t>(std::max(1L, cores)) * 4, size_t{4} << 20,
+                      size_t{64} << 20);
+  }();
+  static std::vector<unsigned char> buffer(bytes);
+  static unsigned char pass = 0;
+  ++pass;
+  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = pass;
+}
+
+BenchRun run_of(Bench& bench, Part part, bool evict) {
+  if (bench.program != nullptr) {
+    return [&bench, part, evict]() -> Result<double> {
+      if (evict) evict_private_caches();
+      PartitionIo io;
+      const auto start = std::chrono::steady_clock::now();
+      HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
+      const double wall =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count();
+      switch (part) {
+        case Part::kUpload:
+          return io.upload_ms;
+        case Part::kDownload:
+          return io.download_ms;
+        case Part::kCompute:
+          break;
+      }
+      return wall - io.upload_ms - io.download_ms;
+    };
+  }
   return [&bench, part]() -> Result<double> {
     RunRecord record;
     HSCHED_RETURN_IF_ERROR(bench.exe->run(bench.inputs, &record).status());
@@ -317,9 +434,11 @@ BenchRun run_of(Bench& bench, Part part) {
   };
 }
 
-// Equal works cannot be interpolated between: points closer than kMergeWork become one (their
-// mean), named after both.
-Curve merged(Curve curve) {
+// A curve the cost model can use: sorted by work; points closer than kMergeWork become one
+// (equal works cannot be interpolated between), named after all; then each point's rate
+// (work / ms) is the median of its own and its neighbours' (one odd shape or one noisy round
+// does not bend the curve), and time never falls as work grows.
+Curve smoothed(Curve curve) {
   std::sort(curve.begin(), curve.end(),
             [](const CurvePoint& a, const CurvePoint& b) { return a.work < b.work; });
   Curve out;
@@ -336,6 +455,12 @@ Curve merged(Curve curve) {
     out.push_back(point);
     count = 1;
   }
+  std::vector<double> rate(out.size());
+  for (size_t i = 0; i < out.size(); ++i) rate[i] = out[i].work / out[i].ms;
+  for (size_t i = 1; i + 1 < out.size(); ++i) {
+    out[i].ms = out[i].work / median({rate[i - 1], rate[i], rate[i + 1]});
+  }
+  for (size_t i = 1; i < out.size(); ++i) out[i].ms = std::max(out[i].ms, out[i - 1].ms);
   return out;
 }
 
@@ -396,6 +521,11 @@ Result<std::vector<Measured>> measure_alternating(
   for (int round = 0; round < options.rounds; ++round) {
     for (size_t i = 0; i < count; ++i) {
       const size_t b = (i + static_cast<size_t>(round)) % count;
+      const auto settle = std::chrono::steady_clock::now();
+      while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - settle)
+                 .count() < options.settle_ms) {
+        HSCHED_RETURN_IF_ERROR(benches[b]().status());
+      }
       std::vector<double> samples;
       for (int r = 0; r < runs[b]; ++r) {
         HSCHED_ASSIGN_OR_RETURN(double ms, benches[b]());
@@ -439,7 +569,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     if (precision == Precision::kInt8) continue;  // no int8 kernels yet
     for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
   }
-  for (Spec& spec : memory_specs()) specs.push_back(std::move(spec));
+  for (Spec& spec : memory_specs()) {
+    if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
+  }
   const bool copies = device.api != DeviceApi::kHost && !device.zero_copy;
   std::vector<Spec> copy_specs;
   if (copies) {
@@ -449,6 +581,10 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     }
   }
 
+  ExecutorOptions executor_options;
+  executor_options.cache_dir = options.cache_dir;
+  executor_options.cpu_threads = options.cpu_threads;
+  PartitionCompiler compiler(executor_options);
   std::vector<Bench> benches;
   std::vector<CurvePoint> reused;
   std::vector<std::pair<CostClass, Precision>> reused_keys;
@@ -462,22 +598,27 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
         return Status::ok();
       }
     }
-    Result<Bench> bench = make_bench(std::move(spec), device, host, options);
-    if (bench.status().code() == ErrorCode::kUnimplemented) {
+    // benches holds each spec's short chain, then its long one.
+    Result<Bench> short_chain = make_bench(spec, kShortChain, device, host, options, &compiler);
+    Result<Bench> long_chain = short_chain.is_ok()
+                                   ? make_bench(std::move(spec), kLongChain, device, host, options, &compiler)
+                                   : short_chain.status();
+    if (long_chain.status().code() == ErrorCode::kUnimplemented) {
       ++report.skipped;
-      report.lines.push_back("skipped         " + bench.status().message());
+      report.lines.push_back("skipped         " + long_chain.status().message());
       return Status::ok();
     }
-    HSCHED_RETURN_IF_ERROR(bench.status());
-    benches.push_back(std::move(*bench));
+    HSCHED_RETURN_IF_ERROR(long_chain.status());
+    benches.push_back(std::move(*short_chain));
+    benches.push_back(std::move(*long_chain));
     return Status::ok();
   };
   // The overhead chains come first and are always measured: everything else is net of them.
   // The first compile of a session may build programs from source; the second one is what a
   // deployment with a warm program cache pays, and what the compile figures are taken from.
-  HSCHED_RETURN_IF_ERROR(make_bench(tiny_spec(1), device, host, options).status());
-  HSCHED_ASSIGN_OR_RETURN(Bench tiny_one, make_bench(tiny_spec(1), device, host, options));
-  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), device, host, options));
+  HSCHED_RETURN_IF_ERROR(make_bench(tiny_spec(1), 1, device, host, options, nullptr).status());
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_one, make_bench(tiny_spec(1), 1, device, host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device, host, options, nullptr));
   for (Spec& spec : specs) HSCHED_RETURN_IF_ERROR(add_bench(std::move(spec)));
   std::vector<Bench> copy_benches;
   for (Spec& spec : copy_specs) {
@@ -494,15 +635,17 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
       }
       continue;
     }
-    HSCHED_ASSIGN_OR_RETURN(Bench bench, make_bench(std::move(spec), device, host, options));
+    HSCHED_ASSIGN_OR_RETURN(Bench bench, make_bench(std::move(spec), 1, device, host, options, &compiler));
     copy_benches.push_back(std::move(bench));
   }
 
-  std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute), run_of(tiny_long, Part::kCompute)};
-  for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute));
+  std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, false),
+                             run_of(tiny_long, Part::kCompute, false)};
+  const bool on_host = device.api == DeviceApi::kHost;
+  for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute, on_host));
   for (Bench& bench : copy_benches) {
-    runs.push_back(run_of(bench, Part::kUpload));
-    runs.push_back(run_of(bench, Part::kDownload));
+    runs.push_back(run_of(bench, Part::kUpload, false));
+    runs.push_back(run_of(bench, Part::kDownload, false));
   }
   int shown = -1;
   const auto progress = [&](int done, int total) {
@@ -522,18 +665,24 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
 
-  // Curves: per-node time net of the partition's overhead.
+  // Curves: per-node time, the long chain's less the short one's over the nodes between them.
   std::map<std::pair<CostClass, Precision>, Curve> curves;
   std::vector<double> compile_per_node;
-  for (size_t b = 0; b < benches.size(); ++b) {
-    const Bench& bench = benches[b];
-    const Measured& m = measured[2 + b];
-    const double ms =
-        std::max(1e-6, (m.ms - bench.partitions * profile.run_overhead_ms) / bench.spec.nodes);
+  for (size_t b = 0; b + 1 < benches.size(); b += 2) {
+    const Bench& bench = benches[b + 1];
+    const Measured& short_m = measured[2 + b];
+    const Measured& long_m = measured[3 + b];
+    const double extra_nodes = kLongChain - kShortChain;
+    const double ms = std::max(1e-6, (long_m.ms - short_m.ms) / extra_nodes);
+    // The noise of a difference: both chains' spreads, relative to what is left.
+    constexpr double kMaxSpread = 100;  // a difference lost in the noise says so, boundedly
+    const Measured m{ms, std::min(kMaxSpread, (long_m.spread * long_m.ms +
+                                               short_m.spread * short_m.ms) /
+                                                  std::max(1e-6, long_m.ms - short_m.ms))};
     curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
         {bench.spec.name, bench.work, ms, m.spread});
     compile_per_node.push_back(
-        std::max(0.0, (bench.compile_ms - tiny_one.compile_ms) / bench.spec.nodes));
+        std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
     report.lines.push_back(figure_line(
         std::string(cost_class_name(bench.spec.cost_class)) + " " +
             precision_name(bench.spec.precision),
@@ -555,7 +704,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     }
   }
   for (size_t r = 0; r < reused.size(); ++r) curves[reused_keys[r]].push_back(reused[r]);
-  for (auto& [key, curve] : curves) profile.curves[key] = merged(std::move(curve));
+  for (auto& [key, curve] : curves) profile.curves[key] = smoothed(std::move(curve));
 
   // Scalars for what has no curve (the roofline's fallbacks) and for reports.
   if (reuse || compile_per_node.empty()) {

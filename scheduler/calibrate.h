@@ -20,8 +20,11 @@ namespace hsched::sched {
 
 struct ProtocolOptions {
   int warmup = 2;            // untimed runs of each benchmark before the first round
+  // Untimed runs at the start of each turn, for this long: the threads of the benchmark before
+  // (TBB workers, OpenMP teams) spin on for a while.
+  double settle_ms = 20;
   int rounds = 5;            // alternating rounds
-  double round_ms = 40;      // a benchmark runs about this long per round ...
+  double round_ms = 60;      // a benchmark runs about this long per round ...
   int min_runs = 3;          // ... but at least this many times
   int max_runs = 200;        // and at most this many
 };

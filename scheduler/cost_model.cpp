@@ -68,14 +68,15 @@ double host_side_ms(int64_t bytes, const DeviceProfile& device, CostClass direct
   return copy_ms + device.transfer_latency_ms;
 }
 
-// Rows of a MatMul/Gemm output: every element of its output but the last axis.
-int64_t output_rows(const Graph& graph, const Node& node) {
+// The product of the output's dims from `first` to the end less `drop_last`: the rows of a
+// MatMul/Gemm output (first 0, drop_last 1), the pixels of an NCHW Conv output (first 2, 0).
+int64_t output_extent(const Graph& graph, const Node& node, size_t first, size_t drop_last) {
   if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
   const Shape& shape = graph.value(node.outputs[0]).shape;
-  if (!shape.is_static() || shape.dims.empty()) return 0;
-  int64_t rows = 1;
-  for (size_t i = 0; i + 1 < shape.dims.size(); ++i) rows *= shape.dims[i];
-  return rows;
+  if (!shape.is_static() || shape.dims.size() < first + drop_last) return 0;
+  int64_t extent = 1;
+  for (size_t i = first; i + drop_last < shape.dims.size(); ++i) extent *= shape.dims[i];
+  return extent;
 }
 
 CostClass cost_class_of(const Graph& graph, const Node& node) {
@@ -88,10 +89,19 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
         return CostClass::kDepthwiseConv;
       }
     }
-    return CostClass::kConv;
+    if (output_extent(graph, node, 2, 0) <= kGemvMaxRows) return CostClass::kGemv;
+    // The kernel's spatial dims: the attribute, else the weight's dims after the first two.
+    std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+    if (kernel.empty() && node.inputs.size() > 1 && node.inputs[1] != kNoValue) {
+      const Shape& w = graph.value(node.inputs[1]).shape;
+      if (w.dims.size() > 2) kernel.assign(w.dims.begin() + 2, w.dims.end());
+    }
+    const bool pointwise = !kernel.empty() && group == 1 &&
+                           std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
+    return pointwise ? CostClass::kPointwiseConv : CostClass::kConv;
   }
   if (op == "MatMul" || op == "Gemm") {
-    return output_rows(graph, node) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
+    return output_extent(graph, node, 0, 1) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
   }
   switch (op_class_of(op)) {
     case OpClass::kPooling:
@@ -112,9 +122,10 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
 
 }  // namespace
 
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision) {
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+                   std::optional<CostClass> as_class) {
   NodeWork result;
-  result.cost_class = cost_class_of(graph, graph.node(node));
+  result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
   const NodeCost cost = node_cost(graph, node);
   if (!cost.known) return result;
   result.work = is_compute_class(result.cost_class)
@@ -170,10 +181,10 @@ std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node
 }
 
 double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
-                          Precision precision) const {
+                          Precision precision, std::optional<CostClass> as_class) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
   if (!device.curves.empty()) {
-    const NodeWork work = node_work(graph, node, precision);
+    const NodeWork work = node_work(graph, node, precision, as_class);
     // A measured time already includes the launch.
     const Curve* curve = find_curve(device, work.cost_class, precision);
     if (curve != nullptr && work.work >= 0) return interpolate_ms(*curve, work.work);

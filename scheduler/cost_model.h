@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "graph/graph.h"
@@ -19,7 +20,9 @@ struct NodeWork {
   CostClass cost_class = CostClass::kElementwise;
   double work = -1;
 };
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision);
+// `as_class`: count the node as that class instead (a fused chain that runs as another op).
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+                   std::optional<CostClass> as_class = std::nullopt);
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the
 // first point its time (a node never runs faster than the smallest measured one, its launch);
@@ -38,8 +41,9 @@ class CostModel {
   // curve for the node's class at its work, else max(flop / (peak * efficiency), bytes /
   // bandwidth) + launch overhead. Bytes of float tensors scale with the precision's element size
   // (fp16/bf16 half, int8 a quarter). kNotAllowed when the device lacks the precision.
+  // `as_class`: the node heads a fused chain that runs as an op of that class.
   double node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
-                 Precision precision) const;
+                 Precision precision, std::optional<CostClass> as_class = std::nullopt) const;
 
   // compile_ms_per_node / expected_runs: what each node placed on `device` adds to the plan's
   // objective for its first-run compile.

@@ -44,11 +44,13 @@ constexpr NameTable<OpClass, kOpClassCount> kOpClassNames{{
 }};
 constexpr NameTable<CostClass, kCostClassCount> kCostClassNames{{
     {CostClass::kConv, "conv"},
+    {CostClass::kPointwiseConv, "pointwise_conv"},
     {CostClass::kDepthwiseConv, "depthwise_conv"},
     {CostClass::kGemm, "gemm"},
     {CostClass::kGemv, "gemv"},
     {CostClass::kElementwise, "elementwise"},
     {CostClass::kNormalization, "normalization"},
+    {CostClass::kChannelNorm, "channel_norm"},
     {CostClass::kPooling, "pooling"},
     {CostClass::kReduction, "reduction"},
     {CostClass::kDataMovement, "data_movement"},
@@ -122,7 +124,8 @@ std::optional<CostClass> parse_cost_class(const std::string& name) {
   return parse_name(kCostClassNames, name);
 }
 bool is_compute_class(CostClass cost_class) {
-  return cost_class == CostClass::kConv || cost_class == CostClass::kDepthwiseConv ||
+  return cost_class == CostClass::kConv || cost_class == CostClass::kPointwiseConv ||
+         cost_class == CostClass::kDepthwiseConv ||
          cost_class == CostClass::kGemm || cost_class == CostClass::kGemv;
 }
 

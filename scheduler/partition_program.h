@@ -52,6 +52,9 @@ class PartitionCompiler {
   Result<std::shared_ptr<PartitionProgram>> compile(const Plan& plan, const Partition& partition,
                                                     const Graph& part);
   const opencl::ProgramCache& cache() const { return *cache_; }
+  // Forgets the programs compiled so far (not the device runtimes): for callers that compile
+  // other graphs with the same node ids (calibration's benchmarks).
+  void forget_programs() { done_.clear(); }
 
  private:
   Result<std::shared_ptr<opencl::DeviceRuntime>> open_opencl(const DeviceProfile& device);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/capability.h"
+#include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/program.h"
 #include "backends/opencl/node_ops.h"
 #include "backends/opencl/program.h"
@@ -133,6 +134,12 @@ class Scheduler {
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
                      const sched::Grouping& grouping, Plan& plan) const;
   void add_run_times(Plan& plan) const;
+  // The plan of `assignment`: placements, partitions, transfers, predictions (`plan` holds the
+  // model, target, policy and rejections already).
+  Plan build_plan(Plan plan, const sched::PlacementProblem& problem,
+                  const std::vector<NodeOptions>& options, const std::vector<SplitPick>& picks,
+                  const std::vector<ValueId>& graph_value_of,
+                  const sched::Assignment& assignment);
   void charge_fusions_across_partitions(Plan& plan) const;
   int host_device() const;
 
@@ -283,6 +290,18 @@ Status Scheduler::refuse(const std::vector<NodeId>& offenders,
   return invalid_argument(message);
 }
 
+// Ops whose every element costs a polynomial or a division even when fused into a producer's
+// epilogue (as opposed to max/min/add/multiply, free in registers).
+bool computes_transcendental(const std::string& op) {
+  static const std::set<std::string> kOps{"Erf",      "Sigmoid", "Tanh", "Exp", "Log",
+                                          "Softplus", "Mish",    "Gelu", "Elu", "Selu",
+                                          "Celu",     "Sqrt",    "Pow"};
+  return kOps.count(op) != 0;
+}
+
+// How much faster a plan across devices must be predicted than the best single-device plan.
+constexpr double kSplitMargin = 0.1;
+
 int Scheduler::host_device() const {
   // Graph inputs and outputs live in host memory; a target without a CPU (--devices gpu) keeps
   // them on its first device.
@@ -310,9 +329,14 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   }
   // Nodes a backend runs without a step of their own (folded, views, fused into their producer)
   // cost nothing there.
+  // A CPU step that heads a fused normalization chain (its first node a Reshape or Transpose)
+  // costs a normalization (over the channels of an image: a class of its own).
   std::vector<std::vector<bool>> free(devices);
+  std::vector<std::string> cpu_step_ops;
   for (int d = 0; d < devices; ++d) {
-    if (target_.devices[d].api == DeviceApi::kHost) free[d] = cpu::nodes_without_steps(graph_);
+    if (target_.devices[d].api == DeviceApi::kHost) {
+      free[d] = cpu::nodes_without_steps(graph_, &cpu_step_ops);
+    }
     if (target_.devices[d].api == DeviceApi::kOpenCl) {
       free[d] = opencl::nodes_without_kernels(graph_);
     }
@@ -320,7 +344,21 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     for (int d = 0; d < devices; ++d) {
       double& ms = problem.node_ms[n][d];
-      if (!free[d].empty() && free[d][n] && ms != sched::kNotAllowed) ms = 0;
+      if (ms == sched::kNotAllowed) continue;
+      if (!free[d].empty() && free[d][n]) {
+        // A fused transcendental function is still computed on every element.
+        if (!computes_transcendental(graph_.node(static_cast<NodeId>(n)).op_type)) ms = 0;
+      } else if (target_.devices[d].api == DeviceApi::kHost &&
+                 (cpu_step_ops[n] == cpu::kGroupNormOp ||
+                  cpu_step_ops[n] == cpu::kChannelLayerNormOp)) {
+        const CostClass as = cpu_step_ops[n] == cpu::kGroupNormOp ? CostClass::kNormalization
+                                                                 : CostClass::kChannelNorm;
+        const Candidate& c = *std::find_if(options[n].candidates.begin(),
+                                           options[n].candidates.end(),
+                                           [&](const Candidate& c) { return c.device == d; });
+        ms = cost_.node_ms(graph_, static_cast<NodeId>(n), target_.devices[d], c.precision, as) +
+             cost_.node_compile_ms(target_.devices[d]);
+      }
     }
   }
   const std::set<ValueId> outputs(graph_.outputs().begin(), graph_.outputs().end());
@@ -570,6 +608,35 @@ Result<Plan> Scheduler::run() {
   } else {
     assignment = sched::partition(problem);
   }
+  Plan chosen = build_plan(plan, problem, options, picks, graph_value_of, assignment);
+  // A plan that crosses devices must be predicted clearly faster than the best plan on one
+  // device: boundaries cost more than the model sees (waking the other device's threads, layout
+  // changes, copies it does not overlap).
+  if (!split && policy_.objective == Objective::kLatency) {
+    sched::Assignment single;
+    single.cost_ms = sched::kNotAllowed;
+    for (int d = 0; d < problem.device_count; ++d) {
+      sched::Assignment candidate = sched::single_device(problem, d);
+      if (candidate.cost_ms < single.cost_ms) single = std::move(candidate);
+    }
+    const bool crosses = std::any_of(assignment.device_of.begin(), assignment.device_of.end(),
+                                     [&](int d) { return d != assignment.device_of.front(); });
+    if (crosses && single.cost_ms != sched::kNotAllowed) {
+      Plan alone = build_plan(plan, problem, options, picks, graph_value_of, single);
+      if (chosen.predicted_run_ms > (1 - kSplitMargin) * alone.predicted_run_ms) {
+        chosen = std::move(alone);
+      }
+    }
+  }
+  return chosen;
+}
+
+Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
+                           const std::vector<NodeOptions>& options,
+                           const std::vector<SplitPick>& picks,
+                           const std::vector<ValueId>& graph_value_of,
+                           const sched::Assignment& assignment) {
+  const bool split = policy_.split_every > 0;
   const sched::Grouping grouping = sched::group_partitions(problem, assignment.device_of);
 
   plan.nodes.resize(graph_.nodes().size());

@@ -159,8 +159,9 @@ void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
 // skipped. Folded values are only marked, never computed: a fusion that needs a folded value's
 // bytes (a per-channel scale computed from constants, say) does not happen here although the
 // program makes it, so such a node is then reported as a step.
-std::vector<bool> nodes_without_steps(const Graph& graph) {
+std::vector<bool> nodes_without_steps(const Graph& graph, std::vector<std::string>* step_ops) {
   std::vector<bool> without(graph.nodes().size(), false);
+  if (step_ops != nullptr) step_ops->assign(graph.nodes().size(), "");
   const auto order = graph.topological_order();
   if (!order.is_ok()) return without;
   Graph copy = graph;  // fusion adds constants; the caller's graph stays as it is
@@ -198,7 +199,12 @@ std::vector<bool> nodes_without_steps(const Graph& graph) {
   }
   const ViewAliases views = alias_views(copy, kept);
   for (size_t s = 0; s < kept.size(); ++s) {
-    if (views.aliased[s]) without[static_cast<size_t>(kept_ids[s])] = true;
+    const auto id = static_cast<size_t>(kept_ids[s]);
+    if (views.aliased[s]) {
+      without[id] = true;
+    } else if (step_ops != nullptr) {
+      (*step_ops)[id] = kept[s]->op_type;
+    }
   }
   return without;
 }

@@ -48,8 +48,12 @@ bool is_reshape_like(const std::string& op);
 // aliases them), or absorbed by the fusion passes (fuse_group_norms, fuse_channel_layer_norms,
 // fuse_post_ops). Analysis only: no kernel is created and no folded value computed, so a fusion
 // that needs a folded value's bytes is missed (its nodes reported as steps). An unsortable graph
-// gives all false. For cost models: such nodes take no time on the CPU.
-std::vector<bool> nodes_without_steps(const Graph& graph);
+// gives all false. For cost models: such nodes take no time on the CPU. `step_ops`, when given,
+// receives per node the op its step runs: its own, or the internal op of a fused chain it heads
+// (kGroupNormOp, kChannelLayerNormOp: a chain that starts with a Reshape or a Transpose runs as
+// a normalization); empty for nodes without a step.
+std::vector<bool> nodes_without_steps(const Graph& graph,
+                                      std::vector<std::string>* step_ops = nullptr);
 
 class CpuProgram {
  public:

@@ -8,7 +8,7 @@ python3 bench/gpu/torch_baseline.py resnet18,mobilenet_v2,convnext_atto,vit_tiny
 ls /tmp/models/*/ >> $out/export.txt
 bash .devrun/run.sh .devrun/hsched devices > $out/devices.txt 2>&1
 cat $out/devices.txt
-[[ -n $CALIBRATION ]] && cp "$CALIBRATION" $out/h100.yaml || time bash .devrun/run.sh .devrun/hsched calibrate --devices gpu -o $out/h100.yaml > $out/calibrate.txt 2> $out/calibrate.err
+[[ -n $CALIBRATION ]] && cp "$CALIBRATION" $out/h100.yaml || time bash .devrun/run.sh .devrun/hsched calibrate --devices ${GPU_ID:-gpu0} -o $out/h100.yaml > $out/calibrate.txt 2> $out/calibrate.err
 tail -3 $out/calibrate.txt
 bash .devrun/run.sh python3 bench/bench_plans.py --hsched .devrun/hsched --models /tmp/models --target $out/h100.yaml --devices cpu0,${GPU_ID:-gpu0} --rounds 3 --iterations 10 --warmup 3 --json $out/bench.json > $out/bench.txt 2>&1
 tail -45 $out/bench.txt

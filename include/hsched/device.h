@@ -42,19 +42,22 @@ OpClass op_class_of(const std::string& op_type);
 // the compute classes, bytes moved for the others). Finer than OpClass: a depthwise convolution
 // and a batch-1 matrix-vector product run at rates far from a dense convolution's.
 enum class CostClass {
-  kConv,           // Conv, ConvTranspose (not depthwise); work: FLOP
+  kConv,           // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
+  kPointwiseConv,  // Conv with a 1x1 kernel (and no grouping); work: FLOP
   kDepthwiseConv,  // Conv with one group per input channel; work: FLOP
   kGemm,           // MatMul, Gemm with more than a few rows; work: FLOP
-  kGemv,           // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers); work: FLOP
+  kGemv,           // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
+                   // convolutions of at most that many output pixels (squeeze-excitation); FLOP
   kElementwise,    // work: bytes read + written (so for every class below)
   kNormalization,
+  kChannelNorm,    // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes
   kPooling,
   kReduction,
   kDataMovement,
   kUpload,         // host -> device copy of one tensor; work: bytes
   kDownload,       // device -> host copy of one tensor; work: bytes
 };
-inline constexpr int kCostClassCount = 11;
+inline constexpr int kCostClassCount = 13;
 inline constexpr int64_t kGemvMaxRows = 4;
 const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
 std::optional<CostClass> parse_cost_class(const std::string& name);

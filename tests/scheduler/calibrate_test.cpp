@@ -32,6 +32,7 @@ TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
   options.warmup = 1;
   options.rounds = 3;
   options.min_runs = options.max_runs = 3;
+  options.settle_ms = 0;
   int turns = 0;
   auto measured = measure_alternating(benches, options, [&](int, int total) {
     ++turns;
