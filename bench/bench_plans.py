@@ -181,21 +181,22 @@ def pct(value):
 
 def print_model(result):
     print(f"\n{result['model']}")
-    print(f"  {'config':<16}{'parts':>6}{'predicted ms':>14}{'measured ms':>13}{'spread':>8}"
-          f"{'error':>9}")
+    def figures(r):
+        return (f"{r['predicted_ms']:>14.3f}{r['measured_ms']:>13.3f}{r['spread']:>8.0%}"
+                f"{pct(r['error']):>9}")
+
+    head = f"{'predicted ms':>14}{'measured ms':>13}{'spread':>8}{'error':>9}"
+    print(f"  {'config':<16}{'parts':>6}{head}")
     for row in result["configs"]:
-        print(f"  {row['config']:<16}{row['partition_count']:>6}{row['predicted_ms']:>14.3f}"
-              f"{row['measured_ms']:>13.3f}{row['spread']:>8.0%}{pct(row['error']):>9}")
+        print(f"  {row['config']:<16}{row['partition_count']:>6}{figures(row)}")
     for row in result["configs"]:
         if row["note"]:
             print(f"  {row['config']}: {row['note']}")
         elif row["partition_count"] > 1 or row["config"] == "plan":
             print(f"  {row['config']} partitions:")
-            print(f"    {'id':>4} {'device':<10}{'nodes':>6}{'predicted ms':>14}{'measured ms':>13}"
-                  f"{'spread':>8}{'error':>9}")
+            print(f"    {'id':>4} {'device':<10}{'nodes':>6}{head}")
             for p in row["partitions"]:
-                print(f"    {p['id']:>4} {p['device']:<10}{p['nodes']:>6}{p['predicted_ms']:>14.3f}"
-                      f"{p['measured_ms']:>13.3f}{p['spread']:>8.0%}{pct(p['error']):>9}")
+                print(f"    {p['id']:>4} {p['device']:<10}{p['nodes']:>6}{figures(p)}")
     for f in result["failed"]:
         print(f"  {f['config']}: failed: {f['error']}")
     if result["ratio"] is not None:

@@ -59,6 +59,22 @@ struct MatMulGraph {
   double bytes = 0;
 };
 
+// y = Relu(x) over `elements` floats.
+struct ReluGraph {
+  explicit ReluGraph(int64_t elements) {
+    const ValueId x = graph.add_value("x", DType::kF32, Shape{elements});
+    const ValueId y = graph.add_value("y", DType::kF32, Shape{elements});
+    Node relu;
+    relu.name = "relu";
+    relu.op_type = "Relu";
+    relu.inputs = {x};
+    relu.outputs = {y};
+    node = graph.add_node(std::move(relu));
+  }
+  Graph graph;
+  NodeId node = kNoNode;
+};
+
 class CostModelTest : public ::testing::Test {
  protected:
   const DeviceProfile& device(int i) const { return target_.devices[static_cast<size_t>(i)]; }
@@ -117,17 +133,9 @@ TEST_F(CostModelTest, IntegerTensorsDoNotScaleWithPrecision) {
 }
 
 TEST_F(CostModelTest, OpClassWithoutEfficiencyUsesTheDefault) {
-  Graph graph;
-  const ValueId x = graph.add_value("x", DType::kF32, Shape{1 << 20});
-  const ValueId y = graph.add_value("y", DType::kF32, Shape{1 << 20});
-  Node relu;
-  relu.name = "relu";
-  relu.op_type = "Relu";
-  relu.inputs = {x};
-  relu.outputs = {y};
-  const NodeId node = graph.add_node(std::move(relu));
+  const ReluGraph g(1 << 20);
   const CostModel model(target_, 1);
-  EXPECT_DOUBLE_EQ(model.roofline_ms(graph, node, device(1), Precision::kFp32).first,
+  EXPECT_DOUBLE_EQ(model.roofline_ms(g.graph, g.node, device(1), Precision::kFp32).first,
                    (1 << 20) / (1000 * 0.25 * 1e6));
 }
 
@@ -187,18 +195,10 @@ TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
 }
 
 TEST(NodeWorkTest, BytesClassesCountBytesInThePrecision) {
-  Graph graph;
-  const ValueId x = graph.add_value("x", DType::kF32, Shape{1024});
-  const ValueId y = graph.add_value("y", DType::kF32, Shape{1024});
-  Node relu;
-  relu.name = "relu";
-  relu.op_type = "Relu";
-  relu.inputs = {x};
-  relu.outputs = {y};
-  const NodeId node = graph.add_node(std::move(relu));
-  EXPECT_EQ(node_work(graph, node, Precision::kFp32).cost_class, CostClass::kElementwise);
-  EXPECT_DOUBLE_EQ(node_work(graph, node, Precision::kFp32).work, 8192);
-  EXPECT_DOUBLE_EQ(node_work(graph, node, Precision::kFp16).work, 4096);
+  const ReluGraph g(1024);
+  EXPECT_EQ(node_work(g.graph, g.node, Precision::kFp32).cost_class, CostClass::kElementwise);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp32).work, 8192);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp16).work, 4096);
   // The byte classes use their fp32 curve in every precision.
   DeviceProfile device = cpu();
   device.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"", 1000, 0.5, 0}};
