@@ -159,13 +159,13 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
     return fail(err, e.what());
   }
 
-  Result<std::string> result = info->parsed()      ? run_info(info_args)
-                               : devices->parsed() ? run_devices(devices_args)
+  Result<std::string> result = info->parsed()        ? run_info(info_args)
+                               : devices->parsed()   ? run_devices(devices_args)
                                : calibrate->parsed() ? run_calibrate(calibrate_args, err)
-                               : plan->parsed()    ? run_plan(plan_args)
-                               : report->parsed()  ? run_report(report_args)
-                               : run->parsed()     ? run_model(run_args, err)
-                                                   : run_demo(demo_args);
+                               : plan->parsed()      ? run_plan(plan_args)
+                               : report->parsed()    ? run_report(report_args)
+                               : run->parsed()       ? run_model(run_args, err)
+                                                     : run_demo(demo_args);
   if (!result.is_ok()) return fail(err, result.status().message());
   out << result.value();
   out.flush();

@@ -54,7 +54,8 @@ std::string host_name() {
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "this-machine";
   std::string id;
-  for (const char c : std::string(name)) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
+  for (const char c : std::string(name))
+    id += std::isalnum(static_cast<unsigned char>(c)) ? c : '-';
   return id;
 }
 
@@ -104,9 +105,11 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
     calibrated.devices.push_back(std::move(report->profile));
   }
   const std::string header =
-      "Target profile measured by `hsched calibrate` on " + host_name() + ".\n"
+      "Target profile measured by `hsched calibrate` on " + host_name() +
+      ".\n"
       "Each curve point: one node's median time (ms) for its work (FLOP, or bytes moved), and\n"
-      "the spread of the round medians it came from. Use it with --target " + args.output + ".";
+      "the spread of the round medians it came from. Use it with --target " +
+      args.output + ".";
   HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, target_yaml(calibrated, header)));
   text << "wrote " << args.output << " (use it with --target " << args.output << ")\n";
   return text.str();

@@ -10,10 +10,10 @@
 namespace hsched::cli {
 
 struct CalibrateArgs {
-  std::string devices;                   // selectors as --devices; empty: every present device
+  std::string devices;  // selectors as --devices; empty: every present device
   std::string output = "calibration.yaml";
-  bool fresh = false;                    // measure everything again
-  int threads = 2;                       // CPU threads, as `hsched run --threads`
+  bool fresh = false;  // measure everything again
+  int threads = 2;     // CPU threads, as `hsched run --threads`
   int rounds = 5;
 };
 

@@ -190,7 +190,9 @@ Result<std::string> run_demo(const InfoArgs& args) {
            {"measured_ms", median_request_ms(run.timed.records)},
            {"partitions", std::move(partitions)},
            {"latency_ms",
-            {{"median", run.timed.median_ms}, {"min", run.timed.min_ms}, {"max", run.timed.max_ms}}},
+            {{"median", run.timed.median_ms},
+             {"min", run.timed.min_ms},
+             {"max", run.timed.max_ms}}},
            {"max_abs_diff_vs_first_run", run.max_abs_diff}});
     }
     report["plans"] = nlohmann::json::array();

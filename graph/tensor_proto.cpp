@@ -1,11 +1,11 @@
 #include "graph/tensor_proto.h"
 
-#include "graph/atomic_file.h"
+#include <cstdio>
+#include <fstream>
 
 #include <onnx/onnx_pb.h>
 
-#include <cstdio>
-#include <fstream>
+#include "graph/atomic_file.h"
 
 namespace hsched {
 namespace {

@@ -28,7 +28,7 @@ constexpr int kProgressSteps = 100;  // progress reported in 1% steps
 // the nodes alone, without the partition's overhead or the layout changes at its ends.
 constexpr int kShortChain = 2;
 constexpr int kLongChain = 8;
-constexpr int kTinyChain = 9;      // the long tiny chain of the overhead benchmark
+constexpr int kTinyChain = 9;  // the long tiny chain of the overhead benchmark
 constexpr int64_t kTinyElements = 16;
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
 
@@ -38,7 +38,8 @@ double median(std::vector<double> values) {
   std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
   double m = values[mid];
   if (values.size() % 2 == 0) {
-    m = (m + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+    m = (m + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid))) /
+        2;
   }
   return m;
 }
@@ -51,7 +52,7 @@ struct Spec {
   std::string name;
   CostClass cost_class = CostClass::kElementwise;
   Precision precision = Precision::kFp32;
-  int nodes = 0;  // fixed chain length; 0: measured at kShortChain and kLongChain
+  int nodes = 0;               // fixed chain length; 0: measured at kShortChain and kLongChain
   bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
   std::function<void(OnnxBuilder&, int nodes)> build;
 };
@@ -66,10 +67,10 @@ Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
   Spec spec;
   spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_c" +
               std::to_string(c) + "_h" + std::to_string(h);
-  spec.cost_class = depthwise        ? CostClass::kDepthwiseConv
+  spec.cost_class = depthwise               ? CostClass::kDepthwiseConv
                     : h * h <= kGemvMaxRows ? CostClass::kGemv
-                    : k == 1           ? CostClass::kPointwiseConv
-                                       : CostClass::kConv;
+                    : k == 1                ? CostClass::kPointwiseConv
+                                            : CostClass::kConv;
   spec.build = [=](OnnxBuilder& b, int nodes) {
     b.input("x", DType::kF32, {1, c, h, h});
     std::string x = "x";
@@ -132,8 +133,8 @@ Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dim
 // Attention's products of two activations: a fan of MatMuls q [h, m, d] x k [h, d, m].
 Spec attention_spec(int64_t heads, int64_t m, int64_t d) {
   Spec spec;
-  spec.name = "attention_h" + std::to_string(heads) + "_m" + std::to_string(m) + "_d" +
-              std::to_string(d);
+  spec.name =
+      "attention_h" + std::to_string(heads) + "_m" + std::to_string(m) + "_d" + std::to_string(d);
   spec.cost_class = CostClass::kGemm;
   spec.build = [=](OnnxBuilder& b, int nodes) {
     b.input("q", DType::kF32, {heads, m, d});
@@ -155,8 +156,9 @@ std::string size_name(int64_t elements) {
 std::vector<Spec> memory_specs() {
   std::vector<Spec> specs;
   constexpr int64_t kRow = 256;
-  for (int64_t elements : {int64_t{1} << 10, int64_t{4} << 10, int64_t{32} << 10, int64_t{256} << 10,
-                           int64_t{1} << 20, int64_t{4} << 20, int64_t{16} << 20}) {
+  for (int64_t elements :
+       {int64_t{1} << 10, int64_t{4} << 10, int64_t{32} << 10, int64_t{256} << 10, int64_t{1} << 20,
+        int64_t{4} << 20, int64_t{16} << 20}) {
     const std::string size = size_name(elements);
     // Binary adds against the chain's input, as residual adds read two tensors.
     specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements},
@@ -172,14 +174,14 @@ std::vector<Spec> memory_specs() {
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
                                }));
-    specs.push_back(chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 const std::string scale = y + ".scale", bias = y + ".bias";
-                                 b.initializer_random(scale, {kRow}, 1.0f, next_seed());
-                                 b.initializer_random(bias, {kRow}, 0.1f, next_seed());
-                                 set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}),
-                                          "axis", -1);
-                               }));
+    specs.push_back(
+        chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
+                   [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                     const std::string scale = y + ".scale", bias = y + ".bias";
+                     b.initializer_random(scale, {kRow}, 1.0f, next_seed());
+                     b.initializer_random(bias, {kRow}, 0.1f, next_seed());
+                     set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
+                   }));
     // [1, c, h, h] images of the same size for the spatial ops.
     const int64_t c = elements >= (1 << 20) ? 64 : 16;
     const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
@@ -194,30 +196,28 @@ std::vector<Spec> memory_specs() {
     // which a backend may run as one normalization.
     // ConvNeXt's stages have 40 to 320 channels.
     constexpr int64_t kNormChannels = 96;
-    const auto norm_h = std::max<int64_t>(
-        1, std::lround(std::sqrt(static_cast<double>(elements / kNormChannels))));
+    const auto norm_h =
+        std::max<int64_t>(1, std::lround(std::sqrt(static_cast<double>(elements / kNormChannels))));
     Spec& channel_norm = specs.emplace_back(chain_spec(
-        "channel_layernorm_" + size, CostClass::kChannelNorm,
-        {1, kNormChannels, norm_h, norm_h},
+        "channel_layernorm_" + size, CostClass::kChannelNorm, {1, kNormChannels, norm_h, norm_h},
         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
           const int64_t c = kNormChannels;
-                                 const std::string scale = y + ".scale", bias = y + ".bias";
-                                 b.initializer_random(scale, {c}, 1.0f, next_seed());
-                                 b.initializer_random(bias, {c}, 0.1f, next_seed());
-                                 set_attr(b.node("Transpose", {x}, {y + ".nhwc"}), "perm",
-                                          std::vector<int64_t>{0, 2, 3, 1});
-                                 set_attr(b.node("LayerNormalization", {y + ".nhwc", scale, bias},
-                                                 {y + ".norm"}),
-                                          "axis", -1);
-                                 set_attr(b.node("Transpose", {y + ".norm"}, {y}), "perm",
-                                          std::vector<int64_t>{0, 3, 1, 2});
-                               }));
+          const std::string scale = y + ".scale", bias = y + ".bias";
+          b.initializer_random(scale, {c}, 1.0f, next_seed());
+          b.initializer_random(bias, {c}, 0.1f, next_seed());
+          set_attr(b.node("Transpose", {x}, {y + ".nhwc"}), "perm",
+                   std::vector<int64_t>{0, 2, 3, 1});
+          set_attr(b.node("LayerNormalization", {y + ".nhwc", scale, bias}, {y + ".norm"}), "axis",
+                   -1);
+          set_attr(b.node("Transpose", {y + ".norm"}, {y}), "perm",
+                   std::vector<int64_t>{0, 3, 1, 2});
+        }));
     channel_norm.fused_on_host = true;
-    specs.push_back(chain_spec("transpose_" + size, CostClass::kDataMovement, image,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 set_attr(b.node("Transpose", {x}, {y}), "perm",
-                                          std::vector<int64_t>{0, 1, 3, 2});
-                               }));
+    specs.push_back(chain_spec(
+        "transpose_" + size, CostClass::kDataMovement, image,
+        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+          set_attr(b.node("Transpose", {x}, {y}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+        }));
     // Reductions change the shape: a fan of ReduceMeans over the input instead.
     Spec reduce;
     reduce.name = "reducemean_" + size;
@@ -239,16 +239,15 @@ std::vector<Spec> memory_specs() {
 std::vector<Spec> compute_specs(Precision precision) {
   std::vector<Spec> specs;
   const std::vector<std::pair<int64_t, int64_t>> images{
-      {16, 112}, {24, 56}, {32, 56}, {64, 56}, {64, 28}, {128, 28}, {128, 14}, {256, 14},
-      {256, 7},  {512, 7},  {16, 14}, {48, 7},  {96, 7}};
+      {16, 112}, {24, 56}, {32, 56}, {64, 56}, {64, 28}, {128, 28}, {128, 14},
+      {256, 14}, {256, 7}, {512, 7}, {16, 14}, {48, 7},  {96, 7}};
   for (int64_t k : {1, 3}) {
     for (const auto& [c, h] : images) specs.push_back(conv_spec(c, h, k, false));
   }
   // Squeeze-excitation layers: 1x1 convolutions of one pixel.
   for (int64_t c : {64, 256, 1024}) specs.push_back(conv_spec(c, 1, 1, false));
   const std::vector<std::pair<int64_t, int64_t>> depthwise{
-      {32, 112}, {96, 56}, {144, 56}, {192, 28}, {384, 14}, {576, 14}, {960, 7}, {72, 14},
-      {96, 7}};
+      {32, 112}, {96, 56}, {144, 56}, {192, 28}, {384, 14}, {576, 14}, {960, 7}, {72, 14}, {96, 7}};
   for (int64_t k : {3, 5, 7}) {
     for (const auto& [c, h] : depthwise) specs.push_back(conv_spec(c, h, k, true));
   }
@@ -256,8 +255,8 @@ std::vector<Spec> compute_specs(Precision precision) {
     for (int64_t n : {128, 256, 512, 1024}) specs.push_back(matmul_spec(m, n));
   }
   for (int64_t n : {256, 512, 1024, 2048, 4096}) specs.push_back(matmul_spec(1, n));
-  for (const auto& [heads, m] : std::vector<std::pair<int64_t, int64_t>>{
-           {3, 197}, {4, 128}, {3, 50}, {8, 64}}) {
+  for (const auto& [heads, m] :
+       std::vector<std::pair<int64_t, int64_t>>{{3, 197}, {4, 128}, {3, 50}, {8, 64}}) {
     specs.push_back(attention_spec(heads, m, 64));
   }
   for (Spec& spec : specs) {
@@ -269,21 +268,18 @@ std::vector<Spec> compute_specs(Precision precision) {
 
 // Tiny Relu chains: one node and kTinyChain nodes of kTinyElements floats.
 Spec tiny_spec(int nodes) {
-  Spec spec = chain_spec("tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise,
-                         {kTinyElements},
-                         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                           b.node("Relu", {x}, {y});
-                         });
+  Spec spec = chain_spec(
+      "tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise, {kTinyElements},
+      [](OnnxBuilder& b, const std::string& x, const std::string& y) { b.node("Relu", {x}, {y}); });
   spec.nodes = nodes;
   return spec;
 }
 
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements) {
-  Spec spec = chain_spec("copy_" + size_name(elements), CostClass::kUpload, {elements},
-                         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                           b.node("Relu", {x}, {y});
-                         });
+  Spec spec = chain_spec(
+      "copy_" + size_name(elements), CostClass::kUpload, {elements},
+      [](OnnxBuilder& b, const std::string& x, const std::string& y) { b.node("Relu", {x}, {y}); });
   spec.nodes = 1;
   return spec;
 }
@@ -295,7 +291,7 @@ enum class Part { kCompute, kUpload, kDownload };
 
 struct Bench {
   Spec spec;
-  std::unique_ptr<Graph> graph;  // the Executable refers to it: it must not move
+  std::unique_ptr<Graph> graph;               // the Executable refers to it: it must not move
   std::shared_ptr<PartitionProgram> program;  // run directly (curves), or ...
   std::unique_ptr<Executable> exe;            // ... through the executor (overheads)
   std::vector<Tensor> inputs;
@@ -475,8 +471,8 @@ const CurvePoint* find_point(const DeviceProfile& previous, const std::string& b
   return nullptr;
 }
 
-std::string figure_line(const std::string& what, const std::string& bench, double work,
-                        bool flop, double ms, double spread) {
+std::string figure_line(const std::string& what, const std::string& bench, double work, bool flop,
+                        double ms, double spread) {
   char line[200];
   const double rate = ms > 0 ? work / ms / 1e6 : 0;  // GFLOP/s or GB/s
   std::snprintf(line, sizeof(line), "%-15s %-28s %9.3g %-5s %9.4f ms %8.1f %-7s +-%.0f%%",
@@ -492,6 +488,54 @@ std::string today_utc() {
   char text[32];
   std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M UTC", &utc);
   return text;
+}
+
+// The figures the roofline falls back on for what has no curve, from the curves: peaks (the
+// best compute rate per precision), memory bandwidth (the best elementwise rate), the link's
+// latency and bandwidth (the copy curves' ends). Copy curves the executor did not time (inputs
+// read in place) are dropped.
+void summarize_curves(DeviceProfile& profile) {
+  for (const auto& [key, curve] : profile.curves) {
+    for (const CurvePoint& point : curve) {
+      const double rate = point.work / point.ms / 1e6;
+      if (is_compute_class(key.first)) {
+        double& peak = profile.peak_gflops[key.second];
+        peak = std::max(peak, rate);
+      } else if (key.first == CostClass::kElementwise) {
+        profile.memory_bandwidth_gbps = std::max(profile.memory_bandwidth_gbps, rate);
+      }
+    }
+  }
+  // A link whose copies the executor did not time (inputs read in place) has no copy curve.
+  for (CostClass side : {CostClass::kUpload, CostClass::kDownload}) {
+    const auto curve = profile.curves.find({side, Precision::kFp32});
+    if (curve == profile.curves.end()) continue;
+    const bool timed = std::any_of(curve->second.begin(), curve->second.end(),
+                                   [](const CurvePoint& p) { return p.ms > 1e-4; });
+    if (!timed) profile.curves.erase(curve);
+  }
+  if (const auto upload = profile.curves.find({CostClass::kUpload, Precision::kFp32});
+      upload != profile.curves.end() && upload->second.size() >= 2) {
+    const CurvePoint& small = upload->second.front();
+    const CurvePoint& large = upload->second.back();
+    profile.transfer_latency_ms = small.ms;
+    const double gbps = (large.work - small.work) / std::max(1e-6, large.ms - small.ms) / 1e6;
+    if (gbps > 0 && gbps < 1e4) profile.transfer_bandwidth_gbps = gbps;
+  }
+}
+
+// What to measure on `device`: every compute class in each precision it computes, the byte
+// classes in fp32 (those fused into one step on the CPU only there).
+std::vector<Spec> specs_for(const DeviceProfile& device) {
+  std::vector<Spec> specs;
+  for (Precision precision : device.precisions()) {
+    if (precision == Precision::kInt8) continue;  // no int8 kernels yet
+    for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
+  }
+  for (Spec& spec : memory_specs()) {
+    if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
+  }
+  return specs;
 }
 
 }  // namespace
@@ -512,8 +556,8 @@ Result<std::vector<Measured>> measure_alternating(
     }
     // Enough runs per round to fill round_ms, from the warm-up's wall time.
     const double per_run = std::max(1e-3, median(warm));
-    runs[b] = std::clamp(static_cast<int>(std::ceil(options.round_ms / per_run)),
-                         options.min_runs, options.max_runs);
+    runs[b] = std::clamp(static_cast<int>(std::ceil(options.round_ms / per_run)), options.min_runs,
+                         options.max_runs);
   }
   std::vector<std::vector<double>> round_medians(count);
   const int total = static_cast<int>(count) * options.rounds;
@@ -562,21 +606,11 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                      previous->locator == device.locator &&
                      previous->calibration.find(threads) != std::string::npos;
 
-  // What to measure: every compute class in each precision the device computes, the byte
-  // classes in fp32, copies where the device copies, and the overhead chains.
-  std::vector<Spec> specs;
-  for (Precision precision : device.precisions()) {
-    if (precision == Precision::kInt8) continue;  // no int8 kernels yet
-    for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
-  }
-  for (Spec& spec : memory_specs()) {
-    if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
-  }
-  const bool copies = device.api != DeviceApi::kHost && !device.zero_copy;
+  std::vector<Spec> specs = specs_for(device);
   std::vector<Spec> copy_specs;
-  if (copies) {
-    for (int64_t elements : {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20,
-                             int64_t{8} << 20}) {
+  if (device.api != DeviceApi::kHost && !device.zero_copy) {
+    for (int64_t elements :
+         {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20, int64_t{8} << 20}) {
       copy_specs.push_back(copy_spec(elements));
     }
   }
@@ -600,9 +634,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     }
     // benches holds each spec's short chain, then its long one.
     Result<Bench> short_chain = make_bench(spec, kShortChain, device, host, options, &compiler);
-    Result<Bench> long_chain = short_chain.is_ok()
-                                   ? make_bench(std::move(spec), kLongChain, device, host, options, &compiler)
-                                   : short_chain.status();
+    Result<Bench> long_chain = short_chain.is_ok() ? make_bench(std::move(spec), kLongChain, device,
+                                                                host, options, &compiler)
+                                                   : short_chain.status();
     if (long_chain.status().code() == ErrorCode::kUnimplemented) {
       ++report.skipped;
       report.lines.push_back("skipped         " + long_chain.status().message());
@@ -617,8 +651,10 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // The first compile of a session may build programs from source; the second one is what a
   // deployment with a warm program cache pays, and what the compile figures are taken from.
   HSCHED_RETURN_IF_ERROR(make_bench(tiny_spec(1), 1, device, host, options, nullptr).status());
-  HSCHED_ASSIGN_OR_RETURN(Bench tiny_one, make_bench(tiny_spec(1), 1, device, host, options, nullptr));
-  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device, host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_one,
+                          make_bench(tiny_spec(1), 1, device, host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device,
+                                                      host, options, nullptr));
   for (Spec& spec : specs) HSCHED_RETURN_IF_ERROR(add_bench(std::move(spec)));
   std::vector<Bench> copy_benches;
   for (Spec& spec : copy_specs) {
@@ -635,7 +671,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
       }
       continue;
     }
-    HSCHED_ASSIGN_OR_RETURN(Bench bench, make_bench(std::move(spec), 1, device, host, options, &compiler));
+    HSCHED_ASSIGN_OR_RETURN(Bench bench,
+                            make_bench(std::move(spec), 1, device, host, options, &compiler));
     copy_benches.push_back(std::move(bench));
   }
 
@@ -676,17 +713,17 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     const double ms = std::max(1e-6, (long_m.ms - short_m.ms) / extra_nodes);
     // The noise of a difference: both chains' spreads, relative to what is left.
     constexpr double kMaxSpread = 100;  // a difference lost in the noise says so, boundedly
-    const Measured m{ms, std::min(kMaxSpread, (long_m.spread * long_m.ms +
-                                               short_m.spread * short_m.ms) /
-                                                  std::max(1e-6, long_m.ms - short_m.ms))};
+    const Measured m{
+        ms, std::min(kMaxSpread, (long_m.spread * long_m.ms + short_m.spread * short_m.ms) /
+                                     std::max(1e-6, long_m.ms - short_m.ms))};
     curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
         {bench.spec.name, bench.work, ms, m.spread});
     compile_per_node.push_back(
         std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
-    report.lines.push_back(figure_line(
-        std::string(cost_class_name(bench.spec.cost_class)) + " " +
-            precision_name(bench.spec.precision),
-        bench.spec.name, bench.work, is_compute_class(bench.spec.cost_class), ms, m.spread));
+    report.lines.push_back(figure_line(std::string(cost_class_name(bench.spec.cost_class)) + " " +
+                                           precision_name(bench.spec.precision),
+                                       bench.spec.name, bench.work,
+                                       is_compute_class(bench.spec.cost_class), ms, m.spread));
     ++report.measured;
   }
   for (size_t c = 0; c < copy_benches.size(); ++c) {
@@ -696,8 +733,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
       const Measured& m = measured[2 + benches.size() + 2 * c + static_cast<size_t>(side)];
       const CostClass cost_class = side == 0 ? CostClass::kUpload : CostClass::kDownload;
       const std::string name = bench.spec.name + (side == 0 ? "_up" : "_down");
-      curves[{cost_class, Precision::kFp32}].push_back({name, bytes, std::max(1e-6, m.ms),
-                                                         m.spread});
+      curves[{cost_class, Precision::kFp32}].push_back(
+          {name, bytes, std::max(1e-6, m.ms), m.spread});
       report.lines.push_back(
           figure_line(cost_class_name(cost_class), name, bytes, false, m.ms, m.spread));
       ++report.measured;
@@ -712,35 +749,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   } else {
     profile.compile_ms_per_node = median(compile_per_node);
   }
-  profile.compile_ms_per_partition = reuse ? previous->compile_ms_per_partition
-                                           : tiny_one.compile_ms;
-  for (const auto& [key, curve] : profile.curves) {
-    for (const CurvePoint& point : curve) {
-      const double rate = point.work / point.ms / 1e6;
-      if (is_compute_class(key.first)) {
-        double& peak = profile.peak_gflops[key.second];
-        peak = std::max(peak, rate);
-      } else if (key.first == CostClass::kElementwise) {
-        profile.memory_bandwidth_gbps = std::max(profile.memory_bandwidth_gbps, rate);
-      }
-    }
-  }
-  // A link whose copies the executor did not time (inputs read in place) has no copy curve.
-  for (CostClass side : {CostClass::kUpload, CostClass::kDownload}) {
-    const auto curve = profile.curves.find({side, Precision::kFp32});
-    if (curve == profile.curves.end()) continue;
-    const bool timed = std::any_of(curve->second.begin(), curve->second.end(),
-                                   [](const CurvePoint& p) { return p.ms > 1e-4; });
-    if (!timed) profile.curves.erase(curve);
-  }
-  if (const auto upload = profile.curves.find({CostClass::kUpload, Precision::kFp32});
-      upload != profile.curves.end() && upload->second.size() >= 2) {
-    const CurvePoint& small = upload->second.front();
-    const CurvePoint& large = upload->second.back();
-    profile.transfer_latency_ms = small.ms;
-    const double gbps = (large.work - small.work) / std::max(1e-6, large.ms - small.ms) / 1e6;
-    if (gbps > 0 && gbps < 1e4) profile.transfer_bandwidth_gbps = gbps;
-  }
+  profile.compile_ms_per_partition =
+      reuse ? previous->compile_ms_per_partition : tiny_one.compile_ms;
+  summarize_curves(profile);
   profile.calibration = "hsched calibrate, " + today_utc() + ", " + threads + ", " +
                         std::to_string(options.protocol.rounds) + " rounds";
   return report;

@@ -19,14 +19,14 @@
 namespace hsched::sched {
 
 struct ProtocolOptions {
-  int warmup = 2;            // untimed runs of each benchmark before the first round
+  int warmup = 2;  // untimed runs of each benchmark before the first round
   // Untimed runs at the start of each turn, for this long: the threads of the benchmark before
   // (TBB workers, OpenMP teams) spin on for a while.
   double settle_ms = 20;
-  int rounds = 5;            // alternating rounds
-  double round_ms = 60;      // a benchmark runs about this long per round ...
-  int min_runs = 3;          // ... but at least this many times
-  int max_runs = 200;        // and at most this many
+  int rounds = 5;        // alternating rounds
+  double round_ms = 60;  // a benchmark runs about this long per round ...
+  int min_runs = 3;      // ... but at least this many times
+  int max_runs = 200;    // and at most this many
 };
 
 struct Measured {
@@ -59,7 +59,8 @@ struct CalibrateOptions {
 // benchmarks were measured now or reused.
 struct CalibrationReport {
   DeviceProfile profile;
-  std::vector<std::string> lines;  // "conv fp32  conv_k3_c64_h56  231 MFLOP  1.05 ms  220 GFLOP/s  ±3%"
+  std::vector<std::string>
+      lines;  // "conv fp32  conv_k3_c64_h56  231 MFLOP  1.05 ms  220 GFLOP/s  ±3%"
   int measured = 0;
   int reused = 0;
   int skipped = 0;  // benchmarks the device could not run (unsupported op or precision)

@@ -229,12 +229,26 @@ Result<std::map<std::pair<CostClass, Precision>, Curve>> read_curves(const Confi
 }
 
 Result<DeviceProfile> parse_device(const ConfigNode& node) {
-  HSCHED_RETURN_IF_ERROR(
-      node.expect_keys({"id", "name", "kind", "api", "peak_gflops", "efficiency",
-                        "default_efficiency", "memory_bandwidth_gbps", "launch_overhead_us",
-                        "zero_copy", "transfer_bandwidth_gbps", "transfer_latency_us", "memory_gib",
-                        "compile_ms_per_node", "compile_ms_per_partition", "run_overhead_us",
-                        "curves", "calibration", "locator", "ops"}));
+  HSCHED_RETURN_IF_ERROR(node.expect_keys({"id",
+                                           "name",
+                                           "kind",
+                                           "api",
+                                           "peak_gflops",
+                                           "efficiency",
+                                           "default_efficiency",
+                                           "memory_bandwidth_gbps",
+                                           "launch_overhead_us",
+                                           "zero_copy",
+                                           "transfer_bandwidth_gbps",
+                                           "transfer_latency_us",
+                                           "memory_gib",
+                                           "compile_ms_per_node",
+                                           "compile_ms_per_partition",
+                                           "run_overhead_us",
+                                           "curves",
+                                           "calibration",
+                                           "locator",
+                                           "ops"}));
   DeviceProfile device;
   HSCHED_RETURN_IF_ERROR(node.read_with("id", kRequired, &device.id, read_identifier));
   device.name = device.id;

@@ -96,8 +96,9 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
       const Shape& w = graph.value(node.inputs[1]).shape;
       if (w.dims.size() > 2) kernel.assign(w.dims.begin() + 2, w.dims.end());
     }
-    const bool pointwise = !kernel.empty() && group == 1 &&
-                           std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
+    const bool pointwise =
+        !kernel.empty() && group == 1 &&
+        std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
     return pointwise ? CostClass::kPointwiseConv : CostClass::kConv;
   }
   if (op == "MatMul" || op == "Gemm") {
@@ -128,9 +129,8 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
   const NodeCost cost = node_cost(graph, node);
   if (!cost.known) return result;
-  result.work = is_compute_class(result.cost_class)
-                    ? static_cast<double>(cost.flop)
-                    : scaled_bytes(graph, node, cost, precision);
+  result.work = is_compute_class(result.cost_class) ? static_cast<double>(cost.flop)
+                                                    : scaled_bytes(graph, node, cost, precision);
   return result;
 }
 

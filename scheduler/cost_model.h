@@ -42,8 +42,8 @@ class CostModel {
   // bandwidth) + launch overhead. Bytes of float tensors scale with the precision's element size
   // (fp16/bf16 half, int8 a quarter). kNotAllowed when the device lacks the precision.
   // `as_class`: the node heads a fused chain that runs as an op of that class.
-  double node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
-                 Precision precision, std::optional<CostClass> as_class = std::nullopt) const;
+  double node_ms(const Graph& graph, NodeId node, const DeviceProfile& device, Precision precision,
+                 std::optional<CostClass> as_class = std::nullopt) const;
 
   // compile_ms_per_node / expected_runs: what each node placed on `device` adds to the plan's
   // objective for its first-run compile.

@@ -125,8 +125,8 @@ std::optional<CostClass> parse_cost_class(const std::string& name) {
 }
 bool is_compute_class(CostClass cost_class) {
   return cost_class == CostClass::kConv || cost_class == CostClass::kPointwiseConv ||
-         cost_class == CostClass::kDepthwiseConv ||
-         cost_class == CostClass::kGemm || cost_class == CostClass::kGemv;
+         cost_class == CostClass::kDepthwiseConv || cost_class == CostClass::kGemm ||
+         cost_class == CostClass::kGemv;
 }
 
 std::optional<DeviceKind> parse_device_kind(const std::string& name) {

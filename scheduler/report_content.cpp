@@ -120,8 +120,8 @@ std::vector<Field> summary_fields(const Graph& graph, const Plan& plan, const Pl
        {std::to_string(plan.transfers.size()) + ": " + std::to_string(s.transfer_bytes) +
         " bytes, " + format_ms(s.transfer_ms) + " ms"}});
   fields.push_back({"predicted",
-                    {format_ms(plan.predicted_run_ms) + " ms per run; " + format_ms(plan.predicted_ms) +
-                     " ms with the compile amortised"}});
+                    {format_ms(plan.predicted_run_ms) + " ms per run; " +
+                     format_ms(plan.predicted_ms) + " ms with the compile amortised"}});
   fields.push_back({"compile",
                     {format_ms(s.compile_ms) + " ms once, amortised over " +
                      std::to_string(plan.policy.expected_runs) + " runs"}});

@@ -138,8 +138,7 @@ class Scheduler {
   // model, target, policy and rejections already).
   Plan build_plan(Plan plan, const sched::PlacementProblem& problem,
                   const std::vector<NodeOptions>& options, const std::vector<SplitPick>& picks,
-                  const std::vector<ValueId>& graph_value_of,
-                  const sched::Assignment& assignment);
+                  const std::vector<ValueId>& graph_value_of, const sched::Assignment& assignment);
   void charge_fusions_across_partitions(Plan& plan) const;
   int host_device() const;
 
@@ -352,10 +351,10 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
                  (cpu_step_ops[n] == cpu::kGroupNormOp ||
                   cpu_step_ops[n] == cpu::kChannelLayerNormOp)) {
         const CostClass as = cpu_step_ops[n] == cpu::kGroupNormOp ? CostClass::kNormalization
-                                                                 : CostClass::kChannelNorm;
-        const Candidate& c = *std::find_if(options[n].candidates.begin(),
-                                           options[n].candidates.end(),
-                                           [&](const Candidate& c) { return c.device == d; });
+                                                                  : CostClass::kChannelNorm;
+        const Candidate& c =
+            *std::find_if(options[n].candidates.begin(), options[n].candidates.end(),
+                          [&](const Candidate& c) { return c.device == d; });
         ms = cost_.node_ms(graph_, static_cast<NodeId>(n), target_.devices[d], c.precision, as) +
              cost_.node_compile_ms(target_.devices[d]);
       }

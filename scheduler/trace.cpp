@@ -1,13 +1,12 @@
 #include "hsched/trace.h"
 
-#include "graph/atomic_file.h"
-
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "graph/atomic_file.h"
 
 namespace hsched {
 namespace {

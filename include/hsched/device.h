@@ -50,12 +50,12 @@ enum class CostClass {
                    // convolutions of at most that many output pixels (squeeze-excitation); FLOP
   kElementwise,    // work: bytes read + written (so for every class below)
   kNormalization,
-  kChannelNorm,    // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes
+  kChannelNorm,  // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes
   kPooling,
   kReduction,
   kDataMovement,
-  kUpload,         // host -> device copy of one tensor; work: bytes
-  kDownload,       // device -> host copy of one tensor; work: bytes
+  kUpload,    // host -> device copy of one tensor; work: bytes
+  kDownload,  // device -> host copy of one tensor; work: bytes
 };
 inline constexpr int kCostClassCount = 13;
 inline constexpr int64_t kGemvMaxRows = 4;

@@ -19,15 +19,14 @@ TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
   // Bench 0 returns 1, 2, 3, ...: each round's median moves with the calls made so far.
   int calls = 0;
   std::vector<int> order;
-  const std::vector<BenchRun> benches{
-      [&]() -> Result<double> {
-        order.push_back(0);
-        return static_cast<double>(++calls);
-      },
-      [&]() -> Result<double> {
-        order.push_back(1);
-        return 5.0;
-      }};
+  const std::vector<BenchRun> benches{[&]() -> Result<double> {
+                                        order.push_back(0);
+                                        return static_cast<double>(++calls);
+                                      },
+                                      [&]() -> Result<double> {
+                                        order.push_back(1);
+                                        return 5.0;
+                                      }};
   ProtocolOptions options;
   options.warmup = 1;
   options.rounds = 3;
@@ -71,7 +70,7 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   cpu.run_overhead_ms = 0.004;
   cpu.ops = {"*"};
   cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
-                                                       {"b+c", 2.5e8, 1.1, 0.1}};
+                                                      {"b+c", 2.5e8, 1.1, 0.1}};
   cpu.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"d", 4096, 0.001, 0}};
   Target target{"calibrated-test", "", {cpu}};
   const auto path = std::filesystem::temp_directory_path() /

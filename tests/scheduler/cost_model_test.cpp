@@ -187,7 +187,7 @@ TEST_F(CostModelTest, CurveReplacesTheRooflineOfItsClassAndPrecision) {
 
 TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
   const Curve curve{{"a", 100, 1.0, 0}, {"b", 1000, 2.0, 0}, {"c", 10000, 10.0, 0}};
-  EXPECT_DOUBLE_EQ(interpolate_ms(curve, 10), 1.0);    // nothing runs faster than the smallest
+  EXPECT_DOUBLE_EQ(interpolate_ms(curve, 10), 1.0);  // nothing runs faster than the smallest
   EXPECT_DOUBLE_EQ(interpolate_ms(curve, 100), 1.0);
   EXPECT_NEAR(interpolate_ms(curve, 1000), 2.0, 1e-12);
   EXPECT_NEAR(interpolate_ms(curve, std::sqrt(100.0 * 1000.0)), std::sqrt(2.0), 1e-12);

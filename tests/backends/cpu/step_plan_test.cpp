@@ -1,10 +1,10 @@
 // nodes_without_steps against what CpuProgram::compile really does: on the demo model and the
 // shared models (skipped when absent), every node is either one of the program's steps or one
 // the analysis reports, exactly.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
 #include "graph/demo_model.h"

@@ -1,9 +1,9 @@
 // nodes_without_kernels: the analysis alone on a hand-built graph (no device needed), then
 // against a ClProgram compiled for the demo model on the first OpenCL device (PoCL in CI;
 // skipped, not passed, without one).
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 #include "backends/opencl/program.h"
 #include "graph/demo_model.h"
