@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/config_yaml.h"
+#include "scheduler/target_select.h"
 
 namespace hsched::sched {
 namespace {
@@ -105,6 +106,31 @@ TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
   ASSERT_FALSE(loaded.is_ok());
   EXPECT_NE(loaded.status().message().find("devices[0].curves.conv.fp32"), std::string::npos)
       << loaded.status().message();
+}
+
+TEST(BindPresentTest, CalibratedDevicesRunWhereTheyWereMeasured) {
+  DeviceProfile cpu;
+  cpu.id = "cpu0";
+  cpu.name = "Some CPU";
+  cpu.api = DeviceApi::kHost;
+  cpu.locator = "host";
+  DeviceProfile gpu;
+  gpu.id = "gpu0";
+  gpu.name = "Some GPU";
+  gpu.kind = DeviceKind::kGpu;
+  gpu.api = DeviceApi::kOpenCl;
+  gpu.locator = "opencl:1:0";
+  DeviceProfile other = gpu;
+  other.id = "gpu1";
+  other.name = "Another GPU";  // same place, another device: not this one
+  const Target profile{"calibrated", "calibration.yaml", {cpu, gpu, other}};
+  Target found{"this-machine", "discovered", {cpu, gpu}};
+  for (DeviceProfile& d : found.devices) d.present = true;
+  found.devices[0].locator = "";  // discovery gives the host no locator
+  const Target bound = bind_present(profile, found);
+  EXPECT_TRUE(bound.devices[0].present);
+  EXPECT_TRUE(bound.devices[1].present);
+  EXPECT_FALSE(bound.devices[2].present);
 }
 
 }  // namespace
