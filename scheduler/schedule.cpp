@@ -134,6 +134,8 @@ class Scheduler {
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
                      const sched::Grouping& grouping, Plan& plan) const;
   void add_run_times(Plan& plan) const;
+  void keep_faster_precision(NodeId node, int device, NodeOptions& options) const;
+  void unify_opencl_precisions(Plan& plan) const;
   // The plan of `assignment`: placements, partitions, transfers, predictions (`plan` holds the
   // model, target, policy and rejections already).
   Plan build_plan(Plan plan, const sched::PlacementProblem& problem,
@@ -210,6 +212,21 @@ void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested
   }
 }
 
+// `options` holds two candidates on `device` (the newest last): the one predicted slower for
+// `node` goes.
+void Scheduler::keep_faster_precision(NodeId node, int device, NodeOptions& options) const {
+  const DeviceProfile& profile = target_.devices[device];
+  const auto earlier = std::find_if(options.candidates.begin(), options.candidates.end() - 1,
+                                    [&](const Candidate& c) { return c.device == device; });
+  const double earlier_ms = cost_.node_ms(graph_, node, profile, earlier->precision);
+  const double later_ms = cost_.node_ms(graph_, node, profile, options.candidates.back().precision);
+  if (later_ms < earlier_ms) {
+    options.candidates.erase(earlier);
+  } else {
+    options.candidates.pop_back();
+  }
+}
+
 NodeOptions Scheduler::options_for(NodeId node) {
   const OpChoices& op = choices_for(graph_.node(node).op_type);
   NodeOptions options;
@@ -217,16 +234,24 @@ NodeOptions Scheduler::options_for(NodeId node) {
   for (size_t c = 0; c < op.choices.size(); ++c) {
     const ResolvedChoice& rc = op.choices[c];
     const size_t rejections_before = options.rejections.size();
-    const size_t candidates_before = options.candidates.size();
     if (rc.devices.empty()) {
       options.rejections.push_back(
           {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
            "no device of target " + target_.name + " matches '" + rc.choice.device + "'"});
     }
     for (int d : rc.devices) {
-      if (taken[d]) continue;  // one precision per device: its first supported choice
+      // One precision per device: its first supported choice or, on a calibrated device under
+      // the latency objective, the one measured faster for this node (fp16 that a device only
+      // stores can be slower than fp32).
+      if (taken[d] && (policy_.objective != Objective::kLatency ||
+                       target_.devices[d].curves.empty())) {
+        continue;
+      }
+      const size_t before = options.candidates.size();
       try_device(node, c, rc.choice.precision, d, options);
-      if (options.candidates.size() > candidates_before) taken[d] = true;
+      if (options.candidates.size() == before) continue;
+      if (taken[d]) keep_faster_precision(node, d, options);
+      taken[d] = true;
     }
     if (c == 0 && options.candidates.empty() && options.rejections.size() > rejections_before) {
       options.first_choice_rejection = options.rejections[rejections_before];
@@ -476,6 +501,35 @@ void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan)
                             rejection.detail});
 }
 
+// An OpenCL program stores every tensor in one precision: fp16 only when every node of the
+// partition computes fp16 (partition_program.cpp). A partition that mixes them runs in fp32, and
+// its plan says so: its fp16 nodes become fp32, predicted as such.
+void Scheduler::unify_opencl_precisions(Plan& plan) const {
+  std::map<int, bool> mixed;  // partition -> has an fp32 node
+  for (const NodePlacement& placement : plan.nodes) {
+    if (target_.find(placement.device)->api != DeviceApi::kOpenCl) continue;
+    mixed[placement.partition] |= placement.precision == Precision::kFp32;
+  }
+  for (size_t n = 0; n < plan.nodes.size(); ++n) {
+    NodePlacement& placement = plan.nodes[n];
+    const auto partition = mixed.find(placement.partition);
+    if (partition == mixed.end() || !partition->second ||
+        placement.precision == Precision::kFp32 ||
+        target_.find(placement.device)->api != DeviceApi::kOpenCl) {
+      continue;
+    }
+    const DeviceProfile& device = *target_.find(placement.device);
+    placement.detail += (placement.detail.empty() ? "" : "; ") +
+                        std::string("fp32 with the rest of its partition (asked ") +
+                        precision_name(placement.precision) + ")";
+    placement.precision = Precision::kFp32;
+    if (placement.predicted_ms > 0) {
+      placement.predicted_ms = cost_.node_ms(graph_, static_cast<NodeId>(n), device,
+                                             Precision::kFp32);
+    }
+  }
+}
+
 // A node fused into its producer costs nothing only when that producer runs in the same
 // partition (programs fuse within a partition): one that reads another partition's value (or a
 // graph input) runs as a step of its own and is charged its own time. Views and folded nodes stay
@@ -644,6 +698,7 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
+  unify_opencl_precisions(plan);
   charge_fusions_across_partitions(plan);
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {
     const DeviceProfile& device = target_.devices[grouping.partition_device[p]];
