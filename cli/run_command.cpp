@@ -111,12 +111,6 @@ int64_t peak_rss_bytes() {
 
 }  // namespace
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 std::vector<Tensor> seeded_inputs(const Graph& graph, int request) {
   constexpr uint32_t kRequestStride = 1000003;  // a prime: no two (request, input) seeds meet
   std::vector<Tensor> inputs;
@@ -154,13 +148,13 @@ std::vector<PartitionTiming> partition_timings(size_t partitions,
     if (s.ms.empty()) continue;
     PartitionTiming& t = timings[p];
     t.runs = static_cast<int>(s.ms.size());
-    t.measured_ms = median_of(s.ms);
-    t.upload_bytes = std::llround(median_of(s.upload_bytes));
-    t.zero_copy_bytes = std::llround(median_of(s.zero_copy_bytes));
-    t.upload_ms = median_of(s.upload_ms);
-    t.download_bytes = std::llround(median_of(s.download_bytes));
-    t.download_ms = median_of(s.download_ms);
-    t.verify_ms = median_of(s.verify_ms);
+    t.measured_ms = sched::median_of(s.ms);
+    t.upload_bytes = std::llround(sched::median_of(s.upload_bytes));
+    t.zero_copy_bytes = std::llround(sched::median_of(s.zero_copy_bytes));
+    t.upload_ms = sched::median_of(s.upload_ms);
+    t.download_bytes = std::llround(sched::median_of(s.download_bytes));
+    t.download_ms = sched::median_of(s.download_ms);
+    t.verify_ms = sched::median_of(s.verify_ms);
   }
   return timings;
 }
@@ -169,7 +163,7 @@ double median_request_ms(const std::vector<RunRecord>& records) {
   if (records.empty()) return 0;
   std::vector<double> ms;
   for (const RunRecord& record : records) ms.push_back(record.end_ms - record.start_ms);
-  return median_of(ms);
+  return sched::median_of(ms);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "cli/plan_command.h"
 #include "hsched/executor.h"
 #include "hsched/status.h"
+#include "scheduler/measure.h"
 
 namespace hsched::cli {
 
@@ -54,8 +55,6 @@ struct TimedRuns {
   std::vector<RunRecord> records;         // kMaxKeptRecords warm-up and timed runs
 };
 
-double median_of(std::vector<double> values);
-
 // Runs `program` (anything with run(inputs, RunRecord*) and reset_profile()) warmup + iterations
 // times on `inputs`, timing the last `iterations` runs; the profile covers those runs only.
 template <typename Program>
@@ -80,7 +79,7 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
   const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
   timed.min_ms = *min_it;
   timed.max_ms = *max_it;
-  timed.median_ms = median_of(times);
+  timed.median_ms = sched::median_of(times);
   return timed;
 }
 
@@ -102,8 +101,8 @@ std::vector<PartitionTiming> partition_timings(size_t partitions,
 // The median of the records' end - start (ms); 0 without records.
 double median_request_ms(const std::vector<RunRecord>& records);
 // "partition device nodes predicted measured upload download", each line indented two spaces:
-// a row per partition (its predicted compute, the records' medians) and one for the whole
-// request (Plan::predicted_ms, the median request).
+// a row per partition (its predicted run, the records' medians) and one for the whole
+// request (Plan::predicted_run_ms, the median request).
 std::string partition_table(const Plan& plan, const std::vector<RunRecord>& records);
 
 // Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.

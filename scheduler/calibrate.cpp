@@ -15,6 +15,7 @@
 #include "graph/onnx_import.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
+#include "scheduler/calibrate_specs.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/partition_program.h"
 #include "scheduler/target_select.h"
@@ -28,261 +29,8 @@ constexpr int kProgressSteps = 100;  // progress reported in 1% steps
 // the nodes alone, without the partition's overhead or the layout changes at its ends.
 constexpr int kShortChain = 2;
 constexpr int kLongChain = 8;
-constexpr int kTinyChain = 9;  // the long tiny chain of the overhead benchmark
-constexpr int64_t kTinyElements = 16;
+constexpr int kTinyChain = 9;        // the long tiny chain of the overhead benchmark
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const size_t mid = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
-  double m = values[mid];
-  if (values.size() % 2 == 0) {
-    m = (m + *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid))) /
-        2;
-  }
-  return m;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The benchmarks: small graphs built in memory, each a chain (or fan) of `nodes` equal nodes so
-// that the per-partition overhead is spread and subtracted.
-
-struct Spec {
-  std::string name;
-  CostClass cost_class = CostClass::kElementwise;
-  Precision precision = Precision::kFp32;
-  int nodes = 0;               // fixed chain length; 0: measured at kShortChain and kLongChain
-  bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
-  std::function<void(OnnxBuilder&, int nodes)> build;
-};
-
-uint32_t next_seed() {
-  static uint32_t seed = 1;
-  return seed++;
-}
-
-// x [1, c, h, h] -> `nodes` Convs (k x k, stride 1, same padding, `group` groups) -> y.
-Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
-  Spec spec;
-  spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_c" +
-              std::to_string(c) + "_h" + std::to_string(h);
-  spec.cost_class = depthwise               ? CostClass::kDepthwiseConv
-                    : h * h <= kGemvMaxRows ? CostClass::kGemv
-                    : k == 1                ? CostClass::kPointwiseConv
-                                            : CostClass::kConv;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, {1, c, h, h});
-    std::string x = "x";
-    for (int i = 0; i < nodes; ++i) {
-      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
-      const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : c) * k * k));
-      b.initializer_random(w, {c, depthwise ? 1 : c, k, k}, scale, next_seed());
-      b.initializer_random(bias, {c}, 0.05f, next_seed());
-      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {y});
-      set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
-      set_attr(node, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
-      if (depthwise) set_attr(node, "group", c);
-      x = y;
-    }
-    b.output("y", DType::kF32, {1, c, h, h});
-  };
-  return spec;
-}
-
-// x [m, n] -> `nodes` MatMuls by constant [n, n] weights -> y.
-Spec matmul_spec(int64_t m, int64_t n) {
-  Spec spec;
-  spec.name = "matmul_m" + std::to_string(m) + "_n" + std::to_string(n);
-  spec.cost_class = m <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, {m, n});
-    std::string x = "x";
-    for (int i = 0; i < nodes; ++i) {
-      const std::string w = "w" + std::to_string(i);
-      b.initializer_random(w, {n, n}, 1.0f / std::sqrt(static_cast<float>(n)), next_seed());
-      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      b.node("MatMul", {x, w}, {y});
-      x = y;
-    }
-    b.output("y", DType::kF32, {m, n});
-  };
-  return spec;
-}
-
-// A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
-Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims,
-                std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add) {
-  Spec spec;
-  spec.name = std::move(name);
-  spec.cost_class = cost_class;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, dims);
-    std::string x = "x";
-    for (int i = 0; i < nodes; ++i) {
-      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      add(b, x, y);
-      x = y;
-    }
-    b.output("y", DType::kF32, dims);
-  };
-  return spec;
-}
-
-// Attention's products of two activations: a fan of MatMuls q [h, m, d] x k [h, d, m].
-Spec attention_spec(int64_t heads, int64_t m, int64_t d) {
-  Spec spec;
-  spec.name =
-      "attention_h" + std::to_string(heads) + "_m" + std::to_string(m) + "_d" + std::to_string(d);
-  spec.cost_class = CostClass::kGemm;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("q", DType::kF32, {heads, m, d});
-    b.input("k", DType::kF32, {heads, d, m});
-    for (int i = 0; i < nodes; ++i) {
-      const std::string y = "y" + std::to_string(i);
-      b.node("MatMul", {"q", "k"}, {y});
-      b.output(y, DType::kF32, {heads, m, m});
-    }
-  };
-  return spec;
-}
-
-std::string size_name(int64_t elements) {
-  if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
-  return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
-}
-
-std::vector<Spec> memory_specs() {
-  std::vector<Spec> specs;
-  constexpr int64_t kRow = 256;
-  for (int64_t elements :
-       {int64_t{1} << 10, int64_t{4} << 10, int64_t{32} << 10, int64_t{256} << 10, int64_t{1} << 20,
-        int64_t{4} << 20, int64_t{16} << 20}) {
-    const std::string size = size_name(elements);
-    // Binary adds against the chain's input, as residual adds read two tensors.
-    specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements},
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 b.node("Add", {x, "x"}, {y});
-                               }));
-    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kElementwise, {elements},
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 b.node("Sigmoid", {x}, {y});
-                               }));
-    const std::vector<int64_t> rows{elements / kRow, kRow};
-    specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
-                               }));
-    specs.push_back(
-        chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
-                   [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                     const std::string scale = y + ".scale", bias = y + ".bias";
-                     b.initializer_random(scale, {kRow}, 1.0f, next_seed());
-                     b.initializer_random(bias, {kRow}, 0.1f, next_seed());
-                     set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
-                   }));
-    // [1, c, h, h] images of the same size for the spatial ops.
-    const int64_t c = elements >= (1 << 20) ? 64 : 16;
-    const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
-    const std::vector<int64_t> image{1, c, h, h};
-    specs.push_back(chain_spec("maxpool_" + size, CostClass::kPooling, image,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 onnx::NodeProto& node = b.node("MaxPool", {x}, {y});
-                                 set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
-                                 set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
-                               }));
-    // LayerNorm over the channels of an image (ConvNeXt): Transpose, LayerNorm, Transpose,
-    // which a backend may run as one normalization.
-    // ConvNeXt's stages have 40 to 320 channels.
-    constexpr int64_t kNormChannels = 96;
-    const auto norm_h =
-        std::max<int64_t>(1, std::lround(std::sqrt(static_cast<double>(elements / kNormChannels))));
-    Spec& channel_norm = specs.emplace_back(chain_spec(
-        "channel_layernorm_" + size, CostClass::kChannelNorm, {1, kNormChannels, norm_h, norm_h},
-        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-          const int64_t c = kNormChannels;
-          const std::string scale = y + ".scale", bias = y + ".bias";
-          b.initializer_random(scale, {c}, 1.0f, next_seed());
-          b.initializer_random(bias, {c}, 0.1f, next_seed());
-          set_attr(b.node("Transpose", {x}, {y + ".nhwc"}), "perm",
-                   std::vector<int64_t>{0, 2, 3, 1});
-          set_attr(b.node("LayerNormalization", {y + ".nhwc", scale, bias}, {y + ".norm"}), "axis",
-                   -1);
-          set_attr(b.node("Transpose", {y + ".norm"}, {y}), "perm",
-                   std::vector<int64_t>{0, 3, 1, 2});
-        }));
-    channel_norm.fused_on_host = true;
-    specs.push_back(chain_spec(
-        "transpose_" + size, CostClass::kDataMovement, image,
-        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-          set_attr(b.node("Transpose", {x}, {y}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-        }));
-    // Reductions change the shape: a fan of ReduceMeans over the input instead.
-    Spec reduce;
-    reduce.name = "reducemean_" + size;
-    reduce.cost_class = CostClass::kReduction;
-    reduce.build = [rows](OnnxBuilder& b, int nodes) {
-      b.input("x", DType::kF32, rows);
-      for (int i = 0; i < nodes; ++i) {
-        const std::string y = "y" + std::to_string(i);
-        onnx::NodeProto& node = b.node("ReduceMean", {"x"}, {y});
-        set_attr(node, "axes", std::vector<int64_t>{-1});
-        b.output(y, DType::kF32, {rows[0], 1});
-      }
-    };
-    specs.push_back(std::move(reduce));
-  }
-  return specs;
-}
-
-std::vector<Spec> compute_specs(Precision precision) {
-  std::vector<Spec> specs;
-  const std::vector<std::pair<int64_t, int64_t>> images{
-      {16, 112}, {24, 56}, {32, 56}, {64, 56}, {64, 28}, {128, 28}, {128, 14},
-      {256, 14}, {256, 7}, {512, 7}, {16, 14}, {48, 7},  {96, 7}};
-  for (int64_t k : {1, 3}) {
-    for (const auto& [c, h] : images) specs.push_back(conv_spec(c, h, k, false));
-  }
-  // Squeeze-excitation layers: 1x1 convolutions of one pixel.
-  for (int64_t c : {64, 256, 1024}) specs.push_back(conv_spec(c, 1, 1, false));
-  const std::vector<std::pair<int64_t, int64_t>> depthwise{
-      {32, 112}, {96, 56}, {144, 56}, {192, 28}, {384, 14}, {576, 14}, {960, 7}, {72, 14}, {96, 7}};
-  for (int64_t k : {3, 5, 7}) {
-    for (const auto& [c, h] : depthwise) specs.push_back(conv_spec(c, h, k, true));
-  }
-  for (int64_t m : {64, 128, 197}) {
-    for (int64_t n : {128, 256, 512, 1024}) specs.push_back(matmul_spec(m, n));
-  }
-  for (int64_t n : {256, 512, 1024, 2048, 4096}) specs.push_back(matmul_spec(1, n));
-  for (const auto& [heads, m] :
-       std::vector<std::pair<int64_t, int64_t>>{{3, 197}, {4, 128}, {3, 50}, {8, 64}}) {
-    specs.push_back(attention_spec(heads, m, 64));
-  }
-  for (Spec& spec : specs) {
-    spec.precision = precision;
-    spec.name += std::string("_") + precision_name(precision);
-  }
-  return specs;
-}
-
-// Tiny Relu chains: one node and kTinyChain nodes of kTinyElements floats.
-Spec tiny_spec(int nodes) {
-  Spec spec = chain_spec(
-      "tiny_relu_x" + std::to_string(nodes), CostClass::kElementwise, {kTinyElements},
-      [](OnnxBuilder& b, const std::string& x, const std::string& y) { b.node("Relu", {x}, {y}); });
-  spec.nodes = nodes;
-  return spec;
-}
-
-// One Relu over `elements` floats: its partition's upload and download are the copy curves.
-Spec copy_spec(int64_t elements) {
-  Spec spec = chain_spec(
-      "copy_" + size_name(elements), CostClass::kUpload, {elements},
-      [](OnnxBuilder& b, const std::string& x, const std::string& y) { b.node("Relu", {x}, {y}); });
-  spec.nodes = 1;
-  return spec;
-}
 
 // ---------------------------------------------------------------------------------------------
 // A benchmark compiled for the device.
@@ -454,7 +202,7 @@ Curve smoothed(Curve curve) {
   std::vector<double> rate(out.size());
   for (size_t i = 0; i < out.size(); ++i) rate[i] = out[i].work / out[i].ms;
   for (size_t i = 1; i + 1 < out.size(); ++i) {
-    out[i].ms = out[i].work / median({rate[i - 1], rate[i], rate[i + 1]});
+    out[i].ms = out[i].work / median_of({rate[i - 1], rate[i], rate[i + 1]});
   }
   for (size_t i = 1; i < out.size(); ++i) out[i].ms = std::max(out[i].ms, out[i - 1].ms);
   return out;
@@ -524,72 +272,7 @@ void summarize_curves(DeviceProfile& profile) {
   }
 }
 
-// What to measure on `device`: every compute class in each precision it computes, the byte
-// classes in fp32 (those fused into one step on the CPU only there).
-std::vector<Spec> specs_for(const DeviceProfile& device) {
-  std::vector<Spec> specs;
-  for (Precision precision : device.precisions()) {
-    if (precision == Precision::kInt8) continue;  // no int8 kernels yet
-    for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
-  }
-  for (Spec& spec : memory_specs()) {
-    if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
-  }
-  return specs;
-}
-
 }  // namespace
-
-Result<std::vector<Measured>> measure_alternating(
-    const std::vector<BenchRun>& benches, const ProtocolOptions& options,
-    const std::function<void(int done, int total)>& progress) {
-  const size_t count = benches.size();
-  std::vector<int> runs(count, options.min_runs);
-  for (size_t b = 0; b < count; ++b) {
-    std::vector<double> warm;
-    for (int i = 0; i < std::max(1, options.warmup); ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      HSCHED_RETURN_IF_ERROR(benches[b]().status());
-      warm.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
-    }
-    // Enough runs per round to fill round_ms, from the warm-up's wall time.
-    const double per_run = std::max(1e-3, median(warm));
-    runs[b] = std::clamp(static_cast<int>(std::ceil(options.round_ms / per_run)), options.min_runs,
-                         options.max_runs);
-  }
-  std::vector<std::vector<double>> round_medians(count);
-  const int total = static_cast<int>(count) * options.rounds;
-  int done = 0;
-  for (int round = 0; round < options.rounds; ++round) {
-    for (size_t i = 0; i < count; ++i) {
-      const size_t b = (i + static_cast<size_t>(round)) % count;
-      const auto settle = std::chrono::steady_clock::now();
-      while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - settle)
-                 .count() < options.settle_ms) {
-        HSCHED_RETURN_IF_ERROR(benches[b]().status());
-      }
-      std::vector<double> samples;
-      for (int r = 0; r < runs[b]; ++r) {
-        HSCHED_ASSIGN_OR_RETURN(double ms, benches[b]());
-        samples.push_back(ms);
-      }
-      round_medians[b].push_back(median(samples));
-      if (progress) progress(++done, total);
-    }
-  }
-  std::vector<Measured> results(count);
-  for (size_t b = 0; b < count; ++b) {
-    const auto& medians = round_medians[b];
-    results[b].ms = median(medians);
-    if (!medians.empty() && results[b].ms > 0) {
-      const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-      results[b].spread = (*hi - *lo) / results[b].ms;
-    }
-  }
-  return results;
-}
 
 Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
                                            const DeviceProfile* previous,
@@ -747,7 +430,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   if (reuse || compile_per_node.empty()) {
     if (reuse) profile.compile_ms_per_node = previous->compile_ms_per_node;
   } else {
-    profile.compile_ms_per_node = median(compile_per_node);
+    profile.compile_ms_per_node = median_of(compile_per_node);
   }
   profile.compile_ms_per_partition =
       reuse ? previous->compile_ms_per_partition : tiny_one.compile_ms;

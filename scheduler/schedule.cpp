@@ -18,7 +18,6 @@
 #include "backends/capability.h"
 #include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/program.h"
-#include "backends/opencl/node_ops.h"
 #include "backends/opencl/program.h"
 #include "scheduler/cost_model.h"
 #include "scheduler/cpu_capability.h"
@@ -26,6 +25,7 @@
 #include "scheduler/level_zero_capability.h"
 #include "scheduler/opencl_capability.h"
 #include "scheduler/partitioner.h"
+#include "scheduler/plan_costs.h"
 
 namespace hsched {
 namespace {
@@ -133,15 +133,12 @@ class Scheduler {
   void add_transfers(const sched::PlacementProblem& problem,
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
                      const sched::Grouping& grouping, Plan& plan) const;
-  void add_run_times(Plan& plan) const;
   void keep_faster_precision(NodeId node, int device, NodeOptions& options) const;
-  void unify_opencl_precisions(Plan& plan) const;
   // The plan of `assignment`: placements, partitions, transfers, predictions (`plan` holds the
   // model, target, policy and rejections already).
   Plan build_plan(Plan plan, const sched::PlacementProblem& problem,
                   const std::vector<NodeOptions>& options, const std::vector<SplitPick>& picks,
                   const std::vector<ValueId>& graph_value_of, const sched::Assignment& assignment);
-  void charge_fusions_across_partitions(Plan& plan) const;
   int host_device() const;
 
   const Graph& graph_;
@@ -501,79 +498,6 @@ void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan)
                             rejection.detail});
 }
 
-// An OpenCL program stores every tensor in one precision: fp16 only when every node of the
-// partition computes fp16 (partition_program.cpp). A partition that mixes them runs in fp32, and
-// its plan says so: its fp16 nodes become fp32, predicted as such.
-void Scheduler::unify_opencl_precisions(Plan& plan) const {
-  std::map<int, bool> mixed;  // partition -> has an fp32 node
-  for (const NodePlacement& placement : plan.nodes) {
-    if (target_.find(placement.device)->api != DeviceApi::kOpenCl) continue;
-    mixed[placement.partition] |= placement.precision == Precision::kFp32;
-  }
-  for (size_t n = 0; n < plan.nodes.size(); ++n) {
-    NodePlacement& placement = plan.nodes[n];
-    const auto partition = mixed.find(placement.partition);
-    if (partition == mixed.end() || !partition->second ||
-        placement.precision == Precision::kFp32 ||
-        target_.find(placement.device)->api != DeviceApi::kOpenCl) {
-      continue;
-    }
-    const DeviceProfile& device = *target_.find(placement.device);
-    placement.detail += (placement.detail.empty() ? "" : "; ") +
-                        std::string("fp32 with the rest of its partition (asked ") +
-                        precision_name(placement.precision) + ")";
-    placement.precision = Precision::kFp32;
-    if (placement.predicted_ms > 0) {
-      placement.predicted_ms = cost_.node_ms(graph_, static_cast<NodeId>(n), device,
-                                             Precision::kFp32);
-    }
-  }
-}
-
-// A node fused into its producer costs nothing only when that producer runs in the same
-// partition (programs fuse within a partition): one that reads another partition's value (or a
-// graph input) runs as a step of its own and is charged its own time. Views and folded nodes stay
-// free wherever their input comes from.
-void Scheduler::charge_fusions_across_partitions(Plan& plan) const {
-  for (size_t n = 0; n < plan.nodes.size(); ++n) {
-    NodePlacement& placement = plan.nodes[n];
-    const Node& node = graph_.node(static_cast<NodeId>(n));
-    if (placement.predicted_ms > 0 || cpu::is_reshape_like(node.op_type) ||
-        opencl::is_view_op(node.op_type)) {
-      continue;
-    }
-    const bool split = std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
-      if (v == kNoValue || graph_.value(v).is_constant()) return false;
-      const NodeId producer = graph_.value(v).producer;
-      return producer == kNoNode || plan.nodes[producer].partition != placement.partition;
-    });
-    if (!split) continue;
-    const DeviceProfile& device = *target_.find(placement.device);
-    placement.predicted_ms =
-        cost_.node_ms(graph_, static_cast<NodeId>(n), device, placement.precision);
-  }
-}
-
-// Each partition's steady-state run: its nodes, its device's run overhead and the copies its
-// device makes. A copy's predicted time goes to its non-host side, halved between two devices.
-void Scheduler::add_run_times(Plan& plan) const {
-  for (Partition& partition : plan.partitions) {
-    partition.run_ms = partition.compute_ms + target_.find(partition.device)->run_overhead_ms;
-  }
-  const auto is_host = [&](const std::string& id) {
-    return target_.find(id)->api == DeviceApi::kHost;
-  };
-  for (const Transfer& transfer : plan.transfers) {
-    const bool from_side = !is_host(transfer.from_device) && transfer.from_partition >= 0;
-    const bool to_side = !is_host(transfer.to_device) && transfer.to_partition >= 0;
-    const double share = from_side && to_side ? 0.5 : 1.0;
-    if (from_side) plan.partitions[transfer.from_partition].run_ms += share * transfer.predicted_ms;
-    if (to_side) plan.partitions[transfer.to_partition].run_ms += share * transfer.predicted_ms;
-  }
-  plan.predicted_run_ms = 0;
-  for (const Partition& partition : plan.partitions) plan.predicted_run_ms += partition.run_ms;
-}
-
 void Scheduler::add_transfers(const sched::PlacementProblem& problem,
                               const std::vector<ValueId>& graph_value_of,
                               const std::vector<int>& device_of, const sched::Grouping& grouping,
@@ -698,8 +622,8 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
-  unify_opencl_precisions(plan);
-  charge_fusions_across_partitions(plan);
+  sched::unify_opencl_precisions(graph_, cost_, plan);
+  sched::charge_fusions_across_partitions(graph_, cost_, plan);
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {
     const DeviceProfile& device = target_.devices[grouping.partition_device[p]];
     Partition partition;
@@ -714,7 +638,7 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     plan.partitions.push_back(std::move(partition));
   }
   add_transfers(problem, graph_value_of, assignment.device_of, grouping, plan);
-  add_run_times(plan);
+  sched::add_run_times(plan);
   plan.predicted_ms = assignment.cost_ms;
   for (int d = 0; d < problem.device_count; ++d) {
     const double ms = sched::single_device(problem, d).cost_ms;

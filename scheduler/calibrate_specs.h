@@ -1,0 +1,35 @@
+// Calibration's benchmarks (scheduler/calibrate.h): small graphs built in memory, each a chain
+// (or a fan, where the shape changes) of equal nodes, so that a short and a long one differ by
+// the nodes alone. Internal to calibration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/onnx_builder.h"
+#include "hsched/device.h"
+
+namespace hsched::sched {
+
+struct Spec {
+  std::string name;
+  CostClass cost_class = CostClass::kElementwise;
+  Precision precision = Precision::kFp32;
+  int nodes = 0;               // fixed chain length; 0: measured as a short and a long chain
+  bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
+  std::function<void(OnnxBuilder&, int nodes)> build;
+};
+
+// What to measure on `device`: every compute class in each precision it computes, the byte
+// classes in fp32 (those fused into one step on the CPU only there).
+std::vector<Spec> specs_for(const DeviceProfile& device);
+
+// A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
+Spec tiny_spec(int nodes);
+
+// One Relu over `elements` floats: its partition's upload and download are the copy curves.
+Spec copy_spec(int64_t elements);
+
+}  // namespace hsched::sched

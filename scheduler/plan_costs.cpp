@@ -1,0 +1,84 @@
+#include "scheduler/plan_costs.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "backends/cpu/program.h"
+#include "backends/opencl/node_ops.h"
+
+namespace hsched::sched {
+
+// An OpenCL program stores every tensor in one precision: fp16 only when every node of the
+// partition computes fp16 (partition_program.cpp). A partition that mixes them runs in fp32, and
+// its plan says so: its fp16 nodes become fp32, predicted as such.
+void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& plan) {
+  std::map<int, bool> mixed;  // partition -> has an fp32 node
+  for (const NodePlacement& placement : plan.nodes) {
+    if (plan.target.find(placement.device)->api != DeviceApi::kOpenCl) continue;
+    mixed[placement.partition] |= placement.precision == Precision::kFp32;
+  }
+  for (size_t n = 0; n < plan.nodes.size(); ++n) {
+    NodePlacement& placement = plan.nodes[n];
+    const auto partition = mixed.find(placement.partition);
+    if (partition == mixed.end() || !partition->second || placement.precision == Precision::kFp32 ||
+        plan.target.find(placement.device)->api != DeviceApi::kOpenCl) {
+      continue;
+    }
+    const DeviceProfile& device = *plan.target.find(placement.device);
+    placement.detail += (placement.detail.empty() ? "" : "; ") +
+                        std::string("fp32 with the rest of its partition (asked ") +
+                        precision_name(placement.precision) + ")";
+    placement.precision = Precision::kFp32;
+    if (placement.predicted_ms > 0) {
+      placement.predicted_ms =
+          cost.node_ms(graph, static_cast<NodeId>(n), device, Precision::kFp32);
+    }
+  }
+}
+
+// A node fused into its producer costs nothing only when that producer runs in the same
+// partition (programs fuse within a partition): one that reads another partition's value (or a
+// graph input) runs as a step of its own and is charged its own time. Views and folded nodes stay
+// free wherever their input comes from.
+void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost, Plan& plan) {
+  for (size_t n = 0; n < plan.nodes.size(); ++n) {
+    NodePlacement& placement = plan.nodes[n];
+    const Node& node = graph.node(static_cast<NodeId>(n));
+    if (placement.predicted_ms > 0 || cpu::is_reshape_like(node.op_type) ||
+        opencl::is_view_op(node.op_type)) {
+      continue;
+    }
+    const bool split = std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
+      if (v == kNoValue || graph.value(v).is_constant()) return false;
+      const NodeId producer = graph.value(v).producer;
+      return producer == kNoNode || plan.nodes[producer].partition != placement.partition;
+    });
+    if (!split) continue;
+    const DeviceProfile& device = *plan.target.find(placement.device);
+    placement.predicted_ms =
+        cost.node_ms(graph, static_cast<NodeId>(n), device, placement.precision);
+  }
+}
+
+// Each partition's steady-state run: its nodes, its device's run overhead and the copies its
+// device makes. A copy's predicted time goes to its non-host side, halved between two devices.
+void add_run_times(Plan& plan) {
+  for (Partition& partition : plan.partitions) {
+    partition.run_ms = partition.compute_ms + plan.target.find(partition.device)->run_overhead_ms;
+  }
+  const auto is_host = [&](const std::string& id) {
+    return plan.target.find(id)->api == DeviceApi::kHost;
+  };
+  for (const Transfer& transfer : plan.transfers) {
+    const bool from_side = !is_host(transfer.from_device) && transfer.from_partition >= 0;
+    const bool to_side = !is_host(transfer.to_device) && transfer.to_partition >= 0;
+    const double share = from_side && to_side ? 0.5 : 1.0;
+    if (from_side) plan.partitions[transfer.from_partition].run_ms += share * transfer.predicted_ms;
+    if (to_side) plan.partitions[transfer.to_partition].run_ms += share * transfer.predicted_ms;
+  }
+  plan.predicted_run_ms = 0;
+  for (const Partition& partition : plan.partitions) plan.predicted_run_ms += partition.run_ms;
+}
+
+}  // namespace hsched::sched
