@@ -9,8 +9,10 @@ restricted to the compared devices when --devices is given). --target is passed 
 Inputs: the model's test_data_set_0 folder when there is one.
 
 Protocol: one untimed warm-up run of each configuration (a configuration that fails there is
-reported and left out), then alternating rounds: each round runs every configuration once, in an
-order rotated by one each round, each in a fresh process with --warmup W --iterations N. A
+reported and left out), then alternating rounds: each round runs every configuration of every
+model once, in an order rotated by one each round, each in a fresh process with --warmup W
+--iterations N, so that a figure's rounds are spread over the whole bench (as calibration's are)
+and a slow minute of a shared machine moves one round of each figure, not every round of one. A
 configuration's figure is the median of its round medians (latency_ms.median of each run); the
 spread printed beside it is (max - min) / median of the round medians. Per partition: the median
 over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_ms (one
@@ -129,7 +131,8 @@ def summarise_config(name, flags, reports):
     return row
 
 
-def bench_model(args, name, configs):
+def model_runs(args, name, configs):
+    """(model, config, flags, command) of one model's configurations, or None when absent."""
     model_dir = os.path.join(args.models, name)
     model = os.path.join(model_dir, "model.onnx")
     if not os.path.exists(model):
@@ -139,34 +142,50 @@ def bench_model(args, name, configs):
     inputs = os.path.join(model_dir, "test_data_set_0")
     if os.path.isdir(inputs):
         base += ["--inputs", inputs]
-    timed = ["--warmup", str(args.warmup), "--iterations", str(args.iterations)]
+    return [(name, config, flags, base + flags) for config, flags in configs]
 
+
+def measure(args, runs):
+    """Every run's warm-up, then alternating rounds over all of them: each round runs every
+    (model, configuration) once, in an order rotated by one each round, so that each figure's
+    rounds are spread over the whole bench, as calibration's are. Returns per (model, config)
+    the reports of its rounds, and the failures."""
+    timed = ["--warmup", str(args.warmup), "--iterations", str(args.iterations)]
     live, failed = [], []
-    for config, flags in configs:
+    for run in runs:
+        name, config, flags, cmd = run
         # Warm-up: caches (OpenCL programs, files) filled once, and a broken config found early.
         try:
-            run_json(base + flags + ["--warmup", "0", "--iterations", "1"], args.timeout)
-            live.append((config, flags))
+            run_json(cmd + ["--warmup", "0", "--iterations", "1"], args.timeout)
+            live.append(run)
         except RunError as e:
-            failed.append({"config": config, "flags": flags, "error": str(e)})
+            failed.append({"model": name, "config": config, "flags": flags, "error": str(e)})
             print(f"{name}: {config}: failed, left out: {e}", flush=True)
-    reports = {config: [] for config, _ in live}
+    reports = {(name, config): [] for name, config, _, _ in live}
     for r in range(args.rounds):
+        print(f"round {r + 1} of {args.rounds}", file=sys.stderr, flush=True)
         order = live[r % len(live):] + live[:r % len(live)] if live else []
-        for config, flags in order:
-            if config not in reports:
+        for name, config, flags, cmd in order:
+            if (name, config) not in reports:
                 continue
             try:
-                reports[config].append(run_json(base + flags + timed, args.timeout))
+                reports[(name, config)].append(run_json(cmd + timed, args.timeout))
             except RunError as e:
-                failed.append({"config": config, "flags": flags, "error": f"round {r}: {e}"})
+                failed.append({"model": name, "config": config, "flags": flags,
+                               "error": f"round {r}: {e}"})
                 print(f"{name}: {config}: failed in round {r}, left out: {e}", flush=True)
-                del reports[config]
-    rows = [summarise_config(c, f, reports[c]) for c, f in live if c in reports]
+                del reports[(name, config)]
+    return reports, failed
+
+
+def model_result(name, configs, reports, failed):
+    rows = [summarise_config(c, f, reports[(name, c)]) for c, f in configs
+            if (name, c) in reports]
     alone = [row for row in rows if row["config"] != "plan"]
     plan = next((row for row in rows if row["config"] == "plan"), None)
-    result = {"model": name, "configs": rows, "failed": failed, "ratio": None, "fastest": None,
-              "ratio_spreads": None}
+    result = {"model": name, "configs": rows,
+              "failed": [f for f in failed if f["model"] == name], "ratio": None,
+              "fastest": None, "ratio_spreads": None}
     if alone and plan:
         fastest = min(alone, key=lambda row: row["measured_ms"])
         result["fastest"] = fastest["config"]
@@ -279,14 +298,16 @@ def main():
           f"rounds x {args.iterations} runs ({args.warmup} warm-up) after one warm-up run each; "
           f"median of round medians, spread = (max-min)/median of rounds; "
           f"error = (predicted-measured)/measured", flush=True)
-    results = []
+    names, runs = [], []
     for name in args.names:
-        result = bench_model(args, name, configs)
-        if result is None:
-            continue
-        results.append(result)
+        model = model_runs(args, name, configs)
+        if model is not None:
+            names.append(name)
+            runs += model
+    reports, failed = measure(args, runs)
+    results = [model_result(name, configs, reports, failed) for name in names]
+    for result in results:
         print_model(result)
-        sys.stdout.flush()
     if not results:
         sys.exit("bench: no model measured")
     summary = print_summary(args, results)

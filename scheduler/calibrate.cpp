@@ -45,6 +45,7 @@ struct Bench {
   std::vector<Tensor> inputs;
   double work = 0;  // per node, in the class's unit
   double compile_ms = 0;
+  bool baseline = false;  // the previous pair's chains without what they measure
 };
 
 std::vector<Tensor> random_inputs(const Graph& graph) {
@@ -90,7 +91,9 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  bench.work = node_work(*bench.graph, 0, bench.spec.precision).work;
+  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision,
+                         bench.spec.cost_class)
+                   .work;
   const auto start = std::chrono::steady_clock::now();
   if (compiler != nullptr) {
     // Every node in one partition, a fan of independent nodes included.
@@ -315,19 +318,30 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
         return Status::ok();
       }
     }
-    // benches holds each spec's short chain, then its long one.
-    Result<Bench> short_chain = make_bench(spec, kShortChain, device, host, options, &compiler);
-    Result<Bench> long_chain = short_chain.is_ok() ? make_bench(std::move(spec), kLongChain, device,
-                                                                host, options, &compiler)
-                                                   : short_chain.status();
-    if (long_chain.status().code() == ErrorCode::kUnimplemented) {
-      ++report.skipped;
-      report.lines.push_back("skipped         " + long_chain.status().message());
-      return Status::ok();
+    // benches holds each spec's short chain, then its long one; then, for a spec with a
+    // baseline, the baseline's two.
+    std::vector<Spec> chains{spec};
+    if (spec.baseline) {
+      Spec& baseline = chains.emplace_back(spec);
+      baseline.name += "_baseline";
+      baseline.build = std::exchange(baseline.baseline, nullptr);
+      baseline.work_node = 0;  // its work is not plotted
     }
-    HSCHED_RETURN_IF_ERROR(long_chain.status());
-    benches.push_back(std::move(*short_chain));
-    benches.push_back(std::move(*long_chain));
+    std::vector<Bench> made;
+    for (const Spec& chain : chains) {
+      for (int nodes : {kShortChain, kLongChain}) {
+        Result<Bench> bench = make_bench(chain, nodes, device, host, options, &compiler);
+        if (bench.status().code() == ErrorCode::kUnimplemented) {
+          ++report.skipped;
+          report.lines.push_back("skipped         " + bench.status().message());
+          return Status::ok();
+        }
+        HSCHED_RETURN_IF_ERROR(bench.status());
+        bench->baseline = made.size() >= 2;
+        made.push_back(std::move(*bench));
+      }
+    }
+    for (Bench& bench : made) benches.push_back(std::move(bench));
     return Status::ok();
   };
   // The overhead chains come first and are always measured: everything else is net of them.
@@ -388,25 +402,32 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.
   std::map<std::pair<CostClass, Precision>, Curve> curves;
   std::vector<double> compile_per_node;
-  for (size_t b = 0; b + 1 < benches.size(); b += 2) {
-    const Bench& bench = benches[b + 1];
+  const double extra_nodes = kLongChain - kShortChain;
+  // The long chain's time less the short one's: `nodes` more nodes. `noise` in ms.
+  const auto difference = [&](size_t b, double& noise) {
     const Measured& short_m = measured[2 + b];
     const Measured& long_m = measured[3 + b];
-    const double extra_nodes = kLongChain - kShortChain;
-    const double ms = std::max(1e-6, (long_m.ms - short_m.ms) / extra_nodes);
-    // The noise of a difference: both chains' spreads, relative to what is left.
+    noise += long_m.spread * long_m.ms + short_m.spread * short_m.ms;
+    return long_m.ms - short_m.ms;
+  };
+  for (size_t b = 0; b + 1 < benches.size(); b += 2) {
+    const Bench& bench = benches[b + 1];
+    if (bench.baseline) continue;
+    double noise = 0;
+    double extra_ms = difference(b, noise);
+    if (b + 3 < benches.size() && benches[b + 3].baseline) extra_ms -= difference(b + 2, noise);
+    const double ms = std::max(1e-6, extra_ms / extra_nodes);
+    // The noise of a difference: the chains' spreads, relative to what is left.
     constexpr double kMaxSpread = 100;  // a difference lost in the noise says so, boundedly
-    const Measured m{
-        ms, std::min(kMaxSpread, (long_m.spread * long_m.ms + short_m.spread * short_m.ms) /
-                                     std::max(1e-6, long_m.ms - short_m.ms))};
+    const double spread = std::min(kMaxSpread, noise / std::max(1e-6, extra_ms));
     curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
-        {bench.spec.name, bench.work, ms, m.spread});
+        {bench.spec.name, bench.work, ms, spread});
     compile_per_node.push_back(
         std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
     report.lines.push_back(figure_line(std::string(cost_class_name(bench.spec.cost_class)) + " " +
                                            precision_name(bench.spec.precision),
                                        bench.spec.name, bench.work,
-                                       is_compute_class(bench.spec.cost_class), ms, m.spread));
+                                       is_compute_class(bench.spec.cost_class), ms, spread));
     ++report.measured;
   }
   for (size_t c = 0; c < copy_benches.size(); ++c) {

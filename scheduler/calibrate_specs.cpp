@@ -100,6 +100,64 @@ Spec attention_spec(int64_t heads, int64_t m, int64_t d) {
   return spec;
 }
 
+// x [m, n] -> `nodes` MatMuls by constant [n, n] weights, each followed by GELU as PyTorch
+// exports it (the CPU fuses it into the MatMul) or not: the difference is the fused epilogue.
+Spec gelu_epilogue_spec(int64_t m, int64_t n) {
+  const auto chain = [m, n](bool gelu) {
+    return [m, n, gelu](OnnxBuilder& b, int nodes) {
+      b.input("x", DType::kF32, {m, n});
+      std::string x = "x";
+      for (int i = 0; i < nodes; ++i) {
+        const std::string link = "l" + std::to_string(i);
+        b.initializer_random(link + ".w", {n, n}, 1.0f / std::sqrt(static_cast<float>(n)),
+                             next_seed());
+        const std::string y = i + 1 == nodes ? "y" : link;
+        b.node("MatMul", {x, link + ".w"}, {gelu ? link + ".mm" : y});
+        if (gelu) {
+          b.initializer_f32(link + ".sqrt2", {}, {1.41421356f});
+          b.initializer_f32(link + ".one", {}, {1.0f});
+          b.initializer_f32(link + ".half", {}, {0.5f});
+          b.node("Div", {link + ".mm", link + ".sqrt2"}, {link + ".div"});
+          b.node("Erf", {link + ".div"}, {link + ".erf"});
+          b.node("Add", {link + ".erf", link + ".one"}, {link + ".add"});
+          b.node("Mul", {link + ".mm", link + ".add"}, {link + ".mul"});
+          b.node("Mul", {link + ".mul", link + ".half"}, {y});
+        }
+        x = y;
+      }
+      b.output("y", DType::kF32, {m, n});
+    };
+  };
+  Spec spec;
+  spec.name = "gelu_epilogue_m" + std::to_string(m) + "_n" + std::to_string(n);
+  spec.cost_class = CostClass::kEpilogue;
+  spec.fused_on_host = true;
+  spec.work_node = 2;  // the Erf
+  spec.build = chain(true);
+  spec.baseline = chain(false);
+  return spec;
+}
+
+// x [1, c, h, h] -> a 1x1 Conv (the channels-last producer a model's pooling reads) -> a fan of
+// `nodes` GlobalAveragePools.
+Spec global_pool_spec(int64_t c, int64_t h) {
+  Spec spec;
+  spec.name = "global_avgpool_c" + std::to_string(c) + "_h" + std::to_string(h);
+  spec.cost_class = CostClass::kGlobalPool;
+  spec.work_node = 1;
+  spec.build = [=](OnnxBuilder& b, int nodes) {
+    b.input("x", DType::kF32, {1, c, h, h});
+    b.initializer_random("w", {c, c, 1, 1}, 1.0f / std::sqrt(static_cast<float>(c)), next_seed());
+    b.node("Conv", {"x", "w"}, {"t"});
+    for (int i = 0; i < nodes; ++i) {
+      const std::string y = "y" + std::to_string(i);
+      b.node("GlobalAveragePool", {"t"}, {y});
+      b.output(y, DType::kF32, {1, c, 1, 1});
+    }
+  };
+  return spec;
+}
+
 std::string size_name(int64_t elements) {
   if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
@@ -117,7 +175,7 @@ std::vector<Spec> memory_specs() {
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  b.node("Add", {x, "x"}, {y});
                                }));
-    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kElementwise, {elements},
+    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kTranscendental, {elements},
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  b.node("Sigmoid", {x}, {y});
                                }));
@@ -185,6 +243,15 @@ std::vector<Spec> memory_specs() {
     };
     specs.push_back(std::move(reduce));
   }
+  // The pooled images of CNNs: from a squeeze-excitation's 16 x 56 x 56 to a classifier's
+  // 1280 x 7 x 7 and SqueezeNet's 1000 x 13 x 13.
+  for (const auto& [c, h] : std::vector<std::pair<int64_t, int64_t>>{
+           {16, 56}, {72, 28}, {96, 14}, {576, 7}, {1280, 7}, {1000, 13}, {256, 56}}) {
+    specs.push_back(global_pool_spec(c, h));
+  }
+  // GELU epilogues from 32 Ki to 1.5 Mi elements, after cheap MatMuls (n = 32) so that the
+  // epilogue is not lost in the MatMul's own noise.
+  for (int64_t m : {1024, 4096, 12544, 50176}) specs.push_back(gelu_epilogue_spec(m, 32));
   return specs;
 }
 

@@ -20,6 +20,12 @@ struct Spec {
   int nodes = 0;               // fixed chain length; 0: measured as a short and a long chain
   bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
   std::function<void(OnnxBuilder&, int nodes)> build;
+  // The node of the chain's first link whose work the point is plotted at (a fan's first node
+  // may be the producer every link reads).
+  int work_node = 0;
+  // Where set, the same chain without what is measured: the point is the difference of the two
+  // (an epilogue: a MatMul chain with and without its fused GELU).
+  std::function<void(OnnxBuilder&, int nodes)> baseline;
 };
 
 // What to measure on `device`: every compute class in each precision it computes, the byte

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <set>
 
 #include "graph/cost.h"
 #include "scheduler/partitioner.h"
@@ -104,6 +105,7 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
   if (op == "MatMul" || op == "Gemm") {
     return output_extent(graph, node, 0, 1) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
   }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return CostClass::kGlobalPool;
   switch (op_class_of(op)) {
     case OpClass::kPooling:
       return CostClass::kPooling;
@@ -113,8 +115,9 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
       return CostClass::kReduction;
     case OpClass::kDataMovement:
       return CostClass::kDataMovement;
-    case OpClass::kConvLinear:  // conv_linear ops not named above
     case OpClass::kElementwise:
+      return computes_transcendental(op) ? CostClass::kTranscendental : CostClass::kElementwise;
+    case OpClass::kConvLinear:  // conv_linear ops not named above
     case OpClass::kOther:
       break;
   }
@@ -122,6 +125,13 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
 }
 
 }  // namespace
+
+bool computes_transcendental(const std::string& op_type) {
+  static const std::set<std::string> kOps{"Erf",      "Sigmoid", "Tanh", "Exp", "Log",
+                                          "Softplus", "Mish",    "Gelu", "Elu", "Selu",
+                                          "Celu",     "Sqrt",    "Pow"};
+  return kOps.count(op_type) != 0;
+}
 
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    std::optional<CostClass> as_class) {

@@ -20,6 +20,10 @@ struct NodeWork {
   CostClass cost_class = CostClass::kElementwise;
   double work = -1;
 };
+// Ops whose every element costs a polynomial or a division (Erf, Sigmoid, Tanh...), fused into a
+// producer's epilogue or not, as opposed to arithmetic, free in registers once fused.
+bool computes_transcendental(const std::string& op_type);
+
 // `as_class`: count the node as that class instead (a fused chain that runs as another op).
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    std::optional<CostClass> as_class = std::nullopt);

@@ -311,15 +311,6 @@ Status Scheduler::refuse(const std::vector<NodeId>& offenders,
   return invalid_argument(message);
 }
 
-// Ops whose every element costs a polynomial or a division even when fused into a producer's
-// epilogue (as opposed to max/min/add/multiply, free in registers).
-bool computes_transcendental(const std::string& op) {
-  static const std::set<std::string> kOps{"Erf",      "Sigmoid", "Tanh", "Exp", "Log",
-                                          "Softplus", "Mish",    "Gelu", "Elu", "Selu",
-                                          "Celu",     "Sqrt",    "Pow"};
-  return kOps.count(op) != 0;
-}
-
 // How much faster a plan across devices must be predicted than the best single-device plan.
 constexpr double kSplitMargin = 0.1;
 
@@ -363,22 +354,30 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
     }
   }
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+    const auto node = static_cast<NodeId>(n);
     for (int d = 0; d < devices; ++d) {
       double& ms = problem.node_ms[n][d];
       if (ms == sched::kNotAllowed) continue;
-      if (!free[d].empty() && free[d][n]) {
-        // A fused transcendental function is still computed on every element.
-        if (!computes_transcendental(graph_.node(static_cast<NodeId>(n)).op_type)) ms = 0;
-      } else if (target_.devices[d].api == DeviceApi::kHost &&
-                 (cpu_step_ops[n] == cpu::kGroupNormOp ||
-                  cpu_step_ops[n] == cpu::kChannelLayerNormOp)) {
-        const CostClass as = cpu_step_ops[n] == cpu::kGroupNormOp ? CostClass::kNormalization
-                                                                  : CostClass::kChannelNorm;
+      const DeviceProfile& device = target_.devices[d];
+      const auto as_class = [&](CostClass as) {
         const Candidate& c =
             *std::find_if(options[n].candidates.begin(), options[n].candidates.end(),
                           [&](const Candidate& c) { return c.device == d; });
-        ms = cost_.node_ms(graph_, static_cast<NodeId>(n), target_.devices[d], c.precision, as) +
-             cost_.node_compile_ms(target_.devices[d]);
+        return cost_.node_ms(graph_, node, device, c.precision, as) +
+               cost_.node_compile_ms(device);
+      };
+      if (!free[d].empty() && free[d][n]) {
+        // A fused transcendental function is still computed on every element: what it adds to
+        // its producer's step where calibration measured that, else its own time.
+        if (!sched::computes_transcendental(graph_.node(node).op_type)) {
+          ms = 0;
+        } else if (sched::find_curve(device, CostClass::kEpilogue, Precision::kFp32) != nullptr) {
+          ms = as_class(CostClass::kEpilogue);
+        }
+      } else if (device.api == DeviceApi::kHost && (cpu_step_ops[n] == cpu::kGroupNormOp ||
+                                                    cpu_step_ops[n] == cpu::kChannelLayerNormOp)) {
+        ms = as_class(cpu_step_ops[n] == cpu::kGroupNormOp ? CostClass::kNormalization
+                                                           : CostClass::kChannelNorm);
       }
     }
   }

@@ -48,16 +48,22 @@ enum class CostClass {
   kGemm,           // MatMul, Gemm with more than a few rows; work: FLOP
   kGemv,           // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
                    // convolutions of at most that many output pixels (squeeze-excitation); FLOP
-  kElementwise,    // work: bytes read + written (so for every class below)
+  kElementwise,    // arithmetic, activations without a transcendental function (Add, Relu...);
+                   // work: bytes read + written (so for every class below)
+  kTranscendental,  // elementwise ops computing a polynomial or division per element (Sigmoid,
+                    // Erf, Tanh, Exp...): far slower per byte than arithmetic on a CPU
+  kEpilogue,  // a transcendental op fused into its producer's step (GELU's Erf after a MatMul on
+              // the CPU): what it adds to that step; CPU only
   kNormalization,
   kChannelNorm,  // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes
   kPooling,
+  kGlobalPool,  // GlobalAveragePool, GlobalMaxPool: a reduction over each channel's pixels
   kReduction,
   kDataMovement,
   kUpload,    // host -> device copy of one tensor; work: bytes
   kDownload,  // device -> host copy of one tensor; work: bytes
 };
-inline constexpr int kCostClassCount = 13;
+inline constexpr int kCostClassCount = 16;
 inline constexpr int64_t kGemvMaxRows = 4;
 const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
 std::optional<CostClass> parse_cost_class(const std::string& name);
