@@ -158,6 +158,49 @@ Spec global_pool_spec(int64_t c, int64_t h) {
   return spec;
 }
 
+// x [1, c, h, h] -> `nodes` links of a depthwise 3x3 Conv and LayerNorm over the channels
+// (Transpose, LayerNormalization, Transpose), as ConvNeXt's blocks begin; the baseline is the
+// same chain of Convs alone. The Conv between two norms keeps them apart as in a model (back to
+// back, a norm's closing Transpose and the next one's opening Transpose meet).
+Spec channel_norm_spec(int64_t c, int64_t h) {
+  const auto chain = [c, h](bool norm) {
+    return [c, h, norm](OnnxBuilder& b, int nodes) {
+      b.input("x", DType::kF32, {1, c, h, h});
+      std::string x = "x";
+      for (int i = 0; i < nodes; ++i) {
+        const std::string link = "l" + std::to_string(i);
+        const std::string y = i + 1 == nodes ? "y" : link;
+        b.initializer_random(link + ".w", {c, 1, 3, 3}, 1.0f / 3, next_seed());
+        onnx::NodeProto& conv = b.node("Conv", {x, link + ".w"}, {norm ? link + ".conv" : y});
+        set_attr(conv, "kernel_shape", std::vector<int64_t>{3, 3});
+        set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        set_attr(conv, "group", c);
+        if (norm) {
+          b.initializer_random(link + ".scale", {c}, 1.0f, next_seed());
+          b.initializer_random(link + ".bias", {c}, 0.1f, next_seed());
+          set_attr(b.node("Transpose", {link + ".conv"}, {link + ".nhwc"}), "perm",
+                   std::vector<int64_t>{0, 2, 3, 1});
+          set_attr(b.node("LayerNormalization", {link + ".nhwc", link + ".scale", link + ".bias"},
+                          {link + ".norm"}),
+                   "axis", -1);
+          set_attr(b.node("Transpose", {link + ".norm"}, {y}), "perm",
+                   std::vector<int64_t>{0, 3, 1, 2});
+        }
+        x = y;
+      }
+      b.output("y", DType::kF32, {1, c, h, h});
+    };
+  };
+  Spec spec;
+  spec.name = "channel_layernorm_c" + std::to_string(c) + "_h" + std::to_string(h);
+  spec.cost_class = CostClass::kChannelNorm;
+  spec.fused_on_host = true;
+  spec.work_node = 1;  // the opening Transpose, which heads the fused step
+  spec.build = chain(true);
+  spec.baseline = chain(false);
+  return spec;
+}
+
 std::string size_name(int64_t elements) {
   if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
@@ -202,27 +245,6 @@ std::vector<Spec> memory_specs() {
                                  set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
                                  set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
                                }));
-    // LayerNorm over the channels of an image (ConvNeXt): Transpose, LayerNorm, Transpose,
-    // which a backend may run as one normalization.
-    // ConvNeXt's stages have 40 to 320 channels.
-    constexpr int64_t kNormChannels = 96;
-    const auto norm_h =
-        std::max<int64_t>(1, std::lround(std::sqrt(static_cast<double>(elements / kNormChannels))));
-    Spec& channel_norm = specs.emplace_back(chain_spec(
-        "channel_layernorm_" + size, CostClass::kChannelNorm, {1, kNormChannels, norm_h, norm_h},
-        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-          const int64_t c = kNormChannels;
-          const std::string scale = y + ".scale", bias = y + ".bias";
-          b.initializer_random(scale, {c}, 1.0f, next_seed());
-          b.initializer_random(bias, {c}, 0.1f, next_seed());
-          set_attr(b.node("Transpose", {x}, {y + ".nhwc"}), "perm",
-                   std::vector<int64_t>{0, 2, 3, 1});
-          set_attr(b.node("LayerNormalization", {y + ".nhwc", scale, bias}, {y + ".norm"}), "axis",
-                   -1);
-          set_attr(b.node("Transpose", {y + ".norm"}, {y}), "perm",
-                   std::vector<int64_t>{0, 3, 1, 2});
-        }));
-    channel_norm.fused_on_host = true;
     specs.push_back(chain_spec(
         "transpose_" + size, CostClass::kDataMovement, image,
         [](OnnxBuilder& b, const std::string& x, const std::string& y) {
@@ -242,6 +264,23 @@ std::vector<Spec> memory_specs() {
       }
     };
     specs.push_back(std::move(reduce));
+  }
+  // LayerNorm over the channels of an image (ConvNeXt): Transpose, LayerNorm, Transpose, which a
+  // backend may run as one normalization. Its rate depends on the channel count as much as on
+  // the size: the stages of ConvNeXt-atto (40 to 320 channels) and -tiny (96 to 768), and a
+  // small and two large images.
+  for (const auto& [c, h] : std::vector<std::pair<int64_t, int64_t>>{{16, 8},
+                                                                     {40, 56},
+                                                                     {80, 28},
+                                                                     {160, 14},
+                                                                     {320, 7},
+                                                                     {96, 56},
+                                                                     {192, 28},
+                                                                     {384, 14},
+                                                                     {768, 7},
+                                                                     {96, 112},
+                                                                     {128, 224}}) {
+    specs.push_back(channel_norm_spec(c, h));
   }
   // The pooled images of CNNs: from a squeeze-excitation's 16 x 56 x 56 to a classifier's
   // 1280 x 7 x 7 and SqueezeNet's 1000 x 13 x 13.
