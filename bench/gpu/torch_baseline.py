@@ -144,6 +144,7 @@ def time_model(name, warmup, iterations):
 def export_model(name, folder):
     import os
     import onnx
+    import onnx.numpy_helper
     torch.manual_seed(0)
     model, inputs = BUILDERS[name]()
     path = os.path.join(folder, name, "model.onnx")
@@ -153,6 +154,14 @@ def export_model(name, folder):
         torch.onnx.export(model.eval(), inputs, path, opset_version=17, dynamo=False,
                           input_names=input_names, output_names=["output"],
                           do_constant_folding=True)
+    # The export's inputs beside it, as the shared models keep theirs: runs there then read real
+    # token ids and an all-ones mask, not hsched's seeded 0/1 (half the tokens masked).
+    data = os.path.join(os.path.dirname(path), "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    for k, (tensor, input_name) in enumerate(zip(inputs, input_names)):
+        proto = onnx.numpy_helper.from_array(tensor.numpy(), input_name)
+        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+            f.write(proto.SerializeToString())
     ops = {}
     for node in onnx.load(path).graph.node:
         ops[node.op_type] = ops.get(node.op_type, 0) + 1

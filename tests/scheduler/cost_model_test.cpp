@@ -206,6 +206,47 @@ TEST(NodeWorkTest, BytesClassesCountBytesInThePrecision) {
   EXPECT_EQ(find_curve(device, CostClass::kConv, Precision::kFp16), nullptr);
 }
 
+// One node of `op` reading x of `dims` into y of `out_dims`.
+Graph one_node(const std::string& op, const std::vector<int64_t>& dims,
+               const std::vector<int64_t>& out_dims) {
+  Graph graph;
+  Node node;
+  node.name = "node";
+  node.op_type = op;
+  node.inputs = {graph.add_value("x", DType::kF32, Shape{dims})};
+  node.outputs = {graph.add_value("y", DType::kF32, Shape{out_dims})};
+  graph.add_node(std::move(node));
+  return graph;
+}
+
+TEST(NodeWorkTest, TranscendentalOpsAndGlobalPoolsHaveClassesOfTheirOwn) {
+  // Sigmoid and Erf cost a polynomial per element: far from Relu's rate on a CPU.
+  for (const std::string op : {"Sigmoid", "Erf", "Tanh", "Exp"}) {
+    const NodeWork work = node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32);
+    EXPECT_EQ(work.cost_class, CostClass::kTranscendental) << op;
+    EXPECT_DOUBLE_EQ(work.work, 8192) << op;
+  }
+  for (const std::string op : {"Relu", "Add", "HardSwish"}) {
+    EXPECT_EQ(node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32).cost_class,
+              CostClass::kElementwise)
+        << op;
+  }
+  EXPECT_TRUE(computes_transcendental("Erf"));
+  EXPECT_FALSE(computes_transcendental("Relu"));
+  // A global pool reads every pixel and writes one value per channel.
+  const NodeWork pool =
+      node_work(one_node("GlobalAveragePool", {1, 16, 8, 8}, {1, 16, 1, 1}), 0, Precision::kFp32);
+  EXPECT_EQ(pool.cost_class, CostClass::kGlobalPool);
+  EXPECT_DOUBLE_EQ(pool.work, 4.0 * (16 * 64 + 16));
+  EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32)
+                .cost_class,
+            CostClass::kPooling);
+  // Their names round-trip (the calibrated profile's YAML keys).
+  for (CostClass c : {CostClass::kTranscendental, CostClass::kEpilogue, CostClass::kGlobalPool}) {
+    EXPECT_EQ(parse_cost_class(cost_class_name(c)), c) << cost_class_name(c);
+  }
+}
+
 // A discrete GPU over PCIe (16 GB/s, 10 us), an integrated one and an NPU sharing host memory.
 class TransferTest : public CostModelTest {
  protected:

@@ -338,5 +338,46 @@ TEST(DiscoverTest, ThisMachineResolvesByNameAndPlans) {
   EXPECT_EQ(plan->policy.name, "default");
 }
 
+// x [64, 32] -> MatMul -> GELU as PyTorch exports it (Div, Erf, Add, Mul, Mul) -> y: the CPU
+// runs the GELU inside the MatMul's step.
+Graph matmul_gelu() {
+  OnnxBuilder b(17, "matmul_gelu");
+  b.input("x", DType::kF32, {64, 32}).output("y", DType::kF32, {64, 32});
+  b.initializer_random("w", {32, 32}, 0.1f, 1);
+  b.initializer_f32("sqrt2", {}, {1.41421356f})
+      .initializer_f32("one", {}, {1.0f})
+      .initializer_f32("half", {}, {0.5f});
+  b.node("MatMul", {"x", "w"}, {"mm"}, "matmul");
+  b.node("Div", {"mm", "sqrt2"}, {"div"}, "div");
+  b.node("Erf", {"div"}, {"erf"}, "erf");
+  b.node("Add", {"erf", "one"}, {"add"}, "add");
+  b.node("Mul", {"mm", "add"}, {"mul"}, "mul");
+  b.node("Mul", {"mul", "half"}, {"y"}, "half");
+  return import_built(b, "matmul_gelu");
+}
+
+TEST(ScheduleTest, FusedTranscendentalIsChargedItsMeasuredEpilogue) {
+  const Graph graph = matmul_gelu();
+  Target target = test_target({}, {});
+  target.devices.resize(1);
+  DeviceProfile& cpu = target.devices[0];
+  ASSERT_EQ(cpu.api, DeviceApi::kHost);
+  // One point beyond every node here: each node of a class takes that point's time.
+  for (CostClass c : {CostClass::kGemm, CostClass::kElementwise, CostClass::kTranscendental}) {
+    cpu.curves[{c, Precision::kFp32}] = {{"flat", 1e12, 1.0, 0}};
+  }
+  const auto erf_ms = [&](const Target& t) {
+    const Result<Plan> plan = schedule(graph, t, everything_to("cpu0", Precision::kFp32));
+    EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+    const NodeId erf = node_named(graph, "erf");
+    EXPECT_DOUBLE_EQ(plan->nodes[static_cast<size_t>(node_named(graph, "div"))].predicted_ms, 0);
+    return plan->nodes[static_cast<size_t>(erf)].predicted_ms;
+  };
+  // Without an epilogue curve the fused Erf is charged as if it ran alone.
+  EXPECT_DOUBLE_EQ(erf_ms(target), 1.0);
+  cpu.curves[{CostClass::kEpilogue, Precision::kFp32}] = {{"flat", 1e12, 0.25, 0}};
+  EXPECT_DOUBLE_EQ(erf_ms(target), 0.25);
+}
+
 }  // namespace
 }  // namespace hsched
