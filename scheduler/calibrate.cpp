@@ -9,6 +9,7 @@
 #include <ctime>
 #include <memory>
 #include <random>
+#include <thread>
 #include <utility>
 
 #include "graph/onnx_builder.h"
@@ -31,6 +32,9 @@ constexpr int kShortChain = 2;
 constexpr int kLongChain = 8;
 constexpr int kTinyChain = 9;        // the long tiny chain of the overhead benchmark
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
+// Idle time before a wake-up run: past libgomp's spin (GOMP_SPINCOUNT, about 0.1 ms in hsched)
+// and oneTBB's, as a device waiting for another's partition.
+constexpr std::chrono::milliseconds kIdle{2};
 
 // ---------------------------------------------------------------------------------------------
 // A benchmark compiled for the device.
@@ -352,6 +356,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                           make_bench(tiny_spec(1), 1, device, host, options, nullptr));
   HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device,
                                                       host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench wake, make_bench(wake_spec(), 1, device, host, options, nullptr));
   for (Spec& spec : specs) HSCHED_RETURN_IF_ERROR(add_bench(std::move(spec)));
   std::vector<Bench> copy_benches;
   for (Spec& spec : copy_specs) {
@@ -381,6 +386,13 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     runs.push_back(run_of(bench, Part::kUpload, false));
     runs.push_back(run_of(bench, Part::kDownload, false));
   }
+  // A partition that uses the device's threads, run back to back and after the device idled,
+  // as one that waits for another device's partition: its threads went to sleep meanwhile.
+  runs.push_back(run_of(wake, Part::kCompute, false));
+  runs.push_back([run = run_of(wake, Part::kCompute, false)]() {
+    std::this_thread::sleep_for(kIdle);
+    return run();
+  });
   int shown = -1;
   const auto progress = [&](int done, int total) {
     const int step = total > 0 ? kProgressSteps * done / total : kProgressSteps;
@@ -398,6 +410,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                                      profile.run_overhead_ms, measured[0].spread));
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
+  profile.wake_overhead_ms = std::max(0.0, measured.back().ms - measured[measured.size() - 2].ms);
+  report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
+                                     profile.wake_overhead_ms, measured.back().spread));
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.
   std::map<std::pair<CostClass, Precision>, Curve> curves;

@@ -335,6 +335,21 @@ Spec tiny_spec(int nodes) {
   return spec;
 }
 
+Spec wake_spec() {
+  Spec spec;
+  spec.name = "wake";
+  spec.nodes = 1;
+  spec.build = [](OnnxBuilder& b, int) {
+    constexpr int64_t kN = 256;
+    b.input("x", DType::kF32, {kN, kN});
+    b.initializer_random("w", {kN, kN}, 1.0f / 16, next_seed());
+    b.node("MatMul", {"x", "w"}, {"t"});
+    b.node("Add", {"t", "x"}, {"y"});
+    b.output("y", DType::kF32, {kN, kN});
+  };
+  return spec;
+}
+
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements) {
   Spec spec = chain_spec(

@@ -35,6 +35,10 @@ std::vector<Spec> specs_for(const DeviceProfile& device);
 // A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
 Spec tiny_spec(int nodes);
 
+// A partition that wakes a device's threads: a MatMul of [256, 256] by constant weights and a
+// residual Add (oneDNN's OpenMP team and oneTBB's workers on the CPU).
+Spec wake_spec();
+
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements);
 

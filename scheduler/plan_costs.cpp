@@ -64,8 +64,14 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 // Each partition's steady-state run: its nodes, its device's run overhead and the copies its
 // device makes. A copy's predicted time goes to its non-host side, halved between two devices.
 void add_run_times(Plan& plan) {
-  for (Partition& partition : plan.partitions) {
-    partition.run_ms = partition.compute_ms + plan.target.find(partition.device)->run_overhead_ms;
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    Partition& partition = plan.partitions[p];
+    const DeviceProfile& device = *plan.target.find(partition.device);
+    partition.run_ms = partition.compute_ms + device.run_overhead_ms;
+    // It starts when another device's partition ends: its threads slept meanwhile.
+    if (p > 0 && plan.partitions[p - 1].device != partition.device) {
+      partition.run_ms += device.wake_overhead_ms;
+    }
   }
   const auto is_host = [&](const std::string& id) {
     return plan.target.find(id)->api == DeviceApi::kHost;

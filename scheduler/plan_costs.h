@@ -16,7 +16,8 @@ void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& pl
 // when that producer runs in another partition.
 void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost, Plan& plan);
 
-// Partition::run_ms and Plan::predicted_run_ms, once transfers are known.
+// Partition::run_ms (its nodes, its device's run overhead, the wake-up of a device that waited
+// for another's partition, its copies) and Plan::predicted_run_ms, once transfers are known.
 void add_run_times(Plan& plan);
 
 }  // namespace hsched::sched

@@ -73,6 +73,7 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::Key << "launch_overhead_us" << YAML::Value
       << number(device.launch_overhead_ms * 1000);
   out << YAML::Key << "run_overhead_us" << YAML::Value << number(device.run_overhead_ms * 1000);
+  out << YAML::Key << "wake_overhead_us" << YAML::Value << number(device.wake_overhead_ms * 1000);
   out << YAML::Key << "zero_copy" << YAML::Value << device.zero_copy;
   if (device.transfer_bandwidth_gbps > 0) {
     out << YAML::Key << "transfer_bandwidth_gbps" << YAML::Value

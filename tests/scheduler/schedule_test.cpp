@@ -99,16 +99,23 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
   const Graph graph = conv_net();
   Target target = test_target({"Conv"}, {});
   target.devices[1].compile_ms_per_partition = 5;
+  target.devices[0].wake_overhead_ms = 0.25;
+  target.devices[1].wake_overhead_ms = 0.5;
   Policy policy = default_policy();
   policy.expected_runs = 10;
   auto plan = schedule(graph, target, policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  // One run: nodes, copies and run overheads (the objective adds the amortised compile).
+  // One run: nodes, copies and run overheads (the objective adds the amortised compile), and a
+  // wake-up for each partition that starts after another device's.
   double sum = 0;
   for (const NodePlacement& p : plan->nodes) sum += p.predicted_ms;
   for (const Transfer& t : plan->transfers) sum += t.predicted_ms;
-  for (const Partition& p : plan->partitions) {
-    sum += plan->target.find(p.device)->run_overhead_ms;
+  for (size_t i = 0; i < plan->partitions.size(); ++i) {
+    const DeviceProfile& device = *plan->target.find(plan->partitions[i].device);
+    sum += device.run_overhead_ms;
+    if (i > 0 && plan->partitions[i - 1].device != plan->partitions[i].device) {
+      sum += device.wake_overhead_ms;
+    }
   }
   EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
 }
