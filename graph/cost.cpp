@@ -265,6 +265,10 @@ bool sum_bytes(const Graph& graph, const std::vector<ValueId>& ids, int64_t& tot
 
 }  // namespace
 
+bool is_gather(const std::string& op_type) {
+  return op_type == "Gather" || op_type == "GatherElements" || op_type == "GatherND";
+}
+
 NodeCost node_cost(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   NodeCost cost;
@@ -272,6 +276,13 @@ NodeCost node_cost(const Graph& graph, NodeId id) {
   cost.flop = arithmetic_flop(node, shapes);
   const bool read_known = sum_bytes(graph, node.inputs, cost.bytes_read);
   const bool written_known = sum_bytes(graph, node.outputs, cost.bytes_written);
+  // A gather reads the rows it selects, not its whole table (an embedding of 8 MiB for 128
+  // tokens): as many bytes of its data as it writes.
+  if (is_gather(node.op_type) && read_known && written_known && !node.inputs.empty() &&
+      node.inputs[0] != kNoValue) {
+    const int64_t table = graph.value(node.inputs[0]).byte_size();
+    cost.bytes_read -= table - std::min(table, cost.bytes_written);
+  }
   cost.known = shapes.ok() && read_known && written_known;
   if (!shapes.ok()) cost.flop = 0;  // a partial count would mislead more than none
   return cost;

@@ -33,11 +33,16 @@ double scaled_bytes(const Graph& graph, NodeId node_id, const NodeCost& cost, Pr
   const Node& node = graph.node(node_id);
   const double element_bytes = static_cast<double>(precision_bytes(precision));
   const auto rescale = [&](const std::vector<ValueId>& ids) {
-    for (ValueId id : ids) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const ValueId id = ids[i];
       if (id == kNoValue) continue;
       const Value& value = graph.value(id);
       if (!is_floating(value.dtype) || !value.shape.is_static()) continue;
-      const double stored = static_cast<double>(value.byte_size());
+      double stored = static_cast<double>(value.byte_size());
+      // A gather's table counts for the rows it reads (node_cost).
+      if (&ids == &node.inputs && i == 0 && is_gather(node.op_type)) {
+        stored = std::min(stored, static_cast<double>(cost.bytes_written));
+      }
       bytes += stored * element_bytes / static_cast<double>(dtype_size(value.dtype)) - stored;
     }
   };

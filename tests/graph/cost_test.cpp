@@ -146,6 +146,19 @@ TEST(CostTest, DataMovementIsFreeButMovesBytes) {
   EXPECT_EQ(c.bytes_written, 80);
 }
 
+TEST(CostTest, GatherReadsTheRowsItSelects) {
+  OneNode g;
+  const ValueId table = g.weight("table", {8192, 256});  // an 8 MiB embedding
+  const ValueId ids = g.in("ids", {1, 128}, DType::kI64);
+  const ValueId y = g.out("y", {1, 128, 256});
+  const NodeCost c = g.cost("Gather", {table, ids}, {y});
+  EXPECT_TRUE(c.known);
+  EXPECT_EQ(c.bytes_written, 128 * 256 * 4);
+  EXPECT_EQ(c.bytes_read, 128 * 256 * 4 + 128 * 8);
+  EXPECT_TRUE(is_gather("GatherND"));
+  EXPECT_FALSE(is_gather("Slice"));
+}
+
 TEST(CostTest, ReductionsCountInputElements) {
   OneNode g;
   const ValueId x = g.in("x", {3, 10});
