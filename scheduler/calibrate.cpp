@@ -144,6 +144,21 @@ void evict_private_caches() {
 }
 
 BenchRun run_of(Bench& bench, Part part, bool evict) {
+  if (bench.program != nullptr && !bench.spec.timed_op.empty()) {
+    return [&bench, evict]() -> Result<double> {
+      if (evict) evict_private_caches();
+      bench.program->reset_profile();
+      PartitionIo io;
+      HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
+      std::vector<StepProfile> steps;
+      bench.program->append_profile(steps);
+      double ms = 0;
+      for (const StepProfile& step : steps) {
+        if (step.op == bench.spec.timed_op) ms += step.mean_ms;
+      }
+      return ms;
+    };
+  }
   if (bench.program != nullptr) {
     return [&bench, part, evict]() -> Result<double> {
       if (evict) evict_private_caches();
@@ -309,6 +324,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   executor_options.cache_dir = options.cache_dir;
   executor_options.cpu_threads = options.cpu_threads;
   PartitionCompiler compiler(executor_options);
+  ExecutorOptions profiling_options = executor_options;
+  profiling_options.profile = true;
+  PartitionCompiler profiling_compiler(profiling_options);
   std::vector<Bench> benches;
   std::vector<CurvePoint> reused;
   std::vector<std::pair<CostClass, Precision>> reused_keys;
@@ -334,7 +352,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     std::vector<Bench> made;
     for (const Spec& chain : chains) {
       for (int nodes : {kShortChain, kLongChain}) {
-        Result<Bench> bench = make_bench(chain, nodes, device, host, options, &compiler);
+        Result<Bench> bench =
+            make_bench(chain, nodes, device, host, options,
+                       chain.timed_op.empty() ? &compiler : &profiling_compiler);
         if (bench.status().code() == ErrorCode::kUnimplemented) {
           ++report.skipped;
           report.lines.push_back("skipped         " + bench.status().message());

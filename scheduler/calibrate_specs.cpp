@@ -201,12 +201,49 @@ Spec channel_norm_spec(int64_t c, int64_t h) {
   return spec;
 }
 
+// x [rows, 256] -> `nodes` links of a MatMul by constant [256, 256] weights and `op` over the
+// rows (Softmax or LayerNormalization), the op's steps timed alone. On a CPU such an op runs
+// right after a oneDNN primitive whose OpenMP threads still spin on the cores it needs, and reads
+// what the other core wrote: in transformers it took 2 to 3 times its time in a chain of its own.
+Spec after_matmul_spec(const std::string& op, int64_t rows, const std::string& size) {
+  constexpr int64_t kRow = 256;
+  Spec spec;
+  spec.name = (op == "Softmax" ? "softmax" : "layernorm") + std::string("_after_matmul_") + size;
+  spec.cost_class = CostClass::kNormalization;
+  spec.fused_on_host = true;
+  spec.work_node = 1;
+  spec.timed_op = op;
+  spec.build = [op, rows](OnnxBuilder& b, int nodes) {
+    b.input("x", DType::kF32, {rows, kRow});
+    std::string x = "x";
+    for (int i = 0; i < nodes; ++i) {
+      const std::string link = "l" + std::to_string(i);
+      const std::string y = i + 1 == nodes ? "y" : link;
+      b.initializer_random(link + ".w", {kRow, kRow}, 1.0f / 16, next_seed());
+      b.node("MatMul", {x, link + ".w"}, {link + ".mm"});
+      if (op == "Softmax") {
+        set_attr(b.node("Softmax", {link + ".mm"}, {y}), "axis", -1);
+      } else {
+        b.initializer_random(link + ".scale", {kRow}, 1.0f, next_seed());
+        b.initializer_random(link + ".bias", {kRow}, 0.1f, next_seed());
+        set_attr(b.node("LayerNormalization", {link + ".mm", link + ".scale", link + ".bias"}, {y}),
+                 "axis", -1);
+      }
+      x = y;
+    }
+    b.output("y", DType::kF32, {rows, kRow});
+  };
+  return spec;
+}
+
 std::string size_name(int64_t elements) {
   if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
 }
 
-std::vector<Spec> memory_specs() {
+// `on_host`: the normalizations up to 256 Ki elements are measured after a MatMul, as they run
+// in a model (after_matmul_spec); larger ones, and on other devices, in chains of their own.
+std::vector<Spec> memory_specs(bool on_host) {
   std::vector<Spec> specs;
   constexpr int64_t kRow = 256;
   for (int64_t elements :
@@ -223,18 +260,23 @@ std::vector<Spec> memory_specs() {
                                  b.node("Sigmoid", {x}, {y});
                                }));
     const std::vector<int64_t> rows{elements / kRow, kRow};
-    specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
-                               }));
-    specs.push_back(
-        chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
-                   [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                     const std::string scale = y + ".scale", bias = y + ".bias";
-                     b.initializer_random(scale, {kRow}, 1.0f, next_seed());
-                     b.initializer_random(bias, {kRow}, 0.1f, next_seed());
-                     set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
-                   }));
+    if (on_host && elements <= (int64_t{256} << 10)) {
+      specs.push_back(after_matmul_spec("Softmax", rows[0], size));
+      specs.push_back(after_matmul_spec("LayerNormalization", rows[0], size));
+    } else {
+      specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows,
+                                 [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                   set_attr(b.node("Softmax", {x}, {y}), "axis", -1);
+                                 }));
+      specs.push_back(
+          chain_spec("layernorm_" + size, CostClass::kNormalization, rows,
+                     [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                       const std::string scale = y + ".scale", bias = y + ".bias";
+                       b.initializer_random(scale, {kRow}, 1.0f, next_seed());
+                       b.initializer_random(bias, {kRow}, 0.1f, next_seed());
+                       set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
+                     }));
+    }
     // [1, c, h, h] images of the same size for the spatial ops.
     const int64_t c = elements >= (1 << 20) ? 64 : 16;
     const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
@@ -367,7 +409,7 @@ std::vector<Spec> specs_for(const DeviceProfile& device) {
     if (precision == Precision::kInt8) continue;  // no int8 kernels yet
     for (Spec& spec : compute_specs(precision)) specs.push_back(std::move(spec));
   }
-  for (Spec& spec : memory_specs()) {
+  for (Spec& spec : memory_specs(device.api == DeviceApi::kHost)) {
     if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
   }
   return specs;

@@ -26,6 +26,9 @@ struct Spec {
   // Where set, the same chain without what is measured: the point is the difference of the two
   // (an epilogue: a MatMul chain with and without its fused GELU).
   std::function<void(OnnxBuilder&, int nodes)> baseline;
+  // Where set, a run's figure is the time of this op's steps alone, profiled: each link's other
+  // nodes set the scene (a MatMul before a Softmax, as in attention) but are not counted.
+  std::string timed_op;
 };
 
 // What to measure on `device`: every compute class in each precision it computes, the byte
