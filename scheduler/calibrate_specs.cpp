@@ -1,6 +1,7 @@
 #include "scheduler/calibrate_specs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <utility>
 
@@ -201,37 +202,45 @@ Spec channel_norm_spec(int64_t c, int64_t h) {
   return spec;
 }
 
-// x [rows, 256] -> `nodes` links of a MatMul by constant [256, 256] weights and `op` over the
-// rows (Softmax or LayerNormalization), the op's steps timed alone. On a CPU such an op runs
-// right after a oneDNN primitive whose OpenMP threads still spin on the cores it needs, and reads
-// what the other core wrote: in transformers it took 2 to 3 times its time in a chain of its own.
-Spec after_matmul_spec(const std::string& op, int64_t rows, const std::string& size) {
+// x [2, rows / 2, 256] -> `nodes` (even) links of a MatMul by constant [256, 256] weights and
+// `op` (Softmax or LayerNormalization over the rows, or a Transpose of the first two axes), the
+// op's steps timed alone. On a CPU such an op runs right
+// after a oneDNN primitive whose OpenMP threads still spin on the cores it needs, and reads what
+// the other core wrote: in transformers it took 2 to 3 times its time in a chain of its own.
+Spec after_matmul_spec(const std::string& op, CostClass cost_class, int64_t rows,
+                       const std::string& size) {
   constexpr int64_t kRow = 256;
+  std::string name = op;
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   Spec spec;
-  spec.name = (op == "Softmax" ? "softmax" : "layernorm") + std::string("_after_matmul_") + size;
-  spec.cost_class = CostClass::kNormalization;
+  spec.name = name + "_after_matmul_" + size;
+  spec.cost_class = cost_class;
   spec.fused_on_host = true;
   spec.work_node = 1;
   spec.timed_op = op;
   spec.build = [op, rows](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, {rows, kRow});
+    const std::vector<int64_t> dims{2, rows / 2, kRow};
+    b.input("x", DType::kF32, dims);
     std::string x = "x";
     for (int i = 0; i < nodes; ++i) {
       const std::string link = "l" + std::to_string(i);
       const std::string y = i + 1 == nodes ? "y" : link;
       b.initializer_random(link + ".w", {kRow, kRow}, 1.0f / 16, next_seed());
-      b.node("MatMul", {x, link + ".w"}, {link + ".mm"});
+      const std::string mm = link + ".mm";
+      b.node("MatMul", {x, link + ".w"}, {mm});
       if (op == "Softmax") {
-        set_attr(b.node("Softmax", {link + ".mm"}, {y}), "axis", -1);
-      } else {
+        set_attr(b.node("Softmax", {mm}, {y}), "axis", -1);
+      } else if (op == "LayerNormalization") {
         b.initializer_random(link + ".scale", {kRow}, 1.0f, next_seed());
         b.initializer_random(link + ".bias", {kRow}, 0.1f, next_seed());
-        set_attr(b.node("LayerNormalization", {link + ".mm", link + ".scale", link + ".bias"}, {y}),
-                 "axis", -1);
+        set_attr(b.node(op, {mm, link + ".scale", link + ".bias"}, {y}), "axis", -1);
+      } else {  // Transpose: [2, rows / 2] and [rows / 2, 2] alternate
+        set_attr(b.node("Transpose", {mm}, {y}), "perm", std::vector<int64_t>{1, 0, 2});
       }
       x = y;
     }
-    b.output("y", DType::kF32, {rows, kRow});
+    b.output("y", DType::kF32, dims);
   };
   return spec;
 }
@@ -250,19 +259,20 @@ std::vector<Spec> memory_specs(bool on_host) {
        {int64_t{1} << 10, int64_t{4} << 10, int64_t{32} << 10, int64_t{256} << 10, int64_t{1} << 20,
         int64_t{4} << 20, int64_t{16} << 20}) {
     const std::string size = size_name(elements);
-    // Binary adds against the chain's input, as residual adds read two tensors.
+    const std::vector<int64_t> rows{elements / kRow, kRow};
+    // Up to 256 Ki elements the CPU's are measured after a MatMul, as a model runs them.
+    const bool after_matmul = on_host && elements <= (int64_t{256} << 10);
+    // Binary adds against the chain's input, as residual adds read two tensors (after a MatMul
+    // the CPU fuses them into it).
     specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements},
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {
                                  b.node("Add", {x, "x"}, {y});
                                }));
-    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kTranscendental, {elements},
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 b.node("Sigmoid", {x}, {y});
-                               }));
-    const std::vector<int64_t> rows{elements / kRow, kRow};
-    if (on_host && elements <= (int64_t{256} << 10)) {
-      specs.push_back(after_matmul_spec("Softmax", rows[0], size));
-      specs.push_back(after_matmul_spec("LayerNormalization", rows[0], size));
+    if (after_matmul) {
+      specs.push_back(after_matmul_spec("Softmax", CostClass::kNormalization, rows[0], size));
+      specs.push_back(
+          after_matmul_spec("LayerNormalization", CostClass::kNormalization, rows[0], size));
+      specs.push_back(after_matmul_spec("Transpose", CostClass::kDataMovement, rows[0], size));
     } else {
       specs.push_back(chain_spec("softmax_" + size, CostClass::kNormalization, rows,
                                  [](OnnxBuilder& b, const std::string& x, const std::string& y) {
@@ -277,6 +287,10 @@ std::vector<Spec> memory_specs(bool on_host) {
                        set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
                      }));
     }
+    specs.push_back(chain_spec("sigmoid_" + size, CostClass::kTranscendental, {elements},
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 b.node("Sigmoid", {x}, {y});
+                               }));
     // [1, c, h, h] images of the same size for the spatial ops.
     const int64_t c = elements >= (1 << 20) ? 64 : 16;
     const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
@@ -287,11 +301,13 @@ std::vector<Spec> memory_specs(bool on_host) {
                                  set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
                                  set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
                                }));
-    specs.push_back(chain_spec(
-        "transpose_" + size, CostClass::kDataMovement, image,
-        [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-          set_attr(b.node("Transpose", {x}, {y}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-        }));
+    if (!after_matmul) {
+      specs.push_back(chain_spec(
+          "transpose_" + size, CostClass::kDataMovement, image,
+          [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+            set_attr(b.node("Transpose", {x}, {y}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+          }));
+    }
     // Reductions change the shape: a fan of ReduceMeans over the input instead.
     Spec reduce;
     reduce.name = "reducemean_" + size;
