@@ -18,7 +18,7 @@ struct Spec {
   CostClass cost_class = CostClass::kElementwise;
   Precision precision = Precision::kFp32;
   int nodes = 0;               // fixed chain length; 0: measured as a short and a long chain
-  bool fused_on_host = false;  // one step on the CPU only: elsewhere not that class's cost
+  bool fused_on_host = false;  // measured on the CPU only (fused there, or in its CPU setting)
   std::function<void(OnnxBuilder&, int nodes)> build;
   // The node of the chain's first link whose work the point is plotted at (a fan's first node
   // may be the producer every link reads).
