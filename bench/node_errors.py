@@ -11,19 +11,11 @@ above an unprofiled run's latency: read the shares, not the absolute sum.
 """
 import argparse
 import collections
-import json
 import os
-import subprocess
-import sys
+
+from bench_models import run_json
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def hsched_json(cmd):
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        sys.exit(f"node_errors.py: {' '.join(cmd)}: {proc.stderr.strip()}")
-    return json.loads(proc.stdout)
 
 
 def main():
@@ -42,8 +34,8 @@ def main():
     for name in args.model:
         model = os.path.join(args.models, name, "model.onnx")
         common = [model, "--target", args.target, "--devices", args.device, "--json"]
-        plan = hsched_json([args.hsched, "plan", *common])
-        run = hsched_json([args.hsched, "run", *common, "--profile", "--threads", str(args.threads),
+        plan = run_json([args.hsched, "plan", *common])
+        run = run_json([args.hsched, "run", *common, "--profile", "--threads", str(args.threads),
                            "--iterations", str(args.iterations), "--warmup", "3"])
         measured = {step["node"]: step["ms"] for step in run["profile"]["steps"]}
         per_op = collections.defaultdict(lambda: [0.0, 0.0, 0])

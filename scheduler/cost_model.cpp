@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <set>
 
 #include "graph/cost.h"
@@ -32,22 +33,21 @@ double scaled_bytes(const Graph& graph, NodeId node_id, const NodeCost& cost, Pr
   double bytes = static_cast<double>(cost.bytes_read) + static_cast<double>(cost.bytes_written);
   const Node& node = graph.node(node_id);
   const double element_bytes = static_cast<double>(precision_bytes(precision));
-  const auto rescale = [&](const std::vector<ValueId>& ids) {
-    for (size_t i = 0; i < ids.size(); ++i) {
-      const ValueId id = ids[i];
-      if (id == kNoValue) continue;
-      const Value& value = graph.value(id);
-      if (!is_floating(value.dtype) || !value.shape.is_static()) continue;
-      double stored = static_cast<double>(value.byte_size());
-      // A gather's table counts for the rows it reads (node_cost).
-      if (&ids == &node.inputs && i == 0 && is_gather(node.op_type)) {
-        stored = std::min(stored, static_cast<double>(cost.bytes_written));
-      }
-      bytes += stored * element_bytes / static_cast<double>(dtype_size(value.dtype)) - stored;
-    }
+  // `counted`: at most this many of the value's bytes are in node_cost's (a gather's table: the
+  // rows it reads).
+  const auto rescale = [&](ValueId id, double counted) {
+    if (id == kNoValue) return;
+    const Value& value = graph.value(id);
+    if (!is_floating(value.dtype) || !value.shape.is_static()) return;
+    const double stored = std::min(static_cast<double>(value.byte_size()), counted);
+    bytes += stored * element_bytes / static_cast<double>(dtype_size(value.dtype)) - stored;
   };
-  rescale(node.inputs);
-  rescale(node.outputs);
+  constexpr double kAll = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const bool table = i == 0 && is_gather(node.op_type);
+    rescale(node.inputs[i], table ? static_cast<double>(cost.bytes_written) : kAll);
+  }
+  for (ValueId id : node.outputs) rescale(id, kAll);
   return std::max(0.0, bytes);
 }
 
