@@ -6,7 +6,10 @@ device's (issue 8).
 Configurations per model: `DEV alone` for each device compared (`hsched run --devices DEV`; the
 host CPU as `--devices cpu`, the CPU taking what a device cannot) and `plan` (`--policy POLICY`,
 restricted to the compared devices when --devices is given). --target is passed to every run.
-Inputs: the model's test_data_set_0 folder when there is one.
+Inputs: the model's test_data_set_0 folder when there is one. A plan that is one of the
+single-device plans (same partitions, devices and predicted ms, seen in the warm-up) is that
+configuration: it is measured once, its ratio is 1 by identity, and its row counts once in the
+accuracy figures (measuring one thing twice measures only the machine's noise).
 
 Protocol: one untimed warm-up run of each configuration (a configuration that fails there is
 reported and left out), then alternating rounds: each round runs every configuration of every
@@ -145,22 +148,37 @@ def model_runs(args, name, configs):
     return [(name, config, flags, base + flags) for config, flags in configs]
 
 
+def layout(report):
+    """A plan's fingerprint: each partition's device, node count and predicted ms."""
+    return tuple((p["device"], p["nodes"], round(p["predicted_ms"], 6))
+                 for p in report["partitions"])
+
+
 def measure(args, runs):
     """Every run's warm-up, then alternating rounds over all of them: each round runs every
     (model, configuration) once, in an order rotated by one each round, so that each figure's
-    rounds are spread over the whole bench, as calibration's are. Returns per (model, config)
-    the reports of its rounds, and the failures."""
+    rounds are spread over the whole bench, as calibration's are. A plan that is one of the
+    model's single-device plans (same partitions, devices and predictions) is that configuration:
+    it is measured once, under the single device's name. Returns per (model, config) the reports
+    of its rounds, the failures, and per model the single-device configuration its plan is."""
     timed = ["--warmup", str(args.warmup), "--iterations", str(args.iterations)]
-    live, failed = [], []
+    live, failed, layouts = [], [], {}
     for run in runs:
         name, config, flags, cmd = run
         # Warm-up: caches (OpenCL programs, files) filled once, and a broken config found early.
         try:
-            run_json(cmd + ["--warmup", "0", "--iterations", "1"], args.timeout)
+            layouts[(name, config)] = layout(
+                run_json(cmd + ["--warmup", "0", "--iterations", "1"], args.timeout))
             live.append(run)
         except RunError as e:
             failed.append({"model": name, "config": config, "flags": flags, "error": str(e)})
             print(f"{name}: {config}: failed, left out: {e}", flush=True)
+    same_as = {}
+    for name, config, _, _ in live:
+        plan = layouts.get((name, "plan"))
+        if config != "plan" and plan is not None and layouts[(name, config)] == plan:
+            same_as.setdefault(name, config)
+    live = [run for run in live if not (run[1] == "plan" and run[0] in same_as)]
     reports = {(name, config): [] for name, config, _, _ in live}
     for r in range(args.rounds):
         print(f"round {r + 1} of {args.rounds}", file=sys.stderr, flush=True)
@@ -175,17 +193,26 @@ def measure(args, runs):
                                "error": f"round {r}: {e}"})
                 print(f"{name}: {config}: failed in round {r}, left out: {e}", flush=True)
                 del reports[(name, config)]
-    return reports, failed
+    return reports, failed, same_as
 
 
-def model_result(name, configs, reports, failed):
-    rows = [summarise_config(c, f, reports[(name, c)]) for c, f in configs
-            if (name, c) in reports]
+def model_result(name, configs, reports, failed, same_as):
+    """`same_as`: the single-device configuration the plan is, or None. Its row then repeats
+    that configuration's figures under "plan", marked `same_as` (not counted twice)."""
+    rows = []
+    for config, flags in configs:
+        source = same_as if config == "plan" and same_as else config
+        if (name, source) in reports:
+            row = summarise_config(config, flags, reports[(name, source)])
+            if source != config:
+                row["same_as"] = source
+                row["note"] = f"the same plan as {source}: measured once, counted once"
+            rows.append(row)
     alone = [row for row in rows if row["config"] != "plan"]
     plan = next((row for row in rows if row["config"] == "plan"), None)
     result = {"model": name, "configs": rows,
               "failed": [f for f in failed if f["model"] == name], "ratio": None,
-              "fastest": None, "ratio_spreads": None}
+              "fastest": None, "ratio_spreads": None, "plan_same_as": same_as}
     if alone and plan:
         fastest = min(alone, key=lambda row: row["measured_ms"])
         result["fastest"] = fastest["config"]
@@ -221,8 +248,9 @@ def print_model(result):
     if result["ratio"] is not None:
         flag = "  > 1.05" if result["ratio"] > RATIO_LIMIT else ""
         plan_spread, fastest_spread = result["ratio_spreads"]
+        same = f"; the plan is {result['plan_same_as']}" if result["plan_same_as"] else ""
         print(f"  plan / fastest single device ({result['fastest']}): {result['ratio']:.2f}{flag} "
-              f"(spreads: plan {plan_spread:.0%}, {result['fastest']} {fastest_spread:.0%})")
+              f"(spreads: plan {plan_spread:.0%}, {result['fastest']} {fastest_spread:.0%}{same})")
     else:
         print("  plan / fastest single device: n/a (a configuration failed)")
 
@@ -242,6 +270,8 @@ def print_summary(args, results):
     runs, parts = [], []
     for result in results:
         for row in result["configs"]:
+            if row.get("same_as"):
+                continue  # that configuration's own row counts it
             runs.append((f"{result['model']} {row['config']}", row["error"]))
             for p in row["partitions"]:
                 parts.append((f"{result['model']} {row['config']} partition {p['id']} "
@@ -304,8 +334,8 @@ def main():
         if model is not None:
             names.append(name)
             runs += model
-    reports, failed = measure(args, runs)
-    results = [model_result(name, configs, reports, failed) for name in names]
+    reports, failed, same_as = measure(args, runs)
+    results = [model_result(name, configs, reports, failed, same_as.get(name)) for name in names]
     for result in results:
         print_model(result)
     if not results:

@@ -95,7 +95,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision,
+  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device.api,
                          bench.spec.cost_class)
                    .work;
   const auto start = std::chrono::steady_clock::now();
@@ -352,9 +352,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     std::vector<Bench> made;
     for (const Spec& chain : chains) {
       for (int nodes : {kShortChain, kLongChain}) {
-        Result<Bench> bench =
-            make_bench(chain, nodes, device, host, options,
-                       chain.timed_op.empty() ? &compiler : &profiling_compiler);
+        Result<Bench> bench = make_bench(chain, nodes, device, host, options,
+                                         chain.timed_op.empty() ? &compiler : &profiling_compiler);
         if (bench.status().code() == ErrorCode::kUnimplemented) {
           ++report.skipped;
           report.lines.push_back("skipped         " + bench.status().message());

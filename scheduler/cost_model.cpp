@@ -6,6 +6,7 @@
 #include <limits>
 #include <set>
 
+#include "backends/opencl/ops_spatial.h"
 #include "graph/cost.h"
 #include "scheduler/partitioner.h"
 
@@ -129,6 +130,24 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
   return CostClass::kElementwise;
 }
 
+// What the OpenCL backend's kernels execute for a group-1 Conv (tiles padded), 0 for any other
+// node: a GPU's Conv curve is measured against it.
+double opencl_conv_flops(const Graph& graph, const Node& node) {
+  if (node.op_type != "Conv" || node.attr_int("group", 1) != 1 || node.inputs.size() < 2 ||
+      node.inputs[1] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) {
+    return 0;
+  }
+  const Shape& w = graph.value(node.inputs[1]).shape;
+  const Shape& y = graph.value(node.outputs[0]).shape;
+  if (!w.is_static() || !y.is_static() || w.dims.size() < 3 || y.dims.size() != w.dims.size()) {
+    return 0;
+  }
+  int64_t reduction = 1;
+  for (size_t i = 1; i < w.dims.size(); ++i) reduction *= w.dims[i];
+  const int64_t pixels = y.dims[0] * output_extent(graph, node, 2, 0);
+  return opencl::conv_executed_flops(y.dims[1], pixels, reduction);
+}
+
 }  // namespace
 
 bool computes_transcendental(const std::string& op_type) {
@@ -138,7 +157,7 @@ bool computes_transcendental(const std::string& op_type) {
   return kOps.count(op_type) != 0;
 }
 
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision, DeviceApi api,
                    std::optional<CostClass> as_class) {
   NodeWork result;
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
@@ -146,6 +165,13 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
   if (!cost.known) return result;
   result.work = is_compute_class(result.cost_class) ? static_cast<double>(cost.flop)
                                                     : scaled_bytes(graph, node, cost, precision);
+  const bool conv_class =
+      result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv;
+  if (api == DeviceApi::kOpenCl && conv_class) {
+    if (const double executed = opencl_conv_flops(graph, graph.node(node)); executed > 0) {
+      result.work = executed;
+    }
+  }
   return result;
 }
 
@@ -199,7 +225,7 @@ double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& 
                           Precision precision, std::optional<CostClass> as_class) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
   if (!device.curves.empty()) {
-    const NodeWork work = node_work(graph, node, precision, as_class);
+    const NodeWork work = node_work(graph, node, precision, device.api, as_class);
     // A measured time already includes the launch.
     const Curve* curve = find_curve(device, work.cost_class, precision);
     if (curve != nullptr && work.work >= 0) return interpolate_ms(*curve, work.work);

@@ -24,8 +24,10 @@ struct NodeWork {
 // producer's epilogue or not, as opposed to arithmetic, free in registers once fused.
 bool computes_transcendental(const std::string& op_type);
 
-// `as_class`: count the node as that class instead (a fused chain that runs as another op).
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+// On `api`'s devices: an OpenCL device's Conv counts the FLOPs its kernels execute, tiles padded
+// (opencl::conv_executed_flops). `as_class`: count the node as that class instead (a fused chain
+// that runs as another op).
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision, DeviceApi api,
                    std::optional<CostClass> as_class = std::nullopt);
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the

@@ -182,7 +182,8 @@ TEST_F(CostModelTest, CurveReplacesTheRooflineOfItsClassAndPrecision) {
   EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp32), roofline + 0.5);
   // A batch-1 product (one row) is a GEMV, another class: the roofline again.
   const MatMulGraph row(1, 256, 256);
-  EXPECT_EQ(node_work(row.graph, row.node, Precision::kFp16).cost_class, CostClass::kGemv);
+  EXPECT_EQ(node_work(row.graph, row.node, Precision::kFp16, DeviceApi::kHost).cost_class,
+            CostClass::kGemv);
   EXPECT_GT(model.node_ms(row.graph, row.node, gpu, Precision::kFp16), 0.5);
 }
 
@@ -197,9 +198,10 @@ TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
 
 TEST(NodeWorkTest, BytesClassesCountBytesInThePrecision) {
   const ReluGraph g(1024);
-  EXPECT_EQ(node_work(g.graph, g.node, Precision::kFp32).cost_class, CostClass::kElementwise);
-  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp32).work, 8192);
-  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp16).work, 4096);
+  EXPECT_EQ(node_work(g.graph, g.node, Precision::kFp32, DeviceApi::kHost).cost_class,
+            CostClass::kElementwise);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp32, DeviceApi::kHost).work, 8192);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp16, DeviceApi::kHost).work, 4096);
   // The byte classes use their fp32 curve in every precision.
   DeviceProfile device = cpu();
   device.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"", 1000, 0.5, 0}};
@@ -220,26 +222,60 @@ Graph one_node(const std::string& op, const std::vector<int64_t>& dims,
   return graph;
 }
 
+// x [1, c, h, h] -> 3x3 Conv (same padding) -> y [1, oc, h, h].
+Graph conv_node(int64_t c, int64_t oc, int64_t h) {
+  Graph graph;
+  Node node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.inputs = {graph.add_value("x", DType::kF32, Shape{1, c, h, h}),
+                 graph.add_constant("w", Tensor(DType::kF32, {oc, c, 3, 3}))};
+  node.outputs = {graph.add_value("y", DType::kF32, Shape{1, oc, h, h})};
+  node.attributes["kernel_shape"] = std::vector<int64_t>{3, 3};
+  node.attributes["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  graph.add_node(std::move(node));
+  return graph;
+}
+
+TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
+  // A VAE's last conv: 32 channels to 3 at 256 x 256. The CPU's work is its FLOPs; the OpenCL
+  // kernels compute whole 64-row tiles, so 3 outputs cost what 64 do there.
+  const Graph rgb = conv_node(32, 3, 256);
+  const Graph wide = conv_node(32, 64, 256);
+  const double flops = 2.0 * 3 * 65536 * 32 * 9;
+  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, DeviceApi::kHost).work, flops);
+  const NodeWork on_gpu = node_work(rgb, 0, Precision::kFp32, DeviceApi::kOpenCl);
+  EXPECT_EQ(on_gpu.cost_class, CostClass::kConv);
+  EXPECT_DOUBLE_EQ(on_gpu.work, flops * 64 / 3);
+  EXPECT_DOUBLE_EQ(on_gpu.work, node_work(wide, 0, Precision::kFp32, DeviceApi::kOpenCl).work);
+  // Channels filling the tiles: FLOPs either way (K = 288 is whole steps of 16).
+  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, DeviceApi::kOpenCl).work,
+                   node_work(wide, 0, Precision::kFp32, DeviceApi::kHost).work);
+}
+
 TEST(NodeWorkTest, TranscendentalOpsAndGlobalPoolsHaveClassesOfTheirOwn) {
   // Sigmoid and Erf cost a polynomial per element: far from Relu's rate on a CPU.
   for (const std::string op : {"Sigmoid", "Erf", "Tanh", "Exp"}) {
-    const NodeWork work = node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32);
+    const NodeWork work =
+        node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, DeviceApi::kHost);
     EXPECT_EQ(work.cost_class, CostClass::kTranscendental) << op;
     EXPECT_DOUBLE_EQ(work.work, 8192) << op;
   }
   for (const std::string op : {"Relu", "Add", "HardSwish"}) {
-    EXPECT_EQ(node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32).cost_class,
-              CostClass::kElementwise)
+    EXPECT_EQ(
+        node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, DeviceApi::kHost).cost_class,
+        CostClass::kElementwise)
         << op;
   }
   EXPECT_TRUE(computes_transcendental("Erf"));
   EXPECT_FALSE(computes_transcendental("Relu"));
   // A global pool reads every pixel and writes one value per channel.
-  const NodeWork pool =
-      node_work(one_node("GlobalAveragePool", {1, 16, 8, 8}, {1, 16, 1, 1}), 0, Precision::kFp32);
+  const NodeWork pool = node_work(one_node("GlobalAveragePool", {1, 16, 8, 8}, {1, 16, 1, 1}), 0,
+                                  Precision::kFp32, DeviceApi::kHost);
   EXPECT_EQ(pool.cost_class, CostClass::kGlobalPool);
   EXPECT_DOUBLE_EQ(pool.work, 4.0 * (16 * 64 + 16));
-  EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32)
+  EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32,
+                      DeviceApi::kHost)
                 .cost_class,
             CostClass::kPooling);
   // Their names round-trip (the calibrated profile's YAML keys).
