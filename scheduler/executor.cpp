@@ -1,14 +1,11 @@
 // compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
-// of a oneTBB flow graph, requests as messages, device partitions on a thread per device.
+// of a oneTBB flow graph, requests as messages, device partitions on a thread per device, CPU
+// partitions on the process's host thread.
 #include "hsched/executor.h"
-
-#include <tbb/flow_graph.h>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <iomanip>
 #include <map>
@@ -16,9 +13,11 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <utility>
 
+#include <tbb/flow_graph.h>
+
+#include "backends/cpu/host_thread.h"
 #include "graph/subgraph.h"
 #include "hsched/schedule.h"
 #include "scheduler/partition_program.h"
@@ -32,50 +31,6 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-// Runs one device's partitions in submission order, so waiting for the device (blocking reads)
-// holds this thread and never a TBB worker.
-class DeviceThread {
- public:
-  DeviceThread() : thread_([this] { loop(); }) {}
-  ~DeviceThread() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_one();
-    thread_.join();
-  }
-  DeviceThread(const DeviceThread&) = delete;
-  DeviceThread& operator=(const DeviceThread&) = delete;
-
-  void submit(std::function<void()> job) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    jobs_.push_back(std::move(job));
-    wake_.notify_one();  // under the lock: the destructor's lock orders it before the cv dies
-  }
-
- private:
-  void loop() {
-    for (;;) {
-      std::function<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> jobs_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is built
-};
-
 struct Request;
 
 // run_stream's requests: each finished request lets the next one in.
@@ -86,10 +41,10 @@ struct Stream {
 
 // One request in flight: its values, and how many predecessors each partition still waits for.
 struct Request {
-  std::vector<std::optional<Tensor>> values;       // per graph value, while needed
-  std::unique_ptr<std::atomic<int>[]> pending;     // per partition: predecessors not finished
-  std::unique_ptr<std::atomic<int>[]> readers;     // per value: reading partitions not finished
-  std::atomic<int> sinks_left{0};                  // partitions nobody reads from, not finished
+  std::vector<std::optional<Tensor>> values;    // per graph value, while needed
+  std::unique_ptr<std::atomic<int>[]> pending;  // per partition: predecessors not finished
+  std::unique_ptr<std::atomic<int>[]> readers;  // per value: reading partitions not finished
+  std::atomic<int> sinks_left{0};               // partitions nobody reads from, not finished
   // Every hand-over between partitions releases and acquires this, so the order the flow graph
   // guarantees is also visible to ThreadSanitizer (Debian's libtbb is not instrumented).
   std::atomic<int> handoff{0};
@@ -174,7 +129,11 @@ class PlanExecutable final : public Executable {
   std::mutex run_mutex_;  // one run() or run_stream() at a time
 
   tbb::flow::graph graph_;
-  std::map<std::string, std::unique_ptr<DeviceThread>> threads_;  // per device id
+  // Per device id but the host's: its partitions run in submission order there, so waiting for
+  // the device (blocking reads) holds that thread and never a TBB worker. The host's partitions
+  // run on the process's host thread (backends/cpu/host_thread.h), for the same reason and one
+  // more: a single thread opens OpenMP regions.
+  std::map<std::string, std::unique_ptr<cpu::WorkThread>> threads_;
   std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
   std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
   std::unique_ptr<FinishNode> finish_;
@@ -223,7 +182,8 @@ void PlanExecutable::build_flow_graph() {
       producer[static_cast<size_t>(id)] = static_cast<int>(p);
     }
   }
-  // Nodes: a device partition hands its work to its device's thread.
+  // Nodes: a device partition hands its work to its device's thread. A CPU partition runs on the
+  // host thread too (CpuProgram::run), its TBB thread blocked meanwhile.
   for (size_t p = 0; p < partitions_.size(); ++p) {
     PartitionNode& node = *partitions_[p];
     if (node.on_host) {
@@ -238,14 +198,14 @@ void PlanExecutable::build_flow_graph() {
       continue;
     }
     auto& thread = threads_[node.device];
-    if (!thread) thread = std::make_unique<DeviceThread>();
-    DeviceThread* device_thread = thread.get();
+    if (!thread) thread = std::make_unique<cpu::WorkThread>();
+    cpu::WorkThread* device_thread = thread.get();
     auto device = std::make_unique<DeviceNode>(
         graph_, tbb::flow::serial,
         [this, p, device_thread](Request* r, DeviceNode::gateway_type& gateway) {
           r->handoff.load(std::memory_order_acquire);
           gateway.reserve_wait();
-          device_thread->submit([this, p, r, &gateway] {
+          device_thread->post([this, p, r, &gateway] {
             run_partition(p, *r);
             gateway.try_put(r);
             gateway.release_wait();
@@ -294,8 +254,8 @@ void PlanExecutable::build_flow_graph() {
 Result<std::unique_ptr<Request>> PlanExecutable::make_request(const std::vector<Tensor>& inputs) {
   const std::vector<ValueId>& graph_inputs = graph_model_.inputs();
   if (inputs.size() != graph_inputs.size()) {
-    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) +
-                            " inputs, " + std::to_string(inputs.size()) + " given");
+    return invalid_argument("the model takes " + std::to_string(graph_inputs.size()) + " inputs, " +
+                            std::to_string(inputs.size()) + " given");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& value = graph_model_.value(graph_inputs[i]);
@@ -351,8 +311,8 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
     }
     auto outputs = inputs.size() == part.inputs.size()
                        ? compute(p, inputs, record)
-                       : Result<std::vector<Tensor>>(internal_error(
-                             "executor: an input of the partition is not computed"));
+                       : Result<std::vector<Tensor>>(
+                             internal_error("executor: an input of the partition is not computed"));
     if (outputs.is_ok()) {
       for (size_t k = 0; k < outputs->size(); ++k) {
         request.values[static_cast<size_t>(part.outputs[k])] = std::move((*outputs)[k]);
@@ -376,7 +336,6 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
   record.end_ms = now_ms();
   request.handoff.fetch_add(1, std::memory_order_acq_rel);
 }
-
 
 void PlanExecutable::finish(Request& request) {
   request.handoff.load(std::memory_order_acquire);
@@ -450,8 +409,8 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   record.verified = true;
   record.verify_ms = ms_between(verify_start, Clock::now());
   if (!want.is_ok()) return want.status().with_context("the CPU reference");
-  const Deviation deviation = compare_outputs(node.compiled.part.graph, *outputs, *want,
-                                              node.tolerance);
+  const Deviation deviation =
+      compare_outputs(node.compiled.part.graph, *outputs, *want, node.tolerance);
   if (deviation.within) return outputs;
   std::ostringstream detail;
   detail << std::setprecision(4) << "outputs differ from the CPU fp32 reference beyond atol "
@@ -536,8 +495,8 @@ Result<std::vector<std::vector<Tensor>>> PlanExecutable::run_stream(
   for (size_t i = 0; i < stream.requests.size(); ++i) {
     Request& request = *stream.requests[i];
     if (!request.finished.load(std::memory_order_acquire)) {
-      return internal_error("executor: the flow graph stopped before request " +
-                            std::to_string(i) + " finished");
+      return internal_error("executor: the flow graph stopped before request " + std::to_string(i) +
+                            " finished");
     }
     if (request.failed.load(std::memory_order_acquire)) {
       return request.error.with_context("request " + std::to_string(i));
@@ -590,8 +549,7 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
             if (candidate.api == DeviceApi::kHost) cpu = &candidate;
           }
           if (cpu == nullptr) {
-            return invalid_argument("--verify needs the host CPU in target " +
-                                    current.target.name);
+            return invalid_argument("--verify needs the host CPU in target " + current.target.name);
           }
           HSCHED_ASSIGN_OR_RETURN(reference, compile_cpu_program(part.graph, cpu->id, options));
         }
@@ -601,17 +559,18 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
       const Status& error = program.status();
       // The CPU is the last resort: its failures, and a plan for absent devices, are final.
       if (device == nullptr || device->api == DeviceApi::kHost ||
-          error.code() == ErrorCode::kInvalidArgument || error.code() == ErrorCode::kUnimplemented) {
+          error.code() == ErrorCode::kInvalidArgument ||
+          error.code() == ErrorCode::kUnimplemented) {
         return error.with_context("compiling partition " + std::to_string(partition.id) + " on " +
                                   partition.device);
       }
-      const ReasonCode reason = error.code() == ErrorCode::kDeadlineExceeded
-                                    ? ReasonCode::kCompileTimeout
-                                : error.code() == ErrorCode::kResourceExhausted
-                                    ? ReasonCode::kMemoryExceeded
-                                    : ReasonCode::kCompileFailed;
+      const ReasonCode reason =
+          error.code() == ErrorCode::kDeadlineExceeded    ? ReasonCode::kCompileTimeout
+          : error.code() == ErrorCode::kResourceExhausted ? ReasonCode::kMemoryExceeded
+                                                          : ReasonCode::kCompileFailed;
       for (NodeId id : partition.nodes) {
-        late.push_back({id, partition.device, current.nodes[id].precision, reason, error.message()});
+        late.push_back(
+            {id, partition.device, current.nodes[id].precision, reason, error.message()});
       }
       failed = true;
     }

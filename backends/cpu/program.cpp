@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "backends/cpu/host_thread.h"
 #include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/post_ops.h"
 #include "backends/cpu/step_plan.h"
@@ -78,14 +79,16 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
   std::unique_ptr<CpuProgram> program(new CpuProgram(graph, options));
   const KernelRegistry registry = make_cpu_kernel_registry();
   Status status;
-  program->arena_.execute([&] {
-    omp_set_num_threads(options.threads);
-    status = program->fold_constants(order, registry);
-    if (!status.is_ok()) return;
-    program->fuse();
-    if (options.channels_last) program->assign_layouts();
-    status = program->create_kernels(registry);
-    if (status.is_ok()) program->plan_memory();
+  run_on_host_thread([&] {
+    program->arena_.execute([&] {
+      omp_set_num_threads(options.threads);
+      status = program->fold_constants(order, registry);
+      if (!status.is_ok()) return;
+      program->fuse();
+      if (options.channels_last) program->assign_layouts();
+      status = program->create_kernels(registry);
+      if (status.is_ok()) program->plan_memory();
+    });
   });
   HSCHED_RETURN_IF_ERROR(status);
   return program;
@@ -319,9 +322,11 @@ Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
   }
   std::vector<Tensor> outputs;
   Status status;
-  arena_.execute([&] {
-    omp_set_num_threads(options_.threads);
-    status = run_steps(inputs, outputs);
+  run_on_host_thread([&] {
+    arena_.execute([&] {
+      omp_set_num_threads(options_.threads);
+      status = run_steps(inputs, outputs);
+    });
   });
   HSCHED_RETURN_IF_ERROR(status);
   return outputs;
