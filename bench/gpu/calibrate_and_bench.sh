@@ -32,6 +32,6 @@ python3 bench/gpu/torch_baseline.py resnet18,mobilenet_v2,convnext_atto,vit_tiny
 ls /tmp/models/*/ >> "$out/export.txt"
 bash .devrun/run.sh python3 bench/bench_plans.py --hsched .devrun/hsched --models /tmp/models \
   --target "$out/h100.yaml" --devices "cpu0,$gpu" ${POLICY:+--policy $POLICY} \
-  --rounds "${ROUNDS:-5}" --iterations 10 --warmup 3 --json "$out/bench.json" \
+  --rounds "${ROUNDS:-5}" --iterations 10 --warmup 10 --json "$out/bench.json" \
   > "$out/bench.txt" 2>&1
 tail -45 "$out/bench.txt"
