@@ -424,15 +424,14 @@ Spec copy_spec(int64_t elements) {
 // What to measure on `device`: every compute class in each precision it computes, the byte
 // classes in fp32 (those fused into one step on the CPU only there).
 std::vector<Spec> specs_for(const DeviceProfile& device) {
+  const bool on_host = device.api == DeviceApi::kHost;
   std::vector<Spec> specs;
   for (Precision precision : device.precisions()) {
     if (precision == Precision::kInt8) continue;  // no int8 kernels yet
-    for (Spec& spec : compute_specs(precision, device.api == DeviceApi::kHost)) {
-      specs.push_back(std::move(spec));
-    }
+    for (Spec& spec : compute_specs(precision, on_host)) specs.push_back(std::move(spec));
   }
-  for (Spec& spec : memory_specs(device.api == DeviceApi::kHost)) {
-    if (!spec.fused_on_host || device.api == DeviceApi::kHost) specs.push_back(std::move(spec));
+  for (Spec& spec : memory_specs(on_host)) {
+    if (!spec.fused_on_host || on_host) specs.push_back(std::move(spec));
   }
   return specs;
 }

@@ -130,9 +130,7 @@ class PlanExecutable final : public Executable {
 
   tbb::flow::graph graph_;
   // Per device id but the host's: its partitions run in submission order there, so waiting for
-  // the device (blocking reads) holds that thread and never a TBB worker. The host's partitions
-  // run on the process's host thread (backends/cpu/host_thread.h), for the same reason and one
-  // more: a single thread opens OpenMP regions.
+  // the device (blocking reads) holds that thread and never a TBB worker.
   std::map<std::string, std::unique_ptr<cpu::WorkThread>> threads_;
   std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
   std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
