@@ -127,6 +127,10 @@ class PlanExecutable final : public Executable {
   mutable std::mutex plan_mutex_;  // plan_, stats_.quarantined and quarantines_ while running
   std::vector<Quarantine> quarantines_;
   std::mutex run_mutex_;  // one run() or run_stream() at a time
+  // CPU programs run one at a time on the host thread (backends/cpu/host_thread.h): a host
+  // partition takes its turn here, so its span starts when it runs, not while it queues behind an
+  // independent one.
+  std::mutex host_turn_;
 
   tbb::flow::graph graph_;
   // Per device id but the host's: its partitions run in submission order there, so waiting for
@@ -372,7 +376,11 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
                                                     PartitionRun& record) {
   PartitionNode& node = *partitions_[p];
   record.device = node.device;
-  if (node.on_host) return node.compiled.program->run(inputs, nullptr);
+  if (node.on_host) {
+    std::lock_guard<std::mutex> turn(host_turn_);
+    record.start_ms = now_ms();
+    return node.compiled.program->run(inputs, nullptr);
+  }
   if (node.quarantined.load(std::memory_order_acquire)) {
     record.device = cpu_device_;
     HSCHED_ASSIGN_OR_RETURN(PartitionProgram * fallback, cpu_fallback(node));

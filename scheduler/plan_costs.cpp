@@ -68,8 +68,10 @@ void add_run_times(Plan& plan) {
     Partition& partition = plan.partitions[p];
     const DeviceProfile& device = *plan.target.find(partition.device);
     partition.run_ms = partition.compute_ms + device.run_overhead_ms;
-    // It starts when another device's partition ends: its threads slept meanwhile.
-    if (p > 0 && plan.partitions[p - 1].device != partition.device) {
+    // It starts when another device's partition ends: its threads slept meanwhile. Runs follow
+    // each other, so the first partition follows the last one.
+    const Partition& before = plan.partitions[p > 0 ? p - 1 : plan.partitions.size() - 1];
+    if (before.device != partition.device) {
       partition.run_ms += device.wake_overhead_ms;
     }
   }

@@ -41,7 +41,7 @@ struct ResolvedChoice {
 struct OpChoices {
   std::vector<ResolvedChoice> choices;
   size_t listed = 0;           // how many come from the policy (the rest is the implicit CPU)
-  bool cpu_by_policy = false;  // every listed choice is a CPU, or none is listed
+  bool cpu_by_policy = false;  // every listed choice is the host CPU, or none is listed
 };
 
 // A (device, precision) that can take a node: the first supported choice for that device.
@@ -166,7 +166,7 @@ OpChoices Scheduler::resolve(const std::vector<Choice>& listed) const {
     }
     if (c < resolved.listed) {
       for (int d : rc.devices) {
-        if (target_.devices[d].kind != DeviceKind::kCpu) resolved.cpu_by_policy = false;
+        if (target_.devices[d].api != DeviceApi::kHost) resolved.cpu_by_policy = false;
       }
       if (rc.devices.empty()) resolved.cpu_by_policy = false;
     }

@@ -165,6 +165,7 @@ const std::vector<std::string>& supported_ops() {
       // elementwise and activations
       "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+      "IsNaN", "Where",
       // normalization
       "Softmax", "LayerNormalization", "InstanceNormalization",
       // data movement and views

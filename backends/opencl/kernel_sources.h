@@ -43,6 +43,7 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 14: return 1.0f / x;                                   // Reciprocal
     case 15: return 0.5f * x * (1.0f + tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
                                                                 // Gelu (tanh form)
+    case 16: return isnan(x) ? 1.0f : 0.0f;                     // IsNaN (a bool as 1 or 0)
     default: return x;                                          // Identity
   }
 }
@@ -90,6 +91,30 @@ __kernel void binary(__global const storage_t* a, __global const storage_t* b,
     ib += coord * shape.b_strides[d];
   }
   STORE(apply_binary(op, LOAD(a, ia), b_scale * LOAD(b, ib)), y, i);
+}
+
+// y = cond != 0 ? a : b, the three broadcast to y's shape (Where; cond is a bool held as 1 or 0).
+typedef struct {
+  int dims[6];
+  int cond_strides[6];
+  int a_strides[6];
+  int b_strides[6];
+} SelectShape;
+
+__kernel void select(__global const storage_t* cond, __global const storage_t* a,
+                     __global const storage_t* b, __global storage_t* y, SelectShape shape,
+                     int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, ic = 0, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    ic += coord * shape.cond_strides[d];
+    ia += coord * shape.a_strides[d];
+    ib += coord * shape.b_strides[d];
+  }
+  STORE(LOAD(cond, ic) != 0.0f ? LOAD(a, ia) : LOAD(b, ib), y, i);
 }
 
 // Storage <-> fp32, around CLBlast's fp32 GEMM (copies with fp32 storage).

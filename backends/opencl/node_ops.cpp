@@ -170,7 +170,7 @@ using node_detail::clip_bounds;
 const std::set<std::string>& unary_ops() {
   static const std::set<std::string> kOps = {
       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf",        "Gelu",        "Exp",      "Log",
-      "Sqrt", "Neg",       "Abs",     "Clip", "Reciprocal", "HardSigmoid", "HardSwish"};
+      "Sqrt", "Neg",       "Abs",     "Clip", "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN"};
   return kOps;
 }
 
@@ -203,7 +203,11 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
   return tensors;
 }
 
-// Generic rules: float32 data, static shapes of < 2^31 elements, host inputs constant.
+// Data the kernels hold: float32, and bool as 1 or 0 in the same storage (IsNaN's output,
+// Where's condition; the program converts bool tensors at its boundary).
+bool held(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
+
+// Generic rules: float32 or bool data, static shapes of < 2^31 elements, host inputs constant.
 std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -217,7 +221,7 @@ std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
       }
       continue;
     }
-    if (v.dtype != DType::kF32) {
+    if (!held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " input " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -229,7 +233,7 @@ std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
-    if (v.dtype != DType::kF32) {
+    if (!held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -260,9 +264,19 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
     if (!act.is_ok()) return attribute(act.status());
     return std::nullopt;
   }
-  if (binary_ops().count(op)) {
-    if (x.size() > 6 || dims_of(graph, node.inputs.at(1)).size() > 6) {
-      return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+  if (binary_ops().count(op) || op == "Where") {
+    const size_t inputs = op == "Where" ? 3 : 2;
+    if (node.inputs.size() != inputs) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " with " + std::to_string(node.inputs.size()) + " inputs");
+    }
+    for (size_t i = 0; i < inputs; ++i) {
+      if (!has_input(node, i)) {
+        return reject(ReasonCode::kShapeUnsupported, op + " without input " + std::to_string(i));
+      }
+      if (dims_of(graph, node.inputs[i]).size() > 6) {
+        return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+      }
     }
     return std::nullopt;
   }

@@ -191,6 +191,11 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
   }
+  if (op == "Where") {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(1));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(2));
+    return enqueue_select(ops, queue, *x, shape, *a, in.shape(1), *b, in.shape(2), *y, wait);
+  }
   if (op == "LayerNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
     return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,

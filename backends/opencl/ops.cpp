@@ -81,7 +81,8 @@ Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
                                                       {"Clip", UnaryOp::kClip},
                                                       {"HardSigmoid", UnaryOp::kHardSigmoid},
                                                       {"HardSwish", UnaryOp::kHardSwish},
-                                                      {"Reciprocal", UnaryOp::kReciprocal}};
+                                                      {"Reciprocal", UnaryOp::kReciprocal},
+                                                      {"IsNaN", UnaryOp::kIsNaN}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
   return it->second;
@@ -195,6 +196,24 @@ struct BroadcastShape {
   std::array<cl_int, kMaxRank> b_strides;
 };
 
+// Mirrors SelectShape in kernel_sources.h.
+struct SelectShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> cond_strides;
+  std::array<cl_int, kMaxRank> a_strides;
+  std::array<cl_int, kMaxRank> b_strides;
+};
+
+// `out` right-aligned to rank kMaxRank, leading 1s.
+std::array<cl_int, kMaxRank> padded_dims(const Shape& out) {
+  std::array<cl_int, kMaxRank> dims;
+  dims.fill(1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    dims[kMaxRank - out.size() + i] = static_cast<cl_int>(out[i]);
+  }
+  return dims;
+}
+
 // Strides of `shape` right-aligned to `out` (rank kMaxRank), 0 along broadcast dims.
 std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape) {
   std::array<cl_int, kMaxRank> strides{};
@@ -222,10 +241,7 @@ Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::Comman
   const int64_t count = element_count(out);
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "binary output"));
   BroadcastShape shape{};
-  shape.dims.fill(1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    shape.dims[kMaxRank - out.size() + i] = static_cast<cl_int>(out[i]);
-  }
+  shape.dims = padded_dims(out);
   shape.a_strides = broadcast_strides(a_shape);
   shape.b_strides = broadcast_strides(b_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "binary"));
@@ -238,6 +254,28 @@ Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
                                  const Shape& b_shape, cl::Buffer& y, const Events& wait) {
   return detail::enqueue_scaled_binary(ops, queue, op, a, a_shape, b, b_shape, 1.0f, y, wait);
+}
+
+Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& cond, const Shape& cond_shape,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+  if (cond_shape.size() > kMaxRank || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a_shape, b_shape));
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond_shape, values));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Where output"));
+  SelectShape shape{};
+  shape.dims = padded_dims(out);
+  shape.cond_strides = broadcast_strides(cond_shape);
+  shape.a_strides = broadcast_strides(a_shape);
+  shape.b_strides = broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "select"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "select", cond, a, b, y, shape, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "select");
 }
 
 namespace {

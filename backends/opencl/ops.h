@@ -49,6 +49,7 @@ enum class UnaryOp : int {
   kHardSwish,
   kReciprocal,
   kGeluTanh,  // Gelu with approximate = "tanh"
+  kIsNaN,     // 1 where NaN, else 0: the backend holds bool tensors as 1 and 0 in its storage
 };
 enum class BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin };
 
@@ -92,6 +93,13 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
 // y = op(a, b) with numpy broadcasting, ranks up to 6; y has the broadcast shape.
 // Errors: InvalidArgument when the shapes do not broadcast or rank > 6.
 Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
+
+// y = cond ? a : b (ONNX Where; cond a bool held as 1 or 0) with numpy broadcasting of the three,
+// ranks up to 6. Errors: InvalidArgument when the shapes do not broadcast or rank > 6.
+Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& cond, const Shape& cond_shape,
                                  const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
                                  const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
 

@@ -1,5 +1,6 @@
 #include "backends/opencl/program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -11,7 +12,25 @@ namespace {
 
 using detail::check_cl;
 
-bool is_float(const Value& value) { return value.dtype == DType::kF32; }
+// Values with a device buffer: float32, and bool held as 1 or 0 in the storage type (the kernels
+// read a condition as storage != 0).
+bool is_held(const Value& value) {
+  return value.dtype == DType::kF32 || value.dtype == DType::kBool;
+}
+
+Tensor bools_as_floats(const Tensor& bools) {
+  Tensor floats(DType::kF32, bools.dims());
+  std::transform(bools.values<uint8_t>().begin(), bools.values<uint8_t>().end(),
+                 floats.values<float>().begin(), [](uint8_t b) { return b != 0 ? 1.0f : 0.0f; });
+  return floats;
+}
+
+Tensor floats_as_bools(const Tensor& floats) {
+  Tensor bools(DType::kBool, floats.dims());
+  std::transform(floats.values<float>().begin(), floats.values<float>().end(),
+                 bools.values<uint8_t>().begin(), [](float f) { return f != 0.0f ? 1 : 0; });
+  return bools;
+}
 
 Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, const Value& value) {
   cl_int error = CL_SUCCESS;
@@ -127,7 +146,7 @@ Status ClProgram::allocate() {
   const size_t element_bytes = storage_bytes(ops_->storage());
   auto ensure = [&](ValueId id) -> Status {
     const Value& value = graph_.value(id);
-    if (buffers_[static_cast<size_t>(id)] || !is_float(value)) return Status::ok();
+    if (buffers_[static_cast<size_t>(id)] || !is_held(value)) return Status::ok();
     const int64_t bytes = value.shape.elements() * static_cast<int64_t>(element_bytes);
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer buffer, device_buffer(device_->context(), bytes, value));
     buffers_[static_cast<size_t>(id)] = std::make_shared<cl::Buffer>(std::move(buffer));
@@ -163,20 +182,24 @@ Status ClProgram::upload_constants() {
 
 // Enqueues host -> device of `input` into value `id`'s buffer. With fp16 storage the fp32 bytes
 // go to the queue's staging buffer (ops_scratch.h) that a kernel converts; the in-order queue
-// runs the next use of that buffer only after the conversion.
+// runs the next use of that buffer only after the conversion. A bool tensor is converted to 1 and
+// 0 first and written with a blocking write: the converted copy dies with this call.
 Status ClProgram::write_input(const Tensor& input, ValueId id) {
   const cl::Buffer& buffer = *buffers_[static_cast<size_t>(id)];
   const int64_t count = input.elements();
   if (count == 0) return Status::ok();
+  const bool convert_bools = input.dtype() == DType::kBool;
+  const Tensor floats = convert_bools ? bools_as_floats(input) : input;
+  const cl_bool blocking = convert_bools ? CL_TRUE : CL_FALSE;
   if (ops_->storage() == Storage::kFloat32) {
-    return check_cl(queue_.enqueueWriteBuffer(buffer, CL_FALSE, 0, input.byte_size(), input.raw()),
+    return check_cl(queue_.enqueueWriteBuffer(buffer, blocking, 0, floats.byte_size(), floats.raw()),
                     "write of '" + graph_.value(id).name + "'");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer staging,
                           detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
                                                  static_cast<size_t>(count) * sizeof(float)));
   HSCHED_RETURN_IF_ERROR(
-      check_cl(queue_.enqueueWriteBuffer(staging, CL_FALSE, 0, input.byte_size(), input.raw()),
+      check_cl(queue_.enqueueWriteBuffer(staging, blocking, 0, floats.byte_size(), floats.raw()),
                "write of '" + graph_.value(id).name + "'"));
   return convert(*ops_, queue_, staging, buffer, count, true);
 }
@@ -188,7 +211,8 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
 Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
                                    std::vector<std::pair<size_t, cl::Buffer>>& borrowed) {
   const size_t v = static_cast<size_t>(id);
-  if (!device_->info().host_unified_memory || input.elements() == 0 || !buffers_[v]) {
+  if (!device_->info().host_unified_memory || input.elements() == 0 || !buffers_[v] ||
+      input.dtype() != DType::kF32) {
     HSCHED_RETURN_IF_ERROR(write_input(input, id));
     return false;
   }
@@ -205,12 +229,13 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
   return true;
 }
 
-// Device -> host of value `id` with a blocking read: every command before it has finished.
+// Device -> host of value `id` with a blocking read: every command before it has finished. A
+// bool value is read as its 1s and 0s and converted.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
-  Tensor output(value.dtype, value.shape.dims);
+  Tensor output(DType::kF32, value.shape.dims);
   const int64_t count = output.elements();
-  if (count == 0) return output;
+  if (count == 0) return Tensor(value.dtype, value.shape.dims);
   const cl::Buffer* source = buffers_[static_cast<size_t>(id)].get();
   cl::Buffer staging;
   if (ops_->storage() != Storage::kFloat32) {
@@ -223,7 +248,7 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue_.enqueueReadBuffer(*source, CL_TRUE, 0, output.byte_size(), output.raw()),
                "read of '" + value.name + "'"));
-  return output;
+  return value.dtype == DType::kBool ? floats_as_bools(output) : output;
 }
 
 std::vector<ClStepTime> ClProgram::profile() const {

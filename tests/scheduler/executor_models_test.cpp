@@ -68,8 +68,8 @@ double rms(const Tensor& t) {
 
 // The program cache of every case in this process: each program builds once.
 std::string cache_dir() {
-  static const test::TempDir* const dir = new test::TempDir();  // never freed: lives to exit
-  return dir->path().string();
+  static const test::TempDir dir;  // removed at exit
+  return dir.path().string();
 }
 
 class OpenClModelTest : public ::testing::TestWithParam<std::tuple<std::string, Precision>> {};

@@ -4,7 +4,9 @@
 // against the CPU; streams of requests and concurrent callers.
 #include "hsched/executor.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <thread>
 
@@ -158,6 +160,63 @@ TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
 INSTANTIATE_TEST_SUITE_P(Storage, ExecutorOpenClTest,
                          ::testing::Values(Precision::kFp32, Precision::kFp16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
+
+// x[2,3,4] with NaNs, m[3,1]: mask = Greater(m, 0) (no OpenCL kernel: a CPU partition whose bool
+// output goes to the device), nan = IsNaN(x), clean = Where(nan, 0, x), y = Where(mask, clean,
+// -1); outputs y and the bool nan, read back from the device (fp32).
+Graph bool_graph() {
+  Graph g;
+  g.name = "bools";
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({2, 3, 4}));
+  const ValueId m = g.add_value("m", DType::kF32, Shape({3, 1}));
+  g.add_input(x);
+  g.add_input(m);
+  const auto scalar = [&](const std::string& name, float v) {
+    return g.add_constant(name, Tensor::from_vector(DType::kF32, {}, std::vector<float>{v}));
+  };
+  const ValueId zero = scalar("zero", 0.0f);
+  const ValueId minus_one = scalar("minus_one", -1.0f);
+  const ValueId mask = g.add_value("mask", DType::kBool, Shape({3, 1}));
+  const ValueId nan = g.add_value("nan", DType::kBool, Shape({2, 3, 4}));
+  const ValueId clean = g.add_value("clean", DType::kF32, Shape({2, 3, 4}));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({2, 3, 4}));
+  g.add_node(Node{"greater", "Greater", "", {m, zero}, {mask}, {}});
+  g.add_node(Node{"isnan", "IsNaN", "", {x}, {nan}, {}});
+  g.add_node(Node{"clean", "Where", "", {nan, zero, x}, {clean}, {}});
+  g.add_node(Node{"select", "Where", "", {mask, clean, minus_one}, {y}, {}});
+  g.add_output(y);
+  g.add_output(nan);
+  return g;
+}
+
+TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
+  const Graph graph = bool_graph();
+  const Plan plan = opencl_plan(graph, GetParam());
+  // All but Greater; in fp16 IsNaN too (its bool output is not float data), so the device reads
+  // two bool inputs instead of writing one.
+  EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), GetParam() == Precision::kFp32 ? 3 : 2);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  Tensor x = random_tensor({2, 3, 4}, 21);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t i : {0u, 5u, 17u, 23u}) x.values<float>()[i] = nan;
+  const std::vector<Tensor> inputs = {x, Tensor::from_vector(DType::kF32, {3, 1},
+                                                             std::vector<float>{1, -1, 2})};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const std::vector<Tensor> want = cpu_reference(graph, inputs);
+  const bool half = GetParam() == Precision::kFp16;
+  expect_close((*outputs)[0], want[0], half ? 5e-3f : 0, half ? 5e-3f : 0);
+  ASSERT_EQ((*outputs)[1].dtype(), DType::kBool);
+  const auto got_nan = (*outputs)[1].values<uint8_t>();
+  const auto want_nan = want[1].values<uint8_t>();
+  EXPECT_TRUE(std::equal(got_nan.begin(), got_nan.end(), want_nan.begin(), want_nan.end()));
+  EXPECT_EQ(std::count(got_nan.begin(), got_nan.end(), 1), 4);
+}
 
 TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
   const Graph graph = split_graph();

@@ -106,14 +106,17 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
   auto plan = schedule(graph, target, policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   // One run: nodes, copies and run overheads (the objective adds the amortised compile), and a
-  // wake-up for each partition that starts after another device's.
+  // wake-up for each partition that starts after another device's, the first one after the last
+  // (runs follow each other).
   double sum = 0;
   for (const NodePlacement& p : plan->nodes) sum += p.predicted_ms;
   for (const Transfer& t : plan->transfers) sum += t.predicted_ms;
-  for (size_t i = 0; i < plan->partitions.size(); ++i) {
+  const size_t count = plan->partitions.size();
+  ASSERT_GT(count, 1u);
+  for (size_t i = 0; i < count; ++i) {
     const DeviceProfile& device = *plan->target.find(plan->partitions[i].device);
     sum += device.run_overhead_ms;
-    if (i > 0 && plan->partitions[i - 1].device != plan->partitions[i].device) {
+    if (plan->partitions[(i + count - 1) % count].device != plan->partitions[i].device) {
       sum += device.wake_overhead_ms;
     }
   }

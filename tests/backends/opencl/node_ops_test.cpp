@@ -176,6 +176,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+      "IsNaN", "Where",  // with bool values: tests/scheduler/executor_test.cpp
       "Softmax", "LayerNormalization", "InstanceNormalization", "Resize", "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
   // clang-format on
