@@ -101,7 +101,7 @@ typedef struct {
   int b_strides[6];
 } SelectShape;
 
-__kernel void select(__global const storage_t* cond, __global const storage_t* a,
+__kernel void where_select(__global const storage_t* cond, __global const storage_t* a,
                      __global const storage_t* b, __global storage_t* y, SelectShape shape,
                      int count) {
   const int i = get_global_id(0);

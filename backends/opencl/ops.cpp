@@ -272,10 +272,10 @@ Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
   shape.cond_strides = broadcast_strides(cond_shape);
   shape.a_strides = broadcast_strides(a_shape);
   shape.b_strides = broadcast_strides(b_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "select"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "where_select"));
   HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "select", cond, a, b, y, shape, static_cast<cl_int>(count)));
-  return launch(queue, kernel, count, wait, "select");
+      set_args(kernel, "where_select", cond, a, b, y, shape, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "where_select");
 }
 
 namespace {
