@@ -266,6 +266,27 @@ def print_accuracy(label, items, tolerance, worst):
         print(f"    {pct(e):>9}  {what}")
 
 
+def print_drift(results, tolerance):
+    """Per device alone: the median error over the models, and how many runs are within tolerance
+    of it. Errors that all move together are the machine's speed against the calibration's (a
+    phase of a shared host), not the shape of the model; this tells the two apart."""
+    by_config = {}
+    for result in results:
+        for row in result["configs"]:
+            if row["config"].endswith(" alone") and row.get("error") is not None:
+                by_config.setdefault(row["config"], []).append(row["error"])
+    drift = {}
+    if by_config:
+        print(f"  device alone     median error  runs within {tolerance:.0%} of that median")
+    for config, errors in sorted(by_config.items()):
+        median = statistics.median(errors)
+        rebased = [(1 + e) / (1 + median) - 1 for e in errors]
+        near = sum(1 for e in rebased if abs(e) <= tolerance)
+        print(f"  {config:<16}{pct(median):>13}  {near}/{len(errors)}")
+        drift[config] = {"median_error": median, "within_of_median": near, "runs": len(errors)}
+    return drift
+
+
 def print_summary(args, results):
     runs, parts = [], []
     for result in results:
@@ -279,6 +300,7 @@ def print_summary(args, results):
     print("\nsummary")
     print_accuracy("partitions", parts, args.tolerance, args.worst)
     print_accuracy("whole-model runs", runs, args.tolerance, args.worst)
+    drift = print_drift(results, args.tolerance)
     print(f"  {'model':<20}{'plan / fastest':>16}  fastest")
     for result in results:
         if result["ratio"] is None:
@@ -291,7 +313,7 @@ def print_summary(args, results):
     return {"partitions_within": sum(1 for _, e in parts if abs(e) <= args.tolerance),
             "partitions": len(parts),
             "runs_within": sum(1 for _, e in runs if abs(e) <= args.tolerance),
-            "runs": len(runs), "slower_than_limit": slow}
+            "runs": len(runs), "slower_than_limit": slow, "drift": drift}
 
 
 def main():

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <sstream>
 
 #include "backends/cpu/program.h"
@@ -218,13 +219,27 @@ Deviation compare_outputs(const Graph& part, const std::vector<Tensor>& got,
   double sum = 0;
   int64_t count = 0;
   double worst_excess = 0;
+  // Floats as they are, bools as 1 and 0 (a flipped bool is beyond any tolerance); other
+  // dtypes are not compared.
+  const auto widened = [](const Tensor& bools) {
+    const auto values = bools.values<uint8_t>();
+    return std::vector<float>(values.begin(), values.end());
+  };
+  std::vector<float> got_bools, want_bools;
   for (size_t k = 0; k < got.size() && k < want.size(); ++k) {
-    if (got[k].dtype() != DType::kF32 || want[k].dtype() != DType::kF32 ||
+    const DType dtype = got[k].dtype();
+    if (dtype != want[k].dtype() || (dtype != DType::kF32 && dtype != DType::kBool) ||
         got[k].elements() != want[k].elements()) {
       continue;
     }
-    const auto a = got[k].values<float>();
-    const auto b = want[k].values<float>();
+    if (dtype == DType::kBool) {
+      got_bools = widened(got[k]);
+      want_bools = widened(want[k]);
+    }
+    const std::span<const float> a =
+        dtype == DType::kBool ? std::span<const float>(got_bools) : got[k].values<float>();
+    const std::span<const float> b =
+        dtype == DType::kBool ? std::span<const float>(want_bools) : want[k].values<float>();
     for (size_t i = 0; i < a.size(); ++i) {
       const double diff = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
       const double bound = tolerance.atol + tolerance.rtol * std::abs(static_cast<double>(b[i]));

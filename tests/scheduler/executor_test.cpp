@@ -17,6 +17,7 @@
 #include "hsched/schedule.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
+#include "scheduler/partition_program.h"
 #include "scheduler/target_select.h"
 #include "support/temp_dir.h"
 
@@ -216,6 +217,21 @@ TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
   const auto want_nan = want[1].values<uint8_t>();
   EXPECT_TRUE(std::equal(got_nan.begin(), got_nan.end(), want_nan.begin(), want_nan.end()));
   EXPECT_EQ(std::count(got_nan.begin(), got_nan.end(), 1), 4);
+}
+
+// Verification's comparison: floats within the tolerance pass, a flipped bool never does.
+TEST(CompareOutputsTest, FloatsWithinTheToleranceAndBoolsExactly) {
+  const Graph graph = bool_graph();
+  const Tensor floats = Tensor::from_vector(DType::kF32, {2}, std::vector<float>{1.0f, 2.0f});
+  const Tensor near = Tensor::from_vector(DType::kF32, {2}, std::vector<float>{1.0005f, 2.0f});
+  const Tensor bools = Tensor::from_vector(DType::kBool, {2}, std::vector<uint8_t>{1, 0});
+  const Tensor flipped = Tensor::from_vector(DType::kBool, {2}, std::vector<uint8_t>{1, 1});
+  const Tolerance tolerance{1e-3, 1e-3};
+  EXPECT_TRUE(compare_outputs(graph, {near, bools}, {floats, bools}, tolerance).within);
+  const Deviation deviation = compare_outputs(graph, {floats, flipped}, {floats, bools}, tolerance);
+  EXPECT_FALSE(deviation.within);
+  EXPECT_EQ(deviation.max_abs, 1.0);
+  EXPECT_NE(deviation.detail.find("output 'nan'[1]"), std::string::npos) << deviation.detail;
 }
 
 TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
