@@ -406,12 +406,18 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     runs.push_back(run_of(bench, Part::kDownload, false));
   }
   // A partition that uses the device's threads, run back to back and after the device idled,
-  // as one that waits for another device's partition: its threads went to sleep meanwhile.
+  // as one that waits for another device's partition: its threads went to sleep meanwhile. On the
+  // host also the tiny partition after idling: what any partition pays to be handed over, the
+  // rest being the OpenMP team's wake, paid by partitions that run a oneDNN primitive.
+  const auto after_idle = [](BenchRun run) -> BenchRun {
+    return [run = std::move(run)]() {
+      std::this_thread::sleep_for(kIdle);
+      return run();
+    };
+  };
+  if (on_host) runs.push_back(after_idle(run_of(tiny_one, Part::kCompute, false)));
   runs.push_back(run_of(wake, Part::kCompute, false));
-  runs.push_back([run = run_of(wake, Part::kCompute, false)]() {
-    std::this_thread::sleep_for(kIdle);
-    return run();
-  });
+  runs.push_back(after_idle(run_of(wake, Part::kCompute, false)));
   int shown = -1;
   const auto progress = [&](int done, int total) {
     const int step = total > 0 ? kProgressSteps * done / total : kProgressSteps;
@@ -429,9 +435,20 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                                      profile.run_overhead_ms, measured[0].spread));
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
-  profile.wake_overhead_ms = std::max(0.0, measured.back().ms - measured[measured.size() - 2].ms);
-  report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
-                                     profile.wake_overhead_ms, measured.back().spread));
+  const double wake_ms = std::max(0.0, measured.back().ms - measured[measured.size() - 2].ms);
+  profile.wake_overhead_ms = wake_ms;
+  if (on_host) {
+    const Measured& tiny_idle = measured[measured.size() - 3];
+    profile.wake_overhead_ms = std::clamp(tiny_idle.ms - measured[0].ms, 0.0, wake_ms);
+    profile.team_wake_overhead_ms = wake_ms - profile.wake_overhead_ms;
+    report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
+                                       profile.wake_overhead_ms, tiny_idle.spread));
+    report.lines.push_back(figure_line("overhead", "team wake (oneDNN)", 0, false,
+                                       profile.team_wake_overhead_ms, measured.back().spread));
+  } else {
+    report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
+                                       profile.wake_overhead_ms, measured.back().spread));
+  }
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.
   std::map<std::pair<CostClass, Precision>, Curve> curves;

@@ -246,6 +246,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "compile_ms_per_partition",
                                            "run_overhead_us",
                                            "wake_overhead_us",
+                                           "team_wake_overhead_us",
                                            "curves",
                                            "calibration",
                                            "locator",
@@ -307,6 +308,10 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   HSCHED_RETURN_IF_ERROR(
       node.read("wake_overhead_us", kOptional, kMicroseconds, &wake_overhead_us));
   device.wake_overhead_ms = wake_overhead_us / 1000.0;
+  double team_wake_overhead_us = 0;
+  HSCHED_RETURN_IF_ERROR(
+      node.read("team_wake_overhead_us", kOptional, kMicroseconds, &team_wake_overhead_us));
+  device.team_wake_overhead_ms = team_wake_overhead_us / 1000.0;
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
   // Where a calibrated device was found; `--target FILE` runs on it when it is present again.

@@ -63,7 +63,12 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 
 // Each partition's steady-state run: its nodes, its device's run overhead and the copies its
 // device makes. A copy's predicted time goes to its non-host side, halved between two devices.
-void add_run_times(Plan& plan) {
+void add_run_times(const Graph& graph, Plan& plan) {
+  // The ops the CPU runs as oneDNN primitives, on its OpenMP team.
+  const auto team_op = [&](NodeId n) {
+    const OpClass op_class = op_class_of(graph.node(n).op_type);
+    return op_class == OpClass::kConvLinear || op_class == OpClass::kPooling;
+  };
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     Partition& partition = plan.partitions[p];
     const DeviceProfile& device = *plan.target.find(partition.device);
@@ -73,6 +78,9 @@ void add_run_times(Plan& plan) {
     const Partition& before = plan.partitions[p > 0 ? p - 1 : plan.partitions.size() - 1];
     if (before.device != partition.device) {
       partition.run_ms += device.wake_overhead_ms;
+      if (std::any_of(partition.nodes.begin(), partition.nodes.end(), team_op)) {
+        partition.run_ms += device.team_wake_overhead_ms;
+      }
     }
   }
   const auto is_host = [&](const std::string& id) {

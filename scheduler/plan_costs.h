@@ -18,6 +18,6 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 
 // Partition::run_ms (its nodes, its device's run overhead, the wake-up of a device that waited
 // for another's partition, its copies) and Plan::predicted_run_ms, once transfers are known.
-void add_run_times(Plan& plan);
+void add_run_times(const Graph& graph, Plan& plan);
 
 }  // namespace hsched::sched

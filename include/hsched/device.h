@@ -105,8 +105,11 @@ struct DeviceProfile {
   double compile_ms_per_partition = 0;
   double run_overhead_ms = 0;  // per partition per run: dispatch, waits, output buffers
   // Added to a partition that starts after another device's (its threads slept meanwhile):
-  // waking them (measured for the host CPU by `hsched calibrate`).
+  // waking them (measured by `hsched calibrate`). On the host, the threads that hand a partition
+  // over; `team_wake_overhead_ms` more when the partition runs a oneDNN primitive (conv, gemm,
+  // pooling), whose OpenMP team slept too.
   double wake_overhead_ms = 0;
+  double team_wake_overhead_ms = 0;
 
   // Measured by `hsched calibrate`: per class and precision, time against size. Where a curve
   // exists the cost model interpolates it instead of the roofline above. The byte classes are

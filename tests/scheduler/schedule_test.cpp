@@ -101,13 +101,14 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
   target.devices[1].compile_ms_per_partition = 5;
   target.devices[0].wake_overhead_ms = 0.25;
   target.devices[1].wake_overhead_ms = 0.5;
+  target.devices[1].team_wake_overhead_ms = 0.0625;  // its partitions hold the Convs
   Policy policy = default_policy();
   policy.expected_runs = 10;
   auto plan = schedule(graph, target, policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   // One run: nodes, copies and run overheads (the objective adds the amortised compile), and a
   // wake-up for each partition that starts after another device's, the first one after the last
-  // (runs follow each other).
+  // (runs follow each other), and the team's wake-up when such a partition holds a Conv.
   double sum = 0;
   for (const NodePlacement& p : plan->nodes) sum += p.predicted_ms;
   for (const Transfer& t : plan->transfers) sum += t.predicted_ms;
@@ -118,6 +119,12 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
     sum += device.run_overhead_ms;
     if (plan->partitions[(i + count - 1) % count].device != plan->partitions[i].device) {
       sum += device.wake_overhead_ms;
+      for (NodeId n : plan->partitions[i].nodes) {
+        if (graph.node(n).op_type == "Conv") {
+          sum += device.team_wake_overhead_ms;
+          break;
+        }
+      }
     }
   }
   EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
