@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
 
 #include "backends/cpu/program.h"
@@ -61,9 +62,9 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
   }
 }
 
-// Each partition's steady-state run: its nodes, its device's run overhead and the copies its
-// device makes. A copy's predicted time goes to its non-host side, halved between two devices.
-void add_run_times(const Graph& graph, Plan& plan) {
+// Each partition's steady-state run: its nodes, its device's run overhead and the copies the
+// executor makes for it (see plan_costs.h).
+void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan) {
   // The ops the CPU runs as oneDNN primitives, on its OpenMP team.
   const auto team_op = [&](NodeId n) {
     const OpClass op_class = op_class_of(graph.node(n).op_type);
@@ -83,15 +84,49 @@ void add_run_times(const Graph& graph, Plan& plan) {
       }
     }
   }
-  const auto is_host = [&](const std::string& id) {
-    return plan.target.find(id)->api == DeviceApi::kHost;
+  // Graph inputs and outputs live on the host (the first device when the target has no CPU).
+  const DeviceProfile* host = &plan.target.devices.front();
+  for (const DeviceProfile& device : plan.target.devices) {
+    if (device.api == DeviceApi::kHost) {
+      host = &device;
+      break;
+    }
+  }
+  std::vector<char> graph_output(graph.values().size(), 0);
+  for (ValueId v : graph.outputs()) graph_output[static_cast<size_t>(v)] = 1;
+  std::vector<int> partition_of(graph.nodes().size(), -1);
+  for (const NodePlacement& placement : plan.nodes) partition_of[placement.node] = placement.partition;
+  const auto made_in = [&](ValueId v) {
+    const NodeId producer = graph.value(v).producer;
+    return producer == kNoNode ? -1 : partition_of[producer];
   };
-  for (const Transfer& transfer : plan.transfers) {
-    const bool from_side = !is_host(transfer.from_device) && transfer.from_partition >= 0;
-    const bool to_side = !is_host(transfer.to_device) && transfer.to_partition >= 0;
-    const double share = from_side && to_side ? 0.5 : 1.0;
-    if (from_side) plan.partitions[transfer.from_partition].run_ms += share * transfer.predicted_ms;
-    if (to_side) plan.partitions[transfer.to_partition].run_ms += share * transfer.predicted_ms;
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    Partition& partition = plan.partitions[p];
+    const DeviceProfile& device = *plan.target.find(partition.device);
+    if (&device == host) continue;
+    std::set<ValueId> inputs, outputs;
+    for (NodeId n : partition.nodes) {
+      const Node& node = graph.node(n);
+      for (ValueId v : node.inputs) {
+        if (v != kNoValue && !graph.value(v).is_constant() && made_in(v) != static_cast<int>(p)) {
+          inputs.insert(v);
+        }
+      }
+      for (ValueId v : node.outputs) {
+        if (v == kNoValue) continue;
+        bool read_outside = graph_output[static_cast<size_t>(v)] != 0;
+        for (NodeId reader : graph.value(v).consumers) {
+          read_outside |= partition_of[reader] != static_cast<int>(p);
+        }
+        if (read_outside) outputs.insert(v);
+      }
+    }
+    for (ValueId v : inputs) {
+      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), *host, device);
+    }
+    for (ValueId v : outputs) {
+      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, *host);
+    }
   }
   plan.predicted_run_ms = 0;
   for (const Partition& partition : plan.partitions) plan.predicted_run_ms += partition.run_ms;

@@ -16,8 +16,13 @@ void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& pl
 // when that producer runs in another partition.
 void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost, Plan& plan);
 
-// Partition::run_ms (its nodes, its device's run overhead, the wake-up of a device that waited
-// for another's partition, its copies) and Plan::predicted_run_ms, once transfers are known.
-void add_run_times(const Graph& graph, Plan& plan);
+// Partition::run_ms and Plan::predicted_run_ms: each partition's nodes, its device's run
+// overhead, the wake-up of a device that waited for another's partition, and the copies the
+// executor makes for it. Those are per partition, not per device: a partition off the host
+// uploads every input it reads from elsewhere (weights stay on the device) and downloads every
+// value it makes that another partition or the caller reads, so a value passed between two
+// partitions of one device goes through the host, and each partition of a device that reads a
+// value uploads it. Plan::transfers, one copy per value and device pair, does not show those.
+void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan);
 
 }  // namespace hsched::sched
