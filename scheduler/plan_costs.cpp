@@ -70,6 +70,18 @@ void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan) {
     const OpClass op_class = op_class_of(graph.node(n).op_type);
     return op_class == OpClass::kConvLinear || op_class == OpClass::kPooling;
   };
+  // Graph inputs and outputs live on the host (the first device when the target has no CPU).
+  const DeviceProfile* host = &plan.target.devices.front();
+  for (const DeviceProfile& device : plan.target.devices) {
+    if (device.api == DeviceApi::kHost) {
+      host = &device;
+      break;
+    }
+  }
+  std::vector<char> graph_output(graph.values().size(), 0);
+  for (ValueId v : graph.outputs()) graph_output[static_cast<size_t>(v)] = 1;
+  std::vector<int> partition_of(graph.nodes().size(), -1);
+  for (const NodePlacement& placement : plan.nodes) partition_of[placement.node] = placement.partition;
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     Partition& partition = plan.partitions[p];
     const DeviceProfile& device = *plan.target.find(partition.device);
@@ -83,42 +95,25 @@ void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan) {
         partition.run_ms += device.team_wake_overhead_ms;
       }
     }
-  }
-  // Graph inputs and outputs live on the host (the first device when the target has no CPU).
-  const DeviceProfile* host = &plan.target.devices.front();
-  for (const DeviceProfile& device : plan.target.devices) {
-    if (device.api == DeviceApi::kHost) {
-      host = &device;
-      break;
-    }
-  }
-  std::vector<char> graph_output(graph.values().size(), 0);
-  for (ValueId v : graph.outputs()) graph_output[static_cast<size_t>(v)] = 1;
-  std::vector<int> partition_of(graph.nodes().size(), -1);
-  for (const NodePlacement& placement : plan.nodes) partition_of[placement.node] = placement.partition;
-  const auto made_in = [&](ValueId v) {
-    const NodeId producer = graph.value(v).producer;
-    return producer == kNoNode ? -1 : partition_of[producer];
-  };
-  for (size_t p = 0; p < plan.partitions.size(); ++p) {
-    Partition& partition = plan.partitions[p];
-    const DeviceProfile& device = *plan.target.find(partition.device);
     if (&device == host) continue;
+    // Its copies: inputs made elsewhere (weights stay on the device), outputs read elsewhere.
+    const int self = static_cast<int>(p);
     std::set<ValueId> inputs, outputs;
     for (NodeId n : partition.nodes) {
       const Node& node = graph.node(n);
       for (ValueId v : node.inputs) {
-        if (v != kNoValue && !graph.value(v).is_constant() && made_in(v) != static_cast<int>(p)) {
-          inputs.insert(v);
-        }
+        if (v == kNoValue || graph.value(v).is_constant()) continue;
+        const NodeId producer = graph.value(v).producer;
+        if (producer == kNoNode || partition_of[producer] != self) inputs.insert(v);
       }
       for (ValueId v : node.outputs) {
         if (v == kNoValue) continue;
-        bool read_outside = graph_output[static_cast<size_t>(v)] != 0;
-        for (NodeId reader : graph.value(v).consumers) {
-          read_outside |= partition_of[reader] != static_cast<int>(p);
+        const auto& readers = graph.value(v).consumers;
+        if (graph_output[static_cast<size_t>(v)] ||
+            std::any_of(readers.begin(), readers.end(),
+                        [&](NodeId reader) { return partition_of[reader] != self; })) {
+          outputs.insert(v);
         }
-        if (read_outside) outputs.insert(v);
       }
     }
     for (ValueId v : inputs) {
