@@ -435,19 +435,18 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                                      profile.run_overhead_ms, measured[0].spread));
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
+  // Wake: the partition after idling less back to back; on the host the tiny partition's share
+  // is the hand-over, the rest the OpenMP team's.
   const double wake_ms = std::max(0.0, measured.back().ms - measured[measured.size() - 2].ms);
-  profile.wake_overhead_ms = wake_ms;
+  const Measured& hand_over = on_host ? measured[measured.size() - 3] : measured.back();
+  profile.wake_overhead_ms =
+      on_host ? std::clamp(hand_over.ms - measured[0].ms, 0.0, wake_ms) : wake_ms;
+  profile.team_wake_overhead_ms = wake_ms - profile.wake_overhead_ms;
+  report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
+                                     profile.wake_overhead_ms, hand_over.spread));
   if (on_host) {
-    const Measured& tiny_idle = measured[measured.size() - 3];
-    profile.wake_overhead_ms = std::clamp(tiny_idle.ms - measured[0].ms, 0.0, wake_ms);
-    profile.team_wake_overhead_ms = wake_ms - profile.wake_overhead_ms;
-    report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
-                                       profile.wake_overhead_ms, tiny_idle.spread));
     report.lines.push_back(figure_line("overhead", "team wake (oneDNN)", 0, false,
                                        profile.team_wake_overhead_ms, measured.back().spread));
-  } else {
-    report.lines.push_back(figure_line("overhead", "wake (after idling)", 0, false,
-                                       profile.wake_overhead_ms, measured.back().spread));
   }
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.

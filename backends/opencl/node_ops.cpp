@@ -203,10 +203,6 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
   return tensors;
 }
 
-// Data the kernels hold: float32, and bool as 1 or 0 in the same storage (IsNaN's output,
-// Where's condition; the program converts bool tensors at its boundary).
-bool held(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
-
 // Generic rules: float32 or bool data, static shapes of < 2^31 elements, host inputs constant.
 std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
@@ -221,7 +217,7 @@ std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
       }
       continue;
     }
-    if (!held(v.dtype)) {
+    if (!held_on_device(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " input " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -233,7 +229,7 @@ std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
-    if (!held(v.dtype)) {
+    if (!held_on_device(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -402,6 +398,8 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
 }
 
 }  // namespace
+
+bool held_on_device(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
 
 bool is_view_op(const std::string& op_type) {
   return op_type == "Identity" || op_type == "Reshape" || op_type == "Flatten" ||

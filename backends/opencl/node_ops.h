@@ -2,10 +2,10 @@
 // capability rules) and running one (enqueue_node). The program (program.h) maps a partition's
 // nodes onto these; the op layer (ops.h) does the work.
 //
-// Data: every non-constant value a node reads or writes is float32 in the graph and held on the
-// device in the OpKernels' storage type (fp32, or fp16 through vload_half/vstore_half). Constant
-// inputs of other dtypes (shapes, axes, Resize scales, Clip bounds) are read on the host from
-// Operand::constant and have no buffer.
+// Data: every non-constant value a node reads or writes is float32 or bool in the graph and held
+// on the device in the OpKernels' storage type (fp32, or fp16 through vload_half/vstore_half;
+// bools as 1 and 0). Constant inputs of other dtypes (shapes, axes, Resize scales, Clip bounds)
+// are read on the host from Operand::constant and have no buffer.
 // Threading: as ops.h (no shared kernel objects; one queue per thread).
 #pragma once
 
@@ -45,6 +45,10 @@ struct Unsupported {
 // nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
 // constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
 std::optional<Unsupported> check_node(const Graph& graph, const Node& node);
+
+// The dtypes a value can have on the device: float32, and bool held as 1 or 0 (the kernels read a
+// condition as storage != 0; the program converts bool tensors at its boundary).
+bool held_on_device(DType dtype);
 
 // The view ops (Identity, Reshape, Flatten, Squeeze, Unsqueeze): the output holds the input's
 // bytes, so the program aliases its buffer instead of running a kernel.

@@ -12,12 +12,6 @@ namespace {
 
 using detail::check_cl;
 
-// Values with a device buffer: float32, and bool held as 1 or 0 in the storage type (the kernels
-// read a condition as storage != 0).
-bool is_held(const Value& value) {
-  return value.dtype == DType::kF32 || value.dtype == DType::kBool;
-}
-
 Tensor bools_as_floats(const Tensor& bools) {
   Tensor floats(DType::kF32, bools.dims());
   std::transform(bools.values<uint8_t>().begin(), bools.values<uint8_t>().end(),
@@ -146,7 +140,7 @@ Status ClProgram::allocate() {
   const size_t element_bytes = storage_bytes(ops_->storage());
   auto ensure = [&](ValueId id) -> Status {
     const Value& value = graph_.value(id);
-    if (buffers_[static_cast<size_t>(id)] || !is_held(value)) return Status::ok();
+    if (buffers_[static_cast<size_t>(id)] || !held_on_device(value.dtype)) return Status::ok();
     const int64_t bytes = value.shape.elements() * static_cast<int64_t>(element_bytes);
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer buffer, device_buffer(device_->context(), bytes, value));
     buffers_[static_cast<size_t>(id)] = std::make_shared<cl::Buffer>(std::move(buffer));
