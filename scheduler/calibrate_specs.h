@@ -45,4 +45,9 @@ Spec wake_spec();
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements);
 
+// The speed probe (scheduler/calibrate.h): a 3x3 and a depthwise convolution, a matrix product,
+// residual adds and the tiny Relus, in fp32, each a chain of `nodes` run as a partition of its
+// own: a small model's mix of compute, memory traffic and overhead.
+std::vector<Spec> probe_specs(int nodes);
+
 }  // namespace hsched::sched

@@ -102,5 +102,65 @@ TEST(RunCliTest, UnknownDeviceAndBadCountsAreRefused) {
   EXPECT_NE(run.err.find("--iterations"), std::string::npos) << run.err;
 }
 
+// A calibrated profile of this machine's CPU (found again by its locator and name) with a speed
+// probe time of `probe_ms`, or none when 0.
+std::string probed_target(const test::TempDir& dir, double probe_ms) {
+  const auto listing = nlohmann::json::parse(cli_test::run_cli({"devices", "--json"}).out);
+  std::string name;
+  for (const auto& device : listing["devices"]) {
+    if (device["api"] == "host") name = device["name"];
+  }
+  std::string yaml =
+      "schema_version: 1\nkind: target\nname: probed\ndevices:\n"
+      "  - {id: cpu0, name: " + nlohmann::json(name).dump() + ", kind: cpu, locator: host, "
+      "peak_gflops: {fp32: 100}, memory_bandwidth_gbps: 10, memory_gib: 4, run_overhead_us: 5, "
+      "ops: '*'";
+  if (probe_ms > 0) yaml += ", probe_ms: " + std::to_string(probe_ms);
+  test::write_file(dir / "probed.yaml", yaml + "}\n");
+  return (dir / "probed.yaml").string();
+}
+
+TEST(RunCliTest, SpeedCheckScalesTheProfileByTheProbeNowOverThen) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  const std::string target = probed_target(dir, 0.5);
+  const std::vector<std::string> common{"run",          model, "--target", target, "--json",
+                                        "--iterations", "1",   "--warmup", "0"};
+  const auto plain = cli_test::run_cli(common);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::vector<std::string> args = common;
+  args.push_back("--speed-check");
+  const auto checked = cli_test::run_cli(args);
+  ASSERT_EQ(checked.exit_code, 0) << checked.err;
+  const auto plain_json = nlohmann::json::parse(plain.out);
+  const auto json = nlohmann::json::parse(checked.out);
+  EXPECT_TRUE(plain_json["speed_check"].empty());
+  ASSERT_EQ(json["speed_check"].size(), 1u);
+  const auto& check = json["speed_check"][0];
+  EXPECT_EQ(check["device"], "cpu0");
+  EXPECT_DOUBLE_EQ(check["calibrated_probe_ms"].get<double>(), 0.5);
+  const double probe_ms = check["probe_ms"].get<double>();
+  const double factor = check["factor"].get<double>();
+  EXPECT_GT(probe_ms, 0.0);
+  EXPECT_NEAR(factor, probe_ms / 0.5, 1e-9 * factor);
+  // The only device's figures all scale: the plan's prediction with them.
+  const double plain_ms = plain_json["plan"]["predicted_ms"].get<double>();
+  ASSERT_GT(plain_ms, 0.0);
+  EXPECT_NEAR(json["plan"]["predicted_ms"].get<double>(), plain_ms * factor,
+              1e-6 * plain_ms * factor);
+}
+
+TEST(RunCliTest, SpeedCheckWithoutAProbeIsOneLine) {
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  const auto run = cli_test::run_cli(
+      {"run", model, "--target", probed_target(dir, 0), "--speed-check", "--iterations", "1"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(cli_test::count_lines(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find("--speed-check: no device of target probed"), std::string::npos)
+      << run.err;
+  EXPECT_TRUE(run.out.empty());
+}
+
 }  // namespace
 }  // namespace hsched
