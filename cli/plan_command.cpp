@@ -56,7 +56,7 @@ Result<int> parse_split_every(const std::string& text) {
 // figures scaled by now / then. None to check is an error: the flag would do nothing.
 Result<std::vector<sched::SpeedCheck>> check_speeds(Target& target, int threads,
                                                     const std::string& cache_dir) {
-  constexpr int kRounds = 3;         // about a second in all, before the model compiles
+  constexpr int kRounds = 3;  // about a second in all, before the model compiles
   constexpr double kRoundMs = 15;
   DeviceProfile host = target.devices.front();
   for (const DeviceProfile& device : target.devices) {
@@ -70,8 +70,8 @@ Result<std::vector<sched::SpeedCheck>> check_speeds(Target& target, int threads,
   std::vector<sched::SpeedCheck> checks;
   for (DeviceProfile& device : target.devices) {
     if (!device.present || device.probe_ms <= 0) continue;
-    auto check = sched::check_speed(device, device.api == DeviceApi::kHost ? device : host,
-                                    options);
+    auto check =
+        sched::check_speed(device, device.api == DeviceApi::kHost ? device : host, options);
     if (!check.is_ok()) return check.status().with_context("--speed-check");
     sched::scale_device(device, check->factor);
     checks.push_back(*check);

@@ -489,7 +489,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                                        {"calibrated_probe_ms", check.calibrated_ms},
                                        {"probe_ms", check.measured_ms},
                                        {"spread", check.spread},
-                                       {"factor", check.factor}});
+                                       {"factor", check.factor},
+                                       {"benches", check.benches}});
     }
     report["partitions"] = partitions_json(plan, measured);
     report["transfers"] = transfers_json(graph, plan);

@@ -52,6 +52,14 @@ struct Bench {
   bool baseline = false;  // the previous pair's chains without what they measure
 };
 
+// How calibration compiles: the CPU with its thread count, OpenCL programs cached.
+ExecutorOptions executor_options_of(const CalibrateOptions& options) {
+  ExecutorOptions executor;
+  executor.cache_dir = options.cache_dir;
+  executor.cpu_threads = options.cpu_threads;
+  return executor;
+}
+
 std::vector<Tensor> random_inputs(const Graph& graph) {
   std::vector<Tensor> inputs;
   std::mt19937 rng(7);
@@ -116,10 +124,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
     bench.program = std::move(*program);
   } else {
-    ExecutorOptions executor;
-    executor.cache_dir = options.cache_dir;
-    executor.cpu_threads = options.cpu_threads;
-    HSCHED_ASSIGN_OR_RETURN(bench.exe, compile(*bench.graph, plan, executor));
+    HSCHED_ASSIGN_OR_RETURN(bench.exe, compile(*bench.graph, plan, executor_options_of(options)));
   }
   bench.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -294,20 +299,23 @@ void summarize_curves(DeviceProfile& profile) {
   }
 }
 
-// The speed probe's benchmarks compiled for `device`, each a partition run through the
-// executor; those the device does not take are left out (the same ones each time).
+// The speed probe's benchmarks compiled for `device` through `compiler`, each run as the
+// curves' are (the partition program on the calling thread); those the device does not take
+// are left out (the same ones each time).
 Result<std::vector<Bench>> make_probe(const DeviceProfile& device, const DeviceProfile& host,
-                                      const CalibrateOptions& options) {
+                                      const CalibrateOptions& options,
+                                      PartitionCompiler& compiler) {
   std::vector<Bench> probe;
   for (Spec& spec : probe_specs(kLongChain)) {
     const int nodes = spec.nodes;
-    Result<Bench> bench = make_bench(std::move(spec), nodes, device, host, options, nullptr);
+    Result<Bench> bench = make_bench(std::move(spec), nodes, device, host, options, &compiler);
     if (bench.status().code() == ErrorCode::kUnimplemented) continue;
     HSCHED_RETURN_IF_ERROR(bench.status());
     probe.push_back(std::move(*bench));
   }
   if (probe.empty()) {
-    return Status(ErrorCode::kUnimplemented, device.id + " runs none of the speed probe's benchmarks");
+    return Status(ErrorCode::kUnimplemented,
+                  device.id + " runs none of the speed probe's benchmarks");
   }
   return probe;
 }
@@ -335,13 +343,19 @@ Result<SpeedCheck> check_speed(const DeviceProfile& device, const DeviceProfile&
                             "'s profile has no probe_ms (calibrated before the speed probe; "
                             "`hsched calibrate --fresh` measures it)");
   }
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Bench> probe, make_probe(device, host, options));
+  PartitionCompiler compiler(executor_options_of(options));
+  HSCHED_ASSIGN_OR_RETURN(std::vector<Bench> probe, make_probe(device, host, options, compiler));
   std::vector<BenchRun> runs;
-  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, false));
+  const bool on_host = device.api == DeviceApi::kHost;
+  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, on_host));
   HSCHED_ASSIGN_OR_RETURN(std::vector<Measured> measured,
                           measure_alternating(runs, options.protocol));
   const Measured now = probe_figure(measured, 0, measured.size());
-  return SpeedCheck{device.id, device.probe_ms, now.ms, now.spread, now.ms / device.probe_ms};
+  SpeedCheck check{device.id, device.probe_ms, now.ms, now.spread, now.ms / device.probe_ms, {}};
+  for (size_t b = 0; b < probe.size(); ++b) {
+    check.benches.emplace_back(probe[b].spec.name, measured[b].ms);
+  }
+  return check;
 }
 
 void scale_device(DeviceProfile& device, double factor) {
@@ -383,9 +397,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     }
   }
 
-  ExecutorOptions executor_options;
-  executor_options.cache_dir = options.cache_dir;
-  executor_options.cpu_threads = options.cpu_threads;
+  const ExecutorOptions executor_options = executor_options_of(options);
   PartitionCompiler compiler(executor_options);
   ExecutorOptions profiling_options = executor_options;
   profiling_options.profile = true;
@@ -464,7 +476,14 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // that reuses measurements keeps the probe they were measured with.
   std::vector<Bench> probe;
   if (!(reuse && previous->probe_ms > 0)) {
-    HSCHED_ASSIGN_OR_RETURN(probe, make_probe(device, host, options));
+    Result<std::vector<Bench>> made = make_probe(device, host, options, compiler);
+    if (made.is_ok()) {
+      probe = std::move(*made);
+    } else if (made.status().code() == ErrorCode::kUnimplemented) {
+      report.lines.push_back("skipped         " + made.status().message());
+    } else {
+      return made.status();
+    }
   }
 
   std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, false),
@@ -476,7 +495,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     runs.push_back(run_of(bench, Part::kDownload, false));
   }
   const size_t probe_first = runs.size();
-  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, false));
+  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, on_host));
   // A partition that uses the device's threads, run back to back and after the device idled,
   // as one that waits for another device's partition: its threads went to sleep meanwhile. On the
   // host also the tiny partition after idling: what any partition pays to be handed over, the
@@ -522,13 +541,13 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   }
 
   if (probe.empty()) {
-    profile.probe_ms = previous->probe_ms;
+    profile.probe_ms = reuse ? previous->probe_ms : 0;
   } else {
     const Measured figure = probe_figure(measured, probe_first, probe.size());
     profile.probe_ms = figure.ms;
-    report.lines.push_back(figure_line("probe", "speed probe (" + std::to_string(probe.size()) +
-                                                    " partitions)",
-                                       0, false, figure.ms, figure.spread));
+    report.lines.push_back(
+        figure_line("probe", "speed probe (" + std::to_string(probe.size()) + " partitions)", 0,
+                    false, figure.ms, figure.spread));
   }
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hsched/device.h"
@@ -48,6 +49,7 @@ struct SpeedCheck {
   double measured_ms = 0;    // now
   double spread = 0;         // the largest spread of the probe's benchmarks now
   double factor = 1;         // measured / calibrated: the device's time figures are scaled by it
+  std::vector<std::pair<std::string, double>> benches;  // each probe benchmark's ms now
 };
 
 // Measures `device`'s probe now (present, with a probe_ms); `host` as for calibrate_device.

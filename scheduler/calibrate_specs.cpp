@@ -427,9 +427,9 @@ Spec copy_spec(int64_t elements) {
 
 std::vector<Spec> probe_specs(int nodes) {
   constexpr int64_t kAddElements = int64_t{256} << 10;
-  std::vector<Spec> specs{
-      conv_spec(64, 56, 3, false), conv_spec(96, 56, 3, true), matmul_spec(128, 512),
-      add_spec(kAddElements), tiny_spec(nodes)};
+  std::vector<Spec> specs{conv_spec(32, 28, 3, false), conv_spec(96, 28, 1, false),
+                          conv_spec(96, 56, 3, true),  conv_spec(144, 28, 3, true),
+                          matmul_spec(128, 256),       add_spec(kAddElements)};
   for (Spec& spec : specs) {
     spec.name = "probe_" + spec.name;
     spec.nodes = nodes;

@@ -112,7 +112,9 @@ std::string probed_target(const test::TempDir& dir, double probe_ms) {
   }
   std::string yaml =
       "schema_version: 1\nkind: target\nname: probed\ndevices:\n"
-      "  - {id: cpu0, name: " + nlohmann::json(name).dump() + ", kind: cpu, locator: host, "
+      "  - {id: cpu0, name: " +
+      nlohmann::json(name).dump() +
+      ", kind: cpu, locator: host, "
       "peak_gflops: {fp32: 100}, memory_bandwidth_gbps: 10, memory_gib: 4, run_overhead_us: 5, "
       "ops: '*'";
   if (probe_ms > 0) yaml += ", probe_ms: " + std::to_string(probe_ms);
