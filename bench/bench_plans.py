@@ -22,17 +22,10 @@ over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predi
 steady-state run, compile excluded) and partitions[].predicted_ms.
 error = (predicted - measured) / measured.
 
---speed-check passes `hsched run --speed-check` to every run: each process measures its devices'
-speed probe before planning and scales their calibrated figures by now / then (a shared host's
-slow minutes). Its predictions are the median over rounds of the runs' own; the error "as
-calibrated" (each partition's prediction divided back by its device's factor) is printed beside
-them, and the summary gives the accuracy both ways.
-
     python3 bench/bench_plans.py [--hsched build/release/cli/hsched] [--models ../shared/models]
                                  [--target FILE] [--policy throughput] [--devices cpu0,ocl0]
                                  [--precision fp32|fp16] [--threads 2] [--rounds 5]
                                  [--iterations 10] [--warmup 10] [--tolerance 0.15]
-                                 [--speed-check]
                                  [--json results.json] [MODEL ...]
 """
 import argparse
@@ -97,8 +90,6 @@ def list_devices(args):
 def configurations(args, devices):
     """(name, extra hsched run flags) for each configuration of one model."""
     common = ["--target", args.target] if args.target else []
-    if args.speed_check:
-        common.append("--speed-check")
     configs = []
     for d in devices:
         # `cpu` selects the host CPU and keeps it fp32 under --precision (sched::devices_policy).
@@ -114,38 +105,18 @@ def configurations(args, devices):
     return configs
 
 
-def calibrated_ms(report, partition):
-    """A partition's prediction as calibrated: a speed check scaled it by its device's factor
-    (every figure of a partition is its device's)."""
-    factors = {check["device"]: check["factor"] for check in report.get("speed_check", [])}
-    return partition["predicted_ms"] / factors.get(partition["device"], 1.0)
-
-
-def predictions(reports, index=None):
-    """Median over rounds of the plan's (or partition `index`'s) prediction, with the speed check
-    and as calibrated. The plan's is the sum of its partitions' (Plan::predicted_run_ms)."""
-    def parts(r):
-        return r["partitions"] if index is None else [r["partitions"][index]]
-    checked = [r["plan"]["predicted_ms"] if index is None else r["partitions"][index]["predicted_ms"]
-               for r in reports]
-    calibrated = [sum(calibrated_ms(r, p) for p in parts(r)) for r in reports]
-    return statistics.median(checked), statistics.median(calibrated)
+def predicted_of(report):
+    return report["plan"]["predicted_ms"], "plan.predicted_ms"
 
 
 def summarise_config(name, flags, reports):
     """One configuration's figures from its per-round reports."""
     medians = [r["latency_ms"]["median"] for r in reports]
-    predicted, calibrated = predictions(reports)
+    predicted, predicted_key = predicted_of(reports[-1])
     measured = statistics.median(medians)
-    factors = {}
-    for r in reports:
-        for check in r.get("speed_check", []):
-            factors.setdefault(check["device"], []).append(check["factor"])
     row = {"config": name, "flags": flags, "round_medians_ms": medians, "measured_ms": measured,
-           "spread": spread(medians), "predicted_ms": predicted,
-           "predicted_key": "plan.predicted_ms", "error": error(predicted, measured),
-           "calibrated_predicted_ms": calibrated, "calibrated_error": error(calibrated, measured),
-           "speed_factors": factors,
+           "spread": spread(medians), "predicted_ms": predicted, "predicted_key": predicted_key,
+           "error": error(predicted, measured),
            "plan_measured_ms": statistics.median(r["plan"]["measured_ms"] for r in reports),
            "partition_count": len(reports[-1]["partitions"]), "partitions": [], "note": ""}
     layouts = {tuple((p["device"], p["nodes"]) for p in r["partitions"]) for r in reports}
@@ -156,13 +127,10 @@ def summarise_config(name, flags, reports):
     for index, part in enumerate(reports[-1]["partitions"]):
         rounds = [r["partitions"][index]["measured_ms"] for r in reports]
         measured_part = statistics.median(rounds)
-        predicted_part, calibrated_part = predictions(reports, index)
         row["partitions"].append({
             "id": part["id"], "device": part["device"], "nodes": part["nodes"],
-            "predicted_ms": predicted_part, "measured_ms": measured_part,
-            "spread": spread(rounds), "error": error(predicted_part, measured_part),
-            "calibrated_predicted_ms": calibrated_part,
-            "calibrated_error": error(calibrated_part, measured_part)})
+            "predicted_ms": part["predicted_ms"], "measured_ms": measured_part,
+            "spread": spread(rounds), "error": error(part["predicted_ms"], measured_part)})
     return row
 
 
@@ -181,9 +149,8 @@ def model_runs(args, name, configs):
 
 
 def layout(report):
-    """A plan's fingerprint: each partition's device, node count and predicted ms as calibrated
-    (two processes' speed checks differ)."""
-    return tuple((p["device"], p["nodes"], round(calibrated_ms(report, p), 4))
+    """A plan's fingerprint: each partition's device, node count and predicted ms."""
+    return tuple((p["device"], p["nodes"], round(p["predicted_ms"], 6))
                  for p in report["partitions"])
 
 
@@ -258,15 +225,13 @@ def pct(value):
     return f"{value:+.0%}" if abs(value) < 100 else f"{value:+.1e}"
 
 
-def print_model(result, speed_check):
+def print_model(result):
     print(f"\n{result['model']}")
     def figures(r):
-        text = (f"{r['predicted_ms']:>14.3f}{r['measured_ms']:>13.3f}{r['spread']:>8.0%}"
+        return (f"{r['predicted_ms']:>14.3f}{r['measured_ms']:>13.3f}{r['spread']:>8.0%}"
                 f"{pct(r['error']):>9}")
-        return text + (f"{pct(r['calibrated_error']):>15}" if speed_check else "")
 
-    head = (f"{'predicted ms':>14}{'measured ms':>13}{'spread':>8}{'error':>9}"
-            + (f"{'as calibrated':>15}" if speed_check else ""))
+    head = f"{'predicted ms':>14}{'measured ms':>13}{'spread':>8}{'error':>9}"
     print(f"  {'config':<16}{'parts':>6}{head}")
     for row in result["configs"]:
         print(f"  {row['config']:<16}{row['partition_count']:>6}{figures(row)}")
@@ -322,51 +287,19 @@ def print_drift(results, tolerance):
     return drift
 
 
-def errors(results, key):
-    """(what, error) of every whole-model run and of every partition, by `key`."""
+def print_summary(args, results):
     runs, parts = [], []
     for result in results:
         for row in result["configs"]:
             if row.get("same_as"):
                 continue  # that configuration's own row counts it
-            runs.append((f"{result['model']} {row['config']}", row[key]))
+            runs.append((f"{result['model']} {row['config']}", row["error"]))
             for p in row["partitions"]:
                 parts.append((f"{result['model']} {row['config']} partition {p['id']} "
-                              f"({p['device']}, {p['nodes']} nodes)", p[key]))
-    return runs, parts
-
-
-def print_speed_factors(results):
-    """Per device, the speed checks' factors over every run: the machine's speed during the bench
-    against the calibration's."""
-    factors = {}
-    for result in results:
-        for row in result["configs"]:
-            for device, values in row["speed_factors"].items():
-                factors.setdefault(device, []).extend(values)
-    for device, values in sorted(factors.items()):
-        print(f"  speed check {device}: factor median {statistics.median(values):.2f}, "
-              f"range {min(values):.2f}-{max(values):.2f} over {len(values)} runs")
-    return {device: statistics.median(values) for device, values in factors.items()}
-
-
-def print_summary(args, results):
-    runs, parts = errors(results, "error")
-    print("\nsummary" + (" (predictions with each run's speed check)" if args.speed_check else ""))
+                              f"({p['device']}, {p['nodes']} nodes)", p["error"]))
+    print("\nsummary")
     print_accuracy("partitions", parts, args.tolerance, args.worst)
     print_accuracy("whole-model runs", runs, args.tolerance, args.worst)
-    calibrated = {}
-    if args.speed_check:
-        factors = print_speed_factors(results)
-        calibrated_runs, calibrated_parts = errors(results, "calibrated_error")
-        print("as calibrated (without the speed checks):")
-        print_accuracy("partitions", calibrated_parts, args.tolerance, args.worst)
-        print_accuracy("whole-model runs", calibrated_runs, args.tolerance, args.worst)
-        calibrated = {"speed_factors": factors,
-                      "partitions_within": sum(1 for _, e in calibrated_parts
-                                               if abs(e) <= args.tolerance),
-                      "runs_within": sum(1 for _, e in calibrated_runs
-                                         if abs(e) <= args.tolerance)}
     drift = print_drift(results, args.tolerance)
     print(f"  {'model':<20}{'plan / fastest':>16}  fastest")
     for result in results:
@@ -380,8 +313,7 @@ def print_summary(args, results):
     return {"partitions_within": sum(1 for _, e in parts if abs(e) <= args.tolerance),
             "partitions": len(parts),
             "runs_within": sum(1 for _, e in runs if abs(e) <= args.tolerance),
-            "runs": len(runs), "slower_than_limit": slow, "drift": drift,
-            "as_calibrated": calibrated}
+            "runs": len(runs), "slower_than_limit": slow, "drift": drift}
 
 
 def main():
@@ -407,9 +339,6 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.15, help="|error| counted as accurate")
     ap.add_argument("--worst", type=int, default=5, help="worst predictions listed in the summary")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per hsched process")
-    ap.add_argument("--speed-check", action="store_true",
-                    help="pass --speed-check to every run: predictions scaled to the devices' "
-                         "speed at the time (the error as calibrated is printed too)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("names", nargs="*", default=MODELS)
     args = ap.parse_args()
@@ -432,7 +361,7 @@ def main():
     reports, failed, same_as = measure(args, runs)
     results = [model_result(name, configs, reports, failed, same_as.get(name)) for name in names]
     for result in results:
-        print_model(result, args.speed_check)
+        print_model(result)
     if not results:
         sys.exit("bench: no model measured")
     summary = print_summary(args, results)
@@ -442,7 +371,6 @@ def main():
                        "target": args.target or "this-machine", "threads": args.threads,
                        "rounds": args.rounds, "iterations": args.iterations,
                        "warmup": args.warmup, "tolerance": args.tolerance,
-                       "speed_check": args.speed_check,
                        "models": results, "summary": summary}, f, indent=2)
 
 

@@ -138,9 +138,6 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_flag("--verify", run_args.verify,
                 "Check every non-CPU partition against the CPU in fp32; a failing one is "
                 "quarantined to the CPU (also the policy's `verify`)");
-  run->add_flag("--speed-check", run_args.speed_check,
-                "Measure each calibrated device's speed probe first (about a second) and plan "
-                "with its figures scaled to how fast it runs now");
   run->add_option("--trace", run_args.trace_path,
                   "Write a Chrome trace-event JSON of the runs here (Perfetto, chrome://tracing)");
   run->add_option("--requests", run_args.requests,

@@ -52,38 +52,6 @@ Result<int> parse_split_every(const std::string& text) {
   return static_cast<int>(value);
 }
 
-// --speed-check: each present device whose profile has a speed probe measured now, and its
-// figures scaled by now / then. None to check is an error: the flag would do nothing.
-Result<std::vector<sched::SpeedCheck>> check_speeds(Target& target, int threads,
-                                                    const std::string& cache_dir) {
-  constexpr int kRounds = 3;  // about a second in all, before the model compiles
-  constexpr double kRoundMs = 15;
-  DeviceProfile host = target.devices.front();
-  for (const DeviceProfile& device : target.devices) {
-    if (device.api == DeviceApi::kHost) host = device;
-  }
-  sched::CalibrateOptions options;
-  options.cpu_threads = threads;
-  options.cache_dir = cache_dir;
-  options.protocol.rounds = kRounds;
-  options.protocol.round_ms = kRoundMs;
-  std::vector<sched::SpeedCheck> checks;
-  for (DeviceProfile& device : target.devices) {
-    if (!device.present || device.probe_ms <= 0) continue;
-    auto check =
-        sched::check_speed(device, device.api == DeviceApi::kHost ? device : host, options);
-    if (!check.is_ok()) return check.status().with_context("--speed-check");
-    sched::scale_device(device, check->factor);
-    checks.push_back(*check);
-  }
-  if (checks.empty()) {
-    return invalid_argument("--speed-check: no device of target " + target.name +
-                            " present here has a speed probe (probe_ms; `hsched calibrate` "
-                            "measures it)");
-  }
-  return checks;
-}
-
 }  // namespace
 
 Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
@@ -131,11 +99,6 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
 Result<PlannedModel> plan_model(const PlanArgs& args) {
   // Flags and configs first: a bad config fails fast, before a large model is read.
   HSCHED_ASSIGN_OR_RETURN(PlanSource source, resolve_plan_source(args.source));
-  std::vector<sched::SpeedCheck> speed_checks;
-  if (args.speed_check) {
-    HSCHED_ASSIGN_OR_RETURN(speed_checks,
-                            check_speeds(source.target, args.threads, source.cache_dir));
-  }
   ImportOptions options;
   for (const std::string& flag : args.input_shapes) {
     HSCHED_RETURN_IF_ERROR(add_input_shape_flag(flag, options));
@@ -145,7 +108,7 @@ Result<PlannedModel> plan_model(const PlanArgs& args) {
   if (!plan.is_ok()) return plan.status().with_context(args.model_path);
   plan->model = args.model_path;
   return PlannedModel{std::move(graph), std::move(plan).value(), source.cache_dir,
-                      source.compile_timeout_ms, std::move(speed_checks)};
+                      source.compile_timeout_ms};
 }
 
 Result<std::string> run_plan(const PlanArgs& args) {

@@ -11,7 +11,6 @@
 #include "hsched/plan.h"
 #include "hsched/policy.h"
 #include "hsched/status.h"
-#include "scheduler/calibrate.h"
 
 namespace hsched::cli {
 
@@ -41,10 +40,6 @@ struct PlanArgs {
   std::string model_path;
   std::vector<std::string> input_shapes;  // "NAME=d1,d2,..." as given to --input-shape
   PlanSourceArgs source;
-  // run: first measure each present device's speed probe and plan with its figures scaled by
-  // now / then (sched::check_speed), the CPU with `threads` threads as the run's.
-  bool speed_check = false;
-  int threads = 2;
   bool json = false;            // plan: the plan as JSON
   std::string format = "text";  // report: text, json, dot, html
   std::string output;           // report: write here (atomically) instead of stdout
@@ -56,7 +51,6 @@ struct PlannedModel {
   Plan plan;
   std::string cache_dir;
   int64_t compile_timeout_ms = 30000;
-  std::vector<sched::SpeedCheck> speed_checks;  // with PlanArgs::speed_check: per device checked
 };
 
 // Imports args.model_path and schedules it for the source the flags name.

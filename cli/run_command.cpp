@@ -416,8 +416,6 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   plan_args.model_path = args.model_path;
   plan_args.input_shapes = args.input_shapes;
   plan_args.source = args.source;
-  plan_args.speed_check = args.speed_check;
-  plan_args.threads = args.threads;
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(plan_args));
   const Graph& graph = planned.graph;
   HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(graph, args.inputs_dir));
@@ -483,15 +481,6 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"predicted_ms", plan.predicted_run_ms},
                       {"objective_ms", plan.predicted_ms},
                       {"measured_ms", measured.request_ms}};
-    report["speed_check"] = nlohmann::json::array();
-    for (const sched::SpeedCheck& check : planned.speed_checks) {
-      report["speed_check"].push_back({{"device", check.device},
-                                       {"calibrated_probe_ms", check.calibrated_ms},
-                                       {"probe_ms", check.measured_ms},
-                                       {"spread", check.spread},
-                                       {"factor", check.factor},
-                                       {"benches", check.benches}});
-    }
     report["partitions"] = partitions_json(plan, measured);
     report["transfers"] = transfers_json(graph, plan);
     report["late_rejections"] = nlohmann::json::array();
@@ -538,12 +527,6 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << "plan         target " << plan.target.name << ", policy " << plan.policy.name
        << ": predicted " << plan.predicted_ms << " ms, partitions " << plan.partitions.size()
        << ", fallbacks " << plan.fallbacks.size() << ", re-plans " << stats.replans << "\n";
-  for (const sched::SpeedCheck& check : planned.speed_checks) {
-    text << "speed check  " << check.device << " runs at " << fixed3(check.factor)
-         << "x its calibrated times now (probe " << fixed3(check.measured_ms) << " ms, spread "
-         << std::lround(check.spread * 100) << "%, calibrated " << fixed3(check.calibrated_ms)
-         << " ms): its figures are scaled by that\n";
-  }
   for (const Rejection* rejection : late_rejections(plan)) {
     text << "rejected     " << node_label(graph, rejection->node) << " on " << rejection->device
          << ": " << reason_code_name(rejection->reason) << " (" << rejection->detail << ")\n";

@@ -29,7 +29,6 @@ struct RunArgs {
   bool json = false;
   bool profile = false;  // time every step; the report lists time per op type and the slowest steps
   bool verify = false;   // check non-CPU partitions against the CPU (or the policy's `verify`)
-  bool speed_check = false;  // PlanArgs::speed_check: plan with the devices' speed now
   std::string trace_path;  // Chrome trace-event JSON of every run, written here when set
   // After the timed runs, `requests` more (0: none) one by one, and with mode "throughput" the
   // same requests again pipelined through Executable::run_stream.

@@ -299,79 +299,7 @@ void summarize_curves(DeviceProfile& profile) {
   }
 }
 
-// The speed probe's benchmarks compiled for `device` through `compiler`, each run as the
-// curves' are (the partition program on the calling thread); those the device does not take
-// are left out (the same ones each time).
-Result<std::vector<Bench>> make_probe(const DeviceProfile& device, const DeviceProfile& host,
-                                      const CalibrateOptions& options,
-                                      PartitionCompiler& compiler) {
-  std::vector<Bench> probe;
-  for (Spec& spec : probe_specs(kLongChain)) {
-    const int nodes = spec.nodes;
-    Result<Bench> bench = make_bench(std::move(spec), nodes, device, host, options, &compiler);
-    if (bench.status().code() == ErrorCode::kUnimplemented) continue;
-    HSCHED_RETURN_IF_ERROR(bench.status());
-    probe.push_back(std::move(*bench));
-  }
-  if (probe.empty()) {
-    return Status(ErrorCode::kUnimplemented,
-                  device.id + " runs none of the speed probe's benchmarks");
-  }
-  return probe;
-}
-
-// The probe's figure from its benchmarks' (measured[first], ... count of them): their medians
-// summed, the largest of their spreads.
-Measured probe_figure(const std::vector<Measured>& measured, size_t first, size_t count) {
-  Measured figure;
-  for (size_t b = first; b < first + count; ++b) {
-    figure.ms += measured[b].ms;
-    figure.spread = std::max(figure.spread, measured[b].spread);
-  }
-  return figure;
-}
-
 }  // namespace
-
-Result<SpeedCheck> check_speed(const DeviceProfile& device, const DeviceProfile& host,
-                               const CalibrateOptions& options) {
-  if (!device.present) {
-    return invalid_argument("speed check: " + device.id + " is not present on this machine");
-  }
-  if (device.probe_ms <= 0) {
-    return invalid_argument("speed check: " + device.id +
-                            "'s profile has no probe_ms (calibrated before the speed probe; "
-                            "`hsched calibrate --fresh` measures it)");
-  }
-  PartitionCompiler compiler(executor_options_of(options));
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Bench> probe, make_probe(device, host, options, compiler));
-  std::vector<BenchRun> runs;
-  const bool on_host = device.api == DeviceApi::kHost;
-  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, on_host));
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Measured> measured,
-                          measure_alternating(runs, options.protocol));
-  const Measured now = probe_figure(measured, 0, measured.size());
-  SpeedCheck check{device.id, device.probe_ms, now.ms, now.spread, now.ms / device.probe_ms, {}};
-  for (size_t b = 0; b < probe.size(); ++b) {
-    check.benches.emplace_back(probe[b].spec.name, measured[b].ms);
-  }
-  return check;
-}
-
-void scale_device(DeviceProfile& device, double factor) {
-  if (!(factor > 0) || !std::isfinite(factor)) return;
-  for (auto& [key, curve] : device.curves) {
-    for (CurvePoint& point : curve) point.ms *= factor;
-  }
-  for (auto& [precision, gflops] : device.peak_gflops) gflops /= factor;
-  device.memory_bandwidth_gbps /= factor;
-  device.transfer_bandwidth_gbps /= factor;
-  for (double* ms : {&device.launch_overhead_ms, &device.run_overhead_ms, &device.wake_overhead_ms,
-                     &device.team_wake_overhead_ms, &device.transfer_latency_ms}) {
-    *ms *= factor;
-  }
-  device.speed_factor *= factor;
-}
 
 Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
                                            const DeviceProfile* previous,
@@ -472,20 +400,6 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     copy_benches.push_back(std::move(bench));
   }
 
-  // The speed probe, in the same rounds as the curves: it sees the machine as they do. A re-run
-  // that reuses measurements keeps the probe they were measured with.
-  std::vector<Bench> probe;
-  if (!(reuse && previous->probe_ms > 0)) {
-    Result<std::vector<Bench>> made = make_probe(device, host, options, compiler);
-    if (made.is_ok()) {
-      probe = std::move(*made);
-    } else if (made.status().code() == ErrorCode::kUnimplemented) {
-      report.lines.push_back("skipped         " + made.status().message());
-    } else {
-      return made.status();
-    }
-  }
-
   std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, false),
                              run_of(tiny_long, Part::kCompute, false)};
   const bool on_host = device.api == DeviceApi::kHost;
@@ -494,8 +408,6 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     runs.push_back(run_of(bench, Part::kUpload, false));
     runs.push_back(run_of(bench, Part::kDownload, false));
   }
-  const size_t probe_first = runs.size();
-  for (Bench& bench : probe) runs.push_back(run_of(bench, Part::kCompute, on_host));
   // A partition that uses the device's threads, run back to back and after the device idled,
   // as one that waits for another device's partition: its threads went to sleep meanwhile. On the
   // host also the tiny partition after idling: what any partition pays to be handed over, the
@@ -538,16 +450,6 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   if (on_host) {
     report.lines.push_back(figure_line("overhead", "team wake (oneDNN)", 0, false,
                                        profile.team_wake_overhead_ms, measured.back().spread));
-  }
-
-  if (probe.empty()) {
-    profile.probe_ms = reuse ? previous->probe_ms : 0;
-  } else {
-    const Measured figure = probe_figure(measured, probe_first, probe.size());
-    profile.probe_ms = figure.ms;
-    report.lines.push_back(
-        figure_line("probe", "speed probe (" + std::to_string(probe.size()) + " partitions)", 0,
-                    false, figure.ms, figure.spread));
   }
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.

@@ -7,7 +7,6 @@
 
 #include <functional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "hsched/device.h"
@@ -37,28 +36,6 @@ struct CalibrationReport {
   int reused = 0;
   int skipped = 0;  // benchmarks the device could not run (unsupported op or precision)
 };
-
-// The speed probe: a small model's mix of work (probe_specs) run as partitions through the
-// executor, its summed median time. Calibration measures it in its own rounds, so that it sees
-// the machine as the curves do (DeviceProfile::probe_ms); a speed check measures it again, in a
-// second, and scales the device's figures by now / then: a shared machine's slow minutes, a
-// laptop on battery or throttled, are planned and predicted as they run.
-struct SpeedCheck {
-  std::string device;
-  double calibrated_ms = 0;  // the profile's probe_ms
-  double measured_ms = 0;    // now
-  double spread = 0;         // the largest spread of the probe's benchmarks now
-  double factor = 1;         // measured / calibrated: the device's time figures are scaled by it
-  std::vector<std::pair<std::string, double>> benches;  // each probe benchmark's ms now
-};
-
-// Measures `device`'s probe now (present, with a probe_ms); `host` as for calibrate_device.
-Result<SpeedCheck> check_speed(const DeviceProfile& device, const DeviceProfile& host,
-                               const CalibrateOptions& options);
-
-// Every time figure of `device` multiplied by `factor` (its rates divided by it), and
-// speed_factor with it; compile costs are left as they are (the probe does not measure them).
-void scale_device(DeviceProfile& device, double factor);
 
 // Calibrates `device` (present on this machine). `host` is the host CPU's profile (plans need a
 // last resort; for the CPU itself pass it twice). `previous` is the same device's profile from

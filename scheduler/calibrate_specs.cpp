@@ -250,15 +250,6 @@ std::string size_name(int64_t elements) {
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
 }
 
-// Binary adds against the chain's input, as residual adds read two tensors (after a MatMul the
-// CPU fuses them into it).
-Spec add_spec(int64_t elements) {
-  return chain_spec("add_" + size_name(elements), CostClass::kElementwise, {elements},
-                    [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                      b.node("Add", {x, "x"}, {y});
-                    });
-}
-
 // `on_host`: the normalizations up to 256 Ki elements are measured after a MatMul, as they run
 // in a model (after_matmul_spec); larger ones, and on other devices, in chains of their own.
 std::vector<Spec> memory_specs(bool on_host) {
@@ -271,7 +262,12 @@ std::vector<Spec> memory_specs(bool on_host) {
     const std::vector<int64_t> rows{elements / kRow, kRow};
     // Up to 256 Ki elements the CPU's are measured after a MatMul, as a model runs them.
     const bool after_matmul = on_host && elements <= (int64_t{256} << 10);
-    specs.push_back(add_spec(elements));
+    // Binary adds against the chain's input, as residual adds read two tensors (after a MatMul
+    // the CPU fuses them into it).
+    specs.push_back(chain_spec("add_" + size, CostClass::kElementwise, {elements},
+                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
+                                 b.node("Add", {x, "x"}, {y});
+                               }));
     if (after_matmul) {
       specs.push_back(after_matmul_spec("Softmax", CostClass::kNormalization, rows[0], size));
       specs.push_back(
@@ -423,18 +419,6 @@ Spec copy_spec(int64_t elements) {
       [](OnnxBuilder& b, const std::string& x, const std::string& y) { b.node("Relu", {x}, {y}); });
   spec.nodes = 1;
   return spec;
-}
-
-std::vector<Spec> probe_specs(int nodes) {
-  constexpr int64_t kAddElements = int64_t{256} << 10;
-  std::vector<Spec> specs{conv_spec(32, 28, 3, false), conv_spec(96, 28, 1, false),
-                          conv_spec(96, 56, 3, true),  conv_spec(144, 28, 3, true),
-                          matmul_spec(128, 256),       add_spec(kAddElements)};
-  for (Spec& spec : specs) {
-    spec.name = "probe_" + spec.name;
-    spec.nodes = nodes;
-  }
-  return specs;
 }
 
 // What to measure on `device`: every compute class in each precision it computes, the byte

@@ -45,10 +45,4 @@ Spec wake_spec();
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements);
 
-// The speed probe (scheduler/calibrate.h): a 3x3, a 1x1 and two depthwise convolutions, a matrix
-// product and residual adds, in fp32, each a chain of `nodes` run as a partition of its own:
-// nodes of a small model's size (tens of microseconds on a laptop CPU), each chain of about the
-// same time, so that the compute-bound and the memory-bound weigh alike.
-std::vector<Spec> probe_specs(int nodes);
-
 }  // namespace hsched::sched

@@ -45,7 +45,6 @@ constexpr Bounds kCompileMs{0, 1e7, false};
 constexpr Bounds kCurveWork{0, 1e18, true};  // FLOP or bytes of one node
 constexpr Bounds kCurveMs{0, 1e7, true};
 constexpr Bounds kSpread{0, 1e3, false};
-constexpr Bounds kProbeMs{0, 1e5, false};  // 0: no speed probe
 constexpr size_t kMaxCurvePoints = 1000;
 constexpr Bounds kTimeoutMs{0, 8.64e7, true};  // up to a day
 constexpr Bounds kTolerance{0, 1e3, false};
@@ -248,7 +247,6 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "run_overhead_us",
                                            "wake_overhead_us",
                                            "team_wake_overhead_us",
-                                           "probe_ms",
                                            "curves",
                                            "calibration",
                                            "locator",
@@ -314,7 +312,6 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   HSCHED_RETURN_IF_ERROR(
       node.read("team_wake_overhead_us", kOptional, kMicroseconds, &team_wake_overhead_us));
   device.team_wake_overhead_ms = team_wake_overhead_us / 1000.0;
-  HSCHED_RETURN_IF_ERROR(node.read("probe_ms", kOptional, kProbeMs, &device.probe_ms));
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
   // Where a calibrated device was found; `--target FILE` runs on it when it is present again.

@@ -90,7 +90,6 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::Key << "compile_ms_per_node" << YAML::Value << number(device.compile_ms_per_node);
   out << YAML::Key << "compile_ms_per_partition" << YAML::Value
       << number(device.compile_ms_per_partition);
-  if (device.probe_ms > 0) out << YAML::Key << "probe_ms" << YAML::Value << number(device.probe_ms);
   if (!device.curves.empty()) emit_curves(out, device);
   out << YAML::Key << "ops" << YAML::Value;
   if (device.ops.size() == 1 && device.ops[0] == "*") {

@@ -4,8 +4,7 @@
 # bench/bench_plans.py over every model. Environment: GPU_ID (the GPU's device id there; default:
 # the first device whose name says NVIDIA), ROUNDS (5), POLICY (the plan's policy, default
 # bench_plans.py's), CALIBRATION, CALIBRATE_ROUNDS (calibration's rounds, default hsched's),
-# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both),
-# SPEED_CHECK (when set: every run checks the devices' speed first, bench_plans.py --speed-check).
+# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both).
 # Results under $OUT: h100.yaml, calibrate.txt, export.txt, devices.txt, bench.txt, bench.json.
 set -x
 out=${OUT:-/tmp/out}
@@ -34,6 +33,5 @@ ls /tmp/models/*/ >> "$out/export.txt"
 bash .devrun/run.sh python3 bench/bench_plans.py --hsched .devrun/hsched --models /tmp/models \
   --target "$out/h100.yaml" --devices "cpu0,$gpu" ${POLICY:+--policy $POLICY} \
   --rounds "${ROUNDS:-5}" --iterations 10 --warmup 10 --json "$out/bench.json" \
-  ${SPEED_CHECK:+--speed-check} \
   > "$out/bench.txt" 2>&1
 tail -45 "$out/bench.txt"

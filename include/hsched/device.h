@@ -116,11 +116,6 @@ struct DeviceProfile {
   // measured in fp32 and used for every precision by the bytes moved.
   std::map<std::pair<CostClass, Precision>, Curve> curves;
   std::string calibration;  // how and when: "hsched calibrate 2026-11-24, 2 threads"; "" if not
-  // The speed probe's time when calibrated (a few of calibration's benchmarks run as partitions,
-  // scheduler/calibrate.h); 0: not measured. A speed check measures it again and scales every
-  // time figure above by now / then, kept in `speed_factor` (1: the figures as calibrated).
-  double probe_ms = 0;
-  double speed_factor = 1;
 
   // Op types this device runs; "*" means every op its backend implements (the CPU).
   std::vector<std::string> ops;

@@ -71,7 +71,6 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   cpu.run_overhead_ms = 0.004;
   cpu.wake_overhead_ms = 0.08;
   cpu.team_wake_overhead_ms = 0.05;
-  cpu.probe_ms = 7.25;
   cpu.ops = {"*"};
   cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
                                                       {"b+c", 2.5e8, 1.1, 0.1}};
@@ -90,7 +89,6 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   EXPECT_NEAR(back.run_overhead_ms, 0.004, 1e-9);
   EXPECT_NEAR(back.wake_overhead_ms, 0.08, 1e-9);
   EXPECT_NEAR(back.team_wake_overhead_ms, 0.05, 1e-9);
-  EXPECT_DOUBLE_EQ(back.probe_ms, 7.25);
   ASSERT_EQ(back.curves.size(), 2u);
   const Curve& conv = back.curves.at({CostClass::kConv, Precision::kFp32});
   ASSERT_EQ(conv.size(), 2u);
@@ -98,39 +96,6 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   EXPECT_DOUBLE_EQ(conv[1].work, 2.5e8);
   EXPECT_DOUBLE_EQ(conv[1].ms, 1.1);
   EXPECT_DOUBLE_EQ(conv[1].spread, 0.1);
-}
-
-TEST(ScaleDeviceTest, TimesScaleRatesDivideCompileStays) {
-  DeviceProfile gpu;
-  gpu.peak_gflops[Precision::kFp32] = 1000;
-  gpu.memory_bandwidth_gbps = 500;
-  gpu.transfer_bandwidth_gbps = 20;
-  gpu.transfer_latency_ms = 0.01;
-  gpu.launch_overhead_ms = 0.002;
-  gpu.run_overhead_ms = 0.02;
-  gpu.wake_overhead_ms = 0.05;
-  gpu.team_wake_overhead_ms = 0.03;
-  gpu.compile_ms_per_node = 4;
-  gpu.curves[{CostClass::kGemm, Precision::kFp32}] = {{"a", 1e6, 0.25, 0}, {"b", 1e8, 1.5, 0}};
-  gpu.curves[{CostClass::kUpload, Precision::kFp32}] = {{"c", 4096, 0.0125, 0}};
-  scale_device(gpu, 2);
-  EXPECT_DOUBLE_EQ(gpu.speed_factor, 2);
-  EXPECT_DOUBLE_EQ(gpu.peak_gflops.at(Precision::kFp32), 500);
-  EXPECT_DOUBLE_EQ(gpu.memory_bandwidth_gbps, 250);
-  EXPECT_DOUBLE_EQ(gpu.transfer_bandwidth_gbps, 10);
-  EXPECT_DOUBLE_EQ(gpu.transfer_latency_ms, 0.02);
-  EXPECT_DOUBLE_EQ(gpu.launch_overhead_ms, 0.004);
-  EXPECT_DOUBLE_EQ(gpu.run_overhead_ms, 0.04);
-  EXPECT_DOUBLE_EQ(gpu.wake_overhead_ms, 0.1);
-  EXPECT_DOUBLE_EQ(gpu.team_wake_overhead_ms, 0.06);
-  EXPECT_DOUBLE_EQ(gpu.compile_ms_per_node, 4);  // not what the probe measures
-  const Curve& gemm = gpu.curves.at({CostClass::kGemm, Precision::kFp32});
-  EXPECT_DOUBLE_EQ(gemm[0].ms, 0.5);
-  EXPECT_DOUBLE_EQ(gemm[1].ms, 3);
-  EXPECT_DOUBLE_EQ(gemm[1].work, 1e8);
-  EXPECT_DOUBLE_EQ(gpu.curves.at({CostClass::kUpload, Precision::kFp32})[0].ms, 0.025);
-  scale_device(gpu, 0);  // no factor to scale by: left as it is
-  EXPECT_DOUBLE_EQ(gpu.speed_factor, 2);
 }
 
 TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
