@@ -17,7 +17,8 @@ void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& pl
 void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost, Plan& plan);
 
 // Partition::run_ms and Plan::predicted_run_ms: each partition's nodes, its device's run
-// overhead, the wake-up of a device that waited for another's partition, and the copies the
+// overhead, the wake-up of a device that waited for another's partition (on the host, the
+// hand-over part for every partition of a plan of several), and the copies the
 // executor makes for it. Those are per partition, not per device: a partition off the host
 // uploads every input it reads from elsewhere (weights stay on the device) and downloads every
 // value it makes that another partition or the caller reads, so a value passed between two

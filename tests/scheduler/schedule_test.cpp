@@ -95,38 +95,76 @@ TEST(ScheduleTest, ConvNetOn155hPutsConvsOnTheGpuInFp16) {
   EXPECT_LE(chosen->predicted_ms, chosen->single_device_ms.at("cpu0"));
 }
 
-TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
-  const Graph graph = conv_net();
-  Target target = test_target({"Conv"}, {});
-  target.devices[1].compile_ms_per_partition = 5;
-  target.devices[0].wake_overhead_ms = 0.25;
-  target.devices[1].wake_overhead_ms = 0.5;
-  target.devices[1].team_wake_overhead_ms = 0.0625;  // its partitions hold the Convs
-  Policy policy = default_policy();
-  policy.expected_runs = 10;
-  auto plan = schedule(graph, target, policy);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  // One run: nodes, copies and run overheads (the objective adds the amortised compile), and a
-  // wake-up for each partition that starts after another device's, the first one after the last
-  // (runs follow each other), and the team's wake-up when such a partition holds a Conv.
+// One run as add_run_times predicts it: nodes, copies and run overheads (the objective adds the
+// amortised compile), and a wake-up for each partition that starts after another device's, the
+// first one after the last (runs follow each other), and the team's wake-up when such a
+// partition holds a Conv; a host partition after a host partition pays the hand-over
+// (wake_overhead_ms) alone. `host_after_host` counts those.
+double expected_run_ms(const Graph& graph, const Plan& plan, int* host_after_host) {
   double sum = 0;
-  for (const NodePlacement& p : plan->nodes) sum += p.predicted_ms;
-  for (const Transfer& t : plan->transfers) sum += t.predicted_ms;
-  const size_t count = plan->partitions.size();
-  ASSERT_GT(count, 1u);
+  for (const NodePlacement& p : plan.nodes) sum += p.predicted_ms;
+  for (const Transfer& t : plan.transfers) sum += t.predicted_ms;
+  const size_t count = plan.partitions.size();
   for (size_t i = 0; i < count; ++i) {
-    const DeviceProfile& device = *plan->target.find(plan->partitions[i].device);
+    const DeviceProfile& device = *plan.target.find(plan.partitions[i].device);
     sum += device.run_overhead_ms;
-    if (plan->partitions[(i + count - 1) % count].device != plan->partitions[i].device) {
+    if (plan.partitions[(i + count - 1) % count].device != plan.partitions[i].device) {
       sum += device.wake_overhead_ms;
-      for (NodeId n : plan->partitions[i].nodes) {
+      for (NodeId n : plan.partitions[i].nodes) {
         if (graph.node(n).op_type == "Conv") {
           sum += device.team_wake_overhead_ms;
           break;
         }
       }
+    } else if (device.api == DeviceApi::kHost && count > 1) {
+      sum += device.wake_overhead_ms;
+      ++*host_after_host;
     }
   }
+  return sum;
+}
+
+Target waking_target() {
+  Target target = test_target({"Conv"}, {});
+  target.devices[1].compile_ms_per_partition = 5;
+  target.devices[0].wake_overhead_ms = 0.25;
+  target.devices[1].wake_overhead_ms = 0.5;
+  target.devices[1].team_wake_overhead_ms = 0.0625;  // its partitions hold the Convs
+  return target;
+}
+
+TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
+  const Graph graph = conv_net();
+  Policy policy = default_policy();
+  policy.expected_runs = 10;
+  auto plan = schedule(graph, waking_target(), policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ASSERT_GT(plan->partitions.size(), 1u);
+  int host_after_host = 0;
+  const double sum = expected_run_ms(graph, *plan, &host_after_host);
+  EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
+}
+
+// Two independent CPU branches before a GPU conv (as bert_mini's prologue): host partitions one
+// after the other, each handed over.
+TEST(ScheduleTest, AHostPartitionAfterAHostPartitionPaysTheHandOver) {
+  constexpr int64_t kC = 64, kHw = 56;
+  OnnxBuilder b(17, "two_branches");
+  b.input("a", DType::kF32, {1, kC, kHw, kHw}).input("b", DType::kF32, {1, kC, kHw, kHw});
+  b.output("y", DType::kF32, {1, kC, kHw, kHw});
+  b.initializer_random("w", {kC, kC, 3, 3}, 0.1f, 1);
+  b.node("Sigmoid", {"a"}, {"sa"}, "sigmoid_a");
+  b.node("Tanh", {"b"}, {"tb"}, "tanh_b");
+  set_attr(b.node("Conv", {"sa", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Add", {"c", "tb"}, {"y"}, "add");
+  const Graph graph = import_built(b, "two_branches");
+  Policy policy = default_policy();
+  policy.expected_runs = 1000000;
+  auto plan = schedule(graph, waking_target(), policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  int host_after_host = 0;
+  const double sum = expected_run_ms(graph, *plan, &host_after_host);
+  ASSERT_GE(host_after_host, 1) << plan->partitions.size() << " partitions";
   EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
 }
 
