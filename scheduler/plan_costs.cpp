@@ -62,22 +62,43 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
   }
 }
 
+namespace {
+
+// The values partition `self` copies when it runs off the host: its inputs made elsewhere
+// (weights stay on the device) and its outputs that another partition or the caller reads.
+void copied_values(const Graph& graph, const Partition& partition, int self,
+                   const std::vector<int>& partition_of, const std::vector<char>& graph_output,
+                   std::set<ValueId>& inputs, std::set<ValueId>& outputs) {
+  for (NodeId n : partition.nodes) {
+    const Node& node = graph.node(n);
+    for (ValueId v : node.inputs) {
+      if (v == kNoValue || graph.value(v).is_constant()) continue;
+      const NodeId producer = graph.value(v).producer;
+      if (producer == kNoNode || partition_of[producer] != self) inputs.insert(v);
+    }
+    for (ValueId v : node.outputs) {
+      if (v == kNoValue) continue;
+      const auto& readers = graph.value(v).consumers;
+      if (graph_output[static_cast<size_t>(v)] ||
+          std::any_of(readers.begin(), readers.end(),
+                      [&](NodeId reader) { return partition_of[reader] != self; })) {
+        outputs.insert(v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 // Each partition's steady-state run: its nodes, its device's run overhead and the copies the
 // executor makes for it (see plan_costs.h).
-void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan) {
+void add_run_times(const Graph& graph, const CostModel& cost, int host_device, Plan& plan) {
   // The ops the CPU runs as oneDNN primitives, on its OpenMP team.
   const auto team_op = [&](NodeId n) {
     const OpClass op_class = op_class_of(graph.node(n).op_type);
     return op_class == OpClass::kConvLinear || op_class == OpClass::kPooling;
   };
-  // Graph inputs and outputs live on the host (the first device when the target has no CPU).
-  const DeviceProfile* host = &plan.target.devices.front();
-  for (const DeviceProfile& device : plan.target.devices) {
-    if (device.api == DeviceApi::kHost) {
-      host = &device;
-      break;
-    }
-  }
+  const DeviceProfile& host = plan.target.devices.at(static_cast<size_t>(host_device));
   std::vector<char> graph_output(graph.values().size(), 0);
   for (ValueId v : graph.outputs()) graph_output[static_cast<size_t>(v)] = 1;
   std::vector<int> partition_of(graph.nodes().size(), -1);
@@ -85,48 +106,32 @@ void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan) {
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     Partition& partition = plan.partitions[p];
     const DeviceProfile& device = *plan.target.find(partition.device);
+    const bool on_host = &device == &host;
     partition.run_ms = partition.compute_ms + device.run_overhead_ms;
     // It starts when another device's partition ends: its threads slept meanwhile. Runs follow
-    // each other, so the first partition follows the last one.
+    // each other, so the first partition follows the last one. A host partition after a host
+    // partition is handed over all the same: the executor posts it to the host thread when its
+    // inputs are ready (bert_mini's 1- to 8-node CPU partitions after a CPU partition on the
+    // H100 machine: 0.066-0.087 ms measured, 0.021-0.047 predicted without the hand-over,
+    // 0.061-0.098 with it). Only a partition after another device's wakes the OpenMP team.
     const Partition& before = plan.partitions[p > 0 ? p - 1 : plan.partitions.size() - 1];
-    if (before.device != partition.device) {
-      partition.run_ms += device.wake_overhead_ms;
-      if (std::any_of(partition.nodes.begin(), partition.nodes.end(), team_op)) {
-        partition.run_ms += device.team_wake_overhead_ms;
-      }
-    } else if (&device == host && plan.partitions.size() > 1) {
-      // A host partition after another host partition is handed over all the same: the
-      // executor posts it to the host thread when its inputs are ready (bert_mini's 1- to
-      // 8-node CPU partitions after a CPU partition on the H100 machine: 0.066-0.087 ms
-      // measured, 0.021-0.047 predicted without the hand-over, 0.061-0.098 with it).
+    const bool after_other_device = before.device != partition.device;
+    if (after_other_device || (on_host && plan.partitions.size() > 1)) {
       partition.run_ms += device.wake_overhead_ms;
     }
-    if (&device == host) continue;
-    // Its copies: inputs made elsewhere (weights stay on the device), outputs read elsewhere.
-    const int self = static_cast<int>(p);
+    if (after_other_device &&
+        std::any_of(partition.nodes.begin(), partition.nodes.end(), team_op)) {
+      partition.run_ms += device.team_wake_overhead_ms;
+    }
+    if (on_host) continue;
     std::set<ValueId> inputs, outputs;
-    for (NodeId n : partition.nodes) {
-      const Node& node = graph.node(n);
-      for (ValueId v : node.inputs) {
-        if (v == kNoValue || graph.value(v).is_constant()) continue;
-        const NodeId producer = graph.value(v).producer;
-        if (producer == kNoNode || partition_of[producer] != self) inputs.insert(v);
-      }
-      for (ValueId v : node.outputs) {
-        if (v == kNoValue) continue;
-        const auto& readers = graph.value(v).consumers;
-        if (graph_output[static_cast<size_t>(v)] ||
-            std::any_of(readers.begin(), readers.end(),
-                        [&](NodeId reader) { return partition_of[reader] != self; })) {
-          outputs.insert(v);
-        }
-      }
-    }
+    copied_values(graph, partition, static_cast<int>(p), partition_of, graph_output, inputs,
+                  outputs);
     for (ValueId v : inputs) {
-      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), *host, device);
+      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), host, device);
     }
     for (ValueId v : outputs) {
-      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, *host);
+      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, host);
     }
   }
   plan.predicted_run_ms = 0;

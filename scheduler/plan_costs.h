@@ -24,6 +24,7 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 // value it makes that another partition or the caller reads, so a value passed between two
 // partitions of one device goes through the host, and each partition of a device that reads a
 // value uploads it. Plan::transfers, one copy per value and device pair, does not show those.
-void add_run_times(const Graph& graph, const CostModel& cost, Plan& plan);
+// `host_device`: the index in plan.target.devices where graph inputs and outputs live.
+void add_run_times(const Graph& graph, const CostModel& cost, int host_device, Plan& plan);
 
 }  // namespace hsched::sched

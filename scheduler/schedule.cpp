@@ -637,7 +637,7 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     plan.partitions.push_back(std::move(partition));
   }
   add_transfers(problem, graph_value_of, assignment.device_of, grouping, plan);
-  sched::add_run_times(graph_, cost_, plan);
+  sched::add_run_times(graph_, cost_, problem.host_device, plan);
   plan.predicted_ms = assignment.cost_ms;
   for (int d = 0; d < problem.device_count; ++d) {
     const double ms = sched::single_device(problem, d).cost_ms;
