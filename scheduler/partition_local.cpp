@@ -169,7 +169,7 @@ class LocalSearch {
   void improve_by_estimates() {
     overhead_ms_ = evaluator_.overhead_ms(device_at_);
     double cost = node_and_transfer_ms_ + overhead_ms_;
-    Grouping grouping = evaluator_.last_grouping(device_at_);
+    Grouping grouping = evaluator_.last_grouping();
     std::vector<char> visit(static_cast<size_t>(index_.node_count()), 1);
     for (int round = 0; round < kMaxRounds; ++round) {
       bool improved = false;
@@ -188,7 +188,7 @@ class LocalSearch {
         if (moved < cost - kMinGainMs) {
           cost = moved;
           overhead_ms_ = overhead_ms;
-          grouping = evaluator_.last_grouping(device_at_);
+          grouping = evaluator_.last_grouping();
           improved = true;
           mark_neighbourhood(visit);
         } else {
@@ -314,11 +314,44 @@ class LocalSearch {
         place(moves_.back().first, moves_.back().second);
         moves_.pop_back();
       }
-      if (best_length == 0) break;
-      cost = best_cost;
+      if (best_length > 0) {
+        cost = best_cost;
+      } else if (!move_a_pair(cost, evaluations_left)) {
+        break;
+      }
     }
     moves_.clear();
     return cost;
+  }
+
+  // Where a pass gained nothing: the first move of a producer and a reader of its value together
+  // to one device that makes the plan cheaper (the pair a single move cannot shift: moving
+  // either alone adds the copy between them). Returns whether one was kept.
+  bool move_a_pair(double& cost, int64_t& evaluations_left) {
+    const Rows& successors = index_.successors();
+    for (int u = 0; u < index_.node_count(); ++u) {
+      for (const int* s = successors.first(u); s != successors.last(u); ++s) {
+        const int from_u = device_at_[u];
+        const int from_s = device_at_[*s];
+        for (int d = 0; d < devices_; ++d) {
+          if ((d == from_u && d == from_s) || index_.node_ms(u, d) == kNotAllowed ||
+              index_.node_ms(*s, d) == kNotAllowed) {
+            continue;
+          }
+          if (evaluations_left-- <= 0) return false;
+          place(u, d);
+          place(*s, d);
+          const double ms = evaluator_.cost(device_at_);
+          if (ms < cost - kMinGainMs) {
+            cost = ms;
+            return true;
+          }
+          place(*s, from_s);
+          place(u, from_u);
+        }
+      }
+    }
+    return false;
   }
 
   const PlacementIndex& index_;

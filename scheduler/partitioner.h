@@ -47,8 +47,8 @@ struct Grouping {
 };
 
 // Groups an assignment into partitions: a topological order that keeps running on the current
-// device while it can (ties by `order` position), cut into maximal same-device runs, each run
-// split into its connected components. The quotient graph is acyclic by construction.
+// device while it can (ties by `order` position), cut into maximal same-device runs, one
+// partition each. The quotient graph is acyclic by construction.
 Grouping group_partitions(const PlacementProblem& problem, const std::vector<int>& device_of);
 
 // Predicted ms of one run for an assignment: node costs, one transfer per (value, destination

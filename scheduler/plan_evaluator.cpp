@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <numeric>
 
 namespace hsched::sched {
 
@@ -35,9 +34,7 @@ PlanEvaluator::PlanEvaluator(const PlacementIndex& index)
     : index_(index),
       ready_(static_cast<size_t>(index.device_count())),
       waiting_(static_cast<size_t>(index.node_count())),
-      run_of_(static_cast<size_t>(index.node_count())),
-      parent_(static_cast<size_t>(index.node_count())),
-      partitions_on_(static_cast<size_t>(index.device_count())) {
+      run_of_(static_cast<size_t>(index.node_count())) {
   sequence_.reserve(static_cast<size_t>(index.node_count()));
 }
 
@@ -53,6 +50,7 @@ void PlanEvaluator::sequence(const SlotDevices& device_at) {
     if (waiting_[u] == 0) ready_[device_at[u]].insert(u);
   }
   sequence_.clear();
+  run_device_.clear();
   int current = -1;
   int run = -1;
   while (static_cast<int>(sequence_.size()) < n) {
@@ -66,6 +64,7 @@ void PlanEvaluator::sequence(const SlotDevices& device_at) {
       if (next < 0) break;  // a cycle: outside the contract
       current = next;
       ++run;
+      run_device_.push_back(current);
     }
     const int u = ready_[current].lowest();
     ready_[current].erase(u);
@@ -77,36 +76,13 @@ void PlanEvaluator::sequence(const SlotDevices& device_at) {
   }
 }
 
-int PlanEvaluator::find(int slot) {
-  while (parent_[slot] != slot) {
-    parent_[slot] = parent_[parent_[slot]];
-    slot = parent_[slot];
-  }
-  return slot;
-}
-
-// Each run splits into its connected components, one partition each: a run of k nodes joined by
-// j merging edges holds k - j of them.
+// One partition per run: a run is a stretch of the sequence, so all of it can run once the
+// partitions before it have, even where it holds nodes with no path between them (splitting
+// those would pay the device's partition overhead again for work the device runs in turn).
 double PlanEvaluator::overhead_ms(const SlotDevices& device_at) {
   sequence(device_at);
-  std::iota(parent_.begin(), parent_.end(), 0);
-  std::fill(partitions_on_.begin(), partitions_on_.end(), 0);
-  const Rows& successors = index_.successors();
-  for (int u = 0; u < index_.node_count(); ++u) {
-    ++partitions_on_[device_at[u]];
-    for (const int* s = successors.first(u); s != successors.last(u); ++s) {
-      if (run_of_[u] != run_of_[*s]) continue;
-      const int a = find(u);
-      const int b = find(*s);
-      if (a == b) continue;
-      parent_[std::max(a, b)] = std::min(a, b);
-      --partitions_on_[device_at[u]];
-    }
-  }
   double ms = 0;
-  for (int d = 0; d < index_.device_count(); ++d) {
-    ms += static_cast<double>(partitions_on_[d]) * index_.overhead_ms(d);
-  }
+  for (const int d : run_device_) ms += index_.overhead_ms(d);
   return ms;
 }
 
@@ -116,26 +92,19 @@ double PlanEvaluator::cost(const SlotDevices& device_at) {
 }
 
 Grouping PlanEvaluator::group(const SlotDevices& device_at) {
-  overhead_ms(device_at);
-  return last_grouping(device_at);
+  sequence(device_at);
+  return last_grouping();
 }
 
-// The components of a run have no path between them (it would pass through nodes inside the
-// run, joining them), so numbering partitions by first appearance in the sequence keeps them in
-// a topological order.
-Grouping PlanEvaluator::last_grouping(const SlotDevices& device_at) {
+// Runs are numbered in sequence order, so the partitions are in a topological order.
+Grouping PlanEvaluator::last_grouping() const {
   Grouping grouping;
   grouping.partition_of.assign(static_cast<size_t>(index_.node_count()), -1);
-  std::vector<int> partition_of_root(static_cast<size_t>(index_.node_count()), -1);
-  for (int u : sequence_) {
-    int& partition = partition_of_root[find(u)];
-    if (partition < 0) {
-      partition = static_cast<int>(grouping.partitions.size());
-      grouping.partitions.emplace_back();
-      grouping.partition_device.push_back(device_at[u]);
-    }
-    grouping.partition_of[u] = partition;
-    grouping.partitions[partition].push_back(u);
+  grouping.partition_device = run_device_;
+  grouping.partitions.resize(run_device_.size());
+  for (const int u : sequence_) {
+    grouping.partition_of[u] = run_of_[u];
+    grouping.partitions[static_cast<size_t>(run_of_[u])].push_back(u);
   }
   return grouping;
 }

@@ -41,20 +41,19 @@ class PlanEvaluator {
   // group_partitions(), in slots.
   Grouping group(const SlotDevices& device_at);
   // The grouping of the assignment last passed to cost() or overhead_ms(), without redoing it.
-  Grouping last_grouping(const SlotDevices& device_at);
+  Grouping last_grouping() const;
 
  private:
-  // The grouping's execution sequence and its same-device runs (sequence_, run_of_).
+  // The grouping's execution sequence and its same-device runs (sequence_, run_of_,
+  // run_device_).
   void sequence(const SlotDevices& device_at);
-  int find(int slot);
 
   const PlacementIndex& index_;
   std::vector<ReadySlots> ready_;  // per device
   std::vector<int> waiting_;       // per slot: inputs not yet sequenced
   std::vector<int> sequence_;
-  std::vector<int> run_of_;
-  std::vector<int> parent_;             // union-find over slots within a run
-  std::vector<int64_t> partitions_on_;  // per device
+  std::vector<int> run_of_;      // per slot
+  std::vector<int> run_device_;  // per run
 };
 
 // Node and transfer ms of an assignment (plan_cost without the partition overhead);

@@ -68,8 +68,9 @@ struct Fallback {
   std::string detail;
 };
 
-// Connected, acyclic set of nodes on one device; partitions are listed in execution order and
-// each depends only on partitions before it.
+// A stretch of the execution order on one device (its nodes need not be connected: independent
+// nodes a device runs in turn share one partition); partitions are listed in execution order,
+// each depends only on partitions before it, and the next one is on another device.
 struct Partition {
   int id = 0;
   std::string device;
