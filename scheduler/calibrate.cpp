@@ -39,7 +39,9 @@ constexpr std::chrono::milliseconds kIdle{2};
 // ---------------------------------------------------------------------------------------------
 // A benchmark compiled for the device.
 
-enum class Part { kCompute, kUpload, kDownload };
+// What a benchmark's run reports: its partitions' compute (less their copies), their copies, or
+// (through the executor only) the caller's wall time of the request outside its partitions.
+enum class Part { kCompute, kUpload, kDownload, kDispatch };
 
 struct Bench {
   Spec spec;
@@ -179,6 +181,7 @@ BenchRun run_of(Bench& bench, Part part, bool evict) {
         case Part::kDownload:
           return io.download_ms;
         case Part::kCompute:
+        case Part::kDispatch:
           break;
       }
       return wall - io.upload_ms - io.download_ms;
@@ -186,8 +189,12 @@ BenchRun run_of(Bench& bench, Part part, bool evict) {
   }
   return [&bench, part]() -> Result<double> {
     RunRecord record;
+    const auto start = std::chrono::steady_clock::now();
     HSCHED_RETURN_IF_ERROR(bench.exe->run(bench.inputs, &record).status());
-    double ms = 0;
+    // The caller's wall time, as `hsched run` times a request: its wake at the end included.
+    const double wall =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    double ms = part == Part::kDispatch ? wall : 0;
     for (const PartitionRun& run : record.partitions) {
       switch (part) {
         case Part::kUpload:
@@ -198,6 +205,9 @@ BenchRun run_of(Bench& bench, Part part, bool evict) {
           break;
         case Part::kCompute:
           ms += run.end_ms - run.start_ms - run.upload_ms - run.download_ms;
+          break;
+        case Part::kDispatch:
+          ms -= run.end_ms - run.start_ms;
           break;
       }
     }
@@ -400,8 +410,11 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     copy_benches.push_back(std::move(bench));
   }
 
+  // measured[0..2]: the tiny chains, and the tiny partition's request outside its span.
+  constexpr size_t kFirstBench = 3;
   std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, false),
-                             run_of(tiny_long, Part::kCompute, false)};
+                             run_of(tiny_long, Part::kCompute, false),
+                             run_of(tiny_one, Part::kDispatch, false)};
   const bool on_host = device.api == DeviceApi::kHost;
   for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute, on_host));
   for (Bench& bench : copy_benches) {
@@ -438,6 +451,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                                      profile.run_overhead_ms, measured[0].spread));
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
+  profile.dispatch_overhead_ms = std::max(0.0, measured[2].ms);
+  report.lines.push_back(figure_line("overhead", "dispatch (executor)", 0, false,
+                                     profile.dispatch_overhead_ms, measured[2].spread));
   // Wake: the partition after idling less back to back; on the host the tiny partition's share
   // is the hand-over, the rest the OpenMP team's.
   const double wake_ms = std::max(0.0, measured.back().ms - measured[measured.size() - 2].ms);
@@ -458,8 +474,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   const double extra_nodes = kLongChain - kShortChain;
   // The long chain's time less the short one's: `nodes` more nodes. `noise` in ms.
   const auto difference = [&](size_t b, double& noise) {
-    const Measured& short_m = measured[2 + b];
-    const Measured& long_m = measured[3 + b];
+    const Measured& short_m = measured[kFirstBench + b];
+    const Measured& long_m = measured[kFirstBench + 1 + b];
     noise += long_m.spread * long_m.ms + short_m.spread * short_m.ms;
     return long_m.ms - short_m.ms;
   };
@@ -487,7 +503,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     const Bench& bench = copy_benches[c];
     const double bytes = static_cast<double>(bench.inputs.at(0).byte_size());
     for (int side = 0; side < 2; ++side) {
-      const Measured& m = measured[2 + benches.size() + 2 * c + static_cast<size_t>(side)];
+      const Measured& m =
+          measured[kFirstBench + benches.size() + 2 * c + static_cast<size_t>(side)];
       const CostClass cost_class = side == 0 ? CostClass::kUpload : CostClass::kDownload;
       const std::string name = bench.spec.name + (side == 0 ? "_up" : "_down");
       curves[{cost_class, Precision::kFp32}].push_back(

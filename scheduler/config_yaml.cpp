@@ -247,6 +247,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "run_overhead_us",
                                            "wake_overhead_us",
                                            "team_wake_overhead_us",
+                                           "dispatch_overhead_us",
                                            "curves",
                                            "calibration",
                                            "locator",
@@ -312,6 +313,10 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   HSCHED_RETURN_IF_ERROR(
       node.read("team_wake_overhead_us", kOptional, kMicroseconds, &team_wake_overhead_us));
   device.team_wake_overhead_ms = team_wake_overhead_us / 1000.0;
+  double dispatch_overhead_us = 0;
+  HSCHED_RETURN_IF_ERROR(
+      node.read("dispatch_overhead_us", kOptional, kMicroseconds, &dispatch_overhead_us));
+  device.dispatch_overhead_ms = dispatch_overhead_us / 1000.0;
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
   // Where a calibrated device was found; `--target FILE` runs on it when it is present again.

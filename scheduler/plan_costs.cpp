@@ -109,11 +109,12 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
     const bool on_host = &device == &host;
     partition.run_ms = partition.compute_ms + device.run_overhead_ms;
     // It starts when another device's partition ends: its threads slept meanwhile. Runs follow
-    // each other, so the first partition follows the last one. A host partition after a host
-    // partition is handed over all the same: the executor posts it to the host thread when its
-    // inputs are ready (bert_mini's 1- to 8-node CPU partitions after a CPU partition on the
-    // H100 machine: 0.066-0.087 ms measured, 0.021-0.047 predicted without the hand-over,
-    // 0.061-0.098 with it). Only a partition after another device's wakes the OpenMP team.
+    // each other, so the first partition follows the last one, on the host where a plan starts
+    // and ends there: it is handed over all the same, as the executor posts every host partition
+    // of a plan of several to the host thread (bert_mini's 1- to 8-node CPU partitions after a
+    // CPU partition on the H100 machine: 0.066-0.087 ms measured, 0.021-0.047 predicted without
+    // the hand-over, 0.061-0.098 with it). Only a partition after another device's wakes the
+    // OpenMP team.
     const Partition& before = plan.partitions[p > 0 ? p - 1 : plan.partitions.size() - 1];
     const bool after_other_device = before.device != partition.device;
     if (after_other_device || (on_host && plan.partitions.size() > 1)) {
@@ -134,8 +135,12 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
       partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, host);
     }
   }
+  // The run: its partitions, and the executor's hand-offs between them.
   plan.predicted_run_ms = 0;
-  for (const Partition& partition : plan.partitions) plan.predicted_run_ms += partition.run_ms;
+  for (const Partition& partition : plan.partitions) {
+    plan.predicted_run_ms +=
+        partition.run_ms + plan.target.find(partition.device)->dispatch_overhead_ms;
+  }
 }
 
 }  // namespace hsched::sched

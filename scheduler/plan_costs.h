@@ -24,7 +24,9 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 // value it makes that another partition or the caller reads, so a value passed between two
 // partitions of one device goes through the host, and each partition of a device that reads a
 // value uploads it. Plan::transfers, one copy per value and device pair, does not show those.
-// `host_device`: the index in plan.target.devices where graph inputs and outputs live.
+// Plan::predicted_run_ms adds each partition's dispatch_overhead_ms (the executor's hand-offs,
+// outside the partitions' own time) to their run_ms. `host_device`: the index in
+// plan.target.devices where graph inputs and outputs live.
 void add_run_times(const Graph& graph, const CostModel& cost, int host_device, Plan& plan);
 
 }  // namespace hsched::sched

@@ -78,6 +78,10 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
     out << YAML::Key << "team_wake_overhead_us" << YAML::Value
         << number(device.team_wake_overhead_ms * 1000);
   }
+  if (device.dispatch_overhead_ms > 0) {
+    out << YAML::Key << "dispatch_overhead_us" << YAML::Value
+        << number(device.dispatch_overhead_ms * 1000);
+  }
   out << YAML::Key << "zero_copy" << YAML::Value << device.zero_copy;
   if (device.transfer_bandwidth_gbps > 0) {
     out << YAML::Key << "transfer_bandwidth_gbps" << YAML::Value

@@ -110,6 +110,10 @@ struct DeviceProfile {
   // pooling), whose OpenMP team slept too.
   double wake_overhead_ms = 0;
   double team_wake_overhead_ms = 0;
+  // Per partition per run, outside it: the executor handing the partition to its thread and its
+  // end on to what follows (measured by `hsched calibrate` through the executor). In the plan's
+  // run time, not in the partition's own.
+  double dispatch_overhead_ms = 0;
 
   // Measured by `hsched calibrate`: per class and precision, time against size. Where a curve
   // exists the cost model interpolates it instead of the roofline above. The byte classes are

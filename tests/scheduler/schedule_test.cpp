@@ -95,11 +95,11 @@ TEST(ScheduleTest, ConvNetOn155hPutsConvsOnTheGpuInFp16) {
   EXPECT_LE(chosen->predicted_ms, chosen->single_device_ms.at("cpu0"));
 }
 
-// One run as add_run_times predicts it: nodes, copies and run overheads (the objective adds the
-// amortised compile), and a wake-up for each partition that starts after another device's, the
-// first one after the last (runs follow each other), and the team's wake-up when such a
-// partition holds a Conv; a host partition after a host partition pays the hand-over
-// (wake_overhead_ms) alone. `host_after_host` counts those.
+// One run as add_run_times predicts it: nodes, copies, run and dispatch overheads (the objective
+// adds the amortised compile), and a wake-up for each partition that starts after another device's,
+// the first one after the last (runs follow each other), and the team's wake-up when such a
+// partition holds a Conv; a host partition after a host partition (the first after the last)
+// pays the hand-over (wake_overhead_ms) alone. `host_after_host` counts those.
 double expected_run_ms(const Graph& graph, const Plan& plan, int* host_after_host) {
   double sum = 0;
   for (const NodePlacement& p : plan.nodes) sum += p.predicted_ms;
@@ -107,7 +107,7 @@ double expected_run_ms(const Graph& graph, const Plan& plan, int* host_after_hos
   const size_t count = plan.partitions.size();
   for (size_t i = 0; i < count; ++i) {
     const DeviceProfile& device = *plan.target.find(plan.partitions[i].device);
-    sum += device.run_overhead_ms;
+    sum += device.run_overhead_ms + device.dispatch_overhead_ms;
     if (plan.partitions[(i + count - 1) % count].device != plan.partitions[i].device) {
       sum += device.wake_overhead_ms;
       for (NodeId n : plan.partitions[i].nodes) {
@@ -130,6 +130,8 @@ Target waking_target() {
   target.devices[0].wake_overhead_ms = 0.25;
   target.devices[1].wake_overhead_ms = 0.5;
   target.devices[1].team_wake_overhead_ms = 0.0625;  // its partitions hold the Convs
+  target.devices[0].dispatch_overhead_ms = 0.03125;
+  target.devices[1].dispatch_overhead_ms = 0.015625;
   return target;
 }
 
@@ -145,8 +147,9 @@ TEST(ScheduleTest, PredictionIsTheSumOfNodesTransfersAndPartitionOverheads) {
   EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
 }
 
-// Two independent CPU branches before a GPU conv (as bert_mini's prologue): host partitions one
-// after the other, each handed over.
+// Two CPU branches, a GPU conv on one, an Add of both on the CPU: the plan starts and ends on
+// the host, so its first partition follows its last (runs follow each other) and is handed over
+// all the same.
 TEST(ScheduleTest, AHostPartitionAfterAHostPartitionPaysTheHandOver) {
   constexpr int64_t kC = 64, kHw = 56;
   OnnxBuilder b(17, "two_branches");
