@@ -158,6 +158,41 @@ TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
   EXPECT_GT((*again)->stats().programs_loaded, 0);
 }
 
+// a[1,4,8,8] and b[1,4,8,8], each summed over channels (ReduceSum: no OpenCL kernel), the two
+// sums added on the device: the two independent sums share one CPU partition (a partition is a
+// run of one device, connected or not), which must compute both.
+TEST_F(ExecutorOpenClTest, APartitionOfIndependentNodesComputesThemAll) {
+  Graph graph;
+  graph.name = "two_sums";
+  graph.opset = 17;
+  const ValueId axes =
+      graph.add_constant("axes", Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{1}));
+  const ValueId y = graph.add_value("y", DType::kF32, Shape({1, 1, 8, 8}));
+  std::vector<ValueId> sums;
+  for (const std::string name : {"a", "b"}) {
+    const ValueId x = graph.add_value(name, DType::kF32, Shape({1, 4, 8, 8}));
+    graph.add_input(x);
+    sums.push_back(graph.add_value("sum_" + name, DType::kF32, Shape({1, 1, 8, 8})));
+    graph.add_node(Node{"sum_" + name, "ReduceSum", "", {x, axes}, {sums.back()}, {}});
+  }
+  graph.add_node(Node{"add", "Add", "", {sums[0], sums[1]}, {y}, {}});
+  graph.add_output(y);
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ASSERT_EQ(plan.partitions.size(), 2u);
+  EXPECT_EQ(plan.partitions[0].nodes.size(), 2u);
+  EXPECT_EQ(plan.target.find(plan.partitions[1].device)->api, DeviceApi::kOpenCl);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const std::vector<Tensor> inputs = {random_tensor({1, 4, 8, 8}, 21),
+                                      random_tensor({1, 4, 8, 8}, 22)};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-5f, 1e-4f);
+}
+
 INSTANTIATE_TEST_SUITE_P(Storage, ExecutorOpenClTest,
                          ::testing::Values(Precision::kFp32, Precision::kFp16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
