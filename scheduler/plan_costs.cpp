@@ -103,6 +103,8 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
   for (ValueId v : graph.outputs()) graph_output[static_cast<size_t>(v)] = 1;
   std::vector<int> partition_of(graph.nodes().size(), -1);
   for (const NodePlacement& placement : plan.nodes) partition_of[placement.node] = placement.partition;
+  // The run: its partitions, and the executor's hand-offs between them.
+  plan.predicted_run_ms = 0;
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     Partition& partition = plan.partitions[p];
     const DeviceProfile& device = *plan.target.find(partition.device);
@@ -124,22 +126,18 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
         std::any_of(partition.nodes.begin(), partition.nodes.end(), team_op)) {
       partition.run_ms += device.team_wake_overhead_ms;
     }
-    if (on_host) continue;
-    std::set<ValueId> inputs, outputs;
-    copied_values(graph, partition, static_cast<int>(p), partition_of, graph_output, inputs,
-                  outputs);
-    for (ValueId v : inputs) {
-      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), host, device);
+    if (!on_host) {
+      std::set<ValueId> inputs, outputs;
+      copied_values(graph, partition, static_cast<int>(p), partition_of, graph_output, inputs,
+                    outputs);
+      for (ValueId v : inputs) {
+        partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), host, device);
+      }
+      for (ValueId v : outputs) {
+        partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, host);
+      }
     }
-    for (ValueId v : outputs) {
-      partition.run_ms += cost.transfer_ms(graph.value(v).byte_size(), device, host);
-    }
-  }
-  // The run: its partitions, and the executor's hand-offs between them.
-  plan.predicted_run_ms = 0;
-  for (const Partition& partition : plan.partitions) {
-    plan.predicted_run_ms +=
-        partition.run_ms + plan.target.find(partition.device)->dispatch_overhead_ms;
+    plan.predicted_run_ms += partition.run_ms + device.dispatch_overhead_ms;
   }
 }
 
