@@ -105,7 +105,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device.api,
+  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device,
                          bench.spec.cost_class)
                    .work;
   const auto start = std::chrono::steady_clock::now();

@@ -64,6 +64,25 @@ Spec matmul_spec(int64_t m, int64_t n) {
   return spec;
 }
 
+// A fan of `nodes` MatMuls of x [m, k] by constant [k, n] weights (k != n cannot chain): a
+// transformer's MLP layers, whose depth k a GPU's time follows when the outputs are few.
+Spec matmul_fan_spec(int64_t m, int64_t k, int64_t n) {
+  Spec spec;
+  spec.name = "matmul_m" + std::to_string(m) + "_k" + std::to_string(k) + "_n" + std::to_string(n);
+  spec.cost_class = CostClass::kGemm;
+  spec.build = [=](OnnxBuilder& b, int nodes) {
+    b.input("x", DType::kF32, {m, k});
+    for (int i = 0; i < nodes; ++i) {
+      const std::string w = "w" + std::to_string(i);
+      const std::string y = "y" + std::to_string(i);
+      b.initializer_random(w, {k, n}, 1.0f / std::sqrt(static_cast<float>(k)), next_seed());
+      b.node("MatMul", {"x", w}, {y});
+      b.output(y, DType::kF32, {m, n});
+    }
+  };
+  return spec;
+}
+
 // A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
 Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims,
                 std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add) {
@@ -373,6 +392,14 @@ std::vector<Spec> compute_specs(Precision precision, bool on_host) {
   }
   for (int64_t m : {64, 128, 197}) {
     for (int64_t n : {128, 256, 512, 1024}) specs.push_back(matmul_spec(m, n));
+  }
+  if (!on_host) {
+    for (int64_t m : {128, 197}) {
+      for (const auto& [k, n] : std::vector<std::pair<int64_t, int64_t>>{
+               {192, 768}, {768, 192}, {256, 1024}, {1024, 256}}) {
+        specs.push_back(matmul_fan_spec(m, k, n));
+      }
+    }
   }
   for (int64_t n : {256, 512, 1024, 2048, 4096}) specs.push_back(matmul_spec(1, n));
   for (const auto& [heads, m] :

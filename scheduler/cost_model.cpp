@@ -148,7 +148,37 @@ double opencl_conv_flops(const Graph& graph, const Node& node) {
   return opencl::conv_executed_flops(y.dims[1], pixels, reduction);
 }
 
+// Outputs an OpenCL GPU needs before a GEMM fills it. Below that its tiles run at once and a
+// GEMM's time follows its depth K more than its FLOPs: on the H200 a 128x256 by 256x1024 product
+// and a 128x1024 by 1024x256 one (the same FLOPs, bert_mini's two MLP layers) took 0.021 and
+// 0.05 ms. Fitted to the H200's square GEMMs at K = 1024 (0.033, 0.045 and 0.055 ms at 64, 128
+// and 197 rows of 1024 outputs: time ~ K x (outputs + 2^17)).
+constexpr double kGpuGemmFillOutputs = 131072;
+
+// A GEMM's work on an OpenCL GPU: its FLOPs as if its outputs were at least
+// kGpuGemmFillOutputs more, 2 K (outputs + fill); 0 for any other node.
+double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
+  const Value& y = graph.value(node.outputs[0]);
+  if (!y.shape.is_static()) return 0;
+  const double outputs = static_cast<double>(y.shape.elements());
+  if (outputs <= 0 || flop <= 0) return 0;
+  return flop * (outputs + kGpuGemmFillOutputs) / outputs;
+}
+
 }  // namespace
+
+int64_t opencl_kernels(const Graph& graph, const Node& node) {
+  const bool split = node.op_type == "Split";
+  if (!split && node.op_type != "Concat") return 1;
+  int64_t kernels = 0;
+  for (ValueId id : split ? node.outputs : node.inputs) {
+    if (id == kNoValue) continue;
+    const Shape& shape = graph.value(id).shape;
+    kernels += !shape.is_static() || shape.elements() > 0 ? 1 : 0;
+  }
+  return std::max<int64_t>(kernels, 1);
+}
 
 bool computes_transcendental(const std::string& op_type) {
   static const std::set<std::string> kOps{"Erf",      "Sigmoid", "Tanh", "Exp", "Log",
@@ -157,8 +187,8 @@ bool computes_transcendental(const std::string& op_type) {
   return kOps.count(op_type) != 0;
 }
 
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision, DeviceApi api,
-                   std::optional<CostClass> as_class) {
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+                   const DeviceProfile& device, std::optional<CostClass> as_class) {
   NodeWork result;
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
   const NodeCost cost = node_cost(graph, node);
@@ -167,10 +197,15 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision, DeviceA
                                                     : scaled_bytes(graph, node, cost, precision);
   const bool conv_class =
       result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv;
-  if (api == DeviceApi::kOpenCl && conv_class) {
+  if (device.api == DeviceApi::kOpenCl && conv_class) {
     if (const double executed = opencl_conv_flops(graph, graph.node(node)); executed > 0) {
       result.work = executed;
     }
+  }
+  if (device.api == DeviceApi::kOpenCl && device.kind == DeviceKind::kGpu &&
+      result.cost_class == CostClass::kGemm) {
+    const double work = gpu_gemm_work(graph, graph.node(node), result.work);
+    if (work > 0) result.work = work;
   }
   return result;
 }
@@ -224,14 +259,20 @@ std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node
 double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
                           Precision precision, std::optional<CostClass> as_class) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
+  // A Split or Concat on OpenCL is a copy kernel per piece, each paying its own launch.
+  const double kernels = device.api == DeviceApi::kOpenCl
+                             ? static_cast<double>(opencl_kernels(graph, graph.node(node)))
+                             : 1.0;
   if (!device.curves.empty()) {
-    const NodeWork work = node_work(graph, node, precision, device.api, as_class);
+    const NodeWork work = node_work(graph, node, precision, device, as_class);
     // A measured time already includes the launch.
     const Curve* curve = find_curve(device, work.cost_class, precision);
-    if (curve != nullptr && work.work >= 0) return interpolate_ms(*curve, work.work);
+    if (curve != nullptr && work.work >= 0) {
+      return kernels * interpolate_ms(*curve, work.work / kernels);
+    }
   }
   const auto [compute_ms, memory_ms] = roofline_ms(graph, node, device, precision);
-  return std::max(compute_ms, memory_ms) + device.launch_overhead_ms;
+  return std::max(compute_ms, memory_ms) + kernels * device.launch_overhead_ms;
 }
 
 double CostModel::node_compile_ms(const DeviceProfile& device) const {

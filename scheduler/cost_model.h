@@ -24,11 +24,17 @@ struct NodeWork {
 // producer's epilogue or not, as opposed to arithmetic, free in registers once fused.
 bool computes_transcendental(const std::string& op_type);
 
-// On `api`'s devices: an OpenCL device's Conv counts the FLOPs its kernels execute, tiles padded
-// (opencl::conv_executed_flops). `as_class`: count the node as that class instead (a fused chain
-// that runs as another op).
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision, DeviceApi api,
-                   std::optional<CostClass> as_class = std::nullopt);
+// On `device`: an OpenCL device's Conv counts the FLOPs its kernels execute, tiles padded
+// (opencl::conv_executed_flops); an OpenCL GPU's GEMM 2 K (outputs + 2^17), as if it had at
+// least the outputs that fill the GPU (a small GEMM's time follows its depth). `as_class`: count
+// the node as that class instead (a fused chain that runs as another op).
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+                   const DeviceProfile& device, std::optional<CostClass> as_class = std::nullopt);
+
+// The kernels the OpenCL backend enqueues for `node`: a copy per non-empty input of a Concat and
+// per output of a Split, one for any other node. The curves time one kernel: such a node costs
+// that many launches, each on its share of the work.
+int64_t opencl_kernels(const Graph& graph, const Node& node);
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the
 // first point its time (a node never runs faster than the smallest measured one, its launch);

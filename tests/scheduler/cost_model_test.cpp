@@ -172,18 +172,19 @@ TEST_F(CostModelTest, CurveReplacesTheRooflineOfItsClassAndPrecision) {
   const MatMulGraph g(256, 256, 256);  // 33.6 MFLOP, a GEMM (256 rows)
   DeviceProfile& gpu = target_.devices[1];
   gpu.launch_overhead_ms = 0.5;  // not added to a measured time
-  gpu.curves[{CostClass::kGemm, Precision::kFp16}] = {{"a", 1e6, 0.01, 0}, {"b", 1e8, 0.1, 0}};
+  gpu.curves[{CostClass::kGemm, Precision::kFp16}] = {{"a", 1e6, 0.01, 0}, {"b", 1e10, 1.0, 0}};
   const CostModel model(target_, 1);
-  // Log-log between (1e6, 0.01) and (1e8, 0.1): work^0.5 scaling.
-  const double expected = 0.01 * std::pow(g.flop / 1e6, 0.5);
+  // Log-log between (1e6, 0.01) and (1e10, 1.0): work^0.5 scaling, the work of a GEMM on an
+  // OpenCL GPU counting 2^17 outputs more (node_work).
+  const double work = g.flop * (256.0 * 256 + 131072) / (256.0 * 256);
+  const double expected = 0.01 * std::pow(work / 1e6, 0.5);
   EXPECT_NEAR(model.node_ms(g.graph, g.node, gpu, Precision::kFp16), expected, 1e-12);
   // fp32 has no curve: the roofline stays.
   const double roofline = model.roofline_ms(g.graph, g.node, gpu, Precision::kFp32).first;
   EXPECT_DOUBLE_EQ(model.node_ms(g.graph, g.node, gpu, Precision::kFp32), roofline + 0.5);
   // A batch-1 product (one row) is a GEMV, another class: the roofline again.
   const MatMulGraph row(1, 256, 256);
-  EXPECT_EQ(node_work(row.graph, row.node, Precision::kFp16, DeviceApi::kHost).cost_class,
-            CostClass::kGemv);
+  EXPECT_EQ(node_work(row.graph, row.node, Precision::kFp16, cpu()).cost_class, CostClass::kGemv);
   EXPECT_GT(model.node_ms(row.graph, row.node, gpu, Precision::kFp16), 0.5);
 }
 
@@ -198,10 +199,10 @@ TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
 
 TEST(NodeWorkTest, BytesClassesCountBytesInThePrecision) {
   const ReluGraph g(1024);
-  EXPECT_EQ(node_work(g.graph, g.node, Precision::kFp32, DeviceApi::kHost).cost_class,
+  EXPECT_EQ(node_work(g.graph, g.node, Precision::kFp32, cpu()).cost_class,
             CostClass::kElementwise);
-  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp32, DeviceApi::kHost).work, 8192);
-  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp16, DeviceApi::kHost).work, 4096);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp32, cpu()).work, 8192);
+  EXPECT_DOUBLE_EQ(node_work(g.graph, g.node, Precision::kFp16, cpu()).work, 4096);
   // The byte classes use their fp32 curve in every precision.
   DeviceProfile device = cpu();
   device.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"", 1000, 0.5, 0}};
@@ -243,39 +244,82 @@ TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
   const Graph rgb = conv_node(32, 3, 256);
   const Graph wide = conv_node(32, 64, 256);
   const double flops = 2.0 * 3 * 65536 * 32 * 9;
-  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, DeviceApi::kHost).work, flops);
-  const NodeWork on_gpu = node_work(rgb, 0, Precision::kFp32, DeviceApi::kOpenCl);
+  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, cpu()).work, flops);
+  const NodeWork on_gpu = node_work(rgb, 0, Precision::kFp32, gpu());
   EXPECT_EQ(on_gpu.cost_class, CostClass::kConv);
   EXPECT_DOUBLE_EQ(on_gpu.work, flops * 64 / 3);
-  EXPECT_DOUBLE_EQ(on_gpu.work, node_work(wide, 0, Precision::kFp32, DeviceApi::kOpenCl).work);
+  EXPECT_DOUBLE_EQ(on_gpu.work, node_work(wide, 0, Precision::kFp32, gpu()).work);
   // Channels filling the tiles: FLOPs either way (K = 288 is whole steps of 16).
-  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, DeviceApi::kOpenCl).work,
-                   node_work(wide, 0, Precision::kFp32, DeviceApi::kHost).work);
+  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, gpu()).work,
+                   node_work(wide, 0, Precision::kFp32, cpu()).work);
+}
+
+TEST(NodeWorkTest, AGpuGemmFollowsItsDepthWhenItsOutputsAreFew) {
+  // bert_mini's two MLP layers: the same FLOPs, four times the depth in the second. On the CPU
+  // their work is their FLOPs; on an OpenCL GPU 2 K (outputs + 2^17), the second's 1.8x the
+  // first's (measured 0.021 and 0.05 ms on an H200).
+  const MatMulGraph up(128, 256, 1024);
+  const MatMulGraph down(128, 1024, 256);
+  EXPECT_DOUBLE_EQ(node_work(up.graph, up.node, Precision::kFp32, cpu()).work,
+                   node_work(down.graph, down.node, Precision::kFp32, cpu()).work);
+  EXPECT_DOUBLE_EQ(node_work(up.graph, up.node, Precision::kFp32, gpu()).work,
+                   2.0 * 256 * (128 * 1024 + 131072));
+  EXPECT_DOUBLE_EQ(node_work(down.graph, down.node, Precision::kFp32, gpu()).work,
+                   2.0 * 1024 * (128 * 256 + 131072));
+  // A PoCL-like OpenCL CPU device keeps FLOPs.
+  DeviceProfile opencl_cpu = gpu();
+  opencl_cpu.kind = DeviceKind::kCpu;
+  EXPECT_DOUBLE_EQ(node_work(down.graph, down.node, Precision::kFp32, opencl_cpu).work, down.flop);
+}
+
+TEST_F(CostModelTest, AnOpenClSplitOrConcatPaysALaunchPerPiece) {
+  Graph graph;
+  Node split;
+  split.name = "split";
+  split.op_type = "Split";
+  split.inputs = {graph.add_value("x", DType::kF32, Shape{192, 576})};
+  for (const char* name : {"q", "k", "v"}) {
+    split.outputs.push_back(graph.add_value(name, DType::kF32, Shape{192, 192}));
+  }
+  const NodeId node = graph.add_node(std::move(split));
+  EXPECT_EQ(opencl_kernels(graph, graph.node(node)), 3);
+  DeviceProfile& gpu = target_.devices[1];
+  gpu.curves[{CostClass::kDataMovement, Precision::kFp32}] = {{"a", 1e3, 0.01, 0},
+                                                              {"b", 1e7, 0.1, 0}};
+  const CostModel model(target_, 1);
+  // Three copies of a third of the bytes each, against one copy of them all on the CPU.
+  const double bytes = 2.0 * 192 * 576 * 4;
+  EXPECT_NEAR(
+      model.node_ms(graph, node, gpu, Precision::kFp32),
+      3 * interpolate_ms(gpu.curves[{CostClass::kDataMovement, Precision::kFp32}], bytes / 3),
+      1e-12);
+  DeviceProfile host = cpu();
+  host.curves = gpu.curves;
+  EXPECT_NEAR(model.node_ms(graph, node, host, Precision::kFp32),
+              interpolate_ms(gpu.curves[{CostClass::kDataMovement, Precision::kFp32}], bytes),
+              1e-12);
 }
 
 TEST(NodeWorkTest, TranscendentalOpsAndGlobalPoolsHaveClassesOfTheirOwn) {
   // Sigmoid and Erf cost a polynomial per element: far from Relu's rate on a CPU.
   for (const std::string op : {"Sigmoid", "Erf", "Tanh", "Exp"}) {
-    const NodeWork work =
-        node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, DeviceApi::kHost);
+    const NodeWork work = node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, cpu());
     EXPECT_EQ(work.cost_class, CostClass::kTranscendental) << op;
     EXPECT_DOUBLE_EQ(work.work, 8192) << op;
   }
   for (const std::string op : {"Relu", "Add", "HardSwish"}) {
-    EXPECT_EQ(
-        node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, DeviceApi::kHost).cost_class,
-        CostClass::kElementwise)
+    EXPECT_EQ(node_work(one_node(op, {1024}, {1024}), 0, Precision::kFp32, cpu()).cost_class,
+              CostClass::kElementwise)
         << op;
   }
   EXPECT_TRUE(computes_transcendental("Erf"));
   EXPECT_FALSE(computes_transcendental("Relu"));
   // A global pool reads every pixel and writes one value per channel.
   const NodeWork pool = node_work(one_node("GlobalAveragePool", {1, 16, 8, 8}, {1, 16, 1, 1}), 0,
-                                  Precision::kFp32, DeviceApi::kHost);
+                                  Precision::kFp32, cpu());
   EXPECT_EQ(pool.cost_class, CostClass::kGlobalPool);
   EXPECT_DOUBLE_EQ(pool.work, 4.0 * (16 * 64 + 16));
-  EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32,
-                      DeviceApi::kHost)
+  EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32, cpu())
                 .cost_class,
             CostClass::kPooling);
   // Their names round-trip (the calibrated profile's YAML keys).
