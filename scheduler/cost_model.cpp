@@ -169,6 +169,13 @@ double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
 }  // namespace
 
 int64_t opencl_kernels(const Graph& graph, const Node& node) {
+  if (node.op_type == "InstanceNormalization") {
+    if (node.inputs.empty() || node.inputs[0] == kNoValue) return 1;
+    const Shape& x = graph.value(node.inputs[0]).shape;
+    if (!x.is_static() || x.dims.size() < 3) return 1;
+    const int64_t rows = x.dims[0] * x.dims[1];
+    return rows > 0 ? opencl::instance_norm_kernels(rows, x.elements() / rows) : 1;
+  }
   const bool split = node.op_type == "Split";
   if (!split && node.op_type != "Concat") return 1;
   int64_t kernels = 0;

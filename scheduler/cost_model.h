@@ -32,7 +32,8 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class = std::nullopt);
 
 // The kernels the OpenCL backend enqueues for `node`: a copy per non-empty input of a Concat and
-// per output of a Split, one for any other node. The curves time one kernel: such a node costs
+// per output of a Split, 3 for an InstanceNormalization of few long rows
+// (opencl::instance_norm_kernels), one for any other node. The curves time one kernel: such a node costs
 // that many launches, each on its share of the work.
 int64_t opencl_kernels(const Graph& graph, const Node& node);
 

@@ -81,14 +81,40 @@ Result<cl_mem> gemm_temp(const OpKernels& ops, cl::CommandQueue& queue, const Ge
   return temp();  // the cache keeps the buffer alive
 }
 
+// A one-row product (a classifier's head, a batch-1 MatMul) as CLBlast's GEMV: row-major B
+// times the row as a vector (B [K, N] transposed, B [N, K] as it is). Its GEMM kernels took 0.135
+// ms for MobileNet-V2's 1x1280 by 1000x1280 Gemm on the H200, against 0.033 for a GEMV-sized
+// MatMul of the same FLOPs. CLBlast's GEMV reads y even with beta 0 (alpha * Ax + 0 * y), so y is
+// zeroed first: stale contents would leave NaNs.
+Status gemv(cl::CommandQueue& queue, const GemmCall& call, const cl::Buffer& a,
+            const cl::Buffer& b, cl::Buffer& c, cl::Event* event, const char* op) {
+  using clblast::Transpose;
+  HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float),
+                                                          call.n * sizeof(float)),
+                                  "zero fill before GEMV"));
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  // y [N] = B' x: B [K, N] row-major is an N x K matrix transposed; B [N, K] (trans_b) is one.
+  const Transpose trans = call.trans_b ? Transpose::kNo : Transpose::kYes;
+  const size_t rows = call.trans_b ? call.n : call.k;
+  const size_t cols = call.trans_b ? call.k : call.n;
+  const clblast::StatusCode code = clblast::Gemv<float>(
+      clblast::Layout::kRowMajor, trans, rows, cols, call.alpha, b(), call.b_offset, cols, a(),
+      call.a_offset, 1, 0.0f, c(), call.c_offset, 1, &raw_queue, &raw_event);
+  HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
+  *event = cl::Event(raw_event);  // takes CLBlast's reference
+  return Status::ok();
+}
+
 // One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
 // strides (0: the same matrix for every batch), C by m * n. The batched routine takes no
 // temporary; its indirect path (only for large matrices: m * n * k at least CLBlast's
-// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own.
+// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own. One row goes to gemv().
 Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
             const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
             const char* op, size_t batch = 1, size_t a_stride = 0, size_t b_stride = 0) {
   using clblast::Transpose;
+  if (batch == 1 && call.m == 1) return gemv(queue, call, a, b, c, event, op);
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
   const Transpose trans_a = call.trans_a ? Transpose::kYes : Transpose::kNo;

@@ -340,6 +340,8 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
       {{4, 3}, {2, 3, 5}},               // A broadcast over B's batch: strided, A's stride 0
       {{2, 3, 33, 17}, {2, 3, 17, 29}},  // strided over two batch dims, odd tile remainders
       {{1, 3, 9, 4}, {2, 1, 4, 5}},      // A's batch dims broadcast against B's: per batch
+      {{1, 9}, {9, 13}},                 // one row: a GEMV over B transposed
+      {{3, 1, 7}, {2, 1, 7, 4}},         // one row per batch: a GEMV per batch, at offsets
       {{3, 0}, {0, 4}},                  // K = 0: zeros (CLBlast refuses empty sizes)
       {{2, 0, 5}, {5, 3}}};              // no output at all
   for (bool indirect : {false, true}) {
@@ -367,35 +369,38 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
 }
 
 TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
-  const int64_t m = 6, k = 11, n = 5;
-  for (bool trans_a : {false, true}) {
-    for (bool trans_b : {false, true}) {
-      for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {
-        const std::vector<float> a = stored(random_values(m * k, -1, 1, 43));
-        const std::vector<float> b = stored(random_values(k * n, -1, 1, 47));
-        const std::vector<float> c = stored(random_values(count_of(c_shape), -1, 1, 53));
-        const GemmParams params{
-            .trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f, .beta = 2.0f};
-        std::vector<float> want(m * n);
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            double sum = 0;
-            for (int64_t p = 0; p < k; ++p) {
-              sum += a[trans_a ? p * m + i : i * k + p] * b[trans_b ? j * k + p : p * n + j];
+  const int64_t k = 11, n = 5;
+  for (const int64_t m : {6, 1}) {  // one row: a GEMV (a classifier's head)
+    for (bool trans_a : {false, true}) {
+      for (bool trans_b : {false, true}) {
+        for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {
+          const std::vector<float> a = stored(random_values(m * k, -1, 1, 43));
+          const std::vector<float> b = stored(random_values(k * n, -1, 1, 47));
+          const std::vector<float> c = stored(random_values(count_of(c_shape), -1, 1, 53));
+          const GemmParams params{
+              .trans_a = trans_a, .trans_b = trans_b, .alpha = 0.5f, .beta = 2.0f};
+          std::vector<float> want(m * n);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double sum = 0;
+              for (int64_t p = 0; p < k; ++p) {
+                sum += a[trans_a ? p * m + i : i * k + p] * b[trans_b ? j * k + p : p * n + j];
+              }
+              const float c_value = c_shape.size() == 1 ? c[j] : c[i];
+              want[i * n + j] = static_cast<float>(params.alpha * sum + params.beta * c_value);
             }
-            const float c_value = c_shape.size() == 1 ? c[j] : c[i];
-            want[i * n + j] = static_cast<float>(params.alpha * sum + params.beta * c_value);
           }
+          cl::Buffer a_buffer = upload(a), b_buffer = upload(b), c_buffer = upload(c);
+          cl::Buffer y_buffer = output(m * n);
+          const Shape a_shape = trans_a ? Shape{k, m} : Shape{m, k};
+          const Shape b_shape = trans_b ? Shape{n, k} : Shape{k, n};
+          auto event = enqueue_gemm(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, &c_buffer,
+                                    c_shape, params, y_buffer);
+          expect_close(download(event, y_buffer, m * n), want,
+                       "Gemm of " + std::to_string(m) + " rows, transA " + std::to_string(trans_a) +
+                           " transB " + std::to_string(trans_b) + " C rank " +
+                           std::to_string(c_shape.size()));
         }
-        cl::Buffer a_buffer = upload(a), b_buffer = upload(b), c_buffer = upload(c);
-        cl::Buffer y_buffer = output(m * n);
-        const Shape a_shape = trans_a ? Shape{k, m} : Shape{m, k};
-        const Shape b_shape = trans_b ? Shape{n, k} : Shape{k, n};
-        auto event = enqueue_gemm(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, &c_buffer,
-                                  c_shape, params, y_buffer);
-        expect_close(download(event, y_buffer, m * n), want,
-                     "Gemm transA " + std::to_string(trans_a) + " transB " +
-                         std::to_string(trans_b) + " C rank " + std::to_string(c_shape.size()));
       }
     }
   }
