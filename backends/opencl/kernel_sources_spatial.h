@@ -256,6 +256,21 @@ float group_sum(float value, __local float* scratch) {
   return total;
 }
 
+// One row times a matrix stored by output rows: y[n] = alpha * sum_k x[k] * w[n * k_size + k],
+// a work group of 64 per output reading its row of w coalesced (fp32 operands: a classifier
+// head's Gemm, w [N, K]).
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void gemv_rows(__global const float* x, int x_offset, __global const float* w, int w_offset,
+               __global float* y, int y_offset, int k_size, float alpha) {
+  __local float scratch[64];
+  const int n = get_group_id(0), lid = get_local_id(0);
+  const int row = w_offset + n * k_size;
+  float partial = 0.0f;
+  for (int k = lid; k < k_size; k += 64) partial += x[x_offset + k] * w[row + k];
+  const float total = group_sum(partial, scratch);
+  if (lid == 0) y[y_offset + n] = alpha * total;
+}
+
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void instance_norm(__global const storage_t* x, __global const storage_t* scale,
                    __global const storage_t* bias, __global storage_t* y, int channels,

@@ -369,8 +369,9 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
 }
 
 TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
-  const int64_t k = 11, n = 5;
-  for (const int64_t m : {6, 1}) {  // one row: a GEMV (a classifier's head)
+  const int64_t n = 5;
+  // One row: a GEMV (a classifier's head), with K beyond a work group of 64 too.
+  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{6, 11}, {1, 11}, {1, 150}}) {
     for (bool trans_a : {false, true}) {
       for (bool trans_b : {false, true}) {
         for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {
@@ -397,9 +398,9 @@ TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
           auto event = enqueue_gemm(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, &c_buffer,
                                     c_shape, params, y_buffer);
           expect_close(download(event, y_buffer, m * n), want,
-                       "Gemm of " + std::to_string(m) + " rows, transA " + std::to_string(trans_a) +
-                           " transB " + std::to_string(trans_b) + " C rank " +
-                           std::to_string(c_shape.size()));
+                       "Gemm of " + std::to_string(m) + "x" + std::to_string(k) + ", transA " +
+                           std::to_string(trans_a) + " transB " + std::to_string(trans_b) +
+                           " C rank " + std::to_string(c_shape.size()));
         }
       }
     }
