@@ -155,8 +155,8 @@ double opencl_conv_flops(const Graph& graph, const Node& node) {
 // and 197 rows of 1024 outputs: time ~ K x (outputs + 2^17)).
 constexpr double kGpuGemmFillOutputs = 131072;
 
-// A GEMM's work on an OpenCL GPU: its FLOPs as if its outputs were at least
-// kGpuGemmFillOutputs more, 2 K (outputs + fill); 0 for any other node.
+// A GEMM's work on an OpenCL GPU: its FLOPs as if it had kGpuGemmFillOutputs more outputs,
+// 2 K (outputs + fill); 0 when its output shape is not known.
 double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
   if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
   const Value& y = graph.value(node.outputs[0]);
@@ -266,7 +266,7 @@ std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node
 double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
                           Precision precision, std::optional<CostClass> as_class) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
-  // A Split or Concat on OpenCL is a copy kernel per piece, each paying its own launch.
+  // A node the OpenCL backend runs as several kernels (a Split's copies) pays a launch each.
   const double kernels = device.api == DeviceApi::kOpenCl
                              ? static_cast<double>(opencl_kernels(graph, graph.node(node)))
                              : 1.0;

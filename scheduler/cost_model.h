@@ -33,8 +33,8 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
 
 // The kernels the OpenCL backend enqueues for `node`: a copy per non-empty input of a Concat and
 // per output of a Split, 3 for an InstanceNormalization of few long rows
-// (opencl::instance_norm_kernels), one for any other node. The curves time one kernel: such a node costs
-// that many launches, each on its share of the work.
+// (opencl::instance_norm_kernels), one for any other node. The curves time one kernel: such a
+// node costs that many launches, each on its share of the work.
 int64_t opencl_kernels(const Graph& graph, const Node& node);
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the
