@@ -172,9 +172,7 @@ int64_t opencl_kernels(const Graph& graph, const Node& node) {
   if (node.op_type == "InstanceNormalization") {
     if (node.inputs.empty() || node.inputs[0] == kNoValue) return 1;
     const Shape& x = graph.value(node.inputs[0]).shape;
-    if (!x.is_static() || x.dims.size() < 3) return 1;
-    const int64_t rows = x.dims[0] * x.dims[1];
-    return rows > 0 ? opencl::instance_norm_kernels(rows, x.elements() / rows) : 1;
+    return x.is_static() ? opencl::instance_norm_kernels(x.dims) : 1;
   }
   const bool split = node.op_type == "Split";
   if (!split && node.op_type != "Concat") return 1;
@@ -204,16 +202,14 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                                                     : scaled_bytes(graph, node, cost, precision);
   const bool conv_class =
       result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv;
-  if (device.api == DeviceApi::kOpenCl && conv_class) {
-    if (const double executed = opencl_conv_flops(graph, graph.node(node)); executed > 0) {
-      result.work = executed;
-    }
+  if (device.api != DeviceApi::kOpenCl) return result;
+  double executed = 0;
+  if (conv_class) {
+    executed = opencl_conv_flops(graph, graph.node(node));
+  } else if (device.kind == DeviceKind::kGpu && result.cost_class == CostClass::kGemm) {
+    executed = gpu_gemm_work(graph, graph.node(node), result.work);
   }
-  if (device.api == DeviceApi::kOpenCl && device.kind == DeviceKind::kGpu &&
-      result.cost_class == CostClass::kGemm) {
-    const double work = gpu_gemm_work(graph, graph.node(node), result.work);
-    if (work > 0) result.work = work;
-  }
+  if (executed > 0) result.work = executed;
   return result;
 }
 

@@ -126,7 +126,10 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   return launch(queue, kernel, count, wait, "pool");
 }
 
-int64_t instance_norm_kernels(int64_t rows, int64_t size) {
+int64_t instance_norm_kernels(const Shape& shape) {
+  if (shape.size() < 3) return 1;
+  const int64_t rows = shape[0] * shape[1];
+  const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
   return rows < kLongRowsBelow && size > kLongRow ? 3 : 1;
 }
 
@@ -141,7 +144,7 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
-  if (instance_norm_kernels(rows, size) > 1) {
+  if (instance_norm_kernels(shape) > 1) {
     return instance_norm_long_rows(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y,
                                    wait);
   }

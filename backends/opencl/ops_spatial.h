@@ -84,10 +84,10 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
                                bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
                                const Events& wait = {});
 
-// The kernels enqueue_instance_norm runs for `rows` (N x C) rows of `size` elements: 3 (partial
-// sums per chunk, their merge, the normalisation) when the rows are too few to fill a GPU and
-// long, else 1. The cost model charges a launch per kernel.
-int64_t instance_norm_kernels(int64_t rows, int64_t size);
+// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): 3
+// (partial sums per chunk, their merge, the normalisation) when the rows are too few to fill a
+// GPU and long, else 1. The cost model charges a launch per kernel.
+int64_t instance_norm_kernels(const Shape& shape);
 
 // InstanceNormalization of x [N, C, spatial...] with scale and bias of C elements.
 Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
