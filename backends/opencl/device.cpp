@@ -164,13 +164,15 @@ const std::vector<std::string>& supported_ops() {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       // elementwise and activations
       "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
-      "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
-      "IsNaN", "Where",
+      "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "IsNaN",
+      "Where", "Cast",
+      // comparisons and logic (bools held as 1 and 0)
+      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization
       "Softmax", "LayerNormalization", "InstanceNormalization",
       // data movement and views
-      "Resize", "Concat", "Split", "Gather", "Transpose", "Identity", "Reshape", "Flatten",
-      "Squeeze", "Unsqueeze"};
+      "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
+      "Flatten", "Squeeze", "Unsqueeze"};
   return kOps;
 }
 

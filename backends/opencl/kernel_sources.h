@@ -44,6 +44,8 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 15: return 0.5f * x * (1.0f + tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
                                                                 // Gelu (tanh form)
     case 16: return isnan(x) ? 1.0f : 0.0f;                     // IsNaN (a bool as 1 or 0)
+    case 17: return x == 0.0f ? 1.0f : 0.0f;                    // Not
+    case 18: return x != 0.0f ? 1.0f : 0.0f;                    // Cast to bool
     default: return x;                                          // Identity
   }
 }
@@ -66,7 +68,16 @@ float apply_binary(int op, float a, float b) {
     case 3: return a / b;      // Div
     case 4: return pow(a, b);  // Pow
     case 5: return fmax(a, b); // Max
-    default: return fmin(a, b);  // Min
+    case 6: return fmin(a, b); // Min
+    // Comparisons and logic give bools as 1 or 0; logic reads any nonzero as true.
+    case 7: return a == b ? 1.0f : 0.0f;                  // Equal
+    case 8: return a < b ? 1.0f : 0.0f;                   // Less
+    case 9: return a <= b ? 1.0f : 0.0f;                  // LessOrEqual
+    case 10: return a > b ? 1.0f : 0.0f;                  // Greater
+    case 11: return a >= b ? 1.0f : 0.0f;                 // GreaterOrEqual
+    case 12: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;  // And
+    case 13: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;  // Or
+    default: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
   }
 }
 

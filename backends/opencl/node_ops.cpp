@@ -169,13 +169,17 @@ using node_detail::clip_bounds;
 
 const std::set<std::string>& unary_ops() {
   static const std::set<std::string> kOps = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Erf",        "Gelu",        "Exp",      "Log",
-      "Sqrt", "Neg",       "Abs",     "Clip", "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN"};
+      "Relu",       "LeakyRelu",   "Sigmoid",   "Tanh",  "Erf", "Gelu",
+      "Exp",        "Log",         "Sqrt",      "Neg",   "Abs", "Clip",
+      "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN", "Not"};
   return kOps;
 }
 
 const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> kOps = {"Add", "Sub", "Mul", "Div", "Pow"};
+  static const std::set<std::string> kOps = {
+      "Add",   "Sub",  "Mul",         "Div",     "Pow",
+      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And",   "Or",   "Xor"};
   return kOps;
 }
 
@@ -187,7 +191,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
   if (op == "Resize") return index >= 1;
   if (op == "Clip") return index >= 1;
-  if (op == "Split" || op == "Gather") return index == 1;  // split sizes; indices
+  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
   return false;
 }
 
@@ -368,8 +372,9 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (op == "Transpose") {
-    if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, "Transpose of rank > 6");
+  if (op == "Transpose" || op == "Expand") {
+    if (x.size() > 6 || y.size() > 6)
+      return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
     return std::nullopt;
   }
   if (op == "MatMul") {
@@ -394,7 +399,7 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  return std::nullopt;  // the view ops: any float data
+  return std::nullopt;  // the view ops and Cast: any float or bool data
 }
 
 }  // namespace

@@ -191,6 +191,14 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
   }
+  if (op == "Cast") {  // between float and bool (check_node): bools are 1 and 0 already
+    if (dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))) != DType::kBool) {
+      return enqueue_view(ops, queue, in, wait);
+    }
+    return enqueue_unary(ops, queue, UnaryOp::kNonZero, 0, 0, *x, *y, detail::element_count(shape),
+                         wait);
+  }
+  if (op == "Expand") return enqueue_expand(ops, queue, *x, shape, in.output_shape(), *y, wait);
   if (op == "Where") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(1));
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(2));

@@ -82,7 +82,8 @@ Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
                                                       {"HardSigmoid", UnaryOp::kHardSigmoid},
                                                       {"HardSwish", UnaryOp::kHardSwish},
                                                       {"Reciprocal", UnaryOp::kReciprocal},
-                                                      {"IsNaN", UnaryOp::kIsNaN}};
+                                                      {"IsNaN", UnaryOp::kIsNaN},
+                                                      {"Not", UnaryOp::kNot}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
   return it->second;
@@ -90,9 +91,14 @@ Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
 
 Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
   static const std::map<std::string, BinaryOp> kOps = {
-      {"Add", BinaryOp::kAdd}, {"Sub", BinaryOp::kSub}, {"Mul", BinaryOp::kMul},
-      {"Div", BinaryOp::kDiv}, {"Pow", BinaryOp::kPow}, {"Max", BinaryOp::kMax},
-      {"Min", BinaryOp::kMin}};
+      {"Add", BinaryOp::kAdd},         {"Sub", BinaryOp::kSub},
+      {"Mul", BinaryOp::kMul},         {"Div", BinaryOp::kDiv},
+      {"Pow", BinaryOp::kPow},         {"Max", BinaryOp::kMax},
+      {"Min", BinaryOp::kMin},         {"Equal", BinaryOp::kEqual},
+      {"Less", BinaryOp::kLess},       {"LessOrEqual", BinaryOp::kLessOrEqual},
+      {"Greater", BinaryOp::kGreater}, {"GreaterOrEqual", BinaryOp::kGreaterOrEqual},
+      {"And", BinaryOp::kAnd},         {"Or", BinaryOp::kOr},
+      {"Xor", BinaryOp::kXor}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL binary kernel for op " + op_type);
   return it->second;
@@ -228,17 +234,14 @@ std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape) {
   return strides;
 }
 
-}  // namespace
-
-Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
-                                                BinaryOp op, const cl::Buffer& a,
-                                                const Shape& a_shape, const cl::Buffer& b,
-                                                const Shape& b_shape, float b_scale, cl::Buffer& y,
-                                                const Events& wait) {
-  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+// The binary kernel into y of shape `out`, which a_shape and b_shape broadcast to.
+Result<cl::Event> launch_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                const Shape& b_shape, float b_scale, const Shape& out,
+                                cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank || out.size() > kMaxRank) {
     return invalid_argument("ops: binary op inputs of rank > 6 are not supported");
   }
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
   const int64_t count = element_count(out);
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "binary output"));
   BroadcastShape shape{};
@@ -249,6 +252,26 @@ Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::Comman
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "binary", a, b, y, static_cast<cl_int>(op), b_scale,
                                   shape, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "binary");
+}
+
+}  // namespace
+
+Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
+                                                BinaryOp op, const cl::Buffer& a,
+                                                const Shape& a_shape, const cl::Buffer& b,
+                                                const Shape& b_shape, float b_scale, cl::Buffer& y,
+                                                const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  return launch_binary(ops, queue, op, a, a_shape, b, b_shape, b_scale, out, y, wait);
+}
+
+Result<cl::Event> enqueue_expand(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const Shape& y_shape, cl::Buffer& y,
+                                 const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(x_shape, y_shape));
+  if (out != y_shape) return invalid_argument("ops: Expand input does not broadcast to its output");
+  // max(x, x) is x (NaN and infinities included): the binary kernel's broadcast does the work.
+  return launch_binary(ops, queue, BinaryOp::kMax, x, x_shape, x, x_shape, 1.0f, out, y, wait);
 }
 
 Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

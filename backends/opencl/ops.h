@@ -50,8 +50,27 @@ enum class UnaryOp : int {
   kReciprocal,
   kGeluTanh,  // Gelu with approximate = "tanh"
   kIsNaN,     // 1 where NaN, else 0: the backend holds bool tensors as 1 and 0 in its storage
+  kNot,       // 1 where 0, else 0
+  kNonZero,   // 1 where not 0, else 0 (Cast to bool)
 };
-enum class BinaryOp : int { kAdd = 0, kSub, kMul, kDiv, kPow, kMax, kMin };
+// The comparisons and the logic ops give bools as 1 or 0; the logic ops read nonzero as true.
+enum class BinaryOp : int {
+  kAdd = 0,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMax,
+  kMin,
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
 
 // The op for an ONNX op type ("Relu", "Add"...); InvalidArgument naming it when not supported.
 Result<UnaryOp> unary_op_from_onnx(const std::string& op_type);
@@ -95,6 +114,13 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
 Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                  const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
                                  const Shape& b_shape, cl::Buffer& y, const Events& wait = {});
+
+// y = x broadcast (numpy rules) to `y_shape`, ranks up to 6 (ONNX Expand: y_shape is the
+// broadcast of x's shape and the requested one). Errors: InvalidArgument when x does not
+// broadcast to y_shape or rank > 6.
+Result<cl::Event> enqueue_expand(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const Shape& y_shape, cl::Buffer& y,
+                                 const Events& wait = {});
 
 // y = cond ? a : b (ONNX Where; cond a bool held as 1 or 0) with numpy broadcasting of the three,
 // ranks up to 6. Errors: InvalidArgument when the shapes do not broadcast or rank > 6.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <thread>
@@ -197,15 +198,16 @@ INSTANTIATE_TEST_SUITE_P(Storage, ExecutorOpenClTest,
                          ::testing::Values(Precision::kFp32, Precision::kFp16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
 
-// x[2,3,4] with NaNs, m[3,1]: mask = Greater(m, 0) (no OpenCL kernel: a CPU partition whose bool
-// output goes to the device), nan = IsNaN(x), clean = Where(nan, 0, x), y = Where(mask, clean,
-// -1); outputs y and the bool nan, read back from the device (fp32).
+// x[2,3,4] with NaNs, m[3,1] of int64: mask = Cast(m, bool) (int64 is not held on an OpenCL
+// device: a CPU partition whose bool output goes to the device), nan = IsNaN(x), clean =
+// Where(nan, 0, x), y = Where(mask, clean, -1); outputs y and the bool nan, read back from the
+// device (fp32).
 Graph bool_graph() {
   Graph g;
   g.name = "bools";
   g.opset = 17;
   const ValueId x = g.add_value("x", DType::kF32, Shape({2, 3, 4}));
-  const ValueId m = g.add_value("m", DType::kF32, Shape({3, 1}));
+  const ValueId m = g.add_value("m", DType::kI64, Shape({3, 1}));
   g.add_input(x);
   g.add_input(m);
   const auto scalar = [&](const std::string& name, float v) {
@@ -217,7 +219,9 @@ Graph bool_graph() {
   const ValueId nan = g.add_value("nan", DType::kBool, Shape({2, 3, 4}));
   const ValueId clean = g.add_value("clean", DType::kF32, Shape({2, 3, 4}));
   const ValueId y = g.add_value("y", DType::kF32, Shape({2, 3, 4}));
-  g.add_node(Node{"greater", "Greater", "", {m, zero}, {mask}, {}});
+  Node cast{"cast", "Cast", "", {m}, {mask}, {}};
+  cast.attributes["to"] = Attribute(int64_t{9});  // BOOL
+  g.add_node(cast);
   g.add_node(Node{"isnan", "IsNaN", "", {x}, {nan}, {}});
   g.add_node(Node{"clean", "Where", "", {nan, zero, x}, {clean}, {}});
   g.add_node(Node{"select", "Where", "", {mask, clean, minus_one}, {y}, {}});
@@ -229,7 +233,7 @@ Graph bool_graph() {
 TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
   const Graph graph = bool_graph();
   const Plan plan = opencl_plan(graph, GetParam());
-  // All but Greater; in fp16 IsNaN too (its bool output is not float data), so the device reads
+  // All but the Cast; in fp16 IsNaN too (its bool output is not float data), so the device reads
   // two bool inputs instead of writing one.
   EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), GetParam() == Precision::kFp32 ? 3 : 2);
   ExecutorOptions options;
@@ -240,8 +244,8 @@ TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
   Tensor x = random_tensor({2, 3, 4}, 21);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t i : {0u, 5u, 17u, 23u}) x.values<float>()[i] = nan;
-  const std::vector<Tensor> inputs = {x, Tensor::from_vector(DType::kF32, {3, 1},
-                                                             std::vector<float>{1, -1, 2})};
+  const std::vector<Tensor> inputs = {
+      x, Tensor::from_vector(DType::kI64, {3, 1}, std::vector<int64_t>{1, 0, 2})};
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   const std::vector<Tensor> want = cpu_reference(graph, inputs);
@@ -252,6 +256,77 @@ TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
   const auto want_nan = want[1].values<uint8_t>();
   EXPECT_TRUE(std::equal(got_nan.begin(), got_nan.end(), want_nan.begin(), want_nan.end()));
   EXPECT_EQ(std::count(got_nan.begin(), got_nan.end(), 1), 4);
+}
+
+// x[2,3,4] and y[3,4] of -1, 0 and 1 (so every comparison has both outcomes): the comparisons,
+// the logic ops, Cast both ways and Expand, all on the device (fp32); outputs bool and float.
+Graph logic_graph() {
+  Graph g;
+  g.name = "logic";
+  g.opset = 17;
+  const Shape xs({2, 3, 4});
+  const ValueId x = g.add_value("x", DType::kF32, xs);
+  const ValueId y = g.add_value("y", DType::kF32, Shape({3, 4}));
+  g.add_input(x);
+  g.add_input(y);
+  int next = 0;
+  const auto node = [&](const std::string& op, std::vector<ValueId> inputs, DType dtype,
+                        const Shape& shape, AttributeMap attributes = {}) {
+    const std::string name = op + std::to_string(next++);
+    const ValueId out = g.add_value(name, dtype, shape);
+    g.add_node(Node{name, op, "", std::move(inputs), {out}, std::move(attributes)});
+    return out;
+  };
+  const AttributeMap to_bool = {{"to", Attribute(int64_t{9})}};
+  const AttributeMap to_float = {{"to", Attribute(int64_t{1})}};
+  const ValueId nonzero = node("Cast", {x}, DType::kBool, xs, to_bool);
+  const ValueId gt = node("Greater", {x, y}, DType::kBool, xs);
+  const ValueId ge = node("GreaterOrEqual", {x, y}, DType::kBool, xs);
+  const ValueId lt = node("Less", {x, y}, DType::kBool, xs);
+  const ValueId le = node("LessOrEqual", {x, y}, DType::kBool, xs);
+  const ValueId eq = node("Equal", {x, y}, DType::kBool, xs);
+  g.add_output(node("And", {gt, nonzero}, DType::kBool, xs));
+  g.add_output(node("Or", {lt, eq}, DType::kBool, xs));
+  g.add_output(node("Xor", {ge, nonzero}, DType::kBool, xs));
+  const ValueId not_le = node("Not", {le}, DType::kBool, xs);
+  g.add_output(node("Cast", {not_le}, DType::kF32, xs, to_float));
+  const ValueId shape =
+      g.add_constant("shape", Tensor::from_vector(DType::kI64, {3}, std::vector<int64_t>{2, 1, 4}));
+  g.add_output(node("Expand", {y, shape}, DType::kF32, xs));
+  return g;
+}
+
+TEST_F(ExecutorOpenClTest, ComparisonsLogicCastAndExpandRunOnTheDevice) {
+  const Graph graph = logic_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), static_cast<int>(graph.nodes().size()));
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> pick(-1, 1);
+  std::vector<Tensor> inputs = {Tensor(DType::kF32, {2, 3, 4}), Tensor(DType::kF32, {3, 4})};
+  for (Tensor& input : inputs) {
+    for (float& v : input.values<float>()) v = static_cast<float>(pick(rng));
+  }
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const std::vector<Tensor> want = cpu_reference(graph, inputs);
+  ASSERT_EQ(outputs->size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    ASSERT_EQ((*outputs)[i].dtype(), want[i].dtype());
+    ASSERT_EQ((*outputs)[i].byte_size(), want[i].byte_size());
+    EXPECT_EQ(std::memcmp((*outputs)[i].raw(), want[i].raw(), want[i].byte_size()), 0);
+  }
+  // Every bool output has both values.
+  for (size_t i = 0; i < 3; ++i) {
+    const auto bools = (*outputs)[i].values<uint8_t>();
+    EXPECT_GT(std::count(bools.begin(), bools.end(), 1), 0) << i;
+    EXPECT_GT(std::count(bools.begin(), bools.end(), 0), 0) << i;
+  }
 }
 
 // Verification's comparison: floats within the tolerance pass, a flipped bool never does.

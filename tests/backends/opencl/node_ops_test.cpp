@@ -161,6 +161,14 @@ TEST_P(NodeOpsTest, SplitAndGatherMatchTheCpu) {
                      {input({2, 3, 7}), host_ints({2, 2}, {6, 1, 0, 3})}, {{2, 3, 2, 2}});
 }
 
+TEST_P(NodeOpsTest, ExpandAndCastToFloat) {
+  expect_matches_cpu("Expand", "Expand", {}, {input({3, 1}), host_ints({3}, {2, 1, 4})},
+                     {{2, 3, 4}});
+  expect_matches_cpu("Expand to a smaller rank", "Expand", {},
+                     {input({2, 1, 5}), host_ints({2}, {3, 1})}, {{2, 3, 5}});
+  expect_matches_cpu("Cast to float", "Cast", {{"to", int64_t{1}}}, {input({4, 5})}, {{4, 5}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
@@ -177,6 +185,9 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
       "IsNaN", "Where",  // with bool values: tests/scheduler/executor_test.cpp
+      "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
+      "Not",  // likewise
+      "Expand",
       "Softmax", "LayerNormalization", "InstanceNormalization", "Resize", "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze"};
   // clang-format on
