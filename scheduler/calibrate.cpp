@@ -31,6 +31,7 @@ constexpr int kProgressSteps = 100;  // progress reported in 1% steps
 constexpr int kShortChain = 2;
 constexpr int kLongChain = 8;
 constexpr int kTinyChain = 9;        // the long tiny chain of the overhead benchmark
+constexpr int kStreamLong = 321;     // OpenCL: the tiny chain past kStreamKnee
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
 // Idle time before a wake-up run: past libgomp's spin (GOMP_SPINCOUNT, about 0.1 ms in hsched)
 // and oneTBB's, as a device waiting for another's partition.
@@ -389,6 +390,16 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device,
                                                       host, options, nullptr));
   HSCHED_ASSIGN_OR_RETURN(Bench wake, make_bench(wake_spec(), 1, device, host, options, nullptr));
+  // OpenCL: tiny chains as long as models' partitions, whose kernels past kStreamKnee may cost
+  // more than the short chains' (a driver's limit on queued commands).
+  std::vector<Bench> streams;
+  if (device.api == DeviceApi::kOpenCl) {
+    for (int nodes : {kStreamKnee, kStreamLong}) {
+      HSCHED_ASSIGN_OR_RETURN(Bench stream,
+                              make_bench(tiny_spec(nodes), nodes, device, host, options, nullptr));
+      streams.push_back(std::move(stream));
+    }
+  }
   for (Spec& spec : specs) HSCHED_RETURN_IF_ERROR(add_bench(std::move(spec)));
   std::vector<Bench> copy_benches;
   for (Spec& spec : copy_specs) {
@@ -421,6 +432,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     runs.push_back(run_of(bench, Part::kUpload, false));
     runs.push_back(run_of(bench, Part::kDownload, false));
   }
+  const size_t first_stream = runs.size();
+  for (Bench& bench : streams) runs.push_back(run_of(bench, Part::kCompute, false));
   // A partition that uses the device's threads, run back to back and after the device idled,
   // as one that waits for another device's partition: its threads went to sleep meanwhile. On the
   // host also the tiny partition after idling: what any partition pays to be handed over, the
@@ -451,6 +464,16 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                                      profile.run_overhead_ms, measured[0].spread));
   report.lines.push_back(
       figure_line("overhead", "launch (per node)", 0, false, tiny_node_ms, measured[1].spread));
+  if (!streams.empty()) {
+    const Measured& knee = measured[first_stream];
+    const Measured& past = measured[first_stream + 1];
+    const double below = (knee.ms - measured[1].ms) / (kStreamKnee - kTinyChain);
+    const double above = (past.ms - knee.ms) / (kStreamLong - kStreamKnee);
+    profile.stream_overhead_ms = std::max(0.0, above - below);
+    report.lines.push_back(
+        figure_line("overhead", "stream (per kernel past " + std::to_string(kStreamKnee) + ")", 0,
+                    false, profile.stream_overhead_ms, past.spread));
+  }
   profile.dispatch_overhead_ms = std::max(0.0, measured[2].ms);
   report.lines.push_back(figure_line("overhead", "dispatch (executor)", 0, false,
                                      profile.dispatch_overhead_ms, measured[2].spread));

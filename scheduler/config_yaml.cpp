@@ -247,6 +247,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "run_overhead_us",
                                            "wake_overhead_us",
                                            "team_wake_overhead_us",
+                                           "stream_overhead_us",
                                            "dispatch_overhead_us",
                                            "curves",
                                            "calibration",
@@ -305,6 +306,10 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   double run_overhead_us = 0;
   HSCHED_RETURN_IF_ERROR(node.read("run_overhead_us", kOptional, kMicroseconds, &run_overhead_us));
   device.run_overhead_ms = run_overhead_us / 1000.0;
+  double stream_overhead_us = 0;
+  HSCHED_RETURN_IF_ERROR(
+      node.read("stream_overhead_us", kOptional, kMicroseconds, &stream_overhead_us));
+  device.stream_overhead_ms = stream_overhead_us / 1000.0;
   double wake_overhead_us = 0;
   HSCHED_RETURN_IF_ERROR(
       node.read("wake_overhead_us", kOptional, kMicroseconds, &wake_overhead_us));

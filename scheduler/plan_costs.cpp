@@ -110,6 +110,14 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
     const DeviceProfile& device = *plan.target.find(partition.device);
     const bool on_host = &device == &host;
     partition.run_ms = partition.compute_ms + device.run_overhead_ms;
+    if (device.stream_overhead_ms > 0 && device.api == DeviceApi::kOpenCl) {
+      int64_t kernels = 0;
+      for (NodeId n : partition.nodes) {
+        if (plan.nodes[n].predicted_ms > 0) kernels += opencl_kernels(graph, graph.node(n));
+      }
+      partition.run_ms += static_cast<double>(std::max<int64_t>(0, kernels - kStreamKnee)) *
+                          device.stream_overhead_ms;
+    }
     // It starts when another device's partition ends: its threads slept meanwhile. Runs follow
     // each other, so the first partition follows the last one, on the host where a plan starts
     // and ends there: it is handed over all the same, as the executor posts every host partition

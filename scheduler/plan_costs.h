@@ -18,8 +18,9 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 
 // Partition::run_ms and Plan::predicted_run_ms: each partition's nodes, its device's run
 // overhead, the wake-up of a device that waited for another's partition (on the host, the
-// hand-over part for every partition of a plan of several), and the copies the
-// executor makes for it. Those are per partition, not per device: a partition off the host
+// hand-over part for every partition of a plan of several), on an OpenCL device
+// stream_overhead_ms per kernel past the first kStreamKnee, and the copies the executor makes for
+// it. Those are per partition, not per device: a partition off the host
 // uploads every input it reads from elsewhere (weights stay on the device) and downloads every
 // value it makes that another partition or the caller reads, so a value passed between two
 // partitions of one device goes through the host, and each partition of a device that reads a

@@ -74,6 +74,10 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
       << number(device.launch_overhead_ms * 1000);
   out << YAML::Key << "run_overhead_us" << YAML::Value << number(device.run_overhead_ms * 1000);
   out << YAML::Key << "wake_overhead_us" << YAML::Value << number(device.wake_overhead_ms * 1000);
+  if (device.stream_overhead_ms > 0) {
+    out << YAML::Key << "stream_overhead_us" << YAML::Value
+        << number(device.stream_overhead_ms * 1000);
+  }
   if (device.team_wake_overhead_ms > 0) {
     out << YAML::Key << "team_wake_overhead_us" << YAML::Value
         << number(device.team_wake_overhead_ms * 1000);

@@ -79,6 +79,10 @@ struct CurvePoint {
 };
 using Curve = std::vector<CurvePoint>;  // ascending work
 
+// Kernels of one partition run before a device's stream_overhead_ms applies: the length of the
+// tiny chain calibration measures it past.
+inline constexpr int kStreamKnee = 129;
+
 // One device as the planner sees it. Figures come from a target profile (with their sources in
 // the YAML) or from discovery on this machine; `present` says which.
 struct DeviceProfile {
@@ -104,6 +108,10 @@ struct DeviceProfile {
   double compile_ms_per_node = 0;      // first-run compile cost (JIT, graph compile)
   double compile_ms_per_partition = 0;
   double run_overhead_ms = 0;  // per partition per run: dispatch, waits, output buffers
+  // OpenCL: per kernel past the first kStreamKnee of one partition run (measured by `hsched
+  // calibrate` as tiny chains of kStreamKnee nodes and longer; on the H200 machine's driver 7 us
+  // a kernel up to there and 11.5 past it).
+  double stream_overhead_ms = 0;
   // Added to a partition that starts after another device's (its threads slept meanwhile):
   // waking them (measured by `hsched calibrate`). On the host, the threads that hand a partition
   // over; `team_wake_overhead_ms` more when the partition runs a oneDNN primitive (conv, gemm,

@@ -72,6 +72,7 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   cpu.wake_overhead_ms = 0.08;
   cpu.team_wake_overhead_ms = 0.05;
   cpu.dispatch_overhead_ms = 0.03;
+  cpu.stream_overhead_ms = 0.0045;
   cpu.ops = {"*"};
   cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
                                                       {"b+c", 2.5e8, 1.1, 0.1}};
@@ -91,6 +92,7 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   EXPECT_NEAR(back.wake_overhead_ms, 0.08, 1e-9);
   EXPECT_NEAR(back.team_wake_overhead_ms, 0.05, 1e-9);
   EXPECT_NEAR(back.dispatch_overhead_ms, 0.03, 1e-9);
+  EXPECT_NEAR(back.stream_overhead_ms, 0.0045, 1e-9);
   ASSERT_EQ(back.curves.size(), 2u);
   const Curve& conv = back.curves.at({CostClass::kConv, Precision::kFp32});
   ASSERT_EQ(conv.size(), 2u);

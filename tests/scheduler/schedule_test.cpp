@@ -171,6 +171,34 @@ TEST(ScheduleTest, AHostPartitionAfterAHostPartitionPaysTheHandOver) {
   EXPECT_NEAR(plan->predicted_run_ms, sum, 1e-9 * sum);
 }
 
+// An OpenCL partition of more kernels than kStreamKnee pays stream_overhead_ms for each past it:
+// a chain of 200 Relus, 71 past.
+TEST(ScheduleTest, AnOpenClPartitionPastTheStreamKneePaysPerKernel) {
+  constexpr int kNodes = 200;
+  OnnxBuilder b(17, "relu_chain");
+  b.input("x", DType::kF32, {1, 64}).output("y", DType::kF32, {1, 64});
+  std::string x = "x";
+  for (int i = 0; i < kNodes; ++i) {
+    const std::string y = i + 1 == kNodes ? "y" : "t" + std::to_string(i);
+    b.node("Relu", {x}, {y});
+    x = y;
+  }
+  const Graph graph = import_built(b, "relu_chain");
+  Target target = test_target({"Relu"}, {});
+  const auto gpu_partition_ms = [&](const Target& with) {
+    auto plan = schedule(graph, with, everything_to("gpu", Precision::kFp32, Objective::kStrict));
+    EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+    if (!plan.is_ok() || plan->partitions.size() != 1 || plan->partitions[0].device != "gpu0") {
+      ADD_FAILURE() << "not one gpu0 partition";
+      return 0.0;
+    }
+    return plan->partitions[0].run_ms;
+  };
+  const double plain = gpu_partition_ms(target);
+  target.devices[1].stream_overhead_ms = 0.004;
+  EXPECT_NEAR(gpu_partition_ms(target) - plain, (kNodes - kStreamKnee) * 0.004, 1e-9);
+}
+
 TEST(ScheduleTest, OpTheGpuLacksFallsBackToTheCpuWithOpUnsupported) {
   const Graph graph = conv_net("Sigmoid");
   auto plan =
