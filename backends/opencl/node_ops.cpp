@@ -373,8 +373,9 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (op == "Transpose" || op == "Expand") {
-    if (x.size() > 6 || y.size() > 6)
+    if (x.size() > 6 || y.size() > 6) {
       return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+    }
     return std::nullopt;
   }
   if (op == "MatMul") {
