@@ -64,30 +64,6 @@ Spec matmul_spec(int64_t m, int64_t n) {
   return spec;
 }
 
-// x [1, n] -> `nodes` Gemms by constant [n, n] weights stored by output (transB) with a bias:
-// a classifier head as PyTorch exports a Linear layer. Off the host a one-row product runs by
-// how B is stored (a kernel of hsched's by rows, CLBlast's GEMV by columns), so devices time the
-// layout models have.
-Spec gemm_head_spec(int64_t n) {
-  Spec spec;
-  spec.name = "gemm_head_n" + std::to_string(n);
-  spec.cost_class = CostClass::kGemv;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, {1, n});
-    std::string x = "x";
-    for (int i = 0; i < nodes; ++i) {
-      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
-      b.initializer_random(w, {n, n}, 1.0f / std::sqrt(static_cast<float>(n)), next_seed());
-      b.initializer_random(bias, {n}, 0.05f, next_seed());
-      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      set_attr(b.node("Gemm", {x, w, bias}, {y}), "transB", 1);
-      x = y;
-    }
-    b.output("y", DType::kF32, {1, n});
-  };
-  return spec;
-}
-
 // A fan of `nodes` MatMuls of x [m, k] by constant [k, n] weights (k != n cannot chain): a
 // transformer's MLP layers, whose depth k a GPU's time follows when the outputs are few.
 Spec matmul_fan_spec(int64_t m, int64_t k, int64_t n) {
@@ -124,6 +100,21 @@ Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dim
     b.output("y", DType::kF32, dims);
   };
   return spec;
+}
+
+// x [1, n] -> `nodes` Gemms by constant [n, n] weights stored by output (transB) with a bias:
+// a classifier head as PyTorch exports a Linear layer. Off the host a one-row product runs by
+// how B is stored (a kernel of hsched's by rows, CLBlast's GEMV by columns), so devices time the
+// layout models have.
+Spec gemm_head_spec(int64_t n) {
+  return chain_spec(
+      "gemm_head_n" + std::to_string(n), CostClass::kGemv, {1, n},
+      [n](OnnxBuilder& b, const std::string& x, const std::string& y) {
+        const std::string w = "w_" + y, bias = "b_" + y;
+        b.initializer_random(w, {n, n}, 1.0f / std::sqrt(static_cast<float>(n)), next_seed());
+        b.initializer_random(bias, {n}, 0.05f, next_seed());
+        set_attr(b.node("Gemm", {x, w, bias}, {y}), "transB", 1);
+      });
 }
 
 // Attention's products of two activations: a fan of MatMuls q [h, m, d] x k [h, d, m].
