@@ -54,6 +54,17 @@ Assignment single_device(const PlacementProblem& problem, int device) {
   return assignment;
 }
 
+Assignment device_or_host(const PlacementProblem& problem, int device) {
+  Assignment assignment;
+  for (const std::vector<double>& costs : problem.node_ms) {
+    const bool allowed = static_cast<size_t>(device) < costs.size() &&
+                         costs[static_cast<size_t>(device)] != kNotAllowed;
+    assignment.device_of.push_back(allowed ? device : problem.host_device);
+  }
+  assignment.cost_ms = plan_cost(problem, assignment.device_of);
+  return assignment;
+}
+
 Assignment partition(const PlacementProblem& problem) {
   Assignment result;
   result.device_of.assign(problem.node_ms.size(), 0);

@@ -73,4 +73,9 @@ Assignment partition(const PlacementProblem& problem);
 // not allowed there.
 Assignment single_device(const PlacementProblem& problem, int device);
 
+// Every node on `device` where it is allowed, the rest on host_device: what a run limited to that
+// device measures (`--devices gpu`, the CPU taking what the GPU cannot). Equal to
+// single_device() when the device takes every node.
+Assignment device_or_host(const PlacementProblem& problem, int device);
+
 }  // namespace hsched::sched

@@ -586,18 +586,23 @@ Result<Plan> Scheduler::run() {
   }
   Plan chosen = build_plan(plan, problem, options, picks, graph_value_of, assignment);
   // A plan that crosses devices must be predicted clearly faster than the best plan on one
-  // device: boundaries cost more than the model sees (waking the other device's threads, layout
-  // changes, copies it does not overlap).
-  if (!split && policy_.objective == Objective::kLatency) {
+  // device (with the host taking what that device cannot) that has no more partitions:
+  // boundaries cost more than the model sees (waking the other device's threads, layout changes,
+  // copies it does not overlap), and a gain within the noise of a run is no gain.
+  const bool crosses = std::any_of(assignment.device_of.begin(), assignment.device_of.end(),
+                                   [&](int d) { return d != assignment.device_of.front(); });
+  if (!split && policy_.objective == Objective::kLatency && crosses) {
     sched::Assignment single;
     single.cost_ms = sched::kNotAllowed;
     for (int d = 0; d < problem.device_count; ++d) {
-      sched::Assignment candidate = sched::single_device(problem, d);
-      if (candidate.cost_ms < single.cost_ms) single = std::move(candidate);
+      sched::Assignment candidate = sched::device_or_host(problem, d);
+      if (candidate.cost_ms < single.cost_ms &&
+          sched::group_partitions(problem, candidate.device_of).partitions.size() <=
+              chosen.partitions.size()) {
+        single = std::move(candidate);
+      }
     }
-    const bool crosses = std::any_of(assignment.device_of.begin(), assignment.device_of.end(),
-                                     [&](int d) { return d != assignment.device_of.front(); });
-    if (crosses && single.cost_ms != sched::kNotAllowed) {
+    if (single.cost_ms != sched::kNotAllowed) {
       Plan alone = build_plan(plan, problem, options, picks, graph_value_of, single);
       if (chosen.predicted_run_ms > (1 - kSplitMargin) * alone.predicted_run_ms) {
         chosen = std::move(alone);

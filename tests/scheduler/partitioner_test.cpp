@@ -147,6 +147,18 @@ TEST(PlanCostTest, NotAllowedPlacementIsInfinite) {
   EXPECT_DOUBLE_EQ(single_device(problem, 0).cost_ms, 2.0 + 0.5);
 }
 
+TEST(PlanCostTest, DeviceOrHostPutsWhatTheDeviceCannotRunOnTheHost) {
+  PlacementProblem problem = two_device_problem(3);
+  problem.values = {{0, {1}, 10, false}, {1, {2}, 10, false}};
+  problem.node_ms[0][1] = kNotAllowed;  // a prologue only the host runs
+  const Assignment gpu = device_or_host(problem, 1);
+  EXPECT_EQ(gpu.device_of, (std::vector<int>{0, 1, 1}));
+  EXPECT_DOUBLE_EQ(gpu.cost_ms, plan_cost(problem, gpu.device_of));
+  EXPECT_NE(gpu.cost_ms, kNotAllowed);
+  // A device that takes every node: the same as single_device.
+  EXPECT_EQ(device_or_host(problem, 0).device_of, single_device(problem, 0).device_of);
+}
+
 // Order 0 (dev 0), 1 (dev 1), 2 (dev 0), 3 (dev 1) with edges 0->2 and 1->3: grouping keeps
 // running on the current device, so it makes two partitions, not four.
 TEST(GroupPartitionsTest, StaysOnTheCurrentDeviceWhileItCan) {
