@@ -26,6 +26,10 @@ using reduction::check_input;
 using reduction::check_output;
 using reduction::grain_for;
 using reduction::kColumnBlock;
+
+// At most this many partial results for a column reduction of one block (their memory: this
+// many rows of doubles).
+constexpr int64_t kMaxRowChunks = 64;
 using reduction::kLanes;
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum };
@@ -192,6 +196,37 @@ void run_reduce(const ReducePlan& plan, const T* x, T* y) {
       return;
     case ReducePlan::Form::kColumns: {
       const int64_t inner = plan.inner;
+      if (plan.outer == 1) {
+        // One [reduced, inner] block (a channels-last global pool): whole rows read in order
+        // into per-chunk partial results, chunks of fixed rows (the same sums in the same order
+        // every run), merged in chunk order. Column blocks each read a strip of every row
+        // instead: 2.8 GB/s for a 256x56x56 pool right after a Conv.
+        const int64_t rows_per_chunk =
+            std::max({int64_t{1}, kParallelGrain / inner, (n + kMaxRowChunks - 1) / kMaxRowChunks});
+        const int64_t chunks = (n + rows_per_chunk - 1) / rows_per_chunk;
+        std::vector<Acc> partial(static_cast<size_t>(chunks * inner), Op::init());
+        parallel_range(
+            chunks,
+            [&](int64_t begin, int64_t end) {
+              for (int64_t c = begin; c < end; ++c) {
+                Acc* acc = partial.data() + c * inner;
+                for (int64_t r = c * rows_per_chunk; r < std::min(n, (c + 1) * rows_per_chunk);
+                     ++r) {
+                  const T* row = x + r * inner;
+                  for (int64_t j = 0; j < inner; ++j) acc[j] = Op::step(acc[j], row[j]);
+                }
+              }
+            },
+            1);
+        for (int64_t j = 0; j < inner; ++j) {
+          Acc acc = partial[static_cast<size_t>(j)];
+          for (int64_t c = 1; c < chunks; ++c) {
+            acc = Op::merge(acc, partial[static_cast<size_t>(c * inner + j)]);
+          }
+          y[j] = Op::finish(acc, n);
+        }
+        return;
+      }
       const int64_t blocks = (inner + kColumnBlock - 1) / kColumnBlock;
       parallel_range(
           plan.outer * blocks,

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/calibrate_specs.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/target_select.h"
 
@@ -55,6 +56,30 @@ TEST(MeasureAlternatingTest, AnErrorEndsTheMeasurement) {
   const std::vector<BenchRun> benches{
       []() -> Result<double> { return Status(ErrorCode::kInternal, "device lost"); }};
   EXPECT_FALSE(measure_alternating(benches, {}).is_ok());
+}
+
+// On the CPU a global pool is timed in a model's setting (right after a Conv wrote its input);
+// another device's in a fan over one tensor, every node of it counted.
+TEST(CalibrationSpecsTest, TheHostTimesGlobalPoolsAfterAConv) {
+  const auto pools = [](DeviceApi api) {
+    DeviceProfile device;
+    device.api = api;
+    device.peak_gflops[Precision::kFp32] = 100;
+    std::vector<Spec> found;
+    for (Spec& spec : specs_for(device)) {
+      if (spec.cost_class == CostClass::kGlobalPool) found.push_back(std::move(spec));
+    }
+    return found;
+  };
+  const std::vector<Spec> host = pools(DeviceApi::kHost);
+  ASSERT_EQ(host.size(), 7u);
+  for (const Spec& spec : host) {
+    EXPECT_EQ(spec.timed_op, "GlobalAveragePool") << spec.name;
+    EXPECT_NE(spec.name.find("after_conv"), std::string::npos) << spec.name;
+  }
+  const std::vector<Spec> gpu = pools(DeviceApi::kOpenCl);
+  ASSERT_EQ(gpu.size(), 7u);
+  for (const Spec& spec : gpu) EXPECT_TRUE(spec.timed_op.empty()) << spec.name;
 }
 
 TEST(TargetYamlTest, CalibratedProfileRoundTrips) {

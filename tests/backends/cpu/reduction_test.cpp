@@ -2,6 +2,7 @@
 // normalizations, global pools) against plain scalar references accumulating in double.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -225,6 +226,28 @@ TEST(ReduceTest, LargeTensorsRunInParallelChunks) {
     const auto red = reduced_axes(c.dims.size(), c.axes);
     EXPECT_TRUE(all_close(
         out->at(0), to_f32(reduced_dims(c.dims, red, true), ref_reduce(x, red, "ReduceMean"))));
+  }
+}
+
+// Reducing the leading axis of one [rows, columns] block (a channels-last global pool) sums rows
+// in fixed chunks and merges the chunks' results: 1 to 64 chunks here, and the same bits on a
+// second run.
+TEST(ReduceTest, ColumnsOfOneBlockMergeChunksInOrder) {
+  const std::vector<ReduceCase> cases = {
+      {{5000, 40}, {0}}, {{3, 100000}, {0}}, {{70000, 3}, {0}}, {{1, 3136, 256}, {1}}};
+  for (const auto& c : cases) {
+    const Tensor x = random_f32(c.dims, 5, 99.0f, 101.0f);
+    const auto red = reduced_axes(c.dims.size(), c.axes);
+    for (const std::string op : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin"}) {
+      auto out = run_reduce(op, x, c.axes, true, false);
+      ASSERT_TRUE(out.is_ok()) << out.status().message();
+      EXPECT_TRUE(all_close(
+          out->at(0), to_f32(reduced_dims(c.dims, red, true), ref_reduce(x, red, op)), 0, 2e-7))
+          << op << " " << x.shape().to_string();
+      auto again = run_reduce(op, x, c.axes, true, false);
+      ASSERT_TRUE(again.is_ok()) << again.status().message();
+      EXPECT_EQ(std::memcmp(out->at(0).raw(), again->at(0).raw(), out->at(0).byte_size()), 0) << op;
+    }
   }
 }
 
