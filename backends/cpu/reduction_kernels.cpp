@@ -26,11 +26,11 @@ using reduction::check_input;
 using reduction::check_output;
 using reduction::grain_for;
 using reduction::kColumnBlock;
+using reduction::kLanes;
 
 // At most this many partial results for a column reduction of one block (their memory: this
 // many rows of doubles).
 constexpr int64_t kMaxRowChunks = 64;
-using reduction::kLanes;
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum };
 
