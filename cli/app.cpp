@@ -106,6 +106,12 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   calibrate->add_flag("--fresh", calibrate_args.fresh, "Measure everything again");
   calibrate->add_option("--threads", calibrate_args.threads, "CPU threads (default 2)");
   calibrate->add_option("--rounds", calibrate_args.rounds, "Alternating rounds (default 5)");
+  calibrate
+      ->add_option("--check", calibrate_args.check,
+                   "Time this profile's probe again and print how far each device's speed "
+                   "moved since it was calibrated (writes nothing)")
+      ->excludes("--fresh")
+      ->excludes("--output");
 
   PlanArgs plan_args;
   CLI::App* plan = app.add_subcommand("plan", "Schedule a model: where each node runs and why");

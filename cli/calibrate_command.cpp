@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -59,6 +61,53 @@ std::string host_name() {
   return id;
 }
 
+// This machine's devices (those of --devices), the host among them found again by its API;
+// `host` gets the host's profile.
+Result<Target> devices_here(const CalibrateArgs& args, DeviceProfile& host) {
+  Target target = sched::discover_target();
+  if (!args.devices.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(target, sched::restrict_devices(target, args.devices));
+  }
+  for (DeviceProfile& device : target.devices) {
+    // The host is found again by its API: a calibrated profile runs where it was measured.
+    if (device.api == DeviceApi::kHost) {
+      device.locator = "host";
+      host = device;
+    }
+  }
+  return target;
+}
+
+// `--check FILE`: each device of the profile present here, its probe timed again.
+Result<std::string> run_check(const CalibrateArgs& args, const sched::CalibrateOptions& options,
+                              std::ostream& err) {
+  HSCHED_ASSIGN_OR_RETURN(Target calibrated, load_target(args.check));
+  DeviceProfile host;
+  HSCHED_ASSIGN_OR_RETURN(Target here, devices_here(args, host));
+  std::ostringstream text;
+  int checked = 0;
+  for (const DeviceProfile& device : here.devices) {
+    const DeviceProfile* then = same_device(calibrated, device);
+    if (then == nullptr) continue;
+    Result<sched::SpeedCheck> check = sched::check_device(device, host, *then, options);
+    err << "\n";
+    if (!check.is_ok()) return check.status().with_context(args.check);
+    ++checked;
+    for (const std::string& line : check->lines) text << "  " << line << "\n";
+    char summary[160];
+    std::snprintf(summary, sizeof(summary),
+                  "%s: now/then %.2f (median of %d probes, %.2f to %.2f): %.0f%% %s than at "
+                  "calibration",
+                  device.id.c_str(), check->ratio, check->probes, check->lowest, check->highest,
+                  std::abs(check->ratio - 1) * 100, check->ratio >= 1 ? "slower" : "faster");
+    text << summary << " (" << then->calibration << ")\n";
+  }
+  if (checked == 0) {
+    return invalid_argument(args.check + ": none of its devices is on this machine");
+  }
+  return text.str();
+}
+
 }  // namespace
 
 Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) {
@@ -68,21 +117,6 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   if (args.rounds < 1 || args.rounds > kMaxRounds) {
     return invalid_argument("--rounds must be in [1, " + std::to_string(kMaxRounds) + "]");
   }
-  if (args.output.empty()) return invalid_argument("-o: no file given");
-  HSCHED_ASSIGN_OR_RETURN(Target previous, previous_target(args.output, args.fresh));
-  Target target = sched::discover_target();
-  if (!args.devices.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(target, sched::restrict_devices(target, args.devices));
-  }
-  DeviceProfile host;
-  for (DeviceProfile& device : target.devices) {
-    // The host is found again by its API: a calibrated profile runs where it was measured.
-    if (device.api == DeviceApi::kHost) {
-      device.locator = "host";
-      host = device;
-    }
-  }
-
   sched::CalibrateOptions options;
   options.cpu_threads = args.threads;
   options.fresh = args.fresh;
@@ -90,6 +124,11 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   options.progress = [&err](const std::string& device, int done, int total) {
     draw_bar(err, device, done, total);
   };
+  if (!args.check.empty()) return run_check(args, options, err);
+  if (args.output.empty()) return invalid_argument("-o: no file given");
+  HSCHED_ASSIGN_OR_RETURN(Target previous, previous_target(args.output, args.fresh));
+  DeviceProfile host;
+  HSCHED_ASSIGN_OR_RETURN(Target target, devices_here(args, host));
   Target calibrated;
   calibrated.name = "calibrated-" + host_name();
   calibrated.source = args.output;

@@ -15,9 +15,11 @@ struct CalibrateArgs {
   bool fresh = false;  // measure everything again
   int threads = 2;     // CPU threads, as `hsched run --threads`
   int rounds = 5;
+  std::string check;  // a profile whose probe is timed again (nothing written); empty: calibrate
 };
 
-// The measured figures, one line each with its noise; a progress bar on `err`.
+// The measured figures, one line each with its noise; a progress bar on `err`. With `check`:
+// per device of that profile found here, how far its speed moved since (hsched::sched::SpeedCheck).
 Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err);
 
 }  // namespace hsched::cli

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <memory>
 #include <random>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -33,6 +34,7 @@ constexpr int kLongChain = 8;
 constexpr int kTinyChain = 9;        // the long tiny chain of the overhead benchmark
 constexpr int kStreamLong = 321;     // OpenCL: the tiny chain past kStreamKnee
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
+constexpr size_t kProbeStride = 6;   // every 6th benchmark is kept as measured in the probe
 // Idle time before a wake-up run: past libgomp's spin (GOMP_SPINCOUNT, about 0.1 ms in hsched)
 // and oneTBB's, as a device waiting for another's partition.
 constexpr std::chrono::milliseconds kIdle{2};
@@ -267,6 +269,11 @@ std::string figure_line(const std::string& what, const std::string& bench, doubl
   return line;
 }
 
+// How a profile names the CPU thread count it was measured with.
+std::string threads_text(const CalibrateOptions& options) {
+  return std::to_string(options.cpu_threads) + " CPU threads";
+}
+
 std::string today_utc() {
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -322,14 +329,24 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   DeviceProfile& profile = report.profile;
   profile = device;
   profile.curves.clear();
-  const std::string threads = std::to_string(options.cpu_threads) + " CPU threads";
+  const std::string threads = threads_text(options);
   const bool reuse = previous != nullptr && !options.fresh && previous->name == device.name &&
                      previous->locator == device.locator &&
                      previous->calibration.find(threads) != std::string::npos;
 
-  std::vector<Spec> specs = specs_for(device);
+  // A check measures its probe alone; a calibration keeps every kProbeStride-th benchmark.
+  const bool check = !options.only.empty();
+  std::set<std::string> probe_names;
+  std::vector<Spec> specs;
+  for (Spec& spec : specs_for(device)) {
+    const bool probe =
+        check ? std::find(options.only.begin(), options.only.end(), spec.name) != options.only.end()
+              : probe_names.size() * kProbeStride <= specs.size();
+    if (probe) probe_names.insert(spec.name);
+    if (probe || !check) specs.push_back(std::move(spec));
+  }
   std::vector<Spec> copy_specs;
-  if (device.api != DeviceApi::kHost && !device.zero_copy) {
+  if (device.api != DeviceApi::kHost && !device.zero_copy && !check) {
     for (int64_t elements :
          {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20, int64_t{8} << 20}) {
       copy_specs.push_back(copy_spec(elements));
@@ -351,6 +368,11 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
         reused.back().bench = spec.name;
         reused_keys.push_back({spec.cost_class, spec.precision});
         ++report.reused;
+        for (const CurvePoint& probe : previous->probe) {
+          if (probe.bench == spec.name && probe_names.count(spec.name) != 0) {
+            profile.probe.push_back(probe);
+          }
+        }
         return Status::ok();
       }
     }
@@ -514,6 +536,11 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     const double spread = std::min(kMaxSpread, noise / std::max(1e-6, extra_ms));
     curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
         {bench.spec.name, bench.work, ms, spread});
+    if (probe_names.count(bench.spec.name) != 0) {
+      // The long chain's own time: a difference of two chains is too noisy to tell a speed by.
+      const Measured& chain = measured[kFirstBench + 1 + b];
+      profile.probe.push_back({bench.spec.name, bench.work, chain.ms, chain.spread});
+    }
     compile_per_node.push_back(
         std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
     report.lines.push_back(figure_line(std::string(cost_class_name(bench.spec.cost_class)) + " " +
@@ -552,6 +579,51 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   profile.calibration = "hsched calibrate, " + today_utc() + ", " + threads + ", " +
                         std::to_string(options.protocol.rounds) + " rounds";
   return report;
+}
+
+Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile& host,
+                                const DeviceProfile& calibrated, const CalibrateOptions& options) {
+  if (calibrated.probe.empty()) {
+    return invalid_argument(device.id +
+                            ": the profile keeps no probe to time again (calibrated before "
+                            "hsched kept one); calibrate it again with --fresh");
+  }
+  if (calibrated.calibration.find(threads_text(options)) == std::string::npos) {
+    return invalid_argument(device.id + ": calibrated as \"" + calibrated.calibration +
+                            "\", not with " + threads_text(options) + " (pass --threads)");
+  }
+  CalibrateOptions again = options;
+  again.fresh = true;
+  again.only.clear();
+  for (const CurvePoint& point : calibrated.probe) again.only.push_back(point.bench);
+  HSCHED_ASSIGN_OR_RETURN(CalibrationReport now, calibrate_device(device, host, nullptr, again));
+  SpeedCheck check;
+  std::vector<double> ratios;
+  for (const CurvePoint& then : calibrated.probe) {
+    const auto found = std::find_if(now.profile.probe.begin(), now.profile.probe.end(),
+                                    [&](const CurvePoint& p) { return p.bench == then.bench; });
+    if (found == now.profile.probe.end()) {
+      check.lines.push_back(then.bench + ": not measured now (no longer a benchmark, or " +
+                            device.id + " does not take it)");
+      continue;
+    }
+    const double ratio = found->ms / then.ms;
+    ratios.push_back(ratio);
+    char line[200];
+    std::snprintf(line, sizeof(line), "%-28s then %9.4f ms +-%.0f%%  now %9.4f ms +-%.0f%%  %5.2fx",
+                  then.bench.c_str(), then.ms, then.spread * 100, found->ms, found->spread * 100,
+                  ratio);
+    check.lines.push_back(line);
+  }
+  if (ratios.empty()) {
+    return invalid_argument(device.id + ": none of the profile's probe benchmarks runs now");
+  }
+  check.probes = static_cast<int>(ratios.size());
+  const auto [lowest, highest] = std::minmax_element(ratios.begin(), ratios.end());
+  check.lowest = *lowest;
+  check.highest = *highest;
+  check.ratio = median_of(std::move(ratios));
+  return check;
 }
 
 }  // namespace hsched::sched

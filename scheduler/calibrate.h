@@ -22,6 +22,9 @@ struct CalibrateOptions {
   // Earlier measurements of this device (the same name, locator and thread count) are reused
   // bench by bench unless `fresh`.
   bool fresh = false;
+  // Where not empty, only these benchmarks, each kept as a probe: a check of an earlier
+  // calibration (check_device).
+  std::vector<std::string> only;
   // After each benchmark's turn: what is being measured, turns done, turns in all.
   std::function<void(const std::string& what, int done, int total)> progress;
 };
@@ -43,5 +46,20 @@ struct CalibrationReport {
 Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
                                            const DeviceProfile* previous,
                                            const CalibrateOptions& options);
+
+// How far a device's speed moved since it was calibrated: its profile's probe timed again.
+struct SpeedCheck {
+  std::vector<std::string> lines;  // per probe: its time then and now
+  double ratio = 1;                // median over the probes of now / then: above 1, slower now
+  double lowest = 1;               // the probes' lowest and highest now / then
+  double highest = 1;
+  int probes = 0;
+};
+
+// Times the probe of `calibrated` (an earlier calibration of `device`, with the same CPU thread
+// count as `options`) again with the calibration's protocol. An error where the profile has no
+// probe or none of its benchmarks runs now.
+Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile& host,
+                                const DeviceProfile& calibrated, const CalibrateOptions& options);
 
 }  // namespace hsched::sched

@@ -195,13 +195,19 @@ Result<CurvePoint> parse_curve_point(const ConfigNode& node) {
   return point;
 }
 
-// A curve: points in strictly ascending work (interpolation needs an order), bounded in count.
-Result<Curve> read_curve(const ConfigNode& node) {
-  HSCHED_ASSIGN_OR_RETURN(Curve curve, read_list<CurvePoint>(node, false, parse_curve_point));
-  if (curve.size() > kMaxCurvePoints) {
-    return node.error(std::to_string(curve.size()) + " points (at most " +
+// Points in any order (a device's probe), bounded in count.
+Result<std::vector<CurvePoint>> read_points(const ConfigNode& node) {
+  HSCHED_ASSIGN_OR_RETURN(auto points, read_list<CurvePoint>(node, false, parse_curve_point));
+  if (points.size() > kMaxCurvePoints) {
+    return node.error(std::to_string(points.size()) + " points (at most " +
                       std::to_string(kMaxCurvePoints) + ")");
   }
+  return points;
+}
+
+// A curve: points in strictly ascending work (interpolation needs an order), bounded in count.
+Result<Curve> read_curve(const ConfigNode& node) {
+  HSCHED_ASSIGN_OR_RETURN(Curve curve, read_points(node));
   for (size_t i = 1; i < curve.size(); ++i) {
     if (curve[i].work <= curve[i - 1].work) {
       return node.error("[" + std::to_string(i) + "].work: not above the point before (points go " +
@@ -251,6 +257,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "dispatch_overhead_us",
                                            "curves",
                                            "calibration",
+                                           "probe",
                                            "locator",
                                            "ops"}));
   DeviceProfile device;
@@ -324,6 +331,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   device.dispatch_overhead_ms = dispatch_overhead_us / 1000.0;
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
+  HSCHED_RETURN_IF_ERROR(node.read_with("probe", kOptional, &device.probe, read_points));
   // Where a calibrated device was found; `--target FILE` runs on it when it is present again.
   HSCHED_RETURN_IF_ERROR(node.read("locator", kOptional, &device.locator));
   HSCHED_RETURN_IF_ERROR(node.read_with("ops", kRequired, &device.ops, read_ops));

@@ -20,6 +20,19 @@ std::string number(double value) {
   return out.str();
 }
 
+void emit_points(YAML::Emitter& out, const std::vector<CurvePoint>& points) {
+  out << YAML::BeginSeq;
+  for (const CurvePoint& point : points) {
+    out << YAML::Flow << YAML::BeginMap;
+    if (!point.bench.empty()) out << YAML::Key << "bench" << YAML::Value << point.bench;
+    out << YAML::Key << "work" << YAML::Value << number(point.work);
+    out << YAML::Key << "ms" << YAML::Value << number(point.ms);
+    out << YAML::Key << "spread" << YAML::Value << number(point.spread);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
 void emit_curves(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::Key << "curves" << YAML::Value << YAML::BeginMap;
   for (int c = 0; c < kCostClassCount; ++c) {
@@ -29,16 +42,8 @@ void emit_curves(YAML::Emitter& out, const DeviceProfile& device) {
       if (key.first != cost_class || curve.empty()) continue;
       if (!open) out << YAML::Key << cost_class_name(cost_class) << YAML::Value << YAML::BeginMap;
       open = true;
-      out << YAML::Key << precision_name(key.second) << YAML::Value << YAML::BeginSeq;
-      for (const CurvePoint& point : curve) {
-        out << YAML::Flow << YAML::BeginMap;
-        if (!point.bench.empty()) out << YAML::Key << "bench" << YAML::Value << point.bench;
-        out << YAML::Key << "work" << YAML::Value << number(point.work);
-        out << YAML::Key << "ms" << YAML::Value << number(point.ms);
-        out << YAML::Key << "spread" << YAML::Value << number(point.spread);
-        out << YAML::EndMap;
-      }
-      out << YAML::EndSeq;
+      out << YAML::Key << precision_name(key.second) << YAML::Value;
+      emit_points(out, curve);
     }
     if (open) out << YAML::EndMap;
   }
@@ -99,6 +104,10 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::Key << "compile_ms_per_partition" << YAML::Value
       << number(device.compile_ms_per_partition);
   if (!device.curves.empty()) emit_curves(out, device);
+  if (!device.probe.empty()) {
+    out << YAML::Key << "probe" << YAML::Value;
+    emit_points(out, device.probe);
+  }
   out << YAML::Key << "ops" << YAML::Value;
   if (device.ops.size() == 1 && device.ops[0] == "*") {
     out << "*";

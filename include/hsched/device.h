@@ -128,6 +128,9 @@ struct DeviceProfile {
   // measured in fp32 and used for every precision by the bytes moved.
   std::map<std::pair<CostClass, Precision>, Curve> curves;
   std::string calibration;  // how and when: "hsched calibrate 2026-11-24, 2 threads"; "" if not
+  // A sample of the calibration's benchmarks, each its long chain's time as measured: `hsched
+  // calibrate --check` times them again and tells how far the device's speed moved since.
+  std::vector<CurvePoint> probe;
 
   // Op types this device runs; "*" means every op its backend implements (the CPU).
   std::vector<std::string> ops;

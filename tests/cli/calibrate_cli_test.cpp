@@ -39,5 +39,25 @@ TEST(CalibrateCliTest, RoundsOutOfRangeAreRefused) {
   EXPECT_NE(run.err.find("--rounds"), std::string::npos) << run.err;
 }
 
+TEST(CalibrateCliTest, CheckOfAProfileOfOtherDevicesIsOneLine) {
+  const std::string profile = cli_test::make_temp_file();
+  std::ofstream(profile) << "schema_version: 1\nkind: target\nname: t\ndevices:\n"
+                            "  - {id: cpu0, name: Elsewhere, kind: cpu, locator: host, "
+                            "peak_gflops: {fp32: 10}, memory_bandwidth_gbps: 1, memory_gib: 1, "
+                            "ops: '*', probe: [{bench: add_4k, work: 4096, ms: 0.001}]}\n";
+  const cli_test::CliRun run = cli_test::run_cli({"calibrate", "--check", profile});
+  std::filesystem::remove(profile);
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_EQ(cli_test::count_lines(run.err), 1) << run.err;
+  EXPECT_NE(run.err.find(profile + ": none of its devices"), std::string::npos) << run.err;
+}
+
+TEST(CalibrateCliTest, CheckWritesNothingSoItTakesNoOutput) {
+  const cli_test::CliRun run =
+      cli_test::run_cli({"calibrate", "--check", "a.yaml", "-o", "b.yaml"});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("--check"), std::string::npos) << run.err;
+}
+
 }  // namespace
 }  // namespace hsched

@@ -12,6 +12,7 @@
 
 #include "scheduler/calibrate_specs.h"
 #include "scheduler/config_yaml.h"
+#include "scheduler/discover.h"
 #include "scheduler/target_select.h"
 
 namespace hsched::sched {
@@ -102,6 +103,7 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
                                                       {"b+c", 2.5e8, 1.1, 0.1}};
   cpu.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"d", 4096, 0.001, 0}};
+  cpu.probe = {{"d", 4096, 0.0012, 0.02}, {"a", 1e6, 0.021, 0.04}};  // as measured, any order
   Target target{"calibrated-test", "", {cpu}};
   const auto path = std::filesystem::temp_directory_path() /
                     ("hsched-calibrated-" + std::to_string(::getpid()) + ".yaml");
@@ -125,6 +127,11 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   EXPECT_DOUBLE_EQ(conv[1].work, 2.5e8);
   EXPECT_DOUBLE_EQ(conv[1].ms, 1.1);
   EXPECT_DOUBLE_EQ(conv[1].spread, 0.1);
+  ASSERT_EQ(back.probe.size(), 2u);
+  EXPECT_EQ(back.probe[0].bench, "d");
+  EXPECT_DOUBLE_EQ(back.probe[0].ms, 0.0012);
+  EXPECT_EQ(back.probe[1].bench, "a");
+  EXPECT_DOUBLE_EQ(back.probe[1].spread, 0.04);
 }
 
 TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
@@ -164,6 +171,66 @@ TEST(BindPresentTest, CalibratedDevicesRunWhereTheyWereMeasured) {
   EXPECT_TRUE(bound.devices[0].present);
   EXPECT_TRUE(bound.devices[1].present);
   EXPECT_FALSE(bound.devices[2].present);
+}
+
+// `hsched calibrate --check`: the probe's benchmarks timed again on this machine's CPU and set
+// against the profile's times. One round of one small benchmark (and the overhead chains every
+// calibration measures): well under a second.
+class CheckDeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const DeviceProfile& device : discover_target().devices) {
+      if (device.api == DeviceApi::kHost) host_ = device;
+    }
+    for (const Spec& spec : specs_for(host_)) {
+      if (spec.cost_class == CostClass::kElementwise) {
+        bench_ = spec.name;
+        break;
+      }
+    }
+    options_.protocol.rounds = 1;
+    calibrated_ = host_;
+    calibrated_.calibration = "hsched calibrate, test, 2 CPU threads, 1 rounds";
+  }
+
+  DeviceProfile host_;
+  DeviceProfile calibrated_;
+  std::string bench_;
+  CalibrateOptions options_;
+};
+
+TEST_F(CheckDeviceTest, TheProbeIsTimedAgainAgainstItsTimeThen) {
+  ASSERT_FALSE(bench_.empty());
+  // Then: a second a node, far slower than any node of an elementwise chain runs now.
+  calibrated_.probe = {{bench_, 4096, 1000.0, 0}, {"no_such_bench", 1, 1.0, 0}};
+  Result<SpeedCheck> check = check_device(host_, host_, calibrated_, options_);
+  ASSERT_TRUE(check.is_ok()) << check.status().message();
+  EXPECT_EQ(check->probes, 1);
+  EXPECT_GT(check->ratio, 0);
+  EXPECT_LT(check->ratio, 0.01);
+  EXPECT_DOUBLE_EQ(check->lowest, check->ratio);
+  EXPECT_DOUBLE_EQ(check->highest, check->ratio);
+  ASSERT_EQ(check->lines.size(), 2u);
+  EXPECT_EQ(check->lines[0].rfind(bench_, 0), 0u) << check->lines[0];
+  EXPECT_NE(check->lines[1].find("not measured now"), std::string::npos) << check->lines[1];
+}
+
+TEST_F(CheckDeviceTest, AProfileWithoutAProbeOrOfOtherThreadsIsRefused) {
+  Result<SpeedCheck> none = check_device(host_, host_, calibrated_, options_);
+  ASSERT_FALSE(none.is_ok());
+  EXPECT_NE(none.status().message().find("--fresh"), std::string::npos) << none.status().message();
+  calibrated_.probe = {{bench_, 4096, 1.0, 0}};
+  options_.cpu_threads = 1;
+  Result<SpeedCheck> threads = check_device(host_, host_, calibrated_, options_);
+  ASSERT_FALSE(threads.is_ok());
+  EXPECT_NE(threads.status().message().find("--threads"), std::string::npos)
+      << threads.status().message();
+  options_.cpu_threads = 2;
+  calibrated_.probe = {{"no_such_bench", 1, 1.0, 0}};
+  Result<SpeedCheck> unknown = check_device(host_, host_, calibrated_, options_);
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_NE(unknown.status().message().find("none of"), std::string::npos)
+      << unknown.status().message();
 }
 
 }  // namespace
