@@ -136,27 +136,30 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
   return bench;
 }
 
-// Writes a buffer a few times the size of the cores' private caches. In a model each layer's
-// weights come from the shared cache or memory, not from the core's own: a chain run again and
-// again would keep them there, and measure faster than any model runs.
-void evict_private_caches() {
-  static const size_t bytes = [] {
+// Writes a buffer a few times the size of the private caches of the `threads` cores that run.
+// In a model each layer's weights come from the shared cache or memory, not from the core's
+// own: a chain run again and again would keep them there, and measure faster than any model
+// runs. Not the shared cache: a model's weights stay there from one run to the next.
+void evict_private_caches(int threads) {
+  static const size_t per_core = [] {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const size_t per_core = l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
-    return std::clamp(per_core * static_cast<size_t>(std::max(1L, cores)) * 4, size_t{4} << 20,
-                      size_t{64} << 20);
+    return l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
   }();
-  static std::vector<unsigned char> buffer(bytes);
+  const size_t bytes = std::clamp(per_core * static_cast<size_t>(std::max(1, threads)) * 4,
+                                  size_t{4} << 20, size_t{64} << 20);
+  static std::vector<unsigned char> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
   static unsigned char pass = 0;
   ++pass;
-  for (size_t i = 0; i < buffer.size(); i += 64) buffer[i] = pass;
+  for (size_t i = 0; i < bytes; i += 64) buffer[i] = pass;
 }
 
-BenchRun run_of(Bench& bench, Part part, bool evict) {
+// A benchmark's timed run; `evict_threads` > 0: the private caches of that many cores are
+// evicted first (evict_private_caches).
+BenchRun run_of(Bench& bench, Part part, int evict_threads) {
   if (bench.program != nullptr && !bench.spec.timed_op.empty()) {
-    return [&bench, evict]() -> Result<double> {
-      if (evict) evict_private_caches();
+    return [&bench, evict_threads]() -> Result<double> {
+      if (evict_threads > 0) evict_private_caches(evict_threads);
       bench.program->reset_profile();
       PartitionIo io;
       HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
@@ -170,8 +173,8 @@ BenchRun run_of(Bench& bench, Part part, bool evict) {
     };
   }
   if (bench.program != nullptr) {
-    return [&bench, part, evict]() -> Result<double> {
-      if (evict) evict_private_caches();
+    return [&bench, part, evict_threads]() -> Result<double> {
+      if (evict_threads > 0) evict_private_caches(evict_threads);
       PartitionIo io;
       const auto start = std::chrono::steady_clock::now();
       HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
@@ -445,17 +448,18 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
 
   // measured[0..2]: the tiny chains, and the tiny partition's request outside its span.
   constexpr size_t kFirstBench = 3;
-  std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, false),
-                             run_of(tiny_long, Part::kCompute, false),
-                             run_of(tiny_one, Part::kDispatch, false)};
+  std::vector<BenchRun> runs{run_of(tiny_one, Part::kCompute, 0),
+                             run_of(tiny_long, Part::kCompute, 0),
+                             run_of(tiny_one, Part::kDispatch, 0)};
   const bool on_host = device.api == DeviceApi::kHost;
-  for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute, on_host));
+  for (Bench& bench : benches)
+    runs.push_back(run_of(bench, Part::kCompute, on_host ? options.cpu_threads : 0));
   for (Bench& bench : copy_benches) {
-    runs.push_back(run_of(bench, Part::kUpload, false));
-    runs.push_back(run_of(bench, Part::kDownload, false));
+    runs.push_back(run_of(bench, Part::kUpload, 0));
+    runs.push_back(run_of(bench, Part::kDownload, 0));
   }
   const size_t first_stream = runs.size();
-  for (Bench& bench : streams) runs.push_back(run_of(bench, Part::kCompute, false));
+  for (Bench& bench : streams) runs.push_back(run_of(bench, Part::kCompute, 0));
   // A partition that uses the device's threads, run back to back and after the device idled,
   // as one that waits for another device's partition: its threads went to sleep meanwhile. On the
   // host also the tiny partition after idling: what any partition pays to be handed over, the
@@ -466,9 +470,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
       return run();
     };
   };
-  if (on_host) runs.push_back(after_idle(run_of(tiny_one, Part::kCompute, false)));
-  runs.push_back(run_of(wake, Part::kCompute, false));
-  runs.push_back(after_idle(run_of(wake, Part::kCompute, false)));
+  if (on_host) runs.push_back(after_idle(run_of(tiny_one, Part::kCompute, 0)));
+  runs.push_back(run_of(wake, Part::kCompute, 0));
+  runs.push_back(after_idle(run_of(wake, Part::kCompute, 0)));
   int shown = -1;
   const auto progress = [&](int done, int total) {
     const int step = total > 0 ? kProgressSteps * done / total : kProgressSteps;
