@@ -23,10 +23,9 @@ steady-state run, compile excluded) and partitions[].predicted_ms.
 error = (predicted - measured) / measured.
 
 Where --target is a calibrated profile (a file with a probe), `hsched calibrate --check` times
-each compared device's probe before the rounds and after them: how far the machine's speed moved
-since the calibration (now/then; a shared host's slow phase moves every figure together). The
-summary then also counts the errors with each partition's prediction scaled by its device's
-now/then (the mean of the two checks): a diagnostic beside the plain figures, not in their place.
+each compared device's probe before the rounds and after them, and its lines are printed: how far
+the machine's microbenchmarks moved since the calibration (now/then, median and range). It is
+context for the figures, not a correction: models move by their own amounts (docs/scheduler.md).
 
     python3 bench/bench_plans.py [--hsched build/release/cli/hsched] [--models ../shared/models]
                                  [--target FILE] [--policy throughput] [--devices cpu0,ocl0]
@@ -95,8 +94,9 @@ def list_devices(args):
 
 
 def speed_check(args, devices):
-    """Per device id, now/then of its probe (`hsched calibrate --check`); {} when there is
-    nothing to check (no calibrated file, --no-check) or the check fails (said why)."""
+    """Per device id, now/then of its probe (`hsched calibrate --check`), its lines printed; {}
+    when there is nothing to check (no calibrated file, --no-check) or the check fails (said
+    why)."""
     if args.no_check or not args.target or not os.path.isfile(args.target):
         return {}
     cmd = [args.hsched, "calibrate", "--check", args.target, "--threads", str(args.threads),
@@ -294,7 +294,7 @@ def print_accuracy(label, items, tolerance, worst):
         return
     within = sum(1 for _, e in items if abs(e) <= tolerance)
     print(f"{label}: {within}/{len(items)} ({within / len(items):.0%}) with |error| <= "
-          f"{tolerance:.0%}" + ("; worst:" if worst > 0 else ""))
+          f"{tolerance:.0%}; worst:")
     for what, e in sorted(items, key=lambda item: -abs(item[1]))[:worst]:
         print(f"    {pct(e):>9}  {what}")
 
@@ -320,40 +320,20 @@ def print_drift(results, tolerance):
     return drift
 
 
-def scaled(row, speed):
-    """A row's error with each partition's prediction scaled by its device's now/then: the whole
-    run's by the partitions' prediction-weighted mean of them."""
-    predicted = sum(p["predicted_ms"] for p in row["partitions"])
-    factor = (sum(p["predicted_ms"] * speed.get(p["device"], 1.0) for p in row["partitions"]) /
-              predicted if predicted > 0 else 1.0)
-    return error(row["predicted_ms"] * factor, row["measured_ms"])
-
-
-def print_summary(args, results, speed):
-    runs, parts, runs_scaled, parts_scaled = [], [], [], []
+def print_summary(args, results):
+    runs, parts = [], []
     for result in results:
         for row in result["configs"]:
             if row.get("same_as"):
                 continue  # that configuration's own row counts it
-            what = f"{result['model']} {row['config']}"
-            runs.append((what, row["error"]))
-            runs_scaled.append((what, scaled(row, speed)))
+            runs.append((f"{result['model']} {row['config']}", row["error"]))
             for p in row["partitions"]:
-                what = (f"{result['model']} {row['config']} partition {p['id']} "
-                        f"({p['device']}, {p['nodes']} nodes)")
-                parts.append((what, p["error"]))
-                parts_scaled.append(
-                    (what, error(p["predicted_ms"] * speed.get(p["device"], 1.0),
-                                 p["measured_ms"])))
+                parts.append((f"{result['model']} {row['config']} partition {p['id']} "
+                              f"({p['device']}, {p['nodes']} nodes)", p["error"]))
     print("\nsummary")
     print_accuracy("partitions", parts, args.tolerance, args.worst)
     print_accuracy("whole-model runs", runs, args.tolerance, args.worst)
     drift = print_drift(results, args.tolerance)
-    if speed:
-        print("with each device's predictions scaled by its now/then ("
-              + ", ".join(f"{d} {r:.2f}" for d, r in sorted(speed.items())) + "):")
-        print_accuracy("  partitions", parts_scaled, args.tolerance, 0)
-        print_accuracy("  whole-model runs", runs_scaled, args.tolerance, 0)
     print(f"  {'model':<20}{'plan / fastest':>16}  fastest")
     for result in results:
         if result["ratio"] is None:
@@ -366,10 +346,7 @@ def print_summary(args, results, speed):
     return {"partitions_within": sum(1 for _, e in parts if abs(e) <= args.tolerance),
             "partitions": len(parts),
             "runs_within": sum(1 for _, e in runs if abs(e) <= args.tolerance),
-            "runs": len(runs), "slower_than_limit": slow, "drift": drift, "speed": speed,
-            "partitions_within_scaled": sum(1 for _, e in parts_scaled
-                                            if abs(e) <= args.tolerance),
-            "runs_within_scaled": sum(1 for _, e in runs_scaled if abs(e) <= args.tolerance)}
+            "runs": len(runs), "slower_than_limit": slow, "drift": drift}
 
 
 def main():
@@ -419,13 +396,12 @@ def main():
     before = speed_check(args, devices)
     reports, failed, same_as = measure(args, runs)
     after = speed_check(args, devices)
-    speed = {d: (before[d] + after[d]) / 2 for d in before if d in after}
     results = [model_result(name, configs, reports, failed, same_as.get(name)) for name in names]
     for result in results:
         print_model(result)
     if not results:
         sys.exit("bench: no model measured")
-    summary = print_summary(args, results, speed)
+    summary = print_summary(args, results)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"devices": [d["id"] for d in devices], "policy": args.policy,
