@@ -452,8 +452,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                              run_of(tiny_long, Part::kCompute, 0),
                              run_of(tiny_one, Part::kDispatch, 0)};
   const bool on_host = device.api == DeviceApi::kHost;
-  for (Bench& bench : benches)
-    runs.push_back(run_of(bench, Part::kCompute, on_host ? options.cpu_threads : 0));
+  const int evict_threads = on_host ? options.cpu_threads : 0;
+  for (Bench& bench : benches) runs.push_back(run_of(bench, Part::kCompute, evict_threads));
   for (Bench& bench : copy_benches) {
     runs.push_back(run_of(bench, Part::kUpload, 0));
     runs.push_back(run_of(bench, Part::kDownload, 0));
