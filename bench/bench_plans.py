@@ -51,7 +51,8 @@ class RunError(Exception):
     pass
 
 
-def run_json(cmd, timeout):
+def run_text(cmd, timeout):
+    """A command's stdout; RunError with its last stderr line when it fails or times out."""
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=timeout)
     except subprocess.TimeoutExpired as e:
@@ -59,7 +60,11 @@ def run_json(cmd, timeout):
     if proc.returncode != 0:
         lines = proc.stderr.strip().splitlines()
         raise RunError(lines[-1] if lines else f"exit status {proc.returncode}")
-    return json.loads(proc.stdout)
+    return proc.stdout
+
+
+def run_json(cmd, timeout):
+    return json.loads(run_text(cmd, timeout))
 
 
 def spread(values):
@@ -102,17 +107,12 @@ def speed_check(args, devices):
     cmd = [args.hsched, "calibrate", "--check", args.target, "--threads", str(args.threads),
            "--devices", ",".join(d["id"] for d in devices)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                              timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        print(f"speed check: timed out after {args.timeout} s", flush=True)
-        return {}
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        print(f"speed check: {lines[-1] if lines else proc.returncode}", flush=True)
+        out = run_text(cmd, args.timeout)
+    except RunError as e:
+        print(f"speed check: {e}", flush=True)
         return {}
     ratios = {}
-    for line in proc.stdout.splitlines():
+    for line in out.splitlines():
         match = re.match(r"^(\S+): now/then ([0-9.]+)", line)
         if match:
             ratios[match.group(1)] = float(match.group(2))

@@ -337,16 +337,20 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
                      previous->locator == device.locator &&
                      previous->calibration.find(threads) != std::string::npos;
 
-  // A check measures its probe alone; a calibration keeps every kProbeStride-th benchmark.
+  // A check measures its probe alone (no copies, no long streams); a calibration keeps every
+  // kProbeStride-th benchmark in the probe.
   const bool check = !options.only.empty();
   std::set<std::string> probe_names;
-  std::vector<Spec> specs;
-  for (Spec& spec : specs_for(device)) {
+  std::vector<Spec> specs = specs_for(device);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string& name = specs[i].name;
     const bool probe =
-        check ? std::find(options.only.begin(), options.only.end(), spec.name) != options.only.end()
-              : probe_names.size() * kProbeStride <= specs.size();
-    if (probe) probe_names.insert(spec.name);
-    if (probe || !check) specs.push_back(std::move(spec));
+        check ? std::find(options.only.begin(), options.only.end(), name) != options.only.end()
+              : i % kProbeStride == 0;
+    if (probe) probe_names.insert(name);
+  }
+  if (check) {
+    std::erase_if(specs, [&](const Spec& spec) { return probe_names.count(spec.name) == 0; });
   }
   std::vector<Spec> copy_specs;
   if (device.api != DeviceApi::kHost && !device.zero_copy && !check) {
@@ -371,9 +375,9 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
         reused.back().bench = spec.name;
         reused_keys.push_back({spec.cost_class, spec.precision});
         ++report.reused;
-        for (const CurvePoint& probe : previous->probe) {
-          if (probe.bench == spec.name && probe_names.count(spec.name) != 0) {
-            profile.probe.push_back(probe);
+        if (probe_names.count(spec.name) != 0) {
+          for (const CurvePoint& probe : previous->probe) {
+            if (probe.bench == spec.name) profile.probe.push_back(probe);
           }
         }
         return Status::ok();
@@ -418,7 +422,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // OpenCL: tiny chains as long as models' partitions, whose kernels past kStreamKnee may cost
   // more than the short chains' (a driver's limit on queued commands).
   std::vector<Bench> streams;
-  if (device.api == DeviceApi::kOpenCl) {
+  if (device.api == DeviceApi::kOpenCl && !check) {
     for (int nodes : {kStreamKnee, kStreamLong}) {
       HSCHED_ASSIGN_OR_RETURN(Bench stream,
                               make_bench(tiny_spec(nodes), nodes, device, host, options, nullptr));
