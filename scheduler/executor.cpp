@@ -36,7 +36,11 @@ struct Request;
 // run_stream's requests: each finished request lets the next one in.
 struct Stream {
   std::vector<std::unique_ptr<Request>> requests;
-  std::atomic<size_t> next{0};
+  // Taking the next request and submitting it happen under one lock, so that requests enter the
+  // flow graph in their order even when several finish at once (each partition then runs them
+  // in that order).
+  std::mutex submit_mutex;
+  size_t next = 0;
 };
 
 // One request in flight: its values, and how many predecessors each partition still waits for.
@@ -360,14 +364,13 @@ void PlanExecutable::finish(Request& request) {
   request.values.clear();
   request.record.end_ms = now_ms();
   Stream* stream = request.stream;
-  Request* follow = nullptr;
-  if (stream != nullptr) {
-    const size_t next = stream->next.fetch_add(1, std::memory_order_acq_rel);
-    if (next < stream->requests.size()) follow = stream->requests[next].get();
-  }
-  // Last: run()/run_stream() may free the request and the stream once they see this.
+  // Last use of the request: run()/run_stream() may free it once they see this. The stream lives
+  // until run_stream's flow graph has no task left, this one included.
   request.finished.store(true, std::memory_order_release);
-  if (follow != nullptr) submit(*follow);
+  if (stream != nullptr) {
+    std::lock_guard<std::mutex> lock(stream->submit_mutex);
+    if (stream->next < stream->requests.size()) submit(*stream->requests[stream->next++]);
+  }
 }
 
 // Partition p's outputs for `inputs`: from its device, verified when asked; from the CPU once
@@ -492,9 +495,12 @@ Result<std::vector<std::vector<Tensor>>> PlanExecutable::run_stream(
   }
   const size_t in_flight =
       max_in_flight > 0 ? static_cast<size_t>(max_in_flight) : partitions_.size() + 1;
-  const size_t first = std::min(in_flight, stream.requests.size());
-  stream.next.store(first, std::memory_order_release);
-  for (size_t i = 0; i < first; ++i) submit(*stream.requests[i]);
+  {
+    std::lock_guard<std::mutex> submitting(stream.submit_mutex);
+    for (; stream.next < std::min(in_flight, stream.requests.size()); ++stream.next) {
+      submit(*stream.requests[stream.next]);
+    }
+  }
   graph_.wait_for_all();
   std::vector<std::vector<Tensor>> outputs;
   if (records != nullptr) records->clear();
