@@ -363,14 +363,12 @@ void PlanExecutable::finish(Request& request) {
   }
   request.values.clear();
   request.record.end_ms = now_ms();
-  Stream* stream = request.stream;
-  // Last use of the request: run()/run_stream() may free it once they see this. The stream lives
-  // until run_stream's flow graph has no task left, this one included.
-  request.finished.store(true, std::memory_order_release);
-  if (stream != nullptr) {
+  if (Stream* stream = request.stream) {
     std::lock_guard<std::mutex> lock(stream->submit_mutex);
     if (stream->next < stream->requests.size()) submit(*stream->requests[stream->next++]);
   }
+  // Last: run()/run_stream() may free the request and the stream once they see this.
+  request.finished.store(true, std::memory_order_release);
 }
 
 // Partition p's outputs for `inputs`: from its device, verified when asked; from the CPU once
