@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -62,9 +63,11 @@ std::string host_name() {
 }
 
 // This machine's devices (those of --devices), the host among them found again by its API;
-// `host` gets the host's profile.
-Result<Target> devices_here(const CalibrateArgs& args, DeviceProfile& host) {
+// `host` gets the host's profile, `found` (when given) every device found here.
+Result<Target> devices_here(const CalibrateArgs& args, DeviceProfile& host,
+                            Target* found = nullptr) {
   Target target = sched::discover_target();
+  if (found != nullptr) *found = target;
   if (!args.devices.empty()) {
     HSCHED_ASSIGN_OR_RETURN(target, sched::restrict_devices(target, args.devices));
   }
@@ -128,7 +131,8 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   if (args.output.empty()) return invalid_argument("-o: no file given");
   HSCHED_ASSIGN_OR_RETURN(Target previous, previous_target(args.output, args.fresh));
   DeviceProfile host;
-  HSCHED_ASSIGN_OR_RETURN(Target target, devices_here(args, host));
+  Target found;
+  HSCHED_ASSIGN_OR_RETURN(Target target, devices_here(args, host, &found));
   Target calibrated;
   calibrated.name = "calibrated-" + host_name();
   calibrated.source = args.output;
@@ -142,6 +146,16 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
          << report->reused << " reused, " << report->skipped << " not supported\n";
     for (const std::string& line : report->lines) text << "  " << line << "\n";
     calibrated.devices.push_back(std::move(report->profile));
+  }
+  // A device of this machine that --devices left out keeps its earlier calibration: calibrating
+  // the CPU again does not drop the GPU's.
+  for (DeviceProfile& earlier : sched::bind_present(previous, found).devices) {
+    const bool id_taken = std::any_of(calibrated.devices.begin(), calibrated.devices.end(),
+                                      [&](const DeviceProfile& d) { return d.id == earlier.id; });
+    if (!earlier.present || id_taken || same_device(calibrated, earlier) != nullptr) continue;
+    text << earlier.id << " (" << earlier.name << "): kept as calibrated before ("
+         << earlier.calibration << "), not in --devices\n";
+    calibrated.devices.push_back(std::move(earlier));
   }
   const std::string header =
       "Target profile measured by `hsched calibrate` on " + host_name() +

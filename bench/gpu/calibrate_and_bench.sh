@@ -4,8 +4,12 @@
 # bench/bench_plans.py over every model. Environment: GPU_ID (the GPU's device id there; default:
 # the first device whose name says NVIDIA), ROUNDS (5), POLICY (the plan's policy, default
 # bench_plans.py's), CALIBRATION, CALIBRATE_ROUNDS (calibration's rounds, default hsched's),
-# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both).
-# Results under $OUT: h100.yaml, calibrate.txt, export.txt, devices.txt, bench.txt, bench.json.
+# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both),
+# RECALIBRATE (with CALIBRATION: when `hsched calibrate --check` finds the host CPU more than
+# this fraction off its calibrated speed, calibrate the CPU again first, keeping the GPU's
+# profile; default 0.1, 0 never: a machine just started ran its first calibration 26% slow).
+# Results under $OUT: h100.yaml, calibrate.txt, check.txt, export.txt, devices.txt, bench.txt,
+# bench.json.
 set -x
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -17,6 +21,20 @@ import json, sys
 print(next(d["id"] for d in json.load(sys.stdin)["devices"] if "NVIDIA" in d["name"]))')}
 if [[ -n $CALIBRATION ]]; then
   cp "$CALIBRATION" "$out/h100.yaml"
+  if [[ ${RECALIBRATE:-0.1} != 0 ]]; then
+    hsched calibrate --check "$out/h100.yaml" --devices cpu > "$out/check.txt" 2> /dev/null
+    cat "$out/check.txt"
+    if python3 - "$out/check.txt" "${RECALIBRATE:-0.1}" << 'EOF'
+import re, sys
+ratio = re.search(r"now/then ([0-9.]+)", open(sys.argv[1]).read())
+sys.exit(0 if ratio and abs(float(ratio.group(1)) - 1) > float(sys.argv[2]) else 1)
+EOF
+    then
+      time hsched calibrate --devices cpu --fresh -o "$out/h100.yaml" > "$out/calibrate.txt" \
+        2> "$out/calibrate.err"
+      tail -2 "$out/calibrate.txt"
+    fi
+  fi
 else
   time hsched calibrate --devices "$gpu" -o "$out/h100.yaml" \
     ${CALIBRATE_ROUNDS:+--rounds $CALIBRATE_ROUNDS} > "$out/calibrate.txt" 2> "$out/calibrate.err"

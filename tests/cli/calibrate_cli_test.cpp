@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
+#include "scheduler/calibrate_specs.h"
+#include "scheduler/config_yaml.h"
+#include "scheduler/discover.h"
 
 namespace hsched {
 namespace {
@@ -57,6 +60,49 @@ TEST(CalibrateCliTest, CheckWritesNothingSoItTakesNoOutput) {
       cli_test::run_cli({"calibrate", "--check", "a.yaml", "-o", "b.yaml"});
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_NE(run.err.find("--check"), std::string::npos) << run.err;
+}
+
+// Calibrating the CPU again keeps the earlier calibration of this machine's other devices and
+// drops what the file says of devices not here. Every CPU benchmark is in the file, so only the
+// overhead chains run: a second or two.
+TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
+  DeviceProfile host;
+  DeviceProfile other;
+  for (const DeviceProfile& device : sched::discover_target().devices) {
+    if (device.api == DeviceApi::kHost) host = device;
+    if (device.api != DeviceApi::kHost && other.id.empty()) other = device;
+  }
+  if (other.id.empty()) GTEST_SKIP() << "no device here beside the host CPU";
+  host.locator = "host";
+  host.calibration = "hsched calibrate, test, 2 CPU threads, 1 rounds";
+  for (const sched::Spec& spec : sched::specs_for(host)) {
+    Curve& curve = host.curves[{spec.cost_class, spec.precision}];
+    const double n = static_cast<double>(curve.size() + 1);
+    curve.push_back({spec.name, 1000 * n, 0.001 * n, 0});
+  }
+  other.calibration = "hsched calibrate, earlier";
+  DeviceProfile gone = other;
+  gone.id = "gone0";
+  gone.name = "A device not on this machine";
+  const std::string out = cli_test::make_temp_file();
+  std::ofstream(out) << target_yaml(Target{"calibrated", out, {host, other, gone}}, "test");
+
+  const cli_test::CliRun run =
+      cli_test::run_cli({"calibrate", "--devices", "cpu", "--rounds", "1", "-o", out});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find(host.id + " (" + host.name + "): 0 measured"), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find(other.id + " (" + other.name + "): kept as calibrated before"),
+            std::string::npos)
+      << run.out;
+  Result<Target> written = load_target(out);
+  std::filesystem::remove(out);
+  ASSERT_TRUE(written.is_ok()) << written.status().message();
+  ASSERT_EQ(written->devices.size(), 2u);
+  EXPECT_EQ(written->devices[0].id, host.id);
+  EXPECT_NE(written->devices[0].calibration, host.calibration);
+  EXPECT_EQ(written->devices[1].id, other.id);
+  EXPECT_EQ(written->devices[1].calibration, other.calibration);
 }
 
 }  // namespace
