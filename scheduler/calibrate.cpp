@@ -78,6 +78,13 @@ std::vector<Tensor> random_inputs(const Graph& graph) {
   return inputs;
 }
 
+// The benchmark's graph with `nodes` nodes.
+Result<Graph> spec_graph(const Spec& spec, int nodes) {
+  OnnxBuilder builder(kOpset, spec.name);
+  spec.build(builder, nodes);
+  return import_onnx_model(builder.model(), {}, spec.name, "");
+}
+
 // Builds, plans on `device` alone (the host as the plan's last resort) and compiles: through
 // `compiler` as one partition run directly on this thread (the nodes' own time), or, without
 // one, through the executor (what a partition costs around its nodes). An Unimplemented status:
@@ -88,9 +95,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
   Bench bench;
   bench.spec = std::move(spec);
   bench.spec.nodes = nodes;
-  OnnxBuilder builder(kOpset, bench.spec.name);
-  bench.spec.build(builder, nodes);
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(builder.model(), {}, bench.spec.name, ""));
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(bench.spec, nodes));
   bench.graph = std::make_unique<Graph>(std::move(graph));
   Target target;
   target.name = "calibrate";
@@ -371,8 +376,12 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   const auto add_bench = [&](Spec spec) -> Status {
     if (reuse) {
       if (const CurvePoint* point = find_point(*previous, spec.name)) {
+        // Its work counted as the cost model counts it now, which may differ from then.
+        HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(spec, kShortChain));
         reused.push_back(*point);
         reused.back().bench = spec.name;
+        reused.back().work =
+            node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
         reused_keys.push_back({spec.cost_class, spec.precision});
         ++report.reused;
         if (probe_names.count(spec.name) != 0) {

@@ -42,20 +42,21 @@ OpClass op_class_of(const std::string& op_type);
 // the compute classes, bytes moved for the others). Finer than OpClass: a depthwise convolution
 // and a batch-1 matrix-vector product run at rates far from a dense convolution's.
 enum class CostClass {
-  kConv,           // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
-  kPointwiseConv,  // Conv with a 1x1 kernel (and no grouping); work: FLOP
-  kDepthwiseConv,  // Conv with one group per input channel; work: FLOP
-  kGemm,           // MatMul, Gemm with more than a few rows; work: FLOP
-  kGemv,           // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
-                   // convolutions of at most that many output pixels (squeeze-excitation); FLOP
-  kElementwise,    // arithmetic, activations without a transcendental function (Add, Relu...);
-                   // work: bytes read + written (so for every class below)
+  kConv,            // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
+  kPointwiseConv,   // Conv with a 1x1 kernel (and no grouping); work: FLOP
+  kDepthwiseConv,   // Conv with one group per input channel; work: FLOP
+  kGemm,            // MatMul, Gemm with more than a few rows; work: FLOP
+  kGemv,            // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
+                    // convolutions of at most that many output pixels (squeeze-excitation); FLOP
+  kElementwise,     // arithmetic, activations without a transcendental function (Add, Relu...);
+                    // work: bytes read + written (so for every class below)
   kTranscendental,  // elementwise ops computing a polynomial or division per element (Sigmoid,
                     // Erf, Tanh, Exp...): far slower per byte than arithmetic on a CPU
   kEpilogue,  // a transcendental op fused into its producer's step (GELU's Erf after a MatMul on
               // the CPU): what it adds to that step; CPU only
   kNormalization,
-  kChannelNorm,  // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes
+  kChannelNorm,  // LayerNorm over an image's channels run as one kernel (ConvNeXt); bytes, and
+                 // 1 KiB a pixel (a row of channels)
   kPooling,
   kGlobalPool,  // GlobalAveragePool, GlobalMaxPool: a reduction over each channel's pixels
   kReduction,

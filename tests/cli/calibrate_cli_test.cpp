@@ -64,7 +64,7 @@ TEST(CalibrateCliTest, CheckWritesNothingSoItTakesNoOutput) {
 
 // Calibrating the CPU again keeps the earlier calibration of this machine's other devices and
 // drops what the file says of devices not here. Every CPU benchmark is in the file, so only the
-// overhead chains run: a second or two.
+// overhead chains run: a second or two. The reused points get their work as counted now.
 TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
   DeviceProfile host;
   DeviceProfile other;
@@ -78,7 +78,7 @@ TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
   for (const sched::Spec& spec : sched::specs_for(host)) {
     Curve& curve = host.curves[{spec.cost_class, spec.precision}];
     const double n = static_cast<double>(curve.size() + 1);
-    curve.push_back({spec.name, 1000 * n, 0.001 * n, 0});
+    curve.push_back({spec.name, 0.001 * n, 0.001 * n, 0});  // no real work is below 1
   }
   other.calibration = "hsched calibrate, earlier";
   DeviceProfile gone = other;
@@ -101,6 +101,9 @@ TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
   ASSERT_EQ(written->devices.size(), 2u);
   EXPECT_EQ(written->devices[0].id, host.id);
   EXPECT_NE(written->devices[0].calibration, host.calibration);
+  for (const auto& [key, curve] : written->devices[0].curves) {
+    for (const CurvePoint& point : curve) EXPECT_GT(point.work, 1) << point.bench;
+  }
   EXPECT_EQ(written->devices[1].id, other.id);
   EXPECT_EQ(written->devices[1].calibration, other.calibration);
 }

@@ -254,6 +254,21 @@ TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
                    node_work(wide, 0, Precision::kFp32, cpu()).work);
 }
 
+TEST(NodeWorkTest, AChannelNormPaysPerPixel) {
+  // ConvNeXt-atto's first norm (40 channels at 56x56) and one of as many bytes in 96 channels:
+  // its Transpose to channels-last heads the fused step. Bytes read and written, and 1 KiB for
+  // each of its pixels.
+  const Graph atto = one_node("Transpose", {1, 40, 56, 56}, {1, 56, 56, 40});
+  const Graph wide = one_node("Transpose", {1, 96, 36, 36}, {1, 36, 36, 96});
+  const double bytes = 2.0 * 4 * 40 * 56 * 56;
+  EXPECT_DOUBLE_EQ(node_work(atto, 0, Precision::kFp32, cpu()).work, bytes);
+  const NodeWork norm = node_work(atto, 0, Precision::kFp32, cpu(), CostClass::kChannelNorm);
+  EXPECT_EQ(norm.cost_class, CostClass::kChannelNorm);
+  EXPECT_DOUBLE_EQ(norm.work, bytes + 1024.0 * 56 * 56);
+  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, cpu(), CostClass::kChannelNorm).work,
+                   2.0 * 4 * 96 * 36 * 36 + 1024.0 * 36 * 36);
+}
+
 TEST(NodeWorkTest, AGpuGemmFollowsItsDepthWhenItsOutputsAreFew) {
   // bert_mini's two MLP layers: the same FLOPs, four times the depth in the second. On the CPU
   // their work is their FLOPs; on an OpenCL GPU 2 K (outputs + 2^17), the second's 1.8x the
