@@ -174,14 +174,6 @@ double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
 // half their time.
 constexpr double kChannelNormRowBytes = 1024;
 
-// The pixels of a channel norm headed by `node`, whose output is channels-last ([N, H, W, C]).
-double channel_norm_rows(const Graph& graph, const Node& node) {
-  if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
-  const Shape& y = graph.value(node.outputs[0]).shape;
-  if (!y.is_static() || y.dims.empty() || y.dims.back() <= 0) return 0;
-  return static_cast<double>(y.elements() / y.dims.back());
-}
-
 }  // namespace
 
 int64_t opencl_kernels(const Graph& graph, const Node& node) {
@@ -217,7 +209,9 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
   result.work = is_compute_class(result.cost_class) ? static_cast<double>(cost.flop)
                                                     : scaled_bytes(graph, node, cost, precision);
   if (result.cost_class == CostClass::kChannelNorm) {
-    result.work += kChannelNormRowBytes * channel_norm_rows(graph, graph.node(node));
+    // Its heading node's output is channels-last ([N, H, W, C]): the pixels are all but the last.
+    result.work +=
+        kChannelNormRowBytes * static_cast<double>(output_extent(graph, graph.node(node), 0, 1));
   }
   const bool conv_class =
       result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv;

@@ -21,10 +21,11 @@ import json, sys
 print(next(d["id"] for d in json.load(sys.stdin)["devices"] if "NVIDIA" in d["name"]))')}
 if [[ -n $CALIBRATION ]]; then
   cp "$CALIBRATION" "$out/h100.yaml"
-  if [[ ${RECALIBRATE:-0.1} != 0 ]]; then
+  recalibrate=${RECALIBRATE:-0.1}
+  if [[ $recalibrate != 0 ]]; then
     hsched calibrate --check "$out/h100.yaml" --devices cpu > "$out/check.txt" 2> /dev/null
     cat "$out/check.txt"
-    if python3 - "$out/check.txt" "${RECALIBRATE:-0.1}" << 'EOF'
+    if python3 - "$out/check.txt" "$recalibrate" << 'EOF'
 import re, sys
 ratio = re.search(r"now/then ([0-9.]+)", open(sys.argv[1]).read())
 sys.exit(0 if ratio and abs(float(ratio.group(1)) - 1) > float(sys.argv[2]) else 1)
