@@ -83,6 +83,44 @@ TEST(CalibrationSpecsTest, TheHostTimesGlobalPoolsAfterAConv) {
   for (const Spec& spec : gpu) EXPECT_TRUE(spec.timed_op.empty()) << spec.name;
 }
 
+// The CPU times products by weights as a model's linear layers run there (bias added in the
+// product's epilogue); a GPU, which adds a bias in a kernel of its own, times them bare. Both
+// time the rectangular shapes of transformers' MLP layers.
+TEST(CalibrationSpecsTest, TheHostTimesLinearLayersWithTheirBias) {
+  const auto products = [](DeviceApi api) {
+    DeviceProfile device;
+    device.api = api;
+    device.peak_gflops[Precision::kFp32] = 100;
+    std::vector<Spec> found;
+    for (Spec& spec : specs_for(device)) {
+      if (spec.cost_class == CostClass::kGemm && spec.name.find("attention") == std::string::npos) {
+        found.push_back(std::move(spec));
+      }
+    }
+    return found;
+  };
+  for (DeviceApi api : {DeviceApi::kHost, DeviceApi::kOpenCl}) {
+    const bool host = api == DeviceApi::kHost;
+    const std::vector<Spec> specs = products(api);
+    ASSERT_EQ(specs.size(), 12u + 8u);
+    int rectangular = 0;
+    for (const Spec& spec : specs) {
+      OnnxBuilder builder(17, spec.name);
+      spec.build(builder, 2);
+      int matmuls = 0, adds = 0;
+      for (const onnx::NodeProto& node : builder.model().graph().node()) {
+        matmuls += node.op_type() == "MatMul" ? 1 : 0;
+        adds += node.op_type() == "Add" ? 1 : 0;
+      }
+      EXPECT_EQ(matmuls, 2) << spec.name;
+      EXPECT_EQ(adds, host ? 2 : 0) << spec.name;
+      EXPECT_EQ(spec.name.rfind(host ? "linear_" : "matmul_", 0), 0u) << spec.name;
+      rectangular += spec.name.find("_k") != std::string::npos ? 1 : 0;
+    }
+    EXPECT_EQ(rectangular, 8) << (host ? "host" : "OpenCL");
+  }
+}
+
 TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   DeviceProfile cpu;
   cpu.id = "cpu0";
