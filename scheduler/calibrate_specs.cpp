@@ -1,6 +1,7 @@
 #include "scheduler/calibrate_specs.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <utility>
@@ -40,6 +41,51 @@ Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
       x = y;
     }
     b.output("y", DType::kF32, {1, c, h, h});
+  };
+  return spec;
+}
+
+// A fan of `nodes` Convs (k x k, `stride`, bias; depthwise or of one group) from `cin` channels at
+// h x h, each followed by a GlobalAveragePool that keeps the fan's outputs small, the Convs' steps
+// timed. An image stem (cin 3) reads the graph's input, as a model's first Conv does; the others
+// read what a 1x1 Conv wrote in the CPU's layout, as downsampling layers do.
+Spec strided_conv_spec(int64_t cin, int64_t cout, int64_t h, int64_t k, int64_t stride,
+                       bool depthwise) {
+  Spec spec;
+  spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_s" +
+              std::to_string(stride) + "_c" + std::to_string(cin) + "_" + std::to_string(cout) +
+              "_h" + std::to_string(h);
+  const bool stem = cin == 3;
+  spec.cost_class = depthwise ? CostClass::kStridedDepthwiseConv
+                    : stem    ? CostClass::kStemConv
+                              : CostClass::kStridedConv;
+  spec.fused_on_host = true;
+  spec.timed_op = "Conv";
+  spec.work_node = stem ? 0 : 1;
+  spec.build = [=](OnnxBuilder& b, int nodes) {
+    b.input("x", DType::kF32, {1, cin, h, h});
+    std::string x = "x";
+    if (!stem) {
+      b.initializer_random("producer.w", {cin, cin, 1, 1},
+                           1.0f / std::sqrt(static_cast<float>(cin)), next_seed());
+      b.node("Conv", {"x", "producer.w"}, {"producer"});
+      x = "producer";
+    }
+    const int64_t pad = k == stride ? 0 : k / 2;  // patchifying stems do not pad
+    const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : cin) * k * k));
+    for (int i = 0; i < nodes; ++i) {
+      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
+      const std::string conv = "conv" + std::to_string(i), y = "y" + std::to_string(i);
+      b.initializer_random(w, {cout, depthwise ? 1 : cin, k, k}, scale, next_seed());
+      b.initializer_random(bias, {cout}, 0.05f, next_seed());
+      onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {conv});
+      set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
+      set_attr(node, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+      set_attr(node, "strides", std::vector<int64_t>{stride, stride});
+      if (depthwise) set_attr(node, "group", cin);
+      b.node("GlobalAveragePool", {conv}, {y});
+      b.output(y, DType::kF32, {1, cout, 1, 1});
+    }
   };
   return spec;
 }
@@ -431,6 +477,34 @@ std::vector<Spec> compute_specs(Precision precision, bool on_host) {
   if (!on_host) images.insert(images.end(), {{32, 128}, {64, 128}, {32, 256}, {64, 256}});
   for (int64_t k : {1, 3}) {
     for (const auto& [c, h] : images) specs.push_back(conv_spec(c, h, k, false));
+  }
+  if (on_host) {
+    // Convolutions that skip pixels: stems (3x3 and 7x7 by 2, 4x4 and 16x16 patches) and the
+    // downsampling layers of ResNets (1x1 and 3x3 by 2) and ConvNeXts (2x2 patches). On the CPU
+    // they ran 1.4-4.5 times longer than the stride-1 curves' rate for their FLOPs.
+    for (const auto& [cout, k, stride] : std::vector<std::array<int64_t, 3>>{
+             {16, 3, 2}, {32, 3, 2}, {64, 3, 2}, {64, 7, 2}, {40, 4, 4}, {192, 16, 16}}) {
+      specs.push_back(strided_conv_spec(3, cout, 224, k, stride, false));
+    }
+    for (const auto& [c, h] :
+         std::vector<std::pair<int64_t, int64_t>>{{64, 56}, {128, 28}, {256, 14}}) {
+      for (int64_t k : {1, 3}) specs.push_back(strided_conv_spec(c, 2 * c, h, k, 2, false));
+    }
+    for (const auto& [c, h] :
+         std::vector<std::pair<int64_t, int64_t>>{{40, 56}, {80, 28}, {160, 14}}) {
+      specs.push_back(strided_conv_spec(c, 2 * c, h, 2, 2, false));
+    }
+    // MobileNets' depthwise convolutions by 2.
+    for (const auto& [c, h, k] : std::vector<std::array<int64_t, 3>>{{16, 112, 3},
+                                                                     {96, 112, 3},
+                                                                     {72, 56, 3},
+                                                                     {144, 56, 3},
+                                                                     {96, 28, 5},
+                                                                     {192, 28, 3},
+                                                                     {576, 14, 3},
+                                                                     {576, 14, 5}}) {
+      specs.push_back(strided_conv_spec(c, c, h, k, 2, true));
+    }
   }
   // Squeeze-excitation layers: 1x1 convolutions of one pixel.
   for (int64_t c : {64, 256, 1024}) specs.push_back(conv_spec(c, 1, 1, false));

@@ -86,28 +86,45 @@ int64_t output_extent(const Graph& graph, const Node& node, size_t first, size_t
   return extent;
 }
 
+// Channels at most an image's first Conv reads (RGB or grey; a latent's 4 are not an image's).
+constexpr int64_t kStemMaxChannels = 3;
+
+// A Conv's or ConvTranspose's class; `finer`: a Conv over an image's few channels, or one whose
+// stride skips pixels (a ConvTranspose's spreads them), gets a class of its own.
+CostClass conv_cost_class(const Graph& graph, const Node& node, bool finer) {
+  const std::vector<int64_t> strides = node.attr_ints("strides");
+  const bool conv = finer && node.op_type == "Conv";
+  const bool strided =
+      conv && std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+  const int64_t group = node.attr_int("group", 1);
+  int64_t channels = 0;  // unknown
+  if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
+    const Shape& x = graph.value(node.inputs[0]).shape;
+    if (x.is_static() && x.dims.size() >= 2) channels = x.dims[1];
+  }
+  if (group > 1 && channels == group) {
+    return strided ? CostClass::kStridedDepthwiseConv : CostClass::kDepthwiseConv;
+  }
+  if (output_extent(graph, node, 2, 0) <= kGemvMaxRows) return CostClass::kGemv;
+  if (conv && group == 1 && channels > 0 && channels <= kStemMaxChannels) {
+    return CostClass::kStemConv;
+  }
+  if (strided) return CostClass::kStridedConv;
+  // The kernel's spatial dims: the attribute, else the weight's dims after the first two.
+  std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  if (kernel.empty() && node.inputs.size() > 1 && node.inputs[1] != kNoValue) {
+    const Shape& w = graph.value(node.inputs[1]).shape;
+    if (w.dims.size() > 2) kernel.assign(w.dims.begin() + 2, w.dims.end());
+  }
+  const bool pointwise =
+      !kernel.empty() && group == 1 &&
+      std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
+  return pointwise ? CostClass::kPointwiseConv : CostClass::kConv;
+}
+
 CostClass cost_class_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
-  if (op == "Conv" || op == "ConvTranspose") {
-    const int64_t group = node.attr_int("group", 1);
-    if (group > 1 && !node.inputs.empty() && node.inputs[0] != kNoValue) {
-      const Shape& x = graph.value(node.inputs[0]).shape;
-      if (x.is_static() && x.dims.size() >= 2 && x.dims[1] == group) {
-        return CostClass::kDepthwiseConv;
-      }
-    }
-    if (output_extent(graph, node, 2, 0) <= kGemvMaxRows) return CostClass::kGemv;
-    // The kernel's spatial dims: the attribute, else the weight's dims after the first two.
-    std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
-    if (kernel.empty() && node.inputs.size() > 1 && node.inputs[1] != kNoValue) {
-      const Shape& w = graph.value(node.inputs[1]).shape;
-      if (w.dims.size() > 2) kernel.assign(w.dims.begin() + 2, w.dims.end());
-    }
-    const bool pointwise =
-        !kernel.empty() && group == 1 &&
-        std::all_of(kernel.begin(), kernel.end(), [](int64_t k) { return k == 1; });
-    return pointwise ? CostClass::kPointwiseConv : CostClass::kConv;
-  }
+  if (op == "Conv" || op == "ConvTranspose") return conv_cost_class(graph, node, true);
   if (op == "MatMul" || op == "Gemm") {
     return output_extent(graph, node, 0, 1) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
   }
@@ -204,6 +221,13 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class) {
   NodeWork result;
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
+  const bool finer = result.cost_class == CostClass::kStemConv ||
+                     result.cost_class == CostClass::kStridedConv ||
+                     result.cost_class == CostClass::kStridedDepthwiseConv;
+  if (finer && find_curve(device, result.cost_class, precision) == nullptr) {
+    // Calibrated without that curve (a GPU, an earlier profile): the class it had before.
+    result.cost_class = conv_cost_class(graph, graph.node(node), false);
+  }
   const NodeCost cost = node_cost(graph, node);
   if (!cost.known) return result;
   result.work = is_compute_class(result.cost_class) ? static_cast<double>(cost.flop)
@@ -214,7 +238,8 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
         kChannelNormRowBytes * static_cast<double>(output_extent(graph, graph.node(node), 0, 1));
   }
   const bool conv_class =
-      result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv;
+      result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv ||
+      result.cost_class == CostClass::kStemConv || result.cost_class == CostClass::kStridedConv;
   if (device.api != DeviceApi::kOpenCl) return result;
   double executed = 0;
   if (conv_class) {

@@ -46,6 +46,9 @@ constexpr NameTable<CostClass, kCostClassCount> kCostClassNames{{
     {CostClass::kConv, "conv"},
     {CostClass::kPointwiseConv, "pointwise_conv"},
     {CostClass::kDepthwiseConv, "depthwise_conv"},
+    {CostClass::kStemConv, "stem_conv"},
+    {CostClass::kStridedConv, "strided_conv"},
+    {CostClass::kStridedDepthwiseConv, "strided_depthwise_conv"},
     {CostClass::kGemm, "gemm"},
     {CostClass::kGemv, "gemv"},
     {CostClass::kElementwise, "elementwise"},
@@ -128,8 +131,9 @@ std::optional<CostClass> parse_cost_class(const std::string& name) {
 }
 bool is_compute_class(CostClass cost_class) {
   return cost_class == CostClass::kConv || cost_class == CostClass::kPointwiseConv ||
-         cost_class == CostClass::kDepthwiseConv || cost_class == CostClass::kGemm ||
-         cost_class == CostClass::kGemv;
+         cost_class == CostClass::kDepthwiseConv || cost_class == CostClass::kStemConv ||
+         cost_class == CostClass::kStridedConv || cost_class == CostClass::kStridedDepthwiseConv ||
+         cost_class == CostClass::kGemm || cost_class == CostClass::kGemv;
 }
 
 std::optional<DeviceKind> parse_device_kind(const std::string& name) {

@@ -42,12 +42,17 @@ OpClass op_class_of(const std::string& op_type);
 // the compute classes, bytes moved for the others). Finer than OpClass: a depthwise convolution
 // and a batch-1 matrix-vector product run at rates far from a dense convolution's.
 enum class CostClass {
-  kConv,            // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
-  kPointwiseConv,   // Conv with a 1x1 kernel (and no grouping); work: FLOP
-  kDepthwiseConv,   // Conv with one group per input channel; work: FLOP
-  kGemm,            // MatMul, Gemm with more than a few rows; work: FLOP
-  kGemv,            // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
-                    // convolutions of at most that many output pixels (squeeze-excitation); FLOP
+  kConv,           // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
+  kPointwiseConv,  // Conv with a 1x1 kernel (and no grouping); work: FLOP
+  kDepthwiseConv,  // Conv with one group per input channel; work: FLOP
+  kStemConv,       // Conv of one group over at most 3 channels (an image's first layer); FLOP
+  kStridedConv,    // other Conv of one group whose stride skips pixels (downsampling); FLOP
+  kStridedDepthwiseConv,  // depthwise Conv whose stride skips pixels; work: FLOP. A device
+                          // without the curve of one of these three classes times the node on
+                          // the class it would have at stride 1 and more channels
+  kGemm,                  // MatMul, Gemm with more than a few rows; work: FLOP
+  kGemv,                  // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
+          // convolutions of at most that many output pixels (squeeze-excitation); FLOP
   kElementwise,     // arithmetic, activations without a transcendental function (Add, Relu...);
                     // work: bytes read + written (so for every class below)
   kTranscendental,  // elementwise ops computing a polynomial or division per element (Sigmoid,
@@ -64,7 +69,7 @@ enum class CostClass {
   kUpload,    // host -> device copy of one tensor; work: bytes
   kDownload,  // device -> host copy of one tensor; work: bytes
 };
-inline constexpr int kCostClassCount = 16;
+inline constexpr int kCostClassCount = 19;
 inline constexpr int64_t kGemvMaxRows = 4;
 const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
 std::optional<CostClass> parse_cost_class(const std::string& name);

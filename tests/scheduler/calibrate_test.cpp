@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -118,6 +119,47 @@ TEST(CalibrationSpecsTest, TheHostTimesLinearLayersWithTheirBias) {
       rectangular += spec.name.find("_k") != std::string::npos ? 1 : 0;
     }
     EXPECT_EQ(rectangular, 8) << (host ? "host" : "OpenCL");
+  }
+}
+
+// The CPU times stems and strided convolutions in fans of their own whose outputs a global pool
+// keeps small, the Convs' steps alone; a GPU has no such curves (its conv curves serve).
+TEST(CalibrationSpecsTest, TheHostTimesStemsAndStridedConvsApart) {
+  const auto finer = [](DeviceApi api) {
+    DeviceProfile device;
+    device.api = api;
+    device.peak_gflops[Precision::kFp32] = 100;
+    std::map<CostClass, std::vector<Spec>> found;
+    for (Spec& spec : specs_for(device)) {
+      if (spec.cost_class == CostClass::kStemConv || spec.cost_class == CostClass::kStridedConv ||
+          spec.cost_class == CostClass::kStridedDepthwiseConv) {
+        found[spec.cost_class].push_back(std::move(spec));
+      }
+    }
+    return found;
+  };
+  EXPECT_TRUE(finer(DeviceApi::kOpenCl).empty());
+  const auto host = finer(DeviceApi::kHost);
+  ASSERT_EQ(host.size(), 3u);
+  EXPECT_EQ(host.at(CostClass::kStemConv).size(), 6u);
+  EXPECT_EQ(host.at(CostClass::kStridedConv).size(), 9u);
+  EXPECT_EQ(host.at(CostClass::kStridedDepthwiseConv).size(), 8u);
+  for (const auto& [cost_class, specs] : host) {
+    for (const Spec& spec : specs) {
+      EXPECT_EQ(spec.timed_op, "Conv") << spec.name;
+      OnnxBuilder builder(17, spec.name);
+      spec.build(builder, 2);
+      const auto& nodes = builder.model().graph().node();
+      ASSERT_GT(nodes.size(), spec.work_node) << spec.name;
+      const onnx::NodeProto& conv = nodes[spec.work_node];
+      EXPECT_EQ(conv.op_type(), "Conv") << spec.name;
+      EXPECT_EQ(conv.input(0) == "x", cost_class == CostClass::kStemConv) << spec.name;
+      for (const onnx::NodeProto& node : nodes) {
+        if (node.output(0).rfind("y", 0) == 0) {
+          EXPECT_EQ(node.op_type(), "GlobalAveragePool") << spec.name;
+        }
+      }
+    }
   }
 }
 

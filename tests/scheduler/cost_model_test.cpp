@@ -348,6 +348,54 @@ TEST(NodeWorkTest, TranscendentalOpsAndGlobalPoolsHaveClassesOfTheirOwn) {
   }
 }
 
+// x [1, c, h, h] -> k x k Conv by `stride` (`group` groups) -> y [1, oc, h / stride, ...].
+Graph strided_conv(int64_t c, int64_t oc, int64_t h, int64_t k, int64_t stride, int64_t group) {
+  Graph graph;
+  Node node;
+  node.name = "conv";
+  node.op_type = "Conv";
+  node.inputs = {graph.add_value("x", DType::kF32, Shape{1, c, h, h}),
+                 graph.add_constant("w", Tensor(DType::kF32, {oc, c / group, k, k}))};
+  node.outputs = {graph.add_value("y", DType::kF32, Shape{1, oc, h / stride, h / stride})};
+  node.attributes["kernel_shape"] = std::vector<int64_t>{k, k};
+  node.attributes["strides"] = std::vector<int64_t>{stride, stride};
+  node.attributes["group"] = group;
+  graph.add_node(std::move(node));
+  return graph;
+}
+
+TEST(NodeWorkTest, StemsAndStridedConvsHaveClassesOfTheirOwnWhereCalibrated) {
+  const Graph stem = strided_conv(3, 32, 224, 3, 2, 1);          // MobileNetV2's first layer
+  const Graph latent = strided_conv(4, 64, 32, 3, 1, 1);         // a VAE decoder's first
+  const Graph downsample = strided_conv(128, 256, 28, 1, 2, 1);  // ResNet's 1x1 by 2
+  const Graph depthwise = strided_conv(96, 96, 112, 3, 2, 96);   // MobileNetV2's by 2
+  const Graph wide = strided_conv(64, 64, 56, 3, 1, 1);          // stride 1: as before
+  DeviceProfile host = cpu();
+  for (CostClass c : {CostClass::kStemConv, CostClass::kStridedConv,
+                      CostClass::kStridedDepthwiseConv, CostClass::kConv}) {
+    host.curves[{c, Precision::kFp32}] = {{"", 1e6, 0.01, 0}};
+    EXPECT_EQ(parse_cost_class(cost_class_name(c)), c) << cost_class_name(c);
+    EXPECT_TRUE(is_compute_class(c)) << cost_class_name(c);
+  }
+  const auto class_on = [](const Graph& g, const DeviceProfile& device) {
+    return node_work(g, 0, Precision::kFp32, device).cost_class;
+  };
+  EXPECT_EQ(class_on(stem, host), CostClass::kStemConv);
+  EXPECT_EQ(class_on(latent, host), CostClass::kConv);
+  EXPECT_EQ(class_on(downsample, host), CostClass::kStridedConv);
+  EXPECT_EQ(class_on(depthwise, host), CostClass::kStridedDepthwiseConv);
+  EXPECT_EQ(class_on(wide, host), CostClass::kConv);
+  // Their work is their FLOPs: 2 x outputs x reduction.
+  EXPECT_DOUBLE_EQ(node_work(downsample, 0, Precision::kFp32, host).work,
+                   2.0 * 256 * 14 * 14 * 128);
+  // A device calibrated without those curves (a GPU, an earlier profile) times them on the class
+  // they had before.
+  EXPECT_EQ(class_on(stem, cpu()), CostClass::kConv);
+  EXPECT_EQ(class_on(downsample, cpu()), CostClass::kPointwiseConv);
+  EXPECT_EQ(class_on(depthwise, cpu()), CostClass::kDepthwiseConv);
+  EXPECT_EQ(class_on(downsample, gpu()), CostClass::kPointwiseConv);
+}
+
 // A discrete GPU over PCIe (16 GB/s, 10 us), an integrated one and an NPU sharing host memory.
 class TransferTest : public CostModelTest {
  protected:
