@@ -60,18 +60,26 @@ TEST(MeasureAlternatingTest, AnErrorEndsTheMeasurement) {
   EXPECT_FALSE(measure_alternating(benches, {}).is_ok());
 }
 
+// The benchmarks `hsched calibrate` runs on a device of `api` (computing fp32) for which `keep`
+// holds.
+template <typename Keep>
+std::vector<Spec> specs_on(DeviceApi api, Keep keep) {
+  DeviceProfile device;
+  device.api = api;
+  device.peak_gflops[Precision::kFp32] = 100;
+  std::vector<Spec> found;
+  for (Spec& spec : specs_for(device)) {
+    if (keep(spec)) found.push_back(std::move(spec));
+  }
+  return found;
+}
+
 // On the CPU a global pool is timed in a model's setting (right after a Conv wrote its input);
 // another device's in a fan over one tensor, every node of it counted.
 TEST(CalibrationSpecsTest, TheHostTimesGlobalPoolsAfterAConv) {
   const auto pools = [](DeviceApi api) {
-    DeviceProfile device;
-    device.api = api;
-    device.peak_gflops[Precision::kFp32] = 100;
-    std::vector<Spec> found;
-    for (Spec& spec : specs_for(device)) {
-      if (spec.cost_class == CostClass::kGlobalPool) found.push_back(std::move(spec));
-    }
-    return found;
+    return specs_on(api,
+                    [](const Spec& spec) { return spec.cost_class == CostClass::kGlobalPool; });
   };
   const std::vector<Spec> host = pools(DeviceApi::kHost);
   ASSERT_EQ(host.size(), 7u);
@@ -89,16 +97,10 @@ TEST(CalibrationSpecsTest, TheHostTimesGlobalPoolsAfterAConv) {
 // time the rectangular shapes of transformers' MLP layers.
 TEST(CalibrationSpecsTest, TheHostTimesLinearLayersWithTheirBias) {
   const auto products = [](DeviceApi api) {
-    DeviceProfile device;
-    device.api = api;
-    device.peak_gflops[Precision::kFp32] = 100;
-    std::vector<Spec> found;
-    for (Spec& spec : specs_for(device)) {
-      if (spec.cost_class == CostClass::kGemm && spec.name.find("attention") == std::string::npos) {
-        found.push_back(std::move(spec));
-      }
-    }
-    return found;
+    return specs_on(api, [](const Spec& spec) {
+      return spec.cost_class == CostClass::kGemm &&
+             spec.name.find("attention") == std::string::npos;
+    });
   };
   for (DeviceApi api : {DeviceApi::kHost, DeviceApi::kOpenCl}) {
     const bool host = api == DeviceApi::kHost;
@@ -126,15 +128,13 @@ TEST(CalibrationSpecsTest, TheHostTimesLinearLayersWithTheirBias) {
 // keeps small, the Convs' steps alone; a GPU has no such curves (its conv curves serve).
 TEST(CalibrationSpecsTest, TheHostTimesStemsAndStridedConvsApart) {
   const auto finer = [](DeviceApi api) {
-    DeviceProfile device;
-    device.api = api;
-    device.peak_gflops[Precision::kFp32] = 100;
     std::map<CostClass, std::vector<Spec>> found;
-    for (Spec& spec : specs_for(device)) {
-      if (spec.cost_class == CostClass::kStemConv || spec.cost_class == CostClass::kStridedConv ||
-          spec.cost_class == CostClass::kStridedDepthwiseConv) {
-        found[spec.cost_class].push_back(std::move(spec));
-      }
+    for (Spec& spec : specs_on(api, [](const Spec& spec) {
+           return spec.cost_class == CostClass::kStemConv ||
+                  spec.cost_class == CostClass::kStridedConv ||
+                  spec.cost_class == CostClass::kStridedDepthwiseConv;
+         })) {
+      found[spec.cost_class].push_back(std::move(spec));
     }
     return found;
   };
