@@ -93,9 +93,9 @@ constexpr int64_t kStemMaxChannels = 3;
 // stride skips pixels (a ConvTranspose's spreads them), gets a class of its own.
 CostClass conv_cost_class(const Graph& graph, const Node& node, bool finer) {
   const std::vector<int64_t> strides = node.attr_ints("strides");
-  const bool conv = finer && node.op_type == "Conv";
+  const bool finer_conv = finer && node.op_type == "Conv";
   const bool strided =
-      conv && std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+      finer_conv && std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
   const int64_t group = node.attr_int("group", 1);
   int64_t channels = 0;  // unknown
   if (!node.inputs.empty() && node.inputs[0] != kNoValue) {
@@ -106,7 +106,7 @@ CostClass conv_cost_class(const Graph& graph, const Node& node, bool finer) {
     return strided ? CostClass::kStridedDepthwiseConv : CostClass::kDepthwiseConv;
   }
   if (output_extent(graph, node, 2, 0) <= kGemvMaxRows) return CostClass::kGemv;
-  if (conv && group == 1 && channels > 0 && channels <= kStemMaxChannels) {
+  if (finer_conv && group == 1 && channels > 0 && channels <= kStemMaxChannels) {
     return CostClass::kStemConv;
   }
   if (strided) return CostClass::kStridedConv;

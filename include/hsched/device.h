@@ -45,14 +45,15 @@ enum class CostClass {
   kConv,           // Conv, ConvTranspose with a kernel wider than 1x1; work: FLOP
   kPointwiseConv,  // Conv with a 1x1 kernel (and no grouping); work: FLOP
   kDepthwiseConv,  // Conv with one group per input channel; work: FLOP
-  kStemConv,       // Conv of one group over at most 3 channels (an image's first layer); FLOP
-  kStridedConv,    // other Conv of one group whose stride skips pixels (downsampling); FLOP
-  kStridedDepthwiseConv,  // depthwise Conv whose stride skips pixels; work: FLOP. A device
-                          // without the curve of one of these three classes times the node on
-                          // the class it would have at stride 1 and more channels
+  // The next three: FLOP. A device without the curve of one of them times such a Conv on the
+  // class above it would have at stride 1 and more channels.
+  kStemConv,              // Conv of one group over at most 3 channels (an image's first layer)
+  kStridedConv,           // other Conv of one group whose stride skips pixels (downsampling)
+  kStridedDepthwiseConv,  // depthwise Conv whose stride skips pixels
   kGemm,                  // MatMul, Gemm with more than a few rows; work: FLOP
-  kGemv,                  // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and
-          // convolutions of at most that many output pixels (squeeze-excitation); FLOP
+  // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and convolutions of at most
+  // that many output pixels (squeeze-excitation); work: FLOP
+  kGemv,
   kElementwise,     // arithmetic, activations without a transcendental function (Add, Relu...);
                     // work: bytes read + written (so for every class below)
   kTranscendental,  // elementwise ops computing a polynomial or division per element (Sigmoid,
