@@ -16,6 +16,21 @@ uint32_t next_seed() {
   return seed++;
 }
 
+// y = a k x k Conv of x (`cin` channels) to `cout` by `stride`, padded by `pad`, with a bias;
+// depthwise (cout == cin, a group per channel) or of one group. Its weights are w and w + ".b".
+void add_conv(OnnxBuilder& b, const std::string& x, int64_t cin, int64_t cout, int64_t k,
+              int64_t stride, int64_t pad, bool depthwise, const std::string& w,
+              const std::string& y) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : cin) * k * k));
+  b.initializer_random(w, {cout, depthwise ? 1 : cin, k, k}, scale, next_seed());
+  b.initializer_random(w + ".b", {cout}, 0.05f, next_seed());
+  onnx::NodeProto& node = b.node("Conv", {x, w, w + ".b"}, {y});
+  set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
+  set_attr(node, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+  if (stride != 1) set_attr(node, "strides", std::vector<int64_t>{stride, stride});
+  if (depthwise) set_attr(node, "group", cin);
+}
+
 // x [1, c, h, h] -> `nodes` Convs (k x k, stride 1, same padding, `group` groups) -> y.
 Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
   Spec spec;
@@ -29,15 +44,8 @@ Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
     b.input("x", DType::kF32, {1, c, h, h});
     std::string x = "x";
     for (int i = 0; i < nodes; ++i) {
-      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
-      const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : c) * k * k));
-      b.initializer_random(w, {c, depthwise ? 1 : c, k, k}, scale, next_seed());
-      b.initializer_random(bias, {c}, 0.05f, next_seed());
       const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {y});
-      set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
-      set_attr(node, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
-      if (depthwise) set_attr(node, "group", c);
+      add_conv(b, x, c, c, k, 1, k / 2, depthwise, "w" + std::to_string(i), y);
       x = y;
     }
     b.output("y", DType::kF32, {1, c, h, h});
@@ -72,17 +80,9 @@ Spec strided_conv_spec(int64_t cin, int64_t cout, int64_t h, int64_t k, int64_t 
       x = "producer";
     }
     const int64_t pad = k == stride ? 0 : k / 2;  // patchifying stems do not pad
-    const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : cin) * k * k));
     for (int i = 0; i < nodes; ++i) {
-      const std::string w = "w" + std::to_string(i), bias = "b" + std::to_string(i);
       const std::string conv = "conv" + std::to_string(i), y = "y" + std::to_string(i);
-      b.initializer_random(w, {cout, depthwise ? 1 : cin, k, k}, scale, next_seed());
-      b.initializer_random(bias, {cout}, 0.05f, next_seed());
-      onnx::NodeProto& node = b.node("Conv", {x, w, bias}, {conv});
-      set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
-      set_attr(node, "pads", std::vector<int64_t>{pad, pad, pad, pad});
-      set_attr(node, "strides", std::vector<int64_t>{stride, stride});
-      if (depthwise) set_attr(node, "group", cin);
+      add_conv(b, x, cin, cout, k, stride, pad, depthwise, "w" + std::to_string(i), conv);
       b.node("GlobalAveragePool", {conv}, {y});
       b.output(y, DType::kF32, {1, cout, 1, 1});
     }
