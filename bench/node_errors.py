@@ -37,8 +37,10 @@ def main():
         plan = run_json([args.hsched, "plan", *common])
         run = run_json([args.hsched, "run", *common, "--profile", "--threads", str(args.threads),
                            "--iterations", str(args.iterations), "--warmup", "3"])
-        measured = {step["node"]: step["ms"] for step in run["profile"]["steps"]}
-        per_op = collections.defaultdict(lambda: [0.0, 0.0, 0])
+        steps = run["profile"]["steps"]
+        measured = {step["node"]: step["ms"] for step in steps}
+        enqueue = {step["node"]: step["enqueue_ms"] for step in steps if "enqueue_ms" in step}
+        per_op = collections.defaultdict(lambda: [0.0, 0.0, 0, 0.0])
         rows = []
         for node in plan["nodes"]:
             predicted = node["predicted_ms"] or 0.0
@@ -47,6 +49,7 @@ def main():
             entry[0] += predicted
             entry[1] += got
             entry[2] += 1
+            entry[3] += enqueue.get(node["name"], 0.0)
             rows.append((predicted - got, node["name"], node["op"], predicted, got))
         for node, ms in measured.items():  # steps no plan node names (should be none)
             per_op["(step " + node + ")"][1] += ms
@@ -54,8 +57,11 @@ def main():
         total_m = sum(e[1] for e in per_op.values())
         print(f"{name}: predicted {total_p:.3f} ms, steps measured {total_m:.3f} ms, "
               f"run median {run['latency_ms']['median']:.3f} ms")
-        for op, (p, m, n) in sorted(per_op.items(), key=lambda kv: -abs(kv[1][0] - kv[1][1])):
-            print(f"  {op:24s} {n:4d}  predicted {p:8.3f}  measured {m:8.3f}  diff {p - m:+8.3f}")
+        # An OpenCL step's host share (its enqueue) is printed where the run reports it.
+        for op, (p, m, n, e) in sorted(per_op.items(), key=lambda kv: -abs(kv[1][0] - kv[1][1])):
+            host = f"  enqueue {e:8.3f}" if enqueue else ""
+            print(f"  {op:24s} {n:4d}  predicted {p:8.3f}  measured {m:8.3f}  diff {p - m:+8.3f}"
+                  f"{host}")
         rows.sort(key=lambda r: -abs(r[0]))
         for diff, node, op, p, m in rows[:args.nodes]:
             print(f"    {node:40s} {op:16s} {p:8.3f} {m:8.3f} {diff:+8.3f}")

@@ -194,8 +194,10 @@ nlohmann::json profile_json(const std::vector<StepProfile>& steps) {
   }
   json["steps"] = nlohmann::json::array();
   for (const auto& step : steps) {
-    json["steps"].push_back(
-        {{"node", step.node}, {"op", step.op}, {"device", step.device}, {"ms", step.mean_ms}});
+    nlohmann::json entry = {
+        {"node", step.node}, {"op", step.op}, {"device", step.device}, {"ms", step.mean_ms}};
+    if (step.enqueue_ms) entry["enqueue_ms"] = *step.enqueue_ms;
+    json["steps"].push_back(std::move(entry));
   }
   return json;
 }

@@ -22,7 +22,7 @@ class CpuPartition final : public PartitionProgram {
   }
   void append_profile(std::vector<StepProfile>& steps) const override {
     for (const cpu::StepProfile& step : program_->profile()) {
-      steps.push_back({step.node, step.op, step.mean_ms, device_});
+      steps.push_back({step.node, step.op, step.mean_ms, device_, std::nullopt});
     }
   }
   void reset_profile() override { program_->reset_profile(); }
@@ -48,7 +48,7 @@ class OpenClPartition final : public PartitionProgram {
     const Graph& graph = program_->graph();
     for (const opencl::ClStepTime& step : program_->profile()) {
       steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
-                       device_});
+                       device_, step.enqueue_ms});
     }
   }
   void reset_profile() override { program_->reset_profile(); }
@@ -82,8 +82,8 @@ class NpuPartition final : public PartitionProgram {
     if (!profile_) return;
     const Graph& graph = program_->graph();
     steps.push_back({graph.nodes().empty() ? std::string("graph") : node_label(graph, 0),
-                     "NpuGraph", runs_ > 0 ? total_ms_ / static_cast<double>(runs_) : 0.0,
-                     device_});
+                     "NpuGraph", runs_ > 0 ? total_ms_ / static_cast<double>(runs_) : 0.0, device_,
+                     std::nullopt});
   }
   void reset_profile() override {
     total_ms_ = 0;

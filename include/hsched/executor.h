@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,8 @@ struct StepProfile {
   std::string op;
   double mean_ms = 0;
   std::string device;  // the partition's device id
+  // An OpenCL step: the host's share of mean_ms, enqueueing it (arguments and the enqueue call).
+  std::optional<double> enqueue_ms;
 };
 
 // What one request did. Times are ms since compile() began (steady clock), so compile records

@@ -59,6 +59,25 @@ TEST_F(RunOpenClTest, SecondProcessBuildsNothingAndStartsFast) {
   EXPECT_TRUE(on_opencl) << second.dump();
 }
 
+// A profiled OpenCL step reports the host's share of its time, the enqueue (the GPU machine's
+// small kernels are bound by it); CPU steps have none.
+TEST_F(RunOpenClTest, ProfileGivesOpenClStepsTheirEnqueueTime) {
+  const nlohmann::json run = run_json({"--iterations", "2", "--warmup", "1", "--profile"});
+  ASSERT_FALSE(run.empty());
+  int opencl_steps = 0;
+  for (const auto& step : run["profile"]["steps"]) {
+    if (step["device"] != "ocl0") {
+      EXPECT_FALSE(step.contains("enqueue_ms")) << step.dump();
+      continue;
+    }
+    ++opencl_steps;
+    ASSERT_TRUE(step.contains("enqueue_ms")) << step.dump();
+    EXPECT_GE(step["enqueue_ms"].get<double>(), 0.0) << step.dump();
+    EXPECT_LE(step["enqueue_ms"].get<double>(), step["ms"].get<double>()) << step.dump();
+  }
+  EXPECT_GT(opencl_steps, 0) << run["profile"].dump();
+}
+
 TEST_F(RunOpenClTest, BuildPastTheDeadlineRunsOnTheCpuWithCorrectOutputs) {
   ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: builds from source
   ScopedEnv delay("HSCHED_OPENCL_TEST_BUILD_DELAY_MS", "5000");
