@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "scheduler/cost_model.h"
+
 namespace hsched::sched {
 namespace {
 
@@ -364,6 +366,79 @@ std::string size_name(int64_t elements) {
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
 }
 
+// x [1, c, h, h] -> `nodes` `op` nodes (made by `add(b, in, out)`, out of `out_channels`
+// channels and `out_h` pixels a side) in a fan. `on_host`: as a CNN runs them on the CPU, reading
+// what 1x1 Convs wrote in its channels-last layout and read by a GlobalAveragePool, which keeps
+// them in that layout (a fan over the plain graph input paid a reorder per node: 10 GB/s for a
+// stride-2 MaxPool of 1 Mi elements on this machine), their steps timed.
+Spec fan_after_conv_spec(
+    std::string name, CostClass cost_class, const std::string& op, int producers,
+    const std::vector<int64_t>& image, int64_t out_channels, int64_t out_h, bool on_host,
+    std::function<void(OnnxBuilder&, const std::vector<std::string>&, const std::string&)> add) {
+  Spec spec;
+  spec.name = std::move(name);
+  spec.cost_class = cost_class;
+  if (on_host) {
+    spec.timed_op = op;
+    spec.work_node = producers;
+  }
+  spec.build = [=](OnnxBuilder& b, int nodes) {
+    const int64_t c = image[1];
+    b.input("x", DType::kF32, image);
+    std::vector<std::string> in;
+    for (int p = 0; p < producers; ++p) {
+      const std::string value = on_host ? "producer" + std::to_string(p) : p == 0 ? "x" : "z";
+      if (on_host) {
+        b.initializer_random(value + ".w", {c, c, 1, 1}, 1.0f / std::sqrt(static_cast<float>(c)),
+                             next_seed());
+        b.node("Conv", {"x", value + ".w"}, {value});
+      } else if (p > 0) {
+        b.input(value, DType::kF32, image);
+      }
+      in.push_back(value);
+    }
+    for (int i = 0; i < nodes; ++i) {
+      const std::string y = "y" + std::to_string(i);
+      if (!on_host) {
+        add(b, in, y);
+        b.output(y, DType::kF32, {1, out_channels, out_h, out_h});
+        continue;
+      }
+      add(b, in, y + ".op");
+      b.node("GlobalAveragePool", {y + ".op"}, {y});
+      b.output(y, DType::kF32, {1, out_channels, 1, 1});
+    }
+  };
+  return spec;
+}
+
+// MaxPools as CNNs pool: 3x3 windows at stride 2 (ResNet's and SqueezeNet's), a quarter of the
+// pixels out. A chain of stride-1 pools computed 4 windows where a model's pool computes one: on
+// the H200 machine's Xeon host they took 2-3 times what SqueezeNet's pools took per byte.
+Spec pool_spec(const std::string& size, const std::vector<int64_t>& image, bool on_host) {
+  const int64_t out = (image[2] - 1) / 2 + 1;  // 3x3, padded by 1, stride 2
+  return fan_after_conv_spec(
+      "maxpool_s2_" + size, CostClass::kPooling, "MaxPool", 1, image, image[1], out, on_host,
+      [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
+        onnx::NodeProto& node = b.node("MaxPool", {in[0]}, {y});
+        set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
+        set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+        set_attr(node, "strides", std::vector<int64_t>{2, 2});
+      });
+}
+
+// Concats of two images along the channels (SqueezeNet's fire modules): a copy of each input,
+// which the transposes of data_movement are not (on the H200 machine's host SqueezeNet's
+// Concats took half the time those predicted).
+Spec concat_spec(const std::string& size, const std::vector<int64_t>& image, bool on_host) {
+  return fan_after_conv_spec(
+      "concat_" + size, CostClass::kConcat, "Concat", kConcatBenchInputs, image,
+      kConcatBenchInputs * image[1], image[2], on_host,
+      [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
+        set_attr(b.node("Concat", in, {y}), "axis", 1);
+      });
+}
+
 // `on_host`: the normalizations up to 256 Ki elements are measured after a MatMul, as they run
 // in a model (after_matmul_spec); larger ones, and on other devices, in chains of their own.
 std::vector<Spec> memory_specs(bool on_host) {
@@ -409,12 +484,10 @@ std::vector<Spec> memory_specs(bool on_host) {
     const int64_t c = elements >= (1 << 20) ? 64 : 16;
     const auto h = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / c))));
     const std::vector<int64_t> image{1, c, h, h};
-    specs.push_back(chain_spec("maxpool_" + size, CostClass::kPooling, image,
-                               [](OnnxBuilder& b, const std::string& x, const std::string& y) {
-                                 onnx::NodeProto& node = b.node("MaxPool", {x}, {y});
-                                 set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
-                                 set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
-                               }));
+    // Fans, whose outputs add up (a GPU reads them back): sizes up to a CNN's largest, 64 x 112 x
+    // 112 pooled (ResNet), 2 x 64 x 55 x 55 joined (SqueezeNet).
+    if (elements <= (int64_t{4} << 20)) specs.push_back(pool_spec(size, image, on_host));
+    if (elements <= (int64_t{1} << 20)) specs.push_back(concat_spec(size, image, on_host));
     if (!after_matmul) {
       specs.push_back(chain_spec(
           "transpose_" + size, CostClass::kDataMovement, image,

@@ -129,6 +129,7 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
     return output_extent(graph, node, 0, 1) <= kGemvMaxRows ? CostClass::kGemv : CostClass::kGemm;
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return CostClass::kGlobalPool;
+  if (op == "Concat") return CostClass::kConcat;
   switch (op_class_of(op)) {
     case OpClass::kPooling:
       return CostClass::kPooling;
@@ -228,6 +229,10 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
     // Calibrated without that curve (a GPU, an earlier profile): the class it had before.
     result.cost_class = conv_cost_class(graph, graph.node(node), false);
   }
+  if (result.cost_class == CostClass::kConcat &&
+      find_curve(device, result.cost_class, precision) == nullptr) {
+    result.cost_class = CostClass::kDataMovement;  // likewise
+  }
   const NodeCost cost = node_cost(graph, node);
   if (!cost.known) return result;
   result.work = is_compute_class(result.cost_class) ? static_cast<double>(cost.flop)
@@ -306,10 +311,15 @@ double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& 
                              : 1.0;
   if (!device.curves.empty()) {
     const NodeWork work = node_work(graph, node, precision, device, as_class);
-    // A measured time already includes the launch.
+    // A measured time already includes the launch: the node costs as many points as it has
+    // kernels, a Concat's point being kConcatBenchInputs of them.
     const Curve* curve = find_curve(device, work.cost_class, precision);
     if (curve != nullptr && work.work >= 0) {
-      return kernels * interpolate_ms(*curve, work.work / kernels);
+      const double points =
+          work.cost_class == CostClass::kConcat && device.api == DeviceApi::kOpenCl
+              ? kernels / kConcatBenchInputs
+              : kernels;
+      return points * interpolate_ms(*curve, work.work / points);
     }
   }
   const auto [compute_ms, memory_ms] = roofline_ms(graph, node, device, precision);

@@ -36,8 +36,10 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
 // The kernels the OpenCL backend enqueues for `node`: a copy per non-empty input of a Concat and
 // per output of a Split, 3 for an InstanceNormalization of few long rows
 // (opencl::instance_norm_kernels), one for any other node. The curves time one kernel: such a
-// node costs that many launches, each on its share of the work.
+// node costs that many launches, each on its share of the work. The `concat` curve times
+// Concats of kConcatBenchInputs inputs: a point is that many kernels.
 int64_t opencl_kernels(const Graph& graph, const Node& node);
+inline constexpr int kConcatBenchInputs = 2;
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the
 // first point its time (a node never runs faster than the smallest measured one, its launch);

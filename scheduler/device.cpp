@@ -60,6 +60,7 @@ constexpr NameTable<CostClass, kCostClassCount> kCostClassNames{{
     {CostClass::kGlobalPool, "global_pool"},
     {CostClass::kReduction, "reduction"},
     {CostClass::kDataMovement, "data_movement"},
+    {CostClass::kConcat, "concat"},
     {CostClass::kUpload, "upload"},
     {CostClass::kDownload, "download"},
 }};

@@ -67,10 +67,12 @@ enum class CostClass {
   kGlobalPool,  // GlobalAveragePool, GlobalMaxPool: a reduction over each channel's pixels
   kReduction,
   kDataMovement,
+  kConcat,    // Concat: a contiguous copy of each input; bytes. A device without the curve
+              // times it as data_movement (whose benchmarks transpose)
   kUpload,    // host -> device copy of one tensor; work: bytes
   kDownload,  // device -> host copy of one tensor; work: bytes
 };
-inline constexpr int kCostClassCount = 19;
+inline constexpr int kCostClassCount = 20;
 inline constexpr int64_t kGemvMaxRows = 4;
 const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
 std::optional<CostClass> parse_cost_class(const std::string& name);

@@ -163,6 +163,47 @@ TEST(CalibrationSpecsTest, TheHostTimesStemsAndStridedConvsApart) {
   }
 }
 
+// Pools are timed as CNNs pool (3x3 at stride 2) and Concats as SqueezeNet joins two images, in
+// fans; on the CPU after 1x1 Convs and before GlobalAveragePools (its channels-last layout), their
+// steps timed.
+TEST(CalibrationSpecsTest, PoolsAreStridedAndConcatsJoinTwoImagesInFans) {
+  for (DeviceApi api : {DeviceApi::kHost, DeviceApi::kOpenCl}) {
+    const bool host = api == DeviceApi::kHost;
+    std::vector<Spec> specs =
+        specs_on(api, [](const Spec& spec) { return spec.cost_class == CostClass::kPooling; });
+    EXPECT_EQ(specs.size(), 6u);
+    std::vector<Spec> concats =
+        specs_on(api, [](const Spec& spec) { return spec.cost_class == CostClass::kConcat; });
+    EXPECT_EQ(concats.size(), 5u);
+    for (Spec& spec : concats) specs.push_back(std::move(spec));
+    for (const Spec& spec : specs) {
+      const bool pool = spec.cost_class == CostClass::kPooling;
+      const std::string op = pool ? "MaxPool" : "Concat";
+      EXPECT_EQ(spec.timed_op, host ? op : "") << spec.name;
+      OnnxBuilder builder(17, spec.name);
+      spec.build(builder, 3);
+      const auto& graph = builder.model().graph();
+      EXPECT_EQ(graph.output_size(), 3) << spec.name;
+      int measured = 0;
+      for (const onnx::NodeProto& node : graph.node()) {
+        if (node.op_type() != op) continue;
+        if (measured++ == 0) {
+          EXPECT_EQ(&node, &graph.node(spec.work_node)) << spec.name;
+        }
+        EXPECT_EQ(node.input_size(), pool ? 1 : 2) << spec.name;
+        EXPECT_EQ(node.input(0), host ? "producer0" : "x") << spec.name;
+        if (pool) {
+          ASSERT_EQ(node.attribute(2).name(), "strides") << spec.name;
+          EXPECT_EQ(node.attribute(2).ints(0), 2) << spec.name;
+        }
+      }
+      EXPECT_EQ(measured, 3) << spec.name;
+      // On the CPU: the producers, then each measured node read by a GlobalAveragePool.
+      EXPECT_EQ(graph.node_size(), host ? (pool ? 1 : 2) + 2 * 3 : 3) << spec.name;
+    }
+  }
+}
+
 TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   DeviceProfile cpu;
   cpu.id = "cpu0";

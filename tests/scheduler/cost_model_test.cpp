@@ -396,6 +396,43 @@ TEST(NodeWorkTest, StemsAndStridedConvsHaveClassesOfTheirOwnWhereCalibrated) {
   EXPECT_EQ(class_on(downsample, gpu()), CostClass::kPointwiseConv);
 }
 
+// A Concat has a class of its own where calibrated (contiguous copies), else data_movement's.
+TEST(NodeWorkTest, AConcatIsTimedAsCopiesWhereCalibrated) {
+  Graph graph;
+  Node node;
+  node.name = "concat";
+  node.op_type = "Concat";
+  node.inputs = {graph.add_value("a", DType::kF32, Shape{1, 64, 55, 55}),
+                 graph.add_value("b", DType::kF32, Shape{1, 64, 55, 55})};
+  node.outputs = {graph.add_value("y", DType::kF32, Shape{1, 128, 55, 55})};
+  node.attributes["axis"] = int64_t{1};
+  graph.add_node(std::move(node));
+  EXPECT_EQ(parse_cost_class("concat"), CostClass::kConcat);
+  EXPECT_FALSE(is_compute_class(CostClass::kConcat));
+  DeviceProfile host = cpu();
+  host.curves[{CostClass::kConcat, Precision::kFp32}] = {{"", 1e6, 0.01, 0}};
+  const NodeWork work = node_work(graph, 0, Precision::kFp32, host);
+  EXPECT_EQ(work.cost_class, CostClass::kConcat);
+  EXPECT_DOUBLE_EQ(work.work, 2.0 * 2 * 64 * 55 * 55 * 4);  // both inputs read, the output written
+  EXPECT_EQ(node_work(graph, 0, Precision::kFp32, cpu()).cost_class, CostClass::kDataMovement);
+  // On OpenCL a point of the curve is a whole Concat of two inputs (two copy kernels): this one
+  // costs one point; on data_movement's curve, one copy kernel a point, two of them.
+  Target target;
+  DeviceProfile& opencl = target.devices.emplace_back(gpu());
+  const CostModel model(target, 1);
+  opencl.curves[{CostClass::kDataMovement, Precision::kFp32}] = {{"", 1e3, 0.01, 0},
+                                                                 {"", 1e7, 0.1, 0}};
+  const double as_copies = model.node_ms(graph, 0, opencl, Precision::kFp32);
+  opencl.curves[{CostClass::kConcat, Precision::kFp32}] = {{"", 1e3, 0.01, 0}, {"", 1e7, 0.1, 0}};
+  const double as_concat = model.node_ms(graph, 0, opencl, Precision::kFp32);
+  EXPECT_DOUBLE_EQ(
+      as_concat,
+      interpolate_ms(opencl.curves.at({CostClass::kConcat, Precision::kFp32}), work.work));
+  EXPECT_DOUBLE_EQ(
+      as_copies, 2 * interpolate_ms(opencl.curves.at({CostClass::kDataMovement, Precision::kFp32}),
+                                    work.work / 2));
+}
+
 // A discrete GPU over PCIe (16 GB/s, 10 us), an integrated one and an NPU sharing host memory.
 class TransferTest : public CostModelTest {
  protected:
