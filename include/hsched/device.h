@@ -67,7 +67,7 @@ enum class CostClass {
   kGlobalPool,  // GlobalAveragePool, GlobalMaxPool: a reduction over each channel's pixels
   kReduction,
   kDataMovement,
-  kConcat,    // Concat: a contiguous copy of each input; bytes. A device without the curve
+  kConcat,    // Concat: a copy of each input into its place; bytes. A device without the curve
               // times it as data_movement (whose benchmarks transpose)
   kUpload,    // host -> device copy of one tensor; work: bytes
   kDownload,  // device -> host copy of one tensor; work: bytes

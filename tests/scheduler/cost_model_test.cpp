@@ -396,7 +396,7 @@ TEST(NodeWorkTest, StemsAndStridedConvsHaveClassesOfTheirOwnWhereCalibrated) {
   EXPECT_EQ(class_on(downsample, gpu()), CostClass::kPointwiseConv);
 }
 
-// A Concat has a class of its own where calibrated (contiguous copies), else data_movement's.
+// A Concat has a class of its own where calibrated (copies of its inputs), else data_movement's.
 TEST(NodeWorkTest, AConcatIsTimedAsCopiesWhereCalibrated) {
   Graph graph;
   Node node;
