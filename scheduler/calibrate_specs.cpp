@@ -55,43 +55,6 @@ Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
   return spec;
 }
 
-// A fan of `nodes` Convs (k x k, `stride`, bias; depthwise or of one group) from `cin` channels at
-// h x h, each followed by a GlobalAveragePool that keeps the fan's outputs small, the Convs' steps
-// timed. An image stem (cin 3) reads the graph's input, as a model's first Conv does; the others
-// read what a 1x1 Conv wrote in the CPU's layout, as downsampling layers do.
-Spec strided_conv_spec(int64_t cin, int64_t cout, int64_t h, int64_t k, int64_t stride,
-                       bool depthwise) {
-  Spec spec;
-  spec.name = std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_s" +
-              std::to_string(stride) + "_c" + std::to_string(cin) + "_" + std::to_string(cout) +
-              "_h" + std::to_string(h);
-  const bool stem = cin == 3;
-  spec.cost_class = depthwise ? CostClass::kStridedDepthwiseConv
-                    : stem    ? CostClass::kStemConv
-                              : CostClass::kStridedConv;
-  spec.fused_on_host = true;
-  spec.timed_op = "Conv";
-  spec.work_node = stem ? 0 : 1;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, {1, cin, h, h});
-    std::string x = "x";
-    if (!stem) {
-      b.initializer_random("producer.w", {cin, cin, 1, 1},
-                           1.0f / std::sqrt(static_cast<float>(cin)), next_seed());
-      b.node("Conv", {"x", "producer.w"}, {"producer"});
-      x = "producer";
-    }
-    const int64_t pad = k == stride ? 0 : k / 2;  // patchifying stems do not pad
-    for (int i = 0; i < nodes; ++i) {
-      const std::string conv = "conv" + std::to_string(i), y = "y" + std::to_string(i);
-      add_conv(b, x, cin, cout, k, stride, pad, depthwise, "w" + std::to_string(i), conv);
-      b.node("GlobalAveragePool", {conv}, {y});
-      b.output(y, DType::kF32, {1, cout, 1, 1});
-    }
-  };
-  return spec;
-}
-
 // y = x [m, k] times constant [k, n] weights named w, with a bias [n] added when `bias`: a Linear
 // layer as PyTorch exports it, which the CPU adds in the product's epilogue (on this machine's
 // CPU 4-9% of a 128-197 row product's time, in the same calibration).
@@ -366,33 +329,34 @@ std::string size_name(int64_t elements) {
   return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
 }
 
-// x [1, c, h, h] -> `nodes` `op` nodes (made by `add(b, in, out)`, out of `out_channels`
-// channels and `out_h` pixels a side) in a fan. `on_host`: as a CNN runs them on the CPU, reading
-// what 1x1 Convs wrote in its channels-last layout and read by a GlobalAveragePool, which keeps
-// them in that layout (a fan over the plain graph input paid a reorder per node: 10 GB/s for a
-// stride-2 MaxPool of 1 Mi elements on this machine), their steps timed.
-Spec fan_after_conv_spec(
-    std::string name, CostClass cost_class, const std::string& op, int producers,
-    const std::vector<int64_t>& image, int64_t out_channels, int64_t out_h, bool on_host,
-    std::function<void(OnnxBuilder&, const std::vector<std::string>&, const std::string&)> add) {
+using AddNode =
+    std::function<void(OnnxBuilder&, const std::vector<std::string>&, const std::string&)>;
+
+// A fan of `nodes` `op` nodes over x [1, c, h, h] (and z alike when `inputs` is 2), each made by
+// `add(b, inputs, output)`, its output of `out` dims. `on_host`: as a CNN runs them on the CPU,
+// each node's output read by a GlobalAveragePool (which keeps the fan's outputs small and the
+// node in the CPU's channels-last layout), their steps timed; `from_convs`: the inputs are what
+// 1x1 Convs of x wrote in that layout, as a layer's are (a fan over the plain graph input paid a
+// reorder per node: 10 GB/s for a stride-2 MaxPool of 1 Mi elements on this machine).
+Spec fan_spec(std::string name, CostClass cost_class, const std::string& op, int inputs,
+              const std::vector<int64_t>& image, const std::vector<int64_t>& out, bool on_host,
+              bool from_convs, AddNode add) {
   Spec spec;
   spec.name = std::move(name);
   spec.cost_class = cost_class;
-  if (on_host) {
-    spec.timed_op = op;
-    spec.work_node = producers;
-  }
+  if (on_host) spec.timed_op = op;
+  spec.work_node = from_convs ? inputs : 0;
   spec.build = [=](OnnxBuilder& b, int nodes) {
     const int64_t c = image[1];
     b.input("x", DType::kF32, image);
     std::vector<std::string> in;
-    for (int p = 0; p < producers; ++p) {
-      const std::string value = on_host ? "producer" + std::to_string(p) : p == 0 ? "x" : "z";
-      if (on_host) {
+    for (int i = 0; i < inputs; ++i) {
+      const std::string value = from_convs ? "producer" + std::to_string(i) : i == 0 ? "x" : "z";
+      if (from_convs) {
         b.initializer_random(value + ".w", {c, c, 1, 1}, 1.0f / std::sqrt(static_cast<float>(c)),
                              next_seed());
         b.node("Conv", {"x", value + ".w"}, {value});
-      } else if (p > 0) {
+      } else if (i > 0) {
         b.input(value, DType::kF32, image);
       }
       in.push_back(value);
@@ -401,14 +365,38 @@ Spec fan_after_conv_spec(
       const std::string y = "y" + std::to_string(i);
       if (!on_host) {
         add(b, in, y);
-        b.output(y, DType::kF32, {1, out_channels, out_h, out_h});
+        b.output(y, DType::kF32, out);
         continue;
       }
-      add(b, in, y + ".op");
-      b.node("GlobalAveragePool", {y + ".op"}, {y});
-      b.output(y, DType::kF32, {1, out_channels, 1, 1});
+      const std::string node = "op" + std::to_string(i);
+      add(b, in, node);
+      b.node("GlobalAveragePool", {node}, {y});
+      b.output(y, DType::kF32, {1, out[1], 1, 1});
     }
   };
+  return spec;
+}
+
+// A fan of Convs (k x k, `stride`, bias; depthwise or of one group) from `cin` channels at h x h,
+// timed on the CPU only. An image stem (cin 3) reads the graph's input, as a model's first Conv
+// does; the others read what a 1x1 Conv wrote, as downsampling layers do.
+Spec strided_conv_spec(int64_t cin, int64_t cout, int64_t h, int64_t k, int64_t stride,
+                       bool depthwise) {
+  const bool stem = cin == 3;
+  const int64_t pad = k == stride ? 0 : k / 2;  // patchifying stems do not pad
+  const int64_t out = (h + 2 * pad - k) / stride + 1;
+  Spec spec =
+      fan_spec(std::string(depthwise ? "dwconv" : "conv") + "_k" + std::to_string(k) + "_s" +
+                   std::to_string(stride) + "_c" + std::to_string(cin) + "_" +
+                   std::to_string(cout) + "_h" + std::to_string(h),
+               depthwise ? CostClass::kStridedDepthwiseConv
+               : stem    ? CostClass::kStemConv
+                         : CostClass::kStridedConv,
+               "Conv", 1, {1, cin, h, h}, {1, cout, out, out}, true, !stem,
+               [=](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
+                 add_conv(b, in[0], cin, cout, k, stride, pad, depthwise, y + ".w", y);
+               });
+  spec.fused_on_host = true;
   return spec;
 }
 
@@ -417,26 +405,25 @@ Spec fan_after_conv_spec(
 // the H200 machine's Xeon host they took 2-3 times what SqueezeNet's pools took per byte.
 Spec pool_spec(const std::string& size, const std::vector<int64_t>& image, bool on_host) {
   const int64_t out = (image[2] - 1) / 2 + 1;  // 3x3, padded by 1, stride 2
-  return fan_after_conv_spec(
-      "maxpool_s2_" + size, CostClass::kPooling, "MaxPool", 1, image, image[1], out, on_host,
-      [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
-        onnx::NodeProto& node = b.node("MaxPool", {in[0]}, {y});
-        set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
-        set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
-        set_attr(node, "strides", std::vector<int64_t>{2, 2});
-      });
+  return fan_spec("maxpool_s2_" + size, CostClass::kPooling, "MaxPool", 1, image,
+                  {1, image[1], out, out}, on_host, on_host,
+                  [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
+                    onnx::NodeProto& node = b.node("MaxPool", {in[0]}, {y});
+                    set_attr(node, "kernel_shape", std::vector<int64_t>{3, 3});
+                    set_attr(node, "pads", std::vector<int64_t>{1, 1, 1, 1});
+                    set_attr(node, "strides", std::vector<int64_t>{2, 2});
+                  });
 }
 
 // Concats of two images along the channels (SqueezeNet's fire modules): a copy of each input,
 // which the transposes of data_movement are not (on the H200 machine's host SqueezeNet's
 // Concats took half the time those predicted).
 Spec concat_spec(const std::string& size, const std::vector<int64_t>& image, bool on_host) {
-  return fan_after_conv_spec(
-      "concat_" + size, CostClass::kConcat, "Concat", kConcatBenchInputs, image,
-      kConcatBenchInputs * image[1], image[2], on_host,
-      [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
-        set_attr(b.node("Concat", in, {y}), "axis", 1);
-      });
+  return fan_spec("concat_" + size, CostClass::kConcat, "Concat", kConcatBenchInputs, image,
+                  {1, kConcatBenchInputs * image[1], image[2], image[3]}, on_host, on_host,
+                  [](OnnxBuilder& b, const std::vector<std::string>& in, const std::string& y) {
+                    set_attr(b.node("Concat", in, {y}), "axis", 1);
+                  });
 }
 
 // `on_host`: the normalizations up to 256 Ki elements are measured after a MatMul, as they run

@@ -122,6 +122,21 @@ CostClass conv_cost_class(const Graph& graph, const Node& node, bool finer) {
   return pointwise ? CostClass::kPointwiseConv : CostClass::kConv;
 }
 
+// The class a node of `cost_class` had before that class was split off it, for a device
+// calibrated without the finer curve; nullopt for a class never split.
+std::optional<CostClass> coarser_class(const Graph& graph, const Node& node, CostClass cost_class) {
+  switch (cost_class) {
+    case CostClass::kStemConv:
+    case CostClass::kStridedConv:
+    case CostClass::kStridedDepthwiseConv:
+      return conv_cost_class(graph, node, false);
+    case CostClass::kConcat:
+      return CostClass::kDataMovement;
+    default:
+      return std::nullopt;
+  }
+}
+
 CostClass cost_class_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (op == "Conv" || op == "ConvTranspose") return conv_cost_class(graph, node, true);
@@ -222,16 +237,10 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class) {
   NodeWork result;
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
-  const bool finer = result.cost_class == CostClass::kStemConv ||
-                     result.cost_class == CostClass::kStridedConv ||
-                     result.cost_class == CostClass::kStridedDepthwiseConv;
-  if (finer && find_curve(device, result.cost_class, precision) == nullptr) {
-    // Calibrated without that curve (a GPU, an earlier profile): the class it had before.
-    result.cost_class = conv_cost_class(graph, graph.node(node), false);
-  }
-  if (result.cost_class == CostClass::kConcat &&
-      find_curve(device, result.cost_class, precision) == nullptr) {
-    result.cost_class = CostClass::kDataMovement;  // likewise
+  const std::optional<CostClass> coarser =
+      coarser_class(graph, graph.node(node), result.cost_class);
+  if (coarser && find_curve(device, result.cost_class, precision) == nullptr) {
+    result.cost_class = *coarser;  // calibrated without that curve (a GPU, an earlier profile)
   }
   const NodeCost cost = node_cost(graph, node);
   if (!cost.known) return result;
