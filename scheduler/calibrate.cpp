@@ -182,10 +182,14 @@ BenchRun run_of(Bench& bench, Part part, int evict_threads) {
       if (evict_threads > 0) evict_private_caches(evict_threads);
       PartitionIo io;
       const auto start = std::chrono::steady_clock::now();
-      HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
+      const Result<std::vector<Tensor>> outputs = bench.program->run(bench.inputs, &io);
       const double wall =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
+      // The outputs are released after the clock stopped: a fan's outputs on a GPU are as large
+      // as its nodes' work, and freeing 8 MiB the read wrote took 0.5 ms here, which the fan's
+      // nodes would have been charged (a model frees only its last outputs).
+      HSCHED_RETURN_IF_ERROR(outputs.status());
       switch (part) {
         case Part::kUpload:
           return io.upload_ms;
@@ -492,8 +496,19 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     if (options.progress && step != shown) options.progress(device.id, done, total);
     shown = step;
   };
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Measured> measured,
+  HSCHED_ASSIGN_OR_RETURN(Measurement measurement,
                           measure_alternating(runs, options.protocol, progress));
+  const std::vector<Measured>& measured = measurement.benches;
+  std::string rounds = std::to_string(options.protocol.rounds) + " rounds";
+  if (measurement.rounds_run > options.protocol.rounds) {
+    rounds += " (" + std::to_string(measurement.first_round + 1) + "-" +
+              std::to_string(measurement.first_round + options.protocol.rounds) + " of " +
+              std::to_string(measurement.rounds_run) + ": the rounds disagreed)";
+  }
+  char noise_line[200];
+  std::snprintf(noise_line, sizeof(noise_line), "%-15s %s, median spread +-%.0f%%", "rounds",
+                rounds.c_str(), measurement.noise * 100);
+  report.lines.push_back(noise_line);
 
   // Overheads: a node of the tiny chain, and what a partition costs beyond its nodes.
   const double tiny_node_ms = std::max(0.0, (measured[1].ms - measured[0].ms) / (kTinyChain - 1));
@@ -593,8 +608,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   profile.compile_ms_per_partition =
       reuse ? previous->compile_ms_per_partition : tiny_one.compile_ms;
   summarize_curves(profile);
-  profile.calibration = "hsched calibrate, " + today_utc() + ", " + threads + ", " +
-                        std::to_string(options.protocol.rounds) + " rounds";
+  profile.calibration = "hsched calibrate, " + today_utc() + ", " + threads + ", " + rounds;
   return report;
 }
 

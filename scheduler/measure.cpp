@@ -13,9 +13,9 @@ double median_of(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-Result<std::vector<Measured>> measure_alternating(
-    const std::vector<BenchRun>& benches, const ProtocolOptions& options,
-    const std::function<void(int done, int total)>& progress) {
+Result<Measurement> measure_alternating(const std::vector<BenchRun>& benches,
+                                        const ProtocolOptions& options,
+                                        const std::function<void(int done, int total)>& progress) {
   const size_t count = benches.size();
   std::vector<int> runs(count, options.min_runs);
   for (size_t b = 0; b < count; ++b) {
@@ -33,9 +33,36 @@ Result<std::vector<Measured>> measure_alternating(
                          options.max_runs);
   }
   std::vector<std::vector<double>> round_medians(count);
-  const int total = static_cast<int>(count) * options.rounds;
+  const int rounds = std::max(1, options.rounds);
+  // The medians and spreads of rounds first .. first + rounds of every benchmark, and the median
+  // of those spreads.
+  const auto window = [&](int first) {
+    Measurement m;
+    m.first_round = first;
+    std::vector<double> spreads;
+    for (const auto& all : round_medians) {
+      const std::vector<double> medians(all.begin() + first, all.begin() + first + rounds);
+      Measured& result = m.benches.emplace_back();
+      result.ms = median_of(medians);
+      if (result.ms > 0) {
+        const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+        result.spread = (*hi - *lo) / result.ms;
+      }
+      spreads.push_back(result.spread);
+    }
+    m.noise = median_of(std::move(spreads));
+    return m;
+  };
+  int total = static_cast<int>(count) * rounds;
   int done = 0;
-  for (int round = 0; round < options.rounds; ++round) {
+  for (int round = 0;; ++round) {
+    if (round >= rounds) {
+      if (window(round - rounds).noise <= options.agreed_spread ||
+          round >= rounds + std::max(0, options.max_extra_rounds)) {
+        break;
+      }
+      total += static_cast<int>(count);
+    }
     for (size_t i = 0; i < count; ++i) {
       const size_t b = (i + static_cast<size_t>(round)) % count;
       const auto settle = std::chrono::steady_clock::now();
@@ -52,16 +79,14 @@ Result<std::vector<Measured>> measure_alternating(
       if (progress) progress(++done, total);
     }
   }
-  std::vector<Measured> results(count);
-  for (size_t b = 0; b < count; ++b) {
-    const auto& medians = round_medians[b];
-    results[b].ms = median_of(medians);
-    if (!medians.empty() && results[b].ms > 0) {
-      const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-      results[b].spread = (*hi - *lo) / results[b].ms;
-    }
+  const int rounds_run = count == 0 ? rounds : static_cast<int>(round_medians[0].size());
+  Measurement best;
+  for (int first = 0; first + rounds <= rounds_run; ++first) {
+    Measurement candidate = window(first);
+    if (first == 0 || candidate.noise < best.noise) best = std::move(candidate);
   }
-  return results;
+  best.rounds_run = rounds_run;
+  return best;
 }
 
 }  // namespace hsched::sched

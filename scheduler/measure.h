@@ -2,6 +2,9 @@
 // rounds, each running every benchmark in an order rotated by one per round, a benchmark's round
 // figure being the median of its runs in that round; its result is the median of its round
 // medians, and the spread of those round medians ((max - min) / median) is the noise seen.
+// Rounds that disagree (a machine whose speed moved while it was measured) are run again: more
+// rounds follow until the last `rounds` of them agree, and the figures come from the `rounds`
+// consecutive rounds that agreed best.
 #pragma once
 
 #include <functional>
@@ -23,6 +26,10 @@ struct ProtocolOptions {
   double round_ms = 60;  // a benchmark runs about this long per round ...
   int min_runs = 3;      // ... but at least this many times
   int max_runs = 200;    // and at most this many
+  // Rounds agree where the median over the benchmarks of their spreads is at most this; while
+  // the last `rounds` do not, another round runs, at most max_extra_rounds of them.
+  double agreed_spread = 0.10;
+  int max_extra_rounds = 5;
 };
 
 struct Measured {
@@ -30,13 +37,20 @@ struct Measured {
   double spread = 0;  // (max - min) / median of the round medians
 };
 
+struct Measurement {
+  std::vector<Measured> benches;  // as the benchmarks were given
+  int rounds_run = 0;             // rounds run, extra ones included
+  int first_round = 0;            // the figures' rounds: first_round .. + rounds (0-based)
+  double noise = 0;               // the median of their spreads
+};
+
 // One timed run of a benchmark: the figure it measured, ms (not necessarily its wall time: a
 // benchmark reports the part of its run it is about). An error ends the measurement.
 using BenchRun = std::function<Result<double>()>;
 
 // The protocol above over `benches`; `progress(done, total)` after each benchmark's turn in a
-// round (done counts turns, total = benches x rounds).
-Result<std::vector<Measured>> measure_alternating(
+// round (done counts turns, total = benches x rounds, growing by a round's turns per extra round).
+Result<Measurement> measure_alternating(
     const std::vector<BenchRun>& benches, const ProtocolOptions& options,
     const std::function<void(int done, int total)>& progress = {});
 

@@ -4,10 +4,13 @@
 # bench/bench_plans.py over every model. Environment: GPU_ID (the GPU's device id there; default:
 # the first device whose name says NVIDIA), ROUNDS (5), POLICY (the plan's policy, default
 # bench_plans.py's), CALIBRATION, CALIBRATE_ROUNDS (calibration's rounds, default hsched's),
-# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both),
-# RECALIBRATE (with CALIBRATION: when `hsched calibrate --check` finds the host CPU more than
-# this fraction off its calibrated speed, calibrate the CPU again first, keeping the GPU's
-# profile; default 0.1, 0 never: a machine just started ran its first calibration 26% slow).
+# PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both;
+# with CALIBRATION, calibrate into a copy of it, reusing its points), CALIBRATE_DEVICES (what to
+# calibrate: default the GPU, with the host CPU; `cpu` for the CPU alone, so that the two can be
+# calibrated in two calls), RECALIBRATE (with CALIBRATION and no PHASE: when `hsched calibrate
+# --check` finds the host CPU more than this fraction off its calibrated speed, calibrate the CPU
+# again first, keeping the GPU's profile; default 0.1, 0 never: a machine just started ran its
+# first calibration 26% slow).
 # Results under $OUT: h100.yaml, calibrate.txt, check.txt, export.txt, devices.txt, bench.txt,
 # bench.json.
 set -x
@@ -19,27 +22,24 @@ cat "$out/devices.txt"
 gpu=${GPU_ID:-$(hsched devices --json | python3 -c '
 import json, sys
 print(next(d["id"] for d in json.load(sys.stdin)["devices"] if "NVIDIA" in d["name"]))')}
-if [[ -n $CALIBRATION ]]; then
-  cp "$CALIBRATION" "$out/h100.yaml"
-  recalibrate=${RECALIBRATE:-0.1}
-  if [[ $recalibrate != 0 ]]; then
-    hsched calibrate --check "$out/h100.yaml" --devices cpu > "$out/check.txt" 2> /dev/null
-    cat "$out/check.txt"
-    if python3 - "$out/check.txt" "$recalibrate" << 'EOF'
+[[ -n $CALIBRATION ]] && cp "$CALIBRATION" "$out/h100.yaml"
+if [[ $PHASE == calibrate || -z $CALIBRATION ]]; then
+  time hsched calibrate --devices "${CALIBRATE_DEVICES:-$gpu}" -o "$out/h100.yaml" \
+    ${CALIBRATE_ROUNDS:+--rounds $CALIBRATE_ROUNDS} > "$out/calibrate.txt" 2> "$out/calibrate.err"
+  grep -E "measured|rounds" "$out/calibrate.txt"
+elif [[ ${RECALIBRATE:-0.1} != 0 ]]; then
+  hsched calibrate --check "$out/h100.yaml" --devices cpu > "$out/check.txt" 2> /dev/null
+  cat "$out/check.txt"
+  if python3 - "$out/check.txt" "${RECALIBRATE:-0.1}" << 'EOF'
 import re, sys
 ratio = re.search(r"now/then ([0-9.]+)", open(sys.argv[1]).read())
 sys.exit(0 if ratio and abs(float(ratio.group(1)) - 1) > float(sys.argv[2]) else 1)
 EOF
-    then
-      time hsched calibrate --devices cpu --fresh -o "$out/h100.yaml" > "$out/calibrate.txt" \
-        2> "$out/calibrate.err"
-      tail -2 "$out/calibrate.txt"
-    fi
+  then
+    time hsched calibrate --devices cpu --fresh -o "$out/h100.yaml" > "$out/calibrate.txt" \
+      2> "$out/calibrate.err"
+    tail -2 "$out/calibrate.txt"
   fi
-else
-  time hsched calibrate --devices "$gpu" -o "$out/h100.yaml" \
-    ${CALIBRATE_ROUNDS:+--rounds $CALIBRATE_ROUNDS} > "$out/calibrate.txt" 2> "$out/calibrate.err"
-  tail -3 "$out/calibrate.txt"
 fi
 [[ $PHASE == calibrate ]] && exit 0
 mkdir -p /tmp/models

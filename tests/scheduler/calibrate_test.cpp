@@ -36,6 +36,7 @@ TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
   options.rounds = 3;
   options.min_runs = options.max_runs = 3;
   options.settle_ms = 0;
+  options.max_extra_rounds = 0;
   int turns = 0;
   auto measured = measure_alternating(benches, options, [&](int, int total) {
     ++turns;
@@ -43,15 +44,66 @@ TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
   });
   ASSERT_TRUE(measured.is_ok()) << measured.status().message();
   EXPECT_EQ(turns, 6);
-  EXPECT_DOUBLE_EQ((*measured)[1].ms, 5.0);
-  EXPECT_DOUBLE_EQ((*measured)[1].spread, 0.0);
+  EXPECT_EQ(measured->rounds_run, 3);
+  EXPECT_DOUBLE_EQ(measured->benches[1].ms, 5.0);
+  EXPECT_DOUBLE_EQ(measured->benches[1].spread, 0.0);
   // Warm-up took call 1; rounds saw 2-4, 5-7, 8-10: medians 3, 6, 9.
-  EXPECT_DOUBLE_EQ((*measured)[0].ms, 6.0);
-  EXPECT_DOUBLE_EQ((*measured)[0].spread, 1.0);
+  EXPECT_DOUBLE_EQ(measured->benches[0].ms, 6.0);
+  EXPECT_DOUBLE_EQ(measured->benches[0].spread, 1.0);
+  EXPECT_DOUBLE_EQ(measured->noise, 0.5);  // the median of 1 and 0
   // Rounds alternate, and the order rotates: round 2 starts with bench 1.
   ASSERT_GE(order.size(), 8u);
   EXPECT_EQ(order[2], 0);  // after the two warm-ups, round 1 starts with bench 0
   EXPECT_EQ(order[8], 1);  // round 2 starts with bench 1
+}
+
+// One timed run per round, returning `figures` in turn after one warm-up call.
+BenchRun figures_in_turn(std::vector<double> figures, int* calls) {
+  return [figures = std::move(figures), calls]() -> Result<double> {
+    const size_t at = static_cast<size_t>((*calls)++);
+    return at == 0 ? 1.0 : figures.at(std::min(at - 1, figures.size() - 1));
+  };
+}
+
+ProtocolOptions one_run_rounds(int rounds) {
+  ProtocolOptions options;
+  options.warmup = 1;
+  options.rounds = rounds;
+  options.min_runs = options.max_runs = 1;
+  options.settle_ms = 0;
+  return options;
+}
+
+TEST(MeasureAlternatingTest, RoundsThatDisagreeAreRunAgainUntilTheyAgree) {
+  // A machine that was slow for the first two rounds, then steady.
+  int calls = 0;
+  const std::vector<BenchRun> benches{figures_in_turn({10, 2, 1, 1.05, 1, 1}, &calls)};
+  int last_total = 0;
+  auto measured =
+      measure_alternating(benches, one_run_rounds(3), [&](int, int total) { last_total = total; });
+  ASSERT_TRUE(measured.is_ok()) << measured.status().message();
+  // Rounds 1-3 (10, 2, 1) and 2-4 (2, 1, 1.05) disagree; 3-5 (1, 1.05, 1) agree: no sixth.
+  EXPECT_EQ(measured->rounds_run, 5);
+  EXPECT_EQ(last_total, 5);
+  EXPECT_EQ(measured->first_round, 2);
+  EXPECT_DOUBLE_EQ(measured->benches[0].ms, 1.0);
+  EXPECT_NEAR(measured->benches[0].spread, 0.05, 1e-12);
+  EXPECT_NEAR(measured->noise, 0.05, 1e-12);
+}
+
+TEST(MeasureAlternatingTest, ExtraRoundsAreBoundedAndTheBestAgreeingRoundsKept) {
+  // Never steady, rounds 2-4 agreeing best: 30% against 80% and 38% for 1-3 and 3-5.
+  int calls = 0;
+  const std::vector<BenchRun> benches{figures_in_turn({1, 2, 2.6, 2, 3, 1, 3, 1}, &calls)};
+  ProtocolOptions options = one_run_rounds(3);
+  options.max_extra_rounds = 2;
+  auto measured = measure_alternating(benches, options);
+  ASSERT_TRUE(measured.is_ok()) << measured.status().message();
+  EXPECT_EQ(measured->rounds_run, 5);
+  EXPECT_EQ(calls, 6);  // the warm-up and five rounds
+  EXPECT_EQ(measured->first_round, 1);
+  EXPECT_DOUBLE_EQ(measured->benches[0].ms, 2.0);
+  EXPECT_NEAR(measured->noise, 0.3, 1e-12);
 }
 
 TEST(MeasureAlternatingTest, AnErrorEndsTheMeasurement) {
