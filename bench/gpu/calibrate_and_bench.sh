@@ -7,10 +7,10 @@
 # PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both;
 # with CALIBRATION, calibrate into a copy of it, reusing its points), CALIBRATE_DEVICES (what to
 # calibrate: default the GPU, with the host CPU; `cpu` for the CPU alone, so that the two can be
-# calibrated in two calls), RECALIBRATE (with CALIBRATION and no PHASE: when `hsched calibrate
-# --check` finds the host CPU more than this fraction off its calibrated speed, calibrate the CPU
-# again first, keeping the GPU's profile; default 0.1, 0 never: a machine just started ran its
-# first calibration 26% slow).
+# calibrated in two calls), FRESH (1: measure again what CALIBRATION already has), RECALIBRATE
+# (with CALIBRATION and no PHASE: when `hsched calibrate --check` finds the host CPU more than
+# this fraction off its calibrated speed, calibrate the CPU again first, keeping the GPU's
+# profile; default 0.1, 0 never: a machine just started ran its first calibration 26% slow).
 # Results under $OUT: h100.yaml, calibrate.txt, check.txt, export.txt, devices.txt, bench.txt,
 # bench.json.
 set -x
@@ -25,7 +25,8 @@ print(next(d["id"] for d in json.load(sys.stdin)["devices"] if "NVIDIA" in d["na
 [[ -n $CALIBRATION ]] && cp "$CALIBRATION" "$out/h100.yaml"
 if [[ $PHASE == calibrate || -z $CALIBRATION ]]; then
   time hsched calibrate --devices "${CALIBRATE_DEVICES:-$gpu}" -o "$out/h100.yaml" \
-    ${CALIBRATE_ROUNDS:+--rounds $CALIBRATE_ROUNDS} > "$out/calibrate.txt" 2> "$out/calibrate.err"
+    ${CALIBRATE_ROUNDS:+--rounds $CALIBRATE_ROUNDS} ${FRESH:+--fresh} > "$out/calibrate.txt" \
+    2> "$out/calibrate.err"
   grep -E "measured|rounds" "$out/calibrate.txt"
 elif [[ ${RECALIBRATE:-0.1} != 0 ]]; then
   hsched calibrate --check "$out/h100.yaml" --devices cpu > "$out/check.txt" 2> /dev/null
