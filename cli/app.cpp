@@ -105,7 +105,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                         "measurements are reused");
   calibrate->add_flag("--fresh", calibrate_args.fresh, "Measure everything again");
   calibrate->add_option("--threads", calibrate_args.threads, "CPU threads (default 2)");
-  calibrate->add_option("--rounds", calibrate_args.rounds, "Alternating rounds (default 5)");
+  calibrate->add_option("--rounds", calibrate_args.rounds,
+                        "Alternating rounds (default 5; up to 5 more while they disagree)");
   calibrate
       ->add_option("--check", calibrate_args.check,
                    "Time this profile's probe again and print how far each device's speed "
