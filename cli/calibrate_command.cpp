@@ -145,6 +145,11 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
     text << device.id << " (" << device.name << "): " << report->measured << " measured, "
          << report->reused << " reused, " << report->skipped << " not supported\n";
     for (const std::string& line : report->lines) text << "  " << line << "\n";
+    if (!report->rounds_agreed) {
+      err << "hsched: warning: " << device.id << ": its rounds did not agree (" << report->rounds
+          << "): its speed moved while it was measured; calibrate it again when the machine is "
+             "quiet\n";
+    }
     calibrated.devices.push_back(std::move(report->profile));
   }
   // A device of this machine that --devices left out keeps its earlier calibration: calibrating

@@ -505,10 +505,11 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
               std::to_string(measurement.first_round + options.protocol.rounds) + " of " +
               std::to_string(measurement.rounds_run) + ": the rounds disagreed)";
   }
-  char noise_line[200];
-  std::snprintf(noise_line, sizeof(noise_line), "%-15s %s, median spread +-%.0f%%", "rounds",
-                rounds.c_str(), measurement.noise * 100);
-  report.lines.push_back(noise_line);
+  char noise[40];
+  std::snprintf(noise, sizeof(noise), ", median spread +-%.0f%%", measurement.noise * 100);
+  report.rounds = rounds + noise;
+  report.rounds_agreed = measurement.noise <= options.protocol.agreed_spread;
+  report.lines.push_back("rounds          " + report.rounds);
 
   // Overheads: a node of the tiny chain, and what a partition costs beyond its nodes.
   const double tiny_node_ms = std::max(0.0, (measured[1].ms - measured[0].ms) / (kTinyChain - 1));

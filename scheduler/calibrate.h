@@ -38,6 +38,10 @@ struct CalibrationReport {
   int measured = 0;
   int reused = 0;
   int skipped = 0;  // benchmarks the device could not run (unsupported op or precision)
+  // Whether the rounds the figures came from agreed (measure.h), even after the extra rounds:
+  // when not, the device's speed moved while it was measured and its figures may be off.
+  bool rounds_agreed = true;
+  std::string rounds;  // "5 rounds (6-10 of 10: the rounds disagreed), median spread +-15%"
 };
 
 // Calibrates `device` (present on this machine). `host` is the host CPU's profile (plans need a
