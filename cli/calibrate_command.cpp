@@ -147,8 +147,8 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
     for (const std::string& line : report->lines) text << "  " << line << "\n";
     if (!report->rounds_agreed) {
       err << "hsched: warning: " << device.id << ": its rounds did not agree (" << report->rounds
-          << "): its speed moved while it was measured; calibrate it again when the machine is "
-             "quiet\n";
+          << "): its speed moved while it was measured, so its figures may be off; calibrate it "
+             "again when the machine is quiet\n";
     }
     calibrated.devices.push_back(std::move(report->profile));
   }
