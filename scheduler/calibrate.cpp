@@ -508,7 +508,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   char noise[40];
   std::snprintf(noise, sizeof(noise), ", median spread +-%.0f%%", measurement.noise * 100);
   report.rounds = rounds + noise;
-  report.rounds_agreed = measurement.noise <= options.protocol.agreed_spread;
+  report.rounds_agreed = measurement.agreed;
   report.lines.push_back("rounds          " + report.rounds);
 
   // Overheads: a node of the tiny chain, and what a partition costs beyond its nodes.

@@ -29,8 +29,8 @@ bool computes_transcendental(const std::string& op_type);
 // least the outputs that fill the GPU (a small GEMM's time follows its depth). A channel norm
 // counts 1 KiB more a pixel (its per-row cost). A stem or strided Conv on a device calibrated
 // without that class's curve counts as the class it would have at stride 1, a Concat as
-// data_movement. `as_class`: count the
-// node as that class instead (a fused chain that runs as another op).
+// data_movement. `as_class`: count the node as that class instead (a fused chain that runs as
+// another op).
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class = std::nullopt);
 

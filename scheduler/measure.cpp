@@ -51,13 +51,14 @@ Result<Measurement> measure_alternating(const std::vector<BenchRun>& benches,
       spreads.push_back(result.spread);
     }
     m.noise = median_of(std::move(spreads));
+    m.agreed = m.noise <= options.agreed_spread;
     return m;
   };
   int total = static_cast<int>(count) * rounds;
   int done = 0;
   for (int round = 0;; ++round) {
     if (round >= rounds) {
-      if (window(round - rounds).noise <= options.agreed_spread ||
+      if (window(round - rounds).agreed ||
           round >= rounds + std::max(0, options.max_extra_rounds)) {
         break;
       }

@@ -42,6 +42,7 @@ struct Measurement {
   int rounds_run = 0;             // rounds run, extra ones included
   int first_round = 0;            // the figures' rounds: first_round .. + rounds (0-based)
   double noise = 0;               // the median of their spreads
+  bool agreed = true;             // noise <= ProtocolOptions::agreed_spread
 };
 
 // One timed run of a benchmark: the figure it measured, ms (not necessarily its wall time: a
