@@ -75,6 +75,7 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
         detail::check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for view"));
     return event;
   }
+  detail::not_replayable();
   HSCHED_RETURN_IF_ERROR(detail::check_cl(
       queue.enqueueCopyBuffer(*x, *y, 0, 0, bytes, &wait, &event), "copy for view"));
   return event;

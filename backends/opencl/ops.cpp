@@ -1,6 +1,7 @@
 // OpKernels, elementwise ops and the reductions (Softmax, LayerNormalization, GlobalAveragePool).
 #include "backends/opencl/ops.h"
 
+#include <algorithm>
 #include <array>
 #include <map>
 
@@ -41,18 +42,46 @@ Status check_int_range(int64_t count, const std::string& what) {
 Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
                          const Events& wait, const char* name) {
   constexpr int64_t kGroup = 64;
-  cl::Event event;
   if (count == 0) {  // nothing to compute; still give the caller an event to chain on
+    cl::Event event;
     HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueMarkerWithWaitList(&wait, &event),
                                     std::string("marker for ") + name));
     return event;
   }
   const auto global = static_cast<size_t>((count + kGroup - 1) / kGroup * kGroup);
+  return launch_range(queue, kernel, cl::NDRange(global), cl::NDRange(static_cast<size_t>(kGroup)),
+                      wait, name);
+}
+
+Result<cl::Event> launch_range(cl::CommandQueue& queue, const cl::Kernel& kernel,
+                               const cl::NDRange& global, const cl::NDRange& local,
+                               const Events& wait, const char* name) {
+  cl::Event event;
   HSCHED_RETURN_IF_ERROR(
-      check_cl(queue.enqueueNDRangeKernel(kernel, cl::NullRange, cl::NDRange(global),
-                                          cl::NDRange(static_cast<size_t>(kGroup)), &wait, &event),
+      check_cl(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, &wait, &event),
                std::string("enqueue of ") + name));
+  if (Recording* r = recording()) {
+    const bool again = std::any_of(r->launches.begin(), r->launches.end(),
+                                   [&](const RecordedLaunch& l) { return l.kernel() == kernel(); });
+    if (again) r->replayable = false;  // its arguments changed in between
+    r->launches.push_back({kernel, global, local});
+  }
   return event;
+}
+
+namespace {
+thread_local Recording* current_recording = nullptr;
+}  // namespace
+
+RecordScope::RecordScope(Recording& recording) : previous_(current_recording) {
+  current_recording = &recording;
+}
+RecordScope::~RecordScope() { current_recording = previous_; }
+
+Recording* recording() { return current_recording; }
+
+void not_replayable() {
+  if (current_recording != nullptr) current_recording->replayable = false;
 }
 
 }  // namespace detail

@@ -124,6 +124,7 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   const int64_t cols = s.n * plane;
   const int64_t k = int64_t{s.c} * s.kh * s.kw;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max(k * cols, s.oc * cols), "Conv im2col"));
+  detail::not_replayable();  // a fill and a CLBlast call
   if (!wait.empty()) {
     HSCHED_RETURN_IF_ERROR(
         check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
@@ -225,13 +226,11 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const auto groups = [&](int64_t extent) {
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
-  cl::Event event;
-  HSCHED_RETURN_IF_ERROR(
-      check_cl(queue.enqueueNDRangeKernel(
-                   kernel, cl::NullRange,
-                   cl::NDRange(groups(cols) * 16, groups(m) * 16, static_cast<size_t>(splits)),
-                   cl::NDRange(16, 16, 1), &wait, &event),
-               std::string("enqueue of ") + name));
+  HSCHED_ASSIGN_OR_RETURN(cl::Event event,
+                          detail::launch_range(queue, kernel,
+                                               cl::NDRange(groups(cols) * 16, groups(m) * 16,
+                                                           static_cast<size_t>(splits)),
+                                               cl::NDRange(16, 16, 1), wait, name));
   if (splits == 1) return event;
   const int64_t count = m * cols;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));

@@ -99,6 +99,7 @@ Status gemv(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
         *event, detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows"));
     return Status::ok();
   }
+  detail::not_replayable();  // a fill and a CLBlast call
   HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float),
                                                           call.n * sizeof(float)),
                                   "zero fill before GEMV"));
@@ -122,6 +123,7 @@ Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
             const char* op, size_t batch = 1, size_t a_stride = 0, size_t b_stride = 0) {
   using clblast::Transpose;
   if (batch == 1 && call.m == 1) return gemv(ops, queue, call, a, b, c, event, op);
+  detail::not_replayable();  // CLBlast enqueues its own kernels
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
   const Transpose trans_a = call.trans_a ? Transpose::kYes : Transpose::kNo;
@@ -169,6 +171,7 @@ Result<cl::Event> finish(const OpKernels& ops, cl::CommandQueue& queue, const cl
 // CLBlast refuses (zero sizes are invalid dimensions to it). All-zero bits are 0 in fp32 and fp16.
 Result<cl::Event> zeros(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y, int64_t count,
                         const Events& wait) {
+  detail::not_replayable();
   cl::Event event;
   const size_t bytes = static_cast<size_t>(count) * storage_bytes(ops.storage());
   const cl_int error = bytes == 0
@@ -180,6 +183,7 @@ Result<cl::Event> zeros(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffe
 
 Status barrier(cl::CommandQueue& queue, const Events& wait) {
   if (wait.empty()) return Status::ok();
+  detail::not_replayable();
   return check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before GEMM");
 }
 

@@ -54,6 +54,7 @@ Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue,
   std::lock_guard<std::mutex> lock(c.mutex);
   auto& held = entry_for(c, queue).buffers[static_cast<int>(slot)];
   if (held.second < bytes || held.first() == nullptr) {
+    not_replayable();  // a recorded kernel would keep the buffer this one replaces
     cl_int error = CL_SUCCESS;
     cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr,
                       &error);
@@ -85,6 +86,7 @@ Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue
 }
 
 Result<cl::Kernel> queue_kernel(const OpKernels& ops, cl::CommandQueue& queue, const char* name) {
+  if (recording() != nullptr) return ops.kernel(name);  // its arguments must stay as set
   ScratchCache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
   auto& kernels = entry_for(c, queue).kernels;

@@ -34,7 +34,8 @@ enum class ScratchSlot : int {
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are
-// undefined; the previous user of the slot on this queue is ordered before any new command.
+// undefined; the previous user of the slot on this queue is ordered before any new command. A
+// recording (ops_util.h) stays replayable only where the buffer did not have to grow.
 Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
                                   size_t bytes);
 
@@ -43,7 +44,8 @@ Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue,
 Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue, const void* data,
                                    size_t bytes);
 
-// The kernel `name` of `ops` for use on `queue` (created once per queue and OpKernels).
+// The kernel `name` of `ops` for use on `queue` (created once per queue and OpKernels; a new one
+// per call while recording, ops_util.h).
 Result<cl::Kernel> queue_kernel(const OpKernels& ops, cl::CommandQueue& queue, const char* name);
 
 }  // namespace hsched::opencl::detail

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/opencl/ops.h"
 
@@ -20,6 +21,45 @@ Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op);
 // Enqueues `kernel` over `count` work items (rounded up to a multiple of 64) after `wait`.
 Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
                          const Events& wait, const char* name);
+// Enqueues `kernel` over `global` in work groups of `local` after `wait`; every kernel of the op
+// layer is enqueued here (through `launch` or directly), so that a recording sees it.
+Result<cl::Event> launch_range(cl::CommandQueue& queue, const cl::Kernel& kernel,
+                               const cl::NDRange& global, const cl::NDRange& local,
+                               const Events& wait, const char* name);
+
+// Recording, for ClProgram's replay (program.h): one node's kernel launches, kept with their
+// arguments as set, so that enqueuing the same kernels again repeats the node without the op
+// layer's host work (finding the kernel, setting each argument, making an event).
+struct RecordedLaunch {
+  cl::Kernel kernel;
+  cl::NDRange global;
+  cl::NDRange local;
+};
+struct Recording {
+  std::vector<RecordedLaunch> launches;
+  // False once the node enqueued anything but a kernel launch of its own (a CLBlast call, a
+  // fill, a copy, a barrier, a scratch buffer that had to grow, one kernel launched twice):
+  // its launches alone would not repeat it.
+  bool replayable = true;
+};
+// While alive, the op layer on this thread records into `recording`: queue_kernel creates a
+// kernel for each call (arguments set on a shared one would be overwritten by the next node),
+// launch_range keeps each launch, and not_replayable() marks it. Commands are enqueued as usual.
+class RecordScope {
+ public:
+  explicit RecordScope(Recording& recording);
+  ~RecordScope();
+  RecordScope(const RecordScope&) = delete;
+  RecordScope& operator=(const RecordScope&) = delete;
+
+ private:
+  Recording* previous_;
+};
+// This thread's recording, or nullptr.
+Recording* recording();
+// Marks this thread's recording, if any, as not replayable: the caller enqueues something that
+// is not a kernel launch.
+void not_replayable();
 
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 #include "backends/opencl/ops_scratch.h"
@@ -119,7 +120,7 @@ Status ClProgram::plan_steps() {
       ++stats_.kernels;
     }
     if (step.absorbed != kNoNode) ++stats_.fused_activations;
-    steps_.push_back(Step{step.node, std::move(step.op), step.view});
+    steps_.push_back(Step{.node = step.node, .op = std::move(step.op), .view = step.view});
   }
   return Status::ok();
 }
@@ -284,6 +285,47 @@ NodeOperands ClProgram::operands_for(const Node& node) {
   return operands;
 }
 
+bool ClProgram::reads_graph_input(const Step& step) const {
+  for (ValueId input : graph_.inputs()) {
+    const cl::Buffer* bound = buffers_[static_cast<size_t>(input)].get();
+    for (ValueId in : step.op.inputs) {
+      if (in != kNoValue && bound != nullptr && buffers_[static_cast<size_t>(in)].get() == bound) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+Status ClProgram::enqueue_step(Step& step) {
+  if (step.replay == Replay::kReady) {
+    for (const detail::RecordedLaunch& launch : step.launches) {
+      HSCHED_RETURN_IF_ERROR(check_cl(
+          queue_.enqueueNDRangeKernel(launch.kernel, cl::NullRange, launch.global, launch.local),
+          "replay of a kernel"));
+    }
+    return Status::ok();
+  }
+  const bool record = step.replay == Replay::kRecordNext && runs_ > 0 && !reads_graph_input(step);
+  detail::Recording recording;
+  std::optional<detail::RecordScope> scope;
+  if (record) scope.emplace(recording);
+  HSCHED_RETURN_IF_ERROR(enqueue_node(*ops_, queue_, step.op, operands_for(step.op), {}).status());
+  if (record) {
+    step.replay = recording.replayable ? Replay::kReady : Replay::kNever;
+    if (recording.replayable) step.launches = std::move(recording.launches);
+  } else if (runs_ > 0) {
+    step.replay = Replay::kNever;
+  }
+  return Status::ok();
+}
+
+int ClProgram::replayed_steps() const {
+  return static_cast<int>(std::count_if(steps_.begin(), steps_.end(), [](const Step& step) {
+    return step.replay == Replay::kReady;
+  }));
+}
+
 Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
                                            ClRunCopies* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
@@ -322,13 +364,13 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
     }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
-    for (const Step& step : steps_) {
+    for (Step& step : steps_) {
       if (step.view) continue;
       const auto start = Clock::now();
-      auto enqueued = enqueue_node(*ops_, queue_, step.op, operands_for(step.op), {});
+      const Status enqueued = enqueue_step(step);
       if (!enqueued.is_ok()) {
-        return enqueued.status().with_context("node '" + node_label(graph_, step.node) + "' (" +
-                                              step.op.op_type + ")");
+        return enqueued.with_context("node '" + node_label(graph_, step.node) + "' (" +
+                                     step.op.op_type + ")");
       }
       if (!profile_) continue;
       const auto enqueued_at = Clock::now();
@@ -350,6 +392,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
       copies->download_bytes = 0;
       for (const Tensor& output : outputs) copies->download_bytes += static_cast<int64_t>(output.byte_size());
     }
+    ++runs_;
     return outputs;
   }();
   // On a failure part-way, commands may still read the caller's input memory: wait for them.

@@ -6,6 +6,13 @@
 // every node, and reads the outputs with blocking reads, so when it returns every command of the
 // run has finished and no device data is read early (the host->device writes precede their
 // readers on the in-order queue).
+// Replay: a node's host work (finding its kernels, setting their arguments, making events) costs
+// more than its kernels on a fast GPU (docs/opencl-backend.md). So the second run records each
+// node's launches (ops_util.h: kernels of its own, arguments as set) and later runs enqueue
+// those kernels as they are. The first run is not recorded: it grows the queue's scratch
+// buffers to the sizes every later run asks for, so a recorded kernel's scratch stays in place.
+// Nodes that enqueue anything else (CLBlast, fills, copies) or read a graph input (bound anew
+// per run) are enqueued through the op layer every run.
 // Threading: concurrent run() calls are serialized.
 #pragma once
 
@@ -15,6 +22,7 @@
 #include <vector>
 
 #include "backends/opencl/node_ops.h"
+#include "backends/opencl/ops_util.h"
 #include "backends/opencl/runtime.h"
 #include "graph/graph.h"
 
@@ -70,6 +78,8 @@ class ClProgram {
   const Graph& graph() const { return graph_; }
   Storage storage() const { return ops_->storage(); }
   const ProgramStats& stats() const { return stats_; }
+  // Nodes enqueued by replaying their recorded kernels (from the third run on).
+  int replayed_steps() const;
   // Mean per node over the runs since compile or reset_profile(), in run order; empty unless
   // compiled with `profile`. Not to be called while a run is in flight.
   std::vector<ClStepTime> profile() const;
@@ -77,10 +87,13 @@ class ClProgram {
 
  private:
   // One node as run: the graph's, or a Conv copy carrying a fused activation.
+  enum class Replay { kRecordNext, kReady, kNever };
   struct Step {
     NodeId node = kNoNode;  // for names and the profile
     Node op;
     bool view = false;  // aliases its input; enqueues nothing
+    Replay replay = Replay::kRecordNext;
+    std::vector<detail::RecordedLaunch> launches{};  // with kReady
   };
 
   ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device, const OpKernels* ops);
@@ -92,6 +105,8 @@ class ClProgram {
                           std::vector<std::pair<size_t, cl::Buffer>>& borrowed);
   Result<Tensor> read_output(ValueId value);
   NodeOperands operands_for(const Node& node);
+  Status enqueue_step(Step& step);
+  bool reads_graph_input(const Step& step) const;
 
   Graph graph_;
   std::shared_ptr<DeviceRuntime> device_;
@@ -102,6 +117,7 @@ class ClProgram {
   bool profile_ = false;
   std::vector<ClStepTime> step_totals_;  // per non-view step, summed over profiled runs
   int64_t profiled_runs_ = 0;
+  int64_t runs_ = 0;  // completed
   ProgramStats stats_;
   std::mutex run_mutex_;
 };
