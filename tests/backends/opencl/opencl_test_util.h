@@ -12,6 +12,7 @@
 
 #include "backends/opencl/device.h"
 #include "backends/opencl/ops.h"
+#include "backends/opencl/runtime.h"
 #include "support/temp_dir.h"
 
 namespace hsched::opencl_test {
@@ -20,6 +21,20 @@ inline std::optional<opencl::DeviceInfo> first_device() {
   std::vector<opencl::DeviceInfo> devices = opencl::enumerate_devices();
   if (devices.empty()) return std::nullopt;
   return devices.front();
+}
+
+// The first device's runtime, its program cache in `cache_dir`; nullptr without a device (or,
+// with a failure added, when it does not open).
+inline std::shared_ptr<opencl::DeviceRuntime> first_runtime(const test::TempDir& cache_dir) {
+  std::optional<opencl::DeviceInfo> info = first_device();
+  if (!info) return nullptr;
+  auto runtime = opencl::DeviceRuntime::open(
+      *info, std::make_shared<opencl::ProgramCache>(cache_dir.path().string()));
+  if (!runtime.is_ok()) {
+    ADD_FAILURE() << runtime.status().message();
+    return nullptr;
+  }
+  return *runtime;
 }
 
 // A fixture over the storage types: the first device and its op programs per storage, built once

@@ -54,14 +54,11 @@ std::vector<std::vector<float>> floats_of(const std::vector<Tensor>& tensors) {
 }
 
 TEST(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
-  const auto info = opencl_test::first_device();
-  if (!info) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   test::TempDir cache_dir;
-  auto runtime =
-      DeviceRuntime::open(*info, std::make_shared<ProgramCache>(cache_dir.path().string()));
-  ASSERT_TRUE(runtime.is_ok()) << runtime.status().message();
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   const Graph graph = replay_graph();
-  auto program = ClProgram::compile(graph, *runtime, Storage::kFloat32, 300000);
+  auto program = ClProgram::compile(graph, runtime, Storage::kFloat32, 300000);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   for (int run = 0; run < 5; ++run) {
     // From the third run: the conv (its relu fused), the softmax, the add and the concat; not
@@ -69,7 +66,7 @@ TEST(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
     EXPECT_EQ((*program)->replayed_steps(), run < 2 ? 0 : 4) << "before run " << run;
     auto outputs = (*program)->run({input_for(run)});
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-    auto fresh = ClProgram::compile(graph, *runtime, Storage::kFloat32, 300000);
+    auto fresh = ClProgram::compile(graph, runtime, Storage::kFloat32, 300000);
     ASSERT_TRUE(fresh.is_ok()) << fresh.status().message();
     auto expected = (*fresh)->run({input_for(run)});
     ASSERT_TRUE(expected.is_ok()) << expected.status().message();

@@ -75,13 +75,10 @@ void expect_matches_program(const Graph& graph, std::shared_ptr<DeviceRuntime> r
 // The hand-built graph, then the demo model's nodes the OpenCL backend takes (all but its
 // BatchNormalizations, which a plan would give to another device) as one partition.
 TEST(ClStepPlanTest, MatchesCompiledPrograms) {
-  const auto info = opencl_test::first_device();
-  if (!info) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   test::TempDir cache_dir;
-  auto runtime =
-      DeviceRuntime::open(*info, std::make_shared<ProgramCache>(cache_dir.path().string()));
-  ASSERT_TRUE(runtime.is_ok()) << runtime.status().message();
-  expect_matches_program(conv_relu_reshape_graph(), *runtime, "conv_relu_reshape");
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  expect_matches_program(conv_relu_reshape_graph(), runtime, "conv_relu_reshape");
 
   auto demo = build_demo_graph();
   ASSERT_TRUE(demo.is_ok()) << demo.status().message();
@@ -92,7 +89,7 @@ TEST(ClStepPlanTest, MatchesCompiledPrograms) {
     if (!check_node(*demo, demo->node(id))) supported.push_back(id);
   }
   ASSERT_GT(supported.size(), 0u);
-  expect_matches_program(extract_subgraph(*demo, supported).graph, *runtime, kDemoModelName);
+  expect_matches_program(extract_subgraph(*demo, supported).graph, runtime, kDemoModelName);
 }
 
 }  // namespace
