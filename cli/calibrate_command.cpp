@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "graph/atomic_file.h"
@@ -137,7 +138,17 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   calibrated.name = "calibrated-" + host_name();
   calibrated.source = args.output;
   std::ostringstream text;
+  std::set<std::string> listed;  // what --devices names: it keeps the host CPU in any case
+  if (!args.devices.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(listed, sched::listed_devices(found, args.devices));
+  }
   for (const DeviceProfile& device : target.devices) {
+    // The host CPU that --devices did not name keeps its earlier calibration (the loop below),
+    // so that `--devices gpu --fresh` measures the GPU again, not the CPU too.
+    if (device.id == host.id && !args.devices.empty() && listed.count(device.id) == 0 &&
+        same_device(previous, device) != nullptr) {
+      continue;
+    }
     Result<sched::CalibrationReport> report =
         sched::calibrate_device(device, host, same_device(previous, device), options);
     err << "\n";

@@ -57,8 +57,8 @@ Result<Deployment> load_deployment_or_discover(const std::string& path) {
   return deployment;
 }
 
-Result<Target> restrict_devices(const Target& target, const std::string& list) {
-  std::set<std::string> kept;
+Result<std::set<std::string>> listed_devices(const Target& target, const std::string& list) {
+  std::set<std::string> listed;
   std::stringstream stream(list);
   std::string selector;
   while (std::getline(stream, selector, ',')) {
@@ -68,9 +68,14 @@ Result<Target> restrict_devices(const Target& target, const std::string& list) {
       return invalid_argument("--devices: unknown or absent device '" + selector + "' (target " +
                               target.name + " has " + device_ids(target) + ")");
     }
-    kept.insert(ids.begin(), ids.end());
+    listed.insert(ids.begin(), ids.end());
   }
-  if (kept.empty()) return invalid_argument("--devices: no device given");
+  if (listed.empty()) return invalid_argument("--devices: no device given");
+  return listed;
+}
+
+Result<Target> restrict_devices(const Target& target, const std::string& list) {
+  HSCHED_ASSIGN_OR_RETURN(const std::set<std::string> kept, listed_devices(target, list));
   Target restricted = target;
   restricted.devices.clear();
   for (const DeviceProfile& device : target.devices) {

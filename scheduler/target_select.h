@@ -2,6 +2,7 @@
 // to discovery, and --devices restricting a target to some of its devices.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include "hsched/device.h"
@@ -21,6 +22,10 @@ Target bind_present(Target target, const Target& found);
 // then bind_present for profiles whose devices carry locators.
 Result<Target> resolve_target_or_discover(const std::string& name_or_path);
 Result<Deployment> load_deployment_or_discover(const std::string& path);
+
+// The ids of the devices of `target` that some selector of `list` matches (comma-separated kinds,
+// APIs or ids as in match_devices); errors as restrict_devices'.
+Result<std::set<std::string>> listed_devices(const Target& target, const std::string& list);
 
 // Keeps the devices of `target` that some selector of `list` matches (comma-separated kinds,
 // APIs or ids as in match_devices), in target order, and the host CPU, every plan's last resort.

@@ -6,8 +6,9 @@
 # bench_plans.py's), CALIBRATION, CALIBRATE_ROUNDS (calibration's rounds, default hsched's),
 # PHASE (calibrate: stop after calibrating, as one call of the device tool may not hold both;
 # with CALIBRATION, calibrate into a copy of it, reusing its points), CALIBRATE_DEVICES (what to
-# calibrate: default the GPU, with the host CPU; `cpu` for the CPU alone, so that the two can be
-# calibrated in two calls), FRESH (1: measure again what CALIBRATION already has), RECALIBRATE
+# calibrate: default the GPU, and the host CPU unless CALIBRATION has it; `cpu` for the CPU alone,
+# so that the two can be calibrated in two calls), FRESH (1: measure again what CALIBRATION
+# already has of the devices calibrated), RECALIBRATE
 # (with CALIBRATION and no PHASE: when `hsched calibrate --check` finds the host CPU more than
 # this fraction off its calibrated speed, calibrate the CPU again first, keeping the GPU's
 # profile; default 0.1, 0 never: a machine just started ran its first calibration 26% slow).

@@ -2,6 +2,7 @@
 // fallback modes, objectives and precision substitutes, --devices, discovery, determinism.
 #include "hsched/schedule.h"
 
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -368,6 +369,13 @@ TEST(ScheduleTest, DevicesListKeepsTheHostCpuAsTheLastResort) {
   EXPECT_EQ(plan->nodes[node_named(graph, "conv1")].precision, Precision::kFp16);
   EXPECT_EQ(plan->nodes[node_named(graph, "relu1")].device, "cpu0");  // the GPU lacks Relu
   EXPECT_EQ(plan->nodes[node_named(graph, "relu1")].reason, PlacementReason::kFallback);
+  // What the list names, without the host it keeps anyway (hsched calibrate measures that).
+  auto listed = sched::listed_devices(test_target({"Conv"}, {}), "gpu0");
+  ASSERT_TRUE(listed.is_ok()) << listed.status().message();
+  EXPECT_EQ(*listed, std::set<std::string>{"gpu0"});
+  auto both = sched::listed_devices(test_target({"Conv"}, {}), "cpu,gpu0");
+  ASSERT_TRUE(both.is_ok()) << both.status().message();
+  EXPECT_EQ(*both, (std::set<std::string>{"cpu0", "gpu0"}));
 
   auto unknown = sched::restrict_devices(test_target({}, {}), "cpu,tpu");
   ASSERT_FALSE(unknown.is_ok());
