@@ -366,6 +366,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     for (int64_t elements :
          {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20, int64_t{8} << 20}) {
       copy_specs.push_back(copy_spec(elements));
+      copy_specs.back().precision = base_precision(device);
     }
   }
 
@@ -426,19 +427,26 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // The overhead chains come first and are always measured: everything else is net of them.
   // The first compile of a session may build programs from source; the second one is what a
   // deployment with a warm program cache pays, and what the compile figures are taken from.
-  HSCHED_RETURN_IF_ERROR(make_bench(tiny_spec(1), 1, device, host, options, nullptr).status());
+  // In the device's base precision: an NPU computes no fp32.
+  const auto in_base = [&device](Spec spec) {
+    spec.precision = base_precision(device);
+    return spec;
+  };
+  HSCHED_RETURN_IF_ERROR(
+      make_bench(in_base(tiny_spec(1)), 1, device, host, options, nullptr).status());
   HSCHED_ASSIGN_OR_RETURN(Bench tiny_one,
-                          make_bench(tiny_spec(1), 1, device, host, options, nullptr));
-  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(tiny_spec(kTinyChain), kTinyChain, device,
-                                                      host, options, nullptr));
-  HSCHED_ASSIGN_OR_RETURN(Bench wake, make_bench(wake_spec(), 1, device, host, options, nullptr));
+                          make_bench(in_base(tiny_spec(1)), 1, device, host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench tiny_long, make_bench(in_base(tiny_spec(kTinyChain)), kTinyChain,
+                                                      device, host, options, nullptr));
+  HSCHED_ASSIGN_OR_RETURN(Bench wake,
+                          make_bench(in_base(wake_spec()), 1, device, host, options, nullptr));
   // OpenCL: tiny chains as long as models' partitions, whose kernels past kStreamKnee may cost
   // more than the short chains' (a driver's limit on queued commands).
   std::vector<Bench> streams;
   if (device.api == DeviceApi::kOpenCl && !check) {
     for (int nodes : {kStreamKnee, kStreamLong}) {
-      HSCHED_ASSIGN_OR_RETURN(Bench stream,
-                              make_bench(tiny_spec(nodes), nodes, device, host, options, nullptr));
+      HSCHED_ASSIGN_OR_RETURN(Bench stream, make_bench(in_base(tiny_spec(nodes)), nodes, device,
+                                                       host, options, nullptr));
       streams.push_back(std::move(stream));
     }
   }

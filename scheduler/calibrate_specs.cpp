@@ -637,6 +637,16 @@ Spec copy_spec(int64_t elements) {
 
 // What to measure on `device`: every compute class in each precision it computes, the byte
 // classes in fp32 (those fused into one step on the CPU only there).
+Precision base_precision(const DeviceProfile& device) {
+  const std::vector<Precision> computes = device.precisions();
+  if (std::find(computes.begin(), computes.end(), Precision::kFp32) != computes.end()) {
+    return Precision::kFp32;
+  }
+  const auto other = std::find_if(computes.begin(), computes.end(),
+                                  [](Precision p) { return p != Precision::kInt8; });
+  return other == computes.end() ? Precision::kFp32 : *other;
+}
+
 std::vector<Spec> specs_for(const DeviceProfile& device) {
   const bool on_host = device.api == DeviceApi::kHost;
   std::vector<Spec> specs;
@@ -645,6 +655,7 @@ std::vector<Spec> specs_for(const DeviceProfile& device) {
     for (Spec& spec : compute_specs(precision, on_host)) specs.push_back(std::move(spec));
   }
   for (Spec& spec : memory_specs(on_host)) {
+    spec.precision = base_precision(device);
     if (!spec.fused_on_host || on_host) specs.push_back(std::move(spec));
   }
   return specs;

@@ -31,8 +31,12 @@ struct Spec {
   std::string timed_op;
 };
 
+// The precision of a device's byte-class, overhead and copy benchmarks: fp32, or where the
+// device does not compute fp32 (an NPU), the first it computes besides int8.
+Precision base_precision(const DeviceProfile& device);
+
 // What to measure on `device`: every compute class in each precision it computes, the byte
-// classes in fp32 (those fused into one step on the CPU only there).
+// classes in base_precision (those fused into one step on the CPU only there).
 std::vector<Spec> specs_for(const DeviceProfile& device);
 
 // A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
