@@ -361,12 +361,16 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   if (check) {
     std::erase_if(specs, [&](const Spec& spec) { return probe_names.count(spec.name) == 0; });
   }
+  // The overhead chains and the copies in the device's base precision: an NPU computes no fp32.
+  const auto in_base = [&device](Spec spec) {
+    spec.precision = base_precision(device);
+    return spec;
+  };
   std::vector<Spec> copy_specs;
   if (device.api != DeviceApi::kHost && !device.zero_copy && !check) {
     for (int64_t elements :
          {int64_t{1} << 10, int64_t{64} << 10, int64_t{1} << 20, int64_t{8} << 20}) {
-      copy_specs.push_back(copy_spec(elements));
-      copy_specs.back().precision = base_precision(device);
+      copy_specs.push_back(in_base(copy_spec(elements)));
     }
   }
 
@@ -427,11 +431,6 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   // The overhead chains come first and are always measured: everything else is net of them.
   // The first compile of a session may build programs from source; the second one is what a
   // deployment with a warm program cache pays, and what the compile figures are taken from.
-  // In the device's base precision: an NPU computes no fp32.
-  const auto in_base = [&device](Spec spec) {
-    spec.precision = base_precision(device);
-    return spec;
-  };
   HSCHED_RETURN_IF_ERROR(
       make_bench(in_base(tiny_spec(1)), 1, device, host, options, nullptr).status());
   HSCHED_ASSIGN_OR_RETURN(Bench tiny_one,
