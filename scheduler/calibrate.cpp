@@ -362,8 +362,8 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
     std::erase_if(specs, [&](const Spec& spec) { return probe_names.count(spec.name) == 0; });
   }
   // The overhead chains and the copies in the device's base precision: an NPU computes no fp32.
-  const auto in_base = [&device](Spec spec) {
-    spec.precision = base_precision(device);
+  const auto in_base = [base = base_precision(device)](Spec spec) {
+    spec.precision = base;
     return spec;
   };
   std::vector<Spec> copy_specs;

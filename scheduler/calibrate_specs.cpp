@@ -635,8 +635,6 @@ Spec copy_spec(int64_t elements) {
   return spec;
 }
 
-// What to measure on `device`: every compute class in each precision it computes, the byte
-// classes in fp32 (those fused into one step on the CPU only there).
 Precision base_precision(const DeviceProfile& device) {
   const std::vector<Precision> computes = device.precisions();
   if (std::find(computes.begin(), computes.end(), Precision::kFp32) != computes.end()) {
@@ -647,15 +645,18 @@ Precision base_precision(const DeviceProfile& device) {
   return other == computes.end() ? Precision::kFp32 : *other;
 }
 
+// What to measure on `device`: every compute class in each precision it computes, the byte
+// classes in base_precision (those fused into one step on the CPU only there).
 std::vector<Spec> specs_for(const DeviceProfile& device) {
   const bool on_host = device.api == DeviceApi::kHost;
+  const Precision base = base_precision(device);
   std::vector<Spec> specs;
   for (Precision precision : device.precisions()) {
     if (precision == Precision::kInt8) continue;  // no int8 kernels yet
     for (Spec& spec : compute_specs(precision, on_host)) specs.push_back(std::move(spec));
   }
   for (Spec& spec : memory_specs(on_host)) {
-    spec.precision = base_precision(device);
+    spec.precision = base;
     if (!spec.fused_on_host || on_host) specs.push_back(std::move(spec));
   }
   return specs;

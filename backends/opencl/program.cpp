@@ -108,6 +108,11 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
+  // A graph input's buffer is bound anew per run on a device sharing host memory: its readers'
+  // kernels would keep the one bound when they were recorded.
+  for (Step& step : program->steps_) {
+    if (program->reads_graph_input(step)) step.replay = Replay::kNever;
+  }
   return program;
 }
 
@@ -306,7 +311,7 @@ Status ClProgram::enqueue_step(Step& step) {
     }
     return Status::ok();
   }
-  const bool record = step.replay == Replay::kRecordNext && runs_ > 0 && !reads_graph_input(step);
+  const bool record = step.replay == Replay::kRecordNext && runs_ > 0;
   detail::Recording recording;
   std::optional<detail::RecordScope> scope;
   if (record) scope.emplace(recording);
@@ -314,8 +319,6 @@ Status ClProgram::enqueue_step(Step& step) {
   if (record) {
     step.replay = recording.replayable ? Replay::kReady : Replay::kNever;
     if (recording.replayable) step.launches = std::move(recording.launches);
-  } else if (runs_ > 0) {
-    step.replay = Replay::kNever;
   }
   return Status::ok();
 }
