@@ -336,6 +336,29 @@ TEST(ScheduleTest, PrecisionSubstitutesAreTriedOnTheSameDevice) {
   EXPECT_EQ(plan->fallbacks[0].reason, ReasonCode::kPrecisionNotAllowed);
 }
 
+// On a calibrated device under the latency objective each node takes the precision measured
+// faster, but fp16 has to beat fp32 by 5% (less is calibration noise, and costs accuracy).
+TEST(ScheduleTest, CalibratedDeviceKeepsFp32UnlessFp16IsClearlyFaster) {
+  const Graph graph = conv_net();
+  Target target = test_target({"Conv", "Relu"}, {});
+  DeviceProfile& gpu = target.devices[1];
+  ASSERT_EQ(gpu.id, "gpu0");
+  Policy policy = everything_to("gpu0", Precision::kFp16);
+  policy.default_choices.push_back({"gpu0", Precision::kFp32});
+  const auto conv_precision = [&](double fp16_ms) {
+    gpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"flat", 1e12, 0.010, 0}};
+    gpu.curves[{CostClass::kConv, Precision::kFp16}] = {{"flat", 1e12, fp16_ms, 0}};
+    const Result<Plan> plan = schedule(graph, target, policy);
+    EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+    const NodePlacement& conv = plan->nodes[static_cast<size_t>(node_named(graph, "conv1"))];
+    EXPECT_EQ(conv.device, "gpu0");
+    return conv.precision;
+  };
+  EXPECT_EQ(conv_precision(0.0098), Precision::kFp32);
+  EXPECT_EQ(conv_precision(0.0090), Precision::kFp16);
+  EXPECT_EQ(conv_precision(0.0120), Precision::kFp32);
+}
+
 TEST(ScheduleTest, ChoicesNoDeviceMatchesAreDeviceAbsentRejections) {
   const Graph graph = conv_net();
   auto cpu_only = sched::restrict_devices(test_target({"Conv"}, {"Conv"}), "cpu");
