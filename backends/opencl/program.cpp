@@ -108,10 +108,13 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
-  // A graph input's buffer is bound anew per run on a device sharing host memory: its readers'
-  // kernels would keep the one bound when they were recorded.
-  for (Step& step : program->steps_) {
-    if (program->reads_graph_input(step)) step.replay = Replay::kNever;
+  // A graph input's buffer is bound anew per run on a device sharing host memory with fp32
+  // storage (bind_input): its readers' kernels would keep the one bound when they were recorded.
+  // Elsewhere inputs are written into their own buffers, which their readers' recordings keep.
+  if (program->device_->info().host_unified_memory && storage == Storage::kFloat32) {
+    for (Step& step : program->steps_) {
+      if (program->reads_graph_input(step)) step.replay = Replay::kNever;
+    }
   }
   return program;
 }

@@ -9,6 +9,11 @@ step, so a CLBlast call's host time and its GPU time add up there instead of ove
   mlp:    dependent MLP chains (x [197, 192] by 192x768, then 768x192, and again; with and
           without a Relu between) against fans of independent MatMuls reading one input
           (calibration's rectangular GEMM benchmarks), 4 and 16 MatMuls each.
+  pointwise: SqueezeNet's 1x1 Convs (each with its Relu) in chains of 8 and 32 alternating
+          squeeze and expand Convs (64/16 channels at 55x55, 128/32 at 27x27, 512/64 at 13x13), 3x3 Convs 16 -> 64
+          alternating with 1x1 Convs back at 55x55,
+          and chains of 2 and 8 of its fire modules (squeeze, 1x1 and 3x3 expand, Concat) at
+          55x55: the per-node slope against the prediction's.
 Each configuration runs in 3 processes of 200 timed runs; prints their medians and the plan's
 prediction. Models are exported with PyTorch to /tmp/kernel_probe.
 
@@ -65,6 +70,46 @@ class Fan(nn.Module):
         return sum(layer(x) for layer in self.layers)
 
 
+class Pointwise(nn.Module):
+    def __init__(self, nodes, wide, narrow):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [nn.Conv2d(wide, narrow, 1) if i % 2 == 0 else nn.Conv2d(narrow, wide, 1)
+             for i in range(nodes)])
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return x
+
+
+class Alternate3x3(nn.Module):
+    """3x3 Convs narrow -> wide, each followed by a 1x1 Conv back (SqueezeNet's expand3x3)."""
+
+    def __init__(self, nodes, wide, narrow):
+        super().__init__()
+        self.convs = nn.ModuleList(
+            [nn.Conv2d(narrow, wide, 3, padding=1) if i % 2 == 0 else nn.Conv2d(wide, narrow, 1)
+             for i in range(nodes)])
+
+    def forward(self, x):
+        for conv in self.convs:
+            x = torch.relu(conv(x))
+        return x
+
+
+class Fire(nn.Module):
+    def __init__(self, channels, squeeze, expand):
+        super().__init__()
+        self.squeeze = nn.Conv2d(channels, squeeze, 1)
+        self.expand1 = nn.Conv2d(squeeze, expand, 1)
+        self.expand3 = nn.Conv2d(squeeze, expand, 3, padding=1)
+
+    def forward(self, x):
+        s = torch.relu(self.squeeze(x))
+        return torch.cat([torch.relu(self.expand1(s)), torch.relu(self.expand3(s))], 1)
+
+
 def measure(args, name, module, example):
     path = os.path.join(OUT, name, "model.onnx")
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -79,6 +124,15 @@ def measure(args, name, module, example):
         medians.append(round(report["latency_ms"]["median"], 4))
         predicted = round(report["plan"]["predicted_ms"], 4)
     print(f"{name:28s} measured {medians} ms, predicted {predicted} ms", flush=True)
+    return sorted(medians)[1], predicted
+
+
+def slope(args, name, make, lengths, example):
+    """Per-unit time between the two chain lengths, measured against predicted."""
+    (m0, p0), (m1, p1) = (measure(args, f"{name}_{n}", make(n), example) for n in lengths)
+    units = lengths[1] - lengths[0]
+    print(f"{name:28s} per unit: measured {(m1 - m0) / units * 1000:.1f} us, "
+          f"predicted {(p1 - p0) / units * 1000:.1f} us", flush=True)
 
 
 def main():
@@ -102,6 +156,16 @@ def main():
         for n in (4, 16):
             measure(args, f"fan{n}_197_192_768", Fan(n, 192, 768), x)
             measure(args, f"fan{n}_197_768_192", Fan(n, 768, 192), wide)
+    if "pointwise" in args.experiment:
+        for wide, narrow, size in ((64, 16, 55), (128, 32, 27), (512, 64, 13)):
+            slope(args, f"pointwise_{wide}_{narrow}_{size}",
+                  lambda n, w=wide, c=narrow: Pointwise(n, w, c), (8, 32),
+                  torch.randn(1, wide, size, size))
+        slope(args, "alternate3x3_64_16_55", lambda n: Alternate3x3(n, 64, 16), (8, 32),
+              torch.randn(1, 16, 55, 55))
+        slope(args, "fire_128_16_64_55", lambda n: nn.Sequential(*[Fire(128, 16, 64)
+                                                                   for _ in range(n)]),
+              (2, 8), torch.randn(1, 128, 55, 55))
 
 
 if __name__ == "__main__":
