@@ -70,27 +70,14 @@ class Fan(nn.Module):
         return sum(layer(x) for layer in self.layers)
 
 
-class Pointwise(nn.Module):
-    def __init__(self, nodes, wide, narrow):
+class Alternating(nn.Module):
+    """Convs alternating between two (in, out, kernel) shapes, each followed by a Relu."""
+
+    def __init__(self, nodes, there, back):
         super().__init__()
         self.convs = nn.ModuleList(
-            [nn.Conv2d(wide, narrow, 1) if i % 2 == 0 else nn.Conv2d(narrow, wide, 1)
-             for i in range(nodes)])
-
-    def forward(self, x):
-        for conv in self.convs:
-            x = torch.relu(conv(x))
-        return x
-
-
-class Alternate3x3(nn.Module):
-    """3x3 Convs narrow -> wide, each followed by a 1x1 Conv back (SqueezeNet's expand3x3)."""
-
-    def __init__(self, nodes, wide, narrow):
-        super().__init__()
-        self.convs = nn.ModuleList(
-            [nn.Conv2d(narrow, wide, 3, padding=1) if i % 2 == 0 else nn.Conv2d(wide, narrow, 1)
-             for i in range(nodes)])
+            [nn.Conv2d(cin, cout, k, padding=k // 2)
+             for cin, cout, k in (there if i % 2 == 0 else back for i in range(nodes))])
 
     def forward(self, x):
         for conv in self.convs:
@@ -159,9 +146,10 @@ def main():
     if "pointwise" in args.experiment:
         for wide, narrow, size in ((64, 16, 55), (128, 32, 27), (512, 64, 13)):
             slope(args, f"pointwise_{wide}_{narrow}_{size}",
-                  lambda n, w=wide, c=narrow: Pointwise(n, w, c), (8, 32),
+                  lambda n, w=wide, c=narrow: Alternating(n, (w, c, 1), (c, w, 1)), (8, 32),
                   torch.randn(1, wide, size, size))
-        slope(args, "alternate3x3_64_16_55", lambda n: Alternate3x3(n, 64, 16), (8, 32),
+        slope(args, "alternate3x3_64_16_55",
+              lambda n: Alternating(n, (16, 64, 3), (64, 16, 1)), (8, 32),
               torch.randn(1, 16, 55, 55))
         slope(args, "fire_128_16_64_55", lambda n: nn.Sequential(*[Fire(128, 16, 64)
                                                                    for _ in range(n)]),
