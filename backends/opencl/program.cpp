@@ -108,10 +108,10 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
-  // A graph input's buffer is bound anew per run on a device sharing host memory with fp32
-  // storage (bind_input): its readers' kernels would keep the one bound when they were recorded.
-  // Elsewhere inputs are written into their own buffers, which their readers' recordings keep.
-  if (program->device_->info().host_unified_memory && storage == Storage::kFloat32) {
+  // Where a graph input's buffer is bound anew per run, its readers' kernels would keep the one
+  // bound when they were recorded. Elsewhere inputs are written into their own buffers, which
+  // their readers' recordings keep.
+  if (program->rebinds_inputs()) {
     for (Step& step : program->steps_) {
       if (program->reads_graph_input(step)) step.replay = Replay::kNever;
     }
@@ -223,7 +223,7 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
   cl::Buffer host(device_->context(), CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, input.byte_size(),
                   const_cast<std::byte*>(input.raw()), &error);  // read only: never written
   HSCHED_RETURN_IF_ERROR(check_cl(error, "binding of input '" + graph_.value(id).name + "'"));
-  if (ops_->storage() != Storage::kFloat32) {
+  if (!rebinds_inputs()) {  // fp16 storage: converted into the value's own buffer
     HSCHED_RETURN_IF_ERROR(convert(*ops_, queue_, host, *buffers_[v], input.elements(), true));
     return true;
   }
@@ -291,6 +291,10 @@ NodeOperands ClProgram::operands_for(const Node& node) {
     operands.output_shapes.push_back(out == kNoValue ? Shape{} : graph_.value(out).shape.dims);
   }
   return operands;
+}
+
+bool ClProgram::rebinds_inputs() const {
+  return device_->info().host_unified_memory && ops_->storage() == Storage::kFloat32;
 }
 
 bool ClProgram::reads_graph_input(const Step& step) const {

@@ -11,8 +11,8 @@
 // node's launches (ops_util.h: kernels of its own, arguments as set) and later runs enqueue
 // those kernels as they are. The first run is not recorded: it grows the queue's scratch
 // buffers to the sizes every later run asks for, so a recorded kernel's scratch stays in place.
-// Nodes that enqueue anything else (CLBlast, fills, copies) or read a graph input (bound anew
-// per run) are enqueued through the op layer every run.
+// Nodes that enqueue anything else (CLBlast, fills, copies) or read a graph input bound anew per
+// run (rebinds_inputs) are enqueued through the op layer every run.
 // Threading: concurrent run() calls are serialized.
 #pragma once
 
@@ -106,6 +106,9 @@ class ClProgram {
   Result<Tensor> read_output(ValueId value);
   NodeOperands operands_for(const Node& node);
   Status enqueue_step(Step& step);
+  // Whether run() binds each graph input's buffer anew (bind_input): fp32 storage on a device
+  // sharing host memory binds the caller's tensor in place.
+  bool rebinds_inputs() const;
   bool reads_graph_input(const Step& step) const;
 
   Graph graph_;
