@@ -163,9 +163,25 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
   return CostClass::kElementwise;
 }
 
-// What the OpenCL backend's kernels execute for a group-1 Conv (tiles padded), 0 for any other
-// node: a GPU's Conv curve is measured against it.
-double opencl_conv_flops(const Graph& graph, const Node& node) {
+// Outputs an OpenCL GPU computes at once. Below that its work groups all run together and a
+// kernel's time follows its serial loop (a GEMM's depth K, a Conv's chunk of it) more than its
+// FLOPs: on the H200 a 128x256 by 256x1024 product and a 128x1024 by 1024x256 one (the same
+// FLOPs, bert_mini's two MLP layers) took 0.021 and 0.05 ms. Fitted to the H200's square GEMMs at
+// K = 1024 (0.033, 0.045 and 0.055 ms at 64, 128 and 197 rows of 1024 outputs: time ~ K x
+// (outputs + 2^17)); its 1x1 Convs below some 200K outputs follow their input channels alike
+// (docs/scheduler.md, V19).
+constexpr double kGpuFillOutputs = 131072;
+
+// `flop` computing `outputs` values on an OpenCL GPU, counted as if it had kGpuFillOutputs more
+// outputs: 2 K (outputs + fill) for a GEMM of depth K.
+double gpu_filled_work(double flop, double outputs) {
+  return outputs > 0 && flop > 0 ? flop * (outputs + kGpuFillOutputs) / outputs : 0;
+}
+
+// What the OpenCL backend's kernels execute for a group-1 Conv (opencl::conv_execution), on a
+// GPU filled out (gpu_filled_work); 0 for any other node: an OpenCL device's Conv curve is
+// measured against it.
+double opencl_conv_work(const Graph& graph, const Node& node, bool gpu) {
   if (node.op_type != "Conv" || node.attr_int("group", 1) != 1 || node.inputs.size() < 2 ||
       node.inputs[1] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) {
     return 0;
@@ -178,25 +194,17 @@ double opencl_conv_flops(const Graph& graph, const Node& node) {
   int64_t reduction = 1;
   for (size_t i = 1; i < w.dims.size(); ++i) reduction *= w.dims[i];
   const int64_t pixels = y.dims[0] * output_extent(graph, node, 2, 0);
-  return opencl::conv_executed_flops(y.dims[1], pixels, reduction);
+  const opencl::ConvExecution run = opencl::conv_execution(y.dims[1], pixels, reduction);
+  return gpu ? gpu_filled_work(run.flops, run.outputs) : run.flops;
 }
 
-// Outputs an OpenCL GPU needs before a GEMM fills it. Below that its tiles run at once and a
-// GEMM's time follows its depth K more than its FLOPs: on the H200 a 128x256 by 256x1024 product
-// and a 128x1024 by 1024x256 one (the same FLOPs, bert_mini's two MLP layers) took 0.021 and
-// 0.05 ms. Fitted to the H200's square GEMMs at K = 1024 (0.033, 0.045 and 0.055 ms at 64, 128
-// and 197 rows of 1024 outputs: time ~ K x (outputs + 2^17)).
-constexpr double kGpuGemmFillOutputs = 131072;
-
-// A GEMM's work on an OpenCL GPU: its FLOPs as if it had kGpuGemmFillOutputs more outputs,
-// 2 K (outputs + fill); 0 when its output shape is not known.
+// A GEMM's work on an OpenCL GPU (gpu_filled_work over its output); 0 when its output shape is
+// not known.
 double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
   if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
   const Value& y = graph.value(node.outputs[0]);
   if (!y.shape.is_static()) return 0;
-  const double outputs = static_cast<double>(y.shape.elements());
-  if (outputs <= 0 || flop <= 0) return 0;
-  return flop * (outputs + kGpuGemmFillOutputs) / outputs;
+  return gpu_filled_work(flop, static_cast<double>(y.shape.elements()));
 }
 
 // A LayerNorm over an image's channels (ConvNeXt) pays per pixel, a row of C values, as much as
@@ -257,7 +265,7 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
   if (device.api != DeviceApi::kOpenCl) return result;
   double executed = 0;
   if (conv_class) {
-    executed = opencl_conv_flops(graph, graph.node(node));
+    executed = opencl_conv_work(graph, graph.node(node), device.kind == DeviceKind::kGpu);
   } else if (device.kind == DeviceKind::kGpu && result.cost_class == CostClass::kGemm) {
     executed = gpu_gemm_work(graph, graph.node(node), result.work);
   }

@@ -25,8 +25,9 @@ struct NodeWork {
 bool computes_transcendental(const std::string& op_type);
 
 // On `device`: an OpenCL device's Conv counts the FLOPs its kernels execute, tiles padded
-// (opencl::conv_executed_flops); an OpenCL GPU's GEMM 2 K (outputs + 2^17), as if it had at
-// least the outputs that fill the GPU (a small GEMM's time follows its depth). A channel norm
+// (opencl::conv_execution); on an OpenCL GPU a GEMM and a Conv count as if they had 2^17 more
+// outputs, those that fill the GPU (2 K (outputs + 2^17) for a GEMM of depth K: a small one's
+// time follows its depth, a small Conv's its chunk of the input channels). A channel norm
 // counts 1 KiB more a pixel (its per-row cost). A stem or strided Conv on a device calibrated
 // without that class's curve counts as the class it would have at stride 1, a Concat as
 // data_movement. `as_class`: count the node as that class instead (a fused chain that runs as

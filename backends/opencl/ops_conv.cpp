@@ -243,18 +243,19 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
 
 }  // namespace
 
-double conv_executed_flops(int64_t out_channels, int64_t pixels, int64_t reduction) {
-  const double flops = 2.0 * static_cast<double>(out_channels) * static_cast<double>(pixels) *
-                       static_cast<double>(reduction);
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction) {
+  const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
+  const double flops = 2.0 * outputs * static_cast<double>(reduction);
   if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
       flops >= static_cast<double>(kIm2colFlops)) {
-    return flops;
+    return {flops, outputs};
   }
   const GemmTiling t = implicit_gemm_tiling(out_channels, pixels, reduction);
   const auto padded = [&](int64_t extent) {
     return static_cast<double>((extent + t.tile - 1) / t.tile * t.tile);
   };
-  return 2.0 * padded(out_channels) * padded(pixels) * static_cast<double>(t.splits * t.k_chunk);
+  const double partials = padded(out_channels) * padded(pixels) * static_cast<double>(t.splits);
+  return {2.0 * partials * static_cast<double>(t.k_chunk), partials};
 }
 
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,

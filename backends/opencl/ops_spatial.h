@@ -58,13 +58,17 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
                                const Shape& y_shape, const Events& wait = {});
 
-// The FLOPs enqueue_conv's kAuto choice executes for a group-1 Conv of `out_channels` outputs at
-// `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs: with the
-// implicit GEMM, its tiles' padding (rows and columns to 32 or 64, K to steps of 16) counted, so
-// that a 3-channel output costs what a 64-channel one does; above kIm2colFlops, 2 x the
-// multiply-adds (CLBlast's tiling is its own). The cost model measures a GPU's Conv time against
-// this.
-double conv_executed_flops(int64_t out_channels, int64_t pixels, int64_t reduction);
+// What enqueue_conv's kAuto choice computes for a group-1 Conv of `out_channels` outputs at
+// `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs. With the
+// implicit GEMM its tiles' padding counts (rows and columns to 32 or 64, K to steps of 16), so
+// that a 3-channel output costs what a 64-channel one does, and each split of K computes its own
+// partial outputs; above kIm2colFlops, 2 x the multiply-adds over the outputs (CLBlast's tiling
+// is its own). The cost model measures a GPU's Conv time against this.
+struct ConvExecution {
+  double flops = 0;    // multiply-adds x 2, padding included
+  double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
+};
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction);
 
 // ConvTranspose: x [N, C, (H,) W], w [C, OC / group, (KH,) KW], bias [OC] (may be null),
 // y [N, OC, ...] whose size carries output_padding. `params.activation` must be empty.

@@ -223,17 +223,25 @@ Graph one_node(const std::string& op, const std::vector<int64_t>& dims,
   return graph;
 }
 
-// x [1, c, h, h] -> 3x3 Conv (same padding) -> y [1, oc, h, h].
-Graph conv_node(int64_t c, int64_t oc, int64_t h) {
+// A PoCL-like OpenCL device: a CPU, whose kernels fill it whatever their outputs.
+DeviceProfile opencl_cpu() {
+  DeviceProfile device = gpu();
+  device.kind = DeviceKind::kCpu;
+  return device;
+}
+
+// x [1, c, h, h] -> k x k Conv (same padding) -> y [1, oc, h, h].
+Graph conv_node(int64_t c, int64_t oc, int64_t h, int64_t k = 3) {
   Graph graph;
   Node node;
   node.name = "conv";
   node.op_type = "Conv";
   node.inputs = {graph.add_value("x", DType::kF32, Shape{1, c, h, h}),
-                 graph.add_constant("w", Tensor(DType::kF32, {oc, c, 3, 3}))};
+                 graph.add_constant("w", Tensor(DType::kF32, {oc, c, k, k}))};
   node.outputs = {graph.add_value("y", DType::kF32, Shape{1, oc, h, h})};
-  node.attributes["kernel_shape"] = std::vector<int64_t>{3, 3};
-  node.attributes["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  node.attributes["kernel_shape"] = std::vector<int64_t>{k, k};
+  const int64_t pad = k / 2;
+  node.attributes["pads"] = std::vector<int64_t>{pad, pad, pad, pad};
   graph.add_node(std::move(node));
   return graph;
 }
@@ -245,13 +253,35 @@ TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
   const Graph wide = conv_node(32, 64, 256);
   const double flops = 2.0 * 3 * 65536 * 32 * 9;
   EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, cpu()).work, flops);
-  const NodeWork on_gpu = node_work(rgb, 0, Precision::kFp32, gpu());
-  EXPECT_EQ(on_gpu.cost_class, CostClass::kConv);
-  EXPECT_DOUBLE_EQ(on_gpu.work, flops * 64 / 3);
-  EXPECT_DOUBLE_EQ(on_gpu.work, node_work(wide, 0, Precision::kFp32, gpu()).work);
+  const NodeWork on_opencl = node_work(rgb, 0, Precision::kFp32, opencl_cpu());
+  EXPECT_EQ(on_opencl.cost_class, CostClass::kConv);
+  EXPECT_DOUBLE_EQ(on_opencl.work, flops * 64 / 3);
+  EXPECT_DOUBLE_EQ(on_opencl.work, node_work(wide, 0, Precision::kFp32, opencl_cpu()).work);
   // Channels filling the tiles: FLOPs either way (K = 288 is whole steps of 16).
-  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, gpu()).work,
+  EXPECT_DOUBLE_EQ(node_work(wide, 0, Precision::kFp32, opencl_cpu()).work,
                    node_work(wide, 0, Precision::kFp32, cpu()).work);
+  // On a GPU the same, with 2^17 outputs more: 64 x 65536 fill it (3% more).
+  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, gpu()).work,
+                   on_opencl.work * (64.0 * 65536 + 131072) / (64.0 * 65536));
+}
+
+TEST(NodeWorkTest, AGpuConvFollowsItsInputChannelsWhenItsOutputsAreFew) {
+  // SqueezeNet's first fire module's 1x1 Convs at 55x55: 64 channels to 16 and 16 to 64, the
+  // same FLOPs. Each work item loops over the input channels; with fewer outputs than fill the
+  // GPU, that loop sets the time (on an H200 0.010 and 0.008 ms). Rows padded to 32 and 64,
+  // pixels to 3040, one split of K: 2 K (padded outputs + 2^17).
+  const Graph squeeze = conv_node(64, 16, 55, 1);
+  const Graph expand = conv_node(16, 64, 55, 1);
+  EXPECT_DOUBLE_EQ(node_work(squeeze, 0, Precision::kFp32, cpu()).work,
+                   node_work(expand, 0, Precision::kFp32, cpu()).work);
+  const NodeWork on_gpu = node_work(squeeze, 0, Precision::kFp32, gpu());
+  EXPECT_EQ(on_gpu.cost_class, CostClass::kPointwiseConv);
+  EXPECT_DOUBLE_EQ(on_gpu.work, 2.0 * 64 * (32 * 3040 + 131072));
+  EXPECT_DOUBLE_EQ(node_work(expand, 0, Precision::kFp32, gpu()).work,
+                   2.0 * 16 * (64 * 3040 + 131072));
+  // A PoCL-like OpenCL CPU device counts the padded tiles alone.
+  EXPECT_DOUBLE_EQ(node_work(squeeze, 0, Precision::kFp32, opencl_cpu()).work,
+                   2.0 * 64 * 32 * 3040);
 }
 
 TEST(NodeWorkTest, AChannelNormPaysPerPixel) {
@@ -282,9 +312,8 @@ TEST(NodeWorkTest, AGpuGemmFollowsItsDepthWhenItsOutputsAreFew) {
   EXPECT_DOUBLE_EQ(node_work(down.graph, down.node, Precision::kFp32, gpu()).work,
                    2.0 * 1024 * (128 * 256 + 131072));
   // A PoCL-like OpenCL CPU device keeps FLOPs.
-  DeviceProfile opencl_cpu = gpu();
-  opencl_cpu.kind = DeviceKind::kCpu;
-  EXPECT_DOUBLE_EQ(node_work(down.graph, down.node, Precision::kFp32, opencl_cpu).work, down.flop);
+  EXPECT_DOUBLE_EQ(node_work(down.graph, down.node, Precision::kFp32, opencl_cpu()).work,
+                   down.flop);
 }
 
 TEST_F(CostModelTest, AnOpenClSplitOrConcatPaysALaunchPerPiece) {
