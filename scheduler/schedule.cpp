@@ -219,12 +219,12 @@ void Scheduler::keep_faster_precision(NodeId node, int device, NodeOptions& opti
   const DeviceProfile& profile = target_.devices[device];
   const auto earlier = std::find_if(options.candidates.begin(), options.candidates.end() - 1,
                                     [&](const Candidate& c) { return c.device == device; });
-  const Precision later_precision = options.candidates.back().precision;
-  double earlier_ms = cost_.node_ms(graph_, node, profile, earlier->precision);
-  double later_ms = cost_.node_ms(graph_, node, profile, later_precision);
-  if (earlier->precision == Precision::kFp32) earlier_ms *= 1 - kLowerPrecisionGain;
-  if (later_precision == Precision::kFp32) later_ms *= 1 - kLowerPrecisionGain;
-  if (later_ms < earlier_ms) {
+  // fp32's predicted time less the gain a lower precision must beat.
+  const auto weighed_ms = [&](Precision precision) {
+    const double ms = cost_.node_ms(graph_, node, profile, precision);
+    return precision == Precision::kFp32 ? ms * (1 - kLowerPrecisionGain) : ms;
+  };
+  if (weighed_ms(options.candidates.back().precision) < weighed_ms(earlier->precision)) {
     options.candidates.erase(earlier);
   } else {
     options.candidates.pop_back();

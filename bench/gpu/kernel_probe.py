@@ -10,10 +10,10 @@ step, so a CLBlast call's host time and its GPU time add up there instead of ove
           without a Relu between) against fans of independent MatMuls reading one input
           (calibration's rectangular GEMM benchmarks), 4 and 16 MatMuls each.
   pointwise: SqueezeNet's 1x1 Convs (each with its Relu) in chains of 8 and 32 alternating
-          squeeze and expand Convs (64/16 channels at 55x55, 128/32 at 27x27, 512/64 at 13x13), 3x3 Convs 16 -> 64
-          alternating with 1x1 Convs back at 55x55,
-          and chains of 2 and 8 of its fire modules (squeeze, 1x1 and 3x3 expand, Concat) at
-          55x55: the per-node slope against the prediction's.
+          squeeze and expand Convs (64/16 channels at 55x55, 128/32 at 27x27, 512/64 at
+          13x13), 3x3 Convs 16 -> 64 alternating with 1x1 Convs back at 55x55, and chains of 2
+          and 8 of its fire modules (squeeze, 1x1 and 3x3 expand, Concat) at 55x55: the
+          per-node slope against the prediction's.
 Each configuration runs in 3 processes of 200 timed runs; prints their medians and the plan's
 prediction. Models are exported with PyTorch to /tmp/kernel_probe.
 
@@ -86,6 +86,8 @@ class Alternating(nn.Module):
 
 
 class Fire(nn.Module):
+    """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands concatenated."""
+
     def __init__(self, channels, squeeze, expand):
         super().__init__()
         self.squeeze = nn.Conv2d(channels, squeeze, 1)
