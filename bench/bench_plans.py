@@ -45,6 +45,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1", "convnext_atto",
           "vit_tiny", "bert_mini", "vae_decoder_small"]
 RATIO_LIMIT = 1.05  # issue 8: the plan may measure at most 1.05x the fastest single device
+# A device whose probes moved more than this since its calibration is named in the summary
+# (bench/gpu/calibrate_and_bench.sh calibrates the CPU again past the same figure).
+CHECK_LIMIT = 0.1
 
 
 class RunError(Exception):
@@ -320,7 +323,9 @@ def print_drift(results, tolerance):
     return drift
 
 
-def print_summary(args, results):
+def print_summary(args, results, checks):
+    """The accuracy and plan figures over every model; `checks`: speed_check's ratios before the
+    rounds, a device that moved more than CHECK_LIMIT since its calibration named with them."""
     runs, parts = [], []
     for result in results:
         for row in result["configs"]:
@@ -334,6 +339,11 @@ def print_summary(args, results):
     print_accuracy("partitions", parts, args.tolerance, args.worst)
     print_accuracy("whole-model runs", runs, args.tolerance, args.worst)
     drift = print_drift(results, args.tolerance)
+    moved = {d: r for d, r in checks.items() if abs(r - 1) > CHECK_LIMIT}
+    for device, ratio in sorted(moved.items()):
+        print(f"  {device} ran at {ratio:.2f}x its calibrated time at the speed check: these errors "
+              f"carry that drift; calibrate it again (hsched calibrate --devices {device} --fresh "
+              f"-o {args.target})")
     print(f"  {'model':<20}{'plan / fastest':>16}  fastest")
     for result in results:
         if result["ratio"] is None:
@@ -346,7 +356,8 @@ def print_summary(args, results):
     return {"partitions_within": sum(1 for _, e in parts if abs(e) <= args.tolerance),
             "partitions": len(parts),
             "runs_within": sum(1 for _, e in runs if abs(e) <= args.tolerance),
-            "runs": len(runs), "slower_than_limit": slow, "drift": drift}
+            "runs": len(runs), "slower_than_limit": slow, "drift": drift,
+            "moved_since_calibration": sorted(moved)}
 
 
 def main():
@@ -401,7 +412,7 @@ def main():
         print_model(result)
     if not results:
         sys.exit("bench: no model measured")
-    summary = print_summary(args, results)
+    summary = print_summary(args, results, before)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"devices": [d["id"] for d in devices], "policy": args.policy,
