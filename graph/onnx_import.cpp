@@ -189,8 +189,10 @@ Result<Graph> import_onnx_model(onnx::ModelProto& model, const ImportOptions& op
 Result<Graph> import_onnx_bytes(std::string_view bytes, const ImportOptions& options,
                                 const std::string& display_name, const fs::path& base_dir) {
   if (bytes.empty()) return invalid_argument(display_name + ": empty file");
-  if (static_cast<int64_t>(bytes.size()) > kMaxModelFileBytes) {
-    return invalid_argument(display_name + ": larger than the 2 GiB protobuf limit");
+  if (bytes.size() > static_cast<size_t>(kMaxProtobufBytes)) {
+    return invalid_argument(display_name + ": " + std::to_string(bytes.size()) +
+                            " bytes, more than protobuf's limit of 2 GiB - 1 for one model "
+                            "(store the weights as external data)");
   }
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

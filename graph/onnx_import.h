@@ -19,7 +19,6 @@ namespace hsched {
 
 inline constexpr int64_t kMinOpset = 9;
 inline constexpr int64_t kMaxOpset = 17;
-inline constexpr int64_t kMaxModelFileBytes = int64_t{2} << 30;  // protobuf's own limit
 
 struct ImportOptions {
   // Fixes the dims of graph inputs (`--input-shape NAME=1,3,640,640`). Each name must be an input.

@@ -5,9 +5,11 @@
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/function_inline.h"
 #include "graph/graph.h"
 #include "graph/if_inline.h"
 #include "graph/onnx_import.h"
@@ -55,14 +57,39 @@ bool holds_subgraph(const onnx::AttributeProto& attr) {
   return attr.type() == A::GRAPH || attr.type() == A::GRAPHS || attr.has_g() || attr.graphs_size();
 }
 
-// A non-graph attribute's payload: sizes bounded, tensors checked.
-Status check_attribute(const onnx::AttributeProto& attr, const std::string& where,
-                       ExternalData& external) {
+// Attributes of ONNX operators that hold data, not one value per axis (or per direction,
+// activation...): only these may be longer than kMaxAxisListLength.
+bool holds_data(const onnx::NodeProto& node, const std::string& attr) {
+  static const std::unordered_set<std::string> kDataAttributes{
+      "Constant.value_ints",          "Constant.value_floats",         "Constant.value_strings",
+      "Split.split",                  "StringNormalizer.stopwords",    "TfIdfVectorizer.weights",
+      "TfIdfVectorizer.ngram_counts", "TfIdfVectorizer.ngram_indexes", "TfIdfVectorizer.pool_int64s",
+      "TfIdfVectorizer.pool_strings"};
+  return kDataAttributes.count(node.op_type() + "." + attr) > 0;
+}
+
+// A non-graph attribute's payload: sizes bounded, tensors checked. The lists of an ONNX operator
+// are bounded before libonnx sees them: its shape inference builds a shape as long as an
+// Unsqueeze's axes (a million axes took seconds and most of a GB).
+Status check_attribute(const onnx::NodeProto& node, const onnx::AttributeProto& attr,
+                       const std::string& where, ExternalData& external) {
   const std::string label = where + ": attribute '" + attr.name() + "'";
   if (attr.ints_size() > kMaxAttributeValues || attr.floats_size() > kMaxAttributeValues ||
       attr.strings_size() > kMaxAttributeValues || attr.tensors_size() > 0 ||
       attr.sparse_tensors_size() > 0 || attr.has_sparse_tensor()) {
     return invalid_argument(label + " has an unsupported or oversized payload");
+  }
+  if (attr.has_ref_attr_name()) {
+    return invalid_argument(label + " refers to the attribute '" + attr.ref_attr_name() +
+                            "' of a function, but the node is not inside one");
+  }
+  const int values = std::max({attr.ints_size(), attr.floats_size(), attr.strings_size()});
+  if (is_default_domain(node.domain()) && values > kMaxAxisListLength &&
+      !holds_data(node, attr.name())) {
+    return invalid_argument(label + " has " + std::to_string(values) + " values; " +
+                            node.op_type() + " takes at most " +
+                            std::to_string(kMaxAxisListLength) + " (tensors have rank " +
+                            std::to_string(kMaxRank) + " at most)");
   }
   if (attr.has_t()) {
     Status status = check_tensor_data(attr.t(), &external);
@@ -329,7 +356,7 @@ Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Sco
       if (holds_subgraph(attr)) {
         HSCHED_RETURN_IF_ERROR(check_branch(node, attr, where, validation, scope, depth));
       } else {
-        HSCHED_RETURN_IF_ERROR(check_attribute(attr, where, validation.external));
+        HSCHED_RETURN_IF_ERROR(check_attribute(node, attr, where, validation.external));
       }
     }
     if (is_default_domain(node.domain())) {
@@ -350,6 +377,7 @@ std::string node_description(const onnx::NodeProto& node, int index) {
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external) {
   HSCHED_ASSIGN_OR_RETURN(const int64_t opset, default_opset(model));
   if (!model.has_graph()) return invalid_argument("the model has no graph");
+  HSCHED_RETURN_IF_ERROR(inline_model_functions(model, opset));
   Validation validation{opset, external};
   HSCHED_RETURN_IF_ERROR(validate_graph(*model.mutable_graph(), validation, nullptr, 0));
   return opset;

@@ -15,13 +15,18 @@ namespace hsched {
 
 inline constexpr int kMaxNodes = 1 << 20;
 inline constexpr int kMaxAttributeValues = 1 << 24;
+// The longest list attribute of an ONNX operator that gives values per axis (pads: two per axis);
+// only attributes holding data (Constant's value_ints...) may be longer.
+inline constexpr int kMaxAxisListLength = 2 * static_cast<int>(kMaxRank);
 
 // "node 'conv1' (Conv)" or "node #12 (Conv)" for unnamed nodes.
 std::string node_description(const onnx::NodeProto& node, int index);
 
-// Checks IR version and opsets, tensor types and dims, initializer payloads (external data
-// included, through `external`), that every name is defined once and every used name is
-// defined, node arity and attribute types against the operator schemas. Then reorders the
+// First inlines the model's functions (graph/function_inline.h), so that all that follows
+// applies to the nodes of their bodies too. Checks IR version and opsets, tensor types and dims,
+// initializer payloads (external data included, through `external`), that every name is defined
+// once and every used name is defined, node arity and attribute types against the operator
+// schemas, list attributes of ONNX operators no longer than kMaxAxisListLength. Then reorders the
 // graph's nodes topologically (what the ONNX checker expects), refusing a cycle by naming a node
 // on it. The only subgraphs accepted are the branches of an If (nested at most 4 deep, their
 // nodes counted in kMaxNodes): each is checked and sorted the same way, may read the names of

@@ -201,6 +201,10 @@ Result<Small> squeeze(Small data, std::optional<std::vector<int64_t>> axes, bool
   if (un) {
     if (!axes) return invalid_argument("Unsqueeze: no axes");
     const size_t out_rank = data.dims.size() + axes->size();
+    if (out_rank > kMaxRank) {
+      return invalid_argument("Unsqueeze: the output would have rank " + std::to_string(out_rank) +
+                              ", more than the limit of " + std::to_string(kMaxRank));
+    }
     std::vector<bool> inserted(out_rank, false);
     for (int64_t axis : *axes) {
       HSCHED_ASSIGN_OR_RETURN(int64_t a, normalize_axis(axis, out_rank, "Unsqueeze"));

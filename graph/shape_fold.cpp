@@ -9,6 +9,7 @@
 
 #include "graph/if_inline.h"
 #include "graph/onnx_validate.h"
+#include "graph/rank_bound.h"
 #include "graph/shape_eval.h"
 
 namespace hsched {
@@ -19,12 +20,14 @@ namespace {
 constexpr int kMaxRounds = 32;
 
 // ConstantOfShape, Reshape and Expand take the rank of their output from the length of a shape
-// input, and libonnx builds that rank without bound (a Range of 17 million elements feeding a
-// ConstantOfShape: found by the fuzzer). So shapes are first inferred without those nodes, on a
-// copy that keeps only small weights, and a shape input longer than kMaxRank is refused.
+// input, Unsqueeze (opset 13 on) adds the length of its axes input to it, and libonnx builds that
+// rank without bound (a Range of 17 million elements feeding a ConstantOfShape: found by the
+// fuzzer). So shapes are first inferred without those nodes, on a copy that keeps only small
+// weights, and a shape input longer than kMaxRank is refused. (check_rank_bounds() has bounded
+// every other rank libonnx builds before this runs.)
 Status check_shape_input_lengths(const onnx::ModelProto& model) {
   static const std::unordered_map<std::string, int> kShapeInput{
-      {"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}};
+      {"ConstantOfShape", 0}, {"Reshape", 1}, {"Expand", 1}, {"Unsqueeze", 1}};
   onnx::ModelProto probe;
   *probe.mutable_opset_import() = model.opset_import();
   probe.set_ir_version(model.ir_version());
@@ -76,6 +79,7 @@ Status check_shape_input_lengths(const onnx::ModelProto& model) {
 Status run_onnx_inference(onnx::ModelProto& model) {
   // Branches are inferred once inlined, as part of the main graph (see IfNodesSetAside).
   IfNodesSetAside ifs(*model.mutable_graph());
+  HSCHED_RETURN_IF_ERROR(check_rank_bounds(model.graph()));
   HSCHED_RETURN_IF_ERROR(check_shape_input_lengths(model));
   // check_type off (hsched validated types), node errors not thrown (error_mode 0), data
   // propagation off: libonnx's has no size bounds (a Range feeding ConstantOfShape made it build

@@ -109,7 +109,8 @@ Result<std::shared_ptr<MappedFile>> ExternalData::map(const std::string& locatio
   auto cached = files_.find(location);
   if (cached != files_.end()) return cached->second;
   const fs::path relative(location);
-  if (location.empty() || relative.is_absolute() || relative.has_root_name()) {
+  if (location.empty() || location.find('\0') != std::string::npos || relative.is_absolute() ||
+      relative.has_root_name()) {
     return invalid_argument("external data location '" + location +
                             "' must be a path relative to the model's folder");
   }
@@ -119,18 +120,9 @@ Result<std::shared_ptr<MappedFile>> ExternalData::map(const std::string& locatio
                               "' leaves the model's folder");
     }
   }
-  std::error_code ec;
-  const fs::path base = fs::canonical(base_dir_, ec);
-  if (ec) return invalid_argument("cannot resolve the model's folder: " + ec.message());
-  const fs::path target = fs::weakly_canonical(base / relative, ec);
-  if (ec) return invalid_argument("cannot resolve external data '" + location + "'");
-  // A symlink inside the folder may still point outside it: compare the resolved paths.
-  const auto [base_end, _] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
-  if (base_end != base.end()) {
-    return invalid_argument("external data location '" + location +
-                            "' resolves outside the model's folder");
-  }
-  auto file = MappedFile::open(target);
+  // Opened component by component without following links: a link cannot lead out of the
+  // folder, and a FIFO or device is refused without blocking.
+  auto file = MappedFile::open_beneath(base_dir_, relative);
   if (!file.is_ok()) {
     return file.status().with_context("external data '" + location + "'");
   }
@@ -285,9 +277,15 @@ Shape shape_from_type(const onnx::TypeProto& type) {
 Result<Tensor> read_tensor_file(const fs::path& path, std::string* name) {
   auto file = MappedFile::open(path);
   if (!file.is_ok()) return file.status().with_context(path.string());
+  // Protobuf parses at most INT_MAX bytes: the size is checked before it becomes an int (a 4 GiB
+  // + 100 byte file once parsed as its first 100 bytes).
+  const size_t size = (*file)->size();
+  if (size > static_cast<size_t>(kMaxProtobufBytes)) {
+    return invalid_argument(path.string() + ": " + std::to_string(size) +
+                            " bytes, more than protobuf's limit of 2 GiB - 1 for one TensorProto");
+  }
   onnx::TensorProto proto;
-  if ((*file)->size() > static_cast<size_t>(kMaxTensorBytes) ||
-      !proto.ParseFromArray((*file)->data(), static_cast<int>((*file)->size()))) {
+  if (!proto.ParseFromArray((*file)->data(), static_cast<int>(size))) {
     return invalid_argument(path.string() + ": not a serialized ONNX TensorProto");
   }
   auto tensor = take_tensor_from_proto(proto, nullptr);

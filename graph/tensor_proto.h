@@ -20,8 +20,11 @@ class TypeProto;
 
 namespace hsched {
 
-// Resolves the external-data references of one model: only files inside `base_dir` (after
-// resolving symlinks), each mapped once and shared by every tensor that points into it.
+// The most bytes protobuf parses into one message (INT_MAX): a model file or a `.pb` tensor file.
+inline constexpr int64_t kMaxProtobufBytes = 2147483647;
+
+// Resolves the external-data references of one model: only regular files inside `base_dir`,
+// reached without following a symbolic link below it (MappedFile::open_beneath), each mapped once and shared by every tensor that points into it.
 class ExternalData {
  public:
   // An empty `base_dir` refuses all external data (models read from memory).
@@ -60,7 +63,8 @@ Result<AttributeMap> attributes_from_proto(const onnx::NodeProto& node, External
 DType dtype_from_type(const onnx::TypeProto& type);
 Shape shape_from_type(const onnx::TypeProto& type);
 
-// `.pb` files holding one serialized TensorProto (the ONNX test-data layout).
+// `.pb` files holding one serialized TensorProto (the ONNX test-data layout); a file over
+// kMaxProtobufBytes is refused.
 Result<Tensor> read_tensor_file(const std::filesystem::path& path, std::string* name = nullptr);
 // Writes atomically (temp file + rename): a failed write leaves no partial file.
 Status write_tensor_file(const Tensor& tensor, const std::string& name,

@@ -1,13 +1,59 @@
 #include "support/bad_models.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+#include <numeric>
 #include <random>
 
 #include "graph/onnx_builder.h"
 #include "support/temp_dir.h"
 
 namespace hsched::test {
+
+onnx::FunctionProto& add_function(onnx::ModelProto& model, const std::string& name,
+                                  const std::vector<onnx::NodeProto>& nodes,
+                                  const std::vector<std::string>& inputs) {
+  onnx::FunctionProto& fn = *model.add_functions();
+  fn.set_domain("local");
+  fn.set_name(name);
+  for (const auto& in : inputs) fn.add_input(in);
+  fn.add_output("b");
+  for (const auto& node : nodes) *fn.add_node() = node;
+  for (const auto& [domain, version] : {std::pair<std::string, int64_t>{"", 17}, {"local", 1}}) {
+    auto& import = *fn.add_opset_import();
+    import.set_domain(domain);
+    import.set_version(version);
+  }
+  return fn;
+}
+
+onnx::NodeProto make_node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name,
+                          const std::string& domain) {
+  onnx::NodeProto node;
+  node.set_op_type(op);
+  node.set_name(name);
+  node.set_domain(domain);
+  for (const auto& in : inputs) node.add_input(in);
+  for (const auto& out : outputs) node.add_output(out);
+  return node;
+}
+
+OnnxBuilder function_call_model(const std::string& function) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
+  b.node(function, {"x"}, {"y"}, "call").set_domain("local");
+  auto& import = *b.model().add_opset_import();
+  import.set_domain("local");
+  import.set_version(1);
+  return b;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -24,6 +70,32 @@ std::string save(const fs::path& dir, const std::string& name, const onnx::Model
   const fs::path path = dir / name;
   write_file(path, model.SerializeAsString());
   return path.string();
+}
+
+// x[1,1,4,4] -> local.c(x, w) -> y where c's body is one Conv whose strides come from `strides`
+// given on the Conv itself, or through the function's attribute "s" when `by_reference`.
+onnx::ModelProto function_conv_model(const std::vector<int64_t>& strides, bool by_reference) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 1, 4, 4}).output("y", DType::kF32, {1, 1, 4, 4});
+  b.initializer_random("w", {1, 1, 1, 1}, 1.0f, 3);
+  onnx::NodeProto& call = b.node("c", {"x", "w"}, {"y"}, "call");
+  call.set_domain("local");
+  auto& import = *b.model().add_opset_import();
+  import.set_domain("local");
+  import.set_version(1);
+  onnx::NodeProto conv = make_node("Conv", {"a", "w"}, {"b"}, "conv");
+  if (by_reference) {
+    set_attr(call, "s", strides);
+    auto& attr = *conv.add_attribute();
+    attr.set_name("strides");
+    attr.set_type(onnx::AttributeProto::INTS);
+    attr.set_ref_attr_name("s");
+  } else {
+    set_attr(conv, "strides", strides);
+  }
+  auto& fn = add_function(b.model(), "c", {conv}, {"a", "w"});
+  if (by_reference) fn.add_attribute("s");
+  return b.model();
 }
 
 }  // namespace
@@ -134,7 +206,22 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
     cases.push_back({"ExternalDataAbsolute", {inner + "/absolute.onnx"}, "must be a path relative"});
     fs::create_symlink(dir / "secret.bin", dir / "inner" / "link.bin");
     save(dir / "inner", "symlink.onnx", external_weight_model("link.bin", 0));
-    cases.push_back({"ExternalDataSymlink", {inner + "/symlink.onnx"}, "resolves outside"});
+    cases.push_back({"ExternalDataSymlink", {inner + "/symlink.onnx"}, "is a symbolic link"});
+    // A link to a folder inside the model's folder is not followed either.
+    fs::create_directories(dir / "inner" / "real");
+    write_file(dir / "inner" / "real" / "w.bin", std::string(16, 'x'));
+    fs::create_directory_symlink("real", dir / "inner" / "linked");
+    save(dir / "inner", "dirlink.onnx", external_weight_model("linked/w.bin", 0));
+    cases.push_back({"ExternalDataFolderLink", {inner + "/dirlink.onnx"},
+                     "'linked' is a symbolic link"});
+    // offset + length would overflow int64 if added.
+    save(dir / "inner", "hugeoffset.onnx",
+         external_weight_model("weights.bin", std::numeric_limits<int64_t>::max()));
+    cases.push_back({"ExternalDataHugeOffset", {inner + "/hugeoffset.onnx"}, "past the end"});
+    // A FIFO blocked open() until a writer came: refused without blocking now.
+    ::mkfifo((dir / "inner" / "fifo.bin").c_str(), 0600);
+    save(dir / "inner", "fifo.onnx", external_weight_model("fifo.bin", 0));
+    cases.push_back({"ExternalDataFifo", {inner + "/fifo.onnx"}, "is a FIFO, not a regular file"});
     save(dir / "inner", "pastend.onnx", external_weight_model("weights.bin", 0));
     cases.push_back({"ExternalDataPastEnd", {inner + "/pastend.onnx"}, "past the end"});
   }
@@ -173,6 +260,57 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
     set_attr(b.node("Conv", {"x", "w"}, {"y"}, "conv"), "strides", std::vector<int64_t>{1, 0});
     cases.push_back({"ZeroStride", {save(dir, "stride0.onnx", b.model())},
                      "node 'conv' (Conv): attribute 'strides' has the value 0"});
+  }
+  {
+    ::mkfifo((dir / "model_fifo.onnx").c_str(), 0600);
+    cases.push_back({"ModelFifo", {(dir / "model_fifo.onnx").string()}, "is a FIFO"});
+  }
+  {  // Exactly 2 GiB, sparse: one byte more than protobuf parses.
+    const fs::path path = dir / "two_gib.onnx";
+    write_file(path, "");
+    fs::resize_file(path, uintmax_t{1} << 31);
+    cases.push_back({"ModelTwoGiB", {path.string()}, "more than protobuf's limit of 2 GiB - 1"});
+  }
+  {  // libonnx's shape inference recursed until the stack overflowed.
+    OnnxBuilder b = function_call_model("f");
+    add_function(b.model(), "f", {make_node("f", {"a"}, {"b"}, "again", "local")});
+    cases.push_back({"FunctionCallsItself", {save(dir, "recursive.onnx", b.model())},
+                     "function 'local.f' calls itself (local.f -> local.f)"});
+  }
+  {
+    OnnxBuilder b = function_call_model("f");
+    add_function(b.model(), "f", {make_node("g", {"a"}, {"b"}, "", "local")});
+    add_function(b.model(), "g", {make_node("f", {"a"}, {"b"}, "", "local")});
+    cases.push_back({"FunctionsCallEachOther", {save(dir, "mutual.onnx", b.model())},
+                     "calls itself (local.f -> local.g -> local.f)"});
+  }
+  {  // f0 -> f1 -> ... -> f9: 10 levels of calls.
+    OnnxBuilder b = function_call_model("f0");
+    for (int i = 0; i < 10; ++i) {
+      const std::string callee = i < 9 ? "f" + std::to_string(i + 1) : "";
+      add_function(b.model(), "f" + std::to_string(i),
+                   {callee.empty() ? make_node("Relu", {"a"}, {"b"})
+                                   : make_node(callee, {"a"}, {"b"}, "", "local")});
+    }
+    cases.push_back({"FunctionsNestTooDeep", {save(dir, "deep_functions.onnx", b.model())},
+                     "call one another more than 8 deep"});
+  }
+  {  // hsched's attribute guards now see the nodes of a function body: no SIGFPE in libonnx.
+    cases.push_back({"FunctionZeroStride",
+                     {save(dir, "function_stride0.onnx", function_conv_model({1, 0}, false))},
+                     "node 'call/conv' (Conv): attribute 'strides' has the value 0"});
+    cases.push_back({"FunctionZeroStrideByReference",
+                     {save(dir, "function_ref_stride0.onnx", function_conv_model({1, 0}, true))},
+                     "node 'call/conv' (Conv): attribute 'strides' has the value 0"});
+  }
+  {  // A million axes made libonnx build a million-dim shape (seconds, most of a GB).
+    OnnxBuilder b(11);
+    b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {});
+    std::vector<int64_t> axes(1000000);
+    std::iota(axes.begin(), axes.end(), 0);
+    set_attr(b.node("Unsqueeze", {"x"}, {"y"}, "unsqueeze"), "axes", axes);
+    cases.push_back({"UnsqueezeMillionAxes", {save(dir, "unsqueeze_axes.onnx", b.model())},
+                     "node 'unsqueeze' (Unsqueeze): attribute 'axes' has 1000000 values"});
   }
   cases.push_back({"InputShapeNoSuchInput",
                    {valid, "--input-shape", "image=1,4"},
