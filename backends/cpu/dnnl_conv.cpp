@@ -20,6 +20,51 @@ std::vector<int64_t> kernel_shape(const KernelSpec& spec, size_t weight_input) {
   return kernel;
 }
 
+std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
+
+// Everything the primitive and the compile-time weight reorder read, checked against the real
+// shapes: X [N, C_in, s...], Y [N, C_out, s'...], W [C_out, C_in/g, k...] (Conv) or
+// [C_in, C_out/g, k...] (ConvTranspose), kernel_shape = k, B [C_out], the output f32.
+Status check_conv_shapes(const KernelSpec& spec, bool transposed, int64_t group) {
+  const auto& x = spec.in_dims(0);
+  const auto& y = spec.out_dims(0);
+  const auto& w = spec.in_dims(1);
+  if (spec.outputs[0]->dtype != DType::kF32) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  ", the inputs are f32");
+  }
+  if (y.size() != x.size() || y[0] != x[0]) {
+    return invalid_node(spec, "output " + dims_text(y) + " does not match input " + dims_text(x));
+  }
+  if (group < 1) return invalid_node(spec, "group " + std::to_string(group) + " must be >= 1");
+  if (w.size() != x.size()) {
+    return invalid_node(spec, "weights " + dims_text(w) + " do not have the input's rank " +
+                                  std::to_string(x.size()));
+  }
+  const int64_t in_c = x[1], out_c = y[1];
+  // Conv: w[0] = C_out, w[1] * g = C_in; ConvTranspose: w[0] = C_in, w[1] * g = C_out.
+  const int64_t w_outer = transposed ? in_c : out_c, w_inner = transposed ? out_c : in_c;
+  if (in_c % group != 0 || out_c % group != 0 || w[0] != w_outer || w[1] * group != w_inner) {
+    return invalid_node(spec, "weights " + dims_text(w) + " do not match input channels " +
+                                  std::to_string(in_c) + ", output channels " +
+                                  std::to_string(out_c) + " and group " + std::to_string(group));
+  }
+  for (size_t i = 2; i < w.size(); ++i) {
+    if (w[i] < 1) return invalid_node(spec, "weights " + dims_text(w) + " have an empty kernel");
+  }
+  const auto declared = spec.node.attr_ints("kernel_shape");
+  if (!declared.empty() && !std::equal(declared.begin(), declared.end(), w.begin() + 2, w.end())) {
+    return invalid_node(spec, "kernel_shape " + dims_text(declared) + " does not match weights " +
+                                  dims_text(w));
+  }
+  if (spec.has_input(2) && !is_post_op_input(post_ops_of(spec.node), 2) &&
+      spec.in_dims(2) != std::vector<int64_t>{out_c}) {
+    return invalid_node(spec, "bias " + spec.inputs[2]->shape.to_string() + " is not [" +
+                                  std::to_string(out_c) + "]");
+  }
+  return Status::ok();
+}
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const KernelSpec& spec, bool transposed) : spec_(spec), transposed_(transposed) {}
@@ -32,10 +77,9 @@ class ConvKernel final : public Kernel {
     if (x.size() < 3 || x.size() > 5) return unsupported(spec_, "only 1-D to 3-D convolutions");
     const size_t spatial = x.size() - 2;
     const int64_t group = node.attr_int("group", 1);
+    if (!spec_.has_input(1)) return invalid_node(spec_, "needs weights (input 1)");
+    HSCHED_RETURN_IF_ERROR(check_conv_shapes(spec_, transposed_, group));
     const auto& w = spec_.in_dims(1);
-    if (group < 1 || w.size() != x.size() || x[1] % group != 0) {
-      return unsupported(spec_, "weights do not match the input and group " + std::to_string(group));
-    }
     HSCHED_ASSIGN_OR_RETURN(SpatialParams p,
                             spatial_params(spec_, kernel_shape(spec_, 1), spatial, transposed_));
 
@@ -173,6 +217,12 @@ class PoolKernel final : public Kernel {
     const auto& x = spec_.in_dims(0);
     const auto& y = spec_.out_dims(0);
     if (x.size() < 3 || x.size() > 5) return unsupported(spec_, "only 1-D to 3-D pooling");
+    if (spec_.outputs[0]->dtype != DType::kF32 || y.size() != x.size() || y[0] != x[0] ||
+        y[1] != x[1]) {
+      return invalid_node(spec_, "output " + std::string(dtype_name(spec_.outputs[0]->dtype)) +
+                                     " " + dims_text(y) + " does not match input f32 " +
+                                     dims_text(x));
+    }
     if (spec_.outputs.size() > 1 && spec_.outputs[1] != nullptr) {
       return unsupported(spec_, "the Indices output of MaxPool is not supported");
     }
@@ -275,6 +325,9 @@ bool all_f32(const KernelSpec& spec) {
 template <typename K, typename... Args>
 Result<std::unique_ptr<Kernel>> build_kernel(const KernelSpec& spec, Args... args) {
   if (!all_f32(spec)) return unsupported(spec, "only f32 inputs are supported");
+  if (!spec.has_input(0) || spec.outputs.empty() || spec.outputs[0] == nullptr) {
+    return invalid_node(spec, "needs input 0 and output 0");
+  }
   return dnnl_try(spec, [&]() -> Result<std::unique_ptr<Kernel>> {
     auto kernel = std::make_unique<K>(spec, args...);
     HSCHED_RETURN_IF_ERROR(kernel->build());

@@ -2,9 +2,30 @@
 // right-hand sides (the weights of linear layers) are reordered once into the primitive's
 // preferred format. Gemm's alpha, beta and C become post-ops or the bias.
 #include "backends/cpu/dnnl_util.h"
+#include "backends/cpu/layout_util.h"
 
 namespace hsched::cpu {
 namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
+
+// The node's output must be f32 with exactly the dims the inputs give: the primitive writes
+// those, whatever the graph declares.
+Status check_output(const KernelSpec& spec, const std::vector<int64_t>& expected) {
+  if (spec.outputs.empty() || spec.outputs[0] == nullptr) {
+    return invalid_node(spec, "needs output 0");
+  }
+  if (spec.outputs[0]->dtype != DType::kF32) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  ", the inputs are f32");
+  }
+  if (spec.out_dims(0) != expected) {
+    return invalid_node(spec, "output shape " + spec.outputs[0]->shape.to_string() +
+                                  " does not match the inputs, which give " +
+                                  dims_text(expected));
+  }
+  return Status::ok();
+}
 
 memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides) {
   return memory::desc(dims, memory::data_type::f32, strides);
@@ -24,8 +45,32 @@ class MatMulKernel final : public Kernel {
       std::swap(b[b.size() - 1], b[b.size() - 2]);
     }
     if (a.empty() || b.empty()) return unsupported(spec_, "scalar operands are not supported");
-    if (a.size() == 1) a.insert(a.begin(), 1);
-    if (b.size() == 1) b.push_back(1);
+    const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+    if (a_vector) a.insert(a.begin(), 1);
+    if (b_vector) b.push_back(1);
+    // ONNX MatMul: K agrees, batch axes broadcast, 1-D operands lose their inserted axis.
+    if (a.back() != b[b.size() - 2]) {
+      return invalid_node(spec_, "A " + spec_.inputs[0]->shape.to_string() + " and B " +
+                                     dims_text(b) + " disagree on K (" +
+                                     std::to_string(a.back()) + " vs " +
+                                     std::to_string(b[b.size() - 2]) + ")");
+    }
+    {
+      const size_t rank = std::max(a.size(), b.size());
+      std::vector<int64_t> expected;
+      for (size_t i = 0; i + 2 < rank; ++i) {
+        const int64_t da = i + a.size() < rank ? 1 : a[i + a.size() - rank];
+        const int64_t db = i + b.size() < rank ? 1 : b[i + b.size() - rank];
+        if (da != db && da != 1 && db != 1) {
+          return invalid_node(spec_, "batch axes of A " + spec_.inputs[0]->shape.to_string() +
+                                         " and B " + dims_text(b) + " do not broadcast");
+        }
+        expected.push_back(da == 1 ? db : da);
+      }
+      if (!a_vector) expected.push_back(a[a.size() - 2]);
+      if (!b_vector) expected.push_back(b.back());
+      HSCHED_RETURN_IF_ERROR(check_output(spec_, expected));
+    }
     memory::dims src, wei, dst;
     if (b.size() == 2) {
       // [..., M, K] x [K, N]: the batch folds into M, one large GEMM.
@@ -67,7 +112,14 @@ class MatMulKernel final : public Kernel {
     const bool trans_a = node.attr_int("transA", 0) != 0;
     const bool trans_b = node.attr_int("transB", 0) != 0;
     const int64_t m = trans_a ? a[1] : a[0], k = trans_a ? a[0] : a[1];
-    const int64_t n = trans_b ? b[0] : b[1];
+    const int64_t n = trans_b ? b[0] : b[1], k_b = trans_b ? b[1] : b[0];
+    if (k != k_b) {
+      return invalid_node(spec_, "A " + dims_text(a) + (trans_a ? " (transposed)" : "") +
+                                     " and B " + dims_text(b) + (trans_b ? " (transposed)" : "") +
+                                     " disagree on K (" + std::to_string(k) + " vs " +
+                                     std::to_string(k_b) + ")");
+    }
+    HSCHED_RETURN_IF_ERROR(check_output(spec_, {m, n}));
     const float alpha = node.attr_float("alpha", 1.0f);
     const float beta = node.attr_float("beta", 1.0f);
     const memory::desc src = strided_desc({m, k}, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
@@ -78,7 +130,14 @@ class MatMulKernel final : public Kernel {
     if (alpha != 1.0f) chain.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, alpha, 0.0f);
     if (spec_.has_input(2) && !is_post_op_input(post_ops_of(node), 2) && beta != 0.0f) {
       auto c = spec_.in_dims(2);
+      // C broadcasts to [M, N] (unidirectionally): rank <= 2, each axis 1 or the output's.
+      bool broadcasts = c.size() <= 2;
       c.insert(c.begin(), 2 - std::min<size_t>(c.size(), 2), 1);
+      broadcasts = broadcasts && (c[0] == 1 || c[0] == m) && (c[1] == 1 || c[1] == n);
+      if (!broadcasts) {
+        return invalid_node(spec_, "C " + spec_.inputs[2]->shape.to_string() +
+                                       " does not broadcast to the output " + dims_text({m, n}));
+      }
       const memory::desc c_md({c[0], c[1]}, memory::data_type::f32, memory::format_tag::ab);
       if (beta != 1.0f) {
         const Tensor* ct = spec_.constant(2);
@@ -139,8 +198,11 @@ class MatMulKernel final : public Kernel {
       memory::dims dims(dst.dims().size(), 1);
       if (static_cast<size_t>(other->shape.elements()) * sizeof(float) == dst.get_size()) {
         dims = dst.dims();
-      } else {
+      } else if (other->shape.elements() == dst.dims().back()) {
         dims.back() = dst.dims().back();
+      } else {
+        return invalid_node(spec_, "a fused Add reads " + other->shape.to_string() +
+                                       ", neither the output's size nor one row of it");
       }
       add_mds.emplace_back(dims, memory::data_type::f32, plain_tag(dims.size()));
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
@@ -181,6 +243,10 @@ Result<std::unique_ptr<Kernel>> make_matmul(const KernelSpec& spec, bool gemm) {
     if (v != nullptr && v->dtype != DType::kF32) {
       return unsupported(spec, "only f32 inputs are supported");
     }
+  }
+  if (!spec.has_input(0) || !spec.has_input(1) || spec.outputs.empty() ||
+      spec.outputs[0] == nullptr) {
+    return invalid_node(spec, "needs inputs A and B and output 0");
   }
   return dnnl_try(spec, [&]() -> Result<std::unique_ptr<Kernel>> {
     auto kernel = std::make_unique<MatMulKernel>(spec);

@@ -233,6 +233,8 @@ void for_each_broadcast_run(const BroadcastPlan& plan, Run&& run) {
 Status check_arity(const KernelSpec& spec, size_t required, size_t max_inputs);
 // InvalidArgument unless inputs [first, first + count) broadcast to output 0's static dims.
 Status check_broadcast(const KernelSpec& spec, size_t first, size_t count);
+// InvalidArgument unless output 0 has input 0's dims (ops that read as many elements as they write).
+Status check_same_dims(const KernelSpec& spec);
 // Unimplemented when input `index` (or output 0) does not have dtype `expected`.
 Status check_input_dtype(const KernelSpec& spec, size_t index, DType expected);
 Status check_output_dtype(const KernelSpec& spec, DType expected);

@@ -138,6 +138,13 @@ Status check_broadcast(const KernelSpec& spec, size_t first, size_t count) {
   return Status::ok();
 }
 
+Status check_same_dims(const KernelSpec& spec) {
+  if (spec.in_dims(0) == spec.out_dims(0)) return Status::ok();
+  return invalid_argument(node_context(spec.node) + ": output shape " +
+                          Shape(spec.out_dims(0)).to_string() + " differs from input shape " +
+                          Shape(spec.in_dims(0)).to_string());
+}
+
 Status check_input_dtype(const KernelSpec& spec, size_t index, DType expected) {
   const DType actual = spec.inputs.at(index)->dtype;
   if (actual == expected) return Status::ok();
@@ -227,6 +234,7 @@ void parallel_copy(const Tensor& from, Tensor& to) {
 Result<std::unique_ptr<Kernel>> make_identity(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_arity(spec, 1, 1));
   HSCHED_RETURN_IF_ERROR(check_output_dtype(spec, spec.inputs[0]->dtype));
+  HSCHED_RETURN_IF_ERROR(check_same_dims(spec));
   return make_kernel([](Inputs in, Outputs out) {
     parallel_copy(*in[0], *out[0]);
     return Status::ok();
@@ -237,6 +245,7 @@ Result<std::unique_ptr<Kernel>> make_identity(const KernelSpec& spec) {
 Result<std::unique_ptr<Kernel>> make_dropout(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_arity(spec, 1, 3));
   HSCHED_RETURN_IF_ERROR(check_output_dtype(spec, spec.inputs[0]->dtype));
+  HSCHED_RETURN_IF_ERROR(check_same_dims(spec));
   const bool has_mask = spec.outputs.size() > 1 && spec.outputs[1] != nullptr;
   if (has_mask && spec.outputs[1]->dtype != DType::kBool) {
     return unsupported(spec, "mask output of dtype " +
@@ -406,6 +415,7 @@ Result<std::unique_ptr<Kernel>> make_cast(const KernelSpec& spec) {
     return unsupported(spec, "cast to " + std::string(onnx_dtype_name(onnx)));
   }
   HSCHED_RETURN_IF_ERROR(check_output_dtype(spec, *to));
+  HSCHED_RETURN_IF_ERROR(check_same_dims(spec));
   Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "undefined input dtype");
   dispatch_any_dtype(spec.inputs[0]->dtype, [&](auto from) {
     dispatch_any_dtype(*to, [&](auto to_tag) {

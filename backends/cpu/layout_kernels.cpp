@@ -178,6 +178,26 @@ KernelResult make_split(const KernelSpec& spec) {
     return invalid_node(spec, "split has " + std::to_string(sizes.size()) + " entries for " +
                                   std::to_string(spec.outputs.size()) + " outputs");
   }
+  // Every size must be >= 0 and they must add up to the axis (checked before any view is made):
+  // a negative entry would let another one reach past the input while the sum still matches.
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0 || size > in_dims[a] - total) {
+      return invalid_node(spec, "split sizes must be >= 0 and add up to the axis length " +
+                                    std::to_string(in_dims[a]));
+    }
+    total += size;
+  }
+  if (total != in_dims[a]) return invalid_node(spec, "split sizes do not add up to the axis");
+  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i] != nullptr &&
+        dtype_size(spec.outputs[i]->dtype) != dtype_size(spec.inputs[0]->dtype)) {
+      return invalid_node(spec, "output " + std::to_string(i) + " dtype " +
+                                    std::string(dtype_name(spec.outputs[i]->dtype)) +
+                                    " differs from input dtype " +
+                                    std::string(dtype_name(spec.inputs[0]->dtype)));
+    }
+  }
   const int64_t elem = elem_bytes(spec);
   const auto strides = row_major_strides(in_dims);
   std::vector<std::optional<StridedView>> views;
@@ -199,7 +219,6 @@ KernelResult make_split(const KernelSpec& spec) {
     }
     start += sizes[i];
   }
-  if (start != in_dims[a]) return invalid_node(spec, "split sizes do not add up to the axis");
   return make_kernel([views](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     for (size_t i = 0; i < views.size(); ++i) {
       if (views[i] && out[i] != nullptr) copy_strided(*views[i], in[0]->raw(), out[i]->raw());
@@ -395,9 +414,12 @@ KernelResult make_depth_space(const KernelSpec& spec, bool to_space) {
   if (d.size() != 4 || b <= 0) return invalid_node(spec, "needs a 4-D input and blocksize > 0");
   const int64_t n = d[0], c = d[1], h = d[2], w = d[3];
   std::vector<int64_t> dims6, perm, expected;
+  // b is bounded by the dims it divides before b * b is formed (a huge blocksize would overflow).
   if (to_space) {
+    if (c / b < b || c % (b * b) != 0) {
+      return invalid_node(spec, "channels " + std::to_string(c) + " do not divide by blocksize^2");
+    }
     expected = {n, c / (b * b), h * b, w * b};
-    if (c % (b * b) != 0) return invalid_node(spec, "channels do not divide by blocksize^2");
     if (spec.node.attr_string("mode", "DCR") == "CRD") {
       dims6 = {n, c / (b * b), b, b, h, w};
       perm = {0, 1, 4, 2, 5, 3};
@@ -406,7 +428,7 @@ KernelResult make_depth_space(const KernelSpec& spec, bool to_space) {
       perm = {0, 3, 4, 1, 5, 2};
     }
   } else {
-    if (h % b != 0 || w % b != 0)
+    if (b > h || b > w || h % b != 0 || w % b != 0)
       return invalid_node(spec, "height or width do not divide by blocksize");
     expected = {n, c * b * b, h / b, w / b};
     dims6 = {n, c, h / b, b, w / b, b};

@@ -87,6 +87,10 @@ class Matcher {
     const auto norm = sole(reshape.outputs[0], "InstanceNormalization");
     if (!norm) return std::nullopt;
     const Node& nn = *nodes_[*norm];
+    // Malformed norms (scale or B left out) are not fused: the kernel refuses them, named.
+    if (nn.inputs.size() != 3 || nn.inputs[1] == kNoValue || nn.inputs[2] == kNoValue) {
+      return std::nullopt;
+    }
     const auto a = constant_floats(graph_.value(nn.inputs[1]), groups);
     const auto b = constant_floats(graph_.value(nn.inputs[2]), groups);
     const auto back = sole(nn.outputs[0], "Reshape");

@@ -351,6 +351,15 @@ Result<std::unique_ptr<Kernel>> make_layer_norm(const KernelSpec& spec) {
       });
 }
 
+// Checks a per-channel parameter: f32 with exactly `channels` elements.
+Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what) {
+  HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, what));
+  if (spec.inputs[i]->shape.elements() == channels) return Status::ok();
+  return invalid_argument(node_context(spec.node) + ": input '" + what + "' has shape " +
+                          spec.inputs[i]->shape.to_string() + ", expected " +
+                          std::to_string(channels) + " elements (one per channel)");
+}
+
 // hsched.ChannelLayerNorm: LayerNormalization over the channels of [N, C, H, W]. Channels-last,
 // each pixel's channels are one contiguous row (the plain LayerNorm rows); channels-first, a
 // pixel's channels are strided and normalized one pixel at a time.
@@ -363,8 +372,10 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
                             "in the same layout");
   }
   const int64_t channels = dims[1], pixels = dims[2] * dims[3], rows = dims[0] * pixels;
-  HSCHED_RETURN_IF_ERROR(check_layer_norm_param(spec, 1, {channels}, "Scale"));
-  HSCHED_RETURN_IF_ERROR(check_layer_norm_param(spec, 2, {channels}, "B"));
+  // run() reads Scale (required) and B (optional) as `channels` floats each, in place: unlike
+  // LayerNormalization's, they are never broadcast, so they must hold exactly that many.
+  HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 1, channels, "Scale"));
+  if (spec.has_input(2)) HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 2, channels, "B"));
   HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * channels, "Y"));
   const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
   return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
@@ -396,15 +407,6 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
         grain_for(channels));
     return Status::ok();
   });
-}
-
-// Checks a per-channel parameter: f32 with exactly `channels` elements.
-Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what) {
-  HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, what));
-  if (spec.inputs[i]->shape.elements() == channels) return Status::ok();
-  return invalid_argument(node_context(spec.node) + ": input '" + what + "' has shape " +
-                          spec.inputs[i]->shape.to_string() + ", expected " +
-                          std::to_string(channels) + " elements (one per channel)");
 }
 
 // Rows [begin, end) of n elements, row r being channel r % channels.

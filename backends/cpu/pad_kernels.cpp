@@ -127,8 +127,9 @@ class PadKernel final : public Kernel {
     std::vector<int64_t> strides = row_major_strides(in_dims_);
     for (size_t a = 0; a < rank; ++a) {
       const int64_t d = in_dims_[a];
-      const int64_t o = d + begin[a] + end[a];
-      if (o != out_dims_[a]) {
+      int64_t o = 0;
+      if (__builtin_add_overflow(d, begin[a], &o) || __builtin_add_overflow(o, end[a], &o) ||
+          o != out_dims_[a]) {
         return invalid_argument(context_ + ": pads give shape mismatching the output " +
                                 Shape(out_dims_).to_string());
       }

@@ -87,8 +87,13 @@ bool scale_into_weights(Graph& graph, Node& conv, const Node& mul, ValueId curre
       per_channel_constant(graph.value(other_input(mul, current)), channels, out.shape.rank());
   const Value& w = graph.value(conv.inputs[1]);
   const bool has_bias = conv.inputs.size() > 2 && conv.inputs[2] != kNoValue;
-  if (!scale || !w.is_constant() || w.dtype != DType::kF32 || w.shape.dims.empty() ||
-      w.shape.dims[0] != channels || (has_bias && !graph.value(conv.inputs[2]).is_constant())) {
+  // Scaled per block of values.size() / channels: the bias must hold exactly one per channel
+  // (else the block is 0 or the scale index runs past the channels; the Conv kernel refuses it).
+  if (!scale || channels < 1 || !w.is_constant() || w.dtype != DType::kF32 ||
+      w.shape.dims.empty() || w.shape.dims[0] != channels ||
+      (has_bias && (!graph.value(conv.inputs[2]).is_constant() ||
+                    graph.value(conv.inputs[2]).dtype != DType::kF32 ||
+                    graph.value(conv.inputs[2]).shape.elements() != channels))) {
     return false;
   }
   const auto scaled = [&](ValueId id) {

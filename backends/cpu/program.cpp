@@ -51,6 +51,19 @@ bool layout_bearing(const Value& v) {
   return d[1] > 1 && d[2] * d[3] > 1;
 }
 
+// The first output of every node is what the fusion, layout and memory passes and the kernels
+// treat as its result: a node that omits it ("" in ONNX) is refused, naming it.
+Status check_first_outputs(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.outputs.empty()) return invalid_argument(node_context(node) + ": it has no output");
+    if (node.outputs[0] == kNoValue) {
+      return invalid_argument(node_context(node) +
+                              ": its first output is omitted; the CPU backend needs it");
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 CpuProgram::CpuProgram(const Graph& graph, const CpuOptions& options)
@@ -75,6 +88,7 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
                               ") has no static shape: fix the input dims with --input-shape");
     }
   }
+  HSCHED_RETURN_IF_ERROR(check_first_outputs(graph));
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::unique_ptr<CpuProgram> program(new CpuProgram(graph, options));
   const KernelRegistry registry = make_cpu_kernel_registry();
@@ -166,7 +180,8 @@ std::vector<bool> nodes_without_steps(const Graph& graph, std::vector<std::strin
   std::vector<bool> without(graph.nodes().size(), false);
   if (step_ops != nullptr) step_ops->assign(graph.nodes().size(), "");
   const auto order = graph.topological_order();
-  if (!order.is_ok()) return without;
+  // As for a graph the program refuses (a node without its first output): no step is analysed.
+  if (!order.is_ok() || !check_first_outputs(graph).is_ok()) return without;
   Graph copy = graph;  // fusion adds constants; the caller's graph stays as it is
   std::vector<bool> folded(copy.values().size(), false);  // per value: computed at compile time
   std::vector<Node> nodes;  // the steps, in program order; not resized once pointed into

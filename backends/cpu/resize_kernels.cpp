@@ -178,6 +178,12 @@ class ResizeKernel final : public Kernel {
       for (int64_t o = 0; o < out; ++o) {
         float x = original_coordinate(coord_, static_cast<float>(o), scale[a], in, out,
                                       roi_start[a], roi_end[a]);
+        // A NaN (from a NaN or infinite roi or scale) would survive the clamps below and become
+        // an arbitrary index.
+        if (std::isnan(x)) {
+          return invalid_argument(context_ + ": scales or roi give no input coordinate for axis " +
+                                  std::to_string(a));
+        }
         const bool outside =
             coord_ == Coord::kTfCropAndResize && (x < 0 || x > static_cast<float>(in - 1));
         int64_t i0, i1;

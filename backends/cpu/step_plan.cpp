@@ -55,6 +55,12 @@ bool alias_constant_view(Graph& graph, const Node& node) {
   const Value& in = graph.value(node.inputs[0]);
   if (!in.is_constant()) return false;
   Value& out = graph.value(node.outputs[0]);
+  // Only the same bytes under another shape: anything else is left to the op's kernel, which
+  // refuses it (an alias claiming more bytes than the constant holds would be read past its end).
+  if (!out.shape.is_static() || out.dtype != in.dtype ||
+      out.shape.elements() != in.constant->elements()) {
+    return false;
+  }
   out.constant = in.constant->reshaped(out.shape.dims);
   return true;
 }

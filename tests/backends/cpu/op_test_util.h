@@ -22,6 +22,7 @@ struct OpInput {
 struct OpOutput {
   DType dtype;
   std::vector<int64_t> dims;
+  bool omitted = false;  // an optional output left out (not produced)
 };
 
 // Builds a one-node graph, creates the kernel through the full registry and runs it.
@@ -49,20 +50,26 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op, const Attribute
     }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    node.outputs.push_back(
-        graph.add_value("out" + std::to_string(i), outputs[i].dtype, Shape(outputs[i].dims)));
+    node.outputs.push_back(outputs[i].omitted ? kNoValue
+                                              : graph.add_value("out" + std::to_string(i),
+                                                                outputs[i].dtype,
+                                                                Shape(outputs[i].dims)));
   }
   const NodeId id = graph.add_node(node);
   KernelSpec spec{graph.node(id), {}, {}, opset, &context};
   for (ValueId v : graph.node(id).inputs) spec.inputs.push_back(v == kNoValue ? nullptr : &graph.value(v));
-  for (ValueId v : graph.node(id).outputs) spec.outputs.push_back(&graph.value(v));
+  for (ValueId v : graph.node(id).outputs) {
+    spec.outputs.push_back(v == kNoValue ? nullptr : &graph.value(v));
+  }
   HSCHED_ASSIGN_OR_RETURN(auto kernel, registry.create(spec));
   std::vector<Tensor> out_tensors;
   for (const auto& o : outputs) out_tensors.emplace_back(o.dtype, o.dims);
   std::vector<const Tensor*> in_ptrs;
   for (const auto& in : inputs) in_ptrs.push_back(in.omitted ? nullptr : &in.tensor);
   std::vector<Tensor*> out_ptrs;
-  for (auto& t : out_tensors) out_ptrs.push_back(&t);
+  for (size_t i = 0; i < out_tensors.size(); ++i) {
+    out_ptrs.push_back(outputs[i].omitted ? nullptr : &out_tensors[i]);
+  }
   HSCHED_RETURN_IF_ERROR(kernel->run(in_ptrs, out_ptrs));
   return out_tensors;
 }
