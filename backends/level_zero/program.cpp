@@ -183,11 +183,11 @@ NpuProgram::~NpuProgram() {
 namespace {
 
 // The graph compiled from `payload` on a worker thread: created, its native binary stored under
-// `digest`. Owns everything it touches.
+// `cache_key` (NativeKey::bytes()). Owns everything it touches.
 template <typename GraphObject>
 Result<std::shared_ptr<GraphObject>> build_graph(
     const std::shared_ptr<NpuRuntime>& runtime,
-    const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& digest) {
+    const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& cache_key) {
   ze_graph_desc_t desc{};
   desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
   desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
@@ -210,7 +210,7 @@ Result<std::shared_ptr<GraphObject>> build_graph(
     if (api.pfnGetNativeBinary(handle, &size, binary.data()) == ZE_RESULT_SUCCESS &&
         size <= binary.size()) {
       binary.resize(size);
-      runtime->cache().store(digest, binary);
+      runtime->cache().store(cache_key, binary);
     }
   }
   return graph;
@@ -232,15 +232,19 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   key.driver_uuid = info.driver_uuid;
   key.driver_version = info.driver_version;
   key.device_name = info.name;
+  key.device_uuid = uuid_text(info.uuid);
   key.device_id = info.device_id;
+  key.graph_extension_version =
+      static_cast<uint32_t>(runtime->graph_properties().graphExtensionVersion);
   key.compiler_major = version.major;
   key.compiler_minor = version.minor;
   key.payload = *payload;
+  const std::string cache_key = key.bytes();  // stored in the entry, compared on load
   const std::string digest = key.digest();
 
   std::unique_ptr<NpuProgram> program(new NpuProgram(graph, runtime, options.run_timeout_ms));
   const ze_graph_dditable_ext_t& api = runtime->graph_api();
-  if (const auto native = runtime->cache().load(digest)) {
+  if (const auto native = runtime->cache().load(cache_key)) {
     ze_graph_desc_t desc{};
     desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
     desc.format = ZE_GRAPH_FORMAT_NATIVE;
@@ -262,8 +266,8 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
     HSCHED_ASSIGN_OR_RETURN(
         program->graph_object_,
         run_with_deadline<std::shared_ptr<GraphObject>>(
-            [runtime, payload, digest] {
-              return build_graph<GraphObject>(runtime, payload, digest);
+            [runtime, payload, cache_key] {
+              return build_graph<GraphObject>(runtime, payload, cache_key);
             },
             options.deadline_ms, "graph build on " + info.name + " (key " + digest + ")"));
   }

@@ -11,11 +11,6 @@ namespace {
 
 constexpr int kBuildLogLines = 4;  // enough for the first error; the message stays one line
 
-ProgramKey program_key(const cl::Device& device, const BuildRequest& request) {
-  return {device_string(device, CL_DEVICE_NAME), device_string(device, CL_DEVICE_VENDOR),
-          device_string(device, CL_DRIVER_VERSION), request.source, request.options};
-}
-
 // The first non-empty lines of the device's build log, joined with " | " (one-line messages).
 std::string build_log_head(const cl::Program& program, const cl::Device& device) {
   std::string log;
@@ -100,7 +95,7 @@ Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device
 
 Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device& device,
                                     const BuildRequest& request) {
-  ProgramKey key = program_key(device, request);
+  ProgramKey key = ProgramKey::for_device(device, request.source, request.options);
   if (const auto binary = cache_->load(key)) {
     if (auto program = program_from_binary(context, device, *binary, request.options)) {
       cache_->record_loaded();

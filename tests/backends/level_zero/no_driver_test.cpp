@@ -107,39 +107,62 @@ level_zero::NativeKey key_for(const std::vector<uint8_t>& payload) {
   key.driver_uuid = "0123";
   key.driver_version = 7;
   key.device_name = "npu";
+  key.device_uuid = "86000000000000000000000000000000";
   key.device_id = 0x7D1D;
+  key.graph_extension_version = 0x10000;
   key.compiler_major = 1;
   key.payload = payload;
   return key;
+}
+
+TEST(NativeCacheTest, KeyDependsOnDriverDeviceExtensionAndPayload) {
+  const std::vector<uint8_t> payload = {1, 2, 3};
+  const level_zero::NativeKey base = key_for(payload);
+  EXPECT_EQ(base.digest().size(), 64u);  // SHA-256
+  const auto changed = [&](auto&& change) {
+    level_zero::NativeKey other = base;
+    change(other);
+    return other.digest() != base.digest();
+  };
+  const std::vector<uint8_t> other_payload = {1, 2, 4};
+  EXPECT_TRUE(changed([&](level_zero::NativeKey& key) { key.payload = other_payload; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.driver_version = 8; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.driver_uuid = "0124"; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.device_id = 1; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.device_uuid[0] = '9'; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.graph_extension_version = 0x10001; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.compiler_minor = 1; }));
+  EXPECT_TRUE(changed([](level_zero::NativeKey& key) { key.build_flags = "--x"; }));
 }
 
 TEST(NativeCacheTest, StoresLoadsAndDropsBadEntries) {
   test::TempDir dir;
   level_zero::NativeCache cache(dir.path().string());
   const std::vector<uint8_t> payload = {1, 2, 3};
-  const std::string digest = key_for(payload).digest();
-  EXPECT_EQ(digest.size(), 16u);
-  EXPECT_NE(digest, key_for({1, 2, 4}).digest());
-  level_zero::NativeKey other_device = key_for(payload);
-  other_device.device_id = 1;
-  EXPECT_NE(digest, other_device.digest());
-  EXPECT_FALSE(cache.load(digest).has_value());
+  const std::string key = key_for(payload).bytes();
+  EXPECT_EQ(cache.entry_path(key), dir / (key_for(payload).digest() + ".zegraph"));
+  EXPECT_FALSE(cache.load(key).has_value());
   const level_zero::NativeCache::Binary binary = {9, 8, 7, 6, 5};
-  ASSERT_TRUE(cache.store(digest, binary));
-  EXPECT_EQ(cache.load(digest).value_or(level_zero::NativeCache::Binary{}), binary);
-  // A flipped payload byte: the checksum catches it, the entry is removed and missed.
-  const fs::path path = cache.entry_path(digest);
+  ASSERT_TRUE(cache.store(key, binary));
+  EXPECT_EQ(cache.load(key).value_or(level_zero::NativeCache::Binary{}), binary);
+  // A flipped payload byte: the digest catches it, the entry is removed and missed.
+  const fs::path path = cache.entry_path(key);
   {
     std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
     file.seekp(-1, std::ios::end);
     file.put(static_cast<char>(0x55));
   }
-  EXPECT_FALSE(cache.load(digest).has_value());
+  EXPECT_FALSE(cache.load(key).has_value());
   EXPECT_FALSE(fs::exists(path));
   // Truncated entry.
-  ASSERT_TRUE(cache.store(digest, binary));
+  ASSERT_TRUE(cache.store(key, binary));
   fs::resize_file(path, fs::file_size(path) - 2);
-  EXPECT_FALSE(cache.load(digest).has_value());
+  EXPECT_FALSE(cache.load(key).has_value());
+  // The entry of another payload's key, renamed to this key's name: a miss.
+  const std::string other_key = key_for({1, 2, 4}).bytes();
+  ASSERT_TRUE(cache.store(other_key, binary));
+  fs::rename(cache.entry_path(other_key), path);
+  EXPECT_FALSE(cache.load(key).has_value());
 }
 
 TEST(NativeCacheTest, EvictsOldestBeyondTheCap) {
@@ -158,6 +181,24 @@ TEST(NativeCacheTest, UnusableDirectoryDisablesTheCache) {
   level_zero::NativeCache cache((dir / "file" / "sub").string());
   EXPECT_FALSE(cache.store("cccccccccccccccc", {1}));
   EXPECT_FALSE(cache.load("cccccccccccccccc").has_value());
+}
+
+// The deploy file's cache_dir (the OpenCL cache's directory, shared with the native cache): a
+// world-writable directory turns the cache off.
+TEST(NativeCacheTest, WorldWritableExplicitDirectoryDisablesTheCache) {
+  test::TempDir dir;
+  const fs::path shared = dir / "shared";
+  ASSERT_TRUE(fs::create_directory(shared));
+  fs::permissions(shared, fs::perms::all);  // 0777
+  ::testing::internal::CaptureStderr();
+  level_zero::NativeCache cache(shared.string());
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache.usable());
+  EXPECT_NE(warning.find(shared.string()), std::string::npos) << warning;
+  EXPECT_NE(warning.find("writable by group or others"), std::string::npos) << warning;
+  EXPECT_FALSE(cache.store("cccccccccccccccc", {1}));
+  EXPECT_FALSE(cache.load("cccccccccccccccc").has_value());
+  EXPECT_TRUE(fs::is_empty(shared));
 }
 
 }  // namespace

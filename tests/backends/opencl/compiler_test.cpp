@@ -157,8 +157,8 @@ TEST(OpenClCompilerTest, BuildPastTheDeadlineStillFillsTheCache) {
     auto program = compiler.build(context, info.device, request);
     ASSERT_EQ(program.status().code(), ErrorCode::kDeadlineExceeded);
   }  // the compiler is gone; its worker is not
-  const fs::path entry = cache->entry_path(
-      {info.name, info.vendor, info.driver_version, request.source, request.options});
+  const fs::path entry =
+      cache->entry_path(ProgramKey::for_device(info.device, request.source, request.options));
   // Waits for the background build (seconds on PoCL); a generous bound, not a timing check.
   for (int i = 0; i < 600 && cache->programs_built() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

@@ -1,4 +1,5 @@
-// The program-binary cache on its own: format checks, atomic writes, unusable directories and
+// The program-binary cache on its own: format checks, the trust model (directory and entry
+// ownership and modes, links, keys stored in entries), atomic writes, unusable directories and
 // the size cap, with made-up binaries (no OpenCL device needed).
 #include "backends/opencl/program_cache.h"
 
@@ -6,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +22,17 @@ namespace {
 namespace fs = std::filesystem;
 
 ProgramKey key_for(const std::string& source) {
-  return {"Test Device", "Test Vendor", "1.0", source, "-cl-std=CL1.2"};
+  ProgramKey key;
+  key.platform_name = "Test Platform";
+  key.platform_version = "OpenCL 3.0 Test 1.0";
+  key.device_name = "Test Device";
+  key.device_vendor = "Test Vendor";
+  key.vendor_id = 0x8086;
+  key.device_version = "OpenCL 3.0 Test";
+  key.driver_version = "1.0";
+  key.source = source;
+  key.build_options = "-cl-std=CL1.2";
+  return key;
 }
 
 ProgramCache::Binary binary_of(size_t size, unsigned char seed) {
@@ -48,7 +60,7 @@ TEST(ProgramCacheTest, StoredBinaryLoadsInAnotherCacheObject) {
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(*loaded, binary);
   EXPECT_EQ(fs::file_size(cache.entry_path(key_for("a"))),
-            sizeof(CacheEntryHeader) + binary.size());
+            sizeof(CacheEntryHeader) + key_for("a").bytes().size() + binary.size());
   // Only the entry is left: the temp file was renamed, not copied.
   int files = 0;
   for ([[maybe_unused]] const auto& item : fs::directory_iterator(dir.path())) ++files;
@@ -57,23 +69,21 @@ TEST(ProgramCacheTest, StoredBinaryLoadsInAnotherCacheObject) {
 
 TEST(ProgramCacheTest, KeyDependsOnEveryField) {
   const ProgramKey base = key_for("kernel");
-  EXPECT_EQ(base.digest().size(), 16u);
+  EXPECT_EQ(base.digest().size(), 64u);  // SHA-256
   EXPECT_EQ(base.digest(), key_for("kernel").digest());
-  ProgramKey other = base;
-  other.device_name = "Other";
-  EXPECT_NE(other.digest(), base.digest());
-  other = base;
-  other.device_vendor = "Other";
-  EXPECT_NE(other.digest(), base.digest());
-  other = base;
-  other.driver_version = "1.1";
-  EXPECT_NE(other.digest(), base.digest());
-  other = base;
-  other.build_options = "-DX";
-  EXPECT_NE(other.digest(), base.digest());
-  other = base;
-  other.source = "kernel ";
-  EXPECT_NE(other.digest(), base.digest());
+  // The entry's file name is the digest of the full key.
+  test::TempDir dir;
+  EXPECT_EQ(ProgramCache(dir.path().string()).entry_path(base),
+            dir / (base.digest() + kCacheEntryExtension));
+  const auto changed = [&](auto&& change) {
+    ProgramKey other = base;
+    change(other);
+    return other.digest() != base.digest() && other.bytes() != base.bytes();
+  };
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.device_name = "Other"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.device_vendor = "Other"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.build_options = "-DX"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.source = "kernel "; }));
   // Fields are length-prefixed: moving bytes from one field to the next changes the key.
   ProgramKey a = base, b = base;
   a.device_name = "ab";
@@ -83,13 +93,32 @@ TEST(ProgramCacheTest, KeyDependsOnEveryField) {
   EXPECT_NE(a.digest(), b.digest());
 }
 
+// A program binary is native code for one platform, device and driver: a new version of any of
+// them is another key.
+TEST(ProgramCacheTest, KeyDependsOnPlatformDeviceAndDriverVersions) {
+  const ProgramKey base = key_for("kernel");
+  const auto changed = [&](auto&& change) {
+    ProgramKey other = base;
+    change(other);
+    return other.digest() != base.digest();
+  };
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.platform_name = "Other Platform"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.platform_version = "OpenCL 3.0 Test 1.1"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.device_version = "OpenCL 3.0 Test 2"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.driver_version = "1.1"; }));
+  EXPECT_TRUE(changed([](ProgramKey& key) { key.vendor_id = 0x10DE; }));
+  // And hsched's own format and version start the key.
+  EXPECT_NE(base.bytes().find("HSCLPRG"), std::string::npos);
+  EXPECT_NE(base.bytes().find("hsched "), std::string::npos);
+}
+
 TEST(ProgramCacheTest, CorruptEntryIsRemovedAndMisses) {
   test::TempDir dir;
   ProgramCache cache(dir.path().string());
   ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
   const fs::path path = cache.entry_path(key_for("a"));
   std::string bytes = read_all(path);
-  bytes[sizeof(CacheEntryHeader) + 100] ^= 0x01;  // one bit of the payload
+  bytes[bytes.size() - 100] ^= 0x01;  // one bit of the payload (the file's last 500 bytes)
   test::write_file(path, bytes);
   EXPECT_FALSE(cache.load(key_for("a")).has_value());
   EXPECT_FALSE(fs::exists(path));
@@ -169,7 +198,7 @@ TEST(ProgramCacheTest, ReadOnlyDirectoryDisablesWriting) {
 TEST(ProgramCacheTest, FullCacheEvictsLeastRecentlyUsed) {
   test::TempDir dir;
   constexpr size_t kPayload = 1000;
-  constexpr int64_t kEntry = sizeof(CacheEntryHeader) + kPayload;
+  const int64_t kEntry = sizeof(CacheEntryHeader) + key_for("a").bytes().size() + kPayload;
   ProgramCache cache(dir.path().string(), 2 * kEntry + 10);  // room for two entries
   ASSERT_TRUE(cache.store(key_for("a"), binary_of(kPayload, 1)));
   ASSERT_TRUE(cache.store(key_for("b"), binary_of(kPayload, 2)));
@@ -204,6 +233,189 @@ TEST(ProgramCacheTest, StaleTempFilesAreRemovedFreshOnesKept) {
   ASSERT_TRUE(cache.store(key_for("a"), binary_of(10, 1)));  // a store scans the directory
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_TRUE(fs::exists(fresh));  // may belong to a writer still at work
+}
+
+mode_t mode_of(const fs::path& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0;
+}
+
+// Expects the cache on `dir` refused: off for loads and stores, one warning line naming the
+// directory and `reason`, and no second warning for the same directory.
+void expect_refused(const fs::path& dir, const std::string& reason) {
+  ::testing::internal::CaptureStderr();
+  ProgramCache cache(dir.string());
+  const std::string warning = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache.usable()) << dir;
+  EXPECT_FALSE(cache.writable()) << dir;
+  EXPECT_NE(cache.refusal().find(reason), std::string::npos) << cache.refusal();
+  EXPECT_NE(warning.find(dir.string()), std::string::npos) << warning;
+  EXPECT_NE(warning.find(reason), std::string::npos) << warning;
+  EXPECT_EQ(std::count(warning.begin(), warning.end(), '\n'), 1) << warning;
+  EXPECT_FALSE(cache.store(key_for("a"), binary_of(10, 1)));
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  ::testing::internal::CaptureStderr();
+  ProgramCache again(dir.string());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << "warned twice for " << dir;
+  EXPECT_FALSE(again.usable());
+}
+
+// A directory that held a good entry, then had its mode changed: the entry is not loaded.
+fs::path directory_with_entry(const test::TempDir& dir, const std::string& name) {
+  const fs::path path = dir / name;
+  ProgramCache cache(path.string());
+  EXPECT_TRUE(cache.store(key_for("a"), binary_of(100, 1)));
+  return path;
+}
+
+TEST(ProgramCacheTest, MissingDirectoriesAreCreated0700WhateverTheUmask) {
+  test::TempDir dir;
+  const fs::path path = dir / "a" / "b" / "cache";
+  const mode_t saved = ::umask(0);  // 0777 & ~umask would be 0777
+  ProgramCache cache(path.string());
+  ::umask(saved);
+  EXPECT_TRUE(cache.usable()) << cache.refusal();
+  EXPECT_TRUE(cache.writable());
+  EXPECT_EQ(mode_of(dir / "a"), 0700u);
+  EXPECT_EQ(mode_of(dir / "a" / "b"), 0700u);
+  EXPECT_EQ(mode_of(path), 0700u);
+  ::umask(0);
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(100, 1)));
+  ::umask(saved);
+  EXPECT_EQ(mode_of(cache.entry_path(key_for("a"))), 0600u);
+  EXPECT_TRUE(cache.load(key_for("a")).has_value());
+}
+
+TEST(ProgramCacheTest, GroupWritableDirectoryIsRefused) {
+  test::TempDir dir;
+  const fs::path path = directory_with_entry(dir, "cache");
+  ASSERT_EQ(::chmod(path.c_str(), 0770), 0);
+  expect_refused(path, "writable by group or others (mode 0770)");
+}
+
+// The deploy file's cache_dir reaches the cache as its explicit directory: a world-writable one
+// (/tmp-like, sticky bit included) turns the cache off, entries already there included.
+TEST(ProgramCacheTest, WorldWritableExplicitDirectoryDisablesTheCache) {
+  test::TempDir dir;
+  const fs::path path = directory_with_entry(dir, "shared");
+  ASSERT_EQ(::chmod(path.c_str(), 01777), 0);
+  expect_refused(path, "writable by group or others (mode 1777)");
+  EXPECT_TRUE(fs::exists(path / (key_for("a").digest() + kCacheEntryExtension)));  // untouched
+}
+
+TEST(ProgramCacheTest, OtherWritableDirectoryIsRefused) {
+  test::TempDir dir;
+  const fs::path path = dir / "cache";
+  ASSERT_EQ(::mkdir(path.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0702), 0);
+  expect_refused(path, "writable by group or others (mode 0702)");
+}
+
+TEST(ProgramCacheTest, DirectoryOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a directory away";
+  test::TempDir dir;
+  const fs::path path = directory_with_entry(dir, "cache");
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);  // nobody
+  expect_refused(path, "owned by uid 65534");
+}
+
+TEST(ProgramCacheTest, SymbolicLinkToADirectoryIsRefused) {
+  test::TempDir dir;
+  const fs::path real = directory_with_entry(dir, "real");
+  const fs::path link = dir / "link";
+  fs::create_directory_symlink(real, link);
+  expect_refused(link, "symbolic link");
+  // Nor is a directory created through a link in the last component.
+  fs::create_directory_symlink(dir / "missing", dir / "dangling");
+  expect_refused(dir / "dangling", "symbolic link");
+  EXPECT_FALSE(fs::exists(dir / "missing"));
+}
+
+TEST(ProgramCacheTest, RegularFileAsDirectoryIsRefused) {
+  test::TempDir dir;
+  test::write_file(dir / "a_file", "not a directory");
+  expect_refused(dir / "a_file", "not a directory");
+}
+
+TEST(ProgramCacheTest, TamperedKeyIsAMiss) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  const fs::path path = cache.entry_path(key_for("a"));
+  std::string bytes = read_all(path);
+  bytes[sizeof(CacheEntryHeader) + key_for("a").bytes().size() - 1] ^= 0x01;  // the source's end
+  test::write_file(path, bytes);
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+}
+
+// An entry moved to another key's file name (what a mix-up or an attacker would do) holds the
+// wrong key: a miss, replaced by the next store.
+TEST(ProgramCacheTest, EntryRenamedToAnotherKeysNameIsAMiss) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  ASSERT_TRUE(cache.store(key_for("b"), binary_of(500, 2)));
+  fs::rename(cache.entry_path(key_for("a")), cache.entry_path(key_for("b")));
+  EXPECT_FALSE(cache.load(key_for("b")).has_value());
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  ASSERT_TRUE(cache.store(key_for("b"), binary_of(500, 2)));
+  EXPECT_EQ(cache.load(key_for("b")).value_or(ProgramCache::Binary{}), binary_of(500, 2));
+  // A longer key under the name of a shorter one: the same.
+  ProgramKey long_key = key_for("a");
+  long_key.source += " and more";
+  ASSERT_TRUE(cache.store(long_key, binary_of(50, 3)));
+  fs::rename(cache.entry_path(long_key), cache.entry_path(key_for("b")));
+  EXPECT_FALSE(cache.load(key_for("b")).has_value());
+}
+
+TEST(ProgramCacheTest, EntryThatIsASymbolicLinkIsAMiss) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  const fs::path path = cache.entry_path(key_for("a"));
+  const fs::path target = dir / "elsewhere";
+  fs::rename(path, target);
+  fs::create_symlink(target, path);
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  EXPECT_FALSE(fs::is_symlink(path));  // the link is removed, never followed
+  EXPECT_EQ(read_all(target).size(), sizeof(CacheEntryHeader) + key_for("a").bytes().size() + 500);
+}
+
+TEST(ProgramCacheTest, EntryWritableByOthersIsAMiss) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  const fs::path path = cache.entry_path(key_for("a"));
+  ASSERT_EQ(::chmod(path.c_str(), 0620), 0);
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(ProgramCacheTest, EntryOfAnotherUserIsAMiss) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a file away";
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  const fs::path path = cache.entry_path(key_for("a"));
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+}
+
+TEST(ProgramCacheTest, EntryOfAnOlderFormatIsRemoved) {
+  test::TempDir dir;
+  ProgramCache cache(dir.path().string());
+  ASSERT_TRUE(cache.store(key_for("a"), binary_of(500, 1)));
+  const fs::path path = cache.entry_path(key_for("a"));
+  std::string bytes = read_all(path);
+  bytes[8] = 1;  // format version 1
+  test::write_file(path, bytes);
+  EXPECT_FALSE(cache.load(key_for("a")).has_value());
+  EXPECT_FALSE(fs::exists(path));
+  // Version 1 named entries by a 16-digit hash; the next scan removes them.
+  const fs::path old_name = dir / ("0123456789abcdef" + std::string(kCacheEntryExtension));
+  test::write_file(old_name, "an entry of format 1");
+  ASSERT_TRUE(cache.store(key_for("b"), binary_of(10, 1)));
+  EXPECT_FALSE(fs::exists(old_name));
 }
 
 TEST(ProgramCacheTest, DirectoryComesFromArgumentThenEnvironmentThenHome) {
