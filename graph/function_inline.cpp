@@ -1,11 +1,11 @@
 #include "graph/function_inline.h"
 
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
+
+#include <onnx/onnx_pb.h>
 
 #include "graph/onnx_validate.h"
 
@@ -17,9 +17,7 @@ using NameSet = std::unordered_set<std::string>;
 // If branches are walked this deep for calls; validation refuses deeper nesting anyway.
 constexpr int kMaxWalkDepth = 16;
 
-bool is_default_domain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
 std::string key_of(const std::string& domain, const std::string& name) {
   return domain + "." + name;
@@ -211,8 +209,8 @@ class Inliner {
     }
     if (height + static_cast<int>(path.size()) - 1 > kMaxFunctionDepth) {
       return invalid_argument("model-local functions call one another more than " +
-                              std::to_string(kMaxFunctionDepth) + " deep (through " +
-                              label_of(fn) + ")");
+                              std::to_string(kMaxFunctionDepth) + " deep (through " + label_of(fn) +
+                              ")");
     }
     fn.height = height;
     fn.expanded_nodes = expanded;
@@ -314,8 +312,7 @@ class Inliner {
       // The function passes an input straight through: an Identity stands for it.
       const std::string& source = renamed.at(proto.output(j));
       if (source.empty()) {
-        return invalid_argument("output " + std::to_string(j) +
-                                " is an input the call leaves out");
+        return invalid_argument("output " + std::to_string(j) + " is an input the call leaves out");
       }
       onnx::NodeProto& identity = *nodes.Add();
       identity.set_op_type("Identity");

@@ -51,7 +51,8 @@ Status open_failure(int dir_fd, const std::string& name, const std::string& show
   const int error = errno;
   struct stat info {};
   if (::fstatat(dir_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(info.st_mode)) {
-    return invalid_argument("'" + shown + "' is a symbolic link, which could lead outside the "
+    return invalid_argument("'" + shown +
+                            "' is a symbolic link, which could lead outside the "
                             "folder; links are not followed here");
   }
   errno = error;

@@ -61,10 +61,11 @@ bool holds_subgraph(const onnx::AttributeProto& attr) {
 // activation...): only these may be longer than kMaxAxisListLength.
 bool holds_data(const onnx::NodeProto& node, const std::string& attr) {
   static const std::unordered_set<std::string> kDataAttributes{
-      "Constant.value_ints",          "Constant.value_floats",         "Constant.value_strings",
-      "Split.split",                  "StringNormalizer.stopwords",    "TfIdfVectorizer.weights",
-      "TfIdfVectorizer.ngram_counts", "TfIdfVectorizer.ngram_indexes", "TfIdfVectorizer.pool_int64s",
-      "TfIdfVectorizer.pool_strings"};
+      "Constant.value_ints",           "Constant.value_floats",
+      "Constant.value_strings",        "Split.split",
+      "StringNormalizer.stopwords",    "TfIdfVectorizer.weights",
+      "TfIdfVectorizer.ngram_counts",  "TfIdfVectorizer.ngram_indexes",
+      "TfIdfVectorizer.pool_int64s",   "TfIdfVectorizer.pool_strings"};
   return kDataAttributes.count(node.op_type() + "." + attr) > 0;
 }
 

@@ -1,11 +1,11 @@
 #include "graph/rank_bound.h"
 
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <cctype>
 #include <set>
 #include <unordered_map>
+
+#include <onnx/onnx_pb.h>
 
 #include "graph/onnx_validate.h"
 #include "graph/shape.h"
@@ -71,16 +71,18 @@ class RankBounds {
       }
       return kUnknown;
     };
-    // A computed shape input: check_shape_input_lengths() refuses it when libonnx knows it is
-    // longer than kMaxRank, so kMaxRank bounds what libonnx builds from it.
+    // ConstantOfShape and Expand take their rank from the length of a computed shape input:
+    // check_shape_input_lengths() refuses it when libonnx knows it is longer than kMaxRank.
     auto shape_length = [&](int input) -> int64_t {
       const int64_t length = initializer_length(node, input);
       return length == kUnknown ? static_cast<int64_t>(kMaxRank) : length;
     };
+    // Unsqueeze (opset 13 on) and Reshape read the values of their second input: libonnx infers
+    // nothing when it is computed.
     if (op == "Unsqueeze") {
-      if (r0 == kUnknown) return kUnknown;
       const int64_t axes = ints_size("axes");
-      return r0 + (axes != kUnknown ? axes : shape_length(1));
+      const int64_t added = axes != kUnknown ? axes : initializer_length(node, 1);
+      return r0 == kUnknown || added == kUnknown ? kUnknown : r0 + added;
     }
     if (op == "Gather" || op == "GatherND") {
       return r0 == kUnknown || r1 == kUnknown ? kUnknown : r0 + r1 - 1;
@@ -88,7 +90,7 @@ class RankBounds {
     if (op == "OneHot") return r0 == kUnknown ? kUnknown : r0 + 1;
     if (op == "ConcatFromSequence") return max_in == kUnknown ? kUnknown : max_in + 1;
     if (op == "ConstantOfShape") return shape_length(0);
-    if (op == "Reshape") return shape_length(1);
+    if (op == "Reshape") return initializer_length(node, 1);
     if (op == "Expand") return std::max<int64_t>(r0, shape_length(1));
     if (op == "RandomNormal" || op == "RandomUniform") return ints_size("shape");
     if (op == "Einsum") {

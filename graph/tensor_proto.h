@@ -24,7 +24,8 @@ namespace hsched {
 inline constexpr int64_t kMaxProtobufBytes = 2147483647;
 
 // Resolves the external-data references of one model: only regular files inside `base_dir`,
-// reached without following a symbolic link below it (MappedFile::open_beneath), each mapped once and shared by every tensor that points into it.
+// reached without following a symbolic link below it (MappedFile::open_beneath), each mapped
+// once and shared by every tensor that points into it.
 class ExternalData {
  public:
   // An empty `base_dir` refuses all external data (models read from memory).

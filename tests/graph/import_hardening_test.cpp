@@ -1,13 +1,13 @@
 // Crafted models and files the importer once crashed or hung on, beyond the one-line cases of
 // support/bad_models.cpp: model-local functions inlined (and run), bounds met in time and memory,
 // tensor files past protobuf's size limit.
-#include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <chrono>
 #include <functional>
 #include <numeric>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
@@ -76,7 +76,9 @@ TEST(FunctionTest, CallsAreInlinedWithAttributeReferencesAndRun) {
 // output that is an input passes through an Identity.
 TEST(FunctionTest, UnsetReferenceTakesTheDefaultAndPassThroughBecomesIdentity) {
   OnnxBuilder b(17);
-  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4}).output("z", DType::kF32, {1, 4});
+  b.input("x", DType::kF32, {1, 4})
+      .output("y", DType::kF32, {1, 4})
+      .output("z", DType::kF32, {1, 4});
   onnx::NodeProto& call = b.node("f", {"x"}, {"y", "z"}, "call");
   call.set_domain("local");
   auto& import_local = *b.model().add_opset_import();
@@ -123,7 +125,9 @@ TEST(FunctionTest, MalformedFunctionsAndCallsAreRefusedWithOneLine) {
   };
   const std::vector<Case> cases{
       {"ReadsUndefinedName",
-       [](onnx::ModelProto& m) { add_function(m, "f", {make_node("Add", {"a", "ghost"}, {"b"})}); },
+       [](onnx::ModelProto& m) {
+         add_function(m, "f", {make_node("Add", {"a", "ghost"}, {"b"})});
+       },
        "function 'local.f': node #0 (Add): input 'ghost' is neither an input of the function"},
       {"OutputNeverDefined",
        [](onnx::ModelProto& m) { add_function(m, "f", {make_node("Relu", {"a"}, {"c"})}); },
@@ -305,8 +309,10 @@ TEST(LimitsTest, UnsqueezeWithAMillionAxesIsRefusedQuickly) {
 TEST(LimitsTest, TensorFileOverTwoGiBIsRefusedNotTruncated) {
   test::TempDir dir;
   const auto path = dir / "input_0.pb";
-  ASSERT_TRUE(write_tensor_file(Tensor::from_vector(DType::kF32, {1, 4}, std::vector<float>{1, 2, 3, 4}), "x", path)
-                  .is_ok());
+  ASSERT_TRUE(
+      write_tensor_file(Tensor::from_vector(DType::kF32, {1, 4}, std::vector<float>{1, 2, 3, 4}),
+                        "x", path)
+          .is_ok());
   ASSERT_TRUE(read_tensor_file(path).is_ok());
   const auto size = std::filesystem::file_size(path);
   std::filesystem::resize_file(path, (uintmax_t{1} << 32) + size);  // sparse: no disk used
