@@ -80,7 +80,16 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
                                                         const CpuOptions& options) {
   if (options.threads < 1) return invalid_argument("--threads must be at least 1");
   for (const Value& v : graph.values()) {
-    if (v.is_constant()) continue;
+    if (v.is_constant()) {
+      // Kernels size their reads by the value's shape and dtype: its bytes must be that.
+      if (v.constant->dtype() != v.dtype || v.constant->dims() != v.shape.dims) {
+        return invalid_argument("tensor '" + v.name + "' holds " +
+                                std::string(dtype_name(v.constant->dtype())) + " " +
+                                v.constant->shape().to_string() + " but is declared " +
+                                std::string(dtype_name(v.dtype)) + " " + v.shape.to_string());
+      }
+      continue;
+    }
     if (!v.shape.is_static() || v.dtype == DType::kUndefined) {
       std::string where =
           v.producer == kNoNode ? "graph input" : node_context(graph.node(v.producer));

@@ -342,5 +342,21 @@ TEST(CpuMalformed, ConvScaleFusionChecksTheBias) {
   }
 }
 
+// A constant whose bytes are fewer than its declared shape says: every reader would size its
+// reads by the declared shape.
+TEST(CpuMalformed, ConstantMustHoldItsDeclaredShape) {
+  auto program = compile_two_nodes([](Graph& graph, ValueId x) {
+    const ValueId w = graph.add_constant("w", random_f32({4}, 1));
+    graph.value(w).shape = Shape({1, 4, 3, 3});
+    const ValueId y = graph.add_value("y", DType::kF32, Shape({1, 4, 3, 3}));
+    graph.add_node(make_node("add", "Add", {x, w}, {y}));
+    graph.add_output(y);
+  });
+  ASSERT_FALSE(program.is_ok());
+  EXPECT_EQ(program.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(program.status().message().find("tensor 'w' holds"), std::string::npos)
+      << program.status().message();
+}
+
 }  // namespace
 }  // namespace hsched::cpu::test
