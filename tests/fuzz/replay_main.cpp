@@ -1,6 +1,7 @@
-// Replays fuzz inputs without libFuzzer (gcc builds, ASan preset): feeds every regular file under
-// the paths given on the command line to LLVMFuzzerTestOneInput. Exit 0 when all returned; a crash
-// or sanitizer report ends the process, which fails the CTest test.
+// Replays fuzz inputs without libFuzzer (gcc builds, ASan preset): calls LLVMFuzzerInitialize when
+// the target has one, then feeds every regular file under the paths given on the command line
+// (a README.md excepted) to LLVMFuzzerTestOneInput. Exit 0 when all returned; a crash or
+// sanitizer report ends the process, which fails the CTest test.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Optional in a fuzz target, as in libFuzzer.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 namespace {
 
@@ -21,7 +24,9 @@ std::vector<std::filesystem::path> collect_inputs(int argc, char** argv) {
     const std::filesystem::path path(argv[i]);
     if (std::filesystem::is_directory(path)) {
       for (const auto& entry : std::filesystem::recursive_directory_iterator(path)) {
-        if (entry.is_regular_file()) inputs.push_back(entry.path());
+        if (entry.is_regular_file() && entry.path().filename() != "README.md") {
+          inputs.push_back(entry.path());
+        }
       }
     } else {
       inputs.push_back(path);
@@ -38,6 +43,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s CORPUS_DIR_OR_FILE...\n", argv[0]);
     return 2;
   }
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   const std::vector<std::filesystem::path> inputs = collect_inputs(argc, argv);
   if (inputs.empty()) {
     std::fprintf(stderr, "%s: no input files found\n", argv[0]);

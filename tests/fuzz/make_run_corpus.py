@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Writes the seed corpus of run_fuzzer: small ONNX models that import, plan and run (seed-*), and
+reproducers of crash classes found in the run path (repro-*).
+
+Run with Debian's python3 (python3-onnx, python3-numpy): /usr/bin/python3 tests/fuzz/make_run_corpus.py
+The output is deterministic and checked in (tests/fuzz/run_corpus/, a few KB in all); rerun it
+only to change the seeds. A reproducer that still crashes is written to tests/fuzz/pending/
+instead (PENDING below; pending/README.md says what each one does): CI does not replay that
+folder. When its crash is fixed, remove its name from PENDING, rerun, and commit the move.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT_DIR = os.path.join(HERE, "run_corpus")
+PENDING_DIR = os.path.join(HERE, "pending")
+
+# Reproducers that crash today (see pending/README.md); the rest go to run_corpus/.
+PENDING = {
+}
+
+F = TensorProto.FLOAT
+
+
+def weights(name, shape, seed):
+    rng = np.random.default_rng(seed)
+    return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(graph, opset=13, functions=None):
+    opsets = [helper.make_opsetid("", opset)]
+    if functions:
+        opsets.append(helper.make_opsetid("local", 1))
+    m = helper.make_model(graph, opset_imports=opsets, producer_name="hsched-run-fuzz-seed",
+                          functions=functions or [])
+    m.ir_version = 8
+    return m
+
+
+def graph(nodes, name, inputs, outputs, inits=()):
+    return helper.make_graph(nodes, name, inputs, outputs, list(inits))
+
+
+# ------------------------------------------------------------------------------------------------
+# Valid seeds: each imports, plans and runs.
+
+def conv_relu():
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="conv", kernel_shape=[3, 3],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["y"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    return model(graph(nodes, "conv_relu", [vi("x", F, [1, 3, 8, 8])], [vi("y", F, [1, 4, 4, 4])],
+                       [weights("w", [4, 3, 3, 3], 1), weights("b", [4], 2)]))
+
+
+def gemm_softmax():
+    nodes = [
+        helper.make_node("Gemm", ["x", "w", "b"], ["g"], name="fc", transB=1),
+        helper.make_node("Softmax", ["g"], ["y"], name="softmax", axis=1),
+    ]
+    return model(graph(nodes, "gemm_softmax", [vi("x", F, [2, 16])], [vi("y", F, [2, 8])],
+                       [weights("w", [8, 16], 3), weights("b", [8], 4)]))
+
+
+def matmul_add():
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+        helper.make_node("Add", ["m", "b"], ["y"], name="add"),
+    ]
+    return model(graph(nodes, "matmul_add", [vi("x", F, ["N", 4, 8])], [vi("y", F, ["N", 4, 6])],
+                       [weights("w", [8, 6], 5), weights("b", [6], 6)]))
+
+
+def split_concat():
+    nodes = [
+        helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=1),
+        helper.make_node("Sigmoid", ["a"], ["sa"], name="sigmoid"),
+        helper.make_node("Tanh", ["b"], ["tb"], name="tanh"),
+        helper.make_node("Concat", ["tb", "sa"], ["y"], name="concat", axis=1),
+    ]
+    return model(graph(nodes, "split_concat", [vi("x", F, [1, 6, 4])], [vi("y", F, [1, 6, 4])],
+                       [i64("sizes", [2, 4])]))
+
+
+def qdq_conv():
+    """QuantizeLinear -> DequantizeLinear on the activation, int8 weights dequantized, Conv."""
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="quant_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dequant_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dequant_w"),
+        helper.make_node("Conv", ["xd", "wd"], ["y"], name="conv", kernel_shape=[1, 1]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(0.02, dtype=np.float32), "xs"),
+        numpy_helper.from_array(np.array(128, dtype=np.uint8), "xz"),
+        numpy_helper.from_array(
+            np.arange(-6, 6, dtype=np.int8).reshape([4, 3, 1, 1]), "wq"),
+        numpy_helper.from_array(np.array(0.05, dtype=np.float32), "ws"),
+        numpy_helper.from_array(np.array(0, dtype=np.int8), "wz"),
+    ]
+    return model(graph(nodes, "qdq_conv", [vi("x", F, [1, 3, 4, 4])], [vi("y", F, [1, 4, 4, 4])],
+                       inits))
+
+
+def local_function():
+    """A model-local function (domain "local") called twice."""
+    fn = helper.make_function(
+        "local", "AddRelu", ["a", "b"], ["out"],
+        [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Relu", ["s"], ["out"])],
+        [helper.make_opsetid("", 13)])
+    nodes = [
+        helper.make_node("AddRelu", ["x", "bias"], ["h"], name="call1", domain="local"),
+        helper.make_node("AddRelu", ["h", "x"], ["y"], name="call2", domain="local"),
+    ]
+    return model(graph(nodes, "local_function", [vi("x", F, [2, 3])], [vi("y", F, [2, 3])],
+                       [weights("bias", [2, 3], 7)]), functions=[fn])
+
+
+def if_branches():
+    then_g = graph([helper.make_node("Relu", ["x"], ["t"], name="then_relu")], "then", [],
+                   [vi("t", F, [2, 4])])
+    else_g = graph([helper.make_node("Neg", ["x"], ["e"], name="else_neg")], "else", [],
+                   [vi("e", F, [2, 4])])
+    nodes = [
+        helper.make_node("If", ["cond"], ["r"], name="if", then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["r", "x"], ["y"], name="mul"),
+    ]
+    # hsched runs an If whose condition folds at load time (it inlines the branch taken).
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    return model(graph(nodes, "if_branches", [vi("x", F, [2, 4])], [vi("y", F, [2, 4])], [cond]))
+
+
+def valid_seeds():
+    return {
+        "seed-conv-relu-pool": conv_relu(),
+        "seed-gemm-softmax": gemm_softmax(),
+        "seed-matmul-add-dynamic-batch": matmul_add(),
+        "seed-split-concat": split_concat(),
+        "seed-qdq-conv": qdq_conv(),
+        "seed-local-function": local_function(),
+        "seed-if": if_branches(),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Reproducers of crash classes: each must be refused with a Status (or run), never crash.
+
+def split_negative_sizes():
+    """Split of 8 columns into [10, -2]; the second output is not listed."""
+    nodes = [helper.make_node("Split", ["x", "sizes"], ["a"], name="split", axis=1)]
+    return model(graph(nodes, "split_negative", [vi("x", F, [1, 8])], [vi("a", F, [1, 10])],
+                       [i64("sizes", [10, -2])]))
+
+
+def gemm_inner_mismatch():
+    """A [1,64] x B [16,8]: B's inner dim is not A's K."""
+    nodes = [helper.make_node("Gemm", ["a", "b"], ["y"], name="gemm")]
+    return model(graph(nodes, "gemm_mismatch", [vi("a", F, [1, 64])], [vi("y", F, [1, 8])],
+                       [weights("b", [16, 8], 8)]))
+
+
+def conv_weight_channels():
+    """x has 3 channels, the weight says 5."""
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[3, 3])]
+    return model(graph(nodes, "conv_channels", [vi("x", F, [1, 3, 8, 8])], [vi("y", F, [1, 4, 6, 6])],
+                       [weights("w", [4, 5, 3, 3], 9)]))
+
+
+def omitted_first_output():
+    """A Split whose first output is omitted ("") while the second is used."""
+    nodes = [
+        helper.make_node("Split", ["x", "sizes"], ["", "b"], name="split", axis=1),
+        helper.make_node("Relu", ["b"], ["y"], name="relu"),
+    ]
+    return model(graph(nodes, "omitted_first_output", [vi("x", F, [1, 6])], [vi("y", F, [1, 4])],
+                       [i64("sizes", [2, 4])]))
+
+
+def recursive_function():
+    """A model-local function that calls itself."""
+    fn = helper.make_function(
+        "local", "Loop1", ["a"], ["out"],
+        [helper.make_node("Loop1", ["a"], ["out"], domain="local")],
+        [helper.make_opsetid("", 13), helper.make_opsetid("local", 1)])
+    nodes = [helper.make_node("Loop1", ["x"], ["y"], name="call", domain="local")]
+    return model(graph(nodes, "recursive_function", [vi("x", F, [2])], [vi("y", F, [2])]),
+                 functions=[fn])
+
+
+def conv_zero_stride_in_function():
+    """strides=[1, 0] on a Conv inside a model-local function."""
+    fn = helper.make_function(
+        "local", "ConvBlock", ["a", "w"], ["out"],
+        [helper.make_node("Conv", ["a", "w"], ["out"], kernel_shape=[3, 3], strides=[1, 0])],
+        [helper.make_opsetid("", 13)])
+    nodes = [helper.make_node("ConvBlock", ["x", "w"], ["y"], name="call", domain="local")]
+    return model(graph(nodes, "conv_zero_stride", [vi("x", F, [1, 2, 6, 6])], [vi("y", F, [1, 2, 4, "w"])],
+                       [weights("w", [2, 2, 3, 3], 10)]), functions=[fn])
+
+
+def unsqueeze_huge_axes():
+    """Unsqueeze with 10,000 axes (the opset-11 attribute: small on disk), summed to a scalar."""
+    nodes = [
+        helper.make_node("Unsqueeze", ["x"], ["u"], name="unsqueeze", axes=list(range(10000))),
+        helper.make_node("ReduceSum", ["u"], ["y"], name="sum", keepdims=0),
+    ]
+    return model(graph(nodes, "unsqueeze_huge_axes", [vi("x", F, [2])], [vi("y", F, [])]),
+                 opset=11)
+
+
+def reproducers():
+    return {
+        "repro-split-negative-sizes": split_negative_sizes(),
+        "repro-gemm-inner-dim-mismatch": gemm_inner_mismatch(),
+        "repro-conv-weight-channels": conv_weight_channels(),
+        "repro-omitted-first-output": omitted_first_output(),
+        "repro-recursive-function": recursive_function(),
+        "repro-conv-zero-stride-in-function": conv_zero_stride_in_function(),
+        "repro-unsqueeze-10k-axes": unsqueeze_huge_axes(),
+    }
+
+
+def main():
+    seeds = valid_seeds()
+    for m in seeds.values():
+        onnx.checker.check_model(m)  # the valid seeds must be valid for libonnx too
+    seeds.update(reproducers())
+    unknown = PENDING - seeds.keys()
+    if unknown:
+        sys.exit(f"PENDING names no reproducer: {sorted(unknown)}")
+    os.makedirs(OUT_DIR, exist_ok=True)
+    os.makedirs(PENDING_DIR, exist_ok=True)
+    total = 0
+    for name, m in sorted(seeds.items()):
+        data = m.SerializeToString(deterministic=True)
+        folder = PENDING_DIR if name in PENDING else OUT_DIR
+        other = OUT_DIR if folder == PENDING_DIR else PENDING_DIR
+        if os.path.exists(os.path.join(other, name + ".onnx")):
+            os.remove(os.path.join(other, name + ".onnx"))
+        with open(os.path.join(folder, name + ".onnx"), "wb") as f:
+            f.write(data)
+        total += len(data)
+    print(f"wrote {len(seeds)} models ({len(PENDING)} pending), {total} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
