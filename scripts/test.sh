@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, then
 #   release build + CTest, asan (ASan+UBSan) build + CTest, tsan (ThreadSanitizer) build of the
-#   executor stress test + its CTest label, fuzz build + a timed libFuzzer run.
+#   executor stress test + its CTest label, fuzz build + timed libFuzzer runs of the three fuzz
+#   targets (tests/fuzz/: importer, run path, config loaders).
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
 # failed set-up or build skips what needs it. Prints the time of each phase; exits 1 on any failure.
 #
@@ -9,7 +10,9 @@
 #   HSCHED_SKIP_SETUP=1       skip scripts/setup-debian.sh (a developer machine already set up)
 #   HSCHED_MODELS_DIR=PATH    shared reference models (default: ../shared/models beside the repo)
 #   HSCHED_JOBS=N             build and test parallelism (default: nproc)
-#   HSCHED_FUZZ_SECONDS=N     length of the fuzz run (default: 60)
+#   HSCHED_FUZZ_SECONDS=N     length of the importer's fuzz run (default: 60)
+#   HSCHED_FUZZ_RUN_SECONDS=N     ... of run_fuzzer's (default: 60)
+#   HSCHED_FUZZ_CONFIG_SECONDS=N  ... of config_fuzzer's (default: 30)
 # Logs of every phase: build/test-logs/<phase>.log. docs/ci.md has the time budget.
 set -uo pipefail
 
@@ -18,6 +21,8 @@ root=$(pwd)
 jobs=${HSCHED_JOBS:-$(nproc)}
 models_dir=${HSCHED_MODELS_DIR:-${root}/../shared/models}
 fuzz_seconds=${HSCHED_FUZZ_SECONDS:-60}
+fuzz_run_seconds=${HSCHED_FUZZ_RUN_SECONDS:-60}
+fuzz_config_seconds=${HSCHED_FUZZ_CONFIG_SECONDS:-30}
 log_dir=${root}/build/test-logs
 mkdir -p "${log_dir}"
 
@@ -89,24 +94,33 @@ configure_and_build() {
     cmake --build --preset "${preset}" --parallel "${jobs}"
 }
 
-# libFuzzer writes new coverage inputs to the first corpus folder (scratch, under build/) and
-# reads the checked-in seeds from the second. A crashing input is written to tests/fuzz/corpus/
-# (-artifact_prefix), to be fixed and committed; its base64 is printed, since a CI machine's
-# files are not kept.
+# The fuzz preset's build preset builds import_fuzzer only; the fuzz phase builds all three.
+fuzz_build() {
+  cmake --preset fuzz -DHSCHED_MODELS_DIR="${models_dir}" &&
+    cmake --build build/fuzz --parallel "${jobs}" --target import_fuzzer run_fuzzer config_fuzzer
+}
+
+# fuzz_run NAME SECONDS SEEDS ARTIFACTS (the last two: folders under tests/fuzz/): libFuzzer
+# writes new coverage inputs to the first corpus folder (scratch, under build/) and reads the
+# checked-in seeds from the second. A crashing input is written to ARTIFACTS (-artifact_prefix):
+# tests/fuzz/corpus/ for the importer, as before; tests/fuzz/pending/ for the others, whose corpus
+# folders CTest replays. It is to be fixed and committed; its base64 is printed, since a CI
+# machine's files are not kept.
 fuzz_run() {
-  local fuzzer=${root}/build/fuzz/tests/fuzz/import_fuzzer
-  local scratch=${root}/build/fuzz/corpus
-  local artifacts=${root}/tests/fuzz/corpus/
-  mkdir -p "${scratch}"
-  local marker=${log_dir}/fuzz-start
+  local name=$1 seconds=$2 seeds=${root}/tests/fuzz/$3 artifacts=${root}/tests/fuzz/$4
+  local fuzzer=${root}/build/fuzz/tests/fuzz/${name}
+  local scratch=${root}/build/fuzz/corpus-${name}
+  [[ ${name} == import_fuzzer ]] && scratch=${root}/build/fuzz/corpus  # its folder before
+  mkdir -p "${scratch}" "${artifacts}"
+  local marker=${log_dir}/fuzz-start-${name}
   touch "${marker}"
   export_sanitizer_options
   # libFuzzer prints a line per new input: keep those in their own log, show the end of it.
-  local fuzz_log=${log_dir}/libfuzzer.log
+  local fuzz_log=${log_dir}/libfuzzer-${name}.log
   # A fixed seed makes the run a prefix of one reproducible sequence (HSCHED_FUZZ_SEED to vary).
-  "${fuzzer}" -seed="${HSCHED_FUZZ_SEED:-1}" -max_total_time="${fuzz_seconds}" -timeout=25 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="${artifacts}" "${scratch}" "${root}/tests/fuzz/corpus" \
-    >"${fuzz_log}" 2>&1
+  "${fuzzer}" -seed="${HSCHED_FUZZ_SEED:-1}" -max_total_time="${seconds}" -timeout=25 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="${artifacts}/" "${scratch}" \
+    "${seeds}" >"${fuzz_log}" 2>&1
   local rc=$?
   grep -E '^INFO: +[0-9]+ files found|INITED' "${fuzz_log}"
   if [[ ${rc} -eq 0 ]]; then
@@ -127,7 +141,8 @@ fuzz_run() {
 }
 
 total_start=${SECONDS}
-echo "hsched test.sh: jobs=${jobs}, models=${models_dir}, fuzz=${fuzz_seconds} s"
+echo "hsched test.sh: jobs=${jobs}, models=${models_dir}, fuzz: import ${fuzz_seconds} s," \
+  "run ${fuzz_run_seconds} s, config ${fuzz_config_seconds} s"
 
 if [[ ${HSCHED_SKIP_SETUP:-0} == 1 ]]; then
   skip_phase setup "HSCHED_SKIP_SETUP=1"
@@ -147,15 +162,27 @@ for preset in release asan tsan; do
   fi
 done
 
-if run_phase fuzz-build configure_and_build fuzz; then
-  if run_phase fuzz-run fuzz_run; then
-    tests_passed=$((tests_passed + 1))
-  else
-    tests_failed=$((tests_failed + 1))
-  fi
+# phase, fuzz target, seconds, seed folder, artifact folder (the folders under tests/fuzz/)
+fuzz_phases=(
+  "fuzz-import import_fuzzer ${fuzz_seconds} corpus corpus"
+  "fuzz-run run_fuzzer ${fuzz_run_seconds} run_corpus pending"
+  "fuzz-config config_fuzzer ${fuzz_config_seconds} config_corpus pending"
+)
+if run_phase fuzz-build fuzz_build; then
+  for spec in "${fuzz_phases[@]}"; do
+    read -r phase fuzzer seconds seeds artifacts <<<"${spec}"
+    if run_phase "${phase}" fuzz_run "${fuzzer}" "${seconds}" "${seeds}" "${artifacts}"; then
+      tests_passed=$((tests_passed + 1))
+    else
+      tests_failed=$((tests_failed + 1))
+    fi
+  done
 else
-  skip_phase fuzz-run "build failed"
-  tests_failed=$((tests_failed + 1))
+  for spec in "${fuzz_phases[@]}"; do
+    read -r phase _ <<<"${spec}"
+    skip_phase "${phase}" "build failed"
+    tests_failed=$((tests_failed + 1))
+  done
 fi
 
 echo
@@ -164,6 +191,7 @@ for i in "${!phase_names[@]}"; do
   printf '  %-14s %6s  %s\n' "${phase_names[$i]}" "${phase_seconds[$i]}" "${phase_results[$i]}"
 done
 printf '  %-14s %6s\n' "total" "$((SECONDS - total_start))"
-# One closing line over all passes: CTest tests of release, asan and tsan, plus the fuzz run as one.
+# One closing line over all passes: CTest tests of release, asan and tsan, plus each fuzz run as
+# one.
 echo "test.sh: ${tests_passed} passed, ${tests_failed} failed"
 exit "${failed}"
