@@ -223,7 +223,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr), y, partial, s,
                                   static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
-  const auto groups = [&](int64_t extent) {
+  const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
   HSCHED_ASSIGN_OR_RETURN(cl::Event event,
