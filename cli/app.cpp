@@ -145,6 +145,13 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_flag("--verify", run_args.verify,
                 "Check every non-CPU partition against the CPU in fp32; a failing one is "
                 "quarantined to the CPU (also the policy's `verify`)");
+  run->add_option("--memory-limit-mb", run_args.memory_limit_mb,
+                  "Refuse a CPU program that would hold more than this much memory (weights, "
+                  "folded constants, activations, outputs; default: the machine's memory)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  run->add_flag("--no-flush-denormals", run_args.keep_denormals,
+                "Compute subnormal floats on the CPU instead of flushing them to zero (IEEE, "
+                "and up to 60x slower where they occur)");
   run->add_option("--trace", run_args.trace_path,
                   "Write a Chrome trace-event JSON of the runs here (Perfetto, chrome://tracing)");
   run->add_option("--requests", run_args.requests,

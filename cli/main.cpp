@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "graph/deadline.h"
 
 namespace {
 
@@ -25,5 +26,7 @@ void start_with_short_omp_spin(char** argv) {
 
 int main(int argc, char** argv) {
   start_with_short_omp_spin(argv);
-  return hsched::cli::run(argc, argv, std::cout, std::cerr);
+  // Through exit_process: a driver call abandoned past its deadline may still be running, and
+  // static destructors must not run under it.
+  hsched::exit_process(hsched::cli::run(argc, argv, std::cout, std::cerr));
 }

@@ -429,6 +429,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   options.cpu_threads = args.threads;
   options.profile = args.profile;
   options.verify = args.verify || planned.plan.policy.verify;
+  options.flush_denormals = !args.keep_denormals;
+  options.cpu_memory_limit_bytes = args.memory_limit_mb << 20;
   options.device_output_hook = args.device_output_hook;
   auto executable = compile(graph, planned.plan, options);
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
@@ -445,9 +447,9 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     requests = std::move(runs).value();
   }
   // Read once every run has finished: verification may have moved partitions to the CPU.
-  const Plan& plan = exe.plan();
+  const Plan plan = exe.plan();
   const std::vector<Tensor>& outputs = requests ? requests->outputs : timed->outputs;
-  const ExecutableStats& stats = exe.stats();
+  const ExecutableStats stats = exe.stats();
   const std::vector<Quarantine> quarantines = exe.quarantines();
   if (!args.trace_path.empty()) {
     std::vector<RunRecord> records = timed->warmup_records;

@@ -1,11 +1,19 @@
-// Work with a deadline, for the backends' compilers (OpenCL programs, Level Zero graphs): a
-// compile that takes too long must not hang the caller, who falls back to the CPU instead.
+// Work with a deadline, for the backends' drivers (OpenCL program builds, Level Zero graph
+// builds and loads): a driver call that takes too long must not hang the caller, who falls back
+// to the CPU instead.
+//
+// Work past its deadline goes on alone on a detached worker, possibly inside a driver. Such a
+// worker must never meet a process that exits: static destructors (the driver's, its compiler's)
+// would run under it. Every worker is counted; `exit_process` waits a bounded time for them and,
+// when some are still running, ends the process without running destructors. The CLI ends
+// through it; for a program that embeds hsched, an atexit handler (registered with the first
+// worker) does the same bounded wait.
 #pragma once
 
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,10 +27,32 @@
 
 namespace hsched {
 
+// How long exit_process() and the atexit handler wait for running workers, in ms.
+inline constexpr int64_t kExitWaitMs = 2000;
+
+namespace deadline_detail {
+// Counts a worker from before its thread starts until it has finished (its result handed over
+// and every capture destroyed). Registers the atexit handler on first use.
+void worker_started();
+void worker_finished();
+}  // namespace deadline_detail
+
+// Workers still running (started by run_with_deadline, not yet finished).
+int background_workers();
+
+// Waits at most `bound_ms` for every worker to finish; true when none is left.
+bool wait_for_background_workers(int64_t bound_ms);
+
+// Ends the process with `code`: flushes stdio, waits up to kExitWaitMs for workers, then exits
+// normally (std::exit) when none is left, or with _exit (no destructors: a worker may be inside
+// a driver whose statics they would tear down) when some still run.
+[[noreturn]] void exit_process(int code);
+
 // Runs `work` on a detached thread and waits at most `deadline_ms` for its result. Past the
 // deadline the caller gets DeadlineExceeded "compile_timeout: <what> exceeded the N ms deadline"
-// and `work` carries on alone: it must own what it touches (capture by value or shared_ptr), and
-// nobody waits for it, the process at exit included. Internal when no thread can be started.
+// and `work` carries on alone: it must own what it touches (capture by value or shared_ptr). An
+// exception thrown by `work` becomes an Internal error (never std::terminate). Internal when no
+// thread can be started.
 template <typename T>
 Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms,
                             const std::string& what) {
@@ -32,14 +62,28 @@ Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms
     std::optional<Result<T>> result;
   };
   auto state = std::make_shared<State>();
+  deadline_detail::worker_started();
   try {
-    std::thread([state, work = std::move(work)] {
-      Result<T> result = work();
-      std::lock_guard<std::mutex> lock(state->mutex);
-      state->result.emplace(std::move(result));
-      state->done_cv.notify_all();
+    std::thread([state, work = std::move(work), what]() mutable {
+      std::optional<Result<T>> result;
+      try {
+        result.emplace(work());
+      } catch (const std::exception& error) {
+        result.emplace(internal_error(what + " threw: " + error.what()));
+      } catch (...) {
+        result.emplace(internal_error(what + " threw an unknown exception"));
+      }
+      work = nullptr;  // its captures (driver objects) go before the worker counts as finished
+      {
+        std::lock_guard<std::mutex> lock(state->mutex);
+        state->result = std::move(result);
+        state->done_cv.notify_all();
+      }
+      state.reset();
+      deadline_detail::worker_finished();
     }).detach();
   } catch (const std::system_error& error) {  // no thread to be had (resource limits)
+    deadline_detail::worker_finished();
     return internal_error("cannot start a thread for " + what + ": " + error.what());
   }
   std::unique_lock<std::mutex> lock(state->mutex);

@@ -22,6 +22,9 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-filled storage for `dims`.
   Tensor(DType dtype, std::vector<int64_t> dims);
+  // Allocates storage for `dims` that the caller overwrites whole before anyone reads it: no
+  // zero-fill, so untouched pages of a large buffer cost nothing yet.
+  static Tensor uninitialized(DType dtype, std::vector<int64_t> dims);
   // Shares `data` (already holding `byte_size()` bytes) with its owner.
   Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<std::byte> data);
   // Borrows memory the caller keeps alive for the tensor's lifetime.

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <vector>
 
+#include "graph/mapped_file.h"
 #include "scheduler/config_node.h"
 
 namespace hsched {
@@ -83,15 +83,16 @@ std::string display_path(const fs::path& path) {
 Result<ConfigNode> read_document(const fs::path& path, const std::string& display) {
   std::error_code error;
   if (!fs::exists(path, error)) return invalid_argument(display + ": file not found");
-  if (!fs::is_regular_file(path, error)) return invalid_argument(display + ": not a file");
-  const uintmax_t size = fs::file_size(path, error);
-  if (error || size > kMaxConfigBytes) {
-    return invalid_argument(display + ": not a config file (larger than 1 MiB or unreadable)");
+  // Opened without blocking and checked to be a regular file before it is read (a FIFO named as
+  // a config would otherwise block the open for ever).
+  auto mapped = MappedFile::open(path);
+  if (!mapped.is_ok()) return invalid_argument(display + ": not a file");
+  if ((*mapped)->size() > kMaxConfigBytes) {
+    return invalid_argument(display + ": not a config file (larger than 1 MiB)");
   }
-  std::ifstream in(path, std::ios::binary);
   std::stringstream text;
-  text << in.rdbuf();
-  if (!in) return invalid_argument(display + ": cannot read the file");
+  text.write(reinterpret_cast<const char*>((*mapped)->data()),
+             static_cast<std::streamsize>((*mapped)->size()));
 
   std::vector<YAML::Node> documents;
   try {

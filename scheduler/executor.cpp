@@ -98,8 +98,14 @@ class PlanExecutable final : public Executable {
   Result<std::vector<std::vector<Tensor>>> run_stream(
       const std::vector<std::vector<Tensor>>& requests, int max_in_flight,
       std::vector<RunRecord>* records) override;
-  const Plan& plan() const override { return plan_; }
-  const ExecutableStats& stats() const override { return stats_; }
+  Plan plan() const override {
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    return plan_;
+  }
+  ExecutableStats stats() const override {
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    return stats_;
+  }
   std::vector<Quarantine> quarantines() const override {
     std::lock_guard<std::mutex> lock(plan_mutex_);
     return quarantines_;
@@ -115,6 +121,10 @@ class PlanExecutable final : public Executable {
   void finish(Request& request);
   Result<std::vector<Tensor>> compute(size_t p, const std::vector<Tensor>& inputs,
                                       PartitionRun& record);
+  // compute(), with an exception (std::bad_alloc, a library's throw) as the request's error:
+  // partitions run on device threads and flow-graph nodes, where a throw would end the process.
+  Result<std::vector<Tensor>> compute_or_catch(size_t p, const std::vector<Tensor>& inputs,
+                                               PartitionRun& record);
   void quarantine(size_t p, Quarantine quarantine);
   Result<PartitionProgram*> cpu_fallback(PartitionNode& node);
   double now_ms() const { return ms_between(origin_, Clock::now()); }
@@ -302,6 +312,18 @@ void PlanExecutable::submit(Request& request) {
   start_->try_put(&request);
 }
 
+Result<std::vector<Tensor>> PlanExecutable::compute_or_catch(size_t p,
+                                                             const std::vector<Tensor>& inputs,
+                                                             PartitionRun& record) {
+  try {
+    return compute(p, inputs, record);
+  } catch (const std::bad_alloc&) {
+    return Status(ErrorCode::kResourceExhausted, "memory_exceeded: out of host memory");
+  } catch (const std::exception& error) {
+    return internal_error(std::string("executor: ") + error.what());
+  }
+}
+
 void PlanExecutable::run_partition(size_t p, Request& request) {
   request.handoff.load(std::memory_order_acquire);
   PartitionNode& node = *partitions_[p];
@@ -316,7 +338,7 @@ void PlanExecutable::run_partition(size_t p, Request& request) {
       if (value) inputs.push_back(*value);
     }
     auto outputs = inputs.size() == part.inputs.size()
-                       ? compute(p, inputs, record)
+                       ? compute_or_catch(p, inputs, record)
                        : Result<std::vector<Tensor>>(
                              internal_error("executor: an input of the partition is not computed"));
     if (outputs.is_ok()) {

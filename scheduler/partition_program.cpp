@@ -139,6 +139,8 @@ Result<std::shared_ptr<PartitionProgram>> compile_cpu_program(const Graph& part,
   cpu::CpuOptions cpu_options;
   cpu_options.threads = options.cpu_threads;
   cpu_options.profile = options.profile;
+  cpu_options.flush_denormals = options.flush_denormals;
+  cpu_options.memory_limit_bytes = options.cpu_memory_limit_bytes;
   HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
   return std::shared_ptr<PartitionProgram>(
       std::make_shared<CpuPartition>(std::move(compiled), device));

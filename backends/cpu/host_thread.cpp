@@ -1,6 +1,8 @@
 #include "backends/cpu/host_thread.h"
 
+#include <exception>
 #include <future>
+#include <iostream>
 #include <utility>
 
 namespace hsched::cpu {
@@ -32,7 +34,13 @@ void WorkThread::loop() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    job();
+    try {
+      job();
+    } catch (const std::exception& error) {  // a contract broken: say so rather than terminate
+      std::cerr << "hsched: a work thread's job threw: " << error.what() << "\n";
+    } catch (...) {
+      std::cerr << "hsched: a work thread's job threw an unknown exception\n";
+    }
   }
 }
 

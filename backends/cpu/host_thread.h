@@ -22,7 +22,9 @@
 namespace hsched::cpu {
 
 // A thread that runs posted work in submission order, one item at a time; the destructor runs
-// what is still queued, then joins. Any thread may post.
+// what is still queued, then joins. Any thread may post. Posted work must report its own
+// failures (the executor turns exceptions into request errors); one that still throws is caught
+// and named on stderr, and the thread goes on.
 class WorkThread {
  public:
   WorkThread();

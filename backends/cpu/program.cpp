@@ -1,6 +1,7 @@
 #include "backends/cpu/program.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cfloat>
@@ -8,6 +9,7 @@
 #include <cmath>
 #include <set>
 
+#include "backends/cpu/denormals.h"
 #include "backends/cpu/host_thread.h"
 #include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/post_ops.h"
@@ -72,7 +74,12 @@ CpuProgram::CpuProgram(const Graph& graph, const CpuOptions& options)
       engine_(dnnl::engine::kind::cpu, 0),
       stream_(engine_),
       context_{options.threads, &engine_, &stream_},
-      arena_(options.threads) {}
+      arena_(options.threads) {
+  // oneTBB runs an arena's tasks with the floating-point settings (MXCSR) of the thread that
+  // initialized it: initialized here under the program's mode, every worker computes in it.
+  const DenormalsScope denormals(options.flush_denormals);
+  arena_.initialize();
+}
 
 CpuProgram::~CpuProgram() = default;
 
@@ -100,21 +107,48 @@ Result<std::unique_ptr<CpuProgram>> CpuProgram::compile(const Graph& graph,
   HSCHED_RETURN_IF_ERROR(check_first_outputs(graph));
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::unique_ptr<CpuProgram> program(new CpuProgram(graph, options));
+  if (program->options_.memory_limit_bytes <= 0) {
+    program->options_.memory_limit_bytes = physical_memory_bytes();
+  }
+  for (const Value& v : graph.values()) {
+    if (v.is_constant()) program->stats_.weight_bytes += static_cast<int64_t>(v.byte_size());
+  }
+  HSCHED_RETURN_IF_ERROR(program->check_memory(0, "its weights"));
   const KernelRegistry registry = make_cpu_kernel_registry();
   Status status;
   run_on_host_thread([&] {
+    const DenormalsScope denormals(options.flush_denormals);  // constant folding computes too
     program->arena_.execute([&] {
       omp_set_num_threads(options.threads);
+      set_team_denormals(options.flush_denormals, options.threads);
       status = program->fold_constants(order, registry);
       if (!status.is_ok()) return;
       program->fuse();
       if (options.channels_last) program->assign_layouts();
       status = program->create_kernels(registry);
-      if (status.is_ok()) program->plan_memory();
+      if (status.is_ok()) status = program->plan_memory();
     });
   });
   HSCHED_RETURN_IF_ERROR(status);
   return program;
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page_size > 0 ? static_cast<int64_t>(pages) * page_size : 0;
+}
+
+Status CpuProgram::check_memory(int64_t more, const std::string& what) const {
+  const int64_t limit = options_.memory_limit_bytes;
+  const int64_t total = stats_.weight_bytes + stats_.folded_bytes + more;
+  if (limit <= 0 || total <= limit) return Status::ok();
+  auto mib = [](int64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; };
+  return Status(ErrorCode::kResourceExhausted,
+                "memory_exceeded: the CPU program needs " + mib(total) + " at " + what +
+                    " (weights " + mib(stats_.weight_bytes) + ", folded constants " +
+                    mib(stats_.folded_bytes) + ", then " + mib(more) + "), over its limit of " +
+                    mib(limit) + " (the machine's memory, or the memory limit given)");
 }
 
 KernelSpec CpuProgram::spec_for(const Node& node) {
@@ -143,10 +177,16 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
     std::vector<Tensor*> out;
     for (ValueId v : node.inputs)
       in.push_back(v == kNoValue ? nullptr : &*graph_.value(v).constant);
+    int64_t bytes = 0;
+    for (ValueId v : node.outputs) {
+      if (v != kNoValue) bytes += static_cast<int64_t>(graph_.value(v).byte_size());
+    }
+    HSCHED_RETURN_IF_ERROR(check_memory(bytes, "folding " + node_context(node)));
     for (ValueId v : node.outputs) {
       const Value& value = graph_.value(v);
-      outputs.emplace_back(value.dtype, value.shape.dims);
+      outputs.push_back(Tensor::uninitialized(value.dtype, value.shape.dims));
     }
+    stats_.folded_bytes += bytes;
     for (auto& t : outputs) out.push_back(&t);
     HSCHED_RETURN_IF_ERROR(kernel->run(in, out));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -347,8 +387,10 @@ Result<std::vector<Tensor>> CpuProgram::run(const std::vector<Tensor>& inputs) {
   std::vector<Tensor> outputs;
   Status status;
   run_on_host_thread([&] {
+    const DenormalsScope denormals(options_.flush_denormals);
     arena_.execute([&] {
       omp_set_num_threads(options_.threads);
+      set_team_denormals(options_.flush_denormals, options_.threads);
       status = run_steps(inputs, outputs);
     });
   });
@@ -374,7 +416,7 @@ Status CpuProgram::run_steps(const std::vector<Tensor>& inputs, std::vector<Tens
     if (bound[static_cast<size_t>(v)] != nullptr) {
       produced.push_back(bound[static_cast<size_t>(v)]->clone());  // a constant or an input
     } else {
-      produced.emplace_back(value.dtype, value.shape.dims);
+      produced.push_back(Tensor::uninitialized(value.dtype, value.shape.dims));
       bound[static_cast<size_t>(v)] = &produced.back();
     }
   }

@@ -10,6 +10,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tbb/task_arena.h>
 
+#include "backends/cpu/denormals.h"
 #include "backends/cpu/kernel.h"
 
 namespace hsched::cpu {
@@ -19,7 +20,17 @@ struct CpuOptions {
   bool fuse = true;           // activations and residual adds into oneDNN primitives
   bool channels_last = true;  // keep NHWC between oneDNN primitives
   bool profile = false;       // time every step of every run (see CpuProgram::profile)
+  // Flush-to-zero and denormals-are-zero on every thread while the program compiles and runs
+  // (backends/cpu/denormals.h): subnormal floats become 0 instead of running 60x slower.
+  bool flush_denormals = true;
+  // The most host memory the compiled program may hold, in bytes: weights, constants folded at
+  // compile time, the activation arena and one run's outputs. 0: the machine's physical memory.
+  // A program over it is refused at compile time (ResourceExhausted, "memory_exceeded: ...").
+  int64_t memory_limit_bytes = 0;
 };
+
+// The machine's physical memory in bytes (sysconf); 0 when unknown.
+int64_t physical_memory_bytes();
 
 // One step of a compiled program: the node it runs (a fused node carries the name of the chain's
 // first node, its op the root's), and its mean time per run in ms.
@@ -37,6 +48,9 @@ struct CpuProgramStats {
   int channels_last_values = 0;
   int64_t arena_bytes = 0;       // activation memory after reuse
   int64_t activation_bytes = 0;  // what the activations would take without reuse
+  int64_t weight_bytes = 0;      // the graph's constants before folding
+  int64_t folded_bytes = 0;      // constants computed at compile time
+  int64_t output_bytes = 0;      // one run's graph outputs
 };
 
 // Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output is the input's bytes.
@@ -85,7 +99,9 @@ class CpuProgram {
   void drop_steps(const std::vector<bool>& absorbed);
   void assign_layouts();
   Status create_kernels(const KernelRegistry& registry);
-  void plan_memory();
+  Status plan_memory();
+  // memory_exceeded unless weights + folded constants + `more` fit options_.memory_limit_bytes.
+  Status check_memory(int64_t more, const std::string& what) const;
   Status run_steps(const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs);
   KernelSpec spec_for(const Node& node);
 

@@ -19,7 +19,7 @@ bool is_reshape_like(const std::string& op) {
 // either side a graph output (handed to the caller). Then greedy placement in one arena: storage
 // roots sorted by size, each at the lowest 64-byte-aligned offset not overlapping a placed root
 // whose lifetime (producing step .. last step reading it or any of its views) intersects its own.
-void CpuProgram::plan_memory() {
+Status CpuProgram::plan_memory() {
   const size_t n = graph_.values().size();
   const std::set<ValueId> graph_outputs(graph_.outputs().begin(), graph_.outputs().end());
   std::vector<const Node*> nodes;
@@ -82,7 +82,15 @@ void CpuProgram::plan_memory() {
     placed.push_back(&block);
   }
   stats_.arena_bytes = total;
-  arena_memory_ = Tensor(DType::kU8, {std::max<int64_t>(total, 1)}).storage();
+  for (ValueId v : graph_outputs) {
+    if (!graph_.value(v).is_constant()) {
+      stats_.output_bytes += static_cast<int64_t>(graph_.value(v).byte_size());
+    }
+  }
+  HSCHED_RETURN_IF_ERROR(
+      check_memory(total + stats_.output_bytes, "its activations and outputs"));
+  // Not zero-filled: every step writes the whole of each output before a later step reads it.
+  arena_memory_ = Tensor::uninitialized(DType::kU8, {std::max<int64_t>(total, 1)}).storage();
   std::vector<int64_t> arena_offset(n, -1);
   for (const auto& block : blocks) arena_offset[block.value] = block.offset;
   buffers_.assign(n, std::nullopt);
@@ -93,6 +101,7 @@ void CpuProgram::plan_memory() {
     buffers_[v] =
         Tensor(value.dtype, value.shape.dims, std::shared_ptr<std::byte>(arena_memory_, data));
   }
+  return Status::ok();
 }
 
 }  // namespace hsched::cpu

@@ -182,12 +182,42 @@ NpuProgram::~NpuProgram() {
 
 namespace {
 
-// The graph compiled from `payload` on a worker thread: created, its native binary stored under
-// `cache_key` (NativeKey::bytes()). Owns everything it touches.
+// A graph object of the driver and whether it came from the on-disk cache.
 template <typename GraphObject>
-Result<std::shared_ptr<GraphObject>> build_graph(
+struct LoadedGraph {
+  std::shared_ptr<GraphObject> graph;
+  bool from_cache = false;
+};
+
+// The graph of `payload` on a worker thread (run_with_deadline): the cached native binary of
+// `cache_key` (NativeKey::bytes()) when the driver takes it, else compiled from the IR and its
+// native binary stored under `cache_key`. Both driver calls can block for long (a driver loads a
+// native graph onto the device too), so both run under the caller's deadline. Owns everything it
+// touches.
+template <typename GraphObject>
+Result<LoadedGraph<GraphObject>> load_or_build_graph(
     const std::shared_ptr<NpuRuntime>& runtime,
     const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& cache_key) {
+  const ze_graph_dditable_ext_t& api = runtime->graph_api();
+  const DeviceInfo& info = runtime->info();
+  if (const auto native = runtime->cache().load(cache_key)) {
+    ze_graph_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
+    desc.format = ZE_GRAPH_FORMAT_NATIVE;
+    desc.inputSize = native->size();
+    desc.pInput = native->data();
+    ze_graph_handle_t handle = nullptr;
+    const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
+    if (process_exiting()) return internal_error("level_zero: graph load ended at process exit");
+    if (result == ZE_RESULT_SUCCESS) {
+      runtime->cache().record_loaded();
+      return LoadedGraph<GraphObject>{std::make_shared<GraphObject>(runtime, handle), true};
+    }
+    if (result == ZE_RESULT_ERROR_DEVICE_LOST || result == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ||
+        result == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) {
+      return status_from(result, "graph load (pfnCreate, NATIVE)", info.name);
+    }  // else a binary this driver no longer takes: compiled again below, and overwritten
+  }
   ze_graph_desc_t desc{};
   desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
   desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
@@ -195,12 +225,10 @@ Result<std::shared_ptr<GraphObject>> build_graph(
   desc.pInput = payload->data();
   desc.pBuildFlags = nullptr;
   ze_graph_handle_t handle = nullptr;
-  const ze_graph_dditable_ext_t& api = runtime->graph_api();
-  const ze_result_t result =
-      api.pfnCreate(runtime->context(), runtime->info().device, &desc, &handle);
+  const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
   if (process_exiting()) return internal_error("level_zero: graph build ended at process exit");
   if (result != ZE_RESULT_SUCCESS) {
-    return status_from(result, "graph build (pfnCreate, NGRAPH_LITE)", runtime->info().name);
+    return status_from(result, "graph build (pfnCreate, NGRAPH_LITE)", info.name);
   }
   auto graph = std::make_shared<GraphObject>(runtime, handle);
   runtime->cache().record_built();
@@ -213,7 +241,7 @@ Result<std::shared_ptr<GraphObject>> build_graph(
       runtime->cache().store(cache_key, binary);
     }
   }
-  return graph;
+  return LoadedGraph<GraphObject>{std::move(graph), false};
 }
 
 }  // namespace
@@ -243,34 +271,15 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   const std::string digest = key.digest();
 
   std::unique_ptr<NpuProgram> program(new NpuProgram(graph, runtime, options.run_timeout_ms));
-  const ze_graph_dditable_ext_t& api = runtime->graph_api();
-  if (const auto native = runtime->cache().load(cache_key)) {
-    ze_graph_desc_t desc{};
-    desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
-    desc.format = ZE_GRAPH_FORMAT_NATIVE;
-    desc.inputSize = native->size();
-    desc.pInput = native->data();
-    ze_graph_handle_t handle = nullptr;
-    const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
-    if (result == ZE_RESULT_SUCCESS) {
-      program->graph_object_ = std::make_shared<GraphObject>(runtime, handle);
-      program->loaded_from_cache_ = true;
-      runtime->cache().record_loaded();
-    } else if (result == ZE_RESULT_ERROR_DEVICE_LOST ||
-               result == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ||
-               result == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) {
-      return status_from(result, "graph load (pfnCreate, NATIVE)", info.name);
-    }  // else a binary this driver no longer takes: compiled again below, and overwritten
-  }
-  if (!program->graph_object_) {
-    HSCHED_ASSIGN_OR_RETURN(
-        program->graph_object_,
-        run_with_deadline<std::shared_ptr<GraphObject>>(
-            [runtime, payload, cache_key] {
-              return build_graph<GraphObject>(runtime, payload, cache_key);
-            },
-            options.deadline_ms, "graph build on " + info.name + " (key " + digest + ")"));
-  }
+  HSCHED_ASSIGN_OR_RETURN(
+      LoadedGraph<GraphObject> loaded,
+      run_with_deadline<LoadedGraph<GraphObject>>(
+          [runtime, payload, cache_key] {
+            return load_or_build_graph<GraphObject>(runtime, payload, cache_key);
+          },
+          options.deadline_ms, "graph build on " + info.name + " (key " + digest + ")"));
+  program->graph_object_ = std::move(loaded.graph);
+  program->loaded_from_cache_ = loaded.from_cache;
   HSCHED_RETURN_IF_ERROR(program->bind_arguments());
   HSCHED_RETURN_IF_ERROR(program->create_commands());
   return program;

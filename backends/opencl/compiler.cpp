@@ -50,9 +50,6 @@ std::optional<cl::Program> program_from_binary(const cl::Context& context, const
 Result<cl::Program> build_from_source(const std::shared_ptr<ProgramCache>& cache,
                                       const cl::Context& context, const cl::Device& device,
                                       const BuildRequest& request, const ProgramKey& key) {
-  if (const int64_t delay = build_delay_ms(request); delay > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay));
-  }
   cl_int error = CL_SUCCESS;
   cl::Program program(context, request.source, false, &error);
   if (error != CL_SUCCESS) {
@@ -93,17 +90,23 @@ Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device
   return build(context, device, request);
 }
 
+// A cached binary's program (clBuildProgram of a binary still runs the driver's back end, and a
+// driver may block in it as long as in a build) and a build from source both run on the worker,
+// under the request's deadline.
 Result<cl::Program> Compiler::build(const cl::Context& context, const cl::Device& device,
                                     const BuildRequest& request) {
   ProgramKey key = ProgramKey::for_device(device, request.source, request.options);
-  if (const auto binary = cache_->load(key)) {
-    if (auto program = program_from_binary(context, device, *binary, request.options)) {
-      cache_->record_loaded();
-      return std::move(*program);
-    }
-  }
   return run_with_deadline<cl::Program>(
-      [cache = cache_, context, device, request, key] {
+      [cache = cache_, context, device, request, key]() -> Result<cl::Program> {
+        if (const int64_t delay = build_delay_ms(request); delay > 0) {  // a slow driver
+          std::this_thread::sleep_for(std::chrono::milliseconds(delay));
+        }
+        if (const auto binary = cache->load(key)) {
+          if (auto program = program_from_binary(context, device, *binary, request.options)) {
+            cache->record_loaded();
+            return std::move(*program);
+          }
+        }
         return build_from_source(cache, context, device, request, key);
       },
       request.deadline_ms,

@@ -23,15 +23,15 @@
 namespace hsched::opencl {
 
 inline constexpr int64_t kDefaultCompileDeadlineMs = 30000;  // the deploy files' default
-// Test hook: milliseconds a source build sleeps before starting (to test the deadline).
+// Test hook: milliseconds a build (from the cache or from source) sleeps first (a slow driver).
 inline constexpr const char* kBuildDelayEnv = "HSCHED_OPENCL_TEST_BUILD_DELAY_MS";
 
 struct BuildRequest {
   std::string source;   // OpenCL C
   std::string options;  // clBuildProgram options: "-cl-std=CL1.2 -D..."
   int64_t deadline_ms = kDefaultCompileDeadlineMs;
-  // Test hook: a source build first sleeps this long; < 0 reads $HSCHED_OPENCL_TEST_BUILD_DELAY_MS
-  // (unset: no delay).
+  // Test hook: a build (cached or not) first sleeps this long; < 0 reads
+  // $HSCHED_OPENCL_TEST_BUILD_DELAY_MS (unset: no delay).
   int64_t test_delay_ms = -1;
 };
 

@@ -59,6 +59,14 @@ struct ExecutorOptions {
   int cpu_threads = 2;
   bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
   bool verify = false;   // check non-CPU partitions against the CPU (also: the policy's verify)
+  // CPU partitions flush subnormal floats to zero (FTZ/DAZ on every thread they use), as ONNX
+  // Runtime and OpenVINO do: a subnormal costs x86 cores ~60x the time of a normal float.
+  // Results differ from IEEE only for magnitudes below 1.2e-38. `hsched run --no-flush-denormals`.
+  bool flush_denormals = true;
+  // The most host memory one CPU partition's program may hold (weights, folded constants,
+  // activations, outputs), in bytes; 0: the machine's physical memory. Over it, compile() fails
+  // with ResourceExhausted "memory_exceeded: ..." naming the sizes. `hsched run --memory-limit-mb`.
+  int64_t cpu_memory_limit_bytes = 0;
   // Test hook: called with each non-CPU partition's outputs before they are verified or used
   // (tests plant wrong results through it); an error it returns counts as the device's (tests
   // fail a device through it). Runs on the partition's device thread.
@@ -144,9 +152,11 @@ class Executable {
       const std::vector<std::vector<Tensor>>& requests, int max_in_flight = 0,
       std::vector<RunRecord>* records = nullptr) = 0;
   // The plan that runs: schedule()'s, or the one made again after late rejections, with
-  // quarantined partitions on the CPU. Not to be read while a run is in flight.
-  virtual const Plan& plan() const = 0;
-  virtual const ExecutableStats& stats() const = 0;
+  // quarantined partitions on the CPU. A copy taken under the executor's lock: any thread may
+  // call it, during a run too (a quarantine while running changes the plan).
+  virtual Plan plan() const = 0;
+  // Compile figures and the quarantine count; a copy, like plan().
+  virtual ExecutableStats stats() const = 0;
   virtual std::vector<Quarantine> quarantines() const = 0;
   // Every partition's steps over the runs since compile or reset_profile() (empty or zeros
   // unless ExecutorOptions::profile). Not to be called while a run is in flight.

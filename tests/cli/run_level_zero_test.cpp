@@ -142,6 +142,26 @@ TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
   expect_outputs_correct();
 }
 
+// Loading a cached native graph is a driver call that can block as long as a build (the driver
+// loads it onto the device): it runs under the same deadline.
+TEST_F(RunLevelZeroTest, CachedGraphLoadPastTheDeadlineRunsOnTheCpu) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  const nlohmann::json warm = run_json({"--iterations", "1"});
+  ASSERT_FALSE(warm.empty());
+  ASSERT_GT(warm["cache"]["programs_built"].get<int>(), 0) << warm.dump();
+  ScopedEnv faults(kFaultsEnv, "build_delay_s=60");
+  const auto start = Clock::now();
+  const nlohmann::json json = run_json({"--compile-timeout-ms", "1000", "--iterations", "1"});
+  const double seconds = seconds_since(start);
+  ASSERT_FALSE(json.empty());
+  EXPECT_LT(seconds, 1 + 5) << "the deadline + 5 s: nobody waits for the abandoned load";
+  EXPECT_EQ(json["plan"]["replans"], 1);
+  ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
+  EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
+  EXPECT_FALSE(ran_on(json, "npu0")) << json.dump();
+  expect_outputs_correct();
+}
+
 TEST_F(RunLevelZeroTest, DeviceLostRunsOnTheCpu) {
   ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
   ScopedEnv faults(kFaultsEnv, "device_lost_after=1");

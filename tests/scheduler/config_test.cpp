@@ -1,6 +1,7 @@
 // Device/policy names, the shipped configs, and the YAML loaders' refusals: every malformed
 // file fails with InvalidArgument and one line naming the file and the key path.
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -592,6 +593,18 @@ TEST_F(ConfigFiles, SyntaxErrorsAndEmptyFiles) {
   Result<Target> folder = load_target(path("folder.yaml"));
   ASSERT_FALSE(folder.is_ok());
   EXPECT_NE(folder.status().message().find("not a file"), std::string::npos);
+}
+
+// A FIFO named as a config file is refused at once: opening it for reading would block until a
+// writer came.
+TEST_F(ConfigFiles, FifoIsRefusedWithoutBlocking) {
+  const fs::path fifo = dir_ / "fifo.yaml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Result<Target> target = load_target(path("fifo.yaml"));
+  ASSERT_FALSE(target.is_ok());
+  EXPECT_EQ(target.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(target.status().message().find("not a file"), std::string::npos)
+      << target.status().message();
 }
 
 // Whatever the bytes, the loaders answer (a value or InvalidArgument) and never throw or crash.

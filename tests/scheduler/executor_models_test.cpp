@@ -147,7 +147,7 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   // The plan that runs really is split: several partitions, on the CPU and on OpenCL.
-  const Plan& ran = (*exe)->plan();
+  const Plan ran = (*exe)->plan();
   std::set<DeviceApi> apis;
   for (const Partition& partition : ran.partitions) {
     apis.insert(ran.target.find(partition.device)->api);

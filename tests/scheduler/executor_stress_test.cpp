@@ -305,6 +305,66 @@ TEST_P(ExecutorStressTest, SplitPlanMatchesCpuPlanUnderConcurrentRequests) {
   EXPECT_EQ((*split_exe)->stats().quarantined, 0);
 }
 
+// plan(), stats() and quarantines() may be read from any thread while a stream runs: a planted
+// wrong output makes verification quarantine a device partition mid-stream (the executor then
+// rewrites its plan), while another thread keeps reading. ThreadSanitizer (label tsan) reports a
+// race if the readers see the plan other than through the executor's lock.
+TEST(ExecutorReadersTest, PlanAndStatsReadableWhileAStreamQuarantines) {
+  if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+  Result<Graph> graph = build_demo_graph();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto target = sched::restrict_devices(sched::discover_target(), "cpu,opencl");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  Policy policy = sched::devices_policy("cpu,opencl", Precision::kFp32);
+  policy.split_every = 1;
+  auto plan = schedule(*graph, *target, policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  int planted = -1;
+  for (size_t p = 0; p < plan->partitions.size() && planted < 0; ++p) {
+    if (plan->target.find(plan->partitions[p].device)->api == DeviceApi::kOpenCl) {
+      planted = static_cast<int>(p);
+    }
+  }
+  ASSERT_GE(planted, 0) << "no OpenCL partition";
+
+  test::TempDir cache_dir;
+  ExecutorOptions options;
+  options.cache_dir = cache_dir.path().string();
+  options.compile_timeout_ms = 600000;
+  options.cpu_threads = kCpuThreads;
+  options.verify = true;
+  std::atomic<int> device_runs{0};
+  options.device_output_hook = [&](int partition, std::vector<Tensor>& outputs) {
+    // The third run of the planted partition is wrong: the stream is under way by then.
+    if (partition == planted && device_runs.fetch_add(1) == 2) outputs[0].values<float>()[0] += 1;
+    return Status::ok();
+  };
+  auto exe = compile(*graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+
+  std::atomic<bool> streaming{true};
+  std::atomic<int> reads{0};
+  std::thread reader([&] {
+    while (streaming.load()) {
+      const Plan now = (*exe)->plan();
+      const ExecutableStats stats = (*exe)->stats();
+      const std::vector<Quarantine> quarantines = (*exe)->quarantines();
+      if (!now.partitions.empty() && stats.quarantined >= 0 && quarantines.size() <= 1) {
+        reads.fetch_add(1);
+      }
+    }
+  });
+  std::vector<std::vector<Tensor>> requests;
+  for (uint32_t i = 0; i < 12; ++i) requests.push_back(seeded_inputs(*graph, 500u + i));
+  auto outputs = (*exe)->run_stream(requests, 4);
+  streaming.store(false);
+  reader.join();
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ((*exe)->stats().quarantined, 1);
+  EXPECT_EQ((*exe)->plan().partitions[static_cast<size_t>(planted)].device, "cpu0");
+}
+
 INSTANTIATE_TEST_SUITE_P(Models, ExecutorStressTest,
                          ::testing::Values(StressCase{"demo", 1, 1},
                                            StressCase{"squeezenet1_1", 3, 10}),

@@ -359,7 +359,7 @@ TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
   ::unsetenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS");
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_LT(seconds, 2.5);  // one deadline, then the CPU: never the build's 3 s
-  const Plan& ran = (*exe)->plan();
+  const Plan ran = (*exe)->plan();
   EXPECT_EQ(nodes_on_api(ran, DeviceApi::kOpenCl), 0);
   EXPECT_EQ((*exe)->stats().replans, 1);
   int timeouts = 0;
@@ -418,7 +418,7 @@ TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
   EXPECT_NEAR(quarantines[0].max_abs, 1.0, 1e-3);
   EXPECT_GT(quarantines[0].mean_abs, 0.0);
   EXPECT_EQ((*exe)->stats().quarantined, 1);
-  const Plan& ran = (*exe)->plan();
+  const Plan ran = (*exe)->plan();
   EXPECT_EQ(ran.partitions[static_cast<size_t>(planted)].device, "cpu0");
   int rejected = 0;
   for (const Rejection& rejection : ran.rejections) {

@@ -167,7 +167,7 @@ TEST_P(NpuModelTest, NpuOffloadMatchesReferenceOutputs) {
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   int npu_partitions = 0;
-  const Plan& ran = (*exe)->plan();
+  const Plan ran = (*exe)->plan();
   for (const Partition& partition : ran.partitions) {
     if (partition.device != "npu0") continue;
     ++npu_partitions;

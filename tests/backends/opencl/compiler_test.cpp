@@ -168,6 +168,7 @@ TEST(OpenClCompilerTest, BuildPastTheDeadlineStillFillsTheCache) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(fs::exists(entry));
+  request.test_delay_ms = 0;  // the delay applies to cached loads too
   Compiler second(std::make_shared<ProgramCache>(dir.path().string()));
   auto program = second.build(context, info.device, request);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -176,4 +177,28 @@ TEST(OpenClCompilerTest, BuildPastTheDeadlineStillFillsTheCache) {
 }
 
 }  // namespace
+// A cached binary's program is built on the worker too: a driver that blocks while loading it
+// does not hold the caller past the deadline.
+TEST(OpenClCompilerTest, CachedLoadPastTheDeadlineReturnsCompileTimeout) {
+  HSCHED_REQUIRE_OPENCL_DEVICE(info);
+  const cl::Context context(info.device);
+  hsched::test::TempDir dir;
+  BuildRequest request;
+  request.source = "__kernel void cached(__global float* x) { x[0] = 4.0f; }\n";
+  request.options = kOptions;
+  request.deadline_ms = 120000;
+  {
+    Compiler warm(std::make_shared<ProgramCache>(dir.path().string()));
+    ASSERT_TRUE(warm.build(context, info.device, request).is_ok());
+    ASSERT_EQ(warm.cache()->programs_built(), 1);
+  }
+  request.deadline_ms = 500;
+  request.test_delay_ms = 3000;
+  Compiler compiler(std::make_shared<ProgramCache>(dir.path().string()));
+  const auto start = std::chrono::steady_clock::now();
+  auto program = compiler.build(context, info.device, request);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1500));
+  EXPECT_EQ(program.status().code(), ErrorCode::kDeadlineExceeded) << program.status().message();
+}
+
 }  // namespace hsched::opencl
