@@ -28,16 +28,13 @@ void flush_output() {
   std::fflush(nullptr);
 }
 
-// At exit of a program that embeds hsched and did not end through exit_process(): waits the
-// same bounded time; when workers still run, ends now without the destructors still to come.
-// The exit status is lost then (atexit cannot see it): 70, EX_SOFTWARE, with a line saying why.
-void wait_at_exit() {
+// At exit of a program that embeds hsched and did not end through exit_process(): the same
+// bounded wait, then, when workers still run, the end with exit()'s status and without the
+// destructors still to come. on_exit (glibc) rather than atexit: it is given that status.
+void wait_at_exit(int status, void* /*unused*/) {
   if (wait_for_background_workers(kExitWaitMs)) return;
-  std::cerr << "hsched: " << background_workers()
-            << " driver call(s) past their deadline still running at exit; exiting without "
-               "destructors\n";
   flush_output();
-  _exit(70);
+  _exit(status);
 }
 
 }  // namespace
@@ -45,7 +42,7 @@ void wait_at_exit() {
 namespace deadline_detail {
 
 void worker_started() {
-  static const bool registered = std::atexit(wait_at_exit) == 0;
+  static const bool registered = on_exit(wait_at_exit, nullptr) == 0;
   (void)registered;
   std::lock_guard<std::mutex> lock(workers().mutex);
   ++workers().running;

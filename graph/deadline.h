@@ -6,8 +6,8 @@
 // worker must never meet a process that exits: static destructors (the driver's, its compiler's)
 // would run under it. Every worker is counted; `exit_process` waits a bounded time for them and,
 // when some are still running, ends the process without running destructors. The CLI ends
-// through it; for a program that embeds hsched, an atexit handler (registered with the first
-// worker) does the same bounded wait.
+// through it; for a program that embeds hsched, an exit handler (registered with the first
+// worker) does the same bounded wait and keeps the status given to exit().
 #pragma once
 
 #include <chrono>
@@ -27,12 +27,12 @@
 
 namespace hsched {
 
-// How long exit_process() and the atexit handler wait for running workers, in ms.
+// How long exit_process() and the exit handler wait for running workers, in ms.
 inline constexpr int64_t kExitWaitMs = 2000;
 
 namespace deadline_detail {
 // Counts a worker from before its thread starts until it has finished (its result handed over
-// and every capture destroyed). Registers the atexit handler on first use.
+// and every capture destroyed). Registers the exit handler on first use.
 void worker_started();
 void worker_finished();
 }  // namespace deadline_detail

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <future>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,6 +51,19 @@ TEST(HostThreadTest, PostedWorkRunsInOrder) {
   post_to_host_thread([&] { done.set_value(); });
   done.get_future().wait();
   EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4}));
+}
+
+// A posted job that throws (a broken contract) is named on stderr; the thread goes on with the
+// next job instead of ending the process through std::terminate.
+TEST(HostThreadTest, APostedJobsExceptionDoesNotEndTheThread) {
+  WorkThread thread;
+  std::promise<void> done;
+  testing::internal::CaptureStderr();
+  thread.post([] { throw std::runtime_error("device lost mid-copy"); });
+  thread.post([&] { done.set_value(); });
+  done.get_future().wait();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("device lost mid-copy"), std::string::npos) << err;
 }
 
 }  // namespace
