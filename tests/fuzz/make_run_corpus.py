@@ -244,6 +244,16 @@ def main():
         sys.exit(f"PENDING names no reproducer: {sorted(unknown)}")
     os.makedirs(OUT_DIR, exist_ok=True)
     os.makedirs(PENDING_DIR, exist_ok=True)
+    # run_fuzzer picks its plan by the input's size modulo 3: each valid seed three times, its
+    # producer name padded so that every plan (npu-offload; split + verify; CPU only) gets it.
+    for name in list(valid_seeds()):
+        base = seeds.pop(name)
+        for pad in range(3):
+            m = onnx.ModelProto()
+            m.CopyFrom(base)
+            m.producer_name += "-" * pad
+            variant = len(m.SerializeToString(deterministic=True)) % 3
+            seeds[f"{name}-plan{variant}"] = m
     total = 0
     for name, m in sorted(seeds.items()):
         data = m.SerializeToString(deterministic=True)

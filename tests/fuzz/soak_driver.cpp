@@ -4,6 +4,7 @@
 //   run() on the reference inputs            (the outputs checked every --check-every requests)
 //   run() on other seeded inputs             (not checked: no reference)
 //   run_stream() of 2 to 4 requests          (the first checked with the run() cadence)
+// after a warm-up pass that sends each kind at its largest and recompiles once per model.
 //   run() from 2 threads at once             (both checked with the run() cadence)
 // Each Executable is compiled again every --recompile-every requests to it (compile and tear-down
 // are part of what must not leak). Device faults: the simulated driver's HSCHED_ZE_SIM_FAULTS
@@ -40,6 +41,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace hsched;
 using Clock = std::chrono::steady_clock;
+
+constexpr int kMaxStream = 4;  // requests of one run_stream()
 
 struct Args {
   fs::path models_dir;
@@ -191,6 +194,19 @@ class Soak {
     return compile_model(models_.back());
   }
 
+  // Every request kind at its largest once per model, and one recompile each, before the mix:
+  // the high-water mark of memory is reached here, so that the RSS after the warm-up compares
+  // like with like.
+  bool warm_up() {
+    for (Model& model : models_) {
+      for (uint32_t kind = 0; kind < 4; ++kind) request(model, kind, kMaxStream);
+      model.exe.reset();
+      if (!compile_model(model)) return false;
+      for (uint32_t kind = 0; kind < 4; ++kind) request(model, kind, kMaxStream);
+    }
+    return true;
+  }
+
   void run_until(Clock::time_point end) {
     auto next_report = Clock::now();
     while (Clock::now() < end) {
@@ -282,7 +298,8 @@ class Soak {
     }
   }
 
-  void request(Model& model, uint32_t kind) {
+  // `stream`: the requests of a run_stream() (kind 2); 0 for 2 to kMaxStream, at random.
+  void request(Model& model, uint32_t kind, int stream = 0) {
     const bool compare = ++checks_due_ % args_.check_every == 0;
     ++model.requests_since_compile;
     switch (kind) {
@@ -294,7 +311,8 @@ class Soak {
               false);
         break;
       case 2: {
-        std::vector<std::vector<Tensor>> batch(2 + rng_() % 3, model.inputs);
+        const int size = stream > 0 ? stream : 2 + static_cast<int>(rng_() % (kMaxStream - 1));
+        std::vector<std::vector<Tensor>> batch(static_cast<size_t>(size), model.inputs);
         auto results = model.exe->run_stream(batch);
         if (!results.is_ok()) {
           check(model, results.status(), false);
@@ -354,6 +372,8 @@ int main(int argc, char** argv) {
   for (const std::string& name : args.models) {
     if (!soak.load(name)) return 2;
   }
+  if (!soak.warm_up()) return 2;
+  soak.report("warmed-up");
   soak.run_until(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                     std::chrono::duration<double>(args.seconds)));
   soak.report("done");
