@@ -14,7 +14,8 @@
 # they share a scratch corpus under build/fuzz-long/<target>/corpus and read the checked-in
 # seeds. With --runs each job does RUN/N executions (the remainder to the first), so the total is
 # exact. A job that stops on a finding starts again on what is left of its budget. Per-input
-# limits: -timeout=25 s (a hang), -rss_limit_mb=2048, leaks checked (detect_leaks=1).
+# limits: -timeout=25 s (a hang), -rss_limit_mb=2048, leaks checked after each input (run_fuzzer:
+# at each process's exit).
 # Logs: build/fuzz-long/<target>/fuzz-<job>-<attempt>.log (libFuzzer's), crash inputs in
 # build/fuzz-long/<target>/artifacts/ (crash-*, leak-*, timeout-*, oom-*: minimize one with
 # `<fuzzer> -minimize_crash=1 -runs=100000 FILE`, then keep it in tests/fuzz/pending/).
@@ -105,8 +106,11 @@ fuzz_job() {
       limit=-max_total_time=${left}
     fi
     local log=${dir}/fuzz-${k}-${attempt}.log
+    # run_fuzzer: leaks checked at exit only (scripts/test.sh says why).
+    local leaks=-detect_leaks=1
+    [[ ${t} == run_fuzzer ]] && leaks=-detect_leaks=0
     (cd "${dir}" && exec "${build}/tests/fuzz/${t}" "${limit}" -seed=$((seed + 100 * attempt + k)) \
-      -reload=1 -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
+      -reload=1 -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 "${leaks}" \
       -artifact_prefix="${dir}/artifacts/" "${dir}/corpus" "${root}/tests/fuzz/${seeds[$t]}" \
       >"${log}" 2>&1)
     local rc=$?
