@@ -279,10 +279,10 @@ class PostOpFuser {
       absorbed_[*next] = true;
       current = node.outputs[0];
     }
-    if (!ops.empty()) {
-      root.outputs[0] = current;
-      set_post_ops(root, ops);
-    }
+    // The root writes the chain's last output, also when the chain is only a scale folded into
+    // its weights (no post-op): that Mul is absorbed, and its output may be a graph output.
+    root.outputs[0] = current;
+    if (!ops.empty()) set_post_ops(root, ops);
   }
 
   Graph& graph_;

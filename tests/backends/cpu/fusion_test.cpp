@@ -129,6 +129,27 @@ TEST(FusionTest, ChannelLayerNormAndLayerScaleMatchUnfused) {
   EXPECT_EQ(fused->stats().channels_last_values, 2);
 }
 
+// The layer scale folded into the Conv's weights when its Mul's output is the program's output
+// (a partition boundary right after it): the Conv writes that output itself. It used to keep
+// writing its own output, and the absorbed Mul's was never written.
+TEST(FusionTest, LayerScaleFoldedIntoTheConvWritesTheProgramOutput) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("s", DType::kF32, act);
+  b.initializer_random("pw", {kChannels, kChannels, 1, 1}, 0.5f, 4);
+  b.initializer_random("pw_bias", {kChannels}, 0.5f, 5);
+  b.initializer_random("layer_scale", {kChannels, 1, 1}, 1.0f, 6);
+  b.node("Conv", {"x", "pw", "pw_bias"}, {"p"});
+  b.node("Mul", {"p", "layer_scale"}, {"s"});
+  auto graph = import_onnx_model(b.model(), {}, "layer_scale_output", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32(act, 13, -2.0f, 2.0f);
+  const auto fused = expect_matches_unfused(*graph, {x});
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 1);  // the Conv with scaled weights
+}
+
 TEST(FusionTest, ChannelLayerNormChannelsFirstMatchesUnfused) {
   // Without the layout pass the fused LayerNorm reads and writes NCHW (strided channels).
   const Graph graph = convnext_block_model();
