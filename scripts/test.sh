@@ -94,10 +94,10 @@ configure_and_build() {
     cmake --build --preset "${preset}" --parallel "${jobs}"
 }
 
-# The fuzz preset's build preset builds import_fuzzer only; the fuzz phase builds all three.
+# The fuzz build preset builds the three fuzz targets.
 fuzz_build() {
   cmake --preset fuzz -DHSCHED_MODELS_DIR="${models_dir}" &&
-    cmake --build build/fuzz --parallel "${jobs}" --target import_fuzzer run_fuzzer config_fuzzer
+    cmake --build --preset fuzz --parallel "${jobs}"
 }
 
 # fuzz_run NAME SECONDS SEEDS ARTIFACTS (the last two: folders under tests/fuzz/): libFuzzer
