@@ -7,15 +7,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/if_inline.h"
 #include "graph/onnx_validate.h"
 
 namespace hsched {
 namespace {
-
-using NameSet = std::unordered_set<std::string>;
-
-// If branches are walked this deep for calls; validation refuses deeper nesting anyway.
-constexpr int kMaxWalkDepth = 16;
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -102,22 +98,6 @@ Status check_function(const onnx::FunctionProto& proto, int64_t opset, Function&
     }
   }
   return Status::ok();
-}
-
-void add_all_names(const onnx::GraphProto& graph, NameSet& names, int depth) {
-  for (const auto& init : graph.initializer()) names.insert(init.name());
-  for (const auto& info : graph.input()) names.insert(info.name());
-  for (const auto& info : graph.output()) names.insert(info.name());
-  for (const auto& info : graph.value_info()) names.insert(info.name());
-  for (const auto& node : graph.node()) {
-    names.insert(node.input().begin(), node.input().end());
-    names.insert(node.output().begin(), node.output().end());
-    if (depth >= kMaxWalkDepth) continue;
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) add_all_names(attr.g(), names, depth + 1);
-      for (const auto& g : attr.graphs()) add_all_names(g, names, depth + 1);
-    }
-  }
 }
 
 class Inliner {
@@ -244,7 +224,7 @@ class Inliner {
         }
         continue;
       }
-      if (depth < kMaxWalkDepth) {
+      if (depth < kMaxNameWalkDepth) {  // validation refuses deeper nesting
         for (auto& attr : *node.mutable_attribute()) {
           if (attr.has_g()) HSCHED_RETURN_IF_ERROR(expand_graph(*attr.mutable_g(), depth + 1));
           for (auto& g : *attr.mutable_graphs()) HSCHED_RETURN_IF_ERROR(expand_graph(g, depth + 1));

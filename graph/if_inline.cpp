@@ -38,21 +38,6 @@ void add_subgraph_outer_reads(const onnx::GraphProto& graph, NameSet& names) {
   for (const auto& output : graph.output()) read(output.name());
 }
 
-// Every name the model uses anywhere, subgraphs included: what a new name must not clash with.
-void add_all_names(const onnx::GraphProto& graph, NameSet& names) {
-  for (const auto& init : graph.initializer()) names.insert(init.name());
-  for (const auto& info : graph.input()) names.insert(info.name());
-  for (const auto& info : graph.output()) names.insert(info.name());
-  for (const auto& info : graph.value_info()) names.insert(info.name());
-  for (const auto& node : graph.node()) {
-    names.insert(node.input().begin(), node.input().end());
-    names.insert(node.output().begin(), node.output().end());
-    for (const auto& attr : node.attribute()) {
-      if (attr.has_g()) add_all_names(attr.g(), names);
-    }
-  }
-}
-
 // Renames every occurrence of a key of `renamed` in `graph` and, recursively, in the subgraphs
 // of its nodes (which read the branch's values by name). An inner graph that defines such a name
 // again (an initializer may shadow an outer name) has its definition and its uses renamed
@@ -152,6 +137,22 @@ void inline_branch(const onnx::NodeProto& node, bool condition, onnx::GraphProto
 }
 
 }  // namespace
+
+void add_all_names(const onnx::GraphProto& graph, NameSet& names, int depth) {
+  for (const auto& init : graph.initializer()) names.insert(init.name());
+  for (const auto& info : graph.input()) names.insert(info.name());
+  for (const auto& info : graph.output()) names.insert(info.name());
+  for (const auto& info : graph.value_info()) names.insert(info.name());
+  for (const auto& node : graph.node()) {
+    names.insert(node.input().begin(), node.input().end());
+    names.insert(node.output().begin(), node.output().end());
+    if (depth >= kMaxNameWalkDepth) continue;
+    for (const auto& attr : node.attribute()) {
+      if (attr.has_g()) add_all_names(attr.g(), names, depth + 1);
+      for (const auto& g : attr.graphs()) add_all_names(g, names, depth + 1);
+    }
+  }
+}
 
 bool is_if_node(const onnx::NodeProto& node) {
   return node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx");

@@ -27,6 +27,13 @@ bool is_if_node(const onnx::NodeProto& node);
 // the node's implicit inputs, which must be computed before it runs.
 void add_outer_reads(const onnx::NodeProto& node, NameSet& names);
 
+// Subgraphs deeper than this are not walked by add_all_names (validation refuses them later).
+inline constexpr int kMaxNameWalkDepth = 16;
+
+// Adds to `names` every name `graph` uses, its subgraphs included down to kMaxNameWalkDepth
+// (`depth`: the graph's own depth): what a new name must not clash with.
+void add_all_names(const onnx::GraphProto& graph, NameSet& names, int depth = 0);
+
 // Replaces each If of `graph` (a main graph that passed validate_and_sort()) whose condition is
 // an initializer by its chosen branch: the branch's nodes in place of the If (so the order stays
 // topological), every name the branch defines renamed under a prefix chosen so that it clashes with
