@@ -5,21 +5,53 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
+#include <list>
 
 namespace hsched {
 namespace {
 
-// Function-local statics would be destroyed at exit while a worker still counts itself out:
-// these live for the whole process (never destroyed).
+// Every worker thread, joinable: a worker that has returned from its work may still be running
+// its thread-local destructors (the drivers' and libraries' own), so "done" is not "gone" until
+// it is joined. Finished workers are joined when the next one starts and at exit.
+struct Worker {
+  std::thread thread;
+  bool done = false;  // its work has returned (under Workers::mutex)
+};
+
+// Never destroyed: a static destroyed at exit could be in use by a worker still counting out.
 struct Workers {
   std::mutex mutex;
-  std::condition_variable idle_cv;
-  int running = 0;
+  std::condition_variable done_cv;
+  std::list<Worker> list;
+  int running = 0;  // entries not done
 };
 
 Workers& workers() {
   static Workers* instance = new Workers();
   return *instance;
+}
+
+// Joins the workers that are done; with `all`, first waits up to `bound_ms` for every worker to
+// be done. True when no worker is left.
+bool join_finished(bool all, int64_t bound_ms) {
+  std::list<Worker> finished;
+  bool none_left = false;
+  {
+    std::unique_lock<std::mutex> lock(workers().mutex);
+    if (all) {
+      workers().done_cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, bound_ms)),
+                                 [] { return workers().running == 0; });
+    }
+    for (auto it = workers().list.begin(); it != workers().list.end();) {
+      const auto next = std::next(it);
+      if (it->done) finished.splice(finished.end(), workers().list, it);
+      it = next;
+    }
+    none_left = workers().list.empty();
+  }
+  for (Worker& worker : finished) worker.thread.join();  // returns once its TLS is torn down
+  return none_left;
 }
 
 void flush_output() {
@@ -41,16 +73,25 @@ void wait_at_exit(int status, void* /*unused*/) {
 
 namespace deadline_detail {
 
-void worker_started() {
+void start_worker(std::function<void()> work) {
   static const bool registered = on_exit(wait_at_exit, nullptr) == 0;
   (void)registered;
+  join_finished(false, 0);
   std::lock_guard<std::mutex> lock(workers().mutex);
-  ++workers().running;
-}
-
-void worker_finished() {
-  std::lock_guard<std::mutex> lock(workers().mutex);
-  if (--workers().running == 0) workers().idle_cv.notify_all();
+  const auto entry = workers().list.emplace(workers().list.end());
+  try {
+    entry->thread = std::thread([entry, work = std::move(work)]() mutable {
+      work();
+      work = nullptr;  // its captures (driver objects) go before the worker counts as done
+      std::lock_guard<std::mutex> done_lock(workers().mutex);
+      entry->done = true;
+      if (--workers().running == 0) workers().done_cv.notify_all();
+    });
+  } catch (...) {  // no thread to be had: the caller reports it
+    workers().list.erase(entry);
+    throw;
+  }
+  ++workers().running;  // under the lock the worker needs to count itself out
 }
 
 }  // namespace deadline_detail
@@ -60,11 +101,7 @@ int background_workers() {
   return workers().running;
 }
 
-bool wait_for_background_workers(int64_t bound_ms) {
-  std::unique_lock<std::mutex> lock(workers().mutex);
-  return workers().idle_cv.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, bound_ms)),
-                                    [] { return workers().running == 0; });
-}
+bool wait_for_background_workers(int64_t bound_ms) { return join_finished(true, bound_ms); }
 
 void exit_process(int code) {
   flush_output();

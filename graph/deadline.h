@@ -2,7 +2,7 @@
 // builds and loads): a driver call that takes too long must not hang the caller, who falls back
 // to the CPU instead.
 //
-// Work past its deadline goes on alone on a detached worker, possibly inside a driver. Such a
+// Work past its deadline goes on alone on its worker thread, possibly inside a driver. Such a
 // worker must never meet a process that exits: static destructors (the driver's, its compiler's)
 // would run under it. Every worker is counted; `exit_process` waits a bounded time for them and,
 // when some are still running, ends the process without running destructors. The CLI ends
@@ -31,16 +31,17 @@ namespace hsched {
 inline constexpr int64_t kExitWaitMs = 2000;
 
 namespace deadline_detail {
-// Counts a worker from before its thread starts until it has finished (its result handed over
-// and every capture destroyed). Registers the exit handler on first use.
-void worker_started();
-void worker_finished();
+// Runs `work` on a new worker thread, counted from now until `work` has returned and its
+// captures are destroyed; the thread is joined later (the next start, or exit). Registers the
+// exit handler on first use. Throws std::system_error when no thread can be started.
+void start_worker(std::function<void()> work);
 }  // namespace deadline_detail
 
 // Workers still running (started by run_with_deadline, not yet finished).
 int background_workers();
 
-// Waits at most `bound_ms` for every worker to finish; true when none is left.
+// Waits at most `bound_ms` for every worker to finish, and joins those that have; true when
+// none is left.
 bool wait_for_background_workers(int64_t bound_ms);
 
 // Ends the process with `code`: flushes stdio, waits up to kExitWaitMs for workers, then exits
@@ -48,7 +49,7 @@ bool wait_for_background_workers(int64_t bound_ms);
 // a driver whose statics they would tear down) when some still run.
 [[noreturn]] void exit_process(int code);
 
-// Runs `work` on a detached thread and waits at most `deadline_ms` for its result. Past the
+// Runs `work` on a worker thread and waits at most `deadline_ms` for its result. Past the
 // deadline the caller gets DeadlineExceeded "compile_timeout: <what> exceeded the N ms deadline"
 // and `work` carries on alone: it must own what it touches (capture by value or shared_ptr). An
 // exception thrown by `work` becomes an Internal error (never std::terminate). Internal when no
@@ -62,9 +63,8 @@ Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms
     std::optional<Result<T>> result;
   };
   auto state = std::make_shared<State>();
-  deadline_detail::worker_started();
   try {
-    std::thread([state, work = std::move(work), what]() mutable {
+    deadline_detail::start_worker([state, work = std::move(work), what]() mutable {
       std::optional<Result<T>> result;
       try {
         result.emplace(work());
@@ -73,17 +73,12 @@ Result<T> run_with_deadline(std::function<Result<T>()> work, int64_t deadline_ms
       } catch (...) {
         result.emplace(internal_error(what + " threw an unknown exception"));
       }
-      work = nullptr;  // its captures (driver objects) go before the worker counts as finished
-      {
-        std::lock_guard<std::mutex> lock(state->mutex);
-        state->result = std::move(result);
-        state->done_cv.notify_all();
-      }
-      state.reset();
-      deadline_detail::worker_finished();
-    }).detach();
+      work = nullptr;  // its captures (driver objects) go while the worker still counts
+      std::lock_guard<std::mutex> lock(state->mutex);
+      state->result = std::move(result);
+      state->done_cv.notify_all();
+    });
   } catch (const std::system_error& error) {  // no thread to be had (resource limits)
-    deadline_detail::worker_finished();
     return internal_error("cannot start a thread for " + what + ": " + error.what());
   }
   std::unique_lock<std::mutex> lock(state->mutex);

@@ -89,12 +89,6 @@ while kill -0 "${main_pid}" 2>/dev/null; do
     >>"${log}" 2>&1
   rc=$?
   episodes=$((episodes + 1))
-  # 70: hsched's exit hook ended the process because a driver call past its deadline (the
-  # build_delay_s episode's abandoned build) was still running (graph/deadline.h); the driver's
-  # own status is lost then, so its last line decides.
-  if [[ ${rc} -eq 70 ]] && grep -qE '^soak: done .* mismatches 0 errors 0 ' "${log}"; then
-    rc=0
-  fi
   if [[ ${rc} -gt 2 ]]; then
     episode_crashes=$((episode_crashes + 1))
     echo "soak: fault episode ${spec} ended with exit code ${rc} (${log#"${root}"/})"
