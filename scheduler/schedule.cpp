@@ -23,6 +23,7 @@
 #include "scheduler/cpu_capability.h"
 #include "scheduler/discover.h"
 #include "scheduler/level_zero_capability.h"
+#include "scheduler/node_refusal.h"
 #include "scheduler/opencl_capability.h"
 #include "scheduler/partitioner.h"
 #include "scheduler/plan_costs.h"
@@ -299,65 +300,16 @@ NodeOptions Scheduler::split_options(NodeId node, size_t position, SplitPick& pi
   return options;  // no candidate: schedule() refuses the node
 }
 
-// One line however many nodes: the offenders grouped by op and by what each device said (counts,
-// up to three names and one detail per group, at most kShownGroups groups); `hsched report`
-// lists every node.
+// The one-line error naming the offenders (node_refusal.h).
 Status Scheduler::refuse(const std::vector<NodeId>& offenders,
                          const std::vector<NodeOptions>& options) const {
-  constexpr size_t kShownGroups = 8;
-  constexpr size_t kNamesPerGroup = 3;
-  constexpr size_t kDetailChars = 160;
-  struct Group {
-    std::string op;
-    std::string reasons;  // "gpu0/fp16 op_unsupported, npu0/int8 ..."
-    std::string detail;   // the first node's first rejection's detail
-    std::vector<NodeId> nodes;
-  };
-  std::vector<Group> groups;
-  std::map<std::string, size_t> index;
-  for (NodeId n : offenders) {
-    const std::vector<Rejection>& rejections = options[n].rejections;
-    std::string reasons;
-    for (size_t r = 0; r < rejections.size(); ++r) {
-      reasons += (r ? ", " : "") + rejections[r].device + "/" +
-                 precision_name(rejections[r].precision) + " " +
-                 reason_code_name(rejections[r].reason);
-    }
-    if (rejections.empty()) reasons = "the policy lists no device";
-    const std::string& op = graph_.node(n).op_type;
-    const auto [found, added] = index.emplace(op + '\n' + reasons, groups.size());
-    if (added) {
-      std::string detail = rejections.empty() ? std::string() : rejections.front().detail;
-      if (detail.size() > kDetailChars) detail = detail.substr(0, kDetailChars) + "...";
-      groups.push_back({op, reasons, detail, {}});
-    }
-    groups[found->second].nodes.push_back(n);
-  }
-  std::string message = policy_.fallback == FallbackMode::kError
-                            ? "policy " + policy_.name + " forbids fallback: "
-                            : "no device of target " + target_.name + " can run ";
-  message += std::to_string(offenders.size()) + (offenders.size() == 1 ? " node: " : " nodes: ");
-  for (size_t g = 0; g < groups.size() && g < kShownGroups; ++g) {
-    const Group& group = groups[g];
-    message += g ? "; " : "";
-    if (group.nodes.size() == 1) {
-      message += "node '" + node_label(graph_, group.nodes[0]) + "' (" + group.op + ")";
-    } else {
-      message += std::to_string(group.nodes.size()) + " " + group.op + " (";
-      for (size_t i = 0; i < group.nodes.size() && i < kNamesPerGroup; ++i) {
-        message += (i ? ", " : "") + std::string("node '") + node_label(graph_, group.nodes[i]) +
-                   "'";
-      }
-      message += group.nodes.size() > kNamesPerGroup ? ", ...)" : ")";
-    }
-    message += ": " + group.reasons;
-    if (!group.detail.empty()) message += ": " + group.detail;
-  }
-  if (groups.size() > kShownGroups) {
-    message += "; and " + std::to_string(groups.size() - kShownGroups) + " more kinds";
-  }
-  if (offenders.size() > 1) message += " (`hsched report` lists every node with its reasons)";
-  return invalid_argument(message);
+  const std::string opening = policy_.fallback == FallbackMode::kError
+                                  ? "policy " + policy_.name + " forbids fallback: "
+                                  : "no device of target " + target_.name + " can run ";
+  return sched::refuse_nodes(graph_, opening, offenders,
+                             [&](NodeId n) -> const std::vector<Rejection>& {
+                               return options[n].rejections;
+                             });
 }
 
 // How much faster a plan across devices must be predicted than the best single-device plan.
