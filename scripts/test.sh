@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, then
-#   release build + CTest, asan (ASan+UBSan) build + CTest, tsan (ThreadSanitizer) build of the
+#   docs check (scripts/check-docs.sh), release build + CTest, asan (ASan+UBSan) build + CTest, tsan (ThreadSanitizer) build of the
 #   executor stress test + its CTest label, fuzz build + timed libFuzzer runs of the three fuzz
 #   targets (tests/fuzz/: importer, run path, config loaders).
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
@@ -155,6 +155,13 @@ if [[ ${HSCHED_SKIP_SETUP:-0} == 1 ]]; then
 elif ! run_phase setup bash scripts/setup-debian.sh; then
   echo "test.sh: set-up failed; nothing else can run" >&2
   exit 1
+fi
+
+# docs: relative links and anchors, page lengths, no issue numbers or run labels.
+if run_phase docs bash scripts/check-docs.sh; then
+  tests_passed=$((tests_passed + 1))
+else
+  tests_failed=$((tests_failed + 1))
 fi
 
 # tsan: the preset builds only the executor stress test and its test preset runs label tsan.
