@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, the docs check
 #   (scripts/check-docs.sh), then release build + CTest, asan (ASan+UBSan) build + CTest, tsan
-#   (ThreadSanitizer) build of the executor stress test + its CTest label, fuzz build + timed libFuzzer runs of the three fuzz
-#   targets (tests/fuzz/: importer, run path, config loaders).
+#   (ThreadSanitizer) build of the executor stress test + its CTest label, fuzz build + timed
+#   libFuzzer runs of the three fuzz targets (tests/fuzz/: importer, run path, config loaders).
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
 # failed set-up or build skips what needs it. Prints the time of each phase; exits 1 on any failure.
 #
