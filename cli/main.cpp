@@ -11,8 +11,9 @@ namespace {
 // oneDNN runs on libgomp, whose threads spin after each primitive for a time fixed when libgomp
 // loads (before main). Left at its default they spin through the oneTBB kernels that follow and
 // fight the TBB workers for the same cores (vit_tiny: 20x slower). A short spin keeps oneDNN's
-// back-to-back primitives fast and lets the cores go to TBB soon after (docs/threading.md). The
-// setting only takes effect in a fresh process, so the program starts itself once more with it.
+// back-to-back primitives fast and lets the cores go to TBB soon after (docs/runtime.md,
+// Threading). The setting only takes effect in a fresh process, so the program starts itself once
+// more with it.
 // A user who sets GOMP_SPINCOUNT or OMP_WAIT_POLICY keeps their choice.
 constexpr const char* kGompSpinCount = "30000";
 

@@ -169,7 +169,7 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
 // FLOPs, bert_mini's two MLP layers) took 0.021 and 0.05 ms. Fitted to the H200's square GEMMs at
 // K = 1024 (0.033, 0.045 and 0.055 ms at 64, 128 and 197 rows of 1024 outputs: time ~ K x
 // (outputs + 2^17)); its 1x1 Convs below some 200K outputs follow their input channels alike
-// (docs/scheduler.md, V19).
+// (docs/cost-model.md, counting rules).
 constexpr double kGpuFillOutputs = 131072;
 
 // `flop` computing `outputs` values on an OpenCL GPU, counted as if it had kGpuFillOutputs more
