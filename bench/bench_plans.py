@@ -25,7 +25,7 @@ error = (predicted - measured) / measured.
 Where --target is a calibrated profile (a file with a probe), `hsched calibrate --check` times
 each compared device's probe before the rounds and after them, and its lines are printed: how far
 the machine's microbenchmarks moved since the calibration (now/then, median and range). It is
-context for the figures, not a correction: models move by their own amounts (docs/scheduler.md).
+context for the figures, not a correction: models move by their own amounts (docs/calibration.md).
 
     python3 bench/bench_plans.py [--hsched build/release/cli/hsched] [--models ../shared/models]
                                  [--target FILE] [--policy throughput] [--devices cpu0,ocl0]
