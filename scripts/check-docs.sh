@@ -139,7 +139,7 @@ for file in "${files[@]}"; do
   [[ -f ${file} ]] || continue
   while IFS= read -r hit; do
     text=${hit#*:}
-    text=${text#[^A-Za-z]}  # the character before a label
+    [[ ${text} == "(#"* ]] || text=${text#[^A-Za-z]}  # the character before a label
     text=${text#-}
     failures+=("${file}:${hit%%:*}: issue number or run label '${text}' (history stays in git)")
   done < <(grep -noE "${pattern}" "${file}")
