@@ -69,13 +69,41 @@ void wait_at_exit(int status, void* /*unused*/) {
   _exit(status);
 }
 
+// exit() calls its handlers and static destructors newest first, so a handler registered once
+// comes too late for every static made after it: a driver's (or hsched's) function-local statics
+// are often first made inside the very build a worker is still running (the simulated NPU's IR
+// reader tables), and were destroyed under it. What exit() does before that list is destroy the
+// exiting thread's thread_local objects. An ExitGuard lives in the thread that loads hsched (the
+// main thread: returning from main() is exit()) and in each thread that starts a worker; its
+// destructor registers wait_at_exit anew while workers exist, which puts it ahead of every static
+// destructor. At a plain thread end (not exit) that only adds one more, harmless, handler.
+struct ExitGuard {
+  ~ExitGuard() {
+    bool any = false;
+    {
+      std::lock_guard<std::mutex> lock(workers().mutex);
+      any = !workers().list.empty();
+    }
+    if (any) on_exit(wait_at_exit, nullptr);
+  }
+};
+
+void guard_this_thread() {
+  static thread_local ExitGuard guard;
+  (void)guard;
+}
+
+// The loading thread's guard, made at load time.
+const bool g_loader_guarded = (guard_this_thread(), true);
+
 }  // namespace
 
 namespace deadline_detail {
 
 void start_worker(std::function<void()> work) {
-  static const bool registered = on_exit(wait_at_exit, nullptr) == 0;
+  static const bool registered = on_exit(wait_at_exit, nullptr) == 0;  // exit from elsewhere
   (void)registered;
+  guard_this_thread();
   join_finished(false, 0);
   std::lock_guard<std::mutex> lock(workers().mutex);
   const auto entry = workers().list.emplace(workers().list.end());

@@ -6,8 +6,11 @@
 // worker must never meet a process that exits: static destructors (the driver's, its compiler's)
 // would run under it. Every worker is counted; `exit_process` waits a bounded time for them and,
 // when some are still running, ends the process without running destructors. The CLI ends
-// through it; for a program that embeds hsched, an exit handler (registered with the first
-// worker) does the same bounded wait and keeps the status given to exit().
+// through it; for a program that embeds hsched (returns from main() or calls exit()), an exit
+// handler does the same bounded wait before any static destructor runs, whenever it was made,
+// and keeps the status given to exit(). That holds for exit() from the thread that loaded hsched
+// or from one that started a worker; exit() from another thread gets the handler registered with
+// the first worker, which statics made later (e.g. by a running build) precede.
 #pragma once
 
 #include <chrono>

@@ -70,6 +70,41 @@ void start_worker_that_must_not_see_exit() {
   if (result.status().code() != ErrorCode::kDeadlineExceeded) std::abort();
 }
 
+// A function-local static first made by a running worker, as a driver's tables are first made
+// inside the build it runs: its destructor is registered after the exit handler of the first
+// worker, so exit() would run it first. The worker polls it for `busy_ms` (< 0: for ever, a hung
+// driver call) and aborts if it sees it destroyed.
+struct LateStatic {
+  std::atomic<bool> destroyed{false};
+  ~LateStatic() {
+    destroyed = true;
+    std::this_thread::sleep_for(50ms);  // time for a running worker to notice
+  }
+};
+
+LateStatic& late_static() {
+  static LateStatic instance;
+  return instance;
+}
+
+void start_worker_that_makes_a_static(int busy_ms) {
+  static std::atomic<bool> made{false};
+  auto result = run_with_deadline<int>(
+      [busy_ms]() -> Result<int> {
+        LateStatic& late = late_static();
+        made = true;
+        const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_ms);
+        while (busy_ms < 0 || std::chrono::steady_clock::now() < end) {
+          if (late.destroyed.load()) std::abort();
+          std::this_thread::sleep_for(1ms);
+        }
+        return 1;
+      },
+      10, "a build that makes a static");
+  if (result.status().code() != ErrorCode::kDeadlineExceeded) std::abort();
+  while (!made.load()) std::this_thread::sleep_for(1ms);
+}
+
 using DeadlineDeathTest = ::testing::Test;
 
 TEST_F(DeadlineDeathTest, ExitProcessSkipsDestructorsWhileAWorkerRuns) {
@@ -101,6 +136,38 @@ TEST_F(DeadlineDeathTest, PlainExitWaitsBoundedThenSkipsDestructors) {
         std::exit(5);  // an embedding program's exit: the exit handler steps in
       },
       ::testing::ExitedWithCode(5), "");
+}
+
+TEST_F(DeadlineDeathTest, PlainExitWaitsBeforeDestroyingAStaticMadeByTheWorker) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        start_worker_that_makes_a_static(300);  // done within the exit wait
+        std::exit(6);  // returning from main() is this exit()
+      },
+      ::testing::ExitedWithCode(6), "");
+}
+
+TEST_F(DeadlineDeathTest, PlainExitSkipsTheStaticsOfAWorkerThatStillRuns) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        start_worker_that_makes_a_static(-1);
+        std::exit(7);
+      },
+      ::testing::ExitedWithCode(7), "");
+}
+
+TEST_F(DeadlineDeathTest, ExitFromAnotherThreadThatStartedTheWorker) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        std::thread([] {
+          start_worker_that_makes_a_static(300);
+          std::exit(8);
+        }).join();
+      },
+      ::testing::ExitedWithCode(8), "");
 }
 
 }  // namespace
