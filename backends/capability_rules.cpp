@@ -1,10 +1,10 @@
-#include "scheduler/capability_rules.h"
+#include "backends/capability_rules.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-namespace hsched::sched {
+namespace hsched {
 namespace {
 
 Rejection reject(NodeId node, const DeviceProfile& device, Precision precision, ReasonCode reason,
@@ -150,4 +150,4 @@ std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const Dev
                     "; " + device.id + " has " + mib(device.memory_bytes));
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched

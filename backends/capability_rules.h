@@ -1,6 +1,6 @@
-// The individual rules capabilities are made of. Each rule looks at one node and one precision
+// The individual rules a device's check() is made of. Each rule looks at one node and one precision
 // and returns a Rejection (reason + detail naming what is at fault) or std::nullopt when the rule
-// has no objection. Capabilities (profile_capability.cpp, cpu_capability.cpp) pick the rules
+// has no objection. Devices (profile_device.cpp and each backend's device) pick the rules
 // that hold for their device; all rules are pure and cheap (no allocation on the success path
 // beyond what the graph lookups need).
 #pragma once
@@ -11,7 +11,7 @@
 #include "hsched/device.h"
 #include "hsched/plan.h"
 
-namespace hsched::sched {
+namespace hsched {
 
 // Largest rank the device kernels of the GPU/NPU backends index (dims are passed in fixed arrays
 // of 8, as in OpenCL kernel arguments and Level Zero graph descriptors).
@@ -59,4 +59,10 @@ std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const Dev
 // precision's size (fp16/bf16 2, int8 1, fp32 their own), others keep their size.
 int64_t element_bytes(DType dtype, Precision precision);
 
-}  // namespace hsched::sched
+// The profile's rules in a report's order (op domain, op listed, precision listed, float data,
+// static shapes, attributes, memory): the first objection, or nullopt. What a device known from
+// its profile alone answers, and where a backend's own rules start.
+std::optional<Rejection> check_profile_rules(const Graph& graph, NodeId node,
+                                             const DeviceProfile& device, Precision precision);
+
+}  // namespace hsched

@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/text_table.h"
-#include "scheduler/level_zero_discover.h"
 #include "scheduler/target_select.h"
 
 namespace hsched::cli {
@@ -26,16 +25,6 @@ std::string peaks_text(const DeviceProfile& device) {
 // hsched)"); every output repeats it.
 bool is_simulated(const DeviceProfile& device) {
   return device.name.find("simulated") != std::string::npos;
-}
-
-// The Level Zero view of an OpenCL device of this machine, when both APIs see it.
-const sched::CrossApiView* level_zero_view(const DeviceProfile& device,
-                                           const std::vector<sched::CrossApiView>& views) {
-  if (!device.present || device.api != DeviceApi::kOpenCl) return nullptr;
-  for (const sched::CrossApiView& view : views) {
-    if (view.opencl_locator == device.locator) return &view;
-  }
-  return nullptr;
 }
 
 nlohmann::json device_json(const DeviceProfile& device) {
@@ -67,18 +56,15 @@ Result<std::string> run_devices(const DevicesArgs& args) {
   if (!resolved.is_ok()) return resolved.status().with_context("--target");
   const Target& target = *resolved;
   // A GPU seen through OpenCL and Level Zero is listed once (as the OpenCL device, which runs
-  // it), with its Level Zero view beside it.
-  const std::vector<sched::CrossApiView> views =
-      target.source == "discovered" ? sched::cross_api_views() : std::vector<sched::CrossApiView>{};
+  // it), with its Level Zero view beside it (DeviceProfile::views).
   if (args.json) {
     nlohmann::json json = {{"target", target.name}, {"source", target.source}};
     json["devices"] = nlohmann::json::array();
     for (const DeviceProfile& device : target.devices) {
       nlohmann::json entry = device_json(device);
-      if (const sched::CrossApiView* view = level_zero_view(device, views)) {
-        entry["level_zero"] = {{"name", view->level_zero_name},
-                               {"locator", view->level_zero_locator},
-                               {"matched_by", view->matched_by}};
+      for (const DeviceProfile::View& view : device.views) {
+        entry[device_api_name(view.api)] = {
+            {"name", view.name}, {"locator", view.locator}, {"matched_by", view.matched_by}};
       }
       json["devices"].push_back(std::move(entry));
     }
@@ -88,8 +74,9 @@ Result<std::string> run_devices(const DevicesArgs& args) {
       {"id", "kind", "api", "present", "peak GFLOP/s (int8: GOP/s)", "name"}};
   for (const DeviceProfile& device : target.devices) {
     std::string name = device.name;
-    if (const sched::CrossApiView* view = level_zero_view(device, views)) {
-      name += " [also Level Zero: " + view->level_zero_name + ", " + view->matched_by + "]";
+    for (const DeviceProfile::View& view : device.views) {
+      name += " [also " + std::string(device_api_name(view.api)) + ": " + view.name + ", " +
+              view.matched_by + "]";
     }
     rows.push_back({device.id, device_kind_name(device.kind), device_api_name(device.api),
                     device.present ? "yes" : "planned", peaks_text(device), name});

@@ -119,6 +119,11 @@ Result<std::vector<NodeId>> Graph::topological_order() const {
   return order;
 }
 
+bool is_view_op(const std::string& op_type) {
+  return op_type == "Identity" || op_type == "Reshape" || op_type == "Flatten" ||
+         op_type == "Squeeze" || op_type == "Unsqueeze";
+}
+
 std::string node_label(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   return node.name.empty() ? "#" + std::to_string(id) : node.name;

@@ -87,4 +87,8 @@ class Graph {
 // A display name for a node: its name, or "#index" when the model left it unnamed.
 std::string node_label(const Graph& graph, NodeId id);
 
+// Identity, Reshape, Flatten, Squeeze, Unsqueeze: ops whose output is their input's bytes (a
+// backend can run them as views).
+bool is_view_op(const std::string& op_type);
+
 }  // namespace hsched

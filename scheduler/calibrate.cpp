@@ -49,7 +49,7 @@ enum class Part { kCompute, kUpload, kDownload, kDispatch };
 struct Bench {
   Spec spec;
   std::unique_ptr<Graph> graph;               // the Executable refers to it: it must not move
-  std::shared_ptr<PartitionProgram> program;  // run directly (curves), or ...
+  std::shared_ptr<Program> program;          // run directly (curves), or ...
   std::unique_ptr<Executable> exe;            // ... through the executor (overheads)
   std::vector<Tensor> inputs;
   double work = 0;  // per node, in the class's unit
@@ -124,7 +124,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     for (size_t n = 0; n < bench.graph->nodes().size(); ++n) {
       whole.nodes.push_back(static_cast<NodeId>(n));
     }
-    Result<std::shared_ptr<PartitionProgram>> program =
+    Result<std::shared_ptr<Program>> program =
         compiler->compile(plan, whole, *bench.graph);
     compiler->forget_programs();  // the next benchmark's nodes have the same ids
     if (!program.is_ok()) {
@@ -166,7 +166,7 @@ BenchRun run_of(Bench& bench, Part part, int evict_threads) {
     return [&bench, evict_threads]() -> Result<double> {
       if (evict_threads > 0) evict_private_caches(evict_threads);
       bench.program->reset_profile();
-      PartitionIo io;
+      CopyRecord io;
       HSCHED_RETURN_IF_ERROR(bench.program->run(bench.inputs, &io).status());
       std::vector<StepProfile> steps;
       bench.program->append_profile(steps);
@@ -180,7 +180,7 @@ BenchRun run_of(Bench& bench, Part part, int evict_threads) {
   if (bench.program != nullptr) {
     return [&bench, part, evict_threads]() -> Result<double> {
       if (evict_threads > 0) evict_private_caches(evict_threads);
-      PartitionIo io;
+      CopyRecord io;
       const auto start = std::chrono::steady_clock::now();
       const Result<std::vector<Tensor>> outputs = bench.program->run(bench.inputs, &io);
       const double wall =

@@ -6,7 +6,6 @@
 #include <limits>
 #include <set>
 
-#include "backends/opencl/ops_spatial.h"
 #include "graph/cost.h"
 #include "scheduler/partitioner.h"
 
@@ -163,50 +162,6 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
   return CostClass::kElementwise;
 }
 
-// Outputs an OpenCL GPU computes at once. Below that its work groups all run together and a
-// kernel's time follows its serial loop (a GEMM's depth K, a Conv's chunk of it) more than its
-// FLOPs: on the H200 a 128x256 by 256x1024 product and a 128x1024 by 1024x256 one (the same
-// FLOPs, bert_mini's two MLP layers) took 0.021 and 0.05 ms. Fitted to the H200's square GEMMs at
-// K = 1024 (0.033, 0.045 and 0.055 ms at 64, 128 and 197 rows of 1024 outputs: time ~ K x
-// (outputs + 2^17)); its 1x1 Convs below some 200K outputs follow their input channels alike
-// (docs/cost-model.md, counting rules).
-constexpr double kGpuFillOutputs = 131072;
-
-// `flop` computing `outputs` values on an OpenCL GPU, counted as if it had kGpuFillOutputs more
-// outputs: 2 K (outputs + fill) for a GEMM of depth K.
-double gpu_filled_work(double flop, double outputs) {
-  return outputs > 0 && flop > 0 ? flop * (outputs + kGpuFillOutputs) / outputs : 0;
-}
-
-// What the OpenCL backend's kernels execute for a group-1 Conv (opencl::conv_execution), on a
-// GPU filled out (gpu_filled_work); 0 for any other node: an OpenCL device's Conv curve is
-// measured against it.
-double opencl_conv_work(const Graph& graph, const Node& node, bool gpu) {
-  if (node.op_type != "Conv" || node.attr_int("group", 1) != 1 || node.inputs.size() < 2 ||
-      node.inputs[1] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) {
-    return 0;
-  }
-  const Shape& w = graph.value(node.inputs[1]).shape;
-  const Shape& y = graph.value(node.outputs[0]).shape;
-  if (!w.is_static() || !y.is_static() || w.dims.size() < 3 || y.dims.size() != w.dims.size()) {
-    return 0;
-  }
-  int64_t reduction = 1;
-  for (size_t i = 1; i < w.dims.size(); ++i) reduction *= w.dims[i];
-  const int64_t pixels = y.dims[0] * output_extent(graph, node, 2, 0);
-  const opencl::ConvExecution run = opencl::conv_execution(y.dims[1], pixels, reduction);
-  return gpu ? gpu_filled_work(run.flops, run.outputs) : run.flops;
-}
-
-// A GEMM's work on an OpenCL GPU (gpu_filled_work over its output); 0 when its output shape is
-// not known.
-double gpu_gemm_work(const Graph& graph, const Node& node, double flop) {
-  if (node.outputs.empty() || node.outputs[0] == kNoValue) return 0;
-  const Value& y = graph.value(node.outputs[0]);
-  if (!y.shape.is_static()) return 0;
-  return gpu_filled_work(flop, static_cast<double>(y.shape.elements()));
-}
-
 // A LayerNorm over an image's channels (ConvNeXt) pays per pixel, a row of C values, as much as
 // for this many bytes moved. On this machine's CPU (2 cores of an AMD EPYC) 40 channels at
 // 56x56 took 0.172 ms and 96 channels 0.226: 43 ns a row beside 39 ps a byte, a row as 1.1 KiB
@@ -217,23 +172,6 @@ constexpr double kChannelNormRowBytes = 1024;
 
 }  // namespace
 
-int64_t opencl_kernels(const Graph& graph, const Node& node) {
-  if (node.op_type == "InstanceNormalization") {
-    if (node.inputs.empty() || node.inputs[0] == kNoValue) return 1;
-    const Shape& x = graph.value(node.inputs[0]).shape;
-    return x.is_static() ? opencl::instance_norm_kernels(x.dims) : 1;
-  }
-  const bool split = node.op_type == "Split";
-  if (!split && node.op_type != "Concat") return 1;
-  int64_t kernels = 0;
-  for (ValueId id : split ? node.outputs : node.inputs) {
-    if (id == kNoValue) continue;
-    const Shape& shape = graph.value(id).shape;
-    kernels += !shape.is_static() || shape.elements() > 0 ? 1 : 0;
-  }
-  return std::max<int64_t>(kernels, 1);
-}
-
 bool computes_transcendental(const std::string& op_type) {
   static const std::set<std::string> kOps{"Erf",      "Sigmoid", "Tanh", "Exp", "Log",
                                           "Softplus", "Mish",    "Gelu", "Elu", "Selu",
@@ -241,13 +179,13 @@ bool computes_transcendental(const std::string& op_type) {
   return kOps.count(op_type) != 0;
 }
 
-NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
-                   const DeviceProfile& device, std::optional<CostClass> as_class) {
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision, const Device& device,
+                   std::optional<CostClass> as_class) {
   NodeWork result;
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
   const std::optional<CostClass> coarser =
       coarser_class(graph, graph.node(node), result.cost_class);
-  if (coarser && find_curve(device, result.cost_class, precision) == nullptr) {
+  if (coarser && find_curve(device.profile(), result.cost_class, precision) == nullptr) {
     result.cost_class = *coarser;  // calibrated without that curve (a GPU, an earlier profile)
   }
   const NodeCost cost = node_cost(graph, node);
@@ -259,18 +197,13 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
     result.work +=
         kChannelNormRowBytes * static_cast<double>(output_extent(graph, graph.node(node), 0, 1));
   }
-  const bool conv_class =
-      result.cost_class == CostClass::kConv || result.cost_class == CostClass::kPointwiseConv ||
-      result.cost_class == CostClass::kStemConv || result.cost_class == CostClass::kStridedConv;
-  if (device.api != DeviceApi::kOpenCl) return result;
-  double executed = 0;
-  if (conv_class) {
-    executed = opencl_conv_work(graph, graph.node(node), device.kind == DeviceKind::kGpu);
-  } else if (device.kind == DeviceKind::kGpu && result.cost_class == CostClass::kGemm) {
-    executed = gpu_gemm_work(graph, graph.node(node), result.work);
-  }
-  if (executed > 0) result.work = executed;
+  result.work = device.executed_work(graph, node, result.cost_class, result.work);
   return result;
+}
+
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
+                   const DeviceProfile& device, std::optional<CostClass> as_class) {
+  return node_work(graph, node, precision, *backends().open(device), as_class);
 }
 
 double interpolate_ms(const Curve& curve, double work) {
@@ -296,8 +229,17 @@ const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Preci
   return it == device.curves.end() || it->second.empty() ? nullptr : &it->second;
 }
 
-CostModel::CostModel(const Target& target, int64_t expected_runs)
-    : target_(target), expected_runs_(std::max<int64_t>(1, expected_runs)) {}
+CostModel::CostModel(const Target& target, int64_t expected_runs,
+                     const BackendRegistry& registry)
+    : target_(target), expected_runs_(std::max<int64_t>(1, expected_runs)) {
+  for (const DeviceProfile& device : target_.devices) {
+    devices_.emplace(device.id, registry.open(device));
+  }
+}
+
+const Device& CostModel::device(const DeviceProfile& device) const {
+  return *devices_.at(device.id);
+}
 
 std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node,
                                                  const DeviceProfile& device,
@@ -322,20 +264,16 @@ std::pair<double, double> CostModel::roofline_ms(const Graph& graph, NodeId node
 double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& device,
                           Precision precision, std::optional<CostClass> as_class) const {
   if (device.peak_gflops.count(precision) == 0) return kNotAllowed;
-  // A node the OpenCL backend runs as several kernels (a Split's copies) pays a launch each.
-  const double kernels = device.api == DeviceApi::kOpenCl
-                             ? static_cast<double>(opencl_kernels(graph, graph.node(node)))
-                             : 1.0;
+  // A node a backend runs as several kernels (a Split's copies on OpenCL) pays a launch each.
+  const Device& backend = this->device(device);
+  const auto kernels = static_cast<double>(backend.launches(graph, node));
   if (!device.curves.empty()) {
-    const NodeWork work = node_work(graph, node, precision, device, as_class);
-    // A measured time already includes the launch: the node costs as many points as it has
-    // kernels, a Concat's point being kConcatBenchInputs of them.
+    const NodeWork work = node_work(graph, node, precision, backend, as_class);
+    // A measured time already includes the launch: the node costs as many points as its
+    // backend says (its kernels, or fewer where a benchmark point runs several).
     const Curve* curve = find_curve(device, work.cost_class, precision);
     if (curve != nullptr && work.work >= 0) {
-      const double points =
-          work.cost_class == CostClass::kConcat && device.api == DeviceApi::kOpenCl
-              ? kernels / kConcatBenchInputs
-              : kernels;
+      const double points = backend.curve_points(graph, node, work.cost_class);
       return points * interpolate_ms(*curve, work.work / points);
     }
   }

@@ -5,11 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
+#include "backends/backend.h"
 #include "graph/graph.h"
 #include "hsched/device.h"
+#include "scheduler/discover.h"
 
 namespace hsched::sched {
 
@@ -24,24 +29,17 @@ struct NodeWork {
 // producer's epilogue or not, as opposed to arithmetic, free in registers once fused.
 bool computes_transcendental(const std::string& op_type);
 
-// On `device`: an OpenCL device's Conv counts the FLOPs its kernels execute, tiles padded
-// (opencl::conv_execution); on an OpenCL GPU a GEMM and a Conv count as if they had 2^17 more
-// outputs, those that fill the GPU (2 K (outputs + 2^17) for a GEMM of depth K: a small one's
-// time follows its depth, a small Conv's its chunk of the input channels). A channel norm
+// The work of `node` on `device` as its class counts it (FLOP or bytes), and the class: the
+// backend's hints (Device::executed_work: padded tiles, a GPU's fill) apply. A channel norm
 // counts 1 KiB more a pixel (its per-row cost). A stem or strided Conv on a device calibrated
 // without that class's curve counts as the class it would have at stride 1, a Concat as
 // data_movement. `as_class`: count the node as that class instead (a fused chain that runs as
 // another op).
+NodeWork node_work(const Graph& graph, NodeId node, Precision precision, const Device& device,
+                   std::optional<CostClass> as_class = std::nullopt);
+// The same on the device of this build's backends for `device`.
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class = std::nullopt);
-
-// The kernels the OpenCL backend enqueues for `node`: a copy per non-empty input of a Concat and
-// per output of a Split, 3 for an InstanceNormalization of few long rows
-// (opencl::instance_norm_kernels), one for any other node. The curves time one kernel: such a
-// node costs that many launches, each on its share of the work. The `concat` curve times
-// Concats of kConcatBenchInputs inputs: a point is that many kernels.
-int64_t opencl_kernels(const Graph& graph, const Node& node);
-inline constexpr int kConcatBenchInputs = 2;
 
 // The time of `work` on a curve: log-log interpolation between the two nearest points; below the
 // first point its time (a node never runs faster than the smallest measured one, its launch);
@@ -54,7 +52,12 @@ const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Preci
 
 class CostModel {
  public:
-  CostModel(const Target& target, int64_t expected_runs);
+  // Hints come from `registry`'s device for each of the target's devices.
+  CostModel(const Target& target, int64_t expected_runs,
+            const BackendRegistry& registry = backends());
+
+  // The backend's device for `device` (one of the target's): its check() and cost hints.
+  const Device& device(const DeviceProfile& device) const;
 
   // One run of `node` on `device` computing in `precision`, compile not included: the device's
   // curve for the node's class at its work, else max(flop / (peak * efficiency), bytes /
@@ -83,6 +86,7 @@ class CostModel {
  private:
   const Target& target_;
   int64_t expected_runs_;
+  std::map<std::string, std::unique_ptr<Device>> devices_;  // by device id
 };
 
 }  // namespace hsched::sched

@@ -1,112 +1,47 @@
 #include "scheduler/discover.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cmath>
-#include <fstream>
 #include <map>
-#include <thread>
+#include <utility>
 
-#include "backends/opencl/device.h"
 #include "scheduler/config_yaml.h"
-#include "scheduler/level_zero_discover.h"
 
 namespace hsched::sched {
 namespace {
 
-// Estimates, stated once: a core streams about 8 GB/s from DRAM and a desktop/laptop memory
-// system saturates between ~10 and ~100 GB/s. A oneDNN primitive or TBB parallel loop costs a
-// few microseconds to dispatch. Calibration (issue 8) replaces all of these with measurements.
-constexpr double kBandwidthPerCoreGbps = 8;
-constexpr double kMinBandwidthGbps = 8;
-constexpr double kMaxBandwidthGbps = 100;
-constexpr double kCpuLaunchOverheadMs = 0.002;
-constexpr double kCpuCompileMsPerNode = 0.05;  // primitive creation and weight reorders
-constexpr double kConvLinearEfficiency = 0.6;  // oneDNN conv/matmul at batch 1
-constexpr double kDefaultEfficiency = 0.3;     // TBB kernels
-constexpr double kFallbackGhz = 2.0;
-
-// The value of the first "key : value" line of /proc/cpuinfo with this key, or "".
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    while (!name.empty() && (name.back() == ' ' || name.back() == '\t')) name.pop_back();
-    if (name != key) continue;
-    const size_t start = line.find_first_not_of(' ', colon + 1);
-    return start == std::string::npos ? std::string() : line.substr(start);
-  }
-  return {};
-}
-
-double probe_ghz() {
-  std::ifstream max_freq("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");  // kHz
-  double khz = 0;
-  if (max_freq >> khz && khz > 0) return khz / 1e6;
-  try {
-    const double mhz = std::stod(cpuinfo_field("cpu MHz"));
-    // Rounded to 0.1 GHz: the current clock wanders between reads, plans should not.
-    if (mhz > 0 && std::isfinite(mhz)) return std::round(mhz / 100) / 10;
-  } catch (const std::exception&) {
-  }
-  return kFallbackGhz;
-}
-
-int probe_fp32_flop_per_cycle() {
-#if defined(__x86_64__) || defined(__i386__)
-  // A multiply-add is 2 FLOP: AVX-512 with one FMA unit and AVX2 with two both give 32.
-  if (__builtin_cpu_supports("fma") &&
-      (__builtin_cpu_supports("avx512f") || __builtin_cpu_supports("avx2"))) {
-    return 32;
-  }
-  if (__builtin_cpu_supports("avx")) return 16;
-#endif
-  return 8;
-}
-
-std::vector<DeviceProfile> discover_cpu() { return {cpu_profile(probe_cpu())}; }
+constexpr const char* kNpu3720Target = "core-ultra-7-155h";
+constexpr const char* kNpu3720Id = "npu0";
 
 }  // namespace
 
-CpuFacts probe_cpu() {
-  CpuFacts facts;
-  facts.name = cpuinfo_field("model name");
-  if (facts.name.empty()) facts.name = "CPU";
-  facts.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  facts.ghz = probe_ghz();
-  facts.fp32_flop_per_cycle = probe_fp32_flop_per_cycle();
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page_size = sysconf(_SC_PAGE_SIZE);
-  if (pages > 0 && page_size > 0) facts.memory_bytes = int64_t{pages} * page_size;
-  return facts;
+const BackendRegistry& backends() {
+  static const BackendRegistry registry = make_backends({shipped_npu_3720_profile});
+  return registry;
 }
 
-DeviceProfile cpu_profile(const CpuFacts& facts) {
-  DeviceProfile cpu;
-  cpu.id = "cpu0";
-  cpu.name = facts.name + " (" + std::to_string(facts.cores) + " threads, discovered)";
-  cpu.kind = DeviceKind::kCpu;
-  cpu.api = DeviceApi::kHost;
-  cpu.present = true;
-  cpu.peak_gflops[Precision::kFp32] = facts.cores * facts.ghz * facts.fp32_flop_per_cycle;
-  cpu.efficiency[OpClass::kConvLinear] = kConvLinearEfficiency;
-  cpu.default_efficiency = kDefaultEfficiency;
-  cpu.memory_bandwidth_gbps =
-      std::clamp(facts.cores * kBandwidthPerCoreGbps, kMinBandwidthGbps, kMaxBandwidthGbps);
-  cpu.launch_overhead_ms = kCpuLaunchOverheadMs;
-  cpu.zero_copy = true;  // the host: its memory is the one graph inputs and outputs live in
-  cpu.memory_bytes = facts.memory_bytes;
-  cpu.compile_ms_per_node = kCpuCompileMsPerNode;
-  cpu.ops = {"*"};
-  return cpu;
+std::optional<DeviceProfile> shipped_npu_3720_profile() {
+  auto target =
+      load_target((configs_dir() / "targets" / (std::string(kNpu3720Target) + ".yaml")).string());
+  if (!target.is_ok()) return std::nullopt;
+  const DeviceProfile* npu = target->find(kNpu3720Id);
+  if (npu == nullptr) return std::nullopt;
+  return *npu;
+}
+
+std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfile& b) {
+  if (a.kind != b.kind) return std::nullopt;
+  if (!a.pci_address.empty() && a.pci_address == b.pci_address) return "pci " + a.pci_address;
+  if (!a.uuid.empty() && a.uuid == b.uuid) return "uuid " + a.uuid;
+  return std::nullopt;
 }
 
 std::vector<Discoverer> default_discoverers() {
-  return {discover_cpu, opencl::discover_devices, discover_level_zero};
+  std::vector<Discoverer> discoverers;
+  for (const auto& backend : backends().backends()) {
+    const Backend* found = backend.get();
+    discoverers.push_back([found] { return found->discover(); });
+  }
+  return discoverers;
 }
 
 Target discover_target(const std::vector<Discoverer>& discoverers) {
@@ -116,6 +51,14 @@ Target discover_target(const std::vector<Discoverer>& discoverers) {
   std::map<std::string, int> count;  // per id family
   for (const Discoverer& discoverer : discoverers) {
     for (DeviceProfile device : discoverer()) {
+      // Seen before through another API: a view of that device, not a device of its own.
+      const auto seen = std::find_if(target.devices.begin(), target.devices.end(),
+                                     [&](const DeviceProfile& d) { return same_device(d, device); });
+      if (seen != target.devices.end()) {
+        seen->views.push_back(
+            {device.api, device.name, device.locator, *same_device(*seen, device)});
+        continue;
+      }
       const std::string family = !device.id.empty() && device.id.back() == '*'
                                      ? device.id.substr(0, device.id.size() - 1)
                                      : std::string(device_kind_name(device.kind));

@@ -1,16 +1,23 @@
-// Discovery: the devices of this machine as a Target ("this-machine"). Each kind of device is
-// found by its own discoverer (the CPU now; OpenCL and Level Zero devices with their backends),
-// so adding one is adding a function to the list, not an #ifdef.
+// Discovery: the devices of this machine as a Target ("this-machine"), from each backend of a
+// registry in turn (backends/registry.h); adding a backend is adding it to the registry, not an
+// #ifdef here. A device two APIs see (same PCI address or UUID) is listed once, as the first
+// backend found it (the CPU, OpenCL, then Level Zero: OpenCL runs GPUs), with the other view in
+// DeviceProfile::views.
 #pragma once
 
-#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/registry.h"
 #include "hsched/device.h"
 
 namespace hsched::sched {
+
+// The backends of this build (make_backends), the NPU 3720's profile read from the shipped
+// target file. Made once; immutable.
+const BackendRegistry& backends();
 
 // Returns the devices one API finds (possibly none). Ids are assigned by discover_target
 // (kind name + index: "cpu0", "gpu0", "gpu1"), so discoverers need not know of each other; a
@@ -18,27 +25,20 @@ namespace hsched::sched {
 // Contract: never throws, never fails the discovery of others (a missing driver = no devices).
 using Discoverer = std::function<std::vector<DeviceProfile>()>;
 
-// What the CPU figures are estimated from (probe_cpu() reads them from this machine).
-struct CpuFacts {
-  std::string name;             // /proc/cpuinfo "model name"
-  int cores = 1;                // logical cores: std::thread::hardware_concurrency()
-  double ghz = 2.0;             // max frequency (cpufreq) or the current "cpu MHz"
-  int fp32_flop_per_cycle = 8;  // per core: 32 with AVX-512+FMA or AVX2+FMA (2 units), 16 AVX
-  int64_t memory_bytes = 0;     // physical memory
-};
-CpuFacts probe_cpu();
-
-// The CPU as the planner sees it, from `facts`: fp32 peak = cores x GHz x FLOP/cycle, memory
-// bandwidth and overheads estimated (see discover.cpp), every op its backend implements ("*"),
-// present, API host.
-DeviceProfile cpu_profile(const CpuFacts& facts);
-
-// The discoverers of this build, CPU first (it is the host).
+// The discoverers of backends(), CPU first (it is the host).
 std::vector<Discoverer> default_discoverers();
 
-// Runs the discoverers in order and numbers the devices per kind (or per requested family). Target name "this-machine"
-// (kThisMachineTarget),
-// source "discovered"; every device has present = true.
+// npu0 of the shipped target core-ultra-7-155h; nullopt when the file cannot be read.
+std::optional<DeviceProfile> shipped_npu_3720_profile();
+
+// How `a` and `b` (of one kind) were found to be one device ("pci 0000:03:00.0", "uuid 8680...")
+// or nullopt: the PCI address first (APIs report the same bus:device.function), else the UUID (Intel's
+// OpenCL and Level Zero runtimes report the same 16 bytes).
+std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfile& b);
+
+// Runs the discoverers in order and numbers the devices per kind (or per requested family),
+// each seen once (same_device). Target name "this-machine" (kThisMachineTarget), source
+// "discovered"; every device has present = true.
 Target discover_target(const std::vector<Discoverer>& discoverers);
 Target discover_target();
 

@@ -17,8 +17,8 @@
 
 #include <tbb/flow_graph.h>
 
-#include "backends/cpu/host_thread.h"
 #include "graph/subgraph.h"
+#include "graph/work_thread.h"
 #include "hsched/schedule.h"
 #include "scheduler/partition_program.h"
 
@@ -63,8 +63,8 @@ struct Request {
 
 struct CompiledPartition {
   Subgraph part;  // inputs/outputs: values of the whole graph
-  std::shared_ptr<PartitionProgram> program;
-  std::shared_ptr<PartitionProgram> reference;  // CPU fp32, when verifying a device partition
+  std::shared_ptr<Program> program;
+  std::shared_ptr<Program> reference;  // CPU fp32, when verifying a device partition
 };
 
 // A partition as a node of the flow graph.
@@ -126,7 +126,7 @@ class PlanExecutable final : public Executable {
   Result<std::vector<Tensor>> compute_or_catch(size_t p, const std::vector<Tensor>& inputs,
                                                PartitionRun& record);
   void quarantine(size_t p, Quarantine quarantine);
-  Result<PartitionProgram*> cpu_fallback(PartitionNode& node);
+  Result<Program*> cpu_fallback(PartitionNode& node);
   double now_ms() const { return ms_between(origin_, Clock::now()); }
 
   const Graph& graph_model_;
@@ -135,13 +135,14 @@ class PlanExecutable final : public Executable {
   Clock::time_point origin_;
   ExecutorOptions options_;
   std::string cpu_device_;
+  DeviceProfile cpu_profile_;  // the host, for CPU fallbacks
   std::vector<char> is_output_;  // per value
   std::vector<std::unique_ptr<PartitionNode>> partitions_;
 
   mutable std::mutex plan_mutex_;  // plan_, stats_.quarantined and quarantines_ while running
   std::vector<Quarantine> quarantines_;
   std::mutex run_mutex_;  // one run() or run_stream() at a time
-  // CPU programs run one at a time on the host thread (backends/cpu/host_thread.h): a host
+  // CPU programs run one at a time on the CPU backend's host thread: a host
   // partition takes its turn here, so its span starts when it runs, not while it queues behind an
   // independent one.
   std::mutex host_turn_;
@@ -149,7 +150,7 @@ class PlanExecutable final : public Executable {
   tbb::flow::graph graph_;
   // Per device id but the host's: its partitions run in submission order there, so waiting for
   // the device (blocking reads) holds that thread and never a TBB worker.
-  std::map<std::string, std::unique_ptr<cpu::WorkThread>> threads_;
+  std::map<std::string, std::unique_ptr<WorkThread>> threads_;
   std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
   std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
   std::unique_ptr<FinishNode> finish_;
@@ -168,6 +169,7 @@ PlanExecutable::PlanExecutable(const Graph& graph, Plan plan,
   for (const DeviceProfile& device : plan_.target.devices) {
     if (device.api == DeviceApi::kHost) {
       cpu_device_ = device.id;
+      cpu_profile_ = device;
       break;
     }
   }
@@ -214,8 +216,8 @@ void PlanExecutable::build_flow_graph() {
       continue;
     }
     auto& thread = threads_[node.device];
-    if (!thread) thread = std::make_unique<cpu::WorkThread>();
-    cpu::WorkThread* device_thread = thread.get();
+    if (!thread) thread = std::make_unique<WorkThread>();
+    WorkThread* device_thread = thread.get();
     auto device = std::make_unique<DeviceNode>(
         graph_, tbb::flow::serial,
         [this, p, device_thread](Request* r, DeviceNode::gateway_type& gateway) {
@@ -406,10 +408,10 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   }
   if (node.quarantined.load(std::memory_order_acquire)) {
     record.device = cpu_device_;
-    HSCHED_ASSIGN_OR_RETURN(PartitionProgram * fallback, cpu_fallback(node));
+    HSCHED_ASSIGN_OR_RETURN(Program * fallback, cpu_fallback(node));
     return fallback->run(inputs, nullptr);
   }
-  PartitionIo io;
+  CopyRecord io;
   auto outputs = node.compiled.program->run(inputs, &io);
   if (outputs.is_ok() && options_.device_output_hook) {
     const Status planted = options_.device_output_hook(static_cast<int>(p), *outputs);
@@ -423,7 +425,7 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   if (!outputs.is_ok()) {
     if (outputs.status().code() == ErrorCode::kInvalidArgument) return outputs;
     // The device failed: this request and every later one run the partition on the CPU.
-    HSCHED_ASSIGN_OR_RETURN(PartitionProgram * fallback, cpu_fallback(node));
+    HSCHED_ASSIGN_OR_RETURN(Program * fallback, cpu_fallback(node));
     const Status& error = outputs.status();
     quarantine(p, {static_cast<int>(p), node.device,
                    error.code() == ErrorCode::kResourceExhausted ? ReasonCode::kMemoryExceeded
@@ -454,10 +456,10 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
 
 // The CPU program of a device partition (its verification reference, or compiled now). Called
 // on the partition's device thread only, like every other use of node.compiled.reference.
-Result<PartitionProgram*> PlanExecutable::cpu_fallback(PartitionNode& node) {
+Result<Program*> PlanExecutable::cpu_fallback(PartitionNode& node) {
   if (!node.compiled.reference) {
     HSCHED_ASSIGN_OR_RETURN(node.compiled.reference,
-                            compile_cpu_program(node.compiled.part.graph, cpu_device_, options_));
+                            compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
   }
   return node.compiled.reference.get();
 }
@@ -574,7 +576,7 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
       stats.compiles.push_back(record);
       const DeviceProfile* device = current.target.find(partition.device);
       if (program.is_ok()) {
-        std::shared_ptr<PartitionProgram> reference;
+        std::shared_ptr<Program> reference;
         if (verify && device != nullptr && device->api != DeviceApi::kHost) {
           const DeviceProfile* cpu = nullptr;
           for (const DeviceProfile& candidate : current.target.devices) {
@@ -583,7 +585,7 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
           if (cpu == nullptr) {
             return invalid_argument("--verify needs the host CPU in target " + current.target.name);
           }
-          HSCHED_ASSIGN_OR_RETURN(reference, compile_cpu_program(part.graph, cpu->id, options));
+          HSCHED_ASSIGN_OR_RETURN(reference, compile_cpu_program(part.graph, *cpu, options));
         }
         compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
         continue;
@@ -608,8 +610,9 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
     }
     if (!failed) {
       stats.compile_ms = ms_between(start, Clock::now());
-      stats.programs_built = compiler.cache().programs_built();
-      stats.programs_loaded = compiler.cache().programs_loaded();
+      const CacheCounts counts = compiler.cache_counts();
+      stats.programs_built = counts.built;
+      stats.programs_loaded = counts.loaded;
       return std::unique_ptr<Executable>(new PlanExecutable(
           graph, std::move(current), std::move(compiled), std::move(stats), start, options));
     }

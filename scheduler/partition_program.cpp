@@ -6,213 +6,60 @@
 #include <span>
 #include <sstream>
 
-#include "backends/cpu/program.h"
-#include "backends/level_zero/program.h"
-#include "backends/opencl/program.h"
+#include "scheduler/discover.h"
 
 namespace hsched {
-namespace {
 
-class CpuPartition final : public PartitionProgram {
- public:
-  CpuPartition(std::unique_ptr<cpu::CpuProgram> program, std::string device)
-      : program_(std::move(program)), device_(std::move(device)) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo*) override {
-    return program_->run(inputs);
-  }
-  void append_profile(std::vector<StepProfile>& steps) const override {
-    for (const cpu::StepProfile& step : program_->profile()) {
-      steps.push_back({step.node, step.op, step.mean_ms, device_, std::nullopt});
-    }
-  }
-  void reset_profile() override { program_->reset_profile(); }
-
- private:
-  std::unique_ptr<cpu::CpuProgram> program_;
-  std::string device_;
-};
-
-class OpenClPartition final : public PartitionProgram {
- public:
-  OpenClPartition(std::unique_ptr<opencl::ClProgram> program, std::string device)
-      : program_(std::move(program)), device_(std::move(device)) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo* io) override {
-    if (io == nullptr) return program_->run(inputs);
-    opencl::ClRunCopies copies;
-    auto outputs = program_->run(inputs, &copies);
-    *io = {copies.upload_bytes, copies.zero_copy_bytes, copies.upload_ms, copies.download_bytes,
-           copies.download_ms};
-    return outputs;
-  }
-  void append_profile(std::vector<StepProfile>& steps) const override {
-    const Graph& graph = program_->graph();
-    for (const opencl::ClStepTime& step : program_->profile()) {
-      steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
-                       device_, step.enqueue_ms});
-    }
-  }
-  void reset_profile() override { program_->reset_profile(); }
-
- private:
-  std::unique_ptr<opencl::ClProgram> program_;
-  std::string device_;
-};
-
-// An NPU graph: one step for the whole partition (the driver runs it as one graph).
-class NpuPartition final : public PartitionProgram {
- public:
-  NpuPartition(std::unique_ptr<level_zero::NpuProgram> program, std::string device, bool profile)
-      : program_(std::move(program)), device_(std::move(device)), profile_(profile) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, PartitionIo* io) override {
-    const auto start = std::chrono::steady_clock::now();
-    level_zero::NpuRunCopies copies;
-    auto outputs = program_->run(inputs, &copies);
-    if (profile_ && outputs.is_ok()) {
-      total_ms_ +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count();
-      ++runs_;
-    }
-    if (io != nullptr) {
-      *io = {copies.upload_bytes, 0, copies.upload_ms, copies.download_bytes, copies.download_ms};
-    }
-    return outputs;
-  }
-  void append_profile(std::vector<StepProfile>& steps) const override {
-    if (!profile_) return;
-    const Graph& graph = program_->graph();
-    steps.push_back({graph.nodes().empty() ? std::string("graph") : node_label(graph, 0),
-                     "NpuGraph", runs_ > 0 ? total_ms_ / static_cast<double>(runs_) : 0.0, device_,
-                     std::nullopt});
-  }
-  void reset_profile() override {
-    total_ms_ = 0;
-    runs_ = 0;
-  }
-
- private:
-  std::unique_ptr<level_zero::NpuProgram> program_;
-  std::string device_;
-  bool profile_;
-  double total_ms_ = 0;
-  int64_t runs_ = 0;
-};
-
-}  // namespace
-
-PartitionCompiler::PartitionCompiler(const ExecutorOptions& options)
-    : options_(options),
-      cache_(std::make_shared<opencl::ProgramCache>(options.cache_dir)),
-      graph_cache_(std::make_shared<level_zero::NativeCache>(cache_->dir().string())) {}
-
-Result<std::shared_ptr<level_zero::NpuRuntime>> PartitionCompiler::open_npu(
-    const DeviceProfile& device) {
-  auto found = npu_runtimes_.find(device.locator);
-  if (found != npu_runtimes_.end()) return found->second;
-  const std::optional<level_zero::DeviceInfo> info = level_zero::find_device(device.locator);
-  if (!info) {
-    return Status(ErrorCode::kUnavailable, "Level Zero device " + device.id + " (" + device.name +
-                                               ") is no longer present at " + device.locator);
-  }
-  HSCHED_ASSIGN_OR_RETURN(auto runtime, level_zero::NpuRuntime::open(*info, graph_cache_));
-  npu_runtimes_.emplace(device.locator, runtime);
-  return runtime;
+CompileOptions compile_options(const ExecutorOptions& options, Precision precision) {
+  CompileOptions compile;
+  compile.precision = precision;
+  compile.cpu_threads = options.cpu_threads;
+  compile.profile = options.profile;
+  compile.flush_denormals = options.flush_denormals;
+  compile.memory_limit_bytes = options.cpu_memory_limit_bytes;
+  compile.compile_timeout_ms = options.compile_timeout_ms;
+  return compile;
 }
 
-Result<std::shared_ptr<opencl::DeviceRuntime>> PartitionCompiler::open_opencl(
-    const DeviceProfile& device) {
-  auto found = runtimes_.find(device.locator);
-  if (found != runtimes_.end()) return found->second;
-  const std::optional<opencl::DeviceInfo> info = opencl::find_device(device.locator);
-  if (!info) {
-    return Status(ErrorCode::kUnavailable, "OpenCL device " + device.id + " (" + device.name +
-                                               ") is no longer present at " + device.locator);
-  }
-  HSCHED_ASSIGN_OR_RETURN(auto runtime, opencl::DeviceRuntime::open(*info, cache_));
-  runtimes_.emplace(device.locator, runtime);
-  return runtime;
+Result<std::shared_ptr<Program>> compile_cpu_program(const Graph& part, const DeviceProfile& cpu,
+                                                     const ExecutorOptions& options) {
+  return sched::backends().open(cpu)->compile(part, compile_options(options, Precision::kFp32));
 }
 
-Result<std::shared_ptr<PartitionProgram>> compile_cpu_program(const Graph& part,
-                                                              const std::string& device,
-                                                              const ExecutorOptions& options) {
-  cpu::CpuOptions cpu_options;
-  cpu_options.threads = options.cpu_threads;
-  cpu_options.profile = options.profile;
-  cpu_options.flush_denormals = options.flush_denormals;
-  cpu_options.memory_limit_bytes = options.cpu_memory_limit_bytes;
-  HSCHED_ASSIGN_OR_RETURN(auto compiled, cpu::CpuProgram::compile(part, cpu_options));
-  return std::shared_ptr<PartitionProgram>(
-      std::make_shared<CpuPartition>(std::move(compiled), device));
-}
+PartitionCompiler::PartitionCompiler(const ExecutorOptions& options) : options_(options) {}
 
-Result<std::shared_ptr<PartitionProgram>> PartitionCompiler::compile(const Plan& plan,
-                                                                     const Partition& partition,
-                                                                     const Graph& part) {
+Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
+                                                            const Partition& partition,
+                                                            const Graph& part) {
   const auto key = std::make_pair(partition.device, partition.nodes);
   if (auto found = done_.find(key); found != done_.end()) return found->second;
-  const DeviceProfile* device = plan.target.find(partition.device);
-  if (device == nullptr || !device->present) {
+  const DeviceProfile* profile = plan.target.find(partition.device);
+  if (profile == nullptr || !profile->present) {
     return invalid_argument("the plan puts partition " + std::to_string(partition.id) + " on " +
                             partition.device + ", which target " + plan.target.name +
                             " plans from a profile and is not present on this machine; "
                             "`hsched plan` shows such plans, `--target this-machine` runs here");
   }
-  std::shared_ptr<PartitionProgram> program;
-  switch (device->api) {
-    case DeviceApi::kHost: {
-      HSCHED_ASSIGN_OR_RETURN(program, compile_cpu_program(part, device->id, options_));
-      break;
-    }
-    case DeviceApi::kOpenCl: {
-      // fp16 storage when every node asks fp16; any fp32 node keeps the partition in fp32.
-      bool all_fp16 = !partition.nodes.empty();
-      for (NodeId id : partition.nodes) all_fp16 &= plan.nodes[id].precision == Precision::kFp16;
-      HSCHED_ASSIGN_OR_RETURN(auto runtime, open_opencl(*device));
-      HSCHED_ASSIGN_OR_RETURN(
-          auto compiled,
-          opencl::ClProgram::compile(part, runtime,
-                                     all_fp16 ? opencl::Storage::kFloat16 : opencl::Storage::kFloat32,
-                                     options_.compile_timeout_ms, options_.profile));
-      program = std::make_shared<OpenClPartition>(std::move(compiled), device->id);
-      break;
-    }
-    case DeviceApi::kLevelZero: {
-      // The graph in fp16 when every node asks fp16 (the NPU policies' precision), else fp32.
-      bool all_fp16 = !partition.nodes.empty();
-      for (NodeId id : partition.nodes) all_fp16 &= plan.nodes[id].precision == Precision::kFp16;
-      HSCHED_ASSIGN_OR_RETURN(auto runtime, open_npu(*device));
-      level_zero::NpuCompileOptions npu_options;
-      npu_options.precision = all_fp16 ? Precision::kFp16 : Precision::kFp32;
-      npu_options.deadline_ms = options_.compile_timeout_ms;
-      auto compiled = level_zero::NpuProgram::compile(part, runtime, npu_options);
-      if (!compiled.is_ok()) {
-        const Status& error = compiled.status();
-        // The IR writer refusing a node the capability accepted is a build failure of this
-        // device (re-planned), not the user's input at fault.
-        if (error.code() == ErrorCode::kInvalidArgument ||
-            error.code() == ErrorCode::kUnimplemented) {
-          return internal_error("build_failed: " + error.message());
-        }
-        return error;
-      }
-      // Counted with the OpenCL programs (ExecutableStats programs_built/programs_loaded).
-      if ((*compiled)->loaded_from_cache()) {
-        cache_->record_loaded();
-      } else {
-        cache_->record_built();
-      }
-      program =
-          std::make_shared<NpuPartition>(std::move(compiled).value(), device->id, options_.profile);
-      break;
-    }
-    default:
-      return unimplemented("running on " + std::string(device_api_name(device->api)) +
-                           " devices is not built yet (partition " + std::to_string(partition.id) +
-                           " on " + device->id + ")");
-  }
+  std::unique_ptr<Device>& device = devices_[profile->id];
+  if (!device) device = sched::backends().open(*profile, {options_.cache_dir});
+  std::vector<Precision> precisions;
+  for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
+  const Precision precision =
+      precisions.empty() ? Precision::kFp32 : device->partition_precision(precisions);
+  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
+                          device->compile(part, compile_options(options_, precision)));
   done_.emplace(key, program);
   return program;
+}
+
+CacheCounts PartitionCompiler::cache_counts() const {
+  CacheCounts total;
+  for (const auto& [id, device] : devices_) {
+    const CacheCounts counts = device->cache_counts();
+    total.built += counts.built;
+    total.loaded += counts.loaded;
+  }
+  return total;
 }
 
 Deviation compare_outputs(const Graph& part, const std::vector<Tensor>& got,

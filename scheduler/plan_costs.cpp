@@ -1,39 +1,30 @@
 #include "scheduler/plan_costs.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <string>
-
-#include "backends/cpu/program.h"
-#include "backends/opencl/node_ops.h"
+#include <vector>
 
 namespace hsched::sched {
 
-// An OpenCL program stores every tensor in one precision: fp16 only when every node of the
-// partition computes fp16 (partition_program.cpp). A partition that mixes them runs in fp32, and
-// its plan says so: its fp16 nodes become fp32, predicted as such.
-void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& plan) {
-  std::map<int, bool> mixed;  // partition -> has an fp32 node
-  for (const NodePlacement& placement : plan.nodes) {
-    if (plan.target.find(placement.device)->api != DeviceApi::kOpenCl) continue;
-    mixed[placement.partition] |= placement.precision == Precision::kFp32;
-  }
-  for (size_t n = 0; n < plan.nodes.size(); ++n) {
-    NodePlacement& placement = plan.nodes[n];
-    const auto partition = mixed.find(placement.partition);
-    if (partition == mixed.end() || !partition->second || placement.precision == Precision::kFp32 ||
-        plan.target.find(placement.device)->api != DeviceApi::kOpenCl) {
-      continue;
-    }
-    const DeviceProfile& device = *plan.target.find(placement.device);
-    placement.detail += (placement.detail.empty() ? "" : "; ") +
-                        std::string("fp32 with the rest of its partition (asked ") +
-                        precision_name(placement.precision) + ")";
-    placement.precision = Precision::kFp32;
-    if (placement.predicted_ms > 0) {
-      placement.predicted_ms =
-          cost.node_ms(graph, static_cast<NodeId>(n), device, Precision::kFp32);
+// A partition computes in one precision, the one its device's backend gives its nodes'
+// (Device::partition_precision: on OpenCL and Level Zero fp16 only when every node asks fp16).
+// Nodes that asked another run in that one, and the plan says so: they are predicted as such.
+void unify_partition_precisions(const Graph& graph, const CostModel& cost, Plan& plan) {
+  for (const Partition& partition : plan.partitions) {
+    if (partition.nodes.empty()) continue;
+    const DeviceProfile& device = *plan.target.find(partition.device);
+    std::vector<Precision> asked;
+    for (NodeId n : partition.nodes) asked.push_back(plan.nodes[n].precision);
+    const Precision runs = cost.device(device).partition_precision(asked);
+    for (NodeId n : partition.nodes) {
+      NodePlacement& placement = plan.nodes[n];
+      if (placement.precision == runs) continue;
+      placement.detail += (placement.detail.empty() ? "" : "; ") + std::string(precision_name(runs)) +
+                          " with the rest of its partition (asked " +
+                          precision_name(placement.precision) + ")";
+      placement.precision = runs;
+      if (placement.predicted_ms > 0) placement.predicted_ms = cost.node_ms(graph, n, device, runs);
     }
   }
 }
@@ -46,8 +37,7 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
   for (size_t n = 0; n < plan.nodes.size(); ++n) {
     NodePlacement& placement = plan.nodes[n];
     const Node& node = graph.node(static_cast<NodeId>(n));
-    if (placement.predicted_ms > 0 || cpu::is_reshape_like(node.op_type) ||
-        opencl::is_view_op(node.op_type)) {
+    if (placement.predicted_ms > 0 || is_view_op(node.op_type)) {
       continue;
     }
     const bool split = std::any_of(node.inputs.begin(), node.inputs.end(), [&](ValueId v) {
@@ -110,10 +100,11 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
     const DeviceProfile& device = *plan.target.find(partition.device);
     const bool on_host = &device == &host;
     partition.run_ms = partition.compute_ms + device.run_overhead_ms;
-    if (device.stream_overhead_ms > 0 && device.api == DeviceApi::kOpenCl) {
+    if (device.stream_overhead_ms > 0) {
+      const Device& backend = cost.device(device);
       int64_t kernels = 0;
       for (NodeId n : partition.nodes) {
-        if (plan.nodes[n].predicted_ms > 0) kernels += opencl_kernels(graph, graph.node(n));
+        if (plan.nodes[n].predicted_ms > 0) kernels += backend.launches(graph, n);
       }
       partition.run_ms += static_cast<double>(std::max<int64_t>(0, kernels - kStreamKnee)) *
                           device.stream_overhead_ms;

@@ -8,9 +8,10 @@
 
 namespace hsched::sched {
 
-// An OpenCL partition that mixes precisions runs in fp32: its fp16 nodes become fp32 (detail
-// says so), predicted as such.
-void unify_opencl_precisions(const Graph& graph, const CostModel& cost, Plan& plan);
+// Each partition's nodes take the precision its device computes the partition in
+// (Device::partition_precision; an OpenCL partition that mixes fp16 and fp32 runs in fp32): a
+// node that asked another says so in its detail and is predicted as it runs.
+void unify_partition_precisions(const Graph& graph, const CostModel& cost, Plan& plan);
 
 // A node predicted free because a backend fuses it into its producer is charged its own time
 // when that producer runs in another partition.

@@ -15,16 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "backends/capability.h"
-#include "backends/cpu/norm_fusion.h"
-#include "backends/cpu/program.h"
-#include "backends/opencl/program.h"
 #include "scheduler/cost_model.h"
-#include "scheduler/cpu_capability.h"
 #include "scheduler/discover.h"
-#include "scheduler/level_zero_capability.h"
 #include "scheduler/node_refusal.h"
-#include "scheduler/opencl_capability.h"
 #include "scheduler/partitioner.h"
 #include "scheduler/plan_costs.h"
 
@@ -79,31 +72,6 @@ std::string describe(const Rejection& rejection) {
          reason_code_name(rejection.reason) + ": " + rejection.detail;
 }
 
-// A device's capability with the failures found after an earlier plan (compile timeout,
-// verification...) added: each listed (node, device) is refused with its recorded reason.
-class LateRejections final : public Capability {
- public:
-  LateRejections(std::unique_ptr<Capability> inner, const std::vector<Rejection>& all)
-      : inner_(std::move(inner)) {
-    for (const Rejection& rejection : all) {
-      if (rejection.device == inner_->device().id) by_node_.emplace(rejection.node, rejection);
-    }
-  }
-  const DeviceProfile& device() const override { return inner_->device(); }
-  std::optional<Rejection> check(const Graph& graph, NodeId node,
-                                 Precision precision) const override {
-    auto found = by_node_.find(node);
-    if (found == by_node_.end()) return inner_->check(graph, node, precision);
-    Rejection rejection = found->second;
-    rejection.precision = precision;
-    return rejection;
-  }
-
- private:
-  std::unique_ptr<Capability> inner_;
-  std::map<NodeId, Rejection> by_node_;
-};
-
 class Scheduler {
  public:
   Scheduler(const Graph& graph, const Target& target, const Policy& policy,
@@ -122,6 +90,9 @@ class Scheduler {
   NodeOptions options_for(NodeId node);
   NodeOptions split_options(NodeId node, size_t position, SplitPick& pick);
   void place_split_node(NodeId node, const SplitPick& pick, Plan& plan) const;
+  // Device `device` of the target on `node` in `precision`: a late rejection recorded for the
+  // pair, else the device's own answer.
+  std::optional<Rejection> check(int device, NodeId node, Precision precision) const;
   void try_device(NodeId node, size_t choice_index, Precision requested, int device,
                   NodeOptions& options) const;
   Status refuse(const std::vector<NodeId>& offenders,
@@ -147,7 +118,9 @@ class Scheduler {
   const Policy& policy_;
   const std::vector<Rejection>& late_rejections_;
   sched::CostModel cost_;
-  std::vector<std::unique_ptr<Capability>> capabilities_;  // per device of target_
+  // Failures found after an earlier plan (compile timeout, verification...): each listed
+  // (device, node) is refused with its recorded reason.
+  std::map<std::pair<int, NodeId>, Rejection> late_by_device_node_;
   std::map<std::string, OpChoices> op_choices_;            // per op type, resolved once
   std::optional<OpChoices> split_choices_;                 // the default choices, resolved once
 };
@@ -182,14 +155,23 @@ const OpChoices& Scheduler::choices_for(const std::string& op_type) {
   return it->second;
 }
 
+std::optional<Rejection> Scheduler::check(int device, NodeId node, Precision precision) const {
+  const auto late = late_by_device_node_.find({device, node});
+  if (late != late_by_device_node_.end()) {
+    Rejection rejection = late->second;
+    rejection.precision = precision;
+    return rejection;
+  }
+  return cost_.device(target_.devices[device]).check(graph_, node, precision);
+}
+
 // Asks `device` for the choice's precision, then for the policy's substitutes when the device
 // lacks that precision. Records every rejection; adds at most one candidate.
 void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested, int device,
                            NodeOptions& options) const {
-  const Capability& capability = *capabilities_[device];
   // The implicit CPU fp32 (or a policy listing a device twice) asks nothing twice.
   if (!options.asked.emplace(device, requested).second) return;
-  std::optional<Rejection> rejection = capability.check(graph_, node, requested);
+  std::optional<Rejection> rejection = check(device, node, requested);
   if (!rejection) {
     options.candidates.push_back({device, requested, choice_index, false, requested});
     return;
@@ -201,7 +183,7 @@ void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested
   if (substitutes == policy_.precision_substitutes.end()) return;
   for (Precision substitute : substitutes->second) {
     if (!options.asked.emplace(device, substitute).second) continue;
-    std::optional<Rejection> again = capability.check(graph_, node, substitute);
+    std::optional<Rejection> again = check(device, node, substitute);
     if (!again) {
       options.candidates.push_back({device, substitute, choice_index, true, requested});
       return;
@@ -342,17 +324,10 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   }
   // Nodes a backend runs without a step of their own (folded, views, fused into their producer)
   // cost nothing there.
-  // A CPU step that heads a fused normalization chain (its first node a Reshape or Transpose)
-  // costs a normalization (over the channels of an image: a class of its own).
-  std::vector<std::vector<bool>> free(devices);
-  std::vector<std::string> cpu_step_ops;
+  // A step that runs as another class (a fused normalization chain on the CPU) costs that.
+  std::vector<StepHints> hints(devices);
   for (int d = 0; d < devices; ++d) {
-    if (target_.devices[d].api == DeviceApi::kHost) {
-      free[d] = cpu::nodes_without_steps(graph_, &cpu_step_ops);
-    }
-    if (target_.devices[d].api == DeviceApi::kOpenCl) {
-      free[d] = opencl::nodes_without_kernels(graph_);
-    }
+    hints[d] = cost_.device(target_.devices[d]).step_hints(graph_);
   }
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     const auto node = static_cast<NodeId>(n);
@@ -367,7 +342,8 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
         return cost_.node_ms(graph_, node, device, c.precision, as) +
                cost_.node_compile_ms(device);
       };
-      if (!free[d].empty() && free[d][n]) {
+      const StepHints& hint = hints[d];
+      if (!hint.free.empty() && hint.free[n]) {
         // A fused transcendental function is still computed on every element: what it adds to
         // its producer's step where calibration measured that, else its own time.
         if (!sched::computes_transcendental(graph_.node(node).op_type)) {
@@ -375,10 +351,8 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
         } else if (sched::find_curve(device, CostClass::kEpilogue, Precision::kFp32) != nullptr) {
           ms = as_class(CostClass::kEpilogue);
         }
-      } else if (device.api == DeviceApi::kHost && (cpu_step_ops[n] == cpu::kGroupNormOp ||
-                                                    cpu_step_ops[n] == cpu::kChannelLayerNormOp)) {
-        ms = as_class(cpu_step_ops[n] == cpu::kGroupNormOp ? CostClass::kNormalization
-                                                           : CostClass::kChannelNorm);
+      } else if (n < hint.as_class.size() && hint.as_class[n]) {
+        ms = as_class(*hint.as_class[n]);
       }
     }
   }
@@ -532,28 +506,13 @@ Result<Plan> Scheduler::run() {
     return invalid_argument("target " + target_.name + " has no devices");
   }
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph_.topological_order());
-  for (const DeviceProfile& device : target_.devices) {
-    std::unique_ptr<Capability> capability;
-    switch (device.api) {
-      case DeviceApi::kHost:
-        capability = make_cpu_capability(device);
-        break;
-      case DeviceApi::kOpenCl:
-        capability = make_opencl_capability(device);
-        break;
-      case DeviceApi::kLevelZero:
-        // Present: the backend's own rules; planned from a profile: the profile's.
-        capability = device.present ? make_level_zero_capability(device)
-                                    : make_profile_capability(device);
-        break;
-      default:
-        capability = make_profile_capability(device);
-        break;
+  for (const Rejection& rejection : late_rejections_) {
+    for (size_t d = 0; d < target_.devices.size(); ++d) {
+      if (target_.devices[d].id == rejection.device) {
+        late_by_device_node_.emplace(std::make_pair(static_cast<int>(d), rejection.node),
+                                     rejection);
+      }
     }
-    if (!late_rejections_.empty()) {
-      capability = std::make_unique<LateRejections>(std::move(capability), late_rejections_);
-    }
-    capabilities_.push_back(std::move(capability));
   }
   Plan plan;
   plan.model = graph_.name;
@@ -627,7 +586,7 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
-  sched::unify_opencl_precisions(graph_, cost_, plan);
+  sched::unify_partition_precisions(graph_, cost_, plan);
   sched::charge_fusions_across_partitions(graph_, cost_, plan);
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {
     const DeviceProfile& device = target_.devices[grouping.partition_device[p]];

@@ -1,4 +1,4 @@
-// Threads that run queued work in order: WorkThread, and the host thread, the one thread of a
+// The host thread: the one thread of a
 // process that runs CPU programs (their oneDNN primitives and OpenMP regions, and the oneTBB
 // arena they enter).
 //
@@ -13,37 +13,11 @@
 // partitions have a host thread of their own.)
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <thread>
+
+#include "graph/work_thread.h"
 
 namespace hsched::cpu {
-
-// A thread that runs posted work in submission order, one item at a time; the destructor runs
-// what is still queued, then joins. Any thread may post. Posted work must report its own
-// failures (the executor turns exceptions into request errors); one that still throws is caught
-// and named on stderr, and the thread goes on.
-class WorkThread {
- public:
-  WorkThread();
-  ~WorkThread();
-  WorkThread(const WorkThread&) = delete;
-  WorkThread& operator=(const WorkThread&) = delete;
-
-  void post(std::function<void()> work);
-  bool is_current() const { return std::this_thread::get_id() == thread_.get_id(); }
-
- private:
-  void loop();
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> jobs_;
-  bool stop_ = false;
-  std::thread thread_;  // last: starts once the rest is built
-};
 
 // Runs `work` on the host thread and returns once it has run; on the host thread itself, runs it
 // in place (a program run from another program's step). Rethrows what `work` throws.

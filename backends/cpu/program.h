@@ -53,12 +53,9 @@ struct CpuProgramStats {
   int64_t output_bytes = 0;      // one run's graph outputs
 };
 
-// Identity, Reshape, Flatten, Squeeze, Unsqueeze: the output is the input's bytes.
-bool is_reshape_like(const std::string& op);
-
 // True for each node (indexed by NodeId) that a CpuProgram compiled from `graph` with default
 // CpuOptions runs without a step of its own: computed once at compile time (every input
-// constant), an aliased view (is_reshape_like, or a leading-axis Split, as the memory plan
+// constant), an aliased view (is_view_op, or a leading-axis Split, as the memory plan
 // aliases them), or absorbed by the fusion passes (fuse_group_norms, fuse_channel_layer_norms,
 // fuse_post_ops). Analysis only: no kernel is created and no folded value computed, so a fusion
 // that needs a folded value's bytes is missed (its nodes reported as steps). An unsortable graph

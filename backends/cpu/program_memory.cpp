@@ -9,11 +9,6 @@
 
 namespace hsched::cpu {
 
-bool is_reshape_like(const std::string& op) {
-  return op == "Identity" || op == "Reshape" || op == "Flatten" || op == "Squeeze" ||
-         op == "Unsqueeze";
-}
-
 // Views first (alias_views, step_plan.h): the output of a view op shares its input's storage (at
 // an offset) and the step is dropped, unless the storage is a graph input (bound anew each run) or
 // either side a graph output (handed to the caller). Then greedy placement in one arena: storage

@@ -15,7 +15,7 @@ namespace {
 // a Split along an axis with only 1s before it cuts them into consecutive pieces. nullopt for any
 // other node.
 std::optional<std::vector<int64_t>> view_offsets(const Graph& graph, const Node& node) {
-  if (is_reshape_like(node.op_type) && node.outputs.size() == 1) return std::vector<int64_t>{0};
+  if (is_view_op(node.op_type) && node.outputs.size() == 1) return std::vector<int64_t>{0};
   if (node.op_type != "Split" || node.inputs.empty() || node.inputs[0] == kNoValue) {
     return std::nullopt;
   }
@@ -48,7 +48,7 @@ std::vector<size_t> kept_steps(const std::vector<bool>& absorbed) {
 }  // namespace
 
 bool alias_constant_view(Graph& graph, const Node& node) {
-  if (!is_reshape_like(node.op_type) || node.outputs.size() != 1 || node.inputs.empty() ||
+  if (!is_view_op(node.op_type) || node.outputs.size() != 1 || node.inputs.empty() ||
       node.inputs[0] == kNoValue || node.outputs[0] == kNoValue) {
     return false;
   }

@@ -21,7 +21,7 @@ bool folds_at_compile_time(const Node& node, IsConstant is_constant) {
                      [&](ValueId v) { return v == kNoValue || is_constant(v); });
 }
 
-// A view op (is_reshape_like) whose data input is a constant: its output becomes that constant's
+// A view op (is_view_op) whose data input is a constant: its output becomes that constant's
 // bytes under the output's shape, nothing computed. False, graph untouched, for any other node.
 bool alias_constant_view(Graph& graph, const Node& node);
 

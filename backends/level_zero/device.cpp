@@ -319,6 +319,8 @@ DeviceProfile device_profile(const DeviceInfo& info) {
   profile.api = DeviceApi::kLevelZero;
   profile.present = true;
   profile.locator = locator(info);
+  if (info.pci) profile.pci_address = info.pci->text();
+  if (info.uuid != DeviceUuid{}) profile.uuid = uuid_text(info.uuid);
   profile.memory_bytes = info.memory_bytes;
   profile.zero_copy = info.integrated;
   profile.default_efficiency = kDefaultEfficiency;

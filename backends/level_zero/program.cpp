@@ -439,7 +439,7 @@ Status NpuProgram::submit_and_wait(ze_command_list_handle_t list, const char* wh
 }
 
 Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
-                                            NpuRunCopies* copies) {
+                                            CopyRecord* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::string& device = runtime_->info().name;
   if (inputs.size() != graph_.inputs().size()) {
@@ -447,7 +447,7 @@ Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
                             std::to_string(graph_.inputs().size()) + " inputs, got " +
                             std::to_string(inputs.size()));
   }
-  NpuRunCopies local;
+  CopyRecord local;
   auto start = Clock::now();
   for (const Argument& argument : arguments_) {
     if (!argument.input) continue;

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/level_zero/device.h"
 #include "backends/level_zero/native_cache.h"
 #include "backends/level_zero/ze_graph_ext.h"
@@ -82,14 +83,6 @@ struct NpuCompileOptions {
   int64_t run_timeout_ms = kDefaultRunTimeoutMs;
 };
 
-// Host <-> argument-memory copies of one run.
-struct NpuRunCopies {
-  int64_t upload_bytes = 0;
-  double upload_ms = 0;
-  int64_t download_bytes = 0;
-  double download_ms = 0;
-};
-
 class NpuProgram {
  public:
   // `graph`: static shapes, every node accepted by ir::ir_supports. Errors: compile_timeout
@@ -103,7 +96,7 @@ class NpuProgram {
 
   // Inputs in the order of graph().inputs(); outputs likewise.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
-                                  NpuRunCopies* copies = nullptr);
+                                  CopyRecord* copies = nullptr);
 
   const Graph& graph() const { return graph_; }
   // Whether the graph came from the native cache (true) or was compiled from IR (false).

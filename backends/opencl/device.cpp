@@ -1,6 +1,8 @@
 #include "backends/opencl/device.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
 #include <sstream>
 
 namespace hsched::opencl {
@@ -123,6 +125,46 @@ std::vector<DeviceInfo> enumerate_devices() {
   return devices;
 }
 
+namespace {
+
+bool has_extension(const DeviceInfo& info, const std::string& name) {
+  return (" " + info.extensions + " ").find(" " + name + " ") != std::string::npos;
+}
+
+// The PCI address (cl_khr_pci_bus_info) as lspci prints it, or "".
+std::string pci_address(const DeviceInfo& info) {
+  cl_device_pci_bus_info_khr bus{};
+  if (!has_extension(info, "cl_khr_pci_bus_info") ||
+      clGetDeviceInfo(info.device(), CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(bus), &bus, nullptr) !=
+          CL_SUCCESS) {
+    return "";
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "%04x:%02x:%02x.%x", bus.pci_domain, bus.pci_bus,
+                bus.pci_device, bus.pci_function);
+  return text;
+}
+
+// The device UUID (cl_khr_device_uuid) as 32 lower-case hex digits, or "" (none, or all zero).
+std::string uuid(const DeviceInfo& info) {
+  std::array<uint8_t, CL_UUID_SIZE_KHR> bytes{};
+  if (!has_extension(info, "cl_khr_device_uuid") ||
+      clGetDeviceInfo(info.device(), CL_DEVICE_UUID_KHR, bytes.size(), bytes.data(), nullptr) !=
+          CL_SUCCESS ||
+      bytes == decltype(bytes){}) {
+    return "";
+  }
+  std::string text;
+  for (uint8_t byte : bytes) {
+    char digits[3];
+    std::snprintf(digits, sizeof(digits), "%02x", byte);
+    text += digits;
+  }
+  return text;
+}
+
+}  // namespace
+
 DeviceProfile device_profile(const DeviceInfo& info) {
   DeviceProfile profile;
   profile.id = kIdFamily;
@@ -131,6 +173,8 @@ DeviceProfile device_profile(const DeviceInfo& info) {
   profile.api = DeviceApi::kOpenCl;
   profile.present = true;
   profile.locator = locator(info);
+  profile.pci_address = pci_address(info);
+  profile.uuid = uuid(info);
   const uint32_t clock_mhz = info.max_clock_mhz > 0 ? info.max_clock_mhz : kFallbackClockMhz;
   const uint32_t units = std::max<uint32_t>(1, info.compute_units);
   // An estimate, not a measurement: units x clock x the vendor's FLOP per cycle per unit.

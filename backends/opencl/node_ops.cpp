@@ -183,7 +183,7 @@ const std::set<std::string>& binary_ops() {
   return kOps;
 }
 
-Unsupported reject(ReasonCode reason, std::string detail) { return {reason, std::move(detail)}; }
+Refusal reject(ReasonCode reason, std::string detail) { return {reason, std::move(detail)}; }
 
 // Inputs read on the host (shapes, axes, scales, bounds): they need no float buffer but must be
 // constants.
@@ -208,7 +208,7 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
 }
 
 // Generic rules: float32 or bool data, static shapes of < 2^31 elements, host inputs constant.
-std::optional<Unsupported> check_values(const Graph& graph, const Node& node) {
+std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoValue) continue;
@@ -252,7 +252,7 @@ bool has_input(const Node& node, size_t i) {
 }
 
 // The op-specific rules, after check_values.
-std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
+std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   const Shape& x = dims_of(graph, node.inputs.at(0));
   const Shape& y = dims_of(graph, node.outputs.at(0));
@@ -407,12 +407,7 @@ std::optional<Unsupported> check_op(const Graph& graph, const Node& node) {
 
 bool held_on_device(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
 
-bool is_view_op(const std::string& op_type) {
-  return op_type == "Identity" || op_type == "Reshape" || op_type == "Flatten" ||
-         op_type == "Squeeze" || op_type == "Unsqueeze";
-}
-
-std::optional<Unsupported> check_node(const Graph& graph, const Node& node) {
+std::optional<Refusal> check_node(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   const std::vector<std::string>& ops = supported_ops();
   const bool known = std::find(ops.begin(), ops.end(), op) != ops.end();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/opencl/ops.h"
 #include "backends/opencl/ops_spatial.h"
 #include "graph/graph.h"
@@ -36,23 +37,13 @@ struct NodeOperands {
   int64_t opset = 0;
 };
 
-// Why the backend cannot run a node: the reason code and a detail for the report.
-struct Unsupported {
-  ReasonCode reason = ReasonCode::kOpUnsupported;
-  std::string detail;  // e.g. "no kernel for op NonZero", "attribute mode=cubic"
-};
-
 // nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
 // constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
-std::optional<Unsupported> check_node(const Graph& graph, const Node& node);
+std::optional<Refusal> check_node(const Graph& graph, const Node& node);
 
 // The dtypes a value can have on the device: float32, and bool held as 1 or 0 (the kernels read a
 // condition as storage != 0; the program converts bool tensors at its boundary).
 bool held_on_device(DType dtype);
-
-// The view ops (Identity, Reshape, Flatten, Squeeze, Unsqueeze): the output holds the input's
-// bytes, so the program aliases its buffer instead of running a kernel.
-bool is_view_op(const std::string& op_type);
 
 // Conv -> activation fusion: the program may fold an activation node into the Conv before it
 // (Conv's output used only by it) by calling attach_activation on its copy of the Conv node;

@@ -337,7 +337,7 @@ int ClProgram::replayed_steps() const {
 }
 
 Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
-                                           ClRunCopies* copies) {
+                                           CopyRecord* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::vector<ValueId>& graph_inputs = graph_.inputs();
   if (inputs.size() != graph_inputs.size()) {

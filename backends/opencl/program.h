@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/opencl/node_ops.h"
 #include "backends/opencl/ops_util.h"
 #include "backends/opencl/runtime.h"
@@ -44,15 +45,6 @@ struct ClStepTime {
   double total_ms = 0;    // enqueue to finish
 };
 
-// Host <-> device copies of one run: the inputs written, the outputs read back.
-struct ClRunCopies {
-  int64_t upload_bytes = 0;     // copied
-  int64_t zero_copy_bytes = 0;  // read in place: the device shares host memory
-  double upload_ms = 0;  // enqueue of the first write to the end of the last (fp16: conversions)
-  int64_t download_bytes = 0;
-  double download_ms = 0;  // the reads, once every kernel has finished
-};
-
 // True for each node (indexed by NodeId) that a ClProgram compiled from `graph` runs without a
 // kernel of its own: view ops (aliases of their input) and activations absorbed by the Conv
 // before them. The same planning code as ClProgram::compile, without a device (pure graph
@@ -73,7 +65,7 @@ class ClProgram {
   // `copies`, when given, gets the copies' sizes and times: the queue is then drained after the
   // writes and before the reads, so the three phases do not overlap.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
-                                  ClRunCopies* copies = nullptr);
+                                  CopyRecord* copies = nullptr);
 
   const Graph& graph() const { return graph_; }
   Storage storage() const { return ops_->storage(); }

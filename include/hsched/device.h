@@ -103,6 +103,19 @@ struct DeviceProfile {
   // How the device's backend finds a present device again ("opencl:PLATFORM:DEVICE"); empty for
   // the host CPU and for devices planned from a profile.
   std::string locator;
+  // What identifies the hardware across APIs, "" when the driver does not say: the PCI address
+  // as lspci prints it ("0000:03:00.0") and the device UUID (32 lower-case hex digits). Discovery
+  // lists a device two APIs see once, under the first backend that finds it, with the other
+  // API's view in `views`.
+  std::string pci_address;
+  std::string uuid;
+  struct View {
+    DeviceApi api = DeviceApi::kHost;
+    std::string name;
+    std::string locator;
+    std::string matched_by;  // "pci 0000:03:00.0", "uuid 8680..."
+  };
+  std::vector<View> views;
 
   std::map<Precision, double> peak_gflops;  // per computed precision; absent = not supported
   std::map<OpClass, double> efficiency;     // fraction of peak reached per op class (0..1];

@@ -19,13 +19,13 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/cpu/backend.h"
 #include "graph/cost.h"
 #include "graph/onnx_import.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
-#include "scheduler/level_zero_discover.h"
 #include "scheduler/target_select.h"
 
 namespace {
@@ -48,8 +48,8 @@ const Setup& setup() {
   static const Setup* const kSetup = [] {
     auto* s = new Setup;
     s->target = sched::discover_target(
-        {[] { return std::vector<DeviceProfile>{sched::cpu_profile(sched::probe_cpu())}; },
-         sched::discover_level_zero});
+        {[] { return std::vector<DeviceProfile>{cpu::cpu_profile(cpu::probe_cpu())}; },
+         [] { return sched::backends().find(DeviceApi::kLevelZero)->discover(); }});
     bool npu = false;
     for (const DeviceProfile& device : s->target.devices)
       npu |= device.api == DeviceApi::kLevelZero;

@@ -28,13 +28,13 @@
 #include <thread>
 #include <vector>
 
+#include "backends/cpu/backend.h"
 #include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
-#include "scheduler/level_zero_discover.h"
 
 namespace {
 
@@ -358,8 +358,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   Target target = sched::discover_target(
-      {[] { return std::vector<DeviceProfile>{sched::cpu_profile(sched::probe_cpu())}; },
-       sched::discover_level_zero});
+      {[] { return std::vector<DeviceProfile>{cpu::cpu_profile(cpu::probe_cpu())}; },
+       [] { return sched::backends().find(DeviceApi::kLevelZero)->discover(); }});
   Result<Policy> policy = resolve_policy("npu-offload");
   if (!policy.is_ok()) {
     std::fprintf(stderr, "hsched_soak: %s\n", policy.status().message().c_str());

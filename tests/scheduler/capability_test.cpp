@@ -1,13 +1,12 @@
-// Capabilities: the CPU's answers come from its real kernel registry; a profile's from its op
-// list, precisions and the rules every device compiler applies (dtype, shape, attributes,
+// Devices' check(): the CPU's answers come from its real kernel registry; a profile's from its
+// op list, precisions and the rules every device compiler applies (dtype, shape, attributes,
 // memory). Each refusal is a Rejection naming what is at fault.
-#include "backends/capability.h"
-
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "scheduler/cpu_capability.h"
+#include "backends/backend.h"
+#include "scheduler/discover.h"
 #include "scheduler/plan_checks.h"
 
 namespace hsched {
@@ -49,7 +48,7 @@ void expect_rejected(const std::optional<Rejection>& rejection, ReasonCode reaso
 }
 
 TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
-  const auto capability = make_cpu_capability(cpu());
+  const auto capability = sched::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp32).has_value());
 
@@ -61,7 +60,7 @@ TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
 }
 
 TEST(CpuCapabilityTest, ComputesFp32Only) {
-  const auto capability = make_cpu_capability(cpu());
+  const auto capability = sched::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
     const auto rejection = capability->check(relu.graph, relu.node, p);
@@ -71,21 +70,21 @@ TEST(CpuCapabilityTest, ComputesFp32Only) {
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {
-  const auto capability = make_cpu_capability(cpu());
+  const auto capability = sched::backends().open(cpu());
   const OneNode custom = one_node("Relu", DType::kF32, {1, 8}, {}, "com.microsoft");
   expect_rejected(capability->check(custom.graph, custom.node, Precision::kFp32),
                   ReasonCode::kOpUnsupported, "com.microsoft");
 
   DeviceProfile narrow = cpu();
   narrow.ops = {"Conv"};
-  const auto narrow_capability = make_cpu_capability(narrow);
+  const auto narrow_capability = sched::backends().open(narrow);
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   expect_rejected(narrow_capability->check(relu.graph, relu.node, Precision::kFp32),
                   ReasonCode::kOpUnsupported, "not in cpu0's op list");
 }
 
 TEST(ProfileCapabilityTest, OpListAndPrecisions) {
-  const auto capability = make_profile_capability(gpu({"Relu"}));
+  const auto capability = open_profile_device(gpu({"Relu"}));
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp16).has_value());
   expect_rejected(capability->check(relu.graph, relu.node, Precision::kBf16),
@@ -96,7 +95,7 @@ TEST(ProfileCapabilityTest, OpListAndPrecisions) {
 }
 
 TEST(ProfileCapabilityTest, ReducedPrecisionNeedsFloatData) {
-  const auto capability = make_profile_capability(gpu());
+  const auto capability = open_profile_device(gpu());
   const OneNode add = one_node("Neg", DType::kI64, {4});
   expect_rejected(capability->check(add.graph, add.node, Precision::kFp16),
                   ReasonCode::kDtypeUnsupported, "i64");
@@ -104,7 +103,7 @@ TEST(ProfileCapabilityTest, ReducedPrecisionNeedsFloatData) {
 }
 
 TEST(ProfileCapabilityTest, ShapesMustBeStaticAndOfBoundedRank) {
-  const auto capability = make_profile_capability(gpu());
+  const auto capability = open_profile_device(gpu());
   const OneNode dynamic = one_node("Relu", DType::kF32, {kDynamicDim, 8});
   expect_rejected(capability->check(dynamic.graph, dynamic.node, Precision::kFp32),
                   ReasonCode::kShapeUnsupported, "dynamic shape ?x8");
@@ -114,7 +113,7 @@ TEST(ProfileCapabilityTest, ShapesMustBeStaticAndOfBoundedRank) {
 }
 
 TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
-  const auto gpu_capability = make_profile_capability(gpu());
+  const auto gpu_capability = open_profile_device(gpu());
   const OneNode cubic =
       one_node("Resize", DType::kF32, {1, 1, 4, 4}, {{"mode", std::string("cubic")}});
   expect_rejected(gpu_capability->check(cubic.graph, cubic.node, Precision::kFp16),
@@ -127,7 +126,7 @@ TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
   // Reflect padding: fine on the GPU, refused by the NPU rule.
   const OneNode reflect = one_node("Pad", DType::kF32, {1, 4}, {{"mode", std::string("reflect")}});
   EXPECT_FALSE(gpu_capability->check(reflect.graph, reflect.node, Precision::kFp16).has_value());
-  const auto npu_capability = make_profile_capability(test_device(
+  const auto npu_capability = open_profile_device(test_device(
       "npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}}, {"*"}));
   expect_rejected(npu_capability->check(reflect.graph, reflect.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute mode=reflect");
@@ -136,7 +135,7 @@ TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
 TEST(ProfileCapabilityTest, WeightsAndActivationsMustFitInMemory) {
   DeviceProfile small = gpu();
   small.memory_bytes = 6000;
-  const auto capability = make_profile_capability(small);
+  const auto capability = open_profile_device(small);
   // x and y: 1024 floats each: 8 KiB in fp32, 4 KiB in fp16.
   const OneNode relu = one_node("Relu", DType::kF32, {1, 1024});
   expect_rejected(capability->check(relu.graph, relu.node, Precision::kFp32),

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/backend.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
 #include "scheduler/plan_checks.h"
@@ -465,12 +466,12 @@ TEST(ScheduleTest, SamePlanEveryTime) {
 }
 
 TEST(DiscoverTest, CpuFiguresFollowFromTheFacts) {
-  sched::CpuFacts facts;
+  cpu::CpuFacts facts;
   facts.name = "Test CPU";
   facts.cores = 8;
   facts.ghz = 3.0;
   facts.fp32_flop_per_cycle = 32;
-  const DeviceProfile cpu = sched::cpu_profile(facts);
+  const DeviceProfile cpu = cpu::cpu_profile(facts);
   EXPECT_EQ(cpu.id, "cpu0");
   EXPECT_EQ(cpu.kind, DeviceKind::kCpu);
   EXPECT_EQ(cpu.api, DeviceApi::kHost);

@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "backends/backend.h"
 #include "graph/graph.h"
 #include "hsched/device.h"
 #include "hsched/status.h"
@@ -42,8 +44,11 @@ std::vector<uint8_t> pack_ngraph_lite(const IrModel& model, uint16_t major, uint
 // InvalidArgument.
 Result<IrModel> unpack_ngraph_lite(std::span<const uint8_t> payload);
 
-// Whether write_ir can express `node` of `graph` (the NPU capability uses it): ok, or
-// Unimplemented/InvalidArgument with the reason (op, attribute or element type).
+// Whether write_ir can express `node` of `graph`: ok, or Unimplemented naming the node, the op
+// and what is at fault.
 Status ir_supports(const Graph& graph, const Node& node);
+// The same as data for the NPU's capability: nullopt, or the reason code (op, attribute, shape or
+// element type) and ir_supports' message.
+std::optional<Refusal> ir_refusal(const Graph& graph, const Node& node);
 
 }  // namespace hsched::ir

@@ -16,9 +16,13 @@ class Checker {
  public:
   Checker(const Graph& graph, const Node& node) : graph_(graph), node_(node) {}
 
-  Status fail(const std::string& why) const {
+  // Refuses the node for `reason`: the Status names the node, the op and `why`; reason() keeps
+  // the code for ir_refusal.
+  Status fail(ReasonCode reason, const std::string& why) const {
+    reason_ = reason;
     return unimplemented("node '" + node_.name + "' (" + node_.op_type + "): " + why);
   }
+  ReasonCode reason() const { return reason_; }
   const Node& node() const { return node_; }
   int64_t opset() const { return graph_.opset; }
   const Value* input(size_t i) const {
@@ -42,6 +46,7 @@ class Checker {
  private:
   const Graph& graph_;
   const Node& node_;
+  mutable ReasonCode reason_ = ReasonCode::kOpUnsupported;
 };
 
 using Check = Status (*)(const Checker&);
@@ -56,7 +61,7 @@ struct OpRule {
 Status no_check(const Checker&) { return Status::ok(); }
 
 Status require_constant(const Checker& c, size_t i, const char* what) {
-  if (c.input(i) && !c.constant(i)) return c.fail(std::string(what) + " is not a constant");
+  if (c.input(i) && !c.constant(i)) return c.fail(ReasonCode::kOpUnsupported, std::string(what) + " is not a constant");
   return Status::ok();
 }
 
@@ -67,83 +72,83 @@ Status check_conv(const Checker& c) {
   const auto& w = c.in_dims(1);
   const bool transposed = c.node().op_type == "ConvTranspose";
   if (x.size() < 3 || x.size() > 5 || w.size() != x.size()) {
-    return c.fail("only 1D, 2D and 3D convolutions with weights of the input's rank");
+    return c.fail(ReasonCode::kShapeUnsupported, "only 1D, 2D and 3D convolutions with weights of the input's rank");
   }
   const int64_t group = c.node().attr_int("group", 1);
-  if (group < 1 || x[1] % group != 0) return c.fail("group does not divide the input channels");
+  if (group < 1 || x[1] % group != 0) return c.fail(ReasonCode::kAttributeUnsupported, "group does not divide the input channels");
   // Products stay below 2^63: group <= x[1] and w[1] are dims (at most 2^40), so divide instead.
   if (transposed ? w[0] != x[1] || w[1] > kMaxDim / group
                  : (w[1] != x[1] / group || w[0] % group != 0)) {
-    return c.fail("weights do not match the input channels and group");
+    return c.fail(ReasonCode::kShapeUnsupported, "weights do not match the input channels and group");
   }
   const int64_t out_channels = transposed ? w[1] * group : w[0];
   if (c.input(2) && (c.in_dims(2).size() != 1 || c.in_dims(2)[0] != out_channels)) {
-    return c.fail("bias is not one value per output channel");
+    return c.fail(ReasonCode::kShapeUnsupported, "bias is not one value per output channel");
   }
   std::vector<int64_t> kernel = c.node().attr_ints("kernel_shape");
   const std::vector<int64_t> w_kernel(w.begin() + 2, w.end());
   if (kernel.empty()) kernel = w_kernel;
-  if (kernel != w_kernel) return c.fail("kernel_shape differs from the weights");
+  if (kernel != w_kernel) return c.fail(ReasonCode::kAttributeUnsupported, "kernel_shape differs from the weights");
   if (c.out_dims().size() != x.size() || c.out_dims()[1] != out_channels) {
-    return c.fail("output channels do not match the weights");
+    return c.fail(ReasonCode::kShapeUnsupported, "output channels do not match the weights");
   }
   auto geometry = detail::spatial_geometry(c.node(), x, c.out_dims(), kernel, transposed);
-  if (!geometry.is_ok()) return c.fail(geometry.status().message());
+  if (!geometry.is_ok()) return c.fail(ReasonCode::kAttributeUnsupported, geometry.status().message());
   return Status::ok();
 }
 
 Status check_pool(const Checker& c) {
   const auto& x = c.in_dims(0);
-  if (x.size() < 3 || x.size() > 5) return c.fail("only 1D, 2D and 3D pooling");
-  if (c.node().attr_int("storage_order", 0) != 0) return c.fail("storage_order=1");
+  if (x.size() < 3 || x.size() > 5) return c.fail(ReasonCode::kShapeUnsupported, "only 1D, 2D and 3D pooling");
+  if (c.node().attr_int("storage_order", 0) != 0) return c.fail(ReasonCode::kAttributeUnsupported, "storage_order=1");
   const bool max = c.node().op_type == "MaxPool";
   for (int64_t d : c.node().attr_ints("dilations")) {
-    if (d != 1) return c.fail("dilations other than 1");
+    if (d != 1) return c.fail(ReasonCode::kAttributeUnsupported, "dilations other than 1");
   }
   const auto kernel = c.node().attr_ints("kernel_shape");
   auto geometry = detail::spatial_geometry(c.node(), x, c.out_dims(), kernel, false);
-  if (!geometry.is_ok()) return c.fail(geometry.status().message());
+  if (!geometry.is_ok()) return c.fail(ReasonCode::kAttributeUnsupported, geometry.status().message());
   if (!max && c.node().attr_int("count_include_pad", 0) != 0 && geometry->pads_end_extended) {
     // The IR's ceil-free form pads the end further; counting that padding would change averages.
-    return c.fail("ceil_mode with count_include_pad=1 where the last window passes the pads");
+    return c.fail(ReasonCode::kAttributeUnsupported, "ceil_mode with count_include_pad=1 where the last window passes the pads");
   }
   return Status::ok();
 }
 
 Status check_global_pool(const Checker& c) {
-  if (c.in_dims(0).size() < 3) return c.fail("input rank below 3");
+  if (c.in_dims(0).size() < 3) return c.fail(ReasonCode::kShapeUnsupported, "input rank below 3");
   return Status::ok();
 }
 
 Status check_gemm(const Checker& c) {
-  if (c.in_dims(0).size() != 2 || c.in_dims(1).size() != 2) return c.fail("A and B must be 2D");
+  if (c.in_dims(0).size() != 2 || c.in_dims(1).size() != 2) return c.fail(ReasonCode::kShapeUnsupported, "A and B must be 2D");
   return Status::ok();
 }
 
 Status check_matmul(const Checker& c) {
-  if (c.in_dims(0).empty() || c.in_dims(1).empty()) return c.fail("scalar operands");
+  if (c.in_dims(0).empty() || c.in_dims(1).empty()) return c.fail(ReasonCode::kShapeUnsupported, "scalar operands");
   return Status::ok();
 }
 
 Status check_batch_norm(const Checker& c) {
-  if (c.node().attr_int("training_mode", 0) != 0) return c.fail("training_mode=1");
+  if (c.node().attr_int("training_mode", 0) != 0) return c.fail(ReasonCode::kAttributeUnsupported, "training_mode=1");
   if (c.node().has_attr("spatial") && c.node().attr_int("spatial", 1) != 1)
-    return c.fail("spatial=0");
+    return c.fail(ReasonCode::kAttributeUnsupported, "spatial=0");
   const auto& x = c.in_dims(0);
-  if (x.size() < 2) return c.fail("input rank below 2");
+  if (x.size() < 2) return c.fail(ReasonCode::kShapeUnsupported, "input rank below 2");
   for (size_t i = 1; i < 5; ++i) {
     HSCHED_RETURN_IF_ERROR(require_constant(c, i, "a statistics or affine input"));
-    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail("parameters are not [C]");
+    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail(ReasonCode::kShapeUnsupported, "parameters are not [C]");
   }
   return Status::ok();
 }
 
 Status check_instance_norm(const Checker& c) {
   const auto& x = c.in_dims(0);
-  if (x.size() < 3) return c.fail("input rank below 3");
+  if (x.size() < 3) return c.fail(ReasonCode::kShapeUnsupported, "input rank below 3");
   for (size_t i = 1; i < 3; ++i) {
     HSCHED_RETURN_IF_ERROR(require_constant(c, i, "scale or bias"));
-    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail("scale or bias is not [C]");
+    if (c.in_dims(i) != std::vector<int64_t>{x[1]}) return c.fail(ReasonCode::kShapeUnsupported, "scale or bias is not [C]");
   }
   return Status::ok();
 }
@@ -151,11 +156,11 @@ Status check_instance_norm(const Checker& c) {
 Status check_layer_norm(const Checker& c) {
   const auto rank = static_cast<int64_t>(c.in_dims(0).size());
   const int64_t axis = c.node().attr_int("axis", -1);
-  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail(ReasonCode::kAttributeUnsupported, "axis out of range");
   const size_t normalized = static_cast<size_t>(rank - (axis < 0 ? axis + rank : axis));
   for (size_t i = 1; i < 3; ++i) {
     if (c.input(i) && c.in_dims(i).size() > normalized) {
-      return c.fail("scale or bias has more dims than the normalized axes");
+      return c.fail(ReasonCode::kShapeUnsupported, "scale or bias has more dims than the normalized axes");
     }
   }
   return Status::ok();
@@ -164,10 +169,10 @@ Status check_layer_norm(const Checker& c) {
 Status check_softmax(const Checker& c) {
   const auto rank = static_cast<int64_t>(c.in_dims(0).size());
   const int64_t axis = c.node().attr_int("axis", c.opset() < 13 ? 1 : -1);
-  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail(ReasonCode::kAttributeUnsupported, "axis out of range");
   if (c.opset() < 13 && (axis < 0 ? axis + rank : axis) != rank - 1) {
     // Before opset 13 Softmax flattens to 2D at `axis`: the same only for the last axis.
-    return c.fail("opset < 13 Softmax over more than the last axis");
+    return c.fail(ReasonCode::kAttributeUnsupported, "opset < 13 Softmax over more than the last axis");
   }
   return Status::ok();
 }
@@ -177,14 +182,14 @@ Status check_clip(const Checker& c) {
   for (size_t i = 1; i < 3; ++i) {
     HSCHED_RETURN_IF_ERROR(require_constant(c, i, "min or max"));
     if (c.constant(i) && c.constant(i)->elements() != 1)
-      return c.fail("min or max is not a scalar");
+      return c.fail(ReasonCode::kShapeUnsupported, "min or max is not a scalar");
   }
   return Status::ok();
 }
 
 Status check_gelu(const Checker& c) {
   const std::string mode = c.node().attr_string("approximate", "none");
-  if (mode != "none" && mode != "tanh") return c.fail("approximate='" + mode + "'");
+  if (mode != "none" && mode != "tanh") return c.fail(ReasonCode::kAttributeUnsupported, "approximate='" + mode + "'");
   return Status::ok();
 }
 
@@ -199,7 +204,7 @@ Status check_reshape(const Checker& c) { return require_constant(c, 1, "the shap
 Status check_concat(const Checker& c) {
   const auto rank = static_cast<int64_t>(c.out_dims().size());
   const int64_t axis = c.node().attr_int("axis", 0);
-  if (rank == 0 || axis < -rank || axis >= rank) return c.fail("axis out of range");
+  if (rank == 0 || axis < -rank || axis >= rank) return c.fail(ReasonCode::kAttributeUnsupported, "axis out of range");
   return Status::ok();
 }
 
@@ -209,9 +214,9 @@ Status check_transpose(const Checker& c) {
   std::vector<int64_t> sorted = perm;
   std::sort(sorted.begin(), sorted.end());
   for (size_t i = 0; i < sorted.size(); ++i) {
-    if (sorted[i] != static_cast<int64_t>(i)) return c.fail("perm is not a permutation");
+    if (sorted[i] != static_cast<int64_t>(i)) return c.fail(ReasonCode::kAttributeUnsupported, "perm is not a permutation");
   }
-  if (perm.size() != c.in_dims(0).size()) return c.fail("perm does not match the rank");
+  if (perm.size() != c.in_dims(0).size()) return c.fail(ReasonCode::kAttributeUnsupported, "perm does not match the rank");
   return Status::ok();
 }
 
@@ -258,22 +263,22 @@ const std::map<std::string, OpRule>& rules() {
 
 Status check_value(const Checker& c, const Value& v, bool int_input) {
   if (!v.shape.rank_known || !v.shape.is_static()) {
-    return c.fail("tensor '" + v.name + "' has no static shape");
+    return c.fail(ReasonCode::kShapeUnsupported, "tensor '" + v.name + "' has no static shape");
   }
-  if (v.shape.rank() > kMaxRank) return c.fail("tensor '" + v.name + "' has too many dims");
+  if (v.shape.rank() > kMaxRank) return c.fail(ReasonCode::kShapeUnsupported, "tensor '" + v.name + "' has too many dims");
   auto elements = checked_elements(v.shape.dims);
   if (!elements.is_ok() ||
       *elements * static_cast<int64_t>(std::max<size_t>(1, dtype_size(v.dtype))) >
           detail::kMaxIrTensorBytes) {
-    return c.fail("tensor '" + v.name + "' is too large");
+    return c.fail(ReasonCode::kShapeUnsupported, "tensor '" + v.name + "' is too large");
   }
   if (int_input) {
     if (v.dtype != DType::kI64 && v.dtype != DType::kI32) {
-      return c.fail("tensor '" + v.name + "' is " + std::string(dtype_name(v.dtype)) +
+      return c.fail(ReasonCode::kDtypeUnsupported, "tensor '" + v.name + "' is " + std::string(dtype_name(v.dtype)) +
                     ", not an integer shape or axes tensor");
     }
   } else if (v.dtype != DType::kF32) {
-    return c.fail("element type " + std::string(dtype_name(v.dtype)) + " of tensor '" + v.name +
+    return c.fail(ReasonCode::kDtypeUnsupported, "element type " + std::string(dtype_name(v.dtype)) + " of tensor '" + v.name +
                   "' (the NPU path takes f32 tensors)");
   }
   return Status::ok();
@@ -281,32 +286,45 @@ Status check_value(const Checker& c, const Value& v, bool int_input) {
 
 }  // namespace
 
-Status ir_supports(const Graph& graph, const Node& node) {
-  const Checker c(graph, node);
+namespace {
+
+Status check_node(const Checker& c) {
+  const Node& node = c.node();
   if (!node.domain.empty() && node.domain != "ai.onnx")
-    return c.fail("domain '" + node.domain + "'");
+    return c.fail(ReasonCode::kOpUnsupported, "domain '" + node.domain + "'");
   const auto it = rules().find(node.op_type);
-  if (it == rules().end()) return c.fail("no OpenVINO IR mapping for this op");
+  if (it == rules().end()) return c.fail(ReasonCode::kOpUnsupported, "no OpenVINO IR mapping for this op");
   const OpRule& rule = it->second;
   if (node.inputs.size() < rule.min_inputs || node.inputs.size() > rule.max_inputs) {
-    return c.fail(std::to_string(node.inputs.size()) + " inputs");
+    return c.fail(ReasonCode::kOpUnsupported, std::to_string(node.inputs.size()) + " inputs");
   }
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const Value* v = c.input(i);
     if (v == nullptr) {
-      if (i < rule.min_inputs) return c.fail("required input " + std::to_string(i) + " omitted");
+      if (i < rule.min_inputs) return c.fail(ReasonCode::kOpUnsupported, "required input " + std::to_string(i) + " omitted");
       continue;
     }
     HSCHED_RETURN_IF_ERROR(check_value(c, *v, rule.int_inputs.count(i) != 0));
   }
-  if (node.outputs.empty() || node.outputs[0] == kNoValue) return c.fail("no output");
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return c.fail(ReasonCode::kOpUnsupported, "no output");
   for (size_t i = 1; i < node.outputs.size(); ++i) {
     if (node.outputs[i] != kNoValue && c.is_used(node.outputs[i])) {
-      return c.fail("output " + std::to_string(i) + " is used (only the first is expressed)");
+      return c.fail(ReasonCode::kOpUnsupported, "output " + std::to_string(i) + " is used (only the first is expressed)");
     }
   }
   HSCHED_RETURN_IF_ERROR(check_value(c, c.output(), false));
   return rule.check(c);
+}
+
+}  // namespace
+
+Status ir_supports(const Graph& graph, const Node& node) { return check_node(Checker(graph, node)); }
+
+std::optional<Refusal> ir_refusal(const Graph& graph, const Node& node) {
+  const Checker c(graph, node);
+  const Status status = check_node(c);
+  if (status.is_ok()) return std::nullopt;
+  return Refusal{c.reason(), status.message()};
 }
 
 }  // namespace hsched::ir

@@ -8,13 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/level_zero/backend.h"
 #include "backends/level_zero/device.h"
 #include "backends/level_zero/native_cache.h"
 #include "graph/demo_model.h"
 #include "hsched/schedule.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"
-#include "scheduler/level_zero_discover.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -34,8 +34,7 @@ TEST_F(NoDriverTest, NoDevicesQuietly) {
   ::testing::internal::CaptureStderr();
   EXPECT_FALSE(level_zero::loader_ready());
   EXPECT_TRUE(level_zero::enumerate_devices().empty());
-  EXPECT_TRUE(sched::discover_level_zero().empty());
-  EXPECT_TRUE(sched::cross_api_views().empty());
+  EXPECT_TRUE(sched::backends().find(DeviceApi::kLevelZero)->discover().empty());
   EXPECT_FALSE(level_zero::find_device("level_zero:0:0").has_value());
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
@@ -83,23 +82,52 @@ level_zero::DeviceInfo gpu_with(std::optional<level_zero::PciAddress> pci, uint8
 // Synthetic identities: no machine of ours has a GPU seen through both APIs.
 TEST(CrossApiMatchTest, PciAddressFirstThenUuid) {
   const level_zero::PciAddress address{0, 0, 2, 0};
-  const auto ze = gpu_with(address, 0x86);
-  sched::OpenClIdentity by_pci;
-  by_pci.pci = address;
+  const DeviceProfile ze = level_zero::device_profile(gpu_with(address, 0x86));
+  DeviceProfile by_pci;
+  by_pci.kind = DeviceKind::kGpu;
+  by_pci.pci_address = "0000:00:02.0";
   EXPECT_EQ(sched::same_device(by_pci, ze).value_or(""), "pci 0000:00:02.0");
-  sched::OpenClIdentity other_pci;
-  other_pci.pci = level_zero::PciAddress{0, 3, 0, 0};
+  DeviceProfile other_pci = by_pci;
+  other_pci.pci_address = "0000:03:00.0";
   EXPECT_FALSE(sched::same_device(other_pci, ze).has_value());
-  sched::OpenClIdentity by_uuid;
+  DeviceProfile by_uuid;
+  by_uuid.kind = DeviceKind::kGpu;
   by_uuid.uuid = ze.uuid;
-  const auto matched = sched::same_device(by_uuid, gpu_with(std::nullopt, 0x86));
+  const auto matched =
+      sched::same_device(by_uuid, level_zero::device_profile(gpu_with(std::nullopt, 0x86)));
   ASSERT_TRUE(matched.has_value());
   EXPECT_EQ(matched->rfind("uuid 86", 0), 0u) << *matched;
-  // An all-zero UUID identifies nothing.
-  sched::OpenClIdentity zero_uuid;
-  zero_uuid.uuid = level_zero::DeviceUuid{};
-  EXPECT_FALSE(sched::same_device(zero_uuid, gpu_with(std::nullopt, 0)).has_value());
-  EXPECT_FALSE(sched::same_device(sched::OpenClIdentity{}, ze).has_value());
+  // An all-zero UUID identifies nothing; nor does a device of another kind.
+  EXPECT_EQ(level_zero::device_profile(gpu_with(std::nullopt, 0)).uuid, "");
+  EXPECT_FALSE(sched::same_device(DeviceProfile{}, level_zero::device_profile(gpu_with(std::nullopt, 0))));
+  DeviceProfile cpu_by_pci = by_pci;
+  cpu_by_pci.kind = DeviceKind::kCpu;
+  EXPECT_FALSE(sched::same_device(cpu_by_pci, ze).has_value());
+}
+
+// Discovery lists a device two APIs see once, as the first backend found it, with the other
+// API's view beside it.
+TEST(CrossApiMatchTest, DiscoveryListsADeviceSeenTwiceOnce) {
+  const level_zero::PciAddress address{0, 0, 2, 0};
+  DeviceProfile opencl_gpu;
+  opencl_gpu.id = "ocl*";
+  opencl_gpu.kind = DeviceKind::kGpu;
+  opencl_gpu.api = DeviceApi::kOpenCl;
+  opencl_gpu.locator = "opencl:0:0";
+  opencl_gpu.pci_address = "0000:00:02.0";
+  const DeviceProfile ze_gpu = level_zero::device_profile(gpu_with(address, 0x86));
+  const DeviceProfile ze_other = level_zero::device_profile(gpu_with(std::nullopt, 0x42));
+  const Target target = sched::discover_target(
+      {[&] { return std::vector<DeviceProfile>{opencl_gpu}; },
+       [&] { return std::vector<DeviceProfile>{ze_gpu, ze_other}; }});
+  ASSERT_EQ(target.devices.size(), 2u);
+  EXPECT_EQ(target.devices[0].api, DeviceApi::kOpenCl);
+  ASSERT_EQ(target.devices[0].views.size(), 1u);
+  EXPECT_EQ(target.devices[0].views[0].api, DeviceApi::kLevelZero);
+  EXPECT_EQ(target.devices[0].views[0].locator, ze_gpu.locator);
+  EXPECT_EQ(target.devices[0].views[0].matched_by, "pci 0000:00:02.0");
+  EXPECT_EQ(target.devices[1].api, DeviceApi::kLevelZero);
+  EXPECT_TRUE(target.devices[1].views.empty());
 }
 
 level_zero::NativeKey key_for(const std::vector<uint8_t>& payload) {

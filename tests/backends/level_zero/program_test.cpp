@@ -106,7 +106,7 @@ TEST_F(NpuProgramTest, DemoGraphMatchesTheCpuInFp16) {
   auto want = (*cpu)->run(inputs);
   ASSERT_TRUE(want.is_ok()) << want.status().message();
   for (int run = 0; run < 3; ++run) {  // the graph is initialized once, executed every run
-    level_zero::NpuRunCopies copies;
+    CopyRecord copies;
     auto got = (*program)->run(inputs, &copies);
     ASSERT_TRUE(got.is_ok()) << got.status().message();
     ASSERT_EQ(got->size(), 1u);

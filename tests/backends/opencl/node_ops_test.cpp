@@ -195,7 +195,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
 }
 
 TEST(NodeOpsCheck, RejectionsNameTheReason) {
-  auto expect_reason = [](const std::optional<Unsupported>& got, ReasonCode reason,
+  auto expect_reason = [](const std::optional<Refusal>& got, ReasonCode reason,
                           const std::string& detail) {
     ASSERT_TRUE(got.has_value()) << detail;
     EXPECT_EQ(got->reason, reason) << got->detail;

@@ -119,7 +119,7 @@ class NodeOpsTest : public opencl_test::StorageTest {
     OneNodeGraph g = one_node_graph(
         op, attributes, inputs, outputs, opset, [this](float v) { return round(v); }, seed);
     const Node& node = g.graph.node(g.node);
-    const std::optional<Unsupported> rejected = check_node(g.graph, node);
+    const std::optional<Refusal> rejected = check_node(g.graph, node);
     ASSERT_FALSE(rejected.has_value()) << rejected->detail;
 
     auto cpu = cpu::CpuProgram::compile(g.graph, {});
@@ -176,7 +176,7 @@ class NodeOpsTest : public opencl_test::StorageTest {
 };
 
 // check_node's answer for a one-node graph (no device needed).
-inline std::optional<Unsupported> check_one(const std::string& op, const AttributeMap& attributes,
+inline std::optional<Refusal> check_one(const std::string& op, const AttributeMap& attributes,
                                             const std::vector<TestInput>& inputs,
                                             const std::vector<Shape>& outputs, int64_t opset = 17) {
   OneNodeGraph g = one_node_graph(
