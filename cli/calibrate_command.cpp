@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-#include "graph/atomic_file.h"
+#include "core/atomic_file.h"
 #include "scheduler/calibrate.h"
 #include "scheduler/config_yaml.h"
 #include "scheduler/discover.h"

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/app.h"
-#include "graph/deadline.h"
+#include "core/deadline.h"
 
 namespace {
 

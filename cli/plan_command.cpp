@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "cli/text_table.h"
-#include "graph/atomic_file.h"
+#include "core/atomic_file.h"
 #include "graph/onnx_import.h"
 #include "hsched/schedule.h"
 #include "scheduler/report.h"

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "graph/tensor.h"
+#include "core/tensor.h"
 
 namespace hsched {
 

@@ -7,26 +7,22 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/tensor.h"
 #include "graph/attribute.h"
-#include "graph/dtype.h"
-#include "graph/shape.h"
-#include "graph/tensor.h"
+#include "hsched/ids.h"
 #include "hsched/status.h"
 
 namespace hsched {
-
-using ValueId = int32_t;
-using NodeId = int32_t;
-inline constexpr ValueId kNoValue = -1;  // an optional input left out ("" in ONNX)
-inline constexpr NodeId kNoNode = -1;
 
 struct Value {
   std::string name;
   DType dtype = DType::kUndefined;
   Shape shape;
-  NodeId producer = kNoNode;        // kNoNode for graph inputs and constants
-  std::vector<NodeId> consumers;    // one entry per use, in node order
-  std::optional<Tensor> constant;   // initializer data (weights, folded shape tensors)
+  NodeId producer = kNoNode;       // kNoNode for graph inputs and constants
+  std::vector<NodeId> consumers;   // one entry per use, in node order
+  std::optional<Tensor> constant;  // initializer data (weights, folded shape tensors)
 
   bool is_constant() const { return constant.has_value(); }
   // Bytes of a static shape (0 when not static or dtype undefined).
@@ -36,9 +32,9 @@ struct Value {
 struct Node {
   std::string name;
   std::string op_type;
-  std::string domain;                // "" for the default ONNX domain
-  std::vector<ValueId> inputs;       // kNoValue for an omitted optional input
-  std::vector<ValueId> outputs;      // kNoValue for an omitted optional output
+  std::string domain;            // "" for the default ONNX domain
+  std::vector<ValueId> inputs;   // kNoValue for an omitted optional input
+  std::vector<ValueId> outputs;  // kNoValue for an omitted optional output
   AttributeMap attributes;
 
   int64_t attr_int(const std::string& key, int64_t fallback) const;

@@ -4,7 +4,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "graph/shape.h"
+#include "core/shape.h"
 
 namespace hsched {
 namespace {

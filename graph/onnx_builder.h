@@ -7,7 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "graph/dtype.h"
+#include "core/dtype.h"
 
 namespace hsched {
 

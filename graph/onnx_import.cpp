@@ -1,12 +1,12 @@
 #include "graph/onnx_import.h"
 
-#include <onnx/checker.h>
-#include <onnx/onnx_pb.h>
-
 #include <unordered_map>
 #include <unordered_set>
 
-#include "graph/mapped_file.h"
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include "core/mapped_file.h"
 #include "graph/onnx_validate.h"
 #include "graph/shape_fold.h"
 #include "graph/tensor_proto.h"

@@ -7,8 +7,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "core/shape.h"
 #include "graph/onnx_validate.h"
-#include "graph/shape.h"
 
 namespace hsched {
 namespace {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "core/shape.h"
+#include "core/tensor.h"
 #include "graph/attribute.h"
-#include "graph/shape.h"
-#include "graph/tensor.h"
 #include "hsched/status.h"
 
 namespace hsched {

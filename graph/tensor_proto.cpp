@@ -5,7 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "graph/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace hsched {
 namespace {

@@ -6,11 +6,10 @@
 #include <memory>
 #include <string>
 
-#include "graph/mapped_file.h"
-#include "graph/tensor.h"
-#include "hsched/status.h"
-
+#include "core/mapped_file.h"
+#include "core/tensor.h"
 #include "graph/attribute.h"
+#include "hsched/status.h"
 
 namespace onnx {
 class NodeProto;

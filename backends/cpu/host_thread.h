@@ -15,7 +15,7 @@
 
 #include <functional>
 
-#include "graph/work_thread.h"
+#include "core/work_thread.h"
 
 namespace hsched::cpu {
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
 #include "graph/graph.h"
-#include "graph/tensor.h"
 #include "hsched/status.h"
 
 namespace dnnl {

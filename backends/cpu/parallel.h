@@ -1,14 +1,14 @@
 // Helpers shared by the TBB kernels: parallel loops, dtype dispatch, broadcasting.
 #pragma once
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <cstdint>
 #include <vector>
 
-#include "graph/dtype.h"
-#include "graph/tensor.h"
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
 
 namespace hsched::cpu {
 

@@ -2,7 +2,7 @@
 // (driver, device, graph extension, compiler, graph payload, build flags), so that the next
 // process creates the graph with ZE_GRAPH_FORMAT_NATIVE instead of compiling it again.
 //
-// Entries: "<SHA-256 of the key>.zegraph" through graph/binary_cache.h, in the OpenCL program
+// Entries: "<SHA-256 of the key>.zegraph" through core/binary_cache.h, in the OpenCL program
 // cache's directory (explicit dir, else $HSCHED_CACHE_DIR, else ~/.cache/hsched), with its trust
 // model: a directory owned by the user and closed to group and others (else the cache is off,
 // with one warning line), entries that are the user's regular 0600 files holding their full key
@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/binary_cache.h"
+#include "core/binary_cache.h"
 
 namespace hsched::level_zero {
 

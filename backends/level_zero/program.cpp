@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "backends/level_zero/ir/ir.h"
-#include "graph/deadline.h"
+#include "core/deadline.h"
 
 namespace hsched::level_zero {
 namespace {

@@ -17,7 +17,7 @@
 
 #include "backends/opencl/opencl.h"
 #include "backends/opencl/program_cache.h"
-#include "graph/deadline.h"
+#include "core/deadline.h"
 #include "hsched/status.h"
 
 namespace hsched::opencl {

@@ -1,5 +1,5 @@
 // On-disk cache of OpenCL program binaries (hsched's own programs), so that a second process
-// builds none of them: graph/binary_cache.h with entries "<SHA-256 of the key>.clbin" (see there
+// builds none of them: core/binary_cache.h with entries "<SHA-256 of the key>.clbin" (see there
 // for the trust model, the entry format, atomic writes, verification and the size cap).
 //
 // Threading: every method may be called from several threads (the compiler's background
@@ -13,7 +13,7 @@
 #include <string>
 
 #include "backends/opencl/opencl.h"
-#include "graph/binary_cache.h"
+#include "core/binary_cache.h"
 
 namespace hsched::opencl {
 

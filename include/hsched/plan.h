@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "hsched/device.h"
+#include "hsched/ids.h"
 #include "hsched/policy.h"
 
 namespace hsched {
@@ -61,8 +61,8 @@ struct NodePlacement {
 // A node that did not get its first choice because of rejections.
 struct Fallback {
   NodeId node = kNoNode;
-  Choice wanted;               // the policy's first choice
-  std::string device;          // where it went
+  Choice wanted;       // the policy's first choice
+  std::string device;  // where it went
   Precision precision = Precision::kFp32;
   ReasonCode reason = ReasonCode::kOpUnsupported;  // of the first choice's rejection
   std::string detail;
@@ -95,7 +95,7 @@ struct Transfer {
 };
 
 struct Plan {
-  std::string model;   // graph name or file
+  std::string model;  // graph name or file
   Target target;
   Policy policy;
   std::vector<NodePlacement> nodes;  // indexed by NodeId: every node exactly once

@@ -1,6 +1,6 @@
 // run_with_deadline and the exit path: a worker's exception is an error, a worker past its
 // deadline never sees the process's static destructors.
-#include "graph/deadline.h"
+#include "core/deadline.h"
 
 #include <unistd.h>
 

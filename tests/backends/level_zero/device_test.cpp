@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/discover.h"
 #include "backends/level_zero/backend.h"
+#include "scheduler/discover.h"
 
 namespace hsched {
 namespace {

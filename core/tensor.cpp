@@ -1,0 +1,49 @@
+#include "core/tensor.h"
+
+#include <cstdlib>
+
+namespace hsched {
+namespace {
+
+std::shared_ptr<std::byte> allocate(size_t bytes, bool zero) {
+  // 64-byte alignment suits AVX-512 loads and oneDNN's expectations.
+  const size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (p == nullptr) throw std::bad_alloc();
+  if (zero) std::memset(p, 0, rounded == 0 ? 64 : rounded);
+  return {static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); }};
+}
+
+}  // namespace
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims) : dtype_(dtype), dims_(std::move(dims)) {
+  data_ = allocate(byte_size(), true);
+}
+
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> dims) {
+  Tensor tensor(dtype, std::move(dims), nullptr);
+  tensor.data_ = allocate(tensor.byte_size(), false);
+  return tensor;
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> dims, std::shared_ptr<std::byte> data)
+    : dtype_(dtype), dims_(std::move(dims)), data_(std::move(data)) {}
+
+Tensor Tensor::borrow(DType dtype, std::vector<int64_t> dims, void* data) {
+  return Tensor(dtype, std::move(dims),
+                std::shared_ptr<std::byte>(static_cast<std::byte*>(data), [](std::byte*) {}));
+}
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims_) n *= d;
+  return n;
+}
+
+Tensor Tensor::clone() const {
+  Tensor copy = uninitialized(dtype_, dims_);
+  if (byte_size() != 0) std::memcpy(copy.raw(), raw(), byte_size());
+  return copy;
+}
+
+}  // namespace hsched

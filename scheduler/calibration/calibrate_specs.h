@@ -1,0 +1,52 @@
+// Calibration's benchmarks (scheduler/calibration/calibrate.h): small graphs built in memory, each
+// a chain (or a fan, where the shape changes) of equal nodes, so that a short and a long one differ
+// by the nodes alone. Internal to calibration.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "graph/onnx_builder.h"
+#include "hsched/device.h"
+
+namespace hsched::sched {
+
+struct Spec {
+  std::string name;
+  CostClass cost_class = CostClass::kElementwise;
+  Precision precision = Precision::kFp32;
+  int nodes = 0;               // fixed chain length; 0: measured as a short and a long chain
+  bool fused_on_host = false;  // measured on the CPU only (fused there, or in its CPU setting)
+  std::function<void(OnnxBuilder&, int nodes)> build;
+  // The node of the chain's first link whose work the point is plotted at (a fan's first node
+  // may be the producer every link reads).
+  int work_node = 0;
+  // Where set, the same chain without what is measured: the point is the difference of the two
+  // (an epilogue: a MatMul chain with and without its fused GELU).
+  std::function<void(OnnxBuilder&, int nodes)> baseline;
+  // Where set, a run's figure is the time of this op's steps alone, profiled: each link's other
+  // nodes set the scene (a MatMul before a Softmax, as in attention) but are not counted.
+  std::string timed_op;
+};
+
+// The precision of a device's byte-class, overhead and copy benchmarks: fp32, or where the
+// device does not compute fp32 (an NPU), the first it computes besides int8.
+Precision base_precision(const DeviceProfile& device);
+
+// What to measure on `device`: every compute class in each precision it computes, the byte
+// classes in base_precision (those fused into one step on the CPU only there).
+std::vector<Spec> specs_for(const DeviceProfile& device);
+
+// A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
+Spec tiny_spec(int nodes);
+
+// A partition that wakes a device's threads: a MatMul of [256, 256] by constant weights and a
+// residual Add (oneDNN's OpenMP team and oneTBB's workers on the CPU).
+Spec wake_spec();
+
+// One Relu over `elements` floats: its partition's upload and download are the copy curves.
+Spec copy_spec(int64_t elements);
+
+}  // namespace hsched::sched

@@ -1,0 +1,65 @@
+// Config files (docs/config-schema.md): target profiles (configs/targets/*.yaml), policies
+// (configs/policies/*.yaml) and deployments (configs/deploy/*.yaml: a target + a policy + a cache
+// dir and deadlines), read with yaml-cpp.
+//
+// Every loader fails with InvalidArgument and one line "<file>: <key path>: <what is wrong>"
+// (a YAML syntax error: "<file>:<line>:<column>: ..."); nothing throws, whatever the file holds.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "hsched/device.h"
+#include "hsched/policy.h"
+#include "hsched/status.h"
+
+namespace hsched {
+
+// The schema version this build reads; every file states it (`schema_version: 1`).
+inline constexpr int64_t kConfigSchemaVersion = 1;
+
+// The target made from the devices found at run time, not from a file.
+inline constexpr const char* kThisMachineTarget = "this-machine";
+
+// A target and a policy to plan with, plus what running needs (configs/deploy/*.yaml).
+struct Deployment {
+  std::string name;    // `name:`, else the file's stem
+  std::string source;  // the file it came from
+  Target target;
+  Policy policy;
+  std::string cache_dir;              // compiled-program cache; "~" expanded, absolute
+  double compile_timeout_ms = 30000;  // per partition compile
+  // Runs the compile cost is amortised over: the file's `expected_runs` when given, else the
+  // policy's. `policy.expected_runs` holds the same value.
+  int64_t expected_runs = 100;
+};
+
+// The folder shipped configs are looked up in: $HSCHED_CONFIGS_DIR when set, else the build's
+// configs/ folder.
+std::filesystem::path configs_dir();
+
+Result<Target> load_target(const std::string& path);
+Result<Policy> load_policy(const std::string& path);
+
+// Builds the "this-machine" target (scheduler/config/discover.h's discover_target); the config
+// loaders do not discover devices themselves.
+using DiscoverFn = std::function<Target()>;
+
+// `target:` and `policy:` name a shipped config (a bare name: configs/targets/NAME.yaml) or a
+// file relative to the deployment file. `target: this-machine` calls `discover`, and fails
+// naming the key when none is given.
+Result<Deployment> load_deployment(const std::string& path, const DiscoverFn& discover = {});
+
+// What `--target` and `--policy` accept: a bare name ("core-ultra-7-155h", "default") looked up
+// in configs_dir(), or a path to a YAML file (containing '/' or ending in .yaml/.yml). The
+// target "this-machine" calls `discover`; without one it is an error.
+Result<Target> resolve_target(const std::string& name_or_path, const DiscoverFn& discover = {});
+
+// A target profile as YAML in the schema load_target reads, `header` (lines without '#') first
+// as comments. What `hsched calibrate` writes; load_target(target_yaml(t)) gives t back.
+std::string target_yaml(const Target& target, const std::string& header);
+Result<Policy> resolve_policy(const std::string& name_or_path);
+
+}  // namespace hsched

@@ -1,0 +1,55 @@
+// The report's entry points: format names and the dispatch to each format's renderer.
+#include "scheduler/report/report.h"
+
+#include <array>
+#include <utility>
+
+#include "scheduler/report/report_content.h"
+
+namespace hsched {
+namespace {
+
+constexpr std::array<std::pair<ReportFormat, const char*>, 4> kFormatNames{{
+    {ReportFormat::kText, "text"},
+    {ReportFormat::kJson, "json"},
+    {ReportFormat::kDot, "dot"},
+    {ReportFormat::kHtml, "html"},
+}};
+
+constexpr int kJsonIndent = 2;
+
+}  // namespace
+
+std::optional<ReportFormat> parse_report_format(const std::string& name) {
+  for (const auto& [format, format_name] : kFormatNames) {
+    if (name == format_name) return format;
+  }
+  return std::nullopt;
+}
+
+const char* report_format_name(ReportFormat format) {
+  for (const auto& [known, name] : kFormatNames) {
+    if (known == format) return name;
+  }
+  return "unknown";
+}
+
+Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format) {
+  HSCHED_RETURN_IF_ERROR(report::check_plan(graph, plan));
+  switch (format) {
+    case ReportFormat::kText:
+      return report::report_to_text(graph, plan);
+    case ReportFormat::kJson:
+      // Names from a model file need not be valid UTF-8: replace bad bytes rather than throw.
+      return report_to_json(graph, plan)
+                 .dump(kJsonIndent, ' ', false, nlohmann::json::error_handler_t::replace) +
+             "\n";
+    case ReportFormat::kDot:
+      return report::report_to_dot(graph, plan);
+    case ReportFormat::kHtml:
+      return report::report_to_html(graph, plan);
+  }
+  return invalid_argument("report: unknown format " + std::to_string(static_cast<int>(format)));
+}
+
+}  // namespace hsched
