@@ -132,7 +132,10 @@ class CpuDevice final : public Device {
   Result<std::shared_ptr<Program>> compile(const Graph& part,
                                            const CompileOptions& options) override {
     CpuOptions cpu_options;
-    cpu_options.threads = options.cpu_threads;
+    // CompileOptions' 0 means every core (backend.h); CpuProgram wants a count.
+    cpu_options.threads = options.cpu_threads > 0
+                              ? options.cpu_threads
+                              : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
     cpu_options.profile = options.profile;
     cpu_options.flush_denormals = options.flush_denormals;
     cpu_options.memory_limit_bytes = options.memory_limit_bytes;
