@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "core/deadline.h"
 #include "graph/graph.h"
 #include "hsched/device.h"
 #include "hsched/executor.h"
@@ -67,7 +68,8 @@ struct CompileOptions {
   bool profile = false;
   bool flush_denormals = true;      // CPU threads treat subnormal floats as zero
   int64_t memory_limit_bytes = 0;   // CPU: cap on weights + folds + arena + outputs; 0: none
-  int64_t compile_timeout_ms = 0;   // device compilers: the deadline of a build or cached load
+  // Device compilers: the deadline of a build or cached load.
+  int64_t compile_timeout_ms = kDefaultCompileDeadlineMs;
 };
 
 // How a device executes the nodes of a graph, for the cost model (optional entries of Device).

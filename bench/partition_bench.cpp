@@ -13,8 +13,8 @@
 #include <benchmark/benchmark.h>
 
 #include "graph/onnx_import.h"
-#include "scheduler/cost_model.h"
-#include "scheduler/partitioner.h"
+#include "scheduler/planner/cost_model.h"
+#include "scheduler/planner/partitioner.h"
 #include "support/random_problem.h"
 
 namespace hsched::sched {

@@ -10,10 +10,10 @@
 #include <sstream>
 
 #include "core/atomic_file.h"
-#include "scheduler/calibrate.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
-#include "scheduler/target_select.h"
+#include "scheduler/calibration/calibrate.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
 
 namespace hsched::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `hsched calibrate`: microbenchmarks on the devices of this machine, written as a target profile
-// (scheduler/calibrate.h) that `--target FILE` and deploy files use.
+// (scheduler/calibration/calibrate.h) that `--target FILE` and deploy files use.
 #pragma once
 
 #include <ostream>

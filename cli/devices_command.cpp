@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/text_table.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/target_select.h"
 
 namespace hsched::cli {
 namespace {

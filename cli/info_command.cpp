@@ -13,8 +13,8 @@
 #include "graph/summary.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
-#include "scheduler/report.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/target_select.h"
+#include "scheduler/report/report.h"
 
 namespace hsched::cli {
 namespace {

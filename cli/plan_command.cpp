@@ -8,8 +8,8 @@
 #include "core/atomic_file.h"
 #include "graph/onnx_import.h"
 #include "hsched/schedule.h"
-#include "scheduler/report.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/target_select.h"
+#include "scheduler/report/report.h"
 
 namespace hsched::cli {
 namespace {

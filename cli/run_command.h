@@ -10,7 +10,7 @@
 #include "cli/plan_command.h"
 #include "hsched/executor.h"
 #include "hsched/status.h"
-#include "scheduler/measure.h"
+#include "scheduler/calibration/measure.h"
 
 namespace hsched::cli {
 

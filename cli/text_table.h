@@ -1,5 +1,5 @@
 // Aligned text columns for the CLI's own listings (`hsched plan`, `hsched devices`); the fallback
-// report lays out its tables itself (scheduler/report_text.cpp).
+// report lays out its tables itself (scheduler/report/report_text.cpp).
 #pragma once
 
 #include <algorithm>

@@ -30,6 +30,10 @@
 
 namespace hsched {
 
+// The deadline of a device compiler's build or cached load when nothing sets one (the deployment
+// files' default compile_timeout_ms).
+inline constexpr int64_t kDefaultCompileDeadlineMs = 30000;
+
 // How long exit_process() and the exit handler wait for running workers, in ms.
 inline constexpr int64_t kExitWaitMs = 2000;
 

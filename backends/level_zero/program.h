@@ -35,11 +35,11 @@
 #include "backends/level_zero/device.h"
 #include "backends/level_zero/native_cache.h"
 #include "backends/level_zero/ze_graph_ext.h"
+#include "core/deadline.h"
 #include "graph/graph.h"
 
 namespace hsched::level_zero {
 
-inline constexpr int64_t kDefaultCompileDeadlineMs = 30000;
 inline constexpr int64_t kDefaultRunTimeoutMs = 60000;
 
 // One NPU opened for graphs: a context, the graph extension's function table and one command

@@ -22,7 +22,6 @@
 
 namespace hsched::opencl {
 
-inline constexpr int64_t kDefaultCompileDeadlineMs = 30000;  // the deploy files' default
 // Test hook: milliseconds a build (from the cache or from source) sleeps first (a slow driver).
 inline constexpr const char* kBuildDelayEnv = "HSCHED_OPENCL_TEST_BUILD_DELAY_MS";
 

@@ -22,7 +22,7 @@ constexpr uint32_t kVendorIntel = 0x8086;
 constexpr uint32_t kVendorAmd = 0x1002;
 constexpr uint32_t kFallbackClockMhz = 1000;
 // Devices sharing host DRAM: ~8 GB/s per compute unit, saturating at 100 GB/s (as the host CPU
-// in scheduler/discover.cpp). Discrete GPUs: ~25 GB/s of device memory per compute unit (an
+// in scheduler/config/discover.cpp). Discrete GPUs: ~25 GB/s of device memory per compute unit (an
 // H100 SXM: 132 SMs, 3.3 TB/s), over PCIe 4.0 x16 (~25 GB/s) to the host.
 constexpr double kSharedBandwidthPerUnitGbps = 8;
 constexpr double kSharedMinBandwidthGbps = 8;

@@ -44,7 +44,7 @@ std::string device_string(const cl::Device& device, cl_device_info param);
 // machine). Empty when there is no platform or a query fails for a whole platform.
 std::vector<DeviceInfo> enumerate_devices();
 
-// Id family of OpenCL devices: discover_target (scheduler/discover.h) numbers ids ending in '*'
+// Id family of OpenCL devices: discover_target (scheduler/config/discover.h) numbers ids ending in '*'
 // within their family, so OpenCL devices are "ocl0", "ocl1"... whatever their kind.
 inline constexpr const char* kIdFamily = "ocl*";
 
@@ -63,7 +63,7 @@ std::optional<DeviceInfo> find_device(const std::string& locator);
 // until an op's kernel exists the backend rejects it at compile time (the scheduler re-plans it).
 const std::vector<std::string>& supported_ops();
 
-// The Discoverer (scheduler/discover.h) for OpenCL: device_profile() of every enumerated device.
+// The Discoverer (scheduler/config/discover.h) for OpenCL: device_profile() of every enumerated device.
 std::vector<DeviceProfile> discover_devices();
 
 }  // namespace hsched::opencl

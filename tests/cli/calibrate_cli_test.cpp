@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include "cli/cli_runner.h"
-#include "scheduler/calibrate_specs.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/calibration/calibrate_specs.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
 
 namespace hsched {
 namespace {

@@ -1,4 +1,4 @@
-// libFuzzer target for the YAML config loaders (scheduler/config_yaml.h): any bytes, read as a
+// libFuzzer target for the YAML config loaders (scheduler/config/config_yaml.h): any bytes, read as a
 // target profile, a policy and a deployment file, must give the config or one InvalidArgument
 // line, never a crash, a sanitizer report, a leak or a hang. A target that loads must also survive
 // target_yaml()'s round trip (config_yaml.h: load_target(target_yaml(t)) gives t back): written
@@ -17,7 +17,7 @@
 #include <fstream>
 #include <string>
 
-#include "scheduler/config_yaml.h"
+#include "scheduler/config/config_yaml.h"
 
 namespace {
 

@@ -24,9 +24,9 @@
 #include "graph/onnx_import.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
 
 namespace {
 

@@ -33,8 +33,8 @@
 #include "graph/tensor_proto.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
 
 namespace {
 

@@ -6,9 +6,9 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/calibrate.h"
-#include "scheduler/calibrate_specs.h"
-#include "scheduler/discover.h"
+#include "scheduler/calibration/calibrate.h"
+#include "scheduler/calibration/calibrate_specs.h"
+#include "scheduler/config/discover.h"
 
 namespace hsched::sched {
 namespace {

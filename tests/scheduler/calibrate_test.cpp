@@ -1,6 +1,6 @@
 // The measurement protocol on fake benchmarks, and a calibrated profile surviving the trip
 // through YAML (what `hsched calibrate` writes is what --target reads).
-#include "scheduler/calibrate.h"
+#include "scheduler/calibration/calibrate.h"
 
 #include <unistd.h>
 
@@ -11,10 +11,10 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/calibrate_specs.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
-#include "scheduler/target_select.h"
+#include "scheduler/calibration/calibrate_specs.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
 
 namespace hsched::sched {
 namespace {

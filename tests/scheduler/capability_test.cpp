@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/backend.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/discover.h"
 #include "scheduler/plan_checks.h"
 
 namespace hsched {

@@ -1,6 +1,6 @@
 // The cost model's figures on hand-built one-node graphs: roofline (compute- vs memory-bound),
 // precision scaling of bytes, launch and compile costs, calibration, transfers.
-#include "scheduler/cost_model.h"
+#include "scheduler/planner/cost_model.h"
 
 #include <cmath>
 #include <string>
@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/partitioner.h"
+#include "scheduler/planner/partitioner.h"
 
 namespace hsched::sched {
 namespace {

@@ -18,8 +18,8 @@
 #include "graph/onnx_import.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
-#include "scheduler/discover.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
 #include "support/model_data.h"
 #include "support/temp_dir.h"
 

@@ -16,10 +16,10 @@
 #include "backends/cpu/program.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
-#include "scheduler/partition_program.h"
-#include "scheduler/target_select.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
+#include "scheduler/runtime/partition_program.h"
 #include "support/temp_dir.h"
 
 namespace hsched {

@@ -18,10 +18,10 @@
 
 #include "graph/onnx_import.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
 #include "scheduler/plan_checks.h"
-#include "scheduler/report.h"
+#include "scheduler/report/report.h"
 #include "support/temp_dir.h"
 
 namespace hsched {

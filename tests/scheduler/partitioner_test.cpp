@@ -1,6 +1,6 @@
 // The partitioner: its cost function and grouping on hand-built problems, and the invariants
 // of partition() on seeded random DAGs and chains, against brute force where that is feasible.
-#include "scheduler/partitioner.h"
+#include "scheduler/planner/partitioner.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // The fallback report in its four formats, over a hand-built graph and plan: two partitions
 // (gpu0 then cpu0), two transfers, a fallback, a substituted node and a policy placement.
-#include "scheduler/report.h"
+#include "scheduler/report/report.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

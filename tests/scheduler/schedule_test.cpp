@@ -8,10 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/backend.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/config/target_select.h"
 #include "scheduler/plan_checks.h"
-#include "scheduler/target_select.h"
 
 namespace hsched {
 namespace {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "hsched/schedule.h"
+#include "scheduler/config/target_select.h"
 #include "scheduler/plan_checks.h"
-#include "scheduler/target_select.h"
 
 namespace hsched {
 namespace {

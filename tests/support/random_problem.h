@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "scheduler/partitioner.h"
+#include "scheduler/planner/partitioner.h"
 
 namespace hsched::test {
 

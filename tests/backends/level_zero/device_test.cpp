@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/level_zero/backend.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/discover.h"
 
 namespace hsched {
 namespace {

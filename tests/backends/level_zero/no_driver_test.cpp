@@ -13,8 +13,8 @@
 #include "backends/level_zero/native_cache.h"
 #include "graph/demo_model.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
 #include "support/temp_dir.h"
 
 namespace hsched {

@@ -17,8 +17,8 @@
 #include "graph/onnx_import.h"
 #include "hsched/executor.h"
 #include "hsched/schedule.h"
-#include "scheduler/config_yaml.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/config_yaml.h"
+#include "scheduler/config/discover.h"
 #include "support/model_data.h"
 #include "support/temp_dir.h"
 

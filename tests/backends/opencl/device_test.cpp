@@ -10,7 +10,7 @@
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
 #include "hsched/schedule.h"
-#include "scheduler/discover.h"
+#include "scheduler/config/discover.h"
 #include "support/temp_dir.h"
 
 namespace hsched::opencl {
