@@ -17,6 +17,7 @@
 
 #include <tbb/flow_graph.h>
 
+#include "core/heap.h"
 #include "core/work_thread.h"
 #include "graph/subgraph.h"
 #include "hsched/schedule.h"
@@ -129,6 +130,10 @@ class PlanExecutable final : public Executable {
   Result<Program*> cpu_fallback(PartitionNode& node);
   double now_ms() const { return ms_between(origin_, Clock::now()); }
 
+  // First, so destroyed last: once the partitions (weights, programs, activation arenas) and the
+  // threads that used them are gone, the heap pages they leave free go back to the system rather
+  // than stay resident as holes in malloc's per-thread arenas (core/heap.h).
+  ReleaseFreeHeapMemoryAtEnd release_heap_at_end_;
   const Graph& graph_model_;
   Plan plan_;
   ExecutableStats stats_;
