@@ -556,10 +556,9 @@ void PlanExecutable::reset_profile() {
   for (const auto& node : partitions_) node->compiled.program->reset_profile();
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
-                                            const ExecutorOptions& options) {
+// compile(), but for giving the build's free heap memory back.
+Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph, const Plan& plan,
+                                                       const ExecutorOptions& options) {
   const auto start = Clock::now();
   PartitionCompiler compiler(options);
   Plan current = plan;
@@ -627,6 +626,18 @@ Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan
     ++stats.replans;
   }
   return internal_error("executor: re-planning after late rejections did not converge");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
+                                            const ExecutorOptions& options) {
+  Result<std::unique_ptr<Executable>> executable = compile_executable(graph, plan, options);
+  // The build's scratch (IR payloads, weight reorders, a failed round's programs), freed on the
+  // compile workers' and this thread's arenas, goes back to the system rather than stay resident
+  // beside the new Executable's buffers (core/heap.h).
+  release_free_heap_memory();
+  return executable;
 }
 
 }  // namespace hsched
