@@ -13,10 +13,10 @@ namespace hsched {
 
 // Gives every page of free heap memory, in every malloc arena, back to the system (glibc:
 // malloc_trim(0), which also unmaps free space at an arena's top). Call it after releasing a
-// large amount of memory at once (an Executable's end), not per request: it walks each arena's
-// free lists under that arena's lock, so a thread allocating meanwhile may wait (the soak's heap,
-// ~260 MiB in use and ~100 MiB free in 13 arenas: 0.5 to 25 ms a call, typically ~10 ms after an
-// Executable's end, on a loaded 2-core machine). Pages given back cost a page fault each when
+// large amount of memory at once (a build's end, an Executable's end), not per request: it walks
+// each arena's free lists under that arena's lock, so a thread allocating meanwhile may wait
+// (the soak's heap, ~260 MiB in use and ~100 MiB free in 13 arenas: 0.5 to 25 ms a call,
+// typically ~10 ms, on a loaded 2-core machine). Pages given back cost a page fault each when
 // used again. True when memory was given back; false when there was none, or where the C library
 // has no such call. Thread-safe.
 bool release_free_heap_memory();
