@@ -16,7 +16,7 @@ packages=(
   libomp-14-dev                                      # OpenMP for clang (backends/cpu in the fuzz preset)
   libonnx-dev libprotobuf-dev protobuf-compiler      # graph/: ONNX import
   libboost-graph-dev                                 # graph/: topological order, cycles
-  libssl-dev                                         # graph/binary_cache: SHA-256 (libcrypto EVP)
+  libssl-dev                                         # core/binary_cache: SHA-256 (libcrypto EVP)
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev    # JSON output, CLI flags, configs/*.yaml
   libtbb-dev libdnnl-dev                             # backends/cpu: oneTBB, oneDNN
   ocl-icd-opencl-dev opencl-headers libclblast-dev   # backends/opencl: ICD loader, CLBlast
