@@ -90,6 +90,8 @@ class Scheduler {
   NodeOptions options_for(NodeId node);
   NodeOptions split_options(NodeId node, size_t position, SplitPick& pick);
   void place_split_node(NodeId node, const SplitPick& pick, Plan& plan) const;
+  // The rejection of a choice whose selector matches no device of the target.
+  Rejection absent(NodeId node, const ResolvedChoice& rc) const;
   // Device `device` of the target on `node` in `precision`: a late rejection recorded for the
   // pair, else the device's own answer.
   std::optional<Rejection> check(int device, NodeId node, Precision precision) const;
@@ -153,6 +155,11 @@ const OpChoices& Scheduler::choices_for(const std::string& op_type) {
   auto [it, inserted] = op_choices_.try_emplace(op_type);
   if (inserted) it->second = resolve(policy_.choices_for(op_type));
   return it->second;
+}
+
+Rejection Scheduler::absent(NodeId node, const ResolvedChoice& rc) const {
+  return {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
+          "no device of target " + target_.name + " matches '" + rc.choice.device + "'"};
 }
 
 std::optional<Rejection> Scheduler::check(int device, NodeId node, Precision precision) const {
@@ -221,11 +228,7 @@ NodeOptions Scheduler::options_for(NodeId node) {
   for (size_t c = 0; c < op.choices.size(); ++c) {
     const ResolvedChoice& rc = op.choices[c];
     const size_t rejections_before = options.rejections.size();
-    if (rc.devices.empty()) {
-      options.rejections.push_back(
-          {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
-           "no device of target " + target_.name + " matches '" + rc.choice.device + "'"});
-    }
+    if (rc.devices.empty()) options.rejections.push_back(absent(node, rc));
     for (int d : rc.devices) {
       // One precision per device: its first supported choice or, on a calibrated device under
       // the latency objective, the one measured faster for this node (fp16 that a device only
@@ -266,11 +269,7 @@ NodeOptions Scheduler::split_options(NodeId node, size_t position, SplitPick& pi
   for (size_t c : asking) {
     const ResolvedChoice& rc = split.choices[c];
     const size_t rejections_before = options.rejections.size();
-    if (rc.devices.empty()) {
-      options.rejections.push_back(
-          {node, rc.choice.device, rc.choice.precision, ReasonCode::kDeviceAbsent,
-           "no device of target " + target_.name + " matches '" + rc.choice.device + "'"});
-    }
+    if (rc.devices.empty()) options.rejections.push_back(absent(node, rc));
     for (int d : rc.devices) {
       try_device(node, c, rc.choice.precision, d, options);
       if (!options.candidates.empty()) return options;
