@@ -8,6 +8,9 @@
 #                                              exact executions per target (-runs=); defaults
 #                                              10000000 1000000 1000000: the acceptance run
 #                                              (0 skips a target)
+#   scripts/fuzz-long.sh --seconds RUN [CONFIG [IMPORT]]
+#                                              wall-clock seconds per target (0 skips a target;
+#                                              defaults 0), for a machine lent for a fixed time
 #
 # The fuzzers run one after the other, each as HSCHED_FUZZ_WORKERS (default 2) parallel libFuzzer
 # jobs, as -jobs=N -workers=N would run them, but each with its own seed and execution count;
@@ -40,7 +43,7 @@ declare -A share=([run_fuzzer]=70 [config_fuzzer]=15 [import_fuzzer]=15)  # % of
 declare -A runs=() seconds=()
 
 usage() {
-  sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 is_count() { [[ $1 =~ ^[0-9]+$ ]]; }
@@ -52,6 +55,12 @@ if [[ $# -ge 1 && $1 == --runs ]]; then
   runs[config_fuzzer]=${3:-1000000}
   runs[import_fuzzer]=${4:-1000000}
   for t in "${targets[@]}"; do is_count "${runs[$t]}" || usage; done
+elif [[ $# -ge 2 && $1 == --seconds ]]; then
+  mode=hours
+  seconds[run_fuzzer]=$2
+  seconds[config_fuzzer]=${3:-0}
+  seconds[import_fuzzer]=${4:-0}
+  for t in "${targets[@]}"; do is_count "${seconds[$t]}" || usage; done
 elif [[ $# -eq 1 && $1 =~ ^[0-9]+([.][0-9]+)?$ ]]; then
   mode=hours
   for t in "${targets[@]}"; do

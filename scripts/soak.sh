@@ -18,10 +18,11 @@
 # device_lost_after=5, corrupt_output=1, oom=1, build_delay_s=3 with a 1 s compile deadline), every
 # output checked: a fault must end in correct outputs from the CPU, never an error or a crash.
 #
-# Summary line: start RSS (the first sample after the warm-up: the driver's warm-up pass, and a
-# fifth of the time, at least 30 s), end RSS (the last sample), growth %, crashes, wrong outputs, failed requests. Exit 1 when
-# the growth passes 5%, or on any crash, wrong output or failed request; 2 on a usage or set-up
-# error. Logs: build/soak/ (soak.log, fault-N.log, rss.csv).
+# Summary line: RSS growth after the warm-up (the driver's warm-up pass, and a fifth of the time,
+# at least 30 s) as the median RSS of the last window against that of the first (a window is a
+# quarter of the mixed time, at most 5 minutes), each window's peak, crashes, wrong outputs,
+# failed requests. Exit 1 when the growth passes 5%, or on any crash, wrong output or failed
+# request; 2 on a usage or set-up error. Logs: build/soak/ (soak.log, fault-N.log, rss.csv).
 #
 # Environment: HSCHED_SOAK_BUILD (a gcc Release build folder holding tests/fuzz/hsched_soak and the
 # simulated driver, default build/release; built there if missing), HSCHED_MODELS_DIR (default
@@ -126,12 +127,26 @@ if [[ ${main_rc} -gt 2 || -z ${last} ]]; then
   echo "soak: the main process ended with exit code ${main_rc}; the end of its log:"
   tail -n 20 "${out}/soak.log"
 fi
-read -r start_s start_rss end_rss growth < <(awk -F, -v w="${warmup}" '
-  NR > 1 && $1 >= w && $3 == "mix" && start == "" { start = $2; start_s = $1 }
-  NR > 1 { end = $2 }
+# Growth: the median RSS of the last window against that of the first window after the warm-up
+# (window: a quarter of the mixed time, at most 300 s). RSS rises and falls by several percent
+# with each recompile (old and new weights live together for a moment), so single samples at the
+# two ends measure where in that cycle they fell; medians over windows measure the level.
+read -r start_s start_rss end_rss growth start_peak end_peak < <(awk -F, -v w="${warmup}" '
+  NR > 1 && $1 >= w && $3 == "mix" { t[n + 0] = $1; r[n + 0] = $2; n++ }
+  function median(lo, hi,   i, j, k, m, v) {
+    m = 0
+    for (i = lo; i <= hi; i++) v[m++] = r[i]
+    for (i = 1; i < m; i++) { k = v[i]; for (j = i - 1; j >= 0 && v[j] > k; j--) v[j + 1] = v[j]; v[j + 1] = k }
+    return v[int(m / 2)]
+  }
+  function peak(lo, hi,   i, p) { p = 0; for (i = lo; i <= hi; i++) if (r[i] > p) p = r[i]; return p }
   END {
-    if (start == "" || start == 0) { print "0 0 0 0"; exit }
-    printf "%d %d %d %.2f\n", start_s, start, end, (end - start) * 100 / start
+    if (n < 2) { print "0 0 0 0 0 0"; exit }
+    win = (t[n - 1] - t[0]) / 4; if (win > 300) win = 300
+    for (a = 0; a + 1 < n && t[a + 1] <= t[0] + win; a++) {}
+    for (b = n - 1; b > 0 && t[b - 1] >= t[n - 1] - win; b--) {}
+    s = median(0, a); e = median(b, n - 1)
+    printf "%d %d %d %.2f %d %d\n", t[0], s, e, (e - s) * 100 / s, peak(0, a), peak(b, n - 1)
   }' "${out}/rss.csv")
 status=0
 reasons=()
@@ -146,9 +161,9 @@ if [[ ${start_rss} -eq 0 ]]; then reasons+=("no RSS sample after the warm-up (${
 [[ ${#reasons[@]} -gt 0 ]] && status=1
 
 echo "soak: ${minutes} min, models ${models}: requests ${requests} (checked ${checked}," \
-  "partitions quarantined ${quarantines}), fault episodes ${episodes}; start RSS" \
-  "$((start_rss / 1024)) MiB (at ${start_s} s), end RSS $((end_rss / 1024)) MiB, growth" \
-  "${growth}%, crashes ${crashes}, wrong outputs ${mismatches}, failed requests ${errors}"
+  "partitions quarantined ${quarantines}), fault episodes ${episodes}; RSS median" \
+  "$((start_rss / 1024)) MiB in the first window (from ${start_s} s), $((end_rss / 1024)) MiB in the" \
+  "last (peaks $((start_peak / 1024)) and $((end_peak / 1024)) MiB), growth ${growth}%, crashes ${crashes}, wrong outputs ${mismatches}, failed requests ${errors}"
 if [[ ${status} -ne 0 ]]; then
   echo "soak: FAILED: $(IFS=';'; echo "${reasons[*]}")"
 else
