@@ -5,7 +5,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "backends/cpu/kernel.h"
@@ -60,9 +62,26 @@ class ActivationPort {
   bool is_input_ = true;
 };
 
-// Wraps oneDNN's exceptions (unsupported shapes/formats) into an Unimplemented Status.
+// Builds a oneDNN kernel, with oneDNN's exceptions (unsupported shapes/formats) as an
+// Unimplemented Status. oneDNN divides by zero-size dims (SIGFPE) rather than throw, so zero-size
+// values never reach it: a node whose outputs are all empty gets a kernel that does nothing, and
+// one with an empty input but a non-empty output is refused.
 template <typename Fn>
-auto dnnl_try(const KernelSpec& spec, Fn&& fn) -> decltype(fn()) {
+Result<std::unique_ptr<Kernel>> dnnl_try(const KernelSpec& spec, Fn&& fn) {
+  const auto empty = [](const Value* v) {
+    return v != nullptr && v->shape.is_static() && v->shape.elements() == 0;
+  };
+  if (!spec.outputs.empty() && std::all_of(spec.outputs.begin(), spec.outputs.end(),
+                                           [&](const Value* v) { return v == nullptr || empty(v); })) {
+    return make_kernel(
+        [](std::span<const Tensor* const>, std::span<Tensor* const>) { return Status::ok(); });
+  }
+  for (const Value* v : spec.inputs) {
+    if (empty(v)) {
+      return unsupported(spec, "input '" + v->name + "' is empty (" + v->shape.to_string() +
+                                   ") and the output is not; oneDNN cannot run it");
+    }
+  }
   try {
     return fn();
   } catch (const dnnl::error& e) {

@@ -187,6 +187,26 @@ TEST(CpuMalformed, PoolOutputMustKeepChannels) {
   expect_invalid(result, "MaxPool", "does not match");
 }
 
+// ---------------------------------------------------------------- zero-size values
+
+// oneDNN divides by a zero-size dim (SIGFPE, found by the compile+run fuzzer): a MatMul with no
+// rows and a pool of an empty image run nothing; an empty K with a non-empty output is refused.
+TEST(CpuMalformed, ZeroSizeValuesNeverReachOneDnn) {
+  auto result = run_op("MatMul", {}, {{Tensor(DType::kF32, {2, 0, 8})}, {random_f32({8, 3}, 1)}},
+                       {{DType::kF32, {2, 0, 3}}});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  EXPECT_EQ((*result)[0].elements(), 0);
+  result = run_op("MaxPool", {{"kernel_shape", std::vector<int64_t>{2, 2}}},
+                  {{Tensor(DType::kF32, {1, 4, 0, 0})}}, {{DType::kF32, {1, 4, 0, 0}}});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  result = run_op("MatMul", {}, {{Tensor(DType::kF32, {4, 0})}, {Tensor(DType::kF32, {0, 3})}},
+                  {{DType::kF32, {4, 3}}});
+  ASSERT_FALSE(result.is_ok());
+  EXPECT_EQ(result.status().code(), ErrorCode::kUnimplemented) << result.status().message();
+  EXPECT_NE(result.status().message().find("is empty"), std::string::npos)
+      << result.status().message();
+}
+
 // ---------------------------------------------------------------- omitted first output
 
 Graph relu_then(const std::string& op, bool omit_first) {
