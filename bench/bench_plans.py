@@ -128,7 +128,7 @@ def configurations(args, devices):
     common = ["--target", args.target] if args.target else []
     configs = []
     for d in devices:
-        # `cpu` selects the host CPU and keeps it fp32 under --precision (sched::devices_policy).
+        # `cpu` selects the host CPU and keeps it fp32 under --precision (devices_policy, include/hsched/config.h).
         selector = "cpu" if d.get("api") == "host" else d["id"]
         flags = ["--devices", selector]
         if args.precision:

@@ -9,11 +9,9 @@
 #include <set>
 #include <sstream>
 
-#include "core/atomic_file.h"
-#include "scheduler/calibration/calibrate.h"
-#include "scheduler/config/config_yaml.h"
-#include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
+#include "hsched/atomic_file.h"
+#include "hsched/calibrate.h"
+#include "hsched/config.h"
 
 namespace hsched::cli {
 namespace {
@@ -67,10 +65,10 @@ std::string host_name() {
 // `host` gets the host's profile, `found` (when given) every device found here.
 Result<Target> devices_here(const CalibrateArgs& args, DeviceProfile& host,
                             Target* found = nullptr) {
-  Target target = sched::discover_target();
+  Target target = discover_target();
   if (found != nullptr) *found = target;
   if (!args.devices.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(target, sched::restrict_devices(target, args.devices));
+    HSCHED_ASSIGN_OR_RETURN(target, restrict_devices(target, args.devices));
   }
   for (DeviceProfile& device : target.devices) {
     // The host is found again by its API: a calibrated profile runs where it was measured.
@@ -83,7 +81,7 @@ Result<Target> devices_here(const CalibrateArgs& args, DeviceProfile& host,
 }
 
 // `--check FILE`: each device of the profile present here, its probe timed again.
-Result<std::string> run_check(const CalibrateArgs& args, const sched::CalibrateOptions& options,
+Result<std::string> run_check(const CalibrateArgs& args, const CalibrateOptions& options,
                               std::ostream& err) {
   HSCHED_ASSIGN_OR_RETURN(Target calibrated, load_target(args.check));
   DeviceProfile host;
@@ -93,7 +91,7 @@ Result<std::string> run_check(const CalibrateArgs& args, const sched::CalibrateO
   for (const DeviceProfile& device : here.devices) {
     const DeviceProfile* then = same_device(calibrated, device);
     if (then == nullptr) continue;
-    Result<sched::SpeedCheck> check = sched::check_device(device, host, *then, options);
+    Result<SpeedCheck> check = check_device(device, host, *then, options);
     err << "\n";
     if (!check.is_ok()) return check.status().with_context(args.check);
     ++checked;
@@ -121,7 +119,7 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   if (args.rounds < 1 || args.rounds > kMaxRounds) {
     return invalid_argument("--rounds must be in [1, " + std::to_string(kMaxRounds) + "]");
   }
-  sched::CalibrateOptions options;
+  CalibrateOptions options;
   options.cpu_threads = args.threads;
   options.fresh = args.fresh;
   options.protocol.rounds = args.rounds;
@@ -140,7 +138,7 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   std::ostringstream text;
   std::set<std::string> listed;  // what --devices names: it keeps the host CPU in any case
   if (!args.devices.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(listed, sched::listed_devices(found, args.devices));
+    HSCHED_ASSIGN_OR_RETURN(listed, listed_devices(found, args.devices));
   }
   for (const DeviceProfile& device : target.devices) {
     // The host CPU that --devices did not name keeps its earlier calibration (the loop below),
@@ -149,8 +147,8 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
         same_device(previous, device) != nullptr) {
       continue;
     }
-    Result<sched::CalibrationReport> report =
-        sched::calibrate_device(device, host, same_device(previous, device), options);
+    Result<CalibrationReport> report =
+        calibrate_device(device, host, same_device(previous, device), options);
     err << "\n";
     if (!report.is_ok()) return report.status().with_context("calibrate " + device.id);
     text << device.id << " (" << device.name << "): " << report->measured << " measured, "
@@ -165,7 +163,7 @@ Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err) 
   }
   // A device of this machine that --devices left out keeps its earlier calibration: calibrating
   // the CPU again does not drop the GPU's.
-  for (DeviceProfile& earlier : sched::bind_present(previous, found).devices) {
+  for (DeviceProfile& earlier : bind_present(previous, found).devices) {
     const bool id_taken = std::any_of(calibrated.devices.begin(), calibrated.devices.end(),
                                       [&](const DeviceProfile& d) { return d.id == earlier.id; });
     if (!earlier.present || id_taken || same_device(calibrated, earlier) != nullptr) continue;

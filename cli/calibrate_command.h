@@ -19,7 +19,7 @@ struct CalibrateArgs {
 };
 
 // The measured figures, one line each with its noise; a progress bar on `err`. With `check`:
-// per device of that profile found here, how far its speed moved since (hsched::sched::SpeedCheck).
+// per device of that profile found here, how far its speed moved since (hsched::SpeedCheck).
 Result<std::string> run_calibrate(const CalibrateArgs& args, std::ostream& err);
 
 }  // namespace hsched::cli

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/text_table.h"
-#include "scheduler/config/target_select.h"
+#include "hsched/config.h"
 
 namespace hsched::cli {
 namespace {
@@ -51,7 +51,7 @@ nlohmann::json device_json(const DeviceProfile& device) {
 }  // namespace
 
 Result<std::string> run_devices(const DevicesArgs& args) {
-  auto resolved = sched::resolve_target_or_discover(
+  auto resolved = resolve_target_or_discover(
       args.target.empty() ? std::string(kThisMachineTarget) : args.target);
   if (!resolved.is_ok()) return resolved.status().with_context("--target");
   const Target& target = *resolved;

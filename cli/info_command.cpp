@@ -6,22 +6,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/level_zero/device.h"
 #include "cli/run_command.h"
-#include "graph/demo_model.h"
-#include "graph/onnx_import.h"
-#include "graph/summary.h"
+#include "hsched/config.h"
 #include "hsched/executor.h"
+#include "hsched/model.h"
+#include "hsched/report.h"
 #include "hsched/schedule.h"
-#include "scheduler/config/target_select.h"
-#include "scheduler/report/report.h"
 
 namespace hsched::cli {
 namespace {
 
-std::string render(const Graph& graph, const std::string& model_name, bool json) {
-  const ModelSummary summary = summarize(graph, model_name);
-  if (json) return summary_to_json(summary).dump(2) + "\n";
+std::string render(const Model& model, bool json) {
+  const ModelSummary summary = model.summary();
+  if (json) return summary_to_json_text(summary) + "\n";
   return summary_to_text(summary);
 }
 
@@ -40,16 +37,16 @@ bool is_simulated(const DeviceProfile& device) {
 
 // The demo model scheduled with the default policy for each demo target. This machine's plan
 // uses its real devices only: a simulated NPU gets a run of its own (run_demo).
-Result<std::vector<DemoPlan>> plan_demo(const Graph& graph) {
+Result<std::vector<DemoPlan>> plan_demo(const Model& model) {
   std::vector<DemoPlan> plans;
   for (const char* name : kDemoTargets) {
-    HSCHED_ASSIGN_OR_RETURN(Target target, sched::resolve_target_or_discover(name));
+    HSCHED_ASSIGN_OR_RETURN(Target target, resolve_target_or_discover(name));
     std::erase_if(target.devices, [](const DeviceProfile& device) {
       return device.present && is_simulated(device);
     });
-    HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, target, default_policy()));
-    plan.model = kDemoModelName;
-    HSCHED_ASSIGN_OR_RETURN(std::string text, format_report(graph, plan, ReportFormat::kText));
+    HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(model, target, default_policy()));
+    plan.model = model.name();
+    HSCHED_ASSIGN_OR_RETURN(std::string text, format_report(model, plan, ReportFormat::kText));
     plans.push_back({std::move(plan), std::move(text)});
   }
   return plans;
@@ -62,8 +59,8 @@ Result<std::string> run_info(const InfoArgs& args) {
   for (const std::string& flag : args.input_shapes) {
     HSCHED_RETURN_IF_ERROR(add_input_shape_flag(flag, options));
   }
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_file(args.model_path, options));
-  return render(graph, args.model_path, args.json);
+  HSCHED_ASSIGN_OR_RETURN(Model model, load_model(args.model_path, options));
+  return render(model, args.json);
 }
 
 namespace {
@@ -85,10 +82,10 @@ bool uses_simulated_device(const Plan& plan) {
   return false;
 }
 
-Result<DemoRun> run_demo_plan(const Graph& graph, const std::string& label, const Plan& plan,
+Result<DemoRun> run_demo_plan(const Model& model, const std::string& label, const Plan& plan,
                               const std::vector<Tensor>& inputs) {
   constexpr int kWarmup = 2, kIterations = 20;
-  HSCHED_ASSIGN_OR_RETURN(auto exe, compile(graph, plan, ExecutorOptions{}));
+  HSCHED_ASSIGN_OR_RETURN(auto exe, compile(model, plan, ExecutorOptions{}));
   HSCHED_ASSIGN_OR_RETURN(TimedRuns timed, time_runs(*exe, inputs, kWarmup, kIterations));
   return DemoRun{label, exe->plan(), std::move(timed), 0};
 }
@@ -134,40 +131,40 @@ std::string placement_text(const Plan& plan) {
 // HSCHED_ZE_SIM_PATH, loaded before anything asks the Level Zero loader for devices); every line
 // that shows it says it is simulated, and the other runs and plans use the real devices only.
 Result<std::string> run_demo(const InfoArgs& args) {
-  const bool simulated_npu = level_zero::use_simulated_driver_if_no_npu(HSCHED_ZE_SIM_PATH);
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, build_demo_graph());
-  HSCHED_ASSIGN_OR_RETURN(std::vector<DemoPlan> plans, plan_demo(graph));
-  const std::vector<Tensor> inputs = seeded_inputs(graph);
+  const bool simulated_npu = use_simulated_npu_if_none(HSCHED_ZE_SIM_PATH);
+  HSCHED_ASSIGN_OR_RETURN(Model model, demo_model());
+  HSCHED_ASSIGN_OR_RETURN(std::vector<DemoPlan> plans, plan_demo(model));
+  const std::vector<Tensor> inputs = seeded_inputs(model);
   std::vector<DemoRun> runs;
   HSCHED_ASSIGN_OR_RETURN(DemoRun first,
-                          run_demo_plan(graph, "default policy", plans.front().plan, inputs));
+                          run_demo_plan(model, "default policy", plans.front().plan, inputs));
   runs.push_back(std::move(first));
   const Target& here = plans.front().plan.target;
   if (!match_devices(here, "opencl").empty()) {
-    HSCHED_ASSIGN_OR_RETURN(Target target, sched::restrict_devices(here, "opencl"));
+    HSCHED_ASSIGN_OR_RETURN(Target target, restrict_devices(here, "opencl"));
     HSCHED_ASSIGN_OR_RETURN(
-        Plan plan, schedule(graph, target, sched::devices_policy("opencl", Precision::kFp32)));
-    HSCHED_ASSIGN_OR_RETURN(DemoRun opencl, run_demo_plan(graph, "--devices opencl", plan, inputs));
+        Plan plan, schedule(model, target, devices_policy("opencl", Precision::kFp32)));
+    HSCHED_ASSIGN_OR_RETURN(DemoRun opencl, run_demo_plan(model, "--devices opencl", plan, inputs));
     opencl.max_abs_diff = max_abs_diff(opencl.timed.outputs, runs.front().timed.outputs);
     runs.push_back(std::move(opencl));
   }
   // This machine's NPU, simulated or not, taking every node it can (npu-offload).
-  HSCHED_ASSIGN_OR_RETURN(Target with_npu, sched::resolve_target_or_discover(kThisMachineTarget));
+  HSCHED_ASSIGN_OR_RETURN(Target with_npu, resolve_target_or_discover(kThisMachineTarget));
   if (!match_devices(with_npu, "npu").empty()) {
     HSCHED_ASSIGN_OR_RETURN(Policy policy, resolve_policy("npu-offload"));
-    HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, with_npu, policy));
-    plan.model = kDemoModelName;
+    HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(model, with_npu, policy));
+    plan.model = model.name();
     HSCHED_ASSIGN_OR_RETURN(
         DemoRun npu,
-        run_demo_plan(graph,
+        run_demo_plan(model,
                       simulated_npu ? "npu-offload policy, simulated NPU" : "npu-offload policy",
                       plan, inputs));
     npu.max_abs_diff = max_abs_diff(npu.timed.outputs, runs.front().timed.outputs);
     runs.push_back(std::move(npu));
   }
-  const ModelSummary summary = summarize(graph, kDemoModelName);
+  const ModelSummary summary = model.summary();
   if (args.json) {
-    nlohmann::json report = summary_to_json(summary);
+    nlohmann::json report = nlohmann::json::parse(summary_to_json_text(summary));
     report["runs"] = nlohmann::json::array();
     for (const DemoRun& run : runs) {
       const std::vector<PartitionTiming> timings =
@@ -196,7 +193,10 @@ Result<std::string> run_demo(const InfoArgs& args) {
            {"max_abs_diff_vs_first_run", run.max_abs_diff}});
     }
     report["plans"] = nlohmann::json::array();
-    for (const DemoPlan& plan : plans) report["plans"].push_back(report_to_json(graph, plan.plan));
+    for (const DemoPlan& plan : plans) {
+      HSCHED_ASSIGN_OR_RETURN(std::string json, format_report(model, plan.plan, ReportFormat::kJson));
+      report["plans"].push_back(nlohmann::json::parse(json));
+    }
     return report.dump(2) + "\n";
   }
   std::string text = summary_to_text(summary);

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/app.h"
-#include "core/deadline.h"
+#include "hsched/process.h"
 
 namespace {
 

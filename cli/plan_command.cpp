@@ -5,20 +5,19 @@
 #include <sstream>
 
 #include "cli/text_table.h"
-#include "core/atomic_file.h"
-#include "graph/onnx_import.h"
+#include "hsched/atomic_file.h"
+#include "hsched/config.h"
+#include "hsched/report.h"
 #include "hsched/schedule.h"
-#include "scheduler/config/target_select.h"
-#include "scheduler/report/report.h"
 
 namespace hsched::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string plan_text(const Graph& graph, const Plan& plan, const std::string& model) {
+std::string plan_text(const Model& model, const Plan& plan) {
   std::ostringstream head;
-  head << std::fixed << std::setprecision(3) << "plan for " << model << ": target "
+  head << std::fixed << std::setprecision(3) << "plan for " << model.name() << ": target "
        << plan.target.name << ", policy " << plan.policy.name
        << (plan.policy.split_every > 0
                ? " split every " + std::to_string(plan.policy.split_every)
@@ -31,7 +30,7 @@ std::string plan_text(const Graph& graph, const Plan& plan, const std::string& m
   for (const NodePlacement& p : plan.nodes) {
     std::string reason = placement_reason_name(p.reason);
     if (!p.detail.empty()) reason += " (" + p.detail + ")";
-    rows.push_back({node_label(graph, p.node), graph.node(p.node).op_type, p.device,
+    rows.push_back({model.node_label(p.node), model.op_type(p.node), p.device,
                     precision_name(p.precision), std::to_string(p.partition), reason});
   }
   return head.str() + format_columns(rows);
@@ -57,13 +56,13 @@ Result<int> parse_split_every(const std::string& text) {
 Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
   PlanSource source;
   if (!args.config.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(Deployment deployment, sched::load_deployment_or_discover(args.config));
+    HSCHED_ASSIGN_OR_RETURN(Deployment deployment, load_deployment_or_discover(args.config));
     source.target = std::move(deployment.target);
     source.policy = std::move(deployment.policy);
     source.cache_dir = deployment.cache_dir;
     source.compile_timeout_ms = static_cast<int64_t>(deployment.compile_timeout_ms);
   } else {
-    auto target = sched::resolve_target_or_discover(
+    auto target = resolve_target_or_discover(
         args.target.empty() ? std::string(kThisMachineTarget) : args.target);
     if (!target.is_ok()) return target.status().with_context("--target");
     source.target = std::move(target).value();
@@ -80,14 +79,14 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
     return invalid_argument("--precision applies to --devices without --policy or --config");
   }
   if (!args.devices.empty()) {
-    HSCHED_ASSIGN_OR_RETURN(source.target, sched::restrict_devices(source.target, args.devices));
+    HSCHED_ASSIGN_OR_RETURN(source.target, restrict_devices(source.target, args.devices));
     if (!policy_named) {
       const std::string precision = args.precision.empty() ? "fp32" : args.precision;
       const std::optional<Precision> parsed = parse_precision(precision);
       if (!parsed || (*parsed != Precision::kFp32 && *parsed != Precision::kFp16)) {
         return invalid_argument("--precision: '" + precision + "' is not fp32 or fp16");
       }
-      source.policy = sched::devices_policy(args.devices, *parsed);
+      source.policy = devices_policy(args.devices, *parsed);
     }
   }
   if (args.split_every) {
@@ -103,22 +102,20 @@ Result<PlannedModel> plan_model(const PlanArgs& args) {
   for (const std::string& flag : args.input_shapes) {
     HSCHED_RETURN_IF_ERROR(add_input_shape_flag(flag, options));
   }
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_file(args.model_path, options));
-  auto plan = schedule(graph, source.target, source.policy);
+  HSCHED_ASSIGN_OR_RETURN(Model model, load_model(args.model_path, options));
+  auto plan = schedule(model, source.target, source.policy);
   if (!plan.is_ok()) return plan.status().with_context(args.model_path);
   plan->model = args.model_path;
-  return PlannedModel{std::move(graph), std::move(plan).value(), source.cache_dir,
+  return PlannedModel{std::move(model), std::move(plan).value(), source.cache_dir,
                       source.compile_timeout_ms};
 }
 
 Result<std::string> run_plan(const PlanArgs& args) {
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
   if (args.json) {
-    return plan_to_json(planned.graph, planned.plan)
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
-           "\n";
+    return plan_json(planned.model, planned.plan) + "\n";
   }
-  return plan_text(planned.graph, planned.plan, args.model_path);
+  return plan_text(planned.model, planned.plan);
 }
 
 Result<std::string> run_report(const PlanArgs& args) {
@@ -128,7 +125,7 @@ Result<std::string> run_report(const PlanArgs& args) {
                             "' (text, json, dot, html)");
   }
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
-  HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.graph, planned.plan, *format));
+  HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.model, planned.plan, *format));
   if (args.output.empty()) return report;
   HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report).with_context("-o"));
   return std::string();

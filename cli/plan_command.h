@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "hsched/device.h"
+#include "hsched/model.h"
 #include "hsched/plan.h"
 #include "hsched/policy.h"
 #include "hsched/status.h"
@@ -32,8 +32,8 @@ struct PlanSource {
 };
 
 // The target (restricted to --devices) and policy the flags name; with --devices and neither
-// --policy nor --config, the policy is sched::devices_policy (the listed devices first). InvalidArgument naming the
-// flag, file and key at fault.
+// --policy nor --config, the policy is devices_policy (the listed devices first). InvalidArgument
+// naming the flag, file and key at fault.
 Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args);
 
 struct PlanArgs {
@@ -47,7 +47,7 @@ struct PlanArgs {
 
 // A model with its plan, and the deploy settings the run uses.
 struct PlannedModel {
-  Graph graph;
+  Model model;
   Plan plan;
   std::string cache_dir;
   int64_t compile_timeout_ms = 30000;

@@ -16,7 +16,6 @@
 
 #include "cli/run_requests.h"
 #include "cli/text_table.h"
-#include "graph/tensor_proto.h"
 #include "hsched/executor.h"
 #include "hsched/trace.h"
 
@@ -46,7 +45,7 @@ void warn_fallbacks(const Plan& plan, std::ostream& warnings) {
 
 // Deterministic inputs: floats in [-1, 1); integers in {0, 1} (valid token ids and mask values
 // for any embedding); bools random.
-Tensor seeded_input(const Value& value, uint32_t seed) {
+Tensor seeded_input(const TensorInfo& value, uint32_t seed) {
   Tensor t(value.dtype, value.shape.dims);
   std::mt19937 rng(seed);
   switch (value.dtype) {
@@ -68,15 +67,16 @@ Tensor seeded_input(const Value& value, uint32_t seed) {
   return t;
 }
 
-Result<std::vector<Tensor>> load_inputs(const Graph& graph, const std::string& dir) {
-  if (dir.empty()) return seeded_inputs(graph);
+Result<std::vector<Tensor>> load_inputs(const Model& model, const std::string& dir) {
+  if (dir.empty()) return seeded_inputs(model);
+  const std::vector<TensorInfo> infos = model.inputs();
   std::vector<Tensor> inputs;
-  for (size_t k = 0; k < graph.inputs().size(); ++k) {
-    const Value& value = graph.value(graph.inputs()[k]);
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const TensorInfo& value = infos[k];
     const fs::path path = fs::path(dir) / ("input_" + std::to_string(k) + ".pb");
     if (!fs::exists(path)) {
       return invalid_argument(path.string() + ": missing (the model takes " +
-                              std::to_string(graph.inputs().size()) + " inputs)");
+                              std::to_string(infos.size()) + " inputs)");
     }
     HSCHED_ASSIGN_OR_RETURN(Tensor tensor, read_tensor_file(path));
     if (tensor.dtype() != value.dtype || tensor.dims() != value.shape.dims) {
@@ -90,15 +90,16 @@ Result<std::vector<Tensor>> load_inputs(const Graph& graph, const std::string& d
   return inputs;
 }
 
-Status write_outputs(const Graph& graph, const std::vector<Tensor>& outputs,
+Status write_outputs(const Model& model, const std::vector<Tensor>& outputs,
                      const std::string& dir) {
+  const std::vector<TensorInfo> infos = model.outputs();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return invalid_argument("--outputs " + dir + ": cannot create: " + ec.message());
   for (size_t k = 0; k < outputs.size(); ++k) {
     const fs::path path = fs::path(dir) / ("output_" + std::to_string(k) + ".pb");
     HSCHED_RETURN_IF_ERROR(
-        write_tensor_file(outputs[k], graph.value(graph.outputs()[k]).name, path));
+        write_tensor_file(outputs[k], infos[k].name, path));
   }
   return Status::ok();
 }
@@ -111,13 +112,14 @@ int64_t peak_rss_bytes() {
 
 }  // namespace
 
-std::vector<Tensor> seeded_inputs(const Graph& graph, int request) {
+std::vector<Tensor> seeded_inputs(const Model& model, int request) {
   constexpr uint32_t kRequestStride = 1000003;  // a prime: no two (request, input) seeds meet
+  const std::vector<TensorInfo> infos = model.inputs();
   std::vector<Tensor> inputs;
-  for (size_t k = 0; k < graph.inputs().size(); ++k) {
+  for (size_t k = 0; k < infos.size(); ++k) {
     const uint32_t seed =
         static_cast<uint32_t>(k + 1) + kRequestStride * static_cast<uint32_t>(request);
-    inputs.push_back(seeded_input(graph.value(graph.inputs()[k]), seed));
+    inputs.push_back(seeded_input(infos[k], seed));
   }
   return inputs;
 }
@@ -148,13 +150,13 @@ std::vector<PartitionTiming> partition_timings(size_t partitions,
     if (s.ms.empty()) continue;
     PartitionTiming& t = timings[p];
     t.runs = static_cast<int>(s.ms.size());
-    t.measured_ms = sched::median_of(s.ms);
-    t.upload_bytes = std::llround(sched::median_of(s.upload_bytes));
-    t.zero_copy_bytes = std::llround(sched::median_of(s.zero_copy_bytes));
-    t.upload_ms = sched::median_of(s.upload_ms);
-    t.download_bytes = std::llround(sched::median_of(s.download_bytes));
-    t.download_ms = sched::median_of(s.download_ms);
-    t.verify_ms = sched::median_of(s.verify_ms);
+    t.measured_ms = median_of(s.ms);
+    t.upload_bytes = std::llround(median_of(s.upload_bytes));
+    t.zero_copy_bytes = std::llround(median_of(s.zero_copy_bytes));
+    t.upload_ms = median_of(s.upload_ms);
+    t.download_bytes = std::llround(median_of(s.download_bytes));
+    t.download_ms = median_of(s.download_ms);
+    t.verify_ms = median_of(s.verify_ms);
   }
   return timings;
 }
@@ -163,7 +165,7 @@ double median_request_ms(const std::vector<RunRecord>& records) {
   if (records.empty()) return 0;
   std::vector<double> ms;
   for (const RunRecord& record : records) ms.push_back(record.end_ms - record.start_ms);
-  return sched::median_of(ms);
+  return median_of(ms);
 }
 
 namespace {
@@ -311,10 +313,10 @@ nlohmann::json partitions_json(const Plan& plan, const Measured& measured) {
   return partitions;
 }
 
-nlohmann::json transfers_json(const Graph& graph, const Plan& plan) {
+nlohmann::json transfers_json(const Model& model, const Plan& plan) {
   nlohmann::json transfers = nlohmann::json::array();
   for (const Transfer& transfer : plan.transfers) {
-    transfers.push_back({{"value", graph.value(transfer.value).name},
+    transfers.push_back({{"value", model.value_name(transfer.value)},
                          {"from_partition", transfer.from_partition},
                          {"to_partition", transfer.to_partition},
                          {"from_device", transfer.from_device},
@@ -419,8 +421,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   plan_args.input_shapes = args.input_shapes;
   plan_args.source = args.source;
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(plan_args));
-  const Graph& graph = planned.graph;
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(graph, args.inputs_dir));
+  const Model& model = planned.model;
+  HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(model, args.inputs_dir));
 
   ExecutorOptions options;
   options.cache_dir = planned.cache_dir;
@@ -431,8 +433,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   options.verify = args.verify || planned.plan.policy.verify;
   options.flush_denormals = !args.keep_denormals;
   options.cpu_memory_limit_bytes = args.memory_limit_mb << 20;
-  options.device_output_hook = args.device_output_hook;
-  auto executable = compile(graph, planned.plan, options);
+  auto executable = compile(model, planned.plan, options);
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
   Executable& exe = **executable;
   warn_fallbacks(exe.plan(), warnings);
@@ -441,7 +442,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (!timed.is_ok()) return timed.status().with_context(args.model_path);
   std::optional<RequestRuns> requests;
   if (args.requests > 0) {
-    auto runs = run_requests(exe, graph, inputs, !args.inputs_dir.empty(), args.requests,
+    auto runs = run_requests(exe, model, inputs, !args.inputs_dir.empty(), args.requests,
                              args.mode == "throughput", !args.trace_path.empty());
     if (!runs.is_ok()) return runs.status().with_context(args.model_path);
     requests = std::move(runs).value();
@@ -463,10 +464,11 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                                .with_context("--trace"));
   }
   if (!args.outputs_dir.empty())
-    HSCHED_RETURN_IF_ERROR(write_outputs(graph, outputs, args.outputs_dir));
+    HSCHED_RETURN_IF_ERROR(write_outputs(model, outputs, args.outputs_dir));
 
   const double median = timed->median_ms;
   const Measured measured = measure(plan, *timed);
+  const std::vector<TensorInfo> output_infos = model.outputs();
   if (args.json) {
     nlohmann::json report;
     report["model"] = args.model_path;
@@ -486,10 +488,10 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"objective_ms", plan.predicted_ms},
                       {"measured_ms", measured.request_ms}};
     report["partitions"] = partitions_json(plan, measured);
-    report["transfers"] = transfers_json(graph, plan);
+    report["transfers"] = transfers_json(model, plan);
     report["late_rejections"] = nlohmann::json::array();
     for (const Rejection* rejection : late_rejections(plan)) {
-      report["late_rejections"].push_back({{"node", node_label(graph, rejection->node)},
+      report["late_rejections"].push_back({{"node", model.node_label(rejection->node)},
                                            {"device", rejection->device},
                                            {"reason", reason_code_name(rejection->reason)},
                                            {"detail", rejection->detail}});
@@ -519,7 +521,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     if (!args.trace_path.empty()) report["trace"] = args.trace_path;
     report["outputs"] = nlohmann::json::array();
     for (size_t k = 0; k < outputs.size(); ++k) {
-      report["outputs"].push_back({{"name", graph.value(graph.outputs()[k]).name},
+      report["outputs"].push_back({{"name", output_infos[k].name},
                                    {"shape", outputs[k].dims()},
                                    {"dtype", dtype_name(outputs[k].dtype())}});
     }
@@ -532,7 +534,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << ": predicted " << plan.predicted_ms << " ms, partitions " << plan.partitions.size()
        << ", fallbacks " << plan.fallbacks.size() << ", re-plans " << stats.replans << "\n";
   for (const Rejection* rejection : late_rejections(plan)) {
-    text << "rejected     " << node_label(graph, rejection->node) << " on " << rejection->device
+    text << "rejected     " << model.node_label(rejection->node) << " on " << rejection->device
          << ": " << reason_code_name(rejection->reason) << " (" << rejection->detail << ")\n";
   }
   if (options.verify) {
@@ -560,7 +562,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << partitions_text(plan, measured);
   if (requests) text << throughput_text(*requests);
   for (size_t k = 0; k < outputs.size(); ++k) {
-    text << "output       " << graph.value(graph.outputs()[k]).name << " "
+    text << "output       " << output_infos[k].name << " "
          << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";
   }
   if (!args.outputs_dir.empty()) text << "written      " << args.outputs_dir << "\n";

@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "cli/plan_command.h"
+#include "hsched/calibrate.h"
 #include "hsched/executor.h"
+#include "hsched/model.h"
 #include "hsched/status.h"
-#include "scheduler/calibration/measure.h"
 
 namespace hsched::cli {
 
@@ -36,8 +37,6 @@ struct RunArgs {
   // same requests again pipelined through Executable::run_stream.
   int requests = 0;
   std::string mode = "latency";  // latency or throughput
-  // Test hook (ExecutorOptions::device_output_hook): tests plant wrong device results with it.
-  decltype(ExecutorOptions::device_output_hook) device_output_hook;
 };
 
 // Returns the report (text or JSON). Output files are written only after every run succeeded.
@@ -81,7 +80,7 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
   const auto [min_it, max_it] = std::minmax_element(times.begin(), times.end());
   timed.min_ms = *min_it;
   timed.max_ms = *max_it;
-  timed.median_ms = sched::median_of(times);
+  timed.median_ms = median_of(times);
   return timed;
 }
 
@@ -107,8 +106,8 @@ double median_request_ms(const std::vector<RunRecord>& records);
 // request (Plan::predicted_run_ms, the median request).
 std::string partition_table(const Plan& plan, const std::vector<RunRecord>& records);
 
-// Deterministic inputs for every graph input: floats in [-1, 1), integers and bools in {0, 1}.
+// Deterministic inputs for every model input: floats in [-1, 1), integers and bools in {0, 1}.
 // `request` varies them (request 0: the same inputs every time).
-std::vector<Tensor> seeded_inputs(const Graph& graph, int request = 0);
+std::vector<Tensor> seeded_inputs(const Model& model, int request = 0);
 
 }  // namespace hsched::cli

@@ -47,7 +47,7 @@ void compare_outputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b,
 
 }  // namespace
 
-Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
+Result<RequestRuns> run_requests(Executable& exe, const Model& model,
                                  const std::vector<Tensor>& inputs, bool repeat, int requests,
                                  bool throughput, bool keep_records) {
   if (requests < 1 || requests > kMaxRequests) {
@@ -63,7 +63,7 @@ Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
     std::vector<std::vector<Tensor>> chunk;
     chunk.reserve(static_cast<size_t>(count));
     for (int i = first; i < first + count; ++i) {
-      chunk.push_back(repeat || i == 0 ? inputs : seeded_inputs(graph, i));
+      chunk.push_back(repeat || i == 0 ? inputs : seeded_inputs(model, i));
     }
     std::vector<std::vector<Tensor>> sequential;
     const auto start = Clock::now();

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
 #include "hsched/executor.h"
+#include "hsched/model.h"
 #include "hsched/status.h"
 
 namespace hsched::cli {
@@ -32,9 +32,9 @@ struct RequestRuns {
 };
 
 // Runs `requests` requests (1..kMaxRequests): request i's inputs are `inputs` when `repeat` or
-// i == 0, else seeded_inputs(graph, i). One by one with run(), then, when `throughput`, through
+// i == 0, else seeded_inputs(model, i). One by one with run(), then, when `throughput`, through
 // run_stream(); in chunks of a few hundred requests so that memory stays bounded.
-Result<RequestRuns> run_requests(Executable& exe, const Graph& graph,
+Result<RequestRuns> run_requests(Executable& exe, const Model& model,
                                  const std::vector<Tensor>& inputs, bool repeat, int requests,
                                  bool throughput, bool keep_records);
 

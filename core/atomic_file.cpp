@@ -1,4 +1,4 @@
-#include "core/atomic_file.h"
+#include "hsched/atomic_file.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

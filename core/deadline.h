@@ -26,6 +26,7 @@
 #include <thread>
 #include <utility>
 
+#include "hsched/process.h"
 #include "hsched/status.h"
 
 namespace hsched {
@@ -51,10 +52,6 @@ int background_workers();
 // none is left.
 bool wait_for_background_workers(int64_t bound_ms);
 
-// Ends the process with `code`: flushes stdio, waits up to kExitWaitMs for workers, then exits
-// normally (std::exit) when none is left, or with _exit (no destructors: a worker may be inside
-// a driver whose statics they would tear down) when some still run.
-[[noreturn]] void exit_process(int code);
 
 // Runs `work` on a worker thread and waits at most `deadline_ms` for its result. Past the
 // deadline the caller gets DeadlineExceeded "compile_timeout: <what> exceeded the N ms deadline"

@@ -1,4 +1,4 @@
-#include "core/dtype.h"
+#include "hsched/dtype.h"
 
 #include <array>
 

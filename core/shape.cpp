@@ -1,4 +1,4 @@
-#include "core/shape.h"
+#include "hsched/shape.h"
 
 #include <charconv>
 

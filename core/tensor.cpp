@@ -1,4 +1,4 @@
-#include "core/tensor.h"
+#include "hsched/tensor.h"
 
 #include <cstdlib>
 

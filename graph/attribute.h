@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/tensor.h"
+#include "hsched/tensor.h"
 
 namespace hsched {
 

@@ -7,9 +7,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/shape.h"
-#include "core/tensor.h"
+#include "hsched/dtype.h"
+#include "hsched/shape.h"
+#include "hsched/tensor.h"
 #include "graph/attribute.h"
 #include "hsched/ids.h"
 #include "hsched/status.h"

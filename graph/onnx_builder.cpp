@@ -4,7 +4,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "core/shape.h"
+#include "hsched/shape.h"
 
 namespace hsched {
 namespace {

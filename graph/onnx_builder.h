@@ -7,7 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "core/dtype.h"
+#include "hsched/dtype.h"
 
 namespace hsched {
 

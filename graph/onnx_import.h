@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "hsched/model.h"
 #include "hsched/status.h"
 
 namespace onnx {
@@ -20,13 +21,6 @@ namespace hsched {
 inline constexpr int64_t kMinOpset = 9;
 inline constexpr int64_t kMaxOpset = 17;
 
-struct ImportOptions {
-  // Fixes the dims of graph inputs (`--input-shape NAME=1,3,640,640`). Each name must be an input.
-  std::map<std::string, std::vector<int64_t>> input_shapes;
-};
-
-// Parses "NAME=1,3,224,224" into `options.input_shapes`.
-Status add_input_shape_flag(const std::string& flag, ImportOptions& options);
 
 // Every error message starts with the file name and names the node, tensor or flag at fault.
 Result<Graph> import_onnx_file(const std::filesystem::path& path, const ImportOptions& options);

@@ -7,7 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "core/shape.h"
+#include "hsched/shape.h"
 #include "graph/onnx_validate.h"
 
 namespace hsched {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/shape.h"
-#include "core/tensor.h"
+#include "hsched/shape.h"
+#include "hsched/tensor.h"
 #include "graph/attribute.h"
 #include "hsched/status.h"
 

@@ -13,8 +13,8 @@
 namespace hsched {
 namespace {
 
-std::vector<TensorSummary> describe(const Graph& graph, const std::vector<ValueId>& ids) {
-  std::vector<TensorSummary> out;
+std::vector<TensorInfo> describe(const Graph& graph, const std::vector<ValueId>& ids) {
+  std::vector<TensorInfo> out;
   for (ValueId id : ids) {
     const Value& value = graph.value(id);
     out.push_back({value.name, value.dtype, value.shape});
@@ -78,7 +78,7 @@ int64_t peak_activation_bytes(const Graph& graph, const std::vector<NodeId>& ord
   return peak;
 }
 
-nlohmann::json tensors_to_json(const std::vector<TensorSummary>& tensors) {
+nlohmann::json tensors_to_json(const std::vector<TensorInfo>& tensors) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : tensors) {
     nlohmann::json shape = nullptr;  // null: not even the rank is known
@@ -135,7 +135,7 @@ TensorColumns tensor_columns(const ModelSummary& s) {
 }
 
 void add_tensors(std::ostringstream& out, const std::string& label,
-                 const std::vector<TensorSummary>& tensors, const TensorColumns& columns) {
+                 const std::vector<TensorInfo>& tensors, const TensorColumns& columns) {
   if (tensors.empty()) add_line(out, label, "(none)");
   for (size_t i = 0; i < tensors.size(); ++i) {
     const auto& t = tensors[i];

@@ -5,7 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "core/atomic_file.h"
+#include "hsched/atomic_file.h"
 
 namespace hsched {
 namespace {

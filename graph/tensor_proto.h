@@ -7,9 +7,10 @@
 #include <string>
 
 #include "core/mapped_file.h"
-#include "core/tensor.h"
 #include "graph/attribute.h"
+#include "hsched/model.h"  // read_tensor_file, write_tensor_file
 #include "hsched/status.h"
+#include "hsched/tensor.h"
 
 namespace onnx {
 class NodeProto;
@@ -62,12 +63,5 @@ Result<AttributeMap> attributes_from_proto(const onnx::NodeProto& node, External
 // dtype and shape of a value's TypeProto; kUndefined / unknown rank where ONNX did not say.
 DType dtype_from_type(const onnx::TypeProto& type);
 Shape shape_from_type(const onnx::TypeProto& type);
-
-// `.pb` files holding one serialized TensorProto (the ONNX test-data layout); a file over
-// kMaxProtobufBytes is refused.
-Result<Tensor> read_tensor_file(const std::filesystem::path& path, std::string* name = nullptr);
-// Writes atomically (temp file + rename): a failed write leaves no partial file.
-Status write_tensor_file(const Tensor& tensor, const std::string& name,
-                         const std::filesystem::path& path);
 
 }  // namespace hsched

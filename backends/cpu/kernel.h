@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
+#include "hsched/tensor.h"
 #include "graph/graph.h"
 #include "hsched/status.h"
 

@@ -7,8 +7,8 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
-#include "core/dtype.h"
-#include "core/tensor.h"
+#include "hsched/dtype.h"
+#include "hsched/tensor.h"
 
 namespace hsched::cpu {
 

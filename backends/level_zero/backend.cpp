@@ -10,6 +10,7 @@
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/native_cache.h"
 #include "backends/level_zero/program.h"
+#include "hsched/config.h"
 
 namespace hsched::level_zero {
 namespace {
@@ -175,3 +176,11 @@ std::unique_ptr<Backend> make_backend(
 }
 
 }  // namespace hsched::level_zero
+
+namespace hsched {
+
+bool use_simulated_npu_if_none(const std::string& driver_path) {
+  return level_zero::use_simulated_driver_if_no_npu(driver_path);
+}
+
+}  // namespace hsched

@@ -1,8 +1,8 @@
 // Running a plan: every partition compiled on its device (the CPU backend, OpenCL programs), then
 // run as a oneTBB flow graph of partitions.
 //
-//   auto plan = hsched::schedule(graph, target, policy);
-//   auto exe = hsched::compile(graph, *plan);
+//   auto plan = hsched::schedule(model, target, policy);
+//   auto exe = hsched::compile(model, *plan);
 //   auto outputs = (*exe)->run(inputs);
 //
 // The flow graph: one node per partition, an edge where a partition reads a value another one
@@ -40,15 +40,15 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "graph/graph.h"
+#include "hsched/model.h"
 #include "hsched/plan.h"
 #include "hsched/status.h"
+#include "hsched/tensor.h"
 
 namespace hsched {
 
@@ -67,10 +67,6 @@ struct ExecutorOptions {
   // activations, outputs), in bytes; 0: the machine's physical memory. Over it, compile() fails
   // with ResourceExhausted "memory_exceeded: ..." naming the sizes. `hsched run --memory-limit-mb`.
   int64_t cpu_memory_limit_bytes = 0;
-  // Test hook: called with each non-CPU partition's outputs before they are verified or used
-  // (tests plant wrong results through it); an error it returns counts as the device's (tests
-  // fail a device through it). Runs on the partition's device thread.
-  std::function<Status(int partition, std::vector<Tensor>& outputs)> device_output_hook;
 };
 
 // One partition compiled (or failed to), ms since compile() began.
@@ -141,7 +137,8 @@ struct Quarantine {
 class Executable {
  public:
   virtual ~Executable() = default;
-  // One request. Inputs in the order of the graph's inputs; outputs in the order of its outputs.
+  // One request. Inputs in the order of the model's inputs (Model::inputs()); outputs in the
+  // order of its outputs.
   // `record`, when given, receives the request's timeline.
   virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                           RunRecord* record = nullptr) = 0;
@@ -164,10 +161,10 @@ class Executable {
   virtual void reset_profile() = 0;
 };
 
-// Compiles `plan` (made by schedule() for `graph`, which must outlive the Executable). Errors:
-// InvalidArgument for a plan that puts nodes on a device not present here (planned from a
-// profile); a CPU partition's compile error; Internal when re-planning does not converge.
-Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
+// Compiles `plan` (made by schedule() for `model`; the Executable keeps the model's graph alive).
+// Errors: InvalidArgument for a plan that puts nodes on a device not present here (planned from
+// a profile); a CPU partition's compile error; Internal when re-planning does not converge.
+Result<std::unique_ptr<Executable>> compile(const Model& model, const Plan& plan,
                                             const ExecutorOptions& options = {});
 
 }  // namespace hsched

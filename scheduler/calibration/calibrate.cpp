@@ -15,11 +15,11 @@
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/calibration/calibrate_specs.h"
-#include "scheduler/config/target_select.h"
 #include "scheduler/planner/cost_model.h"
+#include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
 
 namespace hsched::sched {
@@ -330,7 +330,7 @@ void summarize_curves(DeviceProfile& profile) {
 
 }  // namespace
 
-Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
+Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, const DeviceProfile& host,
                                            const DeviceProfile* previous,
                                            const CalibrateOptions& options) {
   if (!device.present) {
@@ -619,7 +619,7 @@ Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const De
   return report;
 }
 
-Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile& host,
+Result<SpeedCheck> check_one_device(const DeviceProfile& device, const DeviceProfile& host,
                                 const DeviceProfile& calibrated, const CalibrateOptions& options) {
   if (calibrated.probe.empty()) {
     return invalid_argument(device.id +
@@ -634,7 +634,7 @@ Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile
   again.fresh = true;
   again.only.clear();
   for (const CurvePoint& point : calibrated.probe) again.only.push_back(point.bench);
-  HSCHED_ASSIGN_OR_RETURN(CalibrationReport now, calibrate_device(device, host, nullptr, again));
+  HSCHED_ASSIGN_OR_RETURN(CalibrationReport now, calibrate_one_device(device, host, nullptr, again));
   SpeedCheck check;
   std::vector<double> ratios;
   for (const CurvePoint& then : calibrated.probe) {
@@ -665,3 +665,18 @@ Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile
 }
 
 }  // namespace hsched::sched
+
+namespace hsched {
+
+Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
+                                           const DeviceProfile* previous,
+                                           const CalibrateOptions& options) {
+  return sched::calibrate_one_device(device, host, previous, options);
+}
+
+Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile& host,
+                                const DeviceProfile& calibrated, const CalibrateOptions& options) {
+  return sched::check_one_device(device, host, calibrated, options);
+}
+
+}  // namespace hsched

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-namespace hsched::sched {
+namespace hsched {
 
 double median_of(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -12,6 +12,10 @@ double median_of(std::vector<double> values) {
   const size_t n = values.size();
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
+
+}  // namespace hsched
+
+namespace hsched::sched {
 
 Result<Measurement> measure_alternating(const std::vector<BenchRun>& benches,
                                         const ProtocolOptions& options,

@@ -10,27 +10,10 @@
 #include <functional>
 #include <vector>
 
+#include "hsched/calibrate.h"
 #include "hsched/status.h"
 
 namespace hsched::sched {
-
-// The median of `values` (the mean of the middle two for an even count); 0 when empty.
-double median_of(std::vector<double> values);
-
-struct ProtocolOptions {
-  int warmup = 2;  // untimed runs of each benchmark before the first round
-  // Untimed runs at the start of each turn, for this long: the threads of the benchmark before
-  // (TBB workers, OpenMP teams) spin on for a while.
-  double settle_ms = 20;
-  int rounds = 5;        // alternating rounds
-  double round_ms = 60;  // a benchmark runs about this long per round ...
-  int min_runs = 3;      // ... but at least this many times
-  int max_runs = 200;    // and at most this many
-  // Rounds agree where the median over the benchmarks of their spreads is at most this; while
-  // the last `rounds` do not, another round runs, at most max_extra_rounds of them.
-  double agreed_spread = 0.10;
-  int max_extra_rounds = 5;
-};
 
 struct Measured {
   double ms = 0;      // median of round medians

@@ -1,6 +1,6 @@
 // Config files: reading a file into a checked YAML document, the target/policy/deployment
 // schemas (docs/config-schema.md), and how names and relative paths resolve.
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include <map>
 #include <utility>
 
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 
 namespace hsched::sched {
 namespace {
@@ -71,6 +71,10 @@ Target discover_target(const std::vector<Discoverer>& discoverers) {
   return target;
 }
 
-Target discover_target() { return discover_target(default_discoverers()); }
-
 }  // namespace hsched::sched
+
+namespace hsched {
+
+Target discover_target() { return sched::discover_target(sched::default_discoverers()); }
+
+}  // namespace hsched

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backends/registry.h"
+#include "hsched/config.h"
 #include "hsched/device.h"
 
 namespace hsched::sched {
@@ -40,6 +41,5 @@ std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfi
 // each seen once (same_device). Target name "this-machine" (kThisMachineTarget), source
 // "discovered"; every device has present = true.
 Target discover_target(const std::vector<Discoverer>& discoverers);
-Target discover_target();
 
 }  // namespace hsched::sched

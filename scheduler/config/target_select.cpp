@@ -1,4 +1,4 @@
-#include "scheduler/config/target_select.h"
+#include "hsched/config.h"
 
 #include <algorithm>
 #include <set>
@@ -6,7 +6,7 @@
 
 #include "scheduler/config/discover.h"
 
-namespace hsched::sched {
+namespace hsched {
 namespace {
 
 Target discover() { return discover_target(); }
@@ -107,4 +107,4 @@ Policy devices_policy(const std::string& list, Precision precision) {
   return policy;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched

@@ -5,7 +5,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 
 namespace hsched {
 namespace {

@@ -3,7 +3,7 @@
 // plan with a reason for every placement and every rejection asked on the way. With the policy's
 // split_every (the forced split, for testing and diagnosis) the placement alternates the default
 // choices instead, cost ignored.
-#include "hsched/schedule.h"
+#include "scheduler/planner/schedule.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "scheduler/config/discover.h"
+#include "hsched/config.h"
 #include "scheduler/planner/cost_model.h"
 #include "scheduler/planner/node_refusal.h"
 #include "scheduler/planner/partitioner.h"
@@ -620,8 +620,18 @@ Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& po
 }
 
 Result<Plan> schedule(const Graph& graph) {
-  const Target target = sched::discover_target();
-  return schedule(graph, target, default_policy());
+  return schedule(graph, discover_target(), default_policy());
+}
+
+Result<Plan> schedule(const Model& model) { return schedule(model.graph()); }
+
+Result<Plan> schedule(const Model& model, const Target& target, const Policy& policy) {
+  return schedule(model.graph(), target, policy, {});
+}
+
+Result<Plan> schedule(const Model& model, const Target& target, const Policy& policy,
+                      const std::vector<Rejection>& late_rejections) {
+  return schedule(model.graph(), target, policy, late_rejections);
 }
 
 }  // namespace hsched

@@ -52,4 +52,13 @@ Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFo
   return invalid_argument("report: unknown format " + std::to_string(static_cast<int>(format)));
 }
 
+std::string plan_json(const Model& model, const Plan& plan) {
+  return plan_to_json(model.graph(), plan)
+      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format) {
+  return format_report(model.graph(), plan, format);
+}
+
 }  // namespace hsched

@@ -1,29 +1,17 @@
-// The fallback report: a Plan shown as text, JSON, Graphviz DOT or a self-contained HTML page.
-// Every format shows the same facts (built once in report_content.h), read from the Plan alone:
-// nothing is reconstructed from logs. Output is deterministic for a given graph and plan: fixed
-// number formats, no timestamps, no paths but those the plan holds. Units: ms and bytes.
+// The report on hsched's graph IR, for hsched's own code (the public calls:
+// include/hsched/report.h), and its JSON as nlohmann::json.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "graph/graph.h"
 #include "hsched/plan.h"
+#include "hsched/report.h"
 #include "hsched/status.h"
 
 namespace hsched {
-
-enum class ReportFormat { kText, kJson, kDot, kHtml };
-
-// "text", "json", "dot", "html" (the --format flag); nullopt for anything else.
-std::optional<ReportFormat> parse_report_format(const std::string& name);
-const char* report_format_name(ReportFormat format);
-
-// Bumped when a field of plan_to_json or report_to_json changes meaning or goes away
-// (docs/report-schema.md); adding a field keeps the version.
-inline constexpr int kReportSchemaVersion = 1;
 
 // The plan alone, as `hsched plan --json` prints it: nodes, partitions, transfers, rejections,
 // fallbacks, predictions, target and policy. `plan` must have been made for `graph`; ids it
@@ -35,9 +23,7 @@ nlohmann::json plan_to_json(const Graph& graph, const Plan& plan);
 // ms, best single device), so the report and the plan never diverge.
 nlohmann::json report_to_json(const Graph& graph, const Plan& plan);
 
-// The report in one format. InvalidArgument when the plan does not match the graph (a placement
-// per node, in node order). The HTML page embeds an SVG of the graph when Graphviz `dot` is on
-// PATH and otherwise the DOT source; it never fails because of Graphviz.
+// As the public format_report(Model, ...).
 Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format);
 
 }  // namespace hsched

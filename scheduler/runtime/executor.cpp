@@ -1,7 +1,7 @@
 // compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
 // of a oneTBB flow graph, requests as messages, device partitions on a thread per device, CPU
 // partitions on the process's host thread.
-#include "hsched/executor.h"
+#include "scheduler/runtime/compile.h"
 
 #include <atomic>
 #include <chrono>
@@ -20,7 +20,7 @@
 #include "core/heap.h"
 #include "core/work_thread.h"
 #include "graph/subgraph.h"
-#include "hsched/schedule.h"
+#include "scheduler/planner/schedule.h"
 #include "scheduler/runtime/partition_program.h"
 
 namespace hsched {
@@ -88,8 +88,9 @@ using FinishNode = tbb::flow::function_node<Request*>;
 
 class PlanExecutable final : public Executable {
  public:
-  PlanExecutable(const Graph& graph, Plan plan, std::vector<CompiledPartition> partitions,
-                 ExecutableStats stats, Clock::time_point origin, const ExecutorOptions& options);
+  PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
+                 std::vector<CompiledPartition> partitions, ExecutableStats stats,
+                 Clock::time_point origin, const ExecutorOptions& options);
   ~PlanExecutable() override {
     graph_.wait_for_all();
     threads_.clear();  // joined before the nodes their jobs used are destroyed
@@ -134,11 +135,13 @@ class PlanExecutable final : public Executable {
   // threads that used them are gone, the heap pages they leave free go back to the system rather
   // than stay resident as holes in malloc's per-thread arenas (core/heap.h).
   ReleaseFreeHeapMemoryAtEnd release_heap_at_end_;
+  std::shared_ptr<const Graph> graph_owner_;  // a Model's graph; null: the caller keeps it alive
   const Graph& graph_model_;
   Plan plan_;
   ExecutableStats stats_;
   Clock::time_point origin_;
   ExecutorOptions options_;
+  DeviceOutputHook device_output_hook_;  // the test hook installed at compile time
   std::string cpu_device_;
   DeviceProfile cpu_profile_;    // the host, for CPU fallbacks
   std::vector<char> is_output_;  // per value
@@ -161,14 +164,16 @@ class PlanExecutable final : public Executable {
   std::unique_ptr<FinishNode> finish_;
 };
 
-PlanExecutable::PlanExecutable(const Graph& graph, Plan plan,
+PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
                                std::vector<CompiledPartition> partitions, ExecutableStats stats,
                                Clock::time_point origin, const ExecutorOptions& options)
-    : graph_model_(graph),
+    : graph_owner_(std::move(owner)),
+      graph_model_(graph),
       plan_(std::move(plan)),
       stats_(std::move(stats)),
       origin_(origin),
       options_(options),
+      device_output_hook_(installed_device_output_hook()),
       is_output_(graph.values().size(), 0) {
   for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
   for (const DeviceProfile& device : plan_.target.devices) {
@@ -418,8 +423,8 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   }
   CopyRecord io;
   auto outputs = node.compiled.program->run(inputs, &io);
-  if (outputs.is_ok() && options_.device_output_hook) {
-    const Status planted = options_.device_output_hook(static_cast<int>(p), *outputs);
+  if (outputs.is_ok() && device_output_hook_) {
+    const Status planted = device_output_hook_(static_cast<int>(p), *outputs);
     if (!planted.is_ok()) outputs = planted;
   }
   record.upload_bytes = io.upload_bytes;
@@ -557,7 +562,9 @@ void PlanExecutable::reset_profile() {
 }
 
 // compile(), but for giving the build's free heap memory back.
-Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph, const Plan& plan,
+Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
+                                                       std::shared_ptr<const Graph> owner,
+                                                       const Plan& plan,
                                                        const ExecutorOptions& options) {
   const auto start = Clock::now();
   PartitionCompiler compiler(options);
@@ -618,7 +625,7 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph, const
       stats.programs_built = counts.built;
       stats.programs_loaded = counts.loaded;
       return std::unique_ptr<Executable>(new PlanExecutable(
-          graph, std::move(current), std::move(compiled), std::move(stats), start, options));
+          graph, std::move(owner), std::move(current), std::move(compiled), std::move(stats), start, options));
     }
     const std::string model = current.model;
     HSCHED_ASSIGN_OR_RETURN(current, schedule(graph, plan.target, plan.policy, late));
@@ -628,16 +635,29 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph, const
   return internal_error("executor: re-planning after late rejections did not converge");
 }
 
+// compile_executable(), then the build's scratch (IR payloads, weight reorders, a failed round's
+// programs), freed on the compile workers' and this thread's arenas, goes back to the system
+// rather than stay resident beside the new Executable's buffers (core/heap.h).
+Result<std::unique_ptr<Executable>> compile_and_release(const Graph& graph,
+                                                        std::shared_ptr<const Graph> owner,
+                                                        const Plan& plan,
+                                                        const ExecutorOptions& options) {
+  Result<std::unique_ptr<Executable>> executable =
+      compile_executable(graph, std::move(owner), plan, options);
+  release_free_heap_memory();
+  return executable;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
                                             const ExecutorOptions& options) {
-  Result<std::unique_ptr<Executable>> executable = compile_executable(graph, plan, options);
-  // The build's scratch (IR payloads, weight reorders, a failed round's programs), freed on the
-  // compile workers' and this thread's arenas, goes back to the system rather than stay resident
-  // beside the new Executable's buffers (core/heap.h).
-  release_free_heap_memory();
-  return executable;
+  return compile_and_release(graph, nullptr, plan, options);
+}
+
+Result<std::unique_ptr<Executable>> compile(const Model& model, const Plan& plan,
+                                            const ExecutorOptions& options) {
+  return compile_and_release(model.graph(), model.shared_graph(), plan, options);
 }
 
 }  // namespace hsched

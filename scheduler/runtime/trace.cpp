@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/atomic_file.h"
+#include "hsched/atomic_file.h"
 
 namespace hsched {
 namespace {

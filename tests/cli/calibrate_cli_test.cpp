@@ -9,7 +9,7 @@
 
 #include "cli/cli_runner.h"
 #include "scheduler/calibration/calibrate_specs.h"
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
 
 namespace hsched {
@@ -68,7 +68,7 @@ TEST(CalibrateCliTest, CheckWritesNothingSoItTakesNoOutput) {
 TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
   DeviceProfile host;
   DeviceProfile other;
-  for (const DeviceProfile& device : sched::discover_target().devices) {
+  for (const DeviceProfile& device : discover_target().devices) {
     if (device.api == DeviceApi::kHost) host = device;
     if (device.api != DeviceApi::kHost && other.id.empty()) other = device;
   }

@@ -16,6 +16,7 @@
 #include "cli/cli_runner.h"
 #include "cli/run_command.h"
 #include "graph/tensor_proto.h"
+#include "scheduler/runtime/compile.h"
 #include "support/model_data.h"
 #include "support/scoped_env.h"
 #include "support/temp_dir.h"
@@ -273,7 +274,7 @@ TEST_F(RunHeteroTest, PlantedWrongResultIsQuarantinedAndReported) {
   args.warmup = 0;
   args.verify = true;
   args.json = true;
-  args.device_output_hook = [](int, std::vector<Tensor>& outputs) {
+  const ScopedDeviceOutputHook hook([](int, std::vector<Tensor>& outputs) {
     for (Tensor& output : outputs) {
       if (output.dtype() != DType::kF32) continue;
       // A copy: the executor may hold the device's tensor elsewhere.
@@ -284,7 +285,7 @@ TEST_F(RunHeteroTest, PlantedWrongResultIsQuarantinedAndReported) {
       output = std::move(wrong);
     }
     return Status::ok();
-  };
+  });
   std::ostringstream warnings;
   auto result = cli::run_model(args, warnings);
   ASSERT_TRUE(result.is_ok()) << result.status().message();
@@ -318,9 +319,9 @@ TEST_F(RunHeteroTest, LostDeviceIsReportedWithItsMessage) {
   args.source.devices = "opencl";
   args.iterations = 1;
   args.warmup = 0;
-  args.device_output_hook = [](int, std::vector<Tensor>&) {
+  const ScopedDeviceOutputHook hook([](int, std::vector<Tensor>&) {
     return internal_error("planted: CL_OUT_OF_RESOURCES");
-  };
+  });
   std::ostringstream warnings;
   auto result = cli::run_model(args, warnings);
   ASSERT_TRUE(result.is_ok()) << result.status().message();

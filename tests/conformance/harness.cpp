@@ -33,7 +33,7 @@ const Devices& devices() {
     Devices d;
     // A cache in the build tree: PoCL's and the NPU's builds are kept between runs.
     const DeviceContext context{HSCHED_CONFORMANCE_CACHE_DIR};
-    for (const DeviceProfile& profile : sched::discover_target().devices) {
+    for (const DeviceProfile& profile : discover_target().devices) {
       const std::optional<Slot> slot = slot_of(profile);
       if (!slot) continue;
       d.owned.push_back(sched::backends().open(profile, context));

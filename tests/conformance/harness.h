@@ -16,7 +16,7 @@
 
 namespace hsched::conformance {
 
-// A column of the table: which devices of sched::discover_target() it runs on.
+// A column of the table: which devices of discover_target() it runs on.
 enum class Slot { kCpu, kOpenCl, kNpu };
 inline constexpr Slot kSlots[] = {Slot::kCpu, Slot::kOpenCl, Slot::kNpu};
 const char* slot_name(Slot slot);            // "cpu", "opencl", "npu"

@@ -17,7 +17,7 @@
 #include <fstream>
 #include <string>
 
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 
 namespace {
 

@@ -22,11 +22,10 @@
 #include "backends/cpu/backend.h"
 #include "graph/cost.h"
 #include "graph/onnx_import.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/runtime/compile.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
 
 namespace {
 
@@ -61,7 +60,7 @@ const Setup& setup() {
       std::abort();
     }
     s->offload = std::move(offload).value();
-    s->cpu_only = sched::devices_policy("cpu", Precision::kFp32);
+    s->cpu_only = devices_policy("cpu", Precision::kFp32);
     return s;
   }();
   return *kSetup;

@@ -10,7 +10,7 @@
 // are part of what must not leak). Device faults: the simulated driver's HSCHED_ZE_SIM_FAULTS
 // apply to the whole process (scripts/soak.sh runs episodes with each key); here, besides, one
 // NPU partition run in --fault-every (0: never) gets its outputs corrupted or fails through
-// ExecutorOptions::device_output_hook, which the executor must catch (verification, quarantine)
+// the executor's test hook (ScopedDeviceOutputHook), which the executor must catch (verification, quarantine)
 // while the request still ends with correct outputs.
 //
 // Prints one progress line every --report-every seconds and, at the end:
@@ -31,9 +31,9 @@
 #include "backends/cpu/backend.h"
 #include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/runtime/compile.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
 
 namespace {
@@ -258,7 +258,7 @@ class Soak {
     options.compile_timeout_ms = args_.compile_timeout_ms;
     options.verify = true;
     options.cpu_threads = 1;
-    options.device_output_hook = [this](int, std::vector<Tensor>& outputs) -> Status {
+    const ScopedDeviceOutputHook hook([this](int, std::vector<Tensor>& outputs) -> Status {
       if (args_.fault_every == 0 || ++device_runs_ % args_.fault_every != 0) return Status::ok();
       ++counters_.planted;
       if ((device_runs_ / args_.fault_every) % 2 == 0) {
@@ -269,7 +269,7 @@ class Soak {
         for (float& v : t.values<float>()) v = v * 3.0f + 1.0f;
       }
       return Status::ok();
-    };
+    });
     auto exe = compile(*model.graph, *plan, options);
     if (!exe.is_ok()) {
       std::fprintf(stderr, "hsched_soak: %s: %s\n", model.name.c_str(),

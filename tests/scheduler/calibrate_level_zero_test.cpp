@@ -15,7 +15,7 @@ namespace {
 
 TEST(CalibrateLevelZeroTest, ADeviceWithoutFp32IsCalibratedInItsBasePrecision) {
   DeviceProfile host, npu;
-  for (const DeviceProfile& device : discover_target().devices) {
+  for (const DeviceProfile& device : hsched::discover_target().devices) {
     if (device.api == DeviceApi::kHost) host = device;
     if (device.api == DeviceApi::kLevelZero) npu = device;
   }

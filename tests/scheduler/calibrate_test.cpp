@@ -12,9 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/calibration/calibrate_specs.h"
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
 
 namespace hsched::sched {
 namespace {
@@ -352,7 +351,7 @@ TEST(BindPresentTest, CalibratedDevicesRunWhereTheyWereMeasured) {
 class CheckDeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const DeviceProfile& device : discover_target().devices) {
+    for (const DeviceProfile& device : hsched::discover_target().devices) {
       if (device.api == DeviceApi::kHost) host_ = device;
     }
     for (const Spec& spec : specs_for(host_)) {

@@ -15,7 +15,7 @@
 #include "backends/cpu/kernel.h"
 #include "hsched/device.h"
 #include "hsched/policy.h"
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 #include "support/temp_dir.h"
 
 namespace hsched {

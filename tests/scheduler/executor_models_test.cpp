@@ -16,10 +16,10 @@
 
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
+#include "scheduler/runtime/compile.h"
+#include "scheduler/planner/schedule.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
+#include "hsched/config.h"
 #include "support/model_data.h"
 #include "support/temp_dir.h"
 
@@ -81,9 +81,9 @@ TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = sched::restrict_devices(sched::discover_target(), "opencl");
+  auto target = restrict_devices(discover_target(), "opencl");
   ASSERT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(*graph, *target, sched::devices_policy("opencl", precision));
+  auto plan = schedule(*graph, *target, devices_policy("opencl", precision));
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   // conv/linear must run on OpenCL: the backend has kernels for all of them in these models.
   for (const NodePlacement& placement : plan->nodes) {
@@ -134,9 +134,9 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = sched::restrict_devices(sched::discover_target(), "cpu,opencl");
+  auto target = restrict_devices(discover_target(), "cpu,opencl");
   ASSERT_TRUE(target.is_ok()) << target.status().message();
-  Policy policy = sched::devices_policy("cpu,opencl", Precision::kFp32);
+  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
   policy.split_every = split_every;
   auto plan = schedule(*graph, *target, policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();

@@ -34,10 +34,10 @@
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
+#include "scheduler/runtime/compile.h"
+#include "scheduler/planner/schedule.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
+#include "hsched/config.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -187,10 +187,10 @@ TEST_P(ExecutorStressTest, SplitPlanMatchesCpuPlanUnderConcurrentRequests) {
   Result<Graph> graph = param.model == "demo" ? build_demo_graph() : import_onnx_file(path, {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
 
-  const Target here = sched::discover_target();
-  auto split_target = sched::restrict_devices(here, "cpu,opencl");
+  const Target here = discover_target();
+  auto split_target = restrict_devices(here, "cpu,opencl");
   ASSERT_TRUE(split_target.is_ok()) << split_target.status().message();
-  Policy split_policy = sched::devices_policy("cpu,opencl", Precision::kFp32);
+  Policy split_policy = devices_policy("cpu,opencl", Precision::kFp32);
   split_policy.split_every = param.split_every;
   auto split_plan = schedule(*graph, *split_target, split_policy);
   ASSERT_TRUE(split_plan.is_ok()) << split_plan.status().message();
@@ -198,9 +198,9 @@ TEST_P(ExecutorStressTest, SplitPlanMatchesCpuPlanUnderConcurrentRequests) {
   ASSERT_GE(count_partitions(*split_plan, DeviceApi::kOpenCl), 2);
   ASSERT_GE(count_partitions(*split_plan, DeviceApi::kHost), 2);
 
-  auto cpu_target = sched::restrict_devices(here, "cpu");
+  auto cpu_target = restrict_devices(here, "cpu");
   ASSERT_TRUE(cpu_target.is_ok()) << cpu_target.status().message();
-  auto cpu_plan = schedule(*graph, *cpu_target, sched::devices_policy("cpu", Precision::kFp32));
+  auto cpu_plan = schedule(*graph, *cpu_target, devices_policy("cpu", Precision::kFp32));
   ASSERT_TRUE(cpu_plan.is_ok()) << cpu_plan.status().message();
   ASSERT_EQ(cpu_plan->partitions.size(), 1u);
 
@@ -313,9 +313,9 @@ TEST(ExecutorReadersTest, PlanAndStatsReadableWhileAStreamQuarantines) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   Result<Graph> graph = build_demo_graph();
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = sched::restrict_devices(sched::discover_target(), "cpu,opencl");
+  auto target = restrict_devices(discover_target(), "cpu,opencl");
   ASSERT_TRUE(target.is_ok()) << target.status().message();
-  Policy policy = sched::devices_policy("cpu,opencl", Precision::kFp32);
+  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
   policy.split_every = 1;
   auto plan = schedule(*graph, *target, policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
@@ -334,11 +334,11 @@ TEST(ExecutorReadersTest, PlanAndStatsReadableWhileAStreamQuarantines) {
   options.cpu_threads = kCpuThreads;
   options.verify = true;
   std::atomic<int> device_runs{0};
-  options.device_output_hook = [&](int partition, std::vector<Tensor>& outputs) {
+  const ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
     // The third run of the planted partition is wrong: the stream is under way by then.
     if (partition == planted && device_runs.fetch_add(1) == 2) outputs[0].values<float>()[0] += 1;
     return Status::ok();
-  };
+  });
   auto exe = compile(*graph, *plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
 

@@ -2,7 +2,7 @@
 // flow graph; OpenCL partitions on the first OpenCL device (PoCL in CI; those tests are skipped,
 // not passed, without one); a compile past its deadline re-planned to the CPU; verification
 // against the CPU; streams of requests and concurrent callers.
-#include "hsched/executor.h"
+#include "scheduler/runtime/compile.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,10 +15,9 @@
 
 #include "backends/cpu/program.h"
 #include "backends/opencl/opencl_test_util.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
 #include "scheduler/runtime/partition_program.h"
 #include "support/temp_dir.h"
 
@@ -79,9 +78,9 @@ void expect_close(const Tensor& actual, const Tensor& expected, float atol, floa
 
 // The plan of `--devices opencl`: this machine restricted to its OpenCL devices and the host.
 Plan opencl_plan(const Graph& graph, Precision precision) {
-  auto target = sched::restrict_devices(sched::discover_target(), "opencl");
+  auto target = restrict_devices(discover_target(), "opencl");
   EXPECT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(graph, *target, sched::devices_policy("opencl", precision));
+  auto plan = schedule(graph, *target, devices_policy("opencl", precision));
   EXPECT_TRUE(plan.is_ok()) << plan.status().message();
   return std::move(plan).value();
 }
@@ -96,7 +95,7 @@ int nodes_on_api(const Plan& plan, DeviceApi api) {
 
 TEST(ExecutorTest, CpuPlanGivesTheCpuProgramsOutputs) {
   const Graph graph = split_graph();
-  auto target = sched::restrict_devices(sched::discover_target(), "cpu");
+  auto target = restrict_devices(discover_target(), "cpu");
   ASSERT_TRUE(target.is_ok());
   auto plan = schedule(graph, *target, default_policy());
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
@@ -395,12 +394,12 @@ TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
   options.compile_timeout_ms = 120000;
   options.verify = true;
   std::atomic<int> hook_calls{0};
-  options.device_output_hook = [&](int partition, std::vector<Tensor>& outputs) {
+  const ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
     if (partition != planted) return Status::ok();
     ++hook_calls;
     outputs[0].values<float>()[3] += 1.0f;  // one wrong element
     return Status::ok();
-  };
+  });
   auto exe = compile(graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   for (uint32_t seed : {21u, 22u}) {  // the first run quarantines; the second runs on the CPU
@@ -437,14 +436,14 @@ TEST_F(ExecutorOpenClTest, FailingDeviceIsQuarantinedAndTheRunCompletesOnTheCpu)
   options.cache_dir = cache_dir_.path().string();
   options.compile_timeout_ms = 120000;
   std::atomic<int> device_runs{0};
-  options.device_output_hook = [&](int, std::vector<Tensor>&) {
+  const ScopedDeviceOutputHook hook([&](int, std::vector<Tensor>&) {
     // Both OpenCL partitions: the first run of each succeeds, then the device is "lost"; the
     // second is out of memory.
     const int run = device_runs++;
     if (run < 2) return Status::ok();
     return run == 2 ? Status(ErrorCode::kUnavailable, "device lost (planted)")
                     : Status(ErrorCode::kResourceExhausted, "out of device memory (planted)");
-  };
+  });
   auto exe = compile(graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   for (uint32_t seed : {41u, 42u, 43u}) {

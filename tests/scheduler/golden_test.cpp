@@ -17,8 +17,8 @@
 #include <gtest/gtest.h>
 
 #include "graph/onnx_import.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
 #include "scheduler/plan_checks.h"
 #include "scheduler/report/report.h"
@@ -118,7 +118,7 @@ TEST_P(ThisMachineTest, PlanHoldsItsPromises) {
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::expect_plan_invariants(*graph, *plan);
   // This machine has only its CPU so far: every node there, in fp32, in one partition.
-  const Target target = sched::discover_target();
+  const Target target = discover_target();
   if (target.devices.size() == 1) {
     EXPECT_EQ(plan->partitions.size(), 1u);
     EXPECT_TRUE(plan->transfers.empty());

@@ -1,6 +1,6 @@
 // schedule(): placements and their reasons, fallbacks and rejections as data, the policy's
 // fallback modes, objectives and precision substitutes, --devices, discovery, determinism.
-#include "hsched/schedule.h"
+#include "scheduler/planner/schedule.h"
 
 #include <set>
 #include <string>
@@ -8,9 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/backend.h"
-#include "scheduler/config/config_yaml.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
-#include "scheduler/config/target_select.h"
 #include "scheduler/plan_checks.h"
 
 namespace hsched {
@@ -392,7 +391,7 @@ TEST(ScheduleTest, CalibratedDeviceKeepsFp32UnlessFp16IsClearlyFaster) {
 
 TEST(ScheduleTest, ChoicesNoDeviceMatchesAreDeviceAbsentRejections) {
   const Graph graph = conv_net();
-  auto cpu_only = sched::restrict_devices(test_target({"Conv"}, {"Conv"}), "cpu");
+  auto cpu_only = restrict_devices(test_target({"Conv"}, {"Conv"}), "cpu");
   ASSERT_TRUE(cpu_only.is_ok()) << cpu_only.status().message();
   auto plan = schedule(graph, *cpu_only, default_policy());
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
@@ -412,26 +411,26 @@ TEST(ScheduleTest, ChoicesNoDeviceMatchesAreDeviceAbsentRejections) {
 
 TEST(ScheduleTest, DevicesListKeepsTheHostCpuAsTheLastResort) {
   const Graph graph = conv_net();
-  auto gpu_only = sched::restrict_devices(test_target({"Conv"}, {}), "gpu0");
+  auto gpu_only = restrict_devices(test_target({"Conv"}, {}), "gpu0");
   ASSERT_TRUE(gpu_only.is_ok()) << gpu_only.status().message();
   ASSERT_EQ(gpu_only->devices.size(), 2u);
   EXPECT_EQ(gpu_only->devices[0].id, "cpu0");
   EXPECT_EQ(gpu_only->devices[1].id, "gpu0");
-  auto plan = schedule(graph, *gpu_only, sched::devices_policy("gpu0", Precision::kFp16));
+  auto plan = schedule(graph, *gpu_only, devices_policy("gpu0", Precision::kFp16));
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   EXPECT_EQ(plan->nodes[node_named(graph, "conv1")].device, "gpu0");
   EXPECT_EQ(plan->nodes[node_named(graph, "conv1")].precision, Precision::kFp16);
   EXPECT_EQ(plan->nodes[node_named(graph, "relu1")].device, "cpu0");  // the GPU lacks Relu
   EXPECT_EQ(plan->nodes[node_named(graph, "relu1")].reason, PlacementReason::kFallback);
   // What the list names, without the host it keeps anyway (hsched calibrate measures that).
-  auto listed = sched::listed_devices(test_target({"Conv"}, {}), "gpu0");
+  auto listed = listed_devices(test_target({"Conv"}, {}), "gpu0");
   ASSERT_TRUE(listed.is_ok()) << listed.status().message();
   EXPECT_EQ(*listed, std::set<std::string>{"gpu0"});
-  auto both = sched::listed_devices(test_target({"Conv"}, {}), "cpu,gpu0");
+  auto both = listed_devices(test_target({"Conv"}, {}), "cpu,gpu0");
   ASSERT_TRUE(both.is_ok()) << both.status().message();
   EXPECT_EQ(*both, (std::set<std::string>{"cpu0", "gpu0"}));
 
-  auto unknown = sched::restrict_devices(test_target({}, {}), "cpu,tpu");
+  auto unknown = restrict_devices(test_target({}, {}), "cpu,tpu");
   ASSERT_FALSE(unknown.is_ok());
   EXPECT_NE(unknown.status().message().find("--devices: unknown or absent device 'tpu'"),
             std::string::npos)
@@ -499,7 +498,7 @@ TEST(DiscoverTest, DiscoverersAreNumberedPerKind) {
 }
 
 TEST(DiscoverTest, ThisMachineResolvesByNameAndPlans) {
-  auto target = sched::resolve_target_or_discover("this-machine");
+  auto target = resolve_target_or_discover("this-machine");
   ASSERT_TRUE(target.is_ok()) << target.status().message();
   ASSERT_FALSE(target->devices.empty());
   EXPECT_EQ(target->devices[0].id, "cpu0");

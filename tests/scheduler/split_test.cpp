@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "hsched/schedule.h"
-#include "scheduler/config/target_select.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/plan_checks.h"
 
 namespace hsched {
@@ -45,13 +45,13 @@ Graph diamond() {
 
 // The CPU and the GPU of the test target (the GPU runs `gpu_ops`), split every `k` nodes.
 Target cpu_gpu(const std::vector<std::string>& gpu_ops) {
-  auto target = sched::restrict_devices(test_target(gpu_ops, {}), "cpu,gpu0");
+  auto target = restrict_devices(test_target(gpu_ops, {}), "cpu,gpu0");
   EXPECT_TRUE(target.is_ok()) << target.status().message();
   return target.is_ok() ? std::move(target).value() : Target();
 }
 
 Policy split_policy(const std::string& devices, int k) {
-  Policy policy = sched::devices_policy(devices, Precision::kFp32);
+  Policy policy = devices_policy(devices, Precision::kFp32);
   policy.split_every = k;
   return policy;
 }
@@ -181,7 +181,7 @@ TEST(SplitTest, LateRejectionMovesTheNodeAndSaysWhy) {
 TEST(SplitTest, IgnoresCostAndIsDeterministic) {
   const Graph graph = chain(std::vector<std::string>(6, "Relu"));
   const Target target = cpu_gpu({"Relu"});
-  auto normal = schedule(graph, target, sched::devices_policy("cpu,gpu0", Precision::kFp32));
+  auto normal = schedule(graph, target, devices_policy("cpu,gpu0", Precision::kFp32));
   ASSERT_TRUE(normal.is_ok()) << normal.status().message();
   EXPECT_EQ(normal->partitions.size(), 1u);  // the CPU takes everything: first in the list
   auto first = schedule(graph, target, split_policy("cpu,gpu0", 1));

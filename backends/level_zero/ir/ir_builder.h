@@ -13,7 +13,7 @@
 #include <pugixml.hpp>
 
 #include "backends/level_zero/ir/ir.h"
-#include "core/dtype.h"
+#include "hsched/dtype.h"
 
 namespace hsched::ir::detail {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/dtype.h"
+#include "hsched/dtype.h"
 #include "hsched/status.h"
 
 namespace hsched::ir::detail {

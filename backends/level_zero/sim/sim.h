@@ -33,7 +33,7 @@
 
 #include "backends/level_zero/sim/faults.h"
 #include "backends/level_zero/ze_graph_ext.h"
-#include "core/dtype.h"
+#include "hsched/dtype.h"
 
 namespace hsched::cpu {
 class CpuProgram;

@@ -71,7 +71,7 @@ TEST_F(SimulatedNpuTest, NpuGetsTheShippedNpu3720Profile) {
 }
 
 TEST_F(SimulatedNpuTest, ThisMachineTargetListsTheNpu) {
-  const Target target = sched::discover_target();
+  const Target target = discover_target();
   const auto npus = match_devices(target, "npu");
   ASSERT_EQ(npus.size(), 1u);
   EXPECT_EQ(npus[0], "npu0");

@@ -12,8 +12,8 @@
 #include "backends/level_zero/device.h"
 #include "backends/level_zero/native_cache.h"
 #include "graph/demo_model.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
 #include "support/temp_dir.h"
 
@@ -40,7 +40,7 @@ TEST_F(NoDriverTest, NoDevicesQuietly) {
 }
 
 TEST_F(NoDriverTest, TargetAndPlansAsWithoutLevelZero) {
-  const Target with = sched::discover_target();
+  const Target with = discover_target();
   // The discoverers before Level Zero joined: the first two of the list (CPU, OpenCL).
   std::vector<sched::Discoverer> before = sched::default_discoverers();
   ASSERT_EQ(before.size(), 3u);

@@ -15,9 +15,9 @@
 #include "backends/level_zero/program.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
-#include "scheduler/config/config_yaml.h"
+#include "scheduler/runtime/compile.h"
+#include "scheduler/planner/schedule.h"
+#include "hsched/config.h"
 #include "scheduler/config/discover.h"
 #include "support/model_data.h"
 #include "support/temp_dir.h"
@@ -157,7 +157,7 @@ TEST_P(NpuModelTest, NpuOffloadMatchesReferenceOutputs) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto policy = resolve_policy("npu-offload");
   ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  auto plan = schedule(*graph, sched::discover_target(), *policy);
+  auto plan = schedule(*graph, discover_target(), *policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::TempDir cache;
   ExecutorOptions options;

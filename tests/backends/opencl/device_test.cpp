@@ -9,7 +9,7 @@
 
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
-#include "hsched/schedule.h"
+#include "scheduler/planner/schedule.h"
 #include "scheduler/config/discover.h"
 #include "support/temp_dir.h"
 
@@ -108,7 +108,7 @@ TEST(OpenClDeviceTest, ProfileFollowsTheDevice) {
 
 TEST(OpenClDeviceTest, DiscoveredTargetNamesOpenClDevicesOcl) {
   HSCHED_REQUIRE_OPENCL_DEVICE(info);
-  const Target target = sched::discover_target();
+  const Target target = discover_target();
   ASSERT_GE(target.devices.size(), 2u);
   EXPECT_EQ(target.devices[0].id, "cpu0");
   EXPECT_EQ(target.devices[0].api, DeviceApi::kHost);

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/shape.h"
+#include "hsched/dtype.h"
+#include "hsched/shape.h"
 
 namespace hsched {
 
