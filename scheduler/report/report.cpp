@@ -54,7 +54,7 @@ Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFo
 
 std::string plan_json(const Model& model, const Plan& plan) {
   return plan_to_json(model.graph(), plan)
-      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+      .dump(kJsonIndent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format) {
