@@ -128,6 +128,13 @@ class PadKernel final : public Kernel {
     for (size_t a = 0; a < rank; ++a) {
       const int64_t d = in_dims_[a];
       int64_t o = 0;
+      // A pad removes at most what the axis holds and adds at most kMaxDim, so that every
+      // source index below (i - begin) stays in range.
+      if (begin[a] < -d || end[a] < -d || begin[a] > kMaxDim || end[a] > kMaxDim) {
+        return invalid_argument(context_ + ": pads " + std::to_string(begin[a]) + ", " +
+                                std::to_string(end[a]) + " do not fit axis " + std::to_string(a) +
+                                " of size " + std::to_string(d));
+      }
       if (__builtin_add_overflow(d, begin[a], &o) || __builtin_add_overflow(o, end[a], &o) ||
           o != out_dims_[a]) {
         return invalid_argument(context_ + ": pads give shape mismatching the output " +

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "backends/cpu/norm_fusion.h"
 #include "backends/cpu/op_test_util.h"
@@ -185,6 +186,26 @@ TEST(CpuMalformed, PoolOutputMustKeepChannels) {
   auto result = run_op("MaxPool", {{"kernel_shape", std::vector<int64_t>{2, 2}}},
                        {{random_f32({1, 2, 4, 4}, 1)}}, {{DType::kF32, {1, 8, 3, 3}}});
   expect_invalid(result, "MaxPool", "does not match");
+}
+
+// ---------------------------------------------------------------- Pad
+
+// begin = INT64_MIN with end = INT64_MAX gives an output of one element, whose source index
+// (i - begin) overflowed.
+TEST(CpuMalformed, PadsBeyondTheAxisAreRefused) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto result = run_op("Pad", {{"mode", std::string("edge")}},
+                       {{random_f32({2}, 1)}, {i64({2}, {kMin, kMax}), true}},
+                       {{DType::kF32, {1}}}, 13);
+  expect_invalid(result, "Pad", "do not fit axis 0");
+  // Removing more than the axis holds, then padding it back.
+  result = run_op("Pad", {}, {{random_f32({4}, 1)}, {i64({2}, {-6, 3}), true}},
+                  {{DType::kF32, {1}}}, 13);
+  expect_invalid(result, "Pad", "do not fit axis 0");
+  result = run_op("Pad", {}, {{random_f32({4}, 1)}, {i64({2}, {-1, 2}), true}},
+                  {{DType::kF32, {5}}}, 13);
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
 }
 
 // ---------------------------------------------------------------- zero-size values
