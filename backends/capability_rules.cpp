@@ -150,4 +150,33 @@ std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const Dev
                     "; " + device.id + " has " + mib(device.memory_bytes));
 }
 
+Status check_partition_memory(const Graph& part, const DeviceProfile& device,
+                              Precision precision) {
+  if (device.memory_bytes <= 0) return Status::ok();
+  const auto bytes_of = [&](const Value& v) {
+    return v.shape.is_static() ? v.shape.elements() * element_bytes(v.dtype, precision) : 0;
+  };
+  int64_t weights = 0;
+  for (const Value& v : part.values()) {
+    if (v.is_constant() && !v.consumers.empty()) weights += bytes_of(v);
+  }
+  int64_t working_set = 0;
+  for (const Node& node : part.nodes()) {
+    std::vector<ValueId> ids = node_values(node);
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    int64_t bytes = 0;
+    for (ValueId id : ids) {
+      if (!part.value(id).is_constant()) bytes += bytes_of(part.value(id));
+    }
+    working_set = std::max(working_set, bytes);
+  }
+  if (weights + working_set <= device.memory_bytes) return Status::ok();
+  return Status(ErrorCode::kResourceExhausted,
+                "memory_exceeded: the partition needs at least " + mib(weights + working_set) +
+                    " on " + device.id + " (weights " + mib(weights) +
+                    ", the largest node's activations " + mib(working_set) + "), which has " +
+                    mib(device.memory_bytes));
+}
+
 }  // namespace hsched

@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "hsched/device.h"
 #include "hsched/plan.h"
+#include "hsched/status.h"
 
 namespace hsched {
 
@@ -54,6 +55,13 @@ std::optional<Rejection> check_attributes(const Graph& graph, NodeId node,
 // device's memory_bytes (0 = unknown: no check): memory_exceeded otherwise.
 std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const DeviceProfile& device,
                                       Precision precision);
+
+// A whole partition (`part`, cut out of the model) against the device's memory_bytes (0 =
+// unknown: no check): its weights, each counted once, plus the largest working set of one node
+// (its non-constant inputs and outputs) at least must fit, or ResourceExhausted
+// "memory_exceeded: ..." naming both sizes. A lower bound: the device's buffers come on top.
+Status check_partition_memory(const Graph& part, const DeviceProfile& device,
+                              Precision precision);
 
 // Bytes of one element of `dtype` when computed in `precision`: float dtypes take the
 // precision's size (fp16/bf16 2, int8 1, fp32 their own), others keep their size.

@@ -6,6 +6,7 @@
 #include <span>
 #include <sstream>
 
+#include "backends/capability_rules.h"
 #include "scheduler/config/discover.h"
 
 namespace hsched {
@@ -46,6 +47,11 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
   const Precision precision =
       precisions.empty() ? Precision::kFp32 : device->partition_precision(precisions);
+  // The host CPU checks its own budget (ExecutorOptions::cpu_memory_limit_bytes); a device is
+  // held to its profile's memory before its driver is asked.
+  if (profile->api != DeviceApi::kHost) {
+    HSCHED_RETURN_IF_ERROR(check_partition_memory(part, *profile, precision));
+  }
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
                           device->compile(part, compile_options(options_, precision)));
   done_.emplace(key, program);

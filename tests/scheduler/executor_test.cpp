@@ -372,6 +372,34 @@ TEST_F(ExecutorOpenClTest, CompilePastTheDeadlineIsReplannedToTheCpu) {
   expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-5f, 1e-5f);
 }
 
+// A device partition whose weights and working set pass the device's memory is refused before
+// its driver is asked (memory_exceeded), and the CPU takes it.
+TEST_F(ExecutorOpenClTest, APartitionOverTheDevicesMemoryIsReplannedToTheCpu) {
+  const Graph graph = split_graph();
+  Plan plan = opencl_plan(graph, Precision::kFp32);
+  ASSERT_GT(nodes_on_api(plan, DeviceApi::kOpenCl), 0);
+  for (DeviceProfile& device : plan.target.devices) {
+    if (device.api == DeviceApi::kOpenCl) device.memory_bytes = 64;  // planned with more
+  }
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  auto exe = compile(graph, plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const Plan ran = (*exe)->plan();
+  EXPECT_EQ(nodes_on_api(ran, DeviceApi::kOpenCl), 0);
+  EXPECT_EQ((*exe)->stats().programs_built + (*exe)->stats().programs_loaded, 0);
+  int partition_refusals = 0;
+  for (const Rejection& rejection : ran.rejections) {
+    if (rejection.reason != ReasonCode::kMemoryExceeded) continue;
+    partition_refusals += rejection.detail.find("the partition needs at least") != std::string::npos;
+  }
+  EXPECT_GT(partition_refusals, 0);
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 6)};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-5f, 1e-5f);
+}
+
 // The OpenCL partitions of `plan`, by index.
 std::vector<int> opencl_partitions(const Plan& plan) {
   std::vector<int> found;
