@@ -8,8 +8,8 @@
 # mobilenet_v3_small and bert_mini (HSCHED_SOAK_MODELS) with policy npu-offload, verification on,
 # and sends a seeded mix of run(), run_stream() and concurrent run() requests for the whole time,
 # recompiling each model every 25 requests; one NPU partition run in 50 gets its outputs
-# corrupted or fails (ExecutorOptions::device_output_hook), which verification and quarantine
-# must absorb. Every 2nd request's outputs are checked against the model's reference outputs
+# corrupted or fails (the executor's test hook, ScopedDeviceOutputHook), which verification and
+# quarantine must absorb. Every 2nd request's outputs are checked against the model's reference outputs
 # (|a-b| <= 5e-2 + 5e-2|b|, fp16 partitions). Its RSS (/proc/PID/status VmRSS) is sampled every
 # 2 s into build/soak/rss.csv (seconds,rss_kib,phase: warmup until the driver's warm-up pass has
 # sent every request kind at its largest and recompiled each model once, then mix).

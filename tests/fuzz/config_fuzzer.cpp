@@ -1,7 +1,7 @@
-// libFuzzer target for the YAML config loaders (scheduler/config/config_yaml.h): any bytes, read as a
+// libFuzzer target for the YAML config loaders (include/hsched/config.h): any bytes, read as a
 // target profile, a policy and a deployment file, must give the config or one InvalidArgument
 // line, never a crash, a sanitizer report, a leak or a hang. A target that loads must also survive
-// target_yaml()'s round trip (config_yaml.h: load_target(target_yaml(t)) gives t back): written
+// target_yaml()'s round trip (config.h: load_target(target_yaml(t)) gives t back): written
 // out and read again it loads, and writes the same YAML.
 //
 // The loaders read files: each input is written to a file in a folder of this process's own
