@@ -31,6 +31,14 @@ std::vector<ValueId> node_values(const Node& node) {
   return ids;
 }
 
+// node_values with a value read twice counted once.
+std::vector<ValueId> distinct_node_values(const Node& node) {
+  std::vector<ValueId> ids = node_values(node);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
 std::string mib(int64_t bytes) {
   return std::to_string((bytes + (int64_t{1} << 20) - 1) >> 20) + " MiB";
 }
@@ -136,10 +144,7 @@ std::optional<Rejection> check_memory(const Graph& graph, NodeId node, const Dev
                                       Precision precision) {
   if (device.memory_bytes <= 0) return std::nullopt;
   int64_t bytes = 0;
-  std::vector<ValueId> ids = node_values(graph.node(node));
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());  // a value read twice counts once
-  for (ValueId id : ids) {
+  for (ValueId id : distinct_node_values(graph.node(node))) {
     const Value& v = graph.value(id);
     if (!v.shape.is_static()) continue;
     bytes += v.shape.elements() * element_bytes(v.dtype, precision);
@@ -162,11 +167,8 @@ Status check_partition_memory(const Graph& part, const DeviceProfile& device,
   }
   int64_t working_set = 0;
   for (const Node& node : part.nodes()) {
-    std::vector<ValueId> ids = node_values(node);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     int64_t bytes = 0;
-    for (ValueId id : ids) {
+    for (ValueId id : distinct_node_values(node)) {
       if (!part.value(id).is_constant()) bytes += bytes_of(part.value(id));
     }
     working_set = std::max(working_set, bytes);
