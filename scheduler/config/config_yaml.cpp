@@ -9,6 +9,9 @@
 #include <sstream>
 #include <vector>
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
+
 #include "core/mapped_file.h"
 #include "scheduler/config/config_node.h"
 
@@ -79,6 +82,37 @@ std::string display_path(const fs::path& path) {
   return path.lexically_normal().string();
 }
 
+// Counts the documents of a YAML stream, for read_document to stop at the second. yaml-cpp 0.7
+// parses a token that starts no node (a lone ',') as an empty document without consuming it, so
+// LoadAll loops for ever on it; the count notices a stream that stops advancing instead.
+class DocumentCount : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  bool stuck = false;
+  YAML::Mark stuck_at = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck = documents > 0 && mark.pos == last_start_.pos;
+    if (stuck) stuck_at = mark;
+    last_start_ = mark;
+    ++documents;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  YAML::Mark last_start_ = YAML::Mark::null_mark();
+};
+
 // The one document of a config file. Errors are complete lines starting with `display`.
 Result<ConfigNode> read_document(const fs::path& path, const std::string& display) {
   std::error_code error;
@@ -94,23 +128,30 @@ Result<ConfigNode> read_document(const fs::path& path, const std::string& displa
   text.write(reinterpret_cast<const char*>((*mapped)->data()),
              static_cast<std::streamsize>((*mapped)->size()));
 
-  std::vector<YAML::Node> documents;
+  const auto syntax_error = [&display](const YAML::Mark& mark, const std::string& message) {
+    const std::string where = mark.is_null() ? ""
+                                             : ":" + std::to_string(mark.line + 1) + ":" +
+                                                   std::to_string(mark.column + 1);
+    return invalid_argument(display + where + ": YAML syntax error: " + message);
+  };
+  DocumentCount count;
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(text.str());
+    YAML::Parser parser(text);
+    while (count.documents < 2 && parser.HandleNextDocument(count)) {
+    }
+    if (count.stuck) return syntax_error(count.stuck_at, "unexpected token");
+    if (count.documents == 1) document = YAML::Load(text.str());
   } catch (const YAML::ParserException& e) {
-    const std::string where = e.mark.is_null() ? ""
-                                               : ":" + std::to_string(e.mark.line + 1) + ":" +
-                                                     std::to_string(e.mark.column + 1);
-    return invalid_argument(display + where + ": YAML syntax error: " + e.msg);
+    return syntax_error(e.mark, e.msg);
   }
-  if (documents.empty() || (documents.size() == 1 && documents[0].IsNull())) {
+  if (count.documents == 0 || (count.documents == 1 && document.IsNull())) {
     return invalid_argument(display + ": empty file (expected schema_version, kind and more)");
   }
-  if (documents.size() > 1) {
-    return invalid_argument(display + ": " + std::to_string(documents.size()) +
-                            " YAML documents; a config file holds one");
+  if (count.documents > 1) {
+    return invalid_argument(display + ": more than one YAML document; a config file holds one");
   }
-  return ConfigNode(documents[0], "");
+  return ConfigNode(document, "");
 }
 
 // schema_version and kind, checked before any other key so that a file of the wrong kind is

@@ -586,7 +586,13 @@ TEST_F(ConfigFiles, SyntaxErrorsAndEmptyFiles) {
   expect_target_refused("schema_version: 1\n  kind: target\n", ":2:7: YAML syntax error");
   expect_target_refused("", ": empty file");
   expect_target_refused("# only a comment\n", ": empty file");
-  expect_target_refused("schema_version: 1\n---\nschema_version: 1\n", ": 2 YAML documents");
+  expect_target_refused("schema_version: 1\n---\nschema_version: 1\n",
+                        ": more than one YAML document");
+  expect_target_refused("---\n---\n", ": more than one YAML document");
+  // A token that starts no node: yaml-cpp 0.7's LoadAll loops for ever on it (found by the
+  // config fuzzer).
+  expect_target_refused(",", ":1:1: YAML syntax error: unexpected token");
+  expect_target_refused("# a comment\n  , x\n", ":2:3: YAML syntax error: unexpected token");
   expect_target_refused("just text", ": expected a mapping, got 'just text'");
   expect_target_refused("? [a, b]\n: 1\n", ": a key is a list, expected plain text");
   fs::create_directories(dir_ / "folder.yaml");
