@@ -1,4 +1,4 @@
-// Speed of sched::partition(): random DAGs of 1,000 and 10,000 nodes on 3 devices, and the
+// Speed of planner::partition(): random DAGs of 1,000 and 10,000 nodes on 3 devices, and the
 // placement problem of each shared model on a Meteor Lake-like CPU + iGPU + NPU (figures close
 // to configs/targets/core-ultra-7-155h.yaml, built here so the benchmark needs no config files).
 // Counters: nodes, predicted ms of the plan found, partitions.
@@ -17,7 +17,7 @@
 #include "scheduler/planner/partitioner.h"
 #include "support/random_problem.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 constexpr int64_t kExpectedRuns = 100;
@@ -169,12 +169,12 @@ void register_models() {
 }
 
 }  // namespace
-}  // namespace hsched::sched
+}  // namespace hsched::planner
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  hsched::sched::register_models();
+  hsched::planner::register_models();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -22,7 +22,7 @@
 #include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 namespace {
 
 constexpr int64_t kOpset = 17;
@@ -91,7 +91,7 @@ Result<Graph> spec_graph(const Spec& spec, int nodes) {
 // the device does not take every node (the benchmark is skipped).
 Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
                          const DeviceProfile& host, const CalibrateOptions& options,
-                         PartitionCompiler* compiler) {
+                         runtime::PartitionCompiler* compiler) {
   Bench bench;
   bench.spec = std::move(spec);
   bench.spec.nodes = nodes;
@@ -113,7 +113,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  bench.work = node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device,
+  bench.work = planner::node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device,
                          bench.spec.cost_class)
                    .work;
   const auto start = std::chrono::steady_clock::now();
@@ -374,10 +374,10 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
   }
 
   const ExecutorOptions executor_options = executor_options_of(options);
-  PartitionCompiler compiler(executor_options);
+  runtime::PartitionCompiler compiler(executor_options);
   ExecutorOptions profiling_options = executor_options;
   profiling_options.profile = true;
-  PartitionCompiler profiling_compiler(profiling_options);
+  runtime::PartitionCompiler profiling_compiler(profiling_options);
   std::vector<Bench> benches;
   std::vector<CurvePoint> reused;
   std::vector<std::pair<CostClass, Precision>> reused_keys;
@@ -389,7 +389,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
         reused.push_back(*point);
         reused.back().bench = spec.name;
         reused.back().work =
-            node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
+            planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
         reused_keys.push_back({spec.cost_class, spec.precision});
         ++report.reused;
         if (probe_names.count(spec.name) != 0) {
@@ -664,19 +664,19 @@ Result<SpeedCheck> check_one_device(const DeviceProfile& device, const DevicePro
   return check;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration
 
 namespace hsched {
 
 Result<CalibrationReport> calibrate_device(const DeviceProfile& device, const DeviceProfile& host,
                                            const DeviceProfile* previous,
                                            const CalibrateOptions& options) {
-  return sched::calibrate_one_device(device, host, previous, options);
+  return calibration::calibrate_one_device(device, host, previous, options);
 }
 
 Result<SpeedCheck> check_device(const DeviceProfile& device, const DeviceProfile& host,
                                 const DeviceProfile& calibrated, const CalibrateOptions& options) {
-  return sched::check_one_device(device, host, calibrated, options);
+  return calibration::check_one_device(device, host, calibrated, options);
 }
 
 }  // namespace hsched

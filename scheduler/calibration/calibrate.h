@@ -6,7 +6,7 @@
 #include "hsched/status.h"
 #include "scheduler/calibration/measure.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 
 // The public calls (include/hsched/calibrate.h) forward to these.
 Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device,
@@ -17,4 +17,4 @@ Result<SpeedCheck> check_one_device(const DeviceProfile& device, const DevicePro
                                     const DeviceProfile& calibrated,
                                     const CalibrateOptions& options);
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

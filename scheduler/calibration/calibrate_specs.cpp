@@ -8,7 +8,7 @@
 
 #include "scheduler/planner/cost_model.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 namespace {
 
 constexpr int64_t kTinyElements = 16;
@@ -662,4 +662,4 @@ std::vector<Spec> specs_for(const DeviceProfile& device) {
   return specs;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

@@ -11,7 +11,7 @@
 #include "graph/onnx_builder.h"
 #include "hsched/device.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 
 struct Spec {
   std::string name;
@@ -49,4 +49,4 @@ Spec wake_spec();
 // One Relu over `elements` floats: its partition's upload and download are the copy curves.
 Spec copy_spec(int64_t elements);
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

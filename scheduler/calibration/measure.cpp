@@ -15,7 +15,7 @@ double median_of(std::vector<double> values) {
 
 }  // namespace hsched
 
-namespace hsched::sched {
+namespace hsched::calibration {
 
 Result<Measurement> measure_alternating(const std::vector<BenchRun>& benches,
                                         const ProtocolOptions& options,
@@ -94,4 +94,4 @@ Result<Measurement> measure_alternating(const std::vector<BenchRun>& benches,
   return best;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

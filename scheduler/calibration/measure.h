@@ -13,7 +13,7 @@
 #include "hsched/calibrate.h"
 #include "hsched/status.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 
 struct Measured {
   double ms = 0;      // median of round medians
@@ -38,4 +38,4 @@ Result<Measurement> measure_alternating(
     const std::vector<BenchRun>& benches, const ProtocolOptions& options,
     const std::function<void(int done, int total)>& progress = {});
 
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-namespace hsched::sched {
+namespace hsched::config {
 namespace {
 
 // Shortest form that reads back the same: 0.5, 1e-06, 100000.
@@ -180,4 +180,4 @@ Status ConfigNode::read(const std::string& key, Need need, int64_t min, int64_t 
                    [&](const ConfigNode& node) { return node.as_integer(min, max); });
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::config

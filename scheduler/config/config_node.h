@@ -19,7 +19,7 @@
 
 #include "hsched/status.h"
 
-namespace hsched::sched {
+namespace hsched::config {
 
 // The allowed range of a number, for checks and messages ("must be in (0, 1]").
 struct Bounds {
@@ -142,4 +142,4 @@ Result<std::map<Enum, V>> read_enum_map(const ConfigNode& map, const EnumNames<E
   return values;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::config

@@ -19,12 +19,12 @@ namespace hsched {
 namespace {
 
 namespace fs = std::filesystem;
-using sched::Bounds;
-using sched::ConfigNode;
-using sched::EnumNames;
-using sched::Need;
-using sched::read_enum_map;
-using sched::read_list;
+using config::Bounds;
+using config::ConfigNode;
+using config::EnumNames;
+using config::Need;
+using config::read_enum_map;
+using config::read_list;
 
 constexpr Need kRequired = Need::kRequired;
 constexpr Need kOptional = Need::kOptional;

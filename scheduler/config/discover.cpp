@@ -6,7 +6,7 @@
 
 #include "hsched/config.h"
 
-namespace hsched::sched {
+namespace hsched::config {
 namespace {
 
 constexpr const char* kNpu3720Target = "core-ultra-7-155h";
@@ -71,10 +71,10 @@ Target discover_target(const std::vector<Discoverer>& discoverers) {
   return target;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::config
 
 namespace hsched {
 
-Target discover_target() { return sched::discover_target(sched::default_discoverers()); }
+Target discover_target() { return config::discover_target(config::default_discoverers()); }
 
 }  // namespace hsched

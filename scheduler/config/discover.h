@@ -14,7 +14,7 @@
 #include "hsched/config.h"
 #include "hsched/device.h"
 
-namespace hsched::sched {
+namespace hsched::config {
 
 // The backends of this build (make_backends), the NPU 3720's profile read from the shipped
 // target file. Made once; immutable.
@@ -42,4 +42,4 @@ std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfi
 // "discovered"; every device has present = true.
 Target discover_target(const std::vector<Discoverer>& discoverers);
 
-}  // namespace hsched::sched
+}  // namespace hsched::config

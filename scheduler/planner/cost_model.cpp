@@ -9,7 +9,7 @@
 #include "graph/cost.h"
 #include "scheduler/planner/partitioner.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // Bytes per element a device moves when it computes in `precision` (int8: one byte).
@@ -204,7 +204,7 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
 
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, std::optional<CostClass> as_class) {
-  return node_work(graph, node, precision, device, *backends().open(device), as_class);
+  return node_work(graph, node, precision, device, *config::backends().open(device), as_class);
 }
 
 double interpolate_ms(const Curve& curve, double work) {
@@ -302,4 +302,4 @@ double CostModel::partition_overhead_ms(const DeviceProfile& device) const {
          device.compile_ms_per_partition / static_cast<double>(expected_runs_);
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

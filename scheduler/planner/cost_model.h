@@ -16,7 +16,7 @@
 #include "hsched/device.h"
 #include "scheduler/config/discover.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // The calibrated class of a node (Conv split into dense and depthwise, MatMul/Gemm into GEMM and
 // GEMV by rows) and its work in that class's unit: FLOP for compute classes, bytes moved in
@@ -55,7 +55,7 @@ class CostModel {
  public:
   // Hints come from `registry`'s device for each of the target's devices.
   CostModel(const Target& target, int64_t expected_runs,
-            const BackendRegistry& registry = backends());
+            const BackendRegistry& registry = config::backends());
 
   // The backend's device for `device` (one of the target's): its check() and cost hints.
   const Device& device(const DeviceProfile& device) const;
@@ -90,4 +90,4 @@ class CostModel {
   std::map<std::string, std::unique_ptr<Device>> devices_;  // by device id
 };
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

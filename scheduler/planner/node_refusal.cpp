@@ -2,7 +2,7 @@
 
 #include <map>
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 Status refuse_nodes(const Graph& graph, const std::string& opening,
                     const std::vector<NodeId>& offenders,
@@ -61,4 +61,4 @@ Status refuse_nodes(const Graph& graph, const std::string& opening,
   return invalid_argument(message);
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

@@ -12,7 +12,7 @@
 #include "hsched/plan.h"
 #include "hsched/status.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // InvalidArgument "<opening><N> node(s): <groups>"; `rejections_of` gives each offender's
 // rejections (empty: the policy lists no device for it).
@@ -20,4 +20,4 @@ Status refuse_nodes(const Graph& graph, const std::string& opening,
                     const std::vector<NodeId>& offenders,
                     const std::function<const std::vector<Rejection>&(NodeId)>& rejections_of);
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

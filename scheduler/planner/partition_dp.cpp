@@ -4,7 +4,7 @@
 
 #include "scheduler/planner/partition_search.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // How many earlier readers of a value a state looks up to see whether the value already reached
@@ -136,4 +136,4 @@ SlotDevices assign_by_dp(const PlacementIndex& index) {
   return device_at;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

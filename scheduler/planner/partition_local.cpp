@@ -7,7 +7,7 @@
 #include "scheduler/planner/partition_search.h"
 #include "scheduler/planner/plan_evaluator.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // Estimated passes stop when a round of both kinds keeps nothing, or after this many rounds
@@ -381,4 +381,4 @@ double improve_locally(const PlacementIndex& index, SlotDevices& device_at) {
   return LocalSearch(index, device_at).run();
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

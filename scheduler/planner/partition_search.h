@@ -6,7 +6,7 @@
 
 #include "scheduler/planner/placement_index.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // Dynamic programming over the slots (the problem's order) with the device of the current node as
 // state. A state's cost counts its node, the partition overhead when the device changes from the
@@ -29,4 +29,4 @@ double improve_locally(const PlacementIndex& index, SlotDevices& device_at);
 // partition() then also restarts the search from other assignments.
 bool exact_search_fits(const PlacementIndex& index);
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

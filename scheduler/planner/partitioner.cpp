@@ -7,7 +7,7 @@
 #include "scheduler/planner/placement_index.h"
 #include "scheduler/planner/plan_evaluator.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // Every node on `device` where allowed, elsewhere on its cheapest device (lowest index on ties):
@@ -109,4 +109,4 @@ Assignment partition(const PlacementProblem& problem) {
   return result;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 inline constexpr double kNotAllowed = std::numeric_limits<double>::infinity();
 
@@ -78,4 +78,4 @@ Assignment single_device(const PlacementProblem& problem, int device);
 // single_device() when the device takes every node.
 Assignment device_or_host(const PlacementProblem& problem, int device);
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

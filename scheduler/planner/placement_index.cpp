@@ -4,7 +4,7 @@
 #include <numeric>
 #include <utility>
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // Rows from (row, item) pairs, items kept in the pairs' order (a counting sort).
@@ -165,4 +165,4 @@ Grouping PlacementIndex::to_nodes(Grouping slot_grouping) const {
   return grouping;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

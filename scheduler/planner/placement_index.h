@@ -10,7 +10,7 @@
 
 #include "scheduler/planner/partitioner.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // Compressed rows: the items of row r are items[begin[r] .. begin[r + 1]).
 struct Rows {
@@ -81,4 +81,4 @@ class PlacementIndex {
   Rows readers_;
 };
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

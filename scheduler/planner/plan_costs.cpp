@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // A partition computes in one precision, the one its device's backend gives its nodes'
 // (Device::partition_precision: on OpenCL and Level Zero fp16 only when every node asks fp16).
@@ -141,4 +141,4 @@ void add_run_times(const Graph& graph, const CostModel& cost, int host_device, P
   }
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

@@ -6,7 +6,7 @@
 #include "hsched/plan.h"
 #include "scheduler/planner/cost_model.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // Each partition's nodes take the precision its device computes the partition in
 // (Device::partition_precision; an OpenCL partition that mixes fp16 and fp32 runs in fp32): a
@@ -31,4 +31,4 @@ void charge_fusions_across_partitions(const Graph& graph, const CostModel& cost,
 // plan.target.devices where graph inputs and outputs live.
 void add_run_times(const Graph& graph, const CostModel& cost, int host_device, Plan& plan);
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <bit>
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 void ReadySlots::reset(int slots) {
   words_.assign((static_cast<size_t>(slots) + 63) / 64, 0);
@@ -124,4 +124,4 @@ double node_and_transfer_ms(const PlacementIndex& index, const SlotDevices& devi
   return ms;
 }
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

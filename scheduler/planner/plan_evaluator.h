@@ -8,7 +8,7 @@
 
 #include "scheduler/planner/placement_index.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 
 // The ready nodes of one device as a bitset over slots with a cursor at or below the lowest one:
 // taking the lowest is a short forward scan, since ready nodes sit near the front of the order.
@@ -60,4 +60,4 @@ class PlanEvaluator {
 // kNotAllowed when a node is on a device it is not allowed on.
 double node_and_transfer_ms(const PlacementIndex& index, const SlotDevices& device_at);
 
-}  // namespace hsched::sched
+}  // namespace hsched::planner

@@ -99,27 +99,27 @@ class Scheduler {
                   NodeOptions& options) const;
   Status refuse(const std::vector<NodeId>& offenders,
                 const std::vector<NodeOptions>& options) const;
-  sched::PlacementProblem problem(const std::vector<NodeOptions>& options,
+  planner::PlacementProblem problem(const std::vector<NodeOptions>& options,
                                   const std::vector<NodeId>& order,
                                   std::vector<ValueId>& graph_value_of) const;
   void place_node(NodeId node, const NodeOptions& options, int device,
-                  const sched::PlacementProblem& problem, Plan& plan);
-  void add_transfers(const sched::PlacementProblem& problem,
+                  const planner::PlacementProblem& problem, Plan& plan);
+  void add_transfers(const planner::PlacementProblem& problem,
                      const std::vector<ValueId>& graph_value_of, const std::vector<int>& device_of,
-                     const sched::Grouping& grouping, Plan& plan) const;
+                     const planner::Grouping& grouping, Plan& plan) const;
   void keep_faster_precision(NodeId node, int device, NodeOptions& options) const;
   // The plan of `assignment`: placements, partitions, transfers, predictions (`plan` holds the
   // model, target, policy and rejections already).
-  Plan build_plan(Plan plan, const sched::PlacementProblem& problem,
+  Plan build_plan(Plan plan, const planner::PlacementProblem& problem,
                   const std::vector<NodeOptions>& options, const std::vector<SplitPick>& picks,
-                  const std::vector<ValueId>& graph_value_of, const sched::Assignment& assignment);
+                  const std::vector<ValueId>& graph_value_of, const planner::Assignment& assignment);
   int host_device() const;
 
   const Graph& graph_;
   const Target& target_;
   const Policy& policy_;
   const std::vector<Rejection>& late_rejections_;
-  sched::CostModel cost_;
+  planner::CostModel cost_;
   // Failures found after an earlier plan (compile timeout, verification...): each listed
   // (device, node) is refused with its recorded reason.
   std::map<std::pair<int, NodeId>, Rejection> late_by_device_node_;
@@ -287,7 +287,7 @@ Status Scheduler::refuse(const std::vector<NodeId>& offenders,
   const std::string opening = policy_.fallback == FallbackMode::kError
                                   ? "policy " + policy_.name + " forbids fallback: "
                                   : "no device of target " + target_.name + " can run ";
-  return sched::refuse_nodes(
+  return planner::refuse_nodes(
       graph_, opening, offenders,
       [&](NodeId n) -> const std::vector<Rejection>& { return options[n].rejections; });
 }
@@ -304,14 +304,14 @@ int Scheduler::host_device() const {
   return 0;
 }
 
-sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& options,
+planner::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& options,
                                            const std::vector<NodeId>& order,
                                            std::vector<ValueId>& graph_value_of) const {
-  sched::PlacementProblem problem;
+  planner::PlacementProblem problem;
   const int devices = static_cast<int>(target_.devices.size());
   problem.device_count = devices;
   problem.host_device = host_device();
-  problem.node_ms.assign(graph_.nodes().size(), std::vector<double>(devices, sched::kNotAllowed));
+  problem.node_ms.assign(graph_.nodes().size(), std::vector<double>(devices, planner::kNotAllowed));
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
     for (const Candidate& c : options[n].candidates) {
       const DeviceProfile& device = target_.devices[c.device];
@@ -331,7 +331,7 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
     const auto node = static_cast<NodeId>(n);
     for (int d = 0; d < devices; ++d) {
       double& ms = problem.node_ms[n][d];
-      if (ms == sched::kNotAllowed) continue;
+      if (ms == planner::kNotAllowed) continue;
       const DeviceProfile& device = target_.devices[d];
       const auto as_class = [&](CostClass as) {
         const Candidate& c =
@@ -343,9 +343,9 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
       if (!hint.free.empty() && hint.free[n]) {
         // A fused transcendental function is still computed on every element: what it adds to
         // its producer's step where calibration measured that, else its own time.
-        if (!sched::computes_transcendental(graph_.node(node).op_type)) {
+        if (!planner::computes_transcendental(graph_.node(node).op_type)) {
           ms = 0;
-        } else if (sched::find_curve(device, CostClass::kEpilogue, Precision::kFp32) != nullptr) {
+        } else if (planner::find_curve(device, CostClass::kEpilogue, Precision::kFp32) != nullptr) {
           ms = as_class(CostClass::kEpilogue);
         }
       } else if (n < hint.as_class.size() && hint.as_class[n]) {
@@ -370,7 +370,7 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
   }
   // The cost model's transfer time is affine in bytes: recover latency and bandwidth per link.
   constexpr int64_t kProbeBytes = int64_t{1} << 30;
-  problem.links.assign(devices, std::vector<sched::LinkCost>(devices));
+  problem.links.assign(devices, std::vector<planner::LinkCost>(devices));
   for (int a = 0; a < devices; ++a) {
     problem.partition_overhead_ms.push_back(cost_.partition_overhead_ms(target_.devices[a]));
     for (int b = 0; b < devices; ++b) {
@@ -387,7 +387,7 @@ sched::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& optio
 }
 
 void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
-                           const sched::PlacementProblem& problem, Plan& plan) {
+                           const planner::PlacementProblem& problem, Plan& plan) {
   const Node& n = graph_.node(node);
   const OpChoices& op = choices_for(n.op_type);
   const Candidate& chosen = *std::find_if(options.candidates.begin(), options.candidates.end(),
@@ -469,9 +469,9 @@ void Scheduler::place_split_node(NodeId node, const SplitPick& pick, Plan& plan)
       {node, wanted, placement.device, placement.precision, rejection.reason, rejection.detail});
 }
 
-void Scheduler::add_transfers(const sched::PlacementProblem& problem,
+void Scheduler::add_transfers(const planner::PlacementProblem& problem,
                               const std::vector<ValueId>& graph_value_of,
-                              const std::vector<int>& device_of, const sched::Grouping& grouping,
+                              const std::vector<int>& device_of, const planner::Grouping& grouping,
                               Plan& plan) const {
   for (size_t v = 0; v < problem.values.size(); ++v) {
     const auto& value = problem.values[v];
@@ -531,15 +531,15 @@ Result<Plan> Scheduler::run() {
   if (!offenders.empty()) return refuse(offenders, options);
 
   std::vector<ValueId> graph_value_of;
-  const sched::PlacementProblem problem = this->problem(options, order, graph_value_of);
-  sched::Assignment assignment;
+  const planner::PlacementProblem problem = this->problem(options, order, graph_value_of);
+  planner::Assignment assignment;
   if (split) {
     for (const NodeOptions& node : options) {
       assignment.device_of.push_back(node.candidates.front().device);
     }
-    assignment.cost_ms = sched::plan_cost(problem, assignment.device_of);
+    assignment.cost_ms = planner::plan_cost(problem, assignment.device_of);
   } else {
-    assignment = sched::partition(problem);
+    assignment = planner::partition(problem);
   }
   Plan chosen = build_plan(plan, problem, options, picks, graph_value_of, assignment);
   // A plan that crosses devices must be predicted clearly faster than the best plan on one
@@ -549,17 +549,17 @@ Result<Plan> Scheduler::run() {
   const bool crosses = std::any_of(assignment.device_of.begin(), assignment.device_of.end(),
                                    [&](int d) { return d != assignment.device_of.front(); });
   if (!split && policy_.objective == Objective::kLatency && crosses) {
-    sched::Assignment single;
-    single.cost_ms = sched::kNotAllowed;
+    planner::Assignment single;
+    single.cost_ms = planner::kNotAllowed;
     for (int d = 0; d < problem.device_count; ++d) {
-      sched::Assignment candidate = sched::device_or_host(problem, d);
+      planner::Assignment candidate = planner::device_or_host(problem, d);
       if (candidate.cost_ms < single.cost_ms &&
-          sched::group_partitions(problem, candidate.device_of).partitions.size() <=
+          planner::group_partitions(problem, candidate.device_of).partitions.size() <=
               chosen.partitions.size()) {
         single = std::move(candidate);
       }
     }
-    if (single.cost_ms != sched::kNotAllowed) {
+    if (single.cost_ms != planner::kNotAllowed) {
       Plan alone = build_plan(plan, problem, options, picks, graph_value_of, single);
       if (chosen.predicted_run_ms > (1 - kSplitMargin) * alone.predicted_run_ms) {
         chosen = std::move(alone);
@@ -569,13 +569,13 @@ Result<Plan> Scheduler::run() {
   return chosen;
 }
 
-Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
+Plan Scheduler::build_plan(Plan plan, const planner::PlacementProblem& problem,
                            const std::vector<NodeOptions>& options,
                            const std::vector<SplitPick>& picks,
                            const std::vector<ValueId>& graph_value_of,
-                           const sched::Assignment& assignment) {
+                           const planner::Assignment& assignment) {
   const bool split = policy_.split_every > 0;
-  const sched::Grouping grouping = sched::group_partitions(problem, assignment.device_of);
+  const planner::Grouping grouping = planner::group_partitions(problem, assignment.device_of);
 
   plan.nodes.resize(graph_.nodes().size());
   for (size_t n = 0; n < graph_.nodes().size(); ++n) {
@@ -583,8 +583,8 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     if (split) place_split_node(static_cast<NodeId>(n), picks[n], plan);
     plan.nodes[n].partition = grouping.partition_of[n];
   }
-  sched::unify_partition_precisions(graph_, cost_, plan);
-  sched::charge_fusions_across_partitions(graph_, cost_, plan);
+  planner::unify_partition_precisions(graph_, cost_, plan);
+  planner::charge_fusions_across_partitions(graph_, cost_, plan);
   for (size_t p = 0; p < grouping.partitions.size(); ++p) {
     const DeviceProfile& device = target_.devices[grouping.partition_device[p]];
     Partition partition;
@@ -599,11 +599,11 @@ Plan Scheduler::build_plan(Plan plan, const sched::PlacementProblem& problem,
     plan.partitions.push_back(std::move(partition));
   }
   add_transfers(problem, graph_value_of, assignment.device_of, grouping, plan);
-  sched::add_run_times(graph_, cost_, problem.host_device, plan);
+  planner::add_run_times(graph_, cost_, problem.host_device, plan);
   plan.predicted_ms = assignment.cost_ms;
   for (int d = 0; d < problem.device_count; ++d) {
-    const double ms = sched::single_device(problem, d).cost_ms;
-    if (ms != sched::kNotAllowed) plan.single_device_ms[target_.devices[d].id] = ms;
+    const double ms = planner::single_device(problem, d).cost_ms;
+    if (ms != planner::kNotAllowed) plan.single_device_ms[target_.devices[d].id] = ms;
   }
   return plan;
 }

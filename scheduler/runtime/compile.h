@@ -15,6 +15,10 @@ namespace hsched {
 Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
                                             const ExecutorOptions& options = {});
 
+}  // namespace hsched
+
+namespace hsched::runtime {
+
 // Called with each non-CPU partition's outputs before they are verified or used (tests plant
 // wrong results through it); an error it returns counts as the device's (tests fail a device
 // through it). Runs on the partition's device thread.
@@ -34,4 +38,4 @@ class ScopedDeviceOutputHook {
 // The hook installed now; empty when none.
 DeviceOutputHook installed_device_output_hook();
 
-}  // namespace hsched
+}  // namespace hsched::runtime

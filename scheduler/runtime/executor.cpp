@@ -141,7 +141,7 @@ class PlanExecutable final : public Executable {
   ExecutableStats stats_;
   Clock::time_point origin_;
   ExecutorOptions options_;
-  DeviceOutputHook device_output_hook_;  // the test hook installed at compile time
+  runtime::DeviceOutputHook device_output_hook_;  // the test hook installed at compile time
   std::string cpu_device_;
   DeviceProfile cpu_profile_;    // the host, for CPU fallbacks
   std::vector<char> is_output_;  // per value
@@ -173,7 +173,7 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
       stats_(std::move(stats)),
       origin_(origin),
       options_(options),
-      device_output_hook_(installed_device_output_hook()),
+      device_output_hook_(runtime::installed_device_output_hook()),
       is_output_(graph.values().size(), 0) {
   for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
   for (const DeviceProfile& device : plan_.target.devices) {
@@ -450,8 +450,8 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   record.verified = true;
   record.verify_ms = ms_between(verify_start, Clock::now());
   if (!want.is_ok()) return want.status().with_context("the CPU reference");
-  const Deviation deviation =
-      compare_outputs(node.compiled.part.graph, *outputs, *want, node.tolerance);
+  const runtime::Deviation deviation =
+      runtime::compare_outputs(node.compiled.part.graph, *outputs, *want, node.tolerance);
   if (deviation.within) return outputs;
   std::ostringstream detail;
   detail << std::setprecision(4) << "outputs differ from the CPU fp32 reference beyond atol "
@@ -469,7 +469,7 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
 Result<Program*> PlanExecutable::cpu_fallback(PartitionNode& node) {
   if (!node.compiled.reference) {
     HSCHED_ASSIGN_OR_RETURN(node.compiled.reference,
-                            compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
+                            runtime::compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
   }
   return node.compiled.reference.get();
 }
@@ -567,7 +567,7 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
                                                        const Plan& plan,
                                                        const ExecutorOptions& options) {
   const auto start = Clock::now();
-  PartitionCompiler compiler(options);
+  runtime::PartitionCompiler compiler(options);
   Plan current = plan;
   std::vector<Rejection> late;
   ExecutableStats stats;
@@ -596,7 +596,7 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
           if (cpu == nullptr) {
             return invalid_argument("--verify needs the host CPU in target " + current.target.name);
           }
-          HSCHED_ASSIGN_OR_RETURN(reference, compile_cpu_program(part.graph, *cpu, options));
+          HSCHED_ASSIGN_OR_RETURN(reference, runtime::compile_cpu_program(part.graph, *cpu, options));
         }
         compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
         continue;

@@ -9,7 +9,7 @@
 #include "backends/capability_rules.h"
 #include "scheduler/config/discover.h"
 
-namespace hsched {
+namespace hsched::runtime {
 
 CompileOptions compile_options(const ExecutorOptions& options, Precision precision) {
   CompileOptions compile;
@@ -24,7 +24,7 @@ CompileOptions compile_options(const ExecutorOptions& options, Precision precisi
 
 Result<std::shared_ptr<Program>> compile_cpu_program(const Graph& part, const DeviceProfile& cpu,
                                                      const ExecutorOptions& options) {
-  return sched::backends().open(cpu)->compile(part, compile_options(options, Precision::kFp32));
+  return config::backends().open(cpu)->compile(part, compile_options(options, Precision::kFp32));
 }
 
 PartitionCompiler::PartitionCompiler(const ExecutorOptions& options) : options_(options) {}
@@ -42,7 +42,7 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                             "`hsched plan` shows such plans, `--target this-machine` runs here");
   }
   std::unique_ptr<Device>& device = devices_[profile->id];
-  if (!device) device = sched::backends().open(*profile, {options_.cache_dir});
+  if (!device) device = config::backends().open(*profile, {options_.cache_dir});
   std::vector<Precision> precisions;
   for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
   const Precision precision =
@@ -121,4 +121,4 @@ Deviation compare_outputs(const Graph& part, const std::vector<Tensor>& got,
   return deviation;
 }
 
-}  // namespace hsched
+}  // namespace hsched::runtime

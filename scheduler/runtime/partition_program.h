@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "hsched/executor.h"
 
-namespace hsched {
+namespace hsched::runtime {
 
 // The compile options of ExecutorOptions for a partition computing in `precision`.
 CompileOptions compile_options(const ExecutorOptions& options, Precision precision);
@@ -53,4 +53,4 @@ struct Deviation {
 Deviation compare_outputs(const Graph& part, const std::vector<Tensor>& got,
                           const std::vector<Tensor>& want, const Tolerance& tolerance);
 
-}  // namespace hsched
+}  // namespace hsched::runtime

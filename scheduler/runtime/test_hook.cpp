@@ -3,7 +3,7 @@
 
 #include "scheduler/runtime/compile.h"
 
-namespace hsched {
+namespace hsched::runtime {
 namespace {
 
 std::mutex& hook_mutex() {
@@ -33,4 +33,4 @@ DeviceOutputHook installed_device_output_hook() {
   return hook();
 }
 
-}  // namespace hsched
+}  // namespace hsched::runtime

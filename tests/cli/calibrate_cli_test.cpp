@@ -75,7 +75,7 @@ TEST(CalibrateCliTest, DevicesLeftOutKeepTheirEarlierCalibration) {
   if (other.id.empty()) GTEST_SKIP() << "no device here beside the host CPU";
   host.locator = "host";
   host.calibration = "hsched calibrate, test, 2 CPU threads, 1 rounds";
-  for (const sched::Spec& spec : sched::specs_for(host)) {
+  for (const calibration::Spec& spec : calibration::specs_for(host)) {
     Curve& curve = host.curves[{spec.cost_class, spec.precision}];
     const double n = static_cast<double>(curve.size() + 1);
     curve.push_back({spec.name, 0.001 * n, 0.001 * n, 0});  // no real work is below 1

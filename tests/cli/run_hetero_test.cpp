@@ -274,7 +274,7 @@ TEST_F(RunHeteroTest, PlantedWrongResultIsQuarantinedAndReported) {
   args.warmup = 0;
   args.verify = true;
   args.json = true;
-  const ScopedDeviceOutputHook hook([](int, std::vector<Tensor>& outputs) {
+  const runtime::ScopedDeviceOutputHook hook([](int, std::vector<Tensor>& outputs) {
     for (Tensor& output : outputs) {
       if (output.dtype() != DType::kF32) continue;
       // A copy: the executor may hold the device's tensor elsewhere.
@@ -319,7 +319,7 @@ TEST_F(RunHeteroTest, LostDeviceIsReportedWithItsMessage) {
   args.source.devices = "opencl";
   args.iterations = 1;
   args.warmup = 0;
-  const ScopedDeviceOutputHook hook([](int, std::vector<Tensor>&) {
+  const runtime::ScopedDeviceOutputHook hook([](int, std::vector<Tensor>&) {
     return internal_error("planted: CL_OUT_OF_RESOURCES");
   });
   std::ostringstream warnings;

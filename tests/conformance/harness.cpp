@@ -36,7 +36,7 @@ const Devices& devices() {
     for (const DeviceProfile& profile : discover_target().devices) {
       const std::optional<Slot> slot = slot_of(profile);
       if (!slot) continue;
-      d.owned.push_back(sched::backends().open(profile, context));
+      d.owned.push_back(config::backends().open(profile, context));
       d.by_slot[*slot].push_back(d.owned.back().get());
     }
     return d;

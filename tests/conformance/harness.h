@@ -22,7 +22,7 @@ inline constexpr Slot kSlots[] = {Slot::kCpu, Slot::kOpenCl, Slot::kNpu};
 const char* slot_name(Slot slot);            // "cpu", "opencl", "npu"
 void PrintTo(Slot slot, std::ostream* out);  // gtest prints a test's parameter by its name
 
-// The devices of `slot` on this machine, opened through sched::backends() with the test's
+// The devices of `slot` on this machine, opened through config::backends() with the test's
 // program cache: the host CPU; every OpenCL device (PoCL here); every Level Zero NPU (the
 // simulated one when ZE_ENABLE_ALT_DRIVERS names its driver). Empty when none is present.
 const std::vector<Device*>& slot_devices(Slot slot);

@@ -46,9 +46,9 @@ struct Setup {
 const Setup& setup() {
   static const Setup* const kSetup = [] {
     auto* s = new Setup;
-    s->target = sched::discover_target(
+    s->target = config::discover_target(
         {[] { return std::vector<DeviceProfile>{cpu::cpu_profile(cpu::probe_cpu())}; },
-         [] { return sched::backends().find(DeviceApi::kLevelZero)->discover(); }});
+         [] { return config::backends().find(DeviceApi::kLevelZero)->discover(); }});
     bool npu = false;
     for (const DeviceProfile& device : s->target.devices)
       npu |= device.api == DeviceApi::kLevelZero;

@@ -258,7 +258,7 @@ class Soak {
     options.compile_timeout_ms = args_.compile_timeout_ms;
     options.verify = true;
     options.cpu_threads = 1;
-    const ScopedDeviceOutputHook hook([this](int, std::vector<Tensor>& outputs) -> Status {
+    const runtime::ScopedDeviceOutputHook hook([this](int, std::vector<Tensor>& outputs) -> Status {
       if (args_.fault_every == 0 || ++device_runs_ % args_.fault_every != 0) return Status::ok();
       ++counters_.planted;
       if ((device_runs_ / args_.fault_every) % 2 == 0) {
@@ -357,9 +357,9 @@ int main(int argc, char** argv) {
                  argv[0]);
     return 2;
   }
-  Target target = sched::discover_target(
+  Target target = config::discover_target(
       {[] { return std::vector<DeviceProfile>{cpu::cpu_profile(cpu::probe_cpu())}; },
-       [] { return sched::backends().find(DeviceApi::kLevelZero)->discover(); }});
+       [] { return config::backends().find(DeviceApi::kLevelZero)->discover(); }});
   Result<Policy> policy = resolve_policy("npu-offload");
   if (!policy.is_ok()) {
     std::fprintf(stderr, "hsched_soak: %s\n", policy.status().message().c_str());

@@ -10,7 +10,7 @@
 #include "scheduler/calibration/calibrate_specs.h"
 #include "scheduler/config/discover.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 namespace {
 
 TEST(CalibrateLevelZeroTest, ADeviceWithoutFp32IsCalibratedInItsBasePrecision) {
@@ -44,4 +44,4 @@ TEST(CalibrateLevelZeroTest, ADeviceWithoutFp32IsCalibratedInItsBasePrecision) {
 }
 
 }  // namespace
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

@@ -15,7 +15,7 @@
 #include "hsched/config.h"
 #include "scheduler/config/discover.h"
 
-namespace hsched::sched {
+namespace hsched::calibration {
 namespace {
 
 TEST(MeasureAlternatingTest, MedianOfRoundMediansAndTheirSpread) {
@@ -406,4 +406,4 @@ TEST_F(CheckDeviceTest, AProfileWithoutAProbeOrOfOtherThreadsIsRefused) {
 }
 
 }  // namespace
-}  // namespace hsched::sched
+}  // namespace hsched::calibration

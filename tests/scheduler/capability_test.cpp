@@ -48,7 +48,7 @@ void expect_rejected(const std::optional<Rejection>& rejection, ReasonCode reaso
 }
 
 TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
-  const auto capability = sched::backends().open(cpu());
+  const auto capability = config::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp32).has_value());
 
@@ -60,7 +60,7 @@ TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
 }
 
 TEST(CpuCapabilityTest, ComputesFp32Only) {
-  const auto capability = sched::backends().open(cpu());
+  const auto capability = config::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
     const auto rejection = capability->check(relu.graph, relu.node, p);
@@ -70,14 +70,14 @@ TEST(CpuCapabilityTest, ComputesFp32Only) {
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {
-  const auto capability = sched::backends().open(cpu());
+  const auto capability = config::backends().open(cpu());
   const OneNode custom = one_node("Relu", DType::kF32, {1, 8}, {}, "com.microsoft");
   expect_rejected(capability->check(custom.graph, custom.node, Precision::kFp32),
                   ReasonCode::kOpUnsupported, "com.microsoft");
 
   DeviceProfile narrow = cpu();
   narrow.ops = {"Conv"};
-  const auto narrow_capability = sched::backends().open(narrow);
+  const auto narrow_capability = config::backends().open(narrow);
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   expect_rejected(narrow_capability->check(relu.graph, relu.node, Precision::kFp32),
                   ReasonCode::kOpUnsupported, "not in cpu0's op list");

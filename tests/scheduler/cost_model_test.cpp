@@ -11,7 +11,7 @@
 
 #include "scheduler/planner/partitioner.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 // 1 TFLOP/s fp32 and 2 TFLOP/s fp16 at 50% on conv/linear (25% elsewhere), 100 GB/s.
@@ -326,7 +326,7 @@ TEST_F(CostModelTest, AnOpenClSplitOrConcatPaysALaunchPerPiece) {
     split.outputs.push_back(graph.add_value(name, DType::kF32, Shape{192, 192}));
   }
   const NodeId node = graph.add_node(std::move(split));
-  const auto opencl = backends().open(opencl_cpu());
+  const auto opencl = config::backends().open(opencl_cpu());
   EXPECT_EQ(opencl->launches(graph, node), 3);
   // GroupNorm as exported (32 long rows) runs in 3 kernels on OpenCL; many short rows in one.
   const Graph group_norm = one_node("InstanceNormalization", {1, 32, 65536}, {1, 32, 65536});
@@ -513,4 +513,4 @@ TEST_F(TransferTest, PcieCopiesPayBandwidthAndLatencyPerHop) {
 }
 
 }  // namespace
-}  // namespace hsched::sched
+}  // namespace hsched::planner

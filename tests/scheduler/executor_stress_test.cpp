@@ -334,7 +334,7 @@ TEST(ExecutorReadersTest, PlanAndStatsReadableWhileAStreamQuarantines) {
   options.cpu_threads = kCpuThreads;
   options.verify = true;
   std::atomic<int> device_runs{0};
-  const ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
+  const runtime::ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
     // The third run of the planted partition is wrong: the stream is under way by then.
     if (partition == planted && device_runs.fetch_add(1) == 2) outputs[0].values<float>()[0] += 1;
     return Status::ok();

@@ -336,8 +336,8 @@ TEST(CompareOutputsTest, FloatsWithinTheToleranceAndBoolsExactly) {
   const Tensor bools = Tensor::from_vector(DType::kBool, {2}, std::vector<uint8_t>{1, 0});
   const Tensor flipped = Tensor::from_vector(DType::kBool, {2}, std::vector<uint8_t>{1, 1});
   const Tolerance tolerance{1e-3, 1e-3};
-  EXPECT_TRUE(compare_outputs(graph, {near, bools}, {floats, bools}, tolerance).within);
-  const Deviation deviation = compare_outputs(graph, {floats, flipped}, {floats, bools}, tolerance);
+  EXPECT_TRUE(runtime::compare_outputs(graph, {near, bools}, {floats, bools}, tolerance).within);
+  const runtime::Deviation deviation = runtime::compare_outputs(graph, {floats, flipped}, {floats, bools}, tolerance);
   EXPECT_FALSE(deviation.within);
   EXPECT_EQ(deviation.max_abs, 1.0);
   EXPECT_NE(deviation.detail.find("output 'nan'[1]"), std::string::npos) << deviation.detail;
@@ -422,7 +422,7 @@ TEST_F(ExecutorOpenClTest, VerificationQuarantinesAPlantedWrongResult) {
   options.compile_timeout_ms = 120000;
   options.verify = true;
   std::atomic<int> hook_calls{0};
-  const ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
+  const runtime::ScopedDeviceOutputHook hook([&](int partition, std::vector<Tensor>& outputs) {
     if (partition != planted) return Status::ok();
     ++hook_calls;
     outputs[0].values<float>()[3] += 1.0f;  // one wrong element
@@ -464,7 +464,7 @@ TEST_F(ExecutorOpenClTest, FailingDeviceIsQuarantinedAndTheRunCompletesOnTheCpu)
   options.cache_dir = cache_dir_.path().string();
   options.compile_timeout_ms = 120000;
   std::atomic<int> device_runs{0};
-  const ScopedDeviceOutputHook hook([&](int, std::vector<Tensor>&) {
+  const runtime::ScopedDeviceOutputHook hook([&](int, std::vector<Tensor>&) {
     // Both OpenCL partitions: the first run of each succeeds, then the device is "lost"; the
     // second is out of memory.
     const int run = device_runs++;

@@ -12,7 +12,7 @@
 
 #include "support/random_problem.h"
 
-namespace hsched::sched {
+namespace hsched::planner {
 namespace {
 
 using test::ProblemShape;
@@ -274,4 +274,4 @@ TEST(PartitionPropertyTest, SameProblemSameAssignment) {
 }
 
 }  // namespace
-}  // namespace hsched::sched
+}  // namespace hsched::planner

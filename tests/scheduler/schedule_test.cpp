@@ -487,7 +487,7 @@ TEST(DiscoverTest, DiscoverersAreNumberedPerKind) {
         test::test_device("x", DeviceKind::kGpu, DeviceApi::kOpenCl, {}, {}),
         test::test_device("y", DeviceKind::kGpu, DeviceApi::kLevelZero, {}, {})};
   };
-  const Target target = sched::discover_target({sched::default_discoverers()[0], gpus});
+  const Target target = config::discover_target({config::default_discoverers()[0], gpus});
   EXPECT_EQ(target.name, "this-machine");
   EXPECT_EQ(target.source, "discovered");
   ASSERT_EQ(target.devices.size(), 3u);

@@ -21,7 +21,7 @@ enum class ProblemShape {
 
 // Device 0 is the host. Every node has at least one allowed device; links are random per
 // ordered pair (some free, as between devices sharing memory).
-inline sched::PlacementProblem random_problem(uint64_t seed, int nodes, int devices,
+inline planner::PlacementProblem random_problem(uint64_t seed, int nodes, int devices,
                                               ProblemShape shape = ProblemShape::kDag) {
   std::mt19937_64 rng(seed);
   const auto uniform = [&](double lo, double hi) {
@@ -31,7 +31,7 @@ inline sched::PlacementProblem random_problem(uint64_t seed, int nodes, int devi
   const auto chance = [&](double p) { return uniform(0, 1) < p; };
   const auto random_bytes = [&] { return static_cast<int64_t>(std::exp(uniform(7, 16))); };
 
-  sched::PlacementProblem problem;
+  planner::PlacementProblem problem;
   problem.device_count = devices;
   problem.host_device = 0;
   // Node ids are a permutation of topological positions so that `order` matters.
@@ -49,7 +49,7 @@ inline sched::PlacementProblem random_problem(uint64_t seed, int nodes, int devi
     bool any = false;
     for (int d = 0; d < devices; ++d) {
       const bool allowed = chance(0.75);
-      ms[d] = allowed ? work / speed[d] * uniform(0.5, 2.0) : sched::kNotAllowed;
+      ms[d] = allowed ? work / speed[d] * uniform(0.5, 2.0) : planner::kNotAllowed;
       any = any || allowed;
     }
     if (!any) ms[pick(0, devices - 1)] = work / speed[0];
@@ -92,11 +92,11 @@ inline sched::PlacementProblem random_problem(uint64_t seed, int nodes, int devi
     if (value.producer >= 0 && value.consumers.empty()) value.graph_output = true;
   }
 
-  problem.links.assign(static_cast<size_t>(devices), std::vector<sched::LinkCost>(devices));
+  problem.links.assign(static_cast<size_t>(devices), std::vector<planner::LinkCost>(devices));
   for (int from = 0; from < devices; ++from) {
     for (int to = 0; to < devices; ++to) {
       if (from == to) continue;
-      sched::LinkCost& link = problem.links[from][to];
+      planner::LinkCost& link = problem.links[from][to];
       link.latency_ms = uniform(0, 0.05);
       link.gb_per_s = chance(0.2) ? 0 : uniform(2, 60);
     }

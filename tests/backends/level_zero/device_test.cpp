@@ -53,7 +53,7 @@ TEST_F(SimulatedNpuTest, LoaderFindsOneNpuWithItsFacts) {
 }
 
 TEST_F(SimulatedNpuTest, NpuGetsTheShippedNpu3720Profile) {
-  const auto profiles = sched::backends().find(DeviceApi::kLevelZero)->discover();
+  const auto profiles = config::backends().find(DeviceApi::kLevelZero)->discover();
   ASSERT_EQ(profiles.size(), 1u);
   const DeviceProfile& npu = profiles[0];
   EXPECT_EQ(npu.kind, DeviceKind::kNpu);
@@ -87,7 +87,7 @@ TEST_F(SimulatedNpuTest, ConservativeProfileForAnUnknownNpu) {
   other.device_id = 0x1234;
   other.name = "Some NPU";
   EXPECT_FALSE(level_zero::is_npu_3720(other));
-  const DeviceProfile profile = level_zero::npu_profile(other, sched::shipped_npu_3720_profile());
+  const DeviceProfile profile = level_zero::npu_profile(other, config::shipped_npu_3720_profile());
   EXPECT_EQ(profile.kind, DeviceKind::kNpu);
   EXPECT_LT(profile.peak_gflops.at(Precision::kFp16), 5500);
   EXPECT_EQ(profile.name, "Some NPU (Level Zero)");

@@ -34,7 +34,7 @@ TEST_F(NoDriverTest, NoDevicesQuietly) {
   ::testing::internal::CaptureStderr();
   EXPECT_FALSE(level_zero::loader_ready());
   EXPECT_TRUE(level_zero::enumerate_devices().empty());
-  EXPECT_TRUE(sched::backends().find(DeviceApi::kLevelZero)->discover().empty());
+  EXPECT_TRUE(config::backends().find(DeviceApi::kLevelZero)->discover().empty());
   EXPECT_FALSE(level_zero::find_device("level_zero:0:0").has_value());
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
@@ -42,10 +42,10 @@ TEST_F(NoDriverTest, NoDevicesQuietly) {
 TEST_F(NoDriverTest, TargetAndPlansAsWithoutLevelZero) {
   const Target with = discover_target();
   // The discoverers before Level Zero joined: the first two of the list (CPU, OpenCL).
-  std::vector<sched::Discoverer> before = sched::default_discoverers();
+  std::vector<config::Discoverer> before = config::default_discoverers();
   ASSERT_EQ(before.size(), 3u);
   before.pop_back();
-  const Target without = sched::discover_target(before);
+  const Target without = config::discover_target(before);
   ASSERT_EQ(with.devices.size(), without.devices.size());
   for (size_t d = 0; d < with.devices.size(); ++d) {
     EXPECT_EQ(with.devices[d].id, without.devices[d].id);
@@ -86,23 +86,23 @@ TEST(CrossApiMatchTest, PciAddressFirstThenUuid) {
   DeviceProfile by_pci;
   by_pci.kind = DeviceKind::kGpu;
   by_pci.pci_address = "0000:00:02.0";
-  EXPECT_EQ(sched::same_device(by_pci, ze).value_or(""), "pci 0000:00:02.0");
+  EXPECT_EQ(config::same_device(by_pci, ze).value_or(""), "pci 0000:00:02.0");
   DeviceProfile other_pci = by_pci;
   other_pci.pci_address = "0000:03:00.0";
-  EXPECT_FALSE(sched::same_device(other_pci, ze).has_value());
+  EXPECT_FALSE(config::same_device(other_pci, ze).has_value());
   DeviceProfile by_uuid;
   by_uuid.kind = DeviceKind::kGpu;
   by_uuid.uuid = ze.uuid;
   const auto matched =
-      sched::same_device(by_uuid, level_zero::device_profile(gpu_with(std::nullopt, 0x86)));
+      config::same_device(by_uuid, level_zero::device_profile(gpu_with(std::nullopt, 0x86)));
   ASSERT_TRUE(matched.has_value());
   EXPECT_EQ(matched->rfind("uuid 86", 0), 0u) << *matched;
   // An all-zero UUID identifies nothing; nor does a device of another kind.
   EXPECT_EQ(level_zero::device_profile(gpu_with(std::nullopt, 0)).uuid, "");
-  EXPECT_FALSE(sched::same_device(DeviceProfile{}, level_zero::device_profile(gpu_with(std::nullopt, 0))));
+  EXPECT_FALSE(config::same_device(DeviceProfile{}, level_zero::device_profile(gpu_with(std::nullopt, 0))));
   DeviceProfile cpu_by_pci = by_pci;
   cpu_by_pci.kind = DeviceKind::kCpu;
-  EXPECT_FALSE(sched::same_device(cpu_by_pci, ze).has_value());
+  EXPECT_FALSE(config::same_device(cpu_by_pci, ze).has_value());
 }
 
 // Discovery lists a device two APIs see once, as the first backend found it, with the other
@@ -117,7 +117,7 @@ TEST(CrossApiMatchTest, DiscoveryListsADeviceSeenTwiceOnce) {
   opencl_gpu.pci_address = "0000:00:02.0";
   const DeviceProfile ze_gpu = level_zero::device_profile(gpu_with(address, 0x86));
   const DeviceProfile ze_other = level_zero::device_profile(gpu_with(std::nullopt, 0x42));
-  const Target target = sched::discover_target(
+  const Target target = config::discover_target(
       {[&] { return std::vector<DeviceProfile>{opencl_gpu}; },
        [&] { return std::vector<DeviceProfile>{ze_gpu, ze_other}; }});
   ASSERT_EQ(target.devices.size(), 2u);

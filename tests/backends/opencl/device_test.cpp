@@ -56,7 +56,7 @@ TEST(OpenClProfileTest, OpenClDevicesAreNumberedInTheirOwnFamily) {
     cpu_info.type = CL_DEVICE_TYPE_CPU;
     return std::vector<DeviceProfile>{device_profile(cpu_info), device_profile(gpu_info)};
   };
-  const Target target = sched::discover_target({sched::default_discoverers()[0], opencl_devices});
+  const Target target = config::discover_target({config::default_discoverers()[0], opencl_devices});
   ASSERT_EQ(target.devices.size(), 3u);
   EXPECT_EQ(target.devices[0].id, "cpu0");
   EXPECT_EQ(target.devices[1].id, "ocl0");
