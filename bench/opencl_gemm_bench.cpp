@@ -1,5 +1,5 @@
 // hsched_gemm_bench M N K [ROUNDS]: fp32 MatMul [M, K] x [K, N] through hsched's OpenCL op layer
-// (backends/opencl/ops.h enqueue_matmul, i.e. what a MatMul node costs the backend), for issue 5's
+// (backends/opencl/kernels/ops.h enqueue_matmul, i.e. what a MatMul node costs the backend), for issue 5's
 // GEMM goal (>= 50% of PyTorch's fp32 throughput at 4096^3; bench/gpu/compare.sh pairs the two).
 //
 // Device: the first OpenCL device of type GPU, else the first device ($HSCHED_GEMM_DEVICE = an
@@ -27,8 +27,8 @@
 
 #include "backends/opencl/compiler.h"
 #include "backends/opencl/device.h"
-#include "backends/opencl/ops.h"
-#include "backends/opencl/program_cache.h"
+#include "backends/opencl/kernels/ops.h"
+#include "backends/opencl/cache.h"
 
 namespace hsched::opencl {
 namespace {

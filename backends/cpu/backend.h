@@ -1,31 +1,14 @@
-// The CPU backend behind backends/backend.h: the host CPU found from /proc and cpuid, its
+// The CPU backend behind backends/backend.h: the host CPU (device.h), its
 // capability (what this build's kernel library runs, in fp32: the truth of this build, since the
 // CPU is every plan's last resort and the reference), its cost hints (nodes folded, aliased or
 // fused at compile time), and CpuProgram as the Program.
 #pragma once
 
-#include <cstdint>
 #include <memory>
-#include <string>
 
 #include "backends/backend.h"
 
 namespace hsched::cpu {
-
-// What the CPU figures are estimated from (probe_cpu() reads them from this machine).
-struct CpuFacts {
-  std::string name;             // /proc/cpuinfo "model name"
-  int cores = 1;                // logical cores: std::thread::hardware_concurrency()
-  double ghz = 2.0;             // max frequency (cpufreq) or the current "cpu MHz"
-  int fp32_flop_per_cycle = 8;  // per core: 32 with AVX-512+FMA or AVX2+FMA (2 units), 16 AVX
-  int64_t memory_bytes = 0;     // physical memory
-};
-CpuFacts probe_cpu();
-
-// The CPU as the planner sees it, from `facts`: fp32 peak = cores x GHz x FLOP/cycle, memory
-// bandwidth and overheads estimated (see backend.cpp), every op its backend implements ("*"),
-// present, API host, id "cpu0".
-DeviceProfile cpu_profile(const CpuFacts& facts);
 
 std::unique_ptr<Backend> make_backend();
 

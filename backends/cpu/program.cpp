@@ -11,8 +11,8 @@
 
 #include "backends/cpu/denormals.h"
 #include "backends/cpu/host_thread.h"
-#include "backends/cpu/norm_fusion.h"
-#include "backends/cpu/post_ops.h"
+#include "backends/cpu/kernels/norm_fusion.h"
+#include "backends/cpu/kernels/post_ops.h"
 #include "backends/cpu/step_plan.h"
 
 namespace hsched::cpu {

@@ -11,7 +11,7 @@
 #include <tbb/task_arena.h>
 
 #include "backends/cpu/denormals.h"
-#include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/kernel.h"
 
 namespace hsched::cpu {
 

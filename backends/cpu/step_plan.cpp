@@ -3,8 +3,8 @@
 #include <numeric>
 #include <set>
 
-#include "backends/cpu/norm_fusion.h"
-#include "backends/cpu/post_op_fusion.h"
+#include "backends/cpu/kernels/norm_fusion.h"
+#include "backends/cpu/kernels/post_op_fusion.h"
 #include "backends/cpu/program.h"
 
 namespace hsched::cpu {

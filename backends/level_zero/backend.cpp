@@ -8,7 +8,7 @@
 
 #include "backends/capability_rules.h"
 #include "backends/level_zero/ir/ir.h"
-#include "backends/level_zero/native_cache.h"
+#include "backends/level_zero/cache.h"
 #include "backends/level_zero/program.h"
 #include "hsched/config.h"
 

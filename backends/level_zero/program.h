@@ -33,7 +33,7 @@
 
 #include "backends/backend.h"
 #include "backends/level_zero/device.h"
-#include "backends/level_zero/native_cache.h"
+#include "backends/level_zero/cache.h"
 #include "backends/level_zero/ze_graph_ext.h"
 #include "core/deadline.h"
 #include "graph/graph.h"

@@ -7,10 +7,10 @@
 
 #include "backends/capability_rules.h"
 #include "backends/opencl/device.h"
-#include "backends/opencl/node_ops.h"
-#include "backends/opencl/ops_spatial.h"
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/program.h"
-#include "backends/opencl/program_cache.h"
+#include "backends/opencl/cache.h"
 #include "backends/opencl/runtime.h"
 
 namespace hsched::opencl {

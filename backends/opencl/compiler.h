@@ -16,7 +16,7 @@
 #include <string>
 
 #include "backends/opencl/opencl.h"
-#include "backends/opencl/program_cache.h"
+#include "backends/opencl/cache.h"
 #include "core/deadline.h"
 #include "hsched/status.h"
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 
-#include "backends/opencl/ops_scratch.h"
-#include "backends/opencl/ops_util.h"
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
 namespace {

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/opencl/node_ops.h"
-#include "backends/opencl/ops_util.h"
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/ops_util.h"
 #include "backends/opencl/runtime.h"
 #include "graph/graph.h"
 

@@ -13,7 +13,7 @@
 
 #include "backends/opencl/compiler.h"
 #include "backends/opencl/device.h"
-#include "backends/opencl/ops.h"
+#include "backends/opencl/kernels/ops.h"
 
 namespace hsched::opencl {
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/backend.h"
+#include "backends/cpu/device.h"
 #include "graph/cost.h"
 #include "graph/onnx_import.h"
 #include "scheduler/runtime/compile.h"

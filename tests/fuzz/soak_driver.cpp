@@ -28,7 +28,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/cpu/backend.h"
+#include "backends/cpu/device.h"
 #include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
 #include "scheduler/runtime/compile.h"

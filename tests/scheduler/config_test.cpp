@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/kernel.h"
 #include "hsched/device.h"
 #include "hsched/policy.h"
 #include "hsched/config.h"

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/backend.h"
+#include "backends/cpu/device.h"
 #include "hsched/config.h"
 #include "scheduler/config/discover.h"
 #include "scheduler/plan_checks.h"

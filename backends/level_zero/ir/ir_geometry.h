@@ -1,6 +1,6 @@
 // Window geometry of ONNX Conv, ConvTranspose and pools resolved to explicit pads, the form the
 // IR is written in (shapes are static, so auto_pad, output_shape and ceil_mode become numbers).
-// The resolution follows the CPU backend's (backends/cpu/dnnl_util.cpp), the reference.
+// The resolution follows the CPU backend's (backends/cpu/kernels/dnnl_util.cpp), the reference.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // fused post-ops and both activation layouts.
 #include <gtest/gtest.h>
 
-#include "backends/cpu/post_ops.h"
+#include "backends/cpu/kernels/post_ops.h"
 #include "op_test_util.h"
 
 namespace hsched::cpu {

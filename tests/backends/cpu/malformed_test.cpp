@@ -8,7 +8,7 @@
 #include <functional>
 #include <limits>
 
-#include "backends/cpu/norm_fusion.h"
+#include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/op_test_util.h"
 #include "backends/cpu/program.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/kernel.h"
+#include "backends/cpu/kernels/kernel.h"
 
 namespace hsched::cpu::test {
 

@@ -10,7 +10,7 @@
 
 #include "backends/level_zero/backend.h"
 #include "backends/level_zero/device.h"
-#include "backends/level_zero/native_cache.h"
+#include "backends/level_zero/cache.h"
 #include "graph/demo_model.h"
 #include "scheduler/planner/schedule.h"
 #include "hsched/config.h"

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
-#include "backends/opencl/node_ops.h"
+#include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "support/temp_dir.h"
 

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/opencl/device.h"
-#include "backends/opencl/ops.h"
+#include "backends/opencl/kernels/ops.h"
 #include "backends/opencl/runtime.h"
 #include "support/temp_dir.h"
 

@@ -1,7 +1,7 @@
-// The op layer (backends/opencl/ops.h) on the first OpenCL device (PoCL in CI), fp32 and fp16
+// The op layer (backends/opencl/kernels/ops.h) on the first OpenCL device (PoCL in CI), fp32 and fp16
 // storage, against plain reference loops: broadcasting, odd sizes, negative axes.
 // Skipped (never passed) without an OpenCL device.
-#include "backends/opencl/ops.h"
+#include "backends/opencl/kernels/ops.h"
 
 #include <clblast.h>
 

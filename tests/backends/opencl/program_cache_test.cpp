@@ -1,7 +1,7 @@
 // The program-binary cache on its own: format checks, the trust model (directory and entry
 // ownership and modes, links, keys stored in entries), atomic writes, unusable directories and
 // the size cap, with made-up binaries (no OpenCL device needed).
-#include "backends/opencl/program_cache.h"
+#include "backends/opencl/cache.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>

@@ -1,0 +1,224 @@
+// The normalization fusion passes (see norm_fusion.h for the patterns).
+#include "backends/cpu/kernels/norm_fusion.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace hsched::cpu {
+
+std::optional<std::vector<float>> per_channel_constant(const Value& v, int64_t channels,
+                                                       size_t rank) {
+  if (!v.is_constant() || v.dtype != DType::kF32) return std::nullopt;
+  const auto values = v.constant->values<float>();
+  if (values.size() == 1) return std::vector<float>(static_cast<size_t>(channels), values[0]);
+  const auto& dims = v.shape.dims;
+  if (static_cast<int64_t>(values.size()) != channels || dims.size() > rank ||
+      dims.size() + 1 < rank) {
+    return std::nullopt;
+  }
+  // Right-aligned broadcasting: the channel axis is dims[dims.size() - (rank - 1)].
+  const size_t channel_axis = dims.size() - (rank - 1);
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (dims[a] != (a == channel_axis ? channels : 1)) return std::nullopt;
+  }
+  return std::vector<float>(values.begin(), values.end());
+}
+
+namespace {
+
+// The values of a constant f32 tensor of exactly `count` elements (InstanceNormalization's scale
+// and bias, one per group).
+std::optional<std::vector<float>> constant_floats(const Value& v, int64_t count) {
+  if (!v.is_constant() || v.dtype != DType::kF32 || v.shape.elements() != count)
+    return std::nullopt;
+  const auto values = v.constant->values<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+class Matcher {
+ public:
+  Matcher(Graph& graph, const std::vector<Node*>& nodes) : graph_(graph), nodes_(nodes) {
+    consumers_.resize(graph.values().size());
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (ValueId v : nodes[i]->inputs) {
+        if (v != kNoValue) consumers_[static_cast<size_t>(v)].push_back(i);
+      }
+    }
+    outputs_.insert(graph.outputs().begin(), graph.outputs().end());
+  }
+
+  // The node reading `v` when it is the only reader (and `v` no graph output) and has `op`.
+  std::optional<size_t> sole(ValueId v, const char* op) const {
+    const auto& c = consumers_[static_cast<size_t>(v)];
+    if (c.size() != 1 || outputs_.count(v) || nodes_[c[0]]->op_type != op) return std::nullopt;
+    return c[0];
+  }
+
+  // `v`'s readers are exactly Sigmoid(v) and Mul(v, Sigmoid(v)): returns {sigmoid, mul}.
+  std::optional<std::pair<size_t, size_t>> silu(ValueId v) const {
+    const auto& c = consumers_[static_cast<size_t>(v)];
+    if (c.size() != 2 || outputs_.count(v)) return std::nullopt;
+    size_t sig = c[0], mul = c[1];
+    if (nodes_[sig]->op_type != "Sigmoid") std::swap(sig, mul);
+    const Node& s = *nodes_[sig];
+    const Node& m = *nodes_[mul];
+    if (s.op_type != "Sigmoid" || m.op_type != "Mul" || m.inputs.size() != 2) return std::nullopt;
+    const ValueId other = m.inputs[0] == v ? m.inputs[1] : m.inputs[0];
+    if (other != s.outputs[0] || !sole(s.outputs[0], "Mul")) return std::nullopt;
+    return std::make_pair(sig, mul);
+  }
+
+  // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns
+  // the absorbed node indices.
+  std::optional<std::vector<size_t>> match_group_norm(size_t start) {
+    Node& reshape = *nodes_[start];
+    if (reshape.op_type != "Reshape" || reshape.outputs.size() != 1) return std::nullopt;
+    const ValueId x = reshape.inputs[0];
+    const Value& xv = graph_.value(x);
+    const auto& dims = xv.shape.dims;
+    const auto& grouped = graph_.value(reshape.outputs[0]).shape.dims;
+    if (xv.dtype != DType::kF32 || dims.size() < 3 || grouped.size() < 3 || grouped[0] != dims[0]) {
+      return std::nullopt;
+    }
+    const int64_t channels = dims[1], groups = grouped[1];
+    if (groups < 1 || channels % groups != 0) return std::nullopt;
+    const auto norm = sole(reshape.outputs[0], "InstanceNormalization");
+    if (!norm) return std::nullopt;
+    const Node& nn = *nodes_[*norm];
+    // Malformed norms (scale or B left out) are not fused: the kernel refuses them, named.
+    if (nn.inputs.size() != 3 || nn.inputs[1] == kNoValue || nn.inputs[2] == kNoValue) {
+      return std::nullopt;
+    }
+    const auto a = constant_floats(graph_.value(nn.inputs[1]), groups);
+    const auto b = constant_floats(graph_.value(nn.inputs[2]), groups);
+    const auto back = sole(nn.outputs[0], "Reshape");
+    if (!a || !b || !back || graph_.value(nodes_[*back]->outputs[0]).shape.dims != dims) {
+      return std::nullopt;
+    }
+    std::vector<size_t> absorbed{*norm, *back};
+    // gamma_c = a_g * m_c and beta_c = b_g * m_c + d_c, for the optional Mul m and Add d.
+    std::vector<float> gamma(static_cast<size_t>(channels)), beta(gamma.size());
+    const int64_t per_group = channels / groups;
+    for (int64_t c = 0; c < channels; ++c) {
+      gamma[static_cast<size_t>(c)] = (*a)[static_cast<size_t>(c / per_group)];
+      beta[static_cast<size_t>(c)] = (*b)[static_cast<size_t>(c / per_group)];
+    }
+    ValueId current = nodes_[*back]->outputs[0];
+    for (const char* op : {"Mul", "Add"}) {
+      const auto step = sole(current, op);
+      if (!step) continue;
+      const Node& sn = *nodes_[*step];
+      const ValueId other = sn.inputs[0] == current ? sn.inputs[1] : sn.inputs[0];
+      const auto k = per_channel_constant(graph_.value(other), channels, dims.size());
+      if (!k || graph_.value(sn.outputs[0]).shape.dims != dims) break;
+      for (size_t c = 0; c < gamma.size(); ++c) {
+        if (op[0] == 'M') {
+          gamma[c] *= (*k)[c];
+          beta[c] *= (*k)[c];
+        } else {
+          beta[c] += (*k)[c];
+        }
+      }
+      absorbed.push_back(*step);
+      current = sn.outputs[0];
+    }
+    int64_t with_silu = 0;
+    if (const auto act = silu(current)) {
+      absorbed.push_back(act->first);
+      absorbed.push_back(act->second);
+      current = nodes_[act->second]->outputs[0];
+      with_silu = 1;
+    }
+    Node fused;
+    fused.name = nn.name;
+    fused.op_type = kGroupNormOp;
+    fused.attributes["num_groups"] = groups;
+    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
+    fused.attributes["silu"] = with_silu;
+    const std::string prefix = nn.name + "/group_norm_";
+    const ValueId gamma_id =
+        graph_.add_constant(prefix + "gamma", Tensor::from_vector(DType::kF32, {channels}, gamma));
+    const ValueId beta_id =
+        graph_.add_constant(prefix + "beta", Tensor::from_vector(DType::kF32, {channels}, beta));
+    fused.inputs = {x, gamma_id, beta_id};
+    fused.outputs = {current};
+    reshape = std::move(fused);
+    return absorbed;
+  }
+
+  // Tries Transpose(0,2,3,1) -> LayerNormalization(last axis) -> Transpose(0,3,1,2) at start.
+  std::optional<std::vector<size_t>> match_channel_layer_norm(size_t start) {
+    Node& to_last = *nodes_[start];
+    if (to_last.op_type != "Transpose" || to_last.attr_ints("perm") != kToLast) return std::nullopt;
+    const ValueId x = to_last.inputs[0];
+    if (graph_.value(x).dtype != DType::kF32 || graph_.value(x).shape.rank() != 4) {
+      return std::nullopt;
+    }
+    const int64_t channels = graph_.value(x).shape.dims[1];
+    const auto norm = sole(to_last.outputs[0], "LayerNormalization");
+    if (!norm) return std::nullopt;
+    const Node& nn = *nodes_[*norm];
+    const int64_t axis = nn.attr_int("axis", -1);
+    const bool only_y = nn.outputs.size() == 1 ||
+                        std::all_of(nn.outputs.begin() + 1, nn.outputs.end(), [&](ValueId v) {
+                          return v == kNoValue ||
+                                 (consumers_[static_cast<size_t>(v)].empty() && !outputs_.count(v));
+                        });
+    const auto per_channel = [&](size_t i) {
+      return i >= nn.inputs.size() || nn.inputs[i] == kNoValue ||
+             graph_.value(nn.inputs[i]).shape.elements() == channels;
+    };
+    if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2)) {
+      return std::nullopt;
+    }
+    const auto back = sole(nn.outputs[0], "Transpose");
+    if (!back || nodes_[*back]->attr_ints("perm") != kToFirst) return std::nullopt;
+    Node fused;
+    fused.name = nn.name;
+    fused.op_type = kChannelLayerNormOp;
+    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
+    fused.inputs = nn.inputs;
+    fused.inputs[0] = x;
+    fused.outputs = {nodes_[*back]->outputs[0]};
+    to_last = std::move(fused);
+    return std::vector<size_t>{*norm, *back};
+  }
+
+ private:
+  static inline const std::vector<int64_t> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};
+  Graph& graph_;
+  const std::vector<Node*>& nodes_;
+  std::vector<std::vector<size_t>> consumers_;
+  std::set<ValueId> outputs_;
+};
+
+// Runs `match` (a Matcher member) at every node not yet absorbed.
+template <typename Match>
+int fuse_all(Matcher& matcher, Match match, size_t count, std::vector<bool>& absorbed) {
+  int fused = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (absorbed[i]) continue;
+    const auto chain = (matcher.*match)(i);
+    if (!chain) continue;
+    for (size_t s : *chain) absorbed[s] = true;
+    fused += static_cast<int>(chain->size());
+  }
+  return fused;
+}
+
+}  // namespace
+
+int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
+  Matcher matcher(graph, nodes);
+  return fuse_all(matcher, &Matcher::match_group_norm, nodes.size(), absorbed);
+}
+
+int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
+                             std::vector<bool>& absorbed) {
+  Matcher matcher(graph, nodes);
+  return fuse_all(matcher, &Matcher::match_channel_layer_norm, nodes.size(), absorbed);
+}
+
+}  // namespace hsched::cpu

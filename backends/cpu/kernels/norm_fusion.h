@@ -1,0 +1,40 @@
+// Normalizations exported as chains of ops, found by the program and run as one kernel each.
+// The fused nodes use internal op types that models never name (the importer refuses unknown
+// ops). Internal to the CPU program.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/kernels/kernel.h"
+
+namespace hsched::cpu {
+
+// GroupNorm (group_norm.cpp): inputs x [N, C, spatial...], gamma [C], beta [C]; attributes
+// num_groups, epsilon, silu (0/1); channels-last or not, the same on both sides.
+inline constexpr const char* kGroupNormOp = "hsched.GroupNorm";
+// LayerNormalization over the channel axis of [N, C, H, W] (normalization_kernels.cpp): inputs
+// x, scale [C], optional bias [C]; attribute epsilon; either layout, the same on both sides.
+inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
+
+void register_group_norm_kernel(KernelRegistry& registry);
+
+// Both passes rewrite the first node of each chain among `nodes` (program order) into the fused
+// node and mark the chain's other nodes in `absorbed`; an intermediate read by anything else, or
+// a graph output, stops a match. They return the number of nodes absorbed.
+//
+// Reshape([N, G, ...]) -> InstanceNormalization(constant scale, bias) -> Reshape(back) ->
+// [Mul(per-channel constant)] -> [Add(per-channel constant)] -> [x * Sigmoid(x)] (PyTorch's
+// GroupNorm): folded gamma and beta are added to `graph` as constants.
+int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed);
+// Transpose(0, 2, 3, 1) -> LayerNormalization(last axis) -> Transpose(0, 3, 1, 2) (ConvNeXt's
+// channels-first LayerNorm): no transposes at all once the activations are channels-last.
+int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
+                             std::vector<bool>& absorbed);
+
+// The values of a constant f32 tensor that broadcasts per channel against [N, C, spatial...] of
+// rank `rank` (a scalar, or C values on axis 1 with every other axis 1), expanded to C values.
+std::optional<std::vector<float>> per_channel_constant(const Value& v, int64_t channels,
+                                                       size_t rank);
+
+}  // namespace hsched::cpu

@@ -1,0 +1,240 @@
+// OpenCL C sources of the op layer (backends/opencl/kernels/ops.h), embedded so there is nothing to
+// install; the spatial program is in kernel_sources_spatial.h. Each program is built twice per
+// device: as is (fp32 storage) and with -DSTORAGE_HALF (fp16 storage through
+// vload_half/vstore_half; arithmetic stays fp32, so no cl_khr_fp16 needed).
+// Op codes in the switch statements are the values of UnaryOp / BinaryOp in ops.h.
+// Index arithmetic is int: the host refuses tensors of 2^31 elements or more.
+#pragma once
+
+namespace hsched::opencl {
+
+// Storage macros shared by all programs.
+inline constexpr const char* kStoragePrelude = R"CL(
+#ifdef STORAGE_HALF
+typedef half storage_t;
+#define LOAD(p, i) vload_half((i), (p))
+#define STORE(v, p, i) vstore_half((v), (i), (p))
+#else
+typedef float storage_t;
+#define LOAD(p, i) ((p)[i])
+#define STORE(v, p, i) ((p)[i] = (v))
+#endif
+)CL";
+
+// apply_unary, shared by the elementwise program and the spatial one (fused conv activations).
+// Any other op code (the host passes -1 for "no activation") is the identity.
+inline constexpr const char* kUnaryFunctionSource = R"CL(
+float apply_unary(int op, float x, float alpha, float beta) {
+  switch (op) {
+    case 0: return fmax(x, 0.0f);                               // Relu
+    case 1: return x >= 0.0f ? x : alpha * x;                   // LeakyRelu
+    case 2: return 1.0f / (1.0f + exp(-x));                     // Sigmoid
+    case 3: return tanh(x);                                     // Tanh
+    case 4: return erf(x);                                      // Erf
+    case 5: return 0.5f * x * (1.0f + erf(x * M_SQRT1_2_F));    // Gelu (erf form)
+    case 6: return exp(x);                                      // Exp
+    case 7: return log(x);                                      // Log
+    case 8: return sqrt(x);                                     // Sqrt
+    case 9: return -x;                                          // Neg
+    case 10: return fabs(x);                                    // Abs
+    case 11: return fmin(fmax(x, alpha), beta);                 // Clip [alpha, beta]
+    case 12: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);   // HardSigmoid
+    case 13: return x * fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);  // HardSwish
+    case 14: return 1.0f / x;                                   // Reciprocal
+    case 15: return 0.5f * x * (1.0f + tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+                                                                // Gelu (tanh form)
+    case 16: return isnan(x) ? 1.0f : 0.0f;                     // IsNaN (a bool as 1 or 0)
+    case 17: return x == 0.0f ? 1.0f : 0.0f;                    // Not
+    case 18: return x != 0.0f ? 1.0f : 0.0f;                    // Cast to bool
+    default: return x;                                          // Identity
+  }
+}
+)CL";
+
+inline constexpr const char* kElementwiseSource = R"CL(
+
+__kernel void unary(__global const storage_t* x, __global storage_t* y, int op, float alpha,
+                    float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(apply_unary(op, LOAD(x, i), alpha, beta), y, i);
+}
+
+float apply_binary(int op, float a, float b) {
+  switch (op) {
+    case 0: return a + b;      // Add
+    case 1: return a - b;      // Sub
+    case 2: return a * b;      // Mul
+    case 3: return a / b;      // Div
+    case 4: return pow(a, b);  // Pow
+    case 5: return fmax(a, b); // Max
+    case 6: return fmin(a, b); // Min
+    // Comparisons and logic give bools as 1 or 0; logic reads any nonzero as true.
+    case 7: return a == b ? 1.0f : 0.0f;                  // Equal
+    case 8: return a < b ? 1.0f : 0.0f;                   // Less
+    case 9: return a <= b ? 1.0f : 0.0f;                  // LessOrEqual
+    case 10: return a > b ? 1.0f : 0.0f;                  // Greater
+    case 11: return a >= b ? 1.0f : 0.0f;                 // GreaterOrEqual
+    case 12: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;  // And
+    case 13: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;  // Or
+    default: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
+  }
+}
+
+// Output dims right-aligned to rank 6 (leading 1s); an input's stride is 0 along a broadcast dim.
+typedef struct {
+  int dims[6];
+  int a_strides[6];
+  int b_strides[6];
+} BroadcastShape;
+
+// y = op(a, b_scale * b) with numpy broadcasting (b_scale is 1 for the ONNX ops; Gemm's beta).
+__kernel void binary(__global const storage_t* a, __global const storage_t* b,
+                     __global storage_t* y, int op, float b_scale, BroadcastShape shape,
+                     int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    ia += coord * shape.a_strides[d];
+    ib += coord * shape.b_strides[d];
+  }
+  STORE(apply_binary(op, LOAD(a, ia), b_scale * LOAD(b, ib)), y, i);
+}
+
+// y = cond != 0 ? a : b, the three broadcast to y's shape (Where; cond is a bool held as 1 or 0).
+typedef struct {
+  int dims[6];
+  int cond_strides[6];
+  int a_strides[6];
+  int b_strides[6];
+} SelectShape;
+
+__kernel void where_select(__global const storage_t* cond, __global const storage_t* a,
+                     __global const storage_t* b, __global storage_t* y, SelectShape shape,
+                     int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, ic = 0, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    ic += coord * shape.cond_strides[d];
+    ia += coord * shape.a_strides[d];
+    ib += coord * shape.b_strides[d];
+  }
+  STORE(LOAD(cond, ic) != 0.0f ? LOAD(a, ia) : LOAD(b, ib), y, i);
+}
+
+// Storage <-> fp32, around CLBlast's fp32 GEMM (copies with fp32 storage).
+__kernel void storage_to_float(__global const storage_t* x, __global float* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) y[i] = LOAD(x, i);
+}
+__kernel void float_to_storage(__global const float* x, __global storage_t* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) STORE(x[i], y, i);
+}
+)CL";
+
+// Two shapes of reduction, fp32 accumulation throughout. Short rows (and Softmax along an inner
+// axis): one work item per reduced row. Contiguous rows of 32 or more (ops.cpp picks): one work
+// group of 64 per row, so that adjacent work items read adjacent elements (coalesced) and a few
+// hundred rows still fill the GPU; partial results meet in a local-memory tree.
+inline constexpr const char* kReduceSource = R"CL(
+// The max (take_max) or sum of `value` over the work group of 64; every item gets the result.
+// `scratch` holds 64 floats; it is free again when this returns.
+float group_reduce(float value, int take_max, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lid < half_size) {
+      const float other = scratch[lid + half_size];
+      scratch[lid] = take_max ? fmax(scratch[lid], other) : scratch[lid] + other;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+// Softmax of x viewed as [rows, size] along its rows, a group of 64 per row. Three passes over
+// the row (max, sum of exp, write); exp is recomputed rather than stored so that fp16 storage
+// rounds once.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void softmax_rows(__global const storage_t* x, __global storage_t* y, int size) {
+  __local float scratch[64];
+  const int base = get_group_id(0) * size, lid = get_local_id(0);
+  float partial = -INFINITY;
+  for (int k = lid; k < size; k += 64) partial = fmax(partial, LOAD(x, base + k));
+  const float peak = group_reduce(partial, 1, scratch);
+  partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += exp(LOAD(x, base + k) - peak);
+  const float inv = 1.0f / group_reduce(partial, 0, scratch);
+  for (int k = lid; k < size; k += 64) STORE(exp(LOAD(x, base + k) - peak) * inv, y, base + k);
+}
+
+// y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size) {
+  __local float scratch[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
+  float partial = 0.0f;
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, row * size + k);
+  const float mean = group_reduce(partial, 0, scratch) / size;
+  if (lid == 0) STORE(mean, y, row);
+}
+
+// x viewed as [outer, axis_size, inner]; one work item per (outer, inner).
+__kernel void softmax(__global const storage_t* x, __global storage_t* y, int outer,
+                      int axis_size, int inner) {
+  const int gid = get_global_id(0);
+  if (gid >= outer * inner) return;
+  const int base = (gid / inner) * axis_size * inner + gid % inner;
+  float peak = -INFINITY;
+  for (int k = 0; k < axis_size; ++k) peak = fmax(peak, LOAD(x, base + k * inner));
+  float sum = 0.0f;
+  for (int k = 0; k < axis_size; ++k) sum += exp(LOAD(x, base + k * inner) - peak);
+  const float inv = 1.0f / sum;
+  for (int k = 0; k < axis_size; ++k) {
+    STORE(exp(LOAD(x, base + k * inner) - peak) * inv, y, base + k * inner);
+  }
+}
+
+// x viewed as [rows, size]; scale and bias have `size` elements (bias may be absent).
+__kernel void layer_norm(__global const storage_t* x, __global const storage_t* scale,
+                         __global const storage_t* bias, int has_bias, __global storage_t* y,
+                         int rows, int size, float epsilon) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  const int base = row * size;
+  float mean = 0.0f;
+  for (int k = 0; k < size; ++k) mean += LOAD(x, base + k);
+  mean /= size;
+  float var = 0.0f;
+  for (int k = 0; k < size; ++k) {
+    const float d = LOAD(x, base + k) - mean;
+    var += d * d;
+  }
+  const float inv_std = rsqrt(var / size + epsilon);
+  for (int k = 0; k < size; ++k) {
+    const float b = has_bias ? LOAD(bias, k) : 0.0f;
+    STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);
+  }
+}
+
+// x viewed as [rows, size] (rows = N*C, size = spatial); y[row] = mean of the row.
+__kernel void row_mean(__global const storage_t* x, __global storage_t* y, int rows, int size) {
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int k = 0; k < size; ++k) sum += LOAD(x, row * size + k);
+  STORE(sum / size, y, row);
+}
+)CL";
+
+}  // namespace hsched::opencl

@@ -1,0 +1,446 @@
+// check_node (the OpenCL backend's capability rules), the fusion helpers and the attribute
+// decoding shared with enqueue_node (node_ops_enqueue.cpp). See node_ops.h.
+#include "backends/opencl/kernels/node_ops.h"
+
+#include <cfloat>
+#include <set>
+
+#include "backends/opencl/device.h"
+#include "backends/opencl/kernels/node_ops_util.h"
+
+namespace hsched::opencl {
+namespace node_detail {
+
+Result<std::vector<float>> float_values(const Tensor& tensor) {
+  if (tensor.dtype() != DType::kF32) {
+    return invalid_argument("expected f32 values, got " + std::string(dtype_name(tensor.dtype())));
+  }
+  const auto values = tensor.values<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
+Result<std::vector<int64_t>> int_values(const Tensor& tensor) {
+  if (tensor.dtype() == DType::kI64) {
+    const auto values = tensor.values<int64_t>();
+    return std::vector<int64_t>(values.begin(), values.end());
+  }
+  if (tensor.dtype() == DType::kI32) {
+    const auto values = tensor.values<int32_t>();
+    return std::vector<int64_t>(values.begin(), values.end());
+  }
+  return invalid_argument("expected integer values, got " +
+                          std::string(dtype_name(tensor.dtype())));
+}
+
+Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const Shape* w,
+                         bool transposed) {
+  const std::string& op = node.op_type;
+  if (x.size() < 3 || y.size() != x.size()) {
+    return invalid_argument(op + " needs [N, C, spatial...] input and output of one rank");
+  }
+  const size_t spatial = x.size() - 2;
+  Window win;
+  win.kernel = node.attr_ints("kernel_shape");
+  if (win.kernel.empty() && w != nullptr && w->size() == x.size()) {
+    win.kernel.assign(w->begin() + 2, w->end());
+  }
+  win.strides = node.attr_ints("strides");
+  win.dilations = node.attr_ints("dilations");
+  if (win.strides.empty()) win.strides.assign(spatial, 1);
+  if (win.dilations.empty()) win.dilations.assign(spatial, 1);
+  const std::vector<int64_t> pads = node.attr_ints("pads");
+  if (win.kernel.size() != spatial || win.strides.size() != spatial ||
+      win.dilations.size() != spatial || (!pads.empty() && pads.size() != 2 * spatial)) {
+    return invalid_argument(op + " kernel_shape, strides, dilations or pads do not match the " +
+                            std::to_string(spatial) + " spatial axes");
+  }
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = win.kernel[i], s = win.strides[i], d = win.dilations[i];
+    if (k < 1 || s < 1 || d < 1) {
+      return invalid_argument(op + " kernel_shape, strides and dilations must be >= 1");
+    }
+    int64_t begin = pads.empty() ? 0 : pads[i];
+    int64_t end = pads.empty() ? 0 : pads[i + spatial];
+    if (auto_pad == "VALID") {
+      begin = end = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      if (transposed) return invalid_argument(op + " attribute auto_pad=" + auto_pad);
+      const int64_t extent = (k - 1) * d + 1;
+      const int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * s + extent - x[i + 2]);
+      begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      end = total - begin;
+    } else if (auto_pad != "NOTSET") {
+      return invalid_argument(op + " attribute auto_pad=" + auto_pad);
+    }
+    if (begin < 0 || end < 0) return invalid_argument(op + " attribute pads is negative");
+    win.pads_begin.push_back(begin);
+    win.pads_end.push_back(end);
+  }
+  return win;
+}
+
+Result<std::pair<float, float>> clip_bounds(const Node& node,
+                                            const std::vector<const Tensor*>& constants) {
+  float low = node.attr_float("min", -FLT_MAX), high = node.attr_float("max", FLT_MAX);
+  for (size_t i = 0; i < constants.size() && i < 2; ++i) {
+    if (constants[i] == nullptr) continue;
+    auto values = float_values(*constants[i]);
+    if (!values.is_ok() || values->size() != 1) {
+      return invalid_argument("Clip input " + std::string(i == 0 ? "min" : "max") +
+                              " must be an f32 scalar constant");
+    }
+    (i == 0 ? low : high) = values->front();
+  }
+  return std::make_pair(low, high);
+}
+
+Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& constants) {
+  Activation act;
+  if (node.op_type == "Gelu") {
+    const std::string approximate = node.attr_string("approximate", "none");
+    if (approximate != "none" && approximate != "tanh") {
+      return invalid_argument("Gelu attribute approximate=" + approximate);
+    }
+    act.op = approximate == "tanh" ? UnaryOp::kGeluTanh : UnaryOp::kGelu;
+    return act;
+  }
+  HSCHED_ASSIGN_OR_RETURN(act.op, unary_op_from_onnx(node.op_type));
+  if (act.op == UnaryOp::kLeakyRelu) act.alpha = node.attr_float("alpha", 0.01f);
+  if (act.op == UnaryOp::kHardSigmoid) {
+    act.alpha = node.attr_float("alpha", 0.2f);
+    act.beta = node.attr_float("beta", 0.5f);
+  }
+  if (act.op == UnaryOp::kClip) {
+    HSCHED_ASSIGN_OR_RETURN(auto bounds, clip_bounds(node, constants));
+    std::tie(act.alpha, act.beta) = bounds;
+  }
+  return act;
+}
+
+Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in) {
+  ResizeMode mode;
+  const std::string kind = node.attr_string("mode", "nearest");
+  if (kind != "nearest" && kind != "linear") {
+    return invalid_argument("Resize attribute mode=" + kind);
+  }
+  mode.linear = kind == "linear";
+  const std::string coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::optional<resize::Coord> parsed_coord = resize::parse_coord(coord);
+  if (!parsed_coord || *parsed_coord == resize::Coord::kTfCropAndResize) {
+    return invalid_argument("Resize attribute coordinate_transformation_mode=" + coord);
+  }
+  mode.coord = *parsed_coord;
+  const std::string nearest = node.attr_string("nearest_mode", "round_prefer_floor");
+  const std::optional<resize::Nearest> parsed_nearest = resize::parse_nearest(nearest);
+  if (!parsed_nearest) return invalid_argument("Resize attribute nearest_mode=" + nearest);
+  mode.nearest = *parsed_nearest;
+  if (node.attr_int("antialias", 0) != 0) return invalid_argument("Resize attribute antialias=1");
+  const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch") {
+    return invalid_argument("Resize attribute keep_aspect_ratio_policy=" + policy);
+  }
+  const size_t rank = in.size();
+  std::vector<int64_t> axes = node.attr_ints("axes");
+  if (axes.empty()) {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  for (int64_t& a : axes) {
+    if (a < 0) a += static_cast<int64_t>(rank);
+    if (a < 0 || a >= static_cast<int64_t>(rank)) return invalid_argument("Resize attribute axes");
+  }
+  if (scales != nullptr && scales->elements() > 0) {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<float> given, float_values(*scales));
+    if (given.size() != axes.size()) {
+      return invalid_argument("Resize scales has " + std::to_string(given.size()) + " values for " +
+                              std::to_string(axes.size()) + " axes");
+    }
+    mode.scales.assign(rank, 1.0f);
+    for (size_t i = 0; i < axes.size(); ++i) mode.scales[static_cast<size_t>(axes[i])] = given[i];
+  }
+  return mode;
+}
+
+}  // namespace node_detail
+
+namespace {
+
+using node_detail::clip_bounds;
+
+const std::set<std::string>& unary_ops() {
+  static const std::set<std::string> kOps = {
+      "Relu",       "LeakyRelu",   "Sigmoid",   "Tanh",  "Erf", "Gelu",
+      "Exp",        "Log",         "Sqrt",      "Neg",   "Abs", "Clip",
+      "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN", "Not"};
+  return kOps;
+}
+
+const std::set<std::string>& binary_ops() {
+  static const std::set<std::string> kOps = {
+      "Add",   "Sub",  "Mul",         "Div",     "Pow",
+      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And",   "Or",   "Xor"};
+  return kOps;
+}
+
+Refusal reject(ReasonCode reason, std::string detail) { return {reason, std::move(detail)}; }
+
+// Inputs read on the host (shapes, axes, scales, bounds): they need no float buffer but must be
+// constants.
+bool host_input(const std::string& op, size_t index) {
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
+  if (op == "Resize") return index >= 1;
+  if (op == "Clip") return index >= 1;
+  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
+  return false;
+}
+
+// The host tensors of inputs [first, first + count) (null when omitted).
+std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, size_t first,
+                                        size_t count) {
+  std::vector<const Tensor*> tensors;
+  for (size_t i = first; i < first + count; ++i) {
+    const bool present = i < node.inputs.size() && node.inputs[i] != kNoValue;
+    const Value* v = present ? &graph.value(node.inputs[i]) : nullptr;
+    tensors.push_back(v && v->constant ? &*v->constant : nullptr);
+  }
+  return tensors;
+}
+
+// Generic rules: float32 or bool data, static shapes of < 2^31 elements, host inputs constant.
+std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (node.inputs[i] == kNoValue) continue;
+    const Value& v = graph.value(node.inputs[i]);
+    if (host_input(op, i)) {
+      // Resize's roi is unused by the modes taken; an empty one may be anything.
+      if (!v.constant && !(op == "Resize" && i == 1)) {
+        return reject(ReasonCode::kAttributeUnsupported,
+                      op + " input " + std::to_string(i) + " (" + v.name + ") is not a constant");
+      }
+      continue;
+    }
+    if (!held_on_device(v.dtype)) {
+      return reject(ReasonCode::kDtypeUnsupported, op + " input " + std::to_string(i) + " dtype " +
+                                                       std::string(dtype_name(v.dtype)));
+    }
+    if (!v.shape.is_static() || v.shape.elements() >= (int64_t{1} << 31)) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " input " + std::to_string(i) + " shape " + v.shape.to_string());
+    }
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i] == kNoValue) continue;
+    const Value& v = graph.value(node.outputs[i]);
+    if (!held_on_device(v.dtype)) {
+      return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
+                                                       std::string(dtype_name(v.dtype)));
+    }
+    if (!v.shape.is_static() || v.shape.elements() >= (int64_t{1} << 31)) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " output " + std::to_string(i) + " shape " + v.shape.to_string());
+    }
+  }
+  return std::nullopt;
+}
+
+const Shape& dims_of(const Graph& graph, ValueId id) { return graph.value(id).shape.dims; }
+
+bool has_input(const Node& node, size_t i) {
+  return i < node.inputs.size() && node.inputs[i] != kNoValue;
+}
+
+// The op-specific rules, after check_values.
+std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  const Shape& x = dims_of(graph, node.inputs.at(0));
+  const Shape& y = dims_of(graph, node.outputs.at(0));
+  auto attribute = [&](const Status& status) {
+    return reject(ReasonCode::kAttributeUnsupported, status.message());
+  };
+  if (unary_ops().count(op)) {
+    auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));
+    if (!act.is_ok()) return attribute(act.status());
+    return std::nullopt;
+  }
+  if (binary_ops().count(op) || op == "Where") {
+    const size_t inputs = op == "Where" ? 3 : 2;
+    if (node.inputs.size() != inputs) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " with " + std::to_string(node.inputs.size()) + " inputs");
+    }
+    for (size_t i = 0; i < inputs; ++i) {
+      if (!has_input(node, i)) {
+        return reject(ReasonCode::kShapeUnsupported, op + " without input " + std::to_string(i));
+      }
+      if (dims_of(graph, node.inputs[i]).size() > 6) {
+        return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+      }
+    }
+    return std::nullopt;
+  }
+  if (op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool") {
+    if (x.size() != 3 && x.size() != 4) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " of spatial rank " + std::to_string(x.size() - 2) + " (1-D, 2-D only)");
+    }
+    if (op == "ConvTranspose" && node.has_attr("output_shape")) {
+      return reject(ReasonCode::kAttributeUnsupported, "ConvTranspose attribute output_shape");
+    }
+    if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue) {
+      return reject(ReasonCode::kAttributeUnsupported, "MaxPool output Indices");
+    }
+    if (op == "MaxPool" && node.attr_int("storage_order", 0) != 0) {
+      return reject(
+          ReasonCode::kAttributeUnsupported,
+          "MaxPool attribute storage_order=" + std::to_string(node.attr_int("storage_order", 0)));
+    }
+    const bool conv = op == "Conv" || op == "ConvTranspose";
+    const Shape* w = conv ? &dims_of(graph, node.inputs.at(1)) : nullptr;
+    auto window = node_detail::window_of(node, x, y, w, op == "ConvTranspose");
+    if (!window.is_ok()) return attribute(window.status());
+    if (conv && node.attr_int("group", 1) < 1) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    op + " attribute group=" + std::to_string(node.attr_int("group", 1)));
+    }
+    return std::nullopt;
+  }
+  if (op == "Resize") {
+    if (graph.opset != 0 && graph.opset < 11) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "Resize of opset " + std::to_string(graph.opset) + " (11+ only)");
+    }
+    const std::vector<const Tensor*> host = constants_of(graph, node, 2, 1);
+    auto mode = node_detail::resize_mode_of(node, host[0], x);
+    if (!mode.is_ok()) return attribute(mode.status());
+    auto plan = resize_plan(*mode, x, y);
+    if (!plan.is_ok()) return reject(ReasonCode::kShapeUnsupported, plan.status().message());
+    return std::nullopt;
+  }
+  if (op == "LayerNormalization") {
+    const size_t outputs = node.outputs.size();
+    for (size_t i = 1; i < outputs; ++i) {
+      if (node.outputs[i] != kNoValue) {
+        return reject(ReasonCode::kAttributeUnsupported,
+                      "LayerNormalization output " + std::to_string(i) + " (Mean/InvStdDev)");
+      }
+    }
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", -1);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "LayerNormalization attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (op == "Softmax" || op == "Concat") {
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", op == "Concat" ? 0 : -1);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    op + " attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (op == "Split") {
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "Split attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (op == "Gather") {
+    const auto rank = static_cast<int64_t>(x.size());
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis < -rank || axis >= rank) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "Gather attribute axis=" + std::to_string(axis));
+    }
+    auto indices = node_detail::int_values(*graph.value(node.inputs.at(1)).constant);
+    if (!indices.is_ok()) {
+      return reject(ReasonCode::kDtypeUnsupported, "Gather indices: " + indices.status().message());
+    }
+    const int64_t extent = x[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    for (int64_t index : *indices) {
+      if (index < -extent || index >= extent) {
+        return reject(ReasonCode::kShapeUnsupported,
+                      "Gather index " + std::to_string(index) + " out of range");
+      }
+    }
+    return std::nullopt;
+  }
+  if (op == "Transpose" || op == "Expand") {
+    if (x.size() > 6 || y.size() > 6) {
+      return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+    }
+    return std::nullopt;
+  }
+  if (op == "MatMul") {
+    if (x.empty() || dims_of(graph, node.inputs.at(1)).empty()) {
+      return reject(ReasonCode::kShapeUnsupported, "MatMul of a scalar");
+    }
+    return std::nullopt;
+  }
+  if (op == "Gemm") {
+    if (x.size() != 2 || dims_of(graph, node.inputs.at(1)).size() != 2) {
+      return reject(ReasonCode::kShapeUnsupported, "Gemm of A or B not of rank 2");
+    }
+    if (has_input(node, 2) && dims_of(graph, node.inputs[2]).size() > 2) {
+      return reject(ReasonCode::kShapeUnsupported, "Gemm C of rank > 2");
+    }
+    return std::nullopt;
+  }
+  if (op == "GlobalAveragePool" || op == "InstanceNormalization") {
+    if (x.size() < 3) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " of rank " + std::to_string(x.size()) + " (needs N, C, spatial...)");
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;  // the view ops and Cast: any float or bool data
+}
+
+}  // namespace
+
+bool held_on_device(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
+
+std::optional<Refusal> check_node(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  const std::vector<std::string>& ops = supported_ops();
+  const bool known = std::find(ops.begin(), ops.end(), op) != ops.end();
+  if (!known || (!node.domain.empty() && node.domain != "ai.onnx")) {
+    return reject(ReasonCode::kOpUnsupported,
+                  "no kernel for op " + (node.domain.empty() ? op : node.domain + "." + op));
+  }
+  if (node.inputs.empty() || node.inputs[0] == kNoValue || node.outputs.empty() ||
+      node.outputs[0] == kNoValue) {
+    return reject(ReasonCode::kShapeUnsupported, op + " without its first input or output");
+  }
+  if (auto bad = check_values(graph, node)) return bad;
+  return check_op(graph, node);
+}
+
+std::optional<Activation> fusable_activation(const Graph& graph, const Node& node) {
+  static const std::set<std::string> kFusable = {"Relu",        "LeakyRelu", "Sigmoid", "Tanh",
+                                                 "HardSigmoid", "HardSwish", "Clip"};
+  if (!kFusable.count(node.op_type) || !node.domain.empty()) return std::nullopt;
+  if (node.op_type == "Clip") {
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] != kNoValue && !graph.value(node.inputs[i]).constant) return std::nullopt;
+    }
+  }
+  auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));
+  if (!act.is_ok()) return std::nullopt;
+  return *act;
+}
+
+void attach_activation(Node& conv, const Activation& activation) {
+  conv.attributes[kFusedActivationAttr] = static_cast<int64_t>(activation.op);
+  conv.attributes[kFusedAlphaAttr] = activation.alpha;
+  conv.attributes[kFusedBetaAttr] = activation.beta;
+}
+
+}  // namespace hsched::opencl

@@ -1,0 +1,68 @@
+// The OpenCL backend's node level: which graph nodes it can run (check_node, the backend's
+// capability rules) and running one (enqueue_node). The program (program.h) maps a partition's
+// nodes onto these; the op layer (ops.h) does the work.
+//
+// Data: every non-constant value a node reads or writes is float32 or bool in the graph and held
+// on the device in the OpKernels' storage type (fp32, or fp16 through vload_half/vstore_half;
+// bools as 1 and 0). Constant inputs of other dtypes (shapes, axes, Resize scales, Clip bounds)
+// are read on the host from Operand::constant and have no buffer.
+// Threading: as ops.h (no shared kernel objects; one queue per thread).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/opencl/kernels/ops.h"
+#include "backends/opencl/kernels/ops_spatial.h"
+#include "graph/graph.h"
+#include "hsched/plan.h"
+
+namespace hsched::opencl {
+
+// One input of a node as the program holds it.
+struct Operand {
+  const cl::Buffer* buffer = nullptr;  // null for an omitted optional input or a non-float constant
+  Shape shape;
+  const Tensor* constant = nullptr;  // the host tensor when the value is a graph constant
+};
+
+struct NodeOperands {
+  std::vector<Operand> inputs;       // as node.inputs (an omitted input: null buffer, no constant)
+  std::vector<cl::Buffer*> outputs;  // as node.outputs (null for an omitted optional output)
+  std::vector<Shape> output_shapes;
+  // The graph's default-domain opset (Graph::opset): Softmax before 13 flattens to 2-D around
+  // its axis. 0 means the latest semantics.
+  int64_t opset = 0;
+};
+
+// nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
+// constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
+std::optional<Refusal> check_node(const Graph& graph, const Node& node);
+
+// The dtypes a value can have on the device: float32, and bool held as 1 or 0 (the kernels read a
+// condition as storage != 0; the program converts bool tensors at its boundary).
+bool held_on_device(DType dtype);
+
+// Conv -> activation fusion: the program may fold an activation node into the Conv before it
+// (Conv's output used only by it) by calling attach_activation on its copy of the Conv node;
+// enqueue_node then runs the pair as one kernel sequence. fusable_activation says whether (and
+// as what) an activation node can be folded: Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid,
+// HardSwish, and Clip with constant (or attribute) bounds. Attributes: kFusedActivationAttr (the
+// UnaryOp code), kFusedAlphaAttr, kFusedBetaAttr.
+inline constexpr const char* kFusedActivationAttr = "hsched_fused_activation";
+inline constexpr const char* kFusedAlphaAttr = "hsched_fused_alpha";
+inline constexpr const char* kFusedBetaAttr = "hsched_fused_beta";
+std::optional<Activation> fusable_activation(const Graph& graph, const Node& node);
+// For tests and benchmarks: a Conv node's int attribute kConvAlgorithmAttr forces a ConvAlgorithm
+// (ops_spatial.h) instead of kAuto's choice.
+inline constexpr const char* kConvAlgorithmAttr = "hsched_conv_algorithm";
+void attach_activation(Node& conv, const Activation& activation);
+
+// Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
+// check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.
+Result<cl::Event> enqueue_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                               const NodeOperands& operands, const Events& wait);
+
+}  // namespace hsched::opencl

@@ -1,0 +1,262 @@
+// enqueue_node: one graph node onto the op layer (ops.h, ops_spatial.h). See node_ops.h.
+#include <numeric>
+
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using node_detail::window_of;
+
+// The operands of one node with checked access: messages name the node and op.
+class Operands {
+ public:
+  Operands(const Node& node, const NodeOperands& operands) : node_(node), operands_(operands) {}
+
+  std::string context() const { return "OpenCL node " + node_.name + " (" + node_.op_type + ")"; }
+  bool has(size_t i) const {
+    return i < operands_.inputs.size() &&
+           (operands_.inputs[i].buffer != nullptr || operands_.inputs[i].constant != nullptr);
+  }
+  Result<const cl::Buffer*> buffer(size_t i) const {
+    if (i >= operands_.inputs.size() || operands_.inputs[i].buffer == nullptr) {
+      return invalid_argument(context() + ": input " + std::to_string(i) + " has no buffer");
+    }
+    return operands_.inputs[i].buffer;
+  }
+  const cl::Buffer* optional_buffer(size_t i) const {
+    return i < operands_.inputs.size() ? operands_.inputs[i].buffer : nullptr;
+  }
+  const Shape& shape(size_t i) const { return operands_.inputs.at(i).shape; }
+  const Tensor* constant(size_t i) const {
+    return i < operands_.inputs.size() ? operands_.inputs[i].constant : nullptr;
+  }
+  std::vector<const Tensor*> constants(size_t first, size_t count) const {
+    std::vector<const Tensor*> tensors;
+    for (size_t i = first; i < first + count; ++i) tensors.push_back(constant(i));
+    return tensors;
+  }
+  Result<cl::Buffer*> output() const {
+    if (operands_.outputs.empty() || operands_.outputs[0] == nullptr ||
+        operands_.output_shapes.empty()) {
+      return invalid_argument(context() + ": output 0 has no buffer");
+    }
+    return operands_.outputs[0];
+  }
+  const Shape& output_shape() const { return operands_.output_shapes.at(0); }
+  size_t input_count() const { return operands_.inputs.size(); }
+  const std::vector<cl::Buffer*>& outputs() const { return operands_.outputs; }
+  const std::vector<Shape>& output_shapes() const { return operands_.output_shapes; }
+  int64_t opset() const { return operands_.opset; }
+
+ private:
+  const Node& node_;
+  const NodeOperands& operands_;
+};
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t count = 1;
+  for (size_t i = begin; i < end && i < shape.size(); ++i) count *= shape[i];
+  return count;
+}
+
+// Views (and Identity): the output holds the input's bytes.
+Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, const Operands& in,
+                               const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const auto bytes =
+      static_cast<size_t>(detail::element_count(in.output_shape())) * storage_bytes(ops.storage());
+  cl::Event event;
+  if (bytes == 0 || (*x)() == (*y)()) {  // aliased by the program: nothing to copy
+    HSCHED_RETURN_IF_ERROR(
+        detail::check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for view"));
+    return event;
+  }
+  detail::not_replayable();
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(
+      queue.enqueueCopyBuffer(*x, *y, 0, 0, bytes, &wait, &event), "copy for view"));
+  return event;
+}
+
+Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const bool transposed = node.op_type == "ConvTranspose";
+  ConvParams params;
+  const Shape& w_shape = in.shape(1);
+  HSCHED_ASSIGN_OR_RETURN(params.window,
+                          window_of(node, in.shape(0), in.output_shape(), &w_shape, transposed));
+  params.group = node.attr_int("group", 1);
+  if (node.has_attr(kFusedActivationAttr)) {
+    params.activation =
+        Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
+                   .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
+                   .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
+  }
+  params.algorithm = static_cast<ConvAlgorithm>(
+      node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
+  const cl::Buffer* bias = in.optional_buffer(2);
+  if (transposed) {
+    return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
+                                  in.output_shape(), wait);
+  }
+  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y, in.output_shape(),
+                      wait);
+}
+
+Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(Window window,
+                          window_of(node, in.shape(0), in.output_shape(), nullptr, false));
+  const PoolKind kind = node.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
+  return enqueue_pool(ops, queue, kind, *x, in.shape(0), window,
+                      node.attr_int("count_include_pad", 0) != 0, *y, in.output_shape(), wait);
+}
+
+Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                      const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  // 1-D operands as numpy promotes them: [K] -> [1, K] for A, [K, 1] for B; the dropped axis
+  // leaves y's bytes as they are.
+  Shape a_shape = in.shape(0), b_shape = in.shape(1);
+  if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
+  if (b_shape.size() == 1) b_shape.push_back(1);
+  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait);
+}
+
+Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                    const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const GemmParams params{.trans_a = node.attr_int("transA", 0) != 0,
+                          .trans_b = node.attr_int("transB", 0) != 0,
+                          .alpha = node.attr_float("alpha", 1.0f),
+                          .beta = node.attr_float("beta", 1.0f)};
+  const cl::Buffer* c = in.optional_buffer(2);
+  return enqueue_gemm(ops, queue, *a, in.shape(0), *b, in.shape(1), c, c ? in.shape(2) : Shape{},
+                      params, *y, wait);
+}
+
+Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const Node& node, const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const Shape& shape = in.shape(0);
+  if (in.opset() == 0 || in.opset() >= 13) {
+    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), *y, wait);
+  }
+  // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the rows.
+  const auto rank = static_cast<int64_t>(shape.size());
+  int64_t axis = node.attr_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return invalid_argument(in.context() + ": axis out of range");
+  const auto a = static_cast<size_t>(axis);
+  const Shape flat = {product(shape, 0, a), product(shape, a, shape.size())};
+  return enqueue_softmax(ops, queue, *x, flat, 1, *y, wait);
+}
+
+Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                      const Node& node, const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  HSCHED_ASSIGN_OR_RETURN(ResizeMode mode,
+                          node_detail::resize_mode_of(node, in.constant(2), in.shape(0)));
+  HSCHED_ASSIGN_OR_RETURN(ResizeTables tables, resize_plan(mode, in.shape(0), in.output_shape()));
+  return enqueue_resize(ops, queue, *x, in.shape(0), tables, *y, in.output_shape(), wait);
+}
+
+Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                              const Operands& in, const Events& wait) {
+  const std::string& op = node.op_type;
+  if (is_view_op(op)) return enqueue_view(ops, queue, in, wait);
+  if (op == "Conv" || op == "ConvTranspose") return enqueue_conv_node(ops, queue, node, in, wait);
+  if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
+  if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
+  if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
+  if (op == "Softmax") return enqueue_softmax_node(ops, queue, node, in, wait);
+  if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const Shape& shape = in.shape(0);
+  if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
+  }
+  if (op == "Cast") {  // between float and bool (check_node): bools are 1 and 0 already
+    if (dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))) != DType::kBool) {
+      return enqueue_view(ops, queue, in, wait);
+    }
+    return enqueue_unary(ops, queue, UnaryOp::kNonZero, 0, 0, *x, *y, detail::element_count(shape),
+                         wait);
+  }
+  if (op == "Expand") return enqueue_expand(ops, queue, *x, shape, in.output_shape(), *y, wait);
+  if (op == "Where") {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(1));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(2));
+    return enqueue_select(ops, queue, *x, shape, *a, in.shape(1), *b, in.shape(2), *y, wait);
+  }
+  if (op == "LayerNormalization") {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
+    return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
+                                   in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
+                                   wait);
+  }
+  if (op == "InstanceNormalization") {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* bias, in.buffer(2));
+    return enqueue_instance_norm(ops, queue, *x, shape, *scale, *bias,
+                                 node.attr_float("epsilon", 1e-5f), *y, wait);
+  }
+  if (op == "GlobalAveragePool") {
+    return enqueue_global_average_pool(ops, queue, *x, shape, *y, wait);
+  }
+  if (op == "Transpose") {
+    return enqueue_transpose(ops, queue, *x, shape, node.attr_ints("perm"), *y, wait);
+  }
+  if (op == "Split") {
+    return enqueue_split(ops, queue, *x, shape, node.attr_int("axis", 0), in.outputs(),
+                         in.output_shapes(), wait);
+  }
+  if (op == "Gather") {
+    const Tensor* indices = in.constant(1);
+    if (indices == nullptr) return invalid_argument(in.context() + ": indices are not a constant");
+    HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> rows, node_detail::int_values(*indices));
+    return enqueue_gather(ops, queue, *x, shape, node.attr_int("axis", 0), rows, *y, wait);
+  }
+  if (op == "Concat") {
+    std::vector<const cl::Buffer*> buffers;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < in.input_count(); ++i) {
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* buffer, in.buffer(i));
+      buffers.push_back(buffer);
+      shapes.push_back(in.shape(i));
+    }
+    return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *y, wait);
+  }
+  // The elementwise activations.
+  HSCHED_ASSIGN_OR_RETURN(Activation act, node_detail::unary_of(node, in.constants(1, 2)));
+  return enqueue_unary(ops, queue, act.op, act.alpha, act.beta, *x, *y,
+                       detail::element_count(shape), wait);
+}
+
+}  // namespace
+
+Result<cl::Event> enqueue_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                               const NodeOperands& operands, const Events& wait) {
+  const Operands in(node, operands);
+  auto event = enqueue_any(ops, queue, node, in, wait);
+  if (!event.is_ok()) return event.status().with_context(in.context());
+  return event;
+}
+
+}  // namespace hsched::opencl

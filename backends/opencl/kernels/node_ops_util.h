@@ -1,0 +1,39 @@
+// Attribute decoding shared by check_node (node_ops.cpp) and enqueue_node (node_ops_enqueue.cpp),
+// so that what the check accepts is exactly what the enqueue runs. Not a public interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/ops_resize.h"
+
+namespace hsched::opencl::node_detail {
+
+// Conv/ConvTranspose/pool window of `node` for input x and output y (spatial rank 1 or 2):
+// kernel_shape (else the weights' dims, `w` may be null for pools), strides, dilations, and
+// pads with auto_pad resolved as ONNX says (SAME_UPPER puts the odd pad at the end).
+// InvalidArgument naming the attribute when it does not fit; ConvTranspose takes NOTSET/VALID only.
+Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const Shape* w,
+                         bool transposed);
+
+// Clip's bounds: inputs 1 and 2 (host constants, opset 11+) or attributes min/max (before);
+// absent bounds are -/+FLT_MAX. `constants` holds the host tensors of inputs 1 and 2 (null when
+// omitted). InvalidArgument when a bound is not a scalar float.
+Result<std::pair<float, float>> clip_bounds(const Node& node,
+                                            const std::vector<const Tensor*>& constants);
+
+// The unary op and its alpha/beta for an elementwise activation node (Clip's bounds from
+// clip_bounds; Gelu's approximate attribute; LeakyRelu/HardSigmoid defaults).
+Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& constants);
+
+// Resize (opset 11+) of input `in` to `out`: mode, coordinates, and the scales input (a host
+// constant; null or empty when sizes is given) expanded over the `axes` attribute.
+Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in);
+
+// Float values of a host tensor (f32, f16 not supported) or integers (i64/i32), for attributes
+// given as inputs. InvalidArgument on another dtype.
+Result<std::vector<float>> float_values(const Tensor& tensor);
+Result<std::vector<int64_t>> int_values(const Tensor& tensor);
+
+}  // namespace hsched::opencl::node_detail

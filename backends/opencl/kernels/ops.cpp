@@ -1,0 +1,404 @@
+// OpKernels, elementwise ops and the reductions (Softmax, LayerNormalization, GlobalAveragePool).
+#include "backends/opencl/kernels/ops.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "backends/opencl/kernels/kernel_sources.h"
+#include "backends/opencl/kernels/kernel_sources_spatial.h"
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace detail {
+
+Status check_cl(cl_int error, const std::string& what) {
+  if (error == CL_SUCCESS) return Status::ok();
+  return internal_error("ops: " + what + " failed (cl error " + std::to_string(error) + ")");
+}
+
+int64_t element_count(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) count *= dim;
+  return count;
+}
+
+Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) {
+    return invalid_argument(std::string("ops: ") + op + " axis " + std::to_string(axis) +
+                            " out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+Status check_int_range(int64_t count, const std::string& what) {
+  if (count >= 0 && count < (int64_t{1} << 31)) return Status::ok();
+  return invalid_argument("ops: " + what + " has " + std::to_string(count) +
+                          " elements; the kernels index with int (< 2^31)");
+}
+
+Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
+                         const Events& wait, const char* name) {
+  constexpr int64_t kGroup = 64;
+  if (count == 0) {  // nothing to compute; still give the caller an event to chain on
+    cl::Event event;
+    HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueMarkerWithWaitList(&wait, &event),
+                                    std::string("marker for ") + name));
+    return event;
+  }
+  const auto global = static_cast<size_t>((count + kGroup - 1) / kGroup * kGroup);
+  return launch_range(queue, kernel, cl::NDRange(global), cl::NDRange(static_cast<size_t>(kGroup)),
+                      wait, name);
+}
+
+Result<cl::Event> launch_range(cl::CommandQueue& queue, const cl::Kernel& kernel,
+                               const cl::NDRange& global, const cl::NDRange& local,
+                               const Events& wait, const char* name) {
+  cl::Event event;
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueNDRangeKernel(kernel, cl::NullRange, global, local, &wait, &event),
+               std::string("enqueue of ") + name));
+  if (Recording* r = recording()) {
+    const bool again = std::any_of(r->launches.begin(), r->launches.end(),
+                                   [&](const RecordedLaunch& l) { return l.kernel() == kernel(); });
+    if (again) r->replayable = false;  // its arguments changed in between
+    r->launches.push_back({kernel, global, local});
+  }
+  return event;
+}
+
+namespace {
+thread_local Recording* current_recording = nullptr;
+}  // namespace
+
+RecordScope::RecordScope(Recording& recording) : previous_(current_recording) {
+  current_recording = &recording;
+}
+RecordScope::~RecordScope() { current_recording = previous_; }
+
+Recording* recording() { return current_recording; }
+
+void not_replayable() {
+  if (current_recording != nullptr) current_recording->replayable = false;
+}
+
+}  // namespace detail
+
+using detail::check_cl;
+using detail::check_int_range;
+using detail::element_count;
+using detail::launch;
+using detail::normalize_axis;
+using detail::set_args;
+
+size_t storage_bytes(Storage storage) { return storage == Storage::kFloat16 ? 2 : 4; }
+
+Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
+  static const std::map<std::string, UnaryOp> kOps = {{"Relu", UnaryOp::kRelu},
+                                                      {"LeakyRelu", UnaryOp::kLeakyRelu},
+                                                      {"Sigmoid", UnaryOp::kSigmoid},
+                                                      {"Tanh", UnaryOp::kTanh},
+                                                      {"Erf", UnaryOp::kErf},
+                                                      {"Gelu", UnaryOp::kGelu},
+                                                      {"Exp", UnaryOp::kExp},
+                                                      {"Log", UnaryOp::kLog},
+                                                      {"Sqrt", UnaryOp::kSqrt},
+                                                      {"Neg", UnaryOp::kNeg},
+                                                      {"Abs", UnaryOp::kAbs},
+                                                      {"Clip", UnaryOp::kClip},
+                                                      {"HardSigmoid", UnaryOp::kHardSigmoid},
+                                                      {"HardSwish", UnaryOp::kHardSwish},
+                                                      {"Reciprocal", UnaryOp::kReciprocal},
+                                                      {"IsNaN", UnaryOp::kIsNaN},
+                                                      {"Not", UnaryOp::kNot}};
+  auto it = kOps.find(op_type);
+  if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
+  return it->second;
+}
+
+Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
+  static const std::map<std::string, BinaryOp> kOps = {
+      {"Add", BinaryOp::kAdd},         {"Sub", BinaryOp::kSub},
+      {"Mul", BinaryOp::kMul},         {"Div", BinaryOp::kDiv},
+      {"Pow", BinaryOp::kPow},         {"Max", BinaryOp::kMax},
+      {"Min", BinaryOp::kMin},         {"Equal", BinaryOp::kEqual},
+      {"Less", BinaryOp::kLess},       {"LessOrEqual", BinaryOp::kLessOrEqual},
+      {"Greater", BinaryOp::kGreater}, {"GreaterOrEqual", BinaryOp::kGreaterOrEqual},
+      {"And", BinaryOp::kAnd},         {"Or", BinaryOp::kOr},
+      {"Xor", BinaryOp::kXor}};
+  auto it = kOps.find(op_type);
+  if (it == kOps.end()) return invalid_argument("ops: no OpenCL binary kernel for op " + op_type);
+  return it->second;
+}
+
+OpKernels::OpKernels(cl::Context context, Storage storage, cl::Program elementwise,
+                     cl::Program reduce, cl::Program spatial)
+    : context_(std::move(context)),
+      storage_(storage),
+      elementwise_(std::move(elementwise)),
+      reduce_(std::move(reduce)),
+      spatial_(std::move(spatial)) {}
+
+Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
+                                                     const cl::Device& device, Storage storage,
+                                                     Compiler& compiler, int64_t deadline_ms) {
+  const std::string options =
+      std::string("-cl-std=CL1.2") + (storage == Storage::kFloat16 ? " -DSTORAGE_HALF" : "");
+  const std::string prelude = kStoragePrelude;
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Program elementwise,
+      compiler.build(context, device, prelude + kUnaryFunctionSource + kElementwiseSource, options,
+                     deadline_ms));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Program reduce,
+      compiler.build(context, device, prelude + kReduceSource, options, deadline_ms));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Program spatial,
+      compiler.build(context, device, prelude + kUnaryFunctionSource + kSpatialSource, options,
+                     deadline_ms));
+  return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
+                                                  std::move(reduce), std::move(spatial)));
+}
+
+Result<cl::Kernel> OpKernels::kernel(const char* name) const {
+  cl_int error = CL_SUCCESS;
+  static const std::map<std::string, int> kProgramOf = {{"softmax", 1},
+                                                        {"softmax_rows", 1},
+                                                        {"row_mean_rows", 1},
+                                                        {"layer_norm", 1},
+                                                        {"row_mean", 1},
+                                                        {"im2col", 2},
+                                                        {"conv_epilogue", 2},
+                                                        {"conv_direct", 2},
+                                                        {"conv_transpose", 2},
+                                                        {"pool", 2},
+                                                        {"instance_norm", 2},
+                                                        {"resize", 2},
+                                                        {"transpose", 2},
+                                                        {"copy_rows", 2},
+                                                        {"conv_gemm_64", 2},
+                                                        {"conv_gemm_32", 2},
+                                                        {"conv_split_reduce", 2},
+                                                        {"slice_rows", 2},
+                                                        {"gather_rows", 2},
+                                                        {"instance_norm_chunks", 2},
+                                                        {"instance_norm_merge", 2},
+                                                        {"instance_norm_apply", 2},
+                                                        {"layer_norm_rows", 2},
+                                                        {"gemv_rows", 2}};
+  const auto it = kProgramOf.find(name);
+  const int which = it == kProgramOf.end() ? 0 : it->second;
+  const cl::Program& program = which == 1 ? reduce_ : which == 2 ? spatial_ : elementwise_;
+  cl::Kernel kernel(program, name, &error);
+  HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("clCreateKernel ") + name));
+  return kernel;
+}
+
+Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
+                                float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
+                                int64_t count, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "unary input"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "unary"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "unary", x, y, static_cast<cl_int>(op), alpha, beta,
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "unary");
+}
+
+Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return invalid_argument("ops: shapes do not broadcast at axis " + std::to_string(i) + " (" +
+                              std::to_string(da) + " vs " + std::to_string(db) + ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+namespace {
+
+constexpr size_t kMaxRank = 6;
+
+// Mirrors BroadcastShape in kernel_sources.h (plain ints: same layout on host and device).
+struct BroadcastShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> a_strides;
+  std::array<cl_int, kMaxRank> b_strides;
+};
+
+// Mirrors SelectShape in kernel_sources.h.
+struct SelectShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> cond_strides;
+  std::array<cl_int, kMaxRank> a_strides;
+  std::array<cl_int, kMaxRank> b_strides;
+};
+
+// `out` right-aligned to rank kMaxRank, leading 1s.
+std::array<cl_int, kMaxRank> padded_dims(const Shape& out) {
+  std::array<cl_int, kMaxRank> dims;
+  dims.fill(1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    dims[kMaxRank - out.size() + i] = static_cast<cl_int>(out[i]);
+  }
+  return dims;
+}
+
+// Strides of `shape` right-aligned to `out` (rank kMaxRank), 0 along broadcast dims.
+std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape) {
+  std::array<cl_int, kMaxRank> strides{};
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const size_t src = shape.size() - 1 - i;
+    const size_t dst = kMaxRank - 1 - i;
+    strides[dst] = shape[src] == 1 ? 0 : static_cast<cl_int>(stride);
+    stride *= shape[src];
+  }
+  return strides;
+}
+
+// The binary kernel into y of shape `out`, which a_shape and b_shape broadcast to.
+Result<cl::Event> launch_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                const Shape& b_shape, float b_scale, const Shape& out,
+                                cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank || out.size() > kMaxRank) {
+    return invalid_argument("ops: binary op inputs of rank > 6 are not supported");
+  }
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "binary output"));
+  BroadcastShape shape{};
+  shape.dims = padded_dims(out);
+  shape.a_strides = broadcast_strides(a_shape);
+  shape.b_strides = broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "binary"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "binary", a, b, y, static_cast<cl_int>(op), b_scale,
+                                  shape, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "binary");
+}
+
+}  // namespace
+
+Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
+                                                BinaryOp op, const cl::Buffer& a,
+                                                const Shape& a_shape, const cl::Buffer& b,
+                                                const Shape& b_shape, float b_scale, cl::Buffer& y,
+                                                const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  return launch_binary(ops, queue, op, a, a_shape, b, b_shape, b_scale, out, y, wait);
+}
+
+Result<cl::Event> enqueue_expand(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const Shape& y_shape, cl::Buffer& y,
+                                 const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(x_shape, y_shape));
+  if (out != y_shape) return invalid_argument("ops: Expand input does not broadcast to its output");
+  // max(x, x) is x (NaN and infinities included): the binary kernel's broadcast does the work.
+  return launch_binary(ops, queue, BinaryOp::kMax, x, x_shape, x, x_shape, 1.0f, out, y, wait);
+}
+
+Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+  return detail::enqueue_scaled_binary(ops, queue, op, a, a_shape, b, b_shape, 1.0f, y, wait);
+}
+
+Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const cl::Buffer& cond, const Shape& cond_shape,
+                                 const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                 const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+  if (cond_shape.size() > kMaxRank || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a_shape, b_shape));
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond_shape, values));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Where output"));
+  SelectShape shape{};
+  shape.dims = padded_dims(out);
+  shape.cond_strides = broadcast_strides(cond_shape);
+  shape.a_strides = broadcast_strides(a_shape);
+  shape.b_strides = broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "where_select"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "where_select", cond, a, b, y, shape, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "where_select");
+}
+
+namespace {
+
+int64_t product(const Shape& shape, size_t begin, size_t end) {
+  int64_t count = 1;
+  for (size_t i = begin; i < end; ++i) count *= shape[i];
+  return count;
+}
+
+// Contiguous rows at least this long get a work group of 64 each (kReduceSource's *_rows kernels):
+// one work item per row reads rows apart from its neighbours (uncoalesced) and leaves most of a
+// GPU idle for a few hundred rows (vit_tiny's softmax: 591 rows of 197). Shorter rows would leave
+// most of each group idle.
+constexpr int64_t kGroupPerRowFrom = 32;
+constexpr int64_t kRowGroup = 64;  // the kernels' reqd_work_group_size
+
+}  // namespace
+
+Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
+                                  const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                  cl::Buffer& y, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Softmax"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Softmax input"));
+  const auto outer = static_cast<cl_int>(product(shape, 0, a));
+  const auto axis_size = static_cast<cl_int>(shape[a]);
+  const auto inner = static_cast<cl_int>(product(shape, a + 1, shape.size()));
+  if (inner == 1 && axis_size >= kGroupPerRowFrom) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax_rows"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax_rows", x, y, axis_size));
+    return launch(queue, kernel, int64_t{outer} * kRowGroup, wait, "softmax_rows");
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax", x, y, outer, axis_size, inner));
+  return launch(queue, kernel, int64_t{outer} * inner, wait, "softmax");
+}
+
+Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                     const cl::Buffer& scale, const cl::Buffer* bias, float epsilon,
+                                     cl::Buffer& y, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "LayerNormalization"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
+  const auto rows = static_cast<cl_int>(product(shape, 0, a));
+  const auto size = static_cast<cl_int>(product(shape, a, shape.size()));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm"));
+  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm", x, scale, bias ? *bias : scale,
+                                  static_cast<cl_int>(bias != nullptr), y, rows, size, epsilon));
+  return launch(queue, kernel, rows, wait, "layer_norm");
+}
+
+Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQueue& queue,
+                                              const cl::Buffer& x, const Shape& shape,
+                                              cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 3) {
+    return invalid_argument("ops: GlobalAveragePool needs [N, C, spatial...], got rank " +
+                            std::to_string(shape.size()));
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "GlobalAveragePool input"));
+  const auto rows = static_cast<cl_int>(shape[0] * shape[1]);
+  const auto size = static_cast<cl_int>(product(shape, 2, shape.size()));
+  if (size >= kGroupPerRowFrom) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean_rows"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, size));
+    return launch(queue, kernel, int64_t{rows} * kRowGroup, wait, "row_mean_rows");
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean", x, y, rows, size));
+  return launch(queue, kernel, rows, wait, "row_mean");
+}
+
+}  // namespace hsched::opencl

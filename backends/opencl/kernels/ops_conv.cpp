@@ -1,0 +1,317 @@
+// Conv (im2col + CLBlast GEMM for group 1, a direct kernel otherwise) and ConvTranspose (a direct
+// gather kernel). See ops_spatial.h.
+//
+// The GEMM path computes t[OC, N * P] = W[OC, K] x col[K, N * P] (K = C * KH * KW, P = OH * OW)
+// in one CLBlast call for the whole batch, then the epilogue adds the bias, applies the
+// activation and scatters t into NCHW. With batch 1 and fp32 storage t is y itself. CLBlast takes
+// no wait list, so `wait` becomes a barrier on the (in-order) queue first.
+#include <clblast.h>
+
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_spatial.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_cl;
+using detail::check_int_range;
+using detail::element_count;
+using detail::launch;
+using detail::set_args;
+
+// Mirrors ConvShape in kernel_sources_spatial.h.
+struct ConvShape {
+  cl_int n, c, h, w;
+  cl_int oc, oh, ow;
+  cl_int kh, kw, sh, sw, dh, dw, ph, pw;
+  cl_int group;
+};
+
+// `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
+// from `one_d_h`.
+std::pair<cl_int, cl_int> pair_of(const std::vector<int64_t>& values, size_t spatial,
+                                  int64_t fallback, int64_t one_d_h) {
+  if (values.empty())
+    return {static_cast<cl_int>(spatial == 1 ? one_d_h : fallback), static_cast<cl_int>(fallback)};
+  if (spatial == 1) return {static_cast<cl_int>(one_d_h), static_cast<cl_int>(values[0])};
+  return {static_cast<cl_int>(values[0]), static_cast<cl_int>(values[1])};
+}
+
+// Validates the shapes and fills the kernel geometry. `transposed`: w is [C, OC / group, k...].
+Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
+                             const ConvParams& params, bool transposed, const char* op) {
+  const std::string name = op;
+  if (x.size() < 3 || x.size() > 4 || w.size() != x.size() || y.size() != x.size()) {
+    return invalid_argument("ops: " + name + " needs 1-D or 2-D NCHW operands of equal rank");
+  }
+  const size_t spatial = x.size() - 2;
+  const Window& win = params.window;
+  auto sized = [&](const std::vector<int64_t>& v) { return v.empty() || v.size() == spatial; };
+  if (win.kernel.size() != spatial || !sized(win.strides) || !sized(win.dilations) ||
+      !sized(win.pads_begin)) {
+    return invalid_argument("ops: " + name + " window does not match the spatial rank");
+  }
+  const int64_t group = params.group;
+  const int64_t c = x[1], oc = y[1];
+  const int64_t w_in = transposed ? w[0] : w[1] * group;
+  const int64_t w_out = transposed ? w[1] * group : w[0];
+  if (group < 1 || c % group != 0 || oc % group != 0 || w_in != c || w_out != oc || y[0] != x[0]) {
+    return invalid_argument("ops: " + name + " weights " + std::to_string(w[0]) + "x" +
+                            std::to_string(w[1]) + " do not match " + std::to_string(c) +
+                            " input and " + std::to_string(oc) + " output channels in group " +
+                            std::to_string(group));
+  }
+  for (size_t i = 0; i < spatial; ++i) {
+    if (w[i + 2] != win.kernel[i]) {
+      return invalid_argument("ops: " + name + " kernel_shape differs from the weights");
+    }
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(
+      std::max({element_count(x), element_count(w), element_count(y)}), name + " operand"));
+  ConvShape s{};
+  s.n = static_cast<cl_int>(x[0]);
+  s.c = static_cast<cl_int>(c);
+  s.oc = static_cast<cl_int>(oc);
+  s.h = spatial == 1 ? 1 : static_cast<cl_int>(x[2]);
+  s.w = static_cast<cl_int>(x.back());
+  s.oh = spatial == 1 ? 1 : static_cast<cl_int>(y[2]);
+  s.ow = static_cast<cl_int>(y.back());
+  std::tie(s.kh, s.kw) = pair_of(win.kernel, spatial, 1, 1);
+  std::tie(s.sh, s.sw) = pair_of(win.strides, spatial, 1, 1);
+  std::tie(s.dh, s.dw) = pair_of(win.dilations, spatial, 1, 1);
+  std::tie(s.ph, s.pw) = pair_of(win.pads_begin, spatial, 0, 0);
+  s.group = static_cast<cl_int>(group);
+  if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
+      s.pw < 0) {
+    return invalid_argument("ops: " + name +
+                            " kernel, strides and dilations must be >= 1, pads >= 0");
+  }
+  return s;
+}
+
+// Multiply-adds x 2 of a group-1 convolution.
+int64_t conv_flops(const ConvShape& s) {
+  return 2 * int64_t{s.n} * s.oc * s.oh * s.ow * s.c * s.kh * s.kw;
+}
+// Above this the im2col + CLBlast path takes over (its tuned GEMM outruns the simple tiles on
+// large problems; below, its extra kernels and host overhead dominate).
+constexpr int64_t kIm2colFlops = int64_t{1} << 34;
+
+// A per-queue fp32 scratch buffer of `count` elements (ops_scratch.h says why not a temporary).
+Result<cl::Buffer> float_scratch(const OpKernels& ops, cl::CommandQueue& queue, int64_t count,
+                                 detail::ScratchSlot slot) {
+  return detail::scratch_buffer(ops, queue, slot, static_cast<size_t>(count) * sizeof(float));
+}
+
+// x itself with fp32 storage; else an fp32 copy (enqueued) in `slot`.
+Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            int64_t count, detail::ScratchSlot slot) {
+  if (ops.storage() == Storage::kFloat32) return x;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_scratch(ops, queue, count, slot));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "storage_to_float"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "storage_to_float", x, converted, static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(launch(queue, kernel, count, {}, "storage_to_float").status());
+  return converted;
+}
+
+Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            const Shape& x_shape, const cl::Buffer& w, const cl::Buffer* bias,
+                            const ConvShape& s, const ConvParams& params, cl::Buffer& y,
+                            const Events& wait) {
+  const int64_t plane = int64_t{s.oh} * s.ow;
+  const int64_t cols = s.n * plane;
+  const int64_t k = int64_t{s.c} * s.kh * s.kw;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max(k * cols, s.oc * cols), "Conv im2col"));
+  detail::not_replayable();  // a fill and a CLBlast call
+  if (!wait.empty()) {
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
+  }
+  // A 1x1, stride-1, unpadded conv of batch 1: x is already col [C, H * W].
+  const bool pointwise = s.n == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
+                         s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
+  cl::Buffer col;
+  if (pointwise) {
+    HSCHED_ASSIGN_OR_RETURN(
+        col, as_float(ops, queue, x, element_count(x_shape), detail::ScratchSlot::kConvInput));
+  } else {
+    HSCHED_ASSIGN_OR_RETURN(col,
+                            float_scratch(ops, queue, k * cols, detail::ScratchSlot::kConvColumns));
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
+    HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, col, s, static_cast<cl_int>(k * cols)));
+    HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32,
+                          as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
+  const int64_t y_count = s.oc * cols;
+  cl::Buffer t = y;  // batch 1, fp32: the GEMM writes y in place, the epilogue finishes it
+  if (s.n != 1 || ops.storage() != Storage::kFloat32) {
+    HSCHED_ASSIGN_OR_RETURN(t,
+                            float_scratch(ops, queue, y_count, detail::ScratchSlot::kConvResult));
+  }
+  // CLBlast is called with beta 0; zeroing keeps stale NaNs out whatever it does with beta.
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue.enqueueFillBuffer(t, 0.0f, 0, static_cast<size_t>(y_count) * sizeof(float)),
+               "zero fill for Conv"));
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  const auto m = static_cast<size_t>(s.oc), n = static_cast<size_t>(cols);
+  const auto kk = static_cast<size_t>(k);
+  const clblast::StatusCode code = clblast::Gemm<float>(
+      clblast::Layout::kRowMajor, clblast::Transpose::kNo, clblast::Transpose::kNo, m, n, kk, 1.0f,
+      w32(), 0, kk, col(), 0, n, 0.0f, t(), 0, n, &raw_queue, &raw_event);
+  if (code != clblast::StatusCode::kSuccess) {
+    return internal_error("ops: CLBlast GEMM for Conv failed (status " +
+                          std::to_string(static_cast<int>(code)) + ")");
+  }
+  cl::Event gemm_done(raw_event);  // takes CLBlast's reference
+  const bool fused = params.activation.has_value();
+  if (!bias && !fused && t() == y()) return gemm_done;
+  const Activation act = params.activation.value_or(Activation{});
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
+  HSCHED_RETURN_IF_ERROR(set_args(
+      epilogue, "conv_epilogue", t, y, bias ? *bias : y, static_cast<cl_int>(bias != nullptr), s.n,
+      s.oc, static_cast<cl_int>(plane), fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
+      act.beta, static_cast<cl_int>(y_count)));
+  return launch(queue, epilogue, y_count, {}, "conv_epilogue");
+}
+
+// Work groups the implicit GEMM aims for (two per compute unit of a large GPU, e.g. an H100's
+// 132 SMs), splitting K when the output has fewer tiles.
+constexpr int64_t kTargetGroups = 256;
+constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
+
+// How the implicit GEMM covers t[m, cols] = W[m, k] x col[k, cols]: square tiles of `tile`, K in
+// `splits` chunks of `k_chunk` (whole steps of 16).
+struct GemmTiling {
+  int64_t tile = 0;
+  int64_t k_chunk = 0;
+  int64_t splits = 0;
+};
+
+GemmTiling implicit_gemm_tiling(int64_t m, int64_t cols, int64_t k) {
+  auto tiles = [&](int64_t tile) { return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile); };
+  // The 64-wide tiles do four times the work per local-memory read: take them whenever splitting
+  // K can make up the number of groups; the 32-wide ones only when it cannot.
+  const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
+  GemmTiling t;
+  t.tile = tiles(64) * max_splits >= kTargetGroups / 2 ? 64 : 32;
+  const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(t.tile), 1, max_splits);
+  t.k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;
+  t.splits = (k + t.k_chunk - 1) / t.k_chunk;
+  return t;
+}
+
+Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const cl::Buffer& w,
+                                     const cl::Buffer* bias, const ConvShape& s,
+                                     const ConvParams& params, cl::Buffer& y, const Events& wait) {
+  const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
+  const auto [tile, k_chunk, splits] = implicit_gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw);
+  HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
+  cl::Buffer partial = y;  // unused with one split
+  if (splits > 1) {
+    HSCHED_ASSIGN_OR_RETURN(
+        partial, float_scratch(ops, queue, splits * m * cols, detail::ScratchSlot::kConvPartial));
+  }
+  const Activation act = params.activation.value_or(Activation{});
+  const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
+  const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), y, partial, s,
+                                  static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
+  const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
+    return static_cast<size_t>((extent + tile - 1) / tile);
+  };
+  HSCHED_ASSIGN_OR_RETURN(cl::Event event,
+                          detail::launch_range(queue, kernel,
+                                               cl::NDRange(groups(cols) * 16, groups(m) * 16,
+                                                           static_cast<size_t>(splits)),
+                                               cl::NDRange(16, 16, 1), wait, name));
+  if (splits == 1) return event;
+  const int64_t count = m * cols;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
+  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), static_cast<cl_int>(splits),
+                                  s.n, s.oc, static_cast<cl_int>(s.oh * s.ow), op, act.alpha,
+                                  act.beta, static_cast<cl_int>(count)));
+  return launch(queue, reduce, count, {}, "conv_split_reduce");
+}
+
+}  // namespace
+
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction) {
+  const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
+  const double flops = 2.0 * outputs * static_cast<double>(reduction);
+  if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
+      flops >= static_cast<double>(kIm2colFlops)) {
+    return {flops, outputs};
+  }
+  const GemmTiling t = implicit_gemm_tiling(out_channels, pixels, reduction);
+  const auto padded = [&](int64_t extent) {
+    return static_cast<double>((extent + t.tile - 1) / t.tile * t.tile);
+  };
+  const double partials = padded(out_channels) * padded(pixels) * static_cast<double>(t.splits);
+  return {2.0 * partials * static_cast<double>(t.k_chunk), partials};
+}
+
+Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                               const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
+                               const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
+                               const Shape& y_shape, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(ConvShape s,
+                          conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
+  if (element_count(y_shape) == 0) {  // nothing to compute; still an event to chain on
+    cl::Event event;
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for an empty Conv"));
+    return event;
+  }
+  ConvAlgorithm algorithm = params.algorithm;
+  if (algorithm == ConvAlgorithm::kAuto) {
+    algorithm = s.group != 1                   ? ConvAlgorithm::kDirect
+                : conv_flops(s) < kIm2colFlops ? ConvAlgorithm::kImplicitGemm
+                                               : ConvAlgorithm::kIm2colGemm;
+  }
+  if (s.group != 1 && algorithm != ConvAlgorithm::kDirect) {
+    return invalid_argument("ops: only the direct Conv kernel takes group " +
+                            std::to_string(s.group));
+  }
+  if (algorithm == ConvAlgorithm::kImplicitGemm) {
+    return conv_implicit_gemm(ops, queue, x, w, bias, s, params, y, wait);
+  }
+  if (algorithm == ConvAlgorithm::kIm2colGemm) {
+    return conv_gemm(ops, queue, x, x_shape, w, bias, s, params, y, wait);
+  }
+  const Activation act = params.activation.value_or(Activation{});
+  const int64_t count = element_count(y_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_direct", x, w, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), y, s,
+                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
+                                  act.alpha, act.beta, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "conv_direct");
+}
+
+Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue& queue,
+                                         const cl::Buffer& x, const Shape& x_shape,
+                                         const cl::Buffer& w, const Shape& w_shape,
+                                         const cl::Buffer* bias, const ConvParams& params,
+                                         cl::Buffer& y, const Shape& y_shape, const Events& wait) {
+  if (params.activation) {
+    return invalid_argument("ops: ConvTranspose takes no fused activation");
+  }
+  HSCHED_ASSIGN_OR_RETURN(ConvShape s,
+                          conv_shape(x_shape, w_shape, y_shape, params, true, "ConvTranspose"));
+  const int64_t count = element_count(y_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_transpose"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_transpose", x, w, bias ? *bias : w,
+                                  static_cast<cl_int>(bias != nullptr), y, s,
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "conv_transpose");
+}
+
+}  // namespace hsched::opencl

@@ -1,0 +1,315 @@
+// MatMul and Gemm through CLBlast's fp32 GEMM. With fp16 storage the operands are converted to
+// fp32 temporaries around it (neither PoCL nor NVIDIA's driver reports cl_khr_fp16, which
+// CLBlast's half GEMM needs).
+//
+// CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
+#include <clblast.h>
+
+#include "backends/opencl/kernels/ops.h"
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_cl;
+using detail::check_int_range;
+using detail::element_count;
+
+// An fp32 view of an operand: the buffer itself with fp32 storage, else a converted temporary.
+struct FloatOperand {
+  cl::Buffer buffer;
+  cl::Event ready;  // null when nothing was enqueued
+};
+
+// An fp32 scratch buffer of `count` elements in `slot` of `queue` (ops_scratch.h: a temporary
+// released while queued work still uses it stalls the host on NVIDIA).
+Result<cl::Buffer> float_buffer(const OpKernels& ops, cl::CommandQueue& queue,
+                                detail::ScratchSlot slot, int64_t count) {
+  return detail::scratch_buffer(ops, queue, slot,
+                                static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
+}
+
+// Enqueues storage -> fp32 (or fp32 -> storage when `to_storage`) of `count` elements.
+Result<cl::Event> convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
+                          cl::Buffer& to, int64_t count, bool to_storage) {
+  const char* name = to_storage ? "float_to_storage" : "storage_to_float";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, {}, name);
+}
+
+Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            int64_t count, detail::ScratchSlot slot) {
+  if (ops.storage() == Storage::kFloat32) return x;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, queue, slot, count));
+  HSCHED_RETURN_IF_ERROR(convert(ops, queue, x, converted, count, false).status());
+  return converted;
+}
+
+Status check_clblast(clblast::StatusCode code, const char* op) {
+  if (code == clblast::StatusCode::kSuccess) return Status::ok();
+  return internal_error(std::string("ops: CLBlast GEMM for ") + op + " failed (status " +
+                        std::to_string(static_cast<int>(code)) + ")");
+}
+
+// One row-major GEMM: c[m, n] (+)= alpha * op(a) op(b), a and b at element offsets.
+struct GemmCall {
+  bool trans_a = false;
+  bool trans_b = false;
+  size_t m = 0, n = 0, k = 0;
+  size_t a_offset = 0, b_offset = 0, c_offset = 0;
+  float alpha = 1.0f;
+};
+
+// CLBlast's temporary for a single GEMM of `call` (padded or transposed copies on its indirect
+// path), as per-queue scratch: left to itself CLBlast creates and releases one per call, which
+// stalls the host on NVIDIA (ops_scratch.h). Null when its direct kernel needs none.
+Result<cl_mem> gemm_temp(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+                         clblast::Transpose trans_a, clblast::Transpose trans_b, size_t lda,
+                         size_t ldb, const char* op) {
+  cl_command_queue raw_queue = queue();
+  size_t bytes = 0;
+  HSCHED_RETURN_IF_ERROR(check_clblast(
+      clblast::GemmTempBufferSize<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m,
+                                         call.n, call.k, call.a_offset, lda, call.b_offset, ldb,
+                                         call.c_offset, call.n, &raw_queue, bytes),
+      op));
+  if (bytes == 0) return static_cast<cl_mem>(nullptr);
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer temp, detail::scratch_buffer(ops, queue, detail::ScratchSlot::kGemmTemp, bytes));
+  return temp();  // the cache keeps the buffer alive
+}
+
+// A one-row product (a classifier's head, a batch-1 MatMul). By B [N, K] (trans_b): the
+// gemv_rows kernel, a work group per output reading its row of B coalesced; CLBlast took 0.14 ms
+// for MobileNet-V2's 1x1280 by 1000x1280 head on the H200 through its GEMM and its GEMV alike
+// (5 MB of weights: 36 GB/s). By B [K, N]: CLBlast's GEMV over B transposed, which reads y even
+// with beta 0 (alpha * Ax + 0 * y), so y is zeroed first: stale contents would leave NaNs.
+Status gemv(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
+            const char* op) {
+  if (call.trans_b) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gemv_rows"));
+    HSCHED_RETURN_IF_ERROR(detail::set_args(
+        kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
+        static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
+        static_cast<cl_int>(call.k), call.alpha));
+    HSCHED_ASSIGN_OR_RETURN(
+        *event, detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows"));
+    return Status::ok();
+  }
+  detail::not_replayable();  // a fill and a CLBlast call
+  HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float),
+                                                          call.n * sizeof(float)),
+                                  "zero fill before GEMV"));
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  const clblast::StatusCode code = clblast::Gemv<float>(
+      clblast::Layout::kRowMajor, clblast::Transpose::kYes, call.k, call.n, call.alpha, b(),
+      call.b_offset, call.n, a(), call.a_offset, 1, 0.0f, c(), call.c_offset, 1, &raw_queue,
+      &raw_event);
+  HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
+  *event = cl::Event(raw_event);  // takes CLBlast's reference
+  return Status::ok();
+}
+
+// One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
+// strides (0: the same matrix for every batch), C by m * n. The batched routine takes no
+// temporary; its indirect path (only for large matrices: m * n * k at least CLBlast's
+// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own. One row goes to gemv().
+Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
+            const char* op, size_t batch = 1, size_t a_stride = 0, size_t b_stride = 0) {
+  using clblast::Transpose;
+  if (batch == 1 && call.m == 1) return gemv(ops, queue, call, a, b, c, event, op);
+  detail::not_replayable();  // CLBlast enqueues its own kernels
+  cl_command_queue raw_queue = queue();
+  cl_event raw_event = nullptr;
+  const Transpose trans_a = call.trans_a ? Transpose::kYes : Transpose::kNo;
+  const Transpose trans_b = call.trans_b ? Transpose::kYes : Transpose::kNo;
+  // Row-major leading dimensions are the stored row lengths.
+  const size_t lda = call.trans_a ? call.m : call.k;
+  const size_t ldb = call.trans_b ? call.k : call.n;
+  clblast::StatusCode code;
+  if (batch == 1) {
+    HSCHED_ASSIGN_OR_RETURN(cl_mem temp,
+                            gemm_temp(ops, queue, call, trans_a, trans_b, lda, ldb, op));
+    code =
+        clblast::Gemm<float>(clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k,
+                             call.alpha, a(), call.a_offset, lda, b(), call.b_offset, ldb, 0.0f,
+                             c(), call.c_offset, call.n, &raw_queue, &raw_event, temp);
+  } else {
+    code = clblast::GemmStridedBatched<float>(
+        clblast::Layout::kRowMajor, trans_a, trans_b, call.m, call.n, call.k, call.alpha, a(),
+        call.a_offset, lda, a_stride, b(), call.b_offset, ldb, b_stride, 0.0f, c(), call.c_offset,
+        call.n, call.m * call.n, batch, &raw_queue, &raw_event);
+  }
+  HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
+  *event = cl::Event(raw_event);  // takes CLBlast's reference
+  return Status::ok();
+}
+
+// The fp32 result buffer of `count` elements: y itself with fp32 storage, else per-queue scratch.
+// Not zero-filled: every call passes beta 0, and CLBlast's GEMM kernels (direct, indirect and
+// batched) then write alpha * AB without reading C, so stale contents (NaNs included) never
+// reach the result (ops_test's outputs start as NaN).
+Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y,
+                                int64_t count) {
+  if (ops.storage() == Storage::kFloat32) return y;
+  return float_buffer(ops, queue, detail::ScratchSlot::kGemmResult, count);
+}
+
+// Converts an fp32 result back to storage (fp16 only) and returns the last event.
+Result<cl::Event> finish(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& result,
+                         cl::Buffer& y, int64_t count, cl::Event last) {
+  if (ops.storage() == Storage::kFloat32) return last;
+  return convert(ops, queue, result, y, count, true);
+}
+
+// y = 0 after `wait`: the product when there is nothing to sum (K = 0) or no output, which
+// CLBlast refuses (zero sizes are invalid dimensions to it). All-zero bits are 0 in fp32 and fp16.
+Result<cl::Event> zeros(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y, int64_t count,
+                        const Events& wait) {
+  detail::not_replayable();
+  cl::Event event;
+  const size_t bytes = static_cast<size_t>(count) * storage_bytes(ops.storage());
+  const cl_int error = bytes == 0
+                           ? queue.enqueueMarkerWithWaitList(&wait, &event)
+                           : queue.enqueueFillBuffer(y, cl_uchar{0}, 0, bytes, &wait, &event);
+  HSCHED_RETURN_IF_ERROR(check_cl(error, "zero fill of an empty product"));
+  return event;
+}
+
+Status barrier(cl::CommandQueue& queue, const Events& wait) {
+  if (wait.empty()) return Status::ok();
+  detail::not_replayable();
+  return check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before GEMM");
+}
+
+// Gemm's y = alpha * A' B' (no C term) for non-empty sizes.
+Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const cl::Buffer& b, const GemmParams& params, int64_t m, int64_t n,
+                               int64_t k, cl::Buffer& y, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
+                          as_float(ops, queue, a, m * k, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
+                          as_float(ops, queue, b, k * n, detail::ScratchSlot::kGemmB));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, m * n));
+  const GemmCall call{.trans_a = params.trans_a,
+                      .trans_b = params.trans_b,
+                      .m = static_cast<size_t>(m),
+                      .n = static_cast<size_t>(n),
+                      .k = static_cast<size_t>(k),
+                      .alpha = params.alpha};
+  cl::Event last;
+  HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "Gemm"));
+  return finish(ops, queue, y32, y, m * n, last);
+}
+
+}  // namespace
+
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                                 const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                                 cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() < 2 || b_shape.size() < 2) {
+    return invalid_argument("ops: MatMul needs operands of rank >= 2");
+  }
+  const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back();
+  const int64_t n = b_shape.back();
+  if (b_shape[b_shape.size() - 2] != k) {
+    return invalid_argument("ops: MatMul inner dims differ (" + std::to_string(k) + " vs " +
+                            std::to_string(b_shape[b_shape.size() - 2]) + ")");
+  }
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
+  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
+  HSCHED_ASSIGN_OR_RETURN(Shape batch, broadcast_shape(a_batch, b_batch));
+  const int64_t batches = element_count(batch);
+  const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
+  const int64_t y_count = batches * m * n;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
+  if (y_count == 0 || k == 0) return zeros(ops, queue, y, y_count, wait);
+
+  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
+                          as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
+                          as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count));
+
+  cl::Event last;
+  GemmCall call{
+      .m = static_cast<size_t>(m), .n = static_cast<size_t>(n), .k = static_cast<size_t>(k)};
+  if (element_count(b_batch) == 1 && element_count(a_batch) == batches) {
+    // Shared B (weights): the batch folds into M, one GEMM.
+    call.m = static_cast<size_t>(batches * m);
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
+    return finish(ops, queue, y32, y, y_count, last);
+  }
+  const size_t rank = batch.size();
+  Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
+  a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
+  b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
+  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
+  // one strided-batched GEMM (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
+  const bool a_regular = a_full == batch || element_count(a_batch) == 1;
+  const bool b_regular = b_full == batch || element_count(b_batch) == 1;
+  if (a_regular && b_regular) {
+    const size_t a_stride = element_count(a_batch) == 1 ? 0 : static_cast<size_t>(m * k);
+    const size_t b_stride = element_count(b_batch) == 1 ? 0 : static_cast<size_t>(k * n);
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
+                                static_cast<size_t>(batches), a_stride, b_stride));
+    return finish(ops, queue, y32, y, y_count, last);
+  }
+  // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
+  for (int64_t index = 0; index < batches; ++index) {
+    int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      const int64_t coord = rest % batch[d];
+      rest /= batch[d];
+      if (a_full[d] != 1) a_index += coord * a_stride;
+      if (b_full[d] != 1) b_index += coord * b_stride;
+      a_stride *= a_full[d];
+      b_stride *= b_full[d];
+    }
+    call.a_offset = static_cast<size_t>(a_index * m * k);
+    call.b_offset = static_cast<size_t>(b_index * k * n);
+    call.c_offset = static_cast<size_t>(index * m * n);
+    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
+  }
+  return finish(ops, queue, y32, y, y_count, last);
+}
+
+Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                               const cl::Buffer* c, const Shape& c_shape, const GemmParams& params,
+                               cl::Buffer& y, const Events& wait) {
+  if (a_shape.size() != 2 || b_shape.size() != 2) {
+    return invalid_argument("ops: Gemm needs rank-2 A and B");
+  }
+  const int64_t m = params.trans_a ? a_shape[1] : a_shape[0];
+  const int64_t k = params.trans_a ? a_shape[0] : a_shape[1];
+  const int64_t kb = params.trans_b ? b_shape[1] : b_shape[0];
+  const int64_t n = params.trans_b ? b_shape[0] : b_shape[1];
+  if (k != kb) {
+    return invalid_argument("ops: Gemm inner dims differ (" + std::to_string(k) + " vs " +
+                            std::to_string(kb) + ")");
+  }
+  const int64_t a_count = m * k, b_count = k * n, y_count = m * n;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "Gemm operand"));
+  if (c) HSCHED_RETURN_IF_ERROR(broadcast_shape(c_shape, {m, n}).status());
+
+  cl::Event last;
+  if (y_count == 0 || k == 0) {
+    HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
+  } else {
+    HSCHED_ASSIGN_OR_RETURN(last, gemm_product(ops, queue, a, b, params, m, n, k, y, wait));
+  }
+  if (!c || params.beta == 0.0f) return last;
+  // y += beta * C in the storage type, in place (each work item reads only its own y element).
+  return detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {m, n}, *c, c_shape,
+                                       params.beta, y, {last});
+}
+
+}  // namespace hsched::opencl

@@ -1,0 +1,102 @@
+// Per-queue scratch buffers and kernel objects (ops_scratch.h).
+#include "backends/opencl/kernels/ops_scratch.h"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl::detail {
+namespace {
+
+struct QueueScratch {
+  cl::CommandQueue queue;
+  std::map<int, std::pair<cl::Buffer, size_t>> buffers;
+  std::map<std::string, cl::Buffer> constants;  // by content
+  // Keyed by the OpKernels' address and storage: a later OpKernels at the same address with the
+  // same storage built the same source, so a kernel kept from its predecessor computes the same.
+  std::map<std::tuple<const OpKernels*, Storage, std::string>, cl::Kernel> kernels;
+};
+
+struct ScratchCache {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<QueueScratch>> queues;
+};
+
+ScratchCache& cache() {
+  static ScratchCache* instance = new ScratchCache();  // never destroyed (see the header)
+  return *instance;
+}
+
+// The entry of `queue`, created (after dropping entries of queues no one else holds) when new.
+// Called with the cache's mutex held.
+QueueScratch& entry_for(ScratchCache& c, cl::CommandQueue& queue) {
+  for (auto& entry : c.queues) {
+    if (entry->queue() == queue()) return *entry;
+  }
+  std::erase_if(c.queues, [](const std::unique_ptr<QueueScratch>& entry) {
+    cl_uint references = 0;
+    return entry->queue.getInfo(CL_QUEUE_REFERENCE_COUNT, &references) != CL_SUCCESS ||
+           references <= 1;
+  });
+  c.queues.push_back(std::make_unique<QueueScratch>());
+  c.queues.back()->queue = queue;
+  return *c.queues.back();
+}
+
+}  // namespace
+
+Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
+                                  size_t bytes) {
+  ScratchCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto& held = entry_for(c, queue).buffers[static_cast<int>(slot)];
+  if (held.second < bytes || held.first() == nullptr) {
+    not_replayable();  // a recorded kernel would keep the buffer this one replaces
+    cl_int error = CL_SUCCESS;
+    cl::Buffer buffer(ops.context(), CL_MEM_READ_WRITE, std::max<size_t>(bytes, 4), nullptr,
+                      &error);
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(error, "scratch buffer of " + std::to_string(bytes) + " bytes"));
+    held = {std::move(buffer), std::max<size_t>(bytes, 4)};
+  }
+  return held.first;
+}
+
+Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue, const void* data,
+                                   size_t bytes) {
+  ScratchCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto& constants = entry_for(c, queue).constants;
+  std::string key(static_cast<const char*>(data), bytes);
+  auto it = constants.find(key);
+  if (it == constants.end()) {
+    std::string padded = key;
+    padded.resize(std::max<size_t>(bytes, 4));  // zero-padded: OpenCL has no empty buffers
+    cl_int error = CL_SUCCESS;
+    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, padded.size(),
+                      padded.data(), &error);
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(error, "constant buffer of " + std::to_string(bytes) + " bytes"));
+    it = constants.emplace(std::move(key), std::move(buffer)).first;
+  }
+  return it->second;
+}
+
+Result<cl::Kernel> queue_kernel(const OpKernels& ops, cl::CommandQueue& queue, const char* name) {
+  if (recording() != nullptr) return ops.kernel(name);  // its arguments must stay as set
+  ScratchCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto& kernels = entry_for(c, queue).kernels;
+  const auto key = std::make_tuple(&ops, ops.storage(), std::string(name));
+  auto it = kernels.find(key);
+  if (it == kernels.end()) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, ops.kernel(name));
+    it = kernels.emplace(key, std::move(kernel)).first;
+  }
+  return it->second;
+}
+
+}  // namespace hsched::opencl::detail

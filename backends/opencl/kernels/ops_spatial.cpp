@@ -1,0 +1,332 @@
+// Pools, InstanceNormalization, Concat, Split, Gather and Transpose (ops_spatial.h); Conv is in
+// ops_conv.cpp, Resize in ops_resize.cpp.
+#include "backends/opencl/kernels/ops_spatial.h"
+
+#include <array>
+#include <numeric>
+
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_int_range;
+using detail::element_count;
+using detail::launch;
+using detail::normalize_axis;
+using detail::set_args;
+
+constexpr size_t kMaxRank = 6;
+
+// Mirrors PoolShape in kernel_sources_spatial.h.
+struct PoolShape {
+  cl_int rows, h, w, oh, ow;
+  cl_int kh, kw, sh, sw, dh, dw, ph, pw;
+  cl_int end_h, end_w;
+};
+
+// Mirrors TransposeShape in kernel_sources_spatial.h.
+struct TransposeShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> strides;
+};
+
+// values[i] of the spatial axis i, or `fallback` when `values` is empty.
+int64_t at_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
+  return values.empty() ? fallback : values[i];
+}
+
+// InstanceNormalization runs one work group per row, unless there are fewer rows than this
+// (too few groups to fill a GPU: GroupNorm as exported runs over [1, groups, C / groups * H * W])
+// and they are longer than kLongRow: then rows are split into chunks of kNormChunk.
+constexpr int64_t kLongRowsBelow = 256;
+constexpr int64_t kLongRow = 8192;
+constexpr int64_t kNormChunk = 4096;
+
+Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, int64_t rows, int64_t channels,
+                                          int64_t size, const cl::Buffer& scale,
+                                          const cl::Buffer& bias, float epsilon, cl::Buffer& y,
+                                          const Events& wait) {
+  const int64_t chunks = (size + kNormChunk - 1) / kNormChunk;
+  using detail::ScratchSlot;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer stats,
+                          detail::scratch_buffer(ops, queue, ScratchSlot::kNormStats,
+                                                 static_cast<size_t>(rows * chunks) * 8));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer affine,
+      detail::scratch_buffer(ops, queue, ScratchSlot::kNormAffine, static_cast<size_t>(rows) * 8));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel partial,
+                          detail::queue_kernel(ops, queue, "instance_norm_chunks"));
+  HSCHED_RETURN_IF_ERROR(set_args(partial, "instance_norm_chunks", x, stats,
+                                  static_cast<cl_int>(size), static_cast<cl_int>(kNormChunk),
+                                  static_cast<cl_int>(chunks)));
+  HSCHED_RETURN_IF_ERROR(
+      launch(queue, partial, rows * chunks * 64, wait, "instance_norm_chunks").status());
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel merge,
+                          detail::queue_kernel(ops, queue, "instance_norm_merge"));
+  HSCHED_RETURN_IF_ERROR(set_args(merge, "instance_norm_merge", stats, affine, scale, bias,
+                                  static_cast<cl_int>(rows), static_cast<cl_int>(channels),
+                                  static_cast<cl_int>(size), static_cast<cl_int>(kNormChunk),
+                                  static_cast<cl_int>(chunks), epsilon));
+  HSCHED_RETURN_IF_ERROR(launch(queue, merge, rows, {}, "instance_norm_merge").status());
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel apply,
+                          detail::queue_kernel(ops, queue, "instance_norm_apply"));
+  HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,
+                                  static_cast<cl_int>(size), static_cast<cl_int>(rows * size)));
+  return launch(queue, apply, rows * size, {}, "instance_norm_apply");
+}
+
+}  // namespace
+
+Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
+                               const cl::Buffer& x, const Shape& x_shape, const Window& window,
+                               bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
+                               const Events& wait) {
+  if (x_shape.size() < 3 || x_shape.size() > 4 || y_shape.size() != x_shape.size() ||
+      y_shape[0] != x_shape[0] || y_shape[1] != x_shape[1]) {
+    return invalid_argument("ops: pools need 1-D or 2-D NCHW input and output of equal N, C");
+  }
+  const size_t spatial = x_shape.size() - 2;
+  auto sized = [&](const std::vector<int64_t>& v) { return v.empty() || v.size() == spatial; };
+  if (window.kernel.size() != spatial || !sized(window.strides) || !sized(window.dilations) ||
+      !sized(window.pads_begin) || !sized(window.pads_end)) {
+    return invalid_argument("ops: pool window does not match the spatial rank");
+  }
+  HSCHED_RETURN_IF_ERROR(
+      check_int_range(std::max(element_count(x_shape), element_count(y_shape)), "pool operand"));
+  // The (h, w) pair of spatial axis values; 1-D pools are 2-D ones of height 1.
+  auto hw = [&](const std::vector<int64_t>& v, int64_t fallback, int64_t one_d) {
+    if (spatial == 1) return std::pair<cl_int, cl_int>(one_d, at_or(v, 0, fallback));
+    return std::pair<cl_int, cl_int>(at_or(v, 0, fallback), at_or(v, 1, fallback));
+  };
+  PoolShape s{};
+  s.rows = static_cast<cl_int>(x_shape[0] * x_shape[1]);
+  s.h = spatial == 1 ? 1 : static_cast<cl_int>(x_shape[2]);
+  s.w = static_cast<cl_int>(x_shape.back());
+  s.oh = spatial == 1 ? 1 : static_cast<cl_int>(y_shape[2]);
+  s.ow = static_cast<cl_int>(y_shape.back());
+  std::tie(s.kh, s.kw) = hw(window.kernel, 1, 1);
+  std::tie(s.sh, s.sw) = hw(window.strides, 1, 1);
+  std::tie(s.dh, s.dw) = hw(window.dilations, 1, 1);
+  std::tie(s.ph, s.pw) = hw(window.pads_begin, 0, 0);
+  const auto [eh, ew] = hw(window.pads_end, 0, 0);
+  s.end_h = s.h + eh;
+  s.end_w = s.w + ew;
+  if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
+      s.pw < 0) {
+    return invalid_argument("ops: pool kernel, strides and dilations must be >= 1, pads >= 0");
+  }
+  const int64_t count = element_count(y_shape);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "pool"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
+               static_cast<cl_int>(count_include_pad), static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "pool");
+}
+
+int64_t instance_norm_kernels(const Shape& shape) {
+  if (shape.size() < 3) return 1;
+  const int64_t rows = shape[0] * shape[1];
+  const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
+  return rows < kLongRowsBelow && size > kLongRow ? 3 : 1;
+}
+
+Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                        const cl::Buffer& x, const Shape& shape,
+                                        const cl::Buffer& scale, const cl::Buffer& bias,
+                                        float epsilon, cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 3) {
+    return invalid_argument("ops: InstanceNormalization needs [N, C, spatial...], got rank " +
+                            std::to_string(shape.size()));
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
+  const int64_t rows = shape[0] * shape[1];
+  const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
+  if (instance_norm_kernels(shape) > 1) {
+    return instance_norm_long_rows(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y,
+                                   wait);
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "instance_norm"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "instance_norm", x, scale, bias, y,
+                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(size),
+                                  epsilon));
+  // One work group of 64 per row.
+  return launch(queue, kernel, rows * 64, wait, "instance_norm");
+}
+
+Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                          const cl::Buffer& scale, const cl::Buffer* bias,
+                                          float epsilon, cl::Buffer& y, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "LayerNormalization"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
+  int64_t rows = 1, size = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (d < a ? rows : size) *= shape[d];
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
+  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
+                                  static_cast<cl_int>(bias != nullptr), y,
+                                  static_cast<cl_int>(size), epsilon));
+  return launch(queue, kernel, rows * 64, wait, "layer_norm_rows");  // a group of 64 per row
+}
+
+Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const std::vector<const cl::Buffer*>& inputs,
+                                 const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
+                                 const Events& wait) {
+  if (inputs.empty() || inputs.size() != shapes.size()) {
+    return invalid_argument("ops: Concat needs one shape per input, and an input");
+  }
+  const Shape& first = shapes.front();
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, first.size(), "Concat"));
+  int64_t total = 0;
+  for (const Shape& shape : shapes) {
+    bool same = shape.size() == first.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) same = d == a || shape[d] == first[d];
+    if (!same) return invalid_argument("ops: Concat inputs differ off the concat axis");
+    total += shape[a];
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= first[d];
+  for (size_t d = a + 1; d < first.size(); ++d) inner *= first[d];
+  HSCHED_RETURN_IF_ERROR(check_int_range(outer * total * inner, "Concat output"));
+  // Each input's copy waits for `wait`; the marker joins them (they touch disjoint elements).
+  Events copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const int64_t rows_inner = shapes[i][a] * inner;
+    const int64_t count = outer * rows_inner;
+    if (count > 0) {
+      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
+      HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y,
+                                      static_cast<cl_int>(rows_inner),
+                                      static_cast<cl_int>(total * inner),
+                                      static_cast<cl_int>(offset), static_cast<cl_int>(count)));
+      HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "copy_rows"));
+      copies.push_back(std::move(event));
+    }
+    offset += rows_inner;
+  }
+  if (copies.empty()) copies = wait;
+  cl::Event done;
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Concat"));
+  return done;
+}
+
+Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t axis,
+                                const std::vector<cl::Buffer*>& outputs,
+                                const std::vector<Shape>& shapes, const Events& wait) {
+  if (outputs.empty() || outputs.size() != shapes.size()) {
+    return invalid_argument("ops: Split needs one shape per output, and an output");
+  }
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Split"));
+  int64_t total = 0;
+  for (const Shape& out : shapes) {
+    bool same = out.size() == shape.size();
+    for (size_t d = 0; same && d < out.size(); ++d) same = d == a || out[d] == shape[d];
+    if (!same) return invalid_argument("ops: Split outputs differ from the input off the axis");
+    total += out[a];
+  }
+  if (total != shape[a]) {
+    return invalid_argument("ops: Split outputs add up to " + std::to_string(total) + " of " +
+                            std::to_string(shape[a]) + " along the axis");
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Split input"));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  // Each output's copy waits for `wait`; the marker joins them.
+  Events copies;
+  int64_t offset = 0;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int64_t rows_inner = shapes[i][a] * inner;
+    const int64_t count = outer * rows_inner;
+    if (count > 0 && outputs[i] != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "slice_rows"));
+      HSCHED_RETURN_IF_ERROR(set_args(kernel, "slice_rows", x, *outputs[i],
+                                      static_cast<cl_int>(rows_inner),
+                                      static_cast<cl_int>(shape[a] * inner),
+                                      static_cast<cl_int>(offset), static_cast<cl_int>(count)));
+      HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "slice_rows"));
+      copies.push_back(std::move(event));
+    }
+    offset += rows_inner;
+  }
+  if (copies.empty()) copies = wait;
+  cl::Event done;
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Split"));
+  return done;
+}
+
+Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& shape, int64_t axis,
+                                 const std::vector<int64_t>& indices, cl::Buffer& y,
+                                 const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Gather"));
+  const int64_t extent = shape[a];
+  std::vector<cl_int> rows;
+  for (int64_t index : indices) {
+    if (index < -extent || index >= extent) {
+      return invalid_argument("ops: Gather index " + std::to_string(index) +
+                              " out of range for axis size " + std::to_string(extent));
+    }
+    rows.push_back(static_cast<cl_int>(index < 0 ? index + extent : index));
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const auto q = static_cast<int64_t>(rows.size());
+  const int64_t count = outer * q * inner;
+  HSCHED_RETURN_IF_ERROR(check_int_range(std::max(count, element_count(shape)), "Gather operand"));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer index_buffer,
+      detail::constant_buffer(ops, queue, rows.data(), rows.size() * sizeof(cl_int)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gather_rows"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "gather_rows", x, y, index_buffer, static_cast<cl_int>(q),
+                                  static_cast<cl_int>(inner), static_cast<cl_int>(extent),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "gather_rows");
+}
+
+Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& shape,
+                                    const std::vector<int64_t>& perm, cl::Buffer& y,
+                                    const Events& wait) {
+  const size_t rank = shape.size();
+  if (rank > kMaxRank) return invalid_argument("ops: Transpose of rank > 6 is not supported");
+  std::vector<int64_t> order = perm;
+  if (order.empty()) {
+    order.resize(rank);
+    std::iota(order.rbegin(), order.rend(), 0);
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : order) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)] ||
+        order.size() != rank) {
+      return invalid_argument("ops: Transpose perm is not a permutation of the axes");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const int64_t count = element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Transpose input"));
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
+  TransposeShape s{};
+  s.dims.fill(1);
+  s.strides.fill(0);
+  for (size_t i = 0; i < rank; ++i) {
+    const auto from = static_cast<size_t>(order[i]);
+    s.dims[kMaxRank - rank + i] = static_cast<cl_int>(shape[from]);
+    s.strides[kMaxRank - rank + i] = static_cast<cl_int>(in_strides[from]);
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "transpose");
+}
+
+}  // namespace hsched::opencl

@@ -1,0 +1,147 @@
+// The op layer's spatial ops (the program of kernel_sources_spatial.h): Conv and ConvTranspose,
+// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather and Transpose.
+// Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
+// storage type, the event of the last command returned, in-order queues, no reference kept to
+// buffers after returning.
+//
+// Spatial ops take NCHW (2-D) or NCW (1-D) tensors; output shapes are given by the caller (the
+// graph's shape inference), and the kernels read only in-bounds input, so a window reaching past
+// the input (padding, ceil_mode) reads zeros (Conv) or nothing (pools).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "backends/opencl/kernels/ops.h"
+
+namespace hsched::opencl {
+
+// An activation applied to a result before it is stored (Conv's fused epilogue).
+struct Activation {
+  UnaryOp op = UnaryOp::kRelu;
+  float alpha = 0.0f;  // as enqueue_unary's
+  float beta = 0.0f;
+};
+
+// Window geometry along the 1 or 2 spatial axes. pads_begin are ONNX's leading pads (auto_pad
+// already resolved by the caller); the trailing ones follow from the output shape, except
+// pads_end, which only AveragePool's count_include_pad divisor reads.
+struct Window {
+  std::vector<int64_t> kernel;
+  std::vector<int64_t> strides;     // default 1s when empty
+  std::vector<int64_t> dilations;   // default 1s when empty
+  std::vector<int64_t> pads_begin;  // default 0s when empty
+  std::vector<int64_t> pads_end;    // default 0s when empty
+};
+
+// How enqueue_conv computes a convolution. kAuto picks by shape (see enqueue_conv); the others
+// are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1.
+enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect };
+
+struct ConvParams {
+  Window window;
+  int64_t group = 1;
+  std::optional<Activation> activation;            // Conv only
+  ConvAlgorithm algorithm = ConvAlgorithm::kAuto;  // Conv only
+};
+
+// Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].
+// group == 1 runs as a GEMM of the weights [OC, K] by the im2col matrix [K, N * P]:
+// kImplicitGemm (kAuto's choice below kIm2colFlops) gathers that matrix inside one tiled kernel
+// with the bias and activation fused (split over K, plus a reduction kernel, when the output has
+// too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM and an
+// epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a direct
+// kernel.
+// Errors: InvalidArgument for inconsistent shapes or group.
+Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                               const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
+                               const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
+                               const Shape& y_shape, const Events& wait = {});
+
+// What enqueue_conv's kAuto choice computes for a group-1 Conv of `out_channels` outputs at
+// `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs. With the
+// implicit GEMM its tiles' padding counts (rows and columns to 32 or 64, K to steps of 16), so
+// that a 3-channel output costs what a 64-channel one does, and each split of K computes its own
+// partial outputs; above kIm2colFlops, 2 x the multiply-adds over the outputs (CLBlast's tiling
+// is its own). The cost model measures a GPU's Conv time against this.
+struct ConvExecution {
+  double flops = 0;    // multiply-adds x 2, padding included
+  double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
+};
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction);
+
+// ConvTranspose: x [N, C, (H,) W], w [C, OC / group, (KH,) KW], bias [OC] (may be null),
+// y [N, OC, ...] whose size carries output_padding. `params.activation` must be empty.
+Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue& queue,
+                                         const cl::Buffer& x, const Shape& x_shape,
+                                         const cl::Buffer& w, const Shape& w_shape,
+                                         const cl::Buffer* bias, const ConvParams& params,
+                                         cl::Buffer& y, const Shape& y_shape,
+                                         const Events& wait = {});
+
+enum class PoolKind { kMax, kAverage };
+// MaxPool / AveragePool of x [N, C, (H,) W] into y [N, C, ...]. AveragePool divides by the
+// window's in-bounds element count, or with count_include_pad by its extent clipped to the
+// padded input (pads_end included), as ONNX Runtime and PyTorch do.
+Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
+                               const cl::Buffer& x, const Shape& x_shape, const Window& window,
+                               bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
+                               const Events& wait = {});
+
+// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): 3
+// (partial sums per chunk, their merge, the normalisation) when the rows are too few to fill a
+// GPU and long, else 1. The cost model charges a launch per kernel.
+int64_t instance_norm_kernels(const Shape& shape);
+
+// InstanceNormalization of x [N, C, spatial...] with scale and bias of C elements.
+Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                        const cl::Buffer& x, const Shape& shape,
+                                        const cl::Buffer& scale, const cl::Buffer& bias,
+                                        float epsilon, cl::Buffer& y, const Events& wait = {});
+
+// LayerNormalization as ops.h's enqueue_layer_norm (same arguments and result), with one work
+// group per row instead of one work item: the node level uses this one (on an H100 vit_tiny's
+// 197 rows of 192 took 1.4 ms per run as single items).
+Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                          const cl::Buffer& scale, const cl::Buffer* bias,
+                                          float epsilon, cl::Buffer& y, const Events& wait = {});
+
+// Resize's per-axis index tables (built on the host by resize_plan in ops_resize.h):
+// output index o of axis d reads input i0[d][o] (and, interpolating, i1[d][o] with weight
+// w1[d][o]). Only the last two axes may interpolate (w1 != 0). Rank <= 6.
+struct ResizeTables {
+  std::vector<std::vector<int32_t>> i0, i1;
+  std::vector<std::vector<float>> w1;
+};
+Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& x_shape, const ResizeTables& tables, cl::Buffer& y,
+                                 const Shape& y_shape, const Events& wait = {});
+
+// Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y.
+Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const std::vector<const cl::Buffer*>& inputs,
+                                 const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
+                                 const Events& wait = {});
+
+// Split of x along `axis` (negative counts from the end) into `outputs` of `shapes` (equal to x's
+// off the axis, sizes along it adding up to x's).
+Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t axis,
+                                const std::vector<cl::Buffer*>& outputs,
+                                const std::vector<Shape>& shapes, const Events& wait = {});
+
+// Gather of x along `axis` at host-known `indices` (flattened; negative count from the end):
+// y [x[:axis], indices..., x[axis + 1:]]. InvalidArgument for an index out of range.
+Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                 const Shape& shape, int64_t axis,
+                                 const std::vector<int64_t>& indices, cl::Buffer& y,
+                                 const Events& wait = {});
+
+// Transpose of x by `perm` (output axis i is input axis perm[i]; empty: reversed), rank <= 6.
+Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& shape,
+                                    const std::vector<int64_t>& perm, cl::Buffer& y,
+                                    const Events& wait = {});
+
+}  // namespace hsched::opencl

@@ -1,0 +1,79 @@
+// Helpers shared by the op layer's files (ops.cpp, ops_matmul.cpp); not a public interface.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "backends/opencl/kernels/ops.h"
+
+namespace hsched::opencl::detail {
+
+// Internal "ops: <what> failed (cl error N)" unless `error` is CL_SUCCESS.
+Status check_cl(cl_int error, const std::string& what);
+
+int64_t element_count(const Shape& shape);
+// InvalidArgument naming `what` unless 0 <= count < 2^31 (the kernels index with int).
+Status check_int_range(int64_t count, const std::string& what);
+
+// `axis` in [-rank, rank) made non-negative; InvalidArgument naming `op` otherwise.
+Result<size_t> normalize_axis(int64_t axis, size_t rank, const char* op);
+
+// Enqueues `kernel` over `count` work items (rounded up to a multiple of 64) after `wait`.
+Result<cl::Event> launch(cl::CommandQueue& queue, const cl::Kernel& kernel, int64_t count,
+                         const Events& wait, const char* name);
+// Enqueues `kernel` over `global` in work groups of `local` after `wait`; every kernel of the op
+// layer is enqueued here (through `launch` or directly), so that a recording sees it.
+Result<cl::Event> launch_range(cl::CommandQueue& queue, const cl::Kernel& kernel,
+                               const cl::NDRange& global, const cl::NDRange& local,
+                               const Events& wait, const char* name);
+
+// Recording, for ClProgram's replay (program.h): one node's kernel launches, kept with their
+// arguments as set, so that enqueuing the same kernels again repeats the node without the op
+// layer's host work (finding the kernel, setting each argument, making an event).
+struct RecordedLaunch {
+  cl::Kernel kernel;
+  cl::NDRange global;
+  cl::NDRange local;
+};
+struct Recording {
+  std::vector<RecordedLaunch> launches;
+  // False once the node enqueued anything but a kernel launch of its own (a CLBlast call, a
+  // fill, a copy, a barrier, a scratch buffer that had to grow, one kernel launched twice):
+  // its launches alone would not repeat it.
+  bool replayable = true;
+};
+// While alive, the op layer on this thread records into `recording`: queue_kernel creates a
+// kernel for each call (arguments set on a shared one would be overwritten by the next node),
+// launch_range keeps each launch, and not_replayable() marks it. Commands are enqueued as usual.
+class RecordScope {
+ public:
+  explicit RecordScope(Recording& recording);
+  ~RecordScope();
+  RecordScope(const RecordScope&) = delete;
+  RecordScope& operator=(const RecordScope&) = delete;
+
+ private:
+  Recording* previous_;
+};
+// This thread's recording, or nullptr.
+Recording* recording();
+// Marks this thread's recording, if any, as not replayable: the caller enqueues something that
+// is not a kernel launch.
+void not_replayable();
+
+// y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
+Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                        const cl::Buffer& a, const Shape& a_shape,
+                                        const cl::Buffer& b, const Shape& b_shape, float b_scale,
+                                        cl::Buffer& y, const Events& wait);
+
+// Sets kernel arguments in order; the first failure is reported naming the kernel.
+template <typename... Args>
+Status set_args(cl::Kernel& kernel, const char* name, const Args&... args) {
+  cl_uint index = 0;
+  cl_int error = CL_SUCCESS;
+  ((error = error == CL_SUCCESS ? kernel.setArg(index++, args) : error), ...);
+  return check_cl(error, std::string("setArg of ") + name);
+}
+
+}  // namespace hsched::opencl::detail
