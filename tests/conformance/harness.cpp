@@ -16,16 +16,10 @@ struct Devices {
 };
 
 std::optional<Slot> slot_of(const DeviceProfile& profile) {
-  switch (profile.api) {
-    case DeviceApi::kHost:
-      return Slot::kCpu;
-    case DeviceApi::kOpenCl:
-      return Slot::kOpenCl;
-    case DeviceApi::kLevelZero:
-      if (profile.kind == DeviceKind::kNpu) return Slot::kNpu;
-      return std::nullopt;  // a GPU seen through Level Zero runs through OpenCL
-  }
-  return std::nullopt;
+  if (profile.kind == DeviceKind::kNpu) return Slot::kNpu;
+  if (profile.api == DeviceApi::kHost) return Slot::kCpu;
+  if (profile.api == DeviceApi::kOpenCl) return Slot::kOpenCl;
+  return std::nullopt;  // a GPU seen through Level Zero runs through OpenCL
 }
 
 const Devices& devices() {
