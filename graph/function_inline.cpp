@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include "graph/if_inline.h"
@@ -97,6 +98,47 @@ Status check_function(const onnx::FunctionProto& proto, int64_t opset, Function&
       return invalid_argument("output '" + out + "' is defined by none of its nodes");
     }
   }
+  return Status::ok();
+}
+
+// A prefix ending in '/' under which no name of `names` clashes with a name of `taken`.
+std::string unique_prefix(const std::string& base, const NameSet& names, const NameSet& taken) {
+  for (int attempt = 0;; ++attempt) {
+    const std::string prefix = base + (attempt == 0 ? "" : "~" + std::to_string(attempt)) + "/";
+    bool clashes = false;
+    for (auto it = names.begin(); it != names.end() && !clashes; ++it) {
+      clashes = taken.count(prefix + *it) > 0;
+    }
+    if (!clashes) return prefix;
+  }
+}
+
+using AttributeValues = std::unordered_map<std::string, const onnx::AttributeProto*>;
+
+// Attributes that refer to the function's (ref_attr_name) take the call's value, or are
+// dropped when the call gives none (the operator's default applies). `label` names the function.
+Status substitute_attributes(onnx::NodeProto& node, const AttributeValues& given,
+                             const std::string& label) {
+  google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
+  for (auto& attr : *node.mutable_attribute()) {
+    if (!attr.has_ref_attr_name()) {
+      attrs.Add()->Swap(&attr);
+      continue;
+    }
+    auto it = given.find(attr.ref_attr_name());
+    if (it == given.end()) continue;
+    const onnx::AttributeProto& value = *it->second;
+    if (attr.type() != onnx::AttributeProto::UNDEFINED && value.type() != attr.type()) {
+      return invalid_argument("attribute '" + value.name() + "' has type " +
+                              onnx::AttributeProto::AttributeType_Name(value.type()) + "; " +
+                              label + " uses it as " +
+                              onnx::AttributeProto::AttributeType_Name(attr.type()));
+    }
+    onnx::AttributeProto& copy = *attrs.Add();
+    copy = value;
+    copy.set_name(attr.name());
+  }
+  node.mutable_attribute()->Swap(&attrs);
   return Status::ok();
 }
 
@@ -236,18 +278,6 @@ class Inliner {
     return Status::ok();
   }
 
-  // A prefix ending in '/' under which no name the function defines clashes with a taken name.
-  std::string unique_prefix(const std::string& base, const NameSet& names) const {
-    for (int attempt = 0;; ++attempt) {
-      const std::string prefix = base + (attempt == 0 ? "" : "~" + std::to_string(attempt)) + "/";
-      bool clashes = false;
-      for (auto it = names.begin(); it != names.end() && !clashes; ++it) {
-        clashes = taken_.count(prefix + *it) > 0;
-      }
-      if (!clashes) return prefix;
-    }
-  }
-
   // Appends the body of `fn`, called by `call`, to `nodes` (calls inside it expanded in turn).
   Status expand_call(const onnx::NodeProto& call, const Function& fn,
                      google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes,
@@ -259,7 +289,7 @@ class Inliner {
                               std::to_string(proto.input_size()) + " and gives " +
                               std::to_string(proto.output_size()));
     }
-    std::unordered_map<std::string, const onnx::AttributeProto*> given;
+    AttributeValues given;
     const NameSet declared(proto.attribute().begin(), proto.attribute().end());
     for (const auto& attr : call.attribute()) {
       if (holds_subgraph(attr) || (!inside_function && attr.has_ref_attr_name())) {
@@ -274,7 +304,7 @@ class Inliner {
     }
     const std::string base =
         call.name().empty() ? (call.output_size() > 0 ? call.output(0) : fn.key) : call.name();
-    const std::string prefix = unique_prefix(base, fn.internal);
+    const std::string prefix = unique_prefix(base, fn.internal, taken_);
     std::unordered_map<std::string, std::string> renamed;
     for (const auto& name : fn.internal) {
       renamed.emplace(name, prefix + name);
@@ -310,7 +340,7 @@ class Inliner {
       for (auto& name : *node.mutable_output()) {
         if (!name.empty()) name = renamed.at(name);
       }
-      HSCHED_RETURN_IF_ERROR(substitute_attributes(node, given, fn));
+      HSCHED_RETURN_IF_ERROR(substitute_attributes(node, given, label_of(fn)));
       if (const Function* callee = callee_of(node)) {
         // Recursion bounded by kMaxFunctionDepth: the call graph was checked by visit().
         Status status = expand_call(node, *callee, nodes, /*inside_function=*/true);
@@ -325,35 +355,6 @@ class Inliner {
     return Status::ok();
   }
 
-  // Attributes that refer to the function's (ref_attr_name) take the call's value, or are
-  // dropped when the call gives none (the operator's default applies).
-  static Status substitute_attributes(
-      onnx::NodeProto& node,
-      const std::unordered_map<std::string, const onnx::AttributeProto*>& given,
-      const Function& fn) {
-    google::protobuf::RepeatedPtrField<onnx::AttributeProto> attrs;
-    for (auto& attr : *node.mutable_attribute()) {
-      if (!attr.has_ref_attr_name()) {
-        attrs.Add()->Swap(&attr);
-        continue;
-      }
-      auto it = given.find(attr.ref_attr_name());
-      if (it == given.end()) continue;
-      const onnx::AttributeProto& value = *it->second;
-      if (attr.type() != onnx::AttributeProto::UNDEFINED && value.type() != attr.type()) {
-        return invalid_argument("attribute '" + value.name() + "' has type " +
-                                onnx::AttributeProto::AttributeType_Name(value.type()) + "; " +
-                                label_of(fn) + " uses it as " +
-                                onnx::AttributeProto::AttributeType_Name(attr.type()));
-      }
-      onnx::AttributeProto& copy = *attrs.Add();
-      copy = value;
-      copy.set_name(attr.name());
-    }
-    node.mutable_attribute()->Swap(&attrs);
-    return Status::ok();
-  }
-
   onnx::ModelProto& model_;
   int64_t opset_;
   int64_t budget_ = kMaxInlinedNodes;  // nodes calls may still add
@@ -362,7 +363,142 @@ class Inliner {
   NameSet taken_;
 };
 
+// The ops hsched runs as their ONNX function body: no backend has a kernel of its own for them,
+// and the body uses ops they have.
+bool is_expanded_op(const onnx::NodeProto& node) {
+  static const NameSet kOps = {
+      "BlackmanWindow", "CastLike", "Celu", "HammingWindow", "HannWindow",
+      "MeanVarianceNormalization", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"};
+  return is_default_domain(node.domain()) && kOps.count(node.op_type()) > 0;
+}
+
+// The type of every named value of `graph` that has one: inputs, initializers, inferred values.
+std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, onnx::TypeProto> types;
+  for (const auto& list : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const auto& info : *list) {
+      if (info.has_type()) types.emplace(info.name(), info.type());
+    }
+  }
+  for (const auto& init : graph.initializer()) {
+    onnx::TypeProto type;
+    auto* tensor = type.mutable_tensor_type();
+    tensor->set_elem_type(init.data_type());
+    for (int64_t dim : init.dims()) tensor->mutable_shape()->add_dim()->set_dim_value(dim);
+    types[init.name()] = std::move(type);
+  }
+  return types;
+}
+
+// The body of `node`'s op at `opset`, or false when it has none here (no schema, no function,
+// or an input whose type is not known yet).
+bool function_body(const onnx::NodeProto& node, int64_t opset,
+                   const std::unordered_map<std::string, onnx::TypeProto>& types,
+                   onnx::FunctionProto& body) {
+  const onnx::OpSchema* schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  if (schema == nullptr) return false;
+  if (schema->HasFunction()) {
+    body = *schema->GetFunction();
+    return true;
+  }
+  if (!schema->HasContextDependentFunction()) return false;
+  std::vector<onnx::TypeProto> input_types;
+  for (const auto& input : node.input()) {
+    if (input.empty()) {
+      input_types.emplace_back();
+      continue;
+    }
+    auto it = types.find(input);
+    if (it == types.end() || !it->second.has_tensor_type() ||
+        it->second.tensor_type().elem_type() == onnx::TensorProto::UNDEFINED) {
+      return false;
+    }
+    input_types.push_back(it->second);
+  }
+  return schema->BuildContextDependentFunction(onnx::FunctionBodyBuildContextImpl(node, input_types),
+                                               body);
+}
+
 }  // namespace
+
+Result<int> expand_function_ops(onnx::GraphProto& graph, int64_t opset, int64_t& budget) {
+  bool any = false;
+  for (const auto& node : graph.node()) any = any || is_expanded_op(node);
+  if (!any) return 0;
+  const auto types = value_types(graph);
+  NameSet taken;
+  add_all_names(graph, taken, 0);
+  int expanded = 0;
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& call = *graph.mutable_node(i);
+    onnx::FunctionProto body;
+    if (!is_expanded_op(call) || !function_body(call, opset, types, body)) {
+      nodes.Add()->Swap(&call);
+      continue;
+    }
+    const std::string label = "the function body of " + call.op_type();
+    const std::string where = node_description(call, i);
+    if (body.node_size() > budget) {
+      return invalid_argument(where + ": function bodies would add more than " +
+                              std::to_string(kMaxInlinedNodes) + " nodes to the graph");
+    }
+    budget -= body.node_size();
+    // The call's attributes, and the schema's defaults for those it leaves out.
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(call.op_type(), static_cast<int>(opset), "");
+    AttributeValues given;
+    for (const auto& attr : call.attribute()) given.emplace(attr.name(), &attr);
+    for (const auto& [name, attr] : schema->attributes()) {
+      if (attr.default_value.type() != onnx::AttributeProto::UNDEFINED) {
+        given.emplace(name, &attr.default_value);
+      }
+    }
+    NameSet internal;
+    for (const auto& n : body.node()) {
+      for (const auto& out : n.output()) {
+        if (!out.empty()) internal.insert(out);
+      }
+    }
+    const std::string base =
+        !call.name().empty() ? call.name() : call.output_size() > 0 ? call.output(0) : call.op_type();
+    const std::string prefix = unique_prefix(base, internal, taken);
+    std::unordered_map<std::string, std::string> renamed;
+    for (const auto& name : internal) {
+      renamed.emplace(name, prefix + name);
+      taken.insert(prefix + name);
+    }
+    for (int k = 0; k < body.input_size(); ++k) {
+      renamed[body.input(k)] = k < call.input_size() ? call.input(k) : std::string();
+    }
+    for (int k = 0; k < body.output_size(); ++k) {
+      if (k < call.output_size() && !call.output(k).empty()) renamed[body.output(k)] = call.output(k);
+    }
+    for (int k = 0; k < body.node_size(); ++k) {
+      onnx::NodeProto node = body.node(k);
+      node.set_name(prefix + (node.name().empty() ? "#" + std::to_string(k) : node.name()));
+      for (auto& name : *node.mutable_input()) {
+        if (name.empty()) continue;
+        auto it = renamed.find(name);
+        if (it == renamed.end()) {
+          return invalid_argument(where + ": " + label + " reads '" + name +
+                                  "', which it does not define");
+        }
+        name = it->second;
+      }
+      for (auto& name : *node.mutable_output()) {
+        if (!name.empty()) name = renamed.at(name);
+      }
+      Status status = substitute_attributes(node, given, label);
+      if (!status.is_ok()) return status.with_context(where);
+      nodes.Add()->Swap(&node);
+    }
+    ++expanded;
+  }
+  graph.mutable_node()->Swap(&nodes);
+  return expanded;
+}
 
 Status inline_model_functions(onnx::ModelProto& model, int64_t opset) {
   if (model.functions_size() == 0) return Status::ok();

@@ -8,6 +8,7 @@
 #include "hsched/status.h"
 
 namespace onnx {
+class GraphProto;
 class ModelProto;
 }  // namespace onnx
 
@@ -27,5 +28,15 @@ inline constexpr int64_t kMaxInlinedNodes = int64_t{1} << 18;
 // kMaxInlinedNodes new nodes are refused before any is added. Finally clears model.functions().
 // `opset` is the model's default-domain version: a function importing another is refused.
 Status inline_model_functions(onnx::ModelProto& model, int64_t opset);
+
+// Ops of the default domain that hsched runs as the function body their ONNX schema gives
+// (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, MeanVarianceNormalization, Celu, CastLike,
+// the window functions): each such node of `graph` whose input types are known is replaced by
+// the body for `opset` (built for those types when the schema's body depends on them), renamed
+// under a prefix as above, the call's attributes (or the schema's defaults) in place of the
+// body's references. Bodies that call such ops again are expanded on a later call, after shape
+// inference has typed their values. Returns how many nodes were expanded; `budget` is the number
+// of nodes expansions may still add (kMaxInlinedNodes for a model), lowered by what they add.
+Result<int> expand_function_ops(onnx::GraphProto& graph, int64_t opset, int64_t& budget);
 
 }  // namespace hsched

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph/function_inline.h"
 #include "graph/if_inline.h"
 #include "graph/onnx_validate.h"
 #include "graph/rank_bound.h"
@@ -250,17 +251,21 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
   onnx::GraphProto& graph = *model.mutable_graph();
   if (forget_declared_shapes) forget_shapes(graph);
   HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
+  int64_t expansion_budget = kMaxInlinedNodes;
   for (int round = 0; round < kMaxRounds; ++round) {
     HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
     HSCHED_ASSIGN_OR_RETURN(const int folded, fold_pass(graph, opset, external));
-    // An If whose condition is now an initializer gives way to its branch, whose nodes may
-    // fold in the next round.
+    // An If whose condition is now an initializer gives way to its branch, and an op run as its
+    // function body (typed by this round's inference) to the body: their nodes may fold, or
+    // expand, in the next round.
     HSCHED_ASSIGN_OR_RETURN(const int inlined, inline_constant_ifs(graph, external));
-    if (inlined > 0) {
+    HSCHED_ASSIGN_OR_RETURN(const int expanded,
+                            expand_function_ops(graph, opset, expansion_budget));
+    if (inlined + expanded > 0) {
       HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
       drop_unused_initializers(graph);
     }
-    if (folded + inlined == 0) return refuse_remaining_ifs(graph);
+    if (folded + inlined + expanded == 0) return refuse_remaining_ifs(graph);
   }
   HSCHED_RETURN_IF_ERROR(refuse_remaining_ifs(graph));
   return run_onnx_inference(model);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, the docs check
-#   (scripts/check-docs.sh), then release build + CTest, asan (ASan+UBSan) build + CTest, tsan
+#   (scripts/check-docs.sh), then release build + CTest + ONNX's node tests on the CPU, PoCL and
+#   the simulated NPU (tests/onnx_node/), asan (ASan+UBSan) build + CTest, tsan
 #   (ThreadSanitizer) build of the executor stress test + its CTest label, fuzz build + timed
 #   libFuzzer runs of the three fuzz targets (tests/fuzz/: importer, run path, config loaders).
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
@@ -146,6 +147,22 @@ fuzz_run() {
   return "${rc}"
 }
 
+# ONNX's node tests (tests/onnx_node/node_suite.py) through the release build's hsched: on the
+# CPU, on OpenCL (PoCL) and on the simulated NPU in fp16. Each fails on a test of its baseline that
+# no longer passes, a crash, a hang or an unexplained mismatch.
+onnx_node_suite() {
+  local hsched=${root}/build/release/cli/hsched status=0
+  local sim=${root}/build/release/backends/level_zero/sim/libze_hsched_sim.so
+  local suite=(/usr/bin/python3 "${root}/tests/onnx_node/node_suite.py" --hsched "${hsched}"
+    --jobs "${jobs}" --check)
+  "${suite[@]}" --devices cpu --precision fp32 --json "${log_dir}/onnx-node-cpu.json" || status=1
+  "${suite[@]}" --devices opencl --precision fp32 --json "${log_dir}/onnx-node-opencl.json" ||
+    status=1
+  ZE_ENABLE_ALT_DRIVERS=${sim} "${suite[@]}" --devices npu --precision fp16 \
+    --json "${log_dir}/onnx-node-npu.json" || status=1
+  return "${status}"
+}
+
 total_start=${SECONDS}
 echo "hsched test.sh: jobs=${jobs}, models=${models_dir}, fuzz: import ${fuzz_seconds} s," \
   "run ${fuzz_run_seconds} s, config ${fuzz_config_seconds} s"
@@ -169,6 +186,13 @@ for preset in release asan tsan; do
   if run_phase "${preset}-build" configure_and_build "${preset}"; then
     run_phase "${preset}-test" ctest --preset "${preset}" --parallel "${jobs}"
     count_ctest "${preset}-test"
+    if [[ ${preset} == release ]]; then
+      if run_phase onnx-node onnx_node_suite; then
+        tests_passed=$((tests_passed + 1))
+      else
+        tests_failed=$((tests_failed + 1))
+      fi
+    fi
   else
     skip_phase "${preset}-test" "build failed"
     tests_failed=$((tests_failed + 1))
