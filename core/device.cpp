@@ -100,11 +100,12 @@ OpClassIndex build_op_class_index() {
   // Arithmetic and variadic; unary math; activations; comparisons, logic, selection, conversion.
   add(OpClass::kElementwise,
       {"Add", "Sub", "Mul", "Div", "Mod", "Pow", "Max", "Min", "Sum", "Mean"});
-  add(OpClass::kElementwise, {"Abs", "Neg", "Sqrt", "Exp", "Log", "Erf", "Sin", "Cos", "Floor",
-                              "Ceil", "Round", "Sign", "Reciprocal"});
+  add(OpClass::kElementwise, {"Abs", "Neg", "Sqrt", "Exp", "Log", "Erf", "Sin", "Cos", "Tan",
+                              "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+                              "Floor", "Ceil", "Round", "Sign", "Reciprocal"});
   add(OpClass::kElementwise,
       {"Relu", "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
-       "Tanh", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Clip"});
+       "Tanh", "Softplus", "Softsign", "Gelu", "Mish", "ThresholdedRelu", "Shrink", "Clip"});
   add(OpClass::kElementwise, {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And",
                               "Or", "Xor", "Not", "IsNaN", "IsInf", "Where", "Cast"});
   add(OpClass::kReduction,

@@ -33,11 +33,12 @@ int64_t sat_product(const std::vector<int64_t>& dims, size_t first, size_t last)
 // How many FLOP per output element an elementwise op costs. Most are one instruction; ops
 // written as a short sequence of instructions count that sequence, so that ranking devices by
 // FLOP stays sensible. The exact figures are estimates, chosen as:
-//   LeakyRelu, Clip, PRelu, Mod: compare + select or multiply = 2
+//   LeakyRelu, Clip, PRelu, Mod, Shrink: compare + select or multiply = 2
 //   HardSigmoid: multiply, add, clamp = 3; HardSwish: HardSigmoid + multiply = 4
 //   Sigmoid: negate, exp, add, divide = 4; Tanh: about as much as Sigmoid = 4
 //   Erf: a polynomial approximation of ~8 terms = 8; Gelu: Erf + scale, add, multiply = 8
 //   Softplus log(1+exp) = 3, Elu/Selu/Celu ~ exp + select/scale = 4-5, Mish = 8
+//   the inverse trigonometric and hyperbolic functions and Tan: libm calls, counted as Erf = 8
 //   QuantizeLinear/DequantizeLinear: scale + zero point (+ round/saturate) = 2
 // and 1 for the ops below, one instruction per element.
 // clang-format off
@@ -56,11 +57,12 @@ const std::unordered_map<std::string_view, int64_t>& elementwise_factors() {
       for (std::string_view op : ops) factors.emplace(op, factor);
     };
     for (std::string_view op : kOneFlopOps) factors.emplace(op, 1);
-    add(2, {"LeakyRelu", "Clip", "PRelu", "Mod", "QuantizeLinear", "DequantizeLinear"});
+    add(2, {"LeakyRelu", "Clip", "PRelu", "Mod", "QuantizeLinear", "DequantizeLinear", "Shrink"});
     add(3, {"HardSigmoid", "Softplus", "Softsign"});
     add(4, {"HardSwish", "Sigmoid", "Tanh", "Elu", "Celu"});
     add(5, {"Selu"});
-    add(8, {"Erf", "Gelu", "Mish"});
+    add(8, {"Erf", "Gelu", "Mish", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+            "Atanh"});
     return factors;
   }();
   return kFactors;

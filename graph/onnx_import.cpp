@@ -5,6 +5,7 @@
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/version_converter/convert.h>
 
 #include "core/mapped_file.h"
 #include "graph/onnx_validate.h"
@@ -146,9 +147,47 @@ Result<Graph> to_graph(onnx::ModelProto& model, int64_t opset, ExternalData& ext
   return graph;
 }
 
+// The opset of the default domain the model imports, or -1.
+int64_t imported_opset(const onnx::ModelProto& model) {
+  int64_t opset = -1;
+  for (const auto& import : model.opset_import()) {
+    if (import.domain().empty() || import.domain() == "ai.onnx") opset = import.version();
+  }
+  return opset;
+}
+
+// A model of an opset below kMinOpset, upgraded to kMinOpset by libonnx's version converter
+// (its adapters rewrite the ops whose definition changed). The model must first pass the checker
+// at its own opset, so that the converter only sees well-formed nodes; models with external
+// data or model-local functions (neither existed in those opsets' exporters) are refused.
+Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, const fs::path& base_dir) {
+  const std::string label = "opset " + std::to_string(opset);
+  if (model.functions_size() > 0) {
+    return invalid_argument(label + " with model-local functions is not supported (they need " +
+                            "opset " + std::to_string(kMinOpset) + " or above)");
+  }
+  for (const auto& init : model.graph().initializer()) {
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) {
+      return invalid_argument(label + " with external data is not supported (it needs opset " +
+                              std::to_string(kMinOpset) + " or above)");
+    }
+  }
+  HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
+  try {
+    model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
+  } catch (const std::exception& e) {
+    return invalid_argument(label + " could not be upgraded to opset " +
+                            std::to_string(kMinOpset) + ": " + first_line(e.what()));
+  }
+  return Status::ok();
+}
+
 Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options,
                            const fs::path& base_dir) {
   ExternalData external(base_dir);
+  if (const int64_t opset = imported_opset(model); opset >= 1 && opset < kMinOpset) {
+    HSCHED_RETURN_IF_ERROR(upgrade_old_opset(model, opset, base_dir));
+  }
   HSCHED_ASSIGN_OR_RETURN(const int64_t opset, validate_and_sort(model, external));
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <utility>
 
+#include "support/one_node_graph.h"
+
 namespace hsched::conformance {
 namespace {
 
@@ -367,34 +369,17 @@ const OpCase* find_op_case(const std::string& name) {
 }
 
 Graph build_graph(const OpCase& op_case) {
-  Graph graph;
-  graph.name = op_case.name;
-  graph.opset = op_case.opset;
-  Node node;
-  node.name = op_case.name;
-  node.op_type = op_case.op;
-  node.attributes = op_case.attributes;
+  std::vector<test::NodeInput> inputs;
   for (size_t i = 0; i < op_case.inputs.size(); ++i) {
     const InputSpec& spec = op_case.inputs[i];
-    const std::string name = "in" + std::to_string(i);
-    if (spec.omitted) {
-      node.inputs.push_back(kNoValue);
-    } else if (spec.constant) {
-      node.inputs.push_back(graph.add_constant(name, make_tensor(op_case, i)));
-    } else {
-      const ValueId id = graph.add_value(name, spec.dtype, Shape(spec.dims));
-      graph.add_input(id);
-      node.inputs.push_back(id);
-    }
+    inputs.push_back(spec.omitted    ? test::NodeInput::omitted()
+                     : spec.constant ? test::NodeInput::constant_of(make_tensor(op_case, i))
+                                     : test::NodeInput::input(spec.dtype, Shape(spec.dims)));
   }
-  for (size_t i = 0; i < op_case.outputs.size(); ++i) {
-    const OutputSpec& spec = op_case.outputs[i];
-    const ValueId id = graph.add_value("out" + std::to_string(i), spec.dtype, Shape(spec.dims));
-    graph.add_output(id);
-    node.outputs.push_back(id);
-  }
-  graph.add_node(std::move(node));
-  return graph;
+  std::vector<test::NodeOutput> outputs;
+  for (const OutputSpec& spec : op_case.outputs) outputs.push_back({spec.dtype, Shape(spec.dims)});
+  return test::one_node_graph(op_case.name, op_case.op, op_case.attributes, inputs, outputs,
+                              op_case.opset);
 }
 
 std::vector<Tensor> make_inputs(const OpCase& op_case) {

@@ -74,7 +74,8 @@ TEST_P(OpsetTest, InputShapeMakesEveryTensorStaticAndFoldsTheShapeChain) {
   ASSERT_TRUE(add_input_shape_flag("x=2,3,8,8", options).is_ok());
   auto graph = import_onnx_model(model, options, "opset_model", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  EXPECT_EQ(graph->opset, GetParam());
+  // Opsets below kMinOpset are upgraded to it at import.
+  EXPECT_EQ(graph->opset, std::max(GetParam(), kMinOpset));
   EXPECT_EQ(count_non_static(*graph), 0);
   EXPECT_EQ(op_types(*graph),
             (std::vector<std::string>{"Conv", "Relu", "Reshape", "Slice", "Clip"}));
@@ -97,7 +98,23 @@ TEST_P(OpsetTest, WithoutInputShapeTheBatchStaysDynamic) {
   EXPECT_FALSE(graph->value(graph->outputs().at(0)).shape.is_static());
 }
 
-INSTANTIATE_TEST_SUITE_P(Opsets, OpsetTest, ::testing::Values(9, 11, 13, 17));
+INSTANTIATE_TEST_SUITE_P(Opsets, OpsetTest, ::testing::Values(7, 8, 9, 11, 13, 17));
+
+TEST(ImportTest, OldOpsetWithExternalDataIsRefused) {
+  onnx::ModelProto model = opset_model(8);
+  onnx::TensorProto& w = *model.mutable_graph()->mutable_initializer(0);
+  w.clear_raw_data();
+  w.clear_float_data();
+  w.set_data_location(onnx::TensorProto::EXTERNAL);
+  onnx::StringStringEntryProto& location = *w.add_external_data();
+  location.set_key("location");
+  location.set_value("w.bin");
+  auto graph = import_onnx_model(model, {}, "old.onnx", {});
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_NE(graph.status().message().find("old.onnx: opset 8 with external data is not supported"),
+            std::string::npos)
+      << graph.status().message();
+}
 
 TEST(ImportTest, NodesOutOfOrderAreSorted) {
   OnnxBuilder b(17);

@@ -2,7 +2,8 @@
 // one flat loop over contiguous elements, split by parallel_range; the per-element functions are
 // lambdas inlined into for_each_blocked so that the cheap ones (Relu, Clip, HardSwish...)
 // vectorise. Exp, Sigmoid, Tanh, Erf, Gelu, Elu and Selu use the vectorisable fast_* functions of
-// elementwise.h (<= 2.6 ulp); Sqrt, Log, Sin, Cos, Floor, Ceil and Softplus call libm per element.
+// elementwise.h (<= 2.6 ulp); Sqrt, Log, the trigonometric and hyperbolic functions, Floor, Ceil,
+// Round and Softplus call libm per element.
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -178,6 +179,18 @@ void register_unary_kernels(KernelRegistry& registry) {
   registry.add("Ceil", float_unary(simple([](float x) { return std::ceil(x); })));
   registry.add("Reciprocal", float_unary(simple([](float x) { return 1.0f / x; })));
   registry.add("Sigmoid", float_unary(simple([](float x) { return fast_sigmoid(x); })));
+  registry.add("Tan", float_unary(simple([](float x) { return std::tan(x); })));
+  registry.add("Asin", float_unary(simple([](float x) { return std::asin(x); })));
+  registry.add("Acos", float_unary(simple([](float x) { return std::acos(x); })));
+  registry.add("Atan", float_unary(simple([](float x) { return std::atan(x); })));
+  registry.add("Sinh", float_unary(simple([](float x) { return std::sinh(x); })));
+  registry.add("Cosh", float_unary(simple([](float x) { return std::cosh(x); })));
+  registry.add("Asinh", float_unary(simple([](float x) { return std::asinh(x); })));
+  registry.add("Acosh", float_unary(simple([](float x) { return std::acosh(x); })));
+  registry.add("Atanh", float_unary(simple([](float x) { return std::atanh(x); })));
+  registry.add("Softsign", float_unary(simple([](float x) { return x / (1.0f + std::fabs(x)); })));
+  // Halves to even, as ONNX's Round defines (the default rounding mode).
+  registry.add("Round", float_unary(simple([](float x) { return std::nearbyint(x); })));
   // log(1 + exp(x)) without overflowing exp for large x.
   registry.add("Softplus", float_unary(simple([](float x) {
                  return x > 0.0f ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -209,6 +222,17 @@ void register_unary_kernels(KernelRegistry& registry) {
                    return x <= 0.0f ? gamma * (alpha * fast_exp(x) - alpha) : gamma * x;
                  };
                }));
+  registry.add("ThresholdedRelu", float_unary([](const KernelSpec& spec) {
+                 const float alpha = spec.node.attr_float("alpha", 1.0f);
+                 return [alpha](float x) { return x > alpha ? x : 0.0f; };
+               }));
+  registry.add("Shrink", float_unary([](const KernelSpec& spec) {
+                 const float bias = spec.node.attr_float("bias", 0.0f);
+                 const float lambd = spec.node.attr_float("lambd", 0.5f);
+                 return [bias, lambd](float x) {
+                   return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0f);
+                 };
+               }));
   registry.add("Gelu", make_gelu);
 
   // Numeric dtypes (integers too: Relu/Neg/Abs appear on int64 shape arithmetic).
@@ -233,7 +257,22 @@ void register_unary_kernels(KernelRegistry& registry) {
                                       };
                                     }));
 
+  registry.add("Sign",
+               numeric_unary({DType::kF32, DType::kI64, DType::kI32, DType::kI8, DType::kU8},
+                             [](auto zero) {
+                               using T = decltype(zero);
+                               return [](T x) { return static_cast<T>((T{0} < x) - (x < T{0})); };
+                             }));
+
   // Predicates and logic.
+  registry.add("IsInf", [](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
+    HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32}, DType::kBool));
+    const bool negative = spec.node.attr_int("detect_negative", 1) != 0;
+    const bool positive = spec.node.attr_int("detect_positive", 1) != 0;
+    return unary_kernel<float, uint8_t>([negative, positive](float x) {
+      return static_cast<uint8_t>(std::isinf(x) && (x > 0 ? positive : negative));
+    });
+  });
   registry.add("IsNaN", [](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
     HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32}, DType::kBool));
     return unary_kernel<float, uint8_t>([](float x) { return static_cast<uint8_t>(x != x); });

@@ -131,6 +131,23 @@ TEST(ElementwiseUnary, FloatOpsMatchReference) {
        }},
       {"Sin", [](double x) { return std::sin(x); }},
       {"Cos", [](double x) { return std::cos(x); }},
+      {"Tan", [](double x) { return std::tan(x); }, -1.4f, 1.4f},
+      {"Asin", [](double x) { return std::asin(x); }, -1.0f, 1.0f},
+      {"Acos", [](double x) { return std::acos(x); }, -1.0f, 1.0f},
+      {"Atan", [](double x) { return std::atan(x); }},
+      {"Sinh", [](double x) { return std::sinh(x); }},
+      {"Cosh", [](double x) { return std::cosh(x); }},
+      {"Asinh", [](double x) { return std::asinh(x); }},
+      {"Acosh", [](double x) { return std::acosh(x); }, 1.0f, 9.0f},
+      {"Atanh", [](double x) { return std::atanh(x); }, -0.99f, 0.99f},
+      {"Softsign", [](double x) { return x / (1 + std::fabs(x)); }},
+      {"Round", [](double x) { return std::nearbyint(x); }, -9.0f, 9.0f},
+      {"ThresholdedRelu", [](double x) { return x > 0.5 ? x : 0.0; }, -4, 4, {{"alpha", 0.5f}}},
+      {"Shrink",
+       [](double x) { return x < -1.5 ? x + 0.25 : (x > 1.5 ? x - 0.25 : 0.0); },
+       -4,
+       4,
+       {{"bias", 0.25f}, {"lambd", 1.5f}}},
   };
   for (const auto& c : cases) {
     for (const Dims& dims : {Dims{7}, Dims{3, 11}, Dims{100003}, Dims{0, 3}, Dims{}}) {
@@ -220,6 +237,28 @@ TEST(ElementwiseUnary, IntegerReluNegAbsWrapInsteadOfOverflowing) {
   const Tensor abs = run1("Abs", {}, {{y}}, DType::kI32, {3});
   EXPECT_EQ(abs.values<int32_t>()[0], 5);
   EXPECT_EQ(abs.values<int32_t>()[2], 1);
+}
+
+// Round halves to even; Sign of every numeric dtype; IsInf of either sign or both.
+TEST(ElementwiseUnary, RoundSignAndIsInfAtTheirEdges) {
+  const Tensor halves = f32({6}, {-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f});
+  EXPECT_TRUE(all_close(run1("Round", {}, {{halves}}, DType::kF32, {6}),
+                        f32({6}, {-2.0f, -2.0f, -0.0f, 0.0f, 2.0f, 2.0f})));
+  EXPECT_TRUE(all_close(run1("Sign", {}, {{f32({3}, {-3.5f, 0.0f, 2.0f})}}, DType::kF32, {3}),
+                        f32({3}, {-1.0f, 0.0f, 1.0f})));
+  const Tensor signs = run1("Sign", {}, {{i64({3}, {-7, 0, 9})}}, DType::kI64, {3});
+  EXPECT_EQ(std::vector<int64_t>(signs.values<int64_t>().begin(), signs.values<int64_t>().end()),
+            (std::vector<int64_t>{-1, 0, 1}));
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x = f32({4}, {-inf, inf, 1.0f, std::numeric_limits<float>::quiet_NaN()});
+  const auto flags = [&](const AttributeMap& attrs) {
+    const Tensor y = run1("IsInf", attrs, {{x}}, DType::kBool, {4});
+    const auto v = y.values<uint8_t>();
+    return std::vector<int>(v.begin(), v.end());
+  };
+  EXPECT_EQ(flags({}), (std::vector<int>{1, 1, 0, 0}));
+  EXPECT_EQ(flags({{"detect_positive", int64_t{0}}}), (std::vector<int>{1, 0, 0, 0}));
+  EXPECT_EQ(flags({{"detect_negative", int64_t{0}}}), (std::vector<int>{0, 1, 0, 0}));
 }
 
 TEST(ElementwiseUnary, IsNaNNotAndIdentityOfOtherDtypes) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/kernel.h"
+#include "support/one_node_graph.h"
 
 namespace hsched::cpu::test {
 
@@ -34,28 +35,20 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op, const Attribute
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   static dnnl::stream stream(engine);
   CpuContext context{threads, &engine, &stream};
-  Graph graph;
-  Node node;
-  node.name = "test_" + op;
-  node.op_type = op;
-  node.attributes = attrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].omitted) {
-      node.inputs.push_back(kNoValue);
-    } else if (inputs[i].constant) {
-      node.inputs.push_back(graph.add_constant("in" + std::to_string(i), inputs[i].tensor));
-    } else {
-      node.inputs.push_back(graph.add_value("in" + std::to_string(i), inputs[i].tensor.dtype(),
-                                            inputs[i].tensor.shape()));
-    }
+  using hsched::test::NodeInput;
+  std::vector<NodeInput> node_inputs;
+  for (const OpInput& in : inputs) {
+    node_inputs.push_back(in.omitted    ? NodeInput::omitted()
+                          : in.constant ? NodeInput::constant_of(in.tensor)
+                                        : NodeInput::input(in.tensor.dtype(), in.tensor.shape()));
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    node.outputs.push_back(outputs[i].omitted ? kNoValue
-                                              : graph.add_value("out" + std::to_string(i),
-                                                                outputs[i].dtype,
-                                                                Shape(outputs[i].dims)));
+  std::vector<hsched::test::NodeOutput> node_outputs;
+  for (const OpOutput& out : outputs) {
+    node_outputs.push_back({out.dtype, Shape(out.dims), out.omitted});
   }
-  const NodeId id = graph.add_node(node);
+  const Graph graph =
+      hsched::test::one_node_graph("test_" + op, op, attrs, node_inputs, node_outputs, opset);
+  const NodeId id = 0;
   KernelSpec spec{graph.node(id), {}, {}, opset, &context};
   for (ValueId v : graph.node(id).inputs) spec.inputs.push_back(v == kNoValue ? nullptr : &graph.value(v));
   for (ValueId v : graph.node(id).outputs) {

@@ -15,6 +15,7 @@
 #include "backends/cpu/program.h"
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/opencl_test_util.h"
+#include "support/one_node_graph.h"
 #include "support/temp_dir.h"
 
 namespace hsched::opencl {
@@ -53,30 +54,23 @@ inline OneNodeGraph one_node_graph(const std::string& op, const AttributeMap& at
                                    const std::vector<TestInput>& inputs,
                                    const std::vector<Shape>& outputs, int64_t opset,
                                    const std::function<float(float)>& round, uint32_t seed) {
+  using hsched::test::NodeInput;
   OneNodeGraph g;
-  g.graph.opset = opset;
-  Node node;
-  node.name = op + "_under_test";
-  node.op_type = op;
-  node.attributes = attributes;
   std::mt19937 rng(seed);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const TestInput& in = inputs[i];
-    const std::string name = "in" + std::to_string(i);
+  std::vector<NodeInput> node_inputs;
+  for (const TestInput& in : inputs) {
     if (in.kind == TestInput::Kind::kOmitted) {
-      node.inputs.push_back(kNoValue);
+      node_inputs.push_back(NodeInput::omitted());
       continue;
     }
     if (in.kind == TestInput::Kind::kHost) {
-      node.inputs.push_back(g.graph.add_constant(name, in.host));
+      node_inputs.push_back(NodeInput::constant_of(in.host));
       continue;
     }
     int64_t count = 1;
     for (int64_t d : in.shape) count *= d;
     if (count < 0) {  // a dynamic shape (for check_node tests): no data
-      const ValueId id = g.graph.add_value(name, DType::kF32, in.shape);
-      g.graph.add_input(id);
-      node.inputs.push_back(id);
+      node_inputs.push_back(NodeInput::input(DType::kF32, in.shape));
       continue;
     }
     std::uniform_real_distribution<float> dist(in.low, in.high);
@@ -84,20 +78,17 @@ inline OneNodeGraph one_node_graph(const std::string& op, const AttributeMap& at
     for (float& v : values) v = round(dist(rng));
     Tensor tensor = Tensor::from_vector(DType::kF32, in.shape, values);
     if (in.kind == TestInput::Kind::kWeight) {
-      node.inputs.push_back(g.graph.add_constant(name, tensor));
+      node_inputs.push_back(NodeInput::constant_of(std::move(tensor)));
     } else {
-      const ValueId id = g.graph.add_value(name, DType::kF32, in.shape);
-      g.graph.add_input(id);
-      g.feeds.push_back(tensor);
-      node.inputs.push_back(id);
+      node_inputs.push_back(NodeInput::input(DType::kF32, in.shape));
+      g.feeds.push_back(std::move(tensor));
     }
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const ValueId id = g.graph.add_value("out" + std::to_string(i), DType::kF32, outputs[i]);
-    g.graph.add_output(id);
-    node.outputs.push_back(id);
-  }
-  g.node = g.graph.add_node(std::move(node));
+  std::vector<hsched::test::NodeOutput> node_outputs;
+  for (const Shape& shape : outputs) node_outputs.push_back({DType::kF32, shape});
+  g.graph = hsched::test::one_node_graph(op + "_under_test", op, attributes, node_inputs,
+                                         node_outputs, opset);
+  g.node = 0;
   return g;
 }
 
