@@ -13,6 +13,10 @@ bool Shape::is_static() const {
 }
 
 int64_t Shape::elements() const {
+  // Empty whatever the other dims are (their product alone may overflow).
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   return n;

@@ -105,6 +105,11 @@ Result<std::vector<int64_t>> broadcast_dims(const std::vector<const std::vector<
 // For each element of `out_dims`, the index of the element of `in_dims` it reads.
 std::vector<size_t> broadcast_map(const std::vector<int64_t>& out_dims,
                                   const std::vector<int64_t>& in_dims) {
+  const int64_t n = Shape(out_dims).elements();
+  // An empty result reads nothing; otherwise every input dim is 1 or the output's, so the
+  // input's strides stay below n. (An empty input's other dims may be huge: their product would
+  // overflow.)
+  if (n == 0) return {};
   const size_t rank = out_dims.size();
   const size_t offset = rank - in_dims.size();
   std::vector<int64_t> in_strides(rank, 0);
@@ -113,7 +118,6 @@ std::vector<size_t> broadcast_map(const std::vector<int64_t>& out_dims,
     in_strides[offset + i] = in_dims[i] == 1 ? 0 : stride;
     stride *= in_dims[i];
   }
-  const int64_t n = Shape(out_dims).elements();
   std::vector<size_t> map(static_cast<size_t>(n));
   std::vector<int64_t> index(rank, 0);
   for (int64_t o = 0; o < n; ++o) {

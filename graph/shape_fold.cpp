@@ -9,6 +9,7 @@
 
 #include "graph/function_inline.h"
 #include "graph/if_inline.h"
+#include "graph/inference_guards.h"
 #include "graph/onnx_validate.h"
 #include "graph/rank_bound.h"
 #include "graph/shape_eval.h"
@@ -86,6 +87,7 @@ Status run_onnx_inference(onnx::ModelProto& model) {
   // propagation off: libonnx's has no size bounds (a Range feeding ConstantOfShape made it build
   // a 17-million-dim shape: found by the fuzzer); hsched's bounded evaluator folds those chains.
   onnx::ShapeInferenceOptions options(false, 0, false);
+  install_inference_guards();
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {

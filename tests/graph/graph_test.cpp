@@ -52,6 +52,14 @@ TEST(ShapeTest, CheckedElementsBoundsEverySize) {
   EXPECT_FALSE(checked_elements(std::vector<int64_t>(17, 1)).is_ok());
 }
 
+// An empty shape is empty whatever its other dims, without multiplying them (found by the
+// run fuzzer: the product overflowed, undefined behaviour, in the shape evaluator's broadcast).
+TEST(ShapeTest, AZeroDimMakesItEmptyWithoutOverflow) {
+  EXPECT_EQ(Shape({int64_t{1} << 40, int64_t{1} << 40, 0}).elements(), 0);
+  EXPECT_EQ(Shape({0, int64_t{1} << 62, 4}).elements(), 0);
+  EXPECT_EQ(Shape({2, 3, 4}).elements(), 24);
+}
+
 TEST(ShapeTest, ParseDims) {
   EXPECT_EQ(*parse_dims("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));
   EXPECT_FALSE(parse_dims("1,,3").is_ok());
