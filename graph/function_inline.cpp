@@ -142,6 +142,48 @@ Status substitute_attributes(onnx::NodeProto& node, const AttributeValues& given
   return Status::ok();
 }
 
+// How one call's copy of a function body names things: the body's own names (`internal`) under
+// a prefix no other name of the model has (reserved in `taken`), its inputs as the call's ("" for
+// one the call leaves out). `fallback` names the prefix when the call has no name or output.
+struct BodyNames {
+  std::string prefix;
+  std::unordered_map<std::string, std::string> renamed;
+};
+
+BodyNames name_body(const onnx::NodeProto& call, const std::string& fallback,
+                    const google::protobuf::RepeatedPtrField<std::string>& body_inputs,
+                    const NameSet& internal, NameSet& taken) {
+  const std::string base =
+      !call.name().empty() ? call.name() : call.output_size() > 0 ? call.output(0) : fallback;
+  BodyNames names{unique_prefix(base, internal, taken), {}};
+  for (const auto& name : internal) {
+    names.renamed.emplace(name, names.prefix + name);
+    taken.insert(names.prefix + name);
+  }
+  for (int i = 0; i < body_inputs.size(); ++i) {
+    names.renamed[body_inputs[i]] = i < call.input_size() ? call.input(i) : std::string();
+  }
+  return names;
+}
+
+// Node `k` of a body, renamed for one call: its name under the prefix, every value it reads and
+// writes as `names` says. A name the body neither takes nor defines is an InvalidArgument.
+Status rename_body_node(onnx::NodeProto& node, int k, const BodyNames& names) {
+  node.set_name(names.prefix + (node.name().empty() ? "#" + std::to_string(k) : node.name()));
+  for (auto* list : {node.mutable_input(), node.mutable_output()}) {
+    for (auto& name : *list) {
+      if (name.empty()) continue;
+      auto it = names.renamed.find(name);
+      if (it == names.renamed.end()) {
+        return invalid_argument("node " + node.name() + " uses '" + name +
+                                "', which the body neither takes nor defines");
+      }
+      name = it->second;
+    }
+  }
+  return Status::ok();
+}
+
 class Inliner {
  public:
   Inliner(onnx::ModelProto& model, int64_t opset) : model_(model), opset_(opset) {}
@@ -302,44 +344,28 @@ class Inliner {
         return invalid_argument("attribute '" + attr.name() + "' is given twice");
       }
     }
-    const std::string base =
-        call.name().empty() ? (call.output_size() > 0 ? call.output(0) : fn.key) : call.name();
-    const std::string prefix = unique_prefix(base, fn.internal, taken_);
-    std::unordered_map<std::string, std::string> renamed;
-    for (const auto& name : fn.internal) {
-      renamed.emplace(name, prefix + name);
-      taken_.insert(prefix + name);
-    }
-    for (int i = 0; i < proto.input_size(); ++i) {
-      renamed[proto.input(i)] = i < call.input_size() ? call.input(i) : std::string();
-    }
+    BodyNames names = name_body(call, fn.key, proto.input(), fn.internal, taken_);
     for (int j = 0; j < proto.output_size(); ++j) {
       if (j >= call.output_size() || call.output(j).empty()) continue;
       if (fn.internal.count(proto.output(j))) {
-        renamed[proto.output(j)] = call.output(j);
+        names.renamed[proto.output(j)] = call.output(j);
         continue;
       }
       // The function passes an input straight through: an Identity stands for it.
-      const std::string& source = renamed.at(proto.output(j));
+      const std::string& source = names.renamed.at(proto.output(j));
       if (source.empty()) {
         return invalid_argument("output " + std::to_string(j) + " is an input the call leaves out");
       }
       onnx::NodeProto& identity = *nodes.Add();
       identity.set_op_type("Identity");
-      identity.set_name(prefix + "output_" + std::to_string(j));
+      identity.set_name(names.prefix + "output_" + std::to_string(j));
       identity.add_input(source);
       identity.add_output(call.output(j));
     }
     for (int k = 0; k < proto.node_size(); ++k) {
       onnx::NodeProto node = proto.node(k);
-      node.set_name(prefix + (node.name().empty() ? "#" + std::to_string(k) : node.name()));
       // check_function() made sure every name the node uses is an input or defined inside.
-      for (auto& name : *node.mutable_input()) {
-        if (!name.empty()) name = renamed.at(name);
-      }
-      for (auto& name : *node.mutable_output()) {
-        if (!name.empty()) name = renamed.at(name);
-      }
+      HSCHED_RETURN_IF_ERROR(rename_body_node(node, k, names));
       HSCHED_RETURN_IF_ERROR(substitute_attributes(node, given, label_of(fn)));
       if (const Function* callee = callee_of(node)) {
         // Recursion bounded by kMaxFunctionDepth: the call graph was checked by visit().
@@ -390,19 +416,16 @@ std::unordered_map<std::string, onnx::TypeProto> value_types(const onnx::GraphPr
   return types;
 }
 
-// The body of `node`'s op at `opset`, or false when it has none here (no schema, no function,
-// or an input whose type is not known yet).
-bool function_body(const onnx::NodeProto& node, int64_t opset,
+// The body of `node`'s op as `schema` (its version at the model's opset) defines it, or false
+// when it has none here (no function, or an input whose type is not known yet).
+bool function_body(const onnx::NodeProto& node, const onnx::OpSchema& schema,
                    const std::unordered_map<std::string, onnx::TypeProto>& types,
                    onnx::FunctionProto& body) {
-  const onnx::OpSchema* schema =
-      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
-  if (schema == nullptr) return false;
-  if (schema->HasFunction()) {
-    body = *schema->GetFunction();
+  if (schema.HasFunction()) {
+    body = *schema.GetFunction();
     return true;
   }
-  if (!schema->HasContextDependentFunction()) return false;
+  if (!schema.HasContextDependentFunction()) return false;
   std::vector<onnx::TypeProto> input_types;
   for (const auto& input : node.input()) {
     if (input.empty()) {
@@ -416,8 +439,8 @@ bool function_body(const onnx::NodeProto& node, int64_t opset,
     }
     input_types.push_back(it->second);
   }
-  return schema->BuildContextDependentFunction(onnx::FunctionBodyBuildContextImpl(node, input_types),
-                                               body);
+  return schema.BuildContextDependentFunction(onnx::FunctionBodyBuildContextImpl(node, input_types),
+                                              body);
 }
 
 }  // namespace
@@ -433,8 +456,12 @@ Result<int> expand_function_ops(onnx::GraphProto& graph, int64_t opset, int64_t&
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto& call = *graph.mutable_node(i);
+    const onnx::OpSchema* schema =
+        is_expanded_op(call)
+            ? onnx::OpSchemaRegistry::Schema(call.op_type(), static_cast<int>(opset), "")
+            : nullptr;
     onnx::FunctionProto body;
-    if (!is_expanded_op(call) || !function_body(call, opset, types, body)) {
+    if (schema == nullptr || !function_body(call, *schema, types, body)) {
       nodes.Add()->Swap(&call);
       continue;
     }
@@ -446,8 +473,6 @@ Result<int> expand_function_ops(onnx::GraphProto& graph, int64_t opset, int64_t&
     }
     budget -= body.node_size();
     // The call's attributes, and the schema's defaults for those it leaves out.
-    const onnx::OpSchema* schema =
-        onnx::OpSchemaRegistry::Schema(call.op_type(), static_cast<int>(opset), "");
     AttributeValues given;
     for (const auto& attr : call.attribute()) given.emplace(attr.name(), &attr);
     for (const auto& [name, attr] : schema->attributes()) {
@@ -461,36 +486,16 @@ Result<int> expand_function_ops(onnx::GraphProto& graph, int64_t opset, int64_t&
         if (!out.empty()) internal.insert(out);
       }
     }
-    const std::string base =
-        !call.name().empty() ? call.name() : call.output_size() > 0 ? call.output(0) : call.op_type();
-    const std::string prefix = unique_prefix(base, internal, taken);
-    std::unordered_map<std::string, std::string> renamed;
-    for (const auto& name : internal) {
-      renamed.emplace(name, prefix + name);
-      taken.insert(prefix + name);
-    }
-    for (int k = 0; k < body.input_size(); ++k) {
-      renamed[body.input(k)] = k < call.input_size() ? call.input(k) : std::string();
-    }
+    BodyNames names = name_body(call, call.op_type(), body.input(), internal, taken);
     for (int k = 0; k < body.output_size(); ++k) {
-      if (k < call.output_size() && !call.output(k).empty()) renamed[body.output(k)] = call.output(k);
+      if (k < call.output_size() && !call.output(k).empty()) {
+        names.renamed[body.output(k)] = call.output(k);
+      }
     }
     for (int k = 0; k < body.node_size(); ++k) {
       onnx::NodeProto node = body.node(k);
-      node.set_name(prefix + (node.name().empty() ? "#" + std::to_string(k) : node.name()));
-      for (auto& name : *node.mutable_input()) {
-        if (name.empty()) continue;
-        auto it = renamed.find(name);
-        if (it == renamed.end()) {
-          return invalid_argument(where + ": " + label + " reads '" + name +
-                                  "', which it does not define");
-        }
-        name = it->second;
-      }
-      for (auto& name : *node.mutable_output()) {
-        if (!name.empty()) name = renamed.at(name);
-      }
-      Status status = substitute_attributes(node, given, label);
+      Status status = rename_body_node(node, k, names);
+      if (status.is_ok()) status = substitute_attributes(node, given, label);
       if (!status.is_ok()) return status.with_context(where);
       nodes.Add()->Swap(&node);
     }

@@ -11,7 +11,7 @@ import sys
 REASON_PATTERNS = [
     # (pattern over hsched's message, the reason as the table groups it)
     (r"has no kernel for op '([^']+)'", r"no kernel for \1"),
-    (r"opset (\d+) is not supported \(([^)]*)\)", r"opset below \2"),
+    (r"opset (\d+) is not supported \(([^)]*)\)", r"opset \1 (hsched reads \2)"),
     (r"has dtype (\w+), which hsched does not support", r"dtype \1"),
     (r"is not a tensor \(sequences, maps and optionals", "sequence, map or optional values"),
     (r"imports no opset of the default ONNX domain", "no default-domain opset (other domains)"),
@@ -26,8 +26,6 @@ def reason_group(detail):
         match = re.search(pattern, detail)
         if match:
             text = match.expand(group)
-            if "opset below" in text:
-                return "opset below 9 (hsched reads 9 to 17)"
             return re.sub(r"'[^']*'", "'...'", text)[:120]
     return detail[:120]
 
