@@ -157,10 +157,12 @@ int64_t imported_opset(const onnx::ModelProto& model) {
 }
 
 // A model of an opset below kMinOpset, upgraded to kMinOpset by libonnx's version converter
-// (its adapters rewrite the ops whose definition changed). The model must first pass the checker
-// at its own opset, so that the converter only sees well-formed nodes; models with external
-// data or model-local functions (neither existed in those opsets' exporters) are refused.
-Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, const fs::path& base_dir) {
+// (its adapters rewrite the ops whose definition changed). The converter's own import of the
+// graph dereferences undefined names, so the model must first pass hsched's validation and the
+// checker at its own opset. Models with external data or model-local functions (neither existed
+// in those opsets' exporters) are refused.
+Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, ExternalData& external,
+                         const fs::path& base_dir) {
   const std::string label = "opset " + std::to_string(opset);
   if (model.functions_size() > 0) {
     return invalid_argument(label + " with model-local functions is not supported (they need " +
@@ -172,6 +174,7 @@ Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, const fs::path&
                               std::to_string(kMinOpset) + " or above)");
     }
   }
+  HSCHED_RETURN_IF_ERROR(validate_and_sort(model, external).status());
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
   try {
     model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
@@ -186,9 +189,13 @@ Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options
                            const fs::path& base_dir) {
   ExternalData external(base_dir);
   if (const int64_t opset = imported_opset(model); opset >= 1 && opset < kMinOpset) {
-    HSCHED_RETURN_IF_ERROR(upgrade_old_opset(model, opset, base_dir));
+    HSCHED_RETURN_IF_ERROR(upgrade_old_opset(model, opset, external, base_dir));
   }
   HSCHED_ASSIGN_OR_RETURN(const int64_t opset, validate_and_sort(model, external));
+  if (opset < kMinOpset) {
+    return invalid_argument("opset " + std::to_string(opset) + " could not be upgraded to opset " +
+                            std::to_string(kMinOpset));
+  }
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
   HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));

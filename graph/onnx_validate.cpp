@@ -189,8 +189,7 @@ Result<int64_t> default_opset(const onnx::ModelProto& model) {
     if (is_default_domain(import.domain())) opset = import.version();
   }
   if (opset < 0) return invalid_argument("the model imports no opset of the default ONNX domain");
-  if (opset < kMinOpset || opset > kMaxOpset) {
-    // Opsets 1 to kMinOpset - 1 were upgraded at import (onnx_import.cpp) before this check.
+  if (opset < 1 || opset > kMaxOpset) {
     return invalid_argument("opset " + std::to_string(opset) + " is not supported (1 to " +
                             std::to_string(kMaxOpset) + ")");
   }

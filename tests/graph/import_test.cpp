@@ -116,6 +116,16 @@ TEST(ImportTest, OldOpsetWithExternalDataIsRefused) {
       << graph.status().message();
 }
 
+// libonnx's version converter dereferences names the graph does not define; hsched validates
+// an old-opset model before upgrading it.
+TEST(ImportTest, OldOpsetIsValidatedBeforeTheUpgrade) {
+  OnnxBuilder b(6);
+  b.input("x", DType::kF32, {1, 4}).output("y", DType::kF32, {1, 4});
+  auto graph = import_onnx_model(b.model(), {}, "old.onnx", {});
+  ASSERT_FALSE(graph.is_ok());
+  EXPECT_EQ(graph.status().message(), "old.onnx: graph output 'y' is produced by nothing");
+}
+
 TEST(ImportTest, NodesOutOfOrderAreSorted) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 4}).output("z", DType::kF32, {1, 4});
