@@ -71,9 +71,13 @@ else
 fi
 is_count "${workers}" && [[ ${workers} -ge 1 ]] || usage
 
-# Build what is missing, with the fuzz preset's settings (CMakePresets.json) in ${build}.
+# Build what is missing of the targets that run, with the fuzz preset's settings
+# (CMakePresets.json) in ${build}.
 missing=()
-for t in "${targets[@]}"; do [[ -x ${build}/tests/fuzz/${t} ]] || missing+=("${t}"); done
+for t in "${targets[@]}"; do
+  [[ ${runs[$t]:-0} -eq 0 && ${seconds[$t]:-0} -eq 0 ]] && continue
+  [[ -x ${build}/tests/fuzz/${t} ]] || missing+=("${t}")
+done
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "fuzz-long: building ${missing[*]} in ${build}"
   cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 \
