@@ -92,6 +92,7 @@ OpClassIndex build_op_class_index() {
     for (std::string_view op : op_types) index.emplace(op, op_class);
   };
   add(OpClass::kConvLinear, {"Conv", "ConvTranspose", "Gemm", "MatMul"});
+  add(OpClass::kConvLinear, {"LSTM", "GRU", "RNN"});  // GEMMs over time steps
   add(OpClass::kPooling,
       {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});
   add(OpClass::kNormalization,

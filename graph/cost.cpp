@@ -221,6 +221,18 @@ int64_t resize_flop(ShapeAccess& s, const Node& node) {
   return taps == 1 ? outputs : sat_mul(outputs, sat_mul(2, taps));
 }
 
+// LSTM, GRU, RNN: each of the T*N steps multiplies its input row by W and its state by R, both
+// directions' blocks included: 2 * (|X| / I) * (|W| + |R|); gate arithmetic is left out.
+int64_t recurrent_flop(ShapeAccess& s) {
+  const auto* x = s.input(0);
+  const auto* w = s.input(1);
+  const auto* r = s.input(2);
+  if (!x || !w || !r || x->size() != 3) return unknown(s);
+  const int64_t steps = sat_product(*x, 0, 2);
+  const int64_t macs = sat_add(sat_product(*w, 0, w->size()), sat_product(*r, 0, r->size()));
+  return sat_mul(2, sat_mul(steps, macs));
+}
+
 int64_t arithmetic_flop(const Node& node, ShapeAccess& s) {
   const std::string_view op = node.op_type;
   if (op == "Conv" || op == "ConvInteger") return conv_flop(s);
@@ -229,6 +241,7 @@ int64_t arithmetic_flop(const Node& node, ShapeAccess& s) {
   if (op == "MatMul" || op == "MatMulInteger") return matmul_flop(s);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flop(s, node);
   if (op == "Resize" || op == "Upsample") return resize_flop(s, node);
+  if (op == "LSTM" || op == "GRU" || op == "RNN") return recurrent_flop(s);
   if (is_reduction(op)) return s.input_elements();
   if (is_data_movement(op)) return 0;
   if (auto it = normalization_factors().find(op); it != normalization_factors().end()) {

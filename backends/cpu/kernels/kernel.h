@@ -98,6 +98,7 @@ void register_elementwise_kernels(KernelRegistry& registry);  // unary, binary, 
 void register_reduction_kernels(KernelRegistry& registry);    // Reduce*, ArgMax, Softmax, norms
 void register_layout_kernels(KernelRegistry& registry);       // Reshape, Transpose, Concat, Gather...
 void register_dnnl_kernels(KernelRegistry& registry);         // Conv, ConvTranspose, Gemm, MatMul, pools
+void register_rnn_kernels(KernelRegistry& registry);          // LSTM, GRU, RNN
 
 // All of the above.
 KernelRegistry make_cpu_kernel_registry();
