@@ -118,6 +118,8 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kDataMovement, {"Transpose", "Concat", "Split", "Slice", "Expand", "Tile", "Pad",
                                "DepthToSpace", "SpaceToDepth"});
   add(OpClass::kDataMovement, {"Gather", "GatherElements", "GatherND", "Resize", "Upsample"});
+  add(OpClass::kDataMovement, {"Trilu", "EyeLike", "OneHot", "ReverseSequence", "ScatterND",
+                               "ScatterElements", "Scatter"});
   return index;
 }
 
