@@ -112,6 +112,9 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kReduction,
       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin"});
+  add(OpClass::kReduction, {"TopK", "Det"});  // Det: a matrix reduced to a scalar
+  add(OpClass::kNormalization, {"LRN"});
+  add(OpClass::kElementwise, {"BitShift"});
   // Views and copies; layout; indexing and resampling.
   add(OpClass::kDataMovement,
       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"});

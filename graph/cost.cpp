@@ -242,6 +242,10 @@ int64_t arithmetic_flop(const Node& node, ShapeAccess& s) {
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flop(s, node);
   if (op == "Resize" || op == "Upsample") return resize_flop(s, node);
   if (op == "LSTM" || op == "GRU" || op == "RNN") return recurrent_flop(s);
+  if (op == "Det") {  // LU: ~n^3 FLOP per n x n matrix of n^2 elements
+    const auto* x = s.input(0);
+    return x && !x->empty() ? sat_mul(s.input_elements(), x->back()) : unknown(s);
+  }
   if (is_reduction(op)) return s.input_elements();
   if (is_data_movement(op)) return 0;
   if (auto it = normalization_factors().find(op); it != normalization_factors().end()) {

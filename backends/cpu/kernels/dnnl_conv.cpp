@@ -6,6 +6,11 @@
 #include "backends/cpu/kernels/layout_util.h"
 
 namespace hsched::cpu {
+
+// plain_max_pool.cpp: MaxPool with Indices or of i8/u8, which this file's oneDNN kernel lacks.
+bool needs_plain_max_pool(const KernelSpec& spec);
+Result<std::unique_ptr<Kernel>> make_plain_max_pool(const KernelSpec& spec);
+
 namespace {
 
 using dnnl::algorithm;
@@ -226,9 +231,7 @@ class PoolKernel final : public Kernel {
     if (spec_.outputs.size() > 1 && spec_.outputs[1] != nullptr) {
       return unsupported(spec_, "the Indices output of MaxPool is not supported");
     }
-    if (node.attr_int("storage_order", 0) != 0) {
-      return unsupported(spec_, "attribute storage_order=1 is not supported");
-    }
+    // storage_order only numbers the Indices output, which plain_max_pool.cpp serves.
     HSCHED_ASSIGN_OR_RETURN(SpatialParams p,
                             spatial_params(spec_, node.attr_ints("kernel_shape"), x.size() - 2,
                                            false));
@@ -341,7 +344,9 @@ void register_dnnl_conv_kernels(KernelRegistry& registry) {
   registry.add("Conv", [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, false); });
   registry.add("ConvTranspose",
                [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, true); });
-  registry.add("MaxPool", [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
+  registry.add("MaxPool", [](const KernelSpec& spec) {
+    return needs_plain_max_pool(spec) ? make_plain_max_pool(spec) : build_kernel<PoolKernel>(spec);
+  });
   registry.add("AveragePool", [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
 }
 

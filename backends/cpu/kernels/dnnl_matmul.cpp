@@ -139,11 +139,22 @@ class MatMulKernel final : public Kernel {
                                        " does not broadcast to the output " + dims_text({m, n}));
       }
       const memory::desc c_md({c[0], c[1]}, memory::data_type::f32, memory::format_tag::ab);
-      if (beta != 1.0f) {
-        const Tensor* ct = spec_.constant(2);
-        if (ct == nullptr) return unsupported(spec_, "beta != 1 needs a constant C");
+      const Tensor* ct = spec_.constant(2);
+      if (beta != 1.0f && ct != nullptr) {
         scaled_c_ = ct->clone();
         for (float& v : scaled_c_->values<float>()) v *= beta;
+      } else if (beta != 1.0f) {
+        // C arrives at run time: alpha A B + beta C = beta ((alpha / beta) A B + C), so A B is
+        // scaled by the output scale and the sum after adding C as it is. (Two eltwise_linear
+        // post-ops in one chain are wrong in oneDNN 2.6's brgemm matmul: the second applies the
+        // first's factor.)
+        chain = dnnl::post_ops();
+        output_scale_ = alpha / beta;
+        chain.append_binary(dnnl::algorithm::binary_add, c_md);
+        c_post_op_ = chain.len() - 1;
+        chain.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, beta, 0.0f);
+        c_md_ = c_md;
+        return create(src, wei, dst, bias, chain);
       }
       if (alpha == 1.0f && c[0] == 1) {
         bias = c_md;  // a row vector: oneDNN's bias, the cheapest way
@@ -207,7 +218,8 @@ class MatMulKernel final : public Kernel {
       add_mds.emplace_back(dims, memory::data_type::f32, plain_tag(dims.size()));
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
     }
-    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
+    dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
+    if (output_scale_ != 1.0f) attr.set_output_scales(0, {output_scale_});
     dnnl::matmul::desc d(src, wt ? wei_any : wei, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
@@ -234,6 +246,7 @@ class MatMulKernel final : public Kernel {
   dnnl::memory src_, dst_, c_;
   memory::desc c_md_;
   int c_post_op_ = -1;
+  float output_scale_ = 1.0f;  // applied to A B before the post-ops
   std::optional<Tensor> scaled_c_;
   std::vector<dnnl::memory> adds_;
 };

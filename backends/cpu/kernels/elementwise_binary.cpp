@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <type_traits>
 
 #include "backends/cpu/kernels/elementwise.h"
@@ -99,6 +100,8 @@ Status check_binary(const KernelSpec& spec, const std::vector<DType>& allowed,
 }
 
 const std::vector<DType> kNumeric = {DType::kF32, DType::kI64, DType::kI32, DType::kI8, DType::kU8};
+const std::vector<DType> kNumericAndF16 = {DType::kF32, DType::kF16, DType::kI64,
+                                           DType::kI32, DType::kI8,  DType::kU8};
 
 // Calls f(T{}) for a numeric dtype or bool (as uint8_t).
 template <typename F>
@@ -188,10 +191,18 @@ Result<std::unique_ptr<Kernel>> make_div(const KernelSpec& spec) {
 // Mod: fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's fmod); floats
 // need fmod=1, as ONNX specifies.
 Result<std::unique_ptr<Kernel>> make_mod(const KernelSpec& spec) {
-  HSCHED_RETURN_IF_ERROR(check_binary(spec, kNumeric));
+  HSCHED_RETURN_IF_ERROR(check_binary(spec, kNumericAndF16));
   const bool c_fmod = spec.node.attr_int("fmod", 0) != 0;
   const DType dtype = spec.inputs[0]->dtype;
-  if (dtype == DType::kF32 && !c_fmod) return unsupported(spec, "f32 inputs need fmod=1");
+  if (is_floating(dtype) && !c_fmod) {
+    return unsupported(spec, std::string(dtype_name(dtype)) + " inputs need fmod=1");
+  }
+  if (dtype == DType::kF16) {
+    // fmod is exact, so the f16 remainder computed in f32 narrows back without rounding.
+    return binary_kernel<uint16_t, uint16_t, uint16_t>(spec, [](uint16_t a, uint16_t b) {
+      return float_to_half(std::fmod(half_to_float(a), half_to_float(b)));
+    });
+  }
   Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
   dispatch_numeric(dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -216,9 +227,61 @@ Result<std::unique_ptr<Kernel>> make_mod(const KernelSpec& spec) {
   return kernel;
 }
 
-// Pow: f32 base, f32/i64/i32 exponent. A constant scalar exponent of 1, 2, 3 or 0.5 (x^2 in
-// hand-written norms, x^3 in tanh GELU) becomes multiplications or sqrt instead of powf.
+// An integer base raised to an integer power, exactly (wrapping on overflow, as the integer
+// arithmetic here does); a negative power truncates 1 / x^-p toward zero.
+template <typename T, typename P>
+T integer_pow(T x, P p) {
+  if (p < 0) {
+    if (x == 1) return 1;
+    if (x == -1) return (p % 2 == 0) ? 1 : -1;
+    return 0;  // x == 0 too (1 / 0 has no integer value; ONNX Runtime's cast also gives 0 here)
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, base = static_cast<U>(x);
+  for (auto e = static_cast<uint64_t>(p); e != 0; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * base);
+    base = static_cast<U>(base * base);
+  }
+  return static_cast<T>(result);
+}
+
+// A double to integer T, truncating toward zero and saturating (NaN gives 0): the plain cast is
+// undefined behaviour out of range.
+template <typename T>
+T saturating_cast(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
+// Pow with an i32/i64 base: the output has the base's dtype; the exponent is i32, i64 or f32.
+template <typename T>
+Result<std::unique_ptr<Kernel>> integer_base_pow(const KernelSpec& spec) {
+  switch (spec.inputs[1]->dtype) {
+    case DType::kI64:
+      return binary_kernel<T, int64_t, T>(spec, [](T x, int64_t p) { return integer_pow(x, p); });
+    case DType::kI32:
+      return binary_kernel<T, int32_t, T>(spec, [](T x, int32_t p) { return integer_pow(x, p); });
+    case DType::kF32:
+      return binary_kernel<T, float, T>(spec, [](T x, float p) {
+        return saturating_cast<T>(std::pow(static_cast<double>(x), static_cast<double>(p)));
+      });
+    default:
+      return unsupported(spec, "exponent dtype " + std::string(dtype_name(spec.inputs[1]->dtype)) +
+                                   " (supported: f32, i64, i32)");
+  }
+}
+
+// Pow: f32, i64 or i32 base; f32/i64/i32 exponent. A constant scalar exponent of 1, 2, 3 or 0.5
+// (x^2 in hand-written norms, x^3 in tanh GELU) becomes multiplications or sqrt instead of powf.
 Result<std::unique_ptr<Kernel>> make_pow(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_arity(spec, 2, 2));
+  if (spec.inputs[0]->dtype == DType::kI64 || spec.inputs[0]->dtype == DType::kI32) {
+    HSCHED_RETURN_IF_ERROR(check_binary(spec, {DType::kI64, DType::kI32}, DType::kUndefined, true));
+    if (spec.inputs[0]->dtype == DType::kI64) return integer_base_pow<int64_t>(spec);
+    return integer_base_pow<int32_t>(spec);
+  }
   HSCHED_RETURN_IF_ERROR(check_binary(spec, {DType::kF32}, DType::kF32, true));
   const DType exp_dtype = spec.inputs[1]->dtype;
   if (exp_dtype == DType::kF32) {
@@ -245,6 +308,39 @@ Result<std::unique_ptr<Kernel>> make_pow(const KernelSpec& spec) {
   if (exp_dtype == DType::kI32) return binary_kernel<float, int32_t, float>(spec, int_pow);
   return unsupported(
       spec, "exponent dtype " + std::string(dtype_name(exp_dtype)) + " (supported: f32, i64, i32)");
+}
+
+// PRelu: y = x < 0 ? slope * x : x, the slope broadcasting to X (unidirectionally: the output
+// has X's shape).
+Result<std::unique_ptr<Kernel>> make_prelu(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_binary(spec, {DType::kF32, DType::kI64, DType::kI32}));
+  HSCHED_RETURN_IF_ERROR(check_same_dims(spec));
+  Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
+  dispatch_numeric(spec.inputs[0]->dtype, [&](auto zero) {
+    using T = decltype(zero);
+    kernel = binary_kernel<T, T, T>(spec, [](T x, T slope) -> T {
+      return x < T{0} ? wrapping(x, slope, std::multiplies<>{}) : x;
+    });
+  });
+  return kernel;
+}
+
+// BitShift on u8 (hsched has no wider unsigned dtype): a shift by 8 or more gives 0.
+Result<std::unique_ptr<Kernel>> make_bit_shift(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_binary(spec, {DType::kU8}));
+  const std::string direction = spec.node.attr_string("direction", "");
+  if (direction == "LEFT") {
+    return binary_kernel<uint8_t, uint8_t, uint8_t>(spec, [](uint8_t x, uint8_t n) {
+      return static_cast<uint8_t>(n < 8 ? x << n : 0);
+    });
+  }
+  if (direction == "RIGHT") {
+    return binary_kernel<uint8_t, uint8_t, uint8_t>(spec, [](uint8_t x, uint8_t n) {
+      return static_cast<uint8_t>(n < 8 ? x >> n : 0);
+    });
+  }
+  return invalid_argument(node_context(spec.node) + ": attribute 'direction' = '" + direction +
+                          "' (must be LEFT or RIGHT)");
 }
 
 // --- Min, Max, Sum, Mean ----------------------------------------------------------------------
@@ -282,9 +378,10 @@ Result<std::unique_ptr<Kernel>> variadic_kernel(const KernelSpec& spec, F f, boo
   });
 }
 
-template <typename F>
-KernelFactory variadic(F f, std::vector<DType> allowed, bool mean = false) {
-  return [f, allowed, mean](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
+// `half_f` (uint16_t bit patterns in and out), when given, serves f16 inputs.
+template <typename F, typename HalfF = std::nullptr_t>
+KernelFactory variadic(F f, std::vector<DType> allowed, bool mean = false, HalfF half_f = nullptr) {
+  return [f, allowed, mean, half_f](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
     const size_t count = spec.inputs.size();
     HSCHED_RETURN_IF_ERROR(check_arity(spec, std::max<size_t>(count, 1), count));
     const DType dtype = spec.inputs[0]->dtype;
@@ -295,6 +392,9 @@ KernelFactory variadic(F f, std::vector<DType> allowed, bool mean = false) {
     for (size_t i = 1; i < count; ++i) HSCHED_RETURN_IF_ERROR(check_input_dtype(spec, i, dtype));
     HSCHED_RETURN_IF_ERROR(check_output_dtype(spec, dtype));
     HSCHED_RETURN_IF_ERROR(check_broadcast(spec, 0, count));
+    if constexpr (!std::is_same_v<HalfF, std::nullptr_t>) {
+      if (dtype == DType::kF16) return variadic_kernel<uint16_t>(spec, half_f, false);
+    }
     Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
     dispatch_numeric(dtype, [&](auto zero) {
       using T = decltype(zero);
@@ -315,6 +415,8 @@ void register_binary_kernels(KernelRegistry& registry) {
   registry.add("Div", make_div);
   registry.add("Mod", make_mod);
   registry.add("Pow", make_pow);
+  registry.add("PRelu", make_prelu);
+  registry.add("BitShift", make_bit_shift);
 
   registry.add("Equal", comparison([](auto a, auto b) { return a == b; }, true));
   registry.add("Greater", comparison([](auto a, auto b) { return a > b; }, false));
@@ -328,8 +430,14 @@ void register_binary_kernels(KernelRegistry& registry) {
 
   // Min/Max pass a NaN in the first operand through (the ternary also compiles to min/max
   // instructions); Sum and Mean are float-only in ONNX.
-  registry.add("Max", variadic([](auto a, auto b) { return a < b ? b : a; }, kNumeric));
-  registry.add("Min", variadic([](auto a, auto b) { return b < a ? b : a; }, kNumeric));
+  registry.add("Max", variadic([](auto a, auto b) { return a < b ? b : a; }, kNumericAndF16, false,
+                               [](uint16_t a, uint16_t b) {
+                                 return half_to_float(a) < half_to_float(b) ? b : a;
+                               }));
+  registry.add("Min", variadic([](auto a, auto b) { return b < a ? b : a; }, kNumericAndF16, false,
+                               [](uint16_t a, uint16_t b) {
+                                 return half_to_float(b) < half_to_float(a) ? b : a;
+                               }));
   registry.add("Sum", variadic([](auto a, auto b) { return a + b; }, {DType::kF32}));
   registry.add("Mean", variadic([](auto a, auto b) { return a + b; }, {DType::kF32}, true));
 }

@@ -39,6 +39,7 @@ KernelRegistry make_cpu_kernel_registry() {
   register_layout_kernels(registry);
   register_dnnl_kernels(registry);
   register_rnn_kernels(registry);
+  register_math_kernels(registry);
   register_index_kernels(registry);
   register_group_norm_kernel(registry);  // built by the program's fusion pass only
   return registry;

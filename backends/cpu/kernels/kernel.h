@@ -99,6 +99,7 @@ void register_reduction_kernels(KernelRegistry& registry);    // Reduce*, ArgMax
 void register_layout_kernels(KernelRegistry& registry);       // Reshape, Transpose, Concat, Gather...
 void register_dnnl_kernels(KernelRegistry& registry);         // Conv, ConvTranspose, Gemm, MatMul, pools
 void register_rnn_kernels(KernelRegistry& registry);          // LSTM, GRU, RNN
+void register_math_kernels(KernelRegistry& registry);         // Hardmax, TopK, Det, LRN
 void register_index_kernels(KernelRegistry& registry);        // Trilu, GatherND, Scatter*, OneHot
 
 // All of the above.

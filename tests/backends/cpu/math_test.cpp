@@ -1,0 +1,374 @@
+// PRelu, LRN, Hardmax, TopK, Det, BitShift, integer Pow, f16 Min/Max/Mod, Gemm with a run-time
+// C and beta != 1, and the plain MaxPool (u8, Indices) against hand-computed results; malformed
+// nodes of each are refused when the kernel is created, with one line naming the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/elementwise.h"
+#include "backends/cpu/op_test_util.h"
+
+namespace hsched::cpu::test {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+template <typename T>
+Tensor of(DType dtype, Ints dims, std::vector<T> values) {
+  return Tensor::from_vector(dtype, std::move(dims), values);
+}
+Tensor u8(Ints dims, std::vector<uint8_t> values) { return of(DType::kU8, dims, values); }
+Tensor i32(Ints dims, std::vector<int32_t> values) { return of(DType::kI32, dims, values); }
+Tensor f16(Ints dims, const std::vector<float>& values) {
+  std::vector<uint16_t> bits;
+  for (float v : values) bits.push_back(float_to_half(v));
+  return of(DType::kF16, dims, bits);
+}
+
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
+  auto v = t.values<T>();
+  return {v.begin(), v.end()};
+}
+std::vector<float> f16_values(const Tensor& t) {
+  std::vector<float> out;
+  for (uint16_t b : t.values<uint16_t>()) out.push_back(half_to_float(b));
+  return out;
+}
+
+// Refused when created, with one line naming run_op's node ("test_<op>") and containing `detail`.
+template <typename T>
+void expect_refused(const Result<T>& result, const std::string& op, const std::string& detail) {
+  ASSERT_FALSE(result.is_ok()) << op << " accepted a malformed node";
+  const std::string& message = result.status().message();
+  EXPECT_NE(message.find("node 'test_" + op + "' (" + op + ")"), std::string::npos) << message;
+  EXPECT_NE(message.find(detail), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// ---------------------------------------------------------------- PRelu
+
+TEST(CpuMath, PReluBroadcastsTheSlopeToX) {
+  auto y = run_op("PRelu", {}, {{f32({2, 3}, {-1, 2, -3, 4, -5, 0})}, {f32({3}, {0.5f, 2, -1})}},
+                  {{DType::kF32, {2, 3}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(all_close((*y)[0], f32({2, 3}, {-0.5f, 2, 3, 4, -10, 0})));
+  auto yi = run_op("PRelu", {}, {{i64({3}, {-4, 5, -6})}, {i64({1}, {3})}}, {{DType::kI64, {3}}});
+  ASSERT_TRUE(yi.is_ok()) << yi.status().message();
+  EXPECT_EQ(values_of<int64_t>((*yi)[0]), (Ints{-12, 5, -18}));
+}
+
+TEST(CpuMath, PReluRefusesASlopeThatDoesNotBroadcastToX) {
+  expect_refused(run_op("PRelu", {}, {{f32({2, 3}, {1, 2, 3, 4, 5, 6})}, {f32({2}, {1, 2})}},
+                        {{DType::kF32, {2, 3}}}),
+                 "PRelu", "broadcast");
+  // A slope larger than X broadcasts both ways, which PRelu does not allow.
+  expect_refused(run_op("PRelu", {}, {{f32({3}, {1, 2, 3})}, {random_f32({2, 3}, 1)}},
+                        {{DType::kF32, {2, 3}}}),
+                 "PRelu", "");
+}
+
+// ---------------------------------------------------------------- LRN
+
+TEST(CpuMath, LrnSumsSquaresOverTheChannelWindow) {
+  // alpha / size = 1, beta = 1, bias = 1: y = x / (1 + sum of squares in the window).
+  const Tensor x = f32({1, 3, 1, 1}, {1, 2, 3});
+  auto odd = run_op("LRN", {{"size", int64_t{3}}, {"alpha", 3.0f}, {"beta", 1.0f}, {"bias", 1.0f}},
+                    {{x}}, {{DType::kF32, {1, 3, 1, 1}}});
+  ASSERT_TRUE(odd.is_ok()) << odd.status().message();
+  // windows [0, 1], [0, 2], [1, 2]
+  EXPECT_TRUE(all_close((*odd)[0], f32({1, 3, 1, 1}, {1.0f / 6, 2.0f / 15, 3.0f / 14})));
+  // An even size reaches one channel further up than down: [0, 1], [1, 2], [2, 2].
+  auto even = run_op("LRN", {{"size", int64_t{2}}, {"alpha", 2.0f}, {"beta", 1.0f}, {"bias", 1.0f}},
+                     {{x}}, {{DType::kF32, {1, 3, 1, 1}}});
+  ASSERT_TRUE(even.is_ok()) << even.status().message();
+  EXPECT_TRUE(all_close((*even)[0], f32({1, 3, 1, 1}, {1.0f / 6, 2.0f / 14, 3.0f / 10})));
+  // Defaults alpha 1e-4, beta 0.75, bias 1, over two spatial points.
+  auto defaults = run_op("LRN", {{"size", int64_t{1}}}, {{f32({1, 1, 2}, {10, -20})}},
+                         {{DType::kF32, {1, 1, 2}}});
+  ASSERT_TRUE(defaults.is_ok()) << defaults.status().message();
+  EXPECT_TRUE(all_close((*defaults)[0],
+                        f32({1, 1, 2}, {static_cast<float>(10 / std::pow(1.01, 0.75)),
+                                        static_cast<float>(-20 / std::pow(1.04, 0.75))})));
+}
+
+TEST(CpuMath, LrnRefusesAMissingOrNonPositiveSize) {
+  const Tensor x = random_f32({1, 3, 2, 2}, 2);
+  expect_refused(run_op("LRN", {}, {{x}}, {{DType::kF32, {1, 3, 2, 2}}}), "LRN", "'size'");
+  expect_refused(run_op("LRN", {{"size", int64_t{0}}}, {{x}}, {{DType::kF32, {1, 3, 2, 2}}}),
+                 "LRN", "'size'");
+  expect_refused(run_op("LRN", {{"size", int64_t{3}}}, {{x}}, {{DType::kF32, {1, 3, 2}}}), "LRN",
+                 "shape");
+}
+
+// ---------------------------------------------------------------- Hardmax
+
+TEST(CpuMath, HardmaxMarksTheFirstMaximumAlongTheAxis) {
+  const Tensor x = f32({2, 3}, {1, 3, 3, 0, -1, -2});
+  auto last = run_op("Hardmax", {}, {{x}}, {{DType::kF32, {2, 3}}}, 13);
+  ASSERT_TRUE(last.is_ok()) << last.status().message();
+  EXPECT_TRUE(all_close((*last)[0], f32({2, 3}, {0, 1, 0, 1, 0, 0})));
+  auto axis0 = run_op("Hardmax", {{"axis", int64_t{0}}}, {{x}}, {{DType::kF32, {2, 3}}}, 13);
+  ASSERT_TRUE(axis0.is_ok()) << axis0.status().message();
+  EXPECT_TRUE(all_close((*axis0)[0], f32({2, 3}, {1, 1, 1, 0, 0, 0})));
+}
+
+TEST(CpuMath, HardmaxBeforeOpset13TakesTheWholeTailAsOneRow) {
+  const Tensor x = f32({2, 2, 2}, {1, 5, 7, 2, /**/ 9, 0, 0, 9});
+  auto y = run_op("Hardmax", {{"axis", int64_t{1}}}, {{x}}, {{DType::kF32, {2, 2, 2}}}, 11);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(all_close((*y)[0], f32({2, 2, 2}, {0, 0, 1, 0, 1, 0, 0, 0})));
+  // Opset 11's default axis is 1, not -1.
+  auto d = run_op("Hardmax", {}, {{x}}, {{DType::kF32, {2, 2, 2}}}, 11);
+  ASSERT_TRUE(d.is_ok()) << d.status().message();
+  EXPECT_TRUE(all_close((*d)[0], (*y)[0]));
+}
+
+TEST(CpuMath, HardmaxRefusesAnAxisOutOfRange) {
+  expect_refused(run_op("Hardmax", {{"axis", int64_t{2}}}, {{random_f32({2, 3}, 3)}},
+                        {{DType::kF32, {2, 3}}}, 13),
+                 "Hardmax", "'axis'");
+  expect_refused(run_op("Hardmax", {}, {{random_f32({2, 3}, 3)}}, {{DType::kF32, {3, 2}}}, 13),
+                 "Hardmax", "shape");
+}
+
+// ---------------------------------------------------------------- TopK
+
+TEST(CpuMath, TopKOrdersValuesAndBreaksTiesByTheLowerIndex) {
+  const Tensor x = f32({2, 4}, {1, 4, 4, 2, /**/ 0, -1, 5, 0});
+  auto y = run_op("TopK", {}, {{x}, {i64({1}, {3}), true}},
+                  {{DType::kF32, {2, 3}}, {DType::kI64, {2, 3}}}, 11);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(all_close((*y)[0], f32({2, 3}, {4, 4, 2, 5, 0, 0})));
+  EXPECT_EQ(values_of<int64_t>((*y)[1]), (Ints{1, 2, 3, 2, 0, 3}));
+  auto smallest = run_op("TopK", {{"largest", int64_t{0}}, {"axis", int64_t{0}}},
+                         {{x}, {i64({1}, {1}), true}},
+                         {{DType::kF32, {1, 4}}, {DType::kI64, {1, 4}}}, 11);
+  ASSERT_TRUE(smallest.is_ok()) << smallest.status().message();
+  EXPECT_TRUE(all_close((*smallest)[0], f32({1, 4}, {0, -1, 4, 0})));
+  EXPECT_EQ(values_of<int64_t>((*smallest)[1]), (Ints{1, 1, 0, 1}));
+}
+
+TEST(CpuMath, TopKOfIntegersAndBeforeOpset10) {
+  auto y = run_op("TopK", {{"k", int64_t{2}}}, {{i64({5}, {3, -7, 9, 3, 1})}},
+                  {{DType::kI64, {2}}, {DType::kI64, {2}}}, 1);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(values_of<int64_t>((*y)[0]), (Ints{9, 3}));
+  EXPECT_EQ(values_of<int64_t>((*y)[1]), (Ints{2, 0}));
+}
+
+// K as a graph input (as ONNX's node tests give it): the outputs' static shape says K, and the
+// value that arrives must agree.
+TEST(CpuMath, TopKTakesARunTimeKFromTheOutputShape) {
+  const Tensor x = f32({1, 3}, {2, 8, 5});
+  auto y = run_op("TopK", {}, {{x}, {i64({1}, {2})}}, {{DType::kF32, {1, 2}}, {DType::kI64, {1, 2}}},
+                  11);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(all_close((*y)[0], f32({1, 2}, {8, 5})));
+  auto wrong = run_op("TopK", {}, {{x}, {i64({1}, {3})}},
+                      {{DType::kF32, {1, 2}}, {DType::kI64, {1, 2}}}, 11);
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_NE(wrong.status().message().find("differs"), std::string::npos)
+      << wrong.status().message();
+}
+
+TEST(CpuMath, TopKRefusesAKOutsideTheAxisOrMismatchedOutputs) {
+  const Tensor x = random_f32({2, 3}, 4);
+  const std::vector<OpOutput> outputs = {{DType::kF32, {2, 4}}, {DType::kI64, {2, 4}}};
+  expect_refused(run_op("TopK", {}, {{x}, {i64({1}, {4}), true}}, outputs, 11), "TopK", "K = 4");
+  expect_refused(run_op("TopK", {}, {{x}, {i64({1}, {-1}), true}},
+                        {{DType::kF32, {2, 3}}, {DType::kI64, {2, 3}}}, 11),
+                 "TopK", "K = -1");
+  expect_refused(run_op("TopK", {}, {{x}, {i64({1}, {2}), true}},
+                        {{DType::kF32, {2, 2}}, {DType::kI32, {2, 2}}}, 11),
+                 "TopK", "Indices");
+  expect_refused(run_op("TopK", {}, {{x}, {i64({1}, {2}), true}},
+                        {{DType::kF32, {2, 3}}, {DType::kI64, {2, 2}}}, 11),
+                 "TopK", "Values");
+  expect_refused(run_op("TopK", {}, {{x}, {i64({2}, {1, 2}), true}},
+                        {{DType::kF32, {2, 1}}, {DType::kI64, {2, 1}}}, 11),
+                 "TopK", "one element");
+  expect_refused(run_op("TopK", {{"axis", int64_t{2}}}, {{x}, {i64({1}, {1}), true}},
+                        {{DType::kF32, {2, 1}}, {DType::kI64, {2, 1}}}, 11),
+                 "TopK", "'axis'");
+}
+
+// ---------------------------------------------------------------- Det
+
+TEST(CpuMath, DetOfOneAndOfABatchOfMatrices) {
+  auto one = run_op("Det", {}, {{f32({2, 2}, {1, 2, 3, 4})}}, {{DType::kF32, {}}}, 11);
+  ASSERT_TRUE(one.is_ok()) << one.status().message();
+  EXPECT_TRUE(all_close((*one)[0], f32({}, {-2})));
+  // diag(2, 3, 4); a row swap (needs a pivot: the first column starts with 0); a singular one.
+  auto batch = run_op("Det", {},
+                      {{f32({3, 3, 3}, {2, 0, 0, 0, 3, 0, 0, 0, 4,  //
+                                        0, 1, 0, 1, 0, 0, 0, 0, 1,  //
+                                        1, 2, 3, 2, 4, 6, 0, 1, 1})}},
+                      {{DType::kF32, {3}}}, 11);
+  ASSERT_TRUE(batch.is_ok()) << batch.status().message();
+  EXPECT_TRUE(all_close((*batch)[0], f32({3}, {24, -1, 0})));
+}
+
+TEST(CpuMath, DetRefusesNonSquareInputsAndAWrongOutputShape) {
+  expect_refused(run_op("Det", {}, {{random_f32({2, 3}, 5)}}, {{DType::kF32, {}}}, 11), "Det",
+                 "square");
+  expect_refused(run_op("Det", {}, {{random_f32({4}, 5)}}, {{DType::kF32, {}}}, 11), "Det",
+                 "square");
+  expect_refused(run_op("Det", {}, {{random_f32({2, 2, 2}, 5)}}, {{DType::kF32, {3}}}, 11), "Det",
+                 "shape");
+}
+
+// ---------------------------------------------------------------- BitShift
+
+TEST(CpuMath, BitShiftOfU8BothWays) {
+  const Tensor x = u8({4}, {16, 4, 1, 255});
+  const Tensor n = u8({4}, {1, 2, 3, 8});
+  auto left = run_op("BitShift", {{"direction", std::string("LEFT")}}, {{x}, {n}},
+                     {{DType::kU8, {4}}}, 11);
+  ASSERT_TRUE(left.is_ok()) << left.status().message();
+  EXPECT_EQ(values_of<uint8_t>((*left)[0]), (std::vector<uint8_t>{32, 16, 8, 0}));
+  auto right = run_op("BitShift", {{"direction", std::string("RIGHT")}}, {{x}, {u8({1}, {2})}},
+                      {{DType::kU8, {4}}}, 11);
+  ASSERT_TRUE(right.is_ok()) << right.status().message();
+  EXPECT_EQ(values_of<uint8_t>((*right)[0]), (std::vector<uint8_t>{4, 1, 0, 63}));
+}
+
+TEST(CpuMath, BitShiftRefusesABadDirectionOrDtype) {
+  const Tensor x = u8({2}, {1, 2});
+  expect_refused(run_op("BitShift", {}, {{x}, {x}}, {{DType::kU8, {2}}}, 11), "BitShift",
+                 "'direction'");
+  expect_refused(run_op("BitShift", {{"direction", std::string("UP")}}, {{x}, {x}},
+                        {{DType::kU8, {2}}}, 11),
+                 "BitShift", "'direction'");
+  const Tensor w = i32({2}, {1, 2});
+  expect_refused(run_op("BitShift", {{"direction", std::string("LEFT")}}, {{w}, {w}},
+                        {{DType::kI32, {2}}}, 11),
+                 "BitShift", "dtype");
+}
+
+// ---------------------------------------------------------------- Pow with an integer base
+
+TEST(CpuMath, PowOfIntegerBases) {
+  auto ii = run_op("Pow", {}, {{i32({4}, {2, 3, -2, 5})}, {i32({4}, {3, 2, 3, 0})}},
+                   {{DType::kI32, {4}}}, 15);
+  ASSERT_TRUE(ii.is_ok()) << ii.status().message();
+  EXPECT_EQ(values_of<int32_t>((*ii)[0]), (std::vector<int32_t>{8, 9, -8, 1}));
+  // Negative powers truncate 1 / x^-p: 0 unless |x| = 1.
+  auto neg = run_op("Pow", {}, {{i64({4}, {2, 1, -1, -1})}, {i64({4}, {-1, -5, -3, -2})}},
+                    {{DType::kI64, {4}}}, 15);
+  ASSERT_TRUE(neg.is_ok()) << neg.status().message();
+  EXPECT_EQ(values_of<int64_t>((*neg)[0]), (Ints{0, 1, -1, 1}));
+  // 3^39 needs all 64 bits' precision: exact, where a double pow would round.
+  auto big = run_op("Pow", {}, {{i64({1}, {3})}, {i32({1}, {39})}}, {{DType::kI64, {1}}}, 15);
+  ASSERT_TRUE(big.is_ok()) << big.status().message();
+  EXPECT_EQ(values_of<int64_t>((*big)[0]), (Ints{4052555153018976267}));
+  auto fexp = run_op("Pow", {}, {{i64({3}, {4, 2, 10})}, {f32({3}, {0.5f, 3, 30})}},
+                     {{DType::kI64, {3}}}, 15);
+  ASSERT_TRUE(fexp.is_ok()) << fexp.status().message();
+  EXPECT_EQ(values_of<int64_t>((*fexp)[0]),
+            (Ints{2, 8, std::numeric_limits<int64_t>::max()}));  // 1e30 saturates
+}
+
+TEST(CpuMath, PowRefusesAnOutputOfAnotherDtype) {
+  expect_refused(run_op("Pow", {}, {{i32({2}, {1, 2})}, {i32({2}, {1, 2})}}, {{DType::kF32, {2}}},
+                        15),
+                 "Pow", "");
+}
+
+// ---------------------------------------------------------------- f16 Min, Max, Mod
+
+TEST(CpuMath, MinMaxAndModOfF16) {
+  const Tensor a = f16({3}, {1.5f, -2, 3});
+  const Tensor b = f16({3}, {2, -3, 0.25f});
+  auto max = run_op("Max", {}, {{a}, {b}}, {{DType::kF16, {3}}}, 13);
+  ASSERT_TRUE(max.is_ok()) << max.status().message();
+  EXPECT_EQ(f16_values((*max)[0]), (std::vector<float>{2, -2, 3}));
+  auto min = run_op("Min", {}, {{a}, {b}, {f16({1}, {0})}}, {{DType::kF16, {3}}}, 13);
+  ASSERT_TRUE(min.is_ok()) << min.status().message();
+  EXPECT_EQ(f16_values((*min)[0]), (std::vector<float>{0, -3, 0}));
+  auto mod = run_op("Mod", {{"fmod", int64_t{1}}}, {{f16({3}, {5.5f, -5.5f, 7})}, {f16({1}, {2})}},
+                    {{DType::kF16, {3}}}, 13);
+  ASSERT_TRUE(mod.is_ok()) << mod.status().message();
+  EXPECT_EQ(f16_values((*mod)[0]), (std::vector<float>{1.5f, -1.5f, 1}));
+  expect_refused(run_op("Mod", {}, {{a}, {b}}, {{DType::kF16, {3}}}, 13), "Mod", "fmod=1");
+}
+
+// ---------------------------------------------------------------- Gemm, beta != 1, C at run time
+
+TEST(CpuMath, GemmScalesARunTimeCByBeta) {
+  const Tensor a = f32({2, 2}, {1, 2, 3, 4});
+  const Tensor b = f32({2, 2}, {1, 0, 0, 1});
+  const Tensor c = f32({1, 2}, {10, 20});
+  // 0.5 * A + 2 * C (with B a weight or a run-time input), and with alpha = beta.
+  for (bool constant_b : {false, true}) {
+    auto y = run_op("Gemm", {{"alpha", 0.5f}, {"beta", 2.0f}}, {{a}, {b, constant_b}, {c}},
+                    {{DType::kF32, {2, 2}}});
+    ASSERT_TRUE(y.is_ok()) << y.status().message();
+    EXPECT_TRUE(all_close((*y)[0], f32({2, 2}, {20.5f, 41, 21.5f, 42}))) << constant_b;
+  }
+  auto same = run_op("Gemm", {{"alpha", 3.0f}, {"beta", 3.0f}, {"transA", int64_t{1}}},
+                     {{a}, {b}, {c}}, {{DType::kF32, {2, 2}}});
+  ASSERT_TRUE(same.is_ok()) << same.status().message();
+  EXPECT_TRUE(all_close((*same)[0], f32({2, 2}, {33, 69, 36, 72})));
+}
+
+// ---------------------------------------------------------------- MaxPool, plain loop
+
+TEST(CpuMath, MaxPoolOfU8) {
+  const Tensor x = u8({1, 1, 3, 3}, {1, 9, 2, 4, 5, 6, 7, 8, 250});
+  auto y = run_op("MaxPool", {{"kernel_shape", Ints{2, 2}}}, {{x}}, {{DType::kU8, {1, 1, 2, 2}}});
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(values_of<uint8_t>((*y)[0]), (std::vector<uint8_t>{9, 9, 8, 250}));
+}
+
+TEST(CpuMath, MaxPoolIndicesInBothStorageOrders) {
+  // Two channels of 3 x 3; kernel 2, stride 1, one pad at the end of each axis.
+  std::vector<float> v;
+  for (int i = 0; i < 18; ++i) v.push_back(static_cast<float>((i * 7) % 18));
+  const Tensor x = f32({1, 2, 3, 3}, v);
+  // channel 0: 0 7 14 / 3 10 17 / 6 13 2; channel 1: 9 16 5 / 12 1 8 / 15 4 11
+  const AttributeMap attrs = {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}};
+  const std::vector<OpOutput> outputs = {{DType::kF32, {1, 2, 3, 3}}, {DType::kI64, {1, 2, 3, 3}}};
+  auto rows = run_op("MaxPool", attrs, {{x}}, outputs, 12);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+  EXPECT_TRUE(all_close((*rows)[0], f32({1, 2, 3, 3}, {10, 17, 17, 13, 17, 17, 13, 13, 2,  //
+                                                       16, 16, 8, 15, 11, 11, 15, 11, 11})));
+  EXPECT_EQ(values_of<int64_t>((*rows)[1]), (Ints{4, 5, 5, 7, 5, 5, 7, 7, 8,  //
+                                                  10, 10, 14, 15, 17, 17, 15, 17, 17}));
+  AttributeMap columns = attrs;
+  columns["storage_order"] = int64_t{1};
+  auto cols = run_op("MaxPool", columns, {{x}}, outputs, 12);
+  ASSERT_TRUE(cols.is_ok()) << cols.status().message();
+  // (h, w) numbered w * 3 + h within each 9-element plane.
+  EXPECT_EQ(values_of<int64_t>((*cols)[1]), (Ints{4, 7, 7, 5, 7, 7, 5, 5, 8,  //
+                                                  12, 12, 16, 11, 17, 17, 11, 17, 17}));
+}
+
+TEST(CpuMath, MaxPoolRefusesBadIndicesOrStorageOrder) {
+  const Tensor x = random_f32({1, 1, 4, 4}, 6);
+  const AttributeMap attrs = {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  expect_refused(run_op("MaxPool", attrs, {{x}},
+                        {{DType::kF32, {1, 1, 2, 2}}, {DType::kI32, {1, 1, 2, 2}}}, 12),
+                 "MaxPool", "Indices");
+  expect_refused(run_op("MaxPool", attrs, {{x}},
+                        {{DType::kF32, {1, 1, 2, 2}}, {DType::kI64, {1, 1, 3, 2}}}, 12),
+                 "MaxPool", "Indices");
+  AttributeMap bad_order = attrs;
+  bad_order["storage_order"] = int64_t{2};
+  expect_refused(run_op("MaxPool", bad_order, {{x}},
+                        {{DType::kF32, {1, 1, 2, 2}}, {DType::kI64, {1, 1, 2, 2}}}, 12),
+                 "MaxPool", "storage_order");
+  // An output size the attributes do not give.
+  expect_refused(run_op("MaxPool", attrs, {{u8({1, 1, 4, 4}, std::vector<uint8_t>(16, 1))}},
+                        {{DType::kU8, {1, 1, 1, 1}}}, 12),
+                 "MaxPool", "output size");
+  expect_refused(run_op("MaxPool", attrs, {{u8({1, 1, 4, 4}, std::vector<uint8_t>(16, 1))}},
+                        {{DType::kU8, {1, 2, 2, 2}}}, 12),
+                 "MaxPool", "does not match");
+}
+
+}  // namespace
+}  // namespace hsched::cpu::test
