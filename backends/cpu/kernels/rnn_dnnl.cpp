@@ -4,9 +4,9 @@
 // ONNX's [D, gates*H, I] to oneDNN's ldigo (gate order LSTM i f c o, GRU u r o = ONNX's z r h)
 // and reordered to the primitive's format: once at creation when they are constants, else on
 // every run.
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <algorithm>
+
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/cpu/kernels/dnnl_util.h"
 #include "backends/cpu/kernels/rnn_util.h"
@@ -126,8 +126,8 @@ class DnnlRnnKernel final : public Kernel {
       const auto algorithm = kind == Kind::kTanh   ? dnnl::algorithm::eltwise_tanh
                              : kind == Kind::kRelu ? dnnl::algorithm::eltwise_relu
                                                    : dnnl::algorithm::eltwise_logistic;
-      dnnl::vanilla_rnn_forward::desc d(prop, algorithm, direction, src_layer, iter, wl_any,
-                                        wi_any, bias, dst_layer, iter);
+      dnnl::vanilla_rnn_forward::desc d(prop, algorithm, direction, src_layer, iter, wl_any, wi_any,
+                                        bias, dst_layer, iter);
       dnnl::vanilla_rnn_forward::primitive_desc pd(d, engine);
       wl_want = pd.weights_layer_desc();
       wi_want = pd.weights_iter_desc();
@@ -193,12 +193,13 @@ class DnnlRnnKernel final : public Kernel {
     dst_layer_.set_data_handle(y_direct ? y : dst_layer_buf_.data());
     dst_iter_.set_data_handle(y_h && !c.batch_first ? y_h : dst_iter_buf_.data());
     dst_iter_c_.set_data_handle(y_c && !c.batch_first ? y_c : dst_iter_c_buf_.data());
-    std::unordered_map<int, dnnl::memory> args{
-        {DNNL_ARG_SRC_LAYER, src_layer_},       {DNNL_ARG_SRC_ITER, src_iter_},
-        {DNNL_ARG_WEIGHTS_LAYER, weights_layer_.inner},
-        {DNNL_ARG_WEIGHTS_ITER, weights_iter_.inner},
-        {DNNL_ARG_BIAS, bias_.inner},           {DNNL_ARG_DST_LAYER, dst_layer_},
-        {DNNL_ARG_DST_ITER, dst_iter_}};
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC_LAYER, src_layer_},
+                                               {DNNL_ARG_SRC_ITER, src_iter_},
+                                               {DNNL_ARG_WEIGHTS_LAYER, weights_layer_.inner},
+                                               {DNNL_ARG_WEIGHTS_ITER, weights_iter_.inner},
+                                               {DNNL_ARG_BIAS, bias_.inner},
+                                               {DNNL_ARG_DST_LAYER, dst_layer_},
+                                               {DNNL_ARG_DST_ITER, dst_iter_}};
     if (c.cell == RnnCell::kLstm) {
       args[DNNL_ARG_SRC_ITER_C] = src_iter_c_;
       args[DNNL_ARG_DST_ITER_C] = dst_iter_c_;
@@ -256,9 +257,12 @@ class DnnlRnnKernel final : public Kernel {
         for (int64_t h = 0; h < H; ++h) {
           float v = 0.0f;
           if (b) {
-            if (lbr && g == 2) v = wb[2 * H + h];
-            else if (lbr && g == 3) v = rb[2 * H + h];
-            else v = wb[gate_of[g] * H + h] + rb[gate_of[g] * H + h];
+            if (lbr && g == 2)
+              v = wb[2 * H + h];
+            else if (lbr && g == 3)
+              v = rb[2 * H + h];
+            else
+              v = wb[gate_of[g] * H + h] + rb[gate_of[g] * H + h];
           }
           out[(d * bias_gates + g) * H + h] = v;
         }
@@ -286,7 +290,8 @@ class DnnlRnnKernel final : public Kernel {
     if (!config_.batch_first) return const_cast<float*>(src);
     const int64_t D = config_.directions, N = config_.batch, H = config_.hidden;
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t d = 0; d < D; ++d) std::copy_n(src + (n * D + d) * H, H, buffer.data() + (d * N + n) * H);
+      for (int64_t d = 0; d < D; ++d)
+        std::copy_n(src + (n * D + d) * H, H, buffer.data() + (d * N + n) * H);
     return buffer.data();
   }
 
@@ -294,7 +299,8 @@ class DnnlRnnKernel final : public Kernel {
   void state_out(const std::vector<float>& buffer, float* out) const {
     const int64_t D = config_.directions, N = config_.batch, H = config_.hidden;
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t d = 0; d < D; ++d) std::copy_n(buffer.data() + (d * N + n) * H, H, out + (n * D + d) * H);
+      for (int64_t d = 0; d < D; ++d)
+        std::copy_n(buffer.data() + (d * N + n) * H, H, out + (n * D + d) * H);
   }
 
   RnnConfig config_;

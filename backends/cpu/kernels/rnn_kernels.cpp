@@ -31,7 +31,7 @@ const T* attr_of(const Node& node, const std::string& key) {
 struct ActivationName {
   const char* name;
   Kind kind;
-  int params;  // how many of (alpha, beta) it takes
+  int params;         // how many of (alpha, beta) it takes
   float alpha, beta;  // ONNX's defaults (those of the op of the same name)
 };
 
@@ -66,7 +66,8 @@ Result<std::vector<std::vector<RnnActivation>>> parse_activations(const KernelSp
         cell == RnnCell::kLstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
         : cell == RnnCell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                 : std::vector<std::string>{"Tanh"};
-    for (int64_t d = 0; d < directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int64_t d = 0; d < directions; ++d)
+      names.insert(names.end(), defaults.begin(), defaults.end());
   } else if (names.size() == per_direction && directions == 2) {
     const std::vector<std::string> one = names;  // one set for both directions
     names.insert(names.end(), one.begin(), one.end());
@@ -102,8 +103,8 @@ Status check_input(const KernelSpec& spec, size_t index, const char* what, bool 
                    const std::vector<int64_t>* expected) {
   const Value* v = spec.inputs[index];
   if (!v->shape.is_static()) return unsupported(spec, std::string(what) + " has a dynamic shape");
-  const bool ok_dtype = is_int ? (v->dtype == DType::kI32 || v->dtype == DType::kI64)
-                               : v->dtype == DType::kF32;
+  const bool ok_dtype =
+      is_int ? (v->dtype == DType::kI32 || v->dtype == DType::kI64) : v->dtype == DType::kF32;
   if (!ok_dtype) {
     return unsupported(spec, std::string(what) + " is " + std::string(dtype_name(v->dtype)) +
                                  (is_int ? "; sequence_lens must be int32 or int64"
@@ -135,27 +136,38 @@ Result<std::unique_ptr<Kernel>> make_rnn_kernel(const KernelSpec& spec, RnnCell 
   HSCHED_ASSIGN_OR_RETURN(RnnConfig config, parse_rnn_config(spec, cell));
   HSCHED_ASSIGN_OR_RETURN(auto dnnl_kernel, make_dnnl_rnn_kernel(spec, config));
   if (dnnl_kernel) return dnnl_kernel;
-  return make_kernel([config](std::span<const Tensor* const> inputs,
-                              std::span<Tensor* const> outputs) {
-    return run_rnn_loops(config, inputs, outputs);
-  });
+  return make_kernel(
+      [config](std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) {
+        return run_rnn_loops(config, inputs, outputs);
+      });
 }
 
 }  // namespace
 
 float RnnActivation::apply(float x) const {
   switch (kind) {
-    case Kind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case Kind::kTanh: return std::tanh(x);
-    case Kind::kRelu: return std::max(x, 0.0f);
-    case Kind::kAffine: return alpha * x + beta;
-    case Kind::kLeakyRelu: return x >= 0.0f ? x : alpha * x;
-    case Kind::kThresholdedRelu: return x > alpha ? x : 0.0f;
-    case Kind::kScaledTanh: return alpha * std::tanh(beta * x);
-    case Kind::kHardSigmoid: return std::clamp(alpha * x + beta, 0.0f, 1.0f);
-    case Kind::kElu: return x >= 0.0f ? x : alpha * (std::exp(x) - 1.0f);
-    case Kind::kSoftsign: return x / (1.0f + std::fabs(x));
-    case Kind::kSoftplus: return std::log1p(std::exp(x));
+    case Kind::kSigmoid:
+      return 1.0f / (1.0f + std::exp(-x));
+    case Kind::kTanh:
+      return std::tanh(x);
+    case Kind::kRelu:
+      return std::max(x, 0.0f);
+    case Kind::kAffine:
+      return alpha * x + beta;
+    case Kind::kLeakyRelu:
+      return x >= 0.0f ? x : alpha * x;
+    case Kind::kThresholdedRelu:
+      return x > alpha ? x : 0.0f;
+    case Kind::kScaledTanh:
+      return alpha * std::tanh(beta * x);
+    case Kind::kHardSigmoid:
+      return std::clamp(alpha * x + beta, 0.0f, 1.0f);
+    case Kind::kElu:
+      return x >= 0.0f ? x : alpha * (std::exp(x) - 1.0f);
+    case Kind::kSoftsign:
+      return x / (1.0f + std::fabs(x));
+    case Kind::kSoftplus:
+      return std::log1p(std::exp(x));
   }
   return x;
 }
@@ -169,20 +181,20 @@ Result<RnnConfig> parse_rnn_config(const KernelSpec& spec, RnnCell cell) {
   const size_t max_outputs = cell == RnnCell::kLstm ? 3 : 2;
   if (spec.inputs.size() < 3 || spec.inputs.size() > max_inputs || !spec.has_input(kRnnX) ||
       !spec.has_input(kRnnW) || !spec.has_input(kRnnR)) {
-    return invalid_node(spec, "needs X, W and R and at most " + std::to_string(max_inputs) +
-                                  " inputs");
+    return invalid_node(spec,
+                        "needs X, W and R and at most " + std::to_string(max_inputs) + " inputs");
   }
   if (spec.outputs.size() > max_outputs) {
-    return invalid_node(spec, "has " + std::to_string(spec.outputs.size()) +
-                                  " outputs; at most " + std::to_string(max_outputs));
+    return invalid_node(spec, "has " + std::to_string(spec.outputs.size()) + " outputs; at most " +
+                                  std::to_string(max_outputs));
   }
   if (cell == RnnCell::kLstm && node.attr_int("input_forget", 0) != 0) {
     return unsupported(spec, "input_forget=1 (coupled input and forget gates) is not supported");
   }
   const std::string direction = node.attr_string("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional") {
-    return invalid_node(spec, "direction '" + direction +
-                                  "' is not forward, reverse or bidirectional");
+    return invalid_node(spec,
+                        "direction '" + direction + "' is not forward, reverse or bidirectional");
   }
   c.directions = direction == "bidirectional" ? 2 : 1;
   c.reverse = direction == "reverse";
@@ -247,8 +259,9 @@ Result<RnnConfig> parse_rnn_config(const KernelSpec& spec, RnnCell cell) {
     const std::vector<int64_t> p_dims{D, 3 * H};
     HSCHED_RETURN_IF_ERROR(check_input(spec, kRnnP, "P", false, &p_dims));
   }
-  const std::vector<int64_t> y_dims = c.batch_first ? std::vector<int64_t>{c.batch, c.seq_length, D, H}
-                                                    : std::vector<int64_t>{c.seq_length, D, c.batch, H};
+  const std::vector<int64_t> y_dims = c.batch_first
+                                          ? std::vector<int64_t>{c.batch, c.seq_length, D, H}
+                                          : std::vector<int64_t>{c.seq_length, D, c.batch, H};
   HSCHED_RETURN_IF_ERROR(check_output(spec, kRnnY, "Y", y_dims));
   HSCHED_RETURN_IF_ERROR(check_output(spec, kRnnYh, "Y_h", state_dims));
   HSCHED_RETURN_IF_ERROR(check_output(spec, kRnnYc, "Y_c", state_dims));

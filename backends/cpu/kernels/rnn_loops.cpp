@@ -62,29 +62,34 @@ void run_sequence(const RnnConfig& c, const RnnData& io, int64_t d, int64_t b, i
     switch (c.cell) {
       case RnnCell::kRnn:
         for (int64_t j = 0; j < H; ++j) {
-          next[static_cast<size_t>(j)] = activate(0, gates[static_cast<size_t>(j)] + recurrent(j, h.data()));
+          next[static_cast<size_t>(j)] =
+              activate(0, gates[static_cast<size_t>(j)] + recurrent(j, h.data()));
         }
         break;
       case RnnCell::kGru: {
         // z = f(...), r = f(...); ONNX's gate blocks are z, r, h.
         for (int64_t row = 0; row < 2 * H; ++row) {
-          gates[static_cast<size_t>(row)] = activate(0, gates[static_cast<size_t>(row)] + recurrent(row, h.data()));
+          gates[static_cast<size_t>(row)] =
+              activate(0, gates[static_cast<size_t>(row)] + recurrent(row, h.data()));
         }
         const float* z = gates.data();
         const float* r = gates.data() + H;
-        for (int64_t j = 0; j < H; ++j) reset_h[static_cast<size_t>(j)] = r[j] * h[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < H; ++j)
+          reset_h[static_cast<size_t>(j)] = r[j] * h[static_cast<size_t>(j)];
         for (int64_t j = 0; j < H; ++j) {
           const int64_t row = 2 * H + j;
-          const float hidden_in =
-              c.linear_before_reset ? r[j] * recurrent(row, h.data()) : recurrent(row, reset_h.data());
+          const float hidden_in = c.linear_before_reset ? r[j] * recurrent(row, h.data())
+                                                        : recurrent(row, reset_h.data());
           const float candidate = activate(1, gates[static_cast<size_t>(row)] + hidden_in);
-          next[static_cast<size_t>(j)] = (1.0f - z[j]) * candidate + z[j] * h[static_cast<size_t>(j)];
+          next[static_cast<size_t>(j)] =
+              (1.0f - z[j]) * candidate + z[j] * h[static_cast<size_t>(j)];
         }
         break;
       }
       case RnnCell::kLstm: {
         // ONNX's gate blocks are i, o, f, c; P's are i, o, f.
-        for (int64_t row = 0; row < GH; ++row) gates[static_cast<size_t>(row)] += recurrent(row, h.data());
+        for (int64_t row = 0; row < GH; ++row)
+          gates[static_cast<size_t>(row)] += recurrent(row, h.data());
         const float* p = io.peephole ? io.peephole + d * 3 * H : nullptr;
         for (int64_t j = 0; j < H; ++j) {
           const size_t uj = static_cast<size_t>(j);
@@ -105,12 +110,16 @@ void run_sequence(const RnnConfig& c, const RnnData& io, int64_t d, int64_t b, i
   }
   // A row with no steps has no last state: its Y_h and Y_c are zeros, as its Y is.
   if (io.y_h) {
-    if (len == 0) std::fill_n(io.y_h + state, H, 0.0f);
-    else std::copy_n(h.begin(), H, io.y_h + state);
+    if (len == 0)
+      std::fill_n(io.y_h + state, H, 0.0f);
+    else
+      std::copy_n(h.begin(), H, io.y_h + state);
   }
   if (io.y_c) {
-    if (len == 0) std::fill_n(io.y_c + state, H, 0.0f);
-    else std::copy_n(cell.begin(), H, io.y_c + state);
+    if (len == 0)
+      std::fill_n(io.y_c + state, H, 0.0f);
+    else
+      std::copy_n(cell.begin(), H, io.y_c + state);
   }
 }
 

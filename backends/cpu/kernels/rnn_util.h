@@ -16,8 +16,17 @@ enum class RnnCell { kRnn, kGru, kLstm };
 // The activation functions ONNX's recurrent ops name, with their alpha and beta.
 struct RnnActivation {
   enum class Kind {
-    kSigmoid, kTanh, kRelu, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh, kHardSigmoid,
-    kElu, kSoftsign, kSoftplus
+    kSigmoid,
+    kTanh,
+    kRelu,
+    kAffine,
+    kLeakyRelu,
+    kThresholdedRelu,
+    kScaledTanh,
+    kHardSigmoid,
+    kElu,
+    kSoftsign,
+    kSoftplus
   };
   Kind kind = Kind::kTanh;
   float alpha = 0.0f;
@@ -37,9 +46,9 @@ struct RnnConfig {
   RnnCell cell = RnnCell::kRnn;
   int64_t gates = 1;  // weight blocks per direction: RNN 1, GRU 3 (z r h), LSTM 4 (i o f c)
   int64_t seq_length = 0, batch = 0, input_size = 0, hidden = 0;
-  int64_t directions = 1;  // 2 for "bidirectional"
-  bool reverse = false;    // direction "reverse" (a single direction run backwards)
-  bool batch_first = false;  // layout 1: X [N, T, I], Y [N, T, D, H], states [N, D, H]
+  int64_t directions = 1;            // 2 for "bidirectional"
+  bool reverse = false;              // direction "reverse" (a single direction run backwards)
+  bool batch_first = false;          // layout 1: X [N, T, I], Y [N, T, D, H], states [N, D, H]
   bool linear_before_reset = false;  // GRU
   std::optional<float> clip;         // bound on every activation's input
   // activations[d]: f (RNN); f, g (GRU); f, g, h (LSTM) of direction d.
@@ -55,7 +64,8 @@ struct RnnConfig {
     return (batch_first ? b * seq_length + t : t * batch + b) * input_size;
   }
   int64_t y_offset(int64_t t, int64_t d, int64_t b) const {
-    return (batch_first ? (b * seq_length + t) * directions + d : (t * directions + d) * batch + b) *
+    return (batch_first ? (b * seq_length + t) * directions + d
+                        : (t * directions + d) * batch + b) *
            hidden;
   }
   int64_t state_offset(int64_t d, int64_t b) const {

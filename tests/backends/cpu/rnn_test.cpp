@@ -1,12 +1,12 @@
 // LSTM, GRU and RNN against a plain reference written from ONNX's operator equations (double
 // precision): both layouts, all three directions, optional inputs and outputs, sequence_lens,
 // clip and other activations (the loop kernels), and malformed nodes refused at creation.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <optional>
+
+#include <gtest/gtest.h>
 
 #include "graph/cost.h"
 #include "op_test_util.h"
@@ -34,7 +34,9 @@ struct RnnCase {
 
   int64_t dirs() const { return direction == "bidirectional" ? 2 : 1; }
   int64_t gates() const { return op == "LSTM" ? 4 : op == "GRU" ? 3 : 1; }
-  std::vector<int64_t> x_dims() const { return layout ? std::vector<int64_t>{N, T, I} : std::vector<int64_t>{T, N, I}; }
+  std::vector<int64_t> x_dims() const {
+    return layout ? std::vector<int64_t>{N, T, I} : std::vector<int64_t>{T, N, I};
+  }
   std::vector<int64_t> y_dims() const {
     return layout ? std::vector<int64_t>{N, T, dirs(), H} : std::vector<int64_t>{T, dirs(), N, H};
   }
@@ -114,7 +116,9 @@ std::vector<Tensor> reference(const RnnCase& k, const RnnTensors& t) {
   const auto R = t.r.values<float>();
   const auto B = t.b.values<float>();
   const auto P = t.p.values<float>();
-  const auto state_at = [&](int64_t d, int64_t n) { return (k.layout ? n * D + d : d * N + n) * H; };
+  const auto state_at = [&](int64_t d, int64_t n) {
+    return (k.layout ? n * D + d : d * N + n) * H;
+  };
   for (int64_t d = 0; d < D; ++d) {
     const auto act = ref_activations(k, d);
     const auto f = [&](size_t i, double v) {
@@ -200,8 +204,12 @@ AttributeMap attributes_of(const RnnCase& k) {
 Result<std::vector<Tensor>> run_case(const RnnCase& k, const RnnTensors& t,
                                      const AttributeMap& attrs) {
   const bool cw = k.constant_weights;
-  std::vector<OpInput> inputs{{t.x}, {t.w, cw}, {t.r, cw}, {t.b, cw, !k.bias},
-                              {t.lens, k.constant_lens, k.lens.empty()}, {t.h0, false, !k.initial}};
+  std::vector<OpInput> inputs{{t.x},
+                              {t.w, cw},
+                              {t.r, cw},
+                              {t.b, cw, !k.bias},
+                              {t.lens, k.constant_lens, k.lens.empty()},
+                              {t.h0, false, !k.initial}};
   if (k.op == "LSTM") {
     inputs.push_back({t.c0, false, !k.initial});
     inputs.push_back({t.p, cw, !k.peephole});
@@ -248,48 +256,130 @@ const RnnCase kRnn = of_op("RNN");
 
 INSTANTIATE_TEST_SUITE_P(
     Lstm, RnnTest,
-    ::testing::Values(
-        kLstm, with(kLstm, [](RnnCase& k) { k.peephole = true; }),
-        with(kLstm, [](RnnCase& k) { k.peephole = true; k.constant_weights = false; }),
-        with(kLstm, [](RnnCase& k) { k.direction = "reverse"; k.bias = false; k.initial = false; }),
-        with(kLstm, [](RnnCase& k) { k.direction = "bidirectional"; k.peephole = true; }),
-        with(kLstm, [](RnnCase& k) { k.direction = "bidirectional"; k.layout = 1; k.peephole = true; }),
-        with(kLstm, [](RnnCase& k) { k.layout = 1; k.want_y = false; k.want_y_c = false; }),
-        with(kLstm, [](RnnCase& k) { k.want_y_h = false; k.want_y_c = false; }),
-        // The loops: clip, uneven lengths (constant and not), other activations.
-        with(kLstm, [](RnnCase& k) { k.clip = 0.4f; k.peephole = true; k.direction = "bidirectional"; }),
-        with(kLstm, [](RnnCase& k) { k.lens = {3, 1}; k.direction = "bidirectional"; }),
-        with(kLstm, [](RnnCase& k) { k.lens = {0, 2}; k.constant_lens = false; k.layout = 1; }),
-        with(kLstm, [](RnnCase& k) {
-          k.activations = {"HardSigmoid", "Tanh", "Affine"};
-          k.alpha = {0.3f, 0.7f};
-          k.beta = {0.45f, 0.1f};
-        })));
+    ::testing::Values(kLstm, with(kLstm, [](RnnCase& k) { k.peephole = true; }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.peephole = true;
+                             k.constant_weights = false;
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.direction = "reverse";
+                             k.bias = false;
+                             k.initial = false;
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.direction = "bidirectional";
+                             k.peephole = true;
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.direction = "bidirectional";
+                             k.layout = 1;
+                             k.peephole = true;
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.layout = 1;
+                             k.want_y = false;
+                             k.want_y_c = false;
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.want_y_h = false;
+                             k.want_y_c = false;
+                           }),
+                      // The loops: clip, uneven lengths (constant and not), other activations.
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.clip = 0.4f;
+                             k.peephole = true;
+                             k.direction = "bidirectional";
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.lens = {3, 1};
+                             k.direction = "bidirectional";
+                           }),
+                      with(kLstm,
+                           [](RnnCase& k) {
+                             k.lens = {0, 2};
+                             k.constant_lens = false;
+                             k.layout = 1;
+                           }),
+                      with(kLstm, [](RnnCase& k) {
+                        k.activations = {"HardSigmoid", "Tanh", "Affine"};
+                        k.alpha = {0.3f, 0.7f};
+                        k.beta = {0.45f, 0.1f};
+                      })));
 
 INSTANTIATE_TEST_SUITE_P(
     Gru, RnnTest,
-    ::testing::Values(
-        kGru, with(kGru, [](RnnCase& k) { k.linear_before_reset = 1; }),
-        with(kGru, [](RnnCase& k) { k.direction = "bidirectional"; k.constant_weights = false; }),
-        with(kGru, [](RnnCase& k) { k.direction = "bidirectional"; k.layout = 1; k.linear_before_reset = 1; }),
-        with(kGru, [](RnnCase& k) { k.direction = "reverse"; k.initial = false; k.want_y = false; }),
-        with(kGru, [](RnnCase& k) { k.lens = {2, 3}; k.constant_lens = false; }),
-        with(kGru, [](RnnCase& k) { k.lens = {3, 3}; k.constant_lens = false; k.layout = 1; }),
-        with(kGru, [](RnnCase& k) {
-          k.activations = {"HardSigmoid", "LeakyRelu"};
-          k.alpha = {0.3f, 0.2f};
-          k.beta = {0.6f};
-          k.clip = 1.5f;
-        })));
+    ::testing::Values(kGru, with(kGru, [](RnnCase& k) { k.linear_before_reset = 1; }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.direction = "bidirectional";
+                             k.constant_weights = false;
+                           }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.direction = "bidirectional";
+                             k.layout = 1;
+                             k.linear_before_reset = 1;
+                           }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.direction = "reverse";
+                             k.initial = false;
+                             k.want_y = false;
+                           }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.lens = {2, 3};
+                             k.constant_lens = false;
+                           }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.lens = {3, 3};
+                             k.constant_lens = false;
+                             k.layout = 1;
+                           }),
+                      with(kGru, [](RnnCase& k) {
+                        k.activations = {"HardSigmoid", "LeakyRelu"};
+                        k.alpha = {0.3f, 0.2f};
+                        k.beta = {0.6f};
+                        k.clip = 1.5f;
+                      })));
 
-INSTANTIATE_TEST_SUITE_P(
-    Rnn, RnnTest,
-    ::testing::Values(
-        kRnn, with(kRnn, [](RnnCase& k) { k.bias = false; k.initial = false; }),
-        with(kRnn, [](RnnCase& k) { k.activations = {"Relu"}; k.direction = "reverse"; }),
-        with(kRnn, [](RnnCase& k) { k.activations = {"Sigmoid", "Sigmoid"}; k.direction = "bidirectional"; k.layout = 1; }),
-        with(kRnn, [](RnnCase& k) { k.activations = {"Tanh", "Relu"}; k.direction = "bidirectional"; }),
-        with(kRnn, [](RnnCase& k) { k.lens = {1, 3}; k.direction = "bidirectional"; k.layout = 1; })));
+INSTANTIATE_TEST_SUITE_P(Rnn, RnnTest,
+                         ::testing::Values(kRnn,
+                                           with(kRnn,
+                                                [](RnnCase& k) {
+                                                  k.bias = false;
+                                                  k.initial = false;
+                                                }),
+                                           with(kRnn,
+                                                [](RnnCase& k) {
+                                                  k.activations = {"Relu"};
+                                                  k.direction = "reverse";
+                                                }),
+                                           with(kRnn,
+                                                [](RnnCase& k) {
+                                                  k.activations = {"Sigmoid", "Sigmoid"};
+                                                  k.direction = "bidirectional";
+                                                  k.layout = 1;
+                                                }),
+                                           with(kRnn,
+                                                [](RnnCase& k) {
+                                                  k.activations = {"Tanh", "Relu"};
+                                                  k.direction = "bidirectional";
+                                                }),
+                                           with(kRnn, [](RnnCase& k) {
+                                             k.lens = {1, 3};
+                                             k.direction = "bidirectional";
+                                             k.layout = 1;
+                                           })));
 
 // A malformed node is refused when its kernel is created, with one line naming the node.
 void expect_refused(const RnnCase& k, const RnnTensors& t, const AttributeMap& attrs,
