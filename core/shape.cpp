@@ -38,20 +38,27 @@ Result<int64_t> checked_elements(const std::vector<int64_t>& dims) {
     return invalid_argument("rank " + std::to_string(dims.size()) + " exceeds the limit of " +
                             std::to_string(kMaxRank));
   }
-  int64_t n = 1;
+  // The extent (the product of the non-zero dims) is bounded too, so that no product of any of
+  // the dims overflows (strides, broadcasts), even of an empty tensor.
+  int64_t extent = 1;
+  bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return invalid_argument("negative dimension " + std::to_string(d));
     if (d > kMaxDim) {
       return invalid_argument("dimension " + std::to_string(d) + " exceeds the limit of " +
                               std::to_string(kMaxDim));
     }
-    if (d != 0 && n > kMaxElements / d) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (extent > kMaxElements / d) {
       return invalid_argument("element count exceeds the limit of " +
                               std::to_string(kMaxElements));
     }
-    n *= d;
+    extent *= d;
   }
-  return n;
+  return empty ? 0 : extent;
 }
 
 Result<std::vector<int64_t>> parse_dims(const std::string& text) {

@@ -34,7 +34,8 @@ struct Shape {
   bool operator==(const Shape& other) const = default;
 };
 
-// Element count of `dims`, refused when a dim is negative or the product passes kMaxElements.
+// Element count of `dims`, refused when a dim is negative or the product of the non-zero dims
+// passes kMaxElements (so that no product of dims overflows, even for an empty tensor).
 Result<int64_t> checked_elements(const std::vector<int64_t>& dims);
 
 // Parses "1,3,224,224" (as given to --input-shape); every dim must be in [0, kMaxDim].

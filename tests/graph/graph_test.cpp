@@ -50,6 +50,10 @@ TEST(ShapeTest, CheckedElementsBoundsEverySize) {
   EXPECT_FALSE(checked_elements({kMaxDim + 1}).is_ok());
   EXPECT_FALSE(checked_elements({int64_t{1} << 40, int64_t{1} << 40}).is_ok());
   EXPECT_FALSE(checked_elements(std::vector<int64_t>(17, 1)).is_ok());
+  // An empty tensor's other dims are bounded too: kernels multiply them for strides (found by
+  // the run fuzzer: a Mul of two empty tensors overflowed computing broadcast strides).
+  EXPECT_FALSE(checked_elements({0, int64_t{1} << 39, int64_t{1} << 33}).is_ok());
+  EXPECT_EQ(*checked_elements({0, int64_t{1} << 20, int64_t{1} << 13}), 0);
 }
 
 // An empty shape is empty whatever its other dims, without multiplying them (found by the
