@@ -1,0 +1,311 @@
+#!/usr/bin/python3
+"""Differential test: random ONNX graphs (gen_graphs.py) run by `hsched run` and by ONNX Runtime
+(ort_reference.js), outputs compared.
+
+    /usr/bin/python3 tests/differential/diff_test.py [--count N] [--seed S] [--first I]
+        [--devices cpu|opencl|npu|...] [--precision fp32|fp16] [--split-every K] [--jobs N]
+        [--hsched BIN] [--timeout SEC] [--keep-failures DIR] [--cases DIR] [--no-minimize]
+
+Each case ends as one of: pass; refused (hsched exit 2 with a reason: counted, grouped by reason,
+not a failure); ort-refused (ONNX Runtime cannot load or run the model: skipped); mismatch (an
+output differs beyond the tolerance, has another shape or dtype, or is missing); crash (a signal or
+an exit status other than 0 and 2); hang (no exit within --timeout). Mismatches, crashes and
+hangs are failures: each is minimized (minimize.py) and saved under --cases
+(tests/differential/cases/<name>/: model.onnx, test_data_set_0/input_K.pb and ONNX Runtime's
+output_K.pb, failure.txt saying how it failed). --keep-failures DIR also keeps the whole case.
+
+Tolerance: |hsched - ort| <= atol + rtol |ort| elementwise, NaN equal to NaN, integers and bools
+exactly; fp32 rtol 1e-3, atol 1e-4; fp16 (--precision fp16, the NPU) rtol 3e-2, atol 3e-2.
+atol is scaled by the largest magnitude in the expected tensor when that is above 1, so a value
+that cancels to near 0 in a tensor of large values is held to the error of its inputs.
+
+With npu in --devices and no ZE_ENABLE_ALT_DRIVERS set, the simulated NPU driver beside --hsched
+(<build>/backends/level_zero/sim/libze_hsched_sim.so) is used. Exit 1 on any failure.
+"""
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import gen_graphs  # noqa: E402
+
+TOLERANCE = {"fp32": (1e-3, 1e-4), "fp16": (3e-2, 3e-2)}  # (rtol, atol)
+FAILURES = ("mismatch", "crash", "hang")
+
+
+def read_tensor(path):
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+def compare(expected, got, rtol, atol):
+    """None when `got` matches `expected`, else one line saying how it differs."""
+    if expected.dtype != got.dtype:
+        return f"dtype {got.dtype}, expected {expected.dtype}"
+    if expected.shape != got.shape:
+        return f"shape {list(got.shape)}, expected {list(expected.shape)}"
+    if expected.dtype.kind != "f":
+        diff = int((expected != got).sum())
+        return None if diff == 0 else f"{diff} of {expected.size} elements differ"
+    e, g = expected.astype(np.float64), got.astype(np.float64)
+    finite = np.isfinite(e)
+    magnitude = float(np.abs(e[finite]).max()) if finite.any() else 1.0
+    atol *= max(1.0, magnitude)
+    with np.errstate(invalid="ignore"):
+        close = (np.abs(g - e) <= atol + rtol * np.abs(e)) | (np.isnan(e) & np.isnan(g)) | (e == g)
+    if close.all():
+        return None
+    bad = np.argwhere(~close)[0]
+    with np.errstate(invalid="ignore"):
+        error = np.where(close, 0, np.abs(g - e))
+    return (f"max error {np.nanmax(error):.3g} at {int((~close).sum())} of {close.size} elements "
+            f"(first at {list(int(i) for i in bad)}: got {g[tuple(bad)]:.6g}, "
+            f"expected {e[tuple(bad)]:.6g})")
+
+
+def reason_of(stderr):
+    """hsched's error line, without the model path, numbers folded (so reasons group)."""
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    if not lines:
+        return "exit 2 without a message"
+    line = re.sub(r"^hsched: error: \S*model\.onnx: ", "", lines[-1])
+    return line.replace("hsched: error: ", "")
+
+
+def group_of(reason):
+    reason = re.sub(r"'[^']*'", "'...'", reason)
+    reason = re.sub(r"\[[-0-9, ]*\]", "[..]", reason)
+    return re.sub(r"\d+", "N", reason)
+
+
+def hsched_command(args, case_dir, out_dir):
+    command = [args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices", args.devices,
+               "--precision", args.precision, "--inputs",
+               os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
+               "--iterations", "1", "--warmup", "0", "--threads", "1", "--json"]
+    if args.split_every:
+        command += ["--split-every", str(args.split_every)]
+    return command
+
+
+def run_hsched(args, case_dir):
+    """{"status", "detail", "claimed"} of one case whose ONNX Runtime outputs are in place."""
+    data_dir = os.path.join(case_dir, "test_data_set_0")
+    with tempfile.TemporaryDirectory(prefix="hsched-diff-") as out_dir:
+        try:
+            done = subprocess.run(hsched_command(args, case_dir, out_dir), capture_output=True,
+                                  text=True, timeout=args.timeout, errors="replace")
+        except subprocess.TimeoutExpired:
+            return {"status": "hang", "detail": f"no exit within {args.timeout} s"}
+        if done.returncode not in (0, 2):
+            tail = " ".join(done.stderr.strip().splitlines()[-2:])[:300]
+            return {"status": "crash", "detail": f"exit {done.returncode}: {tail}"}
+        if done.returncode == 2:
+            return {"status": "refused", "detail": reason_of(done.stderr)}
+        try:
+            report = json.loads(done.stdout)
+            claimed = any(p["device"] != "cpu0" and p["nodes"] > 0 for p in report["partitions"])
+        except (ValueError, KeyError):
+            return {"status": "crash", "detail": "exit 0 without a JSON report"}
+        expected = sorted((f for f in os.listdir(data_dir) if f.startswith("output_")),
+                          key=lambda f: int(f[7:-3]))
+        for f in expected:
+            got_path = os.path.join(out_dir, f)
+            if not os.path.exists(got_path):
+                return {"status": "mismatch", "detail": f"{f} not written", "claimed": claimed}
+            difference = compare(read_tensor(os.path.join(data_dir, f)), read_tensor(got_path),
+                                 *TOLERANCE[args.precision])
+            if difference:
+                return {"status": "mismatch", "detail": f"{f}: {difference}", "claimed": claimed}
+        return {"status": "pass", "claimed": claimed}
+
+
+class OrtReference:
+    """One node process running ort_reference.js; `run(dirs)` answers {dir: error or None}."""
+
+    def __init__(self):
+        self.process = subprocess.Popen(["node", os.path.join(HERE, "ort_reference.js")],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                        bufsize=1)
+
+    def send(self, case_dir):
+        self.process.stdin.write(case_dir + "\n")
+        self.process.stdin.flush()
+
+    def close(self):
+        self.process.stdin.close()
+
+    def replies(self):
+        for line in self.process.stdout:
+            reply = json.loads(line)
+            yield reply["case"], None if reply["ok"] else reply["error"]
+        if self.process.wait() != 0:
+            raise RuntimeError(f"ort_reference.js exited with {self.process.returncode}")
+
+    @staticmethod
+    def run(dirs):
+        ort = OrtReference()
+        for d in dirs:
+            ort.send(d)
+        ort.close()
+        return dict(ort.replies())
+
+
+def default_hsched():
+    for build in ("release", "api"):
+        path = os.path.join(ROOT, "build", build, "cli", "hsched")
+        if os.access(path, os.X_OK):
+            return path
+    return os.path.join(ROOT, "build", "release", "cli", "hsched")
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--first", type=int, default=0, help="index of the first case")
+    parser.add_argument("--devices", default="cpu")
+    parser.add_argument("--precision", default="fp32", choices=sorted(TOLERANCE))
+    parser.add_argument("--split-every", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--hsched", default=default_hsched())
+    parser.add_argument("--timeout", type=int, default=60, help="seconds per hsched run")
+    parser.add_argument("--keep-failures", help="copy every failing case here, unminimized")
+    parser.add_argument("--cases", default=os.path.join(HERE, "cases"),
+                        help="where minimized failures are saved")
+    parser.add_argument("--no-minimize", action="store_true")
+    parser.add_argument("--max-minimize", type=int, default=10,
+                        help="minimize at most this many failures (the others are listed)")
+    parser.add_argument("--json", help="write every case's result here")
+    args = parser.parse_args()
+    if not os.access(args.hsched, os.X_OK):
+        parser.error(f"{args.hsched}: no hsched program (build first or pass --hsched)")
+    if "npu" in args.devices.split(",") and "ZE_ENABLE_ALT_DRIVERS" not in os.environ:
+        sim = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.hsched))),
+                           "backends", "level_zero", "sim", "libze_hsched_sim.so")
+        if os.path.exists(sim):
+            os.environ["ZE_ENABLE_ALT_DRIVERS"] = sim
+    return args
+
+
+def generate_all(args, work, ort, slots, stop):
+    """The writer thread: cases into `work`, each handed to ONNX Runtime; `slots` bounds the
+    cases on disk at once."""
+    try:
+        for index in range(args.first, args.first + args.count):
+            slots.acquire()
+            if stop.is_set():
+                break
+            case_dir = os.path.join(work, f"case_{index:05d}")
+            gen_graphs.write_case(case_dir, *gen_graphs.generate(args.seed, index))
+            ort.send(case_dir)
+    finally:
+        ort.close()
+
+
+def main():
+    args = parse_args()
+    work = tempfile.mkdtemp(prefix="hsched-differential-")
+    results = {}
+    start = time.monotonic()
+    ort = OrtReference()
+    slots = threading.Semaphore(4 * args.jobs + 32)
+    stop = threading.Event()
+    writer = threading.Thread(target=generate_all, args=(args, work, ort, slots, stop), daemon=True)
+    writer.start()
+    failed_dirs = {}
+
+    def finish(case_dir, result):
+        name = os.path.basename(case_dir)
+        results[name] = result
+        if result["status"] in FAILURES:
+            print(f"{result['status']:9} {name}: {result['detail']}", flush=True)
+            failed_dirs[name] = case_dir
+            if args.keep_failures:
+                shutil.copytree(case_dir, os.path.join(args.keep_failures, name),
+                                dirs_exist_ok=True)
+        else:
+            shutil.rmtree(case_dir, ignore_errors=True)
+        if len(results) % 500 == 0:
+            print(f"... {len(results)} cases, {time.monotonic() - start:.0f} s", flush=True)
+        slots.release()
+
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            pending = []
+            for case_dir, error in ort.replies():
+                if error:
+                    finish(case_dir, {"status": "ort-refused", "detail": error})
+                    continue
+                future = pool.submit(run_hsched, args, case_dir)
+                future.add_done_callback(lambda f, d=case_dir: finish(d, f.result()))
+                pending.append(future)
+            for future in pending:
+                future.result()
+    except KeyboardInterrupt:
+        stop.set()
+        print("interrupted; the summary counts the cases finished so far", file=sys.stderr)
+    elapsed = time.monotonic() - start
+    saved = []
+    if not args.no_minimize and failed_dirs:
+        import minimize  # noqa: E402  (only a failing run needs it)
+        for name in sorted(failed_dirs)[:args.max_minimize]:
+            saved.append(minimize.minimize_and_save(args, failed_dirs[name], results[name]))
+    shutil.rmtree(work, ignore_errors=True)
+    return summarize(args, results, elapsed, saved)
+
+
+def summarize(args, results, elapsed, saved):
+    counts = collections.Counter(r["status"] for r in results.values())
+    refusals = collections.Counter(group_of(r["detail"]) for r in results.values()
+                                   if r["status"] == "refused")
+    if refusals:
+        print("refused by hsched, by reason:")
+        for reason, n in refusals.most_common():
+            example = next(k for k, r in sorted(results.items())
+                           if r["status"] == "refused" and group_of(r["detail"]) == reason)
+            print(f"  {n:6d}  {reason[:150]}  (e.g. {example})")
+    ort_refusals = collections.Counter(group_of(r["detail"]) for r in results.values()
+                                       if r["status"] == "ort-refused")
+    for reason, n in ort_refusals.most_common(5):
+        print(f"  ort-refused {n}: {reason[:150]}")
+    for path in saved:
+        print(f"saved {os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}")
+    claimed = [r for r in results.values() if r.get("claimed")]
+    device_note = ""
+    if args.devices != "cpu":
+        device_note = (f"; {len(claimed)} ran a partition off the CPU, "
+                       f"{sum(r['status'] == 'pass' for r in claimed)} of them pass")
+    print(f"diff_test --devices {args.devices} --precision {args.precision}"
+          + (f" --split-every {args.split_every}" if args.split_every else "")
+          + f" --seed {args.seed}: {len(results)} graphs in {elapsed:.1f} s "
+          + f"({len(results) / max(elapsed, 1e-9):.1f} graphs/s): "
+          + ", ".join(f"{counts[s]} {s}" for s in
+                      ("pass", "refused", "ort-refused", "mismatch", "crash", "hang"))
+          + device_note)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"devices": args.devices, "precision": args.precision, "seed": args.seed,
+                       "cases": results}, f, indent=1, sort_keys=True)
+    return 1 if any(counts[s] for s in FAILURES) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
