@@ -93,6 +93,7 @@ OpClassIndex build_op_class_index() {
   };
   add(OpClass::kConvLinear, {"Conv", "ConvTranspose", "Gemm", "MatMul"});
   add(OpClass::kConvLinear, {"LSTM", "GRU", "RNN"});  // GEMMs over time steps
+  add(OpClass::kConvLinear, {"Einsum"});              // contractions: matmuls in disguise
   add(OpClass::kPooling,
       {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});
   add(OpClass::kNormalization,
@@ -121,6 +122,7 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kDataMovement, {"Transpose", "Concat", "Split", "Slice", "Expand", "Tile", "Pad",
                                "DepthToSpace", "SpaceToDepth"});
   add(OpClass::kDataMovement, {"Gather", "GatherElements", "GatherND", "Resize", "Upsample"});
+  add(OpClass::kDataMovement, {"GridSample", "RoiAlign"});  // resampling at computed positions
   add(OpClass::kDataMovement, {"Trilu", "EyeLike", "OneHot", "ReverseSequence", "ScatterND",
                                "ScatterElements", "Scatter"});
   return index;

@@ -221,6 +221,44 @@ int64_t resize_flop(ShapeAccess& s, const Node& node) {
   return taps == 1 ? outputs : sat_mul(outputs, sat_mul(2, taps));
 }
 
+// Einsum: a multiply-add per output element and per combination of the summed letters (those
+// the explicit output leaves out, or in implicit mode those written more than once). Letters
+// after a '...' take their sizes from the end of the input's dims.
+int64_t einsum_flop(ShapeAccess& s, const Node& node) {
+  std::string eq;
+  for (char c : node.attr_string("equation", "")) {
+    if (c != ' ') eq += c;
+  }
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  const std::string rhs = arrow == std::string::npos ? "" : eq.substr(arrow + 2);
+  std::unordered_map<char, int64_t> size, uses;
+  for (size_t begin = 0, input = 0; begin <= lhs.size(); ++input) {
+    const size_t end = std::min(lhs.find(',', begin), lhs.size());
+    const std::string term = lhs.substr(begin, end - begin);
+    begin = end + 1;
+    const auto* dims = s.input(input);
+    if (!dims) return unknown(s);
+    const size_t dots = term.find("...");
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (term[i] == '.') continue;
+      const size_t from_end = term.size() - i;  // letters after '...' align right
+      if (dots != std::string::npos && i > dots && from_end > dims->size()) return unknown(s);
+      const size_t axis = dots == std::string::npos || i < dots ? i : dims->size() - from_end;
+      if (axis >= dims->size()) return unknown(s);
+      size[term[i]] = std::max(size[term[i]], (*dims)[axis]);
+      ++uses[term[i]];
+    }
+  }
+  int64_t per_output = 1;
+  for (const auto& [letter, n] : size) {
+    const bool kept =
+        arrow == std::string::npos ? uses[letter] == 1 : rhs.find(letter) != std::string::npos;
+    if (!kept) per_output = sat_mul(per_output, n);
+  }
+  return sat_mul(2, sat_mul(s.output_elements(), per_output));
+}
+
 // LSTM, GRU, RNN: each of the T*N steps multiplies its input row by W and its state by R, both
 // directions' blocks included: 2 * (|X| / I) * (|W| + |R|); gate arithmetic is left out.
 int64_t recurrent_flop(ShapeAccess& s) {
@@ -241,6 +279,8 @@ int64_t arithmetic_flop(const Node& node, ShapeAccess& s) {
   if (op == "MatMul" || op == "MatMulInteger") return matmul_flop(s);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flop(s, node);
   if (op == "Resize" || op == "Upsample") return resize_flop(s, node);
+  if (op == "Einsum") return einsum_flop(s, node);
+  if (op == "GridSample" || op == "RoiAlign") return sat_mul(s.output_elements(), 8);  // 4 taps
   if (op == "LSTM" || op == "GRU" || op == "RNN") return recurrent_flop(s);
   if (op == "Det") {  // LU: ~n^3 FLOP per n x n matrix of n^2 elements
     const auto* x = s.input(0);

@@ -178,6 +178,26 @@ TEST(CostTest, ResizeModes) {
   EXPECT_EQ(g.cost("Resize", {x}, {y}, {{"mode", std::string("cubic")}}).flop, 128 * 2 * 16);
 }
 
+TEST(CostTest, EinsumCountsSummedLetters) {
+  OneNode g;
+  const ValueId a = g.in("a", {5, 2, 3});
+  const ValueId b = g.in("b", {5, 3, 4});
+  const ValueId c = g.out("c", {5, 2, 4});
+  // A batched matmul: 40 outputs, each a sum over j (3) of multiply-adds.
+  EXPECT_EQ(g.cost("Einsum", {a, b}, {c}, {{"equation", std::string("bij, bjk -> bik")}}).flop,
+            2 * 40 * 3);
+  // Implicit output: j, written twice, is summed; '...' dims are kept (in the outputs).
+  const ValueId d = g.in("d", {7, 2, 3});
+  const ValueId e = g.in("e", {3, 4});
+  const ValueId f = g.out("f", {7, 2, 4});
+  EXPECT_EQ(g.cost("Einsum", {d, e}, {f}, {{"equation", std::string("...ij,jk")}}).flop,
+            2 * 56 * 3);
+  // Trace: i written twice in one term.
+  const ValueId m = g.in("m", {6, 6});
+  const ValueId t = g.out("t", Shape(std::vector<int64_t>{}));
+  EXPECT_EQ(g.cost("Einsum", {m}, {t}, {{"equation", std::string("ii")}}).flop, 2 * 6);
+}
+
 TEST(CostTest, OmittedOptionalInputsAreSkipped) {
   OneNode g;
   const ValueId x = g.in("x", {1, 3, 4, 4});

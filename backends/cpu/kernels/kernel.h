@@ -101,6 +101,8 @@ void register_dnnl_kernels(KernelRegistry& registry);         // Conv, ConvTrans
 void register_rnn_kernels(KernelRegistry& registry);          // LSTM, GRU, RNN
 void register_math_kernels(KernelRegistry& registry);         // Hardmax, TopK, Det, LRN
 void register_index_kernels(KernelRegistry& registry);        // Trilu, GatherND, Scatter*, OneHot
+void register_sample_kernels(KernelRegistry& registry);       // GridSample, RoiAlign
+void register_einsum_kernels(KernelRegistry& registry);       // Einsum
 
 // All of the above.
 KernelRegistry make_cpu_kernel_registry();

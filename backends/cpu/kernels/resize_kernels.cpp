@@ -1,8 +1,8 @@
-// Resize (opsets 10-19) and Upsample (7-9): nearest for any dtype, linear (N-linear) for f32.
-// Follows ONNX Runtime's arithmetic (float coordinates, clamping, nearest rounding), so outputs
-// match models' reference data bit for bit in nearest mode. The output shape is static; the
-// per-axis scale used in coordinate transforms is the `scales` input when given (ONNX uses it
-// rather than out/in), else out/in.
+// Resize (opsets 10-19) and Upsample (7-9): nearest for any dtype, linear (N-linear) and cubic
+// (resize_cubic.cpp) for f32. Follows ONNX Runtime's arithmetic (float coordinates, clamping,
+// nearest rounding), so outputs match models' reference data bit for bit in nearest mode. The
+// output shape is static; the per-axis scale used in coordinate transforms is the `scales` input
+// when given (ONNX uses it rather than out/in), else out/in.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/resize_cubic.h"
 #include "graph/resize_semantics.h"
 
 namespace hsched::cpu {
@@ -22,12 +23,15 @@ using resize::Nearest;
 using resize::nearest_index;
 using resize::original_coordinate;
 
-// One output axis: the input index (nearest: i0; linear: i0, i1 and the weight of i1) each
-// output index reads; `outside` marks tf_crop_and_resize coordinates that get the extrapolation
-// value.
+enum class Mode { kNearest, kLinear, kCubic };
+
+// One output axis: the input index (nearest: i0; linear: i0, i1 and the weight of i1; cubic: the
+// taps in `cubic`, i0 only where they reduce to one element) each output index reads; `outside`
+// marks tf_crop_and_resize coordinates that get the extrapolation value.
 struct AxisMap {
   std::vector<int64_t> i0, i1;
   std::vector<float> w1;
+  resize_cubic::AxisTaps cubic;
   std::vector<uint8_t> outside;
   bool identity = true;
   bool any_outside = false;
@@ -50,9 +54,14 @@ class ResizeKernel final : public Kernel {
     }
     const bool legacy = spec.node.op_type == "Upsample" || spec.opset < 11;
     const std::string mode = spec.node.attr_string("mode", "nearest");
-    if (mode == "linear" || mode == "bilinear") {
-      k->linear_ = true;
-      if (k->dtype_ != DType::kF32) return unsupported(spec, "linear mode for non-f32 data");
+    if (mode == "linear" || mode == "bilinear" || mode == "cubic") {
+      k->mode_ = mode == "cubic" ? Mode::kCubic : Mode::kLinear;
+      if (k->dtype_ != DType::kF32) return unsupported(spec, mode + " mode for non-f32 data");
+      if (legacy && k->mode_ == Mode::kCubic)
+        return unsupported(spec, "cubic mode before opset 11");
+      k->cubic_a_ = spec.node.attr_float("cubic_coeff_a", -0.75f);
+      k->exclude_outside_ = spec.node.attr_int("exclude_outside", 0) != 0;
+      if (!std::isfinite(k->cubic_a_)) return invalid_node(spec, "cubic_coeff_a is not finite");
     } else if (mode != "nearest") {
       return unsupported(spec, "mode '" + mode + "'");
     }
@@ -188,7 +197,9 @@ class ResizeKernel final : public Kernel {
             coord_ == Coord::kTfCropAndResize && (x < 0 || x > static_cast<float>(in - 1));
         int64_t i0, i1;
         float w1 = 0;
-        if (linear_) {
+        if (mode_ == Mode::kCubic) {
+          i0 = i1 = m.cubic.add(x, in, cubic_a_, exclude_outside_).value_or(-1);
+        } else if (mode_ == Mode::kLinear) {
           x = std::clamp(x, 0.0f, static_cast<float>(in - 1));
           i0 = std::min(static_cast<int64_t>(x), in - 1);
           i1 = std::min(i0 + 1, in - 1);
@@ -204,7 +215,7 @@ class ResizeKernel final : public Kernel {
         m.any_outside = m.any_outside || outside;
         m.identity = m.identity && in == out && i0 == o && w1 == 0 && !outside;
       }
-      if (!linear_ && in > 0 && out % in == 0 && !m.any_outside) {
+      if (mode_ == Mode::kNearest && in > 0 && out % in == 0 && !m.any_outside) {
         const int64_t k = out / in;
         m.repeat = k;
         for (int64_t o = 0; o < out && m.repeat != 0; ++o) {
@@ -223,7 +234,7 @@ class ResizeKernel final : public Kernel {
       parallel_copy(out.raw(), in.raw(), out.byte_size());
       return Status::ok();
     }
-    if (!linear_) {
+    if (mode_ == Mode::kNearest) {
       const bool none_outside =
           std::none_of(maps.begin(), maps.end(), [](const AxisMap& m) { return m.any_outside; });
       if (maps.size() >= 2 && maps.back().identity && none_outside) {
@@ -234,6 +245,16 @@ class ResizeKernel final : public Kernel {
       return Status::ok();
     }
     const size_t rank = maps.size();
+    if (mode_ == Mode::kCubic) {
+      std::vector<const resize_cubic::AxisTaps*> taps(rank, nullptr);
+      for (size_t a = 0; a < rank; ++a) {
+        if (!maps[a].identity) taps[a] = &maps[a].cubic;
+      }
+      float* dst = out.values<float>().data();
+      resize_cubic::resize_separable(taps, in_dims_, out_dims_, in.values<float>().data(), dst);
+      fill_outside(maps, dst);
+      return Status::ok();
+    }
     bool fused = true;  // only the last two axes interpolate: one pass, no temporaries
     for (size_t a = 0; a + 2 < rank; ++a) fused = fused && maps[a].identity;
     if (fused) {
@@ -462,11 +483,18 @@ class ResizeKernel final : public Kernel {
     }
     float* dst = out.values<float>().data();
     std::copy(current.begin(), current.end(), dst);
+    fill_outside(maps, dst);
+  }
+
+  // The extrapolation value where any axis's coordinate fell outside the roi.
+  void fill_outside(const std::vector<AxisMap>& maps, float* dst) const {
+    const size_t rank = maps.size();
     if (std::none_of(maps.begin(), maps.end(), [](const AxisMap& m) { return m.any_outside; })) {
       return;
     }
     std::vector<int64_t> index(rank, 0);
-    const int64_t n = out.elements();
+    const int64_t n =
+        std::accumulate(out_dims_.begin(), out_dims_.end(), int64_t{1}, std::multiplies<>());
     for (int64_t e = 0; e < n; ++e) {
       bool outside = false;
       for (size_t a = 0; a < rank; ++a)
@@ -482,7 +510,9 @@ class ResizeKernel final : public Kernel {
   std::string context_;
   std::vector<int64_t> in_dims_, out_dims_;
   DType dtype_ = DType::kUndefined;
-  bool linear_ = false;
+  Mode mode_ = Mode::kNearest;
+  float cubic_a_ = -0.75f;
+  bool exclude_outside_ = false;
   Coord coord_ = Coord::kHalfPixel;
   Nearest nearest_ = Nearest::kRoundPreferFloor;
   std::optional<std::vector<int64_t>> axes_;  // opset 18: the axes scales and roi refer to

@@ -1,5 +1,8 @@
 // Conformance of Pad and Resize (pad_kernels.cpp, resize_kernels.cpp) against plain references,
 // plus ONNX's own backend-test vectors for Resize.
+#include <array>
+#include <cmath>
+
 #include "layout_test_util.h"
 
 namespace hsched::cpu::test {
@@ -297,14 +300,170 @@ TEST(CpuLayout, ResizeLinearAgainstReference) {
                 ref_resize_linear(big, {1, 32, 96, 96}, {1, 1, 2, 2}, "half_pixel")));
 }
 
+// Reference cubic resize in double, written as ONNX's reference picks its taps: the 4 input
+// positions nearest to the coordinate on the edge-padded axis (the lower ones on a tie, so an
+// integer coordinate c reads c-2 .. c+1 with ratio 1), Keys weights, and with exclude_outside
+// the taps beyond the edges dropped and the rest renormalised. Axes multiply (tensor product).
+Tensor ref_resize_cubic(const Tensor& x, const std::vector<int64_t>& out_dims,
+                        const std::vector<double>& scales, const std::string& coord, double a,
+                        bool exclude_outside, const std::vector<double>& roi = {},
+                        float extrapolation = 0) {
+  const size_t rank = out_dims.size();
+  const auto& in = x.dims();
+  auto keys = [a](double d) {
+    d = std::abs(d);
+    return d <= 1  ? (a + 2) * d * d * d - (a + 3) * d * d + 1
+           : d < 2 ? a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a
+                   : 0.0;
+  };
+  Tensor out(DType::kF32, out_dims);
+  auto dst = out.values<float>();
+  const auto src = x.values<float>();
+  Index o(rank, 0);
+  for (size_t e = 0; e < dst.size(); ++e) {
+    std::vector<std::array<int64_t, 4>> idx(rank);
+    std::vector<std::array<double, 4>> w(rank);
+    bool outside = false;
+    for (size_t d = 0; d < rank; ++d) {
+      const double n_in = double(in[d]), n_out = double(out_dims[d]);
+      double c = (o[d] + 0.5) / scales[d] - 0.5;
+      if (coord == "asymmetric") c = o[d] / scales[d];
+      if (coord == "align_corners") c = out_dims[d] == 1 ? 0 : o[d] * (n_in - 1) / (n_out - 1);
+      if (coord == "pytorch_half_pixel" && out_dims[d] == 1) c = 0;
+      if (coord == "tf_crop_and_resize") {
+        const double r0 = roi[d], r1 = roi[d + rank];
+        c = out_dims[d] == 1 ? 0.5 * (r0 + r1) * (n_in - 1)
+                             : r0 * (n_in - 1) + o[d] * (r1 - r0) * (n_in - 1) / (n_out - 1);
+        outside = outside || c < 0 || c > n_in - 1;
+      }
+      const bool integral = c == std::floor(c);
+      const double ratio = integral ? 1.0 : c - std::floor(c);
+      const auto first = static_cast<int64_t>(std::floor(c)) - (integral ? 2 : 1);
+      double sum = 0;
+      for (int t = 0; t < 4; ++t) {
+        const int64_t i = first + t;
+        w[d][t] = keys(ratio + 1 - t);
+        if (exclude_outside && (i < 0 || i >= in[d])) w[d][t] = 0;
+        sum += w[d][t];
+        idx[d][t] = std::clamp<int64_t>(i, 0, in[d] - 1);
+      }
+      if (exclude_outside) {
+        for (double& v : w[d]) v /= sum;
+      }
+    }
+    double v = 0;
+    for (size_t k = 0; k < (size_t{1} << (2 * rank)); ++k) {
+      double weight = 1;
+      int64_t off = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        const size_t t = (k >> (2 * d)) & 3;
+        weight *= w[d][t];
+        off = off * in[d] + idx[d][t];
+      }
+      if (weight != 0) v += weight * src[static_cast<size_t>(off)];
+    }
+    dst[e] = outside ? extrapolation : static_cast<float>(v);
+    for (size_t d = rank; d-- > 0;) {
+      if (++o[d] < out_dims[d]) break;
+      o[d] = 0;
+    }
+  }
+  return out;
+}
+
+TEST(CpuLayout, ResizeCubicOnnxBackendVector) {
+  // ONNX's test_resize_upsample_scales_cubic: 4x4 -> 8x8, a = -0.75, half_pixel.
+  const Tensor x = f32({1, 1, 4, 4}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16});
+  const Tensor y = run_resize(x, {{"mode", std::string("cubic")}}, {1, 1, 2, 2}, {1, 1, 8, 8});
+  const float row0[] = {0.47265625f, 0.76953125f, 1.24609375f, 1.875f,
+                        2.28125f,    2.91015625f, 3.38671875f, 3.68359375f};
+  const float col0[] = {0.47265625f, 1.66015625f,  3.56640625f,  6.08203125f,
+                        7.70703125f, 10.22265625f, 12.12890625f, 13.31640625f};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_NEAR(y.values<float>()[static_cast<size_t>(i)], row0[i], 1e-5) << i;
+    EXPECT_NEAR(y.values<float>()[static_cast<size_t>(8 * i)], col0[i], 1e-5) << i;
+  }
+  // Cubic convolution reproduces a linear ramp away from the edges: 4 -> 3 with align_corners
+  // reads 0, 1.5 and 3 exactly.
+  const Tensor ramp = f32({1, 4}, {1, 2, 3, 4});
+  EXPECT_TRUE(
+      all_close(run_resize(ramp,
+                           {{"mode", std::string("cubic")},
+                            {"coordinate_transformation_mode", std::string("align_corners")}},
+                           {}, {1, 3}, 13, {}, true),
+                f32({1, 3}, {1, 2.5f, 4})));
+}
+
+TEST(CpuLayout, ResizeCubicAgainstReference) {
+  const Tensor x = random_f32({1, 2, 9, 11}, 21);
+  for (const std::string coord :
+       {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}) {
+    for (const float a : {-0.75f, -0.5f}) {
+      for (const int exclude : {0, 1}) {
+        const AttributeMap attrs = {{"mode", std::string("cubic")},
+                                    {"coordinate_transformation_mode", coord},
+                                    {"cubic_coeff_a", a},
+                                    {"exclude_outside", int64_t{exclude}}};
+        const std::string what =
+            coord + " a=" + std::to_string(a) + " exclude=" + std::to_string(exclude);
+        EXPECT_TRUE(all_close(
+            run_resize(x, attrs, {}, {1, 2, 20, 6}, 13, {}, true),
+            ref_resize_cubic(x, {1, 2, 20, 6}, {1, 1, 20 / 9.0, 6 / 11.0}, coord, a, exclude)))
+            << what << " sizes";
+        EXPECT_TRUE(
+            all_close(run_resize(x, attrs, {1, 1, 1.5f, 2.3f}, {1, 2, 13, 25}),
+                      ref_resize_cubic(x, {1, 2, 13, 25}, {1, 1, 1.5f, 2.3f}, coord, a, exclude)))
+            << what << " scales";
+      }
+    }
+  }
+  // Three resized axes (separable passes through temporaries), one of them of length 1.
+  const Tensor v = random_f32({3, 1, 6, 7}, 22);
+  EXPECT_TRUE(all_close(
+      run_resize(v, {{"mode", std::string("cubic")}}, {}, {5, 3, 6, 4}, 13, {}, true),
+      ref_resize_cubic(v, {5, 3, 6, 4}, {5 / 3.0, 3, 1, 4 / 7.0}, "half_pixel", -0.75, false)));
+  // tf_crop_and_resize: a roi reaching past the input, the extrapolation value outside it.
+  const std::vector<float> roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.9f, 1.3f};
+  const AttributeMap crop = {{"mode", std::string("cubic")},
+                             {"coordinate_transformation_mode", std::string("tf_crop_and_resize")},
+                             {"extrapolation_value", 7.5f}};
+  EXPECT_TRUE(
+      all_close(run_resize(x, crop, {}, {1, 2, 7, 8}, 13, roi, true),
+                ref_resize_cubic(x, {1, 2, 7, 8}, {1, 1, 7 / 9.0, 8 / 11.0}, "tf_crop_and_resize",
+                                 -0.75, false, {roi.begin(), roi.end()}, 7.5f)));
+  // Large enough to run in parallel.
+  const Tensor big = random_f32({1, 16, 40, 40}, 23);
+  EXPECT_TRUE(
+      all_close(run_resize(big, {{"mode", std::string("cubic")}}, {1, 1, 2, 2}, {1, 16, 80, 80}),
+                ref_resize_cubic(big, {1, 16, 80, 80}, {1, 1, 2, 2}, "half_pixel", -0.75, false)));
+  // Scales far from the output's length put coordinates far outside the input: the taps clamp
+  // to the edge (or, all excluded, give 0) instead of reading out of bounds.
+  const Tensor e = f32({1, 3}, {1, 2, 4});
+  const AttributeMap asym = {{"mode", std::string("cubic")},
+                             {"coordinate_transformation_mode", std::string("asymmetric")}};
+  EXPECT_TRUE(all_close(run_resize(e, asym, {1, 1e-30f}, {1, 3}), f32({1, 3}, {1, 4, 4})));
+}
+
 TEST(CpuLayout, ResizeRejectsWhatItLacks) {
   const Tensor x = pattern(DType::kF32, {1, 1, 4, 4});
-  auto r = run_op("Resize", {{"mode", std::string("cubic")}},
-                  {{x}, {Tensor(), false, true}, {f32({4}, {1, 1, 2, 2}), true}},
+  const std::vector<OpInput> inputs = {
+      {x}, {Tensor(), false, true}, {f32({4}, {1, 1, 2, 2}), true}};
+  auto r = run_op("Resize", {{"mode", std::string("cubic")}, {"antialias", int64_t{1}}}, inputs,
                   {{DType::kF32, {1, 1, 8, 8}}});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kUnimplemented);
   EXPECT_NE(r.status().message().find("test_Resize"), std::string::npos);
+  // Cubic is f32 only; a non-finite cubic_coeff_a is malformed.
+  const Tensor xi = pattern(DType::kI64, {1, 1, 4, 4});
+  r = run_op("Resize", {{"mode", std::string("cubic")}},
+             {{xi}, {Tensor(), false, true}, {f32({4}, {1, 1, 2, 2}), true}},
+             {{DType::kI64, {1, 1, 8, 8}}});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kUnimplemented);
+  r = run_op("Resize", {{"mode", std::string("cubic")}, {"cubic_coeff_a", NAN}}, inputs,
+             {{DType::kF32, {1, 1, 8, 8}}});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
 }
 
 }  // namespace
