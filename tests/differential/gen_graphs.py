@@ -5,12 +5,13 @@
 
 Case I of seed S is DIR/case_IIIII/model.onnx with its inputs in test_data_set_0/input_K.pb (the
 layout of ONNX's node tests). A case depends only on (S, I): the same pair gives the same bytes.
-Each model is opset 13 or 17 and chains 1 to 8 blocks drawn from graph_builders.py (elementwise
-ops with broadcasts, layout ops, reductions, MatMul/Gemm, Conv blocks, pools, normalizations,
-attention, Pad, Resize, comparisons, Cast). Every tensor holds at most MAX_ELEMENTS elements.
+Each model is opset 13 or 17 and chains 1 to 8 blocks (now and then up to 16) drawn from
+graph_builders.py and nn_builders.py (elementwise ops with broadcasts, layout ops, reductions,
+MatMul/Gemm, Conv blocks, pools, normalizations, attention, Pad, Resize, comparisons, Cast).
+Every tensor holds at most MAX_ELEMENTS elements; a few have a dim of 0.
 
 Float inputs are exactly representable in fp16 (so an fp16 device sees the same inputs); values
-marked exact (multiples of 1/8, small) are the only ones fed to Floor, comparisons and casts to
+marked exact (small multiples of 1/8) are the only ones fed to Floor, comparisons and casts to
 integers, where a rounding difference of one ulp would flip a result.
 
 --check runs onnx.checker and ONNX's shape inference on every model and fails when an inferred
@@ -36,13 +37,13 @@ NP_TYPE = {TensorProto.FLOAT: np.float32, TensorProto.INT64: np.int64,
 
 
 # The op menu: block and weight (how often it is drawn).
-MENU = [(gb.unary, 6), (gb.safe_unary, 2), (gb.rounding, 1), (gb.gelu, 2), (gb.clip, 1),
+MENU = [(gb.unary, 6), (gb.safe_unary, 2), (gb.rounding, 2), (gb.gelu, 2), (gb.clip, 1),
         (gb.binary, 8), (gb.variadic, 1), (gb.reshape, 3), (gb.transpose, 3), (gb.flatten, 1),
         (gb.squeeze_unsqueeze, 2), (gb.concat, 2), (gb.split, 2), (gb.slice_, 3), (gb.gather, 2),
-        (gb.expand_tile, 1), (nb.reduce, 3), (nb.arg_reduce, 1), (nb.softmax, 2),
+        (gb.expand_tile, 1), (nb.reduce, 3), (nb.arg_reduce, 2), (nb.softmax, 2),
         (nb.matmul, 3), (nb.gemm, 2), (nb.conv_block, 3), (nb.pool, 2), (nb.layer_norm, 2),
-        (nb.instance_norm, 1), (nb.attention, 1), (nb.pad, 2), (nb.resize, 2), (nb.where, 2),
-        (nb.cast, 2), (nb.space_depth, 1)]
+        (nb.instance_norm, 1), (nb.attention, 1), (nb.pad, 2), (nb.resize, 2), (nb.where, 3),
+        (nb.cast, 3), (nb.space_depth, 1), (gb.shape_ops, 2)]
 
 
 def add_block(g):
@@ -105,7 +106,7 @@ class GraphBuilder:
 
     def input(self, shape, exact=None, low=-1.0, high=1.0):
         """A new float graph input; exact inputs hold multiples of 1/2 in [-3, 3]."""
-        exact = self.chance(0.25) if exact is None else exact
+        exact = self.chance(0.35) if exact is None else exact
         array = (self.discrete_floats(shape) if exact else
                  self.random_floats(shape, low, high))
         return self.input_array(array, exact=exact, scale=3.0 if exact else max(abs(low), high))
@@ -163,20 +164,25 @@ class GraphBuilder:
             result.append(self.values[name])
         return result
 
-    def pick(self, accept=lambda v: True, dtype=TensorProto.FLOAT):
-        """A float value produced so far (recent ones likelier) that `accept` takes, else None."""
+    def pick(self, accept=lambda v: True, dtypes=(TensorProto.FLOAT,)):
+        """A value of `dtypes` produced so far (recent ones likelier) that `accept` takes, else
+        None."""
         candidates = [v for v in self.values.values()
-                      if v.dtype == dtype and (v.produced or v.name in self.input_names)
+                      if v.dtype in dtypes and (v.produced or v.name in self.input_names)
                       and accept(v)]
         if not candidates:
             return None
         weights = np.arange(1, len(candidates) + 1, dtype=np.float64) ** 2
         return candidates[int(self.rng.choice(len(candidates), p=weights / weights.sum()))]
 
-    def source(self, accept=lambda v: True, make_shape=None, exact=None):
-        """An existing value that `accept` takes, or a new input of a random shape."""
+    def source(self, accept=lambda v: True, make_shape=None, exact=None,
+               dtypes=(TensorProto.FLOAT,), allow_empty=False):
+        """An existing value of `dtypes` that `accept` takes, or a new float input of a random
+        shape; one with no elements only if `allow_empty`."""
+        wanted = accept
+        accept = lambda v: (allow_empty or v.size > 0) and wanted(v)  # noqa: E731
         if not self.chance(0.15):
-            v = self.pick(accept)
+            v = self.pick(accept, dtypes)
             if v is not None:
                 return v
         for _ in range(20):
@@ -187,9 +193,13 @@ class GraphBuilder:
         return None
 
     def random_shape(self, min_rank=1, max_rank=4, max_elements=2048):
+        """Mostly small dims; now and then a SIMD tail (9, 17, 31, 33), rank 5 or a dim of 0."""
         while True:
-            rank = self.randint(min_rank, max_rank)
-            shape = [self.choice([1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 16]) for _ in range(rank)]
+            rank = self.randint(min_rank, max_rank + (1 if self.chance(0.1) else 0))
+            shape = [self.choice([1, 2, 3, 4, 5, 6, 7, 8, 3, 4, 16, 9, 17, 31, 33])
+                     for _ in range(rank)]
+            if self.chance(0.05):
+                shape[self.randint(0, rank - 1)] = 0
             if int(np.prod(shape)) <= max_elements:
                 return tuple(shape)
 
@@ -230,7 +240,7 @@ def generate(seed, index):
     opset = OPSETS[int(rng.integers(len(OPSETS)))]
     for _ in range(100):
         g = GraphBuilder(rng, opset)
-        blocks = int(rng.integers(1, 9))
+        blocks = int(rng.integers(1, 9 if rng.random() < 0.8 else 17))
         added = 0
         for _ in range(blocks * 4):
             if added == blocks:
@@ -241,7 +251,7 @@ def generate(seed, index):
                 if add_block(g):
                     added += 1
                     continue
-            except TooLarge:
+            except (TooLarge, gb.BlockDropped):
                 pass
             # A dropped block leaves nothing behind.
             del g.nodes[state[0]:], g.initializers[state[1]:], g.inputs[state[2]:]

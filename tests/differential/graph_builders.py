@@ -8,11 +8,11 @@ decomposed into ReduceMean/Sub/Mul/Sqrt/Div under 13).
 import math
 
 import numpy as np
-from onnx import TensorProto
+from onnx import TensorProto, helper
 
 FLOAT, INT64, INT32, BOOL, FLOAT16 = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
                                       TensorProto.BOOL, TensorProto.FLOAT16)
-# Ops that keep a value exact (a small multiple of 1/8): the same bits in every implementation.
+ALL_TYPES = (FLOAT, INT64, INT32, BOOL, FLOAT16)  # layout ops take any of them
 BIG_INT = 2**63 - 1
 
 
@@ -29,8 +29,16 @@ def signed_axis(g, axis, rank):
     return axis - rank if g.chance(0.5) else axis
 
 
+class BlockDropped(Exception):
+    """The block cannot apply after all (operands that do not broadcast); the generator drops
+    it."""
+
+
 def broadcast_shape(*shapes):
-    return tuple(np.broadcast_shapes(*shapes))
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise BlockDropped() from None
 
 
 def partner_shape(g, shape):
@@ -73,7 +81,7 @@ UNARY = ["Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Softplus", "Elu", "Lea
 
 def unary(g):
     op = g.choice(UNARY if g.opset >= 14 else [u for u in UNARY if u != "HardSwish"])
-    x = g.source(lambda v: is_float(v) and (op != "Exp" or v.scale <= 4))
+    x = g.source(lambda v: is_float(v) and (op != "Exp" or v.scale <= 4), allow_empty=True)
     if x is None:
         return False
     attrs = {}
@@ -138,13 +146,13 @@ def clip(g):
     inputs = [x, g.floats(low) if low is not None else ""]
     if high is not None:
         inputs.append(g.floats(high))
-    g.op("Clip", inputs, x.shape, scale=x.scale, exact=x.exact)
+    g.op("Clip", inputs, x.shape, dtype=x.dtype, scale=x.scale, exact=x.exact)
     return True
 
 
 def binary(g):
     op = g.choice(["Add", "Sub", "Mul", "Div", "Max", "Min", "Pow", "Add", "Mul"])
-    x = g.source(lambda v: is_float(v) and v.rank >= 1)
+    x = g.source(lambda v: is_float(v) and v.rank >= 1, allow_empty=True)
     if x is None:
         return False
     pshape = partner_shape(g, x.shape)
@@ -177,7 +185,8 @@ def variadic(g):
     others = [operand(g, partner_shape(g, x.shape)) for _ in range(g.randint(1, 2))]
     vals = [x] + others
     g.op(op, vals, broadcast_shape(*[v.shape for v in vals]),
-         scale=sum(v.scale for v in vals), exact=op in ("Max", "Min") and all(v.exact for v in vals))
+         scale=sum(v.scale for v in vals),
+         exact=op in ("Max", "Min") and all(v.exact for v in vals))
     return True
 
 
@@ -199,7 +208,7 @@ def factorize(g, n, rank):
 
 
 def reshape(g):
-    x = g.source(lambda v: v.rank >= 1 and v.dtype == FLOAT)
+    x = g.source(lambda v: v.rank >= 1, dtypes=ALL_TYPES)
     if x is None:
         return False
     dims = factorize(g, x.size, g.randint(1, 4))
@@ -209,35 +218,36 @@ def reshape(g):
     for i, d in enumerate(dims):  # 0 copies the input's dim (allowzero 0)
         if i < x.rank and x.shape[i] == d and written[i] != -1 and g.chance(0.4):
             written[i] = 0
-    g.op("Reshape", [x, g.ints(written)], dims, scale=x.scale, exact=x.exact)
+    g.op("Reshape", [x, g.ints(written)], dims, dtype=x.dtype, scale=x.scale, exact=x.exact)
     return True
 
 
 def transpose(g):
-    x = g.source(lambda v: v.rank >= 2 and is_float(v))
+    x = g.source(lambda v: v.rank >= 2, dtypes=ALL_TYPES, allow_empty=True)
     if x is None:
         return False
     if g.chance(0.15):
-        g.op("Transpose", [x], x.shape[::-1], scale=x.scale, exact=x.exact)
+        g.op("Transpose", [x], x.shape[::-1], dtype=x.dtype, scale=x.scale, exact=x.exact)
         return True
     perm = [int(p) for p in g.rng.permutation(x.rank)]
-    g.op("Transpose", [x], [x.shape[p] for p in perm], scale=x.scale, exact=x.exact, perm=perm)
+    g.op("Transpose", [x], [x.shape[p] for p in perm], dtype=x.dtype, scale=x.scale,
+         exact=x.exact, perm=perm)
     return True
 
 
 def flatten(g):
-    x = g.source(lambda v: v.rank >= 1 and is_float(v))
+    x = g.source(lambda v: v.rank >= 1, dtypes=ALL_TYPES, allow_empty=True)
     if x is None:
         return False
     axis = g.randint(-x.rank, x.rank)
     a = norm_axis(axis, x.rank)
     shape = [int(np.prod(x.shape[:a], dtype=np.int64)), int(np.prod(x.shape[a:], dtype=np.int64))]
-    g.op("Flatten", [x], shape, scale=x.scale, exact=x.exact, axis=axis)
+    g.op("Flatten", [x], shape, dtype=x.dtype, scale=x.scale, exact=x.exact, axis=axis)
     return True
 
 
 def squeeze_unsqueeze(g):
-    x = g.source(lambda v: v.rank <= 3 and is_float(v))
+    x = g.source(lambda v: v.rank <= 3, dtypes=ALL_TYPES, allow_empty=True)
     if x is None:
         return False
     k = g.randint(1, 2)
@@ -247,25 +257,27 @@ def squeeze_unsqueeze(g):
     for p in positions:
         shape.insert(p, 1)
     u = g.op("Unsqueeze", [x, g.ints([signed_axis(g, p, r) for p in positions])], shape,
-             scale=x.scale, exact=x.exact)
+             dtype=x.dtype, scale=x.scale, exact=x.exact)
     ones = [i for i, d in enumerate(u.shape) if d == 1]
     if g.chance(0.3):  # no axes: every dim of 1 goes
-        g.op("Squeeze", [u], [d for d in u.shape if d != 1], scale=x.scale, exact=x.exact)
+        g.op("Squeeze", [u], [d for d in u.shape if d != 1], dtype=x.dtype, scale=x.scale,
+             exact=x.exact)
         return True
     drop = sorted(int(i) for i in g.rng.choice(ones, size=g.randint(1, len(ones)), replace=False))
     g.op("Squeeze", [u, g.ints([signed_axis(g, i, u.rank) for i in drop])],
-         [d for i, d in enumerate(u.shape) if i not in drop], scale=x.scale, exact=x.exact)
+         [d for i, d in enumerate(u.shape) if i not in drop], dtype=x.dtype, scale=x.scale,
+         exact=x.exact)
     return True
 
 
 def concat(g):
-    x = g.source(lambda v: v.rank >= 1 and is_float(v))
+    x = g.source(lambda v: v.rank >= 1, dtypes=ALL_TYPES, allow_empty=True)
     if x is None:
         return False
     axis = g.randint(0, x.rank - 1)
     parts = [x]
     for _ in range(g.randint(1, 2)):
-        if g.chance(0.2):
+        if g.chance(0.2) or x.dtype != FLOAT:
             parts.append(x)
             continue
         shape = list(x.shape)
@@ -273,13 +285,13 @@ def concat(g):
         parts.append(operand(g, shape, exact=x.exact))
     shape = list(x.shape)
     shape[axis] = sum(p.shape[axis] for p in parts)
-    g.op("Concat", parts, shape, scale=max(p.scale for p in parts),
+    g.op("Concat", parts, shape, dtype=x.dtype, scale=max(p.scale for p in parts),
          exact=all(p.exact for p in parts), axis=signed_axis(g, axis, x.rank))
     return True
 
 
 def split(g):
-    x = g.source(lambda v: v.rank >= 1 and is_float(v) and max(v.shape) >= 2)
+    x = g.source(lambda v: v.rank >= 1 and max(v.shape) >= 2, dtypes=ALL_TYPES)
     if x is None:
         return False
     axis = g.choice([i for i, d in enumerate(x.shape) if d >= 2])
@@ -290,8 +302,8 @@ def split(g):
         n = g.choice([n for n in (2, 3, 4) if d % n == 0])
         sizes = [d // n] * n
     else:
-        cuts = sorted(int(c) for c in g.rng.choice(np.arange(1, d), size=g.randint(1, min(3, d - 1)),
-                                                   replace=False))
+        count = g.randint(1, min(3, d - 1))
+        cuts = sorted(int(c) for c in g.rng.choice(np.arange(1, d), size=count, replace=False))
         sizes = [b - a for a, b in zip([0] + cuts, cuts + [d])]
         inputs.append(g.ints(sizes))
     shapes = []
@@ -299,7 +311,7 @@ def split(g):
         shape = list(x.shape)
         shape[axis] = s
         shapes.append(shape)
-    g.op_multi("Split", inputs, shapes, scale=x.scale, exact=x.exact, **attrs)
+    g.op_multi("Split", inputs, shapes, dtype=x.dtype, scale=x.scale, exact=x.exact, **attrs)
     return True
 
 
@@ -317,7 +329,7 @@ def slice_length(dim, start, end, step):
 
 
 def slice_(g):
-    x = g.source(lambda v: v.rank >= 1 and is_float(v))
+    x = g.source(lambda v: v.rank >= 1, dtypes=ALL_TYPES)
     if x is None:
         return False
     axes = [int(a) for a in g.rng.choice(x.rank, size=g.randint(1, min(2, x.rank)), replace=False)]
@@ -342,12 +354,12 @@ def slice_(g):
         inputs.append(g.ints([signed_axis(g, a, x.rank) for a in axes]))
         if any(s != 1 for s in steps) or g.chance(0.5):
             inputs.append(g.ints(steps))
-    g.op("Slice", inputs, shape, scale=x.scale, exact=x.exact)
+    g.op("Slice", inputs, shape, dtype=x.dtype, scale=x.scale, exact=x.exact)
     return True
 
 
 def gather(g):
-    x = g.source(lambda v: v.rank >= 1 and is_float(v))
+    x = g.source(lambda v: v.rank >= 1, dtypes=ALL_TYPES)
     if x is None:
         return False
     axis = g.randint(0, x.rank - 1)
@@ -359,21 +371,62 @@ def gather(g):
     else:
         idx = g.input_array(indices)
     shape = x.shape[:axis] + tuple(ishape) + x.shape[axis + 1:]
-    g.op("Gather", [x, idx], shape, scale=x.scale, exact=x.exact,
+    g.op("Gather", [x, idx], shape, dtype=x.dtype, scale=x.scale, exact=x.exact,
          axis=signed_axis(g, axis, x.rank))
     return True
 
 
 def expand_tile(g):
-    x = g.source(lambda v: 1 <= v.rank <= 3 and is_float(v) and v.size <= 512)
+    x = g.source(lambda v: 1 <= v.rank <= 3 and v.size <= 512, dtypes=ALL_TYPES)
     if x is None:
         return False
     if g.chance(0.5):
         target = list(partner_shape(g, x.shape))
         out = broadcast_shape(x.shape, tuple(target))
-        g.op("Expand", [x, g.ints(target)], out, scale=x.scale, exact=x.exact)
+        g.op("Expand", [x, g.ints(target)], out, dtype=x.dtype, scale=x.scale, exact=x.exact)
     else:
         reps = [g.choice([1, 1, 2, 3]) for _ in x.shape]
-        g.op("Tile", [x, g.ints(reps)], [d * r for d, r in zip(x.shape, reps)], scale=x.scale,
+        g.op("Tile", [x, g.ints(reps)], [d * r for d, r in zip(x.shape, reps)],
+             dtype=x.dtype, scale=x.scale,
              exact=x.exact)
+    return True
+
+
+def shape_ops(g):
+    """Shapes computed in the graph, as exporters write them: Reshape to Shape(x)[0], -1;
+    ConstantOfShape(Shape(x)); Expand to Shape(x); Shape with start/end under opset 17."""
+    x = g.source(lambda v: v.rank >= 2 and v.size > 0, dtypes=ALL_TYPES)
+    if x is None:
+        return False
+    r = x.rank
+    kind = g.choice(["reshape", "constant", "expand", "slice_shape"])
+    if kind == "slice_shape" and g.opset >= 15:
+        start, end = sorted(g.rng.choice(r + 1, size=2, replace=False))
+        attrs = {"start": int(start) - r if g.chance(0.5) else int(start)}
+        if end < r or g.chance(0.5):
+            attrs["end"] = int(end)
+        s = g.op("Shape", [x], (end - start,), dtype=INT64, exact=True, **attrs)
+        head = int(np.prod(x.shape[start:end]))
+        rest = [g.ints([-1])] if x.size // max(head, 1) != 1 or g.chance(0.5) else []
+        g.op("Reshape", [x, g.op("Concat", [g.op("ReduceProd", [s], (1,), dtype=INT64,
+                                                   exact=True, keepdims=1)] + rest,
+                                 (1 + len(rest),), dtype=INT64, exact=True, axis=0)],
+             (head,) + ((x.size // head,) if rest else ()), dtype=x.dtype, scale=x.scale,
+             exact=x.exact)
+        return True
+    s = g.op("Shape", [x], (r,), dtype=INT64, exact=True)
+    if kind == "constant":
+        c = g.op("ConstantOfShape", [s], x.shape, scale=0.5, exact=True,
+                 value=helper.make_tensor("value", FLOAT, [1], [0.5]))
+        if x.dtype == FLOAT:
+            g.op("Add", [x, c], x.shape, scale=x.scale + 0.5, exact=x.exact)
+        return True
+    if kind == "expand":
+        y = operand(g, tuple(1 if g.chance(0.5) else d for d in x.shape[1:]))
+        g.op("Expand", [y, s], x.shape, scale=y.scale, exact=y.exact)
+        return True
+    d0 = g.op("Gather", [s, g.ints([0])], (1,), dtype=INT64, exact=True, axis=0)
+    target = g.op("Concat", [d0, g.ints([-1])], (2,), dtype=INT64, exact=True, axis=0)
+    g.op("Reshape", [x, target], (x.shape[0], x.size // x.shape[0]), dtype=x.dtype,
+         scale=x.scale, exact=x.exact)
     return True

@@ -13,7 +13,7 @@ import os
 import shutil
 
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import diff_test
 
