@@ -94,6 +94,7 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kConvLinear, {"Conv", "ConvTranspose", "Gemm", "MatMul"});
   add(OpClass::kConvLinear, {"LSTM", "GRU", "RNN"});  // GEMMs over time steps
   add(OpClass::kConvLinear, {"Einsum"});              // contractions: matmuls in disguise
+  add(OpClass::kConvLinear, {"QLinearConv", "ConvInteger", "QLinearMatMul", "MatMulInteger"});
   add(OpClass::kPooling,
       {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});
   add(OpClass::kNormalization,
@@ -116,6 +117,7 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kReduction, {"TopK", "Det"});  // Det: a matrix reduced to a scalar
   add(OpClass::kNormalization, {"LRN"});
   add(OpClass::kElementwise, {"BitShift"});
+  add(OpClass::kElementwise, {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"});
   // Views and copies; layout; indexing and resampling.
   add(OpClass::kDataMovement,
       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"});

@@ -39,7 +39,8 @@ int64_t sat_product(const std::vector<int64_t>& dims, size_t first, size_t last)
 //   Erf: a polynomial approximation of ~8 terms = 8; Gelu: Erf + scale, add, multiply = 8
 //   Softplus log(1+exp) = 3, Elu/Selu/Celu ~ exp + select/scale = 4-5, Mish = 8
 //   the inverse trigonometric and hyperbolic functions and Tan: libm calls, counted as Erf = 8
-//   QuantizeLinear/DequantizeLinear: scale + zero point (+ round/saturate) = 2
+//   QuantizeLinear/DequantizeLinear: scale + zero point (+ round/saturate) = 2;
+//   DynamicQuantizeLinear: min, max, then QuantizeLinear = 4
 // and 1 for the ops below, one instruction per element.
 // clang-format off
 constexpr std::string_view kOneFlopOps[] = {
@@ -59,7 +60,7 @@ const std::unordered_map<std::string_view, int64_t>& elementwise_factors() {
     for (std::string_view op : kOneFlopOps) factors.emplace(op, 1);
     add(2, {"LeakyRelu", "Clip", "PRelu", "Mod", "QuantizeLinear", "DequantizeLinear", "Shrink"});
     add(3, {"HardSigmoid", "Softplus", "Softsign"});
-    add(4, {"HardSwish", "Sigmoid", "Tanh", "Elu", "Celu"});
+    add(4, {"HardSwish", "Sigmoid", "Tanh", "Elu", "Celu", "DynamicQuantizeLinear"});
     add(5, {"Selu"});
     add(8, {"Erf", "Gelu", "Mish", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
             "Atanh"});
@@ -151,15 +152,16 @@ int64_t unknown(ShapeAccess& s) {
   return 0;
 }
 
-// Y = conv(X, W) + B: X [N, Cin, spatial...], W [Cout, Cin/group, kernel...].
-int64_t conv_flop(ShapeAccess& s) {
-  const auto* w = s.input(1);
+// Y = conv(X, W) + B: X [N, Cin, spatial...], W [Cout, Cin/group, kernel...] (inputs 1 and 2;
+// QLinearConv's are 3 and 8).
+int64_t conv_flop(ShapeAccess& s, size_t weight = 1, size_t bias = 2) {
+  const auto* w = s.input(weight);
   const auto* y = s.output(0);
   if (!w || !y || w->size() < 2 || y->size() < 2) return unknown(s);
   const int64_t macs_per_output = sat_product(*w, 1, w->size());  // (Cin/group) * prod(kernel)
   const int64_t outputs = sat_product(*y, 0, y->size());          // N * Cout * prod(out spatial)
   int64_t flop = sat_mul(2, sat_mul(outputs, macs_per_output));
-  if (s.has_input(2)) flop = sat_add(flop, outputs);
+  if (s.has_input(bias)) flop = sat_add(flop, outputs);
   return flop;
 }
 
@@ -274,9 +276,10 @@ int64_t recurrent_flop(ShapeAccess& s) {
 int64_t arithmetic_flop(const Node& node, ShapeAccess& s) {
   const std::string_view op = node.op_type;
   if (op == "Conv" || op == "ConvInteger") return conv_flop(s);
+  if (op == "QLinearConv") return conv_flop(s, 3, 8);
   if (op == "ConvTranspose") return conv_transpose_flop(s);
   if (op == "Gemm") return gemm_flop(s, node);
-  if (op == "MatMul" || op == "MatMulInteger") return matmul_flop(s);
+  if (op == "MatMul" || op == "MatMulInteger" || op == "QLinearMatMul") return matmul_flop(s);
   if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") return pool_flop(s, node);
   if (op == "Resize" || op == "Upsample") return resize_flop(s, node);
   if (op == "Einsum") return einsum_flop(s, node);

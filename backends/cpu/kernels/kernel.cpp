@@ -43,6 +43,7 @@ KernelRegistry make_cpu_kernel_registry() {
   register_index_kernels(registry);
   register_sample_kernels(registry);
   register_einsum_kernels(registry);
+  register_quant_kernels(registry);
   register_group_norm_kernel(registry);  // built by the program's fusion pass only
   return registry;
 }

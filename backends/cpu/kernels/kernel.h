@@ -103,6 +103,7 @@ void register_math_kernels(KernelRegistry& registry);         // Hardmax, TopK, 
 void register_index_kernels(KernelRegistry& registry);        // Trilu, GatherND, Scatter*, OneHot
 void register_sample_kernels(KernelRegistry& registry);       // GridSample, RoiAlign
 void register_einsum_kernels(KernelRegistry& registry);       // Einsum
+void register_quant_kernels(KernelRegistry& registry);        // QDQ ops, QLinear*, *Integer
 
 // All of the above.
 KernelRegistry make_cpu_kernel_registry();

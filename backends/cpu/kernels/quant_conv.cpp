@@ -1,0 +1,269 @@
+// QLinearConv and ConvInteger (ONNX opset 10), 1-D to 3-D: u8/i8 input and weights minus their
+// zero points (padding contributes nothing, as if filled with x's zero point), products summed
+// in 32 bits (wrapping), then written as i32 (ConvInteger) or, with the i32 bias added,
+// requantized: y = saturate(round_half_even(acc * x_scale * w_scale[m] / y_scale) + y_zero_point).
+// Weight zero points and scales per tensor or per output channel. A direct loop over TBB,
+// parallel over (image, output channel) planes: oneDNN 2.6's int8 convolution takes no weight
+// zero points and rounds its own way.
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/dnnl_util.h"
+#include "backends/cpu/kernels/layout_util.h"
+#include "backends/cpu/kernels/parallel.h"
+#include "backends/cpu/kernels/quant_util.h"
+
+namespace hsched::cpu {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
+
+// Inputs of each op, and the geometry fixed at creation with spatial axes padded to 3 (size 1,
+// kernel 1, stride 1, no padding on the added leading axes).
+struct QuantConvPlan {
+  size_t x = 0, x_zp = 2, w = 1, w_zp = 3;
+  bool requantize = false;  // QLinearConv
+  size_t x_scale = 0, w_scale = 0, y_scale = 0, y_zp = 0, bias = 0;
+  DType y_dtype = DType::kI32;
+  int64_t batch = 0, in_c = 0, out_c = 0, group = 1;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+};
+
+Status check_conv_geometry(const KernelSpec& spec, QuantConvPlan& plan) {
+  for (size_t i : {plan.x, plan.w}) {
+    if (!spec.has_input(i)) return invalid_node(spec, "needs input " + std::to_string(i));
+    if (!is_quantized_dtype(spec.inputs[i]->dtype)) {
+      return unsupported(spec, "input " + std::to_string(i) + " is " +
+                                   std::string(dtype_name(spec.inputs[i]->dtype)) +
+                                   " (supported: u8, i8)");
+    }
+  }
+  const auto& x = spec.in_dims(plan.x);
+  const auto& w = spec.in_dims(plan.w);
+  const auto& y = spec.out_dims(0);
+  if (x.size() < 3 || x.size() > 5) return unsupported(spec, "only 1-D to 3-D convolutions");
+  if (w.size() != x.size() || y.size() != x.size() || y[0] != x[0]) {
+    return invalid_node(spec, "input " + dims_text(x) + ", weights " + dims_text(w) +
+                                  " and output " + dims_text(y) + " do not fit together");
+  }
+  plan.group = spec.node.attr_int("group", 1);
+  const int64_t g = plan.group;
+  if (g < 1 || x[1] % g != 0 || y[1] % g != 0 || w[0] != y[1] || w[1] * g != x[1]) {
+    return invalid_node(spec, "weights " + dims_text(w) + " do not match input channels " +
+                                  std::to_string(x[1]) + ", output channels " +
+                                  std::to_string(y[1]) + " and group " + std::to_string(g));
+  }
+  const std::vector<int64_t> kernel(w.begin() + 2, w.end());
+  for (int64_t k : kernel) {
+    if (k < 1) return invalid_node(spec, "weights " + dims_text(w) + " have an empty kernel");
+  }
+  const auto declared = spec.node.attr_ints("kernel_shape");
+  if (!declared.empty() && declared != kernel) {
+    return invalid_node(
+        spec, "kernel_shape " + dims_text(declared) + " does not match weights " + dims_text(w));
+  }
+  // spatial_params reads input 0 and output 0, as here, and checks that the output size follows.
+  HSCHED_ASSIGN_OR_RETURN(SpatialParams p, spatial_params(spec, kernel, x.size() - 2, false));
+  // spatial_params lets the trailing pad grow (a pool's ceil_mode); a convolution's output size
+  // follows from the declared pads exactly.
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    const int64_t span =
+        x[i + 2] + p.pad_l[i] + p.declared_pad_r[i] - (kernel[i] - 1) * (p.dilation[i] + 1) - 1;
+    if (span < 0 || span / p.strides[i] + 1 != y[i + 2]) {
+      return invalid_node(spec, "output size " + std::to_string(y[i + 2]) +
+                                    " does not follow from the input, kernel and attributes");
+    }
+  }
+  plan.batch = x[0];
+  plan.in_c = x[1];
+  plan.out_c = y[1];
+  const size_t lead = 3 - kernel.size();
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    plan.in[lead + i] = x[i + 2];
+    plan.out[lead + i] = y[i + 2];
+    plan.kernel[lead + i] = kernel[i];
+    plan.stride[lead + i] = p.strides[i];
+    plan.dilation[lead + i] = p.dilation[i] + 1;  // oneDNN's form is d - 1
+    plan.pad[lead + i] = p.pad_l[i];
+  }
+  return Status::ok();
+}
+
+// [first, last) of the outputs along one axis whose tap at `offset` (kernel index times dilation
+// minus the leading pad) lands inside the input.
+std::pair<int64_t, int64_t> valid_outputs(int64_t offset, int64_t stride, int64_t in, int64_t out) {
+  const int64_t first = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  const int64_t last = in - 1 - offset < 0 ? 0 : (in - 1 - offset) / stride + 1;
+  return {std::min(first, out), std::min(last, out)};
+}
+
+// Sums one output plane (image n, output channel m) into acc (unsigned: int32 arithmetic wraps).
+void accumulate_plane(const QuantConvPlan& p, const int16_t* x, const int16_t* w, int64_t n,
+                      int64_t m, std::vector<uint32_t>& acc) {
+  const int64_t group_in = p.in_c / p.group;
+  const int64_t first_c = m / (p.out_c / p.group) * group_in;
+  const int64_t in_plane = p.in[0] * p.in[1] * p.in[2];
+  const int64_t taps = p.kernel[0] * p.kernel[1] * p.kernel[2];
+  std::fill(acc.begin(), acc.end(), 0u);
+  for (int64_t ic = 0; ic < group_in; ++ic) {
+    const int16_t* x_plane = x + (n * p.in_c + first_c + ic) * in_plane;
+    const int16_t* w_taps = w + (m * group_in + ic) * taps;
+    for (int64_t kd = 0; kd < p.kernel[0]; ++kd) {
+      const auto [d0, d1] =
+          valid_outputs(kd * p.dilation[0] - p.pad[0], p.stride[0], p.in[0], p.out[0]);
+      for (int64_t kh = 0; kh < p.kernel[1]; ++kh) {
+        const auto [h0, h1] =
+            valid_outputs(kh * p.dilation[1] - p.pad[1], p.stride[1], p.in[1], p.out[1]);
+        for (int64_t kw = 0; kw < p.kernel[2]; ++kw) {
+          const int32_t wv = w_taps[(kd * p.kernel[1] + kh) * p.kernel[2] + kw];
+          if (wv == 0) continue;
+          const int64_t w_offset = kw * p.dilation[2] - p.pad[2];
+          const auto [w0, w1] = valid_outputs(w_offset, p.stride[2], p.in[2], p.out[2]);
+          for (int64_t od = d0; od < d1; ++od) {
+            const int64_t id = od * p.stride[0] + kd * p.dilation[0] - p.pad[0];
+            for (int64_t oh = h0; oh < h1; ++oh) {
+              const int64_t ih = oh * p.stride[1] + kh * p.dilation[1] - p.pad[1];
+              const int16_t* x_row = x_plane + (id * p.in[1] + ih) * p.in[2];
+              uint32_t* acc_row = acc.data() + (od * p.out[1] + oh) * p.out[2];
+              for (int64_t ow = w0; ow < w1; ++ow) {
+                acc_row[ow] += static_cast<uint32_t>(wv * x_row[ow * p.stride[2] + w_offset]);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+Status run_quant_conv(const QuantConvPlan& p, std::span<const Tensor* const> in,
+                      std::span<Tensor* const> out) {
+  const auto input = [&](size_t i) { return optional_input(in, i); };
+  const Tensor* w_zp = input(p.w_zp);
+  std::vector<int16_t> x, w;
+  subtract_zero_point(*in[p.x], read_zero_points(input(p.x_zp), 1), 1, x);
+  const int64_t w_block = p.out_c == 0 ? 1 : in[p.w]->elements() / p.out_c;
+  subtract_zero_point(*in[p.w], read_zero_points(w_zp, w_zp ? w_zp->elements() : 1), w_block, w);
+  std::vector<float> multipliers(static_cast<size_t>(p.out_c), 1.0f);
+  std::vector<int32_t> bias(static_cast<size_t>(p.out_c), 0);
+  int32_t y_zp = 0;
+  if (p.requantize) {
+    const float x_scale = read_scales(*in[p.x_scale])[0];
+    const float y_scale = read_scales(*in[p.y_scale])[0];
+    const std::vector<float> w_scales = read_scales(*in[p.w_scale]);
+    for (size_t m = 0; m < multipliers.size(); ++m) {
+      multipliers[m] = x_scale * w_scales[w_scales.size() == 1 ? 0 : m] / y_scale;
+    }
+    y_zp = read_zero_points(input(p.y_zp), 1)[0];
+    if (const Tensor* b = input(p.bias)) {
+      const auto values = b->values<int32_t>();
+      bias.assign(values.begin(), values.end());
+    }
+  }
+  const int64_t points = p.out[0] * p.out[1] * p.out[2];
+  const int64_t work = points * (p.in_c / p.group) * p.kernel[0] * p.kernel[1] * p.kernel[2];
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, work));
+  std::byte* y_raw = out[0]->raw();
+  parallel_range(
+      p.batch * p.out_c,
+      [&](int64_t begin, int64_t end) {
+        std::vector<uint32_t> acc(static_cast<size_t>(points));
+        for (int64_t plane = begin; plane < end; ++plane) {
+          const int64_t n = plane / p.out_c, m = plane % p.out_c;
+          accumulate_plane(p, x.data(), w.data(), n, m, acc);
+          if (!p.requantize) {
+            int32_t* y = reinterpret_cast<int32_t*>(y_raw) + plane * points;
+            for (int64_t i = 0; i < points; ++i) y[i] = static_cast<int32_t>(acc[i]);
+            continue;
+          }
+          const uint32_t b = static_cast<uint32_t>(bias[static_cast<size_t>(m)]);
+          const float multiplier = multipliers[static_cast<size_t>(m)];
+          dispatch_quantized(p.y_dtype, [&](auto tag) {
+            using Q = decltype(tag);
+            Q* y = reinterpret_cast<Q*>(y_raw) + plane * points;
+            for (int64_t i = 0; i < points; ++i) {
+              const auto sum = static_cast<int32_t>(acc[i] + b);
+              y[i] = saturate_round<Q>(static_cast<float>(sum) * multiplier, y_zp);
+            }
+          });
+        }
+      },
+      grain);
+  return Status::ok();
+}
+
+// Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (i32 [M],
+// optional).
+Result<std::unique_ptr<Kernel>> make_qlinear_conv(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  QuantConvPlan plan;
+  plan.x_zp = 2;
+  plan.w = 3;
+  plan.w_zp = 5;
+  plan.requantize = true;
+  plan.x_scale = 1;
+  plan.w_scale = 4;
+  plan.y_scale = 6;
+  plan.y_zp = 7;
+  plan.bias = 8;
+  HSCHED_RETURN_IF_ERROR(check_conv_geometry(spec, plan));
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 1, 2, spec.inputs[0]->dtype, "x", -1).status());
+  HSCHED_RETURN_IF_ERROR(
+      check_quant_param(spec, 4, 5, spec.inputs[3]->dtype, "w", plan.out_c).status());
+  plan.y_dtype = spec.has_input(7) ? spec.inputs[7]->dtype : DType::kU8;
+  if (!is_quantized_dtype(plan.y_dtype) || spec.outputs[0]->dtype != plan.y_dtype) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  ", y_zero_point " + std::string(dtype_name(plan.y_dtype)) +
+                                  " (both u8 or both i8)");
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 6, 7, plan.y_dtype, "y", -1).status());
+  if (spec.has_input(8) && (spec.inputs[8]->dtype != DType::kI32 ||
+                            spec.in_dims(8) != std::vector<int64_t>{plan.out_c})) {
+    return invalid_node(spec, "B is " + std::string(dtype_name(spec.inputs[8]->dtype)) + " " +
+                                  spec.inputs[8]->shape.to_string() + ", expected i32 " +
+                                  std::to_string(plan.out_c));
+  }
+  return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    return run_quant_conv(plan, in, out);
+  });
+}
+
+// Inputs: x, w, x_zero_point (optional, one value), w_zero_point (optional, one value or one per
+// output channel); output i32.
+Result<std::unique_ptr<Kernel>> make_conv_integer(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  QuantConvPlan plan;
+  HSCHED_RETURN_IF_ERROR(check_conv_geometry(spec, plan));
+  if (spec.outputs[0]->dtype != DType::kI32) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  " (ConvInteger gives i32)");
+  }
+  const auto check_zp = [&](size_t i, const char* what, int64_t channels) -> Status {
+    if (!spec.has_input(i)) return Status::ok();
+    const Value& zp = *spec.inputs[i];
+    const Value& data = *spec.inputs[i - 2];
+    const int64_t count = zp.shape.elements();
+    if (zp.dtype != data.dtype || zp.shape.rank() > 1 || (count != 1 && count != channels)) {
+      return invalid_node(spec, std::string(what) + " is " + std::string(dtype_name(zp.dtype)) +
+                                    " " + zp.shape.to_string() + "; expected " +
+                                    std::string(dtype_name(data.dtype)) + " of one value" +
+                                    (channels > 1 ? " or " + std::to_string(channels) : ""));
+    }
+    return Status::ok();
+  };
+  HSCHED_RETURN_IF_ERROR(check_zp(2, "x_zero_point", 1));
+  HSCHED_RETURN_IF_ERROR(check_zp(3, "w_zero_point", plan.out_c));
+  return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    return run_quant_conv(plan, in, out);
+  });
+}
+
+}  // namespace
+
+void register_quant_conv_kernels(KernelRegistry& registry) {
+  registry.add("QLinearConv", make_qlinear_conv);
+  registry.add("ConvInteger", make_conv_integer);
+}
+
+}  // namespace hsched::cpu

@@ -1,0 +1,311 @@
+// QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear (ONNX opsets 10-13): elementwise
+// loops over TBB, per tensor or per axis, with the rounding (half to even) and saturation of
+// quant_util.h. Scales and zero points may arrive at run time; their shapes are checked when the
+// kernel is created and their values read on every run (a few values).
+#include <cmath>
+#include <utility>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+
+#include "backends/cpu/kernels/layout_util.h"
+#include "backends/cpu/kernels/parallel.h"
+#include "backends/cpu/kernels/quant_util.h"
+
+namespace hsched::cpu {
+
+Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
+                                     size_t zero_point_input, DType data_dtype,
+                                     const std::string& what, int64_t channels, bool same_shape) {
+  if (!spec.has_input(scale_input)) return invalid_node(spec, "needs " + what + "_scale");
+  const Value& scale = *spec.inputs[scale_input];
+  if (scale.dtype != DType::kF32) {
+    return unsupported(
+        spec, what + "_scale is " + std::string(dtype_name(scale.dtype)) + " (supported: f32)");
+  }
+  QuantParam param{scale_input, zero_point_input, scale.shape.elements()};
+  const bool one = param.count == 1 && scale.shape.rank() <= 1;
+  const bool per_channel = channels >= 0 && scale.shape.dims == std::vector<int64_t>{channels};
+  if (!one && !per_channel) {
+    return invalid_node(spec,
+                        what + "_scale " + scale.shape.to_string() +
+                            (channels < 0 ? " must hold one value"
+                                          : " must hold one value or " + std::to_string(channels) +
+                                                " (one per channel)"));
+  }
+  if (spec.has_input(zero_point_input)) {
+    const Value& zp = *spec.inputs[zero_point_input];
+    if (zp.dtype != data_dtype) {
+      return invalid_node(spec, what + "_zero_point is " + std::string(dtype_name(zp.dtype)) +
+                                    ", its data " + std::string(dtype_name(data_dtype)));
+    }
+    const int64_t count = zp.shape.elements();
+    const bool fits =
+        same_shape ? count == param.count : count == 1 || (channels >= 0 && count == channels);
+    if (!fits || zp.shape.rank() > 1) {
+      const std::string expected =
+          same_shape ? "the shape of " + what + "_scale (" + scale.shape.to_string() + ")"
+                     : "one value" + (channels >= 0 ? " or " + std::to_string(channels) : "");
+      return invalid_node(spec,
+                          what + "_zero_point " + zp.shape.to_string() + " must have " + expected);
+    }
+  }
+  return param;
+}
+
+std::vector<float> read_scales(const Tensor& scale) {
+  auto v = scale.values<float>();
+  return {v.begin(), v.end()};
+}
+
+std::vector<int32_t> read_zero_points(const Tensor* zero_point, int64_t count) {
+  std::vector<int32_t> out(static_cast<size_t>(count), 0);
+  if (zero_point == nullptr) return out;
+  out.clear();
+  switch (zero_point->dtype()) {
+    case DType::kU8:
+      for (uint8_t v : zero_point->values<uint8_t>()) out.push_back(v);
+      break;
+    case DType::kI8:
+      for (int8_t v : zero_point->values<int8_t>()) out.push_back(v);
+      break;
+    case DType::kI32:
+      for (int32_t v : zero_point->values<int32_t>()) out.push_back(v);
+      break;
+    default:
+      break;  // refused at creation
+  }
+  return out;
+}
+
+void subtract_zero_point(const Tensor& data, const std::vector<int32_t>& zero_points, int64_t block,
+                         std::vector<int16_t>& out) {
+  const int64_t n = data.elements();
+  out.resize(static_cast<size_t>(n));
+  const int64_t channels = static_cast<int64_t>(zero_points.size());
+  dispatch_quantized(data.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = data.values<T>().data();
+    parallel_range(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end;) {
+        const int64_t c = channels == 1 ? 0 : (i / block) % channels;
+        const int64_t stop = channels == 1 ? end : std::min(end, (i / block + 1) * block);
+        const int32_t zp = zero_points[static_cast<size_t>(c)];
+        for (; i < stop; ++i) out[static_cast<size_t>(i)] = static_cast<int16_t>(in[i] - zp);
+      }
+    });
+  });
+}
+
+namespace {
+
+// How a per-axis parameter walks a tensor: `channels` values, each for runs of `inner`
+// consecutive elements, cycling (per tensor: one channel whose run is the whole tensor).
+struct AxisWalk {
+  int64_t total = 0;
+  int64_t channels = 1;
+  int64_t inner = 1;
+};
+
+// Calls f(begin, end, channel) over [0, total), in parallel chunks cut at channel boundaries.
+template <typename F>
+void for_each_channel_run(const AxisWalk& walk, F&& f) {
+  parallel_range(walk.total, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end;) {
+      const int64_t run = walk.channels == 1 ? 0 : i / walk.inner;
+      const int64_t stop = walk.channels == 1 ? end : std::min(end, (run + 1) * walk.inner);
+      f(i, stop, walk.channels == 1 ? 0 : run % walk.channels);
+      i = stop;
+    }
+  });
+}
+
+// The scale/zero point pair of QuantizeLinear or DequantizeLinear (inputs 1 and 2) against data
+// input 0: one value, or (opset 13's `axis`) one per index of that axis of x.
+Result<AxisWalk> check_axis_params(const KernelSpec& spec, DType data_dtype, const char* what) {
+  const auto& x = spec.in_dims(0);
+  AxisWalk walk{spec.inputs[0]->shape.elements(), 1, 1};
+  int64_t channels = -1;
+  size_t axis = 0;
+  if (spec.opset >= 13 && spec.has_input(1) && spec.inputs[1]->shape.rank() == 1) {
+    HSCHED_ASSIGN_OR_RETURN(int64_t a,
+                            normalize_axis(spec, spec.node.attr_int("axis", 1), x.size()));
+    axis = static_cast<size_t>(a);
+    channels = x[axis];
+  }
+  HSCHED_ASSIGN_OR_RETURN(QuantParam param,
+                          check_quant_param(spec, 1, 2, data_dtype, what, channels, true));
+  if (param.count != 1) {  // one per index of the axis (check_quant_param saw [channels])
+    walk.channels = channels;
+    walk.inner = 1;
+    for (size_t i = axis + 1; i < x.size(); ++i) walk.inner *= x[i];
+  }
+  if (spec.out_dims(0) != x) {
+    return invalid_node(spec, "output " + spec.outputs[0]->shape.to_string() +
+                                  " does not have the input's shape " +
+                                  spec.inputs[0]->shape.to_string());
+  }
+  return walk;
+}
+
+// y = saturate(round_half_even(x / scale) + zero_point); x f32 or i32, y u8 or i8 (the zero
+// point's dtype; u8 when it is omitted).
+Result<std::unique_ptr<Kernel>> make_quantize_linear(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  const DType x_dtype = spec.inputs[0]->dtype;
+  if (x_dtype != DType::kF32 && x_dtype != DType::kI32) {
+    return unsupported(spec, "x is " + std::string(dtype_name(x_dtype)) + " (supported: f32, i32)");
+  }
+  const DType y_dtype = spec.has_input(2) ? spec.inputs[2]->dtype : DType::kU8;
+  if (!is_quantized_dtype(y_dtype)) {
+    return unsupported(
+        spec, "y_zero_point is " + std::string(dtype_name(y_dtype)) + " (supported: u8, i8)");
+  }
+  if (spec.outputs[0]->dtype != y_dtype) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  ", the zero point " + std::string(dtype_name(y_dtype)));
+  }
+  HSCHED_ASSIGN_OR_RETURN(AxisWalk walk, check_axis_params(spec, y_dtype, "y"));
+  return make_kernel(
+      [walk, x_dtype, y_dtype](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+        const std::vector<float> scales = read_scales(*in[1]);
+        const std::vector<int32_t> zps =
+            read_zero_points(optional_input(in, 2), static_cast<int64_t>(scales.size()));
+        dispatch_quantized(y_dtype, [&](auto y_tag) {
+          using Q = decltype(y_tag);
+          Q* y = out[0]->values<Q>().data();
+          const auto quantize = [&](const auto* x) {
+            for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
+              const float scale = scales[static_cast<size_t>(c)];
+              const int32_t zp = zps[static_cast<size_t>(c)];
+              for (int64_t i = begin; i < end; ++i) {
+                y[i] = saturate_round<Q>(static_cast<float>(x[i]) / scale, zp);
+              }
+            });
+          };
+          if (x_dtype == DType::kF32) {
+            quantize(in[0]->values<float>().data());
+          } else {
+            quantize(in[0]->values<int32_t>().data());
+          }
+        });
+        return Status::ok();
+      });
+}
+
+// y = (x - zero_point) * scale in f32; x u8, i8 or i32 (the difference taken exactly, in int64).
+Result<std::unique_ptr<Kernel>> make_dequantize_linear(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  const DType x_dtype = spec.inputs[0]->dtype;
+  if (!is_quantized_dtype(x_dtype) && x_dtype != DType::kI32) {
+    return unsupported(spec,
+                       "x is " + std::string(dtype_name(x_dtype)) + " (supported: u8, i8, i32)");
+  }
+  if (spec.outputs[0]->dtype != DType::kF32) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  " (DequantizeLinear gives f32)");
+  }
+  HSCHED_ASSIGN_OR_RETURN(AxisWalk walk, check_axis_params(spec, x_dtype, "x"));
+  return make_kernel(
+      [walk, x_dtype](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+        const std::vector<float> scales = read_scales(*in[1]);
+        const std::vector<int32_t> zps =
+            read_zero_points(optional_input(in, 2), static_cast<int64_t>(scales.size()));
+        float* y = out[0]->values<float>().data();
+        const auto dequantize = [&](const auto* x, auto wide) {
+          using Wide = decltype(wide);
+          for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
+            const float scale = scales[static_cast<size_t>(c)];
+            const Wide zp = zps[static_cast<size_t>(c)];
+            for (int64_t i = begin; i < end; ++i) {
+              y[i] = static_cast<float>(static_cast<Wide>(x[i]) - zp) * scale;
+            }
+          });
+        };
+        switch (x_dtype) {
+          case DType::kU8:
+            dequantize(in[0]->values<uint8_t>().data(), int32_t{});
+            break;
+          case DType::kI8:
+            dequantize(in[0]->values<int8_t>().data(), int32_t{});
+            break;
+          default:
+            dequantize(in[0]->values<int32_t>().data(), int64_t{});
+            break;
+        }
+        return Status::ok();
+      });
+}
+
+// The range of x widened to hold 0, over TBB.
+std::pair<float, float> range_with_zero(std::span<const float> x) {
+  using Range = std::pair<float, float>;
+  return tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, x.size(), static_cast<size_t>(kParallelGrain)),
+      Range{0.0f, 0.0f},
+      [&](const tbb::blocked_range<size_t>& r, Range acc) {
+        for (size_t i = r.begin(); i < r.end(); ++i) {
+          acc.first = std::min(acc.first, x[i]);
+          acc.second = std::max(acc.second, x[i]);
+        }
+        return acc;
+      },
+      [](Range a, Range b) {
+        return Range{std::min(a.first, b.first), std::max(a.second, b.second)};
+      });
+}
+
+// u8 y with y_scale = (max(0, max x) - min(0, min x)) / 255 and y_zero_point =
+// saturate(round_half_even(-min / y_scale)); x all zero gives scale 0, zero point 0 and y 0.
+Result<std::unique_ptr<Kernel>> make_dynamic_quantize_linear(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  if (spec.inputs[0]->dtype != DType::kF32) {
+    return unsupported(
+        spec, "x is " + std::string(dtype_name(spec.inputs[0]->dtype)) + " (supported: f32)");
+  }
+  const auto check_output = [&](size_t i, DType dtype, const std::vector<int64_t>* dims) -> Status {
+    if (i >= spec.outputs.size() || spec.outputs[i] == nullptr) return Status::ok();
+    const Value& v = *spec.outputs[i];
+    const bool shape_ok = dims ? v.shape.dims == *dims : v.shape.elements() == 1;
+    if (v.dtype != dtype || !shape_ok) {
+      return invalid_node(spec, "output " + std::to_string(i) + " is " +
+                                    std::string(dtype_name(v.dtype)) + " " + v.shape.to_string() +
+                                    ", expected " + std::string(dtype_name(dtype)) + " " +
+                                    (dims ? spec.inputs[0]->shape.to_string() : "of one value"));
+    }
+    return Status::ok();
+  };
+  HSCHED_RETURN_IF_ERROR(check_output(0, DType::kU8, &spec.in_dims(0)));
+  HSCHED_RETURN_IF_ERROR(check_output(1, DType::kF32, nullptr));
+  HSCHED_RETURN_IF_ERROR(check_output(2, DType::kU8, nullptr));
+  return make_kernel([](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const std::span<const float> x = in[0]->values<float>();
+    auto [lo, hi] = range_with_zero(x);
+    const float scale = (hi - lo) / 255.0f;
+    const int32_t zp = scale == 0.0f ? 0 : saturate_round<uint8_t>(-lo / scale, 0);
+    uint8_t* y = out[0]->values<uint8_t>().data();
+    if (scale == 0.0f || std::isnan(scale)) {
+      std::fill(y, y + x.size(), uint8_t{0});
+    } else {
+      parallel_range(static_cast<int64_t>(x.size()), [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = saturate_round<uint8_t>(x[i] / scale, zp);
+      });
+    }
+    if (out.size() > 1 && out[1] != nullptr) out[1]->values<float>()[0] = scale;
+    if (out.size() > 2 && out[2] != nullptr)
+      out[2]->values<uint8_t>()[0] = static_cast<uint8_t>(zp);
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_quant_kernels(KernelRegistry& registry) {
+  registry.add("QuantizeLinear", make_quantize_linear);
+  registry.add("DequantizeLinear", make_dequantize_linear);
+  registry.add("DynamicQuantizeLinear", make_dynamic_quantize_linear);
+  register_quant_matmul_kernels(registry);
+  register_quant_conv_kernels(registry);
+}
+
+}  // namespace hsched::cpu

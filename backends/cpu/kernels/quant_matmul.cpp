@@ -1,0 +1,224 @@
+// QLinearMatMul and MatMulInteger (ONNX opset 10): u8/i8 operands minus their zero points,
+// products summed in 32 bits (wrapping, as int32 accumulation does), then either written as i32
+// or requantized: y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zero_point).
+// Zero points and scales: per tensor, per row of A ([M]) or per column of B ([N]). Batch axes
+// broadcast as in MatMul. A plain loop over TBB, parallel over output rows: oneDNN 2.6's int8
+// matmul takes per-tensor zero points only and rounds its own way.
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/layout_util.h"
+#include "backends/cpu/kernels/parallel.h"
+#include "backends/cpu/kernels/quant_util.h"
+
+namespace hsched::cpu {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
+
+// The product's geometry, fixed at creation: for each output matrix, where A's and B's matrices
+// start (in elements).
+struct MatMulGeometry {
+  int64_t m = 0, k = 0, n = 0;
+  std::vector<int64_t> a_offsets, b_offsets;
+};
+
+Result<MatMulGeometry> matmul_geometry(const KernelSpec& spec, size_t a_input, size_t b_input) {
+  auto a = spec.in_dims(a_input);
+  auto b = spec.in_dims(b_input);
+  if (a.empty() || b.empty()) return unsupported(spec, "scalar operands are not supported");
+  const bool a_vector = a.size() == 1, b_vector = b.size() == 1;
+  if (a_vector) a.insert(a.begin(), 1);
+  if (b_vector) b.push_back(1);
+  MatMulGeometry g{a[a.size() - 2], a.back(), b.back(), {}, {}};
+  if (b[b.size() - 2] != g.k) {
+    return invalid_node(spec, "A " + spec.inputs[a_input]->shape.to_string() + " and B " +
+                                  spec.inputs[b_input]->shape.to_string() + " disagree on K");
+  }
+  const size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  std::vector<int64_t> batch, a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a[i] != b[i] && a[i] != 1 && b[i] != 1) {
+      return invalid_node(spec, "batch axes of A " + spec.inputs[a_input]->shape.to_string() +
+                                    " and B " + spec.inputs[b_input]->shape.to_string() +
+                                    " do not broadcast");
+    }
+    batch.push_back(a[i] == 1 ? b[i] : a[i]);
+  }
+  std::vector<int64_t> expected = batch;
+  if (!a_vector) expected.push_back(g.m);
+  if (!b_vector) expected.push_back(g.n);
+  if (spec.out_dims(0) != expected) {
+    return invalid_node(spec, "output " + spec.outputs[0]->shape.to_string() +
+                                  " does not match the inputs, which give " + dims_text(expected));
+  }
+  const auto a_strides = broadcast_strides(a_batch, batch);
+  const auto b_strides = broadcast_strides(b_batch, batch);
+  int64_t count = 1;
+  for (int64_t d : batch) count *= d;
+  for (int64_t index = 0; index < count; ++index) {
+    int64_t rest = index, a_off = 0, b_off = 0;
+    for (size_t i = batch.size(); i-- > 0;) {
+      const int64_t coord = rest % batch[i];
+      rest /= batch[i];
+      a_off += coord * a_strides[i];
+      b_off += coord * b_strides[i];
+    }
+    g.a_offsets.push_back(a_off * g.m * g.k);
+    g.b_offsets.push_back(b_off * g.k * g.n);
+  }
+  return g;
+}
+
+// A zero point alone (MatMulInteger): omitted, one value, or one per row of A / column of B.
+Status check_zero_point(const KernelSpec& spec, size_t input, DType data_dtype,
+                        const std::string& what, int64_t channels) {
+  if (!spec.has_input(input)) return Status::ok();
+  const Value& zp = *spec.inputs[input];
+  if (zp.dtype != data_dtype) {
+    return invalid_node(spec, what + " is " + std::string(dtype_name(zp.dtype)) + ", its data " +
+                                  std::string(dtype_name(data_dtype)));
+  }
+  const int64_t count = zp.shape.elements();
+  if (zp.shape.rank() > 1 || (count != 1 && count != channels)) {
+    return invalid_node(spec, what + " " + zp.shape.to_string() + " must hold one value or " +
+                                  std::to_string(channels));
+  }
+  return Status::ok();
+}
+
+// Both ops: which inputs hold what, and the plan fixed at creation.
+struct QuantMatMulPlan {
+  MatMulGeometry geometry;
+  size_t a = 0, a_zp = 0, b = 0, b_zp = 0;
+  bool requantize = false;  // QLinearMatMul
+  size_t a_scale = 0, b_scale = 0, y_scale = 0, y_zp = 0;
+  DType y_dtype = DType::kI32;
+};
+
+Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* const> in,
+                        std::span<Tensor* const> out) {
+  const MatMulGeometry& g = plan.geometry;
+  const int64_t m = g.m, k = g.k, n = g.n;
+  const auto input = [&](size_t i) { return optional_input(in, i); };
+  const auto count_of = [&](size_t i) { return input(i) ? input(i)->elements() : int64_t{1}; };
+  // A minus its zero point per row (one value cycling over the rows of every batch), B minus its
+  // zero point per column.
+  std::vector<int16_t> a, b;
+  subtract_zero_point(*in[plan.a], read_zero_points(input(plan.a_zp), count_of(plan.a_zp)), k, a);
+  subtract_zero_point(*in[plan.b], read_zero_points(input(plan.b_zp), count_of(plan.b_zp)), 1, b);
+  std::vector<float> a_scales, b_scales;
+  int32_t y_zp = 0;
+  float y_scale = 1.0f;
+  if (plan.requantize) {
+    a_scales = read_scales(*in[plan.a_scale]);
+    b_scales = read_scales(*in[plan.b_scale]);
+    y_scale = read_scales(*in[plan.y_scale])[0];
+    y_zp = read_zero_points(input(plan.y_zp), 1)[0];
+  }
+  const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * m;
+  const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, k * n));
+  std::byte* y_raw = out[0]->raw();
+  parallel_range(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        std::vector<uint32_t> acc(static_cast<size_t>(n));
+        std::vector<float> row_multipliers(static_cast<size_t>(n));
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t batch = r / m, row = r % m;
+          const int16_t* a_row = a.data() + g.a_offsets[static_cast<size_t>(batch)] + row * k;
+          const int16_t* b_mat = b.data() + g.b_offsets[static_cast<size_t>(batch)];
+          std::fill(acc.begin(), acc.end(), 0u);
+          for (int64_t kk = 0; kk < k; ++kk) {
+            const int32_t av = a_row[kk];
+            if (av == 0) continue;
+            const int16_t* b_row = b_mat + kk * n;
+            // Unsigned, so that int32 accumulation wraps instead of overflowing.
+            for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * b_row[j]);
+          }
+          if (!plan.requantize) {
+            int32_t* y = reinterpret_cast<int32_t*>(y_raw) + r * n;
+            for (int64_t j = 0; j < n; ++j) y[j] = static_cast<int32_t>(acc[j]);
+            continue;
+          }
+          const float a_scale = a_scales[a_scales.size() == 1 ? 0 : static_cast<size_t>(row)];
+          for (int64_t j = 0; j < n; ++j) {
+            row_multipliers[j] = a_scale * b_scales[b_scales.size() == 1 ? 0 : j] / y_scale;
+          }
+          dispatch_quantized(plan.y_dtype, [&](auto tag) {
+            using Q = decltype(tag);
+            Q* y = reinterpret_cast<Q*>(y_raw) + r * n;
+            for (int64_t j = 0; j < n; ++j) {
+              const float v = static_cast<float>(static_cast<int32_t>(acc[j])) * row_multipliers[j];
+              y[j] = saturate_round<Q>(v, y_zp);
+            }
+          });
+        }
+      },
+      grain);
+  return Status::ok();
+}
+
+// The operands' dtypes: A and B u8 or i8 (independently).
+Status check_operands(const KernelSpec& spec, const QuantMatMulPlan& plan) {
+  for (size_t i : {plan.a, plan.b}) {
+    if (!spec.has_input(i)) return invalid_node(spec, "needs input " + std::to_string(i));
+    if (!is_quantized_dtype(spec.inputs[i]->dtype)) {
+      return unsupported(spec, "input " + std::to_string(i) + " is " +
+                                   std::string(dtype_name(spec.inputs[i]->dtype)) +
+                                   " (supported: u8, i8)");
+    }
+  }
+  return Status::ok();
+}
+
+// Inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point.
+Result<std::unique_ptr<Kernel>> make_qlinear_matmul(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  QuantMatMulPlan plan{{}, 0, 2, 3, 5, true, 1, 4, 6, 7, DType::kU8};
+  HSCHED_RETURN_IF_ERROR(check_operands(spec, plan));
+  HSCHED_ASSIGN_OR_RETURN(plan.geometry, matmul_geometry(spec, plan.a, plan.b));
+  const DType a_dtype = spec.inputs[plan.a]->dtype, b_dtype = spec.inputs[plan.b]->dtype;
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 1, 2, a_dtype, "a", plan.geometry.m).status());
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 4, 5, b_dtype, "b", plan.geometry.n).status());
+  plan.y_dtype = spec.has_input(7) ? spec.inputs[7]->dtype : DType::kU8;
+  if (!is_quantized_dtype(plan.y_dtype) || spec.outputs[0]->dtype != plan.y_dtype) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  ", y_zero_point " + std::string(dtype_name(plan.y_dtype)) +
+                                  " (both u8 or both i8)");
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 6, 7, plan.y_dtype, "y", -1).status());
+  return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    return run_quant_matmul(plan, in, out);
+  });
+}
+
+// Inputs: A, B, a_zero_point (optional), b_zero_point (optional); output i32.
+Result<std::unique_ptr<Kernel>> make_matmul_integer(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  QuantMatMulPlan plan{{}, 0, 2, 1, 3, false, 0, 0, 0, 0, DType::kI32};
+  HSCHED_RETURN_IF_ERROR(check_operands(spec, plan));
+  if (spec.outputs[0]->dtype != DType::kI32) {
+    return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
+                                  " (MatMulInteger gives i32)");
+  }
+  HSCHED_ASSIGN_OR_RETURN(plan.geometry, matmul_geometry(spec, plan.a, plan.b));
+  HSCHED_RETURN_IF_ERROR(
+      check_zero_point(spec, 2, spec.inputs[0]->dtype, "a_zero_point", plan.geometry.m));
+  HSCHED_RETURN_IF_ERROR(
+      check_zero_point(spec, 3, spec.inputs[1]->dtype, "b_zero_point", plan.geometry.n));
+  return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    return run_quant_matmul(plan, in, out);
+  });
+}
+
+}  // namespace
+
+void register_quant_matmul_kernels(KernelRegistry& registry) {
+  registry.add("QLinearMatMul", make_qlinear_matmul);
+  registry.add("MatMulInteger", make_matmul_integer);
+}
+
+}  // namespace hsched::cpu
