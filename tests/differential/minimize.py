@@ -27,14 +27,35 @@ def load_inputs(case_dir):
     return inputs
 
 
-def value_types(model):
-    """Name -> ValueInfoProto of every value shape inference knows."""
+def value_types(model, arrays, work):
+    """Name -> ValueInfoProto (dtype and shape) of every value of the model: shapes as ONNX
+    Runtime computes them where shape inference leaves them open (shapes computed in the graph)."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # noqa: BLE001  (then only the declared values are known)
         inferred = model
     g = inferred.graph
-    return {v.name: v for v in list(g.value_info) + list(g.input) + list(g.output)}
+    types = {v.name: v for v in list(g.value_info) + list(g.input) + list(g.output)}
+    open_ = [o for n in model.graph.node for o in n.output
+             if o and o in types and not has_static_shape(types[o])]
+    if open_:
+        probe = clone_with_graph(model, helper.make_graph(
+            model.graph.node, model.graph.name, model.graph.input,
+            [helper.make_tensor_value_info(o, types[o].type.tensor_type.elem_type, None)
+             for o in open_], model.graph.initializer))
+        probe_dir = write(os.path.join(work, "probe"), probe, arrays)
+        if not diff_test.OrtReference.run([probe_dir])[probe_dir]:
+            for k, name in enumerate(open_):
+                value = diff_test.read_tensor(
+                    os.path.join(probe_dir, "test_data_set_0", f"output_{k}.pb"))
+                types[name] = helper.make_tensor_value_info(
+                    name, types[name].type.tensor_type.elem_type, value.shape)
+    return {name: v for name, v in types.items() if has_static_shape(v)}
+
+
+def has_static_shape(value_info):
+    t = value_info.type.tensor_type
+    return t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim)
 
 
 def subgraph(model, arrays, outputs, types):
@@ -97,7 +118,7 @@ def smallest_prefix(args, case_dir, work, status):
     """(node index, output name, dir) of the first prefix that fails with `status`, or None."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     arrays = load_inputs(case_dir)
-    types = value_types(model)
+    types = value_types(model, arrays, work)
     candidates = [(i, o) for i, n in enumerate(model.graph.node) for o in n.output
                   if o and o in types]
     chunk = max(4, args.jobs * 2)
@@ -117,7 +138,7 @@ def isolate(args, case_dir, work, index, output, status):
     """The node `index` alone (inputs from ONNX Runtime), if it still fails: (dir, result)."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     arrays = load_inputs(case_dir)
-    types = value_types(model)
+    types = value_types(model, arrays, work)
     node = model.graph.node[index]
     inits = {t.name for t in model.graph.initializer}
     computed = [i for i in dict.fromkeys(node.input) if i and i not in inits]
