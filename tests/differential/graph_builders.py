@@ -169,7 +169,7 @@ def binary(g):
     else:
         y = operand(g, pshape, exact=x.exact and g.chance(0.7))
         scale = x.scale * y.scale if op == "Mul" else x.scale + y.scale
-    if g.chance(0.3) and op not in ("Pow",):
+    if g.chance(0.3) and op not in ("Pow", "Div"):  # the positive operand stays the divisor
         x, y = y, x
     out = broadcast_shape(x.shape, y.shape)
     exact = x.exact and y.exact and op in ("Add", "Sub", "Max", "Min")
