@@ -144,17 +144,11 @@ class MatMulKernel final : public Kernel {
         scaled_c_ = ct->clone();
         for (float& v : scaled_c_->values<float>()) v *= beta;
       } else if (beta != 1.0f) {
-        // C arrives at run time: alpha A B + beta C = beta ((alpha / beta) A B + C), so A B is
-        // scaled by the output scale and the sum after adding C as it is. (Two eltwise_linear
-        // post-ops in one chain are wrong in oneDNN 2.6's brgemm matmul: the second applies the
-        // first's factor.)
-        chain = dnnl::post_ops();
-        output_scale_ = alpha / beta;
-        chain.append_binary(dnnl::algorithm::binary_add, c_md);
-        c_post_op_ = chain.len() - 1;
-        chain.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, beta, 0.0f);
-        c_md_ = c_md;
-        return create(src, wei, dst, bias, chain);
+        // C arrives at run time: run() writes beta C into run_time_c_, read like a constant C.
+        // (Neither alpha / beta as an output scale, which overflows for a tiny beta, nor a
+        // second eltwise_linear: two in one chain are wrong in oneDNN 2.6's brgemm matmul.)
+        c_beta_ = beta;
+        run_time_c_.resize(static_cast<size_t>(c[0] * c[1]));
       }
       if (alpha == 1.0f && c[0] == 1) {
         bias = c_md;  // a row vector: oneDNN's bias, the cheapest way
@@ -175,6 +169,11 @@ class MatMulKernel final : public Kernel {
     args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
     if (!c_md_.is_zero()) {
       const void* c = scaled_c_ ? scaled_c_->raw() : inputs[2]->raw();
+      if (!run_time_c_.empty()) {
+        const auto given = inputs[2]->values<float>();
+        for (size_t i = 0; i < run_time_c_.size(); ++i) run_time_c_[i] = c_beta_ * given[i];
+        c = run_time_c_.data();
+      }
       c_.set_data_handle(const_cast<void*>(c));
       args[c_post_op_ >= 0 ? DNNL_ARG_ATTR_MULTIPLE_POST_OP(c_post_op_) | DNNL_ARG_SRC_1
                            : DNNL_ARG_BIAS] = c_;
@@ -219,7 +218,6 @@ class MatMulKernel final : public Kernel {
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
     }
     dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
-    if (output_scale_ != 1.0f) attr.set_output_scales(0, {output_scale_});
     dnnl::matmul::desc d(src, wt ? wei_any : wei, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
@@ -246,8 +244,9 @@ class MatMulKernel final : public Kernel {
   dnnl::memory src_, dst_, c_;
   memory::desc c_md_;
   int c_post_op_ = -1;
-  float output_scale_ = 1.0f;  // applied to A B before the post-ops
-  std::optional<Tensor> scaled_c_;
+  std::optional<Tensor> scaled_c_;  // beta C, for a constant C
+  float c_beta_ = 1.0f;             // for a run-time C: run() writes c_beta_ C into run_time_c_
+  std::vector<float> run_time_c_;
   std::vector<dnnl::memory> adds_;
 };
 

@@ -1,5 +1,9 @@
 #include "backends/cpu/kernels/dnnl_util.h"
 
+#include <string>
+
+#include "backends/cpu/kernels/layout_util.h"
+
 namespace hsched::cpu {
 
 memory::dims to_dnnl_dims(const std::vector<int64_t>& dims) {
@@ -48,18 +52,47 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
       pads.size() != 2 * spatial_rank) {
     return unsupported(spec, "strides, dilations or pads do not match the spatial rank");
   }
+  // Models are untrusted: every size is bounded by kMaxDim, so that the sums below stay far
+  // from int64's limit; the products are checked.
+  const auto check_range = [&](const std::vector<int64_t>& values, const char* name,
+                               int64_t lowest) -> Status {
+    for (int64_t v : values) {
+      if (v < lowest || v > kMaxDim) {
+        return invalid_node(spec, "attribute '" + std::string(name) + "' has the value " +
+                                      std::to_string(v) + ", out of [" + std::to_string(lowest) +
+                                      ", " + std::to_string(kMaxDim) + "]");
+      }
+    }
+    return Status::ok();
+  };
+  HSCHED_RETURN_IF_ERROR(check_range(kernel, "kernel_shape", 1));
+  HSCHED_RETURN_IF_ERROR(check_range(strides, "strides", 1));
+  HSCHED_RETURN_IF_ERROR(check_range(dilations, "dilations", 1));
+  HSCHED_RETURN_IF_ERROR(check_range(pads, "pads", 0));
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   SpatialParams p;
   for (size_t i = 0; i < spatial_rank; ++i) {
     const int64_t k = kernel[i], s = strides[i], d = dilations[i];
-    if (k < 1 || s < 1 || d < 1) return unsupported(spec, "kernel, stride and dilation must be >= 1");
-    const int64_t extent = (k - 1) * d + 1;
+    int64_t extent = 0;
+    if (__builtin_mul_overflow(k - 1, d, &extent) || extent >= kMaxDim) {
+      return invalid_node(spec, "attribute 'kernel_shape' " + std::to_string(k) +
+                                    " with 'dilations' " + std::to_string(d) +
+                                    " spans more than " + std::to_string(kMaxDim));
+    }
+    ++extent;
     // The input and output sizes along this axis, seen from the direct convolution's side.
     const int64_t small = transposed ? in[i + 2] : out[i + 2];
     const int64_t large = transposed ? out[i + 2] : in[i + 2];
+    // (small - 1) * s, the offset of the last window; it cannot exceed large + both pads
+    // (each at most kMaxDim) when the output size follows from the attributes.
+    int64_t last = 0;
+    if (__builtin_mul_overflow(small - 1, s, &last) || last > 3 * kMaxDim) {
+      return unsupported(spec, "output size " + std::to_string(out[i + 2]) +
+                                   " does not follow from the attributes");
+    }
     int64_t pl = pads[i], pr = pads[i + spatial_rank];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (small - 1) * s + extent - large);
+      const int64_t total = std::max<int64_t>(0, last + extent - large);
       pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pr = total - pl;
     } else if (auto_pad == "VALID") {
@@ -73,10 +106,10 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
       // right pad absorbs output_padding and output_shape. It goes negative where
       // output_padding exceeds the end pad: oneDNN then appends outputs no tap reaches (bias
       // and post-ops only), which is ONNX's definition (checked in tests/backends/cpu/dnnl_test).
-      pr = (small - 1) * s + extent - large - pl;
+      pr = last + extent - large - pl;
     } else {
       // ceil_mode (pools) needs more room on the right than the pads give.
-      pr = std::max(pr, (small - 1) * s + extent - large - pl);
+      pr = std::max(pr, last + extent - large - pl);
     }
     if ((large + pl + pr - extent) / s + 1 != small) {
       return unsupported(spec, "output size " + std::to_string(out[i + 2]) +

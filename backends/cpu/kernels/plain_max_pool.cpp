@@ -2,6 +2,7 @@
 // optional Indices output (with storage_order) and i8/u8 inputs. Any spatial rank; the window
 // geometry (pads, auto_pad, ceil_mode, dilations) comes from spatial_params, which also checks
 // that the output size follows from the attributes.
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -35,7 +36,10 @@ struct PoolPlan {
 };
 
 // A window with no tap inside the input (only possible with pads >= the kernel, which ONNX
-// forbids but a crafted model may declare) yields the lowest value and index -1.
+// forbids but a crafted model may declare) yields the lowest value and index -1. Only the taps
+// inside the input are visited: per axis the range of k with 0 <= at * stride - pad + k * dilation
+// < in, so that a window's work is at most the product of min(kernel, in) whatever the kernel
+// and pads declare.
 template <typename T>
 void max_pool(const PoolPlan& p, const T* x, T* y, int64_t* indices) {
   const size_t rank = p.in.size();
@@ -43,46 +47,53 @@ void max_pool(const PoolPlan& p, const T* x, T* y, int64_t* indices) {
   for (size_t i = 0; i < rank; ++i) {
     out_points *= p.out[i];
     in_points *= p.in[i];
-    taps *= p.kernel[i];
+    taps *= std::min(p.kernel[i], p.in[i]);  // at most in_points, bounded by the input's size
   }
   parallel_range(
       p.batch * p.channels * out_points,
       [&](int64_t begin, int64_t end) {
-        std::vector<int64_t> at(rank), tap(rank);
+        std::vector<int64_t> first(rank), k_lo(rank), k_hi(rank), k(rank);
         for (int64_t item = begin; item < end; ++item) {
           const int64_t plane = item / out_points;
           const int64_t n = plane / p.channels, c = plane % p.channels;
           int64_t y_at = n * p.y_strides[0] + c * p.y_strides[1];
+          bool empty = false;
           for (int64_t rest = item % out_points, i = static_cast<int64_t>(rank) - 1; i >= 0; --i) {
             const auto a = static_cast<size_t>(i);
-            at[a] = rest % p.out[a];
+            const int64_t at = rest % p.out[a];
             rest /= p.out[a];
-            y_at += at[a] * p.y_strides[a + 2];
+            y_at += at * p.y_strides[a + 2];
+            // Taps k in [k_lo, k_hi) land inside [0, in): ceil(-first / d) and ceil((in - first) / d).
+            const int64_t d = p.dilation[a];
+            first[a] = at * p.stride[a] - p.pad_l[a];
+            k_lo[a] = first[a] < 0 ? (-first[a] + d - 1) / d : 0;
+            k_hi[a] = first[a] < p.in[a] ? std::min(p.kernel[a], (p.in[a] - first[a] + d - 1) / d)
+                                         : 0;
+            empty = empty || k_lo[a] >= k_hi[a];
           }
           T best = std::numeric_limits<T>::lowest();
           int64_t best_index = -1;
           bool found = false;
-          for (int64_t t = 0; t < taps; ++t) {
+          // Odometer over the box of valid taps, the last axis fastest.
+          for (size_t a = 0; a < rank; ++a) k[a] = k_lo[a];
+          while (!empty) {
             int64_t x_at = n * p.x_strides[0] + c * p.x_strides[1], index = plane * in_points;
-            bool inside = true;
-            for (int64_t rest = t, i = static_cast<int64_t>(rank) - 1; i >= 0; --i) {
-              const auto a = static_cast<size_t>(i);
-              const int64_t k = rest % p.kernel[a];
-              rest /= p.kernel[a];
-              const int64_t pos = at[a] * p.stride[a] - p.pad_l[a] + k * p.dilation[a];
-              if (pos < 0 || pos >= p.in[a]) {
-                inside = false;
-                break;
-              }
+            for (size_t a = 0; a < rank; ++a) {
+              const int64_t pos = first[a] + k[a] * p.dilation[a];
               x_at += pos * p.x_strides[a + 2];
               index += pos * p.index_weights[a];
             }
-            if (!inside) continue;
             if (!found || x[x_at] > best) {
               best = x[x_at];
               best_index = index;
               found = true;
             }
+            size_t a = rank;
+            while (a > 0 && ++k[a - 1] == k_hi[a - 1]) {
+              k[a - 1] = k_lo[a - 1];
+              --a;
+            }
+            empty = a == 0;
           }
           y[y_at] = best;
           if (indices) indices[item] = best_index;

@@ -315,6 +315,21 @@ TEST(CpuMath, GemmScalesARunTimeCByBeta) {
   EXPECT_TRUE(all_close((*same)[0], f32({2, 2}, {33, 69, 36, 72})));
 }
 
+// alpha / beta used to be the output scale: inf for a tiny beta (or a huge alpha), then NaN.
+TEST(CpuMath, GemmWithARunTimeCAndAnExtremeAlphaOverBetaStaysFinite) {
+  const Tensor a = f32({2, 2}, {0.5f, 0, 0, 0.25f});
+  const Tensor b = f32({2, 2}, {1, 0, 0, 1});
+  const Tensor c = f32({1, 2}, {1, 2});
+  auto tiny = run_op("Gemm", {{"alpha", 1.0f}, {"beta", 1e-39f}}, {{a}, {b}, {c}},
+                     {{DType::kF32, {2, 2}}});
+  ASSERT_TRUE(tiny.is_ok()) << tiny.status().message();
+  EXPECT_TRUE(all_close((*tiny)[0], f32({2, 2}, {0.5f, 0, 0, 0.25f})));
+  auto huge = run_op("Gemm", {{"alpha", 2e38f}, {"beta", 0.5f}}, {{a}, {b}, {c}},
+                     {{DType::kF32, {2, 2}}});
+  ASSERT_TRUE(huge.is_ok()) << huge.status().message();
+  EXPECT_TRUE(all_close((*huge)[0], f32({2, 2}, {1e38f, 1, 0.5f, 5e37f})));
+}
+
 // ---------------------------------------------------------------- MaxPool, plain loop
 
 TEST(CpuMath, MaxPoolOfU8) {
@@ -368,6 +383,83 @@ TEST(CpuMath, MaxPoolRefusesBadIndicesOrStorageOrder) {
   expect_refused(run_op("MaxPool", attrs, {{u8({1, 1, 4, 4}, std::vector<uint8_t>(16, 1))}},
                         {{DType::kU8, {1, 2, 2, 2}}}, 12),
                  "MaxPool", "does not match");
+}
+
+// A crafted window far larger than the input: only the taps inside the input are visited (the
+// old loop walked all 2^62 taps of the first model and overflowed the tap count of the second).
+TEST(CpuMath, MaxPoolVisitsOnlyTheTapsInsideTheInput) {
+  constexpr int64_t k31 = int64_t{1} << 31;
+  const Tensor x = u8({1, 1, 1, 1}, {7});
+  const AttributeMap huge = {{"kernel_shape", Ints{k31, k31}}, {"pads", Ints{k31 - 1, k31 - 1, 0, 0}}};
+  auto y = run_op("MaxPool", huge, {{x}}, {{DType::kU8, {1, 1, 1, 1}}, {DType::kI64, {1, 1, 1, 1}}},
+                  12);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(values_of<uint8_t>((*y)[0]), (std::vector<uint8_t>{7}));
+  EXPECT_EQ(values_of<int64_t>((*y)[1]), (Ints{0}));
+  constexpr int64_t k22 = int64_t{1} << 22;
+  const AttributeMap three = {{"kernel_shape", Ints{k22, k22, k22}},
+                              {"pads", Ints{k22 - 1, k22 - 1, k22 - 1, 0, 0, 0}}};
+  auto y3 = run_op("MaxPool", three, {{u8({1, 1, 1, 1, 1}, {9})}}, {{DType::kU8, {1, 1, 1, 1, 1}}});
+  ASSERT_TRUE(y3.is_ok()) << y3.status().message();
+  EXPECT_EQ(values_of<uint8_t>((*y3)[0]), (std::vector<uint8_t>{9}));
+}
+
+// Dilation, stride and pads against a plain reference that tries every tap.
+TEST(CpuMath, MaxPoolWithDilationStrideAndPadsMatchesAReference) {
+  const Ints in = {5, 6}, kernel = {3, 2}, stride = {2, 1}, dilation = {2, 3}, pad = {2, 1, 1, 2};
+  std::vector<float> v;
+  for (int i = 0; i < 30; ++i) v.push_back(static_cast<float>((i * 11) % 30) - 10.0f);
+  Ints out(2);
+  for (size_t a = 0; a < 2; ++a) {
+    out[a] = (in[a] + pad[a] + pad[a + 2] - ((kernel[a] - 1) * dilation[a] + 1)) / stride[a] + 1;
+  }
+  std::vector<float> want;
+  for (int64_t oh = 0; oh < out[0]; ++oh) {
+    for (int64_t ow = 0; ow < out[1]; ++ow) {
+      float best = -std::numeric_limits<float>::max();
+      for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+        for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+          const int64_t h = oh * stride[0] - pad[0] + kh * dilation[0];
+          const int64_t w = ow * stride[1] - pad[1] + kw * dilation[1];
+          if (h >= 0 && h < in[0] && w >= 0 && w < in[1]) {
+            best = std::max(best, v[static_cast<size_t>(h * in[1] + w)]);
+          }
+        }
+      }
+      want.push_back(best);
+    }
+  }
+  const AttributeMap attrs = {{"kernel_shape", kernel}, {"strides", stride},
+                              {"dilations", dilation}, {"pads", pad}};
+  auto y = run_op("MaxPool", attrs, {{f32({1, 1, 5, 6}, v)}},
+                  {{DType::kF32, {1, 1, out[0], out[1]}}, {DType::kI64, {1, 1, out[0], out[1]}}},
+                  12);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_TRUE(all_close((*y)[0], f32({1, 1, out[0], out[1]}, want)));
+}
+
+// Kernel, stride, dilation and pads above kMaxDim, or a window whose extent overflows int64,
+// are refused naming the attribute (Conv and the pools share these checks).
+TEST(CpuMath, PoolsAndConvRefuseHugeWindowAttributes) {
+  constexpr int64_t k32 = int64_t{1} << 32;
+  const Tensor x = u8({1, 1, 1, 1}, {1});
+  const std::vector<OpOutput> y = {{DType::kU8, {1, 1, 1, 1}}};
+  expect_refused(run_op("MaxPool", {{"kernel_shape", Ints{k32, 1}}, {"dilations", Ints{k32, 1}}},
+                        {{x}}, y, 12),
+                 "MaxPool", "kernel_shape");
+  expect_refused(run_op("MaxPool", {{"kernel_shape", Ints{1, 1}}, {"strides", Ints{kMaxDim + 1, 1}}},
+                        {{x}}, y, 12),
+                 "MaxPool", "strides");
+  expect_refused(run_op("MaxPool", {{"kernel_shape", Ints{1, 1}}, {"pads", Ints{0, 0, -1, 0}}},
+                        {{x}}, y, 12),
+                 "MaxPool", "pads");
+  const Tensor xf = f32({1, 1, 1, 1}, {1});
+  expect_refused(run_op("MaxPool", {{"kernel_shape", Ints{k32, 1}}, {"dilations", Ints{k32, 1}}},
+                        {{xf}}, {{DType::kF32, {1, 1, 1, 1}}}),
+                 "MaxPool", "kernel_shape");
+  expect_refused(run_op("Conv", {{"dilations", Ints{kMaxDim + 1, 1}}},
+                        {{xf}, {f32({1, 1, 1, 1}, {1}), true}}, {{DType::kF32, {1, 1, 1, 1}}}),
+                 "Conv", "dilations");
 }
 
 }  // namespace
