@@ -237,6 +237,11 @@ class PostOpFuser {
         ops.push_back(PostOp{PostOp::Kind::kScale, scale});
       }
     }
+    // oneDNN 2.6's brgemm matmul misapplies a second eltwise_linear in one chain (the second
+    // applies the first's factor): a Gemm or MatMul takes at most one. Gemm's alpha != 1 and a
+    // MatMul's absorbed input scale are one already (dnnl_matmul.cpp); HardSigmoid adds one.
+    bool has_linear =
+        !ops.empty() || (root.op_type == "Gemm" && root.attr_float("alpha", 1.0f) != 1.0f);
     ValueId current = root.outputs[0];
     while (true) {
       auto next = sole_consumer(current);
@@ -255,6 +260,9 @@ class PostOpFuser {
       if (!next) break;
       const Node& node = *nodes_[*next];
       if (auto act = activation_post_op(graph_, node); act && node.inputs[0] == current) {
+        const bool linear = act->kind == PostOp::Kind::kHardSigmoid;
+        if (linear && matmul_like && has_linear) break;
+        has_linear = has_linear || linear;
         ops.push_back(*act);
       } else if (ops.empty() && node.op_type == "Mul" &&
                  scale_into_weights(graph_, root, node, current)) {

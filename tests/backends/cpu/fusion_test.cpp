@@ -7,6 +7,10 @@
 // attention's scaled q and transposed, scaled k read by the MatMul directly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
@@ -279,6 +283,70 @@ TEST(FusionTest, AttentionScalesAndTransposeFoldIntoMatMul) {
   const auto fused = expect_matches_unfused(*graph, {q, k}, CpuOptions{2, true, true}, 1e-5);
   ASSERT_NE(fused, nullptr);
   EXPECT_EQ(fused->stats().kernels, 1);
+}
+
+// oneDNN 2.6's brgemm matmul misapplies a second eltwise_linear in one chain: a HardSigmoid
+// (linear then clip) after a Gemm whose alpha is one already, or after a MatMul with a scaled
+// input, must still give clip(0.2 (alpha A B + beta C) + 0.5, 0, 1).
+TEST(FusionTest, HardSigmoidAfterAScaledGemmOrMatMulMatchesAReference) {
+  const Tensor a = test::random_f32({3, 4}, 21, -2.0f, 2.0f);
+  const Tensor bt = test::random_f32({4, 5}, 22, -1.0f, 1.0f);
+  const Tensor c = test::random_f32({1, 5}, 23, -1.0f, 1.0f);
+  const auto values = [](const Tensor& t) {
+    const auto v = t.values<float>();
+    return std::vector<float>(v.begin(), v.end());
+  };
+  const auto reference = [&](float alpha, float beta, float scale) {
+    std::vector<float> y;
+    for (int64_t i = 0; i < 3; ++i) {
+      for (int64_t j = 0; j < 5; ++j) {
+        float sum = 0;
+        for (int64_t k = 0; k < 4; ++k) {
+          sum += a.values<float>()[static_cast<size_t>(i * 4 + k)] *
+                 bt.values<float>()[static_cast<size_t>(k * 5 + j)];
+        }
+        const float v = alpha * scale * sum + beta * c.values<float>()[static_cast<size_t>(j)];
+        y.push_back(std::clamp(0.2f * v + 0.5f, 0.0f, 1.0f));
+      }
+    }
+    return Tensor::from_vector(DType::kF32, {3, 5}, y);
+  };
+  struct Case {
+    const char* op;
+    float alpha, beta;
+    bool constant_c;
+  };
+  for (const Case& k : {Case{"Gemm", 2.0f, 1.0f, true}, Case{"Gemm", 2.0f, 1.0f, false},
+                        Case{"Gemm", 2.0f, 0.5f, false}, Case{"MatMul", 1.0f, 0.0f, false}}) {
+    const bool gemm = std::string(k.op) == "Gemm";
+    OnnxBuilder b(17);
+    b.input("a", DType::kF32, {3, 4});
+    if (gemm && !k.constant_c) b.input("c", DType::kF32, {1, 5});
+    if (gemm && k.constant_c) b.initializer_f32("c", {1, 5}, values(c));
+    b.output("y", DType::kF32, {3, 5});
+    b.initializer_f32("b", {4, 5}, values(bt));
+    if (gemm) {
+      auto& node = b.node("Gemm", {"a", "b", "c"}, {"g"});
+      set_attr(node, "alpha", k.alpha);
+      set_attr(node, "beta", k.beta);
+    } else {
+      b.initializer_f32("s", {}, {3.0f});
+      b.node("Mul", {"a", "s"}, {"as"});
+      b.node("MatMul", {"as", "b"}, {"g"});
+    }
+    b.node("HardSigmoid", {"g"}, {"y"});
+    auto graph = import_onnx_model(b.model(), {}, "scaled_hard_sigmoid", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    auto program = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    std::vector<Tensor> inputs = {a};
+    if (gemm && !k.constant_c) inputs.push_back(c);
+    auto y = (*program)->run(inputs);
+    ASSERT_TRUE(y.is_ok()) << y.status().message();
+    const Tensor want = reference(k.alpha, gemm ? k.beta : 0.0f, gemm ? 1.0f : 3.0f);
+    EXPECT_TRUE(test::all_close(y->at(0), want, 1e-5, 1e-5))
+        << k.op << " alpha " << k.alpha << " beta " << k.beta << " constant C " << k.constant_c;
+  }
 }
 
 }  // namespace
