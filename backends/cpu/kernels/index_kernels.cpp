@@ -244,6 +244,9 @@ KernelResult make_one_hot(const KernelSpec& spec) {
   const int64_t post = product(idx.begin() + axis, idx.end());
   const int64_t elem = elem_bytes(*spec.outputs[0]);
   const std::string context = node_context(spec.node);
+  // OneHot-11 counts negative indices from the end; OneHot-9/10 take [0, depth) only (a row of
+  // `off` for anything else).
+  const int64_t lowest = spec.opset >= 11 ? -depth : 0;
   return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     const std::optional<int64_t> d = whole_number(number_at(*in[1], 0));
     if (d != depth) {
@@ -259,7 +262,7 @@ KernelResult make_one_hot(const KernelSpec& spec) {
     for (int64_t p = 0; p < pre; ++p) {
       for (int64_t q = 0; q < post; ++q) {
         std::optional<int64_t> v = whole_number(number_at(*in[0], p * post + q));
-        if (!v || *v < -depth || *v >= depth) continue;
+        if (!v || *v < lowest || *v >= depth) continue;
         if (*v < 0) *v += depth;
         std::memcpy(dst + ((p * depth + *v) * post + q) * elem, on, static_cast<size_t>(elem));
       }

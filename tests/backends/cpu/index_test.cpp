@@ -137,6 +137,18 @@ TEST(CpuIndex, OneHotOnAnyAxisWithNegativeAndOutOfRangeIndices) {
             (std::vector<float>{3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0}));
 }
 
+// OneHot-9/10 define valid indices as [0, depth): a negative index gives a row of `off`.
+TEST(CpuIndex, OneHotBeforeOpset11DoesNotWrapNegativeIndices) {
+  const Tensor indices = i64({3}, {0, -1, 3});
+  const Tensor values = f32({2}, {0, 3});
+  for (int64_t opset : {9, 10}) {
+    EXPECT_EQ(values_of<float>(run1("OneHot", {}, {{indices}, {i64({}, {4}), true}, {values}},
+                                    DType::kF32, {3, 4}, opset)),
+              (std::vector<float>{3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3}))
+        << "opset " << opset;
+  }
+}
+
 TEST(CpuIndex, OneHotDepthMustMatchTheOutput) {
   const Tensor indices = i64({3}, {0, 1, 2});
   const Tensor values = f32({2}, {0, 1});
