@@ -77,26 +77,6 @@ Status run_checker(const onnx::ModelProto& model, const fs::path& base_dir) {
   return Status::ok();
 }
 
-// An LSTM, GRU or RNN that omits Y ("") still computes it, and the CPU backend treats a node's
-// first output as its result: Y gets a fresh name, so that shape inference gives it a shape.
-void name_omitted_recurrent_outputs(onnx::GraphProto& graph) {
-  std::unordered_set<std::string> names;
-  for (const auto& v : graph.input()) names.insert(v.name());
-  for (const auto& v : graph.initializer()) names.insert(v.name());
-  for (const auto& node : graph.node()) names.insert(node.output().begin(), node.output().end());
-  for (auto& node : *graph.mutable_node()) {
-    const std::string& op = node.op_type();
-    if ((op != "LSTM" && op != "GRU" && op != "RNN") || node.output_size() == 0 ||
-        !node.output(0).empty() || !(node.domain().empty() || node.domain() == "ai.onnx")) {
-      continue;
-    }
-    std::string name = (node.name().empty() ? op : node.name()) + ".Y";
-    for (int i = 1; names.count(name) != 0; ++i) name += "." + std::to_string(i);
-    names.insert(name);
-    node.set_output(0, name);
-  }
-}
-
 // Builds the Graph from a validated, shape-inferred and folded model, taking over its weights.
 Result<Graph> to_graph(onnx::ModelProto& model, int64_t opset, ExternalData& external) {
   onnx::GraphProto& proto = *model.mutable_graph();
@@ -218,7 +198,6 @@ Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options
   }
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
-  name_omitted_recurrent_outputs(*model.mutable_graph());
   HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));
   return to_graph(model, opset, external);
 }

@@ -31,6 +31,7 @@ bool is_arithmetic(const std::string& op) {
 
 bool is_layout_flexible(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
+  if (node.outputs.empty() || node.outputs[0] == kNoValue) return false;
   if (op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" || op == "Concat" ||
       op == "GlobalAveragePool") {
     return true;
@@ -53,12 +54,19 @@ bool layout_bearing(const Value& v) {
   return d[1] > 1 && d[2] * d[3] > 1;
 }
 
-// The first output of every node is what the fusion, layout and memory passes and the kernels
-// treat as its result: a node that omits it ("" in ONNX) is refused, naming it.
+// Ops whose first output is optional in ONNX and whose kernels run without it (rnn_loops.cpp,
+// rnn_dnnl.cpp: an LSTM, GRU or RNN that only the final states are wanted of). None of them is a
+// fusion root or layout-flexible, so no pass looks at their first output.
+bool may_omit_first_output(const Node& node) {
+  return node.op_type == "LSTM" || node.op_type == "GRU" || node.op_type == "RNN";
+}
+
+// The first output of every other node is what the fusion, layout and memory passes and the
+// kernels treat as its result: a node that omits it ("" in ONNX) is refused, naming it.
 Status check_first_outputs(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (node.outputs.empty()) return invalid_argument(node_context(node) + ": it has no output");
-    if (node.outputs[0] == kNoValue) {
+    if (node.outputs[0] == kNoValue && !may_omit_first_output(node)) {
       return invalid_argument(node_context(node) +
                               ": its first output is omitted; the CPU backend needs it");
     }
@@ -183,11 +191,17 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
     }
     HSCHED_RETURN_IF_ERROR(check_memory(bytes, "folding " + node_context(node)));
     for (ValueId v : node.outputs) {
+      if (v == kNoValue) {
+        outputs.emplace_back();  // an omitted output: the kernel sees null
+        continue;
+      }
       const Value& value = graph_.value(v);
       outputs.push_back(Tensor::uninitialized(value.dtype, value.shape.dims));
     }
     stats_.folded_bytes += bytes;
-    for (auto& t : outputs) out.push_back(&t);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      out.push_back(node.outputs[i] == kNoValue ? nullptr : &outputs[i]);
+    }
     HSCHED_RETURN_IF_ERROR(kernel->run(in, out));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i] != kNoValue)
@@ -289,9 +303,11 @@ void CpuProgram::assign_layouts() {
     const Node& node = step->node;
     const bool spatial = is_dnnl_spatial(node.op_type);
     const bool flex = is_layout_flexible(graph_, node);
-    const Value& out = graph_.value(node.outputs[0]);
-    if ((spatial || flex) && out.shape.rank() == 4 && out.dtype == DType::kF32) {
-      candidate[static_cast<size_t>(node.outputs[0])] = true;
+    if (node.outputs[0] != kNoValue) {
+      const Value& out = graph_.value(node.outputs[0]);
+      if ((spatial || flex) && out.shape.rank() == 4 && out.dtype == DType::kF32) {
+        candidate[static_cast<size_t>(node.outputs[0])] = true;
+      }
     }
     std::set<size_t> activation_inputs{0};
     for (const auto& op : post_ops_of(node)) {

@@ -68,11 +68,11 @@ Result<std::vector<std::vector<RnnActivation>>> parse_activations(const KernelSp
                                 : std::vector<std::string>{"Tanh"};
     for (int64_t d = 0; d < directions; ++d)
       names.insert(names.end(), defaults.begin(), defaults.end());
-  } else if (names.size() == per_direction && directions == 2) {
-    const std::vector<std::string> one = names;  // one set for both directions
-    names.insert(names.end(), one.begin(), one.end());
   }
-  if (names.size() != per_direction * static_cast<size_t>(directions)) {
+  // One set for both directions: parsed once (taking activation_alpha and activation_beta from
+  // the start of their lists) and copied, parameters included.
+  const bool shared = names.size() == per_direction && directions == 2;
+  if (names.size() != per_direction * static_cast<size_t>(shared ? 1 : directions)) {
     return invalid_node(spec, "activations lists " + std::to_string(names.size()) +
                                   " functions; this op takes " + std::to_string(per_direction) +
                                   " per direction for " + std::to_string(directions) +
@@ -95,6 +95,7 @@ Result<std::vector<std::vector<RnnActivation>>> parse_activations(const KernelSp
     if (found->params >= 2 && next_beta < betas.size()) act.beta = betas[next_beta++];
     result[i / per_direction].push_back(act);
   }
+  if (shared) result[1] = result[0];
   return result;
 }
 
@@ -174,6 +175,11 @@ float RnnActivation::apply(float x) const {
 
 Result<RnnConfig> parse_rnn_config(const KernelSpec& spec, RnnCell cell) {
   const Node& node = spec.node;
+  if (spec.opset < 7) {
+    // LSTM-1, GRU-1/3 and RNN-1 differ (GRU-3's reset gate, LSTM-1's output_sequence...).
+    return unsupported(spec, "opset " + std::to_string(spec.opset) +
+                                 " of this op is not supported (from opset 7)");
+  }
   RnnConfig c;
   c.cell = cell;
   c.gates = cell == RnnCell::kLstm ? 4 : cell == RnnCell::kGru ? 3 : 1;

@@ -8,7 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/program.h"
 #include "graph/cost.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
 #include "op_test_util.h"
 
 namespace hsched::cpu {
@@ -102,6 +105,7 @@ std::vector<RefActivation> ref_activations(const RnnCase& k, int64_t d) {
     if (n == "hardsigmoid" || n == "affine") act.beta = k.beta.at(b++);
     all.push_back(act);
   }
+  if (all.size() == per_dir) return all;  // one set for both directions, parameters included
   return {all.begin() + static_cast<int64_t>(per_dir) * d,
           all.begin() + static_cast<int64_t>(per_dir) * (d + 1)};
 }
@@ -345,11 +349,19 @@ INSTANTIATE_TEST_SUITE_P(
                              k.constant_lens = false;
                              k.layout = 1;
                            }),
+                      with(kGru,
+                           [](RnnCase& k) {
+                             k.activations = {"HardSigmoid", "LeakyRelu"};
+                             k.alpha = {0.3f, 0.2f};
+                             k.beta = {0.6f};
+                             k.clip = 1.5f;
+                           }),
+                      // One set of activations for both directions: its alpha and beta too.
                       with(kGru, [](RnnCase& k) {
                         k.activations = {"HardSigmoid", "LeakyRelu"};
                         k.alpha = {0.3f, 0.2f};
                         k.beta = {0.6f};
-                        k.clip = 1.5f;
+                        k.direction = "bidirectional";
                       })));
 
 INSTANTIATE_TEST_SUITE_P(Rnn, RnnTest,
@@ -433,6 +445,20 @@ TEST(RnnMalformed, ShapesAndAttributesAreChecked) {
   expect_refused(kLstm, good, attrs, ErrorCode::kInvalidArgument, "activations");
 }
 
+// LSTM-1, GRU-1/3 and RNN-1 have other semantics: refused, not run as opset 7.
+TEST(RnnMalformed, OpsetsBefore7AreRefused) {
+  for (const RnnCase& k : {kLstm, kGru, kRnn}) {
+    const RnnTensors t = make_tensors(k);
+    std::vector<OpInput> inputs{{t.x}, {t.w, true}, {t.r, true}};
+    auto got = test::run_op(k.op, {{"hidden_size", k.H}}, inputs,
+                            {{DType::kF32, k.y_dims()}, {DType::kF32, k.state_dims()}},
+                            k.op == "GRU" ? 3 : 1);
+    ASSERT_FALSE(got.is_ok()) << k.op;
+    EXPECT_EQ(got.status().code(), ErrorCode::kUnimplemented) << got.status().message();
+    EXPECT_NE(got.status().message().find("opset"), std::string::npos) << got.status().message();
+  }
+}
+
 TEST(RnnMalformed, SequenceLengthsOutOfRange) {
   const RnnCase k = with(kGru, [](RnnCase& c) { c.lens = {1, 4}; });
   const RnnTensors t = make_tensors(k);
@@ -444,6 +470,45 @@ TEST(RnnMalformed, SequenceLengthsOutOfRange) {
   EXPECT_NE(got.status().message().find("sequence_lens"), std::string::npos);
   const RnnCase negative = with(runtime, [](RnnCase& c) { c.lens = {-1, 2}; });
   EXPECT_FALSE(run_case(negative, make_tensors(negative), attributes_of(negative)).is_ok());
+}
+
+// A model whose LSTM omits Y (only Y_h is wanted) runs as a CPU program: the importer leaves Y
+// omitted and the kernel computes no Y; Y_h matches the reference. Once with X computed at run
+// time (after Tanh and Add, as a node's result), once with every input constant (folded when the
+// program is compiled).
+TEST(RnnProgram, LstmWithYOmittedRunsAndMatchesTheReference) {
+  const RnnCase k = with(kLstm, [](RnnCase& c) {
+    c.bias = false;
+    c.initial = false;
+  });
+  const RnnTensors t = make_tensors(k);
+  const auto values = [](const Tensor& v) {
+    const auto s = v.values<float>();
+    return std::vector<float>(s.begin(), s.end());
+  };
+  for (bool constant_x : {false, true}) {
+    OnnxBuilder b(14);
+    if (constant_x) {
+      b.initializer_f32("x2", k.x_dims(), values(t.x));
+    } else {
+      b.input("x", DType::kF32, k.x_dims());
+      b.initializer_f32("zero", {1}, {0.0f});
+      b.node("Identity", {"x"}, {"x1"});
+      b.node("Add", {"x1", "zero"}, {"x2"});
+    }
+    b.output("y_h", DType::kF32, k.state_dims());
+    b.initializer_f32("w", {1, 4 * k.H, k.I}, values(t.w));
+    b.initializer_f32("r", {1, 4 * k.H, k.H}, values(t.r));
+    set_attr(b.node("LSTM", {"x2", "w", "r"}, {"", "y_h"}, "lstm"), "hidden_size", k.H);
+    auto graph = import_onnx_model(b.model(), {}, "lstm.onnx", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    auto program = CpuProgram::compile(*graph, CpuOptions{});
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto got = constant_x ? (*program)->run({}) : (*program)->run({t.x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_TRUE(test::all_close(got->at(0), reference(k, t)[1], 1e-5, 1e-4)) << constant_x;
+  }
 }
 
 TEST(RnnCost, FlopCountsBothMatrixProducts) {
