@@ -83,10 +83,11 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
     // The input and output sizes along this axis, seen from the direct convolution's side.
     const int64_t small = transposed ? in[i + 2] : out[i + 2];
     const int64_t large = transposed ? out[i + 2] : in[i + 2];
-    // (small - 1) * s, the offset of the last window; it cannot exceed large + both pads
-    // (each at most kMaxDim) when the output size follows from the attributes.
+    // (small - 1) * s, the offset of the last window; it cannot exceed large + both pads (and a
+    // ConvTranspose's output_padding, each at most kMaxDim) when the sizes follow from the
+    // attributes.
     int64_t last = 0;
-    if (__builtin_mul_overflow(small - 1, s, &last) || last > 3 * kMaxDim) {
+    if (__builtin_mul_overflow(small - 1, s, &last) || last > 4 * kMaxDim) {
       return unsupported(spec, "output size " + std::to_string(out[i + 2]) +
                                    " does not follow from the attributes");
     }
