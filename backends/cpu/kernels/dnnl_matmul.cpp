@@ -21,8 +21,7 @@ Status check_output(const KernelSpec& spec, const std::vector<int64_t>& expected
   }
   if (spec.out_dims(0) != expected) {
     return invalid_node(spec, "output shape " + spec.outputs[0]->shape.to_string() +
-                                  " does not match the inputs, which give " +
-                                  dims_text(expected));
+                                  " does not match the inputs, which give " + dims_text(expected));
   }
   return Status::ok();
 }
@@ -51,9 +50,8 @@ class MatMulKernel final : public Kernel {
     // ONNX MatMul: K agrees, batch axes broadcast, 1-D operands lose their inserted axis.
     if (a.back() != b[b.size() - 2]) {
       return invalid_node(spec_, "A " + spec_.inputs[0]->shape.to_string() + " and B " +
-                                     dims_text(b) + " disagree on K (" +
-                                     std::to_string(a.back()) + " vs " +
-                                     std::to_string(b[b.size() - 2]) + ")");
+                                     dims_text(b) + " disagree on K (" + std::to_string(a.back()) +
+                                     " vs " + std::to_string(b[b.size() - 2]) + ")");
     }
     {
       const size_t rank = std::max(a.size(), b.size());
@@ -122,8 +120,10 @@ class MatMulKernel final : public Kernel {
     HSCHED_RETURN_IF_ERROR(check_output(spec_, {m, n}));
     const float alpha = node.attr_float("alpha", 1.0f);
     const float beta = node.attr_float("beta", 1.0f);
-    const memory::desc src = strided_desc({m, k}, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
-    const memory::desc wei = strided_desc({k, n}, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
+    const memory::desc src =
+        strided_desc({m, k}, trans_a ? memory::dims{1, m} : memory::dims{k, 1});
+    const memory::desc wei =
+        strided_desc({k, n}, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
     const memory::desc dst({m, n}, memory::data_type::f32, memory::format_tag::ab);
     dnnl::post_ops chain;
     memory::desc bias;
@@ -181,7 +181,8 @@ class MatMulKernel final : public Kernel {
     for (size_t i = 0; i < post_ops_.size(); ++i) {
       if (post_ops_[i].kind != PostOp::Kind::kAdd) continue;
       dnnl::memory& m = adds_[i];
-      m.set_data_handle(const_cast<std::byte*>(inputs[static_cast<size_t>(post_ops_[i].input)]->raw()));
+      m.set_data_handle(
+          const_cast<std::byte*>(inputs[static_cast<size_t>(post_ops_[i].input)]->raw()));
       args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i + prefix_)) | DNNL_ARG_SRC_1] = m;
     }
     dst_.set_data_handle(outputs[0]->raw());

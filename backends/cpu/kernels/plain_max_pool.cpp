@@ -63,12 +63,13 @@ void max_pool(const PoolPlan& p, const T* x, T* y, int64_t* indices) {
             const int64_t at = rest % p.out[a];
             rest /= p.out[a];
             y_at += at * p.y_strides[a + 2];
-            // Taps k in [k_lo, k_hi) land inside [0, in): ceil(-first / d) and ceil((in - first) / d).
+            // Taps k in [k_lo, k_hi) land inside [0, in): k_lo = ceil(-first / d) when first < 0,
+            // k_hi = ceil((in - first) / d) capped at the kernel.
             const int64_t d = p.dilation[a];
             first[a] = at * p.stride[a] - p.pad_l[a];
             k_lo[a] = first[a] < 0 ? (-first[a] + d - 1) / d : 0;
-            k_hi[a] = first[a] < p.in[a] ? std::min(p.kernel[a], (p.in[a] - first[a] + d - 1) / d)
-                                         : 0;
+            k_hi[a] =
+                first[a] < p.in[a] ? std::min(p.kernel[a], (p.in[a] - first[a] + d - 1) / d) : 0;
             empty = empty || k_lo[a] >= k_hi[a];
           }
           T best = std::numeric_limits<T>::lowest();
@@ -114,8 +115,8 @@ Result<std::unique_ptr<Kernel>> make_plain_max_pool(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, true));
   const DType dtype = spec.inputs[0]->dtype;
   if (dtype != DType::kF32 && dtype != DType::kU8 && dtype != DType::kI8) {
-    return unsupported(spec, "dtype " + std::string(dtype_name(dtype)) +
-                                 " (supported: f32, u8, i8)");
+    return unsupported(spec,
+                       "dtype " + std::string(dtype_name(dtype)) + " (supported: f32, u8, i8)");
   }
   if (spec.inputs.size() != 1) return invalid_node(spec, "takes one input");
   const auto& x = spec.in_dims(0);
@@ -134,8 +135,8 @@ Result<std::unique_ptr<Kernel>> make_plain_max_pool(const KernelSpec& spec) {
   }
   const int64_t storage_order = spec.node.attr_int("storage_order", 0);
   if (storage_order != 0 && storage_order != 1) {
-    return invalid_node(spec, "attribute 'storage_order' = " + std::to_string(storage_order) +
-                                  " (must be 0 or 1)");
+    return invalid_node(
+        spec, "attribute 'storage_order' = " + std::to_string(storage_order) + " (must be 0 or 1)");
   }
   const size_t rank = x.size() - 2;
   HSCHED_ASSIGN_OR_RETURN(SpatialParams sp,
@@ -159,22 +160,22 @@ Result<std::unique_ptr<Kernel>> make_plain_max_pool(const KernelSpec& spec) {
       if (storage_order == 0 ? j > i : j < i) p.index_weights[i] *= p.in[j];
     }
   }
-  return make_kernel([p, dtype, with_indices](std::span<const Tensor* const> in,
-                                              std::span<Tensor* const> out) {
-    int64_t* indices = with_indices ? out[1]->values<int64_t>().data() : nullptr;
-    switch (dtype) {
-      case DType::kU8:
-        max_pool(p, in[0]->values<uint8_t>().data(), out[0]->values<uint8_t>().data(), indices);
-        break;
-      case DType::kI8:
-        max_pool(p, in[0]->values<int8_t>().data(), out[0]->values<int8_t>().data(), indices);
-        break;
-      default:
-        max_pool(p, in[0]->values<float>().data(), out[0]->values<float>().data(), indices);
-        break;
-    }
-    return Status::ok();
-  });
+  return make_kernel(
+      [p, dtype, with_indices](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+        int64_t* indices = with_indices ? out[1]->values<int64_t>().data() : nullptr;
+        switch (dtype) {
+          case DType::kU8:
+            max_pool(p, in[0]->values<uint8_t>().data(), out[0]->values<uint8_t>().data(), indices);
+            break;
+          case DType::kI8:
+            max_pool(p, in[0]->values<int8_t>().data(), out[0]->values<int8_t>().data(), indices);
+            break;
+          default:
+            max_pool(p, in[0]->values<float>().data(), out[0]->values<float>().data(), indices);
+            break;
+        }
+        return Status::ok();
+      });
 }
 
 }  // namespace hsched::cpu
