@@ -127,7 +127,10 @@ Result<AxisWalk> check_axis_params(const KernelSpec& spec, DType data_dtype, con
   AxisWalk walk{spec.inputs[0]->shape.elements(), 1, 1};
   int64_t channels = -1;
   size_t axis = 0;
-  if (spec.opset >= 13 && spec.has_input(1) && spec.inputs[1]->shape.rank() == 1) {
+  // A scale of one value is per tensor whatever `axis` says (ONNX Runtime's QDQ models give
+  // [1] scales to 1-D biases, with the default axis 1 out of range for them).
+  const Value* scale = spec.has_input(1) ? spec.inputs[1] : nullptr;
+  if (spec.opset >= 13 && scale && scale->shape.rank() == 1 && scale->shape.elements() != 1) {
     HSCHED_ASSIGN_OR_RETURN(int64_t a,
                             normalize_axis(spec, spec.node.attr_int("axis", 1), x.size()));
     axis = static_cast<size_t>(a);

@@ -158,6 +158,18 @@ TEST(CpuQuant, DequantizePerTensorAndPerAxis) {
   EXPECT_EQ(floats_of((*b)[0]), (std::vector<float>{-1073741824.0f, 3}));
 }
 
+TEST(CpuQuant, OneValueScalesIgnoreTheAxis) {
+  // A 1-D bias with scale [1]: the default axis 1 does not exist, and need not (vit_tiny_int8).
+  auto y = run_op("DequantizeLinear", {}, {{i8({2}, {3, -4})}, {f32({1}, {0.5f})}, {i8({1}, {1})}},
+                  {{DType::kF32, {2}}}, 13);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(floats_of((*y)[0]), (std::vector<float>{1, -2.5f}));
+  auto q = run_op("QuantizeLinear", {{"axis", int64_t{5}}},
+                  {{f32({2}, {1, -5})}, {f32({1}, {2})}, {i8({1}, {1})}}, {{DType::kI8, {2}}}, 13);
+  ASSERT_TRUE(q.is_ok()) << q.status().message();
+  EXPECT_EQ(ints_of<int8_t>((*q)[0]), (std::vector<int>{1, -1}));  // 0.5 -> 0, -2.5 -> -2
+}
+
 TEST(CpuQuant, DequantizeRefusesMalformedParameters) {
   expect_refused(run_op("DequantizeLinear", {}, {{u8({2}, {1, 2})}, {f32({}, {1})}, {i8({}, {0})}},
                         {{DType::kF32, {2}}}),
