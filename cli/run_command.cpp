@@ -43,8 +43,8 @@ void warn_fallbacks(const Plan& plan, std::ostream& warnings) {
   warnings.flush();
 }
 
-// Deterministic inputs: floats in [-1, 1); integers in {0, 1} (valid token ids and mask values
-// for any embedding); bools random.
+// Deterministic inputs: f32 and f64 in [-1, 1); integers in {0, 1} (valid token ids and mask
+// values for any embedding); bools random.
 Tensor seeded_input(const TensorInfo& value, uint32_t seed) {
   Tensor t(value.dtype, value.shape.dims);
   std::mt19937 rng(seed);
@@ -59,6 +59,21 @@ Tensor seeded_input(const TensorInfo& value, uint32_t seed) {
       break;
     case DType::kI32:
       for (int32_t& v : t.values<int32_t>()) v = static_cast<int32_t>(rng() & 1);
+      break;
+    case DType::kF64: {
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      for (double& v : t.values<double>()) v = dist(rng);
+      break;
+    }
+    case DType::kI16:
+    case DType::kU16:
+      for (uint16_t& v : t.values<uint16_t>()) v = static_cast<uint16_t>(rng() & 1);
+      break;
+    case DType::kU32:
+      for (uint32_t& v : t.values<uint32_t>()) v = static_cast<uint32_t>(rng() & 1);
+      break;
+    case DType::kU64:
+      for (uint64_t& v : t.values<uint64_t>()) v = static_cast<uint64_t>(rng() & 1);
       break;
     default:
       for (uint8_t& v : t.values<uint8_t>()) v = static_cast<uint8_t>(rng() & 1);

@@ -12,8 +12,9 @@ struct DTypeInfo {
   int32_t onnx;  // TensorProto.DataType
 };
 
-// TensorProto.DataType: FLOAT=1 UINT8=2 INT8=3 INT32=6 INT64=7 BOOL=9 FLOAT16=10 BFLOAT16=16.
-constexpr std::array<DTypeInfo, 8> kTypes{{
+// TensorProto.DataType: FLOAT=1 UINT8=2 INT8=3 UINT16=4 INT16=5 INT32=6 INT64=7 BOOL=9
+// FLOAT16=10 DOUBLE=11 UINT32=12 UINT64=13 BFLOAT16=16.
+constexpr std::array<DTypeInfo, 13> kTypes{{
     {DType::kF32, "f32", 4, 1},
     {DType::kF16, "f16", 2, 10},
     {DType::kBF16, "bf16", 2, 16},
@@ -22,6 +23,11 @@ constexpr std::array<DTypeInfo, 8> kTypes{{
     {DType::kI32, "i32", 4, 6},
     {DType::kI64, "i64", 8, 7},
     {DType::kBool, "bool", 1, 9},
+    {DType::kF64, "f64", 8, 11},
+    {DType::kI16, "i16", 2, 5},
+    {DType::kU16, "u16", 2, 4},
+    {DType::kU32, "u32", 4, 12},
+    {DType::kU64, "u64", 8, 13},
 }};
 
 const DTypeInfo* find(DType dtype) {
@@ -74,7 +80,8 @@ std::string_view onnx_dtype_name(int32_t onnx_type) {
 }
 
 bool is_floating(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
+         dtype == DType::kF64;
 }
 
 }  // namespace hsched

@@ -28,7 +28,13 @@ Result<Small> to_small(const Tensor& t) {
     case DType::kF32:
       for (float v : t.values<float>()) s.reals.push_back(v);
       break;
+    case DType::kF64:
+      for (double v : t.values<double>()) s.reals.push_back(v);
+      break;
     case DType::kI64: widen(t.values<int64_t>()); break;
+    case DType::kI16: widen(t.values<int16_t>()); break;
+    case DType::kU16: widen(t.values<uint16_t>()); break;
+    case DType::kU32: widen(t.values<uint32_t>()); break;
     case DType::kI32: widen(t.values<int32_t>()); break;
     case DType::kI8: widen(t.values<int8_t>()); break;
     case DType::kU8: widen(t.values<uint8_t>()); break;
@@ -62,12 +68,20 @@ Tensor to_tensor(const Small& s) {
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(s.reals[i]);
       break;
     }
+    case DType::kF64: {
+      auto out = t.values<double>();
+      for (size_t i = 0; i < n; ++i) out[i] = s.reals[i];
+      break;
+    }
     case DType::kI64: narrow(t.values<int64_t>()); break;
     case DType::kI32: narrow(t.values<int32_t>()); break;
+    case DType::kI16: narrow(t.values<int16_t>()); break;
     case DType::kI8: narrow(t.values<int8_t>()); break;
+    case DType::kU32: narrow(t.values<uint32_t>()); break;
+    case DType::kU16: narrow(t.values<uint16_t>()); break;
     case DType::kU8:
     case DType::kBool: narrow(t.values<uint8_t>()); break;
-    default: break;
+    default: break;  // f16, bf16, u64: never folded (to_small and cast refuse them)
   }
   return t;
 }

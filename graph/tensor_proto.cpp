@@ -17,7 +17,8 @@ std::string tensor_label(const onnx::TensorProto& proto) {
 }
 
 // Reads `count` values from a typed repeated field into `tensor` (ONNX packs f16, bf16, i8, u8,
-// bool and i32 into int32_data; f16/bf16 as their 16-bit patterns).
+// i16, u16, bool and i32 into int32_data, f16/bf16 as their 16-bit patterns; u32 and u64 into
+// uint64_data; f64 into double_data).
 template <typename Dst, typename Field>
 void copy_field(const Field& field, Tensor& tensor) {
   auto out = tensor.values<Dst>();
@@ -35,6 +36,11 @@ void copy_typed_fields(const onnx::TensorProto& proto, Tensor& tensor) {
     case DType::kI8: copy_field<int8_t>(proto.int32_data(), tensor); break;
     case DType::kU8:
     case DType::kBool: copy_field<uint8_t>(proto.int32_data(), tensor); break;
+    case DType::kF64: copy_field<double>(proto.double_data(), tensor); break;
+    case DType::kI16: copy_field<int16_t>(proto.int32_data(), tensor); break;
+    case DType::kU16: copy_field<uint16_t>(proto.int32_data(), tensor); break;
+    case DType::kU32: copy_field<uint32_t>(proto.uint64_data(), tensor); break;
+    case DType::kU64: copy_field<uint64_t>(proto.uint64_data(), tensor); break;
     case DType::kUndefined: break;
   }
 }
@@ -59,6 +65,9 @@ Status check_embedded_payload(const onnx::TensorProto& proto, DType dtype, int64
   switch (dtype) {
     case DType::kF32: count = proto.float_data_size(); break;
     case DType::kI64: count = proto.int64_data_size(); break;
+    case DType::kF64: count = proto.double_data_size(); break;
+    case DType::kU32:
+    case DType::kU64: count = proto.uint64_data_size(); break;
     default: count = proto.int32_data_size(); break;
   }
   if (count != elements) {

@@ -74,11 +74,24 @@ TEST(ShapeTest, ParseDims) {
 
 TEST(DTypeTest, OnnxRoundTrip) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32,
-                  DType::kI64, DType::kBool}) {
+                  DType::kI64, DType::kBool, DType::kF64, DType::kI16, DType::kU16, DType::kU32,
+                  DType::kU64}) {
     EXPECT_EQ(dtype_from_onnx(dtype_to_onnx(d)), d);
     EXPECT_EQ(dtype_from_name(dtype_name(d)), d);
   }
-  EXPECT_FALSE(dtype_from_onnx(11).has_value());  // DOUBLE
+  // TensorProto.DataType numbers, sizes and names of the wider types.
+  EXPECT_EQ(dtype_from_onnx(11), DType::kF64);
+  EXPECT_EQ(dtype_from_onnx(5), DType::kI16);
+  EXPECT_EQ(dtype_from_onnx(4), DType::kU16);
+  EXPECT_EQ(dtype_from_onnx(12), DType::kU32);
+  EXPECT_EQ(dtype_from_onnx(13), DType::kU64);
+  EXPECT_EQ(dtype_size(DType::kF64), 8u);
+  EXPECT_EQ(dtype_size(DType::kI16), 2u);
+  EXPECT_EQ(dtype_size(DType::kU32), 4u);
+  EXPECT_EQ(dtype_name(DType::kU64), "u64");
+  EXPECT_TRUE(is_floating(DType::kF64));
+  EXPECT_FALSE(is_floating(DType::kU16));
+  EXPECT_FALSE(dtype_from_onnx(8).has_value());  // STRING
   EXPECT_EQ(onnx_dtype_name(11), "DOUBLE");
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
@@ -151,6 +153,60 @@ TEST(ImportTest, ConstantNodesBecomeInitializers) {
   const Value& k = graph->value(graph->nodes()[0].inputs[1]);
   ASSERT_TRUE(k.is_constant());
   EXPECT_EQ(k.constant->values<float>()[0], 2.0f);
+}
+
+// DOUBLE, UINT64 and INT16 tensors import, their initializers read from the typed fields ONNX
+// keeps them in (double_data, uint64_data, int32_data) rather than raw_data.
+TEST(ImportTest, DoubleAndWideIntegerTensorsImport) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF64, {3}).output("y", DType::kF64, {3}).output("z", DType::kF32, {3});
+  b.output("m", DType::kU64, {2}).output("n", DType::kI16, {2});
+  b.input("u", DType::kU64, {2}).input("s", DType::kI16, {2});
+  auto& graph_proto = *b.model().mutable_graph();
+  onnx::TensorProto* c = graph_proto.add_initializer();
+  c->set_name("c");
+  c->set_data_type(onnx::TensorProto::DOUBLE);
+  c->add_dims(3);
+  for (double v : {0.5, -1e300, 1.0 + 0x1p-40}) c->add_double_data(v);
+  onnx::TensorProto* k = graph_proto.add_initializer();
+  k->set_name("k");
+  k->set_data_type(onnx::TensorProto::UINT64);
+  k->add_dims(2);
+  for (uint64_t v : {uint64_t{18446744073709551615u}, uint64_t{7}}) k->add_uint64_data(v);
+  onnx::TensorProto* h = graph_proto.add_initializer();
+  h->set_name("h");
+  h->set_data_type(onnx::TensorProto::INT16);
+  h->add_dims(2);
+  for (int32_t v : {-32768, 12}) h->add_int32_data(v);
+  b.node("Max", {"x", "c"}, {"y"}, "max");
+  set_attr(b.node("Cast", {"y"}, {"z"}, "cast"), "to", int64_t{onnx::TensorProto::FLOAT});
+  b.node("Min", {"u", "k"}, {"m"}, "min");
+  b.node("Min", {"s", "h"}, {"n"}, "min16");
+  auto graph = import_onnx_model(b.model(), {}, "f64", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->value(graph->inputs().at(0)).dtype, DType::kF64);
+  EXPECT_EQ(graph->value(graph->outputs().at(0)).dtype, DType::kF64);
+  EXPECT_EQ(graph->value(graph->outputs().at(1)).dtype, DType::kF32);
+  EXPECT_EQ(graph->value(graph->outputs().at(2)).dtype, DType::kU64);
+  EXPECT_EQ(graph->value(graph->outputs().at(3)).dtype, DType::kI16);
+  std::map<std::string, const Value*> constants;
+  for (const Value& v : graph->values()) {
+    if (v.is_constant()) constants[v.name] = &v;
+  }
+  ASSERT_EQ(constants.count("c"), 1u);
+  const auto cv = constants["c"]->constant->values<double>();
+  EXPECT_EQ(std::vector<double>(cv.begin(), cv.end()),
+            (std::vector<double>{0.5, -1e300, 1.0 + 0x1p-40}));
+  ASSERT_EQ(constants.count("k"), 1u);
+  EXPECT_EQ(constants["k"]->constant->dtype(), DType::kU64);
+  EXPECT_EQ(constants["k"]->constant->values<uint64_t>()[0], uint64_t{18446744073709551615u});
+  ASSERT_EQ(constants.count("h"), 1u);
+  EXPECT_EQ(constants["h"]->constant->values<int16_t>()[0], -32768);
+  // A payload that disagrees with the shape is still a named error for the new fields.
+  c->add_double_data(2.0);
+  auto bad = import_onnx_model(b.model(), {}, "f64", {});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("'c'"), std::string::npos) << bad.status().message();
 }
 
 TEST(ImportTest, InputShapeMustAgreeWithFixedDims) {

@@ -59,6 +59,15 @@ TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
   EXPECT_EQ(rejection->node, det.node);
 }
 
+TEST(CpuCapabilityTest, TakesWiderDtypesWhereAKernelDoes) {
+  const auto capability = config::backends().open(cpu());
+  for (DType dtype : {DType::kF64, DType::kI16, DType::kU16, DType::kU32, DType::kU64}) {
+    const OneNode max = one_node("Max", dtype, {4});
+    EXPECT_FALSE(capability->check(max.graph, max.node, Precision::kFp32).has_value())
+        << dtype_name(dtype);
+  }
+}
+
 TEST(CpuCapabilityTest, ComputesFp32Only) {
   const auto capability = config::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});

@@ -164,8 +164,8 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
         99);
     cases.push_back({"UnknownDtype", {save(dir, "dtype99.onnx", model)}, "dtype UNKNOWN"});
     model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
-        11);
-    cases.push_back({"UnsupportedDtype", {save(dir, "double.onnx", model)}, "dtype DOUBLE"});
+        14);
+    cases.push_back({"UnsupportedDtype", {save(dir, "complex.onnx", model)}, "dtype COMPLEX64"});
   }
   {  // 2^40 x 2^40 elements: the product overflows int64's safe range.
     OnnxBuilder b = relu_model();

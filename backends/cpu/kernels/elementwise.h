@@ -169,6 +169,31 @@ bool dispatch_numeric(DType dtype, F&& f) {
   }
 }
 
+// dispatch_numeric plus the dtypes fewer ops take (f64, i16, u16, u32, u64): kernels that list
+// them call this one, so that the others instantiate no code for them.
+template <typename F>
+bool dispatch_numeric_wide(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kF64:
+      f(double{});
+      return true;
+    case DType::kI16:
+      f(int16_t{});
+      return true;
+    case DType::kU16:
+      f(uint16_t{});
+      return true;
+    case DType::kU32:
+      f(uint32_t{});
+      return true;
+    case DType::kU64:
+      f(uint64_t{});
+      return true;
+    default:
+      return dispatch_numeric(dtype, std::forward<F>(f));
+  }
+}
+
 // Two's complement negation without signed-overflow UB: -INT_MIN wraps to INT_MIN, as it does in
 // ONNX Runtime and numpy.
 template <typename T>

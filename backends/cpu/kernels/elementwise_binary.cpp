@@ -100,8 +100,10 @@ Status check_binary(const KernelSpec& spec, const std::vector<DType>& allowed,
 }
 
 const std::vector<DType> kNumeric = {DType::kF32, DType::kI64, DType::kI32, DType::kI8, DType::kU8};
-const std::vector<DType> kNumericAndF16 = {DType::kF32, DType::kF16, DType::kI64,
-                                           DType::kI32, DType::kI8,  DType::kU8};
+// What Max, Min and Mod take: also f64, i16 and the wider unsigned integers.
+const std::vector<DType> kNumericWide = {DType::kF32, DType::kF16, DType::kF64, DType::kI64,
+                                         DType::kI32, DType::kI16, DType::kI8,  DType::kU64,
+                                         DType::kU32, DType::kU16, DType::kU8};
 
 // Calls f(T{}) for a numeric dtype or bool (as uint8_t).
 template <typename F>
@@ -114,10 +116,12 @@ bool dispatch_numeric_or_bool(DType dtype, F&& f) {
 }
 
 // Integer + - * wrap in two's complement (as ONNX Runtime's do in practice) instead of being UB.
+// Types narrower than int compute in unsigned int: uint16_t operands would promote to int, whose
+// product 65535 * 65535 overflows.
 template <typename T, typename Op>
 T wrapping(T a, T b, Op op) {
   if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
     return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
   } else {
     return op(a, b);
@@ -191,7 +195,7 @@ Result<std::unique_ptr<Kernel>> make_div(const KernelSpec& spec) {
 // Mod: fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's fmod); floats
 // need fmod=1, as ONNX specifies.
 Result<std::unique_ptr<Kernel>> make_mod(const KernelSpec& spec) {
-  HSCHED_RETURN_IF_ERROR(check_binary(spec, kNumericAndF16));
+  HSCHED_RETURN_IF_ERROR(check_binary(spec, kNumericWide));
   const bool c_fmod = spec.node.attr_int("fmod", 0) != 0;
   const DType dtype = spec.inputs[0]->dtype;
   if (is_floating(dtype) && !c_fmod) {
@@ -204,7 +208,7 @@ Result<std::unique_ptr<Kernel>> make_mod(const KernelSpec& spec) {
     });
   }
   Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
-  dispatch_numeric(dtype, [&](auto zero) {
+  dispatch_numeric_wide(dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<T>) {
       kernel = binary_kernel<T, T, T>(spec, [](T a, T b) { return std::fmod(a, b); });
@@ -306,8 +310,10 @@ Result<std::unique_ptr<Kernel>> make_pow(const KernelSpec& spec) {
   auto int_pow = [](float x, auto p) { return std::pow(x, static_cast<float>(p)); };
   if (exp_dtype == DType::kI64) return binary_kernel<float, int64_t, float>(spec, int_pow);
   if (exp_dtype == DType::kI32) return binary_kernel<float, int32_t, float>(spec, int_pow);
-  return unsupported(
-      spec, "exponent dtype " + std::string(dtype_name(exp_dtype)) + " (supported: f32, i64, i32)");
+  if (exp_dtype == DType::kU64) return binary_kernel<float, uint64_t, float>(spec, int_pow);
+  if (exp_dtype == DType::kU32) return binary_kernel<float, uint32_t, float>(spec, int_pow);
+  return unsupported(spec, "exponent dtype " + std::string(dtype_name(exp_dtype)) +
+                               " (supported: f32, i64, i32, u64, u32)");
 }
 
 // PRelu: y = x < 0 ? slope * x : x, the slope broadcasting to X (unidirectionally: the output
@@ -325,22 +331,37 @@ Result<std::unique_ptr<Kernel>> make_prelu(const KernelSpec& spec) {
   return kernel;
 }
 
-// BitShift on u8 (hsched has no wider unsigned dtype): a shift by 8 or more gives 0.
+// BitShift on u8, u16, u32 and u64: a shift by the type's width or more gives 0 (a C++ shift
+// that far is undefined).
+template <typename T>
+Result<std::unique_ptr<Kernel>> bit_shift_kernel(const KernelSpec& spec, bool left) {
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  using Wide = std::common_type_t<T, unsigned>;  // u8/u16 promote to int: shift as unsigned
+  if (left) {
+    return binary_kernel<T, T, T>(spec, [](T x, T n) {
+      return static_cast<T>(n < kBits ? static_cast<Wide>(x) << n : 0);
+    });
+  }
+  return binary_kernel<T, T, T>(spec, [](T x, T n) {
+    return static_cast<T>(n < kBits ? static_cast<Wide>(x) >> n : 0);
+  });
+}
+
 Result<std::unique_ptr<Kernel>> make_bit_shift(const KernelSpec& spec) {
-  HSCHED_RETURN_IF_ERROR(check_binary(spec, {DType::kU8}));
+  HSCHED_RETURN_IF_ERROR(
+      check_binary(spec, {DType::kU8, DType::kU16, DType::kU32, DType::kU64}));
   const std::string direction = spec.node.attr_string("direction", "");
-  if (direction == "LEFT") {
-    return binary_kernel<uint8_t, uint8_t, uint8_t>(spec, [](uint8_t x, uint8_t n) {
-      return static_cast<uint8_t>(n < 8 ? x << n : 0);
-    });
+  if (direction != "LEFT" && direction != "RIGHT") {
+    return invalid_argument(node_context(spec.node) + ": attribute 'direction' = '" + direction +
+                            "' (must be LEFT or RIGHT)");
   }
-  if (direction == "RIGHT") {
-    return binary_kernel<uint8_t, uint8_t, uint8_t>(spec, [](uint8_t x, uint8_t n) {
-      return static_cast<uint8_t>(n < 8 ? x >> n : 0);
-    });
+  const bool left = direction == "LEFT";
+  switch (spec.inputs[0]->dtype) {
+    case DType::kU16: return bit_shift_kernel<uint16_t>(spec, left);
+    case DType::kU32: return bit_shift_kernel<uint32_t>(spec, left);
+    case DType::kU64: return bit_shift_kernel<uint64_t>(spec, left);
+    default: return bit_shift_kernel<uint8_t>(spec, left);
   }
-  return invalid_argument(node_context(spec.node) + ": attribute 'direction' = '" + direction +
-                          "' (must be LEFT or RIGHT)");
 }
 
 // --- Min, Max, Sum, Mean ----------------------------------------------------------------------
@@ -396,7 +417,7 @@ KernelFactory variadic(F f, std::vector<DType> allowed, bool mean = false, HalfF
       if (dtype == DType::kF16) return variadic_kernel<uint16_t>(spec, half_f, false);
     }
     Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
-    dispatch_numeric(dtype, [&](auto zero) {
+    dispatch_numeric_wide(dtype, [&](auto zero) {
       using T = decltype(zero);
       kernel = variadic_kernel<T>(
           spec, [f](T a, T b) -> T { return f(a, b); }, mean);
@@ -430,16 +451,18 @@ void register_binary_kernels(KernelRegistry& registry) {
 
   // Min/Max pass a NaN in the first operand through (the ternary also compiles to min/max
   // instructions); Sum and Mean are float-only in ONNX.
-  registry.add("Max", variadic([](auto a, auto b) { return a < b ? b : a; }, kNumericAndF16, false,
+  registry.add("Max", variadic([](auto a, auto b) { return a < b ? b : a; }, kNumericWide, false,
                                [](uint16_t a, uint16_t b) {
                                  return half_to_float(a) < half_to_float(b) ? b : a;
                                }));
-  registry.add("Min", variadic([](auto a, auto b) { return b < a ? b : a; }, kNumericAndF16, false,
+  registry.add("Min", variadic([](auto a, auto b) { return b < a ? b : a; }, kNumericWide, false,
                                [](uint16_t a, uint16_t b) {
                                  return half_to_float(b) < half_to_float(a) ? b : a;
                                }));
-  registry.add("Sum", variadic([](auto a, auto b) { return a + b; }, {DType::kF32}));
-  registry.add("Mean", variadic([](auto a, auto b) { return a + b; }, {DType::kF32}, true));
+  registry.add("Sum", variadic([](auto a, auto b) { return wrapping(a, b, std::plus<>{}); },
+                               {DType::kF32, DType::kF64}));
+  registry.add("Mean", variadic([](auto a, auto b) { return wrapping(a, b, std::plus<>{}); },
+                                {DType::kF32, DType::kF64}, true));
 }
 
 }  // namespace hsched::cpu

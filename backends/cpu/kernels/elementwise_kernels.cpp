@@ -170,6 +170,16 @@ template <DType D>
 constexpr auto storage_value() {
   if constexpr (D == DType::kF32)
     return float{};
+  else if constexpr (D == DType::kF64)
+    return double{};
+  else if constexpr (D == DType::kI16)
+    return int16_t{};
+  else if constexpr (D == DType::kU16)
+    return uint16_t{};
+  else if constexpr (D == DType::kU32)
+    return uint32_t{};
+  else if constexpr (D == DType::kU64)
+    return uint64_t{};
   else if constexpr (D == DType::kI64)
     return int64_t{};
   else if constexpr (D == DType::kI32)
@@ -194,7 +204,8 @@ bool dispatch_dtype_constant(DType dtype, F&& f) {
 template <typename F>
 bool dispatch_any_dtype(DType dtype, F&& f) {
   return dispatch_dtype_constant<DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8,
-                                 DType::kI32, DType::kI64, DType::kBool>(dtype, f);
+                                 DType::kI32, DType::kI64, DType::kBool, DType::kF64, DType::kI16,
+                                 DType::kU16, DType::kU32, DType::kU64>(dtype, f);
 }
 
 // Calls f(T{}) with an unsigned type of `bytes` bytes: kernels that only move elements need no
@@ -345,60 +356,68 @@ Result<std::unique_ptr<Kernel>> make_where(const KernelSpec& spec) {
 // -----------------------------------------------------------------------------------------
 
 constexpr bool is_float_dtype(DType d) {
-  return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16;
+  return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16 || d == DType::kF64;
 }
 
 // Float to integer truncates toward zero like a C cast, but without its undefined behaviour:
-// NaN becomes 0, values beyond int64 saturate, and narrower integers then wrap as numpy's and
-// ONNX Runtime's casts do on x86 (-1.0f -> u8 255).
-template <typename T>
-T float_to_integer(float value) {
+// NaN becomes 0, values beyond int64 saturate (u64 takes [2^63, 2^64) as it is), and narrower
+// integers then wrap as numpy's and ONNX Runtime's casts do on x86 (-1.0f -> u8 255).
+template <typename T, typename F>
+T float_to_integer(F value) {
   if (!(value == value)) return T{0};
+  if constexpr (std::is_same_v<T, uint64_t>) {
+    if (value >= F(0x1p63) && value < F(0x1p64)) return static_cast<uint64_t>(value);
+  }
   int64_t wide = 0;
-  if (value >= 0x1p63f)
+  if (value >= F(0x1p63))
     wide = std::numeric_limits<int64_t>::max();
-  else if (value < -0x1p63f)
+  else if (value < F(-0x1p63))
     wide = std::numeric_limits<int64_t>::min();
   else
     wide = static_cast<int64_t>(value);
   return static_cast<T>(wide);
 }
 
+// Floats travel as double when either side is f64 (f64 -> f16 and bf16 round twice, through f32,
+// which moves a result by at most one f16 ulp in rare halfway cases), else as float. Integers
+// convert straight from their own type (a u64 past 2^63 stays positive).
 template <DType From, DType To>
 Storage<To> cast_value(Storage<From> v) {
   using Out = Storage<To>;
   if constexpr (From == To) {
     return v;
   } else if constexpr (is_float_dtype(From)) {
-    float f = 0;
-    if constexpr (From == DType::kF32)
-      f = v;
+    using Wide = std::conditional_t<From == DType::kF64 || To == DType::kF64, double, float>;
+    Wide f = 0;
+    if constexpr (From == DType::kF32 || From == DType::kF64)
+      f = static_cast<Wide>(v);
     else if constexpr (From == DType::kF16)
       f = half_to_float(v);
     else
       f = bf16_to_float(v);
-    if constexpr (To == DType::kF32)
-      return f;
+    if constexpr (To == DType::kF32 || To == DType::kF64)
+      return static_cast<Out>(f);
     else if constexpr (To == DType::kF16)
-      return float_to_half(f);
+      return float_to_half(static_cast<float>(f));
     else if constexpr (To == DType::kBF16)
-      return float_to_bf16(f);
+      return float_to_bf16(static_cast<float>(f));
     else if constexpr (To == DType::kBool)
-      return f != 0.0f ? 1 : 0;
+      return f != Wide{0} ? 1 : 0;
     else
       return float_to_integer<Out>(f);
+  } else if constexpr (From == DType::kBool) {
+    return cast_value<DType::kU8, To>(v != 0 ? 1 : 0);
   } else {
-    const auto n = static_cast<int64_t>(From == DType::kBool ? (v != 0) : v);
-    if constexpr (To == DType::kF32)
-      return static_cast<float>(n);
+    if constexpr (To == DType::kF32 || To == DType::kF64)
+      return static_cast<Out>(v);
     else if constexpr (To == DType::kF16)
-      return float_to_half(static_cast<float>(n));
+      return float_to_half(static_cast<float>(v));
     else if constexpr (To == DType::kBF16)
-      return float_to_bf16(static_cast<float>(n));
+      return float_to_bf16(static_cast<float>(v));
     else if constexpr (To == DType::kBool)
-      return n != 0 ? 1 : 0;
+      return v != 0 ? 1 : 0;
     else
-      return static_cast<Out>(n);  // integer narrowing wraps (C++20 defines it)
+      return static_cast<Out>(v);  // integer narrowing wraps (C++20 defines it)
   }
 }
 
@@ -568,9 +587,12 @@ Result<std::unique_ptr<Kernel>> make_range(const KernelSpec& spec) {
     case DType::kI32:
       return make_kernel(
           [context](Inputs in, Outputs out) { return range_run<int32_t>(context, in, *out[0]); });
+    case DType::kF64:
+      return make_kernel(
+          [context](Inputs in, Outputs out) { return range_run<double>(context, in, *out[0]); });
     default:
-      return unsupported(spec,
-                         "dtype " + std::string(dtype_name(dtype)) + " (supported: f32, i64, i32)");
+      return unsupported(
+          spec, "dtype " + std::string(dtype_name(dtype)) + " (supported: f32, f64, i64, i32)");
   }
 }
 

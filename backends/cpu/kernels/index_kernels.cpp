@@ -88,6 +88,11 @@ double number_at(const Tensor& t, int64_t k) {
     case DType::kBool: return get(uint8_t{});
     case DType::kI32: return get(int32_t{});
     case DType::kI64: return static_cast<double>(get(int64_t{}));
+    case DType::kF64: return get(double{});
+    case DType::kI16: return get(int16_t{});
+    case DType::kU16: return get(uint16_t{});
+    case DType::kU32: return get(uint32_t{});
+    case DType::kU64: return static_cast<double>(get(uint64_t{}));
     case DType::kUndefined: break;
   }
   return 0.0;

@@ -323,6 +323,23 @@ void encode_scalar(double value, DType dtype, std::byte* out) {
     case DType::kBool:
       put(static_cast<uint8_t>(value != 0.0));
       break;
+    case DType::kF64:
+      put(value);
+      break;
+    case DType::kI16:
+      put(static_cast<int16_t>(value));
+      break;
+    // Unsigned targets go through int64 so that a negative value wraps, as it does in numpy.
+    case DType::kU16:
+      put(static_cast<uint16_t>(static_cast<int64_t>(value)));
+      break;
+    case DType::kU32:
+      put(static_cast<uint32_t>(static_cast<int64_t>(value)));
+      break;
+    case DType::kU64:
+      put(value >= 9223372036854775808.0 ? static_cast<uint64_t>(value)
+                                         : static_cast<uint64_t>(static_cast<int64_t>(value)));
+      break;
     case DType::kUndefined:
       break;
   }

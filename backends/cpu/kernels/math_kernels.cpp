@@ -291,6 +291,79 @@ Result<std::unique_ptr<Kernel>> make_lrn(const KernelSpec& spec) {
   });
 }
 
+// ---- CumSum -------------------------------------------------------------------------------------
+
+// Running sums along one axis; `exclusive` leaves out the element itself, `reverse` runs from the
+// end. Floats add in their own type (f64 in double), integers in their unsigned twin, so that an
+// overflow wraps instead of being undefined behaviour.
+template <typename T>
+void cumsum_run(const T* x, T* y, AxisLayout l, bool exclusive, bool reverse) {
+  using Acc = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>,
+                                          std::make_unsigned<T>>::type;
+  parallel_range(
+      l.outer * l.inner,
+      [&](int64_t begin, int64_t end) {
+        for (int64_t line = begin; line < end; ++line) {
+          const int64_t base = (line / l.inner) * l.n * l.inner + line % l.inner;
+          Acc acc{0};
+          for (int64_t step = 0; step < l.n; ++step) {
+            const int64_t j = reverse ? l.n - 1 - step : step;
+            const int64_t at = base + j * l.inner;
+            const auto value = static_cast<Acc>(x[at]);
+            if (!exclusive) acc = static_cast<Acc>(acc + value);
+            y[at] = static_cast<T>(acc);
+            if (exclusive) acc = static_cast<Acc>(acc + value);
+          }
+        }
+      },
+      reduction::grain_for(l.n));
+}
+
+// The axis is input 1, a one-element i32/i64 tensor; it may be computed (ONNX's tests feed it as
+// a graph input): the output's shape does not depend on it, so it is read at each run.
+Result<std::unique_ptr<Kernel>> make_cumsum(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(reduction::check_input(
+      spec, 0, {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU32, DType::kU64},
+      "x"));
+  HSCHED_RETURN_IF_ERROR(reduction::check_input(spec, 1, {DType::kI64, DType::kI32}, "axis"));
+  const std::string context = node_context(spec.node);
+  const std::vector<int64_t> dims = spec.in_dims(0);
+  if (dims.empty()) return invalid_argument(context + ": input 'x' must have rank >= 1");
+  int64_t axis_elements = 1;
+  for (int64_t d : spec.in_dims(1)) axis_elements *= d;
+  if (axis_elements != 1) return invalid_argument(context + ": input 'axis' must hold one value");
+  const DType dtype = spec.inputs[0]->dtype;
+  int64_t elements = 1;
+  for (int64_t d : dims) elements *= d;
+  HSCHED_RETURN_IF_ERROR(reduction::check_output(spec, 0, dtype, elements, "y"));
+  const bool exclusive = spec.node.attr_int("exclusive", 0) != 0;
+  const bool reverse = spec.node.attr_int("reverse", 0) != 0;
+  auto kernel = [&]<typename T>(T) {
+    return make_kernel([=](Inputs in, Outputs out) -> Status {
+      const Tensor& a = *in[1];
+      int64_t axis = a.dtype() == DType::kI64 ? a.values<int64_t>()[0] : a.values<int32_t>()[0];
+      const auto rank = static_cast<int64_t>(dims.size());
+      if (axis < -rank || axis >= rank) {
+        return invalid_argument(context + ": axis " + std::to_string(axis) +
+                                " is out of range for rank " + std::to_string(rank));
+      }
+      if (axis < 0) axis += rank;
+      const AxisLayout l = reduction::axis_layout(dims, static_cast<size_t>(axis));
+      cumsum_run<T>(in[0]->values<T>().data(), out[0]->values<T>().data(), l, exclusive, reverse);
+      return Status::ok();
+    });
+  };
+  switch (dtype) {
+    case DType::kF32: return kernel(float{});
+    case DType::kF64: return kernel(double{});
+    case DType::kI32: return kernel(int32_t{});
+    case DType::kI64: return kernel(int64_t{});
+    case DType::kU32: return kernel(uint32_t{});
+    case DType::kU64: return kernel(uint64_t{});
+    default: return unsupported(spec, "dtype " + std::string(dtype_name(dtype)));
+  }
+}
+
 }  // namespace
 
 void register_math_kernels(KernelRegistry& registry) {
@@ -298,6 +371,7 @@ void register_math_kernels(KernelRegistry& registry) {
   registry.add("TopK", make_topk);
   registry.add("Det", make_det);
   registry.add("LRN", make_lrn);
+  registry.add("CumSum", make_cumsum);
 }
 
 }  // namespace hsched::cpu

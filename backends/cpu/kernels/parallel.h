@@ -28,7 +28,7 @@ void parallel_range(int64_t n, Body&& body, int64_t grain = kParallelGrain) {
 }
 
 // Calls f(T{}) with T the C++ type of `dtype` (f16/bf16 as uint16_t bit patterns, bool as
-// uint8_t). Returns false for kUndefined.
+// uint8_t, f64 as double). Returns false for kUndefined.
 template <typename F>
 bool dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -39,7 +39,12 @@ bool dispatch_dtype(DType dtype, F&& f) {
     case DType::kU8:
     case DType::kBool: f(uint8_t{}); return true;
     case DType::kF16:
-    case DType::kBF16: f(uint16_t{}); return true;
+    case DType::kBF16:
+    case DType::kU16: f(uint16_t{}); return true;
+    case DType::kF64: f(double{}); return true;
+    case DType::kI16: f(int16_t{}); return true;
+    case DType::kU32: f(uint32_t{}); return true;
+    case DType::kU64: f(uint64_t{}); return true;
     case DType::kUndefined: return false;
   }
   return false;

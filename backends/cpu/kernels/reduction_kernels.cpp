@@ -32,7 +32,7 @@ using reduction::kLanes;
 // many rows of doubles).
 constexpr int64_t kMaxRowChunks = 64;
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum };
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
 constexpr bool integer_capable(ReduceKind k) {
   return k == ReduceKind::kSum || k == ReduceKind::kMax || k == ReduceKind::kMin ||
@@ -41,7 +41,9 @@ constexpr bool integer_capable(ReduceKind k) {
 
 // One reduction's arithmetic. Float sums and products accumulate in double (rows of 10^5
 // elements stay exact to ~1e-7); integer ones in uint64_t, which wraps where int64_t would be
-// undefined behaviour; Max/Min stay in T, being exact.
+// undefined behaviour; Max/Min stay in T, being exact. LogSumExp sums exp(x) in double as ONNX's
+// reference does (no max shift: an f32 x cannot overflow exp in double; f64 past 709 gives inf,
+// as the reference's does).
 template <ReduceKind K, typename T>
 struct ReduceOp {
   static constexpr bool kExtremum = K == ReduceKind::kMax || K == ReduceKind::kMin;
@@ -72,6 +74,8 @@ struct ReduceOp {
       return a + std::fabs(static_cast<Acc>(x));
     } else if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
       return a + static_cast<Acc>(x) * static_cast<Acc>(x);
+    } else if constexpr (K == ReduceKind::kLogSumExp) {
+      return a + std::exp(static_cast<Acc>(x));
     } else {
       return a + static_cast<Acc>(x);
     }
@@ -90,7 +94,7 @@ struct ReduceOp {
       return static_cast<T>(a / static_cast<double>(count));  // 0/0 = NaN for an empty mean
     } else if constexpr (K == ReduceKind::kL2) {
       return static_cast<T>(std::sqrt(a));
-    } else if constexpr (K == ReduceKind::kLogSum) {
+    } else if constexpr (K == ReduceKind::kLogSum || K == ReduceKind::kLogSumExp) {
       return static_cast<T>(std::log(a));
     } else {
       return static_cast<T>(a);
@@ -301,6 +305,7 @@ Result<std::unique_ptr<Kernel>> make_reduce_kernel(DType dtype, ReducePlan plan)
     if (dtype == DType::kI64) return kernel(int64_t{});
     if (dtype == DType::kI32) return kernel(int32_t{});
   }
+  if (dtype == DType::kF64) return kernel(double{});
   return kernel(float{});
 }
 
@@ -327,8 +332,8 @@ KernelFactory reduce_factory(ReduceKind kind) {
   return [kind](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
     const bool ints = integer_capable(kind);
     HSCHED_RETURN_IF_ERROR(
-        ints ? check_input(spec, 0, {DType::kF32, DType::kI64, DType::kI32}, "data")
-             : check_input(spec, 0, {DType::kF32}, "data"));
+        ints ? check_input(spec, 0, {DType::kF32, DType::kF64, DType::kI64, DType::kI32}, "data")
+             : check_input(spec, 0, {DType::kF32, DType::kF64}, "data"));
     const DType dtype = spec.inputs[0]->dtype;
     const auto& dims = spec.in_dims(0);
     HSCHED_ASSIGN_OR_RETURN(const auto axes, read_axes(spec));
@@ -367,6 +372,8 @@ KernelFactory reduce_factory(ReduceKind kind) {
         return make_reduce_kernel<ReduceKind::kSumSquare>(dtype, std::move(plan));
       case ReduceKind::kLogSum:
         return make_reduce_kernel<ReduceKind::kLogSum>(dtype, std::move(plan));
+      case ReduceKind::kLogSumExp:
+        return make_reduce_kernel<ReduceKind::kLogSumExp>(dtype, std::move(plan));
     }
     return internal_error(node_context(spec.node) + ": unknown reduction");
   };
@@ -497,6 +504,7 @@ void register_reduction_kernels(KernelRegistry& registry) {
   registry.add("ReduceL2", reduce_factory(ReduceKind::kL2));
   registry.add("ReduceSumSquare", reduce_factory(ReduceKind::kSumSquare));
   registry.add("ReduceLogSum", reduce_factory(ReduceKind::kLogSum));
+  registry.add("ReduceLogSumExp", reduce_factory(ReduceKind::kLogSumExp));
   registry.add("ArgMax", make_arg_kernel<true>);
   registry.add("ArgMin", make_arg_kernel<false>);
   registry.add("GlobalAveragePool", make_global_pool<ReduceKind::kMean>);

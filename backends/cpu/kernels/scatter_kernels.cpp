@@ -105,6 +105,11 @@ Result<Combine> scatter_combine(const KernelSpec& spec, DType dtype) {
     case DType::kU8: return combine_for<Plain<uint8_t>>(reduction);
     case DType::kI32: return combine_for<Plain<int32_t>>(reduction);
     case DType::kI64: return combine_for<Plain<int64_t>>(reduction);
+    case DType::kF64: return combine_for<Plain<double>>(reduction);
+    case DType::kI16: return combine_for<Plain<int16_t>>(reduction);
+    case DType::kU16: return combine_for<Plain<uint16_t>>(reduction);
+    case DType::kU32: return combine_for<Plain<uint32_t>>(reduction);
+    case DType::kU64: return combine_for<Plain<uint64_t>>(reduction);
     case DType::kBool:
     case DType::kUndefined: break;
   }

@@ -79,6 +79,12 @@ std::optional<ze_graph_argument_precision_t> precision_of(DType dtype) {
       return ZE_GRAPH_ARGUMENT_PRECISION_INT64;
     case DType::kBool:
       return ZE_GRAPH_ARGUMENT_PRECISION_BOOLEAN;
+    // The simulated NPU takes none of these (ir_supports refuses them per node).
+    case DType::kF64:
+    case DType::kI16:
+    case DType::kU16:
+    case DType::kU32:
+    case DType::kU64:
     case DType::kUndefined:
       break;
   }

@@ -94,9 +94,59 @@ TEST(ElementwiseCast, BetweenIntegerBoolAndFloatTypes) {
       << "ties round to even";
   EXPECT_TRUE(
       all_close(cast(Tensor(DType::kF32, {0, 3}), DType::kI64), Tensor(DType::kI64, {0, 3})));
-  const Status to_double = run_status("Cast", {{"to", int64_t{11}}}, {{x}}, DType::kF32, {8});
-  EXPECT_EQ(to_double.code(), ErrorCode::kUnimplemented);
-  EXPECT_NE(to_double.message().find("DOUBLE"), std::string::npos) << to_double.message();
+  const Status to_string = run_status("Cast", {{"to", int64_t{8}}}, {{x}}, DType::kF32, {8});
+  EXPECT_EQ(to_string.code(), ErrorCode::kUnimplemented);
+  EXPECT_NE(to_string.message().find("STRING"), std::string::npos) << to_string.message();
+}
+
+TEST(ElementwiseCast, DoubleConvertsInDoubleWithoutUndefinedBehaviour) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = make<double>(DType::kF64, {6}, {1.5, -2.9, 0.1, 1e300, nan, std::ldexp(0.75, 64)});
+  const Tensor to_f32 = cast(x, DType::kF32);
+  const std::vector<float> f = {1.5f, -2.9f, 0.1f, kInf, kNaN, std::ldexp(0.75f, 64)};
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (std::isnan(f[i])) {
+      EXPECT_TRUE(std::isnan(to_f32.values<float>()[i]));
+    } else {
+      EXPECT_EQ(to_f32.values<float>()[i], f[i]) << i;
+    }
+  }
+  const Tensor to_i64 = cast(x, DType::kI64);
+  const std::vector<int64_t> ints = {1, -2, 0, std::numeric_limits<int64_t>::max(), 0,
+                                     std::numeric_limits<int64_t>::max()};
+  for (size_t i = 0; i < ints.size(); ++i) EXPECT_EQ(to_i64.values<int64_t>()[i], ints[i]) << i;
+  // u64 takes [2^63, 2^64) as it is: 0.75 * 2^64.
+  EXPECT_EQ(cast(x, DType::kU64).values<uint64_t>()[5], uint64_t{13835058055282163712u});
+  EXPECT_EQ(cast(x, DType::kF16).values<uint16_t>()[0], 0x3e00u);  // 1.5
+  // f32 widens exactly; 0.1f is not 0.1.
+  const Tensor wide = cast(f32({2}, {0.1f, -kInf}), DType::kF64);
+  EXPECT_EQ(wide.values<double>()[0], static_cast<double>(0.1f));
+  EXPECT_EQ(wide.values<double>()[1], -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(cast(make<uint16_t>(DType::kBF16, {1}, {0x3fc0}), DType::kF64).values<double>()[0], 1.5);
+  // f64 math stays in double: 1 + 2^-40 survives the round trip through a cast.
+  const double fine = 1.0 + std::ldexp(1.0, -40);
+  const Tensor same = cast(cast(make<double>(DType::kF64, {1}, {fine}), DType::kF64), DType::kF64);
+  EXPECT_EQ(same.values<double>()[0], fine);
+}
+
+TEST(ElementwiseCast, WideUnsignedAndShortIntegersWrapLikeNumpy) {
+  const Tensor u64 = make<uint64_t>(DType::kU64, {2}, {18446744073709551615u, 3});
+  EXPECT_EQ(cast(u64, DType::kF64).values<double>()[0], 18446744073709551616.0);  // not -1
+  EXPECT_EQ(cast(u64, DType::kF32).values<float>()[0], 18446744073709551616.0f);
+  EXPECT_EQ(cast(u64, DType::kI64).values<int64_t>()[0], -1);
+  EXPECT_EQ(cast(u64, DType::kU16).values<uint16_t>()[0], 65535);
+  const Tensor i16 = make<int16_t>(DType::kI16, {3}, {-1, 32767, -32768});
+  const Tensor as_u16 = cast(i16, DType::kU16);
+  EXPECT_EQ(as_u16.values<uint16_t>()[0], 65535);
+  EXPECT_EQ(as_u16.values<uint16_t>()[2], 32768);
+  EXPECT_EQ(cast(as_u16, DType::kI16).values<int16_t>()[0], -1);
+  EXPECT_EQ(cast(i16, DType::kU32).values<uint32_t>()[0], 4294967295u);
+  EXPECT_EQ(cast(i16, DType::kF64).values<double>()[2], -32768.0);
+  const Tensor u32 = make<uint32_t>(DType::kU32, {1}, {4294967295u});
+  EXPECT_EQ(cast(u32, DType::kI64).values<int64_t>()[0], 4294967295);
+  EXPECT_EQ(cast(u32, DType::kI32).values<int32_t>()[0], -1);
+  EXPECT_EQ(cast(make<uint8_t>(DType::kBool, {1}, {1}), DType::kU64).values<uint64_t>()[0], 1u);
+  EXPECT_EQ(cast(f32({2}, {-1.0f, 70000.0f}), DType::kU16).values<uint16_t>()[0], 65535);
 }
 
 // --- Shape, Size, ConstantOfShape, Range, Dropout ------------------------------------------------

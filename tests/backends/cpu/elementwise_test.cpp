@@ -556,5 +556,98 @@ TEST(ElementwiseClip, BoundsFromInputsAttributesOrOmitted) {
                         Tensor(DType::kF32, {0, 3})));
 }
 
+// --- f64, i16 and the wide unsigned integers ------------------------------------------------------
+
+template <typename T>
+std::vector<T> values_of(const Tensor& t) {
+  const auto v = t.values<T>();
+  return std::vector<T>(v.begin(), v.end());
+}
+
+TEST(ElementwiseWideDtypes, MaxMinCompareInTheirOwnType) {
+  constexpr uint64_t kTop = 18446744073709551615u;  // -1 if it were read as i64
+  const Tensor a = make<uint64_t>(DType::kU64, {2}, {kTop, 5});
+  const Tensor b = make<uint64_t>(DType::kU64, {2}, {1, 7});
+  EXPECT_EQ(values_of<uint64_t>(run1("Max", {}, {{a}, {b}}, DType::kU64, {2})),
+            (std::vector<uint64_t>{kTop, 7}));
+  EXPECT_EQ(values_of<uint64_t>(run1("Min", {}, {{a}, {b}}, DType::kU64, {2})),
+            (std::vector<uint64_t>{1, 5}));
+  const Tensor c = make<int16_t>(DType::kI16, {2}, {-32768, 5});
+  const Tensor d = make<int16_t>(DType::kI16, {2}, {3, -7});
+  EXPECT_EQ(values_of<int16_t>(run1("Min", {}, {{c}, {d}}, DType::kI16, {2})),
+            (std::vector<int16_t>{-32768, -7}));
+  const Tensor u16 = make<uint16_t>(DType::kU16, {1}, {65535});
+  EXPECT_EQ(values_of<uint16_t>(run1("Max", {}, {{u16}, {make<uint16_t>(DType::kU16, {1}, {2})}},
+                                     DType::kU16, {1})),
+            (std::vector<uint16_t>{65535}));
+  // 1 + 2^-40 and 1 are one float apart from nothing: only a double max keeps them apart.
+  const double fine = 1.0 + std::ldexp(1.0, -40);
+  const Tensor e = make<double>(DType::kF64, {2}, {fine, -2.0});
+  const Tensor f = make<double>(DType::kF64, {2}, {1.0, -1.5});
+  EXPECT_EQ(values_of<double>(run1("Max", {}, {{e}, {f}}, DType::kF64, {2})),
+            (std::vector<double>{fine, -1.5}));
+  EXPECT_EQ(values_of<double>(run1("Sum", {}, {{e}, {f}, {e}}, DType::kF64, {2})),
+            (std::vector<double>{1.0 + 2 * fine, -5.5}));
+}
+
+TEST(ElementwiseWideDtypes, ModIsPythonStyleForIntegersAndFmodForDoubles) {
+  const Tensor a = make<int16_t>(DType::kI16, {3}, {-7, 7, -32768});
+  const Tensor b = make<int16_t>(DType::kI16, {3}, {3, -3, -1});
+  EXPECT_EQ(values_of<int16_t>(run1("Mod", {}, {{a}, {b}}, DType::kI16, {3})),
+            (std::vector<int16_t>{2, -2, 0}));
+  EXPECT_EQ(values_of<int16_t>(run1("Mod", {{"fmod", int64_t{1}}}, {{a}, {b}}, DType::kI16, {3})),
+            (std::vector<int16_t>{-1, 1, 0}));
+  // As i64, 2^64 - 1 would be -1, and -1 mod 10 = 9.
+  const Tensor big = make<uint64_t>(DType::kU64, {1}, {18446744073709551615u});
+  EXPECT_EQ(values_of<uint64_t>(run1("Mod", {}, {{big}, {make<uint64_t>(DType::kU64, {1}, {10})}},
+                                     DType::kU64, {1})),
+            (std::vector<uint64_t>{5}));
+  const Tensor u32 = make<uint32_t>(DType::kU32, {1}, {4294967295u});
+  EXPECT_EQ(values_of<uint32_t>(run1("Mod", {}, {{u32}, {make<uint32_t>(DType::kU32, {1}, {10})}},
+                                     DType::kU32, {1})),
+            (std::vector<uint32_t>{5}));
+  EXPECT_FALSE(run_status("Mod", {}, {{big}, {make<uint64_t>(DType::kU64, {1}, {0})}},
+                          DType::kU64, {1})
+                   .is_ok());
+  const Tensor x = make<double>(DType::kF64, {2}, {5.5, -4.25});
+  const Tensor y = make<double>(DType::kF64, {2}, {-2.0, 2.0});
+  EXPECT_EQ(values_of<double>(run1("Mod", {{"fmod", int64_t{1}}}, {{x}, {y}}, DType::kF64, {2})),
+            (std::vector<double>{1.5, -0.25}));
+  EXPECT_FALSE(run_status("Mod", {}, {{x}, {y}}, DType::kF64, {2}).is_ok());  // needs fmod=1
+}
+
+TEST(ElementwiseWideDtypes, BitShiftOfEachUnsignedWidth) {
+  const AttributeMap left = {{"direction", std::string("LEFT")}};
+  const AttributeMap right = {{"direction", std::string("RIGHT")}};
+  // u16 promotes to int in C++: 0x8000 << 1 must still wrap to 0, a shift by 16 give 0.
+  const Tensor x16 = make<uint16_t>(DType::kU16, {3}, {1, 0x8000, 3});
+  const Tensor n16 = make<uint16_t>(DType::kU16, {3}, {15, 1, 16});
+  EXPECT_EQ(values_of<uint16_t>(run1("BitShift", left, {{x16}, {n16}}, DType::kU16, {3})),
+            (std::vector<uint16_t>{0x8000, 0, 0}));
+  EXPECT_EQ(values_of<uint16_t>(run1("BitShift", right, {{x16}, {n16}}, DType::kU16, {3})),
+            (std::vector<uint16_t>{0, 0x4000, 0}));
+  const Tensor x32 = make<uint32_t>(DType::kU32, {2}, {1, 0xffffffffu});
+  const Tensor n32 = make<uint32_t>(DType::kU32, {2}, {31, 32});
+  EXPECT_EQ(values_of<uint32_t>(run1("BitShift", left, {{x32}, {n32}}, DType::kU32, {2})),
+            (std::vector<uint32_t>{0x80000000u, 0}));
+  const Tensor x64 = make<uint64_t>(DType::kU64, {2}, {1, 0x8000000000000000u});
+  const Tensor n64 = make<uint64_t>(DType::kU64, {2}, {63, 63});
+  EXPECT_EQ(values_of<uint64_t>(run1("BitShift", left, {{x64}, {n64}}, DType::kU64, {2})),
+            (std::vector<uint64_t>{0x8000000000000000u, 0}));
+  EXPECT_EQ(values_of<uint64_t>(run1("BitShift", right, {{x64}, {n64}}, DType::kU64, {2})),
+            (std::vector<uint64_t>{0, 1}));
+}
+
+TEST(ElementwiseWideDtypes, PowTakesUnsignedExponents) {
+  const Tensor base = f32({3}, {2.0f, -3.0f, 0.5f});
+  const Tensor expected = f32({3}, {8.0f, 81.0f, 1.0f});
+  EXPECT_TRUE(all_close(run1("Pow", {}, {{base}, {make<uint32_t>(DType::kU32, {3}, {3, 4, 0})}},
+                             DType::kF32, {3}),
+                        expected));
+  EXPECT_TRUE(all_close(run1("Pow", {}, {{base}, {make<uint64_t>(DType::kU64, {3}, {3, 4, 0})}},
+                             DType::kF32, {3}),
+                        expected));
+}
+
 }  // namespace
 }  // namespace hsched::cpu::test

@@ -462,5 +462,40 @@ TEST(CpuMath, PoolsAndConvRefuseHugeWindowAttributes) {
                  "Conv", "dilations");
 }
 
+// CumSum, checked against running sums written out by hand (ONNX's examples).
+TEST(CumSumTest, ExclusiveReverseAxesAndWideDtypes) {
+  auto cumsum = [](const Tensor& x, int64_t axis, int64_t exclusive, int64_t reverse) {
+    auto out = run_op("CumSum", {{"exclusive", exclusive}, {"reverse", reverse}},
+                      {{x}, {i64({}, {axis}), true}}, {{x.dtype(), x.dims()}}, 14);
+    EXPECT_TRUE(out.is_ok()) << out.status().message();
+    return out.is_ok() ? (*out)[0] : Tensor(x.dtype(), x.dims());
+  };
+  const Tensor x = of<double>(DType::kF64, {5}, {1, 2, 3, 4, 5});
+  auto as_vector = [](const Tensor& t) {
+    return std::vector<double>(t.values<double>().begin(), t.values<double>().end());
+  };
+  EXPECT_EQ(as_vector(cumsum(x, 0, 0, 0)), (std::vector<double>{1, 3, 6, 10, 15}));
+  EXPECT_EQ(as_vector(cumsum(x, 0, 1, 0)), (std::vector<double>{0, 1, 3, 6, 10}));
+  EXPECT_EQ(as_vector(cumsum(x, 0, 0, 1)), (std::vector<double>{15, 14, 12, 9, 5}));
+  EXPECT_EQ(as_vector(cumsum(x, 0, 1, 1)), (std::vector<double>{14, 12, 9, 5, 0}));
+  const Tensor m = of<double>(DType::kF64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(as_vector(cumsum(m, 0, 0, 0)), (std::vector<double>{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(as_vector(cumsum(m, -1, 0, 0)), (std::vector<double>{1, 3, 6, 4, 9, 15}));
+  // f64 adds in double: 1 + 2^-40 + 2^-40 is exact there, rounds to 1 in float.
+  const double tiny = std::ldexp(1.0, -40);
+  EXPECT_EQ(cumsum(of<double>(DType::kF64, {3}, {1, tiny, tiny}), 0, 0, 0).values<double>()[2],
+            1 + 2 * tiny);
+  // Integers wrap instead of overflowing.
+  const Tensor big = of<int32_t>(DType::kI32, {2}, {2147483647, 1});
+  EXPECT_EQ(cumsum(big, 0, 0, 0).values<int32_t>()[1], -2147483647 - 1);
+  const Tensor u = of<uint64_t>(DType::kU64, {2}, {18446744073709551615u, 2});
+  EXPECT_EQ(cumsum(u, 0, 0, 0).values<uint64_t>()[1], 1u);
+  // An axis fed at run time (as ONNX's tests do) is read then, and checked.
+  auto run_axis = run_op("CumSum", {}, {{m}, {i64({}, {1})}}, {{DType::kF64, {2, 3}}}, 14);
+  ASSERT_TRUE(run_axis.is_ok()) << run_axis.status().message();
+  EXPECT_EQ(as_vector((*run_axis)[0]), (std::vector<double>{1, 3, 6, 4, 9, 15}));
+  EXPECT_FALSE(run_op("CumSum", {}, {{m}, {i64({}, {2})}}, {{DType::kF64, {2, 3}}}, 14).is_ok());
+}
+
 }  // namespace
 }  // namespace hsched::cpu::test

@@ -205,6 +205,29 @@ TEST(ReduceTest, Int64SumMaxMin) {
   EXPECT_TRUE(all_close(mn->at(0), i64({}, {-7})));
 }
 
+TEST(ReduceTest, LogSumExpOfFloatAndDouble) {
+  // log(e^0 + e^1 + e^2) and log(e^-1 + e^-1) by hand; rows of [2, 3] reduced over axis 1.
+  const double row0 = std::log(1.0 + std::exp(1.0) + std::exp(2.0));
+  const double row1 = std::log(3.0 * std::exp(-1.0));
+  const Tensor x = to_f32({2, 3}, {0, 1, 2, -1, -1, -1});
+  auto f = run_reduce("ReduceLogSumExp", x, {1}, false, false);
+  ASSERT_TRUE(f.is_ok()) << f.status().message();
+  EXPECT_NEAR((*f)[0].values<float>()[0], row0, 1e-6);
+  EXPECT_NEAR((*f)[0].values<float>()[1], row1, 1e-6);
+  // f64 reduces in double: 1e-12 apart survives, which f32 could not hold.
+  const Tensor d = Tensor::from_vector(DType::kF64, {2, 3},
+                                       std::vector<double>{0, 1, 2, -1, -1, -1 + 3e-12});
+  auto g = run_reduce("ReduceLogSumExp", d, {1}, true, true);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  ASSERT_EQ((*g)[0].dims(), (Dims{2, 1}));
+  EXPECT_NEAR((*g)[0].values<double>()[0], row0, 1e-14);
+  EXPECT_NEAR((*g)[0].values<double>()[1] - row1, 1e-12, 1e-14);
+  // The other float reductions take f64 too.
+  auto sum = run_reduce("ReduceSum", d, {0}, false, true);
+  ASSERT_TRUE(sum.is_ok()) << sum.status().message();
+  EXPECT_NEAR((*sum)[0].values<double>()[2], 1 + 3e-12, 1e-15);
+}
+
 TEST(ReduceTest, LongRowsStayAccurate) {
   // 70000-element rows around 100: a float running sum would drift by ~1e-3 relative.
   const Tensor x = random_f32({3, 70000}, 11, 99.0f, 101.0f);

@@ -348,6 +348,32 @@ TEST(IrSupportsTest, NamesTheReason) {
   }
 }
 
+// f64, i16 and the wider unsigned types stay on the CPU: the NPU refuses each such node, an input
+// or only an output of it, with the element type named.
+TEST(IrSupportsTest, RefusesTheWiderDtypesPerNode) {
+  for (DType dtype : {DType::kF64, DType::kI16, DType::kU16, DType::kU32, DType::kU64}) {
+    const std::string name(dtype_name(dtype));
+    GraphBuilder b;
+    auto x = b.input("x", {2, 3}, dtype);
+    auto f = b.input("f", {2, 3});
+    for (const std::string op : {"Add", "Relu"}) {  // an input, or only the output, of `dtype`
+      Node node;
+      node.name = op + "_" + name;
+      node.op_type = op;
+      node.inputs = op == "Add" ? std::vector<ValueId>{x, x} : std::vector<ValueId>{f};
+      node.outputs = {b.graph().add_value(node.name + "_out", dtype, Shape({2, 3}))};
+      b.graph().add_node(node);
+    }
+    for (const Node& node : b.graph().nodes()) {
+      const Status status = ir_supports(b.graph(), node);
+      ASSERT_FALSE(status.is_ok()) << node.name;
+      EXPECT_EQ(status.code(), ErrorCode::kUnimplemented);
+      EXPECT_NE(status.message().find("element type " + name), std::string::npos)
+          << status.message();
+    }
+  }
+}
+
 TEST(NgraphLiteTest, PacksAndUnpacksLittleEndian) {
   IrModel model{"<net/>", {1, 2, 3}};
   const auto payload = pack_ngraph_lite(model, 5, 7);

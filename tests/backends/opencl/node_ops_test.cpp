@@ -226,5 +226,31 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 "dtype i64");
 }
 
+// f64, i16 and the wider unsigned types are not held on the device: each node that reads or
+// writes one is refused (the CPU runs it), with the dtype named.
+TEST(NodeOpsCheck, WiderDtypesAreRefusedPerNode) {
+  for (DType dtype : {DType::kF64, DType::kI16, DType::kU16, DType::kU32, DType::kU64}) {
+    const std::string name(dtype_name(dtype));
+    Graph graph;
+    const ValueId x = graph.add_value("x", dtype, Shape({2, 3}));
+    const ValueId f = graph.add_value("f", DType::kF32, Shape({2, 3}));
+    const ValueId y = graph.add_value("y", dtype, Shape({2, 3}));
+    const ValueId z = graph.add_value("z", dtype, Shape({2, 3}));
+    graph.add_input(x);
+    graph.add_input(f);
+    graph.add_output(y);
+    graph.add_output(z);
+    const NodeId add = graph.add_node(Node{"add", "Add", "", {x, x}, {y}, {}});
+    const NodeId cast = graph.add_node(
+        Node{"cast", "Cast", "", {f}, {z}, {{"to", int64_t{dtype_to_onnx(dtype)}}}});
+    for (NodeId id : {add, cast}) {
+      const auto refusal = check_node(graph, graph.node(id));
+      ASSERT_TRUE(refusal.has_value()) << name;
+      EXPECT_EQ(refusal->reason, ReasonCode::kDtypeUnsupported) << refusal->detail;
+      EXPECT_NE(refusal->detail.find("dtype " + name), std::string::npos) << refusal->detail;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
