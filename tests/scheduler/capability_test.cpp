@@ -52,11 +52,11 @@ TEST(CpuCapabilityTest, AnswersFromTheKernelRegistry) {
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
   EXPECT_FALSE(capability->check(relu.graph, relu.node, Precision::kFp32).has_value());
 
-  const OneNode det = one_node("Det", DType::kF32, {3, 3});
-  const auto rejection = capability->check(det.graph, det.node, Precision::kFp32);
-  expect_rejected(rejection, ReasonCode::kOpUnsupported, "no kernel for op 'Det'");
+  const OneNode unique = one_node("Unique", DType::kF32, {3, 3});
+  const auto rejection = capability->check(unique.graph, unique.node, Precision::kFp32);
+  expect_rejected(rejection, ReasonCode::kOpUnsupported, "no kernel for op 'Unique'");
   EXPECT_EQ(rejection->device, "cpu0");
-  EXPECT_EQ(rejection->node, det.node);
+  EXPECT_EQ(rejection->node, unique.node);
 }
 
 TEST(CpuCapabilityTest, TakesWiderDtypesWhereAKernelDoes) {
