@@ -113,7 +113,8 @@ OpClassIndex build_op_class_index() {
                               "Or", "Xor", "Not", "IsNaN", "IsInf", "Where", "Cast"});
   add(OpClass::kReduction,
       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin"});
+       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
+       "CumSum"});
   add(OpClass::kReduction, {"TopK", "Det"});  // Det: a matrix reduced to a scalar
   add(OpClass::kNormalization, {"LRN"});
   add(OpClass::kElementwise, {"BitShift"});
