@@ -146,14 +146,10 @@ Device* matrix_device(Slot slot) {
 }
 
 const std::vector<KnownGap>& known_gaps() {
-  static const std::vector<KnownGap> gaps = {
-      // CpuDevice::check() answers from the kernel registry's op names alone; the attribute
-      // refusals of the kernels' factories (some 60 `unsupported(...)` sites: Resize modes,
-      // coordinate modes, Pad modes...) show only when compile() creates the kernel.
-      {Slot::kCpu, "Resize_cubic", Precision::kFp32,
-       "check() accepts it; compile() fails: unimplemented: node 'Resize_cubic' (Resize): "
-       "mode 'cubic' (the CPU's check() does not see its kernels' attribute refusals)"},
-  };
+  // None now. A case belongs here when a device's check() accepts a node its compile() refuses
+  // (CpuDevice::check() answers from the kernel registry's op names alone; the attribute
+  // refusals of the kernels' factories show only when compile() creates the kernel).
+  static const std::vector<KnownGap> gaps;
   return gaps;
 }
 

@@ -25,8 +25,6 @@ std::vector<int64_t> kernel_shape(const KernelSpec& spec, size_t weight_input) {
   return kernel;
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // Everything the primitive and the compile-time weight reorder read, checked against the real
 // shapes: X [N, C_in, s...], Y [N, C_out, s'...], W [C_out, C_in/g, k...] (Conv) or
 // [C_in, C_out/g, k...] (ConvTranspose), kernel_shape = k, B [C_out], the output f32.

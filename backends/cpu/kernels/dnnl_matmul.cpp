@@ -7,8 +7,6 @@
 namespace hsched::cpu {
 namespace {
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // The node's output must be f32 with exactly the dims the inputs give: the primitive writes
 // those, whatever the graph declares.
 Status check_output(const KernelSpec& spec, const std::vector<int64_t>& expected) {

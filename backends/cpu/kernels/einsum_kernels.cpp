@@ -1,9 +1,9 @@
 // Einsum: the equation parsed once into labels (numpy's rules: an implicit output keeps the
 // labels used once, in ASCII order, after the '...' dims; a label repeated within a term reads
 // a diagonal; labels missing from the output are summed; size-1 dims broadcast), then one
-// contraction loop over (output labels) x (summed labels), templated on the element type and
-// accumulating in double. Parallel over output elements. What it cannot run (other dtypes, an
-// explicit output that drops the '...' dims, as numpy also refuses) is refused when created.
+// contraction loop over (output labels) x (summed labels), for f32 and f64, accumulating in
+// double. Parallel over output elements. What it cannot run (other dtypes, an explicit output
+// that drops the '...' dims, as numpy also refuses) is refused when created.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -270,8 +270,8 @@ Result<std::unique_ptr<Kernel>> make_einsum(const KernelSpec& spec) {
     return invalid_argument(context + ": needs output 0");
   }
   const Value& y = *spec.outputs[0];
-  if (y.dtype != DType::kF32) {
-    return unsupported(spec, "dtype " + std::string(dtype_name(y.dtype)) + " (f32 only)");
+  if (y.dtype != DType::kF32 && y.dtype != DType::kF64) {
+    return unsupported(spec, "dtype " + std::string(dtype_name(y.dtype)) + " (f32 and f64 only)");
   }
   std::vector<std::vector<int64_t>> dims;
   for (size_t i = 0; i < spec.inputs.size(); ++i) {
@@ -293,6 +293,12 @@ Result<std::unique_ptr<Kernel>> make_einsum(const KernelSpec& spec) {
   if (plan.out_dims != y.shape.dims) {
     return invalid_argument(context + ": output has shape " + y.shape.to_string() +
                             ", the equation gives " + Shape(plan.out_dims).to_string());
+  }
+  if (y.dtype == DType::kF64) {
+    return make_kernel([plan](Inputs in, Outputs out) {
+      contract<double>(plan, in, out[0]->values<double>().data());
+      return Status::ok();
+    });
   }
   return make_kernel([plan](Inputs in, Outputs out) {
     contract<float>(plan, in, out[0]->values<float>().data());

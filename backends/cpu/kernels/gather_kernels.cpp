@@ -2,6 +2,7 @@
 // every run and an index out of range is an InvalidArgument naming the node, never a stray read.
 #include <numeric>
 
+#include "backends/cpu/kernels/index_util.h"
 #include "backends/cpu/kernels/layout_util.h"
 
 namespace hsched::cpu {
@@ -13,16 +14,7 @@ using KernelResult = Result<std::unique_ptr<Kernel>>;
 class IndexReader {
  public:
   explicit IndexReader(const Tensor& t) : data_(t.raw()), is64_(t.dtype() == DType::kI64) {}
-  int64_t operator[](int64_t k) const {
-    if (is64_) {
-      int64_t v;
-      std::memcpy(&v, data_ + k * 8, 8);
-      return v;
-    }
-    int32_t v;
-    std::memcpy(&v, data_ + k * 4, 4);
-    return v;
-  }
+  int64_t operator[](int64_t k) const { return index_at(data_, is64_, k); }
 
  private:
   const std::byte* data_;

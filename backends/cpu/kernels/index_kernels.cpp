@@ -13,8 +13,8 @@
 
 namespace hsched::cpu {
 
-Status index_out_of_range(const std::string& context, int64_t value, int64_t position,
-                          int64_t axis, int64_t extent) {
+Status index_out_of_range(const std::string& context, int64_t value, int64_t position, int64_t axis,
+                          int64_t extent) {
   return invalid_argument(context + ": index " + std::to_string(value) + " (at position " +
                           std::to_string(position) + ") is out of range for axis " +
                           std::to_string(axis) + " of size " + std::to_string(extent));
@@ -24,8 +24,8 @@ Status check_index_input(const KernelSpec& spec, size_t i, const char* what) {
   if (!spec.has_input(i)) return invalid_node(spec, std::string("needs input '") + what + "'");
   const DType t = spec.inputs[i]->dtype;
   if (!is_index_dtype(t)) {
-    return invalid_node(spec, std::string(what) + " must be int32 or int64, not " +
-                                  std::string(dtype_name(t)));
+    return invalid_node(
+        spec, std::string(what) + " must be int32 or int64, not " + std::string(dtype_name(t)));
   }
   return Status::ok();
 }
@@ -80,20 +80,33 @@ double number_at(const Tensor& t, int64_t k) {
     return v;
   };
   switch (t.dtype()) {
-    case DType::kF32: return get(float{});
-    case DType::kF16: return half_to_float(get(uint16_t{}));
-    case DType::kBF16: return bf16_to_float(get(uint16_t{}));
-    case DType::kI8: return get(int8_t{});
+    case DType::kF32:
+      return get(float{});
+    case DType::kF16:
+      return half_to_float(get(uint16_t{}));
+    case DType::kBF16:
+      return bf16_to_float(get(uint16_t{}));
+    case DType::kI8:
+      return get(int8_t{});
     case DType::kU8:
-    case DType::kBool: return get(uint8_t{});
-    case DType::kI32: return get(int32_t{});
-    case DType::kI64: return static_cast<double>(get(int64_t{}));
-    case DType::kF64: return get(double{});
-    case DType::kI16: return get(int16_t{});
-    case DType::kU16: return get(uint16_t{});
-    case DType::kU32: return get(uint32_t{});
-    case DType::kU64: return static_cast<double>(get(uint64_t{}));
-    case DType::kUndefined: break;
+    case DType::kBool:
+      return get(uint8_t{});
+    case DType::kI32:
+      return get(int32_t{});
+    case DType::kI64:
+      return static_cast<double>(get(int64_t{}));
+    case DType::kF64:
+      return get(double{});
+    case DType::kI16:
+      return get(int16_t{});
+    case DType::kU16:
+      return get(uint16_t{});
+    case DType::kU32:
+      return get(uint32_t{});
+    case DType::kU64:
+      return static_cast<double>(get(uint64_t{}));
+    case DType::kUndefined:
+      break;
   }
   return 0.0;
 }
@@ -114,10 +127,11 @@ std::optional<int64_t> whole_number(double v) {
 KernelResult make_trilu(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_static_shapes(spec));
   const Dims& dims = spec.in_dims(0);
-  if (dims.size() < 2) return invalid_node(spec, "input must have rank >= 2, not " + dims_text(dims));
+  if (dims.size() < 2)
+    return invalid_node(spec, "input must have rank >= 2, not " + dims_text(dims));
   if (spec.out_dims(0) != dims) {
-    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " +
-                                  dims_text(dims));
+    return invalid_node(
+        spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " + dims_text(dims));
   }
   std::optional<int64_t> fixed_k;
   const bool has_k = spec.has_input(1);
@@ -126,7 +140,8 @@ KernelResult make_trilu(const KernelSpec& spec) {
     if (spec.inputs[1]->shape.elements() != 1) {
       return invalid_node(spec, "k must hold one value, not " + spec.inputs[1]->shape.to_string());
     }
-    if (const Tensor* k = spec.constant(1)) fixed_k = index_at(k->raw(), k->dtype() == DType::kI64, 0);
+    if (const Tensor* k = spec.constant(1))
+      fixed_k = index_at(k->raw(), k->dtype() == DType::kI64, 0);
   }
   const bool upper = spec.node.attr_int("upper", 1) != 0;
   const int64_t rows = dims[dims.size() - 2];
@@ -178,8 +193,8 @@ KernelResult make_eye_like(const KernelSpec& spec) {
   const Dims& dims = spec.in_dims(0);
   if (dims.size() != 2) return invalid_node(spec, "input must have rank 2, not " + dims_text(dims));
   if (spec.out_dims(0) != dims) {
-    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " +
-                                  dims_text(dims));
+    return invalid_node(
+        spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " + dims_text(dims));
   }
   const DType out_type = spec.outputs[0]->dtype;
   if (spec.node.has_attr("dtype")) {
@@ -224,7 +239,8 @@ KernelResult make_one_hot(const KernelSpec& spec) {
   const Dims& idx = spec.in_dims(0);
   const Dims& out_dims = spec.out_dims(0);
   if (spec.inputs[1]->shape.elements() != 1) {
-    return invalid_node(spec, "depth must hold one value, not " + spec.inputs[1]->shape.to_string());
+    return invalid_node(spec,
+                        "depth must hold one value, not " + spec.inputs[1]->shape.to_string());
   }
   if (spec.inputs[2]->shape.elements() != 2 || spec.inputs[2]->dtype != spec.outputs[0]->dtype) {
     return invalid_node(spec, "values must be [off, on] of the output's dtype");
@@ -239,7 +255,8 @@ KernelResult make_one_hot(const KernelSpec& spec) {
   Dims expected = idx;
   expected.insert(expected.begin() + axis, depth);
   if (expected != out_dims) {
-    return invalid_node(spec, "output " + dims_text(out_dims) + " should be " + dims_text(expected));
+    return invalid_node(spec,
+                        "output " + dims_text(out_dims) + " should be " + dims_text(expected));
   }
   if (const Tensor* d = spec.constant(1); d != nullptr && whole_number(number_at(*d, 0)) != depth) {
     return invalid_node(spec, "depth " + std::to_string(number_at(*d, 0)) +
@@ -284,10 +301,11 @@ KernelResult make_reverse_sequence(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_static_shapes(spec));
   HSCHED_RETURN_IF_ERROR(check_index_input(spec, 1, "sequence_lens"));
   const Dims& dims = spec.in_dims(0);
-  if (dims.size() < 2) return invalid_node(spec, "input must have rank >= 2, not " + dims_text(dims));
+  if (dims.size() < 2)
+    return invalid_node(spec, "input must have rank >= 2, not " + dims_text(dims));
   if (spec.out_dims(0) != dims) {
-    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " +
-                                  dims_text(dims));
+    return invalid_node(
+        spec, "output " + dims_text(spec.out_dims(0)) + " differs from input " + dims_text(dims));
   }
   const int64_t batch_axis = spec.node.attr_int("batch_axis", 1);
   const int64_t time_axis = spec.node.attr_int("time_axis", 0);
@@ -313,9 +331,9 @@ KernelResult make_reverse_sequence(const KernelSpec& spec) {
     for (int64_t b = 0; b < batch; ++b) {
       const int64_t len = index_at(in[1]->raw(), is64, b);
       if (len < 0 || len > time) {
-        return invalid_argument(context + ": sequence_lens[" + std::to_string(b) + "] = " +
-                                std::to_string(len) + " is outside [0, " + std::to_string(time) +
-                                "]");
+        return invalid_argument(context + ": sequence_lens[" + std::to_string(b) +
+                                "] = " + std::to_string(len) + " is outside [0, " +
+                                std::to_string(time) + "]");
       }
     }
     if (row == 0) return Status::ok();
@@ -364,8 +382,8 @@ KernelResult make_gather_nd(const KernelSpec& spec) {
   Dims expected(indices.begin(), indices.end() - 1);
   expected.insert(expected.end(), data.begin() + batch_dims + last, data.end());
   if (spec.out_dims(0) != expected) {
-    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) + " should be " +
-                                  dims_text(expected));
+    return invalid_node(
+        spec, "output " + dims_text(spec.out_dims(0)) + " should be " + dims_text(expected));
   }
   const TupleLayout layout = tuple_layout(data, indices, batch_dims);
   const int64_t elem = elem_bytes(*spec.inputs[0]);
@@ -388,7 +406,6 @@ KernelResult make_gather_nd(const KernelSpec& spec) {
     return Status::ok();
   });
 }
-
 
 }  // namespace
 

@@ -1,6 +1,6 @@
-// Internal to the indexing kernels (index_kernels.cpp, scatter_kernels.cpp): reading index
-// tensors, the one-line error for an index out of range, and the tuple addressing that GatherND
-// and ScatterND share.
+// Internal to the indexing kernels (index_kernels.cpp, scatter_kernels.cpp, gather_kernels.cpp):
+// reading index tensors, the one-line error for an index out of range, and the tuple addressing
+// that GatherND and ScatterND share.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +23,6 @@ inline int64_t product(Dims::const_iterator begin, Dims::const_iterator end) {
 inline int64_t elem_bytes(const Value& value) {
   return static_cast<int64_t>(dtype_size(value.dtype));
 }
-
-inline std::string dims_text(const Dims& dims) { return Shape(dims).to_string(); }
 
 inline bool is_index_dtype(DType t) { return t == DType::kI64 || t == DType::kI32; }
 

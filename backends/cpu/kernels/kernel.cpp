@@ -32,6 +32,10 @@ Status unsupported(const KernelSpec& spec, const std::string& detail) {
   return unimplemented(node_context(spec.node) + ": " + detail);
 }
 
+Status invalid_node(const KernelSpec& spec, const std::string& detail) {
+  return invalid_argument(node_context(spec.node) + ": " + detail);
+}
+
 KernelRegistry make_cpu_kernel_registry() {
   KernelRegistry registry;
   register_elementwise_kernels(registry);
@@ -44,6 +48,8 @@ KernelRegistry make_cpu_kernel_registry() {
   register_sample_kernels(registry);
   register_einsum_kernels(registry);
   register_quant_kernels(registry);
+  register_text_kernels(registry);
+  register_spectral_kernels(registry);
   register_group_norm_kernel(registry);  // built by the program's fusion pass only
   return registry;
 }

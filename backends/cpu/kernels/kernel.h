@@ -92,6 +92,10 @@ Result<std::unique_ptr<Kernel>> make_kernel(Fn fn) {
 // Error helpers naming the node: "node 'conv1' (Conv): ..."
 std::string node_context(const Node& node);
 Status unsupported(const KernelSpec& spec, const std::string& detail);
+// "node 'x' (Op): detail" as an InvalidArgument (malformed node or data out of range).
+Status invalid_node(const KernelSpec& spec, const std::string& detail);
+// "[1,3,224,224]", for messages.
+inline std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
 
 // Registration functions, one per kernel family (each in its own file).
 void register_elementwise_kernels(KernelRegistry& registry);  // unary, binary, Where, Clip, Cast...
@@ -104,6 +108,8 @@ void register_index_kernels(KernelRegistry& registry);        // Trilu, GatherND
 void register_sample_kernels(KernelRegistry& registry);       // GridSample, RoiAlign
 void register_einsum_kernels(KernelRegistry& registry);       // Einsum
 void register_quant_kernels(KernelRegistry& registry);        // QDQ ops, QLinear*, *Integer
+void register_text_kernels(KernelRegistry& registry);         // TfIdfVectorizer
+void register_spectral_kernels(KernelRegistry& registry);     // DFT, STFT
 
 // All of the above.
 KernelRegistry make_cpu_kernel_registry();

@@ -205,10 +205,6 @@ void copy_tiled(const StridedView& v, size_t j, const std::byte* in, std::byte* 
 
 }  // namespace
 
-Status invalid_node(const KernelSpec& spec, const std::string& detail) {
-  return invalid_argument(node_context(spec.node) + ": " + detail);
-}
-
 Status check_static_shapes(const KernelSpec& spec, bool same_dtype) {
   auto check = [&](const Value* v, const char* what, size_t i) -> Status {
     if (v == nullptr) return Status::ok();

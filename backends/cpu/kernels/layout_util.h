@@ -22,9 +22,6 @@ void register_gather_kernels(KernelRegistry& registry);  // Gather, GatherElemen
 void register_pad_kernels(KernelRegistry& registry);     // Pad
 void register_resize_kernels(KernelRegistry& registry);  // Resize, Upsample
 
-// "node 'x' (Op): detail" as an InvalidArgument (malformed node or data out of range).
-Status invalid_node(const KernelSpec& spec, const std::string& detail);
-
 // Unimplemented unless every input and output the node has is present with a static shape and a
 // known dtype, and input 0 (when `same_dtype`) has the element size of output 0.
 Status check_static_shapes(const KernelSpec& spec, bool same_dtype = true);

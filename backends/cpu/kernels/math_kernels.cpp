@@ -19,20 +19,15 @@ using Inputs = std::span<const Tensor* const>;
 using Outputs = std::span<Tensor* const>;
 using reduction::AxisLayout;
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
-Status malformed(const KernelSpec& spec, const std::string& detail) {
-  return invalid_argument(node_context(spec.node) + ": " + detail);
-}
-
 // Output `i` present, of `dtype` and exactly `dims` (the loops write that layout).
 Status check_output_exactly(const KernelSpec& spec, size_t i, DType dtype,
                             const std::vector<int64_t>& dims, const char* what) {
   HSCHED_RETURN_IF_ERROR(
       reduction::check_output(spec, i, dtype, reduction::product(dims, 0, dims.size()), what));
   if (spec.out_dims(i) != dims) {
-    return malformed(spec, std::string("output '") + what + "' has shape " +
-                               spec.outputs[i]->shape.to_string() + ", expected " + dims_text(dims));
+    return invalid_node(spec, std::string("output '") + what + "' has shape " +
+                                  spec.outputs[i]->shape.to_string() + ", expected " +
+                                  dims_text(dims));
   }
   return Status::ok();
 }
@@ -45,10 +40,10 @@ Result<std::unique_ptr<Kernel>> make_hardmax(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(reduction::check_input(spec, 0, {DType::kF32}, "input"));
   const auto& dims = spec.in_dims(0);
   const bool coerce_2d = spec.opset < 13;
-  if (dims.empty()) return malformed(spec, "the input must have rank >= 1");
-  HSCHED_ASSIGN_OR_RETURN(const size_t axis,
-                          reduction::normalize_axis(spec, spec.node.attr_int("axis", coerce_2d ? 1 : -1),
-                                                    dims.size()));
+  if (dims.empty()) return invalid_node(spec, "the input must have rank >= 1");
+  HSCHED_ASSIGN_OR_RETURN(
+      const size_t axis,
+      reduction::normalize_axis(spec, spec.node.attr_int("axis", coerce_2d ? 1 : -1), dims.size()));
   HSCHED_RETURN_IF_ERROR(check_output_exactly(spec, 0, DType::kF32, dims, "output"));
   const AxisLayout l = reduction::axis_layout(dims, axis, coerce_2d);
   return make_kernel([l](Inputs in, Outputs out) {
@@ -102,8 +97,8 @@ Result<std::unique_ptr<Kernel>> topk_kernel(const KernelSpec& spec, AxisLayout l
   const std::string context = node_context(spec.node);
   return make_kernel([=](Inputs in, Outputs out) -> Status {
     if (k_from_input && in[1]->values<int64_t>()[0] != k) {
-      return invalid_argument(context + ": input K = " +
-                              std::to_string(in[1]->values<int64_t>()[0]) +
+      return invalid_argument(context +
+                              ": input K = " + std::to_string(in[1]->values<int64_t>()[0]) +
                               " differs from the output's static size " + std::to_string(k));
     }
     const T* x = in[0]->values<T>().data();
@@ -139,39 +134,41 @@ Result<std::unique_ptr<Kernel>> make_topk(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(reduction::check_input(
       spec, 0, {DType::kF32, DType::kI64, DType::kI32, DType::kI8, DType::kU8}, "X"));
   const auto& dims = spec.in_dims(0);
-  if (dims.empty()) return malformed(spec, "input 'X' must have rank >= 1");
-  HSCHED_ASSIGN_OR_RETURN(const size_t axis,
-                          reduction::normalize_axis(spec, spec.node.attr_int("axis", -1), dims.size()));
+  if (dims.empty()) return invalid_node(spec, "input 'X' must have rank >= 1");
+  HSCHED_ASSIGN_OR_RETURN(
+      const size_t axis,
+      reduction::normalize_axis(spec, spec.node.attr_int("axis", -1), dims.size()));
   const bool with_values = reduction::has_output(spec, 0);
   const bool with_indices = reduction::has_output(spec, 1);
-  if (!with_values && !with_indices) return malformed(spec, "needs output 'Values' or 'Indices'");
+  if (!with_values && !with_indices)
+    return invalid_node(spec, "needs output 'Values' or 'Indices'");
   int64_t k = 0;
   bool k_from_input = false;
   if (spec.opset < 10) {
-    if (!spec.node.has_attr("k")) return malformed(spec, "missing attribute 'k'");
+    if (!spec.node.has_attr("k")) return invalid_node(spec, "missing attribute 'k'");
     k = spec.node.attr_int("k", 0);
   } else {
     HSCHED_RETURN_IF_ERROR(reduction::check_input(spec, 1, {DType::kI64}, "K"));
     if (spec.inputs[1]->shape.elements() != 1) {
-      return malformed(spec, "input 'K' must hold one element, not " +
-                                 spec.inputs[1]->shape.to_string());
+      return invalid_node(
+          spec, "input 'K' must hold one element, not " + spec.inputs[1]->shape.to_string());
     }
     if (const Tensor* kt = spec.constant(1)) {
       k = kt->values<int64_t>()[0];
     } else {
       const size_t shaped = with_values ? 0 : 1;
       if (spec.out_dims(shaped).size() != dims.size()) {
-        return malformed(spec, "output rank " + std::to_string(spec.out_dims(shaped).size()) +
-                                   " differs from the input's " + std::to_string(dims.size()));
+        return invalid_node(spec, "output rank " + std::to_string(spec.out_dims(shaped).size()) +
+                                      " differs from the input's " + std::to_string(dims.size()));
       }
       k = spec.out_dims(shaped)[axis];
       k_from_input = true;
     }
   }
   if (k < 0 || k > dims[axis]) {
-    return malformed(spec, "K = " + std::to_string(k) + " is outside [0, " +
-                               std::to_string(dims[axis]) + "] (axis " + std::to_string(axis) +
-                               " of " + dims_text(dims) + ")");
+    return invalid_node(spec, "K = " + std::to_string(k) + " is outside [0, " +
+                                  std::to_string(dims[axis]) + "] (axis " + std::to_string(axis) +
+                                  " of " + dims_text(dims) + ")");
   }
   std::vector<int64_t> out_dims = dims;
   out_dims[axis] = k;
@@ -220,7 +217,7 @@ Result<std::unique_ptr<Kernel>> make_det(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(reduction::check_input(spec, 0, {DType::kF32}, "X"));
   const auto& dims = spec.in_dims(0);
   if (dims.size() < 2 || dims[dims.size() - 1] != dims[dims.size() - 2]) {
-    return malformed(spec, "input " + dims_text(dims) + " is not a (batch of) square matrices");
+    return invalid_node(spec, "input " + dims_text(dims) + " is not a (batch of) square matrices");
   }
   const std::vector<int64_t> batch(dims.begin(), dims.end() - 2);
   HSCHED_RETURN_IF_ERROR(check_output_exactly(spec, 0, DType::kF32, batch, "Y"));
@@ -250,11 +247,12 @@ Result<std::unique_ptr<Kernel>> make_det(const KernelSpec& spec) {
 Result<std::unique_ptr<Kernel>> make_lrn(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(reduction::check_input(spec, 0, {DType::kF32}, "X"));
   const auto& dims = spec.in_dims(0);
-  if (dims.size() < 2) return malformed(spec, "input " + dims_text(dims) + " needs rank >= 2");
+  if (dims.size() < 2) return invalid_node(spec, "input " + dims_text(dims) + " needs rank >= 2");
   HSCHED_RETURN_IF_ERROR(check_output_exactly(spec, 0, DType::kF32, dims, "Y"));
-  if (!spec.node.has_attr("size")) return malformed(spec, "missing attribute 'size'");
+  if (!spec.node.has_attr("size")) return invalid_node(spec, "missing attribute 'size'");
   const int64_t size = spec.node.attr_int("size", 0);
-  if (size < 1) return malformed(spec, "attribute 'size' = " + std::to_string(size) + " must be >= 1");
+  if (size < 1)
+    return invalid_node(spec, "attribute 'size' = " + std::to_string(size) + " must be >= 1");
   const float alpha = spec.node.attr_float("alpha", 1e-4f);
   const float beta = spec.node.attr_float("beta", 0.75f);
   const float bias = spec.node.attr_float("bias", 1.0f);
@@ -354,13 +352,20 @@ Result<std::unique_ptr<Kernel>> make_cumsum(const KernelSpec& spec) {
     });
   };
   switch (dtype) {
-    case DType::kF32: return kernel(float{});
-    case DType::kF64: return kernel(double{});
-    case DType::kI32: return kernel(int32_t{});
-    case DType::kI64: return kernel(int64_t{});
-    case DType::kU32: return kernel(uint32_t{});
-    case DType::kU64: return kernel(uint64_t{});
-    default: return unsupported(spec, "dtype " + std::string(dtype_name(dtype)));
+    case DType::kF32:
+      return kernel(float{});
+    case DType::kF64:
+      return kernel(double{});
+    case DType::kI32:
+      return kernel(int32_t{});
+    case DType::kI64:
+      return kernel(int64_t{});
+    case DType::kU32:
+      return kernel(uint32_t{});
+    case DType::kU64:
+      return kernel(uint64_t{});
+    default:
+      return unsupported(spec, "dtype " + std::string(dtype_name(dtype)));
   }
 }
 

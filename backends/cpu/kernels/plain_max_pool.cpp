@@ -14,8 +14,6 @@
 namespace hsched::cpu {
 namespace {
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // Element strides of the logical axes [N, C, spatial...] of a value stored plain or, for a 4-D
 // value the program keeps channels-last, as [N, H, W, C].
 std::vector<int64_t> logical_strides(const std::vector<int64_t>& dims, bool channels_last) {

@@ -16,8 +16,6 @@
 namespace hsched::cpu {
 namespace {
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // Inputs of each op, and the geometry fixed at creation with spatial axes padded to 3 (size 1,
 // kernel 1, stride 1, no padding on the added leading axes).
 struct QuantConvPlan {

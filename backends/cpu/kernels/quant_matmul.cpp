@@ -14,8 +14,6 @@
 namespace hsched::cpu {
 namespace {
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // The product's geometry, fixed at creation: for each output matrix, where A's and B's matrices
 // start (in elements).
 struct MatMulGeometry {

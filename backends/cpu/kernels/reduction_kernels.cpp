@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -293,13 +295,69 @@ void run_reduce(const ReducePlan& plan, const T* x, T* y) {
   }
 }
 
+// Which dims `axes` reduces (ONNX axes in [-rank, rank-1], each once). Empty axes reduce every
+// dim, unless noop_with_empty_axes (then each element is reduced alone: Mean gives x, SumSquare
+// x^2, L2 |x|, as ONNX's reference does).
+Result<std::vector<bool>> reduce_mask(const std::string& context, std::span<const int64_t> axes,
+                                      size_t rank, bool noop) {
+  std::vector<bool> reduce(rank, axes.empty() && !noop);
+  const auto r = static_cast<int64_t>(rank);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) {
+      return invalid_argument(context + ": 'axes' = " + std::to_string(a) +
+                              " is out of range for rank " + std::to_string(rank));
+    }
+    const auto axis = static_cast<size_t>(a < 0 ? a + r : a);
+    if (reduce[axis]) {
+      return invalid_argument(context + ": axis " + std::to_string(a) + " appears twice in 'axes'");
+    }
+    reduce[axis] = true;
+  }
+  return reduce;
+}
+
+// A reduction whose 'axes' input is computed by the graph: its plan is made on every run from
+// the axes read then, which must give exactly the output's static shape.
+struct RuntimeAxes {
+  std::string context;
+  std::vector<int64_t> in_dims, out_dims;
+  bool keepdims = true;
+  bool noop = false;
+};
+
+Result<ReducePlan> plan_for_axes(const RuntimeAxes& r, const Tensor& axes) {
+  HSCHED_ASSIGN_OR_RETURN(const auto reduce,
+                          reduce_mask(r.context, axes.values<int64_t>(), r.in_dims.size(), r.noop));
+  std::vector<int64_t> dims;
+  for (size_t a = 0; a < r.in_dims.size(); ++a) {
+    if (!reduce[a]) {
+      dims.push_back(r.in_dims[a]);
+    } else if (r.keepdims) {
+      dims.push_back(1);
+    }
+  }
+  if (dims != r.out_dims) {
+    return invalid_argument(r.context + ": 'axes' read at run time reduce to " + dims_text(dims) +
+                            ", not the output's " + dims_text(r.out_dims));
+  }
+  return make_reduce_plan(r.in_dims, reduce);
+}
+
+// The kernel of a reduction: with its plan made at creation, or from its run-time axes.
 template <ReduceKind K>
-Result<std::unique_ptr<Kernel>> make_reduce_kernel(DType dtype, ReducePlan plan) {
-  auto kernel = [plan = std::move(plan)]<typename T>(T) {
-    return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
-      run_reduce<K, T>(plan, in[0]->values<T>().data(), out[0]->values<T>().data());
-      return Status::ok();
-    });
+Result<std::unique_ptr<Kernel>> make_reduce_kernel(DType dtype, ReducePlan plan,
+                                                   std::optional<RuntimeAxes> runtime = {}) {
+  auto kernel = [plan = std::move(plan), runtime = std::move(runtime)]<typename T>(T) {
+    return make_kernel(
+        [plan, runtime](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+          if (runtime) {
+            HSCHED_ASSIGN_OR_RETURN(const ReducePlan run_plan, plan_for_axes(*runtime, *in[1]));
+            run_reduce<K, T>(run_plan, in[0]->values<T>().data(), out[0]->values<T>().data());
+          } else {
+            run_reduce<K, T>(plan, in[0]->values<T>().data(), out[0]->values<T>().data());
+          }
+          return Status::ok();
+        });
   };
   if constexpr (integer_capable(K)) {
     if (dtype == DType::kI64) return kernel(int64_t{});
@@ -310,22 +368,28 @@ Result<std::unique_ptr<Kernel>> make_reduce_kernel(DType dtype, ReducePlan plan)
 }
 
 // The reduced axes: attribute `axes` (ReduceSum before opset 13, the others before 18) or the
-// constant second input (later opsets). Both forms are accepted at any opset.
-Result<std::vector<int64_t>> read_axes(const KernelSpec& spec) {
+// second input (later opsets). Both forms are accepted at any opset. nullopt: the input is
+// computed at run time (an i64 vector of static length, checked here).
+Result<std::optional<std::vector<int64_t>>> read_axes(const KernelSpec& spec) {
   const bool from_input = spec.has_input(1);
   if (from_input && spec.node.has_attr("axes")) {
     return invalid_argument(node_context(spec.node) +
                             ": both attribute 'axes' and input 'axes' are given");
   }
-  if (!from_input) return spec.node.attr_ints("axes");
-  const Tensor* axes = spec.constant(1);
-  if (axes == nullptr) return unsupported(spec, "input 'axes' must be a constant");
-  if (axes->dtype() != DType::kI64) {
-    return unsupported(spec, "input 'axes' of dtype " + std::string(dtype_name(axes->dtype())) +
+  if (!from_input) return std::optional(spec.node.attr_ints("axes"));
+  const Value& input = *spec.inputs[1];
+  if (input.dtype != DType::kI64) {
+    return unsupported(spec, "input 'axes' of dtype " + std::string(dtype_name(input.dtype)) +
                                  " is not supported");
   }
+  if (!input.shape.is_static() || input.shape.rank() != 1) {
+    return invalid_node(spec, "input 'axes' has shape " + input.shape.to_string() +
+                                  "; expected a vector of static length");
+  }
+  const Tensor* axes = spec.constant(1);
+  if (axes == nullptr) return std::optional<std::vector<int64_t>>();
   const auto values = axes->values<int64_t>();
-  return std::vector<int64_t>(values.begin(), values.end());
+  return std::optional(std::vector<int64_t>(values.begin(), values.end()));
 }
 
 KernelFactory reduce_factory(ReduceKind kind) {
@@ -337,43 +401,47 @@ KernelFactory reduce_factory(ReduceKind kind) {
     const DType dtype = spec.inputs[0]->dtype;
     const auto& dims = spec.in_dims(0);
     HSCHED_ASSIGN_OR_RETURN(const auto axes, read_axes(spec));
-    const int64_t noop = spec.node.attr_int("noop_with_empty_axes", 0);
-    // Empty axes reduce everything, unless noop_with_empty_axes (then each element is reduced
-    // alone: Mean gives x, SumSquare x^2, L2 |x|, as ONNX's reference does).
-    std::vector<bool> reduce(dims.size(), axes.empty() && noop == 0);
-    for (int64_t a : axes) {
-      HSCHED_ASSIGN_OR_RETURN(const size_t axis,
-                              reduction::normalize_axis(spec, a, dims.size(), "axes"));
-      if (reduce[axis]) {
-        return invalid_argument(node_context(spec.node) + ": axis " + std::to_string(a) +
-                                " appears twice in 'axes'");
+    const bool noop = spec.node.attr_int("noop_with_empty_axes", 0) != 0;
+    ReducePlan plan;
+    std::optional<RuntimeAxes> runtime;
+    if (axes) {
+      HSCHED_ASSIGN_OR_RETURN(const auto reduce,
+                              reduce_mask(node_context(spec.node), *axes, dims.size(), noop));
+      plan = make_reduce_plan(dims, reduce);
+      // keepdims changes the output's shape, not its row-major order: only the count matters.
+      HSCHED_RETURN_IF_ERROR(check_output(spec, 0, dtype, plan.out_elements, "reduced"));
+    } else {
+      const Value* out = spec.outputs.empty() ? nullptr : spec.outputs[0];
+      if (out == nullptr || out->dtype != dtype || !out->shape.is_static()) {
+        return invalid_node(
+            spec, "output 'reduced' must be present, static and " + std::string(dtype_name(dtype)));
       }
-      reduce[axis] = true;
+      runtime = RuntimeAxes{node_context(spec.node), dims, spec.out_dims(0),
+                            spec.node.attr_int("keepdims", 1) != 0, noop};
     }
-    ReducePlan plan = make_reduce_plan(dims, reduce);
-    // keepdims changes the output's shape, not its row-major order: only the count matters here.
-    HSCHED_RETURN_IF_ERROR(check_output(spec, 0, dtype, plan.out_elements, "reduced"));
     switch (kind) {
       case ReduceKind::kSum:
-        return make_reduce_kernel<ReduceKind::kSum>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kSum>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kMean:
-        return make_reduce_kernel<ReduceKind::kMean>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kMean>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kMax:
-        return make_reduce_kernel<ReduceKind::kMax>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kMax>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kMin:
-        return make_reduce_kernel<ReduceKind::kMin>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kMin>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kProd:
-        return make_reduce_kernel<ReduceKind::kProd>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kProd>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kL1:
-        return make_reduce_kernel<ReduceKind::kL1>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kL1>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kL2:
-        return make_reduce_kernel<ReduceKind::kL2>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kL2>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kSumSquare:
-        return make_reduce_kernel<ReduceKind::kSumSquare>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kSumSquare>(dtype, std::move(plan),
+                                                          std::move(runtime));
       case ReduceKind::kLogSum:
-        return make_reduce_kernel<ReduceKind::kLogSum>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kLogSum>(dtype, std::move(plan), std::move(runtime));
       case ReduceKind::kLogSumExp:
-        return make_reduce_kernel<ReduceKind::kLogSumExp>(dtype, std::move(plan));
+        return make_reduce_kernel<ReduceKind::kLogSumExp>(dtype, std::move(plan),
+                                                          std::move(runtime));
     }
     return internal_error(node_context(spec.node) + ": unknown reduction");
   };

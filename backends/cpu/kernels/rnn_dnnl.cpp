@@ -99,27 +99,35 @@ class DnnlRnnKernel final : public Kernel {
                            : c.reverse ? dnnl::rnn_direction::unidirectional_right2left
                                        : dnnl::rnn_direction::unidirectional_left2right;
     const auto prop = dnnl::prop_kind::forward_inference;
-    memory::desc wl_want, wi_want;
+    // The scratchpad is the kernel's own: oneDNN's library mode keeps it in a thread_local of
+    // the thread that created the primitive and frees it on the thread that destroys it, so a
+    // kernel created on a worker thread and destroyed on another leaked it.
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    memory::desc wl_want, wi_want, scratchpad_want;
     if (lstm) {
       dnnl::lstm_forward::desc d(prop, direction, src_layer, iter, iter, wl_any, wi_any, peephole,
                                  bias, dst_layer, iter, iter);
-      dnnl::lstm_forward::primitive_desc pd(d, engine);
+      dnnl::lstm_forward::primitive_desc pd(d, attr, engine);
       wl_want = pd.weights_layer_desc();
       wi_want = pd.weights_iter_desc();
+      scratchpad_want = pd.scratchpad_desc();
       primitive_ = dnnl::lstm_forward(pd);
     } else if (lbr) {
       dnnl::lbr_gru_forward::desc d(prop, direction, src_layer, iter, wl_any, wi_any, bias,
                                     dst_layer, iter);
-      dnnl::lbr_gru_forward::primitive_desc pd(d, engine);
+      dnnl::lbr_gru_forward::primitive_desc pd(d, attr, engine);
       wl_want = pd.weights_layer_desc();
       wi_want = pd.weights_iter_desc();
+      scratchpad_want = pd.scratchpad_desc();
       primitive_ = dnnl::lbr_gru_forward(pd);
     } else if (c.cell == RnnCell::kGru) {
       dnnl::gru_forward::desc d(prop, direction, src_layer, iter, wl_any, wi_any, bias, dst_layer,
                                 iter);
-      dnnl::gru_forward::primitive_desc pd(d, engine);
+      dnnl::gru_forward::primitive_desc pd(d, attr, engine);
       wl_want = pd.weights_layer_desc();
       wi_want = pd.weights_iter_desc();
+      scratchpad_want = pd.scratchpad_desc();
       primitive_ = dnnl::gru_forward(pd);
     } else {
       const Kind kind = c.activations[0][0].kind;
@@ -128,11 +136,13 @@ class DnnlRnnKernel final : public Kernel {
                                                    : dnnl::algorithm::eltwise_logistic;
       dnnl::vanilla_rnn_forward::desc d(prop, algorithm, direction, src_layer, iter, wl_any, wi_any,
                                         bias, dst_layer, iter);
-      dnnl::vanilla_rnn_forward::primitive_desc pd(d, engine);
+      dnnl::vanilla_rnn_forward::primitive_desc pd(d, attr, engine);
       wl_want = pd.weights_layer_desc();
       wi_want = pd.weights_iter_desc();
+      scratchpad_want = pd.scratchpad_desc();
       primitive_ = dnnl::vanilla_rnn_forward(pd);
     }
+    scratchpad_ = dnnl::memory(scratchpad_want, engine);
     weights_layer_.init(engine, wl_plain, wl_want);
     weights_iter_.init(engine, wi_plain, wi_want);
     bias_.init(engine, bias, bias);
@@ -199,7 +209,8 @@ class DnnlRnnKernel final : public Kernel {
                                                {DNNL_ARG_WEIGHTS_ITER, weights_iter_.inner},
                                                {DNNL_ARG_BIAS, bias_.inner},
                                                {DNNL_ARG_DST_LAYER, dst_layer_},
-                                               {DNNL_ARG_DST_ITER, dst_iter_}};
+                                               {DNNL_ARG_DST_ITER, dst_iter_},
+                                               {DNNL_ARG_SCRATCHPAD, scratchpad_}};
     if (c.cell == RnnCell::kLstm) {
       args[DNNL_ARG_SRC_ITER_C] = src_iter_c_;
       args[DNNL_ARG_DST_ITER_C] = dst_iter_c_;
@@ -308,7 +319,7 @@ class DnnlRnnKernel final : public Kernel {
   dnnl::primitive primitive_;
   RnnWeight weights_layer_, weights_iter_, bias_, peephole_;
   bool constant_weights_ = false;
-  dnnl::memory src_layer_, src_iter_, src_iter_c_, dst_layer_, dst_iter_, dst_iter_c_;
+  dnnl::memory src_layer_, src_iter_, src_iter_c_, dst_layer_, dst_iter_, dst_iter_c_, scratchpad_;
   std::vector<float> zero_state_, src_iter_buf_, src_iter_c_buf_, dst_iter_buf_, dst_iter_c_buf_,
       dst_layer_buf_;
 };

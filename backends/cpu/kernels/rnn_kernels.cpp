@@ -20,8 +20,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 template <typename T>
 const T* attr_of(const Node& node, const std::string& key) {
   auto it = node.attributes.find(key);

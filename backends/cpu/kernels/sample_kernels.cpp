@@ -23,18 +23,12 @@ using Inputs = std::span<const Tensor* const>;
 using Outputs = std::span<Tensor* const>;
 using KernelResult = Result<std::unique_ptr<Kernel>>;
 
-Status malformed(const KernelSpec& spec, const std::string& detail) {
-  return invalid_argument(node_context(spec.node) + ": " + detail);
-}
-
-std::string dims_text(const std::vector<int64_t>& dims) { return Shape(dims).to_string(); }
-
 // Output 0 present, f32 and exactly `dims`.
 Status check_output_dims(const KernelSpec& spec, const std::vector<int64_t>& dims) {
   HSCHED_RETURN_IF_ERROR(
       reduction::check_output(spec, 0, DType::kF32, reduction::product(dims, 0, dims.size()), "Y"));
   if (spec.out_dims(0) != dims) {
-    return malformed(
+    return invalid_node(
         spec, "output has shape " + dims_text(spec.out_dims(0)) + ", expected " + dims_text(dims));
   }
   return Status::ok();
@@ -180,8 +174,8 @@ KernelResult make_grid_sample(const KernelSpec& spec) {
     return unsupported(spec,
                        "input X of rank " + std::to_string(xd.size()) + " (only 4-D [N, C, H, W])");
   if (gd.size() != 4 || gd[0] != xd[0] || gd[3] != 2) {
-    return malformed(spec, "grid has shape " + dims_text(gd) + ", expected [" +
-                               std::to_string(xd[0]) + ", H_out, W_out, 2]");
+    return invalid_node(spec, "grid has shape " + dims_text(gd) + ", expected [" +
+                                  std::to_string(xd[0]) + ", H_out, W_out, 2]");
   }
   GridSampleParams p;
   p.n = xd[0];
@@ -197,7 +191,7 @@ KernelResult make_grid_sample(const KernelSpec& spec) {
   } else if (mode == "bicubic" || mode == "cubic") {
     p.mode = SampleMode::kBicubic;
   } else {
-    return malformed(spec, "mode '" + mode + "' is not bilinear, nearest or bicubic");
+    return invalid_node(spec, "mode '" + mode + "' is not bilinear, nearest or bicubic");
   }
   const std::string padding = spec.node.attr_string("padding_mode", "zeros");
   Padding pad;
@@ -208,13 +202,13 @@ KernelResult make_grid_sample(const KernelSpec& spec) {
   } else if (padding == "reflection") {
     pad = Padding::kReflection;
   } else {
-    return malformed(spec, "padding_mode '" + padding + "' is not zeros, border or reflection");
+    return invalid_node(spec, "padding_mode '" + padding + "' is not zeros, border or reflection");
   }
   const bool align = spec.node.attr_int("align_corners", 0) != 0;
   p.y = {xd[2], align, pad};
   p.x = {xd[3], align, pad};
   if ((xd[2] == 0 || xd[3] == 0) && p.n * p.c * p.h_out * p.w_out != 0) {
-    return malformed(spec, "samples an empty input plane " + dims_text(xd));
+    return invalid_node(spec, "samples an empty input plane " + dims_text(xd));
   }
   return make_kernel([p](Inputs in, Outputs out) {
     return grid_sample(p, in[0]->values<float>().data(), in[1]->values<float>().data(),
@@ -388,13 +382,13 @@ KernelResult make_roi_align(const KernelSpec& spec) {
   const auto& xd = spec.in_dims(0);
   const auto& rd = spec.in_dims(1);
   const auto& bd = spec.in_dims(2);
-  if (xd.size() != 4) return malformed(spec, "input X has shape " + dims_text(xd) + ", not 4-D");
+  if (xd.size() != 4) return invalid_node(spec, "input X has shape " + dims_text(xd) + ", not 4-D");
   if (rd.size() != 2 || rd[1] != 4) {
-    return malformed(spec, "rois has shape " + dims_text(rd) + ", expected [num_rois, 4]");
+    return invalid_node(spec, "rois has shape " + dims_text(rd) + ", expected [num_rois, 4]");
   }
   if (bd.size() != 1 || bd[0] != rd[0]) {
-    return malformed(spec, "batch_indices has shape " + dims_text(bd) + ", expected [" +
-                               std::to_string(rd[0]) + "]");
+    return invalid_node(spec, "batch_indices has shape " + dims_text(bd) + ", expected [" +
+                                  std::to_string(rd[0]) + "]");
   }
   RoiAlignParams p;
   p.context = node_context(spec.node);
@@ -408,27 +402,27 @@ KernelResult make_roi_align(const KernelSpec& spec) {
   p.sampling_ratio = spec.node.attr_int("sampling_ratio", 0);
   p.spatial_scale = spec.node.attr_float("spatial_scale", 1.0f);
   if (p.out_h <= 0 || p.out_w <= 0) {
-    return malformed(spec, "output_height and output_width must be positive");
+    return invalid_node(spec, "output_height and output_width must be positive");
   }
   if (p.sampling_ratio < 0 || p.sampling_ratio > 4096) {
-    return malformed(
+    return invalid_node(
         spec, "sampling_ratio " + std::to_string(p.sampling_ratio) + " is outside [0, 4096]");
   }
-  if (!std::isfinite(p.spatial_scale)) return malformed(spec, "spatial_scale is not finite");
+  if (!std::isfinite(p.spatial_scale)) return invalid_node(spec, "spatial_scale is not finite");
   const std::string mode = spec.node.attr_string("mode", "avg");
   if (mode != "avg" && mode != "max")
-    return malformed(spec, "mode '" + mode + "' is not avg or max");
+    return invalid_node(spec, "mode '" + mode + "' is not avg or max");
   p.max_mode = mode == "max";
   const std::string coord = spec.node.attr_string(
       "coordinate_transformation_mode", spec.opset < 16 ? "output_half_pixel" : "half_pixel");
   if (coord != "half_pixel" && coord != "output_half_pixel") {
-    return malformed(spec, "coordinate_transformation_mode '" + coord +
-                               "' is not half_pixel or output_half_pixel");
+    return invalid_node(spec, "coordinate_transformation_mode '" + coord +
+                                  "' is not half_pixel or output_half_pixel");
   }
   p.half_pixel = coord == "half_pixel";
   HSCHED_RETURN_IF_ERROR(check_output_dims(spec, {p.rois, p.c, p.out_h, p.out_w}));
   if (p.rois > 0 && p.c > 0 && p.h * p.w == 0) {
-    return malformed(spec, "samples an empty input plane " + dims_text(xd));
+    return invalid_node(spec, "samples an empty input plane " + dims_text(xd));
   }
   return make_kernel([p](Inputs in, Outputs out) {
     return roi_align(p, in[0]->values<float>().data(), in[1]->values<float>().data(),

@@ -71,11 +71,16 @@ void copy_elements(std::byte* dst, const std::byte* src, int64_t bytes) {
 template <typename Codec>
 Combine combine_for(Reduction reduction) {
   switch (reduction) {
-    case Reduction::kAdd: return combine<Codec, Reduction::kAdd>;
-    case Reduction::kMul: return combine<Codec, Reduction::kMul>;
-    case Reduction::kMax: return combine<Codec, Reduction::kMax>;
-    case Reduction::kMin: return combine<Codec, Reduction::kMin>;
-    case Reduction::kNone: break;
+    case Reduction::kAdd:
+      return combine<Codec, Reduction::kAdd>;
+    case Reduction::kMul:
+      return combine<Codec, Reduction::kMul>;
+    case Reduction::kMax:
+      return combine<Codec, Reduction::kMax>;
+    case Reduction::kMin:
+      return combine<Codec, Reduction::kMin>;
+    case Reduction::kNone:
+      break;
   }
   return nullptr;
 }
@@ -98,20 +103,33 @@ Result<Combine> scatter_combine(const KernelSpec& spec, DType dtype) {
     return invalid_node(spec, "reduction '" + name + "' is not none, add, mul, max or min");
   }
   switch (dtype) {
-    case DType::kF32: return combine_for<Plain<float>>(reduction);
-    case DType::kF16: return combine_for<Half>(reduction);
-    case DType::kBF16: return combine_for<BFloat>(reduction);
-    case DType::kI8: return combine_for<Plain<int8_t>>(reduction);
-    case DType::kU8: return combine_for<Plain<uint8_t>>(reduction);
-    case DType::kI32: return combine_for<Plain<int32_t>>(reduction);
-    case DType::kI64: return combine_for<Plain<int64_t>>(reduction);
-    case DType::kF64: return combine_for<Plain<double>>(reduction);
-    case DType::kI16: return combine_for<Plain<int16_t>>(reduction);
-    case DType::kU16: return combine_for<Plain<uint16_t>>(reduction);
-    case DType::kU32: return combine_for<Plain<uint32_t>>(reduction);
-    case DType::kU64: return combine_for<Plain<uint64_t>>(reduction);
+    case DType::kF32:
+      return combine_for<Plain<float>>(reduction);
+    case DType::kF16:
+      return combine_for<Half>(reduction);
+    case DType::kBF16:
+      return combine_for<BFloat>(reduction);
+    case DType::kI8:
+      return combine_for<Plain<int8_t>>(reduction);
+    case DType::kU8:
+      return combine_for<Plain<uint8_t>>(reduction);
+    case DType::kI32:
+      return combine_for<Plain<int32_t>>(reduction);
+    case DType::kI64:
+      return combine_for<Plain<int64_t>>(reduction);
+    case DType::kF64:
+      return combine_for<Plain<double>>(reduction);
+    case DType::kI16:
+      return combine_for<Plain<int16_t>>(reduction);
+    case DType::kU16:
+      return combine_for<Plain<uint16_t>>(reduction);
+    case DType::kU32:
+      return combine_for<Plain<uint32_t>>(reduction);
+    case DType::kU64:
+      return combine_for<Plain<uint64_t>>(reduction);
     case DType::kBool:
-    case DType::kUndefined: break;
+    case DType::kUndefined:
+      break;
   }
   return unsupported(spec, "reduction '" + name + "' of dtype " + std::string(dtype_name(dtype)));
 }
@@ -126,9 +144,8 @@ Status check_scatter(const KernelSpec& spec) {
     return invalid_node(spec, "updates and output must have the dtype of data");
   }
   if (spec.in_dims(0).empty() || spec.out_dims(0) != spec.in_dims(0)) {
-    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) +
-                                  " should be data's shape " + dims_text(spec.in_dims(0)) +
-                                  " (rank >= 1)");
+    return invalid_node(spec, "output " + dims_text(spec.out_dims(0)) + " should be data's shape " +
+                                  dims_text(spec.in_dims(0)) + " (rank >= 1)");
   }
   return Status::ok();
 }
@@ -139,16 +156,15 @@ KernelResult make_scatter_nd(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_scatter(spec));
   const Dims& data = spec.in_dims(0);
   const Dims& indices = spec.in_dims(1);
-  if (indices.empty() || indices.back() < 1 ||
-      indices.back() > static_cast<int64_t>(data.size())) {
-    return invalid_node(spec, "indices " + dims_text(indices) + " do not address data " +
-                                  dims_text(data));
+  if (indices.empty() || indices.back() < 1 || indices.back() > static_cast<int64_t>(data.size())) {
+    return invalid_node(
+        spec, "indices " + dims_text(indices) + " do not address data " + dims_text(data));
   }
   Dims expected(indices.begin(), indices.end() - 1);
   expected.insert(expected.end(), data.begin() + indices.back(), data.end());
   if (spec.in_dims(2) != expected) {
-    return invalid_node(spec, "updates " + dims_text(spec.in_dims(2)) + " should be " +
-                                  dims_text(expected));
+    return invalid_node(
+        spec, "updates " + dims_text(spec.in_dims(2)) + " should be " + dims_text(expected));
   }
   HSCHED_ASSIGN_OR_RETURN(const Combine apply, scatter_combine(spec, spec.inputs[0]->dtype));
   const bool by_bytes = apply == copy_elements;
@@ -178,10 +194,9 @@ KernelResult make_scatter_elements(const KernelSpec& spec) {
   const Dims& data = spec.in_dims(0);
   const Dims& dims = spec.in_dims(1);
   if (dims.size() != data.size() || spec.in_dims(2) != dims) {
-    return invalid_node(spec, "indices " + dims_text(dims) + " and updates " +
-                                  dims_text(spec.in_dims(2)) +
-                                  " must have one shape, of data's rank " +
-                                  std::to_string(data.size()));
+    return invalid_node(
+        spec, "indices " + dims_text(dims) + " and updates " + dims_text(spec.in_dims(2)) +
+                  " must have one shape, of data's rank " + std::to_string(data.size()));
   }
   HSCHED_ASSIGN_OR_RETURN(const int64_t axis,
                           normalize_axis(spec, spec.node.attr_int("axis", 0), data.size()));

@@ -146,6 +146,16 @@ TEST(CpuEinsum, TracesOuterProductsBroadcastsAndThreeOperands) {
   }
 }
 
+TEST(CpuEinsum, Float64KeepsDoublePrecision) {
+  const Tensor a = Tensor::from_vector(DType::kF64, {2, 2}, std::vector<double>{1, 2, 3, 4});
+  const Tensor b = Tensor::from_vector(DType::kF64, {2}, std::vector<double>{0.1, 1e-9});
+  auto r = einsum("ij,j->i", {a, b}, {2}, DType::kF64);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  // 1e-9 next to 0.1 is lost in f32 (8 digits) and kept in f64.
+  EXPECT_NEAR(r.value().values<double>()[0], 0.1 + 2e-9, 1e-15);
+  EXPECT_NEAR(r.value().values<double>()[1], 0.3 + 4e-9, 1e-15);
+}
+
 TEST(CpuEinsum, RefusesMalformedEquationsAndShapes) {
   const Tensor m = random_f32({3, 4}, 21);
   auto code = [](const Result<Tensor>& r) {

@@ -16,11 +16,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-template <typename T>
-Tensor of(DType dtype, Ints dims, std::vector<T> values) {
-  return Tensor::from_vector(dtype, std::move(dims), values);
-}
-Tensor u8(Ints dims, std::vector<uint8_t> values) { return of(DType::kU8, dims, values); }
 Tensor i32(Ints dims, std::vector<int32_t> values) { return of(DType::kI32, dims, values); }
 Tensor f16(Ints dims, const std::vector<float>& values) {
   std::vector<uint16_t> bits;
@@ -37,16 +32,6 @@ std::vector<float> f16_values(const Tensor& t) {
   std::vector<float> out;
   for (uint16_t b : t.values<uint16_t>()) out.push_back(half_to_float(b));
   return out;
-}
-
-// Refused when created, with one line naming run_op's node ("test_<op>") and containing `detail`.
-template <typename T>
-void expect_refused(const Result<T>& result, const std::string& op, const std::string& detail) {
-  ASSERT_FALSE(result.is_ok()) << op << " accepted a malformed node";
-  const std::string& message = result.status().message();
-  EXPECT_NE(message.find("node 'test_" + op + "' (" + op + ")"), std::string::npos) << message;
-  EXPECT_NE(message.find(detail), std::string::npos) << message;
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 // ---------------------------------------------------------------- PRelu

@@ -67,6 +67,13 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op, const Attribute
   return out_tensors;
 }
 
+template <typename T>
+Tensor of(DType dtype, std::vector<int64_t> dims, const std::vector<T>& values) {
+  return Tensor::from_vector(dtype, std::move(dims), values);
+}
+inline Tensor u8(std::vector<int64_t> dims, const std::vector<uint8_t>& values) {
+  return of(DType::kU8, std::move(dims), values);
+}
 inline Tensor f32(std::vector<int64_t> dims, std::vector<float> values) {
   return Tensor::from_vector(DType::kF32, std::move(dims), values);
 }
@@ -76,6 +83,17 @@ inline Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> values) {
 
 // Seeded values in [lo, hi).
 Tensor random_f32(std::vector<int64_t> dims, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+
+// run_op's result refused when the kernel was created: one line naming its node ("test_<op>")
+// and containing `detail`.
+template <typename T>
+void expect_refused(const Result<T>& result, const std::string& op, const std::string& detail) {
+  ASSERT_FALSE(result.is_ok()) << op << " accepted a malformed node";
+  const std::string& message = result.status().message();
+  EXPECT_NE(message.find("node 'test_" + op + "' (" + op + ")"), std::string::npos) << message;
+  EXPECT_NE(message.find(detail), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
 
 // Per element |a-b| <= atol + rtol*|b|; reports the worst element on failure.
 ::testing::AssertionResult all_close(const Tensor& actual, const Tensor& expected,

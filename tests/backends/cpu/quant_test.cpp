@@ -16,11 +16,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-template <typename T>
-Tensor of(DType dtype, Ints dims, std::vector<T> values) {
-  return Tensor::from_vector(dtype, std::move(dims), values);
-}
-Tensor u8(Ints dims, std::vector<uint8_t> values) { return of(DType::kU8, dims, values); }
 Tensor i8(Ints dims, std::vector<int8_t> values) { return of(DType::kI8, dims, values); }
 Tensor i32(Ints dims, std::vector<int32_t> values) { return of(DType::kI32, dims, values); }
 
@@ -33,15 +28,6 @@ std::vector<int> ints_of(const Tensor& t) {
 std::vector<float> floats_of(const Tensor& t) {
   auto v = t.values<float>();
   return {v.begin(), v.end()};
-}
-
-template <typename T>
-void expect_refused(const Result<T>& result, const std::string& op, const std::string& detail) {
-  ASSERT_FALSE(result.is_ok()) << op << " accepted a malformed node";
-  const std::string& message = result.status().message();
-  EXPECT_NE(message.find("node 'test_" + op + "' (" + op + ")"), std::string::npos) << message;
-  EXPECT_NE(message.find(detail), std::string::npos) << message;
-  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 // ---------------------------------------------------------------- QuantizeLinear
