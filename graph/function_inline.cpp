@@ -14,8 +14,6 @@
 namespace hsched {
 namespace {
 
-bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
-
 std::string key_of(const std::string& domain, const std::string& name) {
   return domain + "." + name;
 }

@@ -13,13 +13,10 @@
 #include "graph/graph.h"
 #include "graph/if_inline.h"
 #include "graph/onnx_import.h"
+#include "graph/opset18.h"
 
 namespace hsched {
 namespace {
-
-bool is_default_domain(const std::string& domain) {
-  return domain.empty() || domain == "ai.onnx";
-}
 
 Status check_value_info(const onnx::ValueInfoProto& info, bool need_type) {
   const std::string label = "tensor '" + info.name() + "'";
@@ -189,9 +186,9 @@ Result<int64_t> default_opset(const onnx::ModelProto& model) {
     if (is_default_domain(import.domain())) opset = import.version();
   }
   if (opset < 0) return invalid_argument("the model imports no opset of the default ONNX domain");
-  if (opset < 1 || opset > kMaxOpset) {
+  if (opset < 1 || opset > kNewestOpset) {
     return invalid_argument("opset " + std::to_string(opset) + " is not supported (1 to " +
-                            std::to_string(kMaxOpset) + ")");
+                            std::to_string(kNewestOpset) + ")");
   }
   return opset;
 }
@@ -376,9 +373,13 @@ std::string node_description(const onnx::NodeProto& node, int index) {
 }
 
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external) {
-  HSCHED_ASSIGN_OR_RETURN(const int64_t opset, default_opset(model));
+  HSCHED_ASSIGN_OR_RETURN(int64_t opset, default_opset(model));
   if (!model.has_graph()) return invalid_argument("the model has no graph");
   HSCHED_RETURN_IF_ERROR(inline_model_functions(model, opset));
+  if (opset > kMaxOpset) {
+    HSCHED_RETURN_IF_ERROR(lower_opset18(model));
+    opset = kMaxOpset;
+  }
   Validation validation{opset, external};
   HSCHED_RETURN_IF_ERROR(validate_graph(*model.mutable_graph(), validation, nullptr, 0));
   return opset;

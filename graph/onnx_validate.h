@@ -3,6 +3,8 @@
 // every size the model declares.
 #pragma once
 
+#include <string>
+
 #include "graph/tensor_proto.h"
 #include "hsched/status.h"
 
@@ -19,6 +21,11 @@ inline constexpr int kMaxAttributeValues = 1 << 24;
 // only attributes holding data (Constant's value_ints...) may be longer.
 inline constexpr int kMaxAxisListLength = 2 * static_cast<int>(kMaxRank);
 
+// The default ONNX domain: "" or "ai.onnx".
+inline bool is_default_domain(const std::string& domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
 // "node 'conv1' (Conv)" or "node #12 (Conv)" for unnamed nodes.
 std::string node_description(const onnx::NodeProto& node, int index);
 
@@ -31,7 +38,8 @@ std::string node_description(const onnx::NodeProto& node, int index);
 // on it. The only subgraphs accepted are the branches of an If (nested at most 4 deep, their
 // nodes counted in kMaxNodes): each is checked and sorted the same way, may read the names of
 // the graphs around it, and what it reads counts as an input of its If when sorting. Returns the
-// version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets).
+// version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets; opset 18
+// is rewritten to 17 after the functions are inlined, graph/opset18.h).
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);
 
 }  // namespace hsched

@@ -244,8 +244,8 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
   }
   {
     auto model = relu_model().model();
-    model.mutable_opset_import(0)->set_version(18);
-    cases.push_back({"NewOpset", {save(dir, "opset18.onnx", model)}, "opset 18 is not supported"});
+    model.mutable_opset_import(0)->set_version(19);
+    cases.push_back({"NewOpset", {save(dir, "opset19.onnx", model)}, "opset 19 is not supported"});
   }
   {
     auto model = relu_model().model();
