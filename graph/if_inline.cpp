@@ -1,8 +1,8 @@
 #include "graph/if_inline.h"
 
-#include <onnx/onnx_pb.h>
-
 #include <unordered_map>
+
+#include <onnx/onnx_pb.h>
 
 #include "graph/onnx_validate.h"
 
@@ -98,11 +98,14 @@ onnx::GraphProto* branch_of(onnx::NodeProto& node, bool condition) {
   return nullptr;
 }
 
-// Appends `branch`, the chosen branch of `node`, to `nodes` and its initializers to `graph`, as
-// described at inline_constant_ifs(). New names are added to `taken`.
-void inline_branch(const onnx::NodeProto& node, bool condition, onnx::GraphProto& branch,
-                   onnx::GraphProto& graph,
-                   google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes, NameSet& taken) {
+using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+// Appends the nodes of `branch`, a branch of `node`, to `nodes` and its initializers to `graph`,
+// every name it defines renamed under a prefix as described at inline_constant_ifs(). New names
+// are added to `taken`. Returns the names of the branch's outputs, renamed.
+std::vector<std::string> inline_branch(const onnx::NodeProto& node, bool condition,
+                                       onnx::GraphProto& branch, onnx::GraphProto& graph,
+                                       NodeList& nodes, NameSet& taken) {
   std::vector<std::string> defined;
   for (const auto& init : branch.initializer()) defined.push_back(init.name());
   for (const auto& inner : branch.node()) {
@@ -125,15 +128,63 @@ void inline_branch(const onnx::NodeProto& node, bool condition, onnx::GraphProto
     if (!inner.name().empty()) inner.set_name(prefix + inner.name());
     nodes.Add()->Swap(&inner);
   }
-  // validate_and_sort() checked that the branch has as many outputs as the If.
-  for (int k = 0; k < node.output_size(); ++k) {
-    if (node.output(k).empty()) continue;
-    onnx::NodeProto& identity = *nodes.Add();
-    identity.set_op_type("Identity");
-    identity.set_name(prefix + "output_" + std::to_string(k));
-    identity.add_input(branch.output(k).name());
-    identity.add_output(node.output(k));
+  std::vector<std::string> outputs;
+  for (const auto& output : branch.output()) outputs.push_back(output.name());
+  return outputs;
+}
+
+onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto& node = *nodes.Add();
+  node.set_op_type(op);
+  node.set_name(name);
+  for (const auto& input : inputs) node.add_input(input);
+  node.add_output(output);
+  return node;
+}
+
+// A name under `base` that clashes with nothing in `taken`; added to it.
+std::string fresh_name(const std::string& base, NameSet& taken) {
+  std::string name = base;
+  for (int attempt = 1; taken.count(name) != 0; ++attempt) {
+    name = base + "~" + std::to_string(attempt);
   }
+  taken.insert(name);
+  return name;
+}
+
+// The value's dtype and dims as inference or an initializer left them; false when unknown.
+bool known_type(const onnx::GraphProto& graph, const std::string& name, int32_t* dtype,
+                std::vector<int64_t>* dims) {
+  for (const auto& init : graph.initializer()) {
+    if (init.name() != name) continue;
+    *dtype = init.data_type();
+    dims->assign(init.dims().begin(), init.dims().end());
+    return true;
+  }
+  auto from_info = [&](const onnx::ValueInfoProto& info) {
+    if (info.name() != name || !info.type().has_tensor_type()) return false;
+    const auto& type = info.type().tensor_type();
+    if (!type.has_shape()) return false;
+    dims->clear();
+    for (const auto& dim : type.shape().dim()) {
+      if (!dim.has_dim_value()) return false;
+      dims->push_back(dim.dim_value());
+    }
+    *dtype = type.elem_type();
+    return true;
+  };
+  for (const auto& info : graph.value_info()) {
+    if (from_info(info)) return true;
+  }
+  for (const auto& info : graph.output()) {
+    if (from_info(info)) return true;
+  }
+  return false;
+}
+
+std::string type_text(int32_t dtype, const std::vector<int64_t>& dims) {
+  return std::string(onnx_dtype_name(dtype)) + " " + Shape(dims).to_string();
 }
 
 }  // namespace
@@ -202,20 +253,69 @@ Result<int> inline_constant_ifs(onnx::GraphProto& graph, ExternalData& external)
     const Choice& choice = choices[static_cast<size_t>(i)];
     if (choice.branch == nullptr) {
       nodes.Add()->Swap(&node);
-    } else {
-      inline_branch(node, choice.condition, *choice.branch, graph, nodes, taken);
+      continue;
+    }
+    const auto outputs = inline_branch(node, choice.condition, *choice.branch, graph, nodes, taken);
+    // validate_and_sort() checked that the branch has as many outputs as the If.
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty()) continue;
+      const std::string& value = outputs[static_cast<size_t>(k)];
+      add_node(nodes, "Identity", fresh_name(value + "/output", taken), {value}, node.output(k));
     }
   }
   graph.mutable_node()->Swap(&nodes);
   return count;
 }
 
-Status refuse_remaining_ifs(const onnx::GraphProto& graph) {
+Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph) {
+  std::vector<PredicatedOutput> predicated;
+  NameSet taken;
+  NodeList nodes;
+  nodes.Reserve(graph.node_size());
   for (int i = 0; i < graph.node_size(); ++i) {
-    if (!is_if_node(graph.node(i))) continue;
-    return invalid_argument(node_description(graph.node(i), i) +
-                            ": its condition is not a constant at load time; hsched runs If only "
-                            "when the condition folds (fix the input shapes with --input-shape?)");
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    onnx::GraphProto* then_branch = is_if_node(node) ? branch_of(node, true) : nullptr;
+    onnx::GraphProto* else_branch = is_if_node(node) ? branch_of(node, false) : nullptr;
+    if (then_branch == nullptr || else_branch == nullptr || node.input_size() < 1) {
+      nodes.Add()->Swap(&node);
+      continue;
+    }
+    if (taken.empty()) add_all_names(graph, taken);
+    const std::string label = node_description(node, i);
+    const auto then_outputs = inline_branch(node, true, *then_branch, graph, nodes, taken);
+    const auto else_outputs = inline_branch(node, false, *else_branch, graph, nodes, taken);
+    // One bool of shape [] or [1] as ONNX asks (inference checks the dtype): a scalar, so that
+    // Where keeps each output's shape.
+    const std::string condition = fresh_name(node.input(0) + "/scalar", taken);
+    add_node(nodes, "Squeeze", condition, {node.input(0)}, condition);
+    for (int k = 0; k < node.output_size(); ++k) {
+      if (node.output(k).empty()) continue;
+      const auto kk = static_cast<size_t>(k);
+      add_node(nodes, "Where", fresh_name(node.output(k) + "/select", taken),
+               {condition, then_outputs[kk], else_outputs[kk]}, node.output(k));
+      predicated.push_back({label, k, then_outputs[kk], else_outputs[kk]});
+    }
+  }
+  graph.mutable_node()->Swap(&nodes);
+  return predicated;
+}
+
+Status check_predicated_ifs(const onnx::GraphProto& graph,
+                            const std::vector<PredicatedOutput>& predicated) {
+  for (const PredicatedOutput& p : predicated) {
+    int32_t then_dtype = 0, else_dtype = 0;
+    std::vector<int64_t> then_dims, else_dims;
+    if (!known_type(graph, p.then_value, &then_dtype, &then_dims) ||
+        !known_type(graph, p.else_value, &else_dtype, &else_dims)) {
+      continue;  // a shape left unknown is refused later, naming the value
+    }
+    if (then_dtype != else_dtype || then_dims != else_dims) {
+      return invalid_argument(
+          p.label + ": its condition is known only at run time and its branches give output " +
+          std::to_string(p.output) + " as " + type_text(then_dtype, then_dims) + " and " +
+          type_text(else_dtype, else_dims) +
+          "; hsched computes both branches and selects, which needs the same dtype and shape");
+    }
   }
   return Status::ok();
 }

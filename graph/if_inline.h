@@ -1,5 +1,6 @@
-// ONNX `If` whose condition is known at load time: the chosen branch replaces the node. hsched
-// runs no control flow, so an If whose condition never folds is refused at import.
+// ONNX `If`. One whose condition is known at load time is replaced by its chosen branch. One
+// whose condition is known only at run time is predicated: both branches are computed and a
+// Where per output selects, which needs both branches to give the same dtype and static shape.
 #pragma once
 
 #include <memory>
@@ -42,8 +43,23 @@ void add_all_names(const onnx::GraphProto& graph, NameSet& names, int depth = 0)
 // the node. Constant nodes of the branch stay nodes: the caller turns them into initializers.
 Result<int> inline_constant_ifs(onnx::GraphProto& graph, ExternalData& external);
 
-// InvalidArgument naming the first If still in `graph`, whose condition therefore did not fold.
-Status refuse_remaining_ifs(const onnx::GraphProto& graph);
+// One output of a predicated If: the values of its two branches (renamed) that Where selects.
+struct PredicatedOutput {
+  std::string label;  // "node 'if1' (If)"
+  int output = 0;
+  std::string then_value, else_value;
+};
+
+// Replaces each If left in `graph` (its condition did not fold) by the nodes of both its
+// branches, inlined as at inline_constant_ifs(), then Squeeze(condition) and one
+// Where(condition, then, else) per output. A branch not taken therefore still runs: its cost is
+// paid and a run-time error in it (an index out of range) fails the request.
+Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph);
+
+// After shape inference: InvalidArgument naming the If when the two branches of an output have
+// different dtypes or static shapes (Where would broadcast them; If gives one or the other).
+Status check_predicated_ifs(const onnx::GraphProto& graph,
+                            const std::vector<PredicatedOutput>& predicated);
 
 // Takes the If nodes out of `graph` for the object's lifetime and puts them back, in place, when
 // it ends. libonnx's shape inference runs without them: a branch matters only once it is chosen,

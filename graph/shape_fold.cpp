@@ -254,23 +254,33 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
   if (forget_declared_shapes) forget_shapes(graph);
   HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
   int64_t expansion_budget = kMaxInlinedNodes;
+  std::vector<PredicatedOutput> predicated;
   for (int round = 0; round < kMaxRounds; ++round) {
     HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
     HSCHED_ASSIGN_OR_RETURN(const int folded, fold_pass(graph, opset, external));
     // An If whose condition is now an initializer gives way to its branch, and an op run as its
     // function body (typed by this round's inference) to the body: their nodes may fold, or
-    // expand, in the next round.
+    // expand, in the next round. Ifs whose conditions no longer change are predicated.
     HSCHED_ASSIGN_OR_RETURN(const int inlined, inline_constant_ifs(graph, external));
     HSCHED_ASSIGN_OR_RETURN(const int expanded,
                             expand_function_ops(graph, opset, expansion_budget));
-    if (inlined + expanded > 0) {
+    int selects = 0;
+    if (folded + inlined + expanded == 0) {
+      HSCHED_ASSIGN_OR_RETURN(auto more, predicate_ifs(graph));
+      selects = static_cast<int>(more.size());
+      predicated.insert(predicated.end(), more.begin(), more.end());
+    }
+    if (inlined + expanded + selects > 0) {
       HSCHED_RETURN_IF_ERROR(constants_to_initializers(graph, opset, external));
       drop_unused_initializers(graph);
     }
-    if (folded + inlined + expanded == 0) return refuse_remaining_ifs(graph);
+    // Nothing changed after this round's inference: its types are the final graph's.
+    if (folded + inlined + expanded + selects == 0) return check_predicated_ifs(graph, predicated);
   }
-  HSCHED_RETURN_IF_ERROR(refuse_remaining_ifs(graph));
-  return run_onnx_inference(model);
+  HSCHED_ASSIGN_OR_RETURN(auto last, predicate_ifs(graph));
+  predicated.insert(predicated.end(), last.begin(), last.end());
+  HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
+  return check_predicated_ifs(graph, predicated);
 }
 
 }  // namespace hsched

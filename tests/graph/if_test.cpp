@@ -1,12 +1,13 @@
-// ONNX If at import: a condition that folds to a constant inlines the chosen branch (checked by
-// running the imported graph on the CPU); anything else is refused with one clear line.
-#include <gtest/gtest.h>
-
+// ONNX If at import: a condition that folds to a constant inlines the chosen branch; one known
+// only at run time runs both branches and selects (each checked by running the imported graph on
+// the CPU); malformed Ifs are refused with one clear line.
 #include <algorithm>
 #include <functional>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
@@ -138,15 +139,16 @@ TEST(IfTest, DynamicShapeConditionFoldsOnceTheInputShapeIsFixed) {
     return b;
   };
   OnnxBuilder dynamic = build();
-  const Status status = import(dynamic).status();
-  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(status.message().find("--input-shape"), std::string::npos) << status.message();
+  auto predicated = import(dynamic);  // the batch, hence the condition, known only at run time
+  ASSERT_TRUE(predicated.is_ok()) << predicated.status().message();
+  EXPECT_TRUE(has_op(*predicated, "Where"));
 
   OnnxBuilder fixed = build();
   ImportOptions options;
   ASSERT_TRUE(add_input_shape_flag("x=2,3", options).is_ok());
   auto graph = import(fixed, options);
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_FALSE(has_op(*graph, "Where"));
   EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v + 1; }));
 }
 
@@ -219,23 +221,72 @@ TEST(IfTest, NestedIfInsideTheChosenBranch) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   EXPECT_FALSE(has_op(*graph, "If"));
   const auto& nodes = graph->nodes();
-  EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(),
-                          [](const Node& node) { return node.name == "outer/then/inner/else/sub"; }))
-      << "inlined nodes are named after the Ifs they came from";
+  EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(), [](const Node& node) {
+    return node.name == "outer/then/inner/else/sub";
+  })) << "inlined nodes are named after the Ifs they came from";
   EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return (v + 1) - 5; }));
 }
 
-TEST(IfTest, ConditionFromAGraphInputIsRefused) {
+// A condition known only at run time (a graph input, or computed from x's values): both
+// branches run and Where selects; each branch taken in turn.
+TEST(IfTest, ConditionKnownOnlyAtRunTimeTakesEitherBranch) {
+  for (const bool computed : {false, true}) {
+    SCOPED_TRACE(computed);
+    OnnxBuilder b(kOpset);
+    b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+    if (computed) {  // ReduceSum(x) > threshold
+      b.input("threshold", DType::kF32, {});
+      set_attr(b.node("ReduceSum", {"x"}, {"total"}, "total"), "keepdims", int64_t{0});
+      b.node("Greater", {"total", "threshold"}, {"flag"}, "above");
+    } else {
+      b.input("flag", DType::kBool, {1});
+    }
+    add_plus_or_times(b, "flag");
+    auto graph = import(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_FALSE(has_op(*graph, "If"));
+    EXPECT_TRUE(has_op(*graph, "Where"));
+    EXPECT_EQ(graph->value(graph->outputs().at(0)).shape.dims, (std::vector<int64_t>{2, 3}));
+    auto program = cpu::CpuProgram::compile(*graph, {});
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    const Tensor x = Tensor::from_vector(DType::kF32, {2, 3}, kX);  // sums to -3
+    for (const bool take_then : {true, false}) {
+      const Tensor second =
+          computed
+              ? Tensor::from_vector(DType::kF32, {}, std::vector<float>{take_then ? -10.0f : 10.0f})
+              : Tensor::from_vector(DType::kBool, {1},
+                                    std::vector<uint8_t>{static_cast<uint8_t>(take_then)});
+      auto outputs = (*program)->run({x, second});
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      const auto y = outputs->at(0).values<float>();
+      EXPECT_EQ(std::vector<float>(y.begin(), y.end()), take_then
+                                                            ? map_x([](float v) { return v + 1; })
+                                                            : map_x([](float v) { return v * 3; }))
+          << take_then;
+    }
+  }
+}
+
+// If gives one branch's shape or the other's; computing both and selecting cannot, so branches
+// of different shapes are refused when the condition is known only at run time.
+TEST(IfTest, RunTimeConditionWithBranchesOfDifferentShapesIsRefused) {
   OnnxBuilder b(kOpset);
-  b.input("x", DType::kF32, {2, 3})
-      .input("flag", DType::kBool, {})
-      .output("y", DType::kF32, {2, 3});
-  add_plus_or_times(b, "flag");
+  b.input("x", DType::kF32, {2, 3}).input("flag", DType::kBool, {});
+  b.output("y", DType::kF32, {kDynamicDim, 3});
+  b.initializer_i64("rows", {1}, {0});
+  OnnxBuilder then_branch = branch("then");
+  then_branch.output("all", DType::kF32, {2, 3});
+  then_branch.node("Identity", {"x"}, {"all"}, "all");
+  OnnxBuilder else_branch = branch("else");
+  else_branch.output("first", DType::kF32, {1, 3});
+  else_branch.node("Gather", {"x", "rows"}, {"first"}, "first");
+  add_if(b, "flag", "y", then_branch, else_branch);
   const Status status = import(b).status();
   EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
-            "if.onnx: node 'if' (If): its condition is not a constant at load time; hsched runs "
-            "If only when the condition folds (fix the input shapes with --input-shape?)");
+            "if.onnx: node 'if' (If): its condition is known only at run time and its branches "
+            "give output 0 as FLOAT 2x3 and FLOAT 1x3; hsched computes both branches and "
+            "selects, which needs the same dtype and shape");
 }
 
 TEST(IfTest, ConditionMustBeOneBool) {
