@@ -4,12 +4,11 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/loop_unroll.h"
 #include "graph/onnx_validate.h"
 
 namespace hsched {
 namespace {
-
-using Renames = std::unordered_map<std::string, std::string>;
 
 // Names `graph` defines itself: initializers, inputs and node outputs.
 NameSet names_defined_in(const onnx::GraphProto& graph) {
@@ -36,41 +35,6 @@ void add_subgraph_outer_reads(const onnx::GraphProto& graph, NameSet& names) {
     for (const auto& name : nested) read(name);
   }
   for (const auto& output : graph.output()) read(output.name());
-}
-
-// Renames every occurrence of a key of `renamed` in `graph` and, recursively, in the subgraphs
-// of its nodes (which read the branch's values by name). An inner graph that defines such a name
-// again (an initializer may shadow an outer name) has its definition and its uses renamed
-// alike, so it still shadows.
-void rename_in_graph(onnx::GraphProto& graph, const Renames& renamed) {
-  auto apply = [&](std::string* name) {
-    auto it = renamed.find(*name);
-    if (it != renamed.end()) *name = it->second;
-  };
-  for (auto& init : *graph.mutable_initializer()) apply(init.mutable_name());
-  for (auto& input : *graph.mutable_input()) apply(input.mutable_name());
-  for (auto& info : *graph.mutable_value_info()) apply(info.mutable_name());
-  for (auto& output : *graph.mutable_output()) apply(output.mutable_name());
-  for (auto& node : *graph.mutable_node()) {
-    for (auto& name : *node.mutable_input()) apply(&name);
-    for (auto& name : *node.mutable_output()) apply(&name);
-    for (auto& attr : *node.mutable_attribute()) {
-      if (attr.has_g()) rename_in_graph(*attr.mutable_g(), renamed);
-    }
-  }
-}
-
-// A prefix ending in '/' under which none of `names` clashes with a name in `taken`.
-std::string unique_prefix(const std::string& base, const std::vector<std::string>& names,
-                          const NameSet& taken) {
-  for (int attempt = 0;; ++attempt) {
-    const std::string prefix = base + (attempt == 0 ? "" : "~" + std::to_string(attempt)) + "/";
-    bool clashes = false;
-    for (size_t i = 0; i < names.size() && !clashes; ++i) {
-      clashes = taken.count(prefix + names[i]) > 0;
-    }
-    if (!clashes) return prefix;
-  }
 }
 
 // The value of an If condition held by an initializer: ONNX asks for one bool.
@@ -189,6 +153,36 @@ std::string type_text(int32_t dtype, const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+void rename_in_graph(onnx::GraphProto& graph, const Renames& renamed) {
+  auto apply = [&](std::string* name) {
+    auto it = renamed.find(*name);
+    if (it != renamed.end()) *name = it->second;
+  };
+  for (auto& init : *graph.mutable_initializer()) apply(init.mutable_name());
+  for (auto& input : *graph.mutable_input()) apply(input.mutable_name());
+  for (auto& info : *graph.mutable_value_info()) apply(info.mutable_name());
+  for (auto& output : *graph.mutable_output()) apply(output.mutable_name());
+  for (auto& node : *graph.mutable_node()) {
+    for (auto& name : *node.mutable_input()) apply(&name);
+    for (auto& name : *node.mutable_output()) apply(&name);
+    for (auto& attr : *node.mutable_attribute()) {
+      if (attr.has_g()) rename_in_graph(*attr.mutable_g(), renamed);
+    }
+  }
+}
+
+std::string unique_prefix(const std::string& base, const std::vector<std::string>& names,
+                          const NameSet& taken) {
+  for (int attempt = 0;; ++attempt) {
+    const std::string prefix = base + (attempt == 0 ? "" : "~" + std::to_string(attempt)) + "/";
+    bool clashes = false;
+    for (size_t i = 0; i < names.size() && !clashes; ++i) {
+      clashes = taken.count(prefix + names[i]) > 0;
+    }
+    if (!clashes) return prefix;
+  }
+}
+
 void add_all_names(const onnx::GraphProto& graph, NameSet& names, int depth) {
   for (const auto& init : graph.initializer()) names.insert(init.name());
   for (const auto& info : graph.input()) names.insert(info.name());
@@ -284,10 +278,14 @@ Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph) {
     const std::string label = node_description(node, i);
     const auto then_outputs = inline_branch(node, true, *then_branch, graph, nodes, taken);
     const auto else_outputs = inline_branch(node, false, *else_branch, graph, nodes, taken);
-    // One bool of shape [] or [1] as ONNX asks (inference checks the dtype): a scalar, so that
-    // Where keeps each output's shape.
+    // One bool as ONNX asks (inference checks the dtype), reshaped to a scalar whatever shape it
+    // declares, so that Where keeps each output's shape.
     const std::string condition = fresh_name(node.input(0) + "/scalar", taken);
-    add_node(nodes, "Squeeze", condition, {node.input(0)}, condition);
+    onnx::TensorProto& scalar_shape = *graph.add_initializer();
+    scalar_shape.set_name(fresh_name(condition + "/shape", taken));
+    scalar_shape.set_data_type(onnx::TensorProto::INT64);
+    scalar_shape.add_dims(0);
+    add_node(nodes, "Reshape", condition, {node.input(0), scalar_shape.name()}, condition);
     for (int k = 0; k < node.output_size(); ++k) {
       if (node.output(k).empty()) continue;
       const auto kk = static_cast<size_t>(k);
@@ -321,13 +319,16 @@ Status check_predicated_ifs(const onnx::GraphProto& graph,
 }
 
 IfNodesSetAside::IfNodesSetAside(onnx::GraphProto& graph) : graph_(graph) {
+  const auto control_flow = [](const onnx::NodeProto& node) {
+    return is_if_node(node) || is_loop_node(node);
+  };
   bool any = false;
-  for (const auto& node : graph.node()) any = any || is_if_node(node);
+  for (const auto& node : graph.node()) any = any || control_flow(node);
   if (!any) return;
   google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto& node = *graph.mutable_node(i);
-    if (is_if_node(node)) {
+    if (control_flow(node)) {
       removed_.emplace_back(i, std::make_unique<onnx::NodeProto>());
       removed_.back().second->Swap(&node);
     } else {

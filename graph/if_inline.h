@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -27,6 +28,18 @@ bool is_if_node(const onnx::NodeProto& node);
 // Adds to `names` every name the subgraphs of `node` read from outside themselves (recursively):
 // the node's implicit inputs, which must be computed before it runs.
 void add_outer_reads(const onnx::NodeProto& node, NameSet& names);
+
+using Renames = std::unordered_map<std::string, std::string>;
+
+// Renames every occurrence of a key of `renamed` in `graph` and, recursively, in the subgraphs
+// of its nodes (which read the branch's values by name). An inner graph that defines such a name
+// again (an initializer may shadow an outer name) has its definition and its uses renamed
+// alike, so it still shadows.
+void rename_in_graph(onnx::GraphProto& graph, const Renames& renamed);
+
+// A prefix ending in '/' under which none of `names` clashes with a name in `taken`.
+std::string unique_prefix(const std::string& base, const std::vector<std::string>& names,
+                          const NameSet& taken);
 
 // Subgraphs deeper than this are not walked by add_all_names (validation refuses them later).
 inline constexpr int kMaxNameWalkDepth = 16;
@@ -51,7 +64,7 @@ struct PredicatedOutput {
 };
 
 // Replaces each If left in `graph` (its condition did not fold) by the nodes of both its
-// branches, inlined as at inline_constant_ifs(), then Squeeze(condition) and one
+// branches, inlined as at inline_constant_ifs(), then Reshape(condition, []) and one
 // Where(condition, then, else) per output. A branch not taken therefore still runs: its cost is
 // paid and a run-time error in it (an index out of range) fails the request.
 Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph);
@@ -61,10 +74,11 @@ Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph);
 Status check_predicated_ifs(const onnx::GraphProto& graph,
                             const std::vector<PredicatedOutput>& predicated);
 
-// Takes the If nodes out of `graph` for the object's lifetime and puts them back, in place, when
-// it ends. libonnx's shape inference runs without them: a branch matters only once it is chosen,
-// and then its nodes are inferred as part of the main graph, under the bounds hsched checks there
-// first (shape_fold.cpp). The If outputs stay without inferred types meanwhile.
+// Takes the If and Loop nodes out of `graph` for the object's lifetime and puts them back, in
+// place, when it ends. libonnx's shape inference runs without them: a branch or body matters
+// only once inlined or unrolled, and then its nodes are inferred as part of the main graph, under
+// the bounds hsched checks there first (shape_fold.cpp). Their outputs stay without inferred
+// types meanwhile.
 class IfNodesSetAside {
  public:
   explicit IfNodesSetAside(onnx::GraphProto& graph);

@@ -1,17 +1,18 @@
 #include "graph/onnx_validate.h"
 
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
 #include <onnx/common/constants.h>
 #include <onnx/common/version.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
-#include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
-
 #include "graph/function_inline.h"
 #include "graph/graph.h"
 #include "graph/if_inline.h"
+#include "graph/loop_unroll.h"
 #include "graph/onnx_import.h"
 #include "graph/opset18.h"
 
@@ -26,13 +27,13 @@ Status check_value_info(const onnx::ValueInfoProto& info, bool need_type) {
     return Status::ok();
   }
   if (!info.type().has_tensor_type()) {
-    return unimplemented(label + " is not a tensor (sequences, maps and optionals are not "
-                                 "supported)");
+    return unimplemented(label +
+                         " is not a tensor (sequences, maps and optionals are not "
+                         "supported)");
   }
   const auto& type = info.type().tensor_type();
   if ((need_type || type.elem_type() != 0) && !dtype_from_onnx(type.elem_type())) {
-    return invalid_argument(label + " has dtype " +
-                            std::string(onnx_dtype_name(type.elem_type())) +
+    return invalid_argument(label + " has dtype " + std::string(onnx_dtype_name(type.elem_type())) +
                             ", which hsched does not support");
   }
   if (!type.has_shape()) return Status::ok();
@@ -58,11 +59,11 @@ bool holds_subgraph(const onnx::AttributeProto& attr) {
 // activation...): only these may be longer than kMaxAxisListLength.
 bool holds_data(const onnx::NodeProto& node, const std::string& attr) {
   static const std::unordered_set<std::string> kDataAttributes{
-      "Constant.value_ints",           "Constant.value_floats",
-      "Constant.value_strings",        "Split.split",
-      "StringNormalizer.stopwords",    "TfIdfVectorizer.weights",
-      "TfIdfVectorizer.ngram_counts",  "TfIdfVectorizer.ngram_indexes",
-      "TfIdfVectorizer.pool_int64s",   "TfIdfVectorizer.pool_strings"};
+      "Constant.value_ints",          "Constant.value_floats",
+      "Constant.value_strings",       "Split.split",
+      "StringNormalizer.stopwords",   "TfIdfVectorizer.weights",
+      "TfIdfVectorizer.ngram_counts", "TfIdfVectorizer.ngram_indexes",
+      "TfIdfVectorizer.pool_int64s",  "TfIdfVectorizer.pool_strings"};
   return kDataAttributes.count(node.op_type() + "." + attr) > 0;
 }
 
@@ -98,8 +99,7 @@ Status check_attribute(const onnx::NodeProto& node, const onnx::AttributeProto& 
 
 // Arity and attribute types against the operator's schema, so that shape inference functions
 // only ever see nodes of the form they were written for.
-Status check_against_schema(const onnx::NodeProto& node, const std::string& where,
-                            int64_t opset) {
+Status check_against_schema(const onnx::NodeProto& node, const std::string& where, int64_t opset) {
   const onnx::OpSchema* schema =
       onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
   if (schema == nullptr) {
@@ -154,8 +154,8 @@ Status check_against_schema(const onnx::NodeProto& node, const std::string& wher
 // values it cannot take before it runs (found by the importer fuzzer: strides [1, 0]).
 Status check_spatial_attributes(const onnx::NodeProto& node, const std::string& where) {
   static const std::unordered_set<std::string> kSpatialOps{
-      "Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool", "LpPool",
-      "MaxUnpool", "MaxRoiPool", "DeformConv", "Col2Im"};
+      "Conv",   "ConvTranspose", "ConvInteger", "QLinearConv", "MaxPool", "AveragePool",
+      "LpPool", "MaxUnpool",     "MaxRoiPool",  "DeformConv",  "Col2Im"};
   if (kSpatialOps.count(node.op_type()) == 0) return Status::ok();
   for (const auto& attr : node.attribute()) {
     const std::string& name = attr.name();
@@ -293,31 +293,43 @@ Status sort_nodes(onnx::GraphProto& graph, Scope& scope) {
 Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Scope* parent,
                       int depth);
 
-// A subgraph attribute: only the then_branch and else_branch of an If are accepted, validated
-// like the main graph with the node's scope around them.
+// A subgraph attribute: only the then_branch and else_branch of an If and the body of a Loop
+// are accepted, validated like the main graph with the node's scope around them.
 Status check_branch(onnx::NodeProto& node, onnx::AttributeProto& attr, const std::string& where,
                     Validation& validation, const Scope& scope, int depth) {
   const std::string label = where + ": attribute '" + attr.name() + "'";
-  const bool branch = is_if_node(node) &&
-                      (attr.name() == "then_branch" || attr.name() == "else_branch") &&
-                      attr.type() == onnx::AttributeProto::GRAPH && attr.graphs_size() == 0;
-  if (!branch) {
+  const bool one_graph = attr.type() == onnx::AttributeProto::GRAPH && attr.graphs_size() == 0;
+  const bool branch =
+      is_if_node(node) && (attr.name() == "then_branch" || attr.name() == "else_branch");
+  const bool body = is_loop_node(node) && attr.name() == "body";
+  if (!one_graph || (!branch && !body)) {
     return unimplemented(label + " holds a subgraph; hsched takes subgraphs only as the " +
-                         "branches of an If (Loop and Scan are not supported)");
+                         "branches of an If and the body of a Loop (Scan is not supported)");
   }
   if (!attr.has_g()) return invalid_argument(label + " holds no graph");
   if (depth + 1 > kMaxSubgraphDepth) {
-    return invalid_argument(label + ": If branches nest deeper than " +
+    return invalid_argument(label + ": subgraphs nest deeper than " +
                             std::to_string(kMaxSubgraphDepth) + " levels");
   }
   const onnx::GraphProto& g = attr.g();
-  if (g.input_size() > 0) {
-    return invalid_argument(label + " declares " + std::to_string(g.input_size()) +
-                            " inputs; an If branch takes none");
+  // If: no inputs, the If's outputs. Loop(M, cond, v...) -> (v..., scans...): body(iteration,
+  // cond, v...) -> (cond, v..., scans...).
+  const int carried = node.input_size() - 2;
+  const int inputs = branch ? 0 : node.input_size();
+  const int outputs = branch ? node.output_size() : 1 + node.output_size();
+  if (body && (carried < 0 || node.output_size() < carried)) {
+    return invalid_argument(where + " has " + std::to_string(node.input_size()) + " inputs and " +
+                            std::to_string(node.output_size()) +
+                            " outputs; a Loop has 2 + N inputs and at least N outputs");
   }
-  if (g.output_size() != node.output_size()) {
-    return invalid_argument(label + " has " + std::to_string(g.output_size()) +
-                            " outputs; the If has " + std::to_string(node.output_size()));
+  if (g.input_size() != inputs) {
+    return invalid_argument(
+        label + " declares " + std::to_string(g.input_size()) + " inputs; " +
+        (branch ? "an If branch takes none" : "it takes " + std::to_string(inputs)));
+  }
+  if (g.output_size() != outputs) {
+    return invalid_argument(label + " has " + std::to_string(g.output_size()) + " outputs; " +
+                            (branch ? "the If has " : "it needs ") + std::to_string(outputs));
   }
   Status status = validate_graph(*attr.mutable_g(), validation, &scope, depth + 1);
   return status.is_ok() ? status : status.with_context(label);
@@ -368,7 +380,8 @@ Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Sco
 }  // namespace
 
 std::string node_description(const onnx::NodeProto& node, int index) {
-  const std::string name = node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
+  const std::string name =
+      node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'";
   return "node " + name + " (" + node.op_type() + ")";
 }
 

@@ -1,15 +1,16 @@
 #include "graph/shape_fold.h"
 
+#include <unordered_map>
+#include <unordered_set>
+
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <unordered_map>
-#include <unordered_set>
-
 #include "graph/function_inline.h"
 #include "graph/if_inline.h"
 #include "graph/inference_guards.h"
+#include "graph/loop_unroll.h"
 #include "graph/onnx_validate.h"
 #include "graph/rank_bound.h"
 #include "graph/shape_eval.h"
@@ -261,7 +262,10 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
     // An If whose condition is now an initializer gives way to its branch, and an op run as its
     // function body (typed by this round's inference) to the body: their nodes may fold, or
     // expand, in the next round. Ifs whose conditions no longer change are predicated.
-    HSCHED_ASSIGN_OR_RETURN(const int inlined, inline_constant_ifs(graph, external));
+    HSCHED_ASSIGN_OR_RETURN(int inlined, inline_constant_ifs(graph, external));
+    HSCHED_ASSIGN_OR_RETURN(const int unrolled,
+                            unroll_constant_loops(graph, external, opset, expansion_budget));
+    inlined += unrolled;
     HSCHED_ASSIGN_OR_RETURN(const int expanded,
                             expand_function_ops(graph, opset, expansion_budget));
     int selects = 0;
@@ -275,8 +279,12 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
       drop_unused_initializers(graph);
     }
     // Nothing changed after this round's inference: its types are the final graph's.
-    if (folded + inlined + expanded + selects == 0) return check_predicated_ifs(graph, predicated);
+    if (folded + inlined + expanded + selects == 0) {
+      HSCHED_RETURN_IF_ERROR(refuse_remaining_loops(graph));
+      return check_predicated_ifs(graph, predicated);
+    }
   }
+  HSCHED_RETURN_IF_ERROR(refuse_remaining_loops(graph));
   HSCHED_ASSIGN_OR_RETURN(auto last, predicate_ifs(graph));
   predicated.insert(predicated.end(), last.begin(), last.end());
   HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
