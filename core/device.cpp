@@ -94,6 +94,7 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kConvLinear, {"Conv", "ConvTranspose", "Gemm", "MatMul"});
   add(OpClass::kConvLinear, {"LSTM", "GRU", "RNN"});  // GEMMs over time steps
   add(OpClass::kConvLinear, {"Einsum"});              // contractions: matmuls in disguise
+  add(OpClass::kConvLinear, {"DFT", "STFT"});         // products with a twiddle matrix
   add(OpClass::kConvLinear, {"QLinearConv", "ConvInteger", "QLinearMatMul", "MatMulInteger"});
   add(OpClass::kPooling,
       {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool", "GlobalLpPool"});

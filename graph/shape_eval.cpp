@@ -63,8 +63,10 @@ Result<Small> gather(const Small& data, const Small& indices, int64_t axis_attr)
       if (idx < 0) idx += extent;
       for (int64_t i = 0; i < inner; ++i) {
         const auto src = static_cast<size_t>((o * extent + idx) * inner + i);
-        if (data.is_real()) out.reals.push_back(data.reals[src]);
-        else out.ints.push_back(data.ints[src]);
+        if (data.is_real())
+          out.reals.push_back(data.reals[src]);
+        else
+          out.ints.push_back(data.ints[src]);
       }
     }
   }
@@ -75,7 +77,8 @@ Result<Small> slice(const Small& data, const std::vector<int64_t>& starts,
                     const std::vector<int64_t>& ends, std::optional<std::vector<int64_t>> axes,
                     std::optional<std::vector<int64_t>> steps) {
   const size_t rank = data.dims.size();
-  if (starts.size() != ends.size()) return invalid_argument("Slice: starts and ends differ in size");
+  if (starts.size() != ends.size())
+    return invalid_argument("Slice: starts and ends differ in size");
   if (!axes) {
     axes.emplace();
     for (size_t i = 0; i < starts.size(); ++i) axes->push_back(static_cast<int64_t>(i));
@@ -118,8 +121,10 @@ Result<Small> slice(const Small& data, const std::vector<int64_t>& starts,
   for (int64_t o = 0; o < n; ++o) {
     int64_t src = 0;
     for (size_t a = 0; a < rank; ++a) src += (begin[a] + index[a] * step[a]) * strides[a];
-    if (data.is_real()) out.reals.push_back(data.reals[static_cast<size_t>(src)]);
-    else out.ints.push_back(data.ints[static_cast<size_t>(src)]);
+    if (data.is_real())
+      out.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    else
+      out.ints.push_back(data.ints[static_cast<size_t>(src)]);
     for (size_t a = rank; a-- > 0;) {
       if (++index[a] < count[a]) break;
       index[a] = 0;
@@ -157,8 +162,10 @@ Result<Small> concat(const std::vector<const Small*>& in, int64_t axis_attr) {
       const int64_t chunk = static_cast<int64_t>(s->size()) / std::max<int64_t>(outer, 1);
       for (int64_t i = 0; i < chunk; ++i) {
         const auto src = static_cast<size_t>(o * chunk + i);
-        if (s->is_real()) out.reals.push_back(s->reals[src]);
-        else out.ints.push_back(s->ints[src]);
+        if (s->is_real())
+          out.reals.push_back(s->reals[src]);
+        else
+          out.ints.push_back(s->ints[src]);
       }
     }
   }
@@ -275,7 +282,8 @@ Result<Small> range(const Small& start, const Small& limit, const Small& delta) 
   out.dtype = start.dtype;
   out.dims = {count};
   for (int64_t i = 0; i < count; ++i) {
-    if (start.is_real()) out.reals.push_back(start.reals[0] + static_cast<double>(i) * d);
+    if (start.is_real())
+      out.reals.push_back(start.reals[0] + static_cast<double>(i) * d);
     else {
       int64_t step = 0, v = 0;
       if (__builtin_mul_overflow(i, delta.ints[0], &step) ||
@@ -293,8 +301,10 @@ Result<Small> fill(const std::vector<int64_t>& dims, const Small& value) {
   Small out;
   out.dtype = value.dtype;
   out.dims = dims;
-  if (value.is_real()) out.reals.assign(static_cast<size_t>(n), value.reals.at(0));
-  else out.ints.assign(static_cast<size_t>(n), value.ints.at(0));
+  if (value.is_real())
+    out.reals.assign(static_cast<size_t>(n), value.reals.at(0));
+  else
+    out.ints.assign(static_cast<size_t>(n), value.ints.at(0));
   return out;
 }
 
@@ -322,14 +332,104 @@ Result<Small> constant(const AttributeMap& attrs) {
   return invalid_argument("Constant has no value");
 }
 
+// ReduceSum, ReduceProd, ReduceMin, ReduceMax over `axes` (all when none, unless `noop`):
+// exporters compute flattened sizes as ReduceProd(Shape(x)). Integer sums and products are
+// overflow-checked.
+Result<Small> reduce(const std::string& op, const Small& x,
+                     std::optional<std::vector<int64_t>> axes, bool keepdims, bool noop) {
+  const size_t rank = x.dims.size();
+  const bool every_dim = !axes || axes->empty();
+  std::vector<bool> reduced(rank, every_dim && !noop);
+  for (int64_t a : axes.value_or(std::vector<int64_t>{})) {
+    HSCHED_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(a, rank, op));
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  Small out;
+  out.dtype = x.dtype;
+  std::vector<int64_t> kept;  // the output's dims with each reduced dim as 1
+  for (size_t d = 0; d < rank; ++d) {
+    kept.push_back(reduced[d] ? 1 : x.dims[d]);
+    if (!reduced[d] || keepdims) out.dims.push_back(kept.back());
+  }
+  HSCHED_ASSIGN_OR_RETURN(const int64_t count, bounded_elements(kept));
+  const bool sum = op == "ReduceSum", prod = op == "ReduceProd", min = op == "ReduceMin";
+  if ((op == "ReduceMin" || op == "ReduceMax") && x.size() == 0) {
+    return unimplemented(op + " of an empty tensor is not folded");
+  }
+  const auto n = static_cast<size_t>(count);
+  std::vector<bool> first(n, true);
+  out.ints.assign(x.is_real() ? 0 : n, prod ? 1 : 0);
+  out.reals.assign(x.is_real() ? n : 0, prod ? 1.0 : 0.0);
+  const std::vector<int64_t> in_strides = strides_of(x.dims), out_strides = strides_of(kept);
+  for (size_t i = 0; i < x.size(); ++i) {
+    size_t o = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t index = static_cast<int64_t>(i) / in_strides[d] % x.dims[d];
+      if (!reduced[d]) o += static_cast<size_t>(index * out_strides[d]);
+    }
+    if (x.is_real()) {
+      double& acc = out.reals[o];
+      const double v = x.reals[i];
+      acc = sum        ? acc + v
+            : prod     ? acc * v
+            : first[o] ? v
+            : min      ? std::min(acc, v)
+                       : std::max(acc, v);
+    } else {
+      int64_t& acc = out.ints[o];
+      const int64_t v = x.ints[i];
+      if ((sum && __builtin_add_overflow(acc, v, &acc)) ||
+          (prod && __builtin_mul_overflow(acc, v, &acc))) {
+        return unimplemented(op + ": the result overflows int64");
+      }
+      if (!sum && !prod) acc = first[o] ? v : min ? std::min(acc, v) : std::max(acc, v);
+    }
+    first[o] = false;
+  }
+  return out;
+}
+
 const std::set<std::string>& evaluable_ops() {
-  static const std::set<std::string> kOps{
-      "Abs",   "Add",        "And",   "Cast",     "Ceil",      "Concat",      "Constant",
-      "ConstantOfShape",     "Div",   "Equal",    "Expand",    "Floor",       "Gather",
-      "Greater", "GreaterOrEqual",    "Identity", "Less",      "LessOrEqual", "Max",
-      "Min",   "Mod",        "Mul",   "Neg",      "Not",       "Or",          "Range",
-      "Reciprocal", "Reshape", "Shape", "Size",   "Slice",     "Sqrt",        "Squeeze",
-      "Sub",   "Unsqueeze",  "Where"};
+  static const std::set<std::string> kOps{"Abs",
+                                          "Add",
+                                          "And",
+                                          "Cast",
+                                          "Ceil",
+                                          "Concat",
+                                          "Constant",
+                                          "ConstantOfShape",
+                                          "Div",
+                                          "Equal",
+                                          "Expand",
+                                          "Floor",
+                                          "Gather",
+                                          "Greater",
+                                          "GreaterOrEqual",
+                                          "Identity",
+                                          "Less",
+                                          "LessOrEqual",
+                                          "Max",
+                                          "Min",
+                                          "Mod",
+                                          "Mul",
+                                          "Neg",
+                                          "Not",
+                                          "Or",
+                                          "Range",
+                                          "Reciprocal",
+                                          "ReduceMax",
+                                          "ReduceMin",
+                                          "ReduceProd",
+                                          "ReduceSum",
+                                          "Reshape",
+                                          "Shape",
+                                          "Size",
+                                          "Slice",
+                                          "Sqrt",
+                                          "Squeeze",
+                                          "Sub",
+                                          "Unsqueeze",
+                                          "Where"};
   return kOps;
 }
 
@@ -369,7 +469,8 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
   };
   if (op == "Constant") return constant(attrs);
   if (op == "Shape" || op == "Size") {
-    if (inputs.empty() || !inputs[0].shape.is_static()) return unimplemented(op + ": shape unknown");
+    if (inputs.empty() || !inputs[0].shape.is_static())
+      return unimplemented(op + ": shape unknown");
     const auto& dims = inputs[0].shape.dims;
     if (op == "Size") return make_ints(DType::kI64, {}, {inputs[0].shape.elements()});
     const auto rank = static_cast<int64_t>(dims.size());
@@ -409,7 +510,8 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     if (opset < 10) {
       auto ints = [&](const std::string& key) {
         auto it = attrs.find(key);
-        const auto* v = it == attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
+        const auto* v =
+            it == attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
         return v ? *v : std::vector<int64_t>{};
       };
       return slice(*in[0], ints("starts"), ints("ends"), axes_of(attrs, {}, 0), std::nullopt);
@@ -437,6 +539,17 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     HSCHED_RETURN_IF_ERROR(need_ints({1}));
     return reshape_to(*in[0], in[1]->ints, attr_int("allowzero", 0) != 0);
   }
+  if (op == "ReduceSum" || op == "ReduceProd" || op == "ReduceMin" || op == "ReduceMax") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    // Axes: the attribute, or the second input (ReduceSum from opset 13); an axes input that is
+    // not known leaves the node alone.
+    if (in.size() > 1 && in[1] == nullptr && !inputs[1].omitted) {
+      return unimplemented(op + ": axes unknown");
+    }
+    return reduce(op, *in[0], axes_of(attrs, in, 1), attr_int("keepdims", 1) != 0,
+                  attr_int("noop_with_empty_axes", 0) != 0);
+  }
   if (op == "Range") {
     HSCHED_RETURN_IF_ERROR(need(3));
     HSCHED_RETURN_IF_ERROR(same_kind(0));
@@ -452,8 +565,10 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     out.dtype = in[0]->dtype;
     out.dims = out_dims;
     for (size_t src : broadcast_map(out_dims, in[0]->dims)) {
-      if (in[0]->is_real()) out.reals.push_back(in[0]->reals[src]);
-      else out.ints.push_back(in[0]->ints[src]);
+      if (in[0]->is_real())
+        out.reals.push_back(in[0]->reals[src]);
+      else
+        out.ints.push_back(in[0]->ints[src]);
     }
     return out;
   }
@@ -471,8 +586,10 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     out.dims = out_dims;
     for (size_t k = 0; k < mc.size(); ++k) {
       const bool c = in[0]->real(mc[k]) != 0;
-      if (out.is_real()) out.reals.push_back(c ? in[1]->real(mx[k]) : in[2]->real(my[k]));
-      else out.ints.push_back(c ? in[1]->ints.at(mx[k]) : in[2]->ints.at(my[k]));
+      if (out.is_real())
+        out.reals.push_back(c ? in[1]->real(mx[k]) : in[2]->real(my[k]));
+      else
+        out.ints.push_back(c ? in[1]->ints.at(mx[k]) : in[2]->ints.at(my[k]));
     }
     return out;
   }

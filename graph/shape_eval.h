@@ -1,5 +1,6 @@
 // Evaluates the ops of shape-computing subgraphs (Shape, Gather, Slice, Concat, Unsqueeze,
-// Squeeze, Cast, Range, ConstantOfShape, Equal, Where, Expand, arithmetic...) on small tensors,
+// Squeeze, Cast, Range, ConstantOfShape, Equal, Where, Expand, ReduceSum/Prod/Min/Max,
+// arithmetic...) on small tensors,
 // so that the importer can fold them to constants once input shapes are fixed. This is the one
 // place such evaluation lives: backends and the constant folder call it, never re-implement it.
 #pragma once
@@ -7,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "hsched/shape.h"
-#include "hsched/tensor.h"
 #include "graph/attribute.h"
+#include "hsched/shape.h"
 #include "hsched/status.h"
+#include "hsched/tensor.h"
 
 namespace hsched {
 

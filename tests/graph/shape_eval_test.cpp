@@ -65,6 +65,33 @@ TEST(ShapeEvalTest, SliceWithNegativeStepAndHugeEnd) {
   EXPECT_EQ(ints(*out), (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
+// Exporters flatten with ReduceProd(Shape(x)); the reductions fold on small tensors.
+TEST(ShapeEvalTest, ReductionsOverAxesOrEverything) {
+  const Tensor dims = i64({4}, {2, 3, 4, 5});
+  auto prod = eval("ReduceProd", {&dims}, {{"keepdims", int64_t{1}}});
+  ASSERT_TRUE(prod.is_ok()) << prod.status().message();
+  EXPECT_EQ(prod->dims(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(ints(*prod), (std::vector<int64_t>{120}));
+  const Tensor m = i64({2, 3}, {1, 7, 3, 4, 5, -6});
+  const Tensor axis1 = i64({1}, {-1});
+  auto sum = eval("ReduceSum", {&m, &axis1}, {{"keepdims", int64_t{0}}});
+  ASSERT_TRUE(sum.is_ok()) << sum.status().message();
+  EXPECT_EQ(sum->dims(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(ints(*sum), (std::vector<int64_t>{11, 3}));
+  auto max = eval("ReduceMax", {&m}, {{"axes", std::vector<int64_t>{0}}});
+  ASSERT_TRUE(max.is_ok()) << max.status().message();
+  EXPECT_EQ(max->dims(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(ints(*max), (std::vector<int64_t>{4, 7, 3}));
+  const Tensor none = i64({0}, {});
+  auto noop = eval("ReduceSum", {&m, &none}, {{"noop_with_empty_axes", int64_t{1}}});
+  ASSERT_TRUE(noop.is_ok()) << noop.status().message();
+  EXPECT_EQ(ints(*noop), ints(m));
+  const Tensor huge = i64({2}, {int64_t{1} << 62, 4});
+  EXPECT_EQ(eval("ReduceProd", {&huge}).status().code(), ErrorCode::kUnimplemented);
+  const Tensor out_of_range = i64({1}, {2});
+  EXPECT_EQ(eval("ReduceSum", {&m, &out_of_range}).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(ShapeEvalTest, ConcatUnsqueezeSqueezeReshape) {
   const Tensor a = i64({}, {2});
   const Tensor axes = i64({1}, {0});
