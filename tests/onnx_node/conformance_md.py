@@ -16,6 +16,7 @@ REASON_PATTERNS = [
     (r"is not a tensor \(sequences, maps and optionals", "sequence, map or optional values"),
     (r"imports no opset of the default ONNX domain", "no default-domain opset (other domains)"),
     (r"has no static shape", "output shape depends on input values"),
+    (r"\.pb: holds \w+ \S+ but input '([^']+)' is", r"test data: input '\1' holds another shape than the model declares"),
     (r"input must be a constant", "an input that must be constant is computed"),
     (r"node '[^']*' \((\w+)\): (.*)", r"\1: \2"),
 ]
