@@ -119,6 +119,7 @@ OpClassIndex build_op_class_index() {
   add(OpClass::kReduction, {"TopK", "Det"});  // Det: a matrix reduced to a scalar
   add(OpClass::kNormalization, {"LRN"});
   add(OpClass::kElementwise, {"BitShift"});
+  add(OpClass::kReduction, {"TfIdfVectorizer"});  // n-gram counts of each row
   add(OpClass::kElementwise, {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"});
   // Views and copies; layout; indexing and resampling.
   add(OpClass::kDataMovement,
