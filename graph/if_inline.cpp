@@ -62,8 +62,6 @@ onnx::GraphProto* branch_of(onnx::NodeProto& node, bool condition) {
   return nullptr;
 }
 
-using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
-
 // Appends the nodes of `branch`, a branch of `node`, to `nodes` and its initializers to `graph`,
 // every name it defines renamed under a prefix as described at inline_constant_ifs(). New names
 // are added to `taken`. Returns the names of the branch's outputs, renamed.
@@ -95,16 +93,6 @@ std::vector<std::string> inline_branch(const onnx::NodeProto& node, bool conditi
   std::vector<std::string> outputs;
   for (const auto& output : branch.output()) outputs.push_back(output.name());
   return outputs;
-}
-
-onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
-                          const std::vector<std::string>& inputs, const std::string& output) {
-  onnx::NodeProto& node = *nodes.Add();
-  node.set_op_type(op);
-  node.set_name(name);
-  for (const auto& input : inputs) node.add_input(input);
-  node.add_output(output);
-  return node;
 }
 
 // A name under `base` that clashes with nothing in `taken`; added to it.
@@ -152,6 +140,16 @@ std::string type_text(int32_t dtype, const std::vector<int64_t>& dims) {
 }
 
 }  // namespace
+
+onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
+                          const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto& node = *nodes.Add();
+  node.set_op_type(op);
+  node.set_name(name);
+  for (const auto& input : inputs) node.add_input(input);
+  node.add_output(output);
+  return node;
+}
 
 void rename_in_graph(onnx::GraphProto& graph, const Renames& renamed) {
   auto apply = [&](std::string* name) {

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/repeated_field.h>
+
 #include "graph/tensor_proto.h"
 #include "hsched/status.h"
 
@@ -30,6 +32,11 @@ bool is_if_node(const onnx::NodeProto& node);
 void add_outer_reads(const onnx::NodeProto& node, NameSet& names);
 
 using Renames = std::unordered_map<std::string, std::string>;
+using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
+
+// Appends a node of one output to `nodes` and returns it (for attributes).
+onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
+                          const std::vector<std::string>& inputs, const std::string& output);
 
 // Renames every occurrence of a key of `renamed` in `graph` and, recursively, in the subgraphs
 // of its nodes (which read the branch's values by name). An inner graph that defines such a name

@@ -13,7 +13,6 @@
 namespace hsched {
 namespace {
 
-using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 using Initializers = std::unordered_map<std::string, const onnx::TensorProto*>;
 
 // The one value of an initializer of one element and `dtype`; nullopt otherwise.
@@ -68,16 +67,6 @@ void add_scalar_initializer(onnx::GraphProto& graph, const std::string& name, DT
   } else {
     tensor.add_int64_data(value);
   }
-}
-
-onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
-                          const std::vector<std::string>& inputs, const std::string& output) {
-  onnx::NodeProto& node = *nodes.Add();
-  node.set_op_type(op);
-  node.set_name(name);
-  for (const auto& input : inputs) node.add_input(input);
-  node.add_output(output);
-  return node;
 }
 
 // Appends the unrolled trips of `loop` (checked by the caller) to `nodes`.
