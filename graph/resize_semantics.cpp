@@ -23,29 +23,29 @@ std::optional<Nearest> parse_nearest(const std::string& name) {
   return std::nullopt;
 }
 
-float original_coordinate(Coord mode, float x, float scale, int64_t in, int64_t out,
-                          float roi_start, float roi_end) {
-  const auto in_f = static_cast<float>(in);
-  const auto out_f = static_cast<float>(out);
+double original_coordinate(Coord mode, double x, double scale, int64_t in, int64_t out,
+                           double roi_start, double roi_end) {
+  const auto in_f = static_cast<double>(in);
+  const auto out_f = static_cast<double>(out);
   switch (mode) {
     case Coord::kHalfPixel:
-      return (x + 0.5f) / scale - 0.5f;
+      return (x + 0.5) / scale - 0.5;
     case Coord::kHalfPixelSymmetric: {
-      const float adjustment = out_f / (scale * in_f);
-      const float offset = in_f / 2 * (1 - adjustment);
-      return offset + (x + 0.5f) / scale - 0.5f;
+      const double adjustment = out_f / (scale * in_f);
+      const double offset = in_f / 2 * (1 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
     }
     case Coord::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
     case Coord::kAlignCorners:
-      return out == 1 ? 0.0f : x * (in_f - 1) / (out_f - 1);
+      return out == 1 ? 0.0 : x * (in_f - 1) / (out_f - 1);
     case Coord::kAsymmetric:
       return x / scale;
     case Coord::kTfHalfPixelForNn:
-      return (x + 0.5f) / scale;
+      return (x + 0.5) / scale;
     case Coord::kTfCropAndResize:
       return out > 1 ? roi_start * (in_f - 1) + x * (roi_end - roi_start) * (in_f - 1) / (out_f - 1)
-                     : 0.5f * (roi_start + roi_end) * (in_f - 1);
+                     : 0.5 * (roi_start + roi_end) * (in_f - 1);
   }
   return x;
 }
