@@ -263,7 +263,17 @@ class PostOpFuser {
         const bool linear = act->kind == PostOp::Kind::kHardSigmoid;
         if (linear && matmul_like && has_linear) break;
         has_linear = has_linear || linear;
-        ops.push_back(*act);
+        if (act->kind == PostOp::Kind::kClip && !ops.empty() &&
+            ops.back().kind == PostOp::Kind::kClip) {
+          // oneDNN 2.6 loses the second of two eltwise_clip post-ops in a chain. One Clip does:
+          // clip(clip(x, a, b), c, d) = clip(x, clamp(a, c, d), clamp(b, c, d)), a <= b, c <= d.
+          PostOp& first = ops.back();
+          if (!(first.alpha <= first.beta && act->alpha <= act->beta)) break;
+          first.alpha = std::clamp(first.alpha, act->alpha, act->beta);
+          first.beta = std::clamp(first.beta, act->alpha, act->beta);
+        } else {
+          ops.push_back(*act);
+        }
       } else if (ops.empty() && node.op_type == "Mul" &&
                  scale_into_weights(graph_, root, node, current)) {
         // folded: the Conv computes the scaled output itself
