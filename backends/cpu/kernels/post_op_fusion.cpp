@@ -242,6 +242,7 @@ class PostOpFuser {
     // MatMul's absorbed input scale are one already (dnnl_matmul.cpp); HardSigmoid adds one.
     bool has_linear =
         !ops.empty() || (root.op_type == "Gemm" && root.attr_float("alpha", 1.0f) != 1.0f);
+    bool has_clip = false;
     ValueId current = root.outputs[0];
     while (true) {
       auto next = sole_consumer(current);
@@ -263,15 +264,20 @@ class PostOpFuser {
         const bool linear = act->kind == PostOp::Kind::kHardSigmoid;
         if (linear && matmul_like && has_linear) break;
         has_linear = has_linear || linear;
+        // oneDNN 2.6 loses the second of two eltwise_clip post-ops in a chain (Clip is one,
+        // HardSigmoid ends with one): a chain holds one. Two Clips in a row merge:
+        // clip(clip(x, a, b), c, d) = clip(x, clamp(a, c, d), clamp(b, c, d)), a <= b, c <= d.
+        const bool clips =
+            act->kind == PostOp::Kind::kClip || act->kind == PostOp::Kind::kHardSigmoid;
         if (act->kind == PostOp::Kind::kClip && !ops.empty() &&
             ops.back().kind == PostOp::Kind::kClip) {
-          // oneDNN 2.6 loses the second of two eltwise_clip post-ops in a chain. One Clip does:
-          // clip(clip(x, a, b), c, d) = clip(x, clamp(a, c, d), clamp(b, c, d)), a <= b, c <= d.
           PostOp& first = ops.back();
           if (!(first.alpha <= first.beta && act->alpha <= act->beta)) break;
           first.alpha = std::clamp(first.alpha, act->alpha, act->beta);
           first.beta = std::clamp(first.beta, act->alpha, act->beta);
         } else {
+          if (clips && has_clip) break;
+          has_clip = has_clip || clips;
           ops.push_back(*act);
         }
       } else if (ops.empty() && node.op_type == "Mul" &&
