@@ -95,16 +95,6 @@ std::vector<std::string> inline_branch(const onnx::NodeProto& node, bool conditi
   return outputs;
 }
 
-// A name under `base` that clashes with nothing in `taken`; added to it.
-std::string fresh_name(const std::string& base, NameSet& taken) {
-  std::string name = base;
-  for (int attempt = 1; taken.count(name) != 0; ++attempt) {
-    name = base + "~" + std::to_string(attempt);
-  }
-  taken.insert(name);
-  return name;
-}
-
 // The value's dtype and dims as inference or an initializer left them; false when unknown.
 bool known_type(const onnx::GraphProto& graph, const std::string& name, int32_t* dtype,
                 std::vector<int64_t>* dims) {
@@ -140,6 +130,15 @@ std::string type_text(int32_t dtype, const std::vector<int64_t>& dims) {
 }
 
 }  // namespace
+
+std::string fresh_name(const std::string& base, NameSet& taken) {
+  std::string name = base;
+  for (int attempt = 1; taken.count(name) != 0; ++attempt) {
+    name = base + "~" + std::to_string(attempt);
+  }
+  taken.insert(name);
+  return name;
+}
 
 onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
                           const std::vector<std::string>& inputs, const std::string& output) {

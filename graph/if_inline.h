@@ -34,6 +34,9 @@ void add_outer_reads(const onnx::NodeProto& node, NameSet& names);
 using Renames = std::unordered_map<std::string, std::string>;
 using NodeList = google::protobuf::RepeatedPtrField<onnx::NodeProto>;
 
+// A name under `base` that clashes with nothing in `taken`; added to it.
+std::string fresh_name(const std::string& base, NameSet& taken);
+
 // Appends a node of one output to `nodes` and returns it (for attributes).
 onnx::NodeProto& add_node(NodeList& nodes, const std::string& op, const std::string& name,
                           const std::vector<std::string>& inputs, const std::string& output);

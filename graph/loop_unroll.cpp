@@ -26,6 +26,12 @@ std::optional<int64_t> scalar_of(const Initializers& initializers, const std::st
                                : tensor->values<int64_t>()[0];
 }
 
+bool holds_true(const onnx::TensorProto& proto) {
+  auto tensor = tensor_from_proto(proto, nullptr);
+  return tensor.is_ok() && tensor->dtype() == DType::kBool && tensor->elements() == 1 &&
+         tensor->values<uint8_t>()[0] != 0;
+}
+
 // Whether the body's condition output is always true given a true condition input.
 bool passes_condition_through(const onnx::GraphProto& body) {
   const std::string& out = body.output(0).name();
@@ -36,16 +42,10 @@ bool passes_condition_through(const onnx::GraphProto& body) {
     if (node.op_type() == "Identity" && node.input_size() == 1 && node.input(0) == in) return true;
     if (node.op_type() != "Constant" || node.attribute_size() != 1) return false;
     const auto& attr = node.attribute(0);
-    if (attr.name() != "value" || !attr.has_t()) return false;
-    auto tensor = tensor_from_proto(attr.t(), nullptr);
-    return tensor.is_ok() && tensor->dtype() == DType::kBool && tensor->elements() == 1 &&
-           tensor->values<uint8_t>()[0] != 0;
+    return attr.name() == "value" && attr.has_t() && holds_true(attr.t());
   }
   for (const auto& init : body.initializer()) {
-    if (init.name() != out) continue;
-    auto tensor = tensor_from_proto(init, nullptr);
-    return tensor.is_ok() && tensor->dtype() == DType::kBool && tensor->elements() == 1 &&
-           tensor->values<uint8_t>()[0] != 0;
+    if (init.name() == out) return holds_true(init);
   }
   return false;
 }
@@ -127,10 +127,8 @@ void unroll(const onnx::NodeProto& loop, const onnx::GraphProto& body, int64_t t
       scans[static_cast<size_t>(j)].push_back(copy.output(1 + carried_count + j).name());
     }
   }
-  auto fresh = [&](const std::string& name) {
-    const std::string prefix = unique_prefix(base + "/unrolled", {name}, taken);
-    taken.insert(prefix + name);
-    return prefix + name;
+  const auto fresh = [&](const std::string& name) {
+    return fresh_name(base + "/unrolled/" + name, taken);
   };
   for (int j = 0; j < carried_count; ++j) {
     const std::string& out = loop.output(j);

@@ -1,4 +1,4 @@
-// Internal to the indexing kernels (index_kernels.cpp, scatter_kernels.cpp, gather_kernels.cpp):
+// Internal to the indexing kernels (index, scatter, gather and tfidf kernels):
 // reading index tensors, the one-line error for an index out of range, and the tuple addressing
 // that GatherND and ScatterND share.
 #pragma once

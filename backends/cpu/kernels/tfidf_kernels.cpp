@@ -4,11 +4,11 @@
 // values: the counts (TF), the n-gram's weight where its count is not 0 (IDF), or count times
 // weight (TFIDF). The pool is checked and indexed when the kernel is created.
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/index_util.h"
 #include "backends/cpu/kernels/kernel.h"
 #include "backends/cpu/kernels/layout_util.h"
 
@@ -32,16 +32,6 @@ void run_tfidf(const TfIdfPlan& p, const std::byte* data, float* out) {
   std::fill(out, out + p.rows * p.width, 0.0f);
   std::vector<float> counts(static_cast<size_t>(p.width));
   std::vector<int64_t> gram;
-  const auto value = [&](int64_t i) {
-    if (p.is64) {
-      int64_t v;
-      std::memcpy(&v, data + i * 8, 8);
-      return v;
-    }
-    int32_t v;
-    std::memcpy(&v, data + i * 4, 4);
-    return int64_t{v};
-  };
   for (int64_t r = 0; r < p.rows; ++r) {
     std::fill(counts.begin(), counts.end(), 0.0f);
     const int64_t row = r * p.cols;
@@ -50,7 +40,8 @@ void run_tfidf(const TfIdfPlan& p, const std::byte* data, float* out) {
         for (int64_t n = std::max<int64_t>(p.min_n, skip > 0 ? 2 : 1); n <= p.max_n; ++n) {
           if (start + (n - 1) * (skip + 1) >= p.cols) break;
           gram.clear();
-          for (int64_t j = 0; j < n; ++j) gram.push_back(value(row + start + j * (skip + 1)));
+          for (int64_t j = 0; j < n; ++j)
+            gram.push_back(index_at(data, p.is64, row + start + j * (skip + 1)));
           const auto found = p.grams.find(gram);
           if (found != p.grams.end()) counts[static_cast<size_t>(found->second)] += 1.0f;
         }
