@@ -1,5 +1,6 @@
 #include "graph/onnx_import.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -156,6 +157,37 @@ int64_t imported_opset(const onnx::ModelProto& model) {
   return opset;
 }
 
+// libonnx's Gemm 6 -> 7 adapter reads dims 0 and 1 of A's and B's declared shapes without
+// checking their rank (a scalar A dereferences null). Gemm needs 2-D operands at every opset, so a
+// declared rank other than 2 is refused before the converter runs. Undeclared shapes are the
+// adapter's own refusal ("Shape of input ... is not available").
+Status check_gemm_ranks_for_upgrade(const onnx::GraphProto& graph) {
+  std::unordered_map<std::string, int> ranks;
+  auto declare = [&](const onnx::ValueInfoProto& value) {
+    if (value.type().has_tensor_type() && value.type().tensor_type().has_shape()) {
+      ranks[value.name()] = value.type().tensor_type().shape().dim_size();
+    }
+  };
+  for (const auto& value : graph.input()) declare(value);
+  for (const auto& value : graph.value_info()) declare(value);
+  for (const auto& value : graph.output()) declare(value);
+  for (const auto& init : graph.initializer()) ranks[init.name()] = init.dims_size();
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto& node = graph.node(i);
+    const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (node.op_type() != "Gemm" || !default_domain) continue;
+    for (int k = 0; k < std::min(node.input_size(), 2); ++k) {
+      const auto rank = ranks.find(node.input(k));
+      if (rank != ranks.end() && rank->second != 2) {
+        return invalid_argument(node_description(node, i) + ": input '" + node.input(k) +
+                                "' has rank " + std::to_string(rank->second) +
+                                "; Gemm takes 2-D matrices");
+      }
+    }
+  }
+  return Status::ok();
+}
+
 // A model of an opset below kMinOpset, upgraded to kMinOpset by libonnx's version converter
 // (its adapters rewrite the ops whose definition changed). The converter's own import of the
 // graph dereferences undefined names, so the model must first pass hsched's validation and the
@@ -176,6 +208,7 @@ Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, ExternalData& e
   }
   HSCHED_RETURN_IF_ERROR(validate_and_sort(model, external).status());
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
+  if (opset < 7) HSCHED_RETURN_IF_ERROR(check_gemm_ranks_for_upgrade(model.graph()));
   try {
     model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
   } catch (const std::exception& e) {

@@ -128,6 +128,29 @@ TEST(ImportTest, OldOpsetIsValidatedBeforeTheUpgrade) {
   EXPECT_EQ(graph.status().message(), "old.onnx: graph output 'y' is produced by nothing");
 }
 
+// libonnx's Gemm 6 -> 7 adapter reads dims 0 and 1 of A and B unchecked: a scalar A was a null
+// dereference (found by run_fuzzer). A Gemm of 2-D operands still upgrades.
+TEST(ImportTest, OldGemmOfOtherThanMatricesIsRefusedBeforeTheUpgrade) {
+  for (const std::vector<int64_t>& a_dims : {std::vector<int64_t>{}, std::vector<int64_t>{4}}) {
+    OnnxBuilder b(6);
+    b.input("a", DType::kF32, a_dims).input("b", DType::kF32, {4, 3}).input("c", DType::kF32, {3});
+    b.output("y", DType::kF32, {1, 3});
+    b.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
+    auto graph = import_onnx_model(b.model(), {}, "old.onnx", {});
+    ASSERT_FALSE(graph.is_ok());
+    EXPECT_EQ(graph.status().message(), "old.onnx: node 'gemm' (Gemm): input 'a' has rank " +
+                                            std::to_string(a_dims.size()) +
+                                            "; Gemm takes 2-D matrices");
+  }
+  OnnxBuilder b(6);
+  b.input("a", DType::kF32, {1, 4}).input("b", DType::kF32, {4, 3}).input("c", DType::kF32, {3});
+  b.output("y", DType::kF32, {1, 3});
+  b.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
+  auto graph = import_onnx_model(b.model(), {}, "old.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->opset, kMinOpset);
+}
+
 TEST(ImportTest, NodesOutOfOrderAreSorted) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 4}).output("z", DType::kF32, {1, 4});
