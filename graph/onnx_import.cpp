@@ -162,23 +162,26 @@ int64_t imported_opset(const onnx::ModelProto& model) {
 // declared rank other than 2 is refused before the converter runs. Undeclared shapes are the
 // adapter's own refusal ("Shape of input ... is not available").
 Status check_gemm_ranks_for_upgrade(const onnx::GraphProto& graph) {
-  std::unordered_map<std::string, int> ranks;
-  auto declare = [&](const onnx::ValueInfoProto& value) {
-    if (value.type().has_tensor_type() && value.type().tensor_type().has_shape()) {
-      ranks[value.name()] = value.type().tensor_type().shape().dim_size();
-    }
+  // Every declaration counts: a name may be declared more than once.
+  std::unordered_map<std::string, int> ranks;  // a declared rank other than 2, by name
+  auto declare = [&](const std::string& name, int rank) {
+    if (rank != 2) ranks.emplace(name, rank);
   };
-  for (const auto& value : graph.input()) declare(value);
-  for (const auto& value : graph.value_info()) declare(value);
-  for (const auto& value : graph.output()) declare(value);
-  for (const auto& init : graph.initializer()) ranks[init.name()] = init.dims_size();
+  for (const auto* values : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const auto& value : *values) {
+      if (value.type().has_tensor_type() && value.type().tensor_type().has_shape()) {
+        declare(value.name(), value.type().tensor_type().shape().dim_size());
+      }
+    }
+  }
+  for (const auto& init : graph.initializer()) declare(init.name(), init.dims_size());
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto& node = graph.node(i);
     const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
     if (node.op_type() != "Gemm" || !default_domain) continue;
     for (int k = 0; k < std::min(node.input_size(), 2); ++k) {
       const auto rank = ranks.find(node.input(k));
-      if (rank != ranks.end() && rank->second != 2) {
+      if (rank != ranks.end()) {
         return invalid_argument(node_description(node, i) + ": input '" + node.input(k) +
                                 "' has rank " + std::to_string(rank->second) +
                                 "; Gemm takes 2-D matrices");
