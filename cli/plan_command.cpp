@@ -62,10 +62,14 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
     source.cache_dir = deployment.cache_dir;
     source.compile_timeout_ms = static_cast<int64_t>(deployment.compile_timeout_ms);
   } else {
-    auto target = resolve_target_or_discover(
-        args.target.empty() ? std::string(kThisMachineTarget) : args.target);
-    if (!target.is_ok()) return target.status().with_context("--target");
-    source.target = std::move(target).value();
+    const std::string name = args.target.empty() ? std::string(kThisMachineTarget) : args.target;
+    if (name == kThisMachineTarget && !args.devices.empty()) {
+      source.target = discover_target_for(args.devices);  // `--devices cpu` loads no driver
+    } else {
+      auto target = resolve_target_or_discover(name);
+      if (!target.is_ok()) return target.status().with_context("--target");
+      source.target = std::move(target).value();
+    }
     if (args.policy.empty()) {
       source.policy = default_policy();
     } else {

@@ -70,6 +70,11 @@ Result<Policy> resolve_policy(const std::string& name_or_path);
 // Never fails: a missing driver means no devices of its API.
 Target discover_target();
 
+// discover_target() for a --devices list (comma-separated selectors, as in match_devices): a list
+// of host selectors only ("cpu", "host") probes the host CPU alone, so that such a run loads no
+// OpenCL or Level Zero driver; any other list probes every backend.
+Target discover_target_for(const std::string& device_list);
+
 // For a demonstration on a machine without an NPU: makes this process use `driver_path`
 // (hsched's simulated NPU driver, a Level Zero driver) when Level Zero has not been initialized
 // yet, ZE_ENABLE_ALT_DRIVERS is unset, `driver_path` is a file and this machine shows no NPU.

@@ -1,7 +1,10 @@
 #include "scheduler/config/discover.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "hsched/config.h"
@@ -35,13 +38,25 @@ std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfi
   return std::nullopt;
 }
 
-std::vector<Discoverer> default_discoverers() {
+namespace {
+
+std::vector<Discoverer> discoverers_of(const std::function<bool(DeviceApi)>& wanted) {
   std::vector<Discoverer> discoverers;
   for (const auto& backend : backends().backends()) {
     const Backend* found = backend.get();
-    discoverers.push_back([found] { return found->discover(); });
+    if (wanted(found->api())) discoverers.push_back([found] { return found->discover(); });
   }
   return discoverers;
+}
+
+}  // namespace
+
+std::vector<Discoverer> default_discoverers() {
+  return discoverers_of([](DeviceApi) { return true; });
+}
+
+std::vector<Discoverer> default_discoverers(DeviceApi api) {
+  return discoverers_of([api](DeviceApi a) { return a == api; });
 }
 
 Target discover_target(const std::vector<Discoverer>& discoverers) {
@@ -76,5 +91,18 @@ Target discover_target(const std::vector<Discoverer>& discoverers) {
 namespace hsched {
 
 Target discover_target() { return config::discover_target(config::default_discoverers()); }
+
+Target discover_target_for(const std::string& device_list) {
+  std::stringstream stream(device_list);
+  std::string selector;
+  bool host_only = false;
+  while (std::getline(stream, selector, ',')) {
+    if (selector.empty()) continue;
+    if (selector != "cpu" && selector != "host") return discover_target();
+    host_only = true;
+  }
+  if (!host_only) return discover_target();
+  return config::discover_target(config::default_discoverers(DeviceApi::kHost));
+}
 
 }  // namespace hsched

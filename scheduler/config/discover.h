@@ -28,6 +28,8 @@ using Discoverer = std::function<std::vector<DeviceProfile>()>;
 
 // The discoverers of backends(), CPU first (it is the host).
 std::vector<Discoverer> default_discoverers();
+// Those of the backends of one API only.
+std::vector<Discoverer> default_discoverers(DeviceApi api);
 
 // npu0 of the shipped target core-ultra-7-155h; nullopt when the file cannot be read.
 std::optional<DeviceProfile> shipped_npu_3720_profile();

@@ -1,6 +1,12 @@
 // `hsched run` on the CPU: inputs and outputs as .pb folders, JSON fields, and clear refusals.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
@@ -44,6 +50,40 @@ TEST(RunCliTest, ReadsInputsWritesOutputsAndReportsJson) {
   ASSERT_TRUE(y.is_ok()) << y.status().message();
   const auto v = y->values<float>();
   EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{0, 2, 0, 4}));
+}
+
+// The OpenCL drivers this machine's ICD loader would load (/etc/OpenCL/vendors/*.icd).
+std::vector<std::string> opencl_driver_names() {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/etc/OpenCL/vendors", error)) {
+    if (entry.path().extension() != ".icd") continue;
+    std::string library;
+    std::getline(std::ifstream(entry.path()) >> std::ws, library);
+    if (!library.empty()) names.push_back(std::filesystem::path(library).filename().string());
+  }
+  return names;
+}
+
+// `--devices cpu` probes the host alone: no OpenCL driver is loaded (seen through the dynamic
+// loader's LD_DEBUG=libs trace), while `hsched devices`, which probes every backend, loads one.
+TEST(RunCliTest, DevicesCpuLoadsNoOpenClDriver) {
+  const std::vector<std::string> drivers = opencl_driver_names();
+  if (drivers.empty()) GTEST_SKIP() << "no OpenCL driver registered in /etc/OpenCL/vendors";
+  test::TempDir dir;
+  const std::string model = relu_model(dir);
+  ::setenv("LD_DEBUG", "libs", 1);
+  const auto cpu_run = cli_test::run_cli({"run", model, "--devices", "cpu", "--iterations", "1"});
+  const auto all = cli_test::run_cli({"devices"});
+  ::unsetenv("LD_DEBUG");
+  ASSERT_EQ(cpu_run.exit_code, 0) << cpu_run.err.substr(cpu_run.err.size() - 2000);
+  ASSERT_EQ(all.exit_code, 0);
+  bool loaded_by_devices = false;
+  for (const std::string& driver : drivers) {
+    EXPECT_EQ(cpu_run.err.find(driver), std::string::npos) << driver << " loaded by --devices cpu";
+    loaded_by_devices |= all.err.find(driver) != std::string::npos;
+  }
+  EXPECT_TRUE(loaded_by_devices) << "`hsched devices` loaded none of the OpenCL drivers";
 }
 
 TEST(RunCliTest, ProfileListsTimePerOpAndSteps) {
