@@ -1,6 +1,8 @@
 #include "graph/resize_semantics.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hsched::resize {
 
@@ -23,35 +25,40 @@ std::optional<Nearest> parse_nearest(const std::string& name) {
   return std::nullopt;
 }
 
-double original_coordinate(Coord mode, double x, double scale, int64_t in, int64_t out,
-                           double roi_start, double roi_end) {
-  const auto in_f = static_cast<double>(in);
-  const auto out_f = static_cast<double>(out);
+float original_coordinate(Coord mode, float x, float scale, int64_t in, int64_t out,
+                          float roi_start, float roi_end) {
+  const auto in_f = static_cast<float>(in);
+  const auto out_f = static_cast<float>(out);
   switch (mode) {
     case Coord::kHalfPixel:
-      return (x + 0.5) / scale - 0.5;
+      return (x + 0.5f) / scale - 0.5f;
     case Coord::kHalfPixelSymmetric: {
-      const double adjustment = out_f / (scale * in_f);
-      const double offset = in_f / 2 * (1 - adjustment);
-      return offset + (x + 0.5) / scale - 0.5;
+      const float adjustment = out_f / (scale * in_f);
+      const float offset = in_f / 2 * (1 - adjustment);
+      return offset + (x + 0.5f) / scale - 0.5f;
     }
     case Coord::kPytorchHalfPixel:
-      return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+      return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
     case Coord::kAlignCorners:
-      return out == 1 ? 0.0 : x * (in_f - 1) / (out_f - 1);
+      return out == 1 ? 0.0f : x * (in_f - 1) / (out_f - 1);
     case Coord::kAsymmetric:
       return x / scale;
     case Coord::kTfHalfPixelForNn:
-      return (x + 0.5) / scale;
+      return (x + 0.5f) / scale;
     case Coord::kTfCropAndResize:
       return out > 1 ? roi_start * (in_f - 1) + x * (roi_end - roi_start) * (in_f - 1) / (out_f - 1)
-                     : 0.5 * (roi_start + roi_end) * (in_f - 1);
+                     : 0.5f * (roi_start + roi_end) * (in_f - 1);
   }
   return x;
 }
 
 int64_t nearest_index(Nearest mode, float x, bool downsampling) {
-  const bool tie = x - std::floor(x) == 0.5f;
+  // A coordinate within a few float steps of a half is a tie: ONNX Runtime takes 7 -> 2
+  // asymmetric's 1 / (2/7) = 3.4999998 as 3.5 (round_prefer_ceil gives 4) and 11 -> 13
+  // tf_half_pixel_for_nn's 6.5 / (13/11) = 5.5000002 as 5.5 (round_prefer_floor gives 5).
+  // 4 steps of |x| fit ONNX Runtime on every nearest_mode and coordinate mode for sizes 1 to 15.
+  const float tolerance = 4 * std::numeric_limits<float>::epsilon() * std::max(1.0f, std::fabs(x));
+  const bool tie = std::fabs(x - std::floor(x) - 0.5f) <= tolerance;
   switch (mode) {
     case Nearest::kRoundPreferFloor:
       return static_cast<int64_t>(tie ? std::floor(x) : std::round(x));

@@ -29,11 +29,9 @@ std::optional<Coord> parse_coord(const std::string& name);
 std::optional<Nearest> parse_nearest(const std::string& name);
 
 // x in output coordinates -> x in input coordinates along an axis of `in` -> `out` elements with
-// `scale` (out / in unless given); roi_start/roi_end only for kTfCropAndResize. In double, as
-// ONNX's reference and ONNX Runtime get them: with sizes 7 -> 2, output 1 is at 3.5000000000000004
-// (float's scale 2/7 gives 3.4999998, another nearest index).
-double original_coordinate(Coord mode, double x, double scale, int64_t in, int64_t out,
-                           double roi_start = 0.0, double roi_end = 1.0);
+// `scale` (out / in unless given); roi_start/roi_end only for kTfCropAndResize.
+float original_coordinate(Coord mode, float x, float scale, int64_t in, int64_t out,
+                          float roi_start = 0.0f, float roi_end = 1.0f);
 
 // The nearest input index of input coordinate x (not clamped); `downsampling` only for kSimple.
 int64_t nearest_index(Nearest mode, float x, bool downsampling);

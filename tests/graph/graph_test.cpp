@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "graph/resize_semantics.h"
+
 namespace hsched {
 namespace {
 
@@ -73,9 +75,9 @@ TEST(ShapeTest, ParseDims) {
 }
 
 TEST(DTypeTest, OnnxRoundTrip) {
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32,
-                  DType::kI64, DType::kBool, DType::kF64, DType::kI16, DType::kU16, DType::kU32,
-                  DType::kU64}) {
+  for (DType d :
+       {DType::kF32, DType::kF16, DType::kBF16, DType::kI8, DType::kU8, DType::kI32, DType::kI64,
+        DType::kBool, DType::kF64, DType::kI16, DType::kU16, DType::kU32, DType::kU64}) {
     EXPECT_EQ(dtype_from_onnx(dtype_to_onnx(d)), d);
     EXPECT_EQ(dtype_from_name(dtype_name(d)), d);
   }
@@ -93,6 +95,28 @@ TEST(DTypeTest, OnnxRoundTrip) {
   EXPECT_FALSE(is_floating(DType::kU16));
   EXPECT_FALSE(dtype_from_onnx(8).has_value());  // STRING
   EXPECT_EQ(onnx_dtype_name(11), "DOUBLE");
+}
+
+// Resize's nearest index as ONNX Runtime computes it: float coordinates, and a coordinate within
+// a few float steps of a half is a tie (cases found by the differential tester).
+TEST(ResizeSemantics, NearestIndexMatchesOnnxRuntimeAtNearTies) {
+  using resize::Coord;
+  using resize::Nearest;
+  const auto index = [](Coord coord, Nearest nearest, int64_t in, int64_t out, int64_t x) {
+    const float scale = static_cast<float>(out) / static_cast<float>(in);
+    const float original =
+        resize::original_coordinate(coord, static_cast<float>(x), scale, in, out);
+    return resize::nearest_index(nearest, original, scale < 1);
+  };
+  // 1 / (2/7) is 3.4999998 in float: a tie, which round_prefer_ceil takes up.
+  EXPECT_EQ(index(Coord::kAsymmetric, Nearest::kRoundPreferCeil, 7, 2, 1), 4);
+  EXPECT_EQ(index(Coord::kAsymmetric, Nearest::kRoundPreferFloor, 7, 2, 1), 3);
+  // 6.5 / (13/11) is 5.5000002: a tie, which round_prefer_floor takes down.
+  EXPECT_EQ(index(Coord::kTfHalfPixelForNn, Nearest::kRoundPreferFloor, 11, 13, 6), 5);
+  // 3.5 / (7/13) - 0.5 is 5.9999995 in float (6.0000000000000004 in double): floor gives 5.
+  EXPECT_EQ(index(Coord::kPytorchHalfPixel, Nearest::kFloor, 13, 7, 3), 5);
+  // Away from a half, rounding is plain.
+  EXPECT_EQ(index(Coord::kAsymmetric, Nearest::kRoundPreferCeil, 10, 12, 4), 3);  // 3.3333333
 }
 
 }  // namespace

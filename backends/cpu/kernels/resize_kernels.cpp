@@ -153,12 +153,11 @@ class ResizeKernel final : public Kernel {
     std::vector<int64_t> axes(rank);
     std::iota(axes.begin(), axes.end(), 0);
     if (axes_) axes = *axes_;
-    std::vector<double> scale(rank);
-    std::vector<float> roi_start(rank, 0.0f), roi_end(rank, 1.0f);
+    std::vector<float> scale(rank), roi_start(rank, 0.0f), roi_end(rank, 1.0f);
     for (size_t a = 0; a < rank; ++a) {
       scale[a] = in_dims_[a] == 0
-                     ? 1.0
-                     : static_cast<double>(out_dims_[a]) / static_cast<double>(in_dims_[a]);
+                     ? 1.0f
+                     : static_cast<float>(out_dims_[a]) / static_cast<float>(in_dims_[a]);
     }
     if (!scales_in.empty()) {
       if (scales_in.size() != axes.size()) {
@@ -186,8 +185,8 @@ class ResizeKernel final : public Kernel {
       const int64_t out = out_dims_[a];
       AxisMap& m = maps[a];
       for (int64_t o = 0; o < out; ++o) {
-        float x = static_cast<float>(original_coordinate(coord_, static_cast<double>(o), scale[a],
-                                                         in, out, roi_start[a], roi_end[a]));
+        float x = original_coordinate(coord_, static_cast<float>(o), scale[a], in, out,
+                                      roi_start[a], roi_end[a]);
         // A NaN (from a NaN or infinite roi or scale) would survive the clamps below and become
         // an arbitrary index.
         if (std::isnan(x)) {

@@ -35,12 +35,11 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
   for (size_t a = 0; a < rank; ++a) {
     const int64_t n_in = in[a], n_out = out[a];
     if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
-    double scale = n_in == 0 ? 1.0 : static_cast<double>(n_out) / static_cast<double>(n_in);
+    float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
     if (!mode.scales.empty()) scale = mode.scales[a];
     if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
     for (int64_t o = 0; o < n_out; ++o) {
-      float x = static_cast<float>(
-          resize::original_coordinate(mode.coord, static_cast<double>(o), scale, n_in, n_out));
+      float x = resize::original_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
       int64_t i0 = 0, i1 = 0;
       float w1 = 0;
       if (mode.linear) {
