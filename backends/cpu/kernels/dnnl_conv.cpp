@@ -57,8 +57,8 @@ Status check_conv_shapes(const KernelSpec& spec, bool transposed, int64_t group)
   }
   const auto declared = spec.node.attr_ints("kernel_shape");
   if (!declared.empty() && !std::equal(declared.begin(), declared.end(), w.begin() + 2, w.end())) {
-    return invalid_node(spec, "kernel_shape " + dims_text(declared) + " does not match weights " +
-                                  dims_text(w));
+    return invalid_node(
+        spec, "kernel_shape " + dims_text(declared) + " does not match weights " + dims_text(w));
   }
   if (spec.has_input(2) && !is_post_op_input(post_ops_of(spec.node), 2) &&
       spec.in_dims(2) != std::vector<int64_t>{out_c}) {
@@ -100,8 +100,10 @@ class ConvKernel final : public Kernel {
     }
     if (group == 1) {
       wdims.erase(wdims.begin());
-      if (transposed_) wtag = spatial == 1 ? tag::bac : spatial == 2 ? tag::bacd : tag::bacde;
-      else wtag = plain_tag(wdims.size());
+      if (transposed_)
+        wtag = spatial == 1 ? tag::bac : spatial == 2 ? tag::bacd : tag::bacde;
+      else
+        wtag = plain_tag(wdims.size());
     }
     const memory::desc user_w(wdims, memory::data_type::f32, wtag);
     const memory::desc any_w(wdims, memory::data_type::f32, tag::any);
@@ -134,21 +136,51 @@ class ConvKernel final : public Kernel {
                               f32_desc(y, input_channels_last(node, static_cast<size_t>(op.input))),
                               dst_md, true);
     }
-    const dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds);
-    if (transposed_) {
-      dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
-                                          algorithm::deconvolution_direct, src_md, any_w, bias_md,
-                                          dst_md, p.strides, p.dilation, p.pad_l, p.pad_r);
-      auto pd = dnnl::deconvolution_forward::primitive_desc(d, attr, *ctx.engine);
-      primitive_ = dnnl::deconvolution_forward(pd);
-      weights_desc_ = pd.weights_desc();
-    } else {
-      dnnl::convolution_forward::desc d(prop_kind::forward_inference,
-                                        algorithm::convolution_direct, src_md, any_w, bias_md,
-                                        dst_md, p.strides, p.dilation, p.pad_l, p.pad_r);
+    // Creates the primitive with the post-ops before `tail_from_`; returns its implementation.
+    auto create = [&]() -> std::string {
+      const std::vector<PostOp> head(post_ops_.begin(),
+                                     post_ops_.begin() + static_cast<std::ptrdiff_t>(tail_from_));
+      const dnnl::primitive_attr attr = make_post_op_attr(head, add_mds);
+      if (transposed_) {
+        dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
+                                            algorithm::deconvolution_direct, src_md, any_w, bias_md,
+                                            dst_md, p.strides, p.dilation, p.pad_l, p.pad_r);
+        auto pd = dnnl::deconvolution_forward::primitive_desc(d, attr, *ctx.engine);
+        primitive_ = dnnl::deconvolution_forward(pd);
+        weights_desc_ = pd.weights_desc();
+        return pd.impl_info_str();
+      }
+      dnnl::convolution_forward::desc d(prop_kind::forward_inference, algorithm::convolution_direct,
+                                        src_md, any_w, bias_md, dst_md, p.strides, p.dilation,
+                                        p.pad_l, p.pad_r);
       auto pd = dnnl::convolution_forward::primitive_desc(d, attr, *ctx.engine);
       primitive_ = dnnl::convolution_forward(pd);
       weights_desc_ = pd.weights_desc();
+      return pd.impl_info_str();
+    };
+    tail_from_ = post_ops_.size();
+    const std::string impl = create();
+    // oneDNN 2.6's gemm convolution (chosen for strides it has no JIT kernel for) adds a binary
+    // post-op's tensor at the wrong elements after an eltwise post-op: Conv(strides [1, 2]) ->
+    // Relu -> Add(x) differed by up to 1.6. There the chain stops before its first binary add,
+    // and a binary primitive, run in place on the output, does that add and the rest.
+    size_t add = 0, first_binary = post_ops_.size();
+    for (size_t i = 0; i < post_ops_.size() && first_binary == post_ops_.size(); ++i) {
+      if (post_ops_[i].kind == PostOp::Kind::kAdd && !add_mds[add++].is_zero()) first_binary = i;
+    }
+    if (impl.find("gemm") != std::string::npos && first_binary < post_ops_.size()) {
+      tail_from_ = first_binary;
+      create();
+      const size_t head_adds = static_cast<size_t>(std::count_if(
+          post_ops_.begin(), post_ops_.begin() + static_cast<std::ptrdiff_t>(first_binary),
+          [](const PostOp& op) { return op.kind == PostOp::Kind::kAdd; }));
+      const std::vector<PostOp> rest(
+          post_ops_.begin() + static_cast<std::ptrdiff_t>(first_binary) + 1, post_ops_.end());
+      const std::vector<memory::desc> rest_mds(
+          add_mds.begin() + static_cast<std::ptrdiff_t>(head_adds) + 1, add_mds.end());
+      dnnl::binary::desc d(algorithm::binary_add, dst_md, add_mds[head_adds], dst_md);
+      tail_ = dnnl::binary(
+          dnnl::binary::primitive_desc(d, make_post_op_attr(rest, rest_mds), *ctx.engine));
     }
     weights_port_ = ActivationPort(*ctx.engine, user_w, weights_desc_, true);
     if (const Tensor* wt = spec_.constant(1)) {
@@ -159,8 +191,10 @@ class ConvKernel final : public Kernel {
       ctx.stream->wait();
     }
     bias_ = dnnl::memory(bias_md, *ctx.engine, DNNL_MEMORY_NONE);
-    src_port_ = ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
-    dst_port_ = ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
+    src_port_ =
+        ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
+    dst_port_ =
+        ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
     return Status::ok();
   }
 
@@ -179,6 +213,8 @@ class ConvKernel final : public Kernel {
         parallel_copy(outputs[0]->raw(), residual.raw(), residual.byte_size());
       }
     }
+    // Post-ops from tail_from_ on belong to tail_: its src_1 first, then its own chain's.
+    std::unordered_map<int, dnnl::memory> tail_args;
     size_t add = 0;
     for (size_t i = 0; i < post_ops_.size(); ++i) {
       if (post_ops_[i].kind != PostOp::Kind::kAdd) continue;
@@ -186,11 +222,25 @@ class ConvKernel final : public Kernel {
         ++add;
         continue;
       }
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
+      const dnnl::memory m =
           add_ports_[add++].prepare(stream, inputs[static_cast<size_t>(post_ops_[i].input)]->raw());
+      if (i < tail_from_) {
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(dnnl_post_op_index(post_ops_, i)) | DNNL_ARG_SRC_1] = m;
+      } else if (i == tail_from_) {
+        tail_args[DNNL_ARG_SRC_1] = m;
+      } else {
+        const int index =
+            dnnl_post_op_index(post_ops_, i) - dnnl_post_op_index(post_ops_, tail_from_ + 1);
+        tail_args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = m;
+      }
     }
     args[DNNL_ARG_DST] = dst_port_.prepare(stream, outputs[0]->raw());
     primitive_.execute(stream, args);
+    if (tail_) {
+      tail_args[DNNL_ARG_SRC_0] = args[DNNL_ARG_DST];
+      tail_args[DNNL_ARG_DST] = args[DNNL_ARG_DST];
+      tail_->execute(stream, tail_args);
+    }
     dst_port_.finish(stream);
     stream.wait();
     return Status::ok();
@@ -202,7 +252,9 @@ class ConvKernel final : public Kernel {
   bool has_bias_ = false;
   int sum_input_ = -1;  // input added as a `sum` post-op (copied into the output first), or -1
   std::vector<PostOp> post_ops_;
+  size_t tail_from_ = 0;  // post_ops_ from here on run in tail_ (see build)
   dnnl::primitive primitive_;
+  std::optional<dnnl::primitive> tail_;
   memory::desc weights_desc_;
   std::optional<dnnl::memory> weights_;
   dnnl::memory bias_;
@@ -230,9 +282,8 @@ class PoolKernel final : public Kernel {
       return unsupported(spec_, "the Indices output of MaxPool is not supported");
     }
     // storage_order only numbers the Indices output, which plain_max_pool.cpp serves.
-    HSCHED_ASSIGN_OR_RETURN(SpatialParams p,
-                            spatial_params(spec_, node.attr_ints("kernel_shape"), x.size() - 2,
-                                           false));
+    HSCHED_ASSIGN_OR_RETURN(SpatialParams p, spatial_params(spec_, node.attr_ints("kernel_shape"),
+                                                            x.size() - 2, false));
     algorithm alg = algorithm::pooling_max;
     if (node.op_type == "AveragePool") {
       alg = node.attr_int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding
@@ -245,8 +296,10 @@ class PoolKernel final : public Kernel {
                                      p.kernel, p.dilation, p.pad_l, p.pad_r);
     auto pd = dnnl::pooling_v2_forward::primitive_desc(d, *ctx.engine);
     primitive_ = dnnl::pooling_v2_forward(pd);
-    src_port_ = ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
-    dst_port_ = ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
+    src_port_ =
+        ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
+    dst_port_ =
+        ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
     return Status::ok();
   }
 
@@ -278,7 +331,8 @@ class PoolKernel final : public Kernel {
       for (int64_t o = 0; o < y[i + 2]; ++o) {
         const int64_t start = o * s - p.pad_l[i];
         const int64_t extent = std::min(start + k, high) - std::max(start, low);
-        scales[i].push_back(static_cast<float>(k) / static_cast<float>(std::max<int64_t>(extent, 1)));
+        scales[i].push_back(static_cast<float>(k) /
+                            static_cast<float>(std::max<int64_t>(extent, 1)));
         needed |= extent != k;
       }
     }
@@ -339,13 +393,15 @@ Result<std::unique_ptr<Kernel>> build_kernel(const KernelSpec& spec, Args... arg
 }  // namespace
 
 void register_dnnl_conv_kernels(KernelRegistry& registry) {
-  registry.add("Conv", [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, false); });
+  registry.add("Conv",
+               [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, false); });
   registry.add("ConvTranspose",
                [](const KernelSpec& spec) { return build_kernel<ConvKernel>(spec, true); });
   registry.add("MaxPool", [](const KernelSpec& spec) {
     return needs_plain_max_pool(spec) ? make_plain_max_pool(spec) : build_kernel<PoolKernel>(spec);
   });
-  registry.add("AveragePool", [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
+  registry.add("AveragePool",
+               [](const KernelSpec& spec) { return build_kernel<PoolKernel>(spec); });
 }
 
 }  // namespace hsched::cpu

@@ -181,7 +181,8 @@ class MatMulKernel final : public Kernel {
       dnnl::memory& m = adds_[i];
       m.set_data_handle(
           const_cast<std::byte*>(inputs[static_cast<size_t>(post_ops_[i].input)]->raw()));
-      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i + prefix_)) | DNNL_ARG_SRC_1] = m;
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(prefix_ + dnnl_post_op_index(post_ops_, i)) |
+           DNNL_ARG_SRC_1] = m;
     }
     dst_.set_data_handle(outputs[0]->raw());
     args[DNNL_ARG_DST] = dst_;

@@ -167,6 +167,14 @@ dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
   return attr;
 }
 
+int dnnl_post_op_index(const std::vector<PostOp>& ops, size_t i) {
+  int index = 0;
+  for (size_t k = 0; k < i && k < ops.size(); ++k) {
+    index += ops[k].kind == PostOp::Kind::kHardSigmoid ? 2 : 1;
+  }
+  return index;
+}
+
 ActivationPort::ActivationPort(const dnnl::engine& engine, const memory::desc& user,
                                const memory::desc& inner, bool is_input)
     : user_(user, engine, DNNL_MEMORY_NONE), is_input_(is_input) {

@@ -42,6 +42,11 @@ dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
                                        const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain = {});
 
+// The position in the oneDNN chain that make_post_op_attr builds of `ops[i]`, counted from the
+// chain's first op of `ops` (HardSigmoid is two oneDNN post-ops): DNNL_ARG_ATTR_MULTIPLE_POST_OP's
+// index for an add's tensor.
+int dnnl_post_op_index(const std::vector<PostOp>& ops, size_t i);
+
 // An activation entering or leaving a primitive. `user` is the value as stored by the program,
 // `inner` what the primitive wants; when they differ, a reorder through a buffer owned by the
 // port. Threading: one run at a time (the program's contract).
