@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Differential test: random ONNX graphs (gen_graphs.py) run by `hsched run` and by ONNX Runtime
-(ort_reference.js), outputs compared.
+(ort_reference.js, or ort_reference.py with --reference python), outputs compared.
 
     /usr/bin/python3 tests/differential/diff_test.py [--count N] [--seed S] [--first I]
         [--devices cpu|opencl|npu|...] [--precision fp32|fp16] [--split-every K] [--jobs N]
-        [--hsched BIN] [--timeout SEC] [--keep-failures DIR] [--cases DIR] [--no-minimize]
+        [--hsched BIN] [--timeout SEC] [--reference node|python] [--keep-failures DIR]
+        [--cases DIR] [--no-minimize]
 
 Each case ends as one of: pass; refused (hsched exit 2 with a reason: counted, grouped by reason,
 not a failure); ort-refused (ONNX Runtime cannot load or run the model: skipped); mismatch (an
@@ -138,12 +139,15 @@ def run_hsched(args, case_dir):
 
 
 class OrtReference:
-    """One node process running ort_reference.js; `run(dirs)` answers {dir: error or None}."""
+    """One process running ort_reference.js (onnxruntime-node) or, with `python`, ort_reference.py
+    (onnxruntime's Python package); `run(dirs)` answers {dir: error or None}."""
 
-    def __init__(self):
-        self.process = subprocess.Popen(["node", os.path.join(HERE, "ort_reference.js")],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        bufsize=1)
+    COMMANDS = {"node": ["node", os.path.join(HERE, "ort_reference.js")],
+                "python": [sys.executable, os.path.join(HERE, "ort_reference.py")]}
+
+    def __init__(self, reference="node"):
+        self.process = subprocess.Popen(self.COMMANDS[reference], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, bufsize=1)
 
     def send(self, case_dir):
         self.process.stdin.write(case_dir + "\n")
@@ -157,11 +161,11 @@ class OrtReference:
             reply = json.loads(line)
             yield reply["case"], None if reply["ok"] else reply["error"]
         if self.process.wait() != 0:
-            raise RuntimeError(f"ort_reference.js exited with {self.process.returncode}")
+            raise RuntimeError(f"the ONNX Runtime reference exited with {self.process.returncode}")
 
     @staticmethod
-    def run(dirs):
-        ort = OrtReference()
+    def run(dirs, reference="node"):
+        ort = OrtReference(reference)
         for d in dirs:
             ort.send(d)
         ort.close()
@@ -187,6 +191,8 @@ def parse_args():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--hsched", default=default_hsched())
     parser.add_argument("--timeout", type=int, default=60, help="seconds per hsched run")
+    parser.add_argument("--reference", default="node", choices=sorted(OrtReference.COMMANDS),
+                        help="ONNX Runtime from node (onnxruntime-node) or python (onnxruntime)")
     parser.add_argument("--keep-failures", help="copy every failing case here, unminimized")
     parser.add_argument("--cases", default=os.path.join(HERE, "cases"),
                         help="where minimized failures are saved")
@@ -225,7 +231,7 @@ def main():
     work = tempfile.mkdtemp(prefix="hsched-differential-")
     results = {}
     start = time.monotonic()
-    ort = OrtReference()
+    ort = OrtReference(args.reference)
     slots = threading.Semaphore(4 * args.jobs + 32)
     stop = threading.Event()
     writer = threading.Thread(target=generate_all, args=(args, work, ort, slots, stop), daemon=True)

@@ -27,7 +27,7 @@ def load_inputs(case_dir):
     return inputs
 
 
-def value_types(model, arrays, work):
+def value_types(args, model, arrays, work):
     """Name -> ValueInfoProto (dtype and shape) of every value of the model: shapes as ONNX
     Runtime computes them where shape inference leaves them open (shapes computed in the graph)."""
     try:
@@ -44,7 +44,7 @@ def value_types(model, arrays, work):
             [helper.make_tensor_value_info(o, types[o].type.tensor_type.elem_type, None)
              for o in open_], model.graph.initializer))
         probe_dir = write(os.path.join(work, "probe"), probe, arrays)
-        if not diff_test.OrtReference.run([probe_dir])[probe_dir]:
+        if not diff_test.OrtReference.run([probe_dir], args.reference)[probe_dir]:
             for k, name in enumerate(open_):
                 value = diff_test.read_tensor(
                     os.path.join(probe_dir, "test_data_set_0", f"output_{k}.pb"))
@@ -105,7 +105,7 @@ def write(case_dir, model, arrays):
 
 def evaluate(args, dirs):
     """dir -> diff_test result; ONNX Runtime first, then hsched on the cases it ran."""
-    refused = diff_test.OrtReference.run(dirs)
+    refused = diff_test.OrtReference.run(dirs, args.reference)
     results = {d: {"status": "ort-refused", "detail": e} for d, e in refused.items() if e}
     todo = [d for d in dirs if d not in results]
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
@@ -118,7 +118,7 @@ def smallest_prefix(args, case_dir, work, status):
     """(node index, output name, dir) of the first prefix that fails with `status`, or None."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     arrays = load_inputs(case_dir)
-    types = value_types(model, arrays, work)
+    types = value_types(args, model, arrays, work)
     candidates = [(i, o) for i, n in enumerate(model.graph.node) for o in n.output
                   if o and o in types]
     chunk = max(4, args.jobs * 2)
@@ -138,7 +138,7 @@ def isolate(args, case_dir, work, index, output, status):
     """The node `index` alone (inputs from ONNX Runtime), if it still fails: (dir, result)."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     arrays = load_inputs(case_dir)
-    types = value_types(model, arrays, work)
+    types = value_types(args, model, arrays, work)
     node = model.graph.node[index]
     inits = {t.name for t in model.graph.initializer}
     computed = [i for i in dict.fromkeys(node.input) if i and i not in inits]
@@ -150,7 +150,7 @@ def isolate(args, case_dir, work, index, output, status):
     if inner:
         feeder, feeder_arrays = subgraph(model, arrays, inner, types)
         feeder_dir = write(os.path.join(work, "feeder"), feeder, feeder_arrays)
-        if diff_test.OrtReference.run([feeder_dir])[feeder_dir]:
+        if diff_test.OrtReference.run([feeder_dir], args.reference)[feeder_dir]:
             return None
         for k, name in enumerate(inner):
             feeds[name] = diff_test.read_tensor(
