@@ -289,12 +289,20 @@ class PostOpFuser {
         const int at = produced_at_[static_cast<size_t>(other)];
         const bool ready = ov.is_constant() || at < static_cast<int>(s);
         const auto& out_dims = graph_.value(current).shape.dims;
-        // Same shape always; a broadcast row (bias) only for the 2-D outputs of Gemm/MatMul.
+        // Same shape always; a broadcast row (bias) only for Gemm/MatMul of matrices (a 1-D
+        // MatMul operand makes the kernel's rows other than the output's last axis). The Add
+        // must keep the chain's shape: [1, 3] + [1, 1, 3] is [1, 1, 3], not a post-op.
         const bool same = ov.shape.dims == out_dims;
-        const bool row = matmul_like && !ov.shape.dims.empty() &&
+        const bool matrices = matmul_like && graph_.value(root.inputs[0]).shape.rank() >= 2 &&
+                              graph_.value(root.inputs[1]).shape.rank() >= 2;
+        const bool row = matrices && !ov.shape.dims.empty() && !out_dims.empty() &&
                          ov.shape.dims.back() == out_dims.back() &&
                          ov.shape.elements() == ov.shape.dims.back();
-        if (other == current || !ready || ov.dtype != DType::kF32 || !(same || row)) break;
+        const bool keeps_shape = graph_.value(node.outputs[0]).shape.dims == out_dims;
+        if (other == current || !ready || ov.dtype != DType::kF32 || !(same || row) ||
+            !keeps_shape) {
+          break;
+        }
         root.inputs.push_back(other);
         ops.push_back(PostOp{PostOp::Kind::kAdd, 0, 0, static_cast<int>(root.inputs.size() - 1)});
       } else {
