@@ -242,7 +242,7 @@ class PostOpFuser {
     // MatMul's absorbed input scale are one already (dnnl_matmul.cpp); HardSigmoid adds one.
     bool has_linear =
         !ops.empty() || (root.op_type == "Gemm" && root.attr_float("alpha", 1.0f) != 1.0f);
-    bool has_clip = false;
+    bool has_clip = false, has_relu = false;
     ValueId current = root.outputs[0];
     while (true) {
       auto next = sole_consumer(current);
@@ -269,6 +269,12 @@ class PostOpFuser {
         // clip(clip(x, a, b), c, d) = clip(x, clamp(a, c, d), clamp(b, c, d)), a <= b, c <= d.
         const bool clips =
             act->kind == PostOp::Kind::kClip || act->kind == PostOp::Kind::kHardSigmoid;
+        // The same for two eltwise_relu (Relu, LeakyRelu): LeakyRelu(0.3) -> LeakyRelu(0.01)
+        // after a brgconv gave the first alone.
+        const bool relus =
+            act->kind == PostOp::Kind::kRelu || act->kind == PostOp::Kind::kLeakyRelu;
+        if (relus && has_relu) break;
+        has_relu = has_relu || relus;
         if (act->kind == PostOp::Kind::kClip && !ops.empty() &&
             ops.back().kind == PostOp::Kind::kClip) {
           PostOp& first = ops.back();
