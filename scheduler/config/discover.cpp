@@ -1,7 +1,6 @@
 #include "scheduler/config/discover.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -38,25 +37,14 @@ std::optional<std::string> same_device(const DeviceProfile& a, const DeviceProfi
   return std::nullopt;
 }
 
-namespace {
-
-std::vector<Discoverer> discoverers_of(const std::function<bool(DeviceApi)>& wanted) {
+std::vector<Discoverer> default_discoverers(std::optional<DeviceApi> only) {
   std::vector<Discoverer> discoverers;
   for (const auto& backend : backends().backends()) {
     const Backend* found = backend.get();
-    if (wanted(found->api())) discoverers.push_back([found] { return found->discover(); });
+    if (only && found->api() != *only) continue;
+    discoverers.push_back([found] { return found->discover(); });
   }
   return discoverers;
-}
-
-}  // namespace
-
-std::vector<Discoverer> default_discoverers() {
-  return discoverers_of([](DeviceApi) { return true; });
-}
-
-std::vector<Discoverer> default_discoverers(DeviceApi api) {
-  return discoverers_of([api](DeviceApi a) { return a == api; });
 }
 
 Target discover_target(const std::vector<Discoverer>& discoverers) {

@@ -26,10 +26,8 @@ const BackendRegistry& backends();
 // Contract: never throws, never fails the discovery of others (a missing driver = no devices).
 using Discoverer = std::function<std::vector<DeviceProfile>()>;
 
-// The discoverers of backends(), CPU first (it is the host).
-std::vector<Discoverer> default_discoverers();
-// Those of the backends of one API only.
-std::vector<Discoverer> default_discoverers(DeviceApi api);
+// The discoverers of backends(), CPU first (it is the host); with `only`, those of that API alone.
+std::vector<Discoverer> default_discoverers(std::optional<DeviceApi> only = std::nullopt);
 
 // npu0 of the shipped target core-ultra-7-155h; nullopt when the file cannot be read.
 std::optional<DeviceProfile> shipped_npu_3720_profile();
