@@ -29,7 +29,9 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 0: return fmax(x, 0.0f);                               // Relu
     case 1: return x >= 0.0f ? x : alpha * x;                   // LeakyRelu
     case 2: return 1.0f / (1.0f + exp(-x));                     // Sigmoid
-    case 3: return tanh(x);                                     // Tanh
+    // Tanh: beyond 9.1 the correctly rounded result is +-1; some drivers' tanh (PoCL's, within
+    // OpenCL's 5 ulp) return 1 ulp short of it, which 1 + tanh(x) then turns into a large error.
+    case 3: return fabs(x) >= 9.1f ? copysign(1.0f, x) : tanh(x);  // Tanh
     case 4: return erf(x);                                      // Erf
     case 5: return 0.5f * x * (1.0f + erf(x * M_SQRT1_2_F));    // Gelu (erf form)
     case 6: return exp(x);                                      // Exp
@@ -41,8 +43,9 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 12: return fmin(fmax(alpha * x + beta, 0.0f), 1.0f);   // HardSigmoid
     case 13: return x * fmin(fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);  // HardSwish
     case 14: return 1.0f / x;                                   // Reciprocal
-    case 15: return 0.5f * x * (1.0f + tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
-                                                                // Gelu (tanh form)
+    // Gelu (tanh form): 0.5 x (1 + tanh(y)) as x / (1 + exp(-2y)), which does not cancel where
+    // tanh(y) is near -1 (an attention mask's -1e4 gives exactly 0, not 1 ulp of tanh times x).
+    case 15: return x / (1.0f + exp(-1.5957691216f * (x + 0.044715f * x * x * x)));
     case 16: return isnan(x) ? 1.0f : 0.0f;                     // IsNaN (a bool as 1 or 0)
     case 17: return x == 0.0f ? 1.0f : 0.0f;                    // Not
     case 18: return x != 0.0f ? 1.0f : 0.0f;                    // Cast to bool

@@ -107,6 +107,27 @@ TEST_P(OpenClOpsTest, UnaryOpsMatchTheReference) {
   EXPECT_FALSE(unary_op_from_onnx("Softplus").is_ok());
 }
 
+// Far from zero Tanh is exactly +-1 and Gelu's tanh form exactly 0 or x: PoCL's tanh (within
+// OpenCL's 5 ulp) gave 1 ulp short of -1, and the graph's 0.5 x (1 + tanh(..)) then gave -3e-4 for
+// an attention mask's -1e4 where ONNX Runtime gives 0.
+TEST_P(OpenClOpsTest, TanhAndGeluTanhFormAreExactFarFromZero) {
+  const std::vector<float> x = stored({-1e4f, -3e3f, -60.0f, -12.0f, 12.0f, 60.0f, 1e4f, 0.5f});
+  const auto count = static_cast<int64_t>(x.size());
+  cl::Buffer x_buffer = upload(x), y_buffer = output(count);
+  auto event = enqueue_unary(ops(), queue_, UnaryOp::kGeluTanh, 0, 0, x_buffer, y_buffer, count);
+  const std::vector<float> y = download(event, y_buffer, count);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(y[i], 0.0f) << "x = " << x[i];
+  for (size_t i = 4; i < 7; ++i) EXPECT_EQ(y[i], x[i]) << "x = " << x[i];
+  const float y_half = 0.5f * 0.5f * (1.0f + std::tanh(0.7978845608f * (0.5f + 0.044715f * 0.125f)));
+  EXPECT_NEAR(y[7], y_half, 1e-3f);
+
+  cl::Buffer tanh_buffer = output(count);
+  auto tanh_event =
+      enqueue_unary(ops(), queue_, UnaryOp::kTanh, 0, 0, x_buffer, tanh_buffer, count);
+  const std::vector<float> tanh_y = download(tanh_event, tanh_buffer, count);
+  for (size_t i = 0; i < 7; ++i) EXPECT_EQ(tanh_y[i], x[i] < 0 ? -1.0f : 1.0f) << "x = " << x[i];
+}
+
 // The numpy broadcast of a and b through op, by plain loops over the output.
 std::vector<float> reference_binary(const std::function<float(float, float)>& op,
                                     const std::vector<float>& a, const Shape& a_shape,
