@@ -12,6 +12,7 @@ fi
 # One line per reason, so that a package nobody uses any more is easy to spot and drop.
 packages=(
   build-essential cmake ninja-build git pkg-config  # toolchain (gcc 12, CMake 3.25)
+  lld                                                # the linker (half GNU ld's time)
   clang libclang-rt-14-dev                           # libFuzzer + sanitizer runtimes (fuzz preset)
   libomp-14-dev                                      # OpenMP for clang (backends/cpu in the fuzz preset)
   libonnx-dev libprotobuf-dev protobuf-compiler      # graph/: ONNX import

@@ -133,7 +133,9 @@ TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
   const nlohmann::json json = run_json({"--compile-timeout-ms", "1000", "--iterations", "1"});
   const double seconds = seconds_since(start);
   ASSERT_FALSE(json.empty());
-  EXPECT_LT(seconds, 1 + 5) << "the deadline + 5 s: nobody waits for the abandoned build";
+  // The deadline + 20 s (an ASan build on a loaded 2-core machine took 6.0 s), far from the 60 s
+  // the build takes: nobody waits for the abandoned build.
+  EXPECT_LT(seconds, 1 + 20);
   EXPECT_EQ(json["plan"]["replans"], 1);
   ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
   EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
@@ -154,7 +156,9 @@ TEST_F(RunLevelZeroTest, CachedGraphLoadPastTheDeadlineRunsOnTheCpu) {
   const nlohmann::json json = run_json({"--compile-timeout-ms", "1000", "--iterations", "1"});
   const double seconds = seconds_since(start);
   ASSERT_FALSE(json.empty());
-  EXPECT_LT(seconds, 1 + 5) << "the deadline + 5 s: nobody waits for the abandoned load";
+  // The deadline + 20 s (an ASan build on a loaded 2-core machine took 6.0 s), far from the 60 s
+  // the load takes: nobody waits for the abandoned load.
+  EXPECT_LT(seconds, 1 + 20);
   EXPECT_EQ(json["plan"]["replans"], 1);
   ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
   EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
