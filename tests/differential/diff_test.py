@@ -11,8 +11,8 @@ Each case ends as one of: pass; refused (hsched exit 2 with a reason: counted, g
 not a failure); ort-refused (ONNX Runtime cannot load or run the model: skipped); fp16-limited
 (--precision fp16 only: a mismatch that fp16 storage itself explains, see below; counted, not a
 failure); mismatch (an output differs beyond the tolerance, has another shape or dtype, or is
-missing); crash (a signal or an exit status other than 0 and 2); hang (no exit within --timeout). Mismatches, crashes and
-hangs are failures: each is minimized (minimize.py) and saved under --cases
+missing); crash (a signal or an exit status other than 0 and 2); hang (no exit within --timeout).
+Mismatches, crashes and hangs are failures: each is minimized (minimize.py) and saved under --cases
 (tests/differential/cases/<name>/: model.onnx, test_data_set_0/input_K.pb and ONNX Runtime's
 output_K.pb, failure.txt saying how it failed). --keep-failures DIR also keeps the whole case.
 
@@ -23,10 +23,11 @@ that cancels to near 0 in a tensor of large values is held to the error of its i
 
 fp16 storage: a graph can be ill-conditioned in fp16 whatever runs it (an intermediate beyond
 65504, a LayerNormalization over two nearly equal values, Cos of 1e4, where one fp16 step is 8).
-When an fp16 run mismatches, ONNX Runtime runs the graph again with every float input, initializer
-and node output rounded to fp16 (Cast pairs), and each element's tolerance grows by twice the
-distance between the two references (any value where the rounded reference is not finite and the
-other is). A case that then passes is fp16-limited: its error is the format's, not hsched's.
+When an fp16 run mismatches, ONNX Runtime runs the graph again with every float input,
+initializer, node output and graph output rounded to fp16 (Cast pairs), and each element's
+tolerance grows by twice the distance between the two references (without bound where the rounded
+reference is not finite and the other is). A case that then passes is fp16-limited: its error is
+the format's, not hsched's.
 
 With npu in --devices and no ZE_ENABLE_ALT_DRIVERS set, the simulated NPU driver beside --hsched
 (<build>/backends/level_zero/sim/libze_hsched_sim.so) is used. Exit 1 on any failure.
@@ -87,7 +88,8 @@ def compare(expected, got, rtol, atol, slack=None):
     bad = np.argwhere(~close)[0]
     with np.errstate(invalid="ignore"):
         error = np.where(close, 0, np.abs(g - e))
-    return (f"max error {np.max(np.nan_to_num(error, nan=np.inf)):.3g} at {int((~close).sum())} of {close.size} elements "
+    worst = np.max(np.nan_to_num(error, nan=np.inf, posinf=np.inf))
+    return (f"max error {worst:.3g} at {int((~close).sum())} of {close.size} elements "
             f"(first at {list(int(i) for i in bad)}: got {g[tuple(bad)]:.6g}, "
             f"expected {e[tuple(bad)]:.6g})")
 
@@ -134,7 +136,7 @@ def write_fp16_storage_case(case_dir, to_dir):
 
 
 def fp16_slack(args, case_dir, expected_files):
-    """{output file: slack} from ONNX Runtime's run of the fp16-storage copy, or None if it fails."""
+    """{output file: slack} from ONNX Runtime on the fp16-storage copy; None if that fails."""
     with tempfile.TemporaryDirectory(prefix="hsched-fp16-") as work:
         copy = os.path.join(work, "case")
         write_fp16_storage_case(case_dir, copy)
@@ -392,8 +394,7 @@ def summarize(args, results, elapsed, saved):
           + (f" --split-every {args.split_every}" if args.split_every else "")
           + f" --seed {args.seed}: {len(results)} graphs in {elapsed:.1f} s "
           + f"({len(results) / max(elapsed, 1e-9):.1f} graphs/s): "
-          + ", ".join(f"{counts[s]} {s}" for s in
-                      STATUSES)
+          + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
           + device_note)
     if args.json:
         with open(args.json, "w") as f:
