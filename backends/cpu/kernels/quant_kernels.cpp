@@ -3,6 +3,7 @@
 // quant_util.h. Scales and zero points may arrive at run time; their shapes are checked when the
 // kernel is created and their values read on every run (a few values).
 #include <cmath>
+#include <type_traits>
 #include <utility>
 
 #include <tbb/blocked_range.h>
@@ -11,6 +12,7 @@
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/parallel.h"
 #include "backends/cpu/kernels/quant_util.h"
+#include "backends/cpu/kernels/vector_clones.h"
 
 namespace hsched::cpu {
 
@@ -99,6 +101,38 @@ void subtract_zero_point(const Tensor& data, const std::vector<int32_t>& zero_po
 
 namespace {
 
+// The elementwise loops of QuantizeLinear and DequantizeLinear over one run of elements sharing
+// a scale and zero point: separate functions with unaliased pointers so that they vectorize (in
+// the kernels' lambdas a u8 store may alias the captured pointers, which are then reloaded per
+// element), one clone per vector width. Non-template: GCC multiversions no templates.
+template <typename Q>
+[[gnu::always_inline]] inline void quantize_floats(const float* __restrict x, Q* __restrict y,
+                                                   int64_t n, float scale, int32_t zero_point) {
+  for (int64_t i = 0; i < n; ++i) y[i] = saturate_round<Q>(x[i] / scale, zero_point);
+}
+HSCHED_VECTOR_CLONES void quantize_to_u8(const float* x, uint8_t* y, int64_t n, float scale,
+                                         int32_t zero_point) {
+  quantize_floats(x, y, n, scale, zero_point);
+}
+HSCHED_VECTOR_CLONES void quantize_to_i8(const float* x, int8_t* y, int64_t n, float scale,
+                                         int32_t zero_point) {
+  quantize_floats(x, y, n, scale, zero_point);
+}
+
+template <typename Q>
+[[gnu::always_inline]] inline void dequantize_bytes(const Q* __restrict x, float* __restrict y,
+                                                    int64_t n, float scale, int32_t zero_point) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(int32_t{x[i]} - zero_point) * scale;
+}
+HSCHED_VECTOR_CLONES void dequantize_u8(const uint8_t* x, float* y, int64_t n, float scale,
+                                        int32_t zero_point) {
+  dequantize_bytes(x, y, n, scale, zero_point);
+}
+HSCHED_VECTOR_CLONES void dequantize_i8(const int8_t* x, float* y, int64_t n, float scale,
+                                        int32_t zero_point) {
+  dequantize_bytes(x, y, n, scale, zero_point);
+}
+
 // How a per-axis parameter walks a tensor: `channels` values, each for runs of `inner`
 // consecutive elements, cycling (per tensor: one channel whose run is the whole tensor).
 struct AxisWalk {
@@ -177,20 +211,27 @@ Result<std::unique_ptr<Kernel>> make_quantize_linear(const KernelSpec& spec) {
         dispatch_quantized(y_dtype, [&](auto y_tag) {
           using Q = decltype(y_tag);
           Q* y = out[0]->values<Q>().data();
-          const auto quantize = [&](const auto* x) {
+          if (x_dtype == DType::kF32) {
+            const float* x = in[0]->values<float>().data();
             for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
               const float scale = scales[static_cast<size_t>(c)];
               const int32_t zp = zps[static_cast<size_t>(c)];
-              for (int64_t i = begin; i < end; ++i) {
-                y[i] = saturate_round<Q>(static_cast<float>(x[i]) / scale, zp);
+              if constexpr (std::is_same_v<Q, uint8_t>) {
+                quantize_to_u8(x + begin, y + begin, end - begin, scale, zp);
+              } else {
+                quantize_to_i8(x + begin, y + begin, end - begin, scale, zp);
               }
             });
-          };
-          if (x_dtype == DType::kF32) {
-            quantize(in[0]->values<float>().data());
-          } else {
-            quantize(in[0]->values<int32_t>().data());
+            return;
           }
+          const int32_t* x = in[0]->values<int32_t>().data();
+          for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
+            const float scale = scales[static_cast<size_t>(c)];
+            const int32_t zp = zps[static_cast<size_t>(c)];
+            for (int64_t i = begin; i < end; ++i) {
+              y[i] = saturate_round<Q>(static_cast<float>(x[i]) / scale, zp);
+            }
+          });
         });
         return Status::ok();
       });
@@ -215,27 +256,30 @@ Result<std::unique_ptr<Kernel>> make_dequantize_linear(const KernelSpec& spec) {
         const std::vector<int32_t> zps =
             read_zero_points(optional_input(in, 2), static_cast<int64_t>(scales.size()));
         float* y = out[0]->values<float>().data();
-        const auto dequantize = [&](const auto* x, auto wide) {
-          using Wide = decltype(wide);
-          for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
-            const float scale = scales[static_cast<size_t>(c)];
-            const Wide zp = zps[static_cast<size_t>(c)];
-            for (int64_t i = begin; i < end; ++i) {
-              y[i] = static_cast<float>(static_cast<Wide>(x[i]) - zp) * scale;
-            }
+        if (x_dtype != DType::kI32) {
+          dispatch_quantized(x_dtype, [&](auto tag) {
+            using Q = decltype(tag);
+            const Q* x = in[0]->values<Q>().data();
+            for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
+              const float scale = scales[static_cast<size_t>(c)];
+              const int32_t zp = zps[static_cast<size_t>(c)];
+              if constexpr (std::is_same_v<Q, uint8_t>) {
+                dequantize_u8(x + begin, y + begin, end - begin, scale, zp);
+              } else {
+                dequantize_i8(x + begin, y + begin, end - begin, scale, zp);
+              }
+            });
           });
-        };
-        switch (x_dtype) {
-          case DType::kU8:
-            dequantize(in[0]->values<uint8_t>().data(), int32_t{});
-            break;
-          case DType::kI8:
-            dequantize(in[0]->values<int8_t>().data(), int32_t{});
-            break;
-          default:
-            dequantize(in[0]->values<int32_t>().data(), int64_t{});
-            break;
+          return Status::ok();
         }
+        const int32_t* x = in[0]->values<int32_t>().data();
+        for_each_channel_run(walk, [&](int64_t begin, int64_t end, int64_t c) {
+          const float scale = scales[static_cast<size_t>(c)];
+          const int64_t zp = zps[static_cast<size_t>(c)];
+          for (int64_t i = begin; i < end; ++i) {
+            y[i] = static_cast<float>(int64_t{x[i]} - zp) * scale;
+          }
+        });
         return Status::ok();
       });
 }

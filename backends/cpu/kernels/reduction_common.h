@@ -11,17 +11,7 @@
 
 #include "backends/cpu/kernels/kernel.h"
 #include "backends/cpu/kernels/parallel.h"
-
-// The hot row loops are compiled for AVX-512, AVX2 and the baseline, one picked at load time
-// (GCC/clang function multiversioning): the build targets baseline x86-64 (SSE2), where exp and
-// the normalizations ran ~3x slower than with AVX-512 on the CI-class Zen 4. Float results are
-// the same in each clone up to rounding (the summation order is fixed by the lanes).
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(HSCHED_NO_TARGET_CLONES)
-#define HSCHED_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define HSCHED_VECTOR_CLONES
-#endif
+#include "backends/cpu/kernels/vector_clones.h"
 
 namespace hsched::cpu::reduction {
 

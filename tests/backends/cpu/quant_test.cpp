@@ -2,6 +2,7 @@
 // QLinearConv and ConvInteger against hand-computed results (rounding half to even, saturation,
 // zero points added after rounding, per-axis and per-channel parameters); malformed nodes of each
 // are refused when the kernel is created, with one line naming the node.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -83,6 +84,42 @@ TEST(CpuQuant, QuantizePerAxis) {
                   {{DType::kI8, {50000, 2}}}, 13);
   ASSERT_TRUE(y.is_ok()) << y.status().message();
   EXPECT_EQ(ints_of<int8_t>((*y)[0]), big_expected);
+}
+
+// Long runs go through the vectorized loops (16 lanes and a remainder): every element as the
+// scalar definition gives it, ties, saturation and NaN at each lane position included.
+TEST(CpuQuant, LongRunsMatchTheScalarDefinition) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t n : {int64_t{15}, int64_t{16}, int64_t{17}, int64_t{1000}, int64_t{4099}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    std::vector<int> q_expected, i_expected;
+    for (size_t i = 0; i < x.size(); ++i) {
+      // Halves (ties), values past both ends of u8 and i8 after the zero point, and NaN.
+      x[i] = i % 37 == 5 ? nan : (static_cast<float>(static_cast<int>(i % 601)) - 300.0f) * 0.75f;
+      const float v = std::isnan(x[i]) ? -1e9f : std::nearbyint(x[i] / 0.5f);
+      q_expected.push_back(static_cast<int>(std::clamp(v + 7.0f, 0.0f, 255.0f)));
+      i_expected.push_back(static_cast<int>(std::clamp(v - 3.0f, -128.0f, 127.0f)));
+    }
+    auto q = run_op("QuantizeLinear", {}, {{f32({n}, x)}, {f32({}, {0.5f})}, {u8({}, {7})}},
+                    {{DType::kU8, {n}}});
+    ASSERT_TRUE(q.is_ok()) << q.status().message();
+    EXPECT_EQ(ints_of<uint8_t>((*q)[0]), q_expected) << n;
+    auto s = run_op("QuantizeLinear", {}, {{f32({n}, x)}, {f32({}, {0.5f})}, {i8({}, {-3})}},
+                    {{DType::kI8, {n}}});
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    EXPECT_EQ(ints_of<int8_t>((*s)[0]), i_expected) << n;
+    // And back: (q - 7) * 0.25, (s + 3) * 0.25.
+    auto dq = run_op("DequantizeLinear", {}, {{(*q)[0]}, {f32({}, {0.25f})}, {u8({}, {7})}},
+                     {{DType::kF32, {n}}});
+    auto ds = run_op("DequantizeLinear", {}, {{(*s)[0]}, {f32({}, {0.25f})}, {i8({}, {-3})}},
+                     {{DType::kF32, {n}}});
+    ASSERT_TRUE(dq.is_ok() && ds.is_ok());
+    const std::vector<float> back_q = floats_of((*dq)[0]), back_s = floats_of((*ds)[0]);
+    for (size_t i = 0; i < x.size(); ++i) {
+      ASSERT_EQ(back_q[i], static_cast<float>(q_expected[i] - 7) * 0.25f) << n << " " << i;
+      ASSERT_EQ(back_s[i], static_cast<float>(i_expected[i] + 3) * 0.25f) << n << " " << i;
+    }
+  }
 }
 
 TEST(CpuQuant, QuantizeWithoutZeroPointGivesU8AndTakesI32) {
