@@ -5,6 +5,7 @@
 
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/post_op_fusion.h"
+#include "backends/cpu/kernels/qdq_fusion.h"
 #include "backends/cpu/program.h"
 
 namespace hsched::cpu {
@@ -78,6 +79,9 @@ std::vector<bool> fuse_steps(Graph& graph, const std::vector<Node*>& nodes) {
       if (pass_absorbed[i]) absorbed[kept[i]] = true;
     }
   };
+  pass([&](const std::vector<Node*>& pass_nodes, std::vector<bool>& pass_absorbed) {
+    fuse_qdq(graph, pass_nodes, pass_absorbed);
+  });
   pass([&](const std::vector<Node*>& pass_nodes, std::vector<bool>& pass_absorbed) {
     fuse_group_norms(graph, pass_nodes, pass_absorbed);
     fuse_channel_layer_norms(graph, pass_nodes, pass_absorbed);

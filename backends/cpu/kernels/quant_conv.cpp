@@ -191,6 +191,138 @@ Status run_quant_conv(const QuantConvPlan& p, std::span<const Tensor* const> in,
   return Status::ok();
 }
 
+// QLinearConv with constant int8 weights, as the QDQ fusion makes for convolutions: weight zero
+// points 0, every other parameter a constant (w_scale one or per output channel, the bias too).
+// oneDNN's int8 convolution sums in int32, exactly on VNNI hardware, with x's zero point as its
+// source zero point (padding included), then requantize_run rounds each output channel's plane.
+// The result is the reference loop's, bit for bit.
+class OneDnnQLinearConv final : public Kernel {
+ public:
+  // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
+  // primitive here.
+  static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantConvPlan& plan) {
+    const Tensor* w = spec.constant(plan.w);
+    if (!plan.requantize || w == nullptr || w->dtype() != DType::kI8 || !exact_int8_products()) {
+      return nullptr;
+    }
+    for (size_t i : {plan.x_scale, plan.x_zp, plan.w_scale, plan.w_zp, plan.y_scale, plan.y_zp,
+                     plan.bias}) {
+      if (spec.has_input(i) && spec.constant(i) == nullptr) return nullptr;
+    }
+    if (spec.has_input(plan.w_zp)) {
+      for (int8_t v : spec.constant(plan.w_zp)->values<int8_t>()) {
+        if (v != 0) return nullptr;
+      }
+    }
+    auto kernel = std::unique_ptr<OneDnnQLinearConv>(new OneDnnQLinearConv());
+    try {
+      kernel->build(spec, plan, *w);
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+    return kernel;
+  }
+
+  Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
+    dnnl::stream& stream = *stream_;
+    primitive_.execute(stream, {{DNNL_ARG_SRC, src_.prepare(stream, in[0]->raw())},
+                                {DNNL_ARG_WEIGHTS, weights_},
+                                {DNNL_ARG_DST, dst_.prepare(stream, acc_.data())},
+                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, x_zero_point_}});
+    dst_.finish(stream);
+    stream.wait();
+    std::byte* y = out[0]->raw();
+    const int64_t planes = static_cast<int64_t>(acc_.size()) / points_;
+    parallel_range(planes, [&](int64_t begin, int64_t end) {
+      for (int64_t plane = begin; plane < end; ++plane) {
+        const auto m = static_cast<size_t>(plane % out_c_);
+        requantize_run(acc_.data() + plane * points_, y_dtype_, y + plane * points_, points_,
+                       bias_[m], multipliers_[m], y_zero_point_);
+      }
+    }, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, points_)));
+    return Status::ok();
+  }
+
+ private:
+  OneDnnQLinearConv() = default;
+
+  void build(const KernelSpec& spec, const QuantConvPlan& plan, const Tensor& w) {
+    const auto zero_point = [&](size_t i) {
+      return spec.has_input(i) ? read_zero_points(spec.constant(i), 1)[0] : 0;
+    };
+    out_c_ = plan.out_c;
+    y_dtype_ = plan.y_dtype;
+    y_zero_point_ = zero_point(plan.y_zp);
+    points_ = plan.out[0] * plan.out[1] * plan.out[2];
+    const float x_scale = spec.constant(plan.x_scale)->values<float>()[0];
+    const float y_scale = spec.constant(plan.y_scale)->values<float>()[0];
+    const auto w_scales = spec.constant(plan.w_scale)->values<float>();
+    multipliers_.resize(static_cast<size_t>(out_c_));
+    bias_.assign(static_cast<size_t>(out_c_), 0);
+    for (size_t m = 0; m < multipliers_.size(); ++m) {
+      multipliers_[m] = x_scale * w_scales[w_scales.size() == 1 ? 0 : m] / y_scale;
+    }
+    if (const Tensor* b = spec.constant(plan.bias)) {
+      const auto values = b->values<int32_t>();
+      bias_.assign(values.begin(), values.end());
+    }
+    // oneDNN's geometry, in the node's own spatial rank.
+    const size_t spatial = spec.in_dims(plan.x).size() - 2, lead = 3 - spatial;
+    memory::dims strides, dilation, pad_l, pad_r;
+    for (size_t i = lead; i < 3; ++i) {
+      strides.push_back(plan.stride[i]);
+      dilation.push_back(plan.dilation[i] - 1);
+      pad_l.push_back(plan.pad[i]);
+      const int64_t extent = (plan.kernel[i] - 1) * plan.dilation[i] + 1;
+      pad_r.push_back((plan.out[i] - 1) * plan.stride[i] + extent - plan.in[i] - plan.pad[i]);
+    }
+    const auto x_type = spec.inputs[plan.x]->dtype == DType::kU8 ? memory::data_type::u8
+                                                                   : memory::data_type::s8;
+    const memory::dims x_dims = to_dnnl_dims(spec.in_dims(plan.x));
+    const memory::dims y_dims = to_dnnl_dims(spec.out_dims(0));
+    memory::dims w_dims = to_dnnl_dims(w.dims());
+    if (plan.group > 1) {
+      w_dims[0] /= plan.group;
+      w_dims.insert(w_dims.begin(), plan.group);
+    }
+    const auto tag = plain_tag(x_dims.size());
+    const auto w_tag = plain_tag(w_dims.size());
+    const auto any = memory::format_tag::any;
+    const memory::desc x_user(x_dims, x_type, tag), y_user(y_dims, memory::data_type::s32, tag);
+    const memory::desc w_user(w_dims, memory::data_type::s8, w_tag);
+    dnnl::primitive_attr attr;
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    const dnnl::engine& engine = *spec.context->engine;
+    stream_ = spec.context->stream;
+    const dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        memory::desc(x_dims, x_type, any), memory::desc(w_dims, memory::data_type::s8, any),
+        memory::desc(y_dims, memory::data_type::s32, any), strides, dilation, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+    primitive_ = dnnl::convolution_forward(pd);
+    weights_ = dnnl::memory(pd.weights_desc(), engine);
+    dnnl::memory user(w_user, engine, const_cast<std::byte*>(w.raw()));
+    dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
+    stream_->wait();
+    src_ = ActivationPort(engine, x_user, pd.src_desc(), true);
+    dst_ = ActivationPort(engine, y_user, pd.dst_desc(), false);
+    acc_.resize(static_cast<size_t>(y_user.get_size() / sizeof(int32_t)));
+    x_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
+    *static_cast<int32_t*>(x_zero_point_.get_data_handle()) = zero_point(plan.x_zp);
+  }
+
+  dnnl::convolution_forward primitive_;
+  dnnl::memory weights_, x_zero_point_;
+  ActivationPort src_, dst_;
+  dnnl::stream* stream_ = nullptr;
+  std::vector<int32_t> acc_;  // the int32 sums, [N, M, spatial...]
+  std::vector<int32_t> bias_;
+  std::vector<float> multipliers_;
+  int64_t out_c_ = 0, points_ = 0;
+  DType y_dtype_ = DType::kU8;
+  int32_t y_zero_point_ = 0;
+};
+
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (i32 [M],
 // optional).
 Result<std::unique_ptr<Kernel>> make_qlinear_conv(const KernelSpec& spec) {
@@ -222,6 +354,7 @@ Result<std::unique_ptr<Kernel>> make_qlinear_conv(const KernelSpec& spec) {
                                   spec.inputs[8]->shape.to_string() + ", expected i32 " +
                                   std::to_string(plan.out_c));
   }
+  if (auto fast = OneDnnQLinearConv::make(spec, plan)) return fast;
   return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     return run_quant_conv(plan, in, out);
   });

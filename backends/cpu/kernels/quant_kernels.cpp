@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <oneapi/dnnl/dnnl.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
 
@@ -131,6 +132,48 @@ HSCHED_VECTOR_CLONES void dequantize_u8(const uint8_t* x, float* y, int64_t n, f
 HSCHED_VECTOR_CLONES void dequantize_i8(const int8_t* x, float* y, int64_t n, float scale,
                                         int32_t zero_point) {
   dequantize_bytes(x, y, n, scale, zero_point);
+}
+
+template <typename Q>
+[[gnu::always_inline]] inline void requantize_plane(const int32_t* __restrict acc, Q* __restrict y,
+                                                    int64_t n, int32_t offset, float multiplier,
+                                                    int32_t zero_point) {
+  const auto shift = static_cast<uint32_t>(offset);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + shift);
+    y[i] = saturate_round<Q>(static_cast<float>(sum) * multiplier, zero_point);
+  }
+}
+HSCHED_VECTOR_CLONES void requantize_plane_u8(const int32_t* acc, uint8_t* y, int64_t n,
+                                              int32_t offset, float multiplier, int32_t zero_point) {
+  requantize_plane(acc, y, n, offset, multiplier, zero_point);
+}
+HSCHED_VECTOR_CLONES void requantize_plane_i8(const int32_t* acc, int8_t* y, int64_t n,
+                                              int32_t offset, float multiplier, int32_t zero_point) {
+  requantize_plane(acc, y, n, offset, multiplier, zero_point);
+}
+
+template <typename Q>
+[[gnu::always_inline]] inline void requantize_columns(const int32_t* __restrict acc,
+                                                      Q* __restrict y, int64_t n,
+                                                      const int32_t* __restrict offsets,
+                                                      const float* __restrict multipliers,
+                                                      int32_t zero_point) {
+  for (int64_t i = 0; i < n; ++i) {
+    const auto sum =
+        static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(offsets[i]));
+    y[i] = saturate_round<Q>(static_cast<float>(sum) * multipliers[i], zero_point);
+  }
+}
+HSCHED_VECTOR_CLONES void requantize_columns_u8(const int32_t* acc, uint8_t* y, int64_t n,
+                                                const int32_t* offsets, const float* multipliers,
+                                                int32_t zero_point) {
+  requantize_columns(acc, y, n, offsets, multipliers, zero_point);
+}
+HSCHED_VECTOR_CLONES void requantize_columns_i8(const int32_t* acc, int8_t* y, int64_t n,
+                                                const int32_t* offsets, const float* multipliers,
+                                                int32_t zero_point) {
+  requantize_columns(acc, y, n, offsets, multipliers, zero_point);
 }
 
 // How a per-axis parameter walks a tensor: `channels` values, each for runs of `inner`
@@ -346,6 +389,31 @@ Result<std::unique_ptr<Kernel>> make_dynamic_quantize_linear(const KernelSpec& s
 }
 
 }  // namespace
+
+void requantize_run(const int32_t* acc, DType y_dtype, void* y, int64_t n, int32_t offset,
+                    float multiplier, int32_t zero_point) {
+  if (y_dtype == DType::kU8) {
+    requantize_plane_u8(acc, static_cast<uint8_t*>(y), n, offset, multiplier, zero_point);
+  } else {
+    requantize_plane_i8(acc, static_cast<int8_t*>(y), n, offset, multiplier, zero_point);
+  }
+}
+
+void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const int32_t* offsets,
+                    const float* multipliers, int32_t zero_point) {
+  if (y_dtype == DType::kU8) {
+    requantize_columns_u8(acc, static_cast<uint8_t*>(y), n, offsets, multipliers, zero_point);
+  } else {
+    requantize_columns_i8(acc, static_cast<int8_t*>(y), n, offsets, multipliers, zero_point);
+  }
+}
+
+bool exact_int8_products() {
+  using isa = dnnl::cpu_isa;
+  const isa have = dnnl::get_effective_cpu_isa();
+  return have == isa::avx512_core_vnni || have == isa::avx512_core_bf16 ||
+         have == isa::avx512_core_amx || have == isa::avx2_vnni;
+}
 
 void register_quant_kernels(KernelRegistry& registry) {
   registry.add("QuantizeLinear", make_quantize_linear);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/dnnl_util.h"
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/parallel.h"
 #include "backends/cpu/kernels/quant_util.h"
@@ -94,6 +95,7 @@ struct QuantMatMulPlan {
   bool requantize = false;  // QLinearMatMul
   size_t a_scale = 0, b_scale = 0, y_scale = 0, y_zp = 0;
   DType y_dtype = DType::kI32;
+  bool bias = false;  // input 8, i32 [N]: a fused Gemm's (qdq_fusion.h)
 };
 
 Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* const> in,
@@ -116,6 +118,8 @@ Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* con
     y_scale = read_scales(*in[plan.y_scale])[0];
     y_zp = read_zero_points(input(plan.y_zp), 1)[0];
   }
+  const std::span<const int32_t> bias =
+      plan.bias ? in[8]->values<int32_t>() : std::span<const int32_t>();
   const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * m;
   const int64_t grain = std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, k * n));
   std::byte* y_raw = out[0]->raw();
@@ -136,6 +140,7 @@ Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* con
             // Unsigned, so that int32 accumulation wraps instead of overflowing.
             for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<uint32_t>(av * b_row[j]);
           }
+          for (size_t j = 0; j < bias.size(); ++j) acc[j] += static_cast<uint32_t>(bias[j]);
           if (!plan.requantize) {
             int32_t* y = reinterpret_cast<int32_t*>(y_raw) + r * n;
             for (int64_t j = 0; j < n; ++j) y[j] = static_cast<int32_t>(acc[j]);
@@ -159,6 +164,120 @@ Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* con
   return Status::ok();
 }
 
+// The value of a one-element constant input as int32 (a zero point: u8, i8 or i32), 0 when the
+// input is omitted.
+int32_t constant_zero_point(const KernelSpec& spec, size_t i) {
+  return spec.has_input(i) ? read_zero_points(spec.constant(i), 1)[0] : 0;
+}
+
+// QLinearMatMul with constant int8 weights, as the QDQ fusion makes for linear layers: B [K, N]
+// with zero points 0, every other parameter a constant of one value (b_scale one or N). oneDNN's
+// int8 matmul sums A x B in int32, exactly on VNNI hardware; A's zero point comes off as
+// a_zero_point * (the column sums of B), the fused bias is added, and requantize_row rounds.
+// The result is the reference loop's, bit for bit.
+class OneDnnQLinearMatMul final : public Kernel {
+ public:
+  // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
+  // primitive here.
+  static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantMatMulPlan& plan) {
+    const Tensor* b = spec.constant(plan.b);
+    if (!plan.requantize || b == nullptr || b->dtype() != DType::kI8 || b->dims().size() != 2 ||
+        !exact_int8_products()) {
+      return nullptr;
+    }
+    for (size_t i : {plan.a_scale, plan.a_zp, plan.b_scale, plan.b_zp, plan.y_scale, plan.y_zp,
+                     size_t{8}}) {
+      if (spec.has_input(i) && spec.constant(i) == nullptr) return nullptr;
+    }
+    if (spec.inputs[plan.a_scale]->shape.elements() != 1 ||
+        (spec.has_input(plan.a_zp) && spec.inputs[plan.a_zp]->shape.elements() != 1)) {
+      return nullptr;
+    }
+    if (spec.has_input(plan.b_zp)) {
+      for (int8_t v : spec.constant(plan.b_zp)->values<int8_t>()) {
+        if (v != 0) return nullptr;
+      }
+    }
+    auto kernel = std::unique_ptr<OneDnnQLinearMatMul>(new OneDnnQLinearMatMul());
+    try {
+      kernel->build(spec, plan, *b);
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+    return kernel;
+  }
+
+  Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
+    src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
+    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_},
+                                  {DNNL_ARG_DST, dst_}});
+    stream_->wait();
+    std::byte* y = out[0]->raw();
+    parallel_range(rows_, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        requantize_row(acc_.data() + r * n_, y_dtype_, y + r * n_, n_, offsets_.data(),
+                       multipliers_.data(), y_zero_point_);
+      }
+    }, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n_)));
+    return Status::ok();
+  }
+
+ private:
+  OneDnnQLinearMatMul() = default;
+
+  void build(const KernelSpec& spec, const QuantMatMulPlan& plan, const Tensor& b) {
+    const MatMulGeometry& g = plan.geometry;
+    rows_ = static_cast<int64_t>(g.a_offsets.size()) * g.m;
+    n_ = g.n;
+    y_dtype_ = plan.y_dtype;
+    y_zero_point_ = constant_zero_point(spec, plan.y_zp);
+    const int32_t a_zero_point = constant_zero_point(spec, plan.a_zp);
+    const float a_scale = spec.constant(plan.a_scale)->values<float>()[0];
+    const float y_scale = spec.constant(plan.y_scale)->values<float>()[0];
+    const auto b_scales = spec.constant(plan.b_scale)->values<float>();
+    const auto weights = b.values<int8_t>();
+    const auto bias = plan.bias ? spec.constant(8) : nullptr;
+    offsets_.assign(static_cast<size_t>(n_), 0);
+    multipliers_.resize(static_cast<size_t>(n_));
+    for (int64_t j = 0; j < n_; ++j) {
+      uint32_t column_sum = 0;
+      for (int64_t k = 0; k < g.k; ++k) column_sum += static_cast<uint32_t>(weights[k * n_ + j]);
+      uint32_t offset = 0u - static_cast<uint32_t>(a_zero_point) * column_sum;
+      if (bias != nullptr) offset += static_cast<uint32_t>(bias->values<int32_t>()[j]);
+      offsets_[static_cast<size_t>(j)] = static_cast<int32_t>(offset);
+      multipliers_[static_cast<size_t>(j)] =
+          a_scale * b_scales[b_scales.size() == 1 ? 0 : static_cast<size_t>(j)] / y_scale;
+    }
+    const auto a_type = spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8
+                                                                   : memory::data_type::s8;
+    const memory::desc src({rows_, g.k}, a_type, memory::format_tag::ab);
+    const memory::desc wei({g.k, n_}, memory::data_type::s8, memory::format_tag::ab);
+    const memory::desc wei_any({g.k, n_}, memory::data_type::s8, memory::format_tag::any);
+    const memory::desc dst({rows_, n_}, memory::data_type::s32, memory::format_tag::ab);
+    const dnnl::engine& engine = *spec.context->engine;
+    stream_ = spec.context->stream;
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), engine);
+    primitive_ = dnnl::matmul(pd);
+    weights_ = dnnl::memory(pd.weights_desc(), engine);
+    dnnl::memory user(wei, engine, const_cast<std::byte*>(b.raw()));
+    dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
+    stream_->wait();
+    acc_.resize(static_cast<size_t>(rows_ * n_));
+    src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
+    dst_ = dnnl::memory(dst, engine, acc_.data());
+  }
+
+  dnnl::matmul primitive_;
+  dnnl::memory src_, weights_, dst_;
+  dnnl::stream* stream_ = nullptr;
+  std::vector<int32_t> acc_;      // the int32 sums, [rows, N]
+  std::vector<int32_t> offsets_;  // per column: bias - a_zero_point * column sum (wrapping)
+  std::vector<float> multipliers_;
+  int64_t rows_ = 0, n_ = 0;
+  DType y_dtype_ = DType::kU8;
+  int32_t y_zero_point_ = 0;
+};
+
 // The operands' dtypes: A and B u8 or i8 (independently).
 Status check_operands(const KernelSpec& spec, const QuantMatMulPlan& plan) {
   for (size_t i : {plan.a, plan.b}) {
@@ -172,7 +291,8 @@ Status check_operands(const KernelSpec& spec, const QuantMatMulPlan& plan) {
   return Status::ok();
 }
 
-// Inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point.
+// Inputs: A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point, and a
+// fused Gemm's bias (i32 [N], added to the sums before requantization).
 Result<std::unique_ptr<Kernel>> make_qlinear_matmul(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
   QuantMatMulPlan plan{{}, 0, 2, 3, 5, true, 1, 4, 6, 7, DType::kU8};
@@ -188,6 +308,14 @@ Result<std::unique_ptr<Kernel>> make_qlinear_matmul(const KernelSpec& spec) {
                                   " (both u8 or both i8)");
   }
   HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 6, 7, plan.y_dtype, "y", -1).status());
+  plan.bias = spec.has_input(8);
+  if (plan.bias && (spec.inputs[8]->dtype != DType::kI32 ||
+                    spec.in_dims(8) != std::vector<int64_t>{plan.geometry.n})) {
+    return invalid_node(spec, "bias is " + std::string(dtype_name(spec.inputs[8]->dtype)) + " " +
+                                  spec.inputs[8]->shape.to_string() + ", expected i32 " +
+                                  std::to_string(plan.geometry.n));
+  }
+  if (auto fast = OneDnnQLinearMatMul::make(spec, plan)) return fast;
   return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     return run_quant_matmul(plan, in, out);
   });

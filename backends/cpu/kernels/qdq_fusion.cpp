@@ -1,0 +1,247 @@
+// The QDQ fusion pass (see qdq_fusion.h).
+#include "backends/cpu/kernels/qdq_fusion.h"
+
+#include <optional>
+#include <set>
+#include <string>
+
+namespace hsched::cpu {
+namespace {
+
+bool is_byte(DType dtype) { return dtype == DType::kU8 || dtype == DType::kI8; }
+
+// A constant of `count` values (count 1: any shape of one element; else 1-D [count]).
+bool constant_of(const Value& v, DType dtype, int64_t count) {
+  if (!v.is_constant() || v.dtype != dtype || v.constant->elements() != count) return false;
+  return count == 1 || v.shape.rank() == 1;
+}
+
+// The scale and zero-point inputs of a DequantizeLinear or QuantizeLinear node with constant
+// parameters: `count` scales (1 or one per channel), zero points absent or constants of `data`'s
+// dtype. `zero`: the zero points must all be 0.
+bool constant_params(const Graph& graph, const Node& node, DType data, int64_t count, bool zero) {
+  if (node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
+      !constant_of(graph.value(node.inputs[1]), DType::kF32, count)) {
+    return false;
+  }
+  if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return true;
+  const Value& zp = graph.value(node.inputs[2]);
+  if (!constant_of(zp, data, count)) return false;
+  if (!zero) return true;
+  if (data == DType::kI32) {
+    for (int32_t v : zp.constant->values<int32_t>()) {
+      if (v != 0) return false;
+    }
+  } else {
+    for (int8_t v : zp.constant->values<int8_t>()) {  // u8 and i8 alike: 0 is the 0 byte
+      if (v != 0) return false;
+    }
+  }
+  return true;
+}
+
+ValueId input_or_none(const Node& node, size_t i) {
+  return i < node.inputs.size() ? node.inputs[i] : kNoValue;
+}
+
+// A constant's dequantization: the graph's DequantizeLinear (found through Identity nodes) whose
+// data is a constant of `dtype`, with `count` scales along axis `axis` of a rank-`rank` tensor
+// and zero points 0. The program folded it (its output is a float constant, or marked as one in
+// the step analysis); the fused op reads its integer data instead.
+const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, int64_t count,
+                                    int64_t axis) {
+  const Node* node = nullptr;
+  for (;;) {
+    const NodeId id = graph.value(v).producer;
+    if (id == kNoNode) return nullptr;
+    node = &graph.node(id);
+    if (node->op_type != "Identity" || node->inputs.empty()) break;
+    v = node->inputs[0];
+  }
+  if (node->op_type != "DequantizeLinear" || node->inputs.empty() || node->inputs[0] == kNoValue) {
+    return nullptr;
+  }
+  const Value& data = graph.value(node->inputs[0]);
+  if (!data.is_constant() || data.dtype != dtype || !constant_params(graph, *node, dtype, count, true)) {
+    return nullptr;
+  }
+  if (count > 1) {  // per channel: along `axis` (opset 13's attribute, default 1)
+    const int64_t rank = data.shape.rank();
+    int64_t a = node->attr_int("axis", 1);
+    if (a < 0) a += rank;
+    if (a != axis || data.shape.dims[static_cast<size_t>(a)] != count) return nullptr;
+  }
+  return node;
+}
+
+class QdqFuser {
+ public:
+  QdqFuser(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed)
+      : graph_(graph), nodes_(nodes), absorbed_(absorbed) {
+    produced_at_.assign(graph.values().size(), -1);
+    consumers_.resize(graph.values().size());
+    for (size_t s = 0; s < nodes.size(); ++s) {
+      if (absorbed[s]) continue;
+      for (ValueId v : nodes[s]->outputs) {
+        if (v != kNoValue) produced_at_[static_cast<size_t>(v)] = static_cast<int>(s);
+      }
+      for (ValueId v : nodes[s]->inputs) {
+        if (v != kNoValue) consumers_[static_cast<size_t>(v)].push_back(s);
+      }
+    }
+    outputs_.insert(graph.outputs().begin(), graph.outputs().end());
+  }
+
+  int run() {
+    int fused = 0;
+    for (size_t s = 0; s < nodes_.size(); ++s) {
+      if (!absorbed_[s] && fuse_root(s)) ++fused;
+    }
+    return fused;
+  }
+
+ private:
+  std::optional<size_t> sole_consumer(ValueId v) const {
+    const auto& c = consumers_[static_cast<size_t>(v)];
+    if (c.size() != 1 || outputs_.count(v)) return std::nullopt;
+    return c[0];
+  }
+
+  // The step of the DequantizeLinear producing root `s`'s activation input `v` (8-bit data, one
+  // constant scale and zero point). It stays a step when others read it too (a residual's).
+  std::optional<size_t> activation_dequantization(ValueId v) const {
+    const int at = produced_at_[static_cast<size_t>(v)];
+    if (at < 0 || absorbed_[static_cast<size_t>(at)]) return std::nullopt;
+    const Node& dq = *nodes_[static_cast<size_t>(at)];
+    if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.inputs[0] == kNoValue) {
+      return std::nullopt;
+    }
+    const DType dtype = graph_.value(dq.inputs[0]).dtype;
+    if (!is_byte(dtype) || !constant_params(graph_, dq, dtype, 1, false)) return std::nullopt;
+    return static_cast<size_t>(at);
+  }
+
+  // The QuantizeLinear step reading the root's output alone, with one constant scale and
+  // zero point and no attribute but `axis`.
+  std::optional<size_t> output_quantization(ValueId v) const {
+    const auto q = sole_consumer(v);
+    if (!q || absorbed_[*q]) return std::nullopt;
+    const Node& node = *nodes_[*q];
+    if (node.op_type != "QuantizeLinear" || node.inputs[0] != v || node.outputs.size() != 1 ||
+        node.outputs[0] == kNoValue) {
+      return std::nullopt;
+    }
+    for (const auto& [key, attr] : node.attributes) {
+      if (key != "axis") return std::nullopt;
+    }
+    const DType dtype = graph_.value(node.outputs[0]).dtype;
+    if (!is_byte(dtype) || !constant_params(graph_, node, dtype, 1, false)) return std::nullopt;
+    return *q;
+  }
+
+  bool fuse_root(size_t s) {
+    Node& root = *nodes_[s];
+    const std::string& op = root.op_type;
+    if ((op != "Conv" && op != "MatMul" && op != "Gemm") || root.inputs.size() < 2 ||
+        root.outputs.size() != 1 || root.outputs[0] == kNoValue || root.inputs[1] == kNoValue) {
+      return false;
+    }
+    const auto a_dq = activation_dequantization(root.inputs[0]);
+    const auto q = output_quantization(root.outputs[0]);
+    if (!a_dq || !q) return false;
+    const Value& w = graph_.value(root.inputs[1]);
+    const int64_t w_rank = w.shape.rank();
+    const bool trans_b = op == "Gemm" && root.attr_int("transB", 0) != 0;
+    if (op == "Conv") {
+      if (root.attr_string("auto_pad", "NOTSET") != "NOTSET" || w_rank < 3) return false;
+    } else if (w_rank != 2) {
+      return false;
+    }
+    if (op == "Gemm" && (root.attr_int("transA", 0) != 0 || root.attr_float("alpha", 1.0f) != 1.0f ||
+                         graph_.value(root.inputs[0]).shape.rank() != 2)) {
+      return false;
+    }
+    // Output channels: Conv's weights [M, C/g, ...], MatMul's B [K, N], Gemm's B [K, N] or [N, K].
+    const int64_t channel_axis = op == "Conv" || trans_b ? 0 : 1;
+    const int64_t channels = w.shape.dims[static_cast<size_t>(channel_axis)];
+    const Node* w_dq = constant_dequantization(graph_, root.inputs[1], DType::kI8, 1, channel_axis);
+    if (w_dq == nullptr) {
+      w_dq = constant_dequantization(graph_, root.inputs[1], DType::kI8, channels, channel_axis);
+    }
+    if (w_dq == nullptr) return false;
+    // The bias: int32 quantized with scale a_scale * w_scale (as the QDQ format writes it), so
+    // that the integer sum can take it as it is; a zero needs no scale (quantizers share one
+    // zero bias between layers).
+    const ValueId bias = input_or_none(root, 2);
+    ValueId bias_data = kNoValue;
+    if (bias != kNoValue) {
+      if (op == "Gemm" && root.attr_float("beta", 1.0f) != 1.0f) return false;
+      const Node* b_dq = constant_dequantization(graph_, bias, DType::kI32, channels, 0);
+      if (b_dq == nullptr && channels != 1) {
+        b_dq = constant_dequantization(graph_, bias, DType::kI32, 1, 0);
+      }
+      if (b_dq == nullptr || graph_.value(b_dq->inputs[0]).shape.dims !=
+                                 std::vector<int64_t>{channels}) {
+        return false;
+      }
+      const float a_scale = scalar(nodes_[*a_dq]->inputs[1]);
+      const auto w_scales = graph_.value(w_dq->inputs[1]).constant->values<float>();
+      const auto b_scales = graph_.value(b_dq->inputs[1]).constant->values<float>();
+      const auto b_values = graph_.value(b_dq->inputs[0]).constant->values<int32_t>();
+      for (int64_t c = 0; c < channels; ++c) {
+        const float w_scale = w_scales[w_scales.size() == 1 ? 0 : static_cast<size_t>(c)];
+        const float b_scale = b_scales[b_scales.size() == 1 ? 0 : static_cast<size_t>(c)];
+        if (b_values[static_cast<size_t>(c)] != 0 && b_scale != a_scale * w_scale) return false;
+      }
+      bias_data = b_dq->inputs[0];
+    }
+    const Node& a_node = *nodes_[*a_dq];
+    const Node& q_node = *nodes_[*q];
+    ValueId w_data = w_dq->inputs[0];
+    if (trans_b) w_data = transposed(w_data, root.name);
+    root.inputs = {a_node.inputs[0],         a_node.inputs[1],        input_or_none(a_node, 2),
+                   w_data,                   w_dq->inputs[1],         input_or_none(*w_dq, 2),
+                   q_node.inputs[1],         input_or_none(q_node, 2)};
+    if (bias_data != kNoValue) root.inputs.push_back(bias_data);
+    root.outputs = {q_node.outputs[0]};
+    if (op == "Conv") {
+      root.op_type = "QLinearConv";
+    } else {
+      root.op_type = "QLinearMatMul";
+      root.attributes.clear();  // Gemm's transB, alpha, beta: settled above
+    }
+    if (sole_consumer(a_node.outputs[0]) == s) absorbed_[*a_dq] = true;
+    absorbed_[*q] = true;
+    return true;
+  }
+
+  float scalar(ValueId v) const { return graph_.value(v).constant->values<float>()[0]; }
+
+  // A [N, K] int8 constant as a new [K, N] constant.
+  ValueId transposed(ValueId v, const std::string& root_name) {
+    const Tensor& t = *graph_.value(v).constant;
+    const int64_t n = t.dims()[0], k = t.dims()[1];
+    Tensor out = Tensor::uninitialized(DType::kI8, {k, n});
+    const auto in = t.values<int8_t>();
+    auto o = out.values<int8_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < k; ++j) o[static_cast<size_t>(j * n + i)] = in[static_cast<size_t>(i * k + j)];
+    }
+    return graph_.add_constant(root_name + "/qdq_weights_kn", std::move(out));
+  }
+
+  Graph& graph_;
+  const std::vector<Node*>& nodes_;
+  std::vector<bool>& absorbed_;
+  std::vector<int> produced_at_;                // per value: its producing step, or -1
+  std::vector<std::vector<size_t>> consumers_;  // per value: the steps reading it
+  std::set<ValueId> outputs_;                   // graph outputs: never fused away
+};
+
+}  // namespace
+
+int fuse_qdq(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
+  return QdqFuser(graph, nodes, absorbed).run();
+}
+
+}  // namespace hsched::cpu

@@ -1,0 +1,21 @@
+// The QDQ fusion pass of the CPU program: a Conv, MatMul or Gemm between DequantizeLinear nodes
+// (an 8-bit activation, constant int8 weights, an int32 bias) and a QuantizeLinear becomes one
+// integer op, QLinearConv or QLinearMatMul, as ONNX Runtime and OpenVINO run the QDQ format:
+// products summed exactly in int32, the bias added as int32, one requantization to the output's
+// 8 bits. The float tensors in between are never written. Internal to the CPU program.
+#pragma once
+
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace hsched::cpu {
+
+// `nodes` are the program's steps in order; each fused root is rewritten in place (op type,
+// inputs, outputs; a transposed copy of Gemm weights added to `graph`) and the DequantizeLinear
+// and QuantizeLinear steps it absorbs are marked in `absorbed`. A fused Gemm becomes a
+// QLinearMatMul with its int32 bias as a ninth input, which only this pass writes. Returns the
+// number of roots fused.
+int fuse_qdq(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed);
+
+}  // namespace hsched::cpu
