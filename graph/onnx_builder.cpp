@@ -122,6 +122,21 @@ OnnxBuilder& OnnxBuilder::initializer_i64(const std::string& name, const std::ve
   return *this;
 }
 
+OnnxBuilder& OnnxBuilder::initializer(const std::string& name, const Tensor& tensor) {
+  const size_t size = dtype_size(tensor.dtype());
+  const auto* bytes = reinterpret_cast<const unsigned char*>(tensor.raw());
+  std::string raw;
+  raw.reserve(tensor.byte_size());
+  for (size_t at = 0; at < tensor.byte_size(); at += size) {
+    for (size_t b = 0; b < size; ++b) {  // each element's bytes least significant first
+      const size_t from = std::endian::native == std::endian::little ? b : size - 1 - b;
+      raw.push_back(static_cast<char>(bytes[at + from]));
+    }
+  }
+  add_initializer(model_, name, tensor.dtype(), tensor.dims()).set_raw_data(std::move(raw));
+  return *this;
+}
+
 OnnxBuilder& OnnxBuilder::initializer_random(const std::string& name,
                                              const std::vector<int64_t>& dims, float scale,
                                              uint32_t seed) {

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "hsched/dtype.h"
+#include "hsched/tensor.h"
 
 namespace hsched {
 
@@ -25,6 +26,8 @@ class OnnxBuilder {
                                const std::vector<float>& values);
   OnnxBuilder& initializer_i64(const std::string& name, const std::vector<int64_t>& dims,
                                const std::vector<int64_t>& values);
+  // Any dtype, from a tensor's bytes (int8 weights, int32 biases).
+  OnnxBuilder& initializer(const std::string& name, const Tensor& tensor);
   // Seeded uniform values in [-scale, scale]: deterministic weights for demos and tests.
   OnnxBuilder& initializer_random(const std::string& name, const std::vector<int64_t>& dims,
                                   float scale, uint32_t seed);

@@ -42,4 +42,12 @@ inline std::filesystem::path models_dir() {
                                         : std::filesystem::path(HSCHED_MODELS_DIR);
 }
 
+// Their INT8 versions (ONNX Runtime's QDQ quantization): $HSCHED_MODELS_INT8_DIR, else the
+// models-int8 folder beside the models.
+inline std::filesystem::path int8_models_dir() {
+  const char* env = std::getenv("HSCHED_MODELS_INT8_DIR");
+  return env != nullptr && *env != '\0' ? std::filesystem::path(env)
+                                        : models_dir() / ".." / "models-int8";
+}
+
 }  // namespace hsched::test

@@ -407,6 +407,122 @@ TEST(CpuQuant, QLinearConvAddsTheBiasAndRequantizesPerChannel) {
   EXPECT_EQ(ints_of<uint8_t>((*n)[0]), (std::vector<int>{100, 105, 110, 115, 100, 92, 85, 78}));
 }
 
+// ---------------------------------------------------------------- oneDNN paths
+
+// Seeded bytes over the whole range of the dtype (u8 or i8), and int32 biases.
+Tensor random_bytes(DType dtype, const Ints& dims, uint32_t seed) {
+  Tensor t = Tensor::uninitialized(dtype, dims);
+  uint32_t state = seed * 2654435761u + 1u;
+  for (uint8_t& v : t.values<uint8_t>()) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<uint8_t>(state >> 24);
+  }
+  return t;
+}
+Tensor random_bias(int64_t n, uint32_t seed) {
+  std::vector<int32_t> v;
+  uint32_t state = seed;
+  for (int64_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    v.push_back(static_cast<int32_t>(state >> 16) - 32768);
+  }
+  return i32({n}, v);
+}
+std::vector<float> scales(int64_t n, float first) {
+  std::vector<float> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(first * (1.0f + 0.37f * static_cast<float>(i % 5)));
+  return v;
+}
+
+// Constant int8 weights take oneDNN's int8 primitives (where its products are exact: VNNI); the
+// same weights given at run time take the reference loop. Both must give the same bytes: groups,
+// depthwise, strides, asymmetric pads, dilations, both x dtypes, a zero point that padding must
+// honour, per-channel scales, the bias, both y dtypes.
+TEST(CpuQuant, QLinearConvWithConstantWeightsMatchesTheReferenceLoop) {
+  struct Case {
+    DType x_dtype, y_dtype;
+    int64_t c, m, group, k, stride, dilation;
+    Ints pads;
+    bool per_channel, bias;
+  };
+  const std::vector<Case> cases = {
+      {DType::kU8, DType::kU8, 8, 16, 1, 3, 1, 1, {1, 1, 1, 1}, true, true},
+      {DType::kU8, DType::kI8, 6, 4, 2, 3, 2, 1, {0, 2, 1, 0}, false, true},
+      {DType::kI8, DType::kU8, 16, 16, 16, 3, 1, 2, {2, 2, 2, 2}, true, false},
+      {DType::kU8, DType::kU8, 3, 8, 1, 5, 2, 1, {2, 1, 2, 1}, true, true},
+      {DType::kI8, DType::kI8, 32, 24, 1, 1, 1, 1, {0, 0, 0, 0}, true, true},
+  };
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    const Ints x_dims{2, c.c, 11, 9};
+    const Ints w_dims{c.m, c.c / c.group, c.k, c.k};
+    const int64_t span = (c.k - 1) * c.dilation + 1;
+    const Ints y_dims{2, c.m, (11 + c.pads[0] + c.pads[2] - span) / c.stride + 1,
+                      (9 + c.pads[1] + c.pads[3] - span) / c.stride + 1};
+    const Tensor x = random_bytes(c.x_dtype, x_dims, seed++);
+    const Tensor w = random_bytes(DType::kI8, w_dims, seed++);
+    const Tensor x_zp = c.x_dtype == DType::kU8 ? u8({}, {131}) : i8({}, {-7});
+    const Tensor y_zp = c.y_dtype == DType::kU8 ? u8({}, {120}) : i8({}, {3});
+    const Tensor w_scale = f32({c.per_channel ? c.m : 1}, scales(c.per_channel ? c.m : 1, 0.01f));
+    const Tensor w_zp = i8({c.per_channel ? c.m : 1},
+                           std::vector<int8_t>(static_cast<size_t>(c.per_channel ? c.m : 1), 0));
+    const AttributeMap attrs{{"group", c.group},
+                             {"strides", Ints{c.stride, c.stride}},
+                             {"dilations", Ints{c.dilation, c.dilation}},
+                             {"pads", c.pads}};
+    const auto run = [&](bool constant_weights) {
+      std::vector<OpInput> in{{x},         {f32({}, {0.02f}), true}, {x_zp, true},
+                              {w, constant_weights}, {w_scale, true}, {w_zp, true},
+                              {f32({}, {0.37f}), true}, {y_zp, true}};
+      if (c.bias) in.push_back({random_bias(c.m, seed), true});
+      return run_op("QLinearConv", attrs, in, {{c.y_dtype, y_dims}}, 10);
+    };
+    auto fast = run(true), reference = run(false);
+    ASSERT_TRUE(fast.is_ok()) << fast.status().message();
+    ASSERT_TRUE(reference.is_ok()) << reference.status().message();
+    const auto bytes = [](const Tensor& t) {
+      auto v = t.values<uint8_t>();
+      return std::vector<uint8_t>(v.begin(), v.end());
+    };
+    EXPECT_EQ(bytes((*fast)[0]), bytes((*reference)[0])) << "case with group " << c.group;
+    ++seed;
+  }
+}
+
+// The same for QLinearMatMul: batched A of both dtypes with a zero point, per-tensor and
+// per-column B scales, and the bias input a fused Gemm adds.
+TEST(CpuQuant, QLinearMatMulWithConstantWeightsMatchesTheReferenceLoop) {
+  uint32_t seed = 100;
+  for (DType a_dtype : {DType::kU8, DType::kI8}) {
+    for (bool per_column : {false, true}) {
+      for (bool bias : {false, true}) {
+        const int64_t k = 37, n = 21;
+        const Tensor a = random_bytes(a_dtype, {2, 5, k}, seed++);
+        const Tensor b = random_bytes(DType::kI8, {k, n}, seed++);
+        const Tensor a_zp = a_dtype == DType::kU8 ? u8({}, {97}) : i8({}, {-20});
+        const int64_t b_count = per_column ? n : 1;
+        const auto run = [&](bool constant_weights) {
+          std::vector<OpInput> in{{a},
+                                  {f32({}, {0.03f}), true},
+                                  {a_zp, true},
+                                  {b, constant_weights},
+                                  {f32({b_count}, scales(b_count, 0.004f)), true},
+                                  {i8({b_count}, std::vector<int8_t>(static_cast<size_t>(b_count), 0)), true},
+                                  {f32({}, {0.11f}), true},
+                                  {u8({}, {128}), true}};
+          if (bias) in.push_back({random_bias(n, seed), true});
+          return run_op("QLinearMatMul", {}, in, {{DType::kU8, {2, 5, n}}}, 10);
+        };
+        auto fast = run(true), reference = run(false);
+        ASSERT_TRUE(fast.is_ok()) << fast.status().message();
+        ASSERT_TRUE(reference.is_ok()) << reference.status().message();
+        EXPECT_EQ(ints_of<uint8_t>((*fast)[0]), ints_of<uint8_t>((*reference)[0]))
+            << dtype_name(a_dtype) << " per column " << per_column << " bias " << bias;
+      }
+    }
+  }
+}
+
 TEST(CpuQuant, QuantizedConvsRefuseMalformedNodes) {
   const Tensor x = u8({1, 2, 3, 3}, std::vector<uint8_t>(18, 1));
   // Weights for 3 input channels; group 3 of 2 channels.

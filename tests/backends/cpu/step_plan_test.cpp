@@ -2,6 +2,7 @@
 // shared models (skipped when absent), every node is either one of the program's steps or one
 // the analysis reports, exactly.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include <gtest/gtest.h>
@@ -56,6 +57,21 @@ INSTANTIATE_TEST_SUITE_P(Models, SharedModelStepPlanTest,
                          ::testing::Values("resnet18", "mobilenet_v2", "convnext_atto", "vit_tiny",
                                            "bert_mini", "vae_decoder_small"));
 
+// The same on their INT8 versions (QDQ regions fused into integer ops).
+class Int8ModelStepPlanTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Int8ModelStepPlanTest, MatchesProgram) {
+  const fs::path path =
+      ::hsched::test::int8_models_dir() / (GetParam() + "_int8") / "model.onnx";
+  if (!fs::exists(path)) GTEST_SKIP() << "no model at " << path;
+  auto graph = import_onnx_file(path, {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_matches_program(*graph, GetParam() + "_int8");
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, Int8ModelStepPlanTest,
+                         ::testing::Values("resnet18", "mobilenet_v2", "vit_tiny", "bert_mini"));
+
 // Conv -> Relu (a post-op) -> Reshape (a view of an activation) -> Softmax, plus Mul of two
 // initializers (folded) feeding an Add.
 TEST(StepPlanTest, ReportsFusedViewAndFoldedNodes) {
@@ -82,6 +98,132 @@ TEST(StepPlanTest, ReportsFusedViewAndFoldedNodes) {
   }
   EXPECT_EQ(graph->values().size(), values_before);  // the analysis works on a copy
   expect_matches_program(*graph, "step_plan");
+}
+
+// QDQ models (ONNX Runtime's quantizer's format): each Conv, MatMul and Gemm between
+// DequantizeLinear and QuantizeLinear runs as one integer op, QLinearConv or QLinearMatMul, its
+// float neighbours gone; a bias quantized with another scale keeps the float Conv. The integer
+// sums are exact where the float ones round, so outputs agree within one output step.
+TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
+  const auto bytes = [](DType dtype, const std::vector<int64_t>& dims, uint32_t seed) {
+    Tensor t = Tensor::uninitialized(dtype, dims);
+    for (uint8_t& v : t.values<uint8_t>()) {
+      seed = seed * 1664525u + 1013904223u;
+      v = static_cast<uint8_t>(seed >> 24);
+    }
+    return t;
+  };
+  const auto i32 = [](std::vector<int64_t> dims, std::vector<int32_t> values) {
+    return Tensor::from_vector(DType::kI32, std::move(dims), values);
+  };
+  OnnxBuilder b(13);
+  const float sx = 0.05f;
+  std::vector<float> sw8(16), sw7(7), sw5(5);
+  for (size_t i = 0; i < sw8.size(); ++i) sw8[i] = 0.002f * static_cast<float>(i + 1);
+  for (size_t i = 0; i < sw7.size(); ++i) sw7[i] = 0.003f * static_cast<float>(i + 1);
+  for (size_t i = 0; i < sw5.size(); ++i) sw5[i] = 0.004f * static_cast<float>(i + 1);
+  std::vector<float> sb8(16), sb5(5);
+  for (size_t i = 0; i < sb8.size(); ++i) sb8[i] = sx * sw8[i];
+  for (size_t i = 0; i < sb5.size(); ++i) sb5[i] = sx * sw5[i];
+  std::vector<int32_t> bias16(16), bias5(5);
+  for (size_t i = 0; i < bias16.size(); ++i) bias16[i] = static_cast<int32_t>(i * 97) - 700;
+  for (size_t i = 0; i < bias5.size(); ++i) bias5[i] = static_cast<int32_t>(i * 31) - 60;
+  b.input("x", DType::kF32, {1, 8, 10, 10}).input("x2", DType::kF32, {2, 3, 12});
+  b.input("x3", DType::kF32, {4, 12});
+  b.output("y1", DType::kF32, {1, 16, 10, 10}).output("y2", DType::kF32, {2, 3, 7});
+  b.output("y3", DType::kF32, {4, 5}).output("y4", DType::kF32, {1, 16, 10, 10});
+  b.initializer_f32("sx", {}, {sx}).initializer_f32("sy", {}, {0.1f});
+  b.initializer("zx", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}));
+  b.initializer("zy", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{100}));
+  b.initializer("w1", bytes(DType::kI8, {16, 8, 3, 3}, 1)).initializer_f32("sw1", {16}, sw8);
+  b.initializer("b1", i32({16}, bias16)).initializer_f32("sb1", {16}, sb8);
+  b.initializer_f32("sb_other", {16}, std::vector<float>(16, 0.5f));
+  b.initializer("w2", bytes(DType::kI8, {12, 7}, 2)).initializer_f32("sw2", {7}, sw7);
+  b.initializer("w3", bytes(DType::kI8, {5, 12}, 3)).initializer_f32("sw3", {5}, sw5);
+  b.initializer("b3", i32({5}, bias5)).initializer_f32("sb3", {5}, sb5);
+  const auto dq = [&](const std::string& in, const std::string& scale, const std::string& zp,
+                      const std::string& out, int64_t axis) {
+    auto& node = b.node("DequantizeLinear", zp.empty() ? std::vector<std::string>{in, scale}
+                                                       : std::vector<std::string>{in, scale, zp},
+                        {out}, out);
+    set_attr(node, "axis", axis);
+  };
+  const auto qdq_input = [&](const std::string& x) {
+    b.node("QuantizeLinear", {x, "sx", "zx"}, {x + "_q"}, x + "_q");
+    dq(x + "_q", "sx", "zx", x + "_dq", 1);
+  };
+  const auto qdq_output = [&](const std::string& f, const std::string& y) {
+    b.node("QuantizeLinear", {f, "sy", "zy"}, {f + "_q"}, f + "_q");
+    dq(f + "_q", "sy", "zy", y, 1);
+  };
+  qdq_input("x");
+  qdq_input("x2");
+  qdq_input("x3");
+  dq("w1", "sw1", "", "w1_dq", 0);
+  dq("b1", "sb1", "", "b1_dq", 0);
+  dq("b1", "sb_other", "", "b1_other", 0);
+  dq("w2", "sw2", "", "w2_dq", 1);
+  dq("w3", "sw3", "", "w3_dq", 0);
+  dq("b3", "sb3", "", "b3_dq", 0);
+  set_attr(b.node("Conv", {"x_dq", "w1_dq", "b1_dq"}, {"c1"}, "conv"), "pads",
+           std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(b.node("Conv", {"x_dq", "w1_dq", "b1_other"}, {"c4"}, "conv_other_bias"), "pads",
+           std::vector<int64_t>{1, 1, 1, 1});
+  b.node("MatMul", {"x2_dq", "w2_dq"}, {"m2"}, "matmul");
+  set_attr(b.node("Gemm", {"x3_dq", "w3_dq", "b3_dq"}, {"g3"}, "gemm"), "transB", 1);
+  qdq_output("c1", "y1");
+  qdq_output("m2", "y2");
+  qdq_output("g3", "y3");
+  qdq_output("c4", "y4");
+  auto graph = import_onnx_model(b.model(), {}, "qdq", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  std::vector<std::string> step_ops;
+  nodes_without_steps(*graph, &step_ops);
+  for (NodeId id = 0; id < static_cast<NodeId>(graph->nodes().size()); ++id) {
+    const std::string& name = graph->node(id).name;
+    const auto at = static_cast<size_t>(id);
+    const std::string expected = name == "conv"                      ? "QLinearConv"
+                                 : name == "matmul" || name == "gemm" ? "QLinearMatMul"
+                                 : name == "conv_other_bias"          ? "Conv"
+                                 : name == "c1_q" || name == "m2_q" || name == "g3_q"
+                                     ? ""  // absorbed
+                                     : step_ops[at];
+    EXPECT_EQ(step_ops[at], expected) << name;
+  }
+  expect_matches_program(*graph, "qdq");
+
+  std::vector<Tensor> inputs;
+  uint32_t seed = 7;
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{1, 8, 10, 10}, std::vector<int64_t>{2, 3, 12},
+        std::vector<int64_t>{4, 12}}) {
+    Tensor t = Tensor::uninitialized(DType::kF32, dims);
+    for (float& v : t.values<float>()) {
+      seed = seed * 1664525u + 1013904223u;
+      v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 12.0f - 6.0f;
+    }
+    inputs.push_back(std::move(t));
+  }
+  CpuOptions unfused;
+  unfused.fuse = false;
+  auto fused_program = CpuProgram::compile(*graph, CpuOptions{});
+  auto float_program = CpuProgram::compile(*graph, unfused);
+  ASSERT_TRUE(fused_program.is_ok() && float_program.is_ok());
+  auto fused = (*fused_program)->run(inputs);
+  auto reference = (*float_program)->run(inputs);
+  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  ASSERT_TRUE(reference.is_ok()) << reference.status().message();
+  for (size_t o = 0; o < fused->size(); ++o) {
+    const auto got = (*fused)[o].values<float>();
+    const auto want = (*reference)[o].values<float>();
+    ASSERT_EQ(got.size(), want.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_LE(std::abs(got[i] - want[i]), 0.1f * 1.001f) << "output " << o << " at " << i;
+      differing += got[i] != want[i];
+    }
+    EXPECT_LE(differing, got.size() / 20) << "output " << o;
+  }
 }
 
 TEST(StepPlanTest, UnsortableGraphReportsNothing) {
