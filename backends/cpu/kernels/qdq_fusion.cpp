@@ -1,6 +1,7 @@
 // The QDQ fusion pass (see qdq_fusion.h).
 #include "backends/cpu/kernels/qdq_fusion.h"
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -95,7 +96,7 @@ class QdqFuser {
   int run() {
     int fused = 0;
     for (size_t s = 0; s < nodes_.size(); ++s) {
-      if (!absorbed_[s] && fuse_root(s)) ++fused;
+      if (!absorbed_[s] && (fuse_root(s) || drop_pairs(s))) ++fused;
     }
     return fused;
   }
@@ -107,8 +108,8 @@ class QdqFuser {
     return c[0];
   }
 
-  // The step of the DequantizeLinear producing root `s`'s activation input `v` (8-bit data, one
-  // constant scale and zero point). It stays a step when others read it too (a residual's).
+  // The step of the DequantizeLinear producing activation `v` (8-bit data, one constant scale
+  // and zero point). It stays a step while others read it (a residual Add).
   std::optional<size_t> activation_dequantization(ValueId v) const {
     const int at = produced_at_[static_cast<size_t>(v)];
     if (at < 0 || absorbed_[static_cast<size_t>(at)]) return std::nullopt;
@@ -210,9 +211,63 @@ class QdqFuser {
       root.op_type = "QLinearMatMul";
       root.attributes.clear();  // Gemm's transB, alpha, beta: settled above
     }
-    if (sole_consumer(a_node.outputs[0]) == s) absorbed_[*a_dq] = true;
+    stop_reading(*a_dq);
     absorbed_[*q] = true;
     return true;
+  }
+
+  // An op that only moves or selects elements between a DequantizeLinear and QuantizeLinear
+  // nodes of the same scale and zero point runs on the 8-bit data itself: Q(op(DQ(x))) is op(x),
+  // as Q(DQ(x)) is x. ONNX Runtime drops such pairs too.
+  bool drop_pairs(size_t s) {
+    Node& node = *nodes_[s];
+    // (Not MaxPool: its u8 kernel is a plain loop, ~10x oneDNN's f32 pooling.)
+    static const std::set<std::string> moves = {"Reshape", "Transpose", "Squeeze", "Unsqueeze",
+                                                "Flatten", "Identity",  "Split",   "Slice",
+                                                "Gather"};
+    if (!moves.count(node.op_type) || node.inputs.empty() || node.inputs[0] == kNoValue) {
+      return false;
+    }
+    const auto dq = activation_dequantization(node.inputs[0]);
+    if (!dq) return false;
+    const Node& d = *nodes_[*dq];
+    std::vector<size_t> quantizations;
+    for (ValueId out : node.outputs) {
+      const auto q = out == kNoValue ? std::nullopt : output_quantization(out);
+      if (!q || !same_params(d, *nodes_[*q])) return false;
+      quantizations.push_back(*q);
+    }
+    stop_reading(*dq);
+    node.inputs[0] = d.inputs[0];
+    for (size_t i = 0; i < quantizations.size(); ++i) {
+      node.outputs[i] = nodes_[quantizations[i]]->outputs[0];
+      absorbed_[quantizations[i]] = true;
+    }
+    return true;
+  }
+
+  // The same data dtype, scale and zero point (an omitted zero point is 0).
+  bool same_params(const Node& dq, const Node& q) const {
+    const DType dtype = graph_.value(dq.inputs[0]).dtype;
+    if (graph_.value(q.outputs[0]).dtype != dtype || scalar(dq.inputs[1]) != scalar(q.inputs[1])) {
+      return false;
+    }
+    const auto zero_point = [&](const Node& node) {
+      const ValueId zp = input_or_none(node, 2);
+      if (zp == kNoValue) return 0;
+      const Tensor& t = *graph_.value(zp).constant;
+      return dtype == DType::kU8 ? int{t.values<uint8_t>()[0]} : int{t.values<int8_t>()[0]};
+    };
+    return zero_point(dq) == zero_point(q);
+  }
+
+  // One reader of DequantizeLinear step `dq` reads its input instead: once none reads its output
+  // (and it is no graph output), the step goes.
+  void stop_reading(size_t dq) {
+    const ValueId out = nodes_[dq]->outputs[0];
+    if (++rewired_[dq] == consumers_[static_cast<size_t>(out)].size() && !outputs_.count(out)) {
+      absorbed_[dq] = true;
+    }
   }
 
   float scalar(ValueId v) const { return graph_.value(v).constant->values<float>()[0]; }
@@ -236,6 +291,7 @@ class QdqFuser {
   std::vector<int> produced_at_;                // per value: its producing step, or -1
   std::vector<std::vector<size_t>> consumers_;  // per value: the steps reading it
   std::set<ValueId> outputs_;                   // graph outputs: never fused away
+  std::map<size_t, size_t> rewired_;            // per DequantizeLinear step: readers rewired
 };
 
 }  // namespace

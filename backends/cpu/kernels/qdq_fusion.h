@@ -2,7 +2,9 @@
 // (an 8-bit activation, constant int8 weights, an int32 bias) and a QuantizeLinear becomes one
 // integer op, QLinearConv or QLinearMatMul, as ONNX Runtime and OpenVINO run the QDQ format:
 // products summed exactly in int32, the bias added as int32, one requantization to the output's
-// 8 bits. The float tensors in between are never written. Internal to the CPU program.
+// 8 bits. An op that only moves elements (Reshape, Transpose, Split...) between a DequantizeLinear
+// and QuantizeLinear of the same parameters runs on the 8-bit data, the pair dropped. The float
+// tensors in between are never written. Internal to the CPU program.
 #pragma once
 
 #include <vector>
@@ -15,7 +17,7 @@ namespace hsched::cpu {
 // inputs, outputs; a transposed copy of Gemm weights added to `graph`) and the DequantizeLinear
 // and QuantizeLinear steps it absorbs are marked in `absorbed`. A fused Gemm becomes a
 // QLinearMatMul with its int32 bias as a ninth input, which only this pass writes. Returns the
-// number of roots fused.
+// number of nodes rewritten.
 int fuse_qdq(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed);
 
 }  // namespace hsched::cpu

@@ -175,6 +175,17 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   qdq_output("m2", "y2");
   qdq_output("g3", "y3");
   qdq_output("c4", "y4");
+  // A Transpose between pairs of one scale and zero point runs on the bytes, the pairs dropped
+  // (x2's DequantizeLinear then has no reader left); a Reshape whose QuantizeLinear has another
+  // scale keeps its pairs.
+  set_attr(b.node("Transpose", {"x2_dq"}, {"t5"}, "transpose"), "perm",
+           std::vector<int64_t>{0, 2, 1});
+  b.node("QuantizeLinear", {"t5", "sx", "zx"}, {"t5_q"}, "t5_q");
+  dq("t5_q", "sx", "zx", "y5", 1);
+  b.initializer_i64("flat", {2}, {4, 12});
+  b.node("Reshape", {"x3_dq", "flat"}, {"r6"}, "reshape");
+  qdq_output("r6", "y6");
+  b.output("y5", DType::kF32, {2, 12, 3}).output("y6", DType::kF32, {4, 12});
   auto graph = import_onnx_model(b.model(), {}, "qdq", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   std::vector<std::string> step_ops;
@@ -185,8 +196,13 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
     const std::string expected = name == "conv"                      ? "QLinearConv"
                                  : name == "matmul" || name == "gemm" ? "QLinearMatMul"
                                  : name == "conv_other_bias"          ? "Conv"
-                                 : name == "c1_q" || name == "m2_q" || name == "g3_q"
+                                 : name == "transpose"                ? "Transpose"
+                                 : name == "c1_q" || name == "m2_q" || name == "g3_q" ||
+                                         name == "t5_q" || name == "x2_dq"
                                      ? ""  // absorbed
+                                 : name == "r6_q" ? "QuantizeLinear"
+                                 : name == "x_dq" || name == "x3_dq"  // read by unfused nodes
+                                     ? "DequantizeLinear"
                                      : step_ops[at];
     EXPECT_EQ(step_ops[at], expected) << name;
   }
