@@ -67,6 +67,18 @@ class ActivationPort {
   bool is_input_ = true;
 };
 
+// Runs `build` (creating oneDNN primitives): false when oneDNN throws (it has no such primitive
+// here), for fast paths that leave the node to another kernel then.
+template <typename Fn>
+bool dnnl_builds(Fn&& build) {
+  try {
+    build();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 // Builds a oneDNN kernel, with oneDNN's exceptions (unsupported shapes/formats) as an
 // Unimplemented Status. oneDNN divides by zero-size dims (SIGFPE) rather than throw, so zero-size
 // values never reach it: a node whose outputs are all empty gets a kernel that does nothing, and

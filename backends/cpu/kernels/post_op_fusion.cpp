@@ -5,11 +5,11 @@
 #include <cfloat>
 #include <cmath>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/step_uses.h"
 
 namespace hsched::cpu {
 namespace {
@@ -111,20 +111,7 @@ bool scale_into_weights(Graph& graph, Node& conv, const Node& mul, ValueId curre
 class PostOpFuser {
  public:
   PostOpFuser(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed)
-      : graph_(graph), nodes_(nodes), absorbed_(absorbed) {
-    produced_at_.assign(graph.values().size(), -1);
-    consumers_.resize(graph.values().size());
-    for (size_t s = 0; s < nodes.size(); ++s) {
-      if (absorbed[s]) continue;
-      for (ValueId v : nodes[s]->outputs) {
-        if (v != kNoValue) produced_at_[static_cast<size_t>(v)] = static_cast<int>(s);
-      }
-      for (ValueId v : nodes[s]->inputs) {
-        if (v != kNoValue) consumers_[static_cast<size_t>(v)].push_back(s);
-      }
-    }
-    outputs_.insert(graph.outputs().begin(), graph.outputs().end());
-  }
+      : graph_(graph), nodes_(nodes), absorbed_(absorbed), uses_(graph, nodes, absorbed) {}
 
   int run() {
     const auto before = std::count(absorbed_.begin(), absorbed_.end(), true);
@@ -133,13 +120,6 @@ class PostOpFuser {
   }
 
  private:
-  // The step reading `v` when it is the only reader and `v` is no graph output.
-  std::optional<size_t> sole_consumer(ValueId v) const {
-    const auto& c = consumers_[static_cast<size_t>(v)];
-    if (c.size() != 1 || outputs_.count(v)) return std::nullopt;
-    return c[0];
-  }
-
   // Inputs of MatMul `s` scaled by a scalar constant (attention's q * s and k * s) are read
   // unscaled, the product of the factors returned for one scale post-op; a Transpose of B's last
   // two axes becomes strides. Each only where the MatMul is the sole reader.
@@ -149,8 +129,10 @@ class PostOpFuser {
     for (size_t i = 0; i < 2; ++i) {
       for (size_t reader = s;;) {  // the step that reads `in` in the original graph
         const ValueId in = root.inputs[i];
-        const int at = produced_at_[static_cast<size_t>(in)];
-        if (at < 0 || absorbed_[static_cast<size_t>(at)] || sole_consumer(in) != reader) break;
+        const int at = uses_.produced_at[static_cast<size_t>(in)];
+        if (at < 0 || absorbed_[static_cast<size_t>(at)] || uses_.sole_consumer(in) != reader) {
+          break;
+        }
         const Node& producer = *nodes_[static_cast<size_t>(at)];
         const auto factor = producer.op_type == "Mul" && producer.inputs.size() == 2
                                 ? scalar_constant(graph_, producer.inputs[1])
@@ -174,8 +156,8 @@ class PostOpFuser {
   // SiLU after `current`: x * Sigmoid(x), x read by exactly the Sigmoid and the Mul. Returns the
   // SiLU's output when it was absorbed.
   std::optional<ValueId> absorb_silu(ValueId current) {
-    const auto& uses = consumers_[static_cast<size_t>(current)];
-    if (uses.size() != 2 || outputs_.count(current)) return std::nullopt;
+    const auto& uses = uses_.consumers[static_cast<size_t>(current)];
+    if (uses.size() != 2 || uses_.outputs.count(current)) return std::nullopt;
     size_t sig = uses[0], mul = uses[1];
     if (nodes_[sig]->op_type == "Mul") std::swap(sig, mul);
     const Node& sn = *nodes_[sig];
@@ -184,7 +166,7 @@ class PostOpFuser {
                           ((mn.inputs[0] == current && mn.inputs[1] == sn.outputs[0]) ||
                            (mn.inputs[1] == current && mn.inputs[0] == sn.outputs[0]));
     if (sn.op_type != "Sigmoid" || mn.op_type != "Mul" || !operands ||
-        sole_consumer(sn.outputs[0]) != mul) {
+        uses_.sole_consumer(sn.outputs[0]) != mul) {
       return std::nullopt;
     }
     absorbed_[sig] = absorbed_[mul] = true;
@@ -194,8 +176,8 @@ class PostOpFuser {
   // GELU as PyTorch exports it: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5). Returns its output
   // when it was absorbed.
   std::optional<ValueId> absorb_gelu(ValueId current) {
-    const auto& uses = consumers_[static_cast<size_t>(current)];
-    if (uses.size() != 2 || outputs_.count(current)) return std::nullopt;
+    const auto& uses = uses_.consumers[static_cast<size_t>(current)];
+    if (uses.size() != 2 || uses_.outputs.count(current)) return std::nullopt;
     size_t div = uses[0], mul = uses[1];
     if (nodes_[div]->op_type != "Div") std::swap(div, mul);
     const Node& dn = *nodes_[div];
@@ -205,7 +187,7 @@ class PostOpFuser {
       return c && std::fabs(*c - want) < 1e-3f;
     };
     const auto step_of = [&](ValueId v, const char* op) -> std::optional<size_t> {
-      auto step = sole_consumer(v);
+      auto step = uses_.sole_consumer(v);
       if (!step || nodes_[*step]->op_type != op) return std::nullopt;
       return step;
     };
@@ -217,7 +199,7 @@ class PostOpFuser {
     const auto add = erf ? step_of(nodes_[*erf]->outputs[0], "Add") : std::nullopt;
     const Node* an = add ? nodes_[*add] : nullptr;
     const bool add_ok = an && near(other_input(*an, nodes_[*erf]->outputs[0]), 1.0f) &&
-                        sole_consumer(an->outputs[0]) == mul &&
+                        uses_.sole_consumer(an->outputs[0]) == mul &&
                         other_input(mn, an->outputs[0]) == current;
     const auto half = add_ok ? step_of(mn.outputs[0], "Mul") : std::nullopt;
     if (!half || !near(other_input(*nodes_[*half], mn.outputs[0]), 0.5f)) return std::nullopt;
@@ -245,7 +227,7 @@ class PostOpFuser {
     bool has_clip = false, has_relu = false;
     ValueId current = root.outputs[0];
     while (true) {
-      auto next = sole_consumer(current);
+      auto next = uses_.sole_consumer(current);
       if (!next) {
         if (const auto out = absorb_silu(current)) {
           ops.push_back(PostOp{PostOp::Kind::kSwish});
@@ -292,7 +274,7 @@ class PostOpFuser {
       } else if (node.op_type == "Add" && node.inputs.size() == 2) {
         const ValueId other = node.inputs[0] == current ? node.inputs[1] : node.inputs[0];
         const Value& ov = graph_.value(other);
-        const int at = produced_at_[static_cast<size_t>(other)];
+        const int at = uses_.produced_at[static_cast<size_t>(other)];
         const bool ready = ov.is_constant() || at < static_cast<int>(s);
         const auto& out_dims = graph_.value(current).shape.dims;
         // Same shape always; a broadcast row (bias) only for Gemm/MatMul of matrices (a 1-D
@@ -326,9 +308,7 @@ class PostOpFuser {
   Graph& graph_;
   const std::vector<Node*>& nodes_;
   std::vector<bool>& absorbed_;
-  std::vector<int> produced_at_;                // per value: its producing step, or -1
-  std::vector<std::vector<size_t>> consumers_;  // per value: the steps reading it
-  std::set<ValueId> outputs_;                   // graph outputs: never fused away
+  StepUses uses_;
 };
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <set>
 #include <string>
 
+#include "backends/cpu/kernels/step_uses.h"
+
 namespace hsched::cpu {
 namespace {
 
@@ -63,7 +65,8 @@ const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, 
     return nullptr;
   }
   const Value& data = graph.value(node->inputs[0]);
-  if (!data.is_constant() || data.dtype != dtype || !constant_params(graph, *node, dtype, count, true)) {
+  if (!data.is_constant() || data.dtype != dtype ||
+      !constant_params(graph, *node, dtype, count, true)) {
     return nullptr;
   }
   if (count > 1) {  // per channel: along `axis` (opset 13's attribute, default 1)
@@ -78,20 +81,7 @@ const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, 
 class QdqFuser {
  public:
   QdqFuser(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed)
-      : graph_(graph), nodes_(nodes), absorbed_(absorbed) {
-    produced_at_.assign(graph.values().size(), -1);
-    consumers_.resize(graph.values().size());
-    for (size_t s = 0; s < nodes.size(); ++s) {
-      if (absorbed[s]) continue;
-      for (ValueId v : nodes[s]->outputs) {
-        if (v != kNoValue) produced_at_[static_cast<size_t>(v)] = static_cast<int>(s);
-      }
-      for (ValueId v : nodes[s]->inputs) {
-        if (v != kNoValue) consumers_[static_cast<size_t>(v)].push_back(s);
-      }
-    }
-    outputs_.insert(graph.outputs().begin(), graph.outputs().end());
-  }
+      : graph_(graph), nodes_(nodes), absorbed_(absorbed), uses_(graph, nodes, absorbed) {}
 
   int run() {
     int fused = 0;
@@ -102,16 +92,10 @@ class QdqFuser {
   }
 
  private:
-  std::optional<size_t> sole_consumer(ValueId v) const {
-    const auto& c = consumers_[static_cast<size_t>(v)];
-    if (c.size() != 1 || outputs_.count(v)) return std::nullopt;
-    return c[0];
-  }
-
   // The step of the DequantizeLinear producing activation `v` (8-bit data, one constant scale
   // and zero point). It stays a step while others read it (a residual Add).
   std::optional<size_t> activation_dequantization(ValueId v) const {
-    const int at = produced_at_[static_cast<size_t>(v)];
+    const int at = uses_.produced_at[static_cast<size_t>(v)];
     if (at < 0 || absorbed_[static_cast<size_t>(at)]) return std::nullopt;
     const Node& dq = *nodes_[static_cast<size_t>(at)];
     if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.inputs[0] == kNoValue) {
@@ -125,7 +109,7 @@ class QdqFuser {
   // The QuantizeLinear step reading the root's output alone, with one constant scale and
   // zero point and no attribute but `axis`.
   std::optional<size_t> output_quantization(ValueId v) const {
-    const auto q = sole_consumer(v);
+    const auto q = uses_.sole_consumer(v);
     if (!q || absorbed_[*q]) return std::nullopt;
     const Node& node = *nodes_[*q];
     if (node.op_type != "QuantizeLinear" || node.inputs[0] != v || node.outputs.size() != 1 ||
@@ -158,8 +142,9 @@ class QdqFuser {
     } else if (w_rank != 2) {
       return false;
     }
-    if (op == "Gemm" && (root.attr_int("transA", 0) != 0 || root.attr_float("alpha", 1.0f) != 1.0f ||
-                         graph_.value(root.inputs[0]).shape.rank() != 2)) {
+    if (op == "Gemm" &&
+        (root.attr_int("transA", 0) != 0 || root.attr_float("alpha", 1.0f) != 1.0f ||
+         graph_.value(root.inputs[0]).shape.rank() != 2)) {
       return false;
     }
     // Output channels: Conv's weights [M, C/g, ...], MatMul's B [K, N], Gemm's B [K, N] or [N, K].
@@ -181,8 +166,8 @@ class QdqFuser {
       if (b_dq == nullptr && channels != 1) {
         b_dq = constant_dequantization(graph_, bias, DType::kI32, 1, 0);
       }
-      if (b_dq == nullptr || graph_.value(b_dq->inputs[0]).shape.dims !=
-                                 std::vector<int64_t>{channels}) {
+      if (b_dq == nullptr ||
+          graph_.value(b_dq->inputs[0]).shape.dims != std::vector<int64_t>{channels}) {
         return false;
       }
       const float a_scale = scalar(nodes_[*a_dq]->inputs[1]);
@@ -200,9 +185,9 @@ class QdqFuser {
     const Node& q_node = *nodes_[*q];
     ValueId w_data = w_dq->inputs[0];
     if (trans_b) w_data = transposed(w_data, root.name);
-    root.inputs = {a_node.inputs[0],         a_node.inputs[1],        input_or_none(a_node, 2),
-                   w_data,                   w_dq->inputs[1],         input_or_none(*w_dq, 2),
-                   q_node.inputs[1],         input_or_none(q_node, 2)};
+    root.inputs = {a_node.inputs[0], a_node.inputs[1],        input_or_none(a_node, 2),
+                   w_data,           w_dq->inputs[1],         input_or_none(*w_dq, 2),
+                   q_node.inputs[1], input_or_none(q_node, 2)};
     if (bias_data != kNoValue) root.inputs.push_back(bias_data);
     root.outputs = {q_node.outputs[0]};
     if (op == "Conv") {
@@ -222,9 +207,9 @@ class QdqFuser {
   bool drop_pairs(size_t s) {
     Node& node = *nodes_[s];
     // (Not MaxPool: its u8 kernel is a plain loop, ~10x oneDNN's f32 pooling.)
-    static const std::set<std::string> moves = {"Reshape", "Transpose", "Squeeze", "Unsqueeze",
-                                                "Flatten", "Identity",  "Split",   "Slice",
-                                                "Gather"};
+    static const std::set<std::string> moves = {"Reshape",   "Transpose", "Squeeze",
+                                                "Unsqueeze", "Flatten",   "Identity",
+                                                "Split",     "Slice",     "Gather"};
     if (!moves.count(node.op_type) || node.inputs.empty() || node.inputs[0] == kNoValue) {
       return false;
     }
@@ -265,7 +250,8 @@ class QdqFuser {
   // (and it is no graph output), the step goes.
   void stop_reading(size_t dq) {
     const ValueId out = nodes_[dq]->outputs[0];
-    if (++rewired_[dq] == consumers_[static_cast<size_t>(out)].size() && !outputs_.count(out)) {
+    if (++rewired_[dq] == uses_.consumers[static_cast<size_t>(out)].size() &&
+        !uses_.outputs.count(out)) {
       absorbed_[dq] = true;
     }
   }
@@ -280,7 +266,8 @@ class QdqFuser {
     const auto in = t.values<int8_t>();
     auto o = out.values<int8_t>();
     for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < k; ++j) o[static_cast<size_t>(j * n + i)] = in[static_cast<size_t>(i * k + j)];
+      for (int64_t j = 0; j < k; ++j)
+        o[static_cast<size_t>(j * n + i)] = in[static_cast<size_t>(i * k + j)];
     }
     return graph_.add_constant(root_name + "/qdq_weights_kn", std::move(out));
   }
@@ -288,10 +275,8 @@ class QdqFuser {
   Graph& graph_;
   const std::vector<Node*>& nodes_;
   std::vector<bool>& absorbed_;
-  std::vector<int> produced_at_;                // per value: its producing step, or -1
-  std::vector<std::vector<size_t>> consumers_;  // per value: the steps reading it
-  std::set<ValueId> outputs_;                   // graph outputs: never fused away
-  std::map<size_t, size_t> rewired_;            // per DequantizeLinear step: readers rewired
+  StepUses uses_;
+  std::map<size_t, size_t> rewired_;  // per DequantizeLinear step: readers rewired
 };
 
 }  // namespace

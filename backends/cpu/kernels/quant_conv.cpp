@@ -201,25 +201,13 @@ class OneDnnQLinearConv final : public Kernel {
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
   // primitive here.
   static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantConvPlan& plan) {
-    const Tensor* w = spec.constant(plan.w);
-    if (!plan.requantize || w == nullptr || w->dtype() != DType::kI8 || !exact_int8_products()) {
+    if (!plan.requantize || !int8_weights_path(spec, plan.w, plan.w_zp,
+                                               {plan.x_scale, plan.x_zp, plan.w_scale, plan.y_scale,
+                                                plan.y_zp, plan.bias})) {
       return nullptr;
-    }
-    for (size_t i : {plan.x_scale, plan.x_zp, plan.w_scale, plan.w_zp, plan.y_scale, plan.y_zp,
-                     plan.bias}) {
-      if (spec.has_input(i) && spec.constant(i) == nullptr) return nullptr;
-    }
-    if (spec.has_input(plan.w_zp)) {
-      for (int8_t v : spec.constant(plan.w_zp)->values<int8_t>()) {
-        if (v != 0) return nullptr;
-      }
     }
     auto kernel = std::unique_ptr<OneDnnQLinearConv>(new OneDnnQLinearConv());
-    try {
-      kernel->build(spec, plan, *w);
-    } catch (const dnnl::error&) {
-      return nullptr;
-    }
+    if (!dnnl_builds([&] { kernel->build(spec, plan, *spec.constant(plan.w)); })) return nullptr;
     return kernel;
   }
 
@@ -233,13 +221,16 @@ class OneDnnQLinearConv final : public Kernel {
     stream.wait();
     std::byte* y = out[0]->raw();
     const int64_t planes = static_cast<int64_t>(acc_.size()) / points_;
-    parallel_range(planes, [&](int64_t begin, int64_t end) {
-      for (int64_t plane = begin; plane < end; ++plane) {
-        const auto m = static_cast<size_t>(plane % out_c_);
-        requantize_run(acc_.data() + plane * points_, y_dtype_, y + plane * points_, points_,
-                       bias_[m], multipliers_[m], y_zero_point_);
-      }
-    }, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, points_)));
+    parallel_range(
+        planes,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t plane = begin; plane < end; ++plane) {
+            const auto m = static_cast<size_t>(plane % out_c_);
+            requantize_run(acc_.data() + plane * points_, y_dtype_, y + plane * points_, points_,
+                           bias_[m], multipliers_[m], y_zero_point_);
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, points_)));
     return Status::ok();
   }
 
@@ -276,8 +267,8 @@ class OneDnnQLinearConv final : public Kernel {
       const int64_t extent = (plan.kernel[i] - 1) * plan.dilation[i] + 1;
       pad_r.push_back((plan.out[i] - 1) * plan.stride[i] + extent - plan.in[i] - plan.pad[i]);
     }
-    const auto x_type = spec.inputs[plan.x]->dtype == DType::kU8 ? memory::data_type::u8
-                                                                   : memory::data_type::s8;
+    const auto x_type =
+        spec.inputs[plan.x]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
     const memory::dims x_dims = to_dnnl_dims(spec.in_dims(plan.x));
     const memory::dims y_dims = to_dnnl_dims(spec.out_dims(0));
     memory::dims w_dims = to_dnnl_dims(w.dims());

@@ -2,6 +2,7 @@
 // loops over TBB, per tensor or per axis, with the rounding (half to even) and saturation of
 // quant_util.h. Scales and zero points may arrive at run time; their shapes are checked when the
 // kernel is created and their values read on every run (a few values).
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 #include <utility>
@@ -145,11 +146,13 @@ template <typename Q>
   }
 }
 HSCHED_VECTOR_CLONES void requantize_plane_u8(const int32_t* acc, uint8_t* y, int64_t n,
-                                              int32_t offset, float multiplier, int32_t zero_point) {
+                                              int32_t offset, float multiplier,
+                                              int32_t zero_point) {
   requantize_plane(acc, y, n, offset, multiplier, zero_point);
 }
 HSCHED_VECTOR_CLONES void requantize_plane_i8(const int32_t* acc, int8_t* y, int64_t n,
-                                              int32_t offset, float multiplier, int32_t zero_point) {
+                                              int32_t offset, float multiplier,
+                                              int32_t zero_point) {
   requantize_plane(acc, y, n, offset, multiplier, zero_point);
 }
 
@@ -406,6 +409,20 @@ void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const
   } else {
     requantize_columns_i8(acc, static_cast<int8_t*>(y), n, offsets, multipliers, zero_point);
   }
+}
+
+bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
+                       std::initializer_list<size_t> params) {
+  const Tensor* weights = spec.constant(w);
+  if (weights == nullptr || weights->dtype() != DType::kI8 || !exact_int8_products()) return false;
+  for (size_t i : params) {
+    if (spec.has_input(i) && spec.constant(i) == nullptr) return false;
+  }
+  if (!spec.has_input(w_zp)) return true;
+  const Tensor* zero_points = spec.constant(w_zp);
+  if (zero_points == nullptr) return false;
+  const auto values = zero_points->values<int8_t>();
+  return std::all_of(values.begin(), values.end(), [](int8_t v) { return v == 0; });
 }
 
 bool exact_int8_products() {

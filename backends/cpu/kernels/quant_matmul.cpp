@@ -180,45 +180,36 @@ class OneDnnQLinearMatMul final : public Kernel {
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
   // primitive here.
   static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantMatMulPlan& plan) {
-    const Tensor* b = spec.constant(plan.b);
-    if (!plan.requantize || b == nullptr || b->dtype() != DType::kI8 || b->dims().size() != 2 ||
-        !exact_int8_products()) {
+    if (!plan.requantize || spec.constant(plan.b) == nullptr ||
+        spec.constant(plan.b)->dims().size() != 2 ||
+        !int8_weights_path(spec, plan.b, plan.b_zp,
+                           {plan.a_scale, plan.a_zp, plan.b_scale, plan.y_scale, plan.y_zp, 8})) {
       return nullptr;
-    }
-    for (size_t i : {plan.a_scale, plan.a_zp, plan.b_scale, plan.b_zp, plan.y_scale, plan.y_zp,
-                     size_t{8}}) {
-      if (spec.has_input(i) && spec.constant(i) == nullptr) return nullptr;
     }
     if (spec.inputs[plan.a_scale]->shape.elements() != 1 ||
         (spec.has_input(plan.a_zp) && spec.inputs[plan.a_zp]->shape.elements() != 1)) {
       return nullptr;
     }
-    if (spec.has_input(plan.b_zp)) {
-      for (int8_t v : spec.constant(plan.b_zp)->values<int8_t>()) {
-        if (v != 0) return nullptr;
-      }
-    }
     auto kernel = std::unique_ptr<OneDnnQLinearMatMul>(new OneDnnQLinearMatMul());
-    try {
-      kernel->build(spec, plan, *b);
-    } catch (const dnnl::error&) {
-      return nullptr;
-    }
+    if (!dnnl_builds([&] { kernel->build(spec, plan, *spec.constant(plan.b)); })) return nullptr;
     return kernel;
   }
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
     src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
-    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_},
-                                  {DNNL_ARG_DST, dst_}});
+    primitive_.execute(*stream_,
+                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
     stream_->wait();
     std::byte* y = out[0]->raw();
-    parallel_range(rows_, [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r) {
-        requantize_row(acc_.data() + r * n_, y_dtype_, y + r * n_, n_, offsets_.data(),
-                       multipliers_.data(), y_zero_point_);
-      }
-    }, std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n_)));
+    parallel_range(
+        rows_,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t r = begin; r < end; ++r) {
+            requantize_row(acc_.data() + r * n_, y_dtype_, y + r * n_, n_, offsets_.data(),
+                           multipliers_.data(), y_zero_point_);
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n_)));
     return Status::ok();
   }
 
@@ -248,8 +239,8 @@ class OneDnnQLinearMatMul final : public Kernel {
       multipliers_[static_cast<size_t>(j)] =
           a_scale * b_scales[b_scales.size() == 1 ? 0 : static_cast<size_t>(j)] / y_scale;
     }
-    const auto a_type = spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8
-                                                                   : memory::data_type::s8;
+    const auto a_type =
+        spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
     const memory::desc src({rows_, g.k}, a_type, memory::format_tag::ab);
     const memory::desc wei({g.k, n_}, memory::data_type::s8, memory::format_tag::ab);
     const memory::desc wei_any({g.k, n_}, memory::data_type::s8, memory::format_tag::any);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <span>
 #include <string>
@@ -101,5 +102,11 @@ void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const
 // Whether oneDNN computes u8/s8 x s8 products exactly here: with VNNI instructions. Without them
 // its AVX2 / AVX-512 kernels add pairs of products in saturating 16 bits.
 bool exact_int8_products();
+
+// Whether QLinearConv's or QLinearMatMul's oneDNN path takes a node: exact products here,
+// weights (input `w`) a constant int8 tensor with zero points (input `w_zp`) omitted or all 0,
+// and each of `params` omitted or a constant.
+bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
+                       std::initializer_list<size_t> params);
 
 }  // namespace hsched::cpu
