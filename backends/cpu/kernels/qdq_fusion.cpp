@@ -1,6 +1,7 @@
 // The QDQ fusion pass (see qdq_fusion.h).
 #include "backends/cpu/kernels/qdq_fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -86,7 +87,7 @@ class QdqFuser {
   int run() {
     int fused = 0;
     for (size_t s = 0; s < nodes_.size(); ++s) {
-      if (!absorbed_[s] && (fuse_root(s) || drop_pairs(s))) ++fused;
+      if (!absorbed_[s] && (fuse_root(s) || fuse_elementwise(s) || drop_pairs(s))) ++fused;
     }
     return fused;
   }
@@ -201,6 +202,50 @@ class QdqFuser {
     return true;
   }
 
+  // An Add or Mul whose operand of the output's shape comes from a DequantizeLinear, whose other
+  // operand is 8-bit data from one too or any f32 tensor broadcasting as qdq_broadcasts says, and
+  // whose output only a QuantizeLinear reads: one kQdqBinaryOp step.
+  bool fuse_elementwise(size_t s) {
+    Node& node = *nodes_[s];
+    if ((node.op_type != "Add" && node.op_type != "Mul") || node.inputs.size() != 2 ||
+        node.outputs.size() != 1 || node.outputs[0] == kNoValue ||
+        node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) {
+      return false;
+    }
+    const auto q = output_quantization(node.outputs[0]);
+    if (!q) return false;
+    // Both ops commute (in float too): the operand of the output's shape first.
+    ValueId a = node.inputs[0], b = node.inputs[1];
+    const std::vector<int64_t>& dims = graph_.value(node.outputs[0]).shape.dims;
+    if (graph_.value(a).shape.dims != dims) std::swap(a, b);
+    if (graph_.value(a).shape.dims != dims || graph_.value(b).dtype != DType::kF32 ||
+        !qdq_broadcasts(dims, graph_.value(b).shape.dims)) {
+      return false;
+    }
+    const auto a_dq = activation_dequantization(a);
+    if (!a_dq) return false;
+    const auto b_dq = activation_dequantization(b);
+    const Node& a_node = *nodes_[*a_dq];
+    const Node& q_node = *nodes_[*q];
+    const std::string op = node.op_type;
+    node.op_type = kQdqBinaryOp;
+    node.attributes = {{"op", op}};
+    node.inputs = {a_node.inputs[0], a_node.inputs[1], input_or_none(a_node, 2)};
+    if (b_dq) {
+      const Node& b_node = *nodes_[*b_dq];
+      node.inputs.insert(node.inputs.end(),
+                         {b_node.inputs[0], b_node.inputs[1], input_or_none(b_node, 2)});
+    } else {
+      node.inputs.insert(node.inputs.end(), {b, kNoValue, kNoValue});
+    }
+    node.inputs.insert(node.inputs.end(), {q_node.inputs[1], input_or_none(q_node, 2)});
+    node.outputs = {q_node.outputs[0]};
+    stop_reading(*a_dq);
+    if (b_dq) stop_reading(*b_dq);
+    absorbed_[*q] = true;
+    return true;
+  }
+
   // An op that only moves or selects elements between a DequantizeLinear and QuantizeLinear
   // nodes of the same scale and zero point runs on the 8-bit data itself: Q(op(DQ(x))) is op(x),
   // as Q(DQ(x)) is x. ONNX Runtime drops such pairs too.
@@ -280,6 +325,17 @@ class QdqFuser {
 };
 
 }  // namespace
+
+bool qdq_broadcasts(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  int64_t count = 1;
+  for (int64_t d : b) count *= d;
+  if (count == 1) return true;
+  size_t lead = 0;  // b's leading 1s
+  while (lead < b.size() && b[lead] == 1) ++lead;
+  const size_t rank = b.size() - lead;
+  return rank <= a.size() && std::equal(b.begin() + static_cast<std::ptrdiff_t>(lead), b.end(),
+                                        a.end() - static_cast<std::ptrdiff_t>(rank));
+}
 
 int fuse_qdq(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed) {
   return QdqFuser(graph, nodes, absorbed).run();

@@ -2,8 +2,9 @@
 // (an 8-bit activation, constant int8 weights, an int32 bias) and a QuantizeLinear becomes one
 // integer op, QLinearConv or QLinearMatMul, as ONNX Runtime and OpenVINO run the QDQ format:
 // products summed exactly in int32, the bias added as int32, one requantization to the output's
-// 8 bits. An op that only moves elements (Reshape, Transpose, Split...) between a DequantizeLinear
-// and QuantizeLinear of the same parameters runs on the 8-bit data, the pair dropped. The float
+// 8 bits. An Add or Mul between them runs as one pass over the 8-bit data (kQdqBinaryOp). An op
+// that only moves elements (Reshape, Transpose, Split...) between a DequantizeLinear and
+// QuantizeLinear of the same parameters runs on the 8-bit data, the pair dropped. The float
 // tensors in between are never written. Internal to the CPU program.
 #pragma once
 
@@ -12,6 +13,17 @@
 #include "graph/graph.h"
 
 namespace hsched::cpu {
+
+// The op an Add or Mul between DequantizeLinear nodes and a QuantizeLinear becomes (attribute
+// `op`: "Add" or "Mul"). Inputs: a (8-bit, the output's shape), a_scale, a_zero_point, b (8-bit
+// with b_scale and b_zero_point, or f32 with those two omitted; b's shape a's or a suffix of it,
+// or one value), y_scale, y_zero_point. Computes what the three steps did, in one pass:
+// y = Q(DQ(a) op DQ(b)) with the same float operations, so the same bytes.
+inline constexpr const char* kQdqBinaryOp = "hsched.QdqBinary";
+
+// Whether `b` broadcasts onto `a` as kQdqBinaryOp takes it: one value, or a's last dims
+// (leading 1s allowed).
+bool qdq_broadcasts(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
 // `nodes` are the program's steps in order; each fused root is rewritten in place (op type,
 // inputs, outputs; a transposed copy of Gemm weights added to `graph`) and the DequantizeLinear

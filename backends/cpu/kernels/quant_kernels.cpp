@@ -13,6 +13,7 @@
 
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/parallel.h"
+#include "backends/cpu/kernels/qdq_fusion.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/vector_clones.h"
 
@@ -391,6 +392,89 @@ Result<std::unique_ptr<Kernel>> make_dynamic_quantize_linear(const KernelSpec& s
   });
 }
 
+// kQdqBinaryOp (qdq_fusion.h): DQ(a) op DQ(b) -> Q in blocks that stay in L1, with the
+// DequantizeLinear, Add/Mul and QuantizeLinear kernels' own float operations.
+Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_static_shapes(spec, false));
+  if (spec.inputs.size() != 8 || !spec.has_input(0) || !spec.has_input(3) ||
+      spec.outputs.size() != 1 || spec.outputs[0] == nullptr) {
+    return invalid_node(spec, "takes a, a_scale, a_zero_point, b, b_scale, b_zero_point, "
+                              "y_scale, y_zero_point and gives y");
+  }
+  const std::string op = spec.node.attr_string("op", "");
+  if (op != "Add" && op != "Mul") return invalid_node(spec, "op '" + op + "' (Add or Mul)");
+  const DType a_dtype = spec.inputs[0]->dtype, b_dtype = spec.inputs[3]->dtype;
+  const DType y_dtype = spec.outputs[0]->dtype;
+  const bool b_float = b_dtype == DType::kF32;
+  if (!is_quantized_dtype(a_dtype) || !is_quantized_dtype(y_dtype) ||
+      (!b_float && !is_quantized_dtype(b_dtype))) {
+    return unsupported(spec, "dtypes a " + std::string(dtype_name(a_dtype)) + ", b " +
+                                 std::string(dtype_name(b_dtype)) + ", y " +
+                                 std::string(dtype_name(y_dtype)));
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 1, 2, a_dtype, "a", -1).status());
+  if (!b_float) HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 4, 5, b_dtype, "b", -1).status());
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 6, 7, y_dtype, "y", -1).status());
+  if (spec.out_dims(0) != spec.in_dims(0) || !qdq_broadcasts(spec.in_dims(0), spec.in_dims(3))) {
+    return invalid_node(spec, "a " + spec.inputs[0]->shape.to_string() + ", b " +
+                                  spec.inputs[3]->shape.to_string() + " and y " +
+                                  spec.outputs[0]->shape.to_string() + " do not fit together");
+  }
+  const bool add = op == "Add";
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const float a_scale = read_scales(*in[1])[0], y_scale = read_scales(*in[6])[0];
+    const int32_t a_zp = read_zero_points(optional_input(in, 2), 1)[0];
+    const int32_t y_zp = read_zero_points(optional_input(in, 7), 1)[0];
+    const float b_scale = b_float ? 1.0f : read_scales(*in[4])[0];
+    const int32_t b_zp = b_float ? 0 : read_zero_points(optional_input(in, 5), 1)[0];
+    const int64_t total = in[0]->elements(), b_count = in[3]->elements();
+    // b's index runs over [0, period) and repeats; one value stays at index 0.
+    const int64_t period = b_count == 1 ? total : b_count;
+    const std::byte* a = in[0]->raw();
+    const std::byte* b = in[3]->raw();
+    std::byte* y = out[0]->raw();
+    const auto dequantize = [](DType dtype, const std::byte* x, float* f, int64_t n, float scale,
+                               int32_t zp) {
+      if (dtype == DType::kU8) {
+        dequantize_u8(reinterpret_cast<const uint8_t*>(x), f, n, scale, zp);
+      } else {
+        dequantize_i8(reinterpret_cast<const int8_t*>(x), f, n, scale, zp);
+      }
+    };
+    parallel_range(total, [&](int64_t begin, int64_t end) {
+      constexpr int64_t kBlock = 256;
+      float fa[kBlock], fb[kBlock];
+      for (int64_t i = begin; i < end;) {
+        const int64_t j = b_count == 1 ? 0 : i % period;
+        const int64_t n = std::min({end - i, period - (i % period), kBlock});
+        dequantize(a_dtype, a + i, fa, n, a_scale, a_zp);
+        const int64_t b_step = b_count == 1 ? 0 : 1;
+        float b_one = 0.0f;
+        if (b_float) {
+          const float* bf = reinterpret_cast<const float*>(b) + j;
+          if (b_step == 0) b_one = bf[0];
+          for (int64_t k = 0; k < n; ++k) fb[k] = b_step ? bf[k] : b_one;
+        } else {
+          dequantize(b_dtype, b + j, fb, b_step ? n : 1, b_scale, b_zp);
+          if (b_step == 0) std::fill(fb + 1, fb + n, fb[0]);
+        }
+        if (add) {
+          for (int64_t k = 0; k < n; ++k) fa[k] = fa[k] + fb[k];
+        } else {
+          for (int64_t k = 0; k < n; ++k) fa[k] = fa[k] * fb[k];
+        }
+        if (y_dtype == DType::kU8) {
+          quantize_to_u8(fa, reinterpret_cast<uint8_t*>(y) + i, n, y_scale, y_zp);
+        } else {
+          quantize_to_i8(fa, reinterpret_cast<int8_t*>(y) + i, n, y_scale, y_zp);
+        }
+        i += n;
+      }
+    });
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 void requantize_run(const int32_t* acc, DType y_dtype, void* y, int64_t n, int32_t offset,
@@ -436,6 +520,7 @@ void register_quant_kernels(KernelRegistry& registry) {
   registry.add("QuantizeLinear", make_quantize_linear);
   registry.add("DequantizeLinear", make_dequantize_linear);
   registry.add("DynamicQuantizeLinear", make_dynamic_quantize_linear);
+  registry.add(kQdqBinaryOp, make_qdq_binary);
   register_quant_matmul_kernels(registry);
   register_quant_conv_kernels(registry);
 }

@@ -61,8 +61,7 @@ INSTANTIATE_TEST_SUITE_P(Models, SharedModelStepPlanTest,
 class Int8ModelStepPlanTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Int8ModelStepPlanTest, MatchesProgram) {
-  const fs::path path =
-      ::hsched::test::int8_models_dir() / (GetParam() + "_int8") / "model.onnx";
+  const fs::path path = ::hsched::test::int8_models_dir() / (GetParam() + "_int8") / "model.onnx";
   if (!fs::exists(path)) GTEST_SKIP() << "no model at " << path;
   auto graph = import_onnx_file(path, {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
@@ -103,7 +102,8 @@ TEST(StepPlanTest, ReportsFusedViewAndFoldedNodes) {
 // QDQ models (ONNX Runtime's quantizer's format): each Conv, MatMul and Gemm between
 // DequantizeLinear and QuantizeLinear runs as one integer op, QLinearConv or QLinearMatMul, its
 // float neighbours gone; a bias quantized with another scale keeps the float Conv. The integer
-// sums are exact where the float ones round, so outputs agree within one output step.
+// sums are exact where the float ones round, so outputs agree within one output step; Add, Mul
+// and element moves between Q/DQ run on the bytes with the same float operations: equal outputs.
 TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   const auto bytes = [](DType dtype, const std::vector<int64_t>& dims, uint32_t seed) {
     Tensor t = Tensor::uninitialized(dtype, dims);
@@ -143,9 +143,10 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   b.initializer("b3", i32({5}, bias5)).initializer_f32("sb3", {5}, sb5);
   const auto dq = [&](const std::string& in, const std::string& scale, const std::string& zp,
                       const std::string& out, int64_t axis) {
-    auto& node = b.node("DequantizeLinear", zp.empty() ? std::vector<std::string>{in, scale}
-                                                       : std::vector<std::string>{in, scale, zp},
-                        {out}, out);
+    auto& node = b.node(
+        "DequantizeLinear",
+        zp.empty() ? std::vector<std::string>{in, scale} : std::vector<std::string>{in, scale, zp},
+        {out}, out);
     set_attr(node, "axis", axis);
   };
   const auto qdq_input = [&](const std::string& x) {
@@ -186,6 +187,17 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   b.node("Reshape", {"x3_dq", "flat"}, {"r6"}, "reshape");
   qdq_output("r6", "y6");
   b.output("y5", DType::kF32, {2, 12, 3}).output("y6", DType::kF32, {4, 12});
+  // Add of two 8-bit operands and Mul by a float row become one pass each, bit for bit; an Add
+  // whose other operand is not a suffix of the shape ([4, 1] onto [4, 12]) stays.
+  b.initializer_random("row", {12}, 2.0f, 9).initializer_random("column", {4, 1}, 2.0f, 10);
+  b.node("Add", {"x3_dq", "x3_dq"}, {"a7"}, "add_twice");
+  qdq_output("a7", "y7");
+  b.node("Mul", {"row", "x3_dq"}, {"m8"}, "mul_row");
+  qdq_output("m8", "y8");
+  b.node("Add", {"x3_dq", "column"}, {"a9"}, "add_column");
+  qdq_output("a9", "y9");
+  b.output("y7", DType::kF32, {4, 12}).output("y8", DType::kF32, {4, 12});
+  b.output("y9", DType::kF32, {4, 12});
   auto graph = import_onnx_model(b.model(), {}, "qdq", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   std::vector<std::string> step_ops;
@@ -193,17 +205,19 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph->nodes().size()); ++id) {
     const std::string& name = graph->node(id).name;
     const auto at = static_cast<size_t>(id);
-    const std::string expected = name == "conv"                      ? "QLinearConv"
-                                 : name == "matmul" || name == "gemm" ? "QLinearMatMul"
-                                 : name == "conv_other_bias"          ? "Conv"
-                                 : name == "transpose"                ? "Transpose"
-                                 : name == "c1_q" || name == "m2_q" || name == "g3_q" ||
-                                         name == "t5_q" || name == "x2_dq"
-                                     ? ""  // absorbed
-                                 : name == "r6_q" ? "QuantizeLinear"
-                                 : name == "x_dq" || name == "x3_dq"  // read by unfused nodes
-                                     ? "DequantizeLinear"
-                                     : step_ops[at];
+    const std::string expected =
+        name == "conv"                             ? "QLinearConv"
+        : name == "matmul" || name == "gemm"       ? "QLinearMatMul"
+        : name == "conv_other_bias"                ? "Conv"
+        : name == "transpose"                      ? "Transpose"
+        : name == "add_twice" || name == "mul_row" ? "hsched.QdqBinary"
+        : name == "add_column"                     ? "Add"
+        : name == "r6_q"                           ? "QuantizeLinear"
+        : name == "x_dq" || name == "x3_dq"        ? "DequantizeLinear"  // unfused readers
+        : name == "c1_q" || name == "m2_q" || name == "g3_q" || name == "t5_q" || name == "a7_q" ||
+                name == "m8_q" || name == "x2_dq"
+            ? ""  // absorbed
+            : step_ops[at];
     EXPECT_EQ(step_ops[at], expected) << name;
   }
   expect_matches_program(*graph, "qdq");
@@ -239,6 +253,10 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
       differing += got[i] != want[i];
     }
     EXPECT_LE(differing, got.size() / 20) << "output " << o;
+    // Outputs from one step of the same float operations: the same bytes.
+    if (o >= 4) {
+      EXPECT_EQ(differing, 0u) << "output " << o;
+    }
   }
 }
 
