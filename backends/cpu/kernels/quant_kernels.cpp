@@ -180,6 +180,16 @@ HSCHED_VECTOR_CLONES void requantize_columns_i8(const int32_t* acc, int8_t* y, i
   requantize_columns(acc, y, n, offsets, multipliers, zero_point);
 }
 
+// a[k] = a[k] + b[k] (or *): kQdqBinaryOp's float step, per vector width.
+HSCHED_VECTOR_CLONES void combine_floats(float* __restrict a, const float* __restrict b, int64_t n,
+                                         bool add) {
+  if (add) {
+    for (int64_t k = 0; k < n; ++k) a[k] = a[k] + b[k];
+  } else {
+    for (int64_t k = 0; k < n; ++k) a[k] = a[k] * b[k];
+  }
+}
+
 // How a per-axis parameter walks a tensor: `channels` values, each for runs of `inner`
 // consecutive elements, cycling (per tensor: one channel whose run is the whole tensor).
 struct AxisWalk {
@@ -448,21 +458,17 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
         const int64_t j = b_count == 1 ? 0 : i % period;
         const int64_t n = std::min({end - i, period - (i % period), kBlock});
         dequantize(a_dtype, a + i, fa, n, a_scale, a_zp);
-        const int64_t b_step = b_count == 1 ? 0 : 1;
-        float b_one = 0.0f;
-        if (b_float) {
-          const float* bf = reinterpret_cast<const float*>(b) + j;
-          if (b_step == 0) b_one = bf[0];
-          for (int64_t k = 0; k < n; ++k) fb[k] = b_step ? bf[k] : b_one;
+        // b's n values: read in place (f32), dequantized, or one value repeated.
+        const float* bf = fb;
+        if (b_float && b_count > 1) {
+          bf = reinterpret_cast<const float*>(b) + j;
+        } else if (b_float) {
+          std::fill(fb, fb + n, reinterpret_cast<const float*>(b)[0]);
         } else {
-          dequantize(b_dtype, b + j, fb, b_step ? n : 1, b_scale, b_zp);
-          if (b_step == 0) std::fill(fb + 1, fb + n, fb[0]);
+          dequantize(b_dtype, b + j, fb, b_count > 1 ? n : 1, b_scale, b_zp);
+          if (b_count == 1) std::fill(fb + 1, fb + n, fb[0]);
         }
-        if (add) {
-          for (int64_t k = 0; k < n; ++k) fa[k] = fa[k] + fb[k];
-        } else {
-          for (int64_t k = 0; k < n; ++k) fa[k] = fa[k] * fb[k];
-        }
+        combine_floats(fa, bf, n, add);
         if (y_dtype == DType::kU8) {
           quantize_to_u8(fa, reinterpret_cast<uint8_t*>(y) + i, n, y_scale, y_zp);
         } else {
