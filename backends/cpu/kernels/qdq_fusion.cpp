@@ -74,7 +74,7 @@ const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, 
     const int64_t rank = data.shape.rank();
     int64_t a = node->attr_int("axis", 1);
     if (a < 0) a += rank;
-    if (a != axis || data.shape.dims[static_cast<size_t>(a)] != count) return nullptr;
+    if (a != axis || a >= rank || data.shape.dims[static_cast<size_t>(a)] != count) return nullptr;
   }
   return node;
 }
@@ -113,8 +113,8 @@ class QdqFuser {
     const auto q = uses_.sole_consumer(v);
     if (!q || absorbed_[*q]) return std::nullopt;
     const Node& node = *nodes_[*q];
-    if (node.op_type != "QuantizeLinear" || node.inputs[0] != v || node.outputs.size() != 1 ||
-        node.outputs[0] == kNoValue) {
+    if (node.op_type != "QuantizeLinear" || node.inputs.empty() || node.inputs[0] != v ||
+        node.outputs.size() != 1 || node.outputs[0] == kNoValue) {
       return std::nullopt;
     }
     for (const auto& [key, attr] : node.attributes) {
@@ -155,7 +155,7 @@ class QdqFuser {
     if (w_dq == nullptr) {
       w_dq = constant_dequantization(graph_, root.inputs[1], DType::kI8, channels, channel_axis);
     }
-    if (w_dq == nullptr) return false;
+    if (w_dq == nullptr || graph_.value(w_dq->inputs[0]).shape.dims != w.shape.dims) return false;
     // The bias: int32 quantized with scale a_scale * w_scale (as the QDQ format writes it), so
     // that the integer sum can take it as it is; a zero needs no scale (quantizers share one
     // zero bias between layers).
@@ -208,8 +208,8 @@ class QdqFuser {
   bool fuse_elementwise(size_t s) {
     Node& node = *nodes_[s];
     if ((node.op_type != "Add" && node.op_type != "Mul") || node.inputs.size() != 2 ||
-        node.outputs.size() != 1 || node.outputs[0] == kNoValue ||
-        node.inputs[0] == kNoValue || node.inputs[1] == kNoValue) {
+        node.outputs.size() != 1 || node.outputs[0] == kNoValue || node.inputs[0] == kNoValue ||
+        node.inputs[1] == kNoValue) {
       return false;
     }
     const auto q = output_quantization(node.outputs[0]);
