@@ -505,6 +505,11 @@ bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
                        std::initializer_list<size_t> params) {
   const Tensor* weights = spec.constant(w);
   if (weights == nullptr || weights->dtype() != DType::kI8 || !exact_int8_products()) return false;
+  // oneDNN divides by zero-size dims (SIGFPE) rather than refuse them: the loops take those.
+  if (weights->elements() == 0 || spec.inputs[0]->shape.elements() == 0 ||
+      spec.outputs[0]->shape.elements() == 0) {
+    return false;
+  }
   for (size_t i : params) {
     if (spec.has_input(i) && spec.constant(i) == nullptr) return false;
   }

@@ -105,7 +105,7 @@ bool exact_int8_products();
 
 // Whether QLinearConv's or QLinearMatMul's oneDNN path takes a node: exact products here,
 // weights (input `w`) a constant int8 tensor with zero points (input `w_zp`) omitted or all 0,
-// and each of `params` omitted or a constant.
+// each of `params` omitted or a constant, and no empty tensor.
 bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
                        std::initializer_list<size_t> params);
 

@@ -523,6 +523,23 @@ TEST(CpuQuant, QLinearMatMulWithConstantWeightsMatchesTheReferenceLoop) {
   }
 }
 
+// Empty sums with constant weights (K = 0) stay out of oneDNN, which divides by zero-size dims:
+// every output is the zero point (plus the bias).
+TEST(CpuQuant, QLinearMatMulWithEmptyConstantWeightsGivesTheZeroPoint) {
+  auto y = run_op("QLinearMatMul", {},
+                  {{u8({2, 0}, {})},
+                   {f32({}, {0.5f}), true},
+                   {u8({}, {3}), true},
+                   {i8({0, 3}, {}), true},
+                   {f32({}, {0.25f}), true},
+                   {i8({}, {0}), true},
+                   {f32({}, {1.0f}), true},
+                   {u8({}, {7}), true}},
+                  {{DType::kU8, {2, 3}}}, 10);
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(ints_of<uint8_t>((*y)[0]), (std::vector<int>(6, 7)));
+}
+
 TEST(CpuQuant, QuantizedConvsRefuseMalformedNodes) {
   const Tensor x = u8({1, 2, 3, 3}, std::vector<uint8_t>(18, 1));
   // Weights for 3 input channels; group 3 of 2 channels.
