@@ -5,6 +5,7 @@
 // Weight zero points and scales per tensor or per output channel. A direct loop over TBB,
 // parallel over (image, output channel) planes: oneDNN 2.6's int8 convolution takes no weight
 // zero points and rounds its own way.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -264,8 +265,11 @@ class OneDnnQLinearConv final : public Kernel {
       strides.push_back(plan.stride[i]);
       dilation.push_back(plan.dilation[i] - 1);
       pad_l.push_back(plan.pad[i]);
+      // The trailing pad the last output reaches into; negative (inputs no window reaches)
+      // gives the same output size as 0 under oneDNN's floor division.
       const int64_t extent = (plan.kernel[i] - 1) * plan.dilation[i] + 1;
-      pad_r.push_back((plan.out[i] - 1) * plan.stride[i] + extent - plan.in[i] - plan.pad[i]);
+      pad_r.push_back(std::max<int64_t>(
+          0, (plan.out[i] - 1) * plan.stride[i] + extent - plan.in[i] - plan.pad[i]));
     }
     const auto x_type =
         spec.inputs[plan.x]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;

@@ -451,6 +451,7 @@ TEST(CpuQuant, QLinearConvWithConstantWeightsMatchesTheReferenceLoop) {
       {DType::kI8, DType::kU8, 16, 16, 16, 3, 1, 2, {2, 2, 2, 2}, true, false},
       {DType::kU8, DType::kU8, 3, 8, 1, 5, 2, 1, {2, 1, 2, 1}, true, true},
       {DType::kI8, DType::kI8, 32, 24, 1, 1, 1, 1, {0, 0, 0, 0}, true, true},
+      {DType::kU8, DType::kU8, 4, 8, 1, 2, 2, 1, {0, 0, 0, 0}, true, true},  // last row unread
   };
   uint32_t seed = 1;
   for (const Case& c : cases) {
