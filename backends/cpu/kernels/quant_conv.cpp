@@ -239,12 +239,9 @@ class OneDnnQLinearConv final : public Kernel {
   OneDnnQLinearConv() = default;
 
   void build(const KernelSpec& spec, const QuantConvPlan& plan, const Tensor& w) {
-    const auto zero_point = [&](size_t i) {
-      return spec.has_input(i) ? read_zero_points(spec.constant(i), 1)[0] : 0;
-    };
     out_c_ = plan.out_c;
     y_dtype_ = plan.y_dtype;
-    y_zero_point_ = zero_point(plan.y_zp);
+    y_zero_point_ = constant_zero_point(spec, plan.y_zp);
     points_ = plan.out[0] * plan.out[1] * plan.out[2];
     const float x_scale = spec.constant(plan.x_scale)->values<float>()[0];
     const float y_scale = spec.constant(plan.y_scale)->values<float>()[0];
@@ -303,7 +300,7 @@ class OneDnnQLinearConv final : public Kernel {
     dst_ = ActivationPort(engine, y_user, pd.dst_desc(), false);
     acc_.resize(static_cast<size_t>(y_user.get_size() / sizeof(int32_t)));
     x_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
-    *static_cast<int32_t*>(x_zero_point_.get_data_handle()) = zero_point(plan.x_zp);
+    *static_cast<int32_t*>(x_zero_point_.get_data_handle()) = constant_zero_point(spec, plan.x_zp);
   }
 
   dnnl::convolution_forward primitive_;

@@ -164,12 +164,6 @@ Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* con
   return Status::ok();
 }
 
-// The value of a one-element constant input as int32 (a zero point: u8, i8 or i32), 0 when the
-// input is omitted.
-int32_t constant_zero_point(const KernelSpec& spec, size_t i) {
-  return spec.has_input(i) ? read_zero_points(spec.constant(i), 1)[0] : 0;
-}
-
 // QLinearMatMul with constant int8 weights, as the QDQ fusion makes for linear layers: B [K, N]
 // with zero points 0, every other parameter a constant of one value (b_scale one or N). oneDNN's
 // int8 matmul sums A x B in int32, exactly on VNNI hardware; A's zero point comes off as

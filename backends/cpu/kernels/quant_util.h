@@ -99,6 +99,12 @@ void requantize_run(const int32_t* acc, DType y_dtype, void* y, int64_t n, int32
 void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const int32_t* offsets,
                     const float* multipliers, int32_t zero_point);
 
+// The value of a one-element constant input as int32 (a zero point: u8, i8 or i32), 0 when the
+// input is omitted.
+inline int32_t constant_zero_point(const KernelSpec& spec, size_t i) {
+  return spec.has_input(i) ? read_zero_points(spec.constant(i), 1)[0] : 0;
+}
+
 // Whether oneDNN computes u8/s8 x s8 products exactly here: with VNNI instructions. Without them
 // its AVX2 / AVX-512 kernels add pairs of products in saturating 16 bits.
 bool exact_int8_products();
