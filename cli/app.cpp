@@ -10,6 +10,7 @@
 #include "cli/devices_command.h"
 #include "cli/info_command.h"
 #include "cli/plan_command.h"
+#include "cli/quantize_command.h"
 #include "cli/run_command.h"
 #include "cli/run_requests.h"
 
@@ -162,6 +163,24 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                   "latency (default): the requests one by one; throughput: also pipelined "
                   "across devices, with the speedup");
 
+  QuantizeArgs quantize_args;
+  CLI::App* quantize = app.add_subcommand(
+      "quantize", "Quantize an fp32 model to int8 (QDQ), calibrated on inputs, and write it");
+  quantize->add_option("MODEL", quantize_args.model_path, "ONNX model file")->required();
+  quantize->add_option("-o,--output", quantize_args.output, "Quantized model to write")->required();
+  add_input_shape_flag(*quantize, quantize_args.input_shapes);
+  quantize->add_option("--calibration", quantize_args.calibration_dir,
+                       "Folder of input_K.pb files, or of folders of them (test_data_set_*)");
+  quantize->add_option("--random", quantize_args.random,
+                       "Calibrate on N seeded random input sets instead (N in [1, 10000])");
+  quantize->add_option("--activations", quantize_args.activations,
+                       "u8 (default) or i8 activations, asymmetric");
+  quantize->add_flag("--per-tensor", quantize_args.per_tensor,
+                     "One scale per weight tensor instead of one per output channel");
+  quantize->add_option("--keep", quantize_args.keep,
+                       "Leave these nodes in fp32: node names or op types (repeatable)");
+  quantize->add_option("--threads", quantize_args.threads, "CPU threads (default 2)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -179,6 +198,7 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                                : plan->parsed()      ? run_plan(plan_args)
                                : report->parsed()    ? run_report(report_args)
                                : run->parsed()       ? run_model(run_args, err)
+                               : quantize->parsed()  ? run_quantize(quantize_args)
                                                      : run_demo(demo_args);
   if (!result.is_ok()) return fail(err, result.status().message());
   out << result.value();

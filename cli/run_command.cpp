@@ -82,6 +82,27 @@ Tensor seeded_input(const TensorInfo& value, uint32_t seed) {
   return t;
 }
 
+Status write_outputs(const Model& model, const std::vector<Tensor>& outputs,
+                     const std::string& dir) {
+  const std::vector<TensorInfo> infos = model.outputs();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return invalid_argument("--outputs " + dir + ": cannot create: " + ec.message());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const fs::path path = fs::path(dir) / ("output_" + std::to_string(k) + ".pb");
+    HSCHED_RETURN_IF_ERROR(write_tensor_file(outputs[k], infos[k].name, path));
+  }
+  return Status::ok();
+}
+
+int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+}  // namespace
+
 Result<std::vector<Tensor>> load_inputs(const Model& model, const std::string& dir) {
   if (dir.empty()) return seeded_inputs(model);
   const std::vector<TensorInfo> infos = model.inputs();
@@ -104,28 +125,6 @@ Result<std::vector<Tensor>> load_inputs(const Model& model, const std::string& d
   }
   return inputs;
 }
-
-Status write_outputs(const Model& model, const std::vector<Tensor>& outputs,
-                     const std::string& dir) {
-  const std::vector<TensorInfo> infos = model.outputs();
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return invalid_argument("--outputs " + dir + ": cannot create: " + ec.message());
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const fs::path path = fs::path(dir) / ("output_" + std::to_string(k) + ".pb");
-    HSCHED_RETURN_IF_ERROR(
-        write_tensor_file(outputs[k], infos[k].name, path));
-  }
-  return Status::ok();
-}
-
-int64_t peak_rss_bytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
-}
-
-}  // namespace
 
 std::vector<Tensor> seeded_inputs(const Model& model, int request) {
   constexpr uint32_t kRequestStride = 1000003;  // a prime: no two (request, input) seeds meet
@@ -577,8 +576,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << partitions_text(plan, measured);
   if (requests) text << throughput_text(*requests);
   for (size_t k = 0; k < outputs.size(); ++k) {
-    text << "output       " << output_infos[k].name << " "
-         << dtype_name(outputs[k].dtype()) << " " << outputs[k].shape().to_string() << "\n";
+    text << "output       " << output_infos[k].name << " " << dtype_name(outputs[k].dtype()) << " "
+         << outputs[k].shape().to_string() << "\n";
   }
   if (!args.outputs_dir.empty()) text << "written      " << args.outputs_dir << "\n";
   if (!args.trace_path.empty()) text << "trace        " << args.trace_path << "\n";

@@ -110,4 +110,8 @@ std::string partition_table(const Plan& plan, const std::vector<RunRecord>& reco
 // `request` varies them (request 0: the same inputs every time).
 std::vector<Tensor> seeded_inputs(const Model& model, int request = 0);
 
+// input_K.pb files of `dir`, one per model input, checked against the inputs' dtypes and shapes;
+// seeded_inputs(model) when `dir` is empty.
+Result<std::vector<Tensor>> load_inputs(const Model& model, const std::string& dir);
+
 }  // namespace hsched::cli

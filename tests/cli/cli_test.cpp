@@ -1,8 +1,10 @@
 // End-to-end tests of the `hsched` program: exit codes, one-line errors, JSON output.
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +12,7 @@
 
 #include "cli/cli_runner.h"
 #include "graph/demo_model.h"
+#include "hsched/model.h"
 
 namespace hsched {
 namespace {
@@ -142,6 +145,33 @@ TEST_F(CliModelFileTest, InputShapeNamingNoInputIsOneLineError) {
 TEST_F(CliModelFileTest, MalformedInputShapeIsOneLineError) {
   expect_one_line_error(run_cli({"info", path_, "--input-shape", "input"}));
   expect_one_line_error(run_cli({"info", path_, "--input-shape", "input=1,x,64,64"}));
+}
+
+// `hsched quantize`: writes a QDQ model `hsched run` runs; calibration sources are checked.
+TEST_F(CliModelFileTest, QuantizeWritesAModelThatRuns) {
+  const std::string out = path_ + ".int8.onnx";
+  auto run = run_cli({"quantize", path_, "--random", "2", "-o", out});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("weights int8 per output channel"), std::string::npos) << run.out;
+  EXPECT_EQ(run_cli({"run", out, "--devices", "cpu", "--iterations", "1"}).exit_code, 0);
+
+  // One input set in a folder, as `--calibration DIR` reads it.
+  const std::string dir = path_ + ".calibration";
+  std::filesystem::create_directories(dir);
+  Tensor input(DType::kF32, {1, 3, 64, 64});
+  ASSERT_TRUE(write_tensor_file(input, "input", dir + "/input_0.pb").is_ok());
+  run = run_cli({"quantize", path_, "--calibration", dir, "-o", out, "--activations", "i8"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  std::filesystem::remove_all(dir);
+  std::remove(out.c_str());
+
+  expect_one_line_error(run_cli({"quantize", path_, "-o", out}));  // no calibration source
+  expect_one_line_error(
+      run_cli({"quantize", path_, "--random", "2", "--calibration", "/nonexistent", "-o", out}));
+  expect_one_line_error(run_cli({"quantize", path_, "--calibration", "/nonexistent", "-o", out}));
+  expect_one_line_error(
+      run_cli({"quantize", path_, "--random", "2", "--activations", "u4", "-o", out}));
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace

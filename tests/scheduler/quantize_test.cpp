@@ -1,0 +1,237 @@
+// hsched::quantize_model: the QDQ model it writes imports, runs on the CPU as integer ops
+// (QLinearConv/QLinearMatMul steps) and stays close to the fp32 model; errors name their cause.
+#include "hsched/quantize.h"
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "graph/onnx_builder.h"
+#include "hsched/config.h"
+#include "hsched/executor.h"
+#include "hsched/schedule.h"
+#include "support/model_data.h"
+#include "support/temp_dir.h"
+
+namespace hsched {
+namespace {
+
+namespace fs = std::filesystem;
+
+Tensor seeded(const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t(DType::kF32, dims);
+  for (float& v : t.values<float>()) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+  }
+  return t;
+}
+
+// Runs `model` on the CPU with a step profile; the outputs and the op types of the steps.
+struct CpuRun {
+  std::vector<Tensor> outputs;
+  std::map<std::string, int> steps;
+};
+
+CpuRun run_on_cpu(const fs::path& path, const std::vector<Tensor>& inputs) {
+  CpuRun run;
+  auto model = load_model(path);
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  if (!model.is_ok()) return run;
+  auto plan = schedule(*model, discover_target_for("cpu"), devices_policy("cpu", Precision::kFp32));
+  EXPECT_TRUE(plan.is_ok()) << plan.status().message();
+  ExecutorOptions options;
+  options.profile = true;
+  auto program = compile(*model, *plan, options);
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  if (!program.is_ok()) return run;
+  auto outputs = (*program)->run(inputs);
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  if (outputs.is_ok()) run.outputs = std::move(outputs).value();
+  for (const StepProfile& step : (*program)->profile()) ++run.steps[step.op];
+  return run;
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.elements(); ++i) {
+    const double x = a.values<float>()[static_cast<size_t>(i)];
+    const double y = b.values<float>()[static_cast<size_t>(i)];
+    ab += x * y;
+    aa += x * x;
+    bb += y * y;
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+std::map<std::string, int> op_counts(const fs::path& path) {
+  std::map<std::string, int> ops;
+  auto model = load_model(path);
+  EXPECT_TRUE(model.is_ok()) << model.status().message();
+  if (!model.is_ok()) return ops;
+  for (const auto& [op, count] : model->summary().ops) ops[op] = static_cast<int>(count);
+  return ops;
+}
+
+// Conv -> Relu -> Conv (+ residual Add) -> Relu6 -> GlobalAveragePool -> Flatten -> Gemm, and a
+// MatMul of the pooled features by a constant: the CNN shape of what quantize_static users
+// quantize.
+void write_small_cnn(const fs::path& path, int64_t opset) {
+  OnnxBuilder b(opset);
+  b.input("x", DType::kF32, {1, 4, 10, 10});
+  b.output("logits", DType::kF32, {1, 6}).output("features", DType::kF32, {1, 5});
+  b.initializer_random("w1", {8, 4, 3, 3}, 0.4f, 1).initializer_random("b1", {8}, 0.2f, 2);
+  b.initializer_random("w2", {8, 8, 3, 3}, 0.3f, 3).initializer_random("b2", {8}, 0.2f, 4);
+  b.initializer_random("fc", {6, 8}, 0.5f, 5).initializer_random("fcb", {6}, 0.1f, 6);
+  b.initializer_random("proj", {8, 5}, 0.5f, 7);
+  const std::vector<int64_t> pads{1, 1, 1, 1};
+  set_attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", pads);
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  set_attr(b.node("Conv", {"r1", "w2", "b2"}, {"c2"}, "conv2"), "pads", pads);
+  b.node("Add", {"c2", "r1"}, {"sum"}, "residual");
+  if (opset >= 11) {  // Relu6 as a Clip from 0: folded as a Relu is
+    b.initializer_f32("zero", {}, {0.0f}).initializer_f32("six", {}, {6.0f});
+    b.node("Clip", {"sum", "zero", "six"}, {"r2"}, "relu2");
+  } else {
+    b.node("Relu", {"sum"}, {"r2"}, "relu2");
+  }
+  b.node("GlobalAveragePool", {"r2"}, {"pooled"}, "pool");
+  b.node("Flatten", {"pooled"}, {"flat"}, "flatten");
+  set_attr(b.node("Gemm", {"flat", "fc", "fcb"}, {"logits"}, "fc"), "transB", 1);
+  b.node("MatMul", {"flat", "proj"}, {"features"}, "proj");
+  test::write_file(path, b.serialize());
+}
+
+QuantizeOptions random_calibration(int sets) {
+  QuantizeOptions options;
+  for (int k = 0; k < sets; ++k) options.calibration.push_back({seeded({1, 4, 10, 10}, 100 + k)});
+  return options;
+}
+
+TEST(QuantizeTest, SmallCnnRunsAsIntegerOpsCloseToFp32) {
+  test::TempDir dir;
+  write_small_cnn(dir / "cnn.onnx", 17);
+  auto summary = quantize_model(dir / "cnn.onnx", {}, random_calibration(8), dir / "q.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  EXPECT_EQ(summary->quantized,
+            (std::map<std::string, int64_t>{{"Add", 1}, {"Conv", 2}, {"Gemm", 1}, {"MatMul", 1}}));
+  EXPECT_EQ(summary->weights, 4);
+  EXPECT_EQ(summary->relu_folded, 2);
+  EXPECT_TRUE(summary->kept.empty());
+  EXPECT_TRUE(summary->per_channel);
+
+  const std::map<std::string, int> ops = op_counts(dir / "q.onnx");
+  EXPECT_EQ(ops.count("Relu"), 0u);  // Relu and Clip folded into their inputs' quantization
+  EXPECT_EQ(ops.count("Clip"), 0u);
+  EXPECT_GT(ops.at("QuantizeLinear"), 0);
+  EXPECT_GT(ops.at("DequantizeLinear"), 0);
+
+  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
+  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
+  const CpuRun int8 = run_on_cpu(dir / "q.onnx", input);
+  ASSERT_EQ(fp32.outputs.size(), 2u);
+  ASSERT_EQ(int8.outputs.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) EXPECT_GE(cosine(fp32.outputs[k], int8.outputs[k]), 0.99) << k;
+  EXPECT_EQ(int8.steps.count("QLinearConv") ? int8.steps.at("QLinearConv") : 0, 2);
+  EXPECT_EQ(int8.steps.count("QLinearMatMul") ? int8.steps.at("QLinearMatMul") : 0, 2);
+}
+
+TEST(QuantizeTest, KeepAndPerTensorAndOldOpsets) {
+  test::TempDir dir;
+  write_small_cnn(dir / "cnn.onnx", 17);
+  QuantizeOptions options = random_calibration(2);
+  options.keep = {"Gemm", "conv2"};  // an op type and a node name
+  options.per_channel = false;
+  options.activations = DType::kI8;
+  auto summary = quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  // The residual Add reads conv2, now fp32: it stays fp32 too.
+  EXPECT_EQ(summary->kept,
+            (std::map<std::string, int64_t>{{"kept", 2}, {"not between quantized ops", 1}}));
+  EXPECT_EQ(summary->quantized.count("Gemm"), 0u);
+  EXPECT_FALSE(summary->per_channel);
+  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 9)};
+  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
+  const CpuRun int8 = run_on_cpu(dir / "q.onnx", input);
+  ASSERT_EQ(int8.outputs.size(), 2u);
+  EXPECT_GE(cosine(fp32.outputs[0], int8.outputs[0]), 0.98);
+
+  // Opset 11: QuantizeLinear exists, per-axis scales do not: one scale per weight.
+  write_small_cnn(dir / "cnn11.onnx", 11);
+  summary = quantize_model(dir / "cnn11.onnx", {}, random_calibration(2), dir / "q11.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  EXPECT_FALSE(summary->per_channel);
+  EXPECT_EQ(run_on_cpu(dir / "q11.onnx", input).outputs.size(), 2u);
+
+  // Opset 9 has no QuantizeLinear.
+  write_small_cnn(dir / "cnn9.onnx", 9);
+  summary = quantize_model(dir / "cnn9.onnx", {}, random_calibration(1), dir / "q9.onnx");
+  ASSERT_FALSE(summary.is_ok());
+  EXPECT_NE(summary.status().message().find("opset 9 has no QuantizeLinear"), std::string::npos)
+      << summary.status().message();
+  EXPECT_FALSE(fs::exists(dir / "q9.onnx"));
+}
+
+TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
+  test::TempDir dir;
+  write_small_cnn(dir / "cnn.onnx", 17);
+  QuantizeOptions options;
+  options.calibration = {{seeded({1, 4, 9, 10}, 1)}};
+  auto summary = quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx");
+  ASSERT_FALSE(summary.is_ok());
+  EXPECT_NE(summary.status().message().find("calibration input set 0: input 'x'"),
+            std::string::npos)
+      << summary.status().message();
+
+  Tensor inf = seeded({1, 4, 10, 10}, 2);
+  inf.values<float>()[3] = INFINITY;
+  options.calibration = {{inf}};
+  summary = quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx");
+  ASSERT_FALSE(summary.is_ok());
+  EXPECT_NE(summary.status().message().find("non-finite value on calibration input set 0"),
+            std::string::npos)
+      << summary.status().message();
+  EXPECT_FALSE(fs::exists(dir / "q.onnx"));
+
+  options.calibration.clear();
+  EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx").is_ok());
+}
+
+// The shared models with random calibration: the quantized model's output against the fp32
+// model's on the reference input.
+class QuantizeModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantizeModelTest, CloseToFp32OnTheTestInput) {
+  const fs::path model_dir = test::models_dir() / GetParam();
+  if (!fs::exists(model_dir / "model.onnx")) GTEST_SKIP() << "no model at " << model_dir;
+  auto model = load_model(model_dir / "model.onnx");
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  QuantizeOptions options;
+  const std::vector<TensorInfo> inputs = model->inputs();
+  for (int k = 0; k < 8; ++k) {
+    std::vector<Tensor> set;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      set.push_back(seeded(inputs[i].shape.dims, static_cast<uint32_t>(31 * k + i + 1)));
+    }
+    options.calibration.push_back(std::move(set));
+  }
+  test::TempDir dir;
+  auto summary = quantize_model(model_dir / "model.onnx", {}, options, dir / "q.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  const std::vector<Tensor> input = test::read_tensors(model_dir / "test_data_set_0", "input_");
+  const CpuRun fp32 = run_on_cpu(model_dir / "model.onnx", input);
+  const CpuRun int8 = run_on_cpu(dir / "q.onnx", input);
+  ASSERT_EQ(fp32.outputs.size(), int8.outputs.size());
+  ASSERT_FALSE(int8.outputs.empty());
+  EXPECT_GE(cosine(fp32.outputs[0], int8.outputs[0]), 0.99);
+  const bool int8_steps = int8.steps.count("QLinearConv") || int8.steps.count("QLinearMatMul");
+  EXPECT_TRUE(int8_steps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, QuantizeModelTest,
+                         ::testing::Values("resnet18", "mobilenet_v2", "vit_tiny"));
+
+}  // namespace
+}  // namespace hsched
