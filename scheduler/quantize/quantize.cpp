@@ -203,6 +203,15 @@ class Rewriter {
       *nodes.Add() = node;
       for (const std::string& output : node.output()) append_after(output, nodes);
     }
+    // A folded node's output is produced no more: no value_info may describe it.
+    std::set<std::string> gone;
+    for (int i : plan.removed)
+      gone.insert(graph.node(i).output().begin(), graph.node(i).output().end());
+    auto* infos = graph.mutable_value_info();
+    infos->erase(
+        std::remove_if(infos->begin(), infos->end(),
+                       [&](const onnx::ValueInfoProto& v) { return gone.count(v.name()); }),
+        infos->end());
     graph.mutable_node()->Swap(&nodes);
     return drop_unread_and_embed(graph);
   }

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "graph/onnx_builder.h"
 #include "hsched/config.h"
@@ -101,6 +103,9 @@ void write_small_cnn(const fs::path& path, int64_t opset) {
   b.node("Flatten", {"pooled"}, {"flat"}, "flatten");
   set_attr(b.node("Gemm", {"flat", "fc", "fcb"}, {"logits"}, "fc"), "transB", 1);
   b.node("MatMul", {"flat", "proj"}, {"features"}, "proj");
+  onnx::ValueInfoProto* r1 = b.model().mutable_graph()->add_value_info();
+  r1->set_name("r1");
+  set_tensor_type(*r1, DType::kF32, {1, 8, 10, 10});
   test::write_file(path, b.serialize());
 }
 
@@ -122,6 +127,12 @@ TEST(QuantizeTest, SmallCnnRunsAsIntegerOpsCloseToFp32) {
   EXPECT_TRUE(summary->kept.empty());
   EXPECT_TRUE(summary->per_channel);
 
+  onnx::ModelProto written;
+  std::ifstream file(dir / "q.onnx", std::ios::binary);
+  ASSERT_TRUE(written.ParseFromIstream(&file));
+  for (const onnx::ValueInfoProto& info : written.graph().value_info()) {
+    EXPECT_NE(info.name(), "r1");  // relu1's output is produced no more
+  }
   const std::map<std::string, int> ops = op_counts(dir / "q.onnx");
   EXPECT_EQ(ops.count("Relu"), 0u);  // Relu and Clip folded into their inputs' quantization
   EXPECT_EQ(ops.count("Clip"), 0u);
