@@ -175,6 +175,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                        "Calibrate on N seeded random input sets instead (N in [1, 10000])");
   quantize->add_option("--activations", quantize_args.activations,
                        "u8 (default) or i8 activations, asymmetric");
+  quantize->add_option("--percentile", quantize_args.percentile,
+                       "Activation ranges keeping this percent of each tensor's values, e.g. "
+                       "99.99 (default 100: min and max)");
   quantize->add_flag("--per-tensor", quantize_args.per_tensor,
                      "One scale per weight tensor instead of one per output channel");
   quantize->add_option("--keep", quantize_args.keep,

@@ -19,6 +19,7 @@ struct QuantizeArgs {
   int random = 0;
   std::string activations = "u8";  // u8 or i8
   bool per_tensor = false;
+  double percentile = 100;        // 100: MinMax ranges
   std::vector<std::string> keep;  // node names or op types left in fp32
   int threads = 2;
 };

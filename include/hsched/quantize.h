@@ -10,11 +10,11 @@
 // Weights: int8, symmetric (zero point 0), one scale per output channel (per tensor with
 // `per_channel` off or below opset 13). Biases of Conv and Gemm: int32 at scale
 // input_scale * weight_scale, so that they fold into the integer op. Activations: uint8 (or int8)
-// with a zero point, their ranges the minimum and maximum seen over the calibration runs (MinMax),
-// widened to include 0. A Relu (or a Clip from 0, Relu6) whose input is quantized here is folded
-// into that quantization (its range starts at 0, so the QuantizeLinear clamps as it did), as
-// ONNX Runtime does. Add and Mul are quantized where both inputs already are (a residual Add
-// joining two convolutions), not where they take a constant or a fp32 value.
+// with a zero point, their ranges the minimum and maximum seen over the calibration runs (MinMax)
+// or a percentile of the values, widened to include 0. A Relu (or a Clip from 0, Relu6) whose input
+// is quantized here is folded into that quantization (its range starts at 0, so the QuantizeLinear
+// clamps as it did), as ONNX Runtime does. Add and Mul are quantized where both inputs already are
+// (a residual Add joining two convolutions), not where they take a constant or a fp32 value.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,11 @@ struct QuantizeOptions {
   DType activations = DType::kU8;  // kU8 or kI8, both asymmetric
   bool per_channel = true;         // per-output-channel weight scales (needs opset >= 13)
   std::vector<std::string> keep;   // node names or op types left in fp32
-  int cpu_threads = 2;             // for the calibration runs
+  // Activation ranges: 100 for MinMax; below, in (50, 100), the range keeping this share of each
+  // tensor's calibration values, (100 - percentile) / 2 % cut from each end (one outlier no longer
+  // widens the range for every value). A second pass over the input sets.
+  double percentile = 100;
+  int cpu_threads = 2;  // for the calibration runs
 };
 
 struct QuantizeSummary {
@@ -49,6 +53,7 @@ struct QuantizeSummary {
   // "weight not constant", "not float", "alpha/beta not 1"... -> count.
   std::map<std::string, int64_t> kept;
   int calibration_runs = 0;
+  double percentile = 100;  // 100: MinMax
 };
 
 // Quantizes the model at `model` and writes the result to `output` (whole or not at all). The

@@ -1,7 +1,6 @@
 // hsched::quantize_model: import and validate, plan (quantize_plan.cpp), calibrate the activation
-// ranges by running the model on the host CPU with every tensor to quantize as an extra output,
-// rewrite the ONNX graph with QuantizeLinear/DequantizeLinear nodes and int8/int32 initializers,
-// import the result again as a check, write it.
+// ranges (calibrate_ranges.cpp), rewrite the ONNX graph with QuantizeLinear/DequantizeLinear nodes
+// and int8/int32 initializers, import the result again as a check, write it.
 #include "hsched/quantize.h"
 
 #include <algorithm>
@@ -14,24 +13,16 @@
 #include <onnx/onnx_pb.h>
 
 #include "core/mapped_file.h"
-#include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
 #include "hsched/atomic_file.h"
-#include "hsched/config.h"
-#include "hsched/executor.h"
-#include "hsched/schedule.h"
+#include "scheduler/quantize/calibrate_ranges.h"
 #include "scheduler/quantize/quantize_plan.h"
 
 namespace hsched {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Range {
-  float min = 0;  // starts at 0: every range includes 0, as an activation's zero point needs
-  float max = 0;
-};
 
 struct QuantParams {
   float scale = 1;
@@ -53,84 +44,6 @@ int64_t default_opset(const onnx::ModelProto& model) {
     if (opset.domain().empty() || opset.domain() == "ai.onnx") return opset.version();
   }
   return 0;
-}
-
-Status check_input_set(const Model& model, const std::vector<Tensor>& inputs, size_t set) {
-  const std::vector<TensorInfo> infos = model.inputs();
-  const std::string where = "calibration input set " + std::to_string(set);
-  if (inputs.size() != infos.size()) {
-    return invalid_argument(where + ": " + std::to_string(inputs.size()) +
-                            " tensors, the model takes " + std::to_string(infos.size()));
-  }
-  for (size_t k = 0; k < infos.size(); ++k) {
-    if (inputs[k].dtype() != infos[k].dtype || inputs[k].dims() != infos[k].shape.dims) {
-      return invalid_argument(
-          where + ": input '" + infos[k].name + "' is " + std::string(dtype_name(infos[k].dtype)) +
-          " " + infos[k].shape.to_string() + ", the set holds " +
-          std::string(dtype_name(inputs[k].dtype())) + " " + inputs[k].shape().to_string());
-    }
-  }
-  return Status::ok();
-}
-
-// Widens `range` by a float tensor's values; false on a NaN or infinity.
-bool widen(Range& range, const Tensor& tensor) {
-  for (float v : tensor.values<float>()) {
-    if (!std::isfinite(v)) return false;
-    range.min = std::min(range.min, v);
-    range.max = std::max(range.max, v);
-  }
-  return true;
-}
-
-// Runs the model on every input set with each planned activation as an output and returns the
-// activations' ranges.
-Result<std::map<std::string, Range>> calibrate(const onnx::ModelProto& original,
-                                               const QuantizePlan& plan, const Model& model,
-                                               const ImportOptions& import,
-                                               const QuantizeOptions& options,
-                                               const std::string& display,
-                                               const fs::path& base_dir) {
-  onnx::ModelProto probe = original;
-  std::set<std::string> outputs;
-  for (const onnx::ValueInfoProto& output : probe.graph().output()) outputs.insert(output.name());
-  std::map<std::string, size_t> input_index;
-  for (size_t k = 0; k < model.inputs().size(); ++k) input_index[model.inputs()[k].name] = k;
-  for (const ActivationQuant& act : plan.activations) {
-    if (input_index.count(act.tensor) || !outputs.insert(act.tensor).second) continue;
-    // The checker wants a shape: the one hsched inferred (the planner takes ranked values only).
-    const Value& value = model.graph().value(*model.graph().find_value(act.tensor));
-    onnx::ValueInfoProto* output = probe.mutable_graph()->add_output();
-    output->set_name(act.tensor);
-    set_tensor_type(*output, DType::kF32, value.shape.dims);
-  }
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(probe, import, display, base_dir));
-  const Model tapped(std::make_shared<const Graph>(std::move(graph)), display);
-  std::map<std::string, size_t> output_index;
-  for (size_t k = 0; k < tapped.outputs().size(); ++k) output_index[tapped.outputs()[k].name] = k;
-
-  HSCHED_ASSIGN_OR_RETURN(Plan run_plan, schedule(tapped, discover_target_for("cpu"),
-                                                  devices_policy("cpu", Precision::kFp32)));
-  ExecutorOptions executor;
-  executor.cpu_threads = options.cpu_threads;
-  HSCHED_ASSIGN_OR_RETURN(std::unique_ptr<Executable> program, compile(tapped, run_plan, executor));
-  std::map<std::string, Range> ranges;
-  for (size_t set = 0; set < options.calibration.size(); ++set) {
-    const std::vector<Tensor>& inputs = options.calibration[set];
-    HSCHED_RETURN_IF_ERROR(check_input_set(model, inputs, set));
-    HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> values, program->run(inputs));
-    for (const ActivationQuant& act : plan.activations) {
-      const auto in = input_index.find(act.tensor);
-      const Tensor& value =
-          in != input_index.end() ? inputs[in->second] : values.at(output_index.at(act.tensor));
-      if (!widen(ranges[act.tensor], value)) {
-        return invalid_argument(display + ": tensor '" + act.tensor +
-                                "' holds a non-finite value on calibration input set " +
-                                std::to_string(set) + "; it cannot be quantized");
-      }
-    }
-  }
-  return ranges;
 }
 
 // Writes the rewritten graph into `model`: new initializers and nodes, readers rewired.
@@ -402,6 +315,10 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
   if (options.activations != DType::kU8 && options.activations != DType::kI8) {
     return invalid_argument("quantize: activations are u8 or i8");
   }
+  if (!(options.percentile > 50 && options.percentile <= 100)) {
+    return invalid_argument("quantize: percentile " + std::to_string(options.percentile) +
+                            " is not in (50, 100]");
+  }
   // The model as load_model imports it: every check of an untrusted model runs first.
   HSCHED_ASSIGN_OR_RETURN(Model model, load_model(path, import));
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
@@ -422,7 +339,7 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
   const QuantizePlan plan =
       plan_quantization(proto.graph(), model.graph(), options, summary.per_channel);
   HSCHED_ASSIGN_OR_RETURN(auto ranges,
-                          calibrate(proto, plan, model, import, options, display, base_dir));
+                          calibrate_ranges(proto, plan, model, import, options, display, base_dir));
   Rewriter rewriter(proto, model.graph(), base_dir, options.activations);
   HSCHED_RETURN_IF_ERROR(rewriter.apply(plan, ranges));
 
@@ -442,8 +359,19 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
   summary.activations = static_cast<int64_t>(plan.activations.size());
   summary.relu_folded = static_cast<int64_t>(plan.removed.size());
   summary.calibration_runs = static_cast<int>(options.calibration.size());
+  summary.percentile = options.percentile;
   return summary;
 }
+
+namespace {
+
+std::string format_percentile(double percentile) {
+  std::ostringstream text;
+  text << percentile;  // 99.99, not 99.990000
+  return text.str();
+}
+
+}  // namespace
 
 std::string quantize_summary_text(const QuantizeSummary& summary) {
   std::ostringstream text;
@@ -457,8 +385,10 @@ std::string quantize_summary_text(const QuantizeSummary& summary) {
        << summary.weights << " weights int8 "
        << (summary.per_channel ? "per output channel" : "per tensor") << ", " << summary.activations
        << " activation tensors 8-bit, " << summary.relu_folded
-       << " Relu/Clip folded; calibration: " << summary.calibration_runs
-       << " input sets (MinMax)\n";
+       << " Relu/Clip folded; calibration: " << summary.calibration_runs << " input sets ("
+       << (summary.percentile >= 100 ? std::string("MinMax")
+                                     : "percentile " + format_percentile(summary.percentile))
+       << ")\n";
   if (summary.kept.empty()) {
     text << "kept in fp32: none\n";
   } else {

@@ -185,6 +185,36 @@ TEST(QuantizeTest, KeepAndPerTensorAndOldOpsets) {
   EXPECT_FALSE(fs::exists(dir / "q9.onnx"));
 }
 
+// One input set with an outlier: MinMax stretches the input's range over it and loses the other
+// values' resolution; a percentile range cuts it.
+TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
+  test::TempDir dir;
+  write_small_cnn(dir / "cnn.onnx", 17);
+  QuantizeOptions options = random_calibration(8);
+  Tensor outlier = seeded({1, 4, 10, 10}, 99);
+  outlier.values<float>()[0] = 500.0f;
+  options.calibration.push_back({outlier});
+  auto minmax = quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx");
+  ASSERT_TRUE(minmax.is_ok()) << minmax.status().message();
+  options.percentile = 99;
+  auto percentile = quantize_model(dir / "cnn.onnx", {}, options, dir / "percentile.onnx");
+  ASSERT_TRUE(percentile.is_ok()) << percentile.status().message();
+  EXPECT_EQ(percentile->percentile, 99);
+  EXPECT_NE(quantize_summary_text(*percentile).find("(percentile 99)"), std::string::npos);
+
+  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
+  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
+  const double with_minmax =
+      cosine(fp32.outputs[0], run_on_cpu(dir / "minmax.onnx", input).outputs[0]);
+  const double with_percentile =
+      cosine(fp32.outputs[0], run_on_cpu(dir / "percentile.onnx", input).outputs[0]);
+  EXPECT_GE(with_percentile, 0.99);
+  EXPECT_LT(with_minmax, with_percentile - 0.01);
+
+  options.percentile = 50;
+  EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "bad.onnx").is_ok());
+}
+
 TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
   test::TempDir dir;
   write_small_cnn(dir / "cnn.onnx", 17);

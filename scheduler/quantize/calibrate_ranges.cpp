@@ -1,0 +1,156 @@
+#include "scheduler/quantize/calibrate_ranges.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "hsched/config.h"
+#include "hsched/executor.h"
+#include "hsched/schedule.h"
+
+namespace hsched {
+namespace {
+
+Status check_input_set(const Model& model, const std::vector<Tensor>& inputs, size_t set) {
+  const std::vector<TensorInfo> infos = model.inputs();
+  const std::string where = "calibration input set " + std::to_string(set);
+  if (inputs.size() != infos.size()) {
+    return invalid_argument(where + ": " + std::to_string(inputs.size()) +
+                            " tensors, the model takes " + std::to_string(infos.size()));
+  }
+  for (size_t k = 0; k < infos.size(); ++k) {
+    if (inputs[k].dtype() != infos[k].dtype || inputs[k].dims() != infos[k].shape.dims) {
+      return invalid_argument(
+          where + ": input '" + infos[k].name + "' is " + std::string(dtype_name(infos[k].dtype)) +
+          " " + infos[k].shape.to_string() + ", the set holds " +
+          std::string(dtype_name(inputs[k].dtype())) + " " + inputs[k].shape().to_string());
+    }
+  }
+  return Status::ok();
+}
+
+// Widens `range` by a float tensor's values; false on a NaN or infinity.
+bool widen(Range& range, const Tensor& tensor) {
+  for (float v : tensor.values<float>()) {
+    if (!std::isfinite(v)) return false;
+    range.min = std::min(range.min, v);
+    range.max = std::max(range.max, v);
+  }
+  return true;
+}
+
+// Counts of a tensor's values over its MinMax range, in equal bins.
+class Histogram {
+ public:
+  explicit Histogram(const Range& range) : range_(range), counts_(kBins, 0) {}
+
+  void add(const Tensor& tensor) {
+    const float width = range_.max - range_.min;
+    for (float v : tensor.values<float>()) {
+      const float at = width > 0 ? (v - range_.min) / width * kBins : 0.0f;
+      ++counts_[static_cast<size_t>(std::clamp(at, 0.0f, static_cast<float>(kBins - 1)))];
+      ++total_;
+    }
+  }
+
+  // The range keeping `percentile` % of the values: (100 - percentile) / 2 % cut from each end
+  // (at bin edges), widened to include 0.
+  Range keep(double percentile) const {
+    const double cut = static_cast<double>(total_) * (100.0 - percentile) / 200.0;
+    const float width = (range_.max - range_.min) / kBins;
+    size_t low = 0;
+    for (double seen = 0; low + 1 < kBins && seen + static_cast<double>(counts_[low]) <= cut;) {
+      seen += static_cast<double>(counts_[low++]);
+    }
+    size_t high = kBins - 1;
+    for (double seen = 0; high > low && seen + static_cast<double>(counts_[high]) <= cut;) {
+      seen += static_cast<double>(counts_[high--]);
+    }
+    return {std::min(0.0f, range_.min + width * static_cast<float>(low)),
+            std::max(0.0f, range_.min + width * static_cast<float>(high + 1))};
+  }
+
+ private:
+  static constexpr size_t kBins = 2048;
+  Range range_;
+  std::vector<int64_t> counts_;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& original,
+                                                      const QuantizePlan& plan, const Model& model,
+                                                      const ImportOptions& import,
+                                                      const QuantizeOptions& options,
+                                                      const std::string& display,
+                                                      const std::filesystem::path& base_dir) {
+  onnx::ModelProto probe = original;
+  std::set<std::string> outputs;
+  for (const onnx::ValueInfoProto& output : probe.graph().output()) outputs.insert(output.name());
+  std::map<std::string, size_t> input_index;
+  for (size_t k = 0; k < model.inputs().size(); ++k) input_index[model.inputs()[k].name] = k;
+  for (const ActivationQuant& act : plan.activations) {
+    if (input_index.count(act.tensor) || !outputs.insert(act.tensor).second) continue;
+    // The checker wants a shape: the one hsched inferred (the planner takes ranked values only).
+    const Value& value = model.graph().value(*model.graph().find_value(act.tensor));
+    onnx::ValueInfoProto* output = probe.mutable_graph()->add_output();
+    output->set_name(act.tensor);
+    set_tensor_type(*output, DType::kF32, value.shape.dims);
+  }
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(probe, import, display, base_dir));
+  const Model tapped(std::make_shared<const Graph>(std::move(graph)), display);
+  std::map<std::string, size_t> output_index;
+  for (size_t k = 0; k < tapped.outputs().size(); ++k) output_index[tapped.outputs()[k].name] = k;
+
+  HSCHED_ASSIGN_OR_RETURN(Plan run_plan, schedule(tapped, discover_target_for("cpu"),
+                                                  devices_policy("cpu", Precision::kFp32)));
+  ExecutorOptions executor;
+  executor.cpu_threads = options.cpu_threads;
+  HSCHED_ASSIGN_OR_RETURN(std::unique_ptr<Executable> program, compile(tapped, run_plan, executor));
+
+  // Runs every input set and shows each tensor to quantize to `visit` (tensor, value, set).
+  using Visit = std::function<Status(const std::string&, const Tensor&, size_t)>;
+  const auto run_all = [&](const Visit& visit) -> Status {
+    for (size_t set = 0; set < options.calibration.size(); ++set) {
+      const std::vector<Tensor>& inputs = options.calibration[set];
+      HSCHED_RETURN_IF_ERROR(check_input_set(model, inputs, set));
+      HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> values, program->run(inputs));
+      for (const ActivationQuant& act : plan.activations) {
+        const auto in = input_index.find(act.tensor);
+        HSCHED_RETURN_IF_ERROR(visit(
+            act.tensor,
+            in != input_index.end() ? inputs[in->second] : values.at(output_index.at(act.tensor)),
+            set));
+      }
+    }
+    return Status::ok();
+  };
+
+  std::map<std::string, Range> ranges;
+  HSCHED_RETURN_IF_ERROR(run_all([&](const std::string& tensor, const Tensor& value, size_t set) {
+    if (widen(ranges[tensor], value)) return Status::ok();
+    return invalid_argument(display + ": tensor '" + tensor +
+                            "' holds a non-finite value on calibration input set " +
+                            std::to_string(set) + "; it cannot be quantized");
+  }));
+  if (options.percentile >= 100) return ranges;
+
+  std::map<std::string, Histogram> histograms;
+  for (const auto& [tensor, range] : ranges) histograms.emplace(tensor, Histogram(range));
+  HSCHED_RETURN_IF_ERROR(run_all([&](const std::string& tensor, const Tensor& value, size_t) {
+    histograms.at(tensor).add(value);
+    return Status::ok();
+  }));
+  for (auto& [tensor, range] : ranges) range = histograms.at(tensor).keep(options.percentile);
+  return ranges;
+}
+
+}  // namespace hsched
