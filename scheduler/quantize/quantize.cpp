@@ -273,6 +273,8 @@ class Rewriter {
       }
     }
     for (const onnx::ValueInfoProto& output : graph.output()) read.insert(output.name());
+    // An initializer listed as a graph input too (older exporters) stays: the input needs it.
+    for (const onnx::ValueInfoProto& input : graph.input()) read.insert(input.name());
     auto* inits = graph.mutable_initializer();
     inits->erase(std::remove_if(inits->begin(), inits->end(),
                                 [&](const onnx::TensorProto& init) {

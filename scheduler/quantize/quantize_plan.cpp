@@ -10,21 +10,18 @@ namespace {
 
 // Names read anywhere inside a node's subgraphs (If/Loop/Scan bodies): values of the outer graph
 // they capture must keep existing under their names.
+// (The importer has bounded the nesting depth before this runs.)
 void collect_subgraph_reads(const onnx::GraphProto& graph, std::set<std::string>& names) {
+  const auto read = [&names](const onnx::GraphProto& body) {
+    for (const onnx::NodeProto& inner : body.node()) {
+      names.insert(inner.input().begin(), inner.input().end());
+    }
+    collect_subgraph_reads(body, names);
+  };
   for (const onnx::NodeProto& node : graph.node()) {
     for (const onnx::AttributeProto& attr : node.attribute()) {
-      if (attr.has_g()) {
-        for (const onnx::NodeProto& inner : attr.g().node()) {
-          for (const std::string& input : inner.input()) names.insert(input);
-        }
-        collect_subgraph_reads(attr.g(), names);
-      }
-      for (const onnx::GraphProto& g : attr.graphs()) {
-        for (const onnx::NodeProto& inner : g.node()) {
-          for (const std::string& input : inner.input()) names.insert(input);
-        }
-        collect_subgraph_reads(g, names);
-      }
+      if (attr.has_g()) read(attr.g());
+      for (const onnx::GraphProto& body : attr.graphs()) read(body);
     }
   }
 }
@@ -105,6 +102,7 @@ class Planner {
       if (!input.empty() && !is_float(input)) return "not float";
     }
     const std::string& op = node.op_type();
+    if (op != "Add" && op != "Mul" && constant(node.input(0))) return "constant input";
     // Add and Mul join int8 regions (a residual Add of two convolutions): both inputs already
     // quantized here. Elsewhere (a bias or a scale, transformers' residual stream read by a
     // LayerNorm) they stay fp32: their own quantization would add error and save nothing.

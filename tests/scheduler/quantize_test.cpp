@@ -109,11 +109,15 @@ void write_small_cnn(const fs::path& path, int64_t opset) {
   test::write_file(path, b.serialize());
 }
 
-QuantizeOptions random_calibration(int sets) {
+QuantizeOptions random_calibration_of(const std::vector<int64_t>& dims, int sets) {
   QuantizeOptions options;
-  for (int k = 0; k < sets; ++k) options.calibration.push_back({seeded({1, 4, 10, 10}, 100 + k)});
+  for (int k = 0; k < sets; ++k) {
+    options.calibration.push_back({seeded(dims, static_cast<uint32_t>(100 + k))});
+  }
   return options;
 }
+
+QuantizeOptions random_calibration(int sets) { return random_calibration_of({1, 4, 10, 10}, sets); }
 
 TEST(QuantizeTest, SmallCnnRunsAsIntegerOpsCloseToFp32) {
   test::TempDir dir;
@@ -213,6 +217,30 @@ TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
 
   options.percentile = 50;
   EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "bad.onnx").is_ok());
+}
+
+// Older exporters list every initializer as a graph input too: the weights are quantized (hsched
+// takes such inputs as constants) and the float initializers stay, since the inputs name them.
+TEST(QuantizeTest, InitializersListedAsInputsStay) {
+  test::TempDir dir;
+  OnnxBuilder b(13);
+  b.input("x", DType::kF32, {1, 4, 6, 6}).input("w", DType::kF32, {8, 4, 3, 3});
+  b.output("y", DType::kF32, {1, 8, 4, 4});
+  b.initializer_random("w", {8, 4, 3, 3}, 0.4f, 1);
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  test::write_file(dir / "m.onnx", b.serialize());
+  auto summary =
+      quantize_model(dir / "m.onnx", {}, random_calibration_of({1, 4, 6, 6}, 2), dir / "q.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  auto quantized = load_model(dir / "q.onnx");
+  ASSERT_TRUE(quantized.is_ok()) << quantized.status().message();
+  auto original = load_model(dir / "m.onnx");
+  ASSERT_TRUE(original.is_ok());
+  EXPECT_EQ(quantized->inputs().size(), original->inputs().size());
+  const std::vector<Tensor> input{seeded({1, 4, 6, 6}, 3)};
+  EXPECT_GE(cosine(run_on_cpu(dir / "m.onnx", input).outputs.at(0),
+                   run_on_cpu(dir / "q.onnx", input).outputs.at(0)),
+            0.99);
 }
 
 TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
