@@ -70,6 +70,9 @@ class Rewriter {
     for (const onnx::ValueInfoProto& output : graph.output()) outputs.insert(output.name());
     for (const ActivationQuant& act : plan.activations) {
       const QuantParams params = activation_params(ranges.at(act.tensor), activations_);
+      if (!std::isfinite(params.scale)) {
+        return invalid_argument("tensor '" + act.tensor + "': its range is too wide for 8 bits");
+      }
       params_[act.tensor] = params;
       const std::string q = unique(act.tensor + "_quantized");
       const std::string scale = add_scalar_f32(act.tensor + "_scale", params.scale);
@@ -197,6 +200,10 @@ class Rewriter {
     }
     if (weight.axis < 0) inner = values.elements();
     const std::span<const float> w = values.values<float>();
+    if (!std::all_of(w.begin(), w.end(), [](float v) { return std::isfinite(v); })) {
+      return invalid_argument("initializer '" + weight.name +
+                              "' holds a non-finite value; it cannot be quantized");
+    }
     const auto channel_of = [&](int64_t i) { return (i / inner) % channels; };
     std::vector<float> scales(static_cast<size_t>(channels), 0.0f);
     for (int64_t i = 0; i < values.elements(); ++i) {
@@ -343,7 +350,7 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
   HSCHED_ASSIGN_OR_RETURN(auto ranges,
                           calibrate_ranges(proto, plan, model, import, options, display, base_dir));
   Rewriter rewriter(proto, model.graph(), base_dir, options.activations);
-  HSCHED_RETURN_IF_ERROR(rewriter.apply(plan, ranges));
+  HSCHED_RETURN_IF_ERROR(rewriter.apply(plan, ranges).with_context(display));
 
   std::string bytes;
   if (proto.ByteSizeLong() > static_cast<size_t>(kMaxProtobufBytes) ||
