@@ -109,6 +109,14 @@ void write_small_cnn(const fs::path& path, int64_t opset) {
   test::write_file(path, b.serialize());
 }
 
+// A refused quantization: one message holding `text`, and nothing written at `output`.
+void expect_refused(const Result<QuantizeSummary>& summary, const std::string& text,
+                    const fs::path& output) {
+  ASSERT_FALSE(summary.is_ok());
+  EXPECT_NE(summary.status().message().find(text), std::string::npos) << summary.status().message();
+  EXPECT_FALSE(fs::exists(output));
+}
+
 QuantizeOptions random_calibration_of(const std::vector<int64_t>& dims, int sets) {
   QuantizeOptions options;
   for (int k = 0; k < sets; ++k) {
@@ -183,10 +191,7 @@ TEST(QuantizeTest, KeepAndPerTensorAndOldOpsets) {
   // Opset 9 has no QuantizeLinear.
   write_small_cnn(dir / "cnn9.onnx", 9);
   summary = quantize_model(dir / "cnn9.onnx", {}, random_calibration(1), dir / "q9.onnx");
-  ASSERT_FALSE(summary.is_ok());
-  EXPECT_NE(summary.status().message().find("opset 9 has no QuantizeLinear"), std::string::npos)
-      << summary.status().message();
-  EXPECT_FALSE(fs::exists(dir / "q9.onnx"));
+  expect_refused(summary, "opset 9 has no QuantizeLinear", dir / "q9.onnx");
 }
 
 // One input set with an outlier: MinMax stretches the input's range over it and loses the other
@@ -254,11 +259,8 @@ TEST(QuantizeTest, NonFiniteWeightIsRefusedByName) {
   test::write_file(dir / "m.onnx", b.serialize());
   auto summary =
       quantize_model(dir / "m.onnx", {}, random_calibration_of({1, 4, 6, 6}, 1), dir / "q.onnx");
-  ASSERT_FALSE(summary.is_ok());
   // The calibration run meets it first (an infinite output), else the weight's own check.
-  EXPECT_NE(summary.status().message().find("holds a non-finite value"), std::string::npos)
-      << summary.status().message();
-  EXPECT_FALSE(fs::exists(dir / "q.onnx"));
+  expect_refused(summary, "holds a non-finite value", dir / "q.onnx");
 }
 
 TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
@@ -267,20 +269,13 @@ TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
   QuantizeOptions options;
   options.calibration = {{seeded({1, 4, 9, 10}, 1)}};
   auto summary = quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx");
-  ASSERT_FALSE(summary.is_ok());
-  EXPECT_NE(summary.status().message().find("calibration input set 0: input 'x'"),
-            std::string::npos)
-      << summary.status().message();
+  expect_refused(summary, "calibration input set 0: input 'x'", dir / "q.onnx");
 
   Tensor inf = seeded({1, 4, 10, 10}, 2);
   inf.values<float>()[3] = INFINITY;
   options.calibration = {{inf}};
   summary = quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx");
-  ASSERT_FALSE(summary.is_ok());
-  EXPECT_NE(summary.status().message().find("non-finite value on calibration input set 0"),
-            std::string::npos)
-      << summary.status().message();
-  EXPECT_FALSE(fs::exists(dir / "q.onnx"));
+  expect_refused(summary, "non-finite value on calibration input set 0", dir / "q.onnx");
 
   options.calibration.clear();
   EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx").is_ok());
