@@ -95,8 +95,13 @@ Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& or
   onnx::ModelProto probe = original;
   std::set<std::string> outputs;
   for (const onnx::ValueInfoProto& output : probe.graph().output()) outputs.insert(output.name());
+  // Every set checked once, before the model is compiled or run.
+  for (size_t set = 0; set < options.calibration.size(); ++set) {
+    HSCHED_RETURN_IF_ERROR(check_input_set(model, options.calibration[set], set));
+  }
+  const std::vector<TensorInfo> model_inputs = model.inputs();
   std::map<std::string, size_t> input_index;
-  for (size_t k = 0; k < model.inputs().size(); ++k) input_index[model.inputs()[k].name] = k;
+  for (size_t k = 0; k < model_inputs.size(); ++k) input_index[model_inputs[k].name] = k;
   for (const ActivationQuant& act : plan.activations) {
     if (input_index.count(act.tensor) || !outputs.insert(act.tensor).second) continue;
     // The checker wants a shape: the one hsched inferred (the planner takes ranked values only).
@@ -108,7 +113,8 @@ Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& or
   HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(probe, import, display, base_dir));
   const Model tapped(std::make_shared<const Graph>(std::move(graph)), display);
   std::map<std::string, size_t> output_index;
-  for (size_t k = 0; k < tapped.outputs().size(); ++k) output_index[tapped.outputs()[k].name] = k;
+  const std::vector<TensorInfo> tapped_outputs = tapped.outputs();
+  for (size_t k = 0; k < tapped_outputs.size(); ++k) output_index[tapped_outputs[k].name] = k;
 
   HSCHED_ASSIGN_OR_RETURN(Plan run_plan, schedule(tapped, discover_target_for("cpu"),
                                                   devices_policy("cpu", Precision::kFp32)));
@@ -121,7 +127,6 @@ Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& or
   const auto run_all = [&](const Visit& visit) -> Status {
     for (size_t set = 0; set < options.calibration.size(); ++set) {
       const std::vector<Tensor>& inputs = options.calibration[set];
-      HSCHED_RETURN_IF_ERROR(check_input_set(model, inputs, set));
       HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> values, program->run(inputs));
       for (const ActivationQuant& act : plan.activations) {
         const auto in = input_index.find(act.tensor);
