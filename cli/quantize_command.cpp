@@ -72,7 +72,7 @@ Result<std::string> run_quantize(const QuantizeArgs& args) {
     HSCHED_ASSIGN_OR_RETURN(options.calibration, load_calibration(model, args.calibration_dir));
   }
   HSCHED_ASSIGN_OR_RETURN(QuantizeSummary summary,
-                          quantize_model(args.model_path, import, options, args.output));
+                          quantize_model(model, args.model_path, import, options, args.output));
   return args.model_path + " -> " + args.output + "\n" + quantize_summary_text(summary);
 }
 

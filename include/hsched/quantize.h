@@ -64,6 +64,10 @@ struct QuantizeSummary {
 Result<QuantizeSummary> quantize_model(const std::filesystem::path& model,
                                        const ImportOptions& import, const QuantizeOptions& options,
                                        const std::filesystem::path& output);
+// The same for a model already loaded from `path` with `import` (its import is not repeated).
+Result<QuantizeSummary> quantize_model(const Model& model, const std::filesystem::path& path,
+                                       const ImportOptions& import, const QuantizeOptions& options,
+                                       const std::filesystem::path& output);
 
 // One paragraph: what was quantized, what was kept and why.
 std::string quantize_summary_text(const QuantizeSummary& summary);

@@ -319,6 +319,14 @@ class Rewriter {
 
 Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions& import,
                                        const QuantizeOptions& options, const fs::path& output) {
+  // The model as load_model imports it: every check of an untrusted model runs first.
+  HSCHED_ASSIGN_OR_RETURN(Model model, load_model(path, import));
+  return quantize_model(model, path, import, options, output);
+}
+
+Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
+                                       const ImportOptions& import, const QuantizeOptions& options,
+                                       const fs::path& output) {
   const std::string display = path.string();
   if (options.calibration.empty()) return invalid_argument("quantize: no calibration input sets");
   if (options.activations != DType::kU8 && options.activations != DType::kI8) {
@@ -328,8 +336,6 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
     return invalid_argument("quantize: percentile " + std::to_string(options.percentile) +
                             " is not in (50, 100]");
   }
-  // The model as load_model imports it: every check of an untrusted model runs first.
-  HSCHED_ASSIGN_OR_RETURN(Model model, load_model(path, import));
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
   onnx::ModelProto proto;
   if (!proto.ParseFromArray(file->data(), static_cast<int>(file->size()))) {
