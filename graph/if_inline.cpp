@@ -317,7 +317,7 @@ Status check_predicated_ifs(const onnx::GraphProto& graph,
 
 IfNodesSetAside::IfNodesSetAside(onnx::GraphProto& graph) : graph_(graph) {
   const auto control_flow = [](const onnx::NodeProto& node) {
-    return is_if_node(node) || is_loop_node(node);
+    return is_if_node(node) || is_loop_node(node) || is_scan_node(node);
   };
   bool any = false;
   for (const auto& node : graph.node()) any = any || control_flow(node);

@@ -84,8 +84,8 @@ Result<std::vector<PredicatedOutput>> predicate_ifs(onnx::GraphProto& graph);
 Status check_predicated_ifs(const onnx::GraphProto& graph,
                             const std::vector<PredicatedOutput>& predicated);
 
-// Takes the If and Loop nodes out of `graph` for the object's lifetime and puts them back, in
-// place, when it ends. libonnx's shape inference runs without them: a branch or body matters
+// Takes the If, Loop and Scan nodes out of `graph` for the object's lifetime and puts them back,
+// in place, when it ends. libonnx's shape inference runs without them: a branch or body matters
 // only once inlined or unrolled, and then its nodes are inferred as part of the main graph, under
 // the bounds hsched checks there first (shape_fold.cpp). Their outputs stay without inferred
 // types meanwhile.

@@ -1,6 +1,7 @@
 // ONNX `Loop` of a trip count known at load time that runs every trip (exporters' `for i in
-// range(n)`): unrolled into the main graph. hsched runs no control flow at run time, so a Loop
-// whose trip count never folds, or whose condition may end it early, is refused at import.
+// range(n)`) and `Scan` over inputs of a length known at load time: unrolled into the main graph.
+// hsched runs no control flow at run time, so a Loop whose trip count never folds, or whose
+// condition may end it early, and a Scan over inputs of unknown length are refused at import.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,21 @@ bool is_loop_node(const onnx::NodeProto& node);
 Result<int> unroll_constant_loops(onnx::GraphProto& graph, ExternalData& external, int64_t opset,
                                   int64_t& budget);
 
-// InvalidArgument naming the first Loop still in `graph`.
+// The Scan of the default ONNX domain (opset 9 on: no batch axis, no sequence_lens).
+bool is_scan_node(const onnx::NodeProto& node);
+
+// Replaces each Scan of `graph` (as at unroll_constant_loops) whose scan inputs have a known
+// length T along their scan axes (0 to kMaxUnrolledTrips; inferred shapes or initializers) by T
+// copies of its body: copy t reads the state values of copy t-1 (the Scan's initial states for
+// the first) and element t of each scan input (T-1-t when reversed) through a Gather of a scalar
+// index; the final states reach the Scan's outputs through Identity and each scan output is its
+// per-copy values stacked along scan_output_axes (reversed when its direction says so). A Scan
+// of 0 iterations with scan outputs, or over a budget as at unroll_constant_loops, stays as it
+// is. Attributes of the wrong length or value are an InvalidArgument naming the node. Returns the
+// number of Scans replaced.
+Result<int> unroll_scans(onnx::GraphProto& graph, int64_t opset, int64_t& budget);
+
+// InvalidArgument naming the first Loop or Scan still in `graph`.
 Status refuse_remaining_loops(const onnx::GraphProto& graph);
 
 }  // namespace hsched

@@ -293,18 +293,24 @@ Status sort_nodes(onnx::GraphProto& graph, Scope& scope) {
 Status validate_graph(onnx::GraphProto& graph, Validation& validation, const Scope* parent,
                       int depth);
 
-// A subgraph attribute: only the then_branch and else_branch of an If and the body of a Loop
-// are accepted, validated like the main graph with the node's scope around them.
+// A subgraph attribute: only the then_branch and else_branch of an If and the body of a Loop or
+// of a Scan (opset 9 on) are accepted, validated like the main graph with the node's scope
+// around them.
 Status check_branch(onnx::NodeProto& node, onnx::AttributeProto& attr, const std::string& where,
                     Validation& validation, const Scope& scope, int depth) {
   const std::string label = where + ": attribute '" + attr.name() + "'";
   const bool one_graph = attr.type() == onnx::AttributeProto::GRAPH && attr.graphs_size() == 0;
   const bool branch =
       is_if_node(node) && (attr.name() == "then_branch" || attr.name() == "else_branch");
-  const bool body = is_loop_node(node) && attr.name() == "body";
+  const bool scan = is_scan_node(node) && attr.name() == "body";
+  const bool body = (is_loop_node(node) && attr.name() == "body") || scan;
   if (!one_graph || (!branch && !body)) {
     return unimplemented(label + " holds a subgraph; hsched takes subgraphs only as the " +
-                         "branches of an If and the body of a Loop (Scan is not supported)");
+                         "branches of an If and the body of a Loop or a Scan");
+  }
+  if (scan && validation.opset < 9) {
+    return unimplemented(where + ": Scan before opset 9 (a batch axis and sequence_lens) is not "
+                         "supported");
   }
   if (!attr.has_g()) return invalid_argument(label + " holds no graph");
   if (depth + 1 > kMaxSubgraphDepth) {
@@ -313,11 +319,12 @@ Status check_branch(onnx::NodeProto& node, onnx::AttributeProto& attr, const std
   }
   const onnx::GraphProto& g = attr.g();
   // If: no inputs, the If's outputs. Loop(M, cond, v...) -> (v..., scans...): body(iteration,
-  // cond, v...) -> (cond, v..., scans...).
+  // cond, v...) -> (cond, v..., scans...). Scan(states..., scanned...) -> (states..., scans...):
+  // body(states..., elements...) -> (states..., scans...).
   const int carried = node.input_size() - 2;
   const int inputs = branch ? 0 : node.input_size();
-  const int outputs = branch ? node.output_size() : 1 + node.output_size();
-  if (body && (carried < 0 || node.output_size() < carried)) {
+  const int outputs = branch ? node.output_size() : (scan ? 0 : 1) + node.output_size();
+  if (body && !scan && (carried < 0 || node.output_size() < carried)) {
     return invalid_argument(where + " has " + std::to_string(node.input_size()) + " inputs and " +
                             std::to_string(node.output_size()) +
                             " outputs; a Loop has 2 + N inputs and at least N outputs");

@@ -259,13 +259,15 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
   for (int round = 0; round < kMaxRounds; ++round) {
     HSCHED_RETURN_IF_ERROR(run_onnx_inference(model));
     HSCHED_ASSIGN_OR_RETURN(const int folded, fold_pass(graph, opset, external));
-    // An If whose condition is now an initializer gives way to its branch, and an op run as its
-    // function body (typed by this round's inference) to the body: their nodes may fold, or
-    // expand, in the next round. Ifs whose conditions no longer change are predicated.
+    // An If whose condition is now an initializer gives way to its branch, a Loop of known trips
+    // and a Scan of known length to their unrolled bodies, and an op run as its function body
+    // (typed by this round's inference) to the body: their nodes may fold, or expand, in the
+    // next round. Ifs whose conditions no longer change are predicated.
     HSCHED_ASSIGN_OR_RETURN(int inlined, inline_constant_ifs(graph, external));
     HSCHED_ASSIGN_OR_RETURN(const int unrolled,
                             unroll_constant_loops(graph, external, opset, expansion_budget));
-    inlined += unrolled;
+    HSCHED_ASSIGN_OR_RETURN(const int scanned, unroll_scans(graph, opset, expansion_budget));
+    inlined += unrolled + scanned;
     HSCHED_ASSIGN_OR_RETURN(const int expanded,
                             expand_function_ops(graph, opset, expansion_budget));
     int selects = 0;

@@ -1,7 +1,8 @@
-// ONNX If and Loop at import: a condition that folds to a constant inlines the chosen branch;
-// one known only at run time runs both branches and selects; a Loop of a constant trip count is
-// unrolled (each checked by running the imported graph on the CPU); malformed Ifs and Loops, and
-// Loops that cannot unroll, are refused with one clear line.
+// ONNX If, Loop and Scan at import: a condition that folds to a constant inlines the chosen
+// branch; one known only at run time runs both branches and selects; a Loop of a constant trip
+// count and a Scan over inputs of a known length are unrolled (each checked by running the
+// imported graph on the CPU); malformed ones, and Loops and Scans that cannot unroll, are refused
+// with one clear line.
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -302,21 +303,113 @@ TEST(IfTest, ConditionMustBeOneBool) {
       << status.message();
 }
 
-TEST(IfTest, ScanIsUnimplemented) {
+// Scan(s0, x) over body(s, e) -> (s + e, (s + e) * 2): a running sum over the elements of x
+// along `axis` (reversed when asked), the state's final value and each step's doubled sum,
+// stacked along `out_axis` (reversed when asked). s0 has x's shape without the axis.
+OnnxBuilder running_sum_scan(int64_t axis, bool reverse_in, int64_t out_axis, bool reverse_out) {
+  const std::vector<int64_t> element = axis == 0 ? std::vector<int64_t>{3} : std::vector<int64_t>{2};
+  const int64_t steps = axis == 0 ? 2 : 3;
   OnnxBuilder b(kOpset);
-  b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+  b.input("x", DType::kF32, {2, 3});
+  b.initializer_f32("s0", element, std::vector<float>(static_cast<size_t>(element[0]), 10.0f));
+  const std::vector<int64_t> stacked =
+      out_axis == 0 ? std::vector<int64_t>{steps, element[0]}
+                    : std::vector<int64_t>{element[0], steps};
+  b.output("s", DType::kF32, element).output("sums", DType::kF32, stacked);
   OnnxBuilder body = branch("body");
-  body.input("row", DType::kF32, {3}).output("out", DType::kF32, {3});
-  body.node("Neg", {"row"}, {"out"});
-  onnx::NodeProto& scan = b.node("Scan", {"x"}, {"y"}, "scan");
+  body.input("s_in", DType::kF32, element).input("e", DType::kF32, element);
+  body.output("s_out", DType::kF32, element).output("doubled", DType::kF32, element);
+  body.initializer_f32("two", {}, {2.0f});
+  body.node("Add", {"s_in", "e"}, {"s_out"}, "add");
+  body.node("Mul", {"s_out", "two"}, {"doubled"}, "double");
+  onnx::NodeProto& scan = b.node("Scan", {"s0", "x"}, {"s", "sums"}, "scan");
   set_attr(scan, "num_scan_inputs", int64_t{1});
+  set_attr(scan, "scan_input_axes", std::vector<int64_t>{axis});
+  set_attr(scan, "scan_input_directions", std::vector<int64_t>{reverse_in ? 1 : 0});
+  set_attr(scan, "scan_output_axes", std::vector<int64_t>{out_axis});
+  set_attr(scan, "scan_output_directions", std::vector<int64_t>{reverse_out ? 1 : 0});
   set_branch(scan, "body", body);
-  const Status status = import(b).status();
-  EXPECT_EQ(status.code(), ErrorCode::kUnimplemented);
-  EXPECT_NE(status.message().find("node 'scan' (Scan): attribute 'body' holds a subgraph"),
-            std::string::npos)
-      << status.message();
-  EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  return b;
+}
+
+std::vector<std::vector<float>> run_scan(OnnxBuilder& b) {
+  auto graph = import(b);
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  if (!graph.is_ok()) return {};
+  EXPECT_FALSE(has_op(*graph, "Scan"));
+  auto program = cpu::CpuProgram::compile(*graph, {});
+  EXPECT_TRUE(program.is_ok()) << program.status().message();
+  if (!program.is_ok()) return {};
+  auto outputs = (*program)->run({Tensor::from_vector(DType::kF32, {2, 3}, kX)});
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  if (!outputs.is_ok()) return {};
+  std::vector<std::vector<float>> values;
+  for (const Tensor& t : *outputs) {
+    values.emplace_back(t.values<float>().begin(), t.values<float>().end());
+  }
+  return values;
+}
+
+TEST(ScanTest, RunningSumOverRowsUnrollsAndRuns) {
+  OnnxBuilder b = running_sum_scan(0, false, 0, false);
+  // x = [[1, -2, 3], [-4, 5, -6]]: sums 11 8 13, then 7 13 7.
+  const auto out = run_scan(b);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (std::vector<float>{7, 13, 7}));
+  EXPECT_EQ(out[1], (std::vector<float>{22, 16, 26, 14, 26, 14}));
+}
+
+TEST(ScanTest, ReversedColumnsStackedAlongAxisOneReversed) {
+  OnnxBuilder b = running_sum_scan(1, true, 1, true);
+  // Columns from the last: (3, -6), (-2, 5), (1, -4); sums (13, 4), (11, 9), (12, 5).
+  // Stacked along axis 1 in reverse step order: [[24, 22, 26], [10, 18, 8]].
+  const auto out = run_scan(b);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (std::vector<float>{12, 5}));
+  EXPECT_EQ(out[1], (std::vector<float>{24, 22, 26, 10, 18, 8}));
+}
+
+TEST(ScanTest, NegativeAxesCountFromTheBack) {
+  OnnxBuilder b = running_sum_scan(-1, true, -1, true);
+  const auto out = run_scan(b);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], (std::vector<float>{24, 22, 26, 10, 18, 8}));
+}
+
+// Replaces the attribute `name` of the first node of `b` by `value`.
+template <typename T>
+void replace_attr(OnnxBuilder& b, const std::string& name, const T& value) {
+  onnx::NodeProto& node = *b.model().mutable_graph()->mutable_node(0);
+  auto& attributes = *node.mutable_attribute();
+  attributes.erase(std::remove_if(attributes.begin(), attributes.end(),
+                                  [&](const onnx::AttributeProto& a) { return a.name() == name; }),
+                   attributes.end());
+  set_attr(node, name, value);
+}
+
+TEST(ScanTest, BadAttributesAndUnknownLengthsAreOneLine) {
+  const auto refused = [](OnnxBuilder& b, const std::string& expected) {
+    const Status status = import(b).status();
+    EXPECT_FALSE(status.is_ok());
+    EXPECT_NE(status.message().find(expected), std::string::npos) << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  };
+  OnnxBuilder axis = running_sum_scan(0, false, 0, false);
+  replace_attr(axis, "scan_input_axes", std::vector<int64_t>{2});
+  refused(axis, "node 'scan' (Scan): scan_input_axes holds 2 for an input of rank 2");
+  OnnxBuilder direction = running_sum_scan(0, false, 0, false);
+  replace_attr(direction, "scan_output_directions", std::vector<int64_t>{2});
+  refused(direction, "scan_output_directions holds 2 (0 forward, 1 reverse)");
+  OnnxBuilder count = running_sum_scan(0, false, 0, false);
+  replace_attr(count, "num_scan_inputs", int64_t{3});
+  refused(count, "num_scan_inputs must be in [1, 2]");
+  // x of a length known only at run time.
+  OnnxBuilder dynamic = running_sum_scan(0, false, 0, false);
+  auto* dim = dynamic.model().mutable_graph()->mutable_input(0)->mutable_type()
+                  ->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+  dim->set_dim_param("n");
+  refused(dynamic, "node 'scan' (Scan): hsched runs a Scan by unrolling it, which needs the length "
+                   "of its scan inputs known at load time");
 }
 
 // Loop(trips, cond, x) over body(i, c, acc) -> (c', acc + x, (acc + x) * i): after 3 trips
