@@ -64,6 +64,9 @@ class Program {
 struct CompileOptions {
   // What the partition computes in: Device::partition_precision of its nodes' precisions.
   Precision precision = Precision::kFp32;
+  // Per node of the partition's graph, in its order: the node's planned precision, which a
+  // device that mixes_precisions() computes it in. Empty: every node in `precision`.
+  std::vector<Precision> node_precisions;
   int cpu_threads = 0;  // 0: every core
   bool profile = false;
   bool flush_denormals = true;      // CPU threads treat subnormal floats as zero
@@ -128,6 +131,9 @@ class Device {
   // The precision a partition computes in, from its nodes' planned precisions (never empty).
   // Default: fp32 unless every node asks the same reduced precision the device computes.
   virtual Precision partition_precision(const std::vector<Precision>& nodes) const;
+  // Whether each node of a partition computes in its own planned precision (the CPU: bf16
+  // convolutions beside fp32 elementwise ops), instead of the partition in one. Default: no.
+  virtual bool mixes_precisions() const { return false; }
 
   // Compiles `part` (a partition's subgraph) into a Program. Unavailable when the device is not
   // present on this machine; InvalidArgument for a model the backend refuses; DeadlineExceeded

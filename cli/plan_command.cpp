@@ -87,8 +87,8 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
     if (!policy_named) {
       const std::string precision = args.precision.empty() ? "fp32" : args.precision;
       const std::optional<Precision> parsed = parse_precision(precision);
-      if (!parsed || (*parsed != Precision::kFp32 && *parsed != Precision::kFp16)) {
-        return invalid_argument("--precision: '" + precision + "' is not fp32 or fp16");
+      if (!parsed || *parsed == Precision::kInt8) {
+        return invalid_argument("--precision: '" + precision + "' is not fp32, fp16 or bf16");
       }
       source.policy = devices_policy(args.devices, *parsed);
     }

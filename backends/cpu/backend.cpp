@@ -13,8 +13,12 @@
 namespace hsched::cpu {
 namespace {
 
-// The precision the CPU kernel library computes in today.
-constexpr Precision kCpuPrecision = Precision::kFp32;
+// The ops the CPU computes in bf16 (oneDNN's bf16 primitives: inputs and weights rounded to
+// bf16, products summed and written in fp32); everything else computes fp32.
+bool computes_bf16(const std::string& op_type) {
+  return op_type == "Conv" || op_type == "ConvTranspose" || op_type == "MatMul" ||
+         op_type == "Gemm";
+}
 
 class CpuPartition final : public Program {
  public:
@@ -50,13 +54,21 @@ class CpuDevice final : public Device {
                        "the CPU backend has no kernel for op '" + n.op_type + "'"};
     }
     if (auto rejection = check_op_listed(graph, node, profile_, precision)) return rejection;
-    if (precision != kCpuPrecision) {
+    if (precision == Precision::kBf16 && !computes_bf16(n.op_type)) {
       return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
-                       std::string("the CPU backend computes fp32 only (no ") +
-                           precision_name(precision) + " kernels yet)"};
+                       "the CPU computes bf16 in Conv, ConvTranspose, MatMul and Gemm only"};
     }
+    if (precision != Precision::kFp32 && precision != Precision::kBf16) {
+      return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
+                       std::string("the CPU backend computes fp32 and bf16 only (no ") +
+                           precision_name(precision) + " kernels)"};
+    }
+    // bf16 needs the profile's bf16 peak: a CPU with AVX512_BF16 (device.h).
     return check_precision_listed(graph, node, profile_, precision);
   }
+
+  // A bf16 convolution and the fp32 ops around it share a partition.
+  bool mixes_precisions() const override { return true; }
 
   // Folded, aliased and fused nodes cost nothing; a fused normalization chain costs one
   // normalization (over an image's channels: a class of its own).
@@ -82,6 +94,9 @@ class CpuDevice final : public Device {
     cpu_options.profile = options.profile;
     cpu_options.flush_denormals = options.flush_denormals;
     cpu_options.memory_limit_bytes = options.memory_limit_bytes;
+    for (Precision p : options.node_precisions) {
+      cpu_options.bf16_nodes.push_back(p == Precision::kBf16);
+    }
     HSCHED_ASSIGN_OR_RETURN(auto compiled, CpuProgram::compile(part, cpu_options));
     return std::shared_ptr<Program>(std::make_shared<CpuPartition>(std::move(compiled),
                                                                    profile_.id));

@@ -72,6 +72,9 @@ CpuFacts probe_cpu() {
   facts.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   facts.ghz = probe_ghz();
   facts.fp32_flop_per_cycle = probe_fp32_flop_per_cycle();
+#if defined(__x86_64__) || defined(__i386__)
+  facts.bf16 = __builtin_cpu_supports("avx512bf16");
+#endif
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && page_size > 0) facts.memory_bytes = int64_t{pages} * page_size;
@@ -86,6 +89,7 @@ DeviceProfile cpu_profile(const CpuFacts& facts) {
   cpu.api = DeviceApi::kHost;
   cpu.present = true;
   cpu.peak_gflops[Precision::kFp32] = facts.cores * facts.ghz * facts.fp32_flop_per_cycle;
+  if (facts.bf16) cpu.peak_gflops[Precision::kBf16] = 2 * cpu.peak_gflops[Precision::kFp32];
   cpu.efficiency[OpClass::kConvLinear] = kConvLinearEfficiency;
   cpu.default_efficiency = kDefaultEfficiency;
   cpu.memory_bandwidth_gbps =

@@ -15,11 +15,13 @@ struct CpuFacts {
   int cores = 1;                // logical cores: std::thread::hardware_concurrency()
   double ghz = 2.0;             // max frequency (cpufreq) or the current "cpu MHz"
   int fp32_flop_per_cycle = 8;  // per core: 32 with AVX-512+FMA or AVX2+FMA (2 units), 16 AVX
+  bool bf16 = false;            // AVX512_BF16: oneDNN's bf16 convolutions and matmuls
   int64_t memory_bytes = 0;     // physical memory
 };
 CpuFacts probe_cpu();
 
-// The CPU as the planner sees it, from `facts`: fp32 peak = cores x GHz x FLOP/cycle, memory
+// The CPU as the planner sees it, from `facts`: fp32 peak = cores x GHz x FLOP/cycle (bf16 twice
+// that where the CPU has AVX512_BF16, whose dot product does two multiply-adds a lane), memory
 // bandwidth and overheads estimated (see device.cpp), every op its backend implements ("*"),
 // present, API host, id "cpu0".
 DeviceProfile cpu_profile(const CpuFacts& facts);

@@ -27,6 +27,9 @@ struct CpuOptions {
   // compile time, the activation arena and one run's outputs. 0: the machine's physical memory.
   // A program over it is refused at compile time (ResourceExhausted, "memory_exceeded: ...").
   int64_t memory_limit_bytes = 0;
+  // Per node of the graph (by NodeId; empty: none): computes in bf16 (Conv, ConvTranspose,
+  // MatMul and Gemm: inputs and weights rounded to bf16, fp32 sums and outputs).
+  std::vector<bool> bf16_nodes = {};
 };
 
 // The machine's physical memory in bytes (sysconf); 0 when unknown.

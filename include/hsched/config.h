@@ -103,8 +103,9 @@ Result<std::set<std::string>> listed_devices(const Target& target, const std::st
 Result<Target> restrict_devices(const Target& target, const std::string& list);
 
 // The policy of `--devices LIST` when no --policy or --config names one: every op to the first
-// listed device that can run it, in list order, at `precision` (the host CPU, "cpu", in fp32);
-// the host CPU in fp32 as the last resort; strict objective; the default policy's tolerances.
+// listed device that can run it, in list order, at `precision` (the host CPU, "cpu", in fp32 when
+// fp16 is asked); a device that computes no bf16 for an op substitutes fp16, else fp32; the host
+// CPU in fp32 as the last resort; strict objective; the default policy's tolerances.
 Policy devices_policy(const std::string& list, Precision precision);
 
 }  // namespace hsched

@@ -98,10 +98,14 @@ Policy devices_policy(const std::string& list, Precision precision) {
   std::string selector;
   while (std::getline(stream, selector, ',')) {
     if (selector.empty()) continue;
-    // The host CPU computes fp32 only; any other device is asked for `precision`.
+    // The host CPU computes no fp16: asked fp32 then. Every device is asked for bf16.
     const bool host = selector == "cpu" || selector == "host";
-    policy.default_choices.push_back({selector, host ? Precision::kFp32 : precision});
+    policy.default_choices.push_back(
+        {selector, host && precision == Precision::kFp16 ? Precision::kFp32 : precision});
   }
+  // What a device computes no bf16 for runs fp16 there (the NPU), else fp32 (the CPU's ops
+  // other than convolutions and matmuls).
+  policy.precision_substitutes[Precision::kBf16] = {Precision::kFp16, Precision::kFp32};
   policy.objective = Objective::kStrict;
   policy.fallback = FallbackMode::kWarn;
   return policy;

@@ -10,10 +10,12 @@ namespace hsched::planner {
 // A partition computes in one precision, the one its device's backend gives its nodes'
 // (Device::partition_precision: on OpenCL and Level Zero fp16 only when every node asks fp16).
 // Nodes that asked another run in that one, and the plan says so: they are predicted as such.
+// A device that mixes precisions (the CPU) computes each node in its own.
 void unify_partition_precisions(const Graph& graph, const CostModel& cost, Plan& plan) {
   for (const Partition& partition : plan.partitions) {
     if (partition.nodes.empty()) continue;
     const DeviceProfile& device = *plan.target.find(partition.device);
+    if (cost.device(device).mixes_precisions()) continue;
     std::vector<Precision> asked;
     for (NodeId n : partition.nodes) asked.push_back(plan.nodes[n].precision);
     const Precision runs = cost.device(device).partition_precision(asked);

@@ -52,8 +52,9 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   if (profile->api != DeviceApi::kHost) {
     HSCHED_RETURN_IF_ERROR(check_partition_memory(part, *profile, precision));
   }
-  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program,
-                          device->compile(part, compile_options(options_, precision)));
+  CompileOptions compile = compile_options(options_, precision);
+  compile.node_precisions = std::move(precisions);
+  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device->compile(part, compile));
   done_.emplace(key, program);
   return program;
 }

@@ -68,14 +68,25 @@ TEST(CpuCapabilityTest, TakesWiderDtypesWhereAKernelDoes) {
   }
 }
 
-TEST(CpuCapabilityTest, ComputesFp32Only) {
+// fp32 everywhere; bf16 only in convolutions and matmuls, and only on a CPU whose profile has a
+// bf16 peak (AVX512_BF16); no fp16 or int8 request.
+TEST(CpuCapabilityTest, ComputesFp32AndBf16InConvolutionsAndMatMuls) {
   const auto capability = config::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
-  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+  for (Precision p : {Precision::kInt8, Precision::kFp16}) {
     const auto rejection = capability->check(relu.graph, relu.node, p);
-    expect_rejected(rejection, ReasonCode::kPrecisionNotAllowed, "fp32 only");
+    expect_rejected(rejection, ReasonCode::kPrecisionNotAllowed, "fp32 and bf16 only");
     EXPECT_EQ(rejection->precision, p);
   }
+  expect_rejected(capability->check(relu.graph, relu.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "bf16 in Conv, ConvTranspose, MatMul and Gemm");
+  const OneNode matmul = one_node("MatMul", DType::kF32, {4, 4});
+  expect_rejected(capability->check(matmul.graph, matmul.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "cpu0 does not compute bf16");
+  DeviceProfile with_bf16 = cpu();
+  with_bf16.peak_gflops[Precision::kBf16] = 1000;
+  EXPECT_FALSE(config::backends().open(with_bf16)->check(matmul.graph, matmul.node,
+                                                         Precision::kBf16));
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {

@@ -6,7 +6,11 @@
 // Forced split (issue 6): every model under `--devices cpu,opencl --split-every K` (K = 1, 3, 7)
 // in fp32, partitions alternating between the host CPU and OpenCL, matches the same references
 // within the fp32 tolerance.
-// Skipped (never passed) without an OpenCL device or without the models.
+// bf16 on the CPU: every model under `--devices cpu --precision bf16` (convolutions and matmuls
+// in bf16, the rest in fp32) matches the references within the policies' bf16 tolerance
+// (|a-b| <= 5e-2 + 1e-1*|b|) with cosine similarity >= 0.999 per output.
+// Skipped (never passed) without an OpenCL device (bf16: a CPU without AVX512_BF16) or without the
+// models.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/device.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
 #include "scheduler/runtime/compile.h"
@@ -167,6 +172,47 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
                                  << " out of tolerance; max |a-b| " << c.max_abs;
   }
 }
+
+class CpuBf16ModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuBf16ModelTest, MatchesReferenceOutputs) {
+  const std::string& name = GetParam();
+  const fs::path dir = test::models_dir() / name;
+  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
+  if (!cpu::probe_cpu().bf16) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  auto graph = import_onnx_file(dir / "model.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto plan = schedule(*graph, discover_target_for("cpu"), devices_policy("cpu", Precision::kBf16));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  int bf16_nodes = 0;
+  for (const NodePlacement& placement : plan->nodes) {
+    const std::string& op = graph->node(placement.node).op_type;
+    const bool conv_linear = op == "Conv" || op == "MatMul" || op == "Gemm";
+    EXPECT_EQ(placement.precision, conv_linear ? Precision::kBf16 : Precision::kFp32)
+        << node_label(*graph, placement.node) << " (" << op << ")";
+    bf16_nodes += placement.precision == Precision::kBf16 ? 1 : 0;
+  }
+  EXPECT_GT(bf16_nodes, 0);
+  auto exe = compile(*graph, *plan, {});
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  ASSERT_FALSE(expected.empty());
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  ASSERT_EQ(outputs->size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Comparison c = compare((*outputs)[i], expected[i], 5e-2, 1e-1);
+    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": element " << c.worst_index
+                                 << " out of tolerance; max |a-b| " << c.max_abs;
+    EXPECT_GE(c.cosine, 0.999) << name << " output " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CpuBf16ModelTest,
+                         ::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
+                                           "squeezenet1_1", "convnext_atto", "vit_tiny",
+                                           "bert_mini", "vae_decoder_small"));
 
 INSTANTIATE_TEST_SUITE_P(
     Models, SplitModelTest,

@@ -481,6 +481,36 @@ TEST(DiscoverTest, CpuFiguresFollowFromTheFacts) {
   EXPECT_TRUE(cpu.supports_op("Conv"));
 }
 
+// `--devices cpu --precision bf16`: a CPU with AVX512_BF16 computes the convolutions in bf16
+// (twice the fp32 peak) and substitutes fp32 for the rest, in one partition; one without it
+// substitutes fp32 everywhere.
+TEST(DiscoverTest, CpuBf16ComputesConvolutionsInBf16WhereTheCpuHasIt) {
+  cpu::CpuFacts facts;
+  facts.cores = 2;
+  facts.ghz = 3.0;
+  facts.fp32_flop_per_cycle = 32;
+  const Graph graph = conv_net();
+  for (const bool bf16 : {true, false}) {
+    SCOPED_TRACE(bf16 ? "AVX512_BF16" : "no AVX512_BF16");
+    facts.bf16 = bf16;
+    Target target;
+    target.name = "bf16-test";
+    target.devices = {cpu::cpu_profile(facts)};
+    EXPECT_EQ(target.devices[0].peak_gflops.count(Precision::kBf16), bf16 ? 1u : 0u);
+    auto plan = schedule(graph, target, devices_policy("cpu", Precision::kBf16));
+    ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+    expect_plan_invariants(graph, *plan);
+    EXPECT_EQ(plan->partitions.size(), 1u);
+    for (const NodePlacement& p : plan->nodes) {
+      const Node& node = graph.node(p.node);
+      SCOPED_TRACE(node.name + ": " + p.detail);
+      const bool conv = node.op_type == "Conv";
+      EXPECT_EQ(p.precision, conv && bf16 ? Precision::kBf16 : Precision::kFp32);
+      EXPECT_EQ(p.reason, conv && bf16 ? PlacementReason::kPolicy : PlacementReason::kSubstituted);
+    }
+  }
+}
+
 TEST(DiscoverTest, DiscoverersAreNumberedPerKind) {
   auto gpus = [] {
     return std::vector<DeviceProfile>{

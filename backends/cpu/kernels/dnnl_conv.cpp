@@ -105,9 +105,13 @@ class ConvKernel final : public Kernel {
       else
         wtag = plain_tag(wdims.size());
     }
+    // bf16 (the plan's choice): activations and weights reordered to bf16 on the way in, sums
+    // and the output in f32, so post-ops and the next op see f32 as always.
+    const memory::data_type compute =
+        computes_in_bf16(node) ? memory::data_type::bf16 : memory::data_type::f32;
     const memory::desc user_w(wdims, memory::data_type::f32, wtag);
-    const memory::desc any_w(wdims, memory::data_type::f32, tag::any);
-    const memory::desc src_md = f32_desc(x, true);
+    const memory::desc any_w(wdims, compute, tag::any);
+    const memory::desc src_md = f32_desc(x, true, compute);
     const memory::desc dst_md = f32_desc(y, true);
     post_ops_ = post_ops_of(node);
     has_bias_ = spec_.has_input(2) && !is_post_op_input(post_ops_, 2);

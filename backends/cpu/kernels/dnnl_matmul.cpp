@@ -162,8 +162,12 @@ class MatMulKernel final : public Kernel {
   Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
     dnnl::stream& stream = *spec_.context->stream;
     std::unordered_map<int, dnnl::memory> args;
-    src_.set_data_handle(const_cast<std::byte*>(inputs[0]->raw()));
-    args[DNNL_ARG_SRC] = src_;
+    if (bf16_) {
+      args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    } else {
+      src_.set_data_handle(const_cast<std::byte*>(inputs[0]->raw()));
+      args[DNNL_ARG_SRC] = src_;
+    }
     args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
     if (!c_md_.is_zero()) {
       const void* c = scaled_c_ ? scaled_c_->raw() : inputs[2]->raw();
@@ -198,7 +202,14 @@ class MatMulKernel final : public Kernel {
     prefix_ = chain.len();
     post_ops_ = post_ops_of(spec_.node);
     const Tensor* wt = spec_.constant(1);
-    const memory::desc wei_any(wei.dims(), memory::data_type::f32, memory::format_tag::any);
+    // bf16 (the plan's choice): A and B reordered to row-major bf16 on the way in, the sums and
+    // the output in f32.
+    bf16_ = computes_in_bf16(spec_.node);
+    const memory::data_type compute = bf16_ ? memory::data_type::bf16 : memory::data_type::f32;
+    const auto row_major = [&](const memory::desc& md) {
+      return memory::desc(md.dims(), compute, plain_tag(md.dims().size()));
+    };
+    const memory::desc wei_any(wei.dims(), compute, memory::format_tag::any);
     // A fused Add reads a tensor of the output's shape, or a row broadcast over the rows.
     std::vector<memory::desc> add_mds;
     adds_.resize(post_ops_.size());
@@ -218,7 +229,9 @@ class MatMulKernel final : public Kernel {
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
     }
     dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
-    dnnl::matmul::desc d(src, wt ? wei_any : wei, bias, dst);
+    const memory::desc src_in = bf16_ ? row_major(src) : src;
+    const memory::desc wei_in = bf16_ ? row_major(wei) : wei;
+    dnnl::matmul::desc d(src_in, wt ? wei_any : wei_in, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
     if (wt != nullptr) {
@@ -227,8 +240,9 @@ class MatMulKernel final : public Kernel {
       dnnl::reorder(user, *weights_).execute(*ctx.stream, user, *weights_);
       ctx.stream->wait();
     } else {
-      weights_port_ = ActivationPort(*ctx.engine, wei, wei, true);
+      weights_port_ = ActivationPort(*ctx.engine, wei, wei_in, true);
     }
+    if (bf16_) src_port_ = ActivationPort(*ctx.engine, src, src_in, true);
     src_ = dnnl::memory(src, *ctx.engine, DNNL_MEMORY_NONE);
     dst_ = dnnl::memory(dst, *ctx.engine, DNNL_MEMORY_NONE);
     if (!c_md_.is_zero()) c_ = dnnl::memory(c_md_, *ctx.engine, DNNL_MEMORY_NONE);
@@ -241,6 +255,8 @@ class MatMulKernel final : public Kernel {
   int prefix_ = 0;  // post-ops of the kernel's own before the fused ones
   std::optional<dnnl::memory> weights_;
   ActivationPort weights_port_;
+  bool bf16_ = false;
+  ActivationPort src_port_;  // bf16: A reordered from f32
   dnnl::memory src_, dst_, c_;
   memory::desc c_md_;
   int c_post_op_ = -1;

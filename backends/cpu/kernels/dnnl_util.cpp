@@ -27,9 +27,10 @@ memory::format_tag channels_last_tag(size_t rank) {
   }
 }
 
-memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last) {
+memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last,
+                      memory::data_type type) {
   const size_t rank = dims.size();
-  return memory::desc(to_dnnl_dims(dims), memory::data_type::f32,
+  return memory::desc(to_dnnl_dims(dims), type,
                       channels_last ? channels_last_tag(rank) : plain_tag(rank));
 }
 

@@ -20,7 +20,9 @@ using dnnl::memory;
 memory::dims to_dnnl_dims(const std::vector<int64_t>& dims);
 memory::format_tag plain_tag(size_t rank);          // a, ab, abc, abcd, abcde
 memory::format_tag channels_last_tag(size_t rank);  // abc->acb, abcd->acdb, abcde->acdeb
-memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last);
+// An activation's desc: f32 unless `type` says otherwise (bf16 inside a bf16 primitive).
+memory::desc f32_desc(const std::vector<int64_t>& dims, bool channels_last,
+                      memory::data_type type = memory::data_type::f32);
 
 // Spatial pads for Conv/pools from auto_pad, pads and the static output size, so that oneDNN's
 // floor formula yields exactly `out` (ceil_mode and SAME padding included).

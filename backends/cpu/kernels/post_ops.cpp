@@ -90,6 +90,10 @@ bool matmul_transposes_b(const Node& node) { return node.attr_int("_transpose_b"
 
 void set_matmul_transposes_b(Node& node) { node.attributes["_transpose_b"] = int64_t{1}; }
 
+bool computes_in_bf16(const Node& node) { return node.attr_int("_bf16", 0) != 0; }
+
+void mark_bf16(Node& node) { node.attributes["_bf16"] = int64_t{1}; }
+
 std::vector<int64_t> channels_last_dims(const std::vector<int64_t>& dims) {
   return {dims.at(0), dims.at(2), dims.at(3), dims.at(1)};
 }

@@ -35,6 +35,10 @@ bool input_channels_last(const Node& node, size_t input);
 bool matmul_transposes_b(const Node& node);
 void set_matmul_transposes_b(Node& node);
 bool output_channels_last(const Node& node, size_t output);
+// A Conv, ConvTranspose, MatMul or Gemm the plan computes in bf16 ("_bf16"): its oneDNN primitive
+// reads bf16 activations and weights (reordered from fp32) and writes fp32.
+bool computes_in_bf16(const Node& node);
+void mark_bf16(Node& node);
 void set_layouts(Node& node, const std::vector<int64_t>& inputs, const std::vector<int64_t>& outputs);
 // For kernels that work on the physical array: the dims of a channels-last 4-D tensor in memory
 // order ([N, C, H, W] -> [N, H, W, C]), and where a logical axis lies in them.

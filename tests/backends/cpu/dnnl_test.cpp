@@ -1,7 +1,8 @@
 // Conv, ConvTranspose, Gemm, MatMul and pools on oneDNN against plain reference loops, with
-// fused post-ops and both activation layouts.
+// fused post-ops and both activation layouts; Conv, Gemm and MatMul in bf16.
 #include <gtest/gtest.h>
 
+#include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/post_ops.h"
 #include "op_test_util.h"
 
@@ -319,6 +320,81 @@ INSTANTIATE_TEST_SUITE_P(
         ConvTransposeCase{1, 32, 16, 1, 5, 5, 4, 4, 3, 3, 1, 1, {1, 1, 0, 1}, {2, 2}, false},
         // Depthwise, output_padding below the stride only along one axis.
         ConvTransposeCase{1, 8, 8, 8, 4, 3, 2, 2, 2, 2, 1, 1, {0, 0, 0, 0}, {1, 0}, false}));
+
+// `t` with every value rounded to bf16 (to nearest, ties to even) and widened back.
+Tensor rounded_to_bf16(const Tensor& t) {
+  Tensor r = t.clone();
+  for (float& v : r.values<float>()) v = bf16_to_float(float_to_bf16(v));
+  return r;
+}
+
+AttributeMap bf16_attrs(AttributeMap attrs) {
+  Node node;
+  mark_bf16(node);
+  attrs.insert(node.attributes.begin(), node.attributes.end());
+  return attrs;
+}
+
+// A node marked bf16 computes on bf16-rounded activations and weights with fp32 sums: it matches
+// the reference on rounded inputs to fp32 accuracy, and not the reference on the inputs as given.
+TEST(DnnlBf16Test, ConvGemmAndMatMulComputeOnBf16RoundedInputs) {
+  const Tensor x = random_f32({1, 16, 9, 10}, 21);
+  const Tensor w = random_f32({24, 16, 3, 3}, 22);
+  const Tensor b = random_f32({24}, 23);
+  const std::vector<int64_t> out{1, 24, 9, 10};
+  AttributeMap conv_attrs{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+  auto conv = test::run_op("Conv", bf16_attrs(conv_attrs), {{x}, {w, true}, {b, true}},
+                           {{DType::kF32, out}});
+  ASSERT_TRUE(conv.is_ok()) << conv.status().message();
+  const Tensor exact = reference_conv(x, w, &b, 1, {1, 1}, {1, 1}, {1, 1}, out);
+  const Tensor rounded =
+      reference_conv(rounded_to_bf16(x), rounded_to_bf16(w), &b, 1, {1, 1}, {1, 1}, {1, 1}, out);
+  EXPECT_TRUE(test::all_close(conv->at(0), rounded, 1e-4, 1e-4));
+  EXPECT_FALSE(test::all_close(conv->at(0), exact, 1e-4, 1e-4));
+
+  // MatMul with a run-time B, Gemm with constant transposed weights and a bias row.
+  const Tensor a = random_f32({2, 7, 48}, 24);
+  const Tensor m = random_f32({48, 20}, 25);
+  const Tensor bias = random_f32({20}, 26);
+  const Tensor mt = random_f32({20, 48}, 27);
+  auto matmul = test::run_op("MatMul", bf16_attrs({}), {{a}, {m}}, {{DType::kF32, {2, 7, 20}}});
+  auto gemm = test::run_op("Gemm", bf16_attrs({{"transB", int64_t{1}}}),
+                           {{test::f32({14, 48}, std::vector<float>(a.values<float>().begin(),
+                                                                    a.values<float>().end()))},
+                            {mt, true},
+                            {bias, true}},
+                           {{DType::kF32, {14, 20}}});
+  ASSERT_TRUE(matmul.is_ok()) << matmul.status().message();
+  ASSERT_TRUE(gemm.is_ok()) << gemm.status().message();
+  const auto product = [](const Tensor& lhs, const Tensor& rhs, bool transposed, int k, int n) {
+    const auto l = lhs.values<float>();
+    const auto r = rhs.values<float>();
+    const int rows = static_cast<int>(l.size()) / k;
+    std::vector<double> y(static_cast<size_t>(rows * n), 0.0);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < n; ++j)
+        for (int q = 0; q < k; ++q) {
+          y[static_cast<size_t>(i * n + j)] += static_cast<double>(l[static_cast<size_t>(i * k + q)]) *
+                                               r[static_cast<size_t>(transposed ? j * k + q : q * n + j)];
+        }
+    return y;
+  };
+  const auto within = [](const Tensor& got, const std::vector<double>& want, const float* add) {
+    double worst = 0;
+    const auto g = got.values<float>();
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double expected = want[i] + (add ? add[i % 20] : 0.0f);
+      worst = std::max(worst, std::abs(g[i] - expected));
+    }
+    return worst;
+  };
+  const Tensor ar = rounded_to_bf16(a);
+  EXPECT_LT(within(matmul->at(0), product(ar, rounded_to_bf16(m), false, 48, 20), nullptr), 1e-4);
+  EXPECT_GT(within(matmul->at(0), product(a, m, false, 48, 20), nullptr), 1e-3);
+  const float* bias_values = bias.values<float>().data();
+  EXPECT_LT(within(gemm->at(0), product(ar, rounded_to_bf16(mt), true, 48, 20), bias_values), 1e-4);
+  EXPECT_GT(within(gemm->at(0), product(a, mt, true, 48, 20), bias_values), 1e-3);
+}
 
 }  // namespace
 }  // namespace hsched::cpu
