@@ -8,7 +8,10 @@ the RSS of an idle node process is subtracted.
 
     python3 bench/bench_models.py [--hsched build/release/cli/hsched] [--models ../shared/models]
                                   [--threads 2] [--rounds 5] [--iterations 20] [--warmup 3]
-                                  [--json results.json] [MODEL ...]
+                                  [--precision fp32|bf16] [--json results.json] [MODEL ...]
+
+--precision bf16 runs hsched with `--devices cpu --precision bf16` (convolutions and matmuls in
+bf16) against ONNX Runtime's fp32 on the same file.
 """
 import argparse
 import json
@@ -45,6 +48,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="hsched's --precision (ONNX Runtime runs the file as it is)")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("names", nargs="*", default=MODELS)
     args = ap.parse_args()
@@ -66,7 +71,8 @@ def main():
                             str(args.threads), str(args.warmup), str(args.iterations)])
             ort_medians.append(statistics.median(ort["times_ms"]))
             ort_rss.append(ort["peak_rss_bytes"] - idle_rss)
-            hs = run_json([args.hsched, "run", model, "--devices", "cpu", "--threads", str(args.threads),
+            hs = run_json([args.hsched, "run", model, "--devices", "cpu", "--precision", args.precision,
+                           "--threads", str(args.threads),
                            "--warmup", str(args.warmup), "--iterations", str(args.iterations), "--json"])
             hs_medians.append(hs["latency_ms"]["median"])
             hs_rss.append(hs["peak_rss_bytes"])
@@ -85,7 +91,8 @@ def main():
               f"ratio {row['ratio']:.2f}", flush=True)
 
     print()
-    print(f"threads {args.threads}, {args.rounds} alternating rounds x {args.iterations} runs "
+    print(f"hsched {args.precision}, threads {args.threads}, {args.rounds} alternating rounds x "
+          f"{args.iterations} runs "
           f"({args.warmup} warm-up); median of round medians, spread = (max-min)/median of rounds")
     print(f"{'model':<20}{'ORT ms':>10}{'spread':>8}{'hsched ms':>11}{'spread':>8}{'ratio':>7}"
           f"{'ORT RSS MB':>12}{'hsched RSS MB':>15}")
@@ -97,7 +104,8 @@ def main():
         print(f"geometric mean hsched/ORT: {geo:.2f}; worst: {max(r['ratio'] for r in rows):.2f}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"threads": args.threads, "rounds": args.rounds, "rows": rows}, f, indent=2)
+            json.dump({"threads": args.threads, "rounds": args.rounds, "precision": args.precision,
+                       "rows": rows}, f, indent=2)
 
 
 if __name__ == "__main__":

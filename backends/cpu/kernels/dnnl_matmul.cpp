@@ -162,12 +162,7 @@ class MatMulKernel final : public Kernel {
   Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
     dnnl::stream& stream = *spec_.context->stream;
     std::unordered_map<int, dnnl::memory> args;
-    if (bf16_) {
-      args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
-    } else {
-      src_.set_data_handle(const_cast<std::byte*>(inputs[0]->raw()));
-      args[DNNL_ARG_SRC] = src_;
-    }
+    args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
     args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
     if (!c_md_.is_zero()) {
       const void* c = scaled_c_ ? scaled_c_->raw() : inputs[2]->raw();
@@ -204,8 +199,8 @@ class MatMulKernel final : public Kernel {
     const Tensor* wt = spec_.constant(1);
     // bf16 (the plan's choice): A and B reordered to row-major bf16 on the way in, the sums and
     // the output in f32.
-    bf16_ = computes_in_bf16(spec_.node);
-    const memory::data_type compute = bf16_ ? memory::data_type::bf16 : memory::data_type::f32;
+    const bool bf16 = computes_in_bf16(spec_.node);
+    const memory::data_type compute = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     const auto row_major = [&](const memory::desc& md) {
       return memory::desc(md.dims(), compute, plain_tag(md.dims().size()));
     };
@@ -229,8 +224,8 @@ class MatMulKernel final : public Kernel {
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
     }
     dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
-    const memory::desc src_in = bf16_ ? row_major(src) : src;
-    const memory::desc wei_in = bf16_ ? row_major(wei) : wei;
+    const memory::desc src_in = bf16 ? row_major(src) : src;
+    const memory::desc wei_in = bf16 ? row_major(wei) : wei;
     dnnl::matmul::desc d(src_in, wt ? wei_any : wei_in, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
@@ -242,8 +237,7 @@ class MatMulKernel final : public Kernel {
     } else {
       weights_port_ = ActivationPort(*ctx.engine, wei, wei_in, true);
     }
-    if (bf16_) src_port_ = ActivationPort(*ctx.engine, src, src_in, true);
-    src_ = dnnl::memory(src, *ctx.engine, DNNL_MEMORY_NONE);
+    src_port_ = ActivationPort(*ctx.engine, src, src_in, true);
     dst_ = dnnl::memory(dst, *ctx.engine, DNNL_MEMORY_NONE);
     if (!c_md_.is_zero()) c_ = dnnl::memory(c_md_, *ctx.engine, DNNL_MEMORY_NONE);
     return Status::ok();
@@ -254,10 +248,8 @@ class MatMulKernel final : public Kernel {
   std::vector<PostOp> post_ops_;
   int prefix_ = 0;  // post-ops of the kernel's own before the fused ones
   std::optional<dnnl::memory> weights_;
-  ActivationPort weights_port_;
-  bool bf16_ = false;
-  ActivationPort src_port_;  // bf16: A reordered from f32
-  dnnl::memory src_, dst_, c_;
+  ActivationPort weights_port_, src_port_;  // reordered to bf16 for a bf16 node
+  dnnl::memory dst_, c_;
   memory::desc c_md_;
   int c_post_op_ = -1;
   std::optional<Tensor> scaled_c_;  // beta C, for a constant C
