@@ -9,7 +9,6 @@
 #include <iomanip>
 #include <map>
 #include <optional>
-#include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -41,45 +40,6 @@ void warn_fallbacks(const Plan& plan, std::ostream& warnings) {
   }
   warnings << "); `hsched report` lists them\n";
   warnings.flush();
-}
-
-// Deterministic inputs: f32 and f64 in [-1, 1); integers in {0, 1} (valid token ids and mask
-// values for any embedding); bools random.
-Tensor seeded_input(const TensorInfo& value, uint32_t seed) {
-  Tensor t(value.dtype, value.shape.dims);
-  std::mt19937 rng(seed);
-  switch (value.dtype) {
-    case DType::kF32: {
-      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-      for (float& v : t.values<float>()) v = dist(rng);
-      break;
-    }
-    case DType::kI64:
-      for (int64_t& v : t.values<int64_t>()) v = static_cast<int64_t>(rng() & 1);
-      break;
-    case DType::kI32:
-      for (int32_t& v : t.values<int32_t>()) v = static_cast<int32_t>(rng() & 1);
-      break;
-    case DType::kF64: {
-      std::uniform_real_distribution<double> dist(-1.0, 1.0);
-      for (double& v : t.values<double>()) v = dist(rng);
-      break;
-    }
-    case DType::kI16:
-    case DType::kU16:
-      for (uint16_t& v : t.values<uint16_t>()) v = static_cast<uint16_t>(rng() & 1);
-      break;
-    case DType::kU32:
-      for (uint32_t& v : t.values<uint32_t>()) v = static_cast<uint32_t>(rng() & 1);
-      break;
-    case DType::kU64:
-      for (uint64_t& v : t.values<uint64_t>()) v = static_cast<uint64_t>(rng() & 1);
-      break;
-    default:
-      for (uint8_t& v : t.values<uint8_t>()) v = static_cast<uint8_t>(rng() & 1);
-      break;
-  }
-  return t;
 }
 
 Status write_outputs(const Model& model, const std::vector<Tensor>& outputs,
@@ -133,7 +93,7 @@ std::vector<Tensor> seeded_inputs(const Model& model, int request) {
   for (size_t k = 0; k < infos.size(); ++k) {
     const uint32_t seed =
         static_cast<uint32_t>(k + 1) + kRequestStride * static_cast<uint32_t>(request);
-    inputs.push_back(seeded_input(infos[k], seed));
+    inputs.push_back(seeded_tensor(infos[k].dtype, infos[k].shape.dims, seed));
   }
   return inputs;
 }
@@ -447,6 +407,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   options.verify = args.verify || planned.plan.policy.verify;
   options.flush_denormals = !args.keep_denormals;
   options.cpu_memory_limit_bytes = args.memory_limit_mb << 20;
+  options.accuracy_inputs = inputs;  // an accuracy budget is measured on the run's inputs
   auto executable = compile(model, planned.plan, options);
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
   Executable& exe = **executable;

@@ -28,6 +28,8 @@ const char* reason_code_name(ReasonCode code) {
       return "memory_exceeded";
     case ReasonCode::kDeviceLost:
       return "device_lost";
+    case ReasonCode::kAccuracyBudget:
+      return "accuracy_budget";
   }
   return "unknown";  // only reachable through a cast of an out-of-range integer
 }

@@ -30,6 +30,16 @@ const char* objective_name(Objective objective) {
   return "unknown";
 }
 
+const char* accuracy_metric_name(AccuracyMetric metric) {
+  switch (metric) {
+    case AccuracyMetric::kMaxRel:
+      return "max_rel";
+    case AccuracyMetric::kCosine:
+      return "cosine";
+  }
+  return "unknown";
+}
+
 const std::vector<Choice>& Policy::choices_for(const std::string& op_type) const {
   if (auto it = op_choices.find(op_type); it != op_choices.end()) return it->second;
   if (auto it = choices.find(op_class_of(op_type)); it != choices.end()) return it->second;

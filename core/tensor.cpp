@@ -1,6 +1,7 @@
 #include "hsched/tensor.h"
 
 #include <cstdlib>
+#include <random>
 
 namespace hsched {
 namespace {
@@ -44,6 +45,43 @@ Tensor Tensor::clone() const {
   Tensor copy = uninitialized(dtype_, dims_);
   if (byte_size() != 0) std::memcpy(copy.raw(), raw(), byte_size());
   return copy;
+}
+
+Tensor seeded_tensor(DType dtype, const std::vector<int64_t>& dims, uint32_t seed) {
+  Tensor t(dtype, dims);
+  std::mt19937 rng(seed);
+  switch (dtype) {
+    case DType::kF32: {
+      std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+      for (float& v : t.values<float>()) v = dist(rng);
+      break;
+    }
+    case DType::kI64:
+      for (int64_t& v : t.values<int64_t>()) v = static_cast<int64_t>(rng() & 1);
+      break;
+    case DType::kI32:
+      for (int32_t& v : t.values<int32_t>()) v = static_cast<int32_t>(rng() & 1);
+      break;
+    case DType::kF64: {
+      std::uniform_real_distribution<double> dist(-1.0, 1.0);
+      for (double& v : t.values<double>()) v = dist(rng);
+      break;
+    }
+    case DType::kI16:
+    case DType::kU16:
+      for (uint16_t& v : t.values<uint16_t>()) v = static_cast<uint16_t>(rng() & 1);
+      break;
+    case DType::kU32:
+      for (uint32_t& v : t.values<uint32_t>()) v = static_cast<uint32_t>(rng() & 1);
+      break;
+    case DType::kU64:
+      for (uint64_t& v : t.values<uint64_t>()) v = static_cast<uint64_t>(rng() & 1);
+      break;
+    default:
+      for (uint8_t& v : t.values<uint8_t>()) v = static_cast<uint8_t>(rng() & 1);
+      break;
+  }
+  return t;
 }
 
 }  // namespace hsched

@@ -67,6 +67,10 @@ struct ExecutorOptions {
   // activations, outputs), in bytes; 0: the machine's physical memory. Over it, compile() fails
   // with ResourceExhausted "memory_exceeded: ..." naming the sizes. `hsched run --memory-limit-mb`.
   int64_t cpu_memory_limit_bytes = 0;
+  // The sample inputs a policy's accuracy budget (Policy::accuracy) is measured on, one per graph
+  // input; empty: seeded_tensor(input dtype, dims, k + 1) for input k (`hsched run`'s inputs
+  // without --inputs).
+  std::vector<Tensor> accuracy_inputs;
 };
 
 // One partition compiled (or failed to), ms since compile() began.

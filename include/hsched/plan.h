@@ -26,6 +26,7 @@ enum class ReasonCode {
   kVerificationFailed,
   kMemoryExceeded,
   kDeviceLost,  // the device failed while running (lost, reset, or any other run-time error)
+  kAccuracyBudget,  // the node in this precision erred past the policy's accuracy budget
 };
 const char* reason_code_name(ReasonCode code);  // "op_unsupported", ...
 

@@ -29,6 +29,21 @@ struct Tolerance {
   double rtol = 1e-3;
 };
 
+enum class AccuracyMetric { kMaxRel, kCosine };
+const char* accuracy_metric_name(AccuracyMetric metric);  // "max_rel", "cosine"
+
+// A policy's accuracy budget (`accuracy:`): how far a node planned in a reduced precision may
+// stray from the same node in fp32, both run on the node's inputs as the fp32 model computes them
+// from sample inputs when the plan is compiled. A node past it is planned again without that
+// precision on that device (reason accuracy_budget), so it keeps a higher one.
+struct AccuracyBudget {
+  AccuracyMetric metric = AccuracyMetric::kMaxRel;
+  // Per precision: for max_rel, the largest |reduced - fp32| over the largest |fp32| of any
+  // output of the node; for cosine, the smallest cosine similarity of an output's two values. A
+  // precision left out has no budget.
+  std::map<Precision, double> limits;
+};
+
 struct Policy {
   std::string name;    // "default", "latency"...
   std::string source;  // the YAML file it came from, or "built-in"
@@ -49,6 +64,7 @@ struct Policy {
   FallbackMode fallback = FallbackMode::kWarn;
   Objective objective = Objective::kLatency;
   std::map<Precision, Tolerance> tolerances;
+  std::optional<AccuracyBudget> accuracy;
   int64_t expected_runs = 100;  // compile cost is amortised over this many runs
   // Run every non-CPU partition's outputs against the CPU in fp32 (the executor's verify).
   bool verify = false;

@@ -21,7 +21,8 @@ Result<Plan> schedule(const Model& model, const Target& target, const Policy& po
 
 // The same, with failures found after an earlier plan (compile_timeout, compile_failed,
 // verification_failed...): each Rejection's (node, device) is refused with that record, which the
-// plan's rejections keep. The executor re-plans this way; a rejection is final for the run.
+// plan's rejections keep; one for accuracy_budget refuses only its (node, device, precision). The
+// executor re-plans this way; a rejection is final for the run.
 Result<Plan> schedule(const Model& model, const Target& target, const Policy& policy,
                       const std::vector<Rejection>& late_rejections);
 

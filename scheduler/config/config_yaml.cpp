@@ -36,6 +36,7 @@ constexpr EnumNames<OpClass> kOpClasses{"op class", op_class_name, kOpClassCount
 constexpr EnumNames<CostClass> kCostClasses{"cost class", cost_class_name, kCostClassCount};
 constexpr EnumNames<FallbackMode> kFallbackModes{"fallback mode", fallback_mode_name, 3};
 constexpr EnumNames<Objective> kObjectives{"objective", objective_name, 2};
+constexpr EnumNames<AccuracyMetric> kAccuracyMetrics{"metric", accuracy_metric_name, 2};
 
 // Sane ranges, so that a typo (a unit off by 1e6, a sign) is refused rather than planned with.
 constexpr Bounds kPeakGflops{0, 1e7, true};  // up to 10 PFLOP/s
@@ -459,6 +460,23 @@ Result<Tolerance> parse_tolerance(const ConfigNode& node) {
   return tolerance;
 }
 
+// accuracy: {metric: max_rel|cosine, fp16: x, bf16: x, int8: x}: max_rel a bound in (0, 1e3],
+// cosine a least similarity in (0, 1].
+Result<AccuracyBudget> parse_accuracy(const ConfigNode& node) {
+  HSCHED_RETURN_IF_ERROR(node.expect_keys({"metric", "fp16", "bf16", "int8"}));
+  AccuracyBudget budget;
+  HSCHED_RETURN_IF_ERROR(
+      node.read_with("metric", kRequired, &budget.metric, read_enum(kAccuracyMetrics)));
+  const Bounds bounds = budget.metric == AccuracyMetric::kMaxRel ? kTolerance : kFraction;
+  for (Precision precision : {Precision::kFp16, Precision::kBf16, Precision::kInt8}) {
+    if (const auto limit = node.find(precision_name(precision))) {
+      HSCHED_ASSIGN_OR_RETURN(budget.limits[precision], limit->as_number(bounds));
+    }
+  }
+  if (budget.limits.empty()) return node.error("gives no precision a budget (fp16, bf16, int8)");
+  return budget;
+}
+
 // `split_every` (0: off) and `verify`: a policy's keys that a deployment file may override.
 Status read_split_and_verify(const ConfigNode& root, Policy& policy) {
   int64_t split_every = policy.split_every;
@@ -471,7 +489,7 @@ Result<Policy> parse_policy(const ConfigNode& root, const std::string& display) 
   HSCHED_RETURN_IF_ERROR(
       root.expect_keys({"schema_version", "kind", "name", "description", "choices", "default",
                         "ops", "precision_substitutes", "fallback", "objective", "tolerances",
-                        "expected_runs", "split_every", "verify"}));
+                        "accuracy", "expected_runs", "split_every", "verify"}));
   Policy policy;
   policy.source = display;
   std::string description;  // for readers of the file only
@@ -496,6 +514,7 @@ Result<Policy> parse_policy(const ConfigNode& root, const std::string& display) 
       }));
   // Precisions the file leaves out keep the built-in tolerances.
   policy.tolerances.merge(default_policy().tolerances);
+  HSCHED_RETURN_IF_ERROR(root.read_with("accuracy", kOptional, &policy.accuracy, parse_accuracy));
   HSCHED_RETURN_IF_ERROR(
       root.read("expected_runs", kOptional, 1, kMaxExpectedRuns, &policy.expected_runs));
   HSCHED_RETURN_IF_ERROR(read_split_and_verify(root, policy));

@@ -121,8 +121,9 @@ class Scheduler {
   const std::vector<Rejection>& late_rejections_;
   planner::CostModel cost_;
   // Failures found after an earlier plan (compile timeout, verification...): each listed
-  // (device, node) is refused with its recorded reason.
-  std::map<std::pair<int, NodeId>, Rejection> late_by_device_node_;
+  // (device, node) is refused with its recorded reason; an accuracy budget's only in its
+  // precision.
+  std::multimap<std::pair<int, NodeId>, Rejection> late_by_device_node_;
   std::map<std::string, OpChoices> op_choices_;  // per op type, resolved once
   std::optional<OpChoices> split_choices_;       // the default choices, resolved once
 };
@@ -163,8 +164,13 @@ Rejection Scheduler::absent(NodeId node, const ResolvedChoice& rc) const {
 }
 
 std::optional<Rejection> Scheduler::check(int device, NodeId node, Precision precision) const {
-  const auto late = late_by_device_node_.find({device, node});
-  if (late != late_by_device_node_.end()) {
+  const auto [first, last] = late_by_device_node_.equal_range({device, node});
+  for (auto late = first; late != last; ++late) {
+    // An accuracy budget refuses one precision; any other late rejection, the device.
+    if (late->second.reason == ReasonCode::kAccuracyBudget) {
+      if (late->second.precision == precision) return late->second;
+      continue;
+    }
     Rejection rejection = late->second;
     rejection.precision = precision;
     return rejection;

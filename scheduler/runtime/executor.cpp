@@ -21,6 +21,7 @@
 #include "core/work_thread.h"
 #include "graph/subgraph.h"
 #include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/accuracy_budget.h"
 #include "scheduler/runtime/partition_program.h"
 
 namespace hsched {
@@ -561,6 +562,29 @@ void PlanExecutable::reset_profile() {
   for (const auto& node : partitions_) node->compiled.program->reset_profile();
 }
 
+// runtime::over_accuracy_budget() of `plan` on the options' sample inputs (seeded ones by
+// default), with the target's host CPU computing the fp32 values.
+Result<std::vector<Rejection>> accuracy_check(const Graph& graph, const Plan& plan,
+                                              runtime::PartitionCompiler& compiler,
+                                              const ExecutorOptions& options) {
+  const DeviceProfile* cpu = nullptr;
+  for (const DeviceProfile& candidate : plan.target.devices) {
+    if (candidate.api == DeviceApi::kHost) cpu = &candidate;
+  }
+  if (cpu == nullptr) {
+    return invalid_argument("an accuracy budget needs the host CPU in target " + plan.target.name);
+  }
+  std::vector<Tensor> inputs = options.accuracy_inputs;
+  if (inputs.empty()) {
+    for (size_t k = 0; k < graph.inputs().size(); ++k) {
+      const Value& value = graph.value(graph.inputs()[k]);
+      inputs.push_back(seeded_tensor(value.dtype, value.shape.dims, static_cast<uint32_t>(k + 1)));
+    }
+  }
+  return runtime::over_accuracy_budget(graph, plan, *plan.policy.accuracy, inputs, *cpu, compiler,
+                                       options);
+}
+
 // compile(), but for giving the build's free heap memory back.
 Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
                                                        std::shared_ptr<const Graph> owner,
@@ -618,6 +642,14 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
             {id, partition.device, current.nodes[id].precision, reason, error.message()});
       }
       failed = true;
+    }
+    // The policy's accuracy budget: a node over it is planned again in a higher precision (its
+    // partitions compiled again; the nodes within stay measured, deterministically the same).
+    if (!failed && current.policy.accuracy) {
+      HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> over,
+                              accuracy_check(graph, current, compiler, options));
+      failed = !over.empty();
+      late.insert(late.end(), over.begin(), over.end());
     }
     if (!failed) {
       stats.compile_ms = ms_between(start, Clock::now());

@@ -32,7 +32,9 @@ PartitionCompiler::PartitionCompiler(const ExecutorOptions& options) : options_(
 Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                                                             const Partition& partition,
                                                             const Graph& part) {
-  const auto key = std::make_pair(partition.device, partition.nodes);
+  std::vector<Precision> precisions;
+  for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
+  const auto key = std::make_tuple(partition.device, partition.nodes, precisions);
   if (auto found = done_.find(key); found != done_.end()) return found->second;
   const DeviceProfile* profile = plan.target.find(partition.device);
   if (profile == nullptr || !profile->present) {
@@ -43,8 +45,6 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   }
   std::unique_ptr<Device>& device = devices_[profile->id];
   if (!device) device = config::backends().open(*profile, {options_.cache_dir});
-  std::vector<Precision> precisions;
-  for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
   const Precision precision =
       precisions.empty() ? Precision::kFp32 : device->partition_precision(precisions);
   // The host CPU checks its own budget (ExecutorOptions::cpu_memory_limit_bytes); a device is
@@ -53,7 +53,7 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
     HSCHED_RETURN_IF_ERROR(check_partition_memory(part, *profile, precision));
   }
   CompileOptions compile = compile_options(options_, precision);
-  compile.node_precisions = std::move(precisions);
+  compile.node_precisions = precisions;
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device->compile(part, compile));
   done_.emplace(key, program);
   return program;

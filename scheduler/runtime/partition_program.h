@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -28,7 +29,8 @@ class PartitionCompiler {
 
   // The program for `partition` of `plan` (`part`: its subgraph), compiled by its device's
   // backend in the precision the device gives the partition's nodes. A partition compiled before
-  // with the same device and nodes is returned again (re-plans keep what did not change).
+  // with the same device, nodes and precisions is returned again (re-plans keep what did not
+  // change).
   Result<std::shared_ptr<Program>> compile(const Plan& plan, const Partition& partition,
                                            const Graph& part);
   // Programs built and loaded from the on-disk caches, over every device opened.
@@ -40,7 +42,9 @@ class PartitionCompiler {
  private:
   ExecutorOptions options_;
   std::map<std::string, std::unique_ptr<Device>> devices_;  // by device id, opened once
-  std::map<std::pair<std::string, std::vector<NodeId>>, std::shared_ptr<Program>> done_;
+  std::map<std::tuple<std::string, std::vector<NodeId>, std::vector<Precision>>,
+           std::shared_ptr<Program>>
+      done_;
 };
 
 // How far `got` is from `want` (the reference), over every float output.

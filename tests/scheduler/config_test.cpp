@@ -538,6 +538,30 @@ TEST_F(ConfigFiles, SplitEveryAndVerify) {
                             ": verify: expected true or false, got a list");
 }
 
+TEST_F(ConfigFiles, AccuracyBudget) {
+  Result<Policy> plain = load_policy(path("mine.yaml"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  EXPECT_FALSE(plain->accuracy);
+  write_file(dir_ / "mine.yaml", replaced(kPolicy, "expected_runs: 7",
+                                          "accuracy: {metric: cosine, bf16: 0.999, fp16: 0.99}"));
+  Result<Policy> policy = load_policy(path("mine.yaml"));
+  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
+  ASSERT_TRUE(policy->accuracy);
+  EXPECT_EQ(policy->accuracy->metric, AccuracyMetric::kCosine);
+  EXPECT_EQ(policy->accuracy->limits,
+            (std::map<Precision, double>{{Precision::kFp16, 0.99}, {Precision::kBf16, 0.999}}));
+
+  const auto with = [](const std::string& accuracy) {
+    return replaced(kPolicy, "expected_runs: 7", "accuracy: " + accuracy);
+  };
+  expect_policy_refused(with("{bf16: 0.01}"), ": accuracy: missing required key 'metric'");
+  expect_policy_refused(with("{metric: l2, bf16: 0.01}"), ": accuracy.metric: unknown metric 'l2'");
+  expect_policy_refused(with("{metric: max_rel}"), ": accuracy: gives no precision a budget");
+  expect_policy_refused(with("{metric: cosine, fp16: 1.5}"), ": accuracy.fp16: 1.5 must be in");
+  expect_policy_refused(with("{metric: max_rel, fp32: 0.1}"), "fp32");
+  expect_policy_refused(with("{metric: max_rel, int8: -1}"), ": accuracy.int8: -1 must be in");
+}
+
 TEST_F(ConfigFiles, MissingKeysVersionsAndKinds) {
   expect_target_refused(replaced(kTarget, "schema_version: 1\n", ""),
                         ": missing required key 'schema_version'");

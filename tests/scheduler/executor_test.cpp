@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/device.h"
 #include "backends/cpu/program.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "scheduler/planner/schedule.h"
@@ -586,6 +587,66 @@ TEST_F(ExecutorOpenClTest, ConcurrentCallersEachGetTheirOwnOutputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     expect_close(got[i][0], cpu_reference(graph, inputs[i])[0], 1e-4f, 1e-3f);
   }
+}
+
+// An accuracy budget keeps the one layer that blows it in fp32: x + 1000 -> MatMul by weights
+// whose columns sum to 0 (the 1000 cancels, so bf16's step of 4 at 1000 swamps x) beside a
+// plain MatMul of x. Under `--devices cpu --precision bf16` with a bf16 max_rel budget of 0.02,
+// the plain one stays bf16 and the cancelling one is planned again in fp32 (accuracy_budget).
+TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
+  if (!cpu::probe_cpu().bf16) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  Graph g;
+  g.name = "cancel";
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({4, 64}));
+  g.add_input(x);
+  const ValueId offset = g.add_constant("offset", Tensor::from_vector(DType::kF32, {1},
+                                                                      std::vector<float>{1000}));
+  Tensor centred = random_tensor({64, 16}, 11);
+  for (int64_t col = 0; col < 16; ++col) {
+    double mean = 0;
+    for (int64_t row = 0; row < 64; ++row) mean += centred.values<float>()[row * 16 + col];
+    for (int64_t row = 0; row < 64; ++row) {
+      centred.values<float>()[row * 16 + col] -= static_cast<float>(mean / 64);
+    }
+  }
+  const ValueId w_cancel = g.add_constant("w_cancel", centred);
+  const ValueId w_plain = g.add_constant("w_plain", random_tensor({64, 16}, 12));
+  const ValueId shifted = g.add_value("shifted", DType::kF32, Shape({4, 64}));
+  const ValueId y_cancel = g.add_value("y_cancel", DType::kF32, Shape({4, 16}));
+  const ValueId y_plain = g.add_value("y_plain", DType::kF32, Shape({4, 16}));
+  g.add_node(Node{"shift", "Add", "", {x, offset}, {shifted}, {}});
+  const NodeId cancel = g.add_node(Node{"cancel", "MatMul", "", {shifted, w_cancel}, {y_cancel}, {}});
+  const NodeId plain = g.add_node(Node{"plain", "MatMul", "", {x, w_plain}, {y_plain}, {}});
+  g.add_output(y_cancel);
+  g.add_output(y_plain);
+
+  Policy policy = devices_policy("cpu", Precision::kBf16);
+  policy.accuracy = AccuracyBudget{AccuracyMetric::kMaxRel, {{Precision::kBf16, 0.02}}};
+  auto plan = schedule(g, discover_target_for("cpu"), policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  EXPECT_EQ(plan->nodes[cancel].precision, Precision::kBf16);
+  auto exe = compile(g, *plan, {});
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const Plan compiled = (*exe)->plan();
+  EXPECT_EQ(compiled.nodes[plain].precision, Precision::kBf16);
+  EXPECT_EQ(compiled.nodes[cancel].precision, Precision::kFp32);
+  EXPECT_EQ((*exe)->stats().replans, 1);
+  bool reported = false;
+  for (const Fallback& f : compiled.fallbacks) {
+    if (f.node != cancel) continue;
+    reported = true;
+    EXPECT_EQ(f.reason, ReasonCode::kAccuracyBudget);
+    EXPECT_NE(f.detail.find("over the bf16 budget 0.02"), std::string::npos) << f.detail;
+  }
+  EXPECT_TRUE(reported);
+  // Its outputs: the fp32 layer exact to fp32 rounding, the bf16 one within bf16's.
+  const std::vector<Tensor> inputs = {random_tensor({4, 64}, 13)};
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const std::vector<Tensor> want = cpu_reference(g, inputs);
+  expect_close((*outputs)[0], want[0], 2e-3f, 1e-3f);
+  expect_close((*outputs)[1], want[1], 5e-2f, 5e-2f);
 }
 
 }  // namespace
