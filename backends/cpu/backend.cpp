@@ -20,6 +20,15 @@ bool computes_bf16(const std::string& op_type) {
          op_type == "Gemm";
 }
 
+// A depthwise convolution (one input channel per group) does a multiply-add per loaded value:
+// bf16 halves no work there and adds the reorder of its input, so it stays fp32.
+bool is_depthwise(const Graph& graph, const Node& node) {
+  const int64_t group = node.attr_int("group", 1);
+  if (node.op_type != "Conv" || group <= 1 || node.inputs.empty()) return false;
+  const Shape& x = graph.value(node.inputs[0]).shape;
+  return x.rank() >= 2 && x.dims[1] == group;
+}
+
 class CpuPartition final : public Program {
  public:
   CpuPartition(std::unique_ptr<CpuProgram> program, std::string device)
@@ -57,6 +66,11 @@ class CpuDevice final : public Device {
     if (precision == Precision::kBf16 && !computes_bf16(n.op_type)) {
       return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
                        "the CPU computes bf16 in Conv, ConvTranspose, MatMul and Gemm only"};
+    }
+    if (precision == Precision::kBf16 && is_depthwise(graph, n)) {
+      return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
+                       "the CPU computes depthwise convolutions in fp32 (bf16 saves no work "
+                       "there)"};
     }
     if (precision != Precision::kFp32 && precision != Precision::kBf16) {
       return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,

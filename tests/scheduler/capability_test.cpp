@@ -85,8 +85,14 @@ TEST(CpuCapabilityTest, ComputesFp32AndBf16InConvolutionsAndMatMuls) {
                   ReasonCode::kPrecisionNotAllowed, "cpu0 does not compute bf16");
   DeviceProfile with_bf16 = cpu();
   with_bf16.peak_gflops[Precision::kBf16] = 1000;
-  EXPECT_FALSE(config::backends().open(with_bf16)->check(matmul.graph, matmul.node,
-                                                         Precision::kBf16));
+  const auto bf16_cpu = config::backends().open(with_bf16);
+  EXPECT_FALSE(bf16_cpu->check(matmul.graph, matmul.node, Precision::kBf16));
+  // A depthwise convolution (8 channels, 8 groups) stays fp32.
+  const OneNode depthwise = one_node("Conv", DType::kF32, {1, 8, 4, 4}, {{"group", int64_t{8}}});
+  expect_rejected(bf16_cpu->check(depthwise.graph, depthwise.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "depthwise convolutions in fp32");
+  const OneNode grouped = one_node("Conv", DType::kF32, {1, 8, 4, 4}, {{"group", int64_t{2}}});
+  EXPECT_FALSE(bf16_cpu->check(grouped.graph, grouped.node, Precision::kBf16));
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {
