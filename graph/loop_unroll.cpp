@@ -340,6 +340,22 @@ bool within_budget(const onnx::GraphProto& body, int64_t trips, int64_t per_trip
   return true;
 }
 
+// Rebuilds the node list of `graph`, in order: node i replaced by what `expand(i, node, nodes,
+// taken)` appends to `nodes` when it returns true, else kept. `taken` starts as every name of the
+// model, for the new names expand makes.
+template <typename Expand>
+void replace_nodes(onnx::GraphProto& graph, Expand expand) {
+  NameSet taken;
+  add_all_names(graph, taken);
+  NodeList nodes;
+  nodes.Reserve(graph.node_size());
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    if (!expand(i, node, nodes, taken)) nodes.Add()->Swap(&node);
+  }
+  graph.mutable_node()->Swap(&nodes);
+}
+
 }  // namespace
 
 bool is_loop_node(const onnx::NodeProto& node) {
@@ -372,20 +388,12 @@ Result<int> unroll_constant_loops(onnx::GraphProto& graph, ExternalData& externa
     ++count;
   }
   if (count == 0) return 0;
-  NameSet taken;
-  add_all_names(graph, taken);
-  NodeList nodes;
-  nodes.Reserve(graph.node_size());
-  for (int i = 0; i < graph.node_size(); ++i) {
-    onnx::NodeProto& node = *graph.mutable_node(i);
+  replace_nodes(graph, [&](int i, onnx::NodeProto& node, NodeList& nodes, NameSet& taken) {
     const int64_t m = trips[static_cast<size_t>(i)];
-    if (m < 0) {
-      nodes.Add()->Swap(&node);
-    } else {
-      unroll_loop(node, *body_of(node), m, opset, graph, nodes, taken);
-    }
-  }
-  graph.mutable_node()->Swap(&nodes);
+    if (m < 0) return false;
+    unroll_loop(node, *body_of(node), m, opset, graph, nodes, taken);
+    return true;
+  });
   return count;
 }
 
@@ -450,21 +458,13 @@ Result<int> unroll_scans(onnx::GraphProto& graph, int64_t opset, int64_t& budget
     ++count;
   }
   if (count == 0) return 0;
-  NameSet taken;
-  add_all_names(graph, taken);
-  NodeList nodes;
-  nodes.Reserve(graph.node_size());
-  for (int i = 0; i < graph.node_size(); ++i) {
-    onnx::NodeProto& node = *graph.mutable_node(i);
+  replace_nodes(graph, [&](int i, onnx::NodeProto& node, NodeList& nodes, NameSet& taken) {
     const auto& plan = plans[static_cast<size_t>(i)];
-    if (!plan) {
-      nodes.Add()->Swap(&node);
-    } else {
-      unroll_scan(node, *body_of(node), plan->attributes, plan->axes, plan->iterations, opset,
-                  graph, nodes, taken);
-    }
-  }
-  graph.mutable_node()->Swap(&nodes);
+    if (!plan) return false;
+    unroll_scan(node, *body_of(node), plan->attributes, plan->axes, plan->iterations, opset,
+                graph, nodes, taken);
+    return true;
+  });
   return count;
 }
 

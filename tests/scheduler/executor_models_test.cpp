@@ -77,6 +77,25 @@ std::string cache_dir() {
   return dir.path().string();
 }
 
+// `exe` run on the model's test inputs (`dir`) gives its reference outputs within
+// |a-b| <= atol + rtol*|b|, each with a cosine similarity of at least `min_cosine`.
+void expect_reference_outputs(Executable& exe, const fs::path& dir, double atol, double rtol,
+                              double min_cosine) {
+  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  ASSERT_FALSE(expected.empty());
+  auto outputs = exe.run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  ASSERT_EQ(outputs->size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ((*outputs)[i].dims(), expected[i].dims());
+    const Comparison c = compare((*outputs)[i], expected[i], atol, rtol);
+    EXPECT_LE(c.worst_excess, 0) << dir.filename() << " output " << i << ": element "
+                                 << c.worst_index << " out of tolerance; max |a-b| " << c.max_abs;
+    EXPECT_GE(c.cosine, min_cosine) << dir.filename() << " output " << i;
+  }
+}
+
 class OpenClModelTest : public ::testing::TestWithParam<std::tuple<std::string, Precision>> {};
 
 TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
@@ -159,18 +178,7 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
   }
   EXPECT_GT(ran.partitions.size(), 1u);
   EXPECT_EQ(apis, (std::set<DeviceApi>{DeviceApi::kHost, DeviceApi::kOpenCl}));
-  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
-  ASSERT_FALSE(expected.empty());
-  auto outputs = (*exe)->run(inputs);
-  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  ASSERT_EQ(outputs->size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_EQ((*outputs)[i].dims(), expected[i].dims());
-    const Comparison c = compare((*outputs)[i], expected[i], 1e-4, 1e-3);
-    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": element " << c.worst_index
-                                 << " out of tolerance; max |a-b| " << c.max_abs;
-  }
+  expect_reference_outputs(**exe, dir, 1e-4, 1e-3, 0);
 }
 
 class CpuBf16ModelTest : public ::testing::TestWithParam<std::string> {};
@@ -198,18 +206,7 @@ TEST_P(CpuBf16ModelTest, MatchesReferenceOutputs) {
   EXPECT_GT(bf16_nodes, 0);
   auto exe = compile(*graph, *plan, {});
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
-  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
-  ASSERT_FALSE(expected.empty());
-  auto outputs = (*exe)->run(inputs);
-  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  ASSERT_EQ(outputs->size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    const Comparison c = compare((*outputs)[i], expected[i], 5e-2, 1e-1);
-    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": element " << c.worst_index
-                                 << " out of tolerance; max |a-b| " << c.max_abs;
-    EXPECT_GE(c.cosine, 0.999) << name << " output " << i;
-  }
+  expect_reference_outputs(**exe, dir, 5e-2, 1e-1, 0.999);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuBf16ModelTest,
