@@ -562,15 +562,22 @@ void PlanExecutable::reset_profile() {
   for (const auto& node : partitions_) node->compiled.program->reset_profile();
 }
 
+// The target's host CPU (the fp32 reference of verification and of the accuracy budget); null
+// when the target has none.
+const DeviceProfile* host_of(const Target& target) {
+  const DeviceProfile* cpu = nullptr;
+  for (const DeviceProfile& candidate : target.devices) {
+    if (candidate.api == DeviceApi::kHost) cpu = &candidate;
+  }
+  return cpu;
+}
+
 // runtime::over_accuracy_budget() of `plan` on the options' sample inputs (seeded ones by
 // default), with the target's host CPU computing the fp32 values.
 Result<std::vector<Rejection>> accuracy_check(const Graph& graph, const Plan& plan,
                                               runtime::PartitionCompiler& compiler,
                                               const ExecutorOptions& options) {
-  const DeviceProfile* cpu = nullptr;
-  for (const DeviceProfile& candidate : plan.target.devices) {
-    if (candidate.api == DeviceApi::kHost) cpu = &candidate;
-  }
+  const DeviceProfile* cpu = host_of(plan.target);
   if (cpu == nullptr) {
     return invalid_argument("an accuracy budget needs the host CPU in target " + plan.target.name);
   }
@@ -613,10 +620,7 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
       if (program.is_ok()) {
         std::shared_ptr<Program> reference;
         if (verify && device != nullptr && device->api != DeviceApi::kHost) {
-          const DeviceProfile* cpu = nullptr;
-          for (const DeviceProfile& candidate : current.target.devices) {
-            if (candidate.api == DeviceApi::kHost) cpu = &candidate;
-          }
+          const DeviceProfile* cpu = host_of(current.target);
           if (cpu == nullptr) {
             return invalid_argument("--verify needs the host CPU in target " + current.target.name);
           }
