@@ -174,6 +174,20 @@ def loop_constant_trips():
                        [vi("acc", F, [2, 4]), vi("rows", F, [3, 2, 4])], [i64("trips", 3)]))
 
 
+def scan_reversed():
+    # Unrolled at import: a running sum over the 4 columns of x, read from the last, the doubled
+    # sums stacked along axis 1 in reverse.
+    body = graph([
+        helper.make_node("Add", ["s_in", "e"], ["s_out"], name="add"),
+        helper.make_node("Add", ["s_out", "s_out"], ["doubled"], name="double"),
+    ], "body", [vi("s_in", F, [2]), vi("e", F, [2])], [vi("s_out", F, [2]), vi("doubled", F, [2])])
+    nodes = [helper.make_node("Scan", ["s0", "x"], ["s", "sums"], name="scan", body=body,
+                              num_scan_inputs=1, scan_input_axes=[1], scan_input_directions=[1],
+                              scan_output_axes=[1], scan_output_directions=[1])]
+    return model(graph(nodes, "scan", [vi("s0", F, [2]), vi("x", F, [2, 4])],
+                       [vi("s", F, [2]), vi("sums", F, [2, 4])]))
+
+
 def opset18_forms():
     # Read through the opset-17 forms: ReduceMean's axes input, Split's num_outputs.
     nodes = [
@@ -190,6 +204,7 @@ def valid_seeds():
     return {
         "seed-if-runtime-condition": if_runtime_condition(),
         "seed-loop-constant-trips": loop_constant_trips(),
+        "seed-scan-reversed": scan_reversed(),
         "seed-opset18-forms": opset18_forms(),
         "seed-conv-relu-pool": conv_relu(),
         "seed-gemm-softmax": gemm_softmax(),
