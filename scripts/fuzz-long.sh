@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Long fuzzing runs of the three fuzz targets (tests/fuzz/), for hours or for exact execution
-# counts, under ASan+UBSan (the `fuzz` preset's build, build/fuzz unless HSCHED_FUZZ_BUILD says).
+# counts, under ASan+UBSan (build/fuzz-o1 unless HSCHED_FUZZ_BUILD says: the fuzz preset's
+# settings with the CPU kernels at -O1, which CI's build/fuzz compiles at -O0).
 #
 #   scripts/fuzz-long.sh HOURS                 e.g. 8 or 0.5: run_fuzzer 70% of the time,
 #                                              config_fuzzer and import_fuzzer 15% each
@@ -25,14 +26,14 @@
 # Summary at the end: executions and findings per target. Exit 0 when nothing was found, 1 when
 # something was (or a target did not finish its executions), 2 on a usage or build error.
 #
-# Environment: HSCHED_FUZZ_BUILD (build folder, default build/fuzz; built here if a fuzzer is
-# missing, with the fuzz preset's settings), HSCHED_FUZZ_WORKERS (default 2),
+# Environment: HSCHED_FUZZ_BUILD (build folder, default build/fuzz-o1; built here if a fuzzer is
+# missing, as below), HSCHED_FUZZ_WORKERS (default 2),
 # HSCHED_FUZZ_SEED (libFuzzer -seed of job k is SEED + k; default 1).
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
-build=${HSCHED_FUZZ_BUILD:-${root}/build/fuzz}
+build=${HSCHED_FUZZ_BUILD:-${root}/build/fuzz-o1}
 [[ ${build} == /* ]] || build=${root}/${build}
 workers=${HSCHED_FUZZ_WORKERS:-2}
 seed=${HSCHED_FUZZ_SEED:-1}
@@ -71,8 +72,8 @@ else
 fi
 is_count "${workers}" && [[ ${workers} -ge 1 ]] || usage
 
-# Build what is missing of the targets that run, with the fuzz preset's settings
-# (CMakePresets.json) in ${build}.
+# Build what is missing of the targets that run, with the fuzz preset's settings but the CPU
+# kernels at -O1 (CMakePresets.json), in ${build}.
 missing=()
 for t in "${targets[@]}"; do
   [[ ${runs[$t]:-0} -eq 0 && ${seconds[$t]:-0} -eq 0 ]] && continue
@@ -80,9 +81,7 @@ for t in "${targets[@]}"; do
 done
 if [[ ${#missing[@]} -gt 0 ]]; then
   echo "fuzz-long: building ${missing[*]} in ${build}"
-  cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 \
-    -DCMAKE_CXX_FLAGS=-O1 -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DHSCHED_BUILD_TESTS=OFF -DHSCHED_BUILD_FUZZERS=ON >/dev/null &&
+  cmake --preset fuzz -B "${build}" -DHSCHED_KERNEL_COMPILE_OPTIONS= >/dev/null &&
     cmake --build "${build}" --parallel "${workers}" --target "${missing[@]}" || exit 2
 fi
 
