@@ -257,8 +257,12 @@ def run_hsched(args, case_dir):
         try:
             report = json.loads(done.stdout)
             claimed = any(p["device"] != "cpu0" and p["nodes"] > 0 for p in report["partitions"])
-        except (ValueError, KeyError):
-            return {"status": "crash", "detail": "exit 0 without a JSON report"}
+        except (ValueError, KeyError) as e:
+            got = done.stdout.strip()[:120].replace("\n", " ") or "nothing"
+            tail = " ".join(done.stderr.strip().splitlines()[-2:])[:200]
+            return {"status": "crash",
+                    "detail": f"exit 0 without a JSON report ({type(e).__name__}: {e}); "
+                              f"stdout {len(done.stdout)} bytes: {got!r}; stderr: {tail!r}"}
         expected = sorted((f for f in os.listdir(data_dir) if f.startswith("output_")),
                           key=lambda f: int(f[7:-3]))
         for f in expected:
