@@ -31,6 +31,21 @@ OneNode one_node(const std::string& op, DType dtype, const std::vector<int64_t>&
   return one;
 }
 
+// x -> Conv(x, w) -> y, stride 1 and "same" padding: y has x's size with w's output channels.
+OneNode conv(const std::vector<int64_t>& x, const std::vector<int64_t>& w, int64_t group = 1) {
+  OneNode one;
+  std::vector<int64_t> y = x;
+  y[1] = w[0];
+  const ValueId xv = one.graph.add_value("x", DType::kF32, Shape(x));
+  const ValueId wv = one.graph.add_value("w", DType::kF32, Shape(w));
+  const ValueId yv = one.graph.add_value("y", DType::kF32, Shape(y));
+  one.graph.add_input(xv);
+  one.graph.add_input(wv);
+  one.graph.add_output(yv);
+  one.node = one.graph.add_node(Node{"conv", "Conv", "", {xv, wv}, {yv}, {{"group", group}}});
+  return one;
+}
+
 DeviceProfile gpu(std::vector<std::string> ops = {"*"}) {
   return test_device("gpu0", DeviceKind::kGpu, DeviceApi::kOpenCl,
                      {{Precision::kFp32, 4000}, {Precision::kFp16, 8000}}, std::move(ops));
@@ -87,12 +102,22 @@ TEST(CpuCapabilityTest, ComputesFp32AndBf16InConvolutionsAndMatMuls) {
   with_bf16.peak_gflops[Precision::kBf16] = 1000;
   const auto bf16_cpu = config::backends().open(with_bf16);
   EXPECT_FALSE(bf16_cpu->check(matmul.graph, matmul.node, Precision::kBf16));
-  // A depthwise convolution (8 channels, 8 groups) stays fp32.
-  const OneNode depthwise = one_node("Conv", DType::kF32, {1, 8, 4, 4}, {{"group", int64_t{8}}});
+  // A convolution computes bf16 where that saves more than converting its input costs: a 3x3
+  // convolution over 64 channels does; a depthwise one, a 1x1 projection to 24 channels and a
+  // small 3x3 one at 7x7 stay fp32, with the figures.
+  const OneNode wide = conv({1, 64, 56, 56}, {64, 64, 3, 3});
+  EXPECT_FALSE(bf16_cpu->check(wide.graph, wide.node, Precision::kBf16));
+  const OneNode depthwise = conv({1, 64, 56, 56}, {64, 1, 3, 3}, 64);
   expect_rejected(bf16_cpu->check(depthwise.graph, depthwise.node, Precision::kBf16),
-                  ReasonCode::kPrecisionNotAllowed, "depthwise convolutions in fp32");
-  const OneNode grouped = one_node("Conv", DType::kF32, {1, 8, 4, 4}, {{"group", int64_t{2}}});
-  EXPECT_FALSE(bf16_cpu->check(grouped.graph, grouped.node, Precision::kBf16));
+                  ReasonCode::kPrecisionNotAllowed, "this convolution in fp32");
+  expect_rejected(bf16_cpu->check(depthwise.graph, depthwise.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "reduction 9;");
+  const OneNode projection = conv({1, 144, 56, 56}, {24, 144, 1, 1});
+  expect_rejected(bf16_cpu->check(projection.graph, projection.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "24 per input value");
+  const OneNode small = conv({1, 64, 7, 7}, {64, 64, 3, 3});
+  expect_rejected(bf16_cpu->check(small.graph, small.node, Precision::kBf16),
+                  ReasonCode::kPrecisionNotAllowed, "1.81 M multiply-adds");
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {
