@@ -7,12 +7,15 @@
 #include <cfloat>
 #include <chrono>
 #include <cmath>
+#include <numeric>
+#include <optional>
 #include <set>
 
 #include "backends/cpu/denormals.h"
 #include "backends/cpu/host_thread.h"
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/qdq_fusion.h"
 #include "backends/cpu/step_plan.h"
 
 namespace hsched::cpu {
@@ -23,26 +26,61 @@ bool is_dnnl_spatial(const std::string& op) {
   return op == "Conv" || op == "ConvTranspose" || op == "MaxPool" || op == "AveragePool";
 }
 
+bool is_8bit(DType dtype) { return dtype == DType::kU8 || dtype == DType::kI8; }
+
+// A QLinearConv over a 4-D 8-bit activation: its kernel reads and writes either layout, as the
+// fp32 oneDNN convolutions do (quant_conv.cpp).
+bool is_int8_spatial(const Graph& graph, const Node& node) {
+  return node.op_type == "QLinearConv" && !node.inputs.empty() && node.inputs[0] != kNoValue &&
+         graph.value(node.inputs[0]).shape.rank() == 4;
+}
+
 // Ops whose kernels read and write 4-D activations in either layout (the program records which
 // in the node's layout attributes).
 bool is_arithmetic(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
-bool is_layout_flexible(const Graph& graph, const Node& node) {
-  const std::string& op = node.op_type;
-  if (node.outputs.empty() || node.outputs[0] == kNoValue) return false;
-  if (op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" || op == "Concat" ||
-      op == "GlobalAveragePool") {
-    return true;
-  }
-  const Value& out = graph.value(node.outputs[0]);
-  return is_arithmetic(op) && out.dtype == DType::kF32 && out.shape.rank() == 4;
+// Whether v holds exactly one value (a per-tensor scale or zero point).
+bool is_single(const Graph& graph, ValueId v) {
+  return v != kNoValue && graph.value(v).shape.is_static() && graph.value(v).shape.elements() == 1;
 }
 
-// The inputs of a layout-flexible op that take its layout (the others are shapes, scales...).
-size_t flexible_input_count(const Node& node) {
-  return node.op_type == "Concat" || is_arithmetic(node.op_type) ? node.inputs.size() : 1;
+// The inputs of a layout-flexible op that take its layout (the others are shapes, scales...);
+// nullopt when the op is not layout-flexible. 8-bit ops that run elementwise over tensors of one
+// shape are flexible without knowing it: DequantizeLinear and QuantizeLinear with one scale, and
+// kQdqBinaryOp whose b is a's shape or one value.
+std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  if (node.outputs.empty() || node.outputs[0] == kNoValue || node.inputs.empty() ||
+      node.inputs[0] == kNoValue) {
+    return std::nullopt;
+  }
+  const Value& out = graph.value(node.outputs[0]);
+  if (op == kGroupNormOp || op == kChannelLayerNormOp || op == "Resize" ||
+      op == "GlobalAveragePool") {
+    return std::vector<size_t>{0};
+  }
+  if (op == "Concat" || (is_arithmetic(op) && out.dtype == DType::kF32 && out.shape.rank() == 4)) {
+    std::vector<size_t> all(node.inputs.size());
+    std::iota(all.begin(), all.end(), size_t{0});
+    return all;
+  }
+  if ((op == "DequantizeLinear" || op == "QuantizeLinear") && node.inputs.size() >= 2 &&
+      is_single(graph, node.inputs[1]) && out.shape.rank() == 4) {
+    return std::vector<size_t>{0};
+  }
+  if (op == kQdqBinaryOp && node.inputs.size() == 8 && node.inputs[3] != kNoValue &&
+      out.shape.rank() == 4) {
+    if (graph.value(node.inputs[3]).shape.dims == out.shape.dims) return std::vector<size_t>{0, 3};
+    if (is_single(graph, node.inputs[3])) return std::vector<size_t>{0};
+  }
+  return std::nullopt;
+}
+
+// The flexible ops written for 8-bit data in either layout (the others take fp32 only).
+bool is_int8_flexible(const std::string& op) {
+  return op == "DequantizeLinear" || op == "QuantizeLinear" || op == kQdqBinaryOp;
 }
 
 // A value whose bytes differ between NCHW and NHWC (padded to 4-D: C > 1 and H * W > 1). Where
@@ -305,11 +343,15 @@ void CpuProgram::assign_layouts() {
   std::vector<std::vector<size_t>> flexible_sides;  // per flexible op: values in its layout
   for (const auto& step : steps_) {
     const Node& node = step->node;
-    const bool spatial = is_dnnl_spatial(node.op_type);
-    const bool flex = is_layout_flexible(graph_, node);
+    const bool int8_spatial = is_int8_spatial(graph_, node);
+    const bool spatial = is_dnnl_spatial(node.op_type) || int8_spatial;
+    const auto flexible = flexible_inputs(graph_, node);
+    const bool flex = flexible.has_value();
     if (node.outputs[0] != kNoValue) {
       const Value& out = graph_.value(node.outputs[0]);
-      if ((spatial || flex) && out.shape.rank() == 4 && out.dtype == DType::kF32) {
+      const bool dtype_ok = out.dtype == DType::kF32 ||
+                            (is_8bit(out.dtype) && (int8_spatial || is_int8_flexible(node.op_type)));
+      if ((spatial || flex) && out.shape.rank() == 4 && dtype_ok) {
         candidate[static_cast<size_t>(node.outputs[0])] = true;
       }
     }
@@ -319,9 +361,13 @@ void CpuProgram::assign_layouts() {
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (node.inputs[i] == kNoValue) continue;
-      const bool takes_layout =
-          (spatial && activation_inputs.count(i)) || (flex && i < flexible_input_count(node));
-      if (!takes_layout) blocked[static_cast<size_t>(node.inputs[i])] = true;
+      // The fp32 spatial kernels take 8-bit data in one layout only.
+      const bool spatial_input = spatial && activation_inputs.count(i) &&
+                                 (int8_spatial || !is_8bit(graph_.value(node.inputs[i]).dtype));
+      const bool flexible_input =
+          flex && std::find(flexible->begin(), flexible->end(), i) != flexible->end() &&
+          (is_int8_flexible(node.op_type) || !is_8bit(graph_.value(node.inputs[i]).dtype));
+      if (!spatial_input && !flexible_input) blocked[static_cast<size_t>(node.inputs[i])] = true;
     }
     if (!flex) continue;
     // Arithmetic and global pooling constrain only the operands whose bytes the layout changes;
@@ -329,9 +375,7 @@ void CpuProgram::assign_layouts() {
     const bool moot_allowed = node.op_type == "GlobalAveragePool" || is_arithmetic(node.op_type);
     std::vector<size_t> sides;
     if (node.op_type != "GlobalAveragePool") sides.push_back(static_cast<size_t>(node.outputs[0]));
-    for (size_t i = 0; i < flexible_input_count(node); ++i) {
-      sides.push_back(static_cast<size_t>(node.inputs[i]));
-    }
+    for (size_t i : *flexible) sides.push_back(static_cast<size_t>(node.inputs[i]));
     if (moot_allowed) {
       std::erase_if(sides, [&](size_t v) { return !layout_bearing(graph_.values()[v]); });
     }
@@ -354,7 +398,10 @@ void CpuProgram::assign_layouts() {
   for (size_t v = 0; v < n; ++v) stats_.channels_last_values += channels_last_[v] ? 1 : 0;
   for (auto& step : steps_) {
     Node& node = step->node;
-    if (!is_dnnl_spatial(node.op_type) && !is_layout_flexible(graph_, node)) continue;
+    if (!is_dnnl_spatial(node.op_type) && !is_int8_spatial(graph_, node) &&
+        !flexible_inputs(graph_, node)) {
+      continue;
+    }
     std::vector<int64_t> in, out;
     for (ValueId v : node.inputs)
       in.push_back(v != kNoValue && channels_last_[static_cast<size_t>(v)]);

@@ -12,6 +12,7 @@
 #include "backends/cpu/kernels/dnnl_util.h"
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/parallel.h"
+#include "backends/cpu/kernels/post_ops.h"
 #include "backends/cpu/kernels/quant_util.h"
 
 namespace hsched::cpu {
@@ -195,8 +196,11 @@ Status run_quant_conv(const QuantConvPlan& p, std::span<const Tensor* const> in,
 // QLinearConv with constant int8 weights, as the QDQ fusion makes for convolutions: weight zero
 // points 0, every other parameter a constant (w_scale one or per output channel, the bias too).
 // oneDNN's int8 convolution sums in int32, exactly on VNNI hardware, with x's zero point as its
-// source zero point (padding included), then requantize_run rounds each output channel's plane.
-// The result is the reference loop's, bit for bit.
+// source zero point (padding included), and requantizes in its epilogue as the reference loop
+// does: (acc + bias) x x_scale x w_scale[m] / y_scale in fp32, rounded to nearest even, plus y's
+// zero point, saturated. One pass writes y (no int32 plane in memory). The sum reaches fp32
+// exactly while |acc + bias| < 2^24; beyond, a value on a rounding boundary may differ from the
+// reference loop's by one step.
 class OneDnnQLinearConv final : public Kernel {
  public:
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
@@ -216,22 +220,12 @@ class OneDnnQLinearConv final : public Kernel {
     dnnl::stream& stream = *stream_;
     primitive_.execute(stream, {{DNNL_ARG_SRC, src_.prepare(stream, in[0]->raw())},
                                 {DNNL_ARG_WEIGHTS, weights_},
-                                {DNNL_ARG_DST, dst_.prepare(stream, acc_.data())},
-                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, x_zero_point_}});
+                                {DNNL_ARG_BIAS, bias_},
+                                {DNNL_ARG_DST, dst_.prepare(stream, out[0]->raw())},
+                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, x_zero_point_},
+                                {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, y_zero_point_}});
     dst_.finish(stream);
     stream.wait();
-    std::byte* y = out[0]->raw();
-    const int64_t planes = static_cast<int64_t>(acc_.size()) / points_;
-    parallel_range(
-        planes,
-        [&](int64_t begin, int64_t end) {
-          for (int64_t plane = begin; plane < end; ++plane) {
-            const auto m = static_cast<size_t>(plane % out_c_);
-            requantize_run(acc_.data() + plane * points_, y_dtype_, y + plane * points_, points_,
-                           bias_[m], multipliers_[m], y_zero_point_);
-          }
-        },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, points_)));
     return Status::ok();
   }
 
@@ -239,21 +233,17 @@ class OneDnnQLinearConv final : public Kernel {
   OneDnnQLinearConv() = default;
 
   void build(const KernelSpec& spec, const QuantConvPlan& plan, const Tensor& w) {
-    out_c_ = plan.out_c;
-    y_dtype_ = plan.y_dtype;
-    y_zero_point_ = constant_zero_point(spec, plan.y_zp);
-    points_ = plan.out[0] * plan.out[1] * plan.out[2];
     const float x_scale = spec.constant(plan.x_scale)->values<float>()[0];
     const float y_scale = spec.constant(plan.y_scale)->values<float>()[0];
     const auto w_scales = spec.constant(plan.w_scale)->values<float>();
-    multipliers_.resize(static_cast<size_t>(out_c_));
-    bias_.assign(static_cast<size_t>(out_c_), 0);
-    for (size_t m = 0; m < multipliers_.size(); ++m) {
-      multipliers_[m] = x_scale * w_scales[w_scales.size() == 1 ? 0 : m] / y_scale;
+    std::vector<float> multipliers(w_scales.size());
+    for (size_t m = 0; m < multipliers.size(); ++m) {
+      multipliers[m] = x_scale * w_scales[m] / y_scale;
     }
+    std::vector<int32_t> bias(static_cast<size_t>(plan.out_c), 0);
     if (const Tensor* b = spec.constant(plan.bias)) {
       const auto values = b->values<int32_t>();
-      bias_.assign(values.begin(), values.end());
+      bias.assign(values.begin(), values.end());
     }
     // oneDNN's geometry, in the node's own spatial rank.
     const size_t spatial = spec.in_dims(plan.x).size() - 2, lead = 3 - spatial;
@@ -268,8 +258,11 @@ class OneDnnQLinearConv final : public Kernel {
       pad_r.push_back(std::max<int64_t>(
           0, (plan.out[i] - 1) * plan.stride[i] + extent - plan.in[i] - plan.pad[i]));
     }
-    const auto x_type =
-        spec.inputs[plan.x]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+    const auto int8_type = [](DType t) {
+      return t == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+    };
+    const auto x_type = int8_type(spec.inputs[plan.x]->dtype);
+    const auto y_type = int8_type(plan.y_dtype);
     const memory::dims x_dims = to_dnnl_dims(spec.in_dims(plan.x));
     const memory::dims y_dims = to_dnnl_dims(spec.out_dims(0));
     memory::dims w_dims = to_dnnl_dims(w.dims());
@@ -277,42 +270,51 @@ class OneDnnQLinearConv final : public Kernel {
       w_dims[0] /= plan.group;
       w_dims.insert(w_dims.begin(), plan.group);
     }
-    const auto tag = plain_tag(x_dims.size());
+    // The program may keep a 4-D activation channels-last (program.cpp, assign_layouts).
+    const auto layout = [&](bool channels_last) {
+      return channels_last ? memory::format_tag::nhwc : plain_tag(x_dims.size());
+    };
     const auto w_tag = plain_tag(w_dims.size());
     const auto any = memory::format_tag::any;
-    const memory::desc x_user(x_dims, x_type, tag), y_user(y_dims, memory::data_type::s32, tag);
+    const memory::desc x_user(x_dims, x_type, layout(input_channels_last(spec.node, 0)));
+    const memory::desc y_user(y_dims, y_type, layout(output_channels_last(spec.node, 0)));
     const memory::desc w_user(w_dims, memory::data_type::s8, w_tag);
+    const memory::desc bias_desc({plan.out_c}, memory::data_type::s32, memory::format_tag::x);
+    // (acc + bias) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
+    // reference loop's requantization, in oneDNN's epilogue.
     dnnl::primitive_attr attr;
+    attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const dnnl::engine& engine = *spec.context->engine;
     stream_ = spec.context->stream;
     const dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
         memory::desc(x_dims, x_type, any), memory::desc(w_dims, memory::data_type::s8, any),
-        memory::desc(y_dims, memory::data_type::s32, any), strides, dilation, pad_l, pad_r);
+        bias_desc, memory::desc(y_dims, y_type, any), strides, dilation, pad_l, pad_r);
     const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
     primitive_ = dnnl::convolution_forward(pd);
     weights_ = dnnl::memory(pd.weights_desc(), engine);
     dnnl::memory user(w_user, engine, const_cast<std::byte*>(w.raw()));
     dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
     stream_->wait();
+    bias_ = dnnl::memory(bias_desc, engine);
+    std::copy(bias.begin(), bias.end(), static_cast<int32_t*>(bias_.get_data_handle()));
     src_ = ActivationPort(engine, x_user, pd.src_desc(), true);
     dst_ = ActivationPort(engine, y_user, pd.dst_desc(), false);
-    acc_.resize(static_cast<size_t>(y_user.get_size() / sizeof(int32_t)));
-    x_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
-    *static_cast<int32_t*>(x_zero_point_.get_data_handle()) = constant_zero_point(spec, plan.x_zp);
+    const auto zero_point = [&](size_t input) {
+      dnnl::memory zp({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
+      *static_cast<int32_t*>(zp.get_data_handle()) = constant_zero_point(spec, input);
+      return zp;
+    };
+    x_zero_point_ = zero_point(plan.x_zp);
+    y_zero_point_ = zero_point(plan.y_zp);
   }
 
   dnnl::convolution_forward primitive_;
-  dnnl::memory weights_, x_zero_point_;
+  dnnl::memory weights_, bias_, x_zero_point_, y_zero_point_;
   ActivationPort src_, dst_;
   dnnl::stream* stream_ = nullptr;
-  std::vector<int32_t> acc_;  // the int32 sums, [N, M, spatial...]
-  std::vector<int32_t> bias_;
-  std::vector<float> multipliers_;
-  int64_t out_c_ = 0, points_ = 0;
-  DType y_dtype_ = DType::kU8;
-  int32_t y_zero_point_ = 0;
 };
 
 // Inputs: x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B (i32 [M],
@@ -347,8 +349,31 @@ Result<std::unique_ptr<Kernel>> make_qlinear_conv(const KernelSpec& spec) {
                                   std::to_string(plan.out_c));
   }
   if (auto fast = OneDnnQLinearConv::make(spec, plan)) return fast;
-  return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
-    return run_quant_conv(plan, in, out);
+  const bool x_last = input_channels_last(spec.node, 0), y_last = output_channels_last(spec.node, 0);
+  if (!x_last && !y_last) {
+    return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+      return run_quant_conv(plan, in, out);
+    });
+  }
+  // The reference loop reads and writes NCHW: a channels-last side goes through a transposed
+  // copy.
+  const std::vector<int64_t> x_dims = spec.in_dims(0), y_dims = spec.out_dims(0);
+  const auto x_view = transpose_view(channels_last_dims(x_dims), {0, 3, 1, 2}, 1).simplified();
+  const auto y_view = transpose_view(y_dims, {0, 2, 3, 1}, 1).simplified();
+  const DType x_dtype = spec.inputs[0]->dtype;
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    std::vector<const Tensor*> inputs(in.begin(), in.end());
+    Tensor x_nchw;
+    if (x_last) {
+      x_nchw = Tensor::uninitialized(x_dtype, x_dims);
+      copy_strided(x_view, in[0]->raw(), x_nchw.raw());
+      inputs[0] = &x_nchw;
+    }
+    Tensor y_nchw = y_last ? Tensor::uninitialized(plan.y_dtype, y_dims) : Tensor();
+    Tensor* y = y_last ? &y_nchw : out[0];
+    HSCHED_RETURN_IF_ERROR(run_quant_conv(plan, inputs, std::span<Tensor* const>(&y, 1)));
+    if (y_last) copy_strided(y_view, y_nchw.raw(), out[0]->raw());
+    return Status::ok();
   });
 }
 

@@ -218,6 +218,70 @@ TEST(FusionTest, SqueezeExciteChannelsLastMatchesUnfused) {
   EXPECT_EQ(fused->stats().channels_last_values, 5);
 }
 
+// A QDQ chain as quantizers write it: Q -> DQ -> Conv -> Q -> DQ -> Conv -> Q, both DQ'd into an
+// Add -> Q -> DQ -> Conv -> Q -> DQ. The fusion makes three QLinearConv steps and one
+// kQdqBinaryOp; the 8-bit values between them stay channels-last (the first Q reads a graph input
+// and the last DQ writes a graph output, so their 8-bit sides stay NCHW), with the same bytes as
+// NCHW throughout.
+TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  const auto int8_weights = [&](const std::string& name, uint32_t seed) {
+    Tensor w = Tensor::uninitialized(DType::kI8, {kChannels, kChannels, 3, 3});
+    uint32_t state = seed;
+    for (int8_t& v : w.values<int8_t>()) {
+      state = state * 1664525u + 1013904223u;
+      v = static_cast<int8_t>(state >> 24);
+    }
+    b.initializer(name, w);
+  };
+  int8_weights("w1", 1);
+  int8_weights("w2", 2);
+  b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
+  b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
+  b.initializer_f32("s", {}, {0.05f});
+  Tensor zp = Tensor::uninitialized(DType::kU8, {});
+  zp.values<uint8_t>()[0] = 128;
+  b.initializer("zp", zp);
+  b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
+  b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
+  for (const char* w : {"w1", "w2"}) {
+    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
+             0);
+  }
+  set_attr(b.node("Conv", {"d0", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c1", "s", "zp"}, {"q1"});
+  b.node("DequantizeLinear", {"q1", "s", "zp"}, {"d1"});
+  set_attr(b.node("Conv", {"d1", "w2_f"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c2", "s", "zp"}, {"q2"});
+  b.node("DequantizeLinear", {"q2", "s", "zp"}, {"d2"});
+  b.node("Add", {"d1", "d2"}, {"sum"});
+  b.node("QuantizeLinear", {"sum", "s", "zp"}, {"q3"});
+  b.node("DequantizeLinear", {"q3", "s", "zp"}, {"d3"});
+  set_attr(b.node("Conv", {"d3", "w1_f"}, {"c3"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c3", "s", "zp"}, {"q4"});
+  b.node("DequantizeLinear", {"q4", "s", "zp"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_chain", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32(act, 16, -4.0f, 4.0f);
+  auto nchw = CpuProgram::compile(*graph, CpuOptions{2, true, false});
+  auto nhwc = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(nchw.is_ok()) << nchw.status().message();
+  ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().message();
+  EXPECT_EQ((*nhwc)->stats().channels_last_values, 3);  // q1, q2 and q3
+  EXPECT_EQ((*nhwc)->stats().kernels, 6);  // Q, 3 QLinearConv, the Add, DQ
+  auto want = (*nchw)->run({x});
+  auto got = (*nhwc)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end()));
+  // Not all zero point: the chain computed something.
+  EXPECT_GT(std::count_if(a.begin(), a.end(), [](float v) { return v != 0.0f; }), 10);
+}
+
 // Reshape, leading-axis Split and Squeeze share their input's bytes; a view of a graph input or
 // producing a graph output is still copied.
 TEST(FusionTest, ViewOpsAliasTheirInput) {
