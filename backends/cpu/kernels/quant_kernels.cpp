@@ -438,8 +438,8 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
     const float b_scale = b_float ? 1.0f : read_scales(*in[4])[0];
     const int32_t b_zp = b_float ? 0 : read_zero_points(optional_input(in, 5), 1)[0];
     const int64_t total = in[0]->elements(), b_count = in[3]->elements();
-    // b's index runs over [0, period) and repeats; one value stays at index 0.
-    const int64_t period = b_count == 1 ? total : b_count;
+    // b's index runs over [0, period) and repeats (a suffix of a's shape, or one value).
+    const int64_t period = b_count;
     const std::byte* a = in[0]->raw();
     const std::byte* b = in[3]->raw();
     std::byte* y = out[0]->raw();
@@ -451,23 +451,43 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
         dequantize_i8(reinterpret_cast<const int8_t*>(x), f, n, scale, zp);
       }
     };
+    // Blocks of a and y that stay in L1. A b shorter than a block (a bias over the last axis, one
+    // value) is dequantized once and repeated to the block's length, so that each block is one
+    // call of each loop however short b's period (vit_tiny's bias Adds: 192).
+    constexpr int64_t kBlock = 1024;
+    std::vector<float> tiled;
+    if (period < kBlock) {
+      const int64_t length = kBlock / period * period;
+      tiled.resize(static_cast<size_t>(length));
+      if (b_float) {
+        const float* bf = reinterpret_cast<const float*>(b);
+        for (int64_t k = 0; k < length; ++k) tiled[static_cast<size_t>(k)] = bf[k % b_count];
+      } else {
+        std::vector<float> one_period(static_cast<size_t>(b_count));
+        dequantize(b_dtype, b, one_period.data(), b_count, b_scale, b_zp);
+        for (int64_t k = 0; k < length; ++k) {
+          tiled[static_cast<size_t>(k)] = one_period[static_cast<size_t>(k % b_count)];
+        }
+      }
+    }
+    const auto tile_length = static_cast<int64_t>(tiled.size());
     parallel_range(total, [&](int64_t begin, int64_t end) {
-      constexpr int64_t kBlock = 256;
       float fa[kBlock], fb[kBlock];
       for (int64_t i = begin; i < end;) {
-        const int64_t j = b_count == 1 ? 0 : i % period;
-        const int64_t n = std::min({end - i, period - (i % period), kBlock});
-        dequantize(a_dtype, a + i, fa, n, a_scale, a_zp);
-        // b's n values: read in place (f32), dequantized, or one value repeated.
+        const int64_t j = i % period;
+        int64_t n = std::min(end - i, kBlock);
         const float* bf = fb;
-        if (b_float && b_count > 1) {
+        if (!tiled.empty()) {  // b's values from index j on, repeated
+          n = std::min(n, tile_length - j);
+          bf = tiled.data() + j;
+        } else if (b_float) {  // read in place, up to the end of b's period
+          n = std::min(n, period - j);
           bf = reinterpret_cast<const float*>(b) + j;
-        } else if (b_float) {
-          std::fill(fb, fb + n, reinterpret_cast<const float*>(b)[0]);
         } else {
-          dequantize(b_dtype, b + j, fb, b_count > 1 ? n : 1, b_scale, b_zp);
-          if (b_count == 1) std::fill(fb + 1, fb + n, fb[0]);
+          n = std::min(n, period - j);
+          dequantize(b_dtype, b + j, fb, n, b_scale, b_zp);
         }
+        dequantize(a_dtype, a + i, fa, n, a_scale, a_zp);
         combine_floats(fa, bf, n, add);
         if (y_dtype == DType::kU8) {
           quantize_to_u8(fa, reinterpret_cast<uint8_t*>(y) + i, n, y_scale, y_zp);

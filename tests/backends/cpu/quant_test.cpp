@@ -608,6 +608,63 @@ TEST(CpuQuant, QLinearMatMulWithEmptyConstantWeightsGivesTheZeroPoint) {
   EXPECT_EQ(ints_of<uint8_t>((*y)[0]), (std::vector<int>(6, 7)));
 }
 
+// hsched.QdqBinary (the QDQ fusion's Add/Mul) against its three ops' float operations, on a
+// tensor longer than the kernel's blocks: b a row shorter than a block (repeated), a suffix
+// longer than a block (repeated, f32 and 8-bit), as long as a (f32 and 8-bit), one value.
+TEST(CpuQuant, QdqBinaryMatchesDequantizeOpQuantize) {
+  const Ints a_dims{3, 4, 500};
+  const Tensor a = random_bytes(DType::kU8, a_dims, 21);
+  const float a_scale = 0.03f, b_scale = 0.02f, y_scale = 0.05f;
+  const int a_zp = 120, b_zp = -3, y_zp = 128;
+  const auto random_floats = [](const Ints& dims, uint32_t seed) {
+    Tensor t = Tensor::uninitialized(DType::kF32, dims);
+    for (float& v : t.values<float>()) {
+      seed = seed * 1664525u + 1013904223u;
+      v = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 8.0f - 4.0f;
+    }
+    return t;
+  };
+  struct Case {
+    Tensor b;
+    bool add;
+  };
+  const std::vector<Case> cases = {{random_floats({500}, 1), true},
+                                   {random_floats({4, 500}, 2), false},
+                                   {random_floats(a_dims, 3), true},
+                                   {random_bytes(DType::kI8, a_dims, 4), true},
+                                   {random_floats({}, 5), false},
+                                   {random_bytes(DType::kI8, {4, 500}, 6), false}};
+  for (const Case& c : cases) {
+    const bool b_float = c.b.dtype() == DType::kF32;
+    std::vector<OpInput> in{{a}, {f32({}, {a_scale}), true}, {u8({}, {static_cast<uint8_t>(a_zp)}), true},
+                            {c.b}};
+    if (b_float) {
+      in.push_back({Tensor(), false, true});
+      in.push_back({Tensor(), false, true});
+    } else {
+      in.push_back({f32({}, {b_scale}), true});
+      in.push_back({i8({}, {static_cast<int8_t>(b_zp)}), true});
+    }
+    in.push_back({f32({}, {y_scale}), true});
+    in.push_back({u8({}, {static_cast<uint8_t>(y_zp)}), true});
+    auto got = run_op("hsched.QdqBinary", {{"op", std::string(c.add ? "Add" : "Mul")}}, in,
+                      {{DType::kU8, a_dims}}, 10);
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const auto av = a.values<uint8_t>();
+    const auto y = (*got)[0].values<uint8_t>();
+    const int64_t b_count = c.b.elements();
+    for (size_t i = 0; i < av.size(); ++i) {
+      const auto k = static_cast<size_t>(static_cast<int64_t>(i) % b_count);
+      const float fa = static_cast<float>(int32_t{av[i]} - a_zp) * a_scale;
+      const float fb = b_float ? c.b.values<float>()[k]
+                               : static_cast<float>(int32_t{c.b.values<int8_t>()[k]} - b_zp) * b_scale;
+      const float r = std::nearbyint((c.add ? fa + fb : fa * fb) / y_scale);
+      const int want = std::clamp(static_cast<int>(r) + y_zp, 0, 255);
+      ASSERT_EQ(int{y[i]}, want) << "b of " << b_count << " values, element " << i;
+    }
+  }
+}
+
 TEST(CpuQuant, QuantizedConvsRefuseMalformedNodes) {
   const Tensor x = u8({1, 2, 3, 3}, std::vector<uint8_t>(18, 1));
   // Weights for 3 input channels; group 3 of 2 channels.
