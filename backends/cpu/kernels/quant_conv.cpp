@@ -198,9 +198,9 @@ Status run_quant_conv(const QuantConvPlan& p, std::span<const Tensor* const> in,
 // oneDNN's int8 convolution sums in int32, exactly on VNNI hardware, with x's zero point as its
 // source zero point (padding included), and requantizes in its epilogue as the reference loop
 // does: (acc + bias) x x_scale x w_scale[m] / y_scale in fp32, rounded to nearest even, plus y's
-// zero point, saturated. One pass writes y (no int32 plane in memory). The sum reaches fp32
-// exactly while |acc + bias| < 2^24; beyond, a value on a rounding boundary may differ from the
-// reference loop's by one step.
+// zero point, saturated. One pass writes y (no int32 plane in memory). oneDNN orders those fp32
+// operations its own way, so a value within fp32 rounding of a .5 boundary may come out one step
+// from the reference loop's.
 class OneDnnQLinearConv final : public Kernel {
  public:
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
