@@ -178,6 +178,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   quantize->add_option("--percentile", quantize_args.percentile,
                        "Activation ranges keeping this percent of each tensor's values, e.g. "
                        "99.99 (default 100: min and max)");
+  quantize->add_flag("--entropy", quantize_args.entropy,
+                     "Activation ranges by entropy calibration: the clipping threshold whose "
+                     "8-bit histogram loses least information (KL divergence)");
   quantize->add_flag("--per-tensor", quantize_args.per_tensor,
                      "One scale per weight tensor instead of one per output channel");
   quantize->add_option("--keep", quantize_args.keep,

@@ -65,6 +65,7 @@ Result<std::string> run_quantize(const QuantizeArgs& args) {
   options.keep = args.keep;
   options.cpu_threads = args.threads;
   options.percentile = args.percentile;
+  options.entropy = args.entropy;
   if (args.random > 0) {
     for (int set = 0; set < args.random; ++set)
       options.calibration.push_back(seeded_inputs(model, set));

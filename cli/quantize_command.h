@@ -20,6 +20,7 @@ struct QuantizeArgs {
   std::string activations = "u8";  // u8 or i8
   bool per_tensor = false;
   double percentile = 100;        // 100: MinMax ranges
+  bool entropy = false;           // entropy calibration instead
   std::vector<std::string> keep;  // node names or op types left in fp32
   int threads = 2;
 };

@@ -10,8 +10,8 @@
 // Weights: int8, symmetric (zero point 0), one scale per output channel (per tensor with
 // `per_channel` off or below opset 13). Biases of Conv and Gemm: int32 at scale
 // input_scale * weight_scale, so that they fold into the integer op. Activations: uint8 (or int8)
-// with a zero point, their ranges the minimum and maximum seen over the calibration runs (MinMax)
-// or a percentile of the values, widened to include 0. A Relu (or a Clip from 0, Relu6) whose input
+// with a zero point, their ranges the minimum and maximum seen over the calibration runs (MinMax),
+// a percentile of the values or the entropy calibration's threshold, widened to include 0. A Relu (or a Clip from 0, Relu6) whose input
 // is quantized here is folded into that quantization (its range starts at 0, so the QuantizeLinear
 // clamps as it did), as ONNX Runtime does. Add and Mul are quantized where both inputs already are
 // (a residual Add joining two convolutions), not where they take a constant or a fp32 value.
@@ -40,6 +40,11 @@ struct QuantizeOptions {
   // tensor's calibration values, (100 - percentile) / 2 % cut from each end (one outlier no longer
   // widens the range for every value). A second pass over the input sets.
   double percentile = 100;
+  // Activation ranges by entropy calibration instead (TensorRT's method): per tensor, the
+  // clipping threshold on |value| whose 8-bit quantization of the calibration values' histogram
+  // differs least from it (Kullback-Leibler divergence); outliers are cut where cutting them
+  // buys the other values more resolution than it costs. Exclusive with a percentile below 100.
+  bool entropy = false;
   int cpu_threads = 2;  // for the calibration runs
 };
 
@@ -54,6 +59,7 @@ struct QuantizeSummary {
   std::map<std::string, int64_t> kept;
   int calibration_runs = 0;
   double percentile = 100;  // 100: MinMax
+  bool entropy = false;
 };
 
 // Quantizes the model at `model` and writes the result to `output` (whole or not at all). The

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <set>
 #include <vector>
@@ -84,6 +85,89 @@ class Histogram {
   int64_t total_ = 0;
 };
 
+// Counts of a tensor's |values| from 0 to its largest magnitude, in equal bins, for the entropy
+// calibration (TensorRT's): the threshold whose clipped distribution, quantized to the levels the
+// 8-bit type gives that side of 0, is closest to the distribution as seen.
+class MagnitudeHistogram {
+ public:
+  explicit MagnitudeHistogram(const Range& range)
+      : range_(range), magnitude_(std::max(-range.min, range.max)), counts_(kBins, 0) {}
+
+  void add(const Tensor& tensor) {
+    for (float v : tensor.values<float>()) {
+      const float at = magnitude_ > 0 ? std::fabs(v) / magnitude_ * kBins : 0.0f;
+      ++counts_[static_cast<size_t>(std::min(at, static_cast<float>(kBins - 1)))];
+    }
+  }
+
+  // The range cut at the threshold of least Kullback-Leibler divergence between the kept bins
+  // (those past it added to the last) and the same bins merged into `levels` groups, each
+  // group's count spread evenly over its non-empty bins: 255 levels for a tensor on one side of 0
+  // (all of u8's steps), 128 for one on both.
+  Range threshold() const {
+    const bool one_sided = range_.min >= 0 || range_.max <= 0;
+    const size_t levels = one_sided ? 255 : 128;
+    // Zero is exact under any range (the zero point): the spike a Relu leaves in the first bin
+    // says nothing about where to cut, and would pull the threshold towards it.
+    std::vector<int64_t> counts = counts_;
+    counts[0] = counts[1];
+    size_t best = kBins;
+    double best_divergence = std::numeric_limits<double>::infinity();
+    std::vector<double> p(kBins), q(kBins);
+    double outliers = 0;  // the counts past the candidate threshold
+    for (size_t keep = kBins; keep >= levels; --keep) {
+      if (keep < kBins) outliers += static_cast<double>(counts[keep]);
+      const double divergence = divergence_at(counts, keep, levels, outliers, p, q);
+      if (divergence < best_divergence) {
+        best_divergence = divergence;
+        best = keep;
+      }
+    }
+    const float cut = magnitude_ * static_cast<float>(best) / kBins;
+    return {std::max(range_.min, -cut), std::min(range_.max, cut)};
+  }
+
+ private:
+  static double divergence_at(const std::vector<int64_t>& counts, size_t keep, size_t levels,
+                              double outliers, std::vector<double>& p, std::vector<double>& q) {
+    double p_total = 0;
+    for (size_t b = 0; b < keep; ++b) p_total += p[b] = static_cast<double>(counts[b]);
+    p[keep - 1] += outliers;
+    p_total += outliers;
+    if (p_total == 0) return std::numeric_limits<double>::infinity();
+    double q_total = 0;
+    for (size_t g = 0; g < levels; ++g) {
+      const size_t begin = g * keep / levels, end = (g + 1) * keep / levels;
+      double sum = 0;
+      size_t filled = 0;
+      for (size_t b = begin; b < end; ++b) {
+        sum += static_cast<double>(counts[b]);
+        filled += counts[b] != 0 ? 1 : 0;
+      }
+      for (size_t b = begin; b < end; ++b) {
+        q[b] = counts[b] != 0 ? sum / static_cast<double>(filled) : 0.0;
+        q_total += q[b];
+      }
+    }
+    // A kept bin with values that the merged bins leave empty (the last, holding the outliers)
+    // gets a floor rather than an infinite divergence.
+    constexpr double kFloor = 1e-9;
+    double divergence = 0;
+    for (size_t b = 0; b < keep; ++b) {
+      if (p[b] == 0) continue;
+      const double pb = p[b] / p_total;
+      const double qb = q_total > 0 ? std::max(q[b] / q_total, kFloor) : kFloor;
+      divergence += pb * std::log(pb / qb);
+    }
+    return divergence;
+  }
+
+  static constexpr size_t kBins = 2048;
+  Range range_;
+  float magnitude_;
+  std::vector<int64_t> counts_;
+};
+
 }  // namespace
 
 Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& original,
@@ -146,6 +230,16 @@ Result<std::map<std::string, Range>> calibrate_ranges(const onnx::ModelProto& or
                             "' holds a non-finite value on calibration input set " +
                             std::to_string(set) + "; it cannot be quantized");
   }));
+  if (options.entropy) {
+    std::map<std::string, MagnitudeHistogram> magnitudes;
+    for (const auto& [tensor, range] : ranges) magnitudes.emplace(tensor, MagnitudeHistogram(range));
+    HSCHED_RETURN_IF_ERROR(run_all([&](const std::string& tensor, const Tensor& value, size_t) {
+      magnitudes.at(tensor).add(value);
+      return Status::ok();
+    }));
+    for (auto& [tensor, range] : ranges) range = magnitudes.at(tensor).threshold();
+    return ranges;
+  }
   if (options.percentile >= 100) return ranges;
 
   std::map<std::string, Histogram> histograms;

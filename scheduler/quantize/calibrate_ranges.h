@@ -1,6 +1,7 @@
 // The activation ranges of `hsched quantize`: the model run on the host CPU in fp32 over the
-// calibration input sets, every tensor to quantize as an extra output. MinMax, or a percentile
-// of each tensor's values (a histogram per tensor over its MinMax range, a second pass).
+// calibration input sets, every tensor to quantize as an extra output. MinMax, a percentile of
+// each tensor's values, or entropy calibration (a histogram per tensor over its MinMax range or
+// its magnitudes, a second pass).
 #pragma once
 
 #include <filesystem>

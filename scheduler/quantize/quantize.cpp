@@ -336,6 +336,9 @@ Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
     return invalid_argument("quantize: percentile " + std::to_string(options.percentile) +
                             " is not in (50, 100]");
   }
+  if (options.entropy && options.percentile < 100) {
+    return invalid_argument("quantize: entropy calibration and a percentile exclude each other");
+  }
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
   onnx::ModelProto proto;
   if (!proto.ParseFromArray(file->data(), static_cast<int>(file->size()))) {
@@ -375,6 +378,7 @@ Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
   summary.relu_folded = static_cast<int64_t>(plan.removed.size());
   summary.calibration_runs = static_cast<int>(options.calibration.size());
   summary.percentile = options.percentile;
+  summary.entropy = options.entropy;
   return summary;
 }
 
@@ -401,8 +405,9 @@ std::string quantize_summary_text(const QuantizeSummary& summary) {
        << (summary.per_channel ? "per output channel" : "per tensor") << ", " << summary.activations
        << " activation tensors 8-bit, " << summary.relu_folded
        << " Relu/Clip folded; calibration: " << summary.calibration_runs << " input sets ("
-       << (summary.percentile >= 100 ? std::string("MinMax")
-                                     : "percentile " + format_percentile(summary.percentile))
+       << (summary.entropy             ? std::string("entropy")
+           : summary.percentile >= 100 ? std::string("MinMax")
+                                       : "percentile " + format_percentile(summary.percentile))
        << ")\n";
   if (summary.kept.empty()) {
     text << "kept in fp32: none\n";

@@ -224,6 +224,39 @@ TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
   EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "bad.onnx").is_ok());
 }
 
+// The same outlier: entropy calibration finds on its own that cutting it costs less than
+// spreading 255 steps over it.
+TEST(QuantizeTest, EntropyRangesCutAnOutlier) {
+  test::TempDir dir;
+  write_small_cnn(dir / "cnn.onnx", 17);
+  QuantizeOptions options = random_calibration(8);
+  Tensor outlier = seeded({1, 4, 10, 10}, 99);
+  outlier.values<float>()[0] = 500.0f;
+  options.calibration.push_back({outlier});
+  auto minmax = quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx");
+  ASSERT_TRUE(minmax.is_ok()) << minmax.status().message();
+  options.entropy = true;
+  auto entropy = quantize_model(dir / "cnn.onnx", {}, options, dir / "entropy.onnx");
+  ASSERT_TRUE(entropy.is_ok()) << entropy.status().message();
+  EXPECT_TRUE(entropy->entropy);
+  EXPECT_NE(quantize_summary_text(*entropy).find("(entropy)"), std::string::npos);
+
+  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
+  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
+  const double with_minmax =
+      cosine(fp32.outputs[0], run_on_cpu(dir / "minmax.onnx", input).outputs[0]);
+  const double with_entropy =
+      cosine(fp32.outputs[0], run_on_cpu(dir / "entropy.onnx", input).outputs[0]);
+  EXPECT_GE(with_entropy, 0.99);
+  EXPECT_LT(with_minmax, with_entropy - 0.01);
+
+  options.percentile = 99;  // one method at a time
+  auto both = quantize_model(dir / "cnn.onnx", {}, options, dir / "both.onnx");
+  ASSERT_FALSE(both.is_ok());
+  EXPECT_NE(both.status().message().find("exclude each other"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "both.onnx"));
+}
+
 // Older exporters list every initializer as a graph input too: the weights are quantized (hsched
 // takes such inputs as constants) and the float initializers stay, since the inputs name them.
 TEST(QuantizeTest, InitializersListedAsInputsStay) {
