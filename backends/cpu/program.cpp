@@ -41,15 +41,27 @@ bool is_arithmetic(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
+// Elementwise fp32 ops of one data input (Clip's bounds are scalars): either layout is theirs, as
+// their kernels never look. Between two channels-last steps they keep the chain channels-last
+// (a GELU's Erf, a Sigmoid or HardSwish the fusions did not take, the fp32 ops of an INT8 model
+// between its Q/DQ pairs).
+bool is_elementwise_unary(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh",  "Erf", "HardSwish",  "HardSigmoid", "Elu",
+      "Selu", "Softplus",  "Gelu",    "Clip",  "Exp", "Sqrt",       "Reciprocal",  "Neg",
+      "Abs"};
+  return kOps.count(op) != 0;
+}
+
 // Whether v holds exactly one value (a per-tensor scale or zero point).
 bool is_single(const Graph& graph, ValueId v) {
   return v != kNoValue && graph.value(v).shape.is_static() && graph.value(v).shape.elements() == 1;
 }
 
 // The inputs of a layout-flexible op that take its layout (the others are shapes, scales...);
-// nullopt when the op is not layout-flexible. 8-bit ops that run elementwise over tensors of one
-// shape are flexible without knowing it: DequantizeLinear and QuantizeLinear with one scale, and
-// kQdqBinaryOp whose b is a's shape or one value.
+// nullopt when the op is not layout-flexible. Ops that run elementwise over tensors of one shape
+// are flexible without knowing it: the unary fp32 ops above, DequantizeLinear and QuantizeLinear
+// with one scale, and kQdqBinaryOp whose b is a's shape or one value.
 std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (node.outputs.empty() || node.outputs[0] == kNoValue || node.inputs.empty() ||
@@ -65,6 +77,10 @@ std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Nod
     std::vector<size_t> all(node.inputs.size());
     std::iota(all.begin(), all.end(), size_t{0});
     return all;
+  }
+  if (is_elementwise_unary(op) && out.dtype == DType::kF32 && out.shape.rank() == 4 &&
+      graph.value(node.inputs[0]).shape.dims == out.shape.dims) {
+    return std::vector<size_t>{0};
   }
   if ((op == "DequantizeLinear" || op == "QuantizeLinear") && node.inputs.size() >= 2 &&
       is_single(graph, node.inputs[1]) && out.shape.rank() == 4) {

@@ -218,6 +218,26 @@ TEST(FusionTest, SqueezeExciteChannelsLastMatchesUnfused) {
   EXPECT_EQ(fused->stats().channels_last_values, 5);
 }
 
+// An elementwise op no fusion takes (a GELU's Erf) between two convolutions keeps them
+// channels-last: it runs on either layout.
+TEST(FusionTest, UnaryOpBetweenConvsStaysChannelsLast) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 3, kSize, kSize});
+  b.output("y", DType::kF32, {1, 2, kSize, kSize});
+  b.initializer_random("w0", {kChannels, 3, 3, 3}, 0.5f, 1);
+  b.initializer_random("w1", {2, kChannels, 3, 3}, 0.5f, 2);
+  set_attr(b.node("Conv", {"x", "w0"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Erf", {"c"}, {"e"});
+  set_attr(b.node("Conv", {"e", "w1"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto graph = import_onnx_model(b.model(), {}, "erf", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32({1, 3, kSize, kSize}, 17, -2.0f, 2.0f);
+  const auto fused = expect_matches_unfused(*graph, {x});
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 3);
+  EXPECT_EQ(fused->stats().channels_last_values, 2);  // c and e
+}
+
 // A QDQ chain as quantizers write it: Q -> DQ -> Conv -> Q -> DQ -> Conv -> Q, both DQ'd into an
 // Add -> Q -> DQ -> Conv -> Q -> DQ. The fusion makes three QLinearConv steps and one
 // kQdqBinaryOp; the 8-bit values between them stay channels-last (the first Q reads a graph input
