@@ -238,6 +238,36 @@ TEST(FusionTest, UnaryOpBetweenConvsStaysChannelsLast) {
   EXPECT_EQ(fused->stats().channels_last_values, 2);  // c and e
 }
 
+// [kChannels, kChannels, 3, 3] int8 weights over the whole range, from a seed.
+Tensor seeded_int8_weights(uint32_t seed) {
+  Tensor w = Tensor::uninitialized(DType::kI8, {kChannels, kChannels, 3, 3});
+  for (int8_t& v : w.values<int8_t>()) {
+    seed = seed * 1664525u + 1013904223u;
+    v = static_cast<int8_t>(seed >> 24);
+  }
+  return w;
+}
+
+// Runs `graph` with and without channels-last layouts on `inputs`: the same output floats;
+// returns how many values the channels-last program keeps NHWC (-1 on failure).
+int64_t expect_layouts_match(const Graph& graph, const std::vector<Tensor>& inputs) {
+  auto nchw = CpuProgram::compile(graph, CpuOptions{2, true, false});
+  auto nhwc = CpuProgram::compile(graph, CpuOptions{2, true, true});
+  EXPECT_TRUE(nchw.is_ok()) << nchw.status().message();
+  EXPECT_TRUE(nhwc.is_ok()) << nhwc.status().message();
+  if (!nchw.is_ok() || !nhwc.is_ok()) return -1;
+  auto want = (*nchw)->run(inputs);
+  auto got = (*nhwc)->run(inputs);
+  EXPECT_TRUE(want.is_ok()) << want.status().message();
+  EXPECT_TRUE(got.is_ok()) << got.status().message();
+  if (!want.is_ok() || !got.is_ok()) return -1;
+  const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end()));
+  // Not all the zero point: the chain computed something.
+  EXPECT_GT(std::count_if(a.begin(), a.end(), [](float v) { return v != 0.0f; }), 10);
+  return (*nhwc)->stats().channels_last_values;
+}
+
 // A QDQ chain as quantizers write it: Q -> DQ -> Conv -> Q -> DQ -> Conv -> Q, both DQ'd into an
 // Add -> Q -> DQ -> Conv -> Q -> DQ. The fusion makes three QLinearConv steps and one
 // kQdqBinaryOp; the 8-bit values between them stay channels-last (the first Q reads a graph input
@@ -248,17 +278,8 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
   const std::vector<int64_t> act{1, kChannels, kSize, kSize};
   b.input("x", DType::kF32, act);
   b.output("y", DType::kF32, act);
-  const auto int8_weights = [&](const std::string& name, uint32_t seed) {
-    Tensor w = Tensor::uninitialized(DType::kI8, {kChannels, kChannels, 3, 3});
-    uint32_t state = seed;
-    for (int8_t& v : w.values<int8_t>()) {
-      state = state * 1664525u + 1013904223u;
-      v = static_cast<int8_t>(state >> 24);
-    }
-    b.initializer(name, w);
-  };
-  int8_weights("w1", 1);
-  int8_weights("w2", 2);
+  b.initializer("w1", seeded_int8_weights(1));
+  b.initializer("w2", seeded_int8_weights(2));
   b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
   b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
   b.initializer_f32("s", {}, {0.05f});
@@ -286,20 +307,39 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
   auto graph = import_onnx_model(b.model(), {}, "int8_chain", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const Tensor x = test::random_f32(act, 16, -4.0f, 4.0f);
-  auto nchw = CpuProgram::compile(*graph, CpuOptions{2, true, false});
-  auto nhwc = CpuProgram::compile(*graph, CpuOptions{2, true, true});
-  ASSERT_TRUE(nchw.is_ok()) << nchw.status().message();
-  ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().message();
-  EXPECT_EQ((*nhwc)->stats().channels_last_values, 3);  // q1, q2 and q3
-  EXPECT_EQ((*nhwc)->stats().kernels, 6);  // Q, 3 QLinearConv, the Add, DQ
-  auto want = (*nchw)->run({x});
-  auto got = (*nhwc)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
-  EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end()));
-  // Not all zero point: the chain computed something.
-  EXPECT_GT(std::count_if(a.begin(), a.end(), [](float v) { return v != 0.0f; }), 10);
+  EXPECT_EQ(expect_layouts_match(*graph, {x}), 3);  // q1, q2 and q3
+  auto program = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 6);  // Q, 3 QLinearConv, the Add, DQ
+}
+
+// The QOperator format (QLinearConv nodes in the model, as ONNX Runtime's quantize_static writes
+// with QuantFormat.QOperator): Q -> QLinearConv -> QLinearConv -> DQ, the 8-bit value between the
+// convolutions channels-last; the second convolution's weights are given at run time, so its
+// reference loop reads the channels-last value through its transposed copy.
+TEST(FusionTest, QOperatorChainChannelsLastMatchesNchw) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act).input("w2", DType::kI8, {kChannels, kChannels, 3, 3});
+  b.output("y", DType::kF32, act);
+  b.initializer("w1", seeded_int8_weights(3));
+  b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
+  b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
+  b.initializer_f32("s", {}, {0.05f});
+  Tensor zp = Tensor::uninitialized(DType::kU8, {});
+  zp.values<uint8_t>()[0] = 128;
+  b.initializer("zp", zp);
+  b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
+  set_attr(b.node("QLinearConv", {"q0", "s", "zp", "w1", "w_scale", "w_zp", "s", "zp"}, {"q1"}),
+           "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(b.node("QLinearConv", {"q1", "s", "zp", "w2", "w_scale", "w_zp", "s", "zp"}, {"q2"}),
+           "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("DequantizeLinear", {"q2", "s", "zp"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "qoperator", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  // Two inputs: x, and w2 as the run gives it.
+  const Tensor x = test::random_f32(act, 18, -4.0f, 4.0f);
+  EXPECT_EQ(expect_layouts_match(*graph, {x, seeded_int8_weights(4)}), 1);  // q1
 }
 
 // Reshape, leading-axis Split and Squeeze share their input's bytes; a view of a graph input or
