@@ -136,50 +136,6 @@ HSCHED_VECTOR_CLONES void dequantize_i8(const int8_t* x, float* y, int64_t n, fl
   dequantize_bytes(x, y, n, scale, zero_point);
 }
 
-template <typename Q>
-[[gnu::always_inline]] inline void requantize_plane(const int32_t* __restrict acc, Q* __restrict y,
-                                                    int64_t n, int32_t offset, float multiplier,
-                                                    int32_t zero_point) {
-  const auto shift = static_cast<uint32_t>(offset);
-  for (int64_t i = 0; i < n; ++i) {
-    const auto sum = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + shift);
-    y[i] = saturate_round<Q>(static_cast<float>(sum) * multiplier, zero_point);
-  }
-}
-HSCHED_VECTOR_CLONES void requantize_plane_u8(const int32_t* acc, uint8_t* y, int64_t n,
-                                              int32_t offset, float multiplier,
-                                              int32_t zero_point) {
-  requantize_plane(acc, y, n, offset, multiplier, zero_point);
-}
-HSCHED_VECTOR_CLONES void requantize_plane_i8(const int32_t* acc, int8_t* y, int64_t n,
-                                              int32_t offset, float multiplier,
-                                              int32_t zero_point) {
-  requantize_plane(acc, y, n, offset, multiplier, zero_point);
-}
-
-template <typename Q>
-[[gnu::always_inline]] inline void requantize_columns(const int32_t* __restrict acc,
-                                                      Q* __restrict y, int64_t n,
-                                                      const int32_t* __restrict offsets,
-                                                      const float* __restrict multipliers,
-                                                      int32_t zero_point) {
-  for (int64_t i = 0; i < n; ++i) {
-    const auto sum =
-        static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + static_cast<uint32_t>(offsets[i]));
-    y[i] = saturate_round<Q>(static_cast<float>(sum) * multipliers[i], zero_point);
-  }
-}
-HSCHED_VECTOR_CLONES void requantize_columns_u8(const int32_t* acc, uint8_t* y, int64_t n,
-                                                const int32_t* offsets, const float* multipliers,
-                                                int32_t zero_point) {
-  requantize_columns(acc, y, n, offsets, multipliers, zero_point);
-}
-HSCHED_VECTOR_CLONES void requantize_columns_i8(const int32_t* acc, int8_t* y, int64_t n,
-                                                const int32_t* offsets, const float* multipliers,
-                                                int32_t zero_point) {
-  requantize_columns(acc, y, n, offsets, multipliers, zero_point);
-}
-
 // a[k] = a[k] + b[k] (or *): kQdqBinaryOp's float step, per vector width.
 HSCHED_VECTOR_CLONES void combine_floats(float* __restrict a, const float* __restrict b, int64_t n,
                                          bool add) {
@@ -502,24 +458,6 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
 }
 
 }  // namespace
-
-void requantize_run(const int32_t* acc, DType y_dtype, void* y, int64_t n, int32_t offset,
-                    float multiplier, int32_t zero_point) {
-  if (y_dtype == DType::kU8) {
-    requantize_plane_u8(acc, static_cast<uint8_t*>(y), n, offset, multiplier, zero_point);
-  } else {
-    requantize_plane_i8(acc, static_cast<int8_t*>(y), n, offset, multiplier, zero_point);
-  }
-}
-
-void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const int32_t* offsets,
-                    const float* multipliers, int32_t zero_point) {
-  if (y_dtype == DType::kU8) {
-    requantize_columns_u8(acc, static_cast<uint8_t*>(y), n, offsets, multipliers, zero_point);
-  } else {
-    requantize_columns_i8(acc, static_cast<int8_t*>(y), n, offsets, multipliers, zero_point);
-  }
-}
 
 bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
                        std::initializer_list<size_t> params) {

@@ -167,8 +167,8 @@ Status run_quant_matmul(const QuantMatMulPlan& plan, std::span<const Tensor* con
 // QLinearMatMul with constant int8 weights, as the QDQ fusion makes for linear layers: B [K, N]
 // with zero points 0, every other parameter a constant of one value (b_scale one or N). oneDNN's
 // int8 matmul sums A x B in int32, exactly on VNNI hardware; A's zero point comes off as
-// a_zero_point * (the column sums of B), the fused bias is added, and requantize_row rounds.
-// The result is the reference loop's, bit for bit.
+// a_zero_point * (the column sums of B), the fused bias is added, and oneDNN's epilogue
+// requantizes as the reference loop does, writing y in one pass.
 class OneDnnQLinearMatMul final : public Kernel {
  public:
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
@@ -191,19 +191,13 @@ class OneDnnQLinearMatMul final : public Kernel {
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
     src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
-    primitive_.execute(*stream_,
-                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+    dst_.set_data_handle(out[0]->raw());
+    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_},
+                                  {DNNL_ARG_WEIGHTS, weights_},
+                                  {DNNL_ARG_BIAS, offsets_},
+                                  {DNNL_ARG_DST, dst_},
+                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, y_zero_point_}});
     stream_->wait();
-    std::byte* y = out[0]->raw();
-    parallel_range(
-        rows_,
-        [&](int64_t begin, int64_t end) {
-          for (int64_t r = begin; r < end; ++r) {
-            requantize_row(acc_.data() + r * n_, y_dtype_, y + r * n_, n_, offsets_.data(),
-                           multipliers_.data(), y_zero_point_);
-          }
-        },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n_)));
     return Status::ok();
   }
 
@@ -212,55 +206,60 @@ class OneDnnQLinearMatMul final : public Kernel {
 
   void build(const KernelSpec& spec, const QuantMatMulPlan& plan, const Tensor& b) {
     const MatMulGeometry& g = plan.geometry;
-    rows_ = static_cast<int64_t>(g.a_offsets.size()) * g.m;
-    n_ = g.n;
-    y_dtype_ = plan.y_dtype;
-    y_zero_point_ = constant_zero_point(spec, plan.y_zp);
+    const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * g.m, n = g.n;
     const int32_t a_zero_point = constant_zero_point(spec, plan.a_zp);
     const float a_scale = spec.constant(plan.a_scale)->values<float>()[0];
     const float y_scale = spec.constant(plan.y_scale)->values<float>()[0];
     const auto b_scales = spec.constant(plan.b_scale)->values<float>();
     const auto weights = b.values<int8_t>();
     const auto bias = plan.bias ? spec.constant(8) : nullptr;
-    offsets_.assign(static_cast<size_t>(n_), 0);
-    multipliers_.resize(static_cast<size_t>(n_));
-    for (int64_t j = 0; j < n_; ++j) {
+    // Per column: the bias minus a_zero_point x the column's sum (wrapping, as the reference
+    // loop's int32 sums), added to the int32 sums as oneDNN's bias; then the multiplier.
+    std::vector<int32_t> offsets(static_cast<size_t>(n), 0);
+    std::vector<float> multipliers(b_scales.size());
+    for (int64_t j = 0; j < n; ++j) {
       uint32_t column_sum = 0;
-      for (int64_t k = 0; k < g.k; ++k) column_sum += static_cast<uint32_t>(weights[k * n_ + j]);
+      for (int64_t k = 0; k < g.k; ++k) column_sum += static_cast<uint32_t>(weights[k * n + j]);
       uint32_t offset = 0u - static_cast<uint32_t>(a_zero_point) * column_sum;
       if (bias != nullptr) offset += static_cast<uint32_t>(bias->values<int32_t>()[j]);
-      offsets_[static_cast<size_t>(j)] = static_cast<int32_t>(offset);
-      multipliers_[static_cast<size_t>(j)] =
-          a_scale * b_scales[b_scales.size() == 1 ? 0 : static_cast<size_t>(j)] / y_scale;
+      offsets[static_cast<size_t>(j)] = static_cast<int32_t>(offset);
     }
-    const auto a_type =
-        spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
-    const memory::desc src({rows_, g.k}, a_type, memory::format_tag::ab);
-    const memory::desc wei({g.k, n_}, memory::data_type::s8, memory::format_tag::ab);
-    const memory::desc wei_any({g.k, n_}, memory::data_type::s8, memory::format_tag::any);
-    const memory::desc dst({rows_, n_}, memory::data_type::s32, memory::format_tag::ab);
+    for (size_t j = 0; j < multipliers.size(); ++j) multipliers[j] = a_scale * b_scales[j] / y_scale;
+    const auto int8_type = [](DType t) {
+      return t == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+    };
+    const memory::desc src({rows, g.k}, int8_type(spec.inputs[plan.a]->dtype),
+                           memory::format_tag::ab);
+    const memory::desc wei({g.k, n}, memory::data_type::s8, memory::format_tag::ab);
+    const memory::desc wei_any({g.k, n}, memory::data_type::s8, memory::format_tag::any);
+    const memory::desc bias_desc({1, n}, memory::data_type::s32, memory::format_tag::ab);
+    const memory::desc dst({rows, n}, int8_type(plan.y_dtype), memory::format_tag::ab);
+    // (sums + offsets) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
+    // reference loop's requantization, in oneDNN's epilogue (its own order of fp32 operations,
+    // so a value within rounding of a .5 boundary may come out one step apart).
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const dnnl::engine& engine = *spec.context->engine;
     stream_ = spec.context->stream;
-    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), engine);
+    const auto pd = dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(src, wei_any, bias_desc, dst), attr, engine);
     primitive_ = dnnl::matmul(pd);
     weights_ = dnnl::memory(pd.weights_desc(), engine);
     dnnl::memory user(wei, engine, const_cast<std::byte*>(b.raw()));
     dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
     stream_->wait();
-    acc_.resize(static_cast<size_t>(rows_ * n_));
+    offsets_ = dnnl::memory(bias_desc, engine);
+    std::copy(offsets.begin(), offsets.end(), static_cast<int32_t*>(offsets_.get_data_handle()));
+    y_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
+    *static_cast<int32_t*>(y_zero_point_.get_data_handle()) = constant_zero_point(spec, plan.y_zp);
     src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
-    dst_ = dnnl::memory(dst, engine, acc_.data());
+    dst_ = dnnl::memory(dst, engine, DNNL_MEMORY_NONE);
   }
 
   dnnl::matmul primitive_;
-  dnnl::memory src_, weights_, dst_;
+  dnnl::memory src_, weights_, offsets_, y_zero_point_, dst_;
   dnnl::stream* stream_ = nullptr;
-  std::vector<int32_t> acc_;      // the int32 sums, [rows, N]
-  std::vector<int32_t> offsets_;  // per column: bias - a_zero_point * column sum (wrapping)
-  std::vector<float> multipliers_;
-  int64_t rows_ = 0, n_ = 0;
-  DType y_dtype_ = DType::kU8;
-  int32_t y_zero_point_ = 0;
 };
 
 // The operands' dtypes: A and B u8 or i8 (independently).

@@ -89,16 +89,6 @@ void dispatch_quantized(DType dtype, F&& f) {
 void subtract_zero_point(const Tensor& data, const std::vector<int32_t>& zero_points, int64_t block,
                          std::vector<int16_t>& out);
 
-// The requantization of int32 sums (oneDNN's, in the fast paths of QLinearMatMul and
-// QLinearConv): y[i] = saturate(round_half_even(float(acc[i] + offset) * multiplier) + zero_point)
-// with int32 wrapping addition, as ONNX Runtime computes it. Vectorized.
-// One offset and multiplier for all n elements (a channel's plane):
-void requantize_run(const int32_t* acc, DType y_dtype, void* y, int64_t n, int32_t offset,
-                    float multiplier, int32_t zero_point);
-// One per element of the row (a matrix row's columns):
-void requantize_row(const int32_t* acc, DType y_dtype, void* y, int64_t n, const int32_t* offsets,
-                    const float* multipliers, int32_t zero_point);
-
 // The value of a one-element constant input as int32 (a zero point: u8, i8 or i32), 0 when the
 // input is omitted.
 inline int32_t constant_zero_point(const KernelSpec& spec, size_t i) {
