@@ -194,31 +194,38 @@ TEST(QuantizeTest, KeepAndPerTensorAndOldOpsets) {
   expect_refused(summary, "opset 9 has no QuantizeLinear", dir / "q9.onnx");
 }
 
-// One input set with an outlier: MinMax stretches the input's range over it and loses the other
-// values' resolution; a percentile range cuts it.
-TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
-  test::TempDir dir;
+// Eight random input sets and one with an outlier (500), for a small CNN written to
+// dir/cnn.onnx; MinMax stretches the input's range over the outlier and loses the other values'
+// resolution.
+QuantizeOptions calibration_with_an_outlier(const fs::path& dir) {
   write_small_cnn(dir / "cnn.onnx", 17);
   QuantizeOptions options = random_calibration(8);
   Tensor outlier = seeded({1, 4, 10, 10}, 99);
   outlier.values<float>()[0] = 500.0f;
   options.calibration.push_back({outlier});
-  auto minmax = quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx");
-  ASSERT_TRUE(minmax.is_ok()) << minmax.status().message();
+  return options;
+}
+
+// The cosine between dir/cnn.onnx's output and `quantized`'s on one input.
+double cosine_to_fp32(const fs::path& dir, const fs::path& quantized) {
+  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
+  return cosine(run_on_cpu(dir / "cnn.onnx", input).outputs[0],
+                run_on_cpu(quantized, input).outputs[0]);
+}
+
+// A percentile range cuts the outlier MinMax stretches over.
+TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
+  test::TempDir dir;
+  QuantizeOptions options = calibration_with_an_outlier(dir.path());
+  ASSERT_TRUE(quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx").is_ok());
   options.percentile = 99;
   auto percentile = quantize_model(dir / "cnn.onnx", {}, options, dir / "percentile.onnx");
   ASSERT_TRUE(percentile.is_ok()) << percentile.status().message();
   EXPECT_EQ(percentile->percentile, 99);
   EXPECT_NE(quantize_summary_text(*percentile).find("(percentile 99)"), std::string::npos);
-
-  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
-  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
-  const double with_minmax =
-      cosine(fp32.outputs[0], run_on_cpu(dir / "minmax.onnx", input).outputs[0]);
-  const double with_percentile =
-      cosine(fp32.outputs[0], run_on_cpu(dir / "percentile.onnx", input).outputs[0]);
+  const double with_percentile = cosine_to_fp32(dir.path(), dir / "percentile.onnx");
   EXPECT_GE(with_percentile, 0.99);
-  EXPECT_LT(with_minmax, with_percentile - 0.01);
+  EXPECT_LT(cosine_to_fp32(dir.path(), dir / "minmax.onnx"), with_percentile - 0.01);
 
   options.percentile = 50;
   EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "bad.onnx").is_ok());
@@ -228,27 +235,16 @@ TEST(QuantizeTest, PercentileRangesCutAnOutlier) {
 // spreading 255 steps over it.
 TEST(QuantizeTest, EntropyRangesCutAnOutlier) {
   test::TempDir dir;
-  write_small_cnn(dir / "cnn.onnx", 17);
-  QuantizeOptions options = random_calibration(8);
-  Tensor outlier = seeded({1, 4, 10, 10}, 99);
-  outlier.values<float>()[0] = 500.0f;
-  options.calibration.push_back({outlier});
-  auto minmax = quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx");
-  ASSERT_TRUE(minmax.is_ok()) << minmax.status().message();
+  QuantizeOptions options = calibration_with_an_outlier(dir.path());
+  ASSERT_TRUE(quantize_model(dir / "cnn.onnx", {}, options, dir / "minmax.onnx").is_ok());
   options.entropy = true;
   auto entropy = quantize_model(dir / "cnn.onnx", {}, options, dir / "entropy.onnx");
   ASSERT_TRUE(entropy.is_ok()) << entropy.status().message();
   EXPECT_TRUE(entropy->entropy);
   EXPECT_NE(quantize_summary_text(*entropy).find("(entropy)"), std::string::npos);
-
-  const std::vector<Tensor> input{seeded({1, 4, 10, 10}, 7)};
-  const CpuRun fp32 = run_on_cpu(dir / "cnn.onnx", input);
-  const double with_minmax =
-      cosine(fp32.outputs[0], run_on_cpu(dir / "minmax.onnx", input).outputs[0]);
-  const double with_entropy =
-      cosine(fp32.outputs[0], run_on_cpu(dir / "entropy.onnx", input).outputs[0]);
+  const double with_entropy = cosine_to_fp32(dir.path(), dir / "entropy.onnx");
   EXPECT_GE(with_entropy, 0.99);
-  EXPECT_LT(with_minmax, with_entropy - 0.01);
+  EXPECT_LT(cosine_to_fp32(dir.path(), dir / "minmax.onnx"), with_entropy - 0.01);
 
   options.percentile = 99;  // one method at a time
   auto both = quantize_model(dir / "cnn.onnx", {}, options, dir / "both.onnx");

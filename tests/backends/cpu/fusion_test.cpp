@@ -248,6 +248,17 @@ Tensor seeded_int8_weights(uint32_t seed) {
   return w;
 }
 
+// The quantization parameters of the int8 chains below: weight scales "w_scale" (per output
+// channel) and zero points "w_zp" (0), one activation scale "s" and u8 zero point "zp".
+void add_quantization_parameters(OnnxBuilder& b) {
+  b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
+  b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
+  b.initializer_f32("s", {}, {0.05f});
+  Tensor zp = Tensor::uninitialized(DType::kU8, {});
+  zp.values<uint8_t>()[0] = 128;
+  b.initializer("zp", zp);
+}
+
 // Runs `graph` with and without channels-last layouts on `inputs`: the same output floats;
 // returns how many values the channels-last program keeps NHWC (-1 on failure).
 int64_t expect_layouts_match(const Graph& graph, const std::vector<Tensor>& inputs) {
@@ -280,12 +291,7 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
   b.output("y", DType::kF32, act);
   b.initializer("w1", seeded_int8_weights(1));
   b.initializer("w2", seeded_int8_weights(2));
-  b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
-  b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
-  b.initializer_f32("s", {}, {0.05f});
-  Tensor zp = Tensor::uninitialized(DType::kU8, {});
-  zp.values<uint8_t>()[0] = 128;
-  b.initializer("zp", zp);
+  add_quantization_parameters(b);
   b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
   b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
   for (const char* w : {"w1", "w2"}) {
@@ -323,12 +329,7 @@ TEST(FusionTest, QOperatorChainChannelsLastMatchesNchw) {
   b.input("x", DType::kF32, act).input("w2", DType::kI8, {kChannels, kChannels, 3, 3});
   b.output("y", DType::kF32, act);
   b.initializer("w1", seeded_int8_weights(3));
-  b.initializer_f32("w_scale", {kChannels}, std::vector<float>(kChannels, 0.004f));
-  b.initializer("w_zp", Tensor(DType::kI8, {kChannels}));
-  b.initializer_f32("s", {}, {0.05f});
-  Tensor zp = Tensor::uninitialized(DType::kU8, {});
-  zp.values<uint8_t>()[0] = 128;
-  b.initializer("zp", zp);
+  add_quantization_parameters(b);
   b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
   set_attr(b.node("QLinearConv", {"q0", "s", "zp", "w1", "w_scale", "w_zp", "s", "zp"}, {"q1"}),
            "pads", std::vector<int64_t>{1, 1, 1, 1});
