@@ -9,10 +9,6 @@
 namespace hsched::cpu::test {
 namespace {
 
-Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> values) {
-  return Tensor::from_vector(DType::kI32, std::move(dims), values);
-}
-
 template <typename T>
 std::vector<T> values_of(const Tensor& t) {
   const auto v = t.values<T>();

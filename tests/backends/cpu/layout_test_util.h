@@ -40,10 +40,6 @@ inline Tensor pattern(DType dtype, std::vector<int64_t> dims, uint32_t seed = 1)
   return t;
 }
 
-inline Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> values) {
-  return Tensor::from_vector(DType::kI32, std::move(dims), values);
-}
-
 // The reference for every op here: output element at multi-index `o` is the input element at
 // source(o), or `fill` (one element's bytes) when source returns nullopt.
 inline Tensor reference(const Tensor& in, const std::vector<int64_t>& out_dims, const Source& source,

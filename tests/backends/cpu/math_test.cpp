@@ -16,7 +16,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-Tensor i32(Ints dims, std::vector<int32_t> values) { return of(DType::kI32, dims, values); }
 Tensor f16(Ints dims, const std::vector<float>& values) {
   std::vector<uint16_t> bits;
   for (float v : values) bits.push_back(float_to_half(v));

@@ -80,6 +80,20 @@ inline Tensor f32(std::vector<int64_t> dims, std::vector<float> values) {
 inline Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> values) {
   return Tensor::from_vector(DType::kI64, std::move(dims), values);
 }
+inline Tensor i32(std::vector<int64_t> dims, const std::vector<int32_t>& values) {
+  return of(DType::kI32, std::move(dims), values);
+}
+inline Tensor i8(std::vector<int64_t> dims, const std::vector<int8_t>& values) {
+  return of(DType::kI8, std::move(dims), values);
+}
+
+// A tensor's values of C++ type T (an integer type) as ints, for comparisons that print well.
+template <typename T>
+std::vector<int> ints_of(const Tensor& t) {
+  std::vector<int> out;
+  for (T v : t.values<T>()) out.push_back(static_cast<int>(v));
+  return out;
+}
 
 // Seeded values in [lo, hi).
 Tensor random_f32(std::vector<int64_t> dims, uint32_t seed, float lo = -1.0f, float hi = 1.0f);

@@ -17,7 +17,6 @@ namespace {
 using Ints = std::vector<int64_t>;
 using Cd = std::complex<double>;
 
-Tensor i32(Ints dims, std::vector<int32_t> values) { return of(DType::kI32, dims, values); }
 Tensor scalar(int64_t v) { return i64({}, {v}); }
 OpInput omitted() { return {Tensor(), false, true}; }
 
