@@ -88,6 +88,8 @@ std::optional<Rejection> check_float_data(const Graph& graph, NodeId node,
                                           const DeviceProfile& device, Precision precision) {
   if (precision == Precision::kFp32) return std::nullopt;
   const Node& n = graph.node(node);
+  // A QuantizeLinear computes on its float input; only its output is an integer.
+  if (n.op_type == "QuantizeLinear" && n.domain.empty()) return std::nullopt;
   const Value* first = nullptr;
   for (ValueId id : n.outputs) {
     if (id == kNoValue) continue;

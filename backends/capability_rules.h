@@ -37,7 +37,7 @@ std::optional<Rejection> check_precision_listed(const Graph& graph, NodeId node,
 
 // A reduced precision (fp16, bf16, int8) applies to float data: a node whose outputs are all
 // integer or bool (shape and index computations) is refused with dtype_unsupported naming the
-// dtype. fp32 accepts any dtype.
+// dtype; a QuantizeLinear computes on float data and is accepted. fp32 accepts any dtype.
 std::optional<Rejection> check_float_data(const Graph& graph, NodeId node,
                                           const DeviceProfile& device, Precision precision);
 

@@ -1,14 +1,88 @@
 #include "graph/subgraph.h"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 namespace hsched {
 
-Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes) {
+namespace {
+
+bool is_random(const std::string& op) {
+  return op.rfind("Random", 0) == 0 || op == "Multinomial" || op == "Bernoulli";
+}
+
+// The nodes outside `inside` that compute, from constants only, values the nodes of `inside`
+// read (an int8 model's weight and bias dequantization), inputs first: each partition computes
+// its own copy, as a compiler folds it, instead of receiving it from another partition.
+std::vector<NodeId> constant_producers(const Graph& graph, const std::vector<NodeId>& nodes,
+                                       const std::unordered_set<NodeId>& inside,
+                                       const std::function<bool(NodeId)>& copyable) {
+  std::unordered_map<NodeId, bool> foldable;  // memo
+  std::unordered_set<NodeId> taken;
+  std::vector<NodeId> order;
+  // Iterative depth-first walk (chains of constant nodes can be long): (node, next input).
+  std::vector<std::pair<NodeId, size_t>> stack;
+  auto visit = [&](NodeId root) {
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const Node& node = graph.node(id);
+      if (next == 0 && (node.inputs.empty() || is_random(node.op_type) || !copyable(id))) {
+        foldable[id] = false;
+      }
+      if (foldable.count(id) != 0 && next == 0) {
+        stack.pop_back();
+        continue;
+      }
+      if (next < node.inputs.size()) {
+        const ValueId in = node.inputs[next++];
+        if (in == kNoValue || graph.value(in).is_constant()) continue;
+        const NodeId producer = graph.value(in).producer;
+        if (producer == kNoNode || inside.count(producer) != 0) {
+          foldable[id] = false;
+        } else if (foldable.count(producer) == 0) {
+          stack.emplace_back(producer, 0);
+        } else if (!foldable[producer]) {
+          foldable[id] = false;
+        }
+        continue;
+      }
+      if (foldable.count(id) == 0) {
+        bool all = true;
+        for (ValueId in : node.inputs) {
+          if (in == kNoValue || graph.value(in).is_constant()) continue;
+          all = all && foldable[graph.value(in).producer];
+        }
+        foldable[id] = all;
+        if (all && taken.insert(id).second) order.push_back(id);
+      }
+      stack.pop_back();
+    }
+  };
+  for (NodeId id : nodes) {
+    for (ValueId in : graph.node(id).inputs) {
+      if (in == kNoValue || graph.value(in).is_constant()) continue;
+      const NodeId producer = graph.value(in).producer;
+      if (producer != kNoNode && inside.count(producer) == 0) visit(producer);
+    }
+  }
+  return order;
+}
+
+}  // namespace
+
+Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& requested,
+                          const std::function<bool(NodeId)>& copyable) {
   Subgraph part;
   part.graph.name = graph.name;
   part.graph.opset = graph.opset;
+  const std::unordered_set<NodeId> requested_set(requested.begin(), requested.end());
+  std::vector<NodeId> nodes;
+  if (copyable) nodes = constant_producers(graph, requested, requested_set, copyable);
+  nodes.insert(nodes.end(), requested.begin(), requested.end());
   const std::unordered_set<NodeId> inside(nodes.begin(), nodes.end());
   std::unordered_map<ValueId, ValueId> mapped;  // original value -> value of part.graph
 
@@ -48,7 +122,7 @@ Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes) 
   }
 
   const std::unordered_set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());
-  for (NodeId id : nodes) {
+  for (NodeId id : requested) {
     for (ValueId out : graph.node(id).outputs) {
       if (out == kNoValue) continue;
       bool needed = graph_outputs.count(out) != 0;

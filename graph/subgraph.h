@@ -1,6 +1,7 @@
 // A part of a graph as a graph of its own: what a backend compiles for one partition of a plan.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "graph/graph.h"
@@ -8,14 +9,19 @@
 namespace hsched {
 
 // The nodes `nodes` of `graph` (in the order given, which must respect their dependencies) as a
-// graph. Its inputs are the non-constant values those nodes read that none of them produces; its
-// outputs are the values they produce that a node outside the set reads or that are outputs of
-// `graph`. Constants are shared (Tensor storage is reference-counted), not copied.
+// graph. With `copyable`, nodes outside the set for which it holds that compute values the set
+// reads from constants only (an int8 model's weight dequantization, shared biases behind
+// Identity) are copied in ahead of them, so that the part computes those values itself, as a
+// compiler folds constants, instead of receiving them. Its inputs are the other non-constant
+// values those nodes read that none of them produces; its outputs are the values the nodes of
+// `nodes` produce that a node outside the set reads or that are outputs of `graph`. Constants are
+// shared (Tensor storage is reference-counted), not copied.
 struct Subgraph {
   Graph graph;
   std::vector<ValueId> inputs;   // per input of `graph`: the value of the original graph
   std::vector<ValueId> outputs;  // per output of `graph`: the value of the original graph
 };
-Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes);
+Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes,
+                          const std::function<bool(NodeId)>& copyable = {});
 
 }  // namespace hsched

@@ -72,7 +72,7 @@ class LevelZeroDevice final : public Device {
                        std::string("the Level Zero backend builds fp16 and fp32 graphs; ") +
                            precision_name(precision) + " needs quantized IR, not built"};
     }
-    if (auto refusal = ir::ir_refusal(graph, graph.node(node))) {
+    if (auto refusal = ir::ir_refusal(graph, graph.node(node), precision)) {
       return Rejection{node, profile_.id, precision, refusal->reason,
                        "the Level Zero backend's IR writer: " + refusal->detail};
     }

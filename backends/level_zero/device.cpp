@@ -308,7 +308,10 @@ const std::vector<std::string>& npu_ops() {
                                                 "Squeeze",
                                                 "Unsqueeze",
                                                 "Transpose",
-                                                "Concat"};
+                                                "Concat",
+                                                "Identity",
+                                                "QuantizeLinear",
+                                                "DequantizeLinear"};
   return kOps;
 }
 

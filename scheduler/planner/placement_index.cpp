@@ -111,6 +111,17 @@ PlacementIndex::PlacementIndex(const PlacementProblem& problem) : problem_(probl
     std::sort(readers_.items.begin() + readers_.begin[v],
               readers_.items.begin() + readers_.begin[v + 1]);
   }
+  // Slots are in topological order: a slot's predecessors are decided before it.
+  constant_only_.assign(static_cast<size_t>(n), 1);
+  for (int slot = 0; slot < n; ++slot) {
+    char& only = constant_only_[static_cast<size_t>(slot)];
+    for (const int* v = inputs_.first(slot); v != inputs_.last(slot) && only; ++v) {
+      only = producer_[static_cast<size_t>(*v)] >= 0;
+    }
+    for (const int* p = predecessors_.first(slot); p != predecessors_.last(slot) && only; ++p) {
+      only = constant_only_[static_cast<size_t>(*p)];
+    }
+  }
 }
 
 double PlacementIndex::overhead_ms(int device) const {

@@ -50,6 +50,9 @@ class PlacementIndex {
   const Rows& outputs() const { return outputs_; }            // values each slot produces
   const Rows& readers() const { return readers_; }            // distinct slots per value, rising
   int producer(int value) const { return producer_[static_cast<size_t>(value)]; }  // -1: input
+  // Whether the slot computes from constants only: it reads no graph input, and no value that
+  // a slot reading one produced (an int8 model's weight dequantization).
+  bool constant_only(int slot) const { return constant_only_[static_cast<size_t>(slot)] != 0; }
   int value_count() const { return static_cast<int>(producer_.size()); }
 
   double overhead_ms(int device) const;
@@ -79,6 +82,7 @@ class PlacementIndex {
   Rows inputs_;
   Rows outputs_;
   Rows readers_;
+  std::vector<char> constant_only_;  // per slot
 };
 
 }  // namespace hsched::planner

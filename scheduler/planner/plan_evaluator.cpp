@@ -34,20 +34,38 @@ PlanEvaluator::PlanEvaluator(const PlacementIndex& index)
     : index_(index),
       ready_(static_cast<size_t>(index.device_count())),
       waiting_(static_cast<size_t>(index.node_count())),
+      deferred_(static_cast<size_t>(index.node_count())),
       run_of_(static_cast<size_t>(index.node_count())) {
   sequence_.reserve(static_cast<size_t>(index.node_count()));
 }
 
 // Kahn's algorithm with one ready queue per device, each ordered by slot (position in the
 // order): stay on the current device while it has ready nodes, else take the earliest ready
-// node anywhere.
+// node anywhere. A node that computes from constants only and whose readers all run on its
+// device ("deferred") runs just before its first reader, in the reader's run: ready from the
+// start, it would otherwise join its device's first run and reach its readers as a transfer
+// between partitions (an int8 model's dequantized weights, read by every later partition).
 void PlanEvaluator::sequence(const SlotDevices& device_at) {
   const int n = index_.node_count();
   const Rows& successors = index_.successors();
+  const Rows& predecessors = index_.predecessors();
   for (ReadySlots& ready : ready_) ready.reset(n);
   for (int u = 0; u < n; ++u) {
-    waiting_[u] = index_.predecessors().size(u);
-    if (waiting_[u] == 0) ready_[device_at[u]].insert(u);
+    bool deferred = index_.constant_only(u) && successors.size(u) > 0;
+    for (const int* s = successors.first(u); s != successors.last(u) && deferred; ++s) {
+      deferred = device_at[*s] == device_at[u];
+    }
+    for (const int* p = predecessors.first(u); p != predecessors.last(u) && deferred; ++p) {
+      deferred = deferred_[*p] != 0;  // slots are topological: decided already
+    }
+    deferred_[u] = deferred ? 1 : 0;
+  }
+  for (int u = 0; u < n; ++u) {
+    waiting_[u] = 0;
+    for (const int* p = predecessors.first(u); p != predecessors.last(u); ++p) {
+      waiting_[u] += deferred_[*p] ? 0 : 1;
+    }
+    if (waiting_[u] == 0 && !deferred_[u]) ready_[device_at[u]].insert(u);
   }
   sequence_.clear();
   run_device_.clear();
@@ -68,10 +86,34 @@ void PlanEvaluator::sequence(const SlotDevices& device_at) {
     }
     const int u = ready_[current].lowest();
     ready_[current].erase(u);
+    emit_deferred_inputs(u, run);
     sequence_.push_back(u);
     run_of_[u] = run;
     for (const int* s = successors.first(u); s != successors.last(u); ++s) {
       if (--waiting_[*s] == 0) ready_[device_at[*s]].insert(*s);
+    }
+  }
+}
+
+// Sequences the deferred nodes `u` reads (and theirs, inputs first) that have not run yet.
+void PlanEvaluator::emit_deferred_inputs(int u, int run) {
+  const Rows& predecessors = index_.predecessors();
+  stack_.clear();
+  stack_.emplace_back(u, predecessors.first(u));
+  while (!stack_.empty()) {
+    auto& [node, next] = stack_.back();
+    if (next == predecessors.last(node)) {
+      if (node != u) {
+        sequence_.push_back(node);
+        run_of_[node] = run;
+      }
+      stack_.pop_back();
+      continue;
+    }
+    const int p = *next++;
+    if (deferred_[p] == 1) {
+      deferred_[p] = 2;  // sequenced (or on the stack)
+      stack_.emplace_back(p, predecessors.first(p));
     }
   }
 }

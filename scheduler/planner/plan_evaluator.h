@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "scheduler/planner/placement_index.h"
@@ -47,10 +48,13 @@ class PlanEvaluator {
   // The grouping's execution sequence and its same-device runs (sequence_, run_of_,
   // run_device_).
   void sequence(const SlotDevices& device_at);
+  void emit_deferred_inputs(int u, int run);
 
   const PlacementIndex& index_;
   std::vector<ReadySlots> ready_;  // per device
-  std::vector<int> waiting_;       // per slot: inputs not yet sequenced
+  std::vector<int> waiting_;       // per slot: inputs not yet sequenced (deferred ones aside)
+  std::vector<char> deferred_;     // per slot: 0 no, 1 deferred, 2 deferred and sequenced
+  std::vector<std::pair<int, const int*>> stack_;  // emit_deferred_inputs: (slot, next input)
   std::vector<int> sequence_;
   std::vector<int> run_of_;      // per slot
   std::vector<int> run_device_;  // per run

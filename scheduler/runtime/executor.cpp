@@ -610,7 +610,10 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
     std::vector<CompiledPartition> compiled;
     bool failed = false;
     for (const Partition& partition : current.partitions) {
-      Subgraph part = extract_subgraph(graph, partition.nodes);
+      // Constant computations the plan put on this device are copied in rather than received.
+      Subgraph part = extract_subgraph(graph, partition.nodes, [&](NodeId id) {
+        return current.nodes[id].device == partition.device;
+      });
       CompileRecord record{partition.id, partition.device, ms_between(start, Clock::now()), 0, {}};
       auto program = compiler.compile(current, partition, part.graph);
       record.end_ms = ms_between(start, Clock::now());

@@ -1,9 +1,10 @@
-// Graph IR: producers/consumers, topological order, cycles, shapes and dtypes.
+// Graph IR: producers/consumers, topological order, cycles, shapes and dtypes; subgraphs.
 #include "graph/graph.h"
 
 #include <gtest/gtest.h>
 
 #include "graph/resize_semantics.h"
+#include "graph/subgraph.h"
 
 namespace hsched {
 namespace {
@@ -64,6 +65,36 @@ TEST(ShapeTest, AZeroDimMakesItEmptyWithoutOverflow) {
   EXPECT_EQ(Shape({int64_t{1} << 40, int64_t{1} << 40, 0}).elements(), 0);
   EXPECT_EQ(Shape({0, int64_t{1} << 62, 4}).elements(), 0);
   EXPECT_EQ(Shape({2, 3, 4}).elements(), 24);
+}
+
+// dq = DequantizeLinear(constant) -> id = Identity(dq) -> sum = Add(x, id): extracting the Add
+// alone receives id as an input; with copying allowed it computes dq and id itself (no input but
+// x, and only sum as output); where copying dq is not allowed, Identity cannot be copied either.
+TEST(SubgraphTest, CopiesConstantComputationsWhereAllowed) {
+  Graph g;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({2}));
+  g.add_input(x);
+  const ValueId q = g.add_constant("q", Tensor(DType::kI8, {2}));
+  const ValueId scale = g.add_constant("scale", Tensor(DType::kF32, {}));
+  const ValueId dq = g.add_value("dq", DType::kF32, Shape({2}));
+  const ValueId id = g.add_value("id", DType::kF32, Shape({2}));
+  const ValueId sum = g.add_value("sum", DType::kF32, Shape({2}));
+  g.add_node(Node{"dequantize", "DequantizeLinear", "", {q, scale}, {dq}, {}});
+  g.add_node(Node{"identity", "Identity", "", {dq}, {id}, {}});
+  g.add_node(Node{"add", "Add", "", {x, id}, {sum}, {}});
+  g.add_output(sum);
+
+  const Subgraph alone = extract_subgraph(g, {2});
+  EXPECT_EQ(alone.inputs, (std::vector<ValueId>{x, id}));
+  EXPECT_EQ(alone.graph.nodes().size(), 1u);
+  const Subgraph copied = extract_subgraph(g, {2}, [](NodeId) { return true; });
+  EXPECT_EQ(copied.inputs, (std::vector<ValueId>{x}));
+  EXPECT_EQ(copied.outputs, (std::vector<ValueId>{sum}));
+  ASSERT_EQ(copied.graph.nodes().size(), 3u);
+  EXPECT_EQ(copied.graph.nodes()[0].op_type, "DequantizeLinear");
+  EXPECT_TRUE(copied.graph.topological_order().is_ok());
+  const Subgraph partly = extract_subgraph(g, {2}, [](NodeId n) { return n != 0; });
+  EXPECT_EQ(partly.inputs, (std::vector<ValueId>{x, id}));
 }
 
 TEST(ShapeTest, ParseDims) {

@@ -180,6 +180,24 @@ TEST(GroupPartitionsTest, SplitsAroundOtherDevicesToStayAcyclic) {
   EXPECT_EQ(grouping.partitions, (std::vector<std::vector<int>>{{0, 2}, {1}, {3}}));
 }
 
+// Node 1 computes from constants only (an int8 weight's dequantization: it reads no value) and
+// feeds node 3 on its device: it runs just before node 3, in node 3's partition, not in its
+// device's first partition, where node 3 would receive it as a transfer. With a reader on the
+// other device too it is not deferred.
+TEST(GroupPartitionsTest, ConstantOnlyNodesRunWithTheirReaders) {
+  PlacementProblem problem = two_device_problem(4);
+  problem.values = {{-1, {0}, 10, false}, {0, {2}, 10, false}, {2, {3}, 10, false},
+                    {1, {3}, 10, false}};
+  const std::vector<int> device_of{1, 1, 0, 1};
+  const Grouping grouping = group_partitions(problem, device_of);
+  expect_valid_grouping(problem, device_of, grouping);
+  EXPECT_EQ(grouping.partitions, (std::vector<std::vector<int>>{{0}, {2}, {1, 3}}));
+  problem.values.back().consumers = {2, 3};
+  const Grouping shared = group_partitions(problem, device_of);
+  expect_valid_grouping(problem, device_of, shared);
+  EXPECT_EQ(shared.partitions, (std::vector<std::vector<int>>{{0, 1}, {2}, {3}}));
+}
+
 TEST(PartitionTest, MovesWorkWhereItIsCheaperAndKeepsItTogether) {
   PlacementProblem problem = two_device_problem(4);
   problem.values = {{-1, {0}, 1000, false},

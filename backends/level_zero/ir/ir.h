@@ -44,11 +44,12 @@ std::vector<uint8_t> pack_ngraph_lite(const IrModel& model, uint16_t major, uint
 // InvalidArgument.
 Result<IrModel> unpack_ngraph_lite(std::span<const uint8_t> payload);
 
-// Whether write_ir can express `node` of `graph`: ok, or Unimplemented naming the node, the op
-// and what is at fault.
-Status ir_supports(const Graph& graph, const Node& node);
-// The same as data for the NPU's capability: nullopt, or the reason code (op, attribute, shape or
-// element type) and ir_supports' message.
-std::optional<Refusal> ir_refusal(const Graph& graph, const Node& node);
+// Whether write_ir can express `node` of `graph` in `precision`: ok, or Unimplemented naming the
+// node, the op and what is at fault.
+Status ir_supports(const Graph& graph, const Node& node, Precision precision = Precision::kFp32);
+// The same as data for the NPU's capability: nullopt, or the reason code (op, attribute, shape,
+// element type or precision) and ir_supports' message.
+std::optional<Refusal> ir_refusal(const Graph& graph, const Node& node,
+                                  Precision precision = Precision::kFp32);
 
 }  // namespace hsched::ir

@@ -99,8 +99,9 @@ Result<Tensor> read_const(ReadContext& ctx, std::span<const uint8_t> weights) {
   HSCHED_ASSIGN_OR_RETURN(const std::string type_name, ctx.attr("element_type"));
   const auto type = element_type_from_name(type_name);
   if (!type || (*type != DType::kF32 && *type != DType::kF16 && *type != DType::kI64 &&
-                *type != DType::kI32)) {
-    return ctx.fail("element_type '" + type_name.substr(0, 32) + "' is not f32, f16, i64 or i32");
+                *type != DType::kI32 && *type != DType::kU8 && *type != DType::kI8)) {
+    return ctx.fail("element_type '" + type_name.substr(0, 32) +
+                    "' is not f32, f16, i64, i32, u8 or i8");
   }
   HSCHED_ASSIGN_OR_RETURN(const std::string shape_text, ctx.attr("shape"));
   auto dims = parse_ints(shape_text, "shape", kMaxRank, 0, kMaxDim);

@@ -75,8 +75,9 @@ Status read_convolution(ReadContext& ctx) {
   HSCHED_RETURN_IF_ERROR(ctx.arity(2, 1));
   HSCHED_RETURN_IF_ERROR(ctx.require_float(0));
   HSCHED_RETURN_IF_ERROR(ctx.require_float(1));
+  // The filter is a Const or computed from Consts (int8 weights' dequantization), which the CPU
+  // program folds when it compiles.
   const Tensor* weights = ctx.in_constant(1);
-  if (weights == nullptr) return ctx.fail("the filter is not a Const");
   const auto& x = ctx.in_dims(0);
   const auto& f = ctx.in_dims(1);
   if (x.size() < 3 || x.size() > 5) return ctx.fail("input rank is not 3, 4 or 5");
@@ -127,7 +128,17 @@ Status read_convolution(ReadContext& ctx) {
   if (grouped) {
     std::vector<int64_t> dims(f.begin() + 1, f.end());
     dims[0] *= f[0];
-    filter = ctx.add_constant("weights", weights->reshaped(dims));
+    if (weights != nullptr) {
+      filter = ctx.add_constant("weights", weights->reshaped(dims));
+    } else {
+      filter = ctx.temp_value("weights", DType::kF32, dims);
+      const auto rank = static_cast<int64_t>(dims.size());
+      ctx.add_node(
+          "Reshape", "weights_dims",
+          {ctx.in_value(1),
+           ctx.add_constant("weights_shape", Tensor::from_vector(DType::kI64, {rank}, dims))},
+          {filter});
+    }
   } else {
     filter = ctx.in_value(1);
   }

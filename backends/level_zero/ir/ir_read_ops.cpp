@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -42,8 +43,9 @@ Status read_parameter(ReadContext& ctx) {
   if (!type || *type != ctx.layer().outputs[0].type) {
     return ctx.fail("element_type '" + type_name.substr(0, 32) + "' differs from the port");
   }
-  if (*type != DType::kF32 && *type != DType::kI64 && *type != DType::kI32) {
-    return ctx.fail("element_type " + type_name + " (Parameters are f32, i64 or i32)");
+  if (*type != DType::kF32 && *type != DType::kI64 && *type != DType::kI32 && *type != DType::kU8 &&
+      *type != DType::kI8) {
+    return ctx.fail("element_type " + type_name + " (Parameters are f32, i64, i32, u8 or i8)");
   }
   HSCHED_ASSIGN_OR_RETURN(const std::string shape_text, ctx.attr("shape"));
   auto dims = parse_ints(shape_text, "shape", kMaxRank, 0, kMaxDim);
@@ -60,12 +62,106 @@ Status read_convert(ReadContext& ctx) {
   if (!type || *type != ctx.layer().outputs[0].type) {
     return ctx.fail("destination_type '" + type_name.substr(0, 32) + "' differs from the port");
   }
-  if (*type != DType::kF32 && *type != DType::kF16) {
-    return ctx.fail("only conversions between f32 and f16");
+  const auto convertible = [](DType t) {
+    return t == DType::kF32 || t == DType::kF16 || t == DType::kU8 || t == DType::kI8 ||
+           t == DType::kI32;
+  };
+  if (!convertible(*type) || !convertible(ctx.in_type(0))) {
+    return ctx.fail("only conversions among f32, f16, i32, u8 and i8");
   }
+  HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, ctx.in_dims(0)));
+  // f16 is f32 in the graph: such a conversion is a view (NPU numerics are the runner's). To an
+  // integer type it is a Cast, which rounds as the write_ir's FakeQuantize left nothing to round.
+  const DType from = ctx.in_type(0) == DType::kF16 ? DType::kF32 : ctx.in_type(0);
+  const DType to = *type == DType::kF16 ? DType::kF32 : *type;
+  if (from == to) return unary_node(ctx, "Identity");
+  return unary_node(ctx, "Cast", {{"to", static_cast<int64_t>(dtype_to_onnx(to))}});
+}
+
+// The per-tensor or per-axis form of a FakeQuantize range Const over an input of `rank`: its
+// values, and the axis (-1: one value).
+struct RangeConst {
+  std::vector<float> values;
+  int64_t axis = -1;
+};
+
+Result<RangeConst> range_const(ReadContext& ctx, size_t input, size_t rank) {
+  const Tensor* t = ctx.in_constant(input);
+  if (t == nullptr || t->dtype() != DType::kF32) {
+    return ctx.fail("input " + std::to_string(input) + " is not a float Const");
+  }
+  RangeConst range;
+  const auto values = t->values<float>();
+  range.values.assign(values.begin(), values.end());
+  if (values.size() == 1) return range;
+  const auto& dims = t->dims();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (range.axis >= 0 || dims.size() != rank)
+      return ctx.fail("input " + std::to_string(input) + " varies along more than one axis");
+    range.axis = static_cast<int64_t>(i);
+  }
+  return range;
+}
+
+// FakeQuantize of 256 levels whose ranges lie on the 8-bit integer grid, which is what write_ir
+// emits for QuantizeLinear (and how OpenVINO expresses int8): QuantizeLinear onto u8 levels
+// (scale = (high - low) / 255, zero point = -low / scale, rounded as an integer quantizer must),
+// then DequantizeLinear onto the output range. The NPU quantizes in int8; the simulated driver
+// rounds the fp16 input it has onto the same levels. Other ranges and level counts: refused.
+Status read_fake_quantize(ReadContext& ctx) {
+  HSCHED_RETURN_IF_ERROR(ctx.arity(5, 1));
   HSCHED_RETURN_IF_ERROR(elementwise_checks(ctx));
-  // Both sides are f32 in the graph: the conversion is a view (NPU numerics are the runner's).
-  return unary_node(ctx, "Identity");
+  HSCHED_ASSIGN_OR_RETURN(const int64_t levels, ctx.attr_int("levels", 2, 65536));
+  if (levels != 256) return ctx.fail("levels=" + std::to_string(levels) + " (8-bit: 256)");
+  const size_t rank = ctx.in_dims(0).size();
+  std::vector<RangeConst> ranges;
+  int64_t axis = -1;
+  for (size_t i = 1; i < 5; ++i) {
+    HSCHED_ASSIGN_OR_RETURN(RangeConst range, range_const(ctx, i, rank));
+    if (range.axis >= 0) {
+      if ((axis >= 0 && range.axis != axis) || ctx.in_dims(0)[static_cast<size_t>(range.axis)] !=
+                                                   static_cast<int64_t>(range.values.size())) {
+        return ctx.fail("per-channel ranges do not follow one axis of the input");
+      }
+      axis = range.axis;
+    }
+    ranges.push_back(std::move(range));
+  }
+  std::vector<ValueId> values[2];
+  for (size_t side = 0; side < 2; ++side) {
+    const RangeConst& low = ranges[2 * side];
+    const RangeConst& high = ranges[2 * side + 1];
+    const size_t count = std::max(low.values.size(), high.values.size());
+    std::vector<float> scale(count);
+    std::vector<uint8_t> zero(count);
+    for (size_t c = 0; c < count; ++c) {
+      const float lo = low.values[low.values.size() == 1 ? 0 : c];
+      const float hi = high.values[high.values.size() == 1 ? 0 : c];
+      scale[c] = (hi - lo) / 255.0f;
+      const float z = scale[c] > 0 ? std::nearbyint(-lo / scale[c]) : -1.0f;
+      if (!(z >= 0.0f && z <= 255.0f)) {
+        return ctx.fail("range [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "] does not hold the value 0 on an 8-bit integer grid");
+      }
+      zero[c] = static_cast<uint8_t>(z);
+    }
+    const std::vector<int64_t> dims =
+        count == 1 ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(count)};
+    const char* suffix = side == 0 ? "input" : "output";
+    values[side] = {ctx.add_constant(std::string(suffix) + "_scale",
+                                     Tensor::from_vector(DType::kF32, dims, scale)),
+                    ctx.add_constant(std::string(suffix) + "_zero_point",
+                                     Tensor::from_vector(DType::kU8, dims, zero))};
+  }
+  AttributeMap attributes;
+  if (axis >= 0) attributes["axis"] = axis;
+  const ValueId levels_value = ctx.temp_value("levels", DType::kU8, ctx.in_dims(0));
+  ctx.add_node("QuantizeLinear", "quantize", {ctx.in_value(0), values[0][0], values[0][1]},
+               {levels_value}, attributes);
+  ctx.add_node("DequantizeLinear", "", {levels_value, values[1][0], values[1][1]},
+               {ctx.out_value(0)}, attributes);
+  return Status::ok();
 }
 
 Status read_unary(ReadContext& ctx) {
@@ -359,6 +455,7 @@ const std::map<std::string, Converter>& converters() {
       {"Unsqueeze", {{"opset1"}, read_squeeze}},
       {"Transpose", {{"opset1"}, read_transpose}},
       {"Concat", {{"opset1"}, read_concat}},
+      {"FakeQuantize", {{"opset1"}, read_fake_quantize}},
   };
   return kConverters;
 }

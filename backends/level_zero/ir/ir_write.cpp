@@ -127,7 +127,7 @@ Result<IrModel> write_ir(const Graph& part, Precision precision) {
   HSCHED_ASSIGN_OR_RETURN(const auto order, part.topological_order());
   for (NodeId id : order) {
     const Node& node = part.node(id);
-    HSCHED_RETURN_IF_ERROR(ir_supports(part, node));
+    HSCHED_RETURN_IF_ERROR(ir_supports(part, node, precision));
     for (ValueId in : node.inputs) {
       if (in == kNoValue) continue;
       const Value& v = part.value(in);

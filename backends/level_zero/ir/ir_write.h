@@ -50,6 +50,13 @@ class WriteContext {
   std::vector<std::optional<PortRef>> ports_;  // per value
 };
 
+// A DequantizeLinear of a constant i32 tensor (a QDQ model's bias), which the writer folds into a
+// float Const: fp16 holds neither such integers nor, often, their scale (input scale times
+// weight scale).
+bool folds_to_constant(const Node& node, const Graph& graph);
+// Its values, (q - zero point) * scale per tensor or per axis, computed in f32.
+std::vector<float> dequantized_constant(const Node& node, const Graph& graph);
+
 // Emits the layers of one node (accepted by ir_supports) and binds its output.
 Status emit_node(WriteContext& ctx, const Node& node);
 

@@ -61,6 +61,124 @@ PortRef scalar(WriteContext& ctx, const std::string& name, float value) {
   return ctx.const_floats(name, {}, {value});
 }
 
+// `port` seen with other dims (same element count) through a Reshape layer.
+PortRef reshaped(WriteContext& ctx, const PortRef& port, const std::string& name,
+                 const std::vector<int64_t>& dims) {
+  PortRef shape = ctx.const_i64(name + "/shape", {static_cast<int64_t>(dims.size())}, dims);
+  return ctx.layer("Reshape", "opset1", name, {{"special_zero", "false"}}, {port, shape}, dims,
+                   port.type);
+}
+
+// The values of a constant scale or zero point as floats, and the dims that broadcast them over
+// the data: [] for one value, else [1.., count at `axis`, ..1].
+struct QuantParameter {
+  std::vector<float> values;
+  std::vector<int64_t> dims;
+};
+
+QuantParameter quant_parameter(const Node& node, const Tensor* t, int64_t count, size_t rank) {
+  QuantParameter p;
+  p.values.assign(static_cast<size_t>(count), 0.0f);
+  if (t != nullptr) {
+    for (size_t i = 0; i < p.values.size(); ++i) {
+      switch (t->dtype()) {
+        case DType::kU8:
+          p.values[i] = t->values<uint8_t>()[i];
+          break;
+        case DType::kI8:
+          p.values[i] = t->values<int8_t>()[i];
+          break;
+        case DType::kI32:
+          p.values[i] = static_cast<float>(t->values<int32_t>()[i]);
+          break;
+        default:
+          p.values[i] = t->values<float>()[i];
+          break;
+      }
+    }
+  }
+  if (count != 1) {
+    p.dims.assign(rank, 1);
+    p.dims[static_cast<size_t>(normalize_axis(node.attr_int("axis", 1), rank))] = count;
+  }
+  return p;
+}
+
+// QuantizeLinear as OpenVINO's ONNX frontend writes it: FakeQuantize onto the integer grid
+// [qmin, qmax] (input range (q - zero point) * scale), then Convert to u8/i8. The NPU compiler
+// folds FakeQuantize into the int8 layers around it.
+Status emit_quantize(WriteContext& ctx, const Node& node, const std::string& name) {
+  const Value& x = in_value(ctx, node, 0);
+  const Value& y = out_value(ctx, node);
+  const Tensor& scale_tensor = *in_value(ctx, node, 1).constant;
+  const int64_t count = scale_tensor.elements();
+  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, x.shape.rank());
+  const QuantParameter zero =
+      quant_parameter(node, has_input(node, 2) ? &*in_value(ctx, node, 2).constant : nullptr, count,
+                      x.shape.rank());
+  const float qmin = y.dtype == DType::kU8 ? 0.0f : -128.0f;
+  const float qmax = qmin + 255.0f;
+  std::vector<float> low(scale.values.size()), high(scale.values.size());
+  for (size_t i = 0; i < low.size(); ++i) {
+    low[i] = (qmin - zero.values[i]) * scale.values[i];
+    high[i] = (qmax - zero.values[i]) * scale.values[i];
+  }
+  PortRef fq =
+      ctx.layer("FakeQuantize", "opset1", name + "/fake_quantize",
+                {{"levels", "256"}, {"auto_broadcast", "numpy"}},
+                {ctx.input(node.inputs[0]), ctx.const_floats(name + "/input_low", scale.dims, low),
+                 ctx.const_floats(name + "/input_high", scale.dims, high),
+                 ctx.const_floats(name + "/output_low", {}, {qmin}),
+                 ctx.const_floats(name + "/output_high", {}, {qmax})},
+                y.shape.dims);
+  PortRef out = ctx.layer("Convert", "opset1", name,
+                          {{"destination_type", std::string(element_type_name(y.dtype))}}, {fq},
+                          y.shape.dims, y.dtype);
+  ctx.bind(node.outputs[0], out);
+  return Status::ok();
+}
+
+// DequantizeLinear as OpenVINO writes dequantization: Convert to float, Subtract the zero point
+// (when not all zero), Multiply by the scale. A constant i32 one is folded (folds_to_constant).
+Status emit_dequantize(WriteContext& ctx, const Node& node, const std::string& name) {
+  const Value& x = in_value(ctx, node, 0);
+  const Value& y = out_value(ctx, node);
+  if (folds_to_constant(node, ctx.graph())) {
+    ctx.bind(node.outputs[0],
+             ctx.const_floats(name, y.shape.dims, dequantized_constant(node, ctx.graph())));
+    return Status::ok();
+  }
+  const Tensor& scale_tensor = *in_value(ctx, node, 1).constant;
+  const int64_t count = scale_tensor.elements();
+  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, x.shape.rank());
+  const QuantParameter zero =
+      quant_parameter(node, has_input(node, 2) ? &*in_value(ctx, node, 2).constant : nullptr, count,
+                      x.shape.rank());
+  PortRef out = ctx.layer("Convert", "opset1", name + "/to_float",
+                          {{"destination_type", std::string(element_type_name(ctx.float_type()))}},
+                          {ctx.input(node.inputs[0])}, y.shape.dims);
+  if (std::any_of(zero.values.begin(), zero.values.end(), [](float z) { return z != 0.0f; })) {
+    out = ctx.layer("Subtract", "opset1", name + "/zero_point", kNumpyBroadcast,
+                    {out, ctx.const_floats(name + "/zero_point_value", zero.dims, zero.values)},
+                    y.shape.dims);
+  }
+  out = ctx.layer("Multiply", "opset1", name, kNumpyBroadcast,
+                  {out, ctx.const_floats(name + "/scale", scale.dims, scale.values)}, y.shape.dims);
+  ctx.bind(node.outputs[0], out);
+  return Status::ok();
+}
+
+// Identity: a Convert to the same type (opset1 has no Identity; the compiler drops it), so the
+// output keeps a port of its own to carry its name.
+Status emit_identity(WriteContext& ctx, const Node& node, const std::string& name) {
+  const PortRef in = ctx.input(node.inputs[0]);
+  PortRef out = ctx.layer("Convert", "opset1", name,
+                          {{"destination_type", std::string(element_type_name(in.type))}}, {in},
+                          in.dims, in.type);
+  ctx.bind(node.outputs[0], out);
+  return Status::ok();
+}
+
 Status emit_conv(WriteContext& ctx, const Node& node, const std::string& name) {
   const Value& x = in_value(ctx, node, 0);
   const Value& w = in_value(ctx, node, 1);
@@ -87,15 +205,17 @@ Status emit_conv(WriteContext& ctx, const Node& node, const std::string& name) {
     std::vector<int64_t> dims = w.shape.dims;
     dims[0] /= group;
     dims.insert(dims.begin(), group);
-    weights = ctx.const_tensor(w.name + "/grouped", *w.constant, dims);
+    weights = w.constant ? ctx.const_tensor(w.name + "/grouped", *w.constant, dims)
+                         : reshaped(ctx, ctx.input(node.inputs[1]), name + "/grouped", dims);
     type = "Group" + type;
   }
   PortRef out =
       ctx.layer(type, "opset1", name, data, {ctx.input(node.inputs[0]), weights}, y.shape.dims);
   if (has_input(node, 2)) {
     const Value& b = in_value(ctx, node, 2);
-    PortRef bias = ctx.const_tensor(b.name + "/broadcast", *b.constant,
-                                    channel_dims(y.shape.dims[1], y.shape.rank()));
+    const auto dims = channel_dims(y.shape.dims[1], y.shape.rank());
+    PortRef bias = b.constant ? ctx.const_tensor(b.name + "/broadcast", *b.constant, dims)
+                              : reshaped(ctx, ctx.input(node.inputs[2]), name + "/bias_dims", dims);
     out = ctx.layer("Add", "opset1", name + "/bias", kNumpyBroadcast, {out, bias}, y.shape.dims);
   }
   ctx.bind(node.outputs[0], out);
@@ -390,11 +510,47 @@ const std::map<std::string, Emitter>& emitters() {
       {"Unsqueeze", emit_squeeze},
       {"Transpose", emit_transpose},
       {"Concat", emit_concat},
+      {"Identity", emit_identity},
+      {"QuantizeLinear", emit_quantize},
+      {"DequantizeLinear", emit_dequantize},
   };
   return kEmitters;
 }
 
 }  // namespace
+
+bool folds_to_constant(const Node& node, const Graph& graph) {
+  if (node.op_type != "DequantizeLinear" || node.inputs.empty() || node.inputs[0] == kNoValue) {
+    return false;
+  }
+  const Value& x = graph.value(node.inputs[0]);
+  return x.is_constant() && x.dtype == DType::kI32;
+}
+
+std::vector<float> dequantized_constant(const Node& node, const Graph& graph) {
+  const Tensor& x = *graph.value(node.inputs[0]).constant;
+  const Tensor& scale_tensor = *graph.value(node.inputs[1]).constant;
+  const int64_t count = scale_tensor.elements();
+  const size_t rank = x.dims().size();
+  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, rank);
+  const QuantParameter zero = quant_parameter(
+      node, has_input(node, 2) ? &*graph.value(node.inputs[2]).constant : nullptr, count, rank);
+  // Per axis: runs of `inner` values share a parameter, cycling every `count` runs.
+  int64_t inner = 1;
+  if (count != 1) {
+    for (size_t i = static_cast<size_t>(normalize_axis(node.attr_int("axis", 1), rank)) + 1;
+         i < rank; ++i) {
+      inner *= x.dims()[i];
+    }
+  }
+  const auto q = x.values<int32_t>();
+  std::vector<float> values(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const auto c = static_cast<size_t>((static_cast<int64_t>(i) / inner) % count);
+    values[i] = (static_cast<float>(q[i]) - zero.values[c]) * scale.values[c];
+  }
+  return values;
+}
 
 Status emit_node(WriteContext& ctx, const Node& node) {
   const auto it = emitters().find(node.op_type);
