@@ -210,6 +210,8 @@ const std::vector<std::string>& supported_ops() {
       "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "IsNaN",
       "Where", "Cast",
+      // int8 (QDQ models): quantized data held as its integer values
+      "QuantizeLinear", "DequantizeLinear",
       // comparisons and logic (bools held as 1 and 0)
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization

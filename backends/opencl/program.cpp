@@ -13,26 +13,44 @@ namespace {
 
 using detail::check_cl;
 
-Tensor bools_as_floats(const Tensor& bools) {
-  Tensor floats(DType::kF32, bools.dims());
-  std::transform(bools.values<uint8_t>().begin(), bools.values<uint8_t>().end(),
-                 floats.values<float>().begin(), [](uint8_t b) { return b != 0 ? 1.0f : 0.0f; });
+// Bools are held on the device as 1 and 0, 8-bit quantized data as its integer values.
+Tensor as_floats(const Tensor& t) {
+  Tensor floats(DType::kF32, t.dims());
+  auto out = floats.values<float>();
+  if (t.dtype() == DType::kI8) {
+    std::copy(t.values<int8_t>().begin(), t.values<int8_t>().end(), out.begin());
+  } else if (t.dtype() == DType::kU8) {
+    std::copy(t.values<uint8_t>().begin(), t.values<uint8_t>().end(), out.begin());
+  } else {  // bool
+    std::transform(t.values<uint8_t>().begin(), t.values<uint8_t>().end(), out.begin(),
+                   [](uint8_t b) { return b != 0 ? 1.0f : 0.0f; });
+  }
   return floats;
 }
 
-Tensor floats_as_bools(const Tensor& floats) {
-  Tensor bools(DType::kBool, floats.dims());
-  std::transform(floats.values<float>().begin(), floats.values<float>().end(),
-                 bools.values<uint8_t>().begin(), [](float f) { return f != 0.0f ? 1 : 0; });
-  return bools;
+// The device's floats as `dtype` (bool, u8 or i8; the 8-bit values are integers in range).
+Tensor floats_as(const Tensor& floats, DType dtype) {
+  Tensor t(dtype, floats.dims());
+  const auto in = floats.values<float>();
+  if (dtype == DType::kI8) {
+    std::transform(in.begin(), in.end(), t.values<int8_t>().begin(),
+                   [](float f) { return static_cast<int8_t>(f); });
+  } else if (dtype == DType::kU8) {
+    std::transform(in.begin(), in.end(), t.values<uint8_t>().begin(),
+                   [](float f) { return static_cast<uint8_t>(f); });
+  } else {
+    std::transform(in.begin(), in.end(), t.values<uint8_t>().begin(),
+                   [](float f) { return f != 0.0f ? 1 : 0; });
+  }
+  return t;
 }
 
 Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, const Value& value) {
   cl_int error = CL_SUCCESS;
   cl::Buffer buffer(context, CL_MEM_READ_WRITE, static_cast<size_t>(std::max<int64_t>(bytes, 1)),
                     nullptr, &error);
-  HSCHED_RETURN_IF_ERROR(check_cl(error, "buffer of " + std::to_string(bytes) +
-                                             " bytes for value '" + value.name + "'"));
+  HSCHED_RETURN_IF_ERROR(check_cl(
+      error, "buffer of " + std::to_string(bytes) + " bytes for value '" + value.name + "'"));
   return buffer;
 }
 
@@ -100,8 +118,8 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   HSCHED_ASSIGN_OR_RETURN(const OpKernels* ops, device->kernels(storage, deadline_ms));
   std::unique_ptr<ClProgram> program(new ClProgram(graph, std::move(device), ops));
   cl_int error = CL_SUCCESS;
-  program->queue_ = cl::CommandQueue(program->device_->context(), program->device_->info().device,
-                                     0, &error);
+  program->queue_ =
+      cl::CommandQueue(program->device_->context(), program->device_->info().device, 0, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, "clCreateCommandQueue"));
   HSCHED_RETURN_IF_ERROR(program->plan_steps());
   program->profile_ = profile;
@@ -163,7 +181,8 @@ Status ClProgram::allocate() {
       if (in != kNoValue) HSCHED_RETURN_IF_ERROR(ensure(in));
     }
     if (step.view) {  // the output is the data input's bytes
-      buffers_[static_cast<size_t>(node.outputs[0])] = buffers_[static_cast<size_t>(node.inputs[0])];
+      buffers_[static_cast<size_t>(node.outputs[0])] =
+          buffers_[static_cast<size_t>(node.inputs[0])];
       continue;
     }
     for (ValueId out : node.outputs) {
@@ -185,18 +204,19 @@ Status ClProgram::upload_constants() {
 
 // Enqueues host -> device of `input` into value `id`'s buffer. With fp16 storage the fp32 bytes
 // go to the queue's staging buffer (ops_scratch.h) that a kernel converts; the in-order queue
-// runs the next use of that buffer only after the conversion. A bool tensor is converted to 1 and
-// 0 first and written with a blocking write: the converted copy dies with this call.
+// runs the next use of that buffer only after the conversion. A bool or 8-bit tensor is converted
+// to floats first and written with a blocking write: the converted copy dies with this call.
 Status ClProgram::write_input(const Tensor& input, ValueId id) {
   const cl::Buffer& buffer = *buffers_[static_cast<size_t>(id)];
   const int64_t count = input.elements();
   if (count == 0) return Status::ok();
-  const bool convert_bools = input.dtype() == DType::kBool;
-  const Tensor floats = convert_bools ? bools_as_floats(input) : input;
-  const cl_bool blocking = convert_bools ? CL_TRUE : CL_FALSE;
+  const bool converted = input.dtype() != DType::kF32;
+  const Tensor floats = converted ? as_floats(input) : input;
+  const cl_bool blocking = converted ? CL_TRUE : CL_FALSE;
   if (ops_->storage() == Storage::kFloat32) {
-    return check_cl(queue_.enqueueWriteBuffer(buffer, blocking, 0, floats.byte_size(), floats.raw()),
-                    "write of '" + graph_.value(id).name + "'");
+    return check_cl(
+        queue_.enqueueWriteBuffer(buffer, blocking, 0, floats.byte_size(), floats.raw()),
+        "write of '" + graph_.value(id).name + "'");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer staging,
                           detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
@@ -233,7 +253,7 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
 }
 
 // Device -> host of value `id` with a blocking read: every command before it has finished. A
-// bool value is read as its 1s and 0s and converted.
+// bool or 8-bit value is read as floats and converted.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
   Tensor output(DType::kF32, value.shape.dims);
@@ -251,7 +271,7 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue_.enqueueReadBuffer(*source, CL_TRUE, 0, output.byte_size(), output.raw()),
                "read of '" + value.name + "'"));
-  return value.dtype == DType::kBool ? floats_as_bools(output) : output;
+  return value.dtype == DType::kF32 ? output : floats_as(output, value.dtype);
 }
 
 std::vector<ClStepTime> ClProgram::profile() const {
@@ -282,12 +302,14 @@ NodeOperands ClProgram::operands_for(const Node& node) {
       const Value& value = graph_.value(in);
       operand.buffer = buffers_[static_cast<size_t>(in)].get();
       operand.shape = value.shape.dims;
+      operand.dtype = value.dtype;
       if (value.is_constant()) operand.constant = &*value.constant;
     }
     operands.inputs.push_back(std::move(operand));
   }
   for (ValueId out : node.outputs) {
-    operands.outputs.push_back(out == kNoValue ? nullptr : buffers_[static_cast<size_t>(out)].get());
+    operands.outputs.push_back(out == kNoValue ? nullptr
+                                               : buffers_[static_cast<size_t>(out)].get());
     operands.output_shapes.push_back(out == kNoValue ? Shape{} : graph_.value(out).shape.dims);
   }
   return operands;
@@ -336,8 +358,7 @@ int ClProgram::replayed_steps() const {
   }));
 }
 
-Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
-                                           CopyRecord* copies) {
+Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, CopyRecord* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::vector<ValueId>& graph_inputs = graph_.inputs();
   if (inputs.size() != graph_inputs.size()) {
@@ -363,7 +384,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
     const auto upload_start = Clock::now();
     int64_t copied = 0, shared = 0;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      HSCHED_ASSIGN_OR_RETURN(const bool zero_copy, bind_input(inputs[i], graph_inputs[i], borrowed));
+      HSCHED_ASSIGN_OR_RETURN(const bool zero_copy,
+                              bind_input(inputs[i], graph_inputs[i], borrowed));
       (zero_copy ? shared : copied) += static_cast<int64_t>(inputs[i].byte_size());
     }
     if (copies != nullptr) {
@@ -390,7 +412,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
       total.total_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     }
     profiled_runs_ += profile_ ? 1 : 0;
-    if (copies != nullptr) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
+    if (copies != nullptr)
+      HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
     const auto download_start = Clock::now();
     std::vector<Tensor> outputs;
     for (ValueId id : graph_.outputs()) {
@@ -400,7 +423,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs,
     if (copies != nullptr) {
       copies->download_ms = ms_since(download_start);
       copies->download_bytes = 0;
-      for (const Tensor& output : outputs) copies->download_bytes += static_cast<int64_t>(output.byte_size());
+      for (const Tensor& output : outputs)
+        copies->download_bytes += static_cast<int64_t>(output.byte_size());
     }
     ++runs_;
     return outputs;

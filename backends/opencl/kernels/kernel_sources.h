@@ -63,6 +63,23 @@ __kernel void unary(__global const storage_t* x, __global storage_t* y, int op, 
   STORE(apply_unary(op, LOAD(x, i), alpha, beta), y, i);
 }
 
+// QuantizeLinear (quantize != 0): y = clamp(rint(x / scale) + zero, lo, hi), rint rounding half
+// to even as ONNX does; DequantizeLinear: y = (x - zero) * scale. scale and zero hold `channels`
+// values (1: per tensor), each for a run of `inner` elements; has_zero 0: no zero point (the
+// host passes scale for it). Quantized data is held as its integer values.
+__kernel void quantize_linear(__global const storage_t* x, __global const storage_t* scale,
+                              __global const storage_t* zero, __global storage_t* y, int quantize,
+                              int has_zero, float lo, float hi, int channels, int inner,
+                              int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int c = (i / inner) % channels;
+  const float s = LOAD(scale, c);
+  const float z = has_zero ? LOAD(zero, c) : 0.0f;
+  const float v = LOAD(x, i);
+  STORE(quantize ? clamp(rint(v / s) + z, lo, hi) : (v - z) * s, y, i);
+}
+
 float apply_binary(int op, float a, float b) {
   switch (op) {
     case 0: return a + b;      // Add

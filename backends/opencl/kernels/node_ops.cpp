@@ -7,6 +7,7 @@
 
 #include "backends/opencl/device.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
 namespace node_detail {
@@ -161,6 +162,36 @@ Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const 
   return mode;
 }
 
+Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const Shape& scale,
+                                       const Shape* zero, DType packed) {
+  if (node.attr_int("block_size", 0) != 0) {
+    return invalid_argument(node.op_type + " blocked quantization");
+  }
+  if (packed != DType::kU8 && packed != DType::kI8) {
+    return invalid_argument(node.op_type + " of " + std::string(dtype_name(packed)) + " data");
+  }
+  QuantizeParams params;
+  params.quantize = node.op_type == "QuantizeLinear";
+  params.lo = packed == DType::kU8 ? 0.0f : -128.0f;
+  params.hi = params.lo + 255.0f;
+  params.channels = detail::element_count(scale);
+  if (zero != nullptr && detail::element_count(*zero) != params.channels) {
+    return invalid_argument(node.op_type + " zero point count differs from the scale's");
+  }
+  if (params.channels != 1) {  // one per index of `axis` (a single value is per tensor)
+    const auto rank = static_cast<int64_t>(x.size());
+    int64_t axis = node.attr_int("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || scale.size() != 1 ||
+        x[static_cast<size_t>(axis)] != params.channels) {
+      return invalid_argument(node.op_type +
+                              " scale is neither one value nor one per index of axis");
+    }
+    for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) params.inner *= x[i];
+  }
+  return params;
+}
+
 }  // namespace node_detail
 
 namespace {
@@ -207,9 +238,23 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
   return tensors;
 }
 
-// Generic rules: float32 or bool data, static shapes of < 2^31 elements, host inputs constant.
+// Ops that may read or write 8-bit quantized data (held as its integer values): QuantizeLinear's
+// output, DequantizeLinear's input and zero point, and moves that copy values unchanged.
+bool takes_eight_bit(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
+      "Unsqueeze",      "Transpose",        "Concat",   "Split",   "Gather",  "Expand"};
+  return kOps.count(op) != 0;
+}
+
+// Generic rules: float32 or bool data (8-bit only where takes_eight_bit), static shapes of < 2^31
+// elements, host inputs constant.
 std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
+  const auto eight_bit = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
+  const auto held = [&](DType t) {
+    return held_on_device(t) && (!eight_bit(t) || takes_eight_bit(op));
+  };
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.inputs[i]);
@@ -221,7 +266,7 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
       }
       continue;
     }
-    if (!held_on_device(v.dtype)) {
+    if (!held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " input " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -233,7 +278,7 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
-    if (!held_on_device(v.dtype)) {
+    if (!held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -259,6 +304,22 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   auto attribute = [&](const Status& status) {
     return reject(ReasonCode::kAttributeUnsupported, status.message());
   };
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    const bool quantize = op == "QuantizeLinear";
+    const DType packed = graph.value(quantize ? node.outputs[0] : node.inputs[0]).dtype;
+    // Without a zero point QuantizeLinear gives u8; DequantizeLinear takes either type.
+    const bool has_zero = has_input(node, 2);
+    if (has_zero ? graph.value(node.inputs[2]).dtype != packed : quantize && packed != DType::kU8) {
+      return reject(ReasonCode::kDtypeUnsupported,
+                    op + " of " + std::string(dtype_name(packed)) + " data");
+    }
+    if (!has_input(node, 1)) return reject(ReasonCode::kShapeUnsupported, op + " without a scale");
+    const Shape* zero = has_zero ? &dims_of(graph, node.inputs[2]) : nullptr;
+    auto params =
+        node_detail::quantize_params(node, x, dims_of(graph, node.inputs[1]), zero, packed);
+    if (!params.is_ok()) return attribute(params.status());
+    return std::nullopt;
+  }
   if (unary_ops().count(op)) {
     auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));
     if (!act.is_ok()) return attribute(act.status());
@@ -400,12 +461,24 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  return std::nullopt;  // the view ops and Cast: any float or bool data
+  if (op == "Cast") {  // between float and bool: bools are held as 1 and 0
+    const DType from = graph.value(node.inputs[0]).dtype;
+    const DType to = graph.value(node.outputs[0]).dtype;
+    if ((from != DType::kF32 && from != DType::kBool) ||
+        (to != DType::kF32 && to != DType::kBool)) {
+      return reject(ReasonCode::kDtypeUnsupported, "Cast from " + std::string(dtype_name(from)) +
+                                                       " to " + std::string(dtype_name(to)));
+    }
+  }
+  return std::nullopt;  // the view ops and Cast: any data held on the device
 }
 
 }  // namespace
 
-bool held_on_device(DType dtype) { return dtype == DType::kF32 || dtype == DType::kBool; }
+bool held_on_device(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kBool || dtype == DType::kU8 ||
+         dtype == DType::kI8;
+}
 
 std::optional<Refusal> check_node(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;

@@ -2,11 +2,13 @@
 // capability rules) and running one (enqueue_node). The program (program.h) maps a partition's
 // nodes onto these; the op layer (ops.h) does the work.
 //
-// Data: every non-constant value a node reads or writes is float32 or bool in the graph and held
-// on the device in the OpKernels' storage type (fp32, or fp16 through vload_half/vstore_half;
-// bools as 1 and 0). Constant inputs of other dtypes (shapes, axes, Resize scales, Clip bounds)
-// are read on the host from Operand::constant and have no buffer.
-// Threading: as ops.h (no shared kernel objects; one queue per thread).
+// Data: every non-constant value a node reads or writes is float32, bool or 8-bit quantized
+// (u8/i8: QuantizeLinear's output, DequantizeLinear's input, and the moves between them) in the
+// graph and held on the device in the OpKernels' storage type (fp32, or fp16 through
+// vload_half/vstore_half; bools as 1 and 0, 8-bit data as its integer values). Constant inputs of
+// other dtypes (shapes, axes, Resize scales, Clip bounds) are read on the host from
+// Operand::constant and have no buffer. Threading: as ops.h (no shared kernel objects; one queue
+// per thread).
 #pragma once
 
 #include <optional>
@@ -26,6 +28,7 @@ struct Operand {
   const cl::Buffer* buffer = nullptr;  // null for an omitted optional input or a non-float constant
   Shape shape;
   const Tensor* constant = nullptr;  // the host tensor when the value is a graph constant
+  DType dtype = DType::kUndefined;   // the graph value's (bool and 8-bit data are held as floats)
 };
 
 struct NodeOperands {
@@ -41,8 +44,9 @@ struct NodeOperands {
 // constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
 std::optional<Refusal> check_node(const Graph& graph, const Node& node);
 
-// The dtypes a value can have on the device: float32, and bool held as 1 or 0 (the kernels read a
-// condition as storage != 0; the program converts bool tensors at its boundary).
+// The dtypes a value can have on the device: float32, bool held as 1 or 0 (the kernels read a
+// condition as storage != 0), and u8/i8 held as their integer values (exact in fp16 storage too);
+// the program converts bool and 8-bit tensors at its boundary.
 bool held_on_device(DType dtype);
 
 // Conv -> activation fusion: the program may fold an activation node into the Conv before it

@@ -30,6 +30,7 @@ class Operands {
     return i < operands_.inputs.size() ? operands_.inputs[i].buffer : nullptr;
   }
   const Shape& shape(size_t i) const { return operands_.inputs.at(i).shape; }
+  DType dtype(size_t i) const { return operands_.inputs.at(i).dtype; }
   const Tensor* constant(size_t i) const {
     return i < operands_.inputs.size() ? operands_.inputs[i].constant : nullptr;
   }
@@ -191,6 +192,17 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
+  }
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") {
+    const bool has_zero = in.optional_buffer(2) != nullptr;
+    const DType packed = has_zero ? in.dtype(2) : op == "QuantizeLinear" ? DType::kU8 : in.dtype(0);
+    HSCHED_ASSIGN_OR_RETURN(
+        const QuantizeParams params,
+        node_detail::quantize_params(node, shape, in.shape(1), has_zero ? &in.shape(2) : nullptr,
+                                     packed));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
+    return enqueue_quantize_linear(ops, queue, params, *x, *scale, in.optional_buffer(2), *y,
+                                   detail::element_count(shape), wait);
   }
   if (op == "Cast") {  // between float and bool (check_node): bools are 1 and 0 already
     if (dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))) != DType::kBool) {

@@ -31,6 +31,13 @@ Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& 
 // constant; null or empty when sizes is given) expanded over the `axes` attribute.
 Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in);
 
+// QuantizeLinear / DequantizeLinear of data x with a scale of shape `scale`, a zero point of
+// shape `zero` (null when omitted) and 8-bit data of type `packed` (u8 or i8): the clamp range and
+// the scale's layout (per tensor, or one value per index of `axis`). InvalidArgument when the
+// node does not fit.
+Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const Shape& scale,
+                                       const Shape* zero, DType packed);
+
 // Float values of a host tensor (f32, f16 not supported) or integers (i64/i32), for attributes
 // given as inputs. InvalidArgument on another dtype.
 Result<std::vector<float>> float_values(const Tensor& tensor);

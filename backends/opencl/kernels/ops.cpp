@@ -206,6 +206,20 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
   return launch(queue, kernel, count, wait, "unary");
 }
 
+Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const QuantizeParams& params, const cl::Buffer& x,
+                                          const cl::Buffer& scale, const cl::Buffer* zero,
+                                          cl::Buffer& y, int64_t count, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "quantize_linear input"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "quantize_linear"));
+  HSCHED_RETURN_IF_ERROR(set_args(
+      kernel, "quantize_linear", x, scale, zero != nullptr ? *zero : scale, y,
+      static_cast<cl_int>(params.quantize ? 1 : 0), static_cast<cl_int>(zero != nullptr ? 1 : 0),
+      params.lo, params.hi, static_cast<cl_int>(params.channels), static_cast<cl_int>(params.inner),
+      static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "quantize_linear");
+}
+
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank, 1);

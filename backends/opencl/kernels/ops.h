@@ -109,6 +109,21 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
                                 float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
                                 int64_t count, const Events& wait = {});
 
+// ONNX QuantizeLinear (`quantize`, y clamped to [lo, hi]) or DequantizeLinear of `count`
+// elements with `channels` scale (and zero point) values, each for a run of `inner` elements
+// (channels 1: per tensor). `zero` may be null. Quantized data is held as its integer values.
+struct QuantizeParams {
+  bool quantize = true;
+  float lo = 0;
+  float hi = 255;
+  int64_t channels = 1;
+  int64_t inner = 1;
+};
+Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const QuantizeParams& params, const cl::Buffer& x,
+                                          const cl::Buffer& scale, const cl::Buffer* zero,
+                                          cl::Buffer& y, int64_t count, const Events& wait);
+
 // y = op(a, b) with numpy broadcasting, ranks up to 6; y has the broadcast shape.
 // Errors: InvalidArgument when the shapes do not broadcast or rank > 6.
 Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

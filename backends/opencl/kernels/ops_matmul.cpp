@@ -91,24 +91,24 @@ Status gemv(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
             const char* op) {
   if (call.trans_b) {
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gemv_rows"));
-    HSCHED_RETURN_IF_ERROR(detail::set_args(
-        kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
-        static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
-        static_cast<cl_int>(call.k), call.alpha));
+    HSCHED_RETURN_IF_ERROR(
+        detail::set_args(kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
+                         static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
+                         static_cast<cl_int>(call.k), call.alpha));
     HSCHED_ASSIGN_OR_RETURN(
         *event, detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows"));
     return Status::ok();
   }
   detail::not_replayable();  // a fill and a CLBlast call
-  HSCHED_RETURN_IF_ERROR(check_cl(queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float),
-                                                          call.n * sizeof(float)),
-                                  "zero fill before GEMV"));
+  HSCHED_RETURN_IF_ERROR(check_cl(
+      queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float), call.n * sizeof(float)),
+      "zero fill before GEMV"));
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
-  const clblast::StatusCode code = clblast::Gemv<float>(
-      clblast::Layout::kRowMajor, clblast::Transpose::kYes, call.k, call.n, call.alpha, b(),
-      call.b_offset, call.n, a(), call.a_offset, 1, 0.0f, c(), call.c_offset, 1, &raw_queue,
-      &raw_event);
+  const clblast::StatusCode code =
+      clblast::Gemv<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, call.k, call.n,
+                           call.alpha, b(), call.b_offset, call.n, a(), call.a_offset, 1, 0.0f, c(),
+                           call.c_offset, 1, &raw_queue, &raw_event);
   HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
   *event = cl::Event(raw_event);  // takes CLBlast's reference
   return Status::ok();

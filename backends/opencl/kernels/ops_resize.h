@@ -13,8 +13,8 @@
 namespace hsched::opencl {
 
 struct ResizeMode {
-  bool linear = false;  // else nearest
-  resize::Coord coord = resize::Coord::kHalfPixel;  // not kTfCropAndResize
+  bool linear = false;                                           // else nearest
+  resize::Coord coord = resize::Coord::kHalfPixel;               // not kTfCropAndResize
   resize::Nearest nearest = resize::Nearest::kRoundPreferFloor;  // not kSimple
   // One per axis of the input (the `scales` input, expanded over `axes`); empty: out / in.
   std::vector<float> scales;

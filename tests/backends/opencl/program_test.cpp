@@ -1,11 +1,15 @@
 // ClProgram's replay (program.h): from the third run on, nodes whose every command is a kernel
 // launch enqueue the kernels their second run recorded. Each run of one program must give the
-// same bits as a program compiled afresh for that input, whose one run replays nothing. On the
-// first OpenCL device (PoCL in CI; skipped, not passed, without one).
+// same bits as a program compiled afresh for that input, whose one run replays nothing. 8-bit
+// quantized data (QuantizeLinear/DequantizeLinear) against the CPU. On the first OpenCL device
+// (PoCL in CI; skipped, not passed, without one).
 #include "backends/opencl/program.h"
+
+#include <cmath>
 
 #include <gtest/gtest.h>
 
+#include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
 #include "opencl_test_util.h"
@@ -78,6 +82,90 @@ TEST(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
       ASSERT_TRUE(expected.is_ok()) << expected.status().message();
       EXPECT_EQ(floats_of(*outputs), floats_of(*expected))
           << storage_bytes(storage) << "-byte storage, run " << run;
+    }
+  }
+}
+
+// x -> Q (u8, zero point 128) -> DQ -> Conv (per-channel int8 weights) -> Q (i8, zero point -3)
+// -> DQ, with both quantized values also graph outputs, and a u8 graph input dequantized: every
+// value crossing the device's boundary in 8 bits, and the Q/DQ kernels per tensor and per axis.
+Graph quantized_graph() {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4, 8, 8}).input("u", DType::kU8, {4});
+  b.output("xq", DType::kU8, {1, 4, 8, 8})
+      .output("cq", DType::kI8, {1, 4, 8, 8})
+      .output("y", DType::kF32, {1, 4, 8, 8})
+      .output("ud", DType::kF32, {4});
+  b.initializer_f32("xs", {}, {0.02f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+      .initializer("w", Tensor::from_vector(DType::kI8, {4, 4, 1, 1},
+                                            std::vector<int8_t>{1, -7, 127, 9, -128, 3, 44, -90, 5,
+                                                                17, 0, -1, 100, 60, -33, 2}))
+      .initializer_f32("ws", {4}, {0.01f, 0.02f, 0.005f, 0.03f})
+      .initializer_f32("cs", {}, {0.05f})
+      .initializer("cz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}))
+      .initializer_f32("us", {}, {0.5f});
+  b.node("QuantizeLinear", {"x", "xs", "xz"}, {"xq"}, "quantize_x");
+  b.node("DequantizeLinear", {"xq", "xs", "xz"}, {"xd"}, "dequantize_x");
+  set_attr(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dequantize_w"), "axis", int64_t{0});
+  b.node("Conv", {"xd", "wd"}, {"c"}, "conv");
+  b.node("QuantizeLinear", {"c", "cs", "cz"}, {"cq"}, "quantize_c");
+  b.node("DequantizeLinear", {"cq", "cs", "cz"}, {"y"}, "dequantize_c");
+  b.node("DequantizeLinear", {"u", "us", "xz"}, {"ud"}, "dequantize_u");
+  auto graph = import_onnx_model(b.model(), {}, "cl_quantized", {});
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  return graph.is_ok() ? std::move(*graph) : Graph{};
+}
+
+// Element i of a u8/i8/f32 tensor as a double.
+double at(const Tensor& t, size_t i) {
+  switch (t.dtype()) {
+    case DType::kU8:
+      return t.values<uint8_t>()[i];
+    case DType::kI8:
+      return t.values<int8_t>()[i];
+    default:
+      return t.values<float>()[i];
+  }
+}
+
+TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  const Graph graph = quantized_graph();
+  for (const Node& node : graph.nodes()) {
+    EXPECT_FALSE(check_node(graph, node).has_value()) << node.name;
+  }
+  Tensor u(DType::kU8, {4});
+  for (size_t i = 0; i < 4; ++i) u.values<uint8_t>()[i] = static_cast<uint8_t>(60 * i + 7);
+  const std::vector<Tensor> inputs = {input_for(0), u};
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    ASSERT_EQ(outputs->size(), expected->size());
+    // The quantization of x and the dequantization of u are exact in fp32 storage; the conv
+    // sums floats where the CPU sums integers, and fp16 storage rounds x: a step at most (y:
+    // 0.05, plus fp16's rounding of values up to about 6).
+    const bool fp32 = storage == Storage::kFloat32;
+    const double steps[] = {fp32 ? 0.0 : 1.0, 1.0, fp32 ? 0.05 : 0.055, 0.0};
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      const Tensor& got = (*outputs)[o];
+      const Tensor& want = (*expected)[o];
+      ASSERT_EQ(got.dtype(), want.dtype()) << "output " << o;
+      ASSERT_EQ(got.dims(), want.dims()) << "output " << o;
+      double worst = 0;
+      for (size_t i = 0; i < static_cast<size_t>(got.elements()); ++i) {
+        worst = std::max(worst, std::abs(at(got, i) - at(want, i)));
+      }
+      EXPECT_LE(worst, steps[o] + 1e-6)
+          << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
     }
   }
 }
