@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""hsched on the GPU in fp32, fp16 storage and int8 (ONNX Runtime's QDQ models), same machine,
+alternating rounds: a markdown table of medians and their ratios to fp32.
+
+Run on the GPU machine (bench/gpu/README.md, "Precisions"):
+    python3 bench/gpu/precisions.py --bundle .devrun --models resnet18,vit_tiny --rounds 3
+
+For each model: BUNDLE/<name>/model.onnx (else the torch_baseline.py export of the same
+architecture, made here) runs under `--devices gpu` in fp32 and `--precision fp16`;
+BUNDLE/<name>_int8/model.onnx (the shared QDQ file) under `--devices gpu`. Each round runs every
+(model, precision) once with `--iterations N --warmup 5`; the figure is the median over rounds of
+hsched's own median. Also reported: how many of each run's nodes ran on the GPU.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPORTED = "/tmp/hsched-exported-models"
+
+
+def hsched_run(bundle, model, precision, iterations, timeout_s):
+    cmd = ["bash", os.path.join(bundle, "run.sh"), os.path.join(bundle, "hsched"), "run", model,
+           "--devices", "gpu", "--json", "--iterations", str(iterations), "--warmup", "5"]
+    if precision == "fp16":
+        cmd += ["--precision", "fp16"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout_s} s"}
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1]}
+    try:
+        report = json.loads(done.stdout)
+    except ValueError:
+        return {"error": "no JSON report"}
+    gpus = {d["id"] for d in report.get("devices", []) if d.get("kind") == "gpu"}
+    partitions = report.get("partitions", [])
+    return {"median_ms": (report.get("latency_ms") or {}).get("median"),
+            "gpu_nodes": sum(p["nodes"] for p in partitions if p["device"] in gpus),
+            "nodes": sum(p["nodes"] for p in partitions), "partitions": len(partitions)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundle", default=".devrun")
+    parser.add_argument("--models", default="resnet18,mobilenet_v2,mobilenet_v3_small,"
+                        "squeezenet1_1,convnext_atto,vit_tiny,bert_mini,vae_decoder_small")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--iterations", type=int, default=30)
+    parser.add_argument("--timeout", type=int, default=180, help="seconds per hsched run")
+    parser.add_argument("--raw", help="also write every result here, one JSON object a line")
+    args = parser.parse_args()
+    models = args.models.split(",")
+
+    fp32_path = {}
+    missing = []
+    for m in models:
+        shared = os.path.join(args.bundle, m, "model.onnx")
+        fp32_path[m] = shared if os.path.exists(shared) else os.path.join(EXPORTED, m, "model.onnx")
+        if not os.path.exists(fp32_path[m]):
+            missing.append(m)
+    if missing:
+        subprocess.run([sys.executable, os.path.join(HERE, "torch_baseline.py"), ",".join(missing),
+                        "--export", EXPORTED], check=False, stdout=subprocess.DEVNULL)
+
+    runs = {}  # (model, precision) -> list of results
+    raw = open(args.raw, "w") if args.raw else None
+    for r in range(args.rounds):
+        for m in models:
+            for precision in ("fp32", "fp16", "int8"):
+                path = (os.path.join(args.bundle, m + "_int8", "model.onnx") if precision == "int8"
+                        else fp32_path[m])
+                if not os.path.exists(path):
+                    result = {"error": "no " + path}
+                else:
+                    result = hsched_run(args.bundle, path, precision, args.iterations, args.timeout)
+                result.update({"model": m, "precision": precision, "round": r})
+                runs.setdefault((m, precision), []).append(result)
+                if raw:
+                    raw.write(json.dumps(result) + "\n")
+                    raw.flush()
+                print(json.dumps(result), file=sys.stderr)
+
+    def median(m, precision):
+        values = [x["median_ms"] for x in runs[(m, precision)] if x.get("median_ms")]
+        return statistics.median(values) if values else None
+
+    def cell(m, precision):
+        ms = median(m, precision)
+        if ms is None:
+            errors = [x.get("error") for x in runs[(m, precision)] if x.get("error")]
+            return "failed: " + (errors[0] if errors else "no figure")
+        base = median(m, "fp32")
+        last = runs[(m, precision)][-1]
+        share = ""
+        if last.get("gpu_nodes") is not None and last.get("nodes"):
+            share = f", {last['gpu_nodes']}/{last['nodes']} nodes on the GPU"
+        ratio = f" ({ms / base:.2f}x)" if base and precision != "fp32" else ""
+        return f"{ms:.3f}{ratio}{share}"
+
+    print("| model | fp32 ms | fp16 storage ms (x fp32) | int8 QDQ ms (x fp32) |")
+    print("|---|---|---|---|")
+    for m in models:
+        print(f"| {m} | {cell(m, 'fp32')} | {cell(m, 'fp16')} | {cell(m, 'int8')} |")
+
+
+if __name__ == "__main__":
+    main()
