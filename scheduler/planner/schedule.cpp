@@ -87,7 +87,9 @@ class Scheduler {
  private:
   OpChoices resolve(const std::vector<Choice>& listed) const;
   const OpChoices& choices_for(const std::string& op_type);
-  NodeOptions options_for(NodeId node);
+  // `all_choices`: every choice of the node's list even under the strict objective (which
+  // stops at the first that takes it), for comparing a strict plan with single devices.
+  NodeOptions options_for(NodeId node, bool all_choices = false);
   NodeOptions split_options(NodeId node, size_t position, SplitPick& pick);
   void place_split_node(NodeId node, const SplitPick& pick, Plan& plan) const;
   // The rejection of a choice whose selector matches no device of the target.
@@ -100,8 +102,8 @@ class Scheduler {
   Status refuse(const std::vector<NodeId>& offenders,
                 const std::vector<NodeOptions>& options) const;
   planner::PlacementProblem problem(const std::vector<NodeOptions>& options,
-                                  const std::vector<NodeId>& order,
-                                  std::vector<ValueId>& graph_value_of) const;
+                                    const std::vector<NodeId>& order,
+                                    std::vector<ValueId>& graph_value_of) const;
   void place_node(NodeId node, const NodeOptions& options, int device,
                   const planner::PlacementProblem& problem, Plan& plan);
   void add_transfers(const planner::PlacementProblem& problem,
@@ -112,7 +114,8 @@ class Scheduler {
   // model, target, policy and rejections already).
   Plan build_plan(Plan plan, const planner::PlacementProblem& problem,
                   const std::vector<NodeOptions>& options, const std::vector<SplitPick>& picks,
-                  const std::vector<ValueId>& graph_value_of, const planner::Assignment& assignment);
+                  const std::vector<ValueId>& graph_value_of,
+                  const planner::Assignment& assignment);
   int host_device() const;
 
   const Graph& graph_;
@@ -227,7 +230,7 @@ void Scheduler::keep_faster_precision(NodeId node, int device, NodeOptions& opti
   }
 }
 
-NodeOptions Scheduler::options_for(NodeId node) {
+NodeOptions Scheduler::options_for(NodeId node, bool all_choices) {
   const OpChoices& op = choices_for(graph_.node(node).op_type);
   NodeOptions options;
   std::vector<bool> taken(target_.devices.size(), false);
@@ -252,7 +255,9 @@ NodeOptions Scheduler::options_for(NodeId node) {
     if (c == 0 && options.candidates.empty() && options.rejections.size() > rejections_before) {
       options.first_choice_rejection = options.rejections[rejections_before];
     }
-    if (policy_.objective == Objective::kStrict && !options.candidates.empty()) break;
+    if (policy_.objective == Objective::kStrict && !all_choices && !options.candidates.empty()) {
+      break;
+    }
   }
   return options;
 }
@@ -311,8 +316,8 @@ int Scheduler::host_device() const {
 }
 
 planner::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& options,
-                                           const std::vector<NodeId>& order,
-                                           std::vector<ValueId>& graph_value_of) const {
+                                             const std::vector<NodeId>& order,
+                                             std::vector<ValueId>& graph_value_of) const {
   planner::PlacementProblem problem;
   const int devices = static_cast<int>(target_.devices.size());
   problem.device_count = devices;
@@ -548,6 +553,21 @@ Result<Plan> Scheduler::run() {
     assignment = planner::partition(problem);
   }
   Plan chosen = build_plan(plan, problem, options, picks, graph_value_of, assignment);
+  if (!split && policy_.objective == Objective::kStrict) {
+    // What each device would take alone among the policy's choices (not only the first ones the
+    // strict plan takes), so the report can say when the literal rule costs time.
+    std::vector<NodeOptions> all;
+    for (size_t n = 0; n < graph_.nodes().size(); ++n) {
+      all.push_back(options_for(static_cast<NodeId>(n), true));
+    }
+    std::vector<ValueId> unused;
+    const planner::PlacementProblem every = this->problem(all, order, unused);
+    chosen.single_device_ms.clear();
+    for (int d = 0; d < every.device_count; ++d) {
+      const double ms = planner::single_device(every, d).cost_ms;
+      if (ms != planner::kNotAllowed) chosen.single_device_ms[target_.devices[d].id] = ms;
+    }
+  }
   // A plan that crosses devices must be predicted clearly faster than the best plan on one
   // device (with the host taking what that device cannot) that has no more partitions:
   // boundaries cost more than the model sees (waking the other device's threads, layout changes,

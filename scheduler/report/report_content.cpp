@@ -141,6 +141,13 @@ std::vector<Field> summary_fields(const Graph& graph, const Plan& plan, const Pl
       best += std::string("; speed-up of this plan ") + ratio + "x";
     }
     single.lines.push_back(best);
+    if (s.slower_than_single_device) {
+      const auto& gap = *s.slower_than_single_device;
+      char percent[32];
+      std::snprintf(percent, sizeof(percent), "%.0f", 100 * gap.gap_ms / ms);
+      single.lines.push_back("warning: this plan is predicted " + format_ms(gap.gap_ms) + " ms (" +
+                             percent + "%) slower than " + device + " alone; " + gap.rule);
+    }
   }
   fields.push_back(std::move(single));
 
@@ -371,6 +378,16 @@ PlanSummary summarize_plan(const Plan& plan) {
     if (std::isfinite(ms) && (!s.best_single_device || ms < s.best_single_device->second)) {
       s.best_single_device = std::make_pair(device, ms);
     }
+  }
+  if (s.best_single_device && plan.predicted_ms > 1.01 * s.best_single_device->second) {
+    const std::string name = "policy '" + plan.policy.name + "'";
+    s.slower_than_single_device = PlanSummary::SingleDeviceGap{
+        plan.predicted_ms - s.best_single_device->second,
+        plan.policy.objective == Objective::kStrict
+            ? name +
+                  " is strict: every node on its first choice, whatever the cost (the "
+                  "default policy lets the cost model remove boundaries)"
+            : name + " (objective " + objective_name(plan.policy.objective) + ")"};
   }
   return s;
 }

@@ -79,6 +79,13 @@ struct PlanSummary {
   std::map<std::string, int64_t> rejections_by_reason;
   // The cheapest finite entry of Plan::single_device_ms (ties: the lower device id).
   std::optional<std::pair<std::string, double>> best_single_device;
+  // Set when the plan is predicted more than 1% slower than that device alone: by how much, and
+  // the policy rule that forced it.
+  struct SingleDeviceGap {
+    double gap_ms = 0;
+    std::string rule;
+  };
+  std::optional<SingleDeviceGap> slower_than_single_device;
 };
 
 PlanSummary summarize_plan(const Plan& plan);

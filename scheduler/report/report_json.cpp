@@ -129,6 +129,12 @@ json summary_json(const Graph& graph, const Plan& plan) {
   if (s.best_single_device) {
     best = {{"device", s.best_single_device->first}, {"ms", ms_json(s.best_single_device->second)}};
   }
+  json slower = nullptr;
+  if (s.slower_than_single_device) {
+    slower = {{"device", s.best_single_device->first},
+              {"gap_ms", ms_json(s.slower_than_single_device->gap_ms)},
+              {"rule", s.slower_than_single_device->rule}};
+  }
   return {{"node_count", graph.nodes().size()},
           {"partition_count", plan.partitions.size()},
           {"transfer_count", plan.transfers.size()},
@@ -139,7 +145,8 @@ json summary_json(const Graph& graph, const Plan& plan) {
           {"placements_by_reason", s.placements_by_reason},
           {"fallbacks_by_reason", s.fallbacks_by_reason},
           {"rejections_by_reason", s.rejections_by_reason},
-          {"best_single_device", best}};
+          {"best_single_device", best},
+          {"slower_than_single_device", slower}};
 }
 
 }  // namespace

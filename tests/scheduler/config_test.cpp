@@ -1,5 +1,7 @@
 // Device/policy names, the shipped configs, and the YAML loaders' refusals: every malformed
 // file fails with InvalidArgument and one line naming the file and the key path.
+#include "hsched/config.h"
+
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -15,7 +17,6 @@
 #include "backends/cpu/kernels/kernel.h"
 #include "hsched/device.h"
 #include "hsched/policy.h"
-#include "hsched/config.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -167,14 +168,24 @@ TEST(Policies, DefaultPolicyAndChoicesFor) {
   EXPECT_EQ(choice_name(policy.choices_for("MatMul")[0]), "gpu/fp16");
   EXPECT_EQ(choice_name(policy.choices_for("Conv")[1]), "npu/bf16");
   EXPECT_EQ(choice_name(policy.choices_for("Conv")[2]), "cpu/fp32");
+  // Everything else on the CPU first; the cost model may move it to the GPU or NPU.
   for (const char* op : {"Relu", "Softmax", "MaxPool", "Reshape", "NonZero"}) {
-    ASSERT_EQ(policy.choices_for(op).size(), 1u) << op;
+    ASSERT_EQ(policy.choices_for(op).size(), 3u) << op;
     EXPECT_EQ(choice_name(policy.choices_for(op)[0]), "cpu/fp32") << op;
+    EXPECT_EQ(choice_name(policy.choices_for(op)[1]), "gpu/fp16") << op;
+    EXPECT_EQ(choice_name(policy.choices_for(op)[2]), "npu/fp16") << op;
   }
   EXPECT_EQ(policy.precision_substitutes.at(Precision::kBf16),
             std::vector<Precision>{Precision::kFp16});
   EXPECT_EQ(policy.fallback, FallbackMode::kWarn);
-  EXPECT_EQ(policy.objective, Objective::kStrict);
+  EXPECT_EQ(policy.objective, Objective::kLatency);
+  // The literal rule: the same first choices, nothing else, no cost model.
+  auto strict = resolve_policy("strict");
+  ASSERT_TRUE(strict.is_ok()) << strict.status().message();
+  EXPECT_EQ(strict->objective, Objective::kStrict);
+  EXPECT_EQ(strict->choices_for("Conv").size(), 3u);
+  ASSERT_EQ(strict->choices_for("Relu").size(), 1u);
+  EXPECT_EQ(choice_name(strict->choices_for("Relu")[0]), "cpu/fp32");
   EXPECT_EQ(policy.tolerances.at(Precision::kFp32).atol, 1e-4);
   EXPECT_EQ(policy.tolerances.at(Precision::kFp32).rtol, 1e-3);
   EXPECT_GT(policy.tolerances.at(Precision::kFp16).rtol, policy.tolerances[Precision::kFp32].rtol);
@@ -507,8 +518,8 @@ TEST_F(ConfigFiles, SplitEveryAndVerify) {
   ASSERT_TRUE(plain.is_ok()) << plain.status().message();
   EXPECT_EQ(plain->split_every, 0);  // off unless given
   EXPECT_FALSE(plain->verify);
-  write_file(dir_ / "mine.yaml",
-             replaced(kPolicy, "expected_runs: 7", "expected_runs: 7\nsplit_every: 3\nverify: true"));
+  write_file(dir_ / "mine.yaml", replaced(kPolicy, "expected_runs: 7",
+                                          "expected_runs: 7\nsplit_every: 3\nverify: true"));
   Result<Policy> policy = load_policy(path("mine.yaml"));
   ASSERT_TRUE(policy.is_ok()) << policy.status().message();
   EXPECT_EQ(policy->split_every, 3);

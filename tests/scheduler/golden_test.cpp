@@ -1,15 +1,21 @@
 // Golden reports: every shared model planned for every shipped target with the default policy
-// (strict: the promised placement) and the latency policy (the cost model chooses). The text
-// report must equal tests/scheduler/golden/<model>.<target>.<policy>.txt (run with
+// (the promised placement as first choices, the cost model removing boundaries), the strict
+// policy (the promised placement, whatever the cost) and the latency policy (any device). The
+// text report must equal tests/scheduler/golden/<model>.<target>.<policy>.txt (run with
 // HSCHED_UPDATE_GOLDEN=1 to rewrite them after an intended change, then review the diff), and
-// every plan keeps the structural promises of plan.h. Plans for this machine are checked for the
-// same promises only: their figures depend on the machine.
+// every plan keeps the structural promises of plan.h. The default plan is predicted no slower
+// than the best single device, with at most 8 partitions on the CNNs; the demo model's default
+// plan on the 155H has no CPU partition between two GPU partitions. Plans for this machine are
+// checked for the structural promises only: their figures depend on the machine.
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,10 +23,11 @@
 #include <gtest/gtest.h>
 
 #include "graph/onnx_import.h"
-#include "scheduler/planner/schedule.h"
 #include "hsched/config.h"
+#include "hsched/model.h"
 #include "scheduler/config/discover.h"
 #include "scheduler/plan_checks.h"
+#include "scheduler/planner/schedule.h"
 #include "scheduler/report/report.h"
 #include "support/temp_dir.h"
 
@@ -33,7 +40,9 @@ const char* const kModels[] = {"resnet18",      "mobilenet_v2",     "mobilenet_v
                                "squeezenet1_1", "convnext_atto",    "vit_tiny",
                                "bert_mini",     "vae_decoder_small"};
 const char* const kTargets[] = {"core-ultra-7-155h", "core-ultra-7-258v", "arc-a770-desktop"};
-const char* const kPolicies[] = {"default", "latency"};
+const char* const kPolicies[] = {"default", "strict", "latency"};
+const std::set<std::string> kCnns = {"resnet18",      "mobilenet_v2",  "mobilenet_v3_small",
+                                     "squeezenet1_1", "convnext_atto", "vae_decoder_small"};
 
 fs::path golden_dir() { return fs::path(HSCHED_SOURCE_DIR) / "tests" / "scheduler" / "golden"; }
 
@@ -78,6 +87,14 @@ TEST_P(GoldenTest, ReportMatchesAndPlanHoldsItsPromises) {
   auto plan = schedule(*graph, *target, *policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::expect_plan_invariants(*graph, *plan);
+  if (std::string(policy_name) == "default") {
+    double best = INFINITY;
+    for (const auto& [device, ms] : plan->single_device_ms) best = std::min(best, ms);
+    EXPECT_LE(plan->predicted_ms, best * (1 + 1e-9)) << model << " on " << target_name;
+    if (kCnns.count(model)) {
+      EXPECT_LE(plan->partitions.size(), 8u) << model << " on " << target_name;
+    }
+  }
   plan->model = model;  // not the machine-dependent path
   auto report = format_report(*graph, *plan, ReportFormat::kText);
   ASSERT_TRUE(report.is_ok()) << report.status().message();
@@ -108,6 +125,28 @@ INSTANTIATE_TEST_SUITE_P(SharedModels, GoldenTest,
                                             ::testing::ValuesIn(kTargets),
                                             ::testing::ValuesIn(kPolicies)),
                          test_name);
+
+TEST(DemoModelTest, DefaultPlanOn155hHasNoCpuPartitionBetweenGpuPartitions) {
+  auto model = demo_model();
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto target = resolve_target("core-ultra-7-155h");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(*model, *target, default_policy());
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  size_t first_gpu = plan->partitions.size(), last_gpu = 0;
+  for (size_t p = 0; p < plan->partitions.size(); ++p) {
+    if (plan->partitions[p].device != "gpu0") continue;
+    first_gpu = std::min(first_gpu, p);
+    last_gpu = p;
+  }
+  ASSERT_LT(first_gpu, plan->partitions.size()) << "nothing on the GPU";
+  for (size_t p = first_gpu; p <= last_gpu; ++p) {
+    EXPECT_EQ(plan->partitions[p].device, "gpu0") << "partition " << p;
+  }
+  double best = INFINITY;
+  for (const auto& [device, ms] : plan->single_device_ms) best = std::min(best, ms);
+  EXPECT_LE(plan->predicted_ms, best);
+}
 
 class ThisMachineTest : public ::testing::TestWithParam<const char*> {};
 

@@ -68,7 +68,9 @@ Target core_ultra_155h() {
 
 TEST(ScheduleTest, ConvNetOn155hPutsConvsOnTheGpuInFp16) {
   const Graph graph = conv_net();
-  auto plan = schedule(graph, core_ultra_155h(), default_policy());
+  auto strict = resolve_policy("strict");
+  ASSERT_TRUE(strict.is_ok()) << strict.status().message();
+  auto plan = schedule(graph, core_ultra_155h(), *strict);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   expect_plan_invariants(graph, *plan);
   for (const char* conv : {"conv1", "conv2"}) {
@@ -87,15 +89,20 @@ TEST(ScheduleTest, ConvNetOn155hPutsConvsOnTheGpuInFp16) {
   EXPECT_EQ(plan->partitions.size(), 4u);
   EXPECT_EQ(plan->transfers.size(), 4u);
   EXPECT_TRUE(plan->fallbacks.empty());
-  // The default policy is strict: keeping the convs on the CPU is not a plan it allows.
-  EXPECT_EQ(plan->single_device_ms.count("cpu0"), 0u);
-  // Under the latency objective the CPU is an allowed choice for them, and the plan beats it.
-  Policy latency = default_policy();
-  latency.objective = Objective::kLatency;
-  auto chosen = schedule(graph, core_ultra_155h(), latency);
+  // The strict plan is compared with each device alone among all the policy's choices: the CPU
+  // can take every node.
+  EXPECT_EQ(plan->single_device_ms.count("cpu0"), 1u);
+  // The default policy has the same first choices but lets the relus follow the convs: one GPU
+  // partition, no CPU partition between two GPU ones, no slower than one device.
+  auto chosen = schedule(graph, core_ultra_155h(), default_policy());
   ASSERT_TRUE(chosen.is_ok()) << chosen.status().message();
+  expect_plan_invariants(graph, *chosen);
+  int gpu_partitions = 0;
+  for (const Partition& p : chosen->partitions) gpu_partitions += p.device == "gpu0";
+  EXPECT_LE(gpu_partitions, 1);
   ASSERT_EQ(chosen->single_device_ms.count("cpu0"), 1u);
   EXPECT_LE(chosen->predicted_ms, chosen->single_device_ms.at("cpu0"));
+  EXPECT_LT(chosen->predicted_ms, plan->predicted_ms);
 }
 
 // One run as add_run_times predicts it: nodes, copies, run and dispatch overheads (the objective
@@ -293,8 +300,8 @@ TEST(ScheduleTest, FallbackErrorStaysShortForManyNodes) {
   std::string previous = "x";
   for (int i = 0; i < kChain; ++i) {
     const std::string next = i + 1 == kChain ? "y" : "v" + std::to_string(i);
-    b.node(i % 2 ? "Relu" : "Sigmoid", {previous}, {next}, "node_with_a_long_name_" +
-                                                               std::to_string(i));
+    b.node(i % 2 ? "Relu" : "Sigmoid", {previous}, {next},
+           "node_with_a_long_name_" + std::to_string(i));
     previous = next;
   }
   const Graph graph = import_built(b);
