@@ -243,7 +243,12 @@ struct Measured {
 
 Measured measure(const Plan& plan, const TimedRuns& timed) {
   Measured measured;
-  measured.partitions = partition_timings(plan.partitions.size(), timed.records);
+  // Requests progressive start ran on its CPU plan have other partitions than `plan`.
+  std::vector<RunRecord> on_plan;
+  for (const RunRecord& record : timed.records) {
+    if (record.plan == "plan") on_plan.push_back(record);
+  }
+  measured.partitions = partition_timings(plan.partitions.size(), on_plan);
   measured.request_ms = median_request_ms(timed.records);
   for (const RunRecord& record : timed.records) {
     for (const PartitionRun& run : record.partitions) measured.verified_runs += run.verified;
@@ -408,6 +413,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   options.flush_denormals = !args.keep_denormals;
   options.cpu_memory_limit_bytes = args.memory_limit_mb << 20;
   options.accuracy_inputs = inputs;  // an accuracy budget is measured on the run's inputs
+  options.progressive_start = args.progressive;
   auto executable = compile(model, planned.plan, options);
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
   Executable& exe = **executable;
@@ -491,6 +497,11 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     report["cache"] = {{"programs_built", stats.programs_built},
                        {"programs_loaded", stats.programs_loaded}};
     if (requests) report["throughput"] = throughput_json(*requests);
+    if (options.progressive_start) {
+      report["progressive"] = {{"plan_ready_ms", stats.plan_ready_ms},
+                               {"requests_on_cpu", stats.requests_on_cpu},
+                               {"error", stats.progressive_error}};
+    }
     report["peak_rss_bytes"] = peak_rss_bytes();
     if (args.profile) report["profile"] = profile_json(exe.profile());
     if (!args.trace_path.empty()) report["trace"] = args.trace_path;
@@ -529,8 +540,17 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   }
   text << "compile      " << stats.compile_ms << " ms (OpenCL programs: " << stats.programs_built
        << " built, " << stats.programs_loaded << " loaded from the cache)\n"
-       << "first run    " << timed->first_ms << " ms\n"
-       << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
+       << "first run    " << timed->first_ms << " ms\n";
+  if (options.progressive_start) {
+    text << "progressive  " << stats.requests_on_cpu
+         << " requests ran on the CPU while the plan compiled; "
+         << (stats.plan_ready_ms >= 0
+                 ? "plan ready " + std::to_string(stats.plan_ready_ms) + " ms after compile began"
+             : stats.progressive_error.empty() ? std::string("plan still compiling")
+                                               : "plan failed: " + stats.progressive_error)
+         << "\n";
+  }
+  text << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
        << timed->max_ms << " ms over " << args.iterations << " runs (" << args.warmup
        << " warm-up)\n"
        << "partitions   predicted compute and measured medians (transfers: bytes, ms)\n"

@@ -30,9 +30,10 @@ struct RunArgs {
   bool json = false;
   bool profile = false;  // time every step; the report lists time per op type and the slowest steps
   bool verify = false;   // check non-CPU partitions against the CPU (or the policy's `verify`)
+  bool progressive = false;     // ExecutorOptions::progressive_start
   bool keep_denormals = false;  // --no-flush-denormals: IEEE subnormals on the CPU (slow)
   int64_t memory_limit_mb = 0;  // a CPU program's memory cap; 0: the machine's memory
-  std::string trace_path;  // Chrome trace-event JSON of every run, written here when set
+  std::string trace_path;       // Chrome trace-event JSON of every run, written here when set
   // After the timed runs, `requests` more (0: none) one by one, and with mode "throughput" the
   // same requests again pipelined through Executable::run_stream.
   int requests = 0;

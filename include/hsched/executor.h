@@ -71,6 +71,13 @@ struct ExecutorOptions {
   // input; empty: seeded_tensor(input dtype, dims, k + 1) for input k (`hsched run`'s inputs
   // without --inputs).
   std::vector<Tensor> accuracy_inputs;
+  // Progressive start: when the plan has partitions off the host, compile() returns as soon as
+  // the CPU can run the whole model (every node on the host, compiled at once) and compiles the
+  // plan on one background thread, each partition under compile_timeout_ms. Requests run on the
+  // CPU until the plan is ready, then on the plan, switching between requests (RunRecord::plan
+  // says which). Destroying the Executable does not wait for that thread when compile() was given
+  // a Model (it keeps the graph); given a bare graph it joins it (at most the deadlines).
+  bool progressive_start = false;
 };
 
 // One partition compiled (or failed to), ms since compile() began.
@@ -83,12 +90,18 @@ struct CompileRecord {
 };
 
 struct ExecutableStats {
-  double compile_ms = 0;        // wall time of compile(), re-planning included
-  int64_t programs_built = 0;   // hsched's OpenCL programs built from source
-  int64_t programs_loaded = 0;  // ... loaded from the on-disk cache instead
-  int replans = 0;              // plans made again after late rejections
-  int quarantined = 0;          // partitions moved to the CPU while running (Quarantine)
+  double compile_ms = 0;                // wall time of compile(), re-planning included
+  int64_t programs_built = 0;           // hsched's OpenCL programs built from source
+  int64_t programs_loaded = 0;          // ... loaded from the on-disk cache instead
+  int replans = 0;                      // plans made again after late rejections
+  int quarantined = 0;                  // partitions moved to the CPU while running (Quarantine)
   std::vector<CompileRecord> compiles;  // every attempt, re-plans included
+  // Progressive start (ExecutorOptions::progressive_start) only: when the plan's own executable
+  // was ready, ms since compile() began (-1: not yet, or it failed: every request runs on the
+  // CPU, `progressive_error` says why), and the requests that ran on the CPU before it.
+  double plan_ready_ms = -1;
+  int64_t requests_on_cpu = 0;
+  std::string progressive_error;
 };
 
 // One step of a partition (a CPU step: fused nodes under their root op; an OpenCL step: one
@@ -125,6 +138,9 @@ struct RunRecord {
   double start_ms = 0;
   double end_ms = 0;
   std::vector<PartitionRun> partitions;  // in plan order
+  // Which plan ran it: "plan" (compile()'s), or "cpu" (progressive start: the whole model on the
+  // CPU while the plan compiles; its partitions are that plan's).
+  std::string plan = "plan";
 };
 
 // A device partition moved to the CPU while running: its outputs failed verification

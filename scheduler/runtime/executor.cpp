@@ -1,8 +1,6 @@
 // compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
 // of a oneTBB flow graph, requests as messages, device partitions on a thread per device, CPU
 // partitions on the process's host thread.
-#include "scheduler/runtime/compile.h"
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -22,7 +20,9 @@
 #include "graph/subgraph.h"
 #include "scheduler/planner/schedule.h"
 #include "scheduler/runtime/accuracy_budget.h"
+#include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
+#include "scheduler/runtime/progressive.h"
 
 namespace hsched {
 namespace {
@@ -469,8 +469,9 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
 // on the partition's device thread only, like every other use of node.compiled.reference.
 Result<Program*> PlanExecutable::cpu_fallback(PartitionNode& node) {
   if (!node.compiled.reference) {
-    HSCHED_ASSIGN_OR_RETURN(node.compiled.reference,
-                            runtime::compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
+    HSCHED_ASSIGN_OR_RETURN(
+        node.compiled.reference,
+        runtime::compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
   }
   return node.compiled.reference.get();
 }
@@ -627,7 +628,8 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
           if (cpu == nullptr) {
             return invalid_argument("--verify needs the host CPU in target " + current.target.name);
           }
-          HSCHED_ASSIGN_OR_RETURN(reference, runtime::compile_cpu_program(part.graph, *cpu, options));
+          HSCHED_ASSIGN_OR_RETURN(reference,
+                                  runtime::compile_cpu_program(part.graph, *cpu, options));
         }
         compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
         continue;
@@ -663,8 +665,9 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
       const CacheCounts counts = compiler.cache_counts();
       stats.programs_built = counts.built;
       stats.programs_loaded = counts.loaded;
-      return std::unique_ptr<Executable>(new PlanExecutable(
-          graph, std::move(owner), std::move(current), std::move(compiled), std::move(stats), start, options));
+      return std::unique_ptr<Executable>(new PlanExecutable(graph, std::move(owner),
+                                                            std::move(current), std::move(compiled),
+                                                            std::move(stats), start, options));
     }
     const std::string model = current.model;
     HSCHED_ASSIGN_OR_RETURN(current, schedule(graph, plan.target, plan.policy, late));
@@ -677,26 +680,29 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
 // compile_executable(), then the build's scratch (IR payloads, weight reorders, a failed round's
 // programs), freed on the compile workers' and this thread's arenas, goes back to the system
 // rather than stay resident beside the new Executable's buffers (core/heap.h).
-Result<std::unique_ptr<Executable>> compile_and_release(const Graph& graph,
-                                                        std::shared_ptr<const Graph> owner,
-                                                        const Plan& plan,
-                                                        const ExecutorOptions& options) {
+}  // namespace
+
+Result<std::unique_ptr<Executable>> compile_now(const Graph& graph,
+                                                std::shared_ptr<const Graph> owner,
+                                                const Plan& plan, const ExecutorOptions& options) {
   Result<std::unique_ptr<Executable>> executable =
       compile_executable(graph, std::move(owner), plan, options);
   release_free_heap_memory();
   return executable;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
                                             const ExecutorOptions& options) {
-  return compile_and_release(graph, nullptr, plan, options);
+  if (options.progressive_start) return compile_progressive(graph, nullptr, plan, options);
+  return compile_now(graph, nullptr, plan, options);
 }
 
 Result<std::unique_ptr<Executable>> compile(const Model& model, const Plan& plan,
                                             const ExecutorOptions& options) {
-  return compile_and_release(model.graph(), model.shared_graph(), plan, options);
+  if (options.progressive_start) {
+    return compile_progressive(model.graph(), model.shared_graph(), plan, options);
+  }
+  return compile_now(model.graph(), model.shared_graph(), plan, options);
 }
 
 }  // namespace hsched

@@ -61,7 +61,8 @@ Event inner_event(std::string name, std::string cat, double start, double ms, do
   return event;
 }
 
-Span partition_span(const Plan& plan, const PartitionRun& run, size_t request) {
+Span partition_span(const Plan& plan, const RunRecord& record, const PartitionRun& run,
+                    size_t request) {
   Span span;
   span.device = run.device;
   const double start = run.start_ms;
@@ -70,9 +71,10 @@ Span partition_span(const Plan& plan, const PartitionRun& run, size_t request) {
                 "partition",
                 start,
                 end,
-                {{"request", request}, {"partition", run.partition}}};
-  const bool known =
-      run.partition >= 0 && static_cast<size_t>(run.partition) < plan.partitions.size();
+                {{"request", request}, {"partition", run.partition}, {"plan", record.plan}}};
+  // A request of progressive start's CPU plan ran partitions of that plan, not of `plan`.
+  const bool known = record.plan == "plan" && run.partition >= 0 &&
+                     static_cast<size_t>(run.partition) < plan.partitions.size();
   if (known) {
     const Partition& partition = plan.partitions[static_cast<size_t>(run.partition)];
     span.event.args["nodes"] = partition.nodes.size();
@@ -180,7 +182,7 @@ std::string chrome_trace(const Plan& plan, const ExecutableStats& stats,
   for (const CompileRecord& record : stats.compiles) spans.push_back(compile_span(record));
   for (size_t request = 0; request < records.size(); ++request) {
     for (const PartitionRun& run : records[request].partitions) {
-      spans.push_back(partition_span(plan, run, request));
+      spans.push_back(partition_span(plan, records[request], run, request));
     }
   }
   // Earliest first, the longer of two that start together first: a track takes spans in order.

@@ -144,6 +144,22 @@ TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
   expect_outputs_correct();
 }
 
+// Progressive start with a build that takes 1 s: the first requests run on the CPU while the NPU
+// graph builds, later ones on the NPU, and the report counts them.
+TEST_F(RunLevelZeroTest, ProgressiveStartMovesToTheNpuOnceBuilt) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: compiles
+  ScopedEnv faults(kFaultsEnv, "build_delay_s=1");
+  const nlohmann::json json = run_json({"--progressive", "--iterations", "500"});
+  ASSERT_FALSE(json.empty());
+  const auto& progressive = json["progressive"];
+  EXPECT_GE(progressive["plan_ready_ms"].get<double>(), 1000) << json.dump();
+  EXPECT_GT(progressive["requests_on_cpu"].get<int64_t>(), 0);
+  EXPECT_LT(progressive["requests_on_cpu"].get<int64_t>(), 500);  // then the NPU took over
+  EXPECT_TRUE(ran_on(json, "npu0")) << json.dump();
+  EXPECT_LT(json["compile_ms"].get<double>(), 1000);  // compile() did not wait for the build
+  expect_outputs_correct();
+}
+
 // Loading a cached native graph is a driver call that can block as long as a build (the driver
 // loads it onto the device): it runs under the same deadline.
 TEST_F(RunLevelZeroTest, CachedGraphLoadPastTheDeadlineRunsOnTheCpu) {

@@ -2,8 +2,6 @@
 // flow graph; OpenCL partitions on the first OpenCL device (PoCL in CI; those tests are skipped,
 // not passed, without one); a compile past its deadline re-planned to the CPU; verification
 // against the CPU; streams of requests and concurrent callers.
-#include "scheduler/runtime/compile.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -16,83 +14,24 @@
 #include "backends/cpu/device.h"
 #include "backends/cpu/program.h"
 #include "backends/opencl/opencl_test_util.h"
-#include "scheduler/planner/schedule.h"
+#include "executor_test_util.h"
 #include "hsched/config.h"
 #include "scheduler/config/discover.h"
+#include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
 namespace {
 
-Tensor random_tensor(const std::vector<int64_t>& dims, uint32_t seed) {
-  Tensor t(DType::kF32, dims);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : t.values<float>()) v = dist(rng);
-  return t;
-}
-
-// x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> ReduceSum(axis 1, keepdims) -> Conv(2, 1x1) -> y.
-// ReduceSum has no OpenCL kernel: an OpenCL plan splits into OpenCL, CPU, OpenCL partitions.
-Graph split_graph() {
-  Graph g;
-  g.name = "split";
-  g.opset = 17;
-  const ValueId x = g.add_value("x", DType::kF32, Shape({1, 3, 8, 8}));
-  g.add_input(x);
-  const ValueId w1 = g.add_constant("w1", random_tensor({4, 3, 3, 3}, 1));
-  const ValueId b1 = g.add_constant("b1", random_tensor({4}, 2));
-  const ValueId c1 = g.add_value("c1", DType::kF32, Shape({1, 4, 8, 8}));
-  const ValueId r1 = g.add_value("r1", DType::kF32, Shape({1, 4, 8, 8}));
-  const ValueId axes = g.add_constant("axes", Tensor::from_vector(DType::kI64, {1},
-                                                                  std::vector<int64_t>{1}));
-  const ValueId s1 = g.add_value("s1", DType::kF32, Shape({1, 1, 8, 8}));
-  const ValueId w2 = g.add_constant("w2", random_tensor({2, 1, 1, 1}, 3));
-  const ValueId y = g.add_value("y", DType::kF32, Shape({1, 2, 8, 8}));
-  Node conv1{"conv1", "Conv", "", {x, w1, b1}, {c1}, {}};
-  conv1.attributes["pads"] = Attribute(std::vector<int64_t>{1, 1, 1, 1});
-  g.add_node(conv1);
-  g.add_node(Node{"relu1", "Relu", "", {c1}, {r1}, {}});
-  g.add_node(Node{"sum1", "ReduceSum", "", {r1, axes}, {s1}, {}});
-  g.add_node(Node{"conv2", "Conv", "", {s1, w2}, {y}, {}});
-  g.add_output(y);
-  return g;
-}
-
-std::vector<Tensor> cpu_reference(const Graph& graph, const std::vector<Tensor>& inputs) {
-  auto program = cpu::CpuProgram::compile(graph, cpu::CpuOptions{});
-  EXPECT_TRUE(program.is_ok()) << program.status().message();
-  auto outputs = (*program)->run(inputs);
-  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
-  return std::move(outputs).value();
-}
-
-void expect_close(const Tensor& actual, const Tensor& expected, float atol, float rtol) {
-  ASSERT_EQ(actual.dims(), expected.dims());
-  const auto a = actual.values<float>();
-  const auto b = expected.values<float>();
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_LE(std::abs(a[i] - b[i]), atol + rtol * std::abs(b[i])) << "element " << i;
-  }
-}
-
-// The plan of `--devices opencl`: this machine restricted to its OpenCL devices and the host.
-Plan opencl_plan(const Graph& graph, Precision precision) {
-  auto target = restrict_devices(discover_target(), "opencl");
-  EXPECT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(graph, *target, devices_policy("opencl", precision));
-  EXPECT_TRUE(plan.is_ok()) << plan.status().message();
-  return std::move(plan).value();
-}
-
-int nodes_on_api(const Plan& plan, DeviceApi api) {
-  int count = 0;
-  for (const NodePlacement& placement : plan.nodes) {
-    count += plan.target.find(placement.device)->api == api ? 1 : 0;
-  }
-  return count;
-}
+using test::cpu_reference;
+using test::ExecutorOpenClTest;
+using test::expect_close;
+using test::nodes_on_api;
+using test::opencl_plan;
+using test::random_tensor;
+using test::split_graph;
 
 TEST(ExecutorTest, CpuPlanGivesTheCpuProgramsOutputs) {
   const Graph graph = split_graph();
@@ -123,16 +62,6 @@ TEST(ExecutorTest, PlanForAbsentDeviceIsRefused) {
   EXPECT_NE(exe.status().message().find("not present on this machine"), std::string::npos)
       << exe.status().message();
 }
-
-class ExecutorOpenClTest : public ::testing::TestWithParam<Precision> {
- protected:
-  void SetUp() override {
-    if (opencl_test::first_device() == std::nullopt) {
-      GTEST_SKIP() << "no OpenCL platform or device on this machine";
-    }
-  }
-  test::TempDir cache_dir_;
-};
 
 TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
   const Graph graph = split_graph();
@@ -338,7 +267,8 @@ TEST(CompareOutputsTest, FloatsWithinTheToleranceAndBoolsExactly) {
   const Tensor flipped = Tensor::from_vector(DType::kBool, {2}, std::vector<uint8_t>{1, 1});
   const Tolerance tolerance{1e-3, 1e-3};
   EXPECT_TRUE(runtime::compare_outputs(graph, {near, bools}, {floats, bools}, tolerance).within);
-  const runtime::Deviation deviation = runtime::compare_outputs(graph, {floats, flipped}, {floats, bools}, tolerance);
+  const runtime::Deviation deviation =
+      runtime::compare_outputs(graph, {floats, flipped}, {floats, bools}, tolerance);
   EXPECT_FALSE(deviation.within);
   EXPECT_EQ(deviation.max_abs, 1.0);
   EXPECT_NE(deviation.detail.find("output 'nan'[1]"), std::string::npos) << deviation.detail;
@@ -392,7 +322,8 @@ TEST_F(ExecutorOpenClTest, APartitionOverTheDevicesMemoryIsReplannedToTheCpu) {
   int partition_refusals = 0;
   for (const Rejection& rejection : ran.rejections) {
     if (rejection.reason != ReasonCode::kMemoryExceeded) continue;
-    partition_refusals += rejection.detail.find("the partition needs at least") != std::string::npos;
+    partition_refusals +=
+        rejection.detail.find("the partition needs at least") != std::string::npos;
   }
   EXPECT_GT(partition_refusals, 0);
   const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 6)};
@@ -523,7 +454,8 @@ TEST_F(ExecutorOpenClTest, StreamGivesEachRequestItsOwnOutputsInOrder) {
   auto exe = compile(graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   std::vector<std::vector<Tensor>> requests;
-  for (uint32_t seed = 0; seed < 12; ++seed) requests.push_back({random_tensor({1, 3, 8, 8}, seed)});
+  for (uint32_t seed = 0; seed < 12; ++seed)
+    requests.push_back({random_tensor({1, 3, 8, 8}, seed)});
   for (int in_flight : {0, 1, 3}) {
     std::vector<RunRecord> records;
     auto outputs = (*exe)->run_stream(requests, in_flight, &records);
@@ -600,8 +532,8 @@ TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
   g.opset = 17;
   const ValueId x = g.add_value("x", DType::kF32, Shape({4, 64}));
   g.add_input(x);
-  const ValueId offset = g.add_constant("offset", Tensor::from_vector(DType::kF32, {1},
-                                                                      std::vector<float>{1000}));
+  const ValueId offset =
+      g.add_constant("offset", Tensor::from_vector(DType::kF32, {1}, std::vector<float>{1000}));
   Tensor centred = random_tensor({64, 16}, 11);
   for (int64_t col = 0; col < 16; ++col) {
     double mean = 0;
@@ -616,7 +548,8 @@ TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
   const ValueId y_cancel = g.add_value("y_cancel", DType::kF32, Shape({4, 16}));
   const ValueId y_plain = g.add_value("y_plain", DType::kF32, Shape({4, 16}));
   g.add_node(Node{"shift", "Add", "", {x, offset}, {shifted}, {}});
-  const NodeId cancel = g.add_node(Node{"cancel", "MatMul", "", {shifted, w_cancel}, {y_cancel}, {}});
+  const NodeId cancel =
+      g.add_node(Node{"cancel", "MatMul", "", {shifted, w_cancel}, {y_cancel}, {}});
   const NodeId plain = g.add_node(Node{"plain", "MatMul", "", {x, w_plain}, {y_plain}, {}});
   g.add_output(y_cancel);
   g.add_output(y_plain);

@@ -1,0 +1,191 @@
+// Progressive start (ExecutorOptions::progressive_start): the whole model on the CPU at once,
+// the plan compiled on one background thread, requests switching to it once it is ready.
+#include "scheduler/runtime/progressive.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <utility>
+
+#include "core/deadline.h"
+#include "hsched/config.h"
+#include "scheduler/planner/schedule.h"
+
+namespace hsched {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// What the background compile publishes; shared with its worker, which may outlive the
+// executable (see ~ProgressiveExecutable).
+struct Background {
+  std::mutex mutex;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::unique_ptr<Executable> planned;  // set once
+  double offset_ms = 0;                 // the planned executable's time line from compile()'s start
+  double ready_ms = -1;
+  std::string error;
+};
+
+// Threading: run() and run_stream() may be called while the background compile runs; the
+// executable in use is read under the mutex and stays alive while the executable does.
+class ProgressiveExecutable final : public Executable {
+ public:
+  ProgressiveExecutable(std::unique_ptr<Executable> cpu, Clock::time_point start, double cpu_ms)
+      : cpu_(std::move(cpu)), start_(start), cpu_compile_ms_(cpu_ms) {}
+
+  // The compile runs on a deadline worker (core/deadline.h), which exit_process() and the exit
+  // handler wait for within bounds. With an owner keeping the graph alive it is let go (it ends
+  // within the partitions' deadlines and drops what it built): destroying the executable never
+  // waits for a driver's build. Without one it is waited for, since it reads the caller's graph.
+  ~ProgressiveExecutable() override {
+    if (owns_graph_) return;
+    std::unique_lock<std::mutex> lock(background_->mutex);
+    background_->done_cv.wait(lock, [&] { return background_->done; });
+  }
+
+  // Starts compiling `plan` in the background (once).
+  void compile_plan_in_background(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
+                                  ExecutorOptions options) {
+    owns_graph_ = owner != nullptr;
+    auto work = [state = background_, start = start_, &graph, owner = std::move(owner),
+                 plan = std::move(plan), options = std::move(options)] {
+      // The lowest priority (nice 19; threads it starts inherit it): on a machine whose cores
+      // the CPU path keeps busy, the compile takes what they leave, not the requests' time.
+      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+      const Clock::time_point begun = Clock::now();
+      auto compiled = compile_now(graph, owner, plan, options);
+      std::lock_guard<std::mutex> lock(state->mutex);
+      if (compiled.is_ok()) {
+        state->planned = std::move(compiled).value();
+        state->offset_ms = std::chrono::duration<double, std::milli>(begun - start).count();
+        state->ready_ms = ms_since(start);
+      } else {
+        state->error = compiled.status().message();
+      }
+      state->done = true;
+      state->done_cv.notify_all();
+    };
+    try {
+      deadline_detail::start_worker(std::move(work));
+    } catch (const std::system_error& error) {
+      std::lock_guard<std::mutex> lock(background_->mutex);
+      background_->error = std::string("no thread for the background compile: ") + error.what();
+      background_->done = true;
+    }
+  }
+
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunRecord* record) override {
+    const auto [exe, offset_ms] = current();
+    auto outputs = exe->run(inputs, record);
+    finish(record, exe, offset_ms, 1);
+    return outputs;
+  }
+
+  Result<std::vector<std::vector<Tensor>>> run_stream(
+      const std::vector<std::vector<Tensor>>& requests, int max_in_flight,
+      std::vector<RunRecord>* records) override {
+    const auto [exe, offset_ms] = current();
+    auto outputs = exe->run_stream(requests, max_in_flight, records);
+    if (records != nullptr) {
+      for (RunRecord& record : *records) finish(&record, exe, offset_ms, 0);
+    }
+    finish(nullptr, exe, offset_ms, static_cast<int64_t>(requests.size()));
+    return outputs;
+  }
+
+  Plan plan() const override { return current().first->plan(); }
+
+  ExecutableStats stats() const override {
+    const auto [exe, offset_ms] = current();
+    ExecutableStats stats = exe->stats();
+    stats.compile_ms = cpu_compile_ms_;  // what compile() took; the plan's: plan_ready_ms
+    std::lock_guard<std::mutex> lock(background_->mutex);
+    stats.plan_ready_ms = background_->ready_ms;
+    stats.requests_on_cpu = requests_on_cpu_;
+    stats.progressive_error = background_->error;
+    return stats;
+  }
+
+  std::vector<Quarantine> quarantines() const override { return current().first->quarantines(); }
+  std::vector<StepProfile> profile() const override { return current().first->profile(); }
+  void reset_profile() override {
+    cpu_->reset_profile();
+    std::lock_guard<std::mutex> lock(background_->mutex);
+    if (background_->planned) background_->planned->reset_profile();
+  }
+
+ private:
+  // The executable requests run on now, and the offset of its time line from compile()'s start.
+  std::pair<Executable*, double> current() const {
+    std::lock_guard<std::mutex> lock(background_->mutex);
+    if (background_->planned) return {background_->planned.get(), background_->offset_ms};
+    return {cpu_.get(), 0.0};
+  }
+
+  // Puts the record on compile()'s time line, names the plan, counts CPU requests.
+  void finish(RunRecord* record, Executable* exe, double offset_ms, int64_t requests) {
+    const bool on_cpu = exe == cpu_.get();
+    if (record != nullptr) {
+      record->plan = on_cpu ? "cpu" : "plan";
+      record->start_ms += offset_ms;
+      record->end_ms += offset_ms;
+      for (PartitionRun& p : record->partitions) {
+        p.start_ms += offset_ms;
+        p.end_ms += offset_ms;
+      }
+    }
+    if (on_cpu && requests > 0) {
+      std::lock_guard<std::mutex> lock(background_->mutex);
+      requests_on_cpu_ += requests;
+    }
+  }
+
+  std::unique_ptr<Executable> cpu_;
+  const Clock::time_point start_;
+  const double cpu_compile_ms_;
+  std::shared_ptr<Background> background_ = std::make_shared<Background>();
+  int64_t requests_on_cpu_ = 0;  // under background_->mutex
+  bool owns_graph_ = false;
+};
+
+bool runs_off_the_host(const Plan& plan) {
+  return std::any_of(plan.partitions.begin(), plan.partitions.end(), [&](const Partition& p) {
+    const DeviceProfile* device = plan.target.find(p.device);
+    return device != nullptr && device->api != DeviceApi::kHost;
+  });
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Executable>> compile_progressive(const Graph& graph,
+                                                        std::shared_ptr<const Graph> owner,
+                                                        const Plan& plan, ExecutorOptions options) {
+  options.progressive_start = false;
+  if (!runs_off_the_host(plan)) return compile_now(graph, owner, plan, options);
+  const Clock::time_point start = Clock::now();
+  HSCHED_ASSIGN_OR_RETURN(Target host, restrict_devices(plan.target, "cpu"));
+  Policy cpu_policy = devices_policy("cpu", Precision::kFp32);
+  cpu_policy.verify = false;
+  HSCHED_ASSIGN_OR_RETURN(Plan cpu_plan, schedule(graph, host, cpu_policy));
+  cpu_plan.model = plan.model;
+  HSCHED_ASSIGN_OR_RETURN(std::unique_ptr<Executable> cpu,
+                          compile_now(graph, owner, cpu_plan, options));
+  auto progressive =
+      std::make_unique<ProgressiveExecutable>(std::move(cpu), start, ms_since(start));
+  progressive->compile_plan_in_background(graph, std::move(owner), plan, std::move(options));
+  return std::unique_ptr<Executable>(std::move(progressive));
+}
+
+}  // namespace hsched

@@ -1,0 +1,104 @@
+// Progressive start (ExecutorOptions::progressive_start): with an empty program cache and a planted
+// build delay, compile() returns without waiting for the OpenCL build, the first requests run on
+// the CPU (RunRecord::plan "cpu") with the CPU's outputs, and once the plan has compiled in the
+// background later requests run on it ("plan", partitions on the OpenCL device). A plan on the
+// host alone compiles as before. Skipped, not passed, without an OpenCL device.
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "executor_test_util.h"
+#include "scheduler/runtime/compile.h"
+
+namespace hsched {
+namespace {
+
+using test::cpu_reference;
+using test::ExecutorOpenClTest;
+using test::expect_close;
+using test::nodes_on_api;
+using test::opencl_plan;
+using test::random_tensor;
+using test::split_graph;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+TEST_F(ExecutorOpenClTest, ProgressiveStartRunsOnTheCpuUntilThePlanCompiles) {
+  const Graph graph = split_graph();
+  const Plan plan = opencl_plan(graph, Precision::kFp32);
+  ASSERT_GT(nodes_on_api(plan, DeviceApi::kOpenCl), 0);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();  // empty: every program builds from source
+  options.compile_timeout_ms = 120000;
+  options.progressive_start = true;
+  ::setenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS", "1500", 1);
+  const auto start = Clock::now();
+  auto exe = compile(graph, plan, options);
+  const double compile_s = seconds_since(start);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  EXPECT_LT(compile_s, 1.0) << "compile() waited for the OpenCL build";
+
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 7)};
+  const std::vector<Tensor> expected = cpu_reference(graph, inputs);
+  RunRecord first;
+  auto outputs = (*exe)->run(inputs, &first);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_EQ(first.plan, "cpu");
+  for (const PartitionRun& run : first.partitions) EXPECT_EQ(run.device, "cpu0");
+  expect_close((*outputs)[0], expected[0], 1e-5f, 1e-5f);
+  EXPECT_EQ(nodes_on_api((*exe)->plan(), DeviceApi::kOpenCl), 0);
+
+  // Requests keep coming; once the background build is done they run on the plan.
+  RunRecord later;
+  int requests = 1;
+  while (seconds_since(start) < 300) {
+    auto more = (*exe)->run(inputs, &later);
+    ASSERT_TRUE(more.is_ok()) << more.status().message();
+    ++requests;
+    if (later.plan == "plan") {
+      expect_close((*more)[0], expected[0], 1e-4f, 1e-3f);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::unsetenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS");
+  ASSERT_EQ(later.plan, "plan") << "the plan never became ready";
+  const ExecutableStats stats = (*exe)->stats();
+  EXPECT_GE(stats.plan_ready_ms, 1500);  // not before the planted delay
+  EXPECT_EQ(stats.requests_on_cpu, requests - 1);
+  EXPECT_TRUE(stats.progressive_error.empty()) << stats.progressive_error;
+  EXPECT_GT(nodes_on_api((*exe)->plan(), DeviceApi::kOpenCl), 0);
+  EXPECT_GT(stats.programs_built, 0);
+  bool on_device = false;
+  for (const PartitionRun& run : later.partitions) on_device |= run.device != "cpu0";
+  EXPECT_TRUE(on_device);
+  EXPECT_GE(later.start_ms, stats.plan_ready_ms);  // one time line, from compile()'s start
+}
+
+TEST(ProgressiveStartTest, AHostOnlyPlanCompilesAtOnce) {
+  const Graph graph = split_graph();
+  auto target = restrict_devices(discover_target(), "cpu");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(graph, *target, devices_policy("cpu", Precision::kFp32));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ExecutorOptions options;
+  options.progressive_start = true;
+  auto exe = compile(graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  RunRecord record;
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 8)};
+  auto outputs = (*exe)->run(inputs, &record);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_EQ(record.plan, "plan");
+  EXPECT_EQ((*exe)->stats().plan_ready_ms, -1);
+  expect_close((*outputs)[0], cpu_reference(graph, inputs)[0], 1e-6f, 1e-6f);
+}
+
+}  // namespace
+}  // namespace hsched
