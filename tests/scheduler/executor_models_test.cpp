@@ -7,7 +7,8 @@
 // in fp32, partitions alternating between the host CPU and OpenCL, matches the same references
 // within the fp32 tolerance.
 // bf16 on the CPU: every model under `--devices cpu --precision bf16` (convolutions and matmuls
-// in bf16 but the depthwise ones, the rest in fp32) matches the references within the policies' bf16 tolerance
+// in bf16 but the depthwise ones, the rest in fp32) matches the references within the policies'
+// bf16 tolerance
 // (|a-b| <= 5e-2 + 1e-1*|b|) with cosine similarity >= 0.999 per output.
 // INT8 (ONNX Runtime's QDQ models) under `--devices opencl` within steps of ORT's int8 outputs.
 // Skipped (never passed) without an OpenCL device (bf16: a CPU without AVX512_BF16) or without the
@@ -23,10 +24,10 @@
 #include "backends/cpu/device.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/onnx_import.h"
-#include "scheduler/runtime/compile.h"
-#include "scheduler/planner/schedule.h"
-#include "scheduler/config/discover.h"
 #include "hsched/config.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/compile.h"
 #include "support/model_data.h"
 #include "support/temp_dir.h"
 
@@ -174,9 +175,6 @@ TEST_P(OpenClInt8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  const Node& last = graph->node(graph->value(graph->outputs()[0]).producer);
-  ASSERT_EQ(last.op_type, "DequantizeLinear");
-  const double step = graph->value(last.inputs[1]).constant->values<float>()[0];
   auto target = restrict_devices(discover_target(), "opencl");
   ASSERT_TRUE(target.is_ok()) << target.status().message();
   auto plan = schedule(*graph, *target, devices_policy("opencl", Precision::kFp32));
@@ -201,15 +199,10 @@ TEST_P(OpenClInt8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  const Comparison cmp = compare((*outputs)[0], expected[0], 0, 0);
-  EXPECT_LE(cmp.max_abs / step, c.max_steps + 1e-3) << c.name;
-  const auto got = (*outputs)[0].values<float>();
-  const auto want = expected[0].values<float>();
-  const auto& dims = expected[0].dims();
-  if (c.top_class && dims.size() == 2 && dims[0] == 1) {
-    EXPECT_EQ(std::max_element(got.begin(), got.end()) - got.begin(),
-              std::max_element(want.begin(), want.end()) - want.begin())
-        << c.name;
+  const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+  EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
+  if (c.top_class) {
+    EXPECT_TRUE(agreement.same_top_class) << c.name;
   }
 }
 
@@ -293,25 +286,27 @@ INSTANTIATE_TEST_SUITE_P(Models, CpuBf16ModelTest,
                                            "squeezenet1_1", "convnext_atto", "vit_tiny",
                                            "bert_mini", "vae_decoder_small"));
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, SplitModelTest,
-    ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
-                                         "squeezenet1_1", "convnext_atto", "vit_tiny",
-                                         "bert_mini", "vae_decoder_small"),
-                       ::testing::Values(1, 3, 7)),
-    [](const auto& info) {
-      return std::get<0>(info.param) + "_split" + std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Models, SplitModelTest,
+                         ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2",
+                                                              "mobilenet_v3_small", "squeezenet1_1",
+                                                              "convnext_atto", "vit_tiny",
+                                                              "bert_mini", "vae_decoder_small"),
+                                            ::testing::Values(1, 3, 7)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_split" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
-INSTANTIATE_TEST_SUITE_P(
-    Models, OpenClModelTest,
-    ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
-                                         "squeezenet1_1", "convnext_atto", "vit_tiny",
-                                         "bert_mini", "vae_decoder_small"),
-                       ::testing::Values(Precision::kFp32, Precision::kFp16)),
-    [](const auto& info) {
-      return std::get<0>(info.param) + "_" + precision_name(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Models, OpenClModelTest,
+                         ::testing::Combine(::testing::Values("resnet18", "mobilenet_v2",
+                                                              "mobilenet_v3_small", "squeezenet1_1",
+                                                              "convnext_atto", "vit_tiny",
+                                                              "bert_mini", "vae_decoder_small"),
+                                            ::testing::Values(Precision::kFp32, Precision::kFp16)),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + "_" +
+                                  precision_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace hsched

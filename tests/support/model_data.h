@@ -1,14 +1,17 @@
 // A shared model's test data: the tensors of <dir>/<prefix>K.pb for K = 0, 1... until one is
 // missing (the ONNX backend-test layout of ../shared/models). A file that does not parse fails
-// the calling test.
+// the calling test. And how an INT8 model's output agrees with ONNX Runtime's int8 reference.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "graph/graph.h"
 #include "graph/tensor_proto.h"
 
 namespace hsched::test {
@@ -24,6 +27,40 @@ inline std::vector<Tensor> read_tensors(const std::filesystem::path& dir,
     if (tensor.is_ok()) tensors.push_back(std::move(tensor).value());
   }
   return tensors;
+}
+
+// An INT8 model's first output `got` against the reference `want`: the largest difference in
+// steps of the output's quantization (the scale of the DequantizeLinear giving the graph's first
+// output, which the calling test asserts exists), the cosine of the two, and whether a
+// classifier's ([1, classes]) top class is the same (true for other shapes).
+struct Int8Agreement {
+  double steps = 0;
+  double cosine = 0;
+  bool same_top_class = true;
+};
+
+inline Int8Agreement int8_agreement(const Graph& graph, const Tensor& got, const Tensor& want) {
+  const Node& dq = graph.node(graph.value(graph.outputs()[0]).producer);
+  EXPECT_EQ(dq.op_type, "DequantizeLinear");
+  const double step = graph.value(dq.inputs[1]).constant->values<float>()[0];
+  const auto a = got.values<float>();
+  const auto b = want.values<float>();
+  EXPECT_EQ(a.size(), b.size());
+  Int8Agreement agreement;
+  double dot = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    agreement.steps = std::max(agreement.steps, std::abs(static_cast<double>(a[i]) - b[i]) / step);
+    dot += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  agreement.cosine = dot / std::sqrt(aa * bb);
+  const auto& dims = want.dims();
+  if (dims.size() == 2 && dims[0] == 1 && !a.empty() && a.size() == b.size()) {
+    agreement.same_top_class = std::max_element(a.begin(), a.end()) - a.begin() ==
+                               std::max_element(b.begin(), b.end()) - b.begin();
+  }
+  return agreement;
 }
 
 }  // namespace hsched::test

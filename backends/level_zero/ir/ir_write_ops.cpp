@@ -104,18 +104,26 @@ QuantParameter quant_parameter(const Node& node, const Tensor* t, int64_t count,
   return p;
 }
 
+// A Q/DQ node's scale and zero point (zeros when omitted) over data of `rank`.
+struct QuantParameters {
+  QuantParameter scale;
+  QuantParameter zero;
+};
+
+QuantParameters quant_parameters(const Graph& graph, const Node& node, size_t rank) {
+  const Tensor& scale = *graph.value(node.inputs[1]).constant;
+  const Tensor* zero = has_input(node, 2) ? &*graph.value(node.inputs[2]).constant : nullptr;
+  return {quant_parameter(node, &scale, scale.elements(), rank),
+          quant_parameter(node, zero, scale.elements(), rank)};
+}
+
 // QuantizeLinear as OpenVINO's ONNX frontend writes it: FakeQuantize onto the integer grid
 // [qmin, qmax] (input range (q - zero point) * scale), then Convert to u8/i8. The NPU compiler
 // folds FakeQuantize into the int8 layers around it.
 Status emit_quantize(WriteContext& ctx, const Node& node, const std::string& name) {
   const Value& x = in_value(ctx, node, 0);
   const Value& y = out_value(ctx, node);
-  const Tensor& scale_tensor = *in_value(ctx, node, 1).constant;
-  const int64_t count = scale_tensor.elements();
-  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, x.shape.rank());
-  const QuantParameter zero =
-      quant_parameter(node, has_input(node, 2) ? &*in_value(ctx, node, 2).constant : nullptr, count,
-                      x.shape.rank());
+  const auto [scale, zero] = quant_parameters(ctx.graph(), node, x.shape.rank());
   const float qmin = y.dtype == DType::kU8 ? 0.0f : -128.0f;
   const float qmax = qmin + 255.0f;
   std::vector<float> low(scale.values.size()), high(scale.values.size());
@@ -148,12 +156,7 @@ Status emit_dequantize(WriteContext& ctx, const Node& node, const std::string& n
              ctx.const_floats(name, y.shape.dims, dequantized_constant(node, ctx.graph())));
     return Status::ok();
   }
-  const Tensor& scale_tensor = *in_value(ctx, node, 1).constant;
-  const int64_t count = scale_tensor.elements();
-  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, x.shape.rank());
-  const QuantParameter zero =
-      quant_parameter(node, has_input(node, 2) ? &*in_value(ctx, node, 2).constant : nullptr, count,
-                      x.shape.rank());
+  const auto [scale, zero] = quant_parameters(ctx.graph(), node, x.shape.rank());
   PortRef out = ctx.layer("Convert", "opset1", name + "/to_float",
                           {{"destination_type", std::string(element_type_name(ctx.float_type()))}},
                           {ctx.input(node.inputs[0])}, y.shape.dims);
@@ -529,12 +532,9 @@ bool folds_to_constant(const Node& node, const Graph& graph) {
 
 std::vector<float> dequantized_constant(const Node& node, const Graph& graph) {
   const Tensor& x = *graph.value(node.inputs[0]).constant;
-  const Tensor& scale_tensor = *graph.value(node.inputs[1]).constant;
-  const int64_t count = scale_tensor.elements();
   const size_t rank = x.dims().size();
-  const QuantParameter scale = quant_parameter(node, &scale_tensor, count, rank);
-  const QuantParameter zero = quant_parameter(
-      node, has_input(node, 2) ? &*graph.value(node.inputs[2]).constant : nullptr, count, rank);
+  const auto [scale, zero] = quant_parameters(graph, node, rank);
+  const auto count = static_cast<int64_t>(scale.values.size());
   // Per axis: runs of `inner` values share a parameter, cycling every `count` runs.
   int64_t inner = 1;
   if (count != 1) {

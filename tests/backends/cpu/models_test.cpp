@@ -202,36 +202,16 @@ TEST_P(Int8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  const Value& out = graph->value(graph->outputs()[0]);
-  ASSERT_NE(out.producer, kNoNode);
-  const Node& dq = graph->node(out.producer);
-  ASSERT_EQ(dq.op_type, "DequantizeLinear") << c.name;
-  const double step = graph->value(dq.inputs[1]).constant->values<float>()[0];
   auto program = CpuProgram::compile(*graph, CpuOptions{});
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   const auto inputs = ::hsched::test::read_tensors(dir / "test_data_set_0", "input_");
   const auto expected = ::hsched::test::read_tensors(dir / "test_data_set_0", "output_");
   auto outputs = (*program)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  const auto got = (*outputs)[0].values<float>();
-  const auto want = expected[0].values<float>();
-  ASSERT_EQ(got.size(), want.size());
-  double worst = 0, dot = 0, got_norm = 0, want_norm = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]) / step);
-    dot += static_cast<double>(got[i]) * want[i];
-    got_norm += static_cast<double>(got[i]) * got[i];
-    want_norm += static_cast<double>(want[i]) * want[i];
-  }
-  EXPECT_LE(worst, c.max_steps + 1e-3) << c.name;
-  EXPECT_GE(dot / std::sqrt(got_norm * want_norm), 0.98) << c.name;
-  // Classifiers ([1, classes]): the same top class.
-  const auto& dims = (*outputs)[0].dims();
-  if (dims.size() == 2 && dims[0] == 1) {
-    EXPECT_EQ(std::max_element(got.begin(), got.end()) - got.begin(),
-              std::max_element(want.begin(), want.end()) - want.begin())
-        << c.name;
-  }
+  const auto agreement = ::hsched::test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+  EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
+  EXPECT_GE(agreement.cosine, 0.98) << c.name;
+  EXPECT_TRUE(agreement.same_top_class) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -15,21 +15,6 @@ using cpu::test::u8;
 
 constexpr float kOutputStep = 0.05f;
 
-// Adds `op` with one output of `dtype` (GraphBuilder::node makes f32 outputs).
-ValueId typed_node(GraphBuilder& b, const std::string& op, std::vector<ValueId> inputs,
-                   std::vector<int64_t> dims, DType dtype, AttributeMap attributes = {}) {
-  const std::string name = op + std::to_string(b.graph().nodes().size());
-  const ValueId out = b.graph().add_value(name + "_out", dtype, Shape(std::move(dims)));
-  Node n;
-  n.name = name;
-  n.op_type = op;
-  n.inputs = std::move(inputs);
-  n.outputs = {out};
-  n.attributes = std::move(attributes);
-  b.graph().add_node(std::move(n));
-  return out;
-}
-
 // x -> Q(u8) -> DQ -> Conv (per-channel int8 weights, i32 bias, grouped when `group` > 1) ->
 // Relu -> Q(u8) -> DQ: the shape of an ONNX Runtime QDQ model's convolution.
 Graph qdq_conv(int64_t group) {
@@ -38,7 +23,7 @@ Graph qdq_conv(int64_t group) {
   auto x = b.input("x", {1, c, 6, 6});
   auto x_scale = b.scalar("x_scale", 2.0f / 255);
   auto x_zero = b.constant("x_zero", u8({}, {128}));
-  auto xq = typed_node(b, "QuantizeLinear", {x, x_scale, x_zero}, {1, c, 6, 6}, DType::kU8);
+  auto xq = b.node("QuantizeLinear", {x, x_scale, x_zero}, {1, c, 6, 6}, {}, "", DType::kU8);
   auto xd = b.node("DequantizeLinear", {xq, x_scale, x_zero}, {1, c, 6, 6});
   std::vector<int8_t> w(static_cast<size_t>(c * (c / group) * 9));
   for (size_t i = 0; i < w.size(); ++i)
@@ -63,7 +48,7 @@ Graph qdq_conv(int64_t group) {
   auto r = b.node("Relu", {y}, {1, c, 6, 6});
   auto y_scale = b.scalar("y_scale", kOutputStep);
   auto y_zero = b.constant("y_zero", u8({}, {0}));
-  auto yq = typed_node(b, "QuantizeLinear", {r, y_scale, y_zero}, {1, c, 6, 6}, DType::kU8);
+  auto yq = b.node("QuantizeLinear", {r, y_scale, y_zero}, {1, c, 6, 6}, {}, "", DType::kU8);
   b.output(b.node("DequantizeLinear", {yq, y_scale, y_zero}, {1, c, 6, 6}));
   return std::move(b.graph());
 }
@@ -116,7 +101,7 @@ TEST(IrInt8Test, Fp16RefusesScalesItCannotCarry) {
   auto x = b.input("x", {4});
   auto tiny = b.scalar("tiny", 1e-9f);
   auto zero = b.constant("zero", u8({}, {0}));
-  auto q = typed_node(b, "QuantizeLinear", {x, tiny, zero}, {4}, DType::kU8);
+  auto q = b.node("QuantizeLinear", {x, tiny, zero}, {4}, {}, "", DType::kU8);
   b.output(b.node("DequantizeLinear", {q, tiny, zero}, {4}));
   for (const Node& node : b.graph().nodes()) {
     EXPECT_TRUE(ir_supports(b.graph(), node, Precision::kFp32).is_ok()) << node.name;

@@ -41,11 +41,12 @@ class GraphBuilder {
   ValueId scalar(const std::string& name, float value) {
     return constant(name, Tensor::from_vector(DType::kF32, {}, std::vector<float>{value}));
   }
-  // Adds `op` reading `inputs`, producing one f32 output of `dims` named "<name>_out".
+  // Adds `op` reading `inputs`, producing one output of `dims` (f32 unless `dtype` says)
+  // named "<name>_out".
   ValueId node(const std::string& op, std::vector<ValueId> inputs, std::vector<int64_t> dims,
-               AttributeMap attributes = {}, std::string name = "") {
+               AttributeMap attributes = {}, std::string name = "", DType dtype = DType::kF32) {
     if (name.empty()) name = op + std::to_string(graph_.nodes().size());
-    const ValueId out = graph_.add_value(name + "_out", DType::kF32, Shape(std::move(dims)));
+    const ValueId out = graph_.add_value(name + "_out", dtype, Shape(std::move(dims)));
     Node n;
     n.name = name;
     n.op_type = op;

@@ -145,6 +145,18 @@ TEST_F(NpuProgramTest, SecondCompileLoadsTheCachedNativeGraph) {
   EXPECT_LE(c.worst_excess, 0) << "the loaded graph computes what the built one does";
 }
 
+// `graph` planned for this machine with the npu-offload policy and compiled, programs cached in
+// `cache`.
+Result<std::unique_ptr<Executable>> compile_npu_offload(const Graph& graph,
+                                                        const test::TempDir& cache) {
+  HSCHED_ASSIGN_OR_RETURN(Policy policy, resolve_policy("npu-offload"));
+  HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, discover_target(), policy));
+  ExecutorOptions options;
+  options.cache_dir = cache.path().string();
+  options.compile_timeout_ms = 300000;
+  return compile(graph, plan, options);
+}
+
 // Every shared model planned for this machine (the simulated NPU included) with the npu-offload
 // policy: NPU partitions in fp16, outputs within |a-b| <= 5e-2 + 5e-2|b| and cosine >= 0.999 of
 // the references (cosine where the reference is within fp16's range), no late rejection.
@@ -157,15 +169,8 @@ TEST_P(NpuModelTest, NpuOffloadMatchesReferenceOutputs) {
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto policy = resolve_policy("npu-offload");
-  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  auto plan = schedule(*graph, discover_target(), *policy);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::TempDir cache;
-  ExecutorOptions options;
-  options.cache_dir = cache.path().string();
-  options.compile_timeout_ms = 300000;
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile_npu_offload(*graph, cache);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   int npu_partitions = 0;
@@ -223,18 +228,8 @@ TEST_P(NpuInt8ModelTest, RunsOnTheNpuWithinStepsOfOnnxRuntime) {
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  const Node& last = graph->node(graph->value(graph->outputs()[0]).producer);
-  ASSERT_EQ(last.op_type, "DequantizeLinear");
-  const double step = graph->value(last.inputs[1]).constant->values<float>()[0];
-  auto policy = resolve_policy("npu-offload");
-  ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  auto plan = schedule(*graph, discover_target(), *policy);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
   test::TempDir cache;
-  ExecutorOptions options;
-  options.cache_dir = cache.path().string();
-  options.compile_timeout_ms = 300000;
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile_npu_offload(*graph, cache);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   int quantize_on_npu = 0, conv_linear_on_npu = 0;
@@ -253,19 +248,12 @@ TEST_P(NpuInt8ModelTest, RunsOnTheNpuWithinStepsOfOnnxRuntime) {
   const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  const Comparison cmp = compare((*outputs)[0], expected[0], 0, 0);
-  EXPECT_LE(cmp.max_abs / step, c.max_steps + 1e-3) << c.name;
-  EXPECT_GE(cmp.cosine, 0.97) << c.name;
-  const auto got = (*outputs)[0].values<float>();
-  const auto want = expected[0].values<float>();
-  const auto& dims = expected[0].dims();
-  if (dims.size() == 2 && dims[0] == 1) {
-    EXPECT_EQ(std::max_element(got.begin(), got.end()) - got.begin(),
-              std::max_element(want.begin(), want.end()) - want.begin())
-        << c.name;
-  }
+  const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+  EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
+  EXPECT_GE(agreement.cosine, 0.97) << c.name;
+  EXPECT_TRUE(agreement.same_top_class) << c.name;
   std::cout << c.name << ": " << quantize_on_npu << " QuantizeLinear and " << conv_linear_on_npu
-            << " conv/linear nodes on the NPU, " << cmp.max_abs / step << " steps\n";
+            << " conv/linear nodes on the NPU, " << agreement.steps << " steps\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(
