@@ -1,4 +1,4 @@
-// Stress (issue 6): thousands of requests of a split plan (devices cpu and opencl alternating every
+// Stress: thousands of requests of a split plan (devices cpu and opencl alternating every
 // few nodes, so both devices hold several partitions) give, request by request, the outputs of a
 // CPU-only plan of the same graph on the same inputs, within the fp32 tolerance of
 // executor_models_test (|a-b| <= 1e-4 + 1e-3*|b|).
@@ -14,7 +14,9 @@
 // ThreadSanitizer with HSCHED_STRESS_RUNS=200 (docs/ci.md). CPU programs run with 1 thread
 // (ExecutorOptions::cpu_threads): on CI's 2 cores PoCL's threads and the pipeline already fill
 // them (2 threads took twice as long), and under ThreadSanitizer kernels must not fan out over the
-// uninstrumented OpenMP/TBB runtimes. Skipped (never passed) without an OpenCL device.
+// uninstrumented OpenMP/TBB runtimes. Also: plan() and stats() read while a stream quarantines,
+// and progressive start's switch under three callers. Skipped (never passed) without an OpenCL
+// device.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -34,10 +36,10 @@
 #include "backends/opencl/opencl_test_util.h"
 #include "graph/demo_model.h"
 #include "graph/onnx_import.h"
-#include "scheduler/runtime/compile.h"
-#include "scheduler/planner/schedule.h"
-#include "scheduler/config/discover.h"
 #include "hsched/config.h"
+#include "scheduler/config/discover.h"
+#include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/compile.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -363,6 +365,66 @@ TEST(ExecutorReadersTest, PlanAndStatsReadableWhileAStreamQuarantines) {
   EXPECT_GT(reads.load(), 0);
   EXPECT_EQ((*exe)->stats().quarantined, 1);
   EXPECT_EQ((*exe)->plan().partitions[static_cast<size_t>(planted)].device, "cpu0");
+}
+
+// Progressive start under concurrent callers: three threads run requests (and one reads plan()
+// and stats()) while the background compile finishes and requests switch to the plan; every
+// output equals the CPU plan's within the fp32 tolerance, and some requests ran on each plan.
+TEST(ExecutorProgressiveTest, CallersAcrossTheSwitchGetCorrectOutputs) {
+  if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+  Result<Graph> graph = build_demo_graph();
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto target = restrict_devices(discover_target(), "opencl");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  auto plan = schedule(*graph, *target, devices_policy("opencl", Precision::kFp32));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  test::TempDir cache_dir;
+  ExecutorOptions options;
+  options.cache_dir = cache_dir.path().string();
+  options.compile_timeout_ms = 600000;
+  options.cpu_threads = kCpuThreads;
+  options.progressive_start = true;
+  auto exe = compile(*graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const std::vector<Tensor> inputs = seeded_inputs(*graph, 900u);
+  auto host = restrict_devices(discover_target(), "cpu");
+  ASSERT_TRUE(host.is_ok()) << host.status().message();
+  auto cpu_plan = schedule(*graph, *host, devices_policy("cpu", Precision::kFp32));
+  ASSERT_TRUE(cpu_plan.is_ok()) << cpu_plan.status().message();
+  auto cpu_exe = compile(*graph, *cpu_plan, ExecutorOptions{});
+  ASSERT_TRUE(cpu_exe.is_ok()) << cpu_exe.status().message();
+  auto expected = (*cpu_exe)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+
+  std::atomic<bool> switched{false};
+  std::atomic<int> on_cpu{0}, on_plan{0}, wrong{0};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+  auto caller = [&] {
+    while (std::chrono::steady_clock::now() < deadline && on_plan.load() < 6) {
+      RunRecord record;
+      auto outputs = (*exe)->run(inputs, &record);
+      if (!outputs.is_ok() || !mismatch(*outputs, *expected).empty()) ++wrong;
+      (record.plan == "cpu" ? on_cpu : on_plan).fetch_add(1);
+      if (record.plan == "plan") switched.store(true);
+    }
+  };
+  std::atomic<int> bad_reads{0};
+  std::thread reader([&] {
+    while (on_plan.load() < 6 && std::chrono::steady_clock::now() < deadline) {
+      const Plan now = (*exe)->plan();
+      const ExecutableStats stats = (*exe)->stats();
+      if (now.partitions.empty() || stats.requests_on_cpu < 0) ++bad_reads;
+    }
+  });
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t) callers.emplace_back(caller);
+  for (std::thread& t : callers) t.join();
+  reader.join();
+  EXPECT_TRUE(switched.load()) << "the plan never became ready";
+  EXPECT_GT(on_cpu.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(bad_reads.load(), 0);
+  EXPECT_EQ((*exe)->stats().requests_on_cpu, on_cpu.load());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ExecutorStressTest,
