@@ -215,7 +215,7 @@ const std::vector<std::string>& supported_ops() {
       // comparisons and logic (bools held as 1 and 0)
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization
-      "Softmax", "LayerNormalization", "InstanceNormalization",
+      "Softmax", "LayerNormalization", "InstanceNormalization", "BatchNormalization",
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
       "Flatten", "Squeeze", "Unsqueeze"};

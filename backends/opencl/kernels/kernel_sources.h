@@ -80,6 +80,19 @@ __kernel void quantize_linear(__global const storage_t* x, __global const storag
   STORE(quantize ? clamp(rint(v / s) + z, lo, hi) : (v - z) * s, y, i);
 }
 
+// BatchNormalization (inference): y = (x - mean) / sqrt(var + epsilon) * scale + bias, the
+// parameters one per channel, channel (i / inner) % channels.
+__kernel void batch_norm(__global const storage_t* x, __global const storage_t* scale,
+                         __global const storage_t* bias, __global const storage_t* mean,
+                         __global const storage_t* var, __global storage_t* y, float epsilon,
+                         int channels, int inner, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int c = (i / inner) % channels;
+  const float k = LOAD(scale, c) / sqrt(LOAD(var, c) + epsilon);
+  STORE((LOAD(x, i) - LOAD(mean, c)) * k + LOAD(bias, c), y, i);
+}
+
 float apply_binary(int op, float a, float b) {
   switch (op) {
     case 0: return a + b;      // Add

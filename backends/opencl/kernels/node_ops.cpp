@@ -454,6 +454,27 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
+  if (op == "BatchNormalization") {
+    if (node.attr_int("training_mode", 0) != 0 || node.attr_int("spatial", 1) != 1) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "BatchNormalization in training mode or with spatial=0");
+    }
+    for (size_t i = 1; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] != kNoValue) {
+        return reject(ReasonCode::kOpUnsupported, "BatchNormalization's training outputs");
+      }
+    }
+    if (x.size() < 2 || node.inputs.size() != 5) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    "BatchNormalization needs N, C... and 4 parameters");
+    }
+    for (size_t i = 1; i <= 4; ++i) {
+      if (!has_input(node, i) || dims_of(graph, node.inputs[i]) != Shape{x[1]}) {
+        return reject(ReasonCode::kShapeUnsupported, "BatchNormalization parameters are not [C]");
+      }
+    }
+    return std::nullopt;
+  }
   if (op == "GlobalAveragePool" || op == "InstanceNormalization") {
     if (x.size() < 3) {
       return reject(ReasonCode::kShapeUnsupported,

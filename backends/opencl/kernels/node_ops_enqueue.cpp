@@ -223,6 +223,15 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                                    in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
                                    wait);
   }
+  if (op == "BatchNormalization") {
+    std::vector<const cl::Buffer*> params;
+    for (size_t i = 1; i <= 4; ++i) {
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* param, in.buffer(i));
+      params.push_back(param);
+    }
+    return enqueue_batch_norm(ops, queue, *x, shape, *params[0], *params[1], *params[2], *params[3],
+                              node.attr_float("epsilon", 1e-5f), *y, wait);
+  }
   if (op == "InstanceNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* bias, in.buffer(2));

@@ -220,6 +220,23 @@ Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue
   return launch(queue, kernel, count, wait, "quantize_linear");
 }
 
+Result<cl::Event> enqueue_batch_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape,
+                                     const cl::Buffer& scale, const cl::Buffer& bias,
+                                     const cl::Buffer& mean, const cl::Buffer& var, float epsilon,
+                                     cl::Buffer& y, const Events& wait) {
+  const int64_t count = detail::element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "batch_norm input"));
+  if (shape.size() < 2) return invalid_argument("ops: batch_norm input of rank below 2");
+  int64_t inner = 1;
+  for (size_t i = 2; i < shape.size(); ++i) inner *= shape[i];
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "batch_norm"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "batch_norm", x, scale, bias, mean, var, y, epsilon,
+                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(inner),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "batch_norm");
+}
+
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank, 1);

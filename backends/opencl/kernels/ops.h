@@ -124,6 +124,14 @@ Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue
                                           const cl::Buffer& scale, const cl::Buffer* zero,
                                           cl::Buffer& y, int64_t count, const Events& wait);
 
+// BatchNormalization in inference mode over x [N, C, ...]: scale, bias, mean and var hold C
+// values each.
+Result<cl::Event> enqueue_batch_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape,
+                                     const cl::Buffer& scale, const cl::Buffer& bias,
+                                     const cl::Buffer& mean, const cl::Buffer& var, float epsilon,
+                                     cl::Buffer& y, const Events& wait);
+
 // y = op(a, b) with numpy broadcasting, ranks up to 6; y has the broadcast shape.
 // Errors: InvalidArgument when the shapes do not broadcast or rank > 6.
 Result<cl::Event> enqueue_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

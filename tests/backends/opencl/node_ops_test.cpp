@@ -1,7 +1,8 @@
 // Node-level conformance against the CPU backend: elementwise ops (Clip bounds as inputs and as
 // attributes), binary broadcasting, Softmax (opset 13 and the older 2-D coercion), the
-// normalizations, GlobalAveragePool, MatMul/Gemm, Concat, Transpose and the views; and the
-// rejections check_node must give. Spatial ops: node_ops_spatial_test.cpp.
+// normalizations (BatchNormalization in inference), GlobalAveragePool, MatMul/Gemm, Concat,
+// Transpose and the views; and the rejections check_node must give. Spatial ops:
+// node_ops_spatial_test.cpp.
 #include <set>
 
 #include "backends/opencl/device.h"
@@ -99,6 +100,14 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
                      {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
   expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)}, {{2, 4, 1, 1}});
+  expect_matches_cpu(
+      "BatchNormalization", "BatchNormalization", {{"epsilon", 1e-3f}},
+      {input(shape), weight({4}, 0.5f, 1.5f), weight({4}), weight({4}), weight({4}, 0.2f, 2.0f)},
+      {shape});
+  expect_matches_cpu(
+      "BatchNormalization 2-D", "BatchNormalization", {},
+      {input({3, 4}), weight({4}, 0.5f, 1.5f), weight({4}), weight({4}), weight({4}, 0.2f, 2.0f)},
+      {{3, 4}});
 }
 
 TEST_P(NodeOpsTest, MatMulAndGemmMatchTheCpu) {
@@ -188,7 +197,8 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
       "Not",  // likewise
       "Expand",
-      "Softmax", "LayerNormalization", "InstanceNormalization", "Resize", "Concat", "Split",
+      "Softmax", "LayerNormalization", "InstanceNormalization", "BatchNormalization", "Resize",
+      "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
       "QuantizeLinear", "DequantizeLinear"};  // with 8-bit values: program_test.cpp
   // clang-format on
@@ -242,8 +252,8 @@ TEST(NodeOpsCheck, WiderDtypesAreRefusedPerNode) {
     graph.add_output(y);
     graph.add_output(z);
     const NodeId add = graph.add_node(Node{"add", "Add", "", {x, x}, {y}, {}});
-    const NodeId cast = graph.add_node(
-        Node{"cast", "Cast", "", {f}, {z}, {{"to", int64_t{dtype_to_onnx(dtype)}}}});
+    const NodeId cast =
+        graph.add_node(Node{"cast", "Cast", "", {f}, {z}, {{"to", int64_t{dtype_to_onnx(dtype)}}}});
     for (NodeId id : {add, cast}) {
       const auto refusal = check_node(graph, graph.node(id));
       ASSERT_TRUE(refusal.has_value()) << name;
