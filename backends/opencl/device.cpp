@@ -207,9 +207,9 @@ const std::vector<std::string>& supported_ops() {
       // conv/linear and pooling
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       // elementwise and activations
-      "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
-      "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu", "IsNaN",
-      "Where", "Cast",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs",
+      "Reciprocal", "Erf", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
+      "Tanh", "Gelu", "IsNaN", "Where", "Cast",
       // int8 (QDQ models): quantized data held as its integer values
       "QuantizeLinear", "DequantizeLinear",
       // comparisons and logic (bools held as 1 and 0)

@@ -207,10 +207,10 @@ const std::set<std::string>& unary_ops() {
 }
 
 const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> kOps = {
-      "Add",   "Sub",  "Mul",         "Div",     "Pow",
-      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "And",   "Or",   "Xor"};
+  static const std::set<std::string> kOps = {"Add",  "Sub",         "Mul",     "Div",
+                                             "Pow",  "Max",         "Min",     "Equal",
+                                             "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+                                             "And",  "Or",          "Xor"};
   return kOps;
 }
 

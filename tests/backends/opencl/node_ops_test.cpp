@@ -50,7 +50,7 @@ TEST_P(NodeOpsTest, ClipBoundsFromInputsOrAttributes) {
 TEST_P(NodeOpsTest, BinaryOpsBroadcast) {
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{2, 3, 4, 5}, {3, 1, 5}}, {{7}, {}}, {{1, 4, 1}, {3, 1, 6}}};
-  for (const std::string op : {"Add", "Sub", "Mul", "Div"}) {
+  for (const std::string op : {"Add", "Sub", "Mul", "Div", "Max", "Min"}) {
     for (const auto& [a, b] : cases) {
       const Shape y = *broadcast_shape(a, b);
       expect_matches_cpu(op, op, {}, {input(a), input(b, 0.5f, 2.0f)}, {y});
@@ -191,7 +191,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
   // clang-format off
   const std::set<std::string> covered = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
-      "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
       "IsNaN", "Where",  // with bool values: tests/scheduler/executor_test.cpp
       "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
