@@ -203,8 +203,10 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
 
 void PlanExecutable::build_flow_graph() {
   start_ = std::make_unique<tbb::flow::broadcast_node<Request*>>(graph_);
-  finish_ = std::make_unique<FinishNode>(graph_, tbb::flow::unlimited,
-                                         [this](Request* request) { finish(*request); });
+  finish_ = std::make_unique<FinishNode>(graph_, tbb::flow::unlimited, [this](Request* request) {
+    request->handoff.load(std::memory_order_acquire);  // before the captures are read
+    finish(*request);
+  });
   std::vector<int> producer(graph_model_.values().size(), -1);
   for (size_t p = 0; p < partitions_.size(); ++p) {
     for (ValueId id : partitions_[p]->compiled.part.outputs) {
