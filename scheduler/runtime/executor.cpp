@@ -679,11 +679,11 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
   return internal_error("executor: re-planning after late rejections did not converge");
 }
 
+}  // namespace
+
 // compile_executable(), then the build's scratch (IR payloads, weight reorders, a failed round's
 // programs), freed on the compile workers' and this thread's arenas, goes back to the system
 // rather than stay resident beside the new Executable's buffers (core/heap.h).
-}  // namespace
-
 Result<std::unique_ptr<Executable>> compile_now(const Graph& graph,
                                                 std::shared_ptr<const Graph> owner,
                                                 const Plan& plan, const ExecutorOptions& options) {
@@ -691,20 +691,6 @@ Result<std::unique_ptr<Executable>> compile_now(const Graph& graph,
       compile_executable(graph, std::move(owner), plan, options);
   release_free_heap_memory();
   return executable;
-}
-
-Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
-                                            const ExecutorOptions& options) {
-  if (options.progressive_start) return compile_progressive(graph, nullptr, plan, options);
-  return compile_now(graph, nullptr, plan, options);
-}
-
-Result<std::unique_ptr<Executable>> compile(const Model& model, const Plan& plan,
-                                            const ExecutorOptions& options) {
-  if (options.progressive_start) {
-    return compile_progressive(model.graph(), model.shared_graph(), plan, options);
-  }
-  return compile_now(model.graph(), model.shared_graph(), plan, options);
 }
 
 }  // namespace hsched

@@ -1,5 +1,6 @@
 // Progressive start (ExecutorOptions::progressive_start): the whole model on the CPU at once,
-// the plan compiled on one background thread, requests switching to it once it is ready.
+// the plan compiled on one background thread, requests switching to it once it is ready. And the
+// public compile(), which takes that path or compiles at once (executor.cpp).
 #include "scheduler/runtime/progressive.h"
 
 #include <sys/resource.h>
@@ -15,7 +16,9 @@
 
 #include "core/deadline.h"
 #include "hsched/config.h"
+#include "hsched/model.h"
 #include "scheduler/planner/schedule.h"
+#include "scheduler/runtime/compile.h"
 
 namespace hsched {
 namespace {
@@ -186,6 +189,20 @@ Result<std::unique_ptr<Executable>> compile_progressive(const Graph& graph,
       std::make_unique<ProgressiveExecutable>(std::move(cpu), start, ms_since(start));
   progressive->compile_plan_in_background(graph, std::move(owner), plan, std::move(options));
   return std::unique_ptr<Executable>(std::move(progressive));
+}
+
+Result<std::unique_ptr<Executable>> compile(const Graph& graph, const Plan& plan,
+                                            const ExecutorOptions& options) {
+  if (options.progressive_start) return compile_progressive(graph, nullptr, plan, options);
+  return compile_now(graph, nullptr, plan, options);
+}
+
+Result<std::unique_ptr<Executable>> compile(const Model& model, const Plan& plan,
+                                            const ExecutorOptions& options) {
+  if (options.progressive_start) {
+    return compile_progressive(model.graph(), model.shared_graph(), plan, options);
+  }
+  return compile_now(model.graph(), model.shared_graph(), plan, options);
 }
 
 }  // namespace hsched
