@@ -23,6 +23,7 @@
 
 #include "backends/cpu/device.h"
 #include "backends/opencl/opencl_test_util.h"
+#include "executor_test_util.h"
 #include "graph/onnx_import.h"
 #include "hsched/config.h"
 #include "scheduler/config/discover.h"
@@ -108,22 +109,19 @@ TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = restrict_devices(discover_target(), "opencl");
-  ASSERT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(*graph, *target, devices_policy("opencl", precision));
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  const Plan plan = test::opencl_plan(*graph, precision);
   // conv/linear must run on OpenCL: the backend has kernels for all of them in these models.
-  for (const NodePlacement& placement : plan->nodes) {
+  for (const NodePlacement& placement : plan.nodes) {
     const std::string& op = graph->node(placement.node).op_type;
     if (op == "Conv" || op == "MatMul" || op == "Gemm") {
-      EXPECT_EQ(plan->target.find(placement.device)->api, DeviceApi::kOpenCl)
+      EXPECT_EQ(plan.target.find(placement.device)->api, DeviceApi::kOpenCl)
           << node_label(*graph, placement.node) << " (" << op << ") on " << placement.device;
     }
   }
   ExecutorOptions options;
   options.cache_dir = cache_dir();
   options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile(*graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
@@ -175,14 +173,11 @@ TEST_P(OpenClInt8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = restrict_devices(discover_target(), "opencl");
-  ASSERT_TRUE(target.is_ok()) << target.status().message();
-  auto plan = schedule(*graph, *target, devices_policy("opencl", Precision::kFp32));
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  const Plan plan = test::opencl_plan(*graph, Precision::kFp32);
   int quantize_on_device = 0;
-  for (const NodePlacement& placement : plan->nodes) {
+  for (const NodePlacement& placement : plan.nodes) {
     const std::string& op = graph->node(placement.node).op_type;
-    const bool on_device = plan->target.find(placement.device)->api == DeviceApi::kOpenCl;
+    const bool on_device = plan.target.find(placement.device)->api == DeviceApi::kOpenCl;
     quantize_on_device += op == "QuantizeLinear" && on_device;
     if (op == "Conv" || op == "MatMul" || op == "Gemm") {
       EXPECT_TRUE(on_device) << node_label(*graph, placement.node) << " on " << placement.device;
@@ -192,7 +187,7 @@ TEST_P(OpenClInt8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   ExecutorOptions options;
   options.cache_dir = cache_dir();
   options.compile_timeout_ms = 300000;
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile(*graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
