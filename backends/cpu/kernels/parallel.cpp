@@ -1,6 +1,24 @@
 #include "backends/cpu/kernels/parallel.h"
 
+#include <algorithm>
+
+#include <omp.h>
+
 namespace hsched::cpu {
+
+void detail::run_chunks(int64_t n, int64_t grain, void (*call)(void*, int64_t, int64_t),
+                        void* body) {
+  const int64_t threads = omp_get_max_threads();
+  // Up to four chunks a thread, taken in turn: a thread that is late to the region (woken from
+  // its sleep, or sharing its core) takes fewer.
+  const int64_t chunks = std::min(threads * 4, (n + grain - 1) / grain);
+  if (chunks <= 1 || threads <= 1 || omp_in_parallel()) {
+    call(body, 0, n);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(std::min(threads, chunks)))
+  for (int64_t c = 0; c < chunks; ++c) call(body, n * c / chunks, n * (c + 1) / chunks);
+}
 
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);

@@ -1,30 +1,41 @@
-// Helpers shared by the TBB kernels: parallel loops, dtype dispatch, broadcasting.
+// Helpers shared by the kernels: parallel loops, dtype dispatch, broadcasting.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "hsched/dtype.h"
 #include "hsched/tensor.h"
 
 namespace hsched::cpu {
 
-// Elements below which a loop runs on the calling thread: waking TBB workers costs more than
-// it saves, and idle workers stay asleep instead of competing with oneDNN's OpenMP threads.
+// Elements below which a loop runs on the calling thread: waking the team costs more than it
+// saves.
 inline constexpr int64_t kParallelGrain = 32768;
 
+namespace detail {
+// Runs call(body, begin, end) over [0, n) in chunks of at least `grain` on the calling thread's
+// OpenMP team (parallel.cpp), or on the calling thread alone inside a parallel region.
+void run_chunks(int64_t n, int64_t grain, void (*call)(void*, int64_t, int64_t), void* body);
+}  // namespace detail
+
 // Calls body(begin, end) over [0, n), in parallel chunks of at least `grain` when n is large.
+// The chunks run on libgomp's team, the threads oneDNN's primitives run on: Debian's oneDNN is
+// built on OpenMP, and a second pool (oneTBB's workers) on the same cores competed with the team's
+// threads spinning between primitives (docs/cpu-backend.md#threads).
 template <typename Body>
 void parallel_range(int64_t n, Body&& body, int64_t grain = kParallelGrain) {
   if (n <= grain) {
     if (n > 0) body(int64_t{0}, n);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
-                    [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
+  using B = std::remove_reference_t<Body>;
+  detail::run_chunks(
+      n, grain,
+      [](void* b, int64_t begin, int64_t end) { (*static_cast<B*>(b))(begin, end); },
+      const_cast<void*>(static_cast<const void*>(&body)));
 }
 
 // Calls f(T{}) with T the C++ type of `dtype` (f16/bf16 as uint16_t bit patterns, bool as

@@ -146,6 +146,47 @@ HSCHED_VECTOR_CLONES void combine_floats(float* __restrict a, const float* __res
   }
 }
 
+// kQdqBinaryOp on u8 data in one pass: y = Q(DQ(a) op b') with b' = DQ(b) (u8 b) or b itself
+// (float b), the same float operations as dequantize_bytes, combine_floats and quantize_floats,
+// so the same bytes, without the float blocks in between (ONNX Runtime's default activation
+// type; other types take those three loops).
+template <typename B>
+[[gnu::always_inline]] inline void qdq_combine(const uint8_t* __restrict a,
+                                               const B* __restrict b, uint8_t* __restrict y,
+                                               int64_t n, const float (&scales)[3],
+                                               const int32_t (&zero_points)[3], bool add) {
+  const float as = scales[0], bs = scales[1], ys = scales[2];
+  const int32_t az = zero_points[0], bz = zero_points[1], yz = zero_points[2];
+  const auto b_value = [&](int64_t i) {
+    if constexpr (std::is_same_v<B, float>) {
+      return b[i];
+    } else {
+      return static_cast<float>(int32_t{b[i]} - bz) * bs;
+    }
+  };
+  if (add) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = static_cast<float>(int32_t{a[i]} - az) * as + b_value(i);
+      y[i] = saturate_round<uint8_t>(v / ys, yz);
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = static_cast<float>(int32_t{a[i]} - az) * as * b_value(i);
+      y[i] = saturate_round<uint8_t>(v / ys, yz);
+    }
+  }
+}
+HSCHED_VECTOR_CLONES void qdq_combine_u8(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n,
+                                         const float (&scales)[3], const int32_t (&zero_points)[3],
+                                         bool add) {
+  qdq_combine(a, b, y, n, scales, zero_points, add);
+}
+HSCHED_VECTOR_CLONES void qdq_combine_f32(const uint8_t* a, const float* b, uint8_t* y, int64_t n,
+                                          const float (&scales)[3],
+                                          const int32_t (&zero_points)[3], bool add) {
+  qdq_combine(a, b, y, n, scales, zero_points, add);
+}
+
 // How a per-axis parameter walks a tensor: `channels` values, each for runs of `inner`
 // consecutive elements, cycling (per tensor: one channel whose run is the whole tensor).
 struct AxisWalk {
@@ -427,6 +468,10 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
       }
     }
     const auto tile_length = static_cast<int64_t>(tiled.size());
+    const bool all_u8 = a_dtype == DType::kU8 && y_dtype == DType::kU8 &&
+                        (b_float || b_dtype == DType::kU8);
+    const float scales[3] = {a_scale, b_scale, y_scale};
+    const int32_t zero_points[3] = {a_zp, b_zp, y_zp};
     parallel_range(total, [&](int64_t begin, int64_t end) {
       float fa[kBlock], fb[kBlock];
       for (int64_t i = begin; i < end;) {
@@ -439,10 +484,22 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
         } else if (b_float) {  // read in place, up to the end of b's period
           n = std::min(n, period - j);
           bf = reinterpret_cast<const float*>(b) + j;
-        } else {
+        } else {  // dequantized below (or read as bytes by the u8 loop)
           n = std::min(n, period - j);
-          dequantize(b_dtype, b + j, fb, n, b_scale, b_zp);
         }
+        if (all_u8) {
+          uint8_t* yi = reinterpret_cast<uint8_t*>(y) + i;
+          const auto* ai = reinterpret_cast<const uint8_t*>(a) + i;
+          if (bf == fb) {
+            qdq_combine_u8(ai, reinterpret_cast<const uint8_t*>(b) + j, yi, n, scales, zero_points,
+                           add);
+          } else {
+            qdq_combine_f32(ai, bf, yi, n, scales, zero_points, add);
+          }
+          i += n;
+          continue;
+        }
+        if (bf == fb) dequantize(b_dtype, b + j, fb, n, b_scale, b_zp);
         dequantize(a_dtype, a + i, fa, n, a_scale, a_zp);
         combine_floats(fa, bf, n, add);
         if (y_dtype == DType::kU8) {

@@ -1,6 +1,6 @@
 // Subnormal floats on the CPU: flushed to zero by default on every thread a program uses (the
-// host thread, its oneTBB arena's workers, oneDNN's OpenMP team), computed as IEEE with
-// CpuOptions::flush_denormals off; the caller's own thread keeps its mode either way.
+// host thread, the OpenMP team its kernels and oneDNN run on, its oneTBB arena), computed as
+// IEEE with CpuOptions::flush_denormals off; the caller's own thread keeps its mode either way.
 #include <cmath>
 #include <limits>
 #include <string>
