@@ -61,7 +61,7 @@ bool is_single(const Graph& graph, ValueId v) {
 // The inputs of a layout-flexible op that take its layout (the others are shapes, scales...);
 // nullopt when the op is not layout-flexible. Ops that run elementwise over tensors of one shape
 // are flexible without knowing it: the unary fp32 ops above, DequantizeLinear and QuantizeLinear
-// with one scale, and kQdqBinaryOp whose b is a's shape or one value.
+// with one scale, kQdqBinaryOp whose b is a's shape or one value, and kQdqTableOp.
 std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (node.outputs.empty() || node.outputs[0] == kNoValue || node.inputs.empty() ||
@@ -86,6 +86,7 @@ std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Nod
       is_single(graph, node.inputs[1]) && out.shape.rank() == 4) {
     return std::vector<size_t>{0};
   }
+  if (op == kQdqTableOp && out.shape.rank() == 4) return std::vector<size_t>{0};
   if (op == kQdqBinaryOp && node.inputs.size() == 8 && node.inputs[3] != kNoValue &&
       out.shape.rank() == 4) {
     if (graph.value(node.inputs[3]).shape.dims == out.shape.dims) return std::vector<size_t>{0, 3};
@@ -96,7 +97,8 @@ std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Nod
 
 // The flexible ops written for 8-bit data in either layout (the others take fp32 only).
 bool is_int8_flexible(const std::string& op) {
-  return op == "DequantizeLinear" || op == "QuantizeLinear" || op == kQdqBinaryOp;
+  return op == "DequantizeLinear" || op == "QuantizeLinear" || op == kQdqBinaryOp ||
+         op == kQdqTableOp;
 }
 
 // A value whose bytes differ between NCHW and NHWC (padded to 4-D: C > 1 and H * W > 1). Where

@@ -16,7 +16,7 @@
 namespace hsched::cpu {
 
 struct CpuOptions {
-  int threads = 2;            // TBB workers and oneDNN's OpenMP threads (never both at once)
+  int threads = 2;            // the OpenMP team of the kernels and oneDNN (and a oneTBB arena)
   bool fuse = true;           // activations and residual adds into oneDNN primitives
   bool channels_last = true;  // keep NHWC between oneDNN primitives
   bool profile = false;       // time every step of every run (see CpuProgram::profile)

@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "backends/cpu/kernels/kernel.h"
+#include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/step_uses.h"
 
 namespace hsched::cpu {
@@ -87,7 +89,9 @@ class QdqFuser {
   int run() {
     int fused = 0;
     for (size_t s = 0; s < nodes_.size(); ++s) {
-      if (!absorbed_[s] && (fuse_root(s) || fuse_elementwise(s) || drop_pairs(s))) ++fused;
+      if (!absorbed_[s] && (fuse_root(s) || fuse_table(s) || fuse_elementwise(s) || drop_pairs(s))) {
+        ++fused;
+      }
     }
     return fused;
   }
@@ -246,6 +250,142 @@ class QdqFuser {
     return true;
   }
 
+  // A chain of elementwise fp32 ops from a DequantizeLinear to a QuantizeLinear, starting at step
+  // s, each op's other operands constants of one value and each value in between read by the
+  // next op alone: one kQdqTableOp step, its table computed by the chain's own kernels.
+  bool fuse_table(size_t s) {
+    constexpr size_t kMaxChain = 16;
+    std::vector<size_t> chain;
+    std::optional<size_t> q;
+    for (size_t step = s;;) {
+      const Node& node = *nodes_[step];
+      const auto input = table_input(node);
+      if (!input || chain.size() == kMaxChain) return false;
+      if (!chain.empty() && node.inputs[*input] != nodes_[chain.back()]->outputs[0]) return false;
+      chain.push_back(step);
+      q = output_quantization(node.outputs[0]);
+      if (q) break;
+      const auto next = uses_.sole_consumer(node.outputs[0]);
+      if (!next || absorbed_[*next]) return false;
+      step = *next;
+    }
+    const Node& first = *nodes_[s];
+    const auto dq = activation_dequantization(first.inputs[*table_input(first)]);
+    if (!dq) return false;
+    std::optional<Tensor> table = chain_table(chain, *nodes_[*dq], *nodes_[*q]);
+    if (!table) return false;
+    Node& node = *nodes_[s];
+    node.op_type = kQdqTableOp;
+    node.attributes = {{"table", std::move(*table)}};
+    node.inputs = {nodes_[*dq]->inputs[0]};
+    node.outputs = {nodes_[*q]->outputs[0]};
+    for (size_t i = 1; i < chain.size(); ++i) absorbed_[chain[i]] = true;
+    absorbed_[*q] = true;
+    stop_reading(*dq);
+    return true;
+  }
+
+  // The data input of an elementwise fp32 op a table can take: a unary op, or an arithmetic op
+  // whose other operand is a constant of one value, with the data's shape out.
+  std::optional<size_t> table_input(const Node& node) const {
+    static const std::set<std::string> unary = {
+        "Relu", "LeakyRelu", "Sigmoid", "Tanh",     "Erf",        "HardSwish", "HardSigmoid",
+        "Elu",  "Selu",      "Celu",    "Softplus", "Softsign",   "Gelu",      "Clip",
+        "Exp",  "Log",       "Sqrt",    "Neg",      "Reciprocal", "Abs",       "Identity"};
+    static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+    const bool is_unary = unary.count(node.op_type) != 0;
+    if ((!is_unary && !binary.count(node.op_type)) || node.outputs.size() != 1 ||
+        node.outputs[0] == kNoValue || !node.domain.empty() || node.inputs.empty()) {
+      return std::nullopt;
+    }
+    if (!is_unary && node.inputs.size() != 2) return std::nullopt;
+    std::optional<size_t> data;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const ValueId v = node.inputs[i];
+      if (v == kNoValue) continue;
+      const Value& value = graph_.value(v);
+      if (value.dtype != DType::kF32) return std::nullopt;
+      if (value.is_constant() && value.constant->elements() == 1) continue;
+      if (data || (is_unary && i != 0)) return std::nullopt;
+      data = i;
+    }
+    const Value& out = graph_.value(node.outputs[0]);
+    if (!data || out.dtype != DType::kF32 ||
+        out.shape.dims != graph_.value(node.inputs[*data]).shape.dims) {
+      return std::nullopt;
+    }
+    return data;
+  }
+
+  // The 256 outputs of Q(chain(DQ(x))) by x's byte: the DequantizeLinear's and QuantizeLinear's
+  // formulas (quant_kernels.cpp) around the chain's kernels run on the 256 values, so the bytes
+  // the unfused steps give. nullopt when a kernel refuses.
+  std::optional<Tensor> chain_table(const std::vector<size_t>& chain, const Node& dq,
+                                    const Node& q) const {
+    static const KernelRegistry registry = make_cpu_kernel_registry();
+    constexpr int64_t kCount = 256;
+    const DType in_dtype = graph_.value(dq.inputs[0]).dtype;
+    const float in_scale = scalar(dq.inputs[1]);
+    const int32_t in_zp = zero_point(dq, in_dtype);
+    std::vector<float> x(kCount);
+    for (int64_t b = 0; b < kCount; ++b) {
+      const int32_t v = in_dtype == DType::kU8 ? static_cast<int32_t>(b)
+                                               : int32_t{static_cast<int8_t>(b)};
+      x[static_cast<size_t>(b)] = static_cast<float>(v - in_zp) * in_scale;
+    }
+    Tensor current = Tensor::from_vector(DType::kF32, {kCount}, x);
+    const Value data{"", DType::kF32, Shape({kCount}), kNoNode, {}, std::nullopt};
+    CpuContext context;
+    context.threads = 1;
+    for (size_t step : chain) {
+      const Node& node = *nodes_[step];
+      // The operands of one value as scalars: the op then broadcasts nothing onto the 256.
+      std::vector<Value> scalars(node.inputs.size());
+      KernelSpec spec{node, {}, {&data}, graph_.opset, &context};
+      std::vector<const Tensor*> in;
+      for (size_t i = 0; i < node.inputs.size(); ++i) {
+        const ValueId v = node.inputs[i];
+        if (v == kNoValue || !graph_.value(v).is_constant()) {
+          spec.inputs.push_back(v == kNoValue ? nullptr : &data);
+          in.push_back(v == kNoValue ? nullptr : &current);
+          continue;
+        }
+        Tensor one = Tensor::uninitialized(DType::kF32, {});
+        one.values<float>()[0] = scalar(v);
+        scalars[i] = Value{"", DType::kF32, Shape(std::vector<int64_t>{}), kNoNode, {}, std::move(one)};
+        spec.inputs.push_back(&scalars[i]);
+        in.push_back(&*scalars[i].constant);
+      }
+      auto kernel = registry.create(spec);
+      if (!kernel.is_ok()) return std::nullopt;
+      Tensor next = Tensor::uninitialized(DType::kF32, {kCount});
+      Tensor* out = &next;
+      if (!(*kernel)->run(in, std::span<Tensor* const>(&out, 1)).is_ok()) return std::nullopt;
+      current = std::move(next);
+    }
+    const DType out_dtype = graph_.value(q.outputs[0]).dtype;
+    const float y_scale = scalar(q.inputs[1]);
+    const int32_t y_zp = zero_point(q, out_dtype);
+    Tensor table = Tensor::uninitialized(out_dtype, {kCount});
+    const auto y = current.values<float>();
+    for (size_t b = 0; b < static_cast<size_t>(kCount); ++b) {
+      if (out_dtype == DType::kU8) {
+        table.values<uint8_t>()[b] = saturate_round<uint8_t>(y[b] / y_scale, y_zp);
+      } else {
+        table.values<int8_t>()[b] = saturate_round<int8_t>(y[b] / y_scale, y_zp);
+      }
+    }
+    return table;
+  }
+
+  // A DequantizeLinear's or QuantizeLinear's zero point (of `dtype` data; omitted: 0).
+  int32_t zero_point(const Node& node, DType dtype) const {
+    const ValueId zp = input_or_none(node, 2);
+    if (zp == kNoValue) return 0;
+    const Tensor& t = *graph_.value(zp).constant;
+    return dtype == DType::kU8 ? int32_t{t.values<uint8_t>()[0]} : int32_t{t.values<int8_t>()[0]};
+  }
+
   // An op that only moves or selects elements between a DequantizeLinear and QuantizeLinear
   // nodes of the same scale and zero point runs on the 8-bit data itself: Q(op(DQ(x))) is op(x),
   // as Q(DQ(x)) is x. ONNX Runtime drops such pairs too.
@@ -282,13 +422,7 @@ class QdqFuser {
     if (graph_.value(q.outputs[0]).dtype != dtype || scalar(dq.inputs[1]) != scalar(q.inputs[1])) {
       return false;
     }
-    const auto zero_point = [&](const Node& node) {
-      const ValueId zp = input_or_none(node, 2);
-      if (zp == kNoValue) return 0;
-      const Tensor& t = *graph_.value(zp).constant;
-      return dtype == DType::kU8 ? int{t.values<uint8_t>()[0]} : int{t.values<int8_t>()[0]};
-    };
-    return zero_point(dq) == zero_point(q);
+    return zero_point(dq, dtype) == zero_point(q, dtype);
   }
 
   // One reader of DequantizeLinear step `dq` reads its input instead: once none reads its output

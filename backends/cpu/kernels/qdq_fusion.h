@@ -2,10 +2,11 @@
 // (an 8-bit activation, constant int8 weights, an int32 bias) and a QuantizeLinear becomes one
 // integer op, QLinearConv or QLinearMatMul, as ONNX Runtime and OpenVINO run the QDQ format:
 // products summed exactly in int32, the bias added as int32, one requantization to the output's
-// 8 bits. An Add or Mul between them runs as one pass over the 8-bit data (kQdqBinaryOp). An op
-// that only moves elements (Reshape, Transpose, Split...) between a DequantizeLinear and
-// QuantizeLinear of the same parameters runs on the 8-bit data, the pair dropped. The float
-// tensors in between are never written. Internal to the CPU program.
+// 8 bits. An Add or Mul between them runs as one pass over the 8-bit data (kQdqBinaryOp), a chain
+// of elementwise ops with constant operands as one table lookup (kQdqTableOp). An op that only
+// moves elements (Reshape, Transpose, Split...) between a DequantizeLinear and QuantizeLinear of
+// the same parameters runs on the 8-bit data, the pair dropped. The float tensors in between are
+// never written. Internal to the CPU program.
 #pragma once
 
 #include <vector>
@@ -20,6 +21,12 @@ namespace hsched::cpu {
 // or one value), y_scale, y_zero_point. Computes what the three steps did, in one pass:
 // y = Q(DQ(a) op DQ(b)) with the same float operations, so the same bytes.
 inline constexpr const char* kQdqBinaryOp = "hsched.QdqBinary";
+
+// The op a chain of elementwise fp32 ops between a DequantizeLinear and a QuantizeLinear becomes
+// when every other operand is a constant of one value (a GELU's Div, Erf, Add and Mul, a scaling,
+// an activation): 256 possible inputs, so one lookup. Input: x (8-bit). Attribute `table`: the
+// 256 outputs (the QuantizeLinear's dtype) by x's byte, computed by the chain's own kernels.
+inline constexpr const char* kQdqTableOp = "hsched.QdqTable";
 
 // Whether `b` broadcasts onto `a` as kQdqBinaryOp takes it: one value, or a's last dims
 // (leading 1s allowed).

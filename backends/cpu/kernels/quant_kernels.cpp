@@ -4,9 +4,14 @@
 // kernel is created and their values read on every run (a few values).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
@@ -514,6 +519,57 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
   });
 }
 
+// kQdqTableOp (qdq_fusion.h): each output byte is the table's entry at the input's byte. A
+// byte-wise gather does not vectorize; AVX-512 VBMI looks up 64 bytes at a time in the table held
+// in four registers (two two-register permutes by the low 7 bits, blended by the high bit).
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t look_up_vbmi(
+    const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n, const uint8_t* __restrict table) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    const __m512i index = _mm512_loadu_si512(x + i);
+    const __m512i low = _mm512_permutex2var_epi8(t0, index, t1);
+    const __m512i high = _mm512_permutex2var_epi8(t2, index, t3);
+    _mm512_storeu_si512(y + i, _mm512_mask_blend_epi8(_mm512_movepi8_mask(index), low, high));
+  }
+  return i;
+}
+#endif
+
+void look_up(const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n,
+             const uint8_t* __restrict table) {
+  int64_t i = 0;
+#if defined(__x86_64__)
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi") != 0;
+  if (vbmi) i = look_up_vbmi(x, y, n, table);
+#endif
+  for (; i < n; ++i) y[i] = table[x[i]];
+}
+
+Result<std::unique_ptr<Kernel>> make_qdq_table(const KernelSpec& spec) {
+  const auto found = spec.node.attributes.find("table");
+  const Tensor* table =
+      found == spec.node.attributes.end() ? nullptr : std::get_if<Tensor>(&found->second);
+  if (spec.inputs.size() != 1 || !spec.has_input(0) || spec.outputs.size() != 1 ||
+      spec.outputs[0] == nullptr || table == nullptr || table->elements() != 256 ||
+      table->dtype() != spec.outputs[0]->dtype || !is_quantized_dtype(spec.inputs[0]->dtype) ||
+      !is_quantized_dtype(table->dtype()) || spec.in_dims(0) != spec.out_dims(0)) {
+    return invalid_node(spec, "takes 8-bit x, a table of 256 8-bit values and gives y of x's shape");
+  }
+  std::vector<uint8_t> bytes(256);
+  std::memcpy(bytes.data(), table->raw(), bytes.size());
+  return make_kernel([bytes](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const auto* x = reinterpret_cast<const uint8_t*>(in[0]->raw());
+    auto* y = reinterpret_cast<uint8_t*>(out[0]->raw());
+    parallel_range(in[0]->elements(), [&](int64_t begin, int64_t end) {
+      look_up(x + begin, y + begin, end - begin, bytes.data());
+    });
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 bool int8_weights_path(const KernelSpec& spec, size_t w, size_t w_zp,
@@ -547,6 +603,7 @@ void register_quant_kernels(KernelRegistry& registry) {
   registry.add("DequantizeLinear", make_dequantize_linear);
   registry.add("DynamicQuantizeLinear", make_dynamic_quantize_linear);
   registry.add(kQdqBinaryOp, make_qdq_binary);
+  registry.add(kQdqTableOp, make_qdq_table);
   register_quant_matmul_kernels(registry);
   register_quant_conv_kernels(registry);
 }

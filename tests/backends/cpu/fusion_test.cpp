@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -317,6 +318,51 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
   auto program = CpuProgram::compile(*graph, CpuOptions{2, true, true});
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   EXPECT_EQ((*program)->stats().kernels, 6);  // Q, 3 QLinearConv, the Add, DQ
+}
+
+// GELU's factor between Q/DQ pairs as quantizers write it, DQ -> Div -> Erf -> Add(DQ'd 1) ->
+// Mul(0.5) -> Q: one kQdqTableOp step whose bytes are the unfused steps' for each of the 256
+// inputs.
+TEST(FusionTest, Int8ElementwiseChainIsOneTableLookupWithTheUnfusedBytes) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, 4, 8, 8};  // 256 values: every byte once
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  add_quantization_parameters(b);
+  b.initializer_f32("sqrt2", {}, {1.4142135f});
+  b.initializer_f32("half", {1}, {0.5f});
+  b.initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("s_out", {}, {0.031f});
+  Tensor zp_out = Tensor::uninitialized(DType::kU8, {});
+  zp_out.values<uint8_t>()[0] = 7;
+  b.initializer("zp_out", zp_out);
+  b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
+  b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
+  b.node("QuantizeLinear", {"one", "s", "zp"}, {"one_q"});
+  b.node("DequantizeLinear", {"one_q", "s", "zp"}, {"one_d"});
+  b.node("Div", {"d0", "sqrt2"}, {"scaled"});
+  b.node("Erf", {"scaled"}, {"erf"});
+  b.node("Add", {"erf", "one_d"}, {"plus"});
+  b.node("Mul", {"half", "plus"}, {"gelu"});  // the constant first: its position is kept
+  b.node("QuantizeLinear", {"gelu", "s_out", "zp_out"}, {"q1"});
+  b.node("DequantizeLinear", {"q1", "s_out", "zp_out"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_gelu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x = Tensor::uninitialized(DType::kF32, act);
+  for (size_t i = 0; i < 256; ++i) x.values<float>()[i] = (static_cast<float>(i) - 128.0f) * 0.05f;
+  auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+  auto unfused = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+  ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+  ASSERT_TRUE(unfused.is_ok()) << unfused.status().message();
+  EXPECT_EQ((*fused)->stats().kernels, 3);  // Q, the table, DQ
+  auto got = (*fused)->run({x});
+  auto want = (*unfused)->run({x});
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end()));
+  // The factor spans [0, 1]: about 1 / 0.031 distinct steps.
+  EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 30u);
 }
 
 // The QOperator format (QLinearConv nodes in the model, as ONNX Runtime's quantize_static writes
