@@ -216,6 +216,9 @@ const std::vector<std::string>& supported_ops() {
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization
       "Softmax", "LayerNormalization", "InstanceNormalization", "BatchNormalization",
+      // reductions
+      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+      "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
       "Flatten", "Squeeze", "Unsqueeze"};

@@ -426,6 +426,59 @@ __kernel void transpose(__global const storage_t* x, __global storage_t* y, Tran
   STORE(LOAD(x, from), y, i);
 }
 
+// Reduce* over any axes: `kept` holds the output's axes (the kept ones, in order) and `reduced`
+// the reduced ones, each right-aligned to rank 6 with its input strides. One work item per
+// output element walks its `reduced_count` elements; fp32 accumulation. op: 0 sum, 1 mean, 2 max,
+// 3 min, 4 prod, 5 L1, 6 L2, 7 sum of squares, 8 log of the sum, 9 log of the sum of exp (after
+// subtracting the largest, so exp never overflows).
+int strided_offset(const TransposeShape* s, int index) {
+  int offset = 0;
+  for (int d = 5; d >= 0; --d) {
+    offset += (index % s->dims[d]) * s->strides[d];
+    index /= s->dims[d];
+  }
+  return offset;
+}
+
+__kernel void reduce_axes(__global const storage_t* x, __global storage_t* y, TransposeShape kept,
+                          TransposeShape reduced, int reduced_count, int op, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int base = strided_offset(&kept, i);
+  float peak = 0.0f;
+  if (op == 9) {
+    peak = -INFINITY;
+    for (int k = 0; k < reduced_count; ++k) {
+      peak = fmax(peak, LOAD(x, base + strided_offset(&reduced, k)));
+    }
+    if (isinf(peak)) peak = 0.0f;
+  }
+  float acc = op == 2 ? -INFINITY : op == 3 ? INFINITY : op == 4 ? 1.0f : 0.0f;
+  for (int k = 0; k < reduced_count; ++k) {
+    const float v = LOAD(x, base + strided_offset(&reduced, k));
+    if (op == 2) {
+      acc = v > acc ? v : acc;
+    } else if (op == 3) {
+      acc = v < acc ? v : acc;
+    } else if (op == 4) {
+      acc *= v;
+    } else if (op == 5) {
+      acc += fabs(v);
+    } else if (op == 6 || op == 7) {
+      acc += v * v;
+    } else if (op == 9) {
+      acc += exp(v - peak);
+    } else {
+      acc += v;
+    }
+  }
+  if (op == 1) acc /= reduced_count;
+  if (op == 6) acc = sqrt(acc);
+  if (op == 8) acc = log(acc);
+  if (op == 9) acc = peak + log(acc);
+  STORE(acc, y, i);
+}
+
 // One Split output: y viewed as [outer, inner] from x's rows of x_inner elements at `offset`.
 __kernel void slice_rows(__global const storage_t* x, __global storage_t* y, int inner,
                          int x_inner, int offset, int count) {

@@ -20,6 +20,24 @@ Result<std::vector<float>> float_values(const Tensor& tensor) {
   return std::vector<float>(values.begin(), values.end());
 }
 
+Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank) {
+  std::vector<int64_t> axes = node.attr_ints("axes");
+  if (axes_input != nullptr) {
+    if (node.has_attr("axes")) return invalid_argument("both attribute and input 'axes'");
+    HSCHED_ASSIGN_OR_RETURN(axes, int_values(*axes_input));
+  }
+  const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
+  std::vector<bool> reduce(rank, axes.empty() && !noop);
+  const auto r = static_cast<int64_t>(rank);
+  for (int64_t a : axes) {
+    if (a < -r || a >= r) return invalid_argument("axis " + std::to_string(a) + " out of range");
+    const auto d = static_cast<size_t>(a < 0 ? a + r : a);
+    if (reduce[d]) return invalid_argument("axis " + std::to_string(a) + " given twice");
+    reduce[d] = true;
+  }
+  return reduce;
+}
+
 Result<std::vector<int64_t>> int_values(const Tensor& tensor) {
   if (tensor.dtype() == DType::kI64) {
     const auto values = tensor.values<int64_t>();
@@ -223,6 +241,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Resize") return index >= 1;
   if (op == "Clip") return index >= 1;
   if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
+  if (reduce_kind(op)) return index == 1;                                     // axes
   return false;
 }
 
@@ -401,6 +420,18 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     if (axis < -rank || axis >= rank) {
       return reject(ReasonCode::kAttributeUnsupported,
                     op + " attribute axis=" + std::to_string(axis));
+    }
+    return std::nullopt;
+  }
+  if (reduce_kind(op)) {
+    if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+    const Tensor* axes = constants_of(graph, node, 1, 1)[0];
+    auto mask = node_detail::reduce_mask(node, axes, x.size());
+    if (!mask.is_ok()) return reject(ReasonCode::kAttributeUnsupported, mask.status().message());
+    for (size_t d = 0; d < x.size(); ++d) {
+      if ((*mask)[d] && x[d] == 0) {
+        return reject(ReasonCode::kShapeUnsupported, op + " over an empty axis");
+      }
     }
     return std::nullopt;
   }

@@ -238,6 +238,11 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_instance_norm(ops, queue, *x, shape, *scale, *bias,
                                  node.attr_float("epsilon", 1e-5f), *y, wait);
   }
+  if (const auto kind = reduce_kind(op)) {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<bool> mask,
+                            node_detail::reduce_mask(node, in.constant(1), shape.size()));
+    return enqueue_reduce(ops, queue, *kind, *x, shape, mask, *y, wait);
+  }
   if (op == "GlobalAveragePool") {
     return enqueue_global_average_pool(ops, queue, *x, shape, *y, wait);
   }

@@ -43,4 +43,9 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
 Result<std::vector<float>> float_values(const Tensor& tensor);
 Result<std::vector<int64_t>> int_values(const Tensor& tensor);
 
+// The axes a Reduce* node reduces, one flag per axis of its rank-`rank` input: attribute `axes`
+// or the constant input (`axes_input`, null when absent); none given: every axis, or none with
+// noop_with_empty_axes. InvalidArgument for an axis out of range or given twice.
+Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
+
 }  // namespace hsched::opencl::node_detail

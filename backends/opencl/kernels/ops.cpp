@@ -177,6 +177,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"instance_norm", 2},
                                                         {"resize", 2},
                                                         {"transpose", 2},
+                                                        {"reduce_axes", 2},
                                                         {"copy_rows", 2},
                                                         {"conv_gemm_64", 2},
                                                         {"conv_gemm_32", 2},

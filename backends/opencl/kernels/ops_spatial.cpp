@@ -2,7 +2,9 @@
 // ops_conv.cpp, Resize in ops_resize.cpp.
 #include "backends/opencl/kernels/ops_spatial.h"
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <numeric>
 
 #include "backends/opencl/kernels/ops_scratch.h"
@@ -327,6 +329,54 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "transpose");
+}
+
+std::optional<ReduceKind> reduce_kind(const std::string& op_type) {
+  static const std::map<std::string, ReduceKind> kKinds = {
+      {"ReduceSum", ReduceKind::kSum},         {"ReduceMean", ReduceKind::kMean},
+      {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
+      {"ReduceProd", ReduceKind::kProd},       {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},           {"ReduceSumSquare", ReduceKind::kSumSquare},
+      {"ReduceLogSum", ReduceKind::kLogSum},   {"ReduceLogSumExp", ReduceKind::kLogSumExp}};
+  const auto it = kKinds.find(op_type);
+  if (it == kKinds.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<cl::Event> enqueue_reduce(const OpKernels& ops, cl::CommandQueue& queue, ReduceKind kind,
+                                 const cl::Buffer& x, const Shape& shape,
+                                 const std::vector<bool>& reduce, cl::Buffer& y,
+                                 const Events& wait) {
+  const size_t rank = shape.size();
+  if (rank > kMaxRank || reduce.size() != rank) {
+    return invalid_argument("ops: a reduction of rank > 6, or its axes do not fit its input");
+  }
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) strides[d - 1] = strides[d] * shape[d];
+  // Each group of axes right-aligned in its TransposeShape, in input order.
+  TransposeShape kept{}, reduced{};
+  kept.dims.fill(1);
+  kept.strides.fill(0);
+  reduced.dims.fill(1);
+  reduced.strides.fill(0);
+  size_t kept_at = kMaxRank - static_cast<size_t>(std::count(reduce.begin(), reduce.end(), false));
+  size_t reduced_at = kMaxRank - static_cast<size_t>(std::count(reduce.begin(), reduce.end(), true));
+  int64_t count = 1, reduced_count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    TransposeShape& s = reduce[d] ? reduced : kept;
+    size_t& at = reduce[d] ? reduced_at : kept_at;
+    s.dims[at] = static_cast<cl_int>(shape[d]);
+    s.strides[at] = static_cast<cl_int>(strides[d]);
+    ++at;
+    (reduce[d] ? reduced_count : count) *= shape[d];
+  }
+  if (reduced_count == 0) return invalid_argument("ops: a reduction over an empty axis");
+  HSCHED_RETURN_IF_ERROR(check_int_range(count * reduced_count, "reduction input"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "reduce_axes"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "reduce_axes", x, y, kept, reduced,
+                                  static_cast<cl_int>(reduced_count), static_cast<cl_int>(kind),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "reduce_axes");
 }
 
 }  // namespace hsched::opencl

@@ -1,5 +1,6 @@
 // The op layer's spatial ops (the program of kernel_sources_spatial.h): Conv and ConvTranspose,
-// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather and Transpose.
+// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather, Transpose and the
+// Reduce* ops.
 // Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
 // storage type, the event of the last command returned, in-order queues, no reference kept to
 // buffers after returning.
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backends/opencl/kernels/ops.h"
@@ -143,5 +145,21 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
                                     const cl::Buffer& x, const Shape& shape,
                                     const std::vector<int64_t>& perm, cl::Buffer& y,
                                     const Events& wait = {});
+
+// The Reduce* ops, in the kernel's order.
+enum class ReduceKind : cl_int {
+  kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp
+};
+
+// The ReduceKind of an ONNX op type (ReduceSum...); nullopt for any other op.
+std::optional<ReduceKind> reduce_kind(const std::string& op_type);
+
+// Reduce* of x (rank <= 6) over the axes `reduce` marks (one flag per axis; none: each element
+// alone, as noop_with_empty_axes gives) into y, the kept axes' elements in order (keepdims
+// changes only the shape). InvalidArgument for an empty reduction.
+Result<cl::Event> enqueue_reduce(const OpKernels& ops, cl::CommandQueue& queue, ReduceKind kind,
+                                 const cl::Buffer& x, const Shape& shape,
+                                 const std::vector<bool>& reduce, cl::Buffer& y,
+                                 const Events& wait = {});
 
 }  // namespace hsched::opencl

@@ -178,6 +178,28 @@ TEST_P(NodeOpsTest, ExpandAndCastToFloat) {
   expect_matches_cpu("Cast to float", "Cast", {{"to", int64_t{1}}}, {input({4, 5})}, {{4, 5}});
 }
 
+TEST_P(NodeOpsTest, ReductionsMatchTheCpu) {
+  const Shape x{2, 3, 4};
+  expect_matches_cpu("ReduceSum axes input", "ReduceSum", {}, {input(x), host_ints({1}, {1})},
+                     {{2, 1, 4}}, 13);
+  expect_matches_cpu("ReduceSum noop with empty axes", "ReduceSum",
+                     {{"noop_with_empty_axes", int64_t{1}}}, {input(x)}, {x}, 13);
+  expect_matches_cpu("ReduceMean two axes, keepdims 0", "ReduceMean",
+                     {{"axes", Ints{0, 2}}, {"keepdims", int64_t{0}}}, {input(x)}, {{3}}, 13);
+  expect_matches_cpu("ReduceMax every axis", "ReduceMax", {}, {input(x)}, {{1, 1, 1}}, 13);
+  expect_matches_cpu("ReduceMin last axis", "ReduceMin", {{"axes", Ints{-1}}}, {input(x)},
+                     {{2, 3, 1}}, 13);
+  expect_matches_cpu("ReduceProd", "ReduceProd", {{"axes", Ints{1}}}, {input(x, 0.5f, 1.5f)},
+                     {{2, 1, 4}}, 13);
+  for (const char* op : {"ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
+    expect_matches_cpu(op, op, {{"axes", Ints{0, 1}}}, {input(x)}, {{1, 1, 4}}, 13);
+  }
+  expect_matches_cpu("ReduceLogSum", "ReduceLogSum", {{"axes", Ints{2}}}, {input(x, 0.1f, 2.0f)},
+                     {{2, 3, 1}}, 13);
+  expect_matches_cpu("ReduceMean rank 6", "ReduceMean", {{"axes", Ints{1, 3, 5}}},
+                     {input({2, 3, 1, 2, 2, 5})}, {{2, 1, 1, 1, 2, 1}}, 13);
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
@@ -198,6 +220,8 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "Not",  // likewise
       "Expand",
       "Softmax", "LayerNormalization", "InstanceNormalization", "BatchNormalization", "Resize",
+      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+      "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
       "QuantizeLinear", "DequantizeLinear"};  // with 8-bit values: program_test.cpp
@@ -228,6 +252,10 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kShapeUnsupported, "out of range");
   expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),
                 ReasonCode::kAttributeUnsupported, "axis=3");
+  expect_reason(check_one("ReduceSum", {}, {input({2, 0, 3}), host_ints({1}, {1})}, {{2, 1, 3}}),
+                ReasonCode::kShapeUnsupported, "over an empty axis");
+  expect_reason(check_one("ReduceMax", {{"axes", Ints{1, -1}}}, {input({2, 3})}, {{2, 1}}),
+                ReasonCode::kAttributeUnsupported, "given twice");
   expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),
                 ReasonCode::kShapeUnsupported, "shape");
   // A non-float data input.
