@@ -209,7 +209,9 @@ const std::vector<std::string>& supported_ops() {
       // elementwise and activations
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs",
       "Reciprocal", "Erf", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
-      "Tanh", "Gelu", "IsNaN", "Where", "Cast",
+      "Tanh", "Gelu", "IsNaN", "Where", "Cast", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+      "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign", "Softplus",
+      "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf",
       // int8 (QDQ models): quantized data held as its integer values
       "QuantizeLinear", "DequantizeLinear",
       // comparisons and logic (bools held as 1 and 0)

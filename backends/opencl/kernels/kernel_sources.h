@@ -49,6 +49,32 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 16: return isnan(x) ? 1.0f : 0.0f;                     // IsNaN (a bool as 1 or 0)
     case 17: return x == 0.0f ? 1.0f : 0.0f;                    // Not
     case 18: return x != 0.0f ? 1.0f : 0.0f;                    // Cast to bool
+    case 19: return sin(x);                                     // Sin
+    case 20: return cos(x);                                     // Cos
+    case 21: return tan(x);                                     // Tan
+    case 22: return asin(x);                                    // Asin
+    case 23: return acos(x);                                    // Acos
+    case 24: return atan(x);                                    // Atan
+    case 25: return sinh(x);                                    // Sinh
+    case 26: return cosh(x);                                    // Cosh
+    case 27: return asinh(x);                                   // Asinh
+    case 28: return acosh(x);                                   // Acosh
+    case 29: return atanh(x);                                   // Atanh
+    case 30: return floor(x);                                   // Floor
+    case 31: return ceil(x);                                    // Ceil
+    case 32: return rint(x);                                    // Round
+    case 33: return (float)((0.0f < x) - (x < 0.0f));           // Sign
+    // Softplus, as log(1 + exp(x)) without overflowing exp for large x
+    case 34: return x > 0.0f ? x + log1p(exp(-x)) : log1p(exp(x));
+    case 35: return x / (1.0f + fabs(x));                       // Softsign
+    case 36: return x < 0.0f ? alpha * expm1(x) : x;            // Elu
+    // Selu (alpha, gamma as beta)
+    case 37: return x <= 0.0f ? beta * (alpha * exp(x) - alpha) : beta * x;
+    case 38: return x > alpha ? x : 0.0f;                       // ThresholdedRelu
+    // Shrink (lambd as alpha, bias as beta)
+    case 39: return x < -alpha ? x + beta : (x > alpha ? x - beta : 0.0f);
+    // IsInf (detect_negative as alpha, detect_positive as beta; a bool as 1 or 0)
+    case 40: return isinf(x) && (x > 0.0f ? beta != 0.0f : alpha != 0.0f) ? 1.0f : 0.0f;
     default: return x;                                          // Identity
   }
 }

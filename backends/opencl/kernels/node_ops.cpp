@@ -130,6 +130,21 @@ Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& 
     act.alpha = node.attr_float("alpha", 0.2f);
     act.beta = node.attr_float("beta", 0.5f);
   }
+  if (act.op == UnaryOp::kElu || act.op == UnaryOp::kThresholdedRelu) {
+    act.alpha = node.attr_float("alpha", 1.0f);
+  }
+  if (act.op == UnaryOp::kSelu) {  // ONNX's defaults, as the CPU reads them
+    act.alpha = node.attr_float("alpha", 1.67326319217681884765625f);
+    act.beta = node.attr_float("gamma", 1.05070102214813232421875f);
+  }
+  if (act.op == UnaryOp::kShrink) {
+    act.alpha = node.attr_float("lambd", 0.5f);
+    act.beta = node.attr_float("bias", 0.0f);
+  }
+  if (act.op == UnaryOp::kIsInf) {
+    act.alpha = node.attr_int("detect_negative", 1) != 0 ? 1.0f : 0.0f;
+    act.beta = node.attr_int("detect_positive", 1) != 0 ? 1.0f : 0.0f;
+  }
   if (act.op == UnaryOp::kClip) {
     HSCHED_ASSIGN_OR_RETURN(auto bounds, clip_bounds(node, constants));
     std::tie(act.alpha, act.beta) = bounds;
@@ -220,7 +235,10 @@ const std::set<std::string>& unary_ops() {
   static const std::set<std::string> kOps = {
       "Relu",       "LeakyRelu",   "Sigmoid",   "Tanh",  "Erf", "Gelu",
       "Exp",        "Log",         "Sqrt",      "Neg",   "Abs", "Clip",
-      "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN", "Not"};
+      "Reciprocal", "HardSigmoid", "HardSwish", "IsNaN", "Not",
+      "Sin",        "Cos",         "Tan",       "Asin",  "Acos", "Atan", "Sinh", "Cosh", "Asinh",
+      "Acosh",      "Atanh",       "Floor",     "Ceil",  "Round", "Sign", "Softplus", "Softsign",
+      "Elu",        "Selu",        "ThresholdedRelu", "Shrink", "IsInf"};
   return kOps;
 }
 

@@ -112,7 +112,29 @@ Result<UnaryOp> unary_op_from_onnx(const std::string& op_type) {
                                                       {"HardSwish", UnaryOp::kHardSwish},
                                                       {"Reciprocal", UnaryOp::kReciprocal},
                                                       {"IsNaN", UnaryOp::kIsNaN},
-                                                      {"Not", UnaryOp::kNot}};
+                                                      {"Not", UnaryOp::kNot},
+                                                      {"Sin", UnaryOp::kSin},
+                                                      {"Cos", UnaryOp::kCos},
+                                                      {"Tan", UnaryOp::kTan},
+                                                      {"Asin", UnaryOp::kAsin},
+                                                      {"Acos", UnaryOp::kAcos},
+                                                      {"Atan", UnaryOp::kAtan},
+                                                      {"Sinh", UnaryOp::kSinh},
+                                                      {"Cosh", UnaryOp::kCosh},
+                                                      {"Asinh", UnaryOp::kAsinh},
+                                                      {"Acosh", UnaryOp::kAcosh},
+                                                      {"Atanh", UnaryOp::kAtanh},
+                                                      {"Floor", UnaryOp::kFloor},
+                                                      {"Ceil", UnaryOp::kCeil},
+                                                      {"Round", UnaryOp::kRound},
+                                                      {"Sign", UnaryOp::kSign},
+                                                      {"Softplus", UnaryOp::kSoftplus},
+                                                      {"Softsign", UnaryOp::kSoftsign},
+                                                      {"Elu", UnaryOp::kElu},
+                                                      {"Selu", UnaryOp::kSelu},
+                                                      {"ThresholdedRelu", UnaryOp::kThresholdedRelu},
+                                                      {"Shrink", UnaryOp::kShrink},
+                                                      {"IsInf", UnaryOp::kIsInf}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL unary kernel for op " + op_type);
   return it->second;

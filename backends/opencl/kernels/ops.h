@@ -52,6 +52,28 @@ enum class UnaryOp : int {
   kIsNaN,     // 1 where NaN, else 0: the backend holds bool tensors as 1 and 0 in its storage
   kNot,       // 1 where 0, else 0
   kNonZero,   // 1 where not 0, else 0 (Cast to bool)
+  kSin,
+  kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kFloor,
+  kCeil,
+  kRound, // half to even
+  kSign,
+  kSoftplus,
+  kSoftsign,
+  kElu, // alpha
+  kSelu, // alpha, beta = gamma
+  kThresholdedRelu, // alpha
+  kShrink, // alpha = lambd, beta = bias
+  kIsInf, // alpha, beta: detect_negative, detect_positive (1 or 0)
 };
 // The comparisons and the logic ops give bools as 1 or 0; the logic ops read nonzero as true.
 enum class BinaryOp : int {

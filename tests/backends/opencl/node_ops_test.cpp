@@ -36,6 +36,26 @@ TEST_P(NodeOpsTest, UnaryOpsMatchTheCpu) {
                      {input(shape, -3, 3)}, {shape});
 }
 
+TEST_P(NodeOpsTest, MathAndActivationOpsMatchTheCpu) {
+  const Shape shape = {3, 41};
+  for (const std::string op : {"Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh", "Floor",
+                               "Ceil", "Round", "Sign", "Softplus", "Softsign", "Elu", "Selu",
+                               "ThresholdedRelu", "Shrink"}) {
+    expect_matches_cpu(op, op, {}, {input(shape, -3, 3)}, {shape});
+  }
+  for (const std::string op : {"Asin", "Acos", "Atanh"}) {
+    expect_matches_cpu(op, op, {}, {input(shape, -0.9f, 0.9f)}, {shape});
+  }
+  expect_matches_cpu("Acosh", "Acosh", {}, {input(shape, 1.1f, 4)}, {shape});
+  expect_matches_cpu("Elu alpha", "Elu", {{"alpha", 0.5f}}, {input(shape, -3, 3)}, {shape});
+  expect_matches_cpu("Selu alpha gamma", "Selu", {{"alpha", 2.0f}, {"gamma", 3.0f}},
+                     {input(shape, -3, 3)}, {shape});
+  expect_matches_cpu("Shrink lambd bias", "Shrink", {{"lambd", 1.5f}, {"bias", 1.5f}},
+                     {input(shape, -3, 3)}, {shape});
+  expect_matches_cpu("ThresholdedRelu alpha", "ThresholdedRelu", {{"alpha", 0.5f}},
+                     {input(shape, -3, 3)}, {shape});
+}
+
 TEST_P(NodeOpsTest, ClipBoundsFromInputsOrAttributes) {
   const Shape shape = {5, 21};
   expect_matches_cpu("Clip inputs", "Clip", {},
@@ -215,6 +235,10 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
+      "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
+      "Floor", "Ceil", "Round", "Sign", "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu",
+      "Shrink",
+      "IsInf",  // a bool output: tests/onnx_node (test_isinf*)
       "IsNaN", "Where",  // with bool values: tests/scheduler/executor_test.cpp
       "Cast", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor",
       "Not",  // likewise
