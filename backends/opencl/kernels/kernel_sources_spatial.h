@@ -293,11 +293,13 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
 }
 
 // LayerNormalization with one work group of 64 per row of `size` elements; scale and bias (which
-// may be absent) hold `size` elements.
+// may be absent) hold `size` elements. stats: bit 0 writes each row's mean to `mean`, bit 1 its
+// 1 / sqrt(variance + epsilon) to `inv_std_dev` (the optional outputs).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void layer_norm_rows(__global const storage_t* x, __global const storage_t* scale,
                      __global const storage_t* bias, int has_bias, __global storage_t* y,
-                     int size, float epsilon) {
+                     int size, float epsilon, __global storage_t* mean_out,
+                     __global storage_t* inv_std_dev_out, int stats) {
   __local float scratch[64];
   const int row = get_group_id(0), lid = get_local_id(0);
   const int base = row * size;
@@ -310,6 +312,8 @@ void layer_norm_rows(__global const storage_t* x, __global const storage_t* scal
     partial += d * d;
   }
   const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
+  if (lid == 0 && (stats & 1)) STORE(mean, mean_out, row);
+  if (lid == 0 && (stats & 2)) STORE(inv_std, inv_std_dev_out, row);
   for (int k = lid; k < size; k += 64) {
     const float b = has_bias ? LOAD(bias, k) : 0.0f;
     STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);

@@ -417,12 +417,10 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (op == "LayerNormalization") {
-    const size_t outputs = node.outputs.size();
-    for (size_t i = 1; i < outputs; ++i) {
-      if (node.outputs[i] != kNoValue) {
-        return reject(ReasonCode::kAttributeUnsupported,
-                      "LayerNormalization output " + std::to_string(i) + " (Mean/InvStdDev)");
-      }
+    if (node.attr_int("stash_type", 1) != 1) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "LayerNormalization attribute stash_type=" +
+                        std::to_string(node.attr_int("stash_type", 1)));
     }
     const auto rank = static_cast<int64_t>(x.size());
     const int64_t axis = node.attr_int("axis", -1);

@@ -219,9 +219,12 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   }
   if (op == "LayerNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
+    const auto output = [&](size_t i) {
+      return i < in.outputs().size() ? in.outputs()[i] : nullptr;
+    };
     return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
                                    in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
-                                   wait);
+                                   output(1), output(2), wait);
   }
   if (op == "BatchNormalization") {
     std::vector<const cl::Buffer*> params;

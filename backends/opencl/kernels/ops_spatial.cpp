@@ -161,16 +161,20 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
 Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,
-                                          float epsilon, cl::Buffer& y, const Events& wait) {
+                                          float epsilon, cl::Buffer& y, cl::Buffer* mean,
+                                          cl::Buffer* inv_std_dev, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "LayerNormalization"));
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
   int64_t rows = 1, size = 1;
   for (size_t d = 0; d < shape.size(); ++d) (d < a ? rows : size) *= shape[d];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
   // Without bias the kernel never reads its bias argument; `scale` fills the slot.
+  // Absent statistics outputs: `y` fills their slots, never written through them.
+  const cl_int stats = (mean ? 1 : 0) | (inv_std_dev ? 2 : 0);
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
                                   static_cast<cl_int>(bias != nullptr), y,
-                                  static_cast<cl_int>(size), epsilon));
+                                  static_cast<cl_int>(size), epsilon, mean ? *mean : y,
+                                  inv_std_dev ? *inv_std_dev : y, stats));
   return launch(queue, kernel, rows * 64, wait, "layer_norm_rows");  // a group of 64 per row
 }
 

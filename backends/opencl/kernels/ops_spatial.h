@@ -103,11 +103,13 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
 
 // LayerNormalization as ops.h's enqueue_layer_norm (same arguments and result), with one work
 // group per row instead of one work item: the node level uses this one (on an H100 vit_tiny's
-// 197 rows of 192 took 1.4 ms per run as single items).
+// 197 rows of 192 took 1.4 ms per run as single items). `mean` and `inv_std_dev` (each may be
+// null) receive the optional outputs, one value per row.
 Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,
-                                          float epsilon, cl::Buffer& y, const Events& wait = {});
+                                          float epsilon, cl::Buffer& y, cl::Buffer* mean,
+                                          cl::Buffer* inv_std_dev, const Events& wait = {});
 
 // Resize's per-axis index tables (built on the host by resize_plan in ops_resize.h):
 // output index o of axis d reads input i0[d][o] (and, interpolating, i1[d][o] with weight

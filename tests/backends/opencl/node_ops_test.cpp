@@ -102,6 +102,10 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu("LayerNormalization axis 2 no bias", "LayerNormalization",
                      {{"axis", int64_t{2}}, {"epsilon", 1e-3f}},
                      {input(shape), weight({6, 5}, 0.5f, 1.5f)}, {shape});
+  expect_matches_cpu("LayerNormalization with Mean and InvStdDev", "LayerNormalization",
+                     {{"axis", int64_t{1}}},
+                     {input(shape), weight({4, 6, 5}, 0.5f, 1.5f), weight({4, 6, 5})},
+                     {shape, {2, 1, 1, 1}, {2, 1, 1, 1}});
   expect_matches_cpu("LayerNormalization rows longer than a work group", "LayerNormalization", {},
                      {input({5, 300}, -1, 3), weight({300}, 0.5f, 1.5f), weight({300})},
                      {{5, 300}});
@@ -266,8 +270,9 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kAttributeUnsupported, "approximate=fast");
   expect_reason(check_one("Clip", {}, {input({4}), input({}), omitted()}, {{4}}),
                 ReasonCode::kAttributeUnsupported, "not a constant");
-  expect_reason(check_one("LayerNormalization", {}, {input({2, 4}), weight({4})}, {{2, 4}, {2, 1}}),
-                ReasonCode::kAttributeUnsupported, "Mean/InvStdDev");
+  expect_reason(check_one("LayerNormalization", {{"stash_type", int64_t{0}}},
+                          {input({2, 4}), weight({4})}, {{2, 4}}),
+                ReasonCode::kAttributeUnsupported, "stash_type=0");
   expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})}, {{2, 1, 1, 1, 1, 1, 1}}),
                 ReasonCode::kShapeUnsupported, "rank > 6");
   expect_reason(check_one("Gather", {}, {input({4, 2}), input({2})}, {{2, 2}}),
