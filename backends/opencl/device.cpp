@@ -206,12 +206,13 @@ const std::vector<std::string>& supported_ops() {
   static const std::vector<std::string> kOps = {
       // conv/linear and pooling
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+      "GlobalMaxPool",
       // elementwise and activations
-      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs",
-      "Reciprocal", "Erf", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish",
-      "Tanh", "Gelu", "IsNaN", "Where", "Cast", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
-      "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign", "Softplus",
-      "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf",
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu", "Mod", "Sqrt", "Exp", "Log", "Neg",
+      "Abs", "Reciprocal", "Erf", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid",
+      "HardSwish", "Tanh", "Gelu", "IsNaN", "Where", "Cast", "Sin", "Cos", "Tan", "Asin", "Acos",
+      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
+      "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf", "Sum", "Mean",
       // int8 (QDQ models): quantized data held as its integer values
       "QuantizeLinear", "DequantizeLinear",
       // comparisons and logic (bools held as 1 and 0)
@@ -223,7 +224,7 @@ const std::vector<std::string>& supported_ops() {
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze"};
+      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth"};
   return kOps;
 }
 

@@ -75,6 +75,7 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 39: return x < -alpha ? x + beta : (x > alpha ? x - beta : 0.0f);
     // IsInf (detect_negative as alpha, detect_positive as beta; a bool as 1 or 0)
     case 40: return isinf(x) && (x > 0.0f ? beta != 0.0f : alpha != 0.0f) ? 1.0f : 0.0f;
+    case 41: return alpha * x;                                  // Scale
     default: return x;                                          // Identity
   }
 }
@@ -136,7 +137,9 @@ float apply_binary(int op, float a, float b) {
     case 11: return a >= b ? 1.0f : 0.0f;                 // GreaterOrEqual
     case 12: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;  // And
     case 13: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;  // Or
-    default: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
+    case 14: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
+    case 15: return a >= 0.0f ? a : b * a;                          // PRelu
+    default: return fmod(a, b);                                     // Mod, fmod = 1
   }
 }
 

@@ -38,6 +38,29 @@ Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input
   return reduce;
 }
 
+Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
+  const std::string& op = node.op_type;
+  const int64_t b = node.attr_int("blocksize", 0);
+  if (x.size() != 4 || b < 1) {
+    return invalid_argument(op + " needs a rank-4 input and blocksize >= 1");
+  }
+  const int64_t n = x[0], c = x[1], h = x[2], w = x[3];
+  if (op == "SpaceToDepth") {
+    if (h % b != 0 || w % b != 0) {
+      return invalid_argument("SpaceToDepth blocksize " + std::to_string(b) +
+                              " does not divide the height and width");
+    }
+    return TransposeView{{n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}};
+  }
+  const std::string mode = node.attr_string("mode", "DCR");
+  if (c % (b * b) != 0 || (mode != "DCR" && mode != "CRD")) {
+    return invalid_argument("DepthToSpace mode " + mode + " or blocksize " + std::to_string(b) +
+                            " (must divide the channels twice)");
+  }
+  if (mode == "DCR") return TransposeView{{n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2}};
+  return TransposeView{{n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3}};
+}
+
 Result<std::vector<int64_t>> int_values(const Tensor& tensor) {
   if (tensor.dtype() == DType::kI64) {
     const auto values = tensor.values<int64_t>();
@@ -242,11 +265,18 @@ const std::set<std::string>& unary_ops() {
   return kOps;
 }
 
+// Sum and Mean, and Max and Min of other than two inputs.
+bool is_variadic(const Node& node) {
+  const std::string& op = node.op_type;
+  return op == "Sum" || op == "Mean" || ((op == "Max" || op == "Min") && node.inputs.size() != 2);
+}
+
 const std::set<std::string>& binary_ops() {
   static const std::set<std::string> kOps = {"Add",  "Sub",         "Mul",     "Div",
                                              "Pow",  "Max",         "Min",     "Equal",
                                              "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-                                             "And",  "Or",          "Xor"};
+                                             "And",  "Or",          "Xor",     "PRelu",
+                                             "Mod"};
   return kOps;
 }
 
@@ -361,6 +391,43 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));
     if (!act.is_ok()) return attribute(act.status());
     return std::nullopt;
+  }
+  if (is_variadic(node)) {
+    // Folded into the output in turn: the first two inputs must broadcast to its shape.
+    if (node.inputs.empty() || node.inputs.size() > 64) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " with " + std::to_string(node.inputs.size()) + " inputs");
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (!has_input(node, i) || dims_of(graph, node.inputs[i]).size() > 6) {
+        return reject(ReasonCode::kShapeUnsupported, op + " input " + std::to_string(i) +
+                                                         " omitted or of rank > 6");
+      }
+    }
+    const Shape& out = dims_of(graph, node.outputs[0]);
+    Shape first = dims_of(graph, node.inputs[0]);
+    if (node.inputs.size() > 1) {
+      auto both = broadcast_shape(first, dims_of(graph, node.inputs[1]));
+      if (!both.is_ok()) return reject(ReasonCode::kShapeUnsupported, both.status().message());
+      first = *both;
+    }
+    if (first != out) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    op + " whose first inputs do not broadcast to its output's shape");
+    }
+    return std::nullopt;
+  }
+  if (op == "DepthToSpace" || op == "SpaceToDepth") {
+    auto view = node_detail::depth_space_view(node, x);
+    if (!view.is_ok()) return attribute(view.status());
+    return std::nullopt;
+  }
+  if (op == "GlobalMaxPool" && x.size() < 3) {
+    return reject(ReasonCode::kShapeUnsupported,
+                  "GlobalMaxPool of rank " + std::to_string(x.size()) + " (needs N, C, spatial...)");
+  }
+  if (op == "Mod" && node.attr_int("fmod", 0) == 0) {  // float data: ONNX asks fmod = 1
+    return reject(ReasonCode::kAttributeUnsupported, "Mod attribute fmod=0 (integer remainders)");
   }
   if (binary_ops().count(op) || op == "Where") {
     const size_t inputs = op == "Where" ? 3 : 2;

@@ -166,6 +166,34 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   return enqueue_softmax(ops, queue, *x, flat, 1, *y, wait);
 }
 
+// Sum, Mean, and Max/Min of other than two inputs: the first two inputs combined into y (which
+// has their broadcast shape, check_node saw to it), then each further input into y in place
+// (elementwise: each work item reads and writes only its own element of y); Mean scales last.
+Result<cl::Event> enqueue_variadic(const OpKernels& ops, cl::CommandQueue& queue,
+                                   const Node& node, const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const std::string& op = node.op_type;
+  const int64_t count = detail::element_count(in.output_shape());
+  const size_t n = in.input_count();
+  if (n == 1) {
+    return enqueue_unary(ops, queue, UnaryOp::kScale, 1.0f, 0.0f, *x, *y, count, wait);
+  }
+  const BinaryOp combine = op == "Max" ? BinaryOp::kMax : op == "Min" ? BinaryOp::kMin
+                                                                      : BinaryOp::kAdd;
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* second, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(cl::Event event, enqueue_binary(ops, queue, combine, *x, in.shape(0),
+                                                          *second, in.shape(1), *y, wait));
+  for (size_t i = 2; i < n; ++i) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* next, in.buffer(i));
+    HSCHED_ASSIGN_OR_RETURN(event, enqueue_binary(ops, queue, combine, *y, in.output_shape(),
+                                                  *next, in.shape(i), *y, {event}));
+  }
+  if (op != "Mean") return event;
+  return enqueue_unary(ops, queue, UnaryOp::kScale, 1.0f / static_cast<float>(n), 0.0f, *y, *y,
+                       count, {event});
+}
+
 Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& queue,
                                       const Node& node, const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
@@ -189,6 +217,9 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
+  if (op == "Sum" || op == "Mean" || ((op == "Max" || op == "Min") && in.input_count() != 2)) {
+    return enqueue_variadic(ops, queue, node, in, wait);
+  }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
@@ -245,6 +276,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     HSCHED_ASSIGN_OR_RETURN(std::vector<bool> mask,
                             node_detail::reduce_mask(node, in.constant(1), shape.size()));
     return enqueue_reduce(ops, queue, *kind, *x, shape, mask, *y, wait);
+  }
+  if (op == "GlobalMaxPool") {
+    std::vector<bool> spatial(shape.size(), true);
+    spatial[0] = spatial[1] = false;
+    return enqueue_reduce(ops, queue, ReduceKind::kMax, *x, shape, spatial, *y, wait);
+  }
+  if (op == "DepthToSpace" || op == "SpaceToDepth") {
+    HSCHED_ASSIGN_OR_RETURN(node_detail::TransposeView view,
+                            node_detail::depth_space_view(node, shape));
+    return enqueue_transpose(ops, queue, *x, view.view, view.perm, *y, wait);
   }
   if (op == "GlobalAveragePool") {
     return enqueue_global_average_pool(ops, queue, *x, shape, *y, wait);

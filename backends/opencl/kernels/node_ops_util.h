@@ -43,6 +43,14 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
 Result<std::vector<float>> float_values(const Tensor& tensor);
 Result<std::vector<int64_t>> int_values(const Tensor& tensor);
 
+// DepthToSpace and SpaceToDepth as a Transpose of a rank-6 view of their rank-4 input (the
+// output is the transposed view, reshaped). InvalidArgument for a blocksize that does not fit.
+struct TransposeView {
+  Shape view;
+  std::vector<int64_t> perm;
+};
+Result<TransposeView> depth_space_view(const Node& node, const Shape& x);
+
 // The axes a Reduce* node reduces, one flag per axis of its rank-`rank` input: attribute `axes`
 // or the constant input (`axes_input`, null when absent); none given: every axis, or none with
 // noop_with_empty_axes. InvalidArgument for an axis out of range or given twice.

@@ -149,7 +149,8 @@ Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
       {"Less", BinaryOp::kLess},       {"LessOrEqual", BinaryOp::kLessOrEqual},
       {"Greater", BinaryOp::kGreater}, {"GreaterOrEqual", BinaryOp::kGreaterOrEqual},
       {"And", BinaryOp::kAnd},         {"Or", BinaryOp::kOr},
-      {"Xor", BinaryOp::kXor}};
+      {"Xor", BinaryOp::kXor},         {"PRelu", BinaryOp::kPRelu},
+      {"Mod", BinaryOp::kFmod}};
   auto it = kOps.find(op_type);
   if (it == kOps.end()) return invalid_argument("ops: no OpenCL binary kernel for op " + op_type);
   return it->second;

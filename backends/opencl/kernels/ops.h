@@ -65,15 +65,16 @@ enum class UnaryOp : int {
   kAtanh,
   kFloor,
   kCeil,
-  kRound, // half to even
+  kRound,  // half to even
   kSign,
   kSoftplus,
   kSoftsign,
-  kElu, // alpha
-  kSelu, // alpha, beta = gamma
-  kThresholdedRelu, // alpha
-  kShrink, // alpha = lambd, beta = bias
-  kIsInf, // alpha, beta: detect_negative, detect_positive (1 or 0)
+  kElu,  // alpha
+  kSelu,  // alpha, beta = gamma
+  kThresholdedRelu,  // alpha
+  kShrink,  // alpha = lambd, beta = bias
+  kIsInf,  // alpha, beta: detect_negative, detect_positive (1 or 0)
+  kScale,  // alpha * x (Mean's division, a copy with alpha 1)
 };
 // The comparisons and the logic ops give bools as 1 or 0; the logic ops read nonzero as true.
 enum class BinaryOp : int {
@@ -92,6 +93,8 @@ enum class BinaryOp : int {
   kAnd,
   kOr,
   kXor,
+  kPRelu,  // a >= 0 ? a : b * a (b the slope)
+  kFmod,   // Mod with fmod = 1: the remainder with a's sign
 };
 
 // The op for an ONNX op type ("Relu", "Add"...); InvalidArgument naming it when not supported.

@@ -224,6 +224,30 @@ TEST_P(NodeOpsTest, ReductionsMatchTheCpu) {
                      {input({2, 3, 1, 2, 2, 5})}, {{2, 1, 1, 1, 2, 1}}, 13);
 }
 
+TEST_P(NodeOpsTest, VariadicAndBinaryOpsMatchTheCpu) {
+  for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
+    expect_matches_cpu(std::string(op) + " of one", op, {}, {input({3, 4})}, {{3, 4}});
+    expect_matches_cpu(std::string(op) + " of three", op, {},
+                       {input({2, 3, 4}), input({3, 1}), input({4})}, {{2, 3, 4}});
+  }
+  expect_matches_cpu("Sum of two broadcast", "Sum", {}, {input({3, 1}), input({1, 5})}, {{3, 5}});
+  expect_matches_cpu("PRelu", "PRelu", {}, {input({2, 3, 4}), weight({3, 1})}, {{2, 3, 4}});
+  expect_matches_cpu("Mod fmod", "Mod", {{"fmod", int64_t{1}}},
+                     {input({4, 5}, -6, 6), input({5}, 0.5f, 2.0f)}, {{4, 5}});
+}
+
+TEST_P(NodeOpsTest, DepthSpaceAndGlobalMaxPoolMatchTheCpu) {
+  expect_matches_cpu("DepthToSpace DCR", "DepthToSpace", {{"blocksize", int64_t{2}}},
+                     {input({2, 8, 3, 5})}, {{2, 2, 6, 10}});
+  expect_matches_cpu("DepthToSpace CRD", "DepthToSpace",
+                     {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}},
+                     {input({1, 12, 2, 3})}, {{1, 3, 4, 6}});
+  expect_matches_cpu("SpaceToDepth", "SpaceToDepth", {{"blocksize", int64_t{3}}},
+                     {input({2, 2, 6, 9})}, {{2, 18, 2, 3}});
+  expect_matches_cpu("GlobalMaxPool", "GlobalMaxPool", {}, {input({2, 3, 7, 5})},
+                     {{2, 3, 1, 1}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
@@ -237,6 +261,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
   // clang-format off
   const std::set<std::string> covered = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
+      "GlobalMaxPool", "Sum", "Mean", "PRelu", "Mod", "DepthToSpace", "SpaceToDepth",
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
       "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
@@ -285,6 +310,13 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kShapeUnsupported, "over an empty axis");
   expect_reason(check_one("ReduceMax", {{"axes", Ints{1, -1}}}, {input({2, 3})}, {{2, 1}}),
                 ReasonCode::kAttributeUnsupported, "given twice");
+  expect_reason(check_one("Mod", {}, {input({4}), input({4})}, {{4}}),
+                ReasonCode::kAttributeUnsupported, "fmod=0");
+  expect_reason(check_one("DepthToSpace", {{"blocksize", int64_t{3}}}, {input({1, 8, 2, 2})},
+                          {{1, 1, 6, 6}}),
+                ReasonCode::kAttributeUnsupported, "blocksize 3");
+  expect_reason(check_one("Sum", {}, {input({3, 1}), input({3, 1}), input({1, 4})}, {{3, 4}}),
+                ReasonCode::kShapeUnsupported, "do not broadcast to its output");
   expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),
                 ReasonCode::kShapeUnsupported, "shape");
   // A non-float data input.
