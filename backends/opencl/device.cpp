@@ -218,7 +218,8 @@ const std::vector<std::string>& supported_ops() {
       // comparisons and logic (bools held as 1 and 0)
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization
-      "Softmax", "LayerNormalization", "InstanceNormalization", "BatchNormalization",
+      "Softmax", "LogSoftmax", "Hardmax", "LayerNormalization", "InstanceNormalization",
+      "BatchNormalization",
       // reductions
       "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",

@@ -227,8 +227,9 @@ float group_reduce(float value, int take_max, __local float* scratch) {
 // Softmax of x viewed as [rows, size] along its rows, a group of 64 per row. Three passes over
 // the row (max, sum of exp, write); exp is recomputed rather than stored so that fp16 storage
 // rounds once.
+// kind 1: LogSoftmax, x - max - log(sum of exp).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void softmax_rows(__global const storage_t* x, __global storage_t* y, int size) {
+void softmax_rows(__global const storage_t* x, __global storage_t* y, int size, int kind) {
   __local float scratch[64];
   const int base = get_group_id(0) * size, lid = get_local_id(0);
   float partial = -INFINITY;
@@ -236,7 +237,13 @@ void softmax_rows(__global const storage_t* x, __global storage_t* y, int size) 
   const float peak = group_reduce(partial, 1, scratch);
   partial = 0.0f;
   for (int k = lid; k < size; k += 64) partial += exp(LOAD(x, base + k) - peak);
-  const float inv = 1.0f / group_reduce(partial, 0, scratch);
+  const float sum = group_reduce(partial, 0, scratch);
+  if (kind == 1) {
+    const float shift = peak + log(sum);
+    for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) - shift, y, base + k);
+    return;
+  }
+  const float inv = 1.0f / sum;
   for (int k = lid; k < size; k += 64) STORE(exp(LOAD(x, base + k) - peak) * inv, y, base + k);
 }
 
@@ -251,16 +258,37 @@ void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size)
   if (lid == 0) STORE(mean, y, row);
 }
 
-// x viewed as [outer, axis_size, inner]; one work item per (outer, inner).
+// x viewed as [outer, axis_size, inner]; one work item per (outer, inner). kind 0: Softmax,
+// 1: LogSoftmax, 2: Hardmax (1 at the first largest element, 0 elsewhere).
 __kernel void softmax(__global const storage_t* x, __global storage_t* y, int outer,
-                      int axis_size, int inner) {
+                      int axis_size, int inner, int kind) {
   const int gid = get_global_id(0);
   if (gid >= outer * inner) return;
   const int base = (gid / inner) * axis_size * inner + gid % inner;
+  if (kind == 2) {
+    int first = 0;
+    float best = LOAD(x, base);
+    for (int k = 1; k < axis_size; ++k) {
+      const float v = LOAD(x, base + k * inner);
+      if (v > best) {
+        best = v;
+        first = k;
+      }
+    }
+    for (int k = 0; k < axis_size; ++k) STORE(k == first ? 1.0f : 0.0f, y, base + k * inner);
+    return;
+  }
   float peak = -INFINITY;
   for (int k = 0; k < axis_size; ++k) peak = fmax(peak, LOAD(x, base + k * inner));
   float sum = 0.0f;
   for (int k = 0; k < axis_size; ++k) sum += exp(LOAD(x, base + k * inner) - peak);
+  if (kind == 1) {
+    const float shift = peak + log(sum);
+    for (int k = 0; k < axis_size; ++k) {
+      STORE(LOAD(x, base + k * inner) - shift, y, base + k * inner);
+    }
+    return;
+  }
   const float inv = 1.0f / sum;
   for (int k = 0; k < axis_size; ++k) {
     STORE(exp(LOAD(x, base + k * inner) - peak) * inv, y, base + k * inner);

@@ -497,7 +497,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (op == "Softmax" || op == "Concat") {
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax" || op == "Concat") {
     const auto rank = static_cast<int64_t>(x.size());
     const int64_t axis = node.attr_int("axis", op == "Concat" ? 0 : -1);
     if (axis < -rank || axis >= rank) {

@@ -153,8 +153,11 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
+  const SoftmaxKind kind = node.op_type == "LogSoftmax" ? SoftmaxKind::kLogSoftmax
+                           : node.op_type == "Hardmax"  ? SoftmaxKind::kHardmax
+                                                        : SoftmaxKind::kSoftmax;
   if (in.opset() == 0 || in.opset() >= 13) {
-    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), *y, wait);
+    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait);
   }
   // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the rows.
   const auto rank = static_cast<int64_t>(shape.size());
@@ -163,7 +166,7 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   if (axis < 0 || axis > rank) return invalid_argument(in.context() + ": axis out of range");
   const auto a = static_cast<size_t>(axis);
   const Shape flat = {product(shape, 0, a), product(shape, a, shape.size())};
-  return enqueue_softmax(ops, queue, *x, flat, 1, *y, wait);
+  return enqueue_softmax(ops, queue, *x, flat, 1, kind, *y, wait);
 }
 
 // Sum, Mean, and Max/Min of other than two inputs: the first two inputs combined into y (which
@@ -212,7 +215,9 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
-  if (op == "Softmax") return enqueue_softmax_node(ops, queue, node, in, wait);
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+    return enqueue_softmax_node(ops, queue, node, in, wait);
+  }
   if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());

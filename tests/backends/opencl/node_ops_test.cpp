@@ -93,6 +93,15 @@ TEST_P(NodeOpsTest, SoftmaxOpset13AndCoerced2D) {
                        {input(shape, -4, 4)}, {shape}, 11);
   }
   expect_matches_cpu("Softmax-11 default axis", "Softmax", {}, {input(shape, -4, 4)}, {shape}, 11);
+  for (const char* op : {"LogSoftmax", "Hardmax"}) {
+    for (int64_t axis : {0, 1, -1}) {
+      expect_matches_cpu(std::string(op) + " axis " + std::to_string(axis), op, {{"axis", axis}},
+                         {input(shape, -4, 4)}, {shape}, 13);
+    }
+    expect_matches_cpu(std::string(op) + "-11", op, {}, {input(shape, -4, 4)}, {shape}, 11);
+  }
+  expect_matches_cpu("LogSoftmax long rows", "LogSoftmax", {}, {input({3, 300}, -4, 4)},
+                     {{3, 300}}, 13);
 }
 
 TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
@@ -262,6 +271,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
   const std::set<std::string> covered = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       "GlobalMaxPool", "Sum", "Mean", "PRelu", "Mod", "DepthToSpace", "SpaceToDepth",
+      "LogSoftmax", "Hardmax",
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
       "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
