@@ -225,7 +225,7 @@ const std::vector<std::string>& supported_ops() {
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth"};
+      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice"};
   return kOps;
 }
 

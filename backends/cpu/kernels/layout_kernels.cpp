@@ -10,6 +10,7 @@
 
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "graph/slice_semantics.h"
 
 namespace hsched::cpu {
 namespace {
@@ -227,64 +228,25 @@ KernelResult make_split(const KernelSpec& spec) {
   });
 }
 
-// ONNX Slice clamping: starts/ends clamp to [0, dim] for positive steps and [-1, dim-1] for
-// negative ones (INT64_MAX ends and INT64_MIN starts are common in exported models).
+// A Slice as a strided view of its input (the clamping of graph/slice_semantics.h).
 Result<StridedView> slice_view(const std::string& context, const std::vector<int64_t>& in_dims,
                                const std::vector<int64_t>& out_dims, int64_t elem,
                                const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                                std::optional<std::vector<int64_t>> axes,
                                std::optional<std::vector<int64_t>> steps) {
-  const size_t rank = in_dims.size();
-  auto bad = [&](const std::string& detail) { return invalid_argument(context + ": " + detail); };
-  if (starts.size() != ends.size()) return bad("starts and ends differ in length");
-  if (!axes) {
-    axes.emplace(starts.size());
-    std::iota(axes->begin(), axes->end(), 0);
-  }
-  if (!steps) steps.emplace(starts.size(), 1);
-  if (axes->size() != starts.size() || steps->size() != starts.size()) {
-    return bad("axes or steps differ in length from starts");
-  }
+  auto sliced = slice_axes(in_dims, starts, ends, std::move(axes), std::move(steps));
+  if (!sliced.is_ok()) return invalid_argument(context + ": " + sliced.status().message());
   const auto in_strides = row_major_strides(in_dims);
   StridedView view{in_dims, {}, 0, elem};
-  for (int64_t s : in_strides) view.strides.push_back(s * elem);
-  std::set<int64_t> seen;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t axis = (*axes)[i];
-    if (axis < -static_cast<int64_t>(rank) || axis >= static_cast<int64_t>(rank)) {
-      return bad("axis " + std::to_string(axis) + " is out of range for rank " +
-                 std::to_string(rank));
-    }
-    if (axis < 0) axis += static_cast<int64_t>(rank);
-    if (!seen.insert(axis).second) return bad("axis " + std::to_string(axis) + " is repeated");
-    const auto a = static_cast<size_t>(axis);
-    const int64_t d = in_dims[a];
-    const int64_t step = (*steps)[i];
-    if (step == 0 || step == std::numeric_limits<int64_t>::min()) {
-      return bad("step " + std::to_string(step) + " is not allowed");
-    }
-    int64_t b = starts[i], e = ends[i];
-    if (b < 0) b = b < -d ? -1 : b + d;  // no overflow for INT64_MIN-like values
-    if (e < 0) e = e < -d ? -1 : e + d;
-    int64_t count;
-    if (d == 0) {
-      count = 0;
-    } else if (step > 0) {
-      b = std::clamp<int64_t>(b, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      count = e > b ? (e - b - 1) / step + 1 : 0;
-    } else {
-      b = std::clamp<int64_t>(b, 0, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      count = b > e ? (b - e - 1) / -step + 1 : 0;
-    }
-    view.dims[a] = count;
-    if (count > 0) view.offset += b * view.strides[a];
-    view.strides[a] *= step;
+  for (size_t a = 0; a < in_dims.size(); ++a) {
+    const SliceAxis& s = (*sliced)[a];
+    view.dims[a] = s.count;
+    if (s.count > 0) view.offset += s.begin * in_strides[a] * elem;
+    view.strides.push_back(in_strides[a] * elem * s.step);
   }
   if (view.dims != out_dims) {
-    return bad("slice gives shape " + Shape(view.dims).to_string() + ", output is " +
-               Shape(out_dims).to_string());
+    return invalid_argument(context + ": slice gives shape " + Shape(view.dims).to_string() +
+                            ", output is " + Shape(out_dims).to_string());
   }
   return view;
 }

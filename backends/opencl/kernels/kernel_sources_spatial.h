@@ -418,11 +418,12 @@ typedef struct {
   int strides[6];
 } TransposeShape;
 
+// Also Slice: `offset` is the first element read (strides may be negative).
 __kernel void transpose(__global const storage_t* x, __global storage_t* y, TransposeShape s,
-                        int count) {
+                        int offset, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  int rest = i, from = 0;
+  int rest = i, from = offset;
   for (int d = 5; d >= 0; --d) {
     from += (rest % s.dims[d]) * s.strides[d];
     rest /= s.dims[d];

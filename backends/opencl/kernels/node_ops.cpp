@@ -61,6 +61,37 @@ Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   return TransposeView{{n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3}};
 }
 
+Result<std::vector<SliceAxis>> slice_of(const Node& node, int64_t opset,
+                                        const std::vector<const Tensor*>& params,
+                                        const Shape& dims, const Shape& out) {
+  std::vector<int64_t> starts, ends;
+  std::optional<std::vector<int64_t>> axes, steps;
+  if (opset != 0 && opset < 10) {
+    starts = node.attr_ints("starts");
+    ends = node.attr_ints("ends");
+    if (node.has_attr("axes")) axes = node.attr_ints("axes");
+  } else {
+    if (params.size() < 2 || params[0] == nullptr || params[1] == nullptr) {
+      return invalid_argument("Slice needs constant starts and ends");
+    }
+    HSCHED_ASSIGN_OR_RETURN(starts, int_values(*params[0]));
+    HSCHED_ASSIGN_OR_RETURN(ends, int_values(*params[1]));
+    if (params.size() > 2 && params[2] != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(axes, int_values(*params[2]));
+    }
+    if (params.size() > 3 && params[3] != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(steps, int_values(*params[3]));
+    }
+  }
+  auto sliced = slice_axes(dims, starts, ends, std::move(axes), std::move(steps));
+  if (!sliced.is_ok()) return invalid_argument("Slice " + sliced.status().message());
+  Shape got;
+  for (const SliceAxis& a : *sliced) got.push_back(a.count);
+  if (got != out) return invalid_argument("Slice gives " + hsched::Shape(got).to_string() +
+                                          ", not its output's shape");
+  return sliced;
+}
+
 Result<std::vector<int64_t>> int_values(const Tensor& tensor) {
   if (tensor.dtype() == DType::kI64) {
     const auto values = tensor.values<int64_t>();
@@ -290,6 +321,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Clip") return index >= 1;
   if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
   if (reduce_kind(op)) return index == 1;                                     // axes
+  if (op == "Slice") return index >= 1;  // starts, ends, axes, steps
   return false;
 }
 
@@ -310,7 +342,8 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
 bool takes_eight_bit(const std::string& op) {
   static const std::set<std::string> kOps = {
       "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
-      "Unsqueeze",      "Transpose",        "Concat",   "Split",   "Gather",  "Expand"};
+      "Unsqueeze",      "Transpose",        "Concat",   "Split",   "Gather",  "Expand",
+      "Slice"};
   return kOps.count(op) != 0;
 }
 
@@ -415,6 +448,13 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kShapeUnsupported,
                     op + " whose first inputs do not broadcast to its output's shape");
     }
+    return std::nullopt;
+  }
+  if (op == "Slice") {
+    if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, "Slice of rank > 6");
+    auto sliced = node_detail::slice_of(node, graph.opset, constants_of(graph, node, 1, 4), x,
+                                        dims_of(graph, node.outputs[0]));
+    if (!sliced.is_ok()) return attribute(sliced.status());
     return std::nullopt;
   }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {

@@ -287,6 +287,12 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     spatial[0] = spatial[1] = false;
     return enqueue_reduce(ops, queue, ReduceKind::kMax, *x, shape, spatial, *y, wait);
   }
+  if (op == "Slice") {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<SliceAxis> axes,
+                            node_detail::slice_of(node, in.opset(), in.constants(1, 4), shape,
+                                                  in.output_shape()));
+    return enqueue_slice(ops, queue, *x, shape, axes, *y, wait);
+  }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {
     HSCHED_ASSIGN_OR_RETURN(node_detail::TransposeView view,
                             node_detail::depth_space_view(node, shape));

@@ -51,6 +51,13 @@ struct TransposeView {
 };
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x);
 
+// A Slice node's axes over its input of `dims`: attributes before opset 10, else the constant
+// inputs 1-4 (`params`: starts, ends, axes, steps; null when omitted), checked against the
+// output's dims. InvalidArgument when they do not fit.
+Result<std::vector<SliceAxis>> slice_of(const Node& node, int64_t opset,
+                                        const std::vector<const Tensor*>& params,
+                                        const Shape& dims, const Shape& out);
+
 // The axes a Reduce* node reduces, one flag per axis of its rank-`rank` input: attribute `axes`
 // or the constant input (`axes_input`, null when absent); none given: every axis, or none with
 // noop_with_empty_axes. InvalidArgument for an axis out of range or given twice.

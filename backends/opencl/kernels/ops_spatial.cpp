@@ -331,8 +331,36 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
     s.strides[kMaxRank - rank + i] = static_cast<cl_int>(in_strides[from]);
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "transpose", x, y, s, cl_int{0}, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "transpose");
+}
+
+Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, const std::vector<SliceAxis>& axes,
+                                cl::Buffer& y, const Events& wait) {
+  const size_t rank = shape.size();
+  if (rank > kMaxRank || axes.size() != rank) {
+    return invalid_argument("ops: a Slice of rank > 6, or its axes do not fit its input");
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Slice input"));
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
+  TransposeShape s{};
+  s.dims.fill(1);
+  s.strides.fill(0);
+  int64_t offset = 0, count = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    const SliceAxis& a = axes[d];
+    s.dims[kMaxRank - rank + d] = static_cast<cl_int>(a.count);
+    s.strides[kMaxRank - rank + d] = static_cast<cl_int>(in_strides[d] * a.step);
+    if (a.count > 0) offset += a.begin * in_strides[d];
+    count *= a.count;
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(offset),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "slice");
 }
 
 std::optional<ReduceKind> reduce_kind(const std::string& op_type) {

@@ -1,6 +1,6 @@
 // The op layer's spatial ops (the program of kernel_sources_spatial.h): Conv and ConvTranspose,
-// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather, Transpose and the
-// Reduce* ops.
+// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather, Transpose, Slice and
+// the Reduce* ops.
 // Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
 // storage type, the event of the last command returned, in-order queues, no reference kept to
 // buffers after returning.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/opencl/kernels/ops.h"
+#include "graph/slice_semantics.h"
 
 namespace hsched::opencl {
 
@@ -147,6 +148,11 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
                                     const cl::Buffer& x, const Shape& shape,
                                     const std::vector<int64_t>& perm, cl::Buffer& y,
                                     const Events& wait = {});
+
+// Slice of x by `axes` (graph/slice_semantics.h, one per axis of x), rank <= 6, into y.
+Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, const std::vector<SliceAxis>& axes,
+                                cl::Buffer& y, const Events& wait = {});
 
 // The Reduce* ops, in the kernel's order.
 enum class ReduceKind : cl_int {

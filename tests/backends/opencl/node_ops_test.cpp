@@ -257,6 +257,20 @@ TEST_P(NodeOpsTest, DepthSpaceAndGlobalMaxPoolMatchTheCpu) {
                      {{2, 3, 1, 1}});
 }
 
+TEST_P(NodeOpsTest, SliceMatchesTheCpu) {
+  expect_matches_cpu("Slice steps and negative axes", "Slice", {},
+                     {input({4, 6, 5}), host_ints({2}, {1, -1}), host_ints({2}, {4, 0}),
+                      host_ints({2}, {0, -1}), host_ints({2}, {2, -2})},
+                     {{2, 6, 2}});
+  expect_matches_cpu("Slice clamped ends", "Slice", {},
+                     {input({3, 8}), host_ints({1}, {2}), host_ints({1}, {INT64_MAX}),
+                      host_ints({1}, {1})},
+                     {{3, 6}});
+  expect_matches_cpu("Slice attributes (opset 9)", "Slice",
+                     {{"starts", Ints{0, 1}}, {"ends", Ints{2, 3}}, {"axes", Ints{0, 2}}},
+                     {input({3, 2, 4})}, {{2, 2, 2}}, 9);
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
@@ -271,7 +285,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
   const std::set<std::string> covered = {
       "Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
       "GlobalMaxPool", "Sum", "Mean", "PRelu", "Mod", "DepthToSpace", "SpaceToDepth",
-      "LogSoftmax", "Hardmax",
+      "LogSoftmax", "Hardmax", "Slice",
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sqrt", "Exp", "Log", "Neg", "Abs", "Reciprocal", "Erf",
       "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Gelu",
       "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh",
