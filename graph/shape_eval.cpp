@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
 
 #include "graph/shape_eval_small.h"
+#include "graph/slice_semantics.h"
 
 namespace hsched {
 namespace {
@@ -77,40 +77,13 @@ Result<Small> slice(const Small& data, const std::vector<int64_t>& starts,
                     const std::vector<int64_t>& ends, std::optional<std::vector<int64_t>> axes,
                     std::optional<std::vector<int64_t>> steps) {
   const size_t rank = data.dims.size();
-  if (starts.size() != ends.size())
-    return invalid_argument("Slice: starts and ends differ in size");
-  if (!axes) {
-    axes.emplace();
-    for (size_t i = 0; i < starts.size(); ++i) axes->push_back(static_cast<int64_t>(i));
-  }
-  if (!steps) steps.emplace(starts.size(), 1);
-  if (axes->size() != starts.size() || steps->size() != starts.size()) {
-    return invalid_argument("Slice: axes or steps differ in size from starts");
-  }
-  std::vector<int64_t> begin(rank, 0), step(rank, 1), count = data.dims;
-  std::set<int64_t> seen;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    HSCHED_ASSIGN_OR_RETURN(int64_t axis, normalize_axis((*axes)[i], rank, "Slice"));
-    if (!seen.insert(axis).second) return invalid_argument("Slice: axis repeated");
-    const int64_t d = data.dims[static_cast<size_t>(axis)];
-    const int64_t s = (*steps)[i];
-    if (s == 0 || s == std::numeric_limits<int64_t>::min()) {
-      return invalid_argument("Slice: step " + std::to_string(s) + " is not allowed");
-    }
-    int64_t b = starts[i], e = ends[i];
-    if (b < 0) b = b < -d ? -1 : b + d;  // avoids overflow for INT64_MIN-like values
-    if (e < 0) e = e < -d ? -1 : e + d;
-    if (s > 0) {
-      b = std::clamp<int64_t>(b, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      count[static_cast<size_t>(axis)] = e > b ? (e - b - 1) / s + 1 : 0;
-    } else {
-      b = std::clamp<int64_t>(b, 0, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      count[static_cast<size_t>(axis)] = b > e ? (b - e - 1) / -s + 1 : 0;
-    }
-    begin[static_cast<size_t>(axis)] = b;
-    step[static_cast<size_t>(axis)] = s;
+  auto sliced = slice_axes(data.dims, starts, ends, std::move(axes), std::move(steps));
+  if (!sliced.is_ok()) return invalid_argument("Slice: " + sliced.status().message());
+  std::vector<int64_t> begin, step, count;
+  for (const SliceAxis& a : *sliced) {
+    begin.push_back(a.begin);
+    step.push_back(a.step);
+    count.push_back(a.count);
   }
   HSCHED_ASSIGN_OR_RETURN(int64_t n, bounded_elements(count));
   const auto strides = strides_of(data.dims);
