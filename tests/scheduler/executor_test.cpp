@@ -66,7 +66,7 @@ TEST(ExecutorTest, PlanForAbsentDeviceIsRefused) {
 TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
   const Graph graph = split_graph();
   const Plan plan = opencl_plan(graph, GetParam());
-  EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), 3);  // all but ReduceSum
+  EXPECT_EQ(nodes_on_api(plan, DeviceApi::kOpenCl), 3);  // all but CumSum
   EXPECT_EQ(plan.partitions.size(), 3u);
   ExecutorOptions options;
   options.cache_dir = cache_dir_.path().string();
@@ -88,22 +88,22 @@ TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
   EXPECT_GT((*again)->stats().programs_loaded, 0);
 }
 
-// a[1,4,8,8] and b[1,4,8,8], each summed over channels (ReduceSum: no OpenCL kernel), the two
-// sums added on the device: the two independent sums share one CPU partition (a partition is a
-// run of one device, connected or not), which must compute both.
+// a[1,4,8,8] and b[1,4,8,8], each summed cumulatively over channels (CumSum: no OpenCL kernel),
+// the two sums added on the device: the two independent sums share one CPU partition (a
+// partition is a run of one device, connected or not), which must compute both.
 TEST_F(ExecutorOpenClTest, APartitionOfIndependentNodesComputesThemAll) {
   Graph graph;
   graph.name = "two_sums";
   graph.opset = 17;
-  const ValueId axes =
-      graph.add_constant("axes", Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{1}));
-  const ValueId y = graph.add_value("y", DType::kF32, Shape({1, 1, 8, 8}));
+  const ValueId axis =
+      graph.add_constant("axis", Tensor::from_vector(DType::kI64, {}, std::vector<int64_t>{1}));
+  const ValueId y = graph.add_value("y", DType::kF32, Shape({1, 4, 8, 8}));
   std::vector<ValueId> sums;
   for (const std::string name : {"a", "b"}) {
     const ValueId x = graph.add_value(name, DType::kF32, Shape({1, 4, 8, 8}));
     graph.add_input(x);
-    sums.push_back(graph.add_value("sum_" + name, DType::kF32, Shape({1, 1, 8, 8})));
-    graph.add_node(Node{"sum_" + name, "ReduceSum", "", {x, axes}, {sums.back()}, {}});
+    sums.push_back(graph.add_value("sum_" + name, DType::kF32, Shape({1, 4, 8, 8})));
+    graph.add_node(Node{"sum_" + name, "CumSum", "", {x, axis}, {sums.back()}, {}});
   }
   graph.add_node(Node{"add", "Add", "", {sums[0], sums[1]}, {y}, {}});
   graph.add_output(y);

@@ -26,8 +26,8 @@ inline Tensor random_tensor(const std::vector<int64_t>& dims, uint32_t seed) {
   return t;
 }
 
-// x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> ReduceSum(axis 1, keepdims) -> Conv(2, 1x1) -> y.
-// ReduceSum has no OpenCL kernel: an OpenCL plan splits into OpenCL, CPU, OpenCL partitions.
+// x[1,3,8,8] -> Conv(4, 3x3, pad 1) -> Relu -> CumSum(axis 1) -> Conv(2, 1x1) -> y. CumSum has
+// no OpenCL kernel: an OpenCL plan splits into OpenCL, CPU, OpenCL partitions.
 inline Graph split_graph() {
   Graph g;
   g.name = "split";
@@ -38,16 +38,16 @@ inline Graph split_graph() {
   const ValueId b1 = g.add_constant("b1", random_tensor({4}, 2));
   const ValueId c1 = g.add_value("c1", DType::kF32, Shape({1, 4, 8, 8}));
   const ValueId r1 = g.add_value("r1", DType::kF32, Shape({1, 4, 8, 8}));
-  const ValueId axes =
-      g.add_constant("axes", Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{1}));
-  const ValueId s1 = g.add_value("s1", DType::kF32, Shape({1, 1, 8, 8}));
-  const ValueId w2 = g.add_constant("w2", random_tensor({2, 1, 1, 1}, 3));
+  const ValueId axis =
+      g.add_constant("axis", Tensor::from_vector(DType::kI64, {}, std::vector<int64_t>{1}));
+  const ValueId s1 = g.add_value("s1", DType::kF32, Shape({1, 4, 8, 8}));
+  const ValueId w2 = g.add_constant("w2", random_tensor({2, 4, 1, 1}, 3));
   const ValueId y = g.add_value("y", DType::kF32, Shape({1, 2, 8, 8}));
   Node conv1{"conv1", "Conv", "", {x, w1, b1}, {c1}, {}};
   conv1.attributes["pads"] = Attribute(std::vector<int64_t>{1, 1, 1, 1});
   g.add_node(conv1);
   g.add_node(Node{"relu1", "Relu", "", {c1}, {r1}, {}});
-  g.add_node(Node{"sum1", "ReduceSum", "", {r1, axes}, {s1}, {}});
+  g.add_node(Node{"sum1", "CumSum", "", {r1, axis}, {s1}, {}});
   g.add_node(Node{"conv2", "Conv", "", {s1, w2}, {y}, {}});
   g.add_output(y);
   return g;
