@@ -16,7 +16,8 @@ void detail::run_chunks(int64_t n, int64_t grain, void (*call)(void*, int64_t, i
     call(body, 0, n);
     return;
   }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(std::min(threads, chunks)))
+  const int team = static_cast<int>(std::min(threads, chunks));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
   for (int64_t c = 0; c < chunks; ++c) call(body, n * c / chunks, n * (c + 1) / chunks);
 }
 

@@ -89,9 +89,8 @@ class QdqFuser {
   int run() {
     int fused = 0;
     for (size_t s = 0; s < nodes_.size(); ++s) {
-      if (!absorbed_[s] && (fuse_root(s) || fuse_table(s) || fuse_elementwise(s) || drop_pairs(s))) {
-        ++fused;
-      }
+      if (absorbed_[s]) continue;
+      if (fuse_root(s) || fuse_table(s) || fuse_elementwise(s) || drop_pairs(s)) ++fused;
     }
     return fused;
   }
@@ -352,7 +351,8 @@ class QdqFuser {
         }
         Tensor one = Tensor::uninitialized(DType::kF32, {});
         one.values<float>()[0] = scalar(v);
-        scalars[i] = Value{"", DType::kF32, Shape(std::vector<int64_t>{}), kNoNode, {}, std::move(one)};
+        scalars[i] =
+            Value{"", DType::kF32, Shape(std::vector<int64_t>{}), kNoNode, {}, std::move(one)};
         spec.inputs.push_back(&scalars[i]);
         in.push_back(&*scalars[i].constant);
       }

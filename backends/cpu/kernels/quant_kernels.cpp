@@ -524,7 +524,8 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
 // in four registers (two two-register permutes by the low 7 bits, blended by the high bit).
 #if defined(__x86_64__)
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) int64_t look_up_vbmi(
-    const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n, const uint8_t* __restrict table) {
+    const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n,
+    const uint8_t* __restrict table) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   int64_t i = 0;
@@ -556,7 +557,8 @@ Result<std::unique_ptr<Kernel>> make_qdq_table(const KernelSpec& spec) {
       spec.outputs[0] == nullptr || table == nullptr || table->elements() != 256 ||
       table->dtype() != spec.outputs[0]->dtype || !is_quantized_dtype(spec.inputs[0]->dtype) ||
       !is_quantized_dtype(table->dtype()) || spec.in_dims(0) != spec.out_dims(0)) {
-    return invalid_node(spec, "takes 8-bit x, a table of 256 8-bit values and gives y of x's shape");
+    return invalid_node(spec,
+                        "takes 8-bit x, a table of 256 8-bit values and gives y of x's shape");
   }
   std::vector<uint8_t> bytes(256);
   std::memcpy(bytes.data(), table->raw(), bytes.size());

@@ -463,8 +463,9 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (op == "GlobalMaxPool" && x.size() < 3) {
-    return reject(ReasonCode::kShapeUnsupported,
-                  "GlobalMaxPool of rank " + std::to_string(x.size()) + " (needs N, C, spatial...)");
+    return reject(ReasonCode::kShapeUnsupported, "GlobalMaxPool of rank " +
+                                                     std::to_string(x.size()) +
+                                                     " (needs N, C, spatial...)");
   }
   if (op == "Mod" && node.attr_int("fmod", 0) == 0) {  // float data: ONNX asks fmod = 1
     return reject(ReasonCode::kAttributeUnsupported, "Mod attribute fmod=0 (integer remainders)");

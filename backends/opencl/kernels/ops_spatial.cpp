@@ -391,8 +391,8 @@ Result<cl::Event> enqueue_reduce(const OpKernels& ops, cl::CommandQueue& queue, 
   kept.strides.fill(0);
   reduced.dims.fill(1);
   reduced.strides.fill(0);
-  size_t kept_at = kMaxRank - static_cast<size_t>(std::count(reduce.begin(), reduce.end(), false));
-  size_t reduced_at = kMaxRank - static_cast<size_t>(std::count(reduce.begin(), reduce.end(), true));
+  const auto reduced_axes = static_cast<size_t>(std::count(reduce.begin(), reduce.end(), true));
+  size_t kept_at = kMaxRank - (rank - reduced_axes), reduced_at = kMaxRank - reduced_axes;
   int64_t count = 1, reduced_count = 1;
   for (size_t d = 0; d < rank; ++d) {
     TransposeShape& s = reduce[d] ? reduced : kept;

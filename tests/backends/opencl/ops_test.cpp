@@ -224,7 +224,8 @@ TEST_P(OpenClOpsTest, SoftmaxAlongAnyAxis) {
   for (int64_t axis : {-1, 1, 0, -3}) {
     const size_t a = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
     cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
-    auto event = enqueue_softmax(ops(), queue_, x_buffer, shape, axis, SoftmaxKind::kSoftmax, y_buffer);
+    auto event =
+        enqueue_softmax(ops(), queue_, x_buffer, shape, axis, SoftmaxKind::kSoftmax, y_buffer);
     expect_close(download(event, y_buffer, count_of(shape)), reference_softmax(x, shape, a),
                  "Softmax axis " + std::to_string(axis));
   }
@@ -246,7 +247,8 @@ TEST_P(OpenClOpsTest, SoftmaxOfLongRows) {
     const size_t a =
         static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis);
     cl::Buffer x_buffer = upload(x), y_buffer = output(count_of(shape));
-    auto event = enqueue_softmax(ops(), queue_, x_buffer, shape, axis, SoftmaxKind::kSoftmax, y_buffer);
+    auto event =
+        enqueue_softmax(ops(), queue_, x_buffer, shape, axis, SoftmaxKind::kSoftmax, y_buffer);
     expect_close(download(event, y_buffer, count_of(shape)), reference_softmax(x, shape, a),
                  "Softmax of rows of " + std::to_string(shape[a]));
   }
