@@ -358,7 +358,8 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.inputs[i]);
-    if (host_input(op, i)) {
+    // Clip's bounds are read on the host when constant, else on the device (a scalar each).
+    if (host_input(op, i) && !(op == "Clip" && !v.constant)) {
       // Resize's roi is unused by the modes taken; an empty one may be anything.
       if (!v.constant && !(op == "Resize" && i == 1)) {
         return reject(ReasonCode::kAttributeUnsupported,
@@ -419,6 +420,14 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
         node_detail::quantize_params(node, x, dims_of(graph, node.inputs[1]), zero, packed);
     if (!params.is_ok()) return attribute(params.status());
     return std::nullopt;
+  }
+  if (op == "Clip") {
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (has_input(node, i) && graph.value(node.inputs[i]).shape.elements() != 1) {
+        return reject(ReasonCode::kShapeUnsupported,
+                      "Clip input " + std::to_string(i) + " is not a scalar");
+      }
+    }
   }
   if (unary_ops().count(op)) {
     auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));

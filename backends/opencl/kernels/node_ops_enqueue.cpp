@@ -1,4 +1,5 @@
 // enqueue_node: one graph node onto the op layer (ops.h, ops_spatial.h). See node_ops.h.
+#include <cfloat>
 #include <numeric>
 
 #include "backends/opencl/kernels/node_ops.h"
@@ -323,6 +324,35 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
       shapes.push_back(in.shape(i));
     }
     return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *y, wait);
+  }
+  // Clip with a bound computed at run time (a device scalar): the lower bound, then the upper
+  // (min > max gives max everywhere, as ONNX says), each a broadcast max or min with a runtime
+  // bound or a clip to a constant one.
+  const auto runtime_bound = [&](size_t i) { return in.optional_buffer(i) && !in.constant(i); };
+  if (op == "Clip" && (runtime_bound(1) || runtime_bound(2))) {
+    HSCHED_ASSIGN_OR_RETURN(const auto constant, node_detail::clip_bounds(node, in.constants(1, 2)));
+    const int64_t count = detail::element_count(shape);
+    const cl::Buffer* from = x;
+    Events after = wait;
+    cl::Event event;
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (runtime_bound(i)) {
+        const BinaryOp bound = i == 1 ? BinaryOp::kMax : BinaryOp::kMin;
+        HSCHED_ASSIGN_OR_RETURN(event, enqueue_binary(ops, queue, bound, *from, shape,
+                                                      *in.optional_buffer(i), in.shape(i), *y,
+                                                      after));
+      } else if (in.constant(i) == nullptr) {
+        continue;  // omitted
+      } else {
+        const float low = i == 1 ? constant.first : -FLT_MAX;
+        const float high = i == 2 ? constant.second : FLT_MAX;
+        HSCHED_ASSIGN_OR_RETURN(event, enqueue_unary(ops, queue, UnaryOp::kClip, low, high, *from,
+                                                     *y, count, after));
+      }
+      from = y;
+      after = {event};
+    }
+    return event;
   }
   // The elementwise activations.
   HSCHED_ASSIGN_OR_RETURN(Activation act, node_detail::unary_of(node, in.constants(1, 2)));

@@ -65,6 +65,13 @@ TEST_P(NodeOpsTest, ClipBoundsFromInputsOrAttributes) {
   expect_matches_cpu("Clip no bounds", "Clip", {}, {input(shape)}, {shape});
   expect_matches_cpu("Clip attributes (opset 6)", "Clip", {{"min", -1.0f}, {"max", 0.5f}},
                      {input(shape)}, {shape}, 6);
+  // Bounds given at run time: device scalars.
+  expect_matches_cpu("Clip run-time bounds", "Clip", {},
+                     {input(shape), input({}, -1.0f, -0.5f), input({}, 0.5f, 1.0f)}, {shape});
+  expect_matches_cpu("Clip run-time min only", "Clip", {}, {input(shape), input({}, -1.0f, 0)},
+                     {shape});
+  expect_matches_cpu("Clip run-time max, constant min", "Clip", {},
+                     {input(shape), host_floats({}, {-0.5f}), input({}, 0, 1.0f)}, {shape});
 }
 
 TEST_P(NodeOpsTest, BinaryOpsBroadcast) {
@@ -317,8 +324,8 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 "no kernel for op NonZero");
   expect_reason(check_one("Gelu", {{"approximate", std::string("fast")}}, {input({4})}, {{4}}),
                 ReasonCode::kAttributeUnsupported, "approximate=fast");
-  expect_reason(check_one("Clip", {}, {input({4}), input({}), omitted()}, {{4}}),
-                ReasonCode::kAttributeUnsupported, "not a constant");
+  expect_reason(check_one("Clip", {}, {input({4}), input({2}), omitted()}, {{4}}),
+                ReasonCode::kShapeUnsupported, "not a scalar");
   expect_reason(check_one("LayerNormalization", {{"stash_type", int64_t{0}}},
                           {input({2, 4}), weight({4})}, {{2, 4}}),
                 ReasonCode::kAttributeUnsupported, "stash_type=0");
