@@ -1,6 +1,7 @@
 #include "hsched/tensor.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 namespace hsched {
@@ -65,6 +66,28 @@ Tensor seeded_tensor(DType dtype, const std::vector<int64_t>& dims, uint32_t see
     case DType::kF64: {
       std::uniform_real_distribution<double> dist(-1.0, 1.0);
       for (double& v : t.values<double>()) v = dist(rng);
+      break;
+    }
+    case DType::kF16:
+    case DType::kBF16: {
+      // Uniform on the grid k / 128 in (-1, 1): exact in both half types (7 significant bits),
+      // so the bit pattern is the float's, shortened: fp16 rebiases the exponent (2^-7 and up
+      // are normal there), bf16 keeps the float's high half.
+      const bool half = dtype == DType::kF16;
+      for (uint16_t& v : t.values<uint16_t>()) {
+        const float f = static_cast<float>(static_cast<int>(rng() % 255) - 127) / 128.0f;
+        uint32_t bits = 0;
+        std::memcpy(&bits, &f, sizeof(bits));
+        if (!half) {
+          v = static_cast<uint16_t>(bits >> 16);
+        } else if (f == 0.0f) {
+          v = 0;
+        } else {
+          const uint32_t exponent = ((bits >> 23) & 0xff) - 127 + 15;
+          v = static_cast<uint16_t>(((bits >> 16) & 0x8000) | (exponent << 10) |
+                                    ((bits >> 13) & 0x3ff));
+        }
+      }
       break;
     }
     case DType::kI16:

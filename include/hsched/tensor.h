@@ -67,8 +67,9 @@ class Tensor {
   std::shared_ptr<std::byte> data_;
 };
 
-// A deterministic tensor for sample runs: f32 and f64 uniform in [-1, 1), integers and bools in
-// {0, 1} (valid token ids and mask values for any embedding); the same for the same seed.
+// A deterministic tensor for sample runs: f32 and f64 uniform in [-1, 1), f16 and bf16 uniform on
+// the grid k / 128 in (-1, 1) (exact in both), integers and bools in {0, 1} (valid token ids and
+// mask values for any embedding); the same for the same seed.
 Tensor seeded_tensor(DType dtype, const std::vector<int64_t>& dims, uint32_t seed);
 
 }  // namespace hsched

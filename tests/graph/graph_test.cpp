@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "graph/resize_semantics.h"
 #include "graph/subgraph.h"
 
@@ -43,6 +46,37 @@ TEST(GraphTest, SelfLoopIsACycle) {
   auto order = g.topological_order();
   ASSERT_FALSE(order.is_ok());
   EXPECT_NE(order.status().message().find("'#0'"), std::string::npos);
+}
+
+// Half-precision sample inputs fill every element with a value of [-1, 1) (decoded here by the
+// bits' definitions), not bytes of 0 and 1 in the first half of the buffer.
+TEST(SeededTensorTest, HalfTypesHoldValuesAcrossTheWholeTensor) {
+  const auto decode = [](DType dtype, uint16_t bits) {
+    uint32_t word = static_cast<uint32_t>(bits) << 16;  // bf16: the float's high half
+    if (dtype == DType::kF16) {
+      const uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+      word = (static_cast<uint32_t>(bits & 0x8000) << 16) |
+             (exponent == 0 ? 0 : ((exponent - 15 + 127) << 23) | (mantissa << 13));
+    }
+    float f = 0;
+    std::memcpy(&f, &word, sizeof(f));
+    return f;
+  };
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const Tensor t = seeded_tensor(dtype, {4, 64}, 7);
+    const auto bits = t.values<uint16_t>();
+    int nonzero_in_second_half = 0;
+    for (size_t i = 0; i < bits.size(); ++i) {
+      const float v = decode(dtype, bits[i]);
+      EXPECT_GE(v, -1.0f);
+      EXPECT_LT(v, 1.0f);
+      EXPECT_EQ(v * 128.0f, std::round(v * 128.0f));  // on the grid
+      if (i >= bits.size() / 2 && v != 0.0f) ++nonzero_in_second_half;
+    }
+    EXPECT_GT(nonzero_in_second_half, 100) << dtype_name(dtype);
+    const Tensor again = seeded_tensor(dtype, {4, 64}, 7);
+    EXPECT_EQ(std::memcmp(t.raw(), again.raw(), t.byte_size()), 0);
+  }
 }
 
 TEST(ShapeTest, CheckedElementsBoundsEverySize) {
