@@ -13,6 +13,7 @@
 
 #include "backends/cpu/denormals.h"
 #include "backends/cpu/host_thread.h"
+#include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/post_ops.h"
 #include "backends/cpu/kernels/qdq_fusion.h"
@@ -41,18 +42,6 @@ bool is_arithmetic(const std::string& op) {
   return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
 }
 
-// Elementwise fp32 ops of one data input (Clip's bounds are scalars): either layout is theirs, as
-// their kernels never look. Between two channels-last steps they keep the chain channels-last
-// (a GELU's Erf, a Sigmoid or HardSwish the fusions did not take, the fp32 ops of an INT8 model
-// between its Q/DQ pairs).
-bool is_elementwise_unary(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh",  "Erf", "HardSwish",  "HardSigmoid", "Elu",
-      "Selu", "Softplus",  "Gelu",    "Clip",  "Exp", "Sqrt",       "Reciprocal",  "Neg",
-      "Abs"};
-  return kOps.count(op) != 0;
-}
-
 // Whether v holds exactly one value (a per-tensor scale or zero point).
 bool is_single(const Graph& graph, ValueId v) {
   return v != kNoValue && graph.value(v).shape.is_static() && graph.value(v).shape.elements() == 1;
@@ -78,6 +67,9 @@ std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Nod
     std::iota(all.begin(), all.end(), size_t{0});
     return all;
   }
+  // Either layout is theirs, as their kernels never look: between two channels-last steps they
+  // keep the chain channels-last (a GELU's Erf, a Sigmoid or HardSwish the fusions did not take,
+  // the fp32 ops of an INT8 model between its Q/DQ pairs).
   if (is_elementwise_unary(op) && out.dtype == DType::kF32 && out.shape.rank() == 4 &&
       graph.value(node.inputs[0]).shape.dims == out.shape.dims) {
     return std::vector<size_t>{0};

@@ -15,6 +15,10 @@
 
 namespace hsched::cpu {
 
+// The elementwise fp32 ops of one data input (Clip's bounds are scalars) that run whatever the
+// layout and, between a DequantizeLinear and a QuantizeLinear, as one table lookup.
+bool is_elementwise_unary(const std::string& op);
+
 // IEEE 754 binary16 and bfloat16 bit patterns <-> binary32. Narrowing rounds to nearest even,
 // overflows to infinity and keeps NaN a (quiet) NaN; widening is exact.
 float half_to_float(uint16_t bits);

@@ -6,6 +6,8 @@
 // Round and Softplus call libm per element.
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 #include <type_traits>
 
 #include "backends/cpu/kernels/elementwise.h"
@@ -209,6 +211,14 @@ Result<std::unique_ptr<Kernel>> make_clip(const KernelSpec& spec) {
 }
 
 }  // namespace
+
+bool is_elementwise_unary(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh",  "Erf", "HardSwish",  "HardSigmoid", "Elu",
+      "Selu", "Softplus",  "Gelu",    "Clip",  "Exp", "Sqrt",       "Reciprocal",  "Neg",
+      "Abs"};
+  return kOps.count(op) != 0;
+}
 
 void register_unary_kernels(KernelRegistry& registry) {
   // Plain functions of one float.

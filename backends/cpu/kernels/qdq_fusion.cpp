@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/kernel.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/step_uses.h"
@@ -287,12 +288,8 @@ class QdqFuser {
   // The data input of an elementwise fp32 op a table can take: a unary op, or an arithmetic op
   // whose other operand is a constant of one value, with the data's shape out.
   std::optional<size_t> table_input(const Node& node) const {
-    static const std::set<std::string> unary = {
-        "Relu", "LeakyRelu", "Sigmoid", "Tanh",     "Erf",        "HardSwish", "HardSigmoid",
-        "Elu",  "Selu",      "Celu",    "Softplus", "Softsign",   "Gelu",      "Clip",
-        "Exp",  "Log",       "Sqrt",    "Neg",      "Reciprocal", "Abs",       "Identity"};
     static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
-    const bool is_unary = unary.count(node.op_type) != 0;
+    const bool is_unary = is_elementwise_unary(node.op_type);
     if ((!is_unary && !binary.count(node.op_type)) || node.outputs.size() != 1 ||
         node.outputs[0] == kNoValue || !node.domain.empty() || node.inputs.empty()) {
       return std::nullopt;

@@ -223,7 +223,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
-  if (op == "Sum" || op == "Mean" || ((op == "Max" || op == "Min") && in.input_count() != 2)) {
+  if (node_detail::is_variadic(node)) {
     return enqueue_variadic(ops, queue, node, in, wait);
   }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {

@@ -38,6 +38,10 @@ Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const 
 Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const Shape& scale,
                                        const Shape* zero, DType packed);
 
+// Sum and Mean, and Max and Min of other than two inputs: the inputs folded into the output in
+// turn (Max and Min of two are binary ops).
+bool is_variadic(const Node& node);
+
 // Float values of a host tensor (f32, f16 not supported) or integers (i64/i32), for attributes
 // given as inputs. InvalidArgument on another dtype.
 Result<std::vector<float>> float_values(const Tensor& tensor);
