@@ -101,6 +101,12 @@ struct DeviceContext {
   std::string cache_dir;
 };
 
+// What a device's driver answers, before a build, about the nodes of a partition.
+struct DriverAnswer {
+  std::vector<Rejection> refused;  // nodes of the partition's graph it does not support
+  std::string summary;             // one line for the report; empty when it was not asked
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -140,6 +146,12 @@ class Device {
   // when a device compiler passes options.compile_timeout_ms. Not thread-safe.
   virtual Result<std::shared_ptr<Program>> compile(const Graph& part,
                                                    const CompileOptions& options) = 0;
+  // Optional: asks the device's driver, before compile(), which nodes of `part` it supports (an
+  // NPU compiler's query of supported layers): what the capability check (check()) cannot know.
+  // Default: nothing asked. Errors as compile()'s.
+  virtual Result<DriverAnswer> query(const Graph& /*part*/, const CompileOptions& /*options*/) {
+    return DriverAnswer{};
+  }
   // Optional: programs built and loaded from the on-disk cache so far.
   virtual CacheCounts cache_counts() const { return {}; }
 };

@@ -227,11 +227,29 @@ std::vector<const Rejection*> late_rejections(const Plan& plan) {
   for (const Rejection& rejection : plan.rejections) {
     if (rejection.reason == ReasonCode::kCompileTimeout ||
         rejection.reason == ReasonCode::kCompileFailed ||
-        rejection.reason == ReasonCode::kMemoryExceeded) {
+        rejection.reason == ReasonCode::kMemoryExceeded ||
+        rejection.reason == ReasonCode::kDriverUnsupported ||
+        rejection.reason == ReasonCode::kDeviceLimit) {
       late.push_back(&rejection);
     }
   }
   return late;
+}
+
+// Per partition of `plan`: its device driver's answer when asked before the build (the last
+// compile record of the partition: the plan's own round), else "".
+std::vector<std::string> driver_answers(const Plan& plan, const ExecutableStats& stats) {
+  std::vector<std::string> answers;
+  for (const Partition& partition : plan.partitions) {
+    std::string answer;
+    for (const CompileRecord& record : stats.compiles) {
+      if (record.partition == partition.id && record.device == partition.device) {
+        answer = record.driver_answer;
+      }
+    }
+    answers.push_back(answer);
+  }
+  return answers;
 }
 
 // What the runs measured, for both reports.
@@ -271,13 +289,15 @@ std::string transfer_cell(int64_t bytes, double ms, int64_t in_place = 0) {
   return cell;
 }
 
-nlohmann::json partitions_json(const Plan& plan, const Measured& measured) {
+nlohmann::json partitions_json(const Plan& plan, const Measured& measured,
+                               const std::vector<std::string>& answers) {
   nlohmann::json partitions = nlohmann::json::array();
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     const Partition& partition = plan.partitions[p];
     const PartitionTiming& t = measured.partitions[p];
     partitions.push_back({{"id", partition.id},
                           {"device", partition.device},
+                          {"driver_query", answers[p]},
                           {"nodes", partition.nodes.size()},
                           {"predicted_ms", partition.run_ms},
                           {"measured_ms", t.measured_ms},
@@ -449,6 +469,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
 
   const double median = timed->median_ms;
   const Measured measured = measure(plan, *timed);
+  const std::vector<std::string> answers = driver_answers(plan, stats);
   const std::vector<TensorInfo> output_infos = model.outputs();
   if (args.json) {
     nlohmann::json report;
@@ -468,7 +489,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"predicted_ms", plan.predicted_run_ms},
                       {"objective_ms", plan.predicted_ms},
                       {"measured_ms", measured.request_ms}};
-    report["partitions"] = partitions_json(plan, measured);
+    report["partitions"] = partitions_json(plan, measured, answers);
     report["transfers"] = transfers_json(model, plan);
     report["late_rejections"] = nlohmann::json::array();
     for (const Rejection* rejection : late_rejections(plan)) {
@@ -522,6 +543,11 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   for (const Rejection* rejection : late_rejections(plan)) {
     text << "rejected     " << model.node_label(rejection->node) << " on " << rejection->device
          << ": " << reason_code_name(rejection->reason) << " (" << rejection->detail << ")\n";
+  }
+  for (size_t p = 0; p < plan.partitions.size(); ++p) {
+    if (answers[p].empty()) continue;
+    text << "driver       partition " << plan.partitions[p].id << " on "
+         << plan.partitions[p].device << ": " << answers[p] << "\n";
   }
   if (options.verify) {
     text << "verify       " << measured.verified_runs

@@ -30,6 +30,10 @@ const char* reason_code_name(ReasonCode code) {
       return "device_lost";
     case ReasonCode::kAccuracyBudget:
       return "accuracy_budget";
+    case ReasonCode::kDriverUnsupported:
+      return "driver_unsupported";
+    case ReasonCode::kDeviceLimit:
+      return "device_limit";
   }
   return "unknown";  // only reachable through a cast of an out-of-range integer
 }

@@ -119,6 +119,7 @@ Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& request
       if (out != kNoValue) out = map_value(out);
     }
     part.graph.add_node(std::move(node));
+    part.nodes.push_back(id);
   }
 
   const std::unordered_set<ValueId> graph_outputs(graph.outputs().begin(), graph.outputs().end());

@@ -20,6 +20,7 @@ struct Subgraph {
   Graph graph;
   std::vector<ValueId> inputs;   // per input of `graph`: the value of the original graph
   std::vector<ValueId> outputs;  // per output of `graph`: the value of the original graph
+  std::vector<NodeId> nodes;     // per node of `graph`: the node of the original graph
 };
 Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& nodes,
                           const std::function<bool(NodeId)>& copyable = {});

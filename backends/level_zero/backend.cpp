@@ -102,6 +102,45 @@ class LevelZeroDevice final : public Device {
         std::move(compiled).value(), profile_.id, options.profile));
   }
 
+  // The driver's query of supported layers (when it offers one) on the partition's IR: a node is
+  // refused when one of its layers (named after it, ir::layer_name) is not in the answer.
+  Result<DriverAnswer> query(const Graph& part, const CompileOptions& options) override {
+    HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<NpuRuntime> runtime, open_runtime());
+    const Precision precision =
+        options.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kFp32;
+    auto query = query_layers(part, runtime, precision, options.compile_timeout_ms);
+    if (!query.is_ok()) {
+      const Status& error = query.status();
+      if (error.code() == ErrorCode::kInvalidArgument ||
+          error.code() == ErrorCode::kUnimplemented) {
+        return internal_error("build_failed: " + error.message());
+      }
+      return error;
+    }
+    DriverAnswer answer;
+    if (!query->has_value()) return answer;
+    const LayerQuery& layers = **query;
+    for (NodeId id = 0; id < static_cast<NodeId>(part.nodes().size()); ++id) {
+      const std::string name = ir::layer_name(part, part.node(id));
+      std::vector<std::string> missing;
+      for (const std::string& layer : layers.layers) {
+        const bool of_node = layer == name || layer.rfind(name + "/", 0) == 0;
+        if (of_node && layers.supported.count(layer) == 0) missing.push_back(layer);
+      }
+      if (missing.empty()) continue;
+      answer.refused.push_back(
+          {id, profile_.id, options.precision, ReasonCode::kDriverUnsupported,
+           "the driver's query of supported layers leaves out layer '" + missing.front() + "'" +
+               (missing.size() > 1 ? " and " + std::to_string(missing.size() - 1) + " more"
+                                   : std::string())});
+    }
+    size_t supported = 0;
+    for (const std::string& layer : layers.layers) supported += layers.supported.count(layer);
+    answer.summary = "driver query: " + std::to_string(supported) + " of " +
+                     std::to_string(layers.layers.size()) + " IR layers supported";
+    return answer;
+  }
+
   CacheCounts cache_counts() const override { return counts_; }
 
  private:

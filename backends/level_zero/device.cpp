@@ -325,6 +325,7 @@ DeviceProfile device_profile(const DeviceInfo& info) {
   if (info.pci) profile.pci_address = info.pci->text();
   if (info.uuid != DeviceUuid{}) profile.uuid = uuid_text(info.uuid);
   profile.memory_bytes = info.memory_bytes;
+  profile.max_partitions = kMaxGraphsPerContext;
   profile.zero_copy = info.integrated;
   profile.default_efficiency = kDefaultEfficiency;
   profile.efficiency[OpClass::kConvLinear] = kConvLinearEfficiency;

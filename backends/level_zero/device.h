@@ -23,6 +23,11 @@
 
 namespace hsched::level_zero {
 
+// Graphs one context of Intel's NPU driver holds at once: each compiled graph takes a command
+// queue of its own and the driver has 255 per context; the 256th graph fails, with
+// ZE_RESULT_ERROR_UNINITIALIZED. hsched refuses it before the driver is asked ("device_limit").
+inline constexpr int64_t kMaxGraphsPerContext = 255;
+
 // Whether the loader initialized and has at least one driver. The first call runs zeInit(0);
 // later calls return its answer.
 bool loader_ready();

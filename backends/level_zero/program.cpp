@@ -49,6 +49,98 @@ std::string bounded_name(const char* text, size_t capacity) {
   return std::string(text, strnlen(text, capacity));
 }
 
+// The precision names of the compiler's build flags (OpenVINO's legacy precision names).
+const char* flag_precision(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return "FP32";
+    case DType::kF16:
+      return "FP16";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kI8:
+      return "I8";
+    case DType::kU8:
+      return "U8";
+    case DType::kI32:
+      return "I32";
+    case DType::kI64:
+      return "I64";
+    case DType::kBool:
+      return "BOOL";
+    default:
+      return "UNSPECIFIED";
+  }
+}
+
+// The layout a plugin of the OpenVINO 2.0 API states for a tensor of `rank` (a default: the
+// compiler keeps the IR's order).
+const char* flag_layout(size_t rank) {
+  static const char* const kLayouts[] = {"SCALAR", "C", "NC", "CHW", "NCHW", "NCDHW"};
+  return rank < std::size(kLayouts) ? kLayouts[rank] : "BLOCKED";
+}
+
+}  // namespace
+
+Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
+                                ze_graph_compiler_version_info_t compiler) {
+  // Compilers from 5.9 on take argument indices; older ones the arguments' names, which the
+  // flags' syntax (space-separated NAME:VALUE inside quotes) cannot hold with a space or a quote.
+  const bool indices = compiler.major > 5 || (compiler.major == 5 && compiler.minor >= 9);
+  std::string flags;
+  const auto add = [&](const char* option, const std::vector<ValueId>& values,
+                       const std::vector<std::string>& names, bool layouts) -> Status {
+    flags += std::string(flags.empty() ? "" : " ") + option + "=\"";
+    for (size_t k = 0; k < values.size(); ++k) {
+      const std::string key = indices ? std::to_string(k) : names.at(k);
+      if (key.empty() || key.find_first_of(" \t\n\r\"") != std::string::npos) {
+        return unimplemented("argument '" + key + "' cannot be named in the NPU compiler's " +
+                             "build flags (compiler " + std::to_string(compiler.major) + "." +
+                             std::to_string(compiler.minor) + " takes names, not indices)");
+      }
+      const Value& value = graph.value(values[k]);
+      flags += (k > 0 ? " " : "") + key + ":" +
+               (layouts ? flag_layout(value.shape.rank()) : flag_precision(value.dtype));
+    }
+    flags += "\"";
+    return Status::ok();
+  };
+  if (model.input_names.size() != graph.inputs().size() ||
+      model.output_names.size() != graph.outputs().size()) {
+    return internal_error("build_flags: the IR's arguments are not the graph's");
+  }
+  HSCHED_RETURN_IF_ERROR(add("--inputs_precisions", graph.inputs(), model.input_names, false));
+  HSCHED_RETURN_IF_ERROR(add("--inputs_layouts", graph.inputs(), model.input_names, true));
+  HSCHED_RETURN_IF_ERROR(add("--outputs_precisions", graph.outputs(), model.output_names, false));
+  HSCHED_RETURN_IF_ERROR(add("--outputs_layouts", graph.outputs(), model.output_names, true));
+  return flags;
+}
+
+namespace {
+
+// The compiler's log of the latest failed build, when the driver keeps one (extension 1.4):
+// appended to the error as "; compiler log: ...", at most 2,000 characters.
+std::string build_log_suffix(const NpuRuntime& runtime) {
+  const ze_graph_dditable_ext_t& api = runtime.graph_api();
+  if (runtime.graph_extension_version() < ZE_GRAPH_EXT_VERSION_1_4 ||
+      api.pfnBuildLogGetString == nullptr) {
+    return {};
+  }
+  uint32_t size = 0;
+  if (api.pfnBuildLogGetString(nullptr, &size, nullptr) != ZE_RESULT_SUCCESS || size <= 1) {
+    return {};
+  }
+  std::string log(std::min<uint32_t>(size, 1u << 20), '\0');
+  uint32_t got = static_cast<uint32_t>(log.size());
+  if (api.pfnBuildLogGetString(nullptr, &got, log.data()) != ZE_RESULT_SUCCESS) return {};
+  log.resize(strnlen(log.data(), std::min<size_t>(got, log.size())));
+  for (char& c : log) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  if (log.size() > 2000) log = log.substr(0, 2000) + "...";
+  return log.empty() ? std::string() : "; compiler log: " + log;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -61,6 +153,18 @@ NpuRuntime::~NpuRuntime() {
   if (process_exiting()) return;  // the loader is being torn down: leak, never call into it
   if (queue_ != nullptr) zeCommandQueueDestroy(queue_);
   if (context_ != nullptr) zeContextDestroy(context_);
+}
+
+uint32_t NpuRuntime::graph_extension_version() const {
+  return std::min<uint32_t>(info_.graph_extension,
+                            static_cast<uint32_t>(graph_properties_.graphExtensionVersion));
+}
+
+bool NpuRuntime::can_query() const {
+  const ze_graph_dditable_ext_t& api = *graph_api_;
+  return graph_extension_version() >= ZE_GRAPH_EXT_VERSION_1_3 &&
+         api.pfnQueryNetworkCreate != nullptr && api.pfnQueryNetworkDestroy != nullptr &&
+         api.pfnQueryNetworkGetSupportedLayers != nullptr;
 }
 
 Result<std::shared_ptr<NpuRuntime>> NpuRuntime::open(const DeviceInfo& info,
@@ -139,12 +243,14 @@ Result<std::shared_ptr<NpuRuntime>> NpuRuntime::open(const DeviceInfo& info,
 // NpuProgram
 
 // A graph object of the driver; destroyed with the last holder (a program, or a build abandoned
-// past its deadline), never while the process exits.
+// past its deadline), never while the process exits. Counted in the runtime's live graphs from
+// before the driver is asked to the destruction (GraphSlot).
 struct NpuProgram::GraphObject {
   GraphObject(std::shared_ptr<NpuRuntime> owner, ze_graph_handle_t graph)
       : runtime(std::move(owner)), handle(graph) {}
   ~GraphObject() {
     if (handle != nullptr && !process_exiting()) runtime->graph_api().pfnDestroy(handle);
+    --runtime->live_graphs();
   }
   GraphObject(const GraphObject&) = delete;
   GraphObject& operator=(const GraphObject&) = delete;
@@ -197,21 +303,42 @@ struct LoadedGraph {
 template <typename GraphObject>
 Result<LoadedGraph<GraphObject>> load_or_build_graph(
     const std::shared_ptr<NpuRuntime>& runtime,
-    const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& cache_key) {
+    const std::shared_ptr<const std::vector<uint8_t>>& payload, const std::string& cache_key,
+    const std::string& flags) {
   const ze_graph_dditable_ext_t& api = runtime->graph_api();
   const DeviceInfo& info = runtime->info();
+  // A slot among the context's graphs, taken before the driver is asked and handed to the graph
+  // object (or given back on failure).
+  if (++runtime->live_graphs() > kMaxGraphsPerContext) {
+    --runtime->live_graphs();
+    return Status(ErrorCode::kResourceExhausted, "device_limit: " + info.name + " holds at most " +
+                                                     std::to_string(kMaxGraphsPerContext) +
+                                                     " graphs per context");
+  }
+  struct Slot {
+    NpuRuntime& runtime;
+    bool held = true;
+    ~Slot() {
+      if (held) --runtime.live_graphs();
+    }
+  } slot{*runtime};
+  const auto make = [&](ze_graph_handle_t handle) {
+    slot.held = false;
+    return std::make_shared<GraphObject>(runtime, handle);
+  };
   if (const auto native = runtime->cache().load(cache_key)) {
     ze_graph_desc_t desc{};
     desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
     desc.format = ZE_GRAPH_FORMAT_NATIVE;
     desc.inputSize = native->size();
     desc.pInput = native->data();
+    desc.pBuildFlags = flags.c_str();
     ze_graph_handle_t handle = nullptr;
     const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
     if (process_exiting()) return internal_error("level_zero: graph load ended at process exit");
     if (result == ZE_RESULT_SUCCESS) {
       runtime->cache().record_loaded();
-      return LoadedGraph<GraphObject>{std::make_shared<GraphObject>(runtime, handle), true};
+      return LoadedGraph<GraphObject>{make(handle), true};
     }
     if (result == ZE_RESULT_ERROR_DEVICE_LOST || result == ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ||
         result == ZE_RESULT_ERROR_OUT_OF_HOST_MEMORY) {
@@ -223,14 +350,15 @@ Result<LoadedGraph<GraphObject>> load_or_build_graph(
   desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
   desc.inputSize = payload->size();
   desc.pInput = payload->data();
-  desc.pBuildFlags = nullptr;
+  desc.pBuildFlags = flags.c_str();
   ze_graph_handle_t handle = nullptr;
   const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
   if (process_exiting()) return internal_error("level_zero: graph build ended at process exit");
   if (result != ZE_RESULT_SUCCESS) {
-    return status_from(result, "graph build (pfnCreate, NGRAPH_LITE)", info.name);
+    const Status error = status_from(result, "graph build (pfnCreate, NGRAPH_LITE)", info.name);
+    return Status(error.code(), error.message() + build_log_suffix(*runtime));
   }
-  auto graph = std::make_shared<GraphObject>(runtime, handle);
+  auto graph = make(handle);
   runtime->cache().record_built();
   size_t size = 0;
   if (api.pfnGetNativeBinary(handle, &size, nullptr) == ZE_RESULT_SUCCESS && size > 0) {
@@ -252,6 +380,7 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   const DeviceInfo& info = runtime->info();
   HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, options.precision));
   const ze_graph_compiler_version_info_t version = runtime->graph_properties().compilerVersion;
+  HSCHED_ASSIGN_OR_RETURN(std::string flags, build_flags(graph, model, version));
   auto payload = std::make_shared<const std::vector<uint8_t>>(
       ir::pack_ngraph_lite(model, version.major, version.minor));
   model = {};  // the payload holds a copy
@@ -267,6 +396,7 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   key.compiler_major = version.major;
   key.compiler_minor = version.minor;
   key.payload = *payload;
+  key.build_flags = flags;
   const std::string cache_key = key.bytes();  // stored in the entry, compared on load
   const std::string digest = key.digest();
 
@@ -274,8 +404,8 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   HSCHED_ASSIGN_OR_RETURN(
       LoadedGraph<GraphObject> loaded,
       run_with_deadline<LoadedGraph<GraphObject>>(
-          [runtime, payload, cache_key] {
-            return load_or_build_graph<GraphObject>(runtime, payload, cache_key);
+          [runtime, payload, cache_key, flags] {
+            return load_or_build_graph<GraphObject>(runtime, payload, cache_key, flags);
           },
           options.deadline_ms, "graph build on " + info.name + " (key " + digest + ")"));
   program->graph_object_ = std::move(loaded.graph);
@@ -285,8 +415,11 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   return program;
 }
 
-// Matches the graph's arguments to the partition's inputs and outputs by name, checks their
-// element types and counts, and binds host memory to each.
+// Binds the graph's arguments to the partition's inputs and outputs by index: the driver lists
+// the IR's Parameters, then its Results, each in the IR's order (OpenVINO's IR reader keeps both
+// orders), which write_ir makes the graph's. Names are not compared: Intel's compiler names an
+// output after the layer feeding its Result, not after the value. Element types and counts are
+// checked; host memory is bound to each.
 Status NpuProgram::bind_arguments() {
   const ze_graph_dditable_ext_t& api = runtime_->graph_api();
   const std::string& device = runtime_->info().name;
@@ -301,7 +434,8 @@ Status NpuProgram::bind_arguments() {
                           std::to_string(properties.numGraphArgs) + " arguments, the partition " +
                           std::to_string(expected) + " inputs and outputs");
   }
-  std::vector<bool> bound(expected, false);
+  size_t inputs_seen = 0;
+  size_t outputs_seen = 0;
   for (uint32_t index = 0; index < properties.numGraphArgs; ++index) {
     ze_graph_argument_properties_t arg{};
     arg.stype = ZE_STRUCTURE_TYPE_GRAPH_ARGUMENT_PROPERTIES;
@@ -311,24 +445,23 @@ Status NpuProgram::bind_arguments() {
     }
     const std::string name = bounded_name(arg.name, sizeof(arg.name));
     const bool input = arg.type == ZE_GRAPH_ARGUMENT_TYPE_INPUT;
+    if (input && outputs_seen > 0) {
+      return internal_error("level_zero: the compiled graph lists input '" + name +
+                            "' after its outputs");
+    }
     const std::vector<ValueId>& values = input ? graph_.inputs() : graph_.outputs();
-    std::optional<size_t> position;
-    for (size_t k = 0; k < values.size() && !position; ++k) {
-      if (graph_.value(values[k]).name == name &&
-          !bound[(input ? 0 : graph_.inputs().size()) + k]) {
-        position = k;
-      }
+    const size_t position = input ? inputs_seen++ : outputs_seen++;
+    if (position >= values.size()) {
+      return internal_error("level_zero: the compiled graph has more " +
+                            std::string(input ? "inputs" : "outputs") + " than the partition (" +
+                            std::to_string(values.size()) + ")");
     }
-    if (!position) {
-      return internal_error("level_zero: argument '" + name +
-                            "' of the compiled graph is none of " + "the partition's " +
-                            (input ? "inputs" : "outputs"));
-    }
-    bound[(input ? 0 : graph_.inputs().size()) + *position] = true;
-    const Value& value = graph_.value(values[*position]);
+    const Value& value = graph_.value(values[position]);
+    const std::string what = std::string(input ? "input " : "output ") + std::to_string(position) +
+                             " ('" + name + "', value '" + value.name + "')";
     const std::optional<DType> dtype = dtype_of(arg.devicePrecision);
     if (!dtype || *dtype != value.dtype) {
-      return internal_error("level_zero: argument '" + name + "' has precision " +
+      return internal_error("level_zero: " + what + " has precision " +
                             std::to_string(static_cast<int>(arg.devicePrecision)) +
                             ", the value is " + std::string(dtype_name(value.dtype)));
     }
@@ -336,14 +469,13 @@ Status NpuProgram::bind_arguments() {
     int64_t arg_elements = 1;
     for (uint32_t dim : arg.dims) arg_elements *= std::max<uint32_t>(dim, 1);
     if (arg_elements != elements) {
-      return internal_error("level_zero: argument '" + name + "' holds " +
-                            std::to_string(arg_elements) + " elements, the value " +
-                            std::to_string(elements));
+      return internal_error("level_zero: " + what + " holds " + std::to_string(arg_elements) +
+                            " elements, the value " + std::to_string(elements));
     }
     Argument argument;
     argument.index = index;
     argument.input = input;
-    argument.position = *position;
+    argument.position = position;
     argument.dtype = value.dtype;
     argument.dims = value.shape.dims;
     argument.bytes = static_cast<size_t>(elements) * dtype_size(value.dtype);
@@ -484,6 +616,70 @@ Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
   local.download_ms = ms_since(start);
   if (copies != nullptr) *copies = local;
   return outputs;
+}
+
+Result<std::optional<LayerQuery>> query_layers(const Graph& graph,
+                                               const std::shared_ptr<NpuRuntime>& runtime,
+                                               Precision precision, int64_t deadline_ms) {
+  if (!runtime->can_query()) return std::optional<LayerQuery>();
+  HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, precision));
+  const ze_graph_compiler_version_info_t version = runtime->graph_properties().compilerVersion;
+  HSCHED_ASSIGN_OR_RETURN(std::string flags, build_flags(graph, model, version));
+  auto payload = std::make_shared<const std::vector<uint8_t>>(
+      ir::pack_ngraph_lite(model, version.major, version.minor));
+  LayerQuery query;
+  query.layers = std::move(model.layers);
+  const std::string name = runtime->info().name;
+  HSCHED_ASSIGN_OR_RETURN(
+      std::string answer,
+      run_with_deadline<std::string>(
+          [runtime, payload, flags]() -> Result<std::string> {
+            const ze_graph_dditable_ext_t& api = runtime->graph_api();
+            const std::string& device = runtime->info().name;
+            ze_graph_desc_t desc{};
+            desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
+            desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
+            desc.inputSize = payload->size();
+            desc.pInput = payload->data();
+            desc.pBuildFlags = flags.c_str();
+            ze_graph_query_network_handle_t handle = nullptr;
+            ze_result_t result = api.pfnQueryNetworkCreate(runtime->context(),
+                                                           runtime->info().device, &desc, &handle);
+            if (process_exiting()) return internal_error("level_zero: query at process exit");
+            if (result != ZE_RESULT_SUCCESS) {
+              return status_from(result, "pfnQueryNetworkCreate", device);
+            }
+            struct Guard {
+              const ze_graph_dditable_ext_t& api;
+              ze_graph_query_network_handle_t handle;
+              ~Guard() {
+                if (!process_exiting()) api.pfnQueryNetworkDestroy(handle);
+              }
+            } guard{api, handle};
+            size_t size = 0;
+            result = api.pfnQueryNetworkGetSupportedLayers(handle, &size, nullptr);
+            if (result != ZE_RESULT_SUCCESS) {
+              return status_from(result, "pfnQueryNetworkGetSupportedLayers", device);
+            }
+            std::string text(std::min<size_t>(size, size_t{64} << 20), '\0');
+            size_t got = text.size();
+            result = api.pfnQueryNetworkGetSupportedLayers(handle, &got, text.data());
+            if (result != ZE_RESULT_SUCCESS) {
+              return status_from(result, "pfnQueryNetworkGetSupportedLayers", device);
+            }
+            text.resize(strnlen(text.data(), std::min(got, text.size())));
+            return text;
+          },
+          deadline_ms, "query of supported layers on " + name));
+  // "<name><name>...": a name runs from a '<' to the next '>'.
+  for (size_t open = answer.find('<'); open != std::string::npos;
+       open = answer.find('<', open + 1)) {
+    const size_t close = answer.find('>', open + 1);
+    if (close == std::string::npos) break;
+    query.supported.insert(answer.substr(open + 1, close - open - 1));
+    open = close;
+  }
+  return std::optional<LayerQuery>(std::move(query));
 }
 
 }  // namespace hsched::level_zero

@@ -25,15 +25,19 @@
 // (submissions serialized by the runtime).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "backends/backend.h"
-#include "backends/level_zero/device.h"
 #include "backends/level_zero/cache.h"
+#include "backends/level_zero/device.h"
+#include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/ze_graph_ext.h"
 #include "core/deadline.h"
 #include "graph/graph.h"
@@ -60,7 +64,14 @@ class NpuRuntime {
   uint32_t queue_ordinal() const { return queue_ordinal_; }
   const ze_graph_dditable_ext_t& graph_api() const { return *graph_api_; }
   const ze_device_graph_properties_t& graph_properties() const { return graph_properties_; }
+  // The graph extension version both the driver and the device report (the lower).
+  uint32_t graph_extension_version() const;
+  // Whether the driver answers queries of supported layers (extension 1.3).
+  bool can_query() const;
   NativeCache& cache() const { return *cache_; }
+  // Graphs of this runtime alive now (built, loaded or being built), at most
+  // kMaxGraphsPerContext.
+  std::atomic<int64_t>& live_graphs() { return live_graphs_; }
   // Held while a command list is submitted and its fence waited for.
   std::mutex& queue_mutex() { return queue_mutex_; }
 
@@ -75,7 +86,27 @@ class NpuRuntime {
   const ze_graph_dditable_ext_t* graph_api_ = nullptr;  // owned by the driver
   ze_device_graph_properties_t graph_properties_{};
   std::mutex queue_mutex_;
+  std::atomic<int64_t> live_graphs_{0};
 };
+
+// The build flags the driver is given with an IR (pBuildFlags): each argument's precision and
+// layout, in the format of OpenVINO's NPU plugin (`--inputs_precisions="0:FP32" --inputs_layouts=
+// "0:NCHW" --outputs_precisions=... --outputs_layouts=...`), arguments named by index for
+// compilers from 5.9 on and by name before. Intel's driver up to 1.8 refuses a graph without
+// flags. Unimplemented when an older compiler would need a name the syntax cannot hold.
+Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
+                                ze_graph_compiler_version_info_t compiler);
+
+// The names of the layers of `graph`'s IR (write_ir in `precision`) that the driver's compiler
+// supports (pfnQueryNetworkCreate, extension 1.3; OpenVINO's NPU plugin parses the same
+// "<name><name>" answer), asked under `deadline_ms`; nullopt when the driver cannot be asked.
+struct LayerQuery {
+  std::set<std::string> supported;
+  std::vector<std::string> layers;  // every layer of the IR, in its order
+};
+Result<std::optional<LayerQuery>> query_layers(const Graph& graph,
+                                               const std::shared_ptr<NpuRuntime>& runtime,
+                                               Precision precision, int64_t deadline_ms);
 
 struct NpuCompileOptions {
   Precision precision = Precision::kFp16;  // what write_ir serializes (fp16 or fp32)

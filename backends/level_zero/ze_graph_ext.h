@@ -1,13 +1,15 @@
 // hsched's declaration of the subset of Intel's NPU graph extension ("ZE_extension_graph",
-// version 1.0) that hsched uses: the types and the function table a Level Zero driver returns from
-// zeDriverGetExtensionFunctionAddress(hDriver, "ZE_extension_graph", &table).
+// versions 1.0 to 1.4) that hsched uses: the types and the function table a Level Zero driver
+// returns from zeDriverGetExtensionFunctionAddress(hDriver, "ZE_extension_graph", &table).
 //
 // Written from the published specification (Intel's level-zero-npu-extensions ze_graph_ext.h);
 // not a copy of it. Enumerator values, struct layouts, function signatures and the order of the
-// table's entries follow the specification's version 1.0, so that a driver implementing the spec
-// and hsched agree on the ABI. Later versions append entries to the table; a driver reports the
-// version it implements through zeDriverGetExtensionProperties, and hsched only reads the 1.0
-// entries declared here.
+// table's entries follow the specification, so that a driver implementing the spec and hsched
+// agree on the ABI. Each version appends entries to the table; a driver reports the version it
+// implements through zeDriverGetExtensionProperties and pfnDeviceGetGraphProperties, and hsched
+// reads an entry only when that version has it: 1.0 for building and running graphs, 1.3 for the
+// query of supported layers, 1.4 for the build log. The 1.1 and 1.2 entries (argument metadata)
+// are placeholders hsched never calls.
 //
 // Compatibility with Intel's NPU driver is unverified (no NPU on our machines); hsched's own
 // simulated driver (backends/level_zero/sim) implements exactly this subset.
@@ -29,7 +31,11 @@ extern "C" {
 // Extension versions (ZE_MAKE_VERSION(major, minor)); hsched needs 1.0.
 typedef enum _ze_graph_ext_version_t {
   ZE_GRAPH_EXT_VERSION_1_0 = ZE_MAKE_VERSION(1, 0),
-  ZE_GRAPH_EXT_VERSION_CURRENT = ZE_GRAPH_EXT_VERSION_1_0,
+  ZE_GRAPH_EXT_VERSION_1_1 = ZE_MAKE_VERSION(1, 1),
+  ZE_GRAPH_EXT_VERSION_1_2 = ZE_MAKE_VERSION(1, 2),
+  ZE_GRAPH_EXT_VERSION_1_3 = ZE_MAKE_VERSION(1, 3),
+  ZE_GRAPH_EXT_VERSION_1_4 = ZE_MAKE_VERSION(1, 4),
+  ZE_GRAPH_EXT_VERSION_CURRENT = ZE_GRAPH_EXT_VERSION_1_4,
   ZE_GRAPH_EXT_VERSION_FORCE_UINT32 = 0x7fffffff
 } ze_graph_ext_version_t;
 
@@ -184,7 +190,28 @@ typedef ze_result_t(ZE_APICALL* ze_pfnAppendGraphExecute_ext_t)(
     ze_graph_profiling_query_handle_t hProfilingQuery, ze_event_handle_t hSignalEvent,
     uint32_t numWaitEvents, ze_event_handle_t* phWaitEvents);
 
-// The extension's function table, version 1.0 entries in the spec's order.
+// Version 1.3: which layers of an IR the compiler supports, without building it.
+typedef struct _ze_graph_query_network_handle_t* ze_graph_query_network_handle_t;
+typedef ze_result_t(ZE_APICALL* ze_pfnGraphQueryNetworkCreate_ext_t)(
+    ze_context_handle_t hContext, ze_device_handle_t hDevice, const ze_graph_desc_t* desc,
+    ze_graph_query_network_handle_t* phGraphQueryNetwork);
+typedef ze_result_t(ZE_APICALL* ze_pfnGraphQueryNetworkDestroy_ext_t)(
+    ze_graph_query_network_handle_t hGraphQueryNetwork);
+// Two calls: pSupportedLayers == nullptr sets *pSize; then *pSize bytes (caller owned) receive the
+// supported layers' names as "<name><name>...", NUL-terminated.
+typedef ze_result_t(ZE_APICALL* ze_pfnGraphQueryNetworkGetSupportedLayers_ext_t)(
+    ze_graph_query_network_handle_t hGraphQueryNetwork, size_t* pSize, char* pSupportedLayers);
+
+// Version 1.4: the compiler's log of the latest failed build (hGraph may be null: a failed
+// pfnCreate returns no graph). Two calls, as above.
+typedef ze_result_t(ZE_APICALL* ze_pfnGraphBuildLogGetString_ext_t)(ze_graph_handle_t hGraph,
+                                                                    uint32_t* pSize,
+                                                                    char* pBuildLog);
+
+// An entry of a version hsched does not call (its slot keeps the table's layout).
+typedef void(ZE_APICALL* ze_pfnGraphUnused_ext_t)(void);
+
+// The extension's function table, entries in the spec's order.
 typedef struct _ze_graph_dditable_ext_t {
   ze_pfnGraphCreate_ext_t pfnCreate;
   ze_pfnGraphDestroy_ext_t pfnDestroy;
@@ -195,6 +222,17 @@ typedef struct _ze_graph_dditable_ext_t {
   ze_pfnAppendGraphExecute_ext_t pfnAppendGraphExecute;
   ze_pfnGraphGetNativeBinary_ext_t pfnGetNativeBinary;
   ze_pfnDeviceGetGraphProperties_ext_t pfnDeviceGetGraphProperties;
+  // version 1.1
+  ze_pfnGraphUnused_ext_t pfnGraphGetArgumentMetadata;
+  ze_pfnGraphUnused_ext_t pfnGetArgumentProperties2;
+  // version 1.2
+  ze_pfnGraphUnused_ext_t pfnGetArgumentProperties3;
+  // version 1.3
+  ze_pfnGraphQueryNetworkCreate_ext_t pfnQueryNetworkCreate;
+  ze_pfnGraphQueryNetworkDestroy_ext_t pfnQueryNetworkDestroy;
+  ze_pfnGraphQueryNetworkGetSupportedLayers_ext_t pfnQueryNetworkGetSupportedLayers;
+  // version 1.4
+  ze_pfnGraphBuildLogGetString_ext_t pfnBuildLogGetString;
 } ze_graph_dditable_ext_t;
 
 #if defined(__cplusplus)

@@ -127,6 +127,10 @@ struct DeviceProfile {
   double transfer_bandwidth_gbps = 0;  // to/from host when not zero-copy (PCIe, ...)
   double transfer_latency_ms = 0;      // per transfer when not zero-copy; sync cost otherwise
   int64_t memory_bytes = 0;            // capacity usable for weights and activations
+  // Most partitions one plan puts on the device, 0 for no limit: an NPU driver holds 255 graphs
+  // per context (Intel's gives each graph a command queue). Past it the planner moves the
+  // smallest partitions elsewhere (reason device_limit).
+  int64_t max_partitions = 0;
   double compile_ms_per_node = 0;      // first-run compile cost (JIT, graph compile)
   double compile_ms_per_partition = 0;
   double run_overhead_ms = 0;  // per partition per run: dispatch, waits, output buffers

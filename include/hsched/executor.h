@@ -87,6 +87,9 @@ struct CompileRecord {
   double start_ms = 0;
   double end_ms = 0;
   std::string error;  // empty when it compiled
+  // The device driver's answer when asked before the build ("driver query: 41 of 41 IR layers
+  // supported"); empty when the driver was not asked.
+  std::string driver_answer;
 };
 
 struct ExecutableStats {

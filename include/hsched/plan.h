@@ -25,8 +25,10 @@ enum class ReasonCode {
   kCompileTimeout,
   kVerificationFailed,
   kMemoryExceeded,
-  kDeviceLost,  // the device failed while running (lost, reset, or any other run-time error)
-  kAccuracyBudget,  // the node in this precision erred past the policy's accuracy budget
+  kDeviceLost,         // the device failed while running (lost, reset, or any other run-time error)
+  kAccuracyBudget,     // the node in this precision erred past the policy's accuracy budget
+  kDriverUnsupported,  // the device's driver, asked before the build, does not support it
+  kDeviceLimit,        // the device holds no more graphs (an NPU driver's per-context limit)
 };
 const char* reason_code_name(ReasonCode code);  // "op_unsupported", ...
 

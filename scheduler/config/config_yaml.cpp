@@ -54,6 +54,7 @@ constexpr Bounds kTimeoutMs{0, 8.64e7, true};  // up to a day
 constexpr Bounds kTolerance{0, 1e3, false};
 constexpr int64_t kMaxExpectedRuns = 1'000'000'000;
 constexpr int64_t kMaxSplitEvery = 1'000'000;
+constexpr int64_t kMaxPartitions = 1'000'000;
 constexpr int64_t kMaxSchemaVersion = 1'000'000;
 constexpr uintmax_t kMaxConfigBytes = 1 << 20;  // config files are small; refuse anything else
 
@@ -291,6 +292,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
                                            "transfer_bandwidth_gbps",
                                            "transfer_latency_us",
                                            "memory_gib",
+                                           "max_partitions",
                                            "compile_ms_per_node",
                                            "compile_ms_per_partition",
                                            "run_overhead_us",
@@ -349,6 +351,8 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   double memory_gib = 0;
   HSCHED_RETURN_IF_ERROR(node.read("memory_gib", kRequired, kMemoryGib, &memory_gib));
   device.memory_bytes = static_cast<int64_t>(std::llround(memory_gib * kBytesPerGib));
+  HSCHED_RETURN_IF_ERROR(
+      node.read("max_partitions", kOptional, 0, kMaxPartitions, &device.max_partitions));
   HSCHED_RETURN_IF_ERROR(
       node.read("compile_ms_per_node", kOptional, kCompileMs, &device.compile_ms_per_node));
   HSCHED_RETURN_IF_ERROR(node.read("compile_ms_per_partition", kOptional, kCompileMs,

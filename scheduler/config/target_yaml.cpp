@@ -100,6 +100,9 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
       << number(device.transfer_latency_ms * 1000);
   out << YAML::Key << "memory_gib" << YAML::Value
       << number(static_cast<double>(device.memory_bytes) / kBytesPerGib);
+  if (device.max_partitions > 0) {
+    out << YAML::Key << "max_partitions" << YAML::Value << device.max_partitions;
+  }
   out << YAML::Key << "compile_ms_per_node" << YAML::Value << number(device.compile_ms_per_node);
   out << YAML::Key << "compile_ms_per_partition" << YAML::Value
       << number(device.compile_ms_per_partition);

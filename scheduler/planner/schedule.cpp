@@ -642,7 +642,35 @@ Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& po
 
 Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& policy,
                       const std::vector<Rejection>& late_rejections) {
-  return Scheduler(graph, target, policy, late_rejections).run();
+  // A device holding a limited number of partitions (max_partitions): past it, the nodes of its
+  // smallest partitions are refused that device (device_limit) and the plan is made again. Each
+  // round refuses the device for some nodes, so the loop ends.
+  std::vector<Rejection> late = late_rejections;
+  while (true) {
+    HSCHED_ASSIGN_OR_RETURN(Plan plan, Scheduler(graph, target, policy, late).run());
+    const size_t before = late.size();
+    for (const DeviceProfile& device : target.devices) {
+      if (device.max_partitions <= 0) continue;
+      std::vector<const Partition*> on;
+      for (const Partition& partition : plan.partitions) {
+        if (partition.device == device.id) on.push_back(&partition);
+      }
+      const auto limit = static_cast<size_t>(device.max_partitions);
+      if (on.size() <= limit) continue;
+      std::stable_sort(on.begin(), on.end(), [](const Partition* a, const Partition* b) {
+        return a->compute_ms < b->compute_ms;
+      });
+      const std::string detail = device.id + " holds at most " + std::to_string(limit) +
+                                 " partitions; the plan had " + std::to_string(on.size());
+      for (size_t k = 0; k < on.size() - limit; ++k) {
+        for (NodeId node : on[k]->nodes) {
+          late.push_back(
+              {node, device.id, plan.nodes[node].precision, ReasonCode::kDeviceLimit, detail});
+        }
+      }
+    }
+    if (late.size() == before) return plan;
+  }
 }
 
 Result<Plan> schedule(const Graph& graph) {

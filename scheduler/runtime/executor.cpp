@@ -617,11 +617,24 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
       Subgraph part = extract_subgraph(graph, partition.nodes, [&](NodeId id) {
         return current.nodes[id].device == partition.device;
       });
-      CompileRecord record{partition.id, partition.device, ms_between(start, Clock::now()), 0, {}};
-      auto program = compiler.compile(current, partition, part.graph);
+      CompileRecord record{
+          partition.id, partition.device, ms_between(start, Clock::now()), 0, {}, {}};
+      DriverAnswer answer;
+      auto program = compiler.compile(current, partition, part.graph, &answer);
       record.end_ms = ms_between(start, Clock::now());
+      record.driver_answer = answer.summary;
       if (!program.is_ok()) record.error = program.status().message();
       stats.compiles.push_back(record);
+      if (!answer.refused.empty()) {  // the driver refused these nodes: only they move
+        for (Rejection rejection : answer.refused) {
+          rejection.node = part.nodes.at(static_cast<size_t>(rejection.node));
+          rejection.device = partition.device;
+          rejection.precision = current.nodes[rejection.node].precision;
+          late.push_back(std::move(rejection));
+        }
+        failed = true;
+        continue;
+      }
       const DeviceProfile* device = current.target.find(partition.device);
       if (program.is_ok()) {
         std::shared_ptr<Program> reference;
@@ -644,8 +657,10 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
         return error.with_context("compiling partition " + std::to_string(partition.id) + " on " +
                                   partition.device);
       }
+      const bool device_limit = error.message().rfind("device_limit:", 0) == 0;
       const ReasonCode reason =
           error.code() == ErrorCode::kDeadlineExceeded    ? ReasonCode::kCompileTimeout
+          : device_limit                                  ? ReasonCode::kDeviceLimit
           : error.code() == ErrorCode::kResourceExhausted ? ReasonCode::kMemoryExceeded
                                                           : ReasonCode::kCompileFailed;
       for (NodeId id : partition.nodes) {

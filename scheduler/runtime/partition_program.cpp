@@ -31,7 +31,8 @@ PartitionCompiler::PartitionCompiler(const ExecutorOptions& options) : options_(
 
 Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                                                             const Partition& partition,
-                                                            const Graph& part) {
+                                                            const Graph& part,
+                                                            DriverAnswer* answer) {
   std::vector<Precision> precisions;
   for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
   const auto key = std::make_tuple(partition.device, partition.nodes, precisions);
@@ -54,6 +55,13 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   }
   CompileOptions compile = compile_options(options_, precision);
   compile.node_precisions = precisions;
+  HSCHED_ASSIGN_OR_RETURN(DriverAnswer asked, device->query(part, compile));
+  if (answer != nullptr) *answer = asked;
+  if (!asked.refused.empty()) {
+    return Status(ErrorCode::kUnavailable,
+                  "driver_unsupported: " + std::to_string(asked.refused.size()) +
+                      " nodes of the partition (" + asked.summary + ")");
+  }
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device->compile(part, compile));
   done_.emplace(key, program);
   return program;

@@ -30,9 +30,10 @@ class PartitionCompiler {
   // The program for `partition` of `plan` (`part`: its subgraph), compiled by its device's
   // backend in the precision the device gives the partition's nodes. A partition compiled before
   // with the same device, nodes and precisions is returned again (re-plans keep what did not
-  // change).
+  // change). The device's driver is asked first (Device::query): its answer goes to `answer`
+  // when given, and a node it refuses fails the compile (Unavailable "driver_unsupported").
   Result<std::shared_ptr<Program>> compile(const Plan& plan, const Partition& partition,
-                                           const Graph& part);
+                                           const Graph& part, DriverAnswer* answer = nullptr);
   // Programs built and loaded from the on-disk caches, over every device opened.
   CacheCounts cache_counts() const;
   // Forgets the programs compiled so far (not the devices): for callers that compile other

@@ -118,6 +118,16 @@ TEST_F(RunLevelZeroTest, SecondProcessLoadsTheCachedNativeGraph) {
   EXPECT_GT(first["cache"]["programs_built"].get<int>(), 0);
   EXPECT_EQ(first["cache"]["programs_loaded"], 0);
   EXPECT_EQ(first["plan"]["replans"], 0);
+  for (const auto& partition : first["partitions"]) {  // the driver was asked and took it all
+    if (partition["device"] != "npu0") continue;
+    const std::string answer = partition["driver_query"];
+    EXPECT_EQ(answer.rfind("driver query: ", 0), 0u) << answer;
+    const size_t of = answer.find(" of ");
+    ASSERT_NE(of, std::string::npos) << answer;
+    EXPECT_EQ(answer.substr(14, of - 14),
+              answer.substr(of + 4, answer.find(' ', of + 4) - (of + 4)))
+        << answer;
+  }
   const nlohmann::json second = run_json({"--iterations", "1"});
   ASSERT_FALSE(second.empty());
   EXPECT_TRUE(ran_on(second, "npu0")) << second.dump();
@@ -179,6 +189,28 @@ TEST_F(RunLevelZeroTest, CachedGraphLoadPastTheDeadlineRunsOnTheCpu) {
   ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
   EXPECT_EQ(json["late_rejections"][0]["reason"], "compile_timeout");
   EXPECT_FALSE(ran_on(json, "npu0")) << json.dump();
+  expect_outputs_correct();
+}
+
+// The driver's query of supported layers, asked before the build, leaves MaxPool out (a fault
+// removes it from the simulated compiler's table): the MaxPool nodes move to the CPU with reason
+// driver_unsupported, the rest stays on the NPU, and the report shows the query's answer.
+TEST_F(RunLevelZeroTest, LayersTheDriverQueryRefusesRunOnTheCpu) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  ScopedEnv faults(kFaultsEnv, "unsupported_layers=MaxPool");
+  const nlohmann::json json = run_json({"--iterations", "1"});
+  ASSERT_FALSE(json.empty());
+  EXPECT_GE(json["plan"]["replans"].get<int>(), 1);
+  size_t refused = 0;
+  for (const auto& rejection : json["late_rejections"]) {
+    EXPECT_EQ(rejection["reason"], "driver_unsupported") << rejection.dump();
+    EXPECT_NE(rejection["detail"].get<std::string>().find("query of supported layers"),
+              std::string::npos)
+        << rejection.dump();
+    ++refused;
+  }
+  EXPECT_EQ(refused, 3u) << json.dump();  // squeezenet1_1's three MaxPool nodes
+  EXPECT_TRUE(ran_on(json, "npu0")) << json.dump();
   expect_outputs_correct();
 }
 

@@ -591,3 +591,51 @@ TEST(ScheduleTest, FusedTranscendentalIsChargedItsMeasuredEpilogue) {
 
 }  // namespace
 }  // namespace hsched
+
+namespace hsched {
+namespace {
+
+// x -> relu -> sin -> relu -> sin ... : six NPU islands (Sin is not in the NPU's op list) on a
+// 155H whose NPU holds at most 4 partitions. The two smallest islands move to the CPU with reason
+// device_limit; the plan keeps 4 NPU partitions.
+TEST(ScheduleTest, ADeviceHoldsNoMorePartitionsThanItsLimit) {
+  OnnxBuilder b(17, "islands");
+  b.input("x", DType::kF32, {1, 64, 32, 32}).output("y", DType::kF32, {1, 64, 32, 32});
+  std::string last = "x";
+  for (int k = 0; k < 6; ++k) {
+    const std::string relu = "relu" + std::to_string(k), sin = "sin" + std::to_string(k);
+    b.node("Relu", {last}, {relu + "_out"}, relu);
+    b.node("Sin", {relu + "_out"}, {k == 5 ? std::string("y") : sin + "_out"}, sin);
+    last = sin + "_out";
+  }
+  const Graph graph = import_built(b, "islands");
+  Target target = core_ultra_155h();
+  for (DeviceProfile& device : target.devices) {
+    if (device.id == "npu0") device.max_partitions = 4;
+  }
+  auto plan = schedule(graph, target, everything_to("npu0", Precision::kFp16, Objective::kStrict));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  expect_plan_invariants(graph, *plan);
+  size_t on_npu = 0;
+  for (const Partition& partition : plan->partitions) on_npu += partition.device == "npu0";
+  EXPECT_EQ(on_npu, 4u);
+  size_t limited = 0;
+  for (const Fallback& fallback : plan->fallbacks) {
+    if (fallback.reason != ReasonCode::kDeviceLimit) continue;
+    ++limited;
+    EXPECT_EQ(fallback.device, "cpu0");
+    EXPECT_NE(fallback.detail.find("at most 4 partitions"), std::string::npos) << fallback.detail;
+  }
+  EXPECT_EQ(limited, 2u);
+  // Without the limit: six.
+  for (DeviceProfile& device : target.devices) device.max_partitions = 0;
+  auto unlimited =
+      schedule(graph, target, everything_to("npu0", Precision::kFp16, Objective::kStrict));
+  ASSERT_TRUE(unlimited.is_ok());
+  on_npu = 0;
+  for (const Partition& partition : unlimited->partitions) on_npu += partition.device == "npu0";
+  EXPECT_EQ(on_npu, 6u);
+}
+
+}  // namespace
+}  // namespace hsched

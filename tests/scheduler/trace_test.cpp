@@ -67,7 +67,7 @@ RunRecord request_at(double t) {
 
 ExecutableStats compile_stats() {
   ExecutableStats stats;
-  stats.compiles = {{0, "cpu0", 0, 2, ""}, {1, "ocl0", 0, 3, "build_failed: boom"}};
+  stats.compiles = {{0, "cpu0", 0, 2, "", ""}, {1, "ocl0", 0, 3, "build_failed: boom", ""}};
   return stats;
 }
 

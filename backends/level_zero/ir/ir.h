@@ -23,6 +23,11 @@ namespace hsched::ir {
 struct IrModel {
   std::string xml;
   std::vector<uint8_t> weights;
+  // The names Intel's compiler gives the graph's arguments, in Parameter then Result order: each
+  // Parameter's name, and per Result the name of the layer feeding it (write_ir fills them).
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+  std::vector<std::string> layers;  // every layer's name, in the IR's order
 };
 
 // Serializes `part` (static shapes, every node accepted by ir_supports). kFp32 keeps every
@@ -32,10 +37,28 @@ struct IrModel {
 // Graph inputs become Parameters and graph outputs Results, both named after the values.
 Result<IrModel> write_ir(const Graph& part, Precision precision);
 
+// The name of the layer write_ir writes for `node`: the node's own, or "<op>_<index>" when the
+// model left it empty. The node's other layers are named "<that name>/<suffix>".
+std::string layer_name(const Graph& graph, const Node& node);
+
 // Parses an IR model written by write_ir back into a graph of ONNX ops (inputs/outputs in the
 // order of the Parameters/Results, named after them). Anything else, and every malformed or
-// out-of-bounds size, offset or count: InvalidArgument naming the layer.
-Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights);
+// out-of-bounds size, offset or count: InvalidArgument naming the layer. `result_producers`, when
+// given, receives per output the name of the layer feeding its Result: the name Intel's NPU
+// compiler gives the graph's output argument (createPrimaryNameAttr in its IE dialect importer).
+Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights,
+                      std::vector<std::string>* result_producers = nullptr);
+
+// The layers of an IR model and whether read_ir converts each: its type and opset version are
+// ones read_ir takes (Parameter, Const and Result always). The checks of each layer's attributes
+// and shapes are not made. Errors as read_ir's for a malformed document.
+struct IrLayerInfo {
+  std::string name;
+  std::string type;
+  bool readable = false;
+  bool bf16 = false;  // a port of the layer has element type bf16
+};
+Result<std::vector<IrLayerInfo>> ir_layers(std::string_view xml);
 
 // NGRAPH_LITE payload (little endian): u16 compiler major, u16 compiler minor, u32 count = 2,
 // u64 xml size, xml bytes, u64 weights size, weights bytes.

@@ -31,6 +31,7 @@ std::vector<PortRef> IrBuilder::add_layer(std::string_view type, std::string_vie
   auto layer = layers_.append_child("layer");
   layer.append_attribute("id") = std::to_string(id).c_str();
   layer.append_attribute("name") = name.c_str();
+  layer_names_.push_back(name);
   layer.append_attribute("type") = std::string(type).c_str();
   layer.append_attribute("version") = std::string(version).c_str();
   if (!data.empty()) {
@@ -91,6 +92,7 @@ IrModel IrBuilder::finish() {
   IrModel model;
   model.xml = text.str();
   model.weights = std::move(weights_);
+  model.layers = std::move(layer_names_);
   return model;
 }
 

@@ -59,6 +59,7 @@ class IrBuilder {
   pugi::xml_node edges_;
   std::vector<uint8_t> weights_;
   std::set<std::string> port_names_;
+  std::vector<std::string> layer_names_;  // in the order added
   int64_t next_layer_ = 0;
 };
 

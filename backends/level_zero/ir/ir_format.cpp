@@ -144,7 +144,7 @@ Result<std::vector<int64_t>> parse_ints(std::string_view text, std::string_view 
 std::string escape_port_name(std::string_view name) {
   std::string text;
   for (char c : name) {
-    if (c == ',' || c == '\\') text += '\\';
+    if (c == ',') text += '\\';
     text += c;
   }
   return text;
@@ -153,7 +153,7 @@ std::string escape_port_name(std::string_view name) {
 std::string first_port_name(std::string_view names) {
   std::string name;
   for (size_t i = 0; i < names.size(); ++i) {
-    if (names[i] == '\\' && i + 1 < names.size()) {
+    if (names[i] == '\\' && i + 1 < names.size() && names[i + 1] == ',') {
       name += names[++i];
     } else if (names[i] == ',') {
       break;

@@ -46,7 +46,9 @@ Result<double> parse_double(std::string_view text, std::string_view what);
 Result<std::vector<int64_t>> parse_ints(std::string_view text, std::string_view what,
                                         size_t max_count, int64_t lo, int64_t hi);
 
-// Tensor names of a port: OpenVINO separates several with ',' and escapes a ',' in a name as "\,".
+// Tensor names of a port: OpenVINO separates several with ',' and escapes a ',' in a name as "\,"
+// (and nothing else: a '\' before any other character is the character itself, as OpenVINO's IR
+// reader reads it).
 std::string escape_port_name(std::string_view name);
 std::string first_port_name(std::string_view names);
 

@@ -51,6 +51,7 @@ Result<SpatialGeometry> spatial_geometry(const Node& node, const std::vector<int
       begin = end = 0;
     }
     const int64_t needed_end = (small - 1) * s + extent - large - begin;
+    g.declared_pads_end.push_back(end);
     int64_t extra_output = 0;
     if (transposed) {
       // The end pad absorbs output_padding and output_shape; past zero it becomes output padding.
@@ -80,6 +81,18 @@ Result<SpatialGeometry> spatial_geometry(const Node& node, const std::vector<int
     g.output_padding.push_back(extra_output);
   }
   return g;
+}
+
+bool ceil_rounding_matches(const SpatialGeometry& geometry, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& out) {
+  for (size_t i = 0; i < geometry.kernel.size(); ++i) {
+    const int64_t span =
+        in[i + 2] + geometry.pads_begin[i] + geometry.declared_pads_end[i] - geometry.kernel[i];
+    if (span < 0) return false;
+    const int64_t s = geometry.strides[i];
+    if ((span + s - 1) / s + 1 != out[i + 2]) return false;
+  }
+  return true;
 }
 
 void set_onnx_geometry(Node& node, const SpatialGeometry& geometry, bool with_dilations) {

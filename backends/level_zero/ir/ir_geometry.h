@@ -15,7 +15,14 @@ struct SpatialGeometry {
   std::vector<int64_t> kernel, strides, dilations, pads_begin, pads_end;
   std::vector<int64_t> output_padding;  // ConvTranspose only: where the end pad would go negative
   bool pads_end_extended = false;       // a pool's ceil_mode needed room past the declared pads
+  std::vector<int64_t> declared_pads_end;  // pads_end before that extension
 };
+
+// Whether OpenVINO's rounding_type="ceil" on the declared pads gives `out` on every axis:
+// ceil((in + pads_begin + pads_end - kernel) / stride) + 1 (its pooling shape inference). It does
+// not when ONNX drops a last window that would start in the end padding, which OpenVINO keeps.
+bool ceil_rounding_matches(const SpatialGeometry& geometry, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& out);
 
 // `in` and `out` are the static NCX dims of the node's data input and output; `kernel` the window
 // (a Conv's from its weights when the attribute is absent). Unimplemented with the reason when

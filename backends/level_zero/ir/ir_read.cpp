@@ -37,6 +37,8 @@ Result<IrPort> parse_port(pugi::xml_node node, const std::string& layer) {
        {DType::kF32, DType::kF16, DType::kI64, DType::kI32, DType::kI8, DType::kU8, DType::kBool}) {
     if (port_precision_name(t) == precision || element_type_name(t) == precision) port.type = t;
   }
+  // bf16 ports parse (ir_layers reports them); no layer read_ir converts takes them.
+  if (precision == "BF16" || precision == "bf16") port.type = DType::kBF16;
   if (port.type == DType::kUndefined) {
     return layer_error(layer, "port " + std::to_string(port.id) + " precision '" +
                                   precision.substr(0, 32) + "' is not supported");
@@ -255,7 +257,8 @@ Result<ParsedNet> parse_net(const pugi::xml_document& doc) {
 }  // namespace
 }  // namespace detail
 
-Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights) {
+Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights,
+                      std::vector<std::string>* result_producers) {
   using namespace detail;
   if (xml.size() > kMaxXmlBytes) return invalid_argument("IR: XML larger than 256 MiB");
   if (weights.size() > kMaxWeightsBytes) return invalid_argument("IR: weights larger than 16 GiB");
@@ -285,8 +288,38 @@ Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights) {
     }
   }
   if (results.empty()) return invalid_argument("IR: no Result layer");
-  for (const auto& [index, value] : results) graph.add_output(value);
+  if (result_producers != nullptr) result_producers->clear();
+  for (const auto& [index, value] : results) {
+    graph.add_output(value);
+    if (result_producers != nullptr) {
+      result_producers->push_back(net.layers[net.sources[index].at(0).layer].name);
+    }
+  }
   return fold_affine_tails(graph);
+}
+
+Result<std::vector<IrLayerInfo>> ir_layers(std::string_view xml) {
+  using namespace detail;
+  if (xml.size() > kMaxXmlBytes) return invalid_argument("IR: XML larger than 256 MiB");
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed_xml =
+      doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
+  if (!parsed_xml) {
+    return invalid_argument(std::string("IR: XML parse error at offset ") +
+                            std::to_string(parsed_xml.offset) + ": " + parsed_xml.description());
+  }
+  HSCHED_ASSIGN_OR_RETURN(ParsedNet net, parse_net(doc));
+  std::vector<IrLayerInfo> layers;
+  for (const IrLayer& layer : net.layers) {
+    IrLayerInfo info{layer.name, layer.type, false, false};
+    info.readable = layer.type == "Parameter" || layer.type == "Const" || layer.type == "Result" ||
+                    converts(layer.type, layer.version);
+    for (const auto* ports : {&layer.inputs, &layer.outputs}) {
+      for (const IrPort& port : *ports) info.bf16 |= port.type == DType::kBF16;
+    }
+    layers.push_back(std::move(info));
+  }
+  return layers;
 }
 
 }  // namespace hsched::ir

@@ -103,5 +103,7 @@ class ReadContext {
 
 // Converts the current layer of `ctx` (any type but Const, which the parser reads itself).
 Status convert_layer(ReadContext& ctx);
+// Whether convert_layer takes layers of `type` in opset `version`.
+bool converts(const std::string& type, const std::string& version);
 
 }  // namespace hsched::ir::detail

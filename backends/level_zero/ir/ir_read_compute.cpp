@@ -156,20 +156,33 @@ Status read_pool(ReadContext& ctx) {
   const size_t spatial = x.size() - 2;
   HSCHED_ASSIGN_OR_RETURN(Window w, read_window(ctx, spatial, false));
   HSCHED_ASSIGN_OR_RETURN(w.kernel, ctx.attr_ints("kernel", spatial, 1, kMaxWindow));
-  if (lower(ctx.attr_or("rounding_type", "floor")) != "floor") {
-    return ctx.fail("rounding_type other than floor (write_ir resolves ceil_mode into pads)");
+  const std::string rounding = lower(ctx.attr_or("rounding_type", "floor"));
+  if (rounding != "floor" && rounding != "ceil") {
+    return ctx.fail("rounding_type '" + rounding.substr(0, 16) + "'");
+  }
+  bool exclude = true;
+  if (!max) {
+    HSCHED_ASSIGN_OR_RETURN(exclude, ctx.attr_bool("exclude-pad", std::nullopt));
   }
   std::vector<int64_t> out = {x[0], x[1]};
   for (size_t i = 0; i < spatial; ++i) {
-    HSCHED_ASSIGN_OR_RETURN(const int64_t size, direct_size(ctx, w, i, x[i + 2]));
+    HSCHED_ASSIGN_OR_RETURN(int64_t size, direct_size(ctx, w, i, x[i + 2]));
+    if (!max && exclude && (w.pads_begin[i] >= w.kernel[i] || w.pads_end[i] >= w.kernel[i])) {
+      return ctx.fail("exclude-pad with a pad not smaller than the kernel");
+    }
+    const int64_t span = x[i + 2] + w.pads_begin[i] + w.pads_end[i] - w.kernel[i];
+    if (rounding == "ceil" && span % w.strides[i] != 0) {
+      // One more window, reaching past the pads: the CPU pads the end that far (ONNX's form),
+      // which an average excluding pads does not count.
+      if (!max && !exclude) return ctx.fail("rounding_type ceil past the pads without exclude-pad");
+      ++size;
+      w.pads_end[i] += w.strides[i] - span % w.strides[i];
+    }
     out.push_back(size);
   }
   HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(0, out));
   AttributeMap attributes = onnx_window(w);
-  if (!max) {
-    HSCHED_ASSIGN_OR_RETURN(const bool exclude, ctx.attr_bool("exclude-pad", std::nullopt));
-    attributes["count_include_pad"] = int64_t{exclude ? 0 : 1};
-  }
+  if (!max) attributes["count_include_pad"] = int64_t{exclude ? 0 : 1};
   ctx.add_node(max ? "MaxPool" : "AveragePool", "", {ctx.in_value(0)}, {ctx.out_value(0)},
                std::move(attributes));
   return Status::ok();

@@ -193,6 +193,8 @@ Status read_gelu(ReadContext& ctx) {
 Status read_prelu(ReadContext& ctx) {
   HSCHED_RETURN_IF_ERROR(ctx.arity(2, 1));
   HSCHED_RETURN_IF_ERROR(elementwise_checks(ctx));
+  // PReLU-1's slope has rank >= 1 (OpenVINO's shape inference refuses a scalar).
+  if (ctx.in_dims(1).empty()) return ctx.fail("slope of rank 0 (PReLU-1 needs rank >= 1)");
   HSCHED_ASSIGN_OR_RETURN(const float slope, ctx.in_scalar(1));
   return unary_node(ctx, "LeakyRelu", {{"alpha", slope}});
 }
@@ -476,6 +478,11 @@ Result<std::vector<int64_t>> broadcast_dims(ReadContext& ctx, const std::vector<
     dims[i] = x == 1 ? y : x;
   }
   return dims;
+}
+
+bool converts(const std::string& type, const std::string& version) {
+  const auto it = converters().find(type);
+  return it != converters().end() && it->second.versions.count(version) != 0;
 }
 
 Status convert_layer(ReadContext& ctx) {

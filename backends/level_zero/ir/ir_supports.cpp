@@ -158,10 +158,28 @@ Status check_pool(const Checker& c) {
   auto geometry = detail::spatial_geometry(c.node(), x, c.out_dims(), kernel, false);
   if (!geometry.is_ok())
     return c.fail(ReasonCode::kAttributeUnsupported, geometry.status().message());
-  if (!max && c.node().attr_int("count_include_pad", 0) != 0 && geometry->pads_end_extended) {
-    // The IR's ceil-free form pads the end further; counting that padding would change averages.
-    return c.fail(ReasonCode::kAttributeUnsupported,
-                  "ceil_mode with count_include_pad=1 where the last window passes the pads");
+  if (geometry->pads_end_extended) {
+    // Written with rounding_type="ceil" on the declared pads (emit_pool), which must give the
+    // node's output size; counting the part of a last window past the pads is not expressed.
+    if (!detail::ceil_rounding_matches(*geometry, x, c.out_dims())) {
+      return c.fail(ReasonCode::kAttributeUnsupported,
+                    "ceil_mode where the last window starts in the end padding (OpenVINO's "
+                    "rounding_type=ceil keeps that window, ONNX drops it)");
+    }
+    if (!max && c.node().attr_int("count_include_pad", 0) != 0) {
+      return c.fail(ReasonCode::kAttributeUnsupported,
+                    "ceil_mode with count_include_pad=1 where the last window passes the pads");
+    }
+  }
+  if (!max && c.node().attr_int("count_include_pad", 0) == 0) {
+    // OpenVINO's AvgPool with exclude-pad=true requires each pad to be smaller than the kernel.
+    for (size_t i = 0; i < geometry->kernel.size(); ++i) {
+      if (geometry->pads_begin[i] >= geometry->kernel[i] ||
+          geometry->declared_pads_end[i] >= geometry->kernel[i]) {
+        return c.fail(ReasonCode::kAttributeUnsupported,
+                      "a pad as large as the kernel with count_include_pad=0");
+      }
+    }
   }
   return Status::ok();
 }

@@ -78,9 +78,10 @@ void WriteContext::bind(ValueId id, PortRef port) {
   ports_.at(static_cast<size_t>(id)) = port;
 }
 
-void WriteContext::add_parameters() {
+void WriteContext::add_parameters(IrModel& model) {
   for (ValueId id : graph_.inputs()) {
     const Value& v = graph_.value(id);
+    model.input_names.push_back(v.name);
     PortRef port = builder_
                        .add_layer("Parameter", "opset1", v.name,
                                   {{"shape", format_ints(v.shape.dims)},
@@ -96,7 +97,7 @@ void WriteContext::add_parameters() {
   }
 }
 
-void WriteContext::add_results() {
+void WriteContext::add_results(IrModel& model) {
   for (ValueId id : graph_.outputs()) {
     const Value& v = graph_.value(id);
     PortRef port = input(id);
@@ -106,17 +107,19 @@ void WriteContext::add_results() {
                    v.shape.dims, v.dtype);
       builder_.name_port(port, v.name);
     }
+    // <layer><output><port>: the producer's name is what the compiler calls this output.
+    model.output_names.push_back(port.node.parent().parent().attribute("name").value());
     builder_.add_layer("Result", "opset1", v.name + "/sink_port_0", {}, {port}, {});
   }
 }
+
+}  // namespace detail
 
 std::string layer_name(const Graph& graph, const Node& node) {
   if (!node.name.empty()) return node.name;
   const auto index = &node - graph.nodes().data();
   return node.op_type + "_" + std::to_string(index);
 }
-
-}  // namespace detail
 
 Result<IrModel> write_ir(const Graph& part, Precision precision) {
   if (precision != Precision::kFp32 && precision != Precision::kFp16) {
@@ -146,7 +149,8 @@ Result<IrModel> write_ir(const Graph& part, Precision precision) {
     }
   }
   detail::WriteContext ctx(part, precision == Precision::kFp16);
-  ctx.add_parameters();
+  IrModel names;
+  ctx.add_parameters(names);
   for (NodeId id : order) HSCHED_RETURN_IF_ERROR(detail::emit_node(ctx, part.node(id)));
   for (ValueId id : part.outputs()) {
     const Value& v = part.value(id);
@@ -155,8 +159,11 @@ Result<IrModel> write_ir(const Graph& part, Precision precision) {
       return invalid_argument("write_ir: output '" + v.name + "' is produced by no node");
     }
   }
-  ctx.add_results();
-  return ctx.builder().finish();
+  ctx.add_results(names);
+  IrModel model = ctx.builder().finish();
+  model.input_names = std::move(names.input_names);
+  model.output_names = std::move(names.output_names);
+  return model;
 }
 
 }  // namespace hsched::ir

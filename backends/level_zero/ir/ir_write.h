@@ -39,9 +39,10 @@ class WriteContext {
   // fp16 (then the Convert to f32 before its Result carries the name).
   void bind(ValueId id, PortRef port);
 
-  // Parameters for the graph inputs, Converts and Results for its outputs.
-  void add_parameters();
-  void add_results();
+  // Parameters for the graph inputs, Converts and Results for its outputs; both record the
+  // arguments' names in `model` (IrModel::input_names, output_names).
+  void add_parameters(IrModel& model);
+  void add_results(IrModel& model);
 
  private:
   const Graph& graph_;
@@ -59,8 +60,5 @@ std::vector<float> dequantized_constant(const Node& node, const Graph& graph);
 
 // Emits the layers of one node (accepted by ir_supports) and binds its output.
 Status emit_node(WriteContext& ctx, const Node& node);
-
-// Node name for layers: the node's own, or "<op>_<index>" when the model left it empty.
-std::string layer_name(const Graph& graph, const Node& node);
 
 }  // namespace hsched::ir::detail

@@ -262,14 +262,16 @@ Status emit_pool(WriteContext& ctx, const Node& node, const std::string& name) {
   HSCHED_ASSIGN_OR_RETURN(const SpatialGeometry g,
                           spatial_geometry(node, in_value(ctx, node, 0).shape.dims, y.shape.dims,
                                            node.attr_ints("kernel_shape"), false));
-  // ceil_mode is resolved into pads_end (the window positions are the same), so rounding is floor.
+  // A ceil_mode output past the declared pads is written as OpenVINO's rounding_type="ceil" on
+  // them (ir_supports checked that it gives the same size); else floor on the resolved pads.
+  const bool ceil = g.pads_end_extended;
   DataAttributes data = {{"strides", format_ints(g.strides)},
                          {"pads_begin", format_ints(g.pads_begin)},
-                         {"pads_end", format_ints(g.pads_end)},
+                         {"pads_end", format_ints(ceil ? g.declared_pads_end : g.pads_end)},
                          {"kernel", format_ints(g.kernel)}};
   const bool max = node.op_type == "MaxPool";
   if (!max) data.emplace_back("exclude-pad", flag(node.attr_int("count_include_pad", 0) == 0));
-  data.emplace_back("rounding_type", "floor");
+  data.emplace_back("rounding_type", ceil ? "ceil" : "floor");
   data.emplace_back("auto_pad", "explicit");
   PortRef out = ctx.layer(max ? "MaxPool" : "AvgPool", "opset1", name, data,
                           {ctx.input(node.inputs[0])}, y.shape.dims);
@@ -385,17 +387,33 @@ Status emit_activation(WriteContext& ctx, const Node& node, const std::string& n
     out = ctx.layer("Elu", "opset1", name,
                     {{"alpha", format_float(node.attr_float("alpha", 1.0f))}}, {x}, dims);
   } else if (node.op_type == "LeakyRelu") {
+    // PReLU-1 takes a slope of rank >= 1 (OpenVINO's ONNX frontend writes LeakyRelu's as {1}).
     out = ctx.layer("PRelu", "opset1", name, {},
-                    {x, scalar(ctx, name + "/slope", node.attr_float("alpha", 0.01f))}, dims);
+                    {x, ctx.const_floats(name + "/slope", {1}, {node.attr_float("alpha", 0.01f)})},
+                    dims);
   } else if (node.op_type == "HardSigmoid") {
     out = ctx.layer("HardSigmoid", "opset1", name, {},
                     {x, scalar(ctx, name + "/alpha", node.attr_float("alpha", 0.2f)),
                      scalar(ctx, name + "/beta", node.attr_float("beta", 0.5f))},
                     dims);
-  } else {  // Gelu
-    const bool tanh = node.attr_string("approximate", "none") == "tanh";
-    out = ctx.layer("Gelu", "opset7", name, {{"approximation_mode", tanh ? "TANH" : "ERF"}}, {x},
-                    dims);
+  } else if (node.attr_string("approximate", "none") == "tanh") {
+    // Intel's NPU compiler computes every Gelu-7 as the erf form, so the tanh form is written out:
+    // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+    const auto mul = [&](const std::string& suffix, PortRef a, PortRef b) {
+      return ctx.layer("Multiply", "opset1", name + suffix, kNumpyBroadcast, {a, b}, dims);
+    };
+    const auto add = [&](const std::string& suffix, PortRef a, PortRef b) {
+      return ctx.layer("Add", "opset1", name + suffix, kNumpyBroadcast, {a, b}, dims);
+    };
+    const PortRef cube = mul("/cube", mul("/square", x, x), x);
+    const PortRef inner =
+        add("/inner", x, mul("/cubic", cube, scalar(ctx, name + "/c", 0.044715f)));
+    const PortRef scaled = mul("/scaled", inner, scalar(ctx, name + "/k", 0.7978845608f));
+    const PortRef tanh = ctx.layer("Tanh", "opset1", name + "/tanh", {}, {scaled}, dims);
+    const PortRef one_plus = add("/one_plus", tanh, scalar(ctx, name + "/one", 1.0f));
+    out = mul("", mul("/half", x, scalar(ctx, name + "/half_c", 0.5f)), one_plus);
+  } else {  // Gelu, erf form
+    out = ctx.layer("Gelu", "opset7", name, {{"approximation_mode", "ERF"}}, {x}, dims);
   }
   ctx.bind(node.outputs[0], out);
   return Status::ok();

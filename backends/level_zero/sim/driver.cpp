@@ -98,7 +98,11 @@ ze_result_t driver_get_properties(ze_driver_handle_t driver, ze_driver_propertie
   static constexpr uint8_t kUuid[ZE_MAX_DRIVER_UUID_SIZE] = {'h', 's', 'c', 'h', 'e', 'd', '-', 'z',
                                                              'e', '-', 's', 'i', 'm', 0,   0,   1};
   std::memcpy(properties->uuid.id, kUuid, sizeof(kUuid));
-  properties->driverVersion = 1;
+  // The release the simulated driver behaves as, as ZE_MAKE_VERSION(major, minor) (Intel's
+  // driver reports a build number here; hsched only keys its cache with it).
+  const Faults& faults = Sim::get().faults;
+  properties->driverVersion = ZE_MAKE_VERSION(static_cast<uint32_t>(faults.driver_major),
+                                              static_cast<uint32_t>(faults.driver_minor));
   return ZE_RESULT_SUCCESS;
 }
 
@@ -121,7 +125,7 @@ ze_result_t driver_get_extension_properties(ze_driver_handle_t driver, uint32_t*
     return ZE_RESULT_SUCCESS;
   }
   copy_name(properties[0].name, ZE_GRAPH_EXT_NAME);
-  properties[0].version = ZE_GRAPH_EXT_VERSION_1_0;
+  properties[0].version = ZE_GRAPH_EXT_VERSION_1_4;
   *count = 1;
   return ZE_RESULT_SUCCESS;
 }

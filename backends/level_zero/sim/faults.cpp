@@ -59,15 +59,38 @@ Faults parse_faults(std::string_view spec, std::ostream& errors) {
       } else {
         faults.device_lost_after = *count;
       }
-    } else if (key == "oom" || key == "corrupt_output") {
+    } else if (key == "oom" || key == "corrupt_output" || key == "lenient") {
       const auto flag = parse_flag(value);
       if (!flag) {
         reject(key, value, "expected 0 or 1");
       } else {
-        (key == "oom" ? faults.oom : faults.corrupt_output) = *flag;
+        (key == "oom"       ? faults.oom
+         : key == "lenient" ? faults.lenient
+                            : faults.corrupt_output) = *flag;
+      }
+    } else if (key == "unsupported_layers") {
+      faults.unsupported_layers.clear();
+      for (std::string_view rest = value; !rest.empty();) {
+        const size_t colon = rest.find(':');
+        const std::string_view type = trim(rest.substr(0, colon));
+        if (!type.empty()) faults.unsupported_layers.emplace_back(type);
+        rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+      }
+    } else if (key == "driver_version") {
+      const size_t dot = value.find('.');
+      const auto major = parse_number<int>(value.substr(0, dot));
+      const auto minor = dot == std::string_view::npos ? std::optional<int>()
+                                                       : parse_number<int>(value.substr(dot + 1));
+      if (!major || !minor || *major < 0 || *major > 0xFFFF || *minor < 0 || *minor > 0xFFFF) {
+        reject(key, value, "expected MAJOR.MINOR");
+      } else {
+        faults.driver_major = *major;
+        faults.driver_minor = *minor;
       }
     } else {
-      reject(key, value, "unknown key (build_delay_s, device_lost_after, oom, corrupt_output)");
+      reject(key, value,
+             "unknown key (build_delay_s, device_lost_after, oom, corrupt_output, driver_version, "
+             "unsupported_layers, lenient)");
     }
   }
   return faults;

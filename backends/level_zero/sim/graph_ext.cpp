@@ -1,14 +1,30 @@
-// The graph extension ("ZE_extension_graph" 1.0) of the simulated NPU driver.
+// The graph extension ("ZE_extension_graph" 1.4) of the simulated NPU driver.
 //
 // pfnCreate: NGRAPH_LITE (ir.h's payload: OpenVINO IR) or NATIVE (native_blob.h) -> read_ir ->
-// NPU numerics (npu_numerics.h) -> a CPU program. Arguments are the graph's inputs then outputs,
-// f32 for the host (the IR's Parameters and Results). pfnSetArgumentValue binds memory of the
+// NPU numerics (npu_numerics.h) -> a CPU program. Arguments are the graph's inputs then outputs
+// (the IR's Parameters and Results, in its order).
+//
+// Strict by default: it behaves as Intel's driver (intel/linux-npu-driver) and compiler do where
+// that is known, each behaviour beside its source below:
+//   - an output argument is named after the layer feeding its Result, an input after its
+//     Parameter (the compiler's IE importer, createPrimaryNameAttr);
+//   - driver releases before 1.10 refuse a graph without build flags; flags given are parsed
+//     and checked against the IR's arguments (the compiler's option parser);
+//   - at most 255 graphs per context (the driver's command queues);
+//   - Gelu-7 with approximation_mode TANH is computed as the erf form (the compiler's Gelu
+//     conversion); BF16 anywhere in the IR is refused (the NPU computes FP16 and INT8);
+//   - pfnQueryNetworkCreate answers which layers the compiler's op table takes;
+//   - pfnBuildLogGetString returns the reason of the latest failed build.
+// HSCHED_ZE_SIM_FAULTS=lenient=1 names outputs after their values, lifts the graph limit and
+// computes Gelu's tanh form as written (faults.h). pfnSetArgumentValue binds memory of the
 // graph's context; pfnAppendGraphExecute records the arguments bound at that moment, and runs when
 // the command list runs on a queue (queue.cpp). The extension's functions are called directly,
 // not through the loader or its validation layer, so each checks everything itself.
 //
 // Diagnostics: with HSCHED_ZE_SIM_LOG=1 a failing pfnCreate writes its reason (the IR layer,
 // the op) as one line on stderr; the 1.0 extension has no build log.
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -37,9 +53,101 @@ bool log_enabled() {
   return value != nullptr && std::strcmp(value, "1") == 0;
 }
 
+// Records `why` as the build log (pfnBuildLogGetString) and returns `result`.
 ze_result_t fail(ze_result_t result, const std::string& why) {
   if (log_enabled()) std::cerr << "ze_hsched_sim: pfnCreate: " << why << "\n";
+  Sim& sim = Sim::get();
+  std::lock_guard lock(sim.mutex);
+  sim.build_log = why;
   return result;
+}
+
+bool driver_before(int major, int minor) {
+  const Faults& faults = Sim::get().faults;
+  return faults.driver_major < major ||
+         (faults.driver_major == major && faults.driver_minor < minor);
+}
+
+const char* flag_precision(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return "FP32";
+    case DType::kF16:
+      return "FP16";
+    case DType::kI8:
+      return "I8";
+    case DType::kU8:
+      return "U8";
+    case DType::kI32:
+      return "I32";
+    case DType::kI64:
+      return "I64";
+    case DType::kBool:
+      return "BOOL";
+    default:
+      return "?";
+  }
+}
+
+// Checks build flags against the graph's arguments the way the compiler's option parser reads
+// them: --inputs_precisions="KEY:PREC ..." and --outputs_precisions (KEY: the argument's index
+// or name; PREC its precision, case-insensitive), --inputs_layouts and --outputs_layouts of
+// KEY:LAYOUT, then --config and its KEY="VALUE" pairs. An empty string when they fit.
+std::string check_build_flags(std::string_view flags, const std::vector<GraphArg>& args) {
+  const auto upper = [](std::string text) {
+    for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return text;
+  };
+  size_t at = 0;
+  while (at < flags.size()) {
+    while (at < flags.size() && flags[at] == ' ') ++at;
+    if (at >= flags.size()) break;
+    if (flags.substr(at, 8) == "--config") break;  // the rest is the plugin's configuration
+    const size_t eq = flags.find("=\"", at);
+    const size_t close = eq == std::string_view::npos ? eq : flags.find('"', eq + 2);
+    if (close == std::string_view::npos) return "malformed option at offset " + std::to_string(at);
+    const std::string option(flags.substr(at, eq - at));
+    const std::string_view list = flags.substr(eq + 2, close - eq - 2);
+    at = close + 1;
+    const bool inputs = option.rfind("--inputs_", 0) == 0;
+    if (option != "--inputs_precisions" && option != "--outputs_precisions" &&
+        option != "--inputs_layouts" && option != "--outputs_layouts") {
+      return "unknown option '" + option.substr(0, 40) + "'";
+    }
+    std::vector<const GraphArg*> wanted;
+    for (const GraphArg& arg : args) {
+      if ((arg.type == ZE_GRAPH_ARGUMENT_TYPE_INPUT) == inputs) wanted.push_back(&arg);
+    }
+    size_t count = 0;
+    for (size_t pos = 0; pos < list.size();) {
+      while (pos < list.size() && list[pos] == ' ') ++pos;
+      if (pos >= list.size()) break;
+      size_t end = list.find(' ', pos);
+      if (end == std::string_view::npos) end = list.size();
+      const std::string_view entry = list.substr(pos, end - pos);
+      pos = end;
+      const size_t colon = entry.rfind(':');
+      if (colon == std::string_view::npos)
+        return option + ": no ':' in '" + std::string(entry) + "'";
+      const std::string key(entry.substr(0, colon));
+      const std::string value(entry.substr(colon + 1));
+      if (count >= wanted.size()) return option + " lists more arguments than the IR has";
+      const GraphArg& arg = *wanted[count];
+      if (key != std::to_string(count) && key != arg.name) {
+        return option + ": '" + key + "' is not argument " + std::to_string(count) + " ('" +
+               arg.name + "')";
+      }
+      if (option.find("precisions") != std::string::npos &&
+          upper(value) != flag_precision(arg.dtype)) {
+        return option + ": '" + key + "' is " + flag_precision(arg.dtype) + ", not " + value;
+      }
+      ++count;
+    }
+    if (count != wanted.size())
+      return option + " lists " + std::to_string(count) + " of " + std::to_string(wanted.size()) +
+             " arguments";
+  }
+  return {};
 }
 
 ze_result_t status_result(const Status& status) {
@@ -128,8 +236,8 @@ Result<GraphArg> make_arg(const Value& value, ze_graph_argument_type_t type) {
   return arg;
 }
 
-// Builds the graph from an NGRAPH_LITE payload (ze_result_t and a reason on failure).
-ze_result_t build(std::span<const uint8_t> payload, GraphCore& core) {
+// The IR of an NGRAPH_LITE payload for this compiler (ze_result_t and a reason on failure).
+ze_result_t unpack(std::span<const uint8_t> payload, ir::IrModel& model) {
   // The payload starts with the compiler version it was made for: u16 major, u16 minor.
   if (payload.size() < 4) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "payload too short");
   const uint16_t major = static_cast<uint16_t>(payload[0] | (payload[1] << 8));
@@ -137,22 +245,70 @@ ze_result_t build(std::span<const uint8_t> payload, GraphCore& core) {
     return fail(ZE_RESULT_ERROR_UNSUPPORTED_VERSION, "payload for compiler major version " +
                                                          std::to_string(major) + ", this is " +
                                                          std::to_string(kCompilerMajor));
-  auto model = ir::unpack_ngraph_lite(payload);
-  if (!model.is_ok()) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, model.status().message());
-  const std::span<const uint8_t> weights(model->weights.data(), model->weights.size());
-  auto graph = ir::read_ir(model->xml, weights);
+  auto unpacked = ir::unpack_ngraph_lite(payload);
+  if (!unpacked.is_ok()) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, unpacked.status().message());
+  model = std::move(unpacked).value();
+  return ZE_RESULT_SUCCESS;
+}
+
+// Whether the simulated compiler's op table takes `layer`: read_ir's layer types, but those the
+// fault unsupported_layers removes, nothing in BF16. Gelu's tanh form counts as supported: the
+// compiler takes it (as erf).
+bool in_op_table(const ir::IrLayerInfo& layer) {
+  const std::vector<std::string>& removed = Sim::get().faults.unsupported_layers;
+  return layer.readable && !layer.bf16 &&
+         std::find(removed.begin(), removed.end(), layer.type) == removed.end();
+}
+
+// The names of the layers the simulated compiler's op table takes.
+Result<std::vector<std::string>> supported_layers(const ir::IrModel& model) {
+  HSCHED_ASSIGN_OR_RETURN(const std::vector<ir::IrLayerInfo> layers, ir::ir_layers(model.xml));
+  std::vector<std::string> names;
+  for (const ir::IrLayerInfo& layer : layers) {
+    if (in_op_table(layer)) names.push_back(layer.name);
+  }
+  return names;
+}
+
+// Builds the graph from an NGRAPH_LITE payload (ze_result_t and a reason on failure).
+ze_result_t build(std::span<const uint8_t> payload, const char* build_flags, GraphCore& core) {
+  const bool lenient = Sim::get().faults.lenient;
+  ir::IrModel model;
+  if (const ze_result_t unpacked = unpack(payload, model); unpacked != ZE_RESULT_SUCCESS)
+    return unpacked;
+  // Intel's NPU computes FP16 and INT8; its plugin converts bf16 models to f16 before compiling.
+  auto layers = ir::ir_layers(model.xml);
+  if (!layers.is_ok()) return fail(status_result(layers.status()), layers.status().message());
+  for (const ir::IrLayerInfo& layer : *layers) {
+    if (layer.bf16)
+      return fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                  "layer '" + layer.name + "' is BF16: the NPU computes FP16 and INT8");
+    if (!in_op_table(layer) && layer.readable)
+      return fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
+                  "layer '" + layer.name + "': type " + layer.type + " is not supported");
+  }
+  const std::span<const uint8_t> weights(model.weights.data(), model.weights.size());
+  std::vector<std::string> producers;
+  auto graph = ir::read_ir(model.xml, weights, &producers);
   if (!graph.is_ok()) return fail(status_result(graph.status()), graph.status().message());
   for (ValueId id : graph->inputs()) {
     auto arg = make_arg(graph->value(id), ZE_GRAPH_ARGUMENT_TYPE_INPUT);
     if (!arg.is_ok()) return fail(status_result(arg.status()), arg.status().message());
     core.args.push_back(std::move(arg).value());
   }
-  for (ValueId id : graph->outputs()) {
-    auto arg = make_arg(graph->value(id), ZE_GRAPH_ARGUMENT_TYPE_OUTPUT);
+  for (size_t k = 0; k < graph->outputs().size(); ++k) {
+    auto arg = make_arg(graph->value(graph->outputs()[k]), ZE_GRAPH_ARGUMENT_TYPE_OUTPUT);
     if (!arg.is_ok()) return fail(status_result(arg.status()), arg.status().message());
+    // The compiler names an output after the layer feeding its Result (createPrimaryNameAttr).
+    if (!lenient) arg->name = producers.at(k);
     core.args.push_back(std::move(arg).value());
   }
-  auto npu_graph = with_fp16_numerics(*graph);
+  if (build_flags != nullptr && build_flags[0] != '\0') {
+    const std::string wrong = check_build_flags(build_flags, core.args);
+    if (!wrong.empty()) return fail(ZE_RESULT_ERROR_INVALID_ARGUMENT, "build flags: " + wrong);
+  }
+  // The compiler converts Gelu-7 to its erf form whatever its approximation_mode.
+  auto npu_graph = with_fp16_numerics(*graph, /*gelu_as_erf=*/!lenient);
   if (!npu_graph.is_ok())
     return fail(status_result(npu_graph.status()), npu_graph.status().message());
   auto program = cpu::CpuProgram::compile(*npu_graph, cpu::CpuOptions{});
@@ -179,6 +335,17 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
   Context* context = sim.find<Context>(context_handle);
   if (context == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
 
+  // Intel's driver before 1.10 refuses a graph without flags ("Invalid pBuildFlags pointer!").
+  if ((desc->pBuildFlags == nullptr || desc->pBuildFlags[0] == '\0') && driver_before(1, 10))
+    return fail(ZE_RESULT_ERROR_INVALID_NULL_POINTER,
+                "Invalid pBuildFlags pointer! (driver releases before 1.10 need build flags)");
+  {
+    std::lock_guard lock(sim.mutex);
+    if (!sim.faults.lenient && context->graphs >= kMaxGraphsPerContext) {
+      sim.build_log = "the context holds " + std::to_string(kMaxGraphsPerContext) + " graphs";
+      return ZE_RESULT_ERROR_UNINITIALIZED;  // what Intel's driver answers, misleading as it is
+    }
+  }
   if (sim.faults.build_delay_s > 0 && !sleep_unless_exiting(sim.faults.build_delay_s))
     return ZE_RESULT_ERROR_UNINITIALIZED;
   if (sim.faults.oom) return fail(ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, "fault oom=1");
@@ -191,7 +358,7 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
     input = *payload;
   }
   auto core = std::make_shared<GraphCore>();
-  const ze_result_t built = build(input, *core);
+  const ze_result_t built = build(input, desc->pBuildFlags, *core);
   if (built != ZE_RESULT_SUCCESS) return built;
 
   auto created = std::make_unique<Graph>();
@@ -201,6 +368,9 @@ ze_result_t ZE_APICALL graph_create(ze_context_handle_t context_handle, ze_devic
   created->context = sim.find_locked<Context>(context_handle);
   if (created->context == nullptr)
     return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;  // destroyed meanwhile
+  if (!sim.faults.lenient && created->context->graphs >= kMaxGraphsPerContext)
+    return ZE_RESULT_ERROR_UNINITIALIZED;  // others were created meanwhile
+  ++created->context->graphs;
   *graph = reinterpret_cast<ze_graph_handle_t>(sim.add_locked(std::move(created)));
   return ZE_RESULT_SUCCESS;
 }
@@ -209,7 +379,9 @@ ze_result_t ZE_APICALL graph_destroy(ze_graph_handle_t handle) {
   Sim& sim = Sim::get();
   std::unique_ptr<Object> taken;  // the program may outlive it in queued commands
   std::lock_guard lock(sim.mutex);
-  if (sim.find_locked<Graph>(handle) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  Graph* graph = sim.find_locked<Graph>(handle);
+  if (graph == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (sim.find_locked<Context>(graph->context) != nullptr) --graph->context->graphs;
   taken = sim.take_locked(handle);
   return ZE_RESULT_SUCCESS;
 }
@@ -348,13 +520,78 @@ ze_result_t ZE_APICALL device_get_graph_properties(ze_device_handle_t device,
   if (properties->stype != ZE_STRUCTURE_TYPE_DEVICE_GRAPH_PROPERTIES)
     return ZE_RESULT_ERROR_INVALID_ARGUMENT;
   if (Sim::get().device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
-  properties->graphExtensionVersion = ZE_GRAPH_EXT_VERSION_1_0;
+  properties->graphExtensionVersion = ZE_GRAPH_EXT_VERSION_1_4;
   properties->compilerVersion.major = kCompilerMajor;
   properties->compilerVersion.minor = kCompilerMinor;
   properties->graphFormatsSupported =
       static_cast<ze_graph_format_t>(ZE_GRAPH_FORMAT_NATIVE | ZE_GRAPH_FORMAT_NGRAPH_LITE);
   properties->maxOVOpsetVersionSupported = kMaxOpset;
   return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL query_network_create(ze_context_handle_t context_handle,
+                                            ze_device_handle_t device, const ze_graph_desc_t* desc,
+                                            ze_graph_query_network_handle_t* query) {
+  if (!is_device(device)) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  if (desc == nullptr || query == nullptr || desc->pInput == nullptr)
+    return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (desc->stype != ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES)
+    return ZE_RESULT_ERROR_INVALID_ARGUMENT;
+  if (desc->format != ZE_GRAPH_FORMAT_NGRAPH_LITE) return ZE_RESULT_ERROR_INVALID_ENUMERATION;
+  if (desc->inputSize == 0 || desc->inputSize > kMaxInputBytes) return ZE_RESULT_ERROR_INVALID_SIZE;
+  Sim& sim = Sim::get();
+  if (sim.device_lost) return ZE_RESULT_ERROR_DEVICE_LOST;
+  if (sim.find<Context>(context_handle) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  ir::IrModel model;
+  if (const ze_result_t unpacked = unpack({desc->pInput, desc->inputSize}, model);
+      unpacked != ZE_RESULT_SUCCESS)
+    return unpacked;
+  auto names = supported_layers(model);
+  if (!names.is_ok()) return fail(status_result(names.status()), names.status().message());
+  auto created = std::make_unique<QueryNetwork>();
+  for (const std::string& name : *names) created->supported += "<" + name + ">";
+  *query = reinterpret_cast<ze_graph_query_network_handle_t>(sim.add(std::move(created)));
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL query_network_destroy(ze_graph_query_network_handle_t handle) {
+  Sim& sim = Sim::get();
+  std::unique_ptr<Object> taken;
+  std::lock_guard lock(sim.mutex);
+  if (sim.find_locked<QueryNetwork>(handle) == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  taken = sim.take_locked(handle);
+  return ZE_RESULT_SUCCESS;
+}
+
+// The two-call pattern of the extension's strings: size with a null buffer (the NUL included),
+// then the text into a buffer of at least that size.
+template <typename Size>
+ze_result_t copy_out(const std::string& text, Size* size, char* buffer) {
+  if (size == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_POINTER;
+  if (buffer == nullptr) {
+    *size = static_cast<Size>(text.size() + 1);
+    return ZE_RESULT_SUCCESS;
+  }
+  if (*size < text.size() + 1) return ZE_RESULT_ERROR_INVALID_SIZE;
+  std::memcpy(buffer, text.c_str(), text.size() + 1);
+  *size = static_cast<Size>(text.size() + 1);
+  return ZE_RESULT_SUCCESS;
+}
+
+ze_result_t ZE_APICALL query_network_get_supported_layers(ze_graph_query_network_handle_t handle,
+                                                          size_t* size, char* layers) {
+  Sim& sim = Sim::get();
+  std::lock_guard lock(sim.mutex);
+  const QueryNetwork* query = sim.find_locked<QueryNetwork>(handle);
+  if (query == nullptr) return ZE_RESULT_ERROR_INVALID_NULL_HANDLE;
+  return copy_out(query->supported, size, layers);
+}
+
+ze_result_t ZE_APICALL build_log_get_string(ze_graph_handle_t /*graph*/, uint32_t* size,
+                                            char* log) {
+  Sim& sim = Sim::get();
+  std::lock_guard lock(sim.mutex);
+  return copy_out(sim.build_log, size, log);
 }
 
 // Perturbs every output element well past any fp16 tolerance (fault corrupt_output=1).
@@ -410,6 +647,13 @@ const ze_graph_dditable_ext_t& graph_table() {
       append_graph_execute,
       graph_get_native_binary,
       device_get_graph_properties,
+      nullptr,  // 1.1 and 1.2: argument metadata, not simulated
+      nullptr,
+      nullptr,
+      query_network_create,
+      query_network_destroy,
+      query_network_get_supported_layers,
+      build_log_get_string,
   };
   return table;
 }

@@ -9,7 +9,8 @@ namespace {
 
 class Rewriter {
  public:
-  explicit Rewriter(const Graph& source) : source_(source), use_(source.values().size(), kNoValue) {
+  Rewriter(const Graph& source, bool gelu_as_erf)
+      : source_(source), gelu_as_erf_(gelu_as_erf), use_(source.values().size(), kNoValue) {
     for (const Value& value : source.values()) names_.insert(value.name);
     out_.name = source.name;
     out_.opset = source.opset;
@@ -35,6 +36,7 @@ class Rewriter {
     for (NodeId node_id : order) {
       const Node& node = source_.node(node_id);
       Node copy = node;
+      if (gelu_as_erf_ && copy.op_type == "Gelu") copy.attributes.erase("approximate");
       for (ValueId& in : copy.inputs) {
         if (in == kNoValue) continue;
         if (use_[static_cast<size_t>(in)] == kNoValue)
@@ -104,6 +106,7 @@ class Rewriter {
   }
 
   const Graph& source_;
+  bool gelu_as_erf_;
   Graph out_;
   std::vector<ValueId> use_;  // per source value: the value its readers read in out_
   std::unordered_set<std::string> names_;
@@ -111,6 +114,8 @@ class Rewriter {
 
 }  // namespace
 
-Result<Graph> with_fp16_numerics(const Graph& graph) { return Rewriter(graph).run(); }
+Result<Graph> with_fp16_numerics(const Graph& graph, bool gelu_as_erf) {
+  return Rewriter(graph, gelu_as_erf).run();
+}
 
 }  // namespace hsched::zesim

@@ -12,6 +12,8 @@
 
 namespace hsched::zesim {
 
-Result<Graph> with_fp16_numerics(const Graph& graph);
+// `gelu_as_erf`: every Gelu computes the erf form, as Intel's NPU compiler converts Gelu-7
+// whatever its approximation_mode.
+Result<Graph> with_fp16_numerics(const Graph& graph, bool gelu_as_erf = false);
 
 }  // namespace hsched::zesim

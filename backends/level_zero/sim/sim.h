@@ -57,6 +57,9 @@ inline constexpr uint32_t kScratchpadBytes = 4u << 20;  // on-chip memory, as sh
 inline constexpr uint16_t kCompilerMajor = 1;
 inline constexpr uint16_t kCompilerMinor = 0;
 inline constexpr uint32_t kMaxOpset = 13;
+// Graphs one context holds: Intel's driver gives each graph a command queue of its own and has
+// 255 per context; the 256th pfnCreate fails with ZE_RESULT_ERROR_UNINITIALIZED.
+inline constexpr int64_t kMaxGraphsPerContext = 255;
 
 enum class Kind : uint8_t {
   kContext,
@@ -65,7 +68,8 @@ enum class Kind : uint8_t {
   kEventPool,
   kEvent,
   kFence,
-  kGraph
+  kGraph,
+  kQueryNetwork
 };
 
 struct Object {
@@ -91,6 +95,7 @@ struct Context : Object {
   Context() : Object(Kind::kContext) {}
   ~Context() override;                          // frees what the application left allocated
   std::map<uintptr_t, Allocation> allocations;  // by base address
+  int64_t graphs = 0;                           // live graphs created in it
 };
 
 // The argument of a graph as the host sees it: inputs first, then outputs.
@@ -117,6 +122,12 @@ struct Graph : Object {
   std::shared_ptr<GraphCore> core;
   std::vector<void*> bound;          // per argument; nullptr until pfnSetArgumentValue
   bool initialize_appended = false;  // pfnAppendGraphInitialize seen for this graph
+};
+
+// A query of supported layers (extension 1.3): the answer, "<name><name>...".
+struct QueryNetwork : Object {
+  QueryNetwork() : Object(Kind::kQueryNetwork) {}
+  std::string supported;
 };
 
 enum class CommandType : uint8_t {
@@ -220,6 +231,7 @@ class Sim {
   std::atomic<int64_t> graph_executions{0};
   std::atomic<uint64_t> next_allocation_id{1};
   uint64_t device_bytes = 0;  // device and shared allocations, guarded by mutex
+  std::string build_log;      // the reason of the latest failed build, guarded by mutex
 
   ze_driver_handle_t driver_handle() { return reinterpret_cast<ze_driver_handle_t>(&driver_tag_); }
   ze_device_handle_t device_handle() { return reinterpret_cast<ze_device_handle_t>(&device_tag_); }
@@ -291,6 +303,10 @@ constexpr Kind kind_of<Fence>() {
 template <>
 constexpr Kind kind_of<Graph>() {
   return Kind::kGraph;
+}
+template <>
+constexpr Kind kind_of<QueryNetwork>() {
+  return Kind::kQueryNetwork;
 }
 
 template <typename T>

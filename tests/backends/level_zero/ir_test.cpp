@@ -375,7 +375,7 @@ TEST(IrSupportsTest, RefusesTheWiderDtypesPerNode) {
 }
 
 TEST(NgraphLiteTest, PacksAndUnpacksLittleEndian) {
-  IrModel model{"<net/>", {1, 2, 3}};
+  IrModel model{"<net/>", {1, 2, 3}, {}, {}, {}};
   const auto payload = pack_ngraph_lite(model, 5, 7);
   ASSERT_EQ(payload.size(), 2 + 2 + 4 + 8 + 6 + 8 + 3u);
   EXPECT_EQ(payload[0], 5);
@@ -389,7 +389,7 @@ TEST(NgraphLiteTest, PacksAndUnpacksLittleEndian) {
 }
 
 TEST(NgraphLiteTest, RefusesMalformedPayloads) {
-  const auto payload = pack_ngraph_lite(IrModel{"<net/>", {1, 2, 3}}, 1, 0);
+  const auto payload = pack_ngraph_lite(IrModel{"<net/>", {1, 2, 3}, {}, {}, {}}, 1, 0);
   // Every truncation.
   for (size_t n = 0; n < payload.size(); ++n) {
     auto r = unpack_ngraph_lite(std::span(payload.data(), n));

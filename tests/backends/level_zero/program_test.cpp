@@ -98,6 +98,34 @@ class NpuProgramTest : public ::testing::Test {
   test::TempDir cache_dir_;
 };
 
+// The build flags the driver is given, in the format of OpenVINO's NPU plugin: by name for
+// compilers before 5.9 (the names the compiler gives the arguments), by index from 5.9 on.
+TEST(BuildFlagsTest, StateEachArgumentsPrecisionAndLayout) {
+  Graph g;
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({1, 3, 4, 4}));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({1, 3, 4, 4}));
+  g.add_input(x);
+  g.add_node(Node{"act", "Relu", "", {x}, {y}, {}});
+  g.add_output(y);
+  auto model = ir::write_ir(g, Precision::kFp32);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto named = level_zero::build_flags(g, *model, {1, 0});
+  ASSERT_TRUE(named.is_ok()) << named.status().message();
+  EXPECT_EQ(*named,
+            "--inputs_precisions=\"x:FP32\" --inputs_layouts=\"x:NCHW\" "
+            "--outputs_precisions=\"act:FP32\" --outputs_layouts=\"act:NCHW\"");
+  auto indexed = level_zero::build_flags(g, *model, {5, 9});
+  ASSERT_TRUE(indexed.is_ok());
+  EXPECT_EQ(*indexed,
+            "--inputs_precisions=\"0:FP32\" --inputs_layouts=\"0:NCHW\" "
+            "--outputs_precisions=\"0:FP32\" --outputs_layouts=\"0:NCHW\"");
+  // A name the syntax cannot hold: refused for an old compiler, fine by index.
+  model->input_names = {"x 1"};
+  EXPECT_EQ(level_zero::build_flags(g, *model, {1, 0}).status().code(), ErrorCode::kUnimplemented);
+  EXPECT_TRUE(level_zero::build_flags(g, *model, {6, 0}).is_ok());
+}
+
 TEST_F(NpuProgramTest, DemoGraphMatchesTheCpuInFp16) {
   auto program = compile(cache_dir_.path().string());
   ASSERT_TRUE(program.is_ok()) << program.status().message();

@@ -165,7 +165,7 @@ TEST(SimDriver, OneVpuDeviceWithTheNpu3720Profile) {
   ze_driver_extension_properties_t extension{};
   ASSERT_EQ(zeDriverGetExtensionProperties(s.driver, &extensions, &extension), ZE_RESULT_SUCCESS);
   EXPECT_STREQ(extension.name, "ZE_extension_graph");
-  EXPECT_EQ(extension.version, static_cast<uint32_t>(ZE_GRAPH_EXT_VERSION_1_0));
+  EXPECT_EQ(extension.version, static_cast<uint32_t>(ZE_GRAPH_EXT_VERSION_1_4));
   void* other = nullptr;
   EXPECT_EQ(zeDriverGetExtensionFunctionAddress(s.driver, "ZE_extension_other", &other),
             ZE_RESULT_ERROR_INVALID_ARGUMENT);
@@ -173,7 +173,7 @@ TEST(SimDriver, OneVpuDeviceWithTheNpu3720Profile) {
   ze_device_graph_properties_t graph_properties{};
   graph_properties.stype = ZE_STRUCTURE_TYPE_DEVICE_GRAPH_PROPERTIES;
   ASSERT_EQ(s.graph->pfnDeviceGetGraphProperties(s.device, &graph_properties), ZE_RESULT_SUCCESS);
-  EXPECT_EQ(graph_properties.graphExtensionVersion, ZE_GRAPH_EXT_VERSION_1_0);
+  EXPECT_EQ(graph_properties.graphExtensionVersion, ZE_GRAPH_EXT_VERSION_1_4);
   EXPECT_TRUE(graph_properties.graphFormatsSupported & ZE_GRAPH_FORMAT_NGRAPH_LITE);
   EXPECT_TRUE(graph_properties.graphFormatsSupported & ZE_GRAPH_FORMAT_NATIVE);
 
@@ -236,7 +236,8 @@ TEST(SimDriver, GraphFromIrRunsWithNpuNumericsAndMatchesTheCpu) {
   ASSERT_EQ(run.create(ZE_GRAPH_FORMAT_NGRAPH_LITE, payload), "");
 
   ASSERT_EQ(run.args().size(), 4u);
-  const char* names[] = {"x", "s", "y", "z"};
+  // Outputs are named after the layer feeding their Result (fp16 IR: the Converts to f32).
+  const char* names[] = {"x", "s", "y/to_f32", "z/to_f32"};
   const ze_graph_argument_type_t types[] = {
       ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_INPUT, ZE_GRAPH_ARGUMENT_TYPE_OUTPUT,
       ZE_GRAPH_ARGUMENT_TYPE_OUTPUT};

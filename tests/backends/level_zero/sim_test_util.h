@@ -174,13 +174,13 @@ class Session {
   }
 
   ze_result_t create_graph(ze_graph_format_t format, const std::vector<uint8_t>& input,
-                           ze_graph_handle_t* handle) const {
+                           ze_graph_handle_t* handle, const char* build_flags = nullptr) const {
     ze_graph_desc_t desc{ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES,
                          nullptr,
                          format,
                          input.size(),
                          input.data(),
-                         nullptr};
+                         build_flags};
     return graph->pfnCreate(context, device, &desc, handle);
   }
 
