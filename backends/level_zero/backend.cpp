@@ -118,8 +118,11 @@ class LevelZeroDevice final : public Device {
       return error;
     }
     DriverAnswer answer;
-    if (!query->has_value()) return answer;
-    const LayerQuery& layers = **query;
+    const LayerQuery& layers = *query;
+    if (!layers.not_asked.empty()) {
+      answer.summary = "driver query: " + layers.not_asked;
+      return answer;
+    }
     for (NodeId id = 0; id < static_cast<NodeId>(part.nodes().size()); ++id) {
       const std::string name = ir::layer_name(part, part.node(id));
       std::vector<std::string> missing;

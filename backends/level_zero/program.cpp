@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <system_error>
@@ -374,17 +375,28 @@ Result<LoadedGraph<GraphObject>> load_or_build_graph(
 
 }  // namespace
 
-Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
-                                                        std::shared_ptr<NpuRuntime> runtime,
-                                                        const NpuCompileOptions& options) {
-  const DeviceInfo& info = runtime->info();
-  HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, options.precision));
-  const ze_graph_compiler_version_info_t version = runtime->graph_properties().compilerVersion;
-  HSCHED_ASSIGN_OR_RETURN(std::string flags, build_flags(graph, model, version));
-  auto payload = std::make_shared<const std::vector<uint8_t>>(
-      ir::pack_ngraph_lite(model, version.major, version.minor));
-  model = {};  // the payload holds a copy
+namespace {
 
+// What a partition's graph is built from: its IR as an NGRAPH_LITE payload for the device's
+// compiler, the build flags, and its key in the native cache.
+struct PreparedGraph {
+  std::shared_ptr<const std::vector<uint8_t>> payload;
+  std::string flags;
+  std::string cache_key;  // NativeKey::bytes(): stored in the entry, compared on load
+  std::string digest;
+  std::vector<std::string> layers;  // every layer of the IR, in its order
+};
+
+Result<PreparedGraph> prepare_graph(const Graph& graph, const NpuRuntime& runtime,
+                                    Precision precision) {
+  const DeviceInfo& info = runtime.info();
+  HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, precision));
+  const ze_graph_compiler_version_info_t version = runtime.graph_properties().compilerVersion;
+  PreparedGraph prepared;
+  HSCHED_ASSIGN_OR_RETURN(prepared.flags, build_flags(graph, model, version));
+  prepared.payload = std::make_shared<const std::vector<uint8_t>>(
+      ir::pack_ngraph_lite(model, version.major, version.minor));
+  prepared.layers = std::move(model.layers);
   NativeKey key;
   key.driver_uuid = info.driver_uuid;
   key.driver_version = info.driver_version;
@@ -392,13 +404,28 @@ Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
   key.device_uuid = uuid_text(info.uuid);
   key.device_id = info.device_id;
   key.graph_extension_version =
-      static_cast<uint32_t>(runtime->graph_properties().graphExtensionVersion);
+      static_cast<uint32_t>(runtime.graph_properties().graphExtensionVersion);
   key.compiler_major = version.major;
   key.compiler_minor = version.minor;
-  key.payload = *payload;
-  key.build_flags = flags;
-  const std::string cache_key = key.bytes();  // stored in the entry, compared on load
-  const std::string digest = key.digest();
+  key.payload = *prepared.payload;
+  key.build_flags = prepared.flags;
+  prepared.cache_key = key.bytes();
+  prepared.digest = key.digest();
+  return prepared;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
+                                                        std::shared_ptr<NpuRuntime> runtime,
+                                                        const NpuCompileOptions& options) {
+  const DeviceInfo& info = runtime->info();
+  HSCHED_ASSIGN_OR_RETURN(PreparedGraph prepared,
+                          prepare_graph(graph, *runtime, options.precision));
+  auto payload = prepared.payload;
+  const std::string cache_key = prepared.cache_key;
+  const std::string flags = prepared.flags;
+  const std::string& digest = prepared.digest;
 
   std::unique_ptr<NpuProgram> program(new NpuProgram(graph, runtime, options.run_timeout_ms));
   HSCHED_ASSIGN_OR_RETURN(
@@ -618,17 +645,22 @@ Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
   return outputs;
 }
 
-Result<std::optional<LayerQuery>> query_layers(const Graph& graph,
-                                               const std::shared_ptr<NpuRuntime>& runtime,
-                                               Precision precision, int64_t deadline_ms) {
-  if (!runtime->can_query()) return std::optional<LayerQuery>();
-  HSCHED_ASSIGN_OR_RETURN(ir::IrModel model, ir::write_ir(graph, precision));
-  const ze_graph_compiler_version_info_t version = runtime->graph_properties().compilerVersion;
-  HSCHED_ASSIGN_OR_RETURN(std::string flags, build_flags(graph, model, version));
-  auto payload = std::make_shared<const std::vector<uint8_t>>(
-      ir::pack_ngraph_lite(model, version.major, version.minor));
+Result<LayerQuery> query_layers(const Graph& graph, const std::shared_ptr<NpuRuntime>& runtime,
+                                Precision precision, int64_t deadline_ms) {
   LayerQuery query;
-  query.layers = std::move(model.layers);
+  if (!runtime->can_query()) {
+    query.not_asked = "not offered by the driver";
+    return query;
+  }
+  HSCHED_ASSIGN_OR_RETURN(PreparedGraph prepared, prepare_graph(graph, *runtime, precision));
+  std::error_code error;
+  if (std::filesystem::exists(runtime->cache().entry_path(prepared.cache_key), error)) {
+    query.not_asked = "not asked, the graph is cached";  // it was built: the driver took it
+    return query;
+  }
+  query.layers = std::move(prepared.layers);
+  auto payload = prepared.payload;
+  const std::string flags = prepared.flags;
   const std::string name = runtime->info().name;
   HSCHED_ASSIGN_OR_RETURN(
       std::string answer,
@@ -679,7 +711,7 @@ Result<std::optional<LayerQuery>> query_layers(const Graph& graph,
     query.supported.insert(answer.substr(open + 1, close - open - 1));
     open = close;
   }
-  return std::optional<LayerQuery>(std::move(query));
+  return query;
 }
 
 }  // namespace hsched::level_zero

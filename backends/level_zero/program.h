@@ -97,16 +97,17 @@ class NpuRuntime {
 Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
                                 ze_graph_compiler_version_info_t compiler);
 
-// The names of the layers of `graph`'s IR (write_ir in `precision`) that the driver's compiler
-// supports (pfnQueryNetworkCreate, extension 1.3; OpenVINO's NPU plugin parses the same
-// "<name><name>" answer), asked under `deadline_ms`; nullopt when the driver cannot be asked.
+// The layers of `graph`'s IR (write_ir in `precision`) that the driver's compiler supports
+// (pfnQueryNetworkCreate, extension 1.3; OpenVINO's NPU plugin parses the same "<name><name>"
+// answer), asked under `deadline_ms`. Not asked when the driver offers no query, nor when the
+// native cache holds the graph (the driver built it before).
 struct LayerQuery {
+  std::string not_asked;  // why the driver was not asked; empty when it answered
   std::set<std::string> supported;
   std::vector<std::string> layers;  // every layer of the IR, in its order
 };
-Result<std::optional<LayerQuery>> query_layers(const Graph& graph,
-                                               const std::shared_ptr<NpuRuntime>& runtime,
-                                               Precision precision, int64_t deadline_ms);
+Result<LayerQuery> query_layers(const Graph& graph, const std::shared_ptr<NpuRuntime>& runtime,
+                                Precision precision, int64_t deadline_ms);
 
 struct NpuCompileOptions {
   Precision precision = Precision::kFp16;  // what write_ir serializes (fp16 or fp32)

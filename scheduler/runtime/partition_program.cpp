@@ -36,7 +36,10 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   std::vector<Precision> precisions;
   for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
   const auto key = std::make_tuple(partition.device, partition.nodes, precisions);
-  if (auto found = done_.find(key); found != done_.end()) return found->second;
+  if (auto found = done_.find(key); found != done_.end()) {
+    if (answer != nullptr) answer->summary = found->second.driver_answer;
+    return found->second.program;
+  }
   const DeviceProfile* profile = plan.target.find(partition.device);
   if (profile == nullptr || !profile->present) {
     return invalid_argument("the plan puts partition " + std::to_string(partition.id) + " on " +
@@ -63,7 +66,7 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                       " nodes of the partition (" + asked.summary + ")");
   }
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device->compile(part, compile));
-  done_.emplace(key, program);
+  done_.emplace(key, Compiled{program, asked.summary});
   return program;
 }
 

@@ -43,9 +43,11 @@ class PartitionCompiler {
  private:
   ExecutorOptions options_;
   std::map<std::string, std::unique_ptr<Device>> devices_;  // by device id, opened once
-  std::map<std::tuple<std::string, std::vector<NodeId>, std::vector<Precision>>,
-           std::shared_ptr<Program>>
-      done_;
+  struct Compiled {
+    std::shared_ptr<Program> program;
+    std::string driver_answer;  // DriverAnswer::summary
+  };
+  std::map<std::tuple<std::string, std::vector<NodeId>, std::vector<Precision>>, Compiled> done_;
 };
 
 // How far `got` is from `want` (the reference), over every float output.

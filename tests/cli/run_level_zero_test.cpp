@@ -133,6 +133,11 @@ TEST_F(RunLevelZeroTest, SecondProcessLoadsTheCachedNativeGraph) {
   EXPECT_TRUE(ran_on(second, "npu0")) << second.dump();
   EXPECT_EQ(second["cache"]["programs_built"], 0);
   EXPECT_EQ(second["cache"]["programs_loaded"], first["cache"]["programs_built"]);
+  for (const auto& partition : second["partitions"]) {  // built before: the driver took it
+    if (partition["device"] == "npu0") {
+      EXPECT_EQ(partition["driver_query"], "driver query: not asked, the graph is cached");
+    }
+  }
   expect_outputs_correct();
 }
 
@@ -211,6 +216,22 @@ TEST_F(RunLevelZeroTest, LayersTheDriverQueryRefusesRunOnTheCpu) {
   }
   EXPECT_EQ(refused, 3u) << json.dump();  // squeezenet1_1's three MaxPool nodes
   EXPECT_TRUE(ran_on(json, "npu0")) << json.dump();
+  expect_outputs_correct();
+}
+
+// The query lists MaxPool but its build fails (a fault): the partition moves to the CPU with
+// reason compile_failed, and the detail carries the compiler's build log naming the layer.
+TEST_F(RunLevelZeroTest, ABuildTheQueryAcceptedThenFailedCarriesTheCompilerLog) {
+  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());
+  ScopedEnv faults(kFaultsEnv, "failing_layers=MaxPool");
+  const nlohmann::json json = run_json({"--iterations", "1"});
+  ASSERT_FALSE(json.empty());
+  ASSERT_GT(json["late_rejections"].size(), 0u) << json.dump();
+  const auto& rejection = json["late_rejections"][0];
+  EXPECT_EQ(rejection["reason"], "compile_failed") << rejection.dump();
+  const std::string detail = rejection["detail"];
+  EXPECT_NE(detail.find("compiler log: layer '"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("(MaxPool): lowering failed"), std::string::npos) << detail;
   expect_outputs_correct();
 }
 

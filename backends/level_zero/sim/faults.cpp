@@ -68,12 +68,14 @@ Faults parse_faults(std::string_view spec, std::ostream& errors) {
          : key == "lenient" ? faults.lenient
                             : faults.corrupt_output) = *flag;
       }
-    } else if (key == "unsupported_layers") {
-      faults.unsupported_layers.clear();
+    } else if (key == "unsupported_layers" || key == "failing_layers") {
+      std::vector<std::string>& types =
+          key == "unsupported_layers" ? faults.unsupported_layers : faults.failing_layers;
+      types.clear();
       for (std::string_view rest = value; !rest.empty();) {
         const size_t colon = rest.find(':');
         const std::string_view type = trim(rest.substr(0, colon));
-        if (!type.empty()) faults.unsupported_layers.emplace_back(type);
+        if (!type.empty()) types.emplace_back(type);
         rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
       }
     } else if (key == "driver_version") {
@@ -90,7 +92,7 @@ Faults parse_faults(std::string_view spec, std::ostream& errors) {
     } else {
       reject(key, value,
              "unknown key (build_delay_s, device_lost_after, oom, corrupt_output, driver_version, "
-             "unsupported_layers, lenient)");
+             "unsupported_layers, failing_layers, lenient)");
     }
   }
   return faults;

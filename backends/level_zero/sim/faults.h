@@ -8,6 +8,8 @@
 //   driver_version=M.m    the driver release it behaves as and reports (default 1.10)
 //   unsupported_layers=T:T  the compiler's op table lacks these layer types: the query of
 //                         supported layers leaves them out and a build with them fails
+//   failing_layers=T:T    builds of IR with layers of these types fail, while the query of
+//                         supported layers lists them ("supported, then the compile failed")
 //   lenient=1             the behaviours of a lenient driver: outputs named after their values,
 //                         no limit of graphs per context, Gelu's tanh form computed as such
 // A bad key or value is ignored with one line on the error stream naming the key.
@@ -31,6 +33,7 @@ struct Faults {
   int driver_minor = 10;
   bool lenient = false;
   std::vector<std::string> unsupported_layers;
+  std::vector<std::string> failing_layers;
 };
 
 inline constexpr const char* kFaultsEnv = "HSCHED_ZE_SIM_FAULTS";

@@ -286,6 +286,10 @@ ze_result_t build(std::span<const uint8_t> payload, const char* build_flags, Gra
     if (!in_op_table(layer) && layer.readable)
       return fail(ZE_RESULT_ERROR_UNSUPPORTED_FEATURE,
                   "layer '" + layer.name + "': type " + layer.type + " is not supported");
+    const std::vector<std::string>& failing = Sim::get().faults.failing_layers;
+    if (std::find(failing.begin(), failing.end(), layer.type) != failing.end())
+      return fail(ZE_RESULT_ERROR_UNKNOWN,
+                  "layer '" + layer.name + "' (" + layer.type + "): lowering failed (fault)");
   }
   const std::span<const uint8_t> weights(model.weights.data(), model.weights.size());
   std::vector<std::string> producers;
