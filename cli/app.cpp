@@ -13,10 +13,7 @@
 #include "cli/quantize_command.h"
 #include "cli/run_command.h"
 #include "cli/run_requests.h"
-
-#ifndef HSCHED_VERSION
-#define HSCHED_VERSION "unknown"
-#endif
+#include "hsched/version.h"
 
 namespace hsched::cli {
 namespace {
@@ -76,10 +73,32 @@ void add_model_plan_flags(CLI::App& command, std::string& model_path,
   add_plan_source_flags(command, source);
 }
 
+// Examples, the environment and the exit codes, after every --help.
+constexpr const char* kHelpFooter = R"(Examples:
+  hsched devices                                    what this machine has
+  hsched info model.onnx --input-shape images=1,3,640,640
+  hsched report model.onnx --target core-ultra-7-155h -o report.html --format html
+  hsched run model.onnx --devices opencl --iterations 100 --json
+  hsched run model.onnx --config configs/deploy/core-ultra-7-155h.yaml --verify
+  hsched calibrate -o my-laptop.yaml && hsched plan model.onnx --target my-laptop.yaml
+
+Environment:
+  HSCHED_CONFIGS_DIR      folder of shipped targets, policies and deployments (default: the
+                          install's share/hsched/configs)
+  HSCHED_CACHE_DIR        compiled OpenCL programs and NPU graphs (default ~/.cache/hsched)
+  ZE_ENABLE_ALT_DRIVERS   Level Zero drivers to load instead of the system's (the simulated NPU)
+  HSCHED_ZE_SIM_FAULTS    faults and behaviour of the simulated NPU driver (docs/npu-simulator.md)
+  GOMP_SPINCOUNT, OMP_WAIT_POLICY   libgomp's spinning (hsched sets GOMP_SPINCOUNT=30000 unless
+                          either is set)
+
+Exit codes:
+  0  success        2  any error: one line on stderr naming the file, node or flag)";
+
 int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"hsched: a heterogeneous inference scheduler", "hsched"};
-  app.set_version_flag("--version", std::string("hsched ") + HSCHED_VERSION);
+  app.set_version_flag("--version", std::string("hsched ") + version());
   app.require_subcommand(1);
+  app.footer(kHelpFooter);
 
   InfoArgs info_args;
   CLI::App* info = app.add_subcommand("info", "Import an ONNX model and report on it");
@@ -105,7 +124,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                         "Target profile to write (default calibration.yaml); its earlier "
                         "measurements are reused");
   calibrate->add_flag("--fresh", calibrate_args.fresh, "Measure everything again");
-  calibrate->add_option("--threads", calibrate_args.threads, "CPU threads (default 2)");
+  calibrate->add_option("--threads", calibrate_args.threads,
+                        "CPU threads (default: the physical cores this process may use)");
   calibrate->add_option("--rounds", calibrate_args.rounds,
                         "Alternating rounds (default 5; up to 5 more while they disagree)");
   calibrate
@@ -119,12 +139,17 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* plan = app.add_subcommand("plan", "Schedule a model: where each node runs and why");
   add_model_plan_flags(*plan, plan_args.model_path, plan_args.input_shapes, plan_args.source);
   plan->add_flag("--json", plan_args.json, "Print the plan as JSON");
+  plan->add_option("-o,--output", plan_args.output,
+                   "Write the plan to this file (whole or not at all)");
 
   PlanArgs report_args;
   CLI::App* report = app.add_subcommand("report", "Schedule a model and print the fallback report");
   add_model_plan_flags(*report, report_args.model_path, report_args.input_shapes,
                        report_args.source);
-  report->add_option("--format", report_args.format, "text, json, dot or html (default text)");
+  CLI::Option* report_format =
+      report->add_option("--format", report_args.format, "text, json, dot or html (default text)");
+  report->add_flag("--json", report_args.json, "The same as --format json")
+      ->excludes(report_format);
   report->add_option("-o,--output", report_args.output,
                      "Write the report to this file (whole or not at all)");
 
@@ -136,7 +161,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   run->add_option("--outputs", run_args.outputs_dir, "Write output_K.pb tensors to this folder");
   run->add_option("--iterations", run_args.iterations, "Timed runs (default 10)");
   run->add_option("--warmup", run_args.warmup, "Untimed runs first (default 2)");
-  run->add_option("--threads", run_args.threads, "CPU threads (default 2)");
+  run->add_option("--threads", run_args.threads,
+                  "CPU threads (default: the physical cores this process may use)");
   run->add_option("--compile-timeout-ms", run_args.compile_timeout_ms,
                   "Per-partition compile deadline; past it the CPU takes the partition "
                   "(default: the deploy file's, else 30000)");
@@ -188,7 +214,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                      "One scale per weight tensor instead of one per output channel");
   quantize->add_option("--keep", quantize_args.keep,
                        "Leave these nodes in fp32: node names or op types (repeatable)");
-  quantize->add_option("--threads", quantize_args.threads, "CPU threads (default 2)");
+  quantize->add_option("--threads", quantize_args.threads,
+                       "CPU threads (default: the physical cores this process may use)");
 
   try {
     app.parse(argc, argv);

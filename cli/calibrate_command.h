@@ -6,6 +6,7 @@
 #include <string>
 
 #include "hsched/status.h"
+#include "hsched/threads.h"
 
 namespace hsched::cli {
 
@@ -13,7 +14,7 @@ struct CalibrateArgs {
   std::string devices;  // selectors as --devices; empty: every present device
   std::string output = "calibration.yaml";
   bool fresh = false;  // measure everything again
-  int threads = 2;     // CPU threads, as `hsched run --threads`
+  int threads = default_cpu_threads();  // CPU threads, as `hsched run --threads`
   int rounds = 5;
   std::string check;  // a profile whose probe is timed again (nothing written); empty: calibrate
 };

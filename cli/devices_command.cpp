@@ -7,6 +7,7 @@
 
 #include "cli/text_table.h"
 #include "hsched/config.h"
+#include "hsched/report.h"
 
 namespace hsched::cli {
 namespace {
@@ -58,7 +59,9 @@ Result<std::string> run_devices(const DevicesArgs& args) {
   // A GPU seen through OpenCL and Level Zero is listed once (as the OpenCL device, which runs
   // it), with its Level Zero view beside it (DeviceProfile::views).
   if (args.json) {
-    nlohmann::json json = {{"target", target.name}, {"source", target.source}};
+    nlohmann::json json = {{"schema_version", kReportSchemaVersion},
+                           {"target", target.name},
+                           {"source", target.source}};
     json["devices"] = nlohmann::json::array();
     for (const DeviceProfile& device : target.devices) {
       nlohmann::json entry = device_json(device);

@@ -114,25 +114,33 @@ Result<PlannedModel> plan_model(const PlanArgs& args) {
                       source.compile_timeout_ms};
 }
 
+namespace {
+
+// `text` on standard output, or written whole to -o FILE (then nothing is printed).
+Result<std::string> to_output(const PlanArgs& args, std::string text) {
+  if (args.output.empty()) return text;
+  HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, text).with_context("-o"));
+  return std::string();
+}
+
+}  // namespace
+
 Result<std::string> run_plan(const PlanArgs& args) {
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
-  if (args.json) {
-    return plan_json(planned.model, planned.plan) + "\n";
-  }
-  return plan_text(planned.model, planned.plan);
+  return to_output(args, args.json ? plan_json(planned.model, planned.plan) + "\n"
+                                   : plan_text(planned.model, planned.plan));
 }
 
 Result<std::string> run_report(const PlanArgs& args) {
-  const std::optional<ReportFormat> format = parse_report_format(args.format);
+  const std::optional<ReportFormat> format =
+      parse_report_format(args.json ? std::string("json") : args.format);
   if (!format) {
     return invalid_argument("--format: unknown format '" + args.format +
                             "' (text, json, dot, html)");
   }
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
   HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.model, planned.plan, *format));
-  if (args.output.empty()) return report;
-  HSCHED_RETURN_IF_ERROR(write_file_atomically(args.output, report).with_context("-o"));
-  return std::string();
+  return to_output(args, std::move(report));
 }
 
 }  // namespace hsched::cli

@@ -40,9 +40,9 @@ struct PlanArgs {
   std::string model_path;
   std::vector<std::string> input_shapes;  // "NAME=d1,d2,..." as given to --input-shape
   PlanSourceArgs source;
-  bool json = false;            // plan: the plan as JSON
+  bool json = false;            // the plan as JSON; report: the same as --format json
   std::string format = "text";  // report: text, json, dot, html
-  std::string output;           // report: write here (atomically) instead of stdout
+  std::string output;           // write here (atomically) instead of stdout
 };
 
 // A model with its plan, and the deploy settings the run uses.

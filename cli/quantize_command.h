@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hsched/status.h"
+#include "hsched/threads.h"
 
 namespace hsched::cli {
 
@@ -22,7 +23,7 @@ struct QuantizeArgs {
   double percentile = 100;        // 100: MinMax ranges
   bool entropy = false;           // entropy calibration instead
   std::vector<std::string> keep;  // node names or op types left in fp32
-  int threads = 2;
+  int threads = default_cpu_threads();
 };
 
 // Writes the quantized model and returns the summary (hsched::quantize_summary_text).

@@ -16,6 +16,7 @@
 #include "cli/run_requests.h"
 #include "cli/text_table.h"
 #include "hsched/executor.h"
+#include "hsched/report.h"
 #include "hsched/trace.h"
 
 namespace hsched::cli {
@@ -473,6 +474,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   const std::vector<TensorInfo> output_infos = model.outputs();
   if (args.json) {
     nlohmann::json report;
+    report["schema_version"] = kReportSchemaVersion;
     report["model"] = args.model_path;
     report["devices"] = nlohmann::json::array();
     for (const DeviceProfile& device : plan.target.devices) {
@@ -512,7 +514,9 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     report["threads"] = args.threads;
     report["iterations"] = args.iterations;
     report["warmup"] = args.warmup;
-    report["latency_ms"] = {{"median", median}, {"min", timed->min_ms}, {"max", timed->max_ms}};
+    report["latency_ms"] = {{"median", median},     {"p50", median},        {"p90", timed->p90_ms},
+                            {"p99", timed->p99_ms}, {"min", timed->min_ms}, {"max", timed->max_ms}};
+    report["runs_per_s"] = timed->runs_per_s;
     report["compile_ms"] = stats.compile_ms;
     report["first_run_ms"] = timed->first_ms;
     report["cache"] = {{"programs_built", stats.programs_built},
@@ -576,9 +580,10 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                                                : "plan failed: " + stats.progressive_error)
          << "\n";
   }
-  text << "latency      median " << median << " ms, min " << timed->min_ms << " ms, max "
-       << timed->max_ms << " ms over " << args.iterations << " runs (" << args.warmup
-       << " warm-up)\n"
+  text << "latency      p50 " << median << " ms, p90 " << timed->p90_ms << " ms, p99 "
+       << timed->p99_ms << " ms, min " << timed->min_ms << " ms, max " << timed->max_ms
+       << " ms over " << args.iterations << " runs (" << args.warmup << " warm-up); "
+       << timed->runs_per_s << " runs/s one at a time\n"
        << "partitions   predicted compute and measured medians (transfers: bytes, ms)\n"
        << partitions_text(plan, measured);
   if (requests) text << throughput_text(*requests);

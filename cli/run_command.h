@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ struct RunArgs {
   std::string outputs_dir;  // output_K.pb files written here when set
   int iterations = 10;
   int warmup = 2;
-  int threads = 2;
+  int threads = default_cpu_threads();
   int64_t compile_timeout_ms = -1;  // < 0: the deploy file's, else 30000
   bool json = false;
   bool profile = false;  // time every step; the report lists time per op type and the slowest steps
@@ -53,6 +54,8 @@ struct TimedRuns {
   std::vector<Tensor> outputs;  // of the last run
   double first_ms = 0;          // the first run after compiling (warm-up or timed)
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  double p90_ms = 0, p99_ms = 0;  // nearest-rank percentiles of the timed runs (p50: median_ms)
+  double runs_per_s = 0;          // timed runs over their total time, one at a time
   std::vector<RunRecord> warmup_records;  // what each run did (hsched/executor.h), the first
   std::vector<RunRecord> records;         // kMaxKeptRecords warm-up and timed runs
 };
@@ -82,6 +85,16 @@ Result<TimedRuns> time_runs(Program& program, const std::vector<Tensor>& inputs,
   timed.min_ms = *min_it;
   timed.max_ms = *max_it;
   timed.median_ms = median_of(times);
+  double total_ms = 0;
+  for (double ms : times) total_ms += ms;
+  timed.runs_per_s = total_ms > 0 ? 1000.0 * static_cast<double>(times.size()) / total_ms : 0;
+  std::sort(times.begin(), times.end());
+  const auto rank = [&](double p) {  // nearest rank: the smallest value with p% at or below it
+    const auto k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(times.size())));
+    return times[std::min(times.size(), std::max<size_t>(k, 1)) - 1];
+  };
+  timed.p90_ms = rank(90);
+  timed.p99_ms = rank(99);
   return timed;
 }
 

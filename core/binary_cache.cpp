@@ -19,9 +19,7 @@
 
 #include <openssl/evp.h>
 
-#ifndef HSCHED_VERSION
-#error "HSCHED_VERSION is set by graph/CMakeLists.txt"
-#endif
+#include "hsched/version.h"
 
 namespace hsched {
 namespace fs = std::filesystem;
@@ -242,7 +240,7 @@ std::string begin_cache_key(const CacheFormat& format) {
   std::string key;
   append_key_field(&key, std::string_view(format.magic, sizeof(format.magic)));
   append_key_field(&key, uint64_t{format.version});
-  append_key_field(&key, std::string_view("hsched " HSCHED_VERSION));
+  append_key_field(&key, std::string_view("hsched " HSCHED_VERSION_STRING));
   return key;
 }
 

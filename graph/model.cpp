@@ -10,6 +10,7 @@
 #include "graph/graph.h"
 #include "graph/onnx_import.h"
 #include "graph/summary.h"
+#include "hsched/report.h"
 
 namespace hsched {
 namespace {
@@ -42,7 +43,9 @@ const std::string& Model::value_name(ValueId value) const { return graph_->value
 ModelSummary Model::summary() const { return summarize(*graph_, name_); }
 
 std::string summary_to_json_text(const ModelSummary& summary) {
-  return summary_to_json(summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  nlohmann::json json = summary_to_json(summary);
+  json["schema_version"] = kReportSchemaVersion;
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Result<std::vector<Tensor>> inputs_in_order(const Model& model,

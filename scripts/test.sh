@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run): Debian packages, the docs check
 #   (scripts/check-docs.sh), then release build + CTest + ONNX's node tests on the CPU, PoCL and
-#   the simulated NPU (tests/onnx_node/), asan (ASan+UBSan) build + CTest, tsan
-#   (ThreadSanitizer) build of the executor stress test + its CTest label, fuzz build + timed
-#   libFuzzer runs of the three fuzz targets (tests/fuzz/: importer, run path, config loaders).
+#   the simulated NPU (tests/onnx_node/) + the installed package (scripts/test-install.sh),
+#   asan (ASan+UBSan) build + CTest, tsan (ThreadSanitizer) build of the executor stress test +
+#   its CTest label, fuzz build + timed libFuzzer runs of the three fuzz targets (tests/fuzz/: importer, run path, config loaders).
 # Every phase runs even when an earlier one failed (one CI run shows every failure), except that a
 # failed set-up or build skips what needs it. Prints the time of each phase; exits 1 on any failure.
 #
@@ -188,6 +188,12 @@ for preset in release asan tsan; do
     count_ctest "${preset}-test"
     if [[ ${preset} == release ]]; then
       if run_phase onnx-node onnx_node_suite; then
+        tests_passed=$((tests_passed + 1))
+      else
+        tests_failed=$((tests_failed + 1))
+      fi
+      # The installed package: cmake --install, find_package, pkg-config, pip install, pytest.
+      if run_phase install bash scripts/test-install.sh "${root}/build/release"; then
         tests_passed=$((tests_passed + 1))
       else
         tests_failed=$((tests_failed + 1))

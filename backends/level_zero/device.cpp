@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "backends/level_zero/ze_graph_ext.h"
+#include "core/install_paths.h"
 
 namespace hsched::level_zero {
 namespace {
@@ -152,15 +153,17 @@ bool process_exiting() { return g_exiting.load(); }
 
 bool use_simulated_driver_if_no_npu(const std::string& driver_path) {
   namespace fs = std::filesystem;
-  if (g_init_started.load() || driver_path.empty()) return false;
+  const std::optional<fs::path> installed = installed_library("libze_hsched_sim.so");
+  const std::string driver = installed ? installed->string() : driver_path;
+  if (g_init_started.load() || driver.empty()) return false;
   const char* configured = std::getenv("ZE_ENABLE_ALT_DRIVERS");
   if (configured != nullptr && *configured != '\0') return false;
   std::error_code error;
-  if (!fs::is_regular_file(driver_path, error)) return false;
+  if (!fs::is_regular_file(driver, error)) return false;
   for (const fs::directory_entry& entry : fs::directory_iterator("/dev/accel", error)) {
     if (entry.path().filename().string().rfind("accel", 0) == 0) return false;  // an NPU is here
   }
-  return ::setenv("ZE_ENABLE_ALT_DRIVERS", driver_path.c_str(), 1) == 0;
+  return ::setenv("ZE_ENABLE_ALT_DRIVERS", driver.c_str(), 1) == 0;
 }
 
 std::string result_name(ze_result_t result) {

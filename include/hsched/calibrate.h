@@ -11,6 +11,7 @@
 
 #include "hsched/device.h"
 #include "hsched/status.h"
+#include "hsched/threads.h"
 
 namespace hsched {
 
@@ -34,7 +35,7 @@ struct ProtocolOptions {
 };
 
 struct CalibrateOptions {
-  int cpu_threads = 2;  // as `hsched run --threads`: the CPU is measured as it will run
+  int cpu_threads = default_cpu_threads();  // as `hsched run --threads`: measured as it runs
   ProtocolOptions protocol;
   std::string cache_dir;  // compiled OpenCL programs, as ExecutorOptions::cache_dir
   // Earlier measurements of this device (the same name, locator and thread count) are reused

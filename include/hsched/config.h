@@ -38,8 +38,9 @@ struct Deployment {
   int64_t expected_runs = 100;
 };
 
-// The folder shipped configs are looked up in: $HSCHED_CONFIGS_DIR when set, else the build's
-// configs/ folder.
+// The folder shipped configs are looked up in: $HSCHED_CONFIGS_DIR when set, else the configs
+// of the install this library belongs to (<prefix>/share/hsched/configs), else the source tree's
+// configs/ folder it was built from.
 std::filesystem::path configs_dir();
 
 Result<Target> load_target(const std::string& path);
@@ -75,10 +76,11 @@ Target discover_target();
 // OpenCL or Level Zero driver; any other list probes every backend.
 Target discover_target_for(const std::string& device_list);
 
-// For a demonstration on a machine without an NPU: makes this process use `driver_path`
-// (hsched's simulated NPU driver, a Level Zero driver) when Level Zero has not been initialized
-// yet, ZE_ENABLE_ALT_DRIVERS is unset, `driver_path` is a file and this machine shows no NPU.
-// Returns whether it did; its devices' names then say "simulated".
+// For a demonstration on a machine without an NPU: makes this process use hsched's simulated NPU
+// driver (a Level Zero driver) when Level Zero has not been initialized yet, ZE_ENABLE_ALT_DRIVERS
+// is unset and this machine shows no NPU. The driver is the install's own (<libdir>/hsched),
+// else `driver_path` (the build tree's) when it is a file. Returns whether it did; its devices'
+// names then say "simulated".
 bool use_simulated_npu_if_none(const std::string& driver_path);
 
 // A profile's devices that `found` (this machine's discovered target) has too, at the same

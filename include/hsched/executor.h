@@ -49,6 +49,7 @@
 #include "hsched/plan.h"
 #include "hsched/status.h"
 #include "hsched/tensor.h"
+#include "hsched/threads.h"
 
 namespace hsched {
 
@@ -56,7 +57,7 @@ struct ExecutorOptions {
   // Compiled OpenCL programs: "" means $HSCHED_CACHE_DIR, else ~/.cache/hsched.
   std::string cache_dir;
   int64_t compile_timeout_ms = 30000;  // per partition (a deploy file's compile_timeout_ms)
-  int cpu_threads = 2;
+  int cpu_threads = default_cpu_threads();
   bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
   bool verify = false;   // check non-CPU partitions against the CPU (also: the policy's verify)
   // CPU partitions flush subnormal floats to zero (FTZ/DAZ on every thread they use), as ONNX

@@ -27,6 +27,7 @@
 #include "hsched/model.h"
 #include "hsched/status.h"
 #include "hsched/tensor.h"
+#include "hsched/threads.h"
 
 namespace hsched {
 
@@ -45,7 +46,7 @@ struct QuantizeOptions {
   // differs least from it (Kullback-Leibler divergence); outliers are cut where cutting them
   // buys the other values more resolution than it costs. Exclusive with a percentile below 100.
   bool entropy = false;
-  int cpu_threads = 2;  // for the calibration runs
+  int cpu_threads = default_cpu_threads();  // for the calibration runs
 };
 
 struct QuantizeSummary {

@@ -19,9 +19,10 @@ enum class ReportFormat { kText, kJson, kDot, kHtml };
 std::optional<ReportFormat> parse_report_format(const std::string& name);
 const char* report_format_name(ReportFormat format);
 
-// Bumped when a field of plan_to_json or report_to_json changes meaning or goes away
-// (docs/report-schema.md); adding a field keeps the version.
-inline constexpr int kReportSchemaVersion = 1;
+// The `schema_version` of every JSON hsched prints (plan and report, `run`, `info`, `demo`,
+// `devices`): bumped when a field changes meaning or goes away (docs/report-schema.md); adding a
+// field keeps the version.
+inline constexpr int kReportSchemaVersion = 2;
 
 // The plan alone, as `hsched plan --json` prints it (docs/report-schema.md): nodes, partitions,
 // transfers, rejections, fallbacks, predictions, target and policy; indented JSON text.

@@ -1,7 +1,5 @@
 // Config files: reading a file into a checked YAML document, the target/policy/deployment
 // schemas (docs/config-schema.md), and how names and relative paths resolve.
-#include "hsched/config.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -12,7 +10,9 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/parser.h>
 
+#include "core/install_paths.h"
 #include "core/mapped_file.h"
+#include "hsched/config.h"
 #include "scheduler/config/config_node.h"
 
 namespace hsched {
@@ -656,7 +656,9 @@ Result<Deployment> parse_deployment(const ConfigNode& root, const std::string& d
 
 fs::path configs_dir() {
   const char* env = std::getenv("HSCHED_CONFIGS_DIR");
-  return env != nullptr && *env != '\0' ? fs::path(env) : fs::path(HSCHED_CONFIGS_DIR);
+  if (env != nullptr && *env != '\0') return fs::path(env);
+  if (const std::optional<fs::path> installed = installed_data_dir()) return *installed / "configs";
+  return fs::path(HSCHED_CONFIGS_DIR);  // the build tree's
 }
 
 Result<Target> load_target(const std::string& path) {

@@ -105,7 +105,7 @@ json fallbacks_json(const Graph& graph, const Plan& plan) {
     fallbacks.push_back({{"node", node_name(graph, f.node)},
                          {"op", node_op(graph, f.node)},
                          {"wanted", choice_name(f.wanted)},
-                         {"backend", f.device},
+                         {"device", f.device},
                          {"precision", precision_name(f.precision)},
                          {"reason", reason_code_name(f.reason)},
                          {"detail", f.detail}});

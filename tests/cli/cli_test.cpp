@@ -13,6 +13,7 @@
 #include "cli/cli_runner.h"
 #include "graph/demo_model.h"
 #include "hsched/model.h"
+#include "hsched/report.h"
 
 namespace hsched {
 namespace {
@@ -41,6 +42,7 @@ TEST(CliTest, DemoJsonHasTheSummaryFields) {
   }
   EXPECT_EQ(json["model"], "demo-cnn");
   EXPECT_EQ(json["opset"], 17);
+  EXPECT_EQ(json["schema_version"], kReportSchemaVersion);
   // The demo also runs its model on this machine: with the default policy, and with the OpenCL
   // devices taking what they can when there are any (same outputs within fp32 reassociation).
   ASSERT_GE(json["runs"].size(), 1u);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
+#include "hsched/report.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -134,6 +135,7 @@ TEST(PlanCliTest, DevicesListsThisMachineAndProfiles) {
   ASSERT_EQ(here.exit_code, 0) << here.err;
   const nlohmann::json devices = parse_json(here.out);
   EXPECT_EQ(devices["target"], "this-machine");
+  EXPECT_EQ(devices["schema_version"], kReportSchemaVersion);
   ASSERT_FALSE(devices["devices"].empty());
   EXPECT_EQ(devices["devices"][0]["id"], "cpu0");
   EXPECT_EQ(devices["devices"][0]["present"], true);
@@ -191,6 +193,23 @@ TEST(PlanCliTest, OutputFileIsWrittenWholeOrNotAtAll) {
   EXPECT_TRUE(good.out.empty());
   ASSERT_TRUE(fs::exists(out));
   EXPECT_GT(fs::file_size(out), 100u);
+
+  // One spelling everywhere: `plan -o` writes the plan; `report --json` is `--format json`.
+  const fs::path plan_file = dir / "plan.json";
+  const auto plan = run_cli({"plan", model("squeezenet1_1"), "--config", deploy_155h(), "--json",
+                             "-o", plan_file.string()});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_TRUE(plan.out.empty());
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(plan_file))["schema_version"],
+            kReportSchemaVersion);
+  const auto json =
+      run_cli({"report", model("squeezenet1_1"), "--config", deploy_155h(), "--json"});
+  const auto format =
+      run_cli({"report", model("squeezenet1_1"), "--config", deploy_155h(), "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(json.out, format.out);
+  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--json", "--format", "text"}),
+                        "--json");
 }
 
 // --split-every K alternates the listed devices every K nodes (cost ignored): partitions on both,

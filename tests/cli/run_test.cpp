@@ -1,17 +1,17 @@
 // `hsched run` on the CPU: inputs and outputs as .pb folders, JSON fields, and clear refusals.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.h"
 #include "graph/onnx_builder.h"
 #include "graph/tensor_proto.h"
+#include "hsched/report.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -42,7 +42,14 @@ TEST(RunCliTest, ReadsInputsWritesOutputsAndReportsJson) {
   EXPECT_EQ(json["devices"][0]["api"], "host");
   EXPECT_EQ(json["cache"]["programs_built"], 0);
   EXPECT_GE(json["first_run_ms"].get<double>(), 0.0);
-  EXPECT_LE(json["latency_ms"]["min"].get<double>(), json["latency_ms"]["median"].get<double>());
+  EXPECT_EQ(json["schema_version"], kReportSchemaVersion);
+  const auto& latency = json["latency_ms"];
+  EXPECT_LE(latency["min"].get<double>(), latency["median"].get<double>());
+  EXPECT_EQ(latency["p50"], latency["median"]);
+  EXPECT_LE(latency["median"].get<double>(), latency["p90"].get<double>());
+  EXPECT_LE(latency["p90"].get<double>(), latency["p99"].get<double>());
+  EXPECT_LE(latency["p99"].get<double>(), latency["max"].get<double>());
+  EXPECT_GT(json["runs_per_s"].get<double>(), 0.0);
   EXPECT_EQ(json["outputs"][0]["name"], "y");
   EXPECT_EQ(json["outputs"][0]["shape"], nlohmann::json({1, 4}));
   EXPECT_EQ(json["outputs"][0]["dtype"], "f32");

@@ -286,7 +286,7 @@ TEST(ReportTest, JsonHasEveryFieldOfTheSchema) {
   EXPECT_EQ(j["fallbacks"][0], nlohmann::json({{"node", kScriptName},
                                                {"op", "NonZero"},
                                                {"wanted", "gpu/fp16"},
-                                               {"backend", "cpu0"},
+                                               {"device", "cpu0"},
                                                {"precision", "fp32"},
                                                {"reason", "op_unsupported"},
                                                {"detail", "no kernel for op NonZero"}}));

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The package as a user gets it (docs/building.md#installing-and-using-the-library), from a
+# release build: `cmake --install` to a temporary prefix; `pkg-config --cflags --libs hsched`;
+# examples/ configured against the prefix with find_package(hsched), built, and run on resnet18
+# on the CPU with the source tree moved away (nothing installed may read it), its output matching
+# the reference; then `pip install . --no-build-isolation` into a fresh virtualenv
+# (--system-site-packages: numpy and onnx from Debian), `import hsched` and the pytest suite
+# (python/tests) run from outside the source tree.
+# Usage: scripts/test-install.sh [BUILD_DIR]   (default build/release; it must be built)
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+root=$(pwd)
+build=$(realpath "${1:-${root}/build/release}")
+models=$(realpath "${HSCHED_MODELS_DIR:-${root}/../shared/models}")
+work=$(mktemp -d)
+away=""
+cleanup() {
+  if [[ -n ${away} && -d ${away} ]]; then mv "${away}" "${root}"; fi
+  rm -rf "${work}"
+}
+trap cleanup EXIT
+
+prefix=${work}/prefix
+echo "--- cmake --install to ${prefix}"
+cmake --install "${build}" --prefix "${prefix}" >"${work}/install.log"
+libdir=$(dirname "$(find "${prefix}" -name libhsched.so -print -quit)")
+echo "--- pkg-config --cflags --libs hsched"
+PKG_CONFIG_PATH=${libdir}/pkgconfig pkg-config --cflags --libs hsched
+
+echo "--- examples/ against the installed package"
+cp -r "${root}/examples" "${work}/examples"
+cmake -S "${work}/examples" -B "${work}/examples-build" -G Ninja -DCMAKE_PREFIX_PATH="${prefix}" \
+  >"${work}/example-configure.log"
+cmake --build "${work}/examples-build" >"${work}/example-build.log"
+
+if [[ -f ${models}/resnet18/model.onnx ]]; then
+  echo "--- run_model resnet18 on the CPU, the source tree moved away"
+  away=${root}.away-$$
+  mv "${root}" "${away}"
+  "${work}/examples-build/run_model" "${models}/resnet18" this-machine cpu-only
+  mv "${away}" "${root}"
+  away=""
+else
+  echo "--- run_model skipped: no model at ${models}/resnet18"
+fi
+
+echo "--- pip install . into a fresh virtualenv"
+/usr/bin/python3 -m venv --system-site-packages "${work}/venv"
+HSCHED_CMAKE_BUILD_DIR=${build} "${work}/venv/bin/pip" install --no-build-isolation --no-index \
+  --quiet "${root}"
+cd "${work}"
+"${work}/venv/bin/python" -c "import hsched; print('hsched', hsched.__version__, hsched.__file__)"
+HSCHED_MODELS_DIR=${models} "${work}/venv/bin/python" -m pytest -q -p no:cacheprovider \
+  "${root}/python/tests"
