@@ -27,10 +27,11 @@ class CMakeBuild(build_ext):
             subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja",
                             "-DCMAKE_BUILD_TYPE=Release", "-DHSCHED_BUILD_TESTS=OFF",
                             "-DHSCHED_BUILD_BENCH=OFF"], check=True)
-        # The interpreter pip runs is the one the module is for.
+        # The module is for the interpreter pip runs: the real one behind a virtualenv's link
+        # (the same ABI; a build tree must not depend on a virtualenv that goes away).
+        python = os.path.realpath(sys.executable)
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-DHSCHED_BUILD_PYTHON=ON",
-                        f"-DPython3_EXECUTABLE={sys.executable}"], check=True,
-                       stdout=subprocess.DEVNULL)
+                        f"-DPython3_EXECUTABLE={python}"], check=True, stdout=subprocess.DEVNULL)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         targets = ["_hsched", "ze_hsched_sim"]
         subprocess.run(["cmake", "--build", str(build), "--parallel", jobs, "--target", *targets],

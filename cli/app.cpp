@@ -88,8 +88,6 @@ Environment:
   HSCHED_CACHE_DIR        compiled OpenCL programs and NPU graphs (default ~/.cache/hsched)
   ZE_ENABLE_ALT_DRIVERS   Level Zero drivers to load instead of the system's (the simulated NPU)
   HSCHED_ZE_SIM_FAULTS    faults and behaviour of the simulated NPU driver (docs/npu-simulator.md)
-  GOMP_SPINCOUNT, OMP_WAIT_POLICY   libgomp's spinning (hsched sets GOMP_SPINCOUNT=30000 unless
-                          either is set)
 
 Exit codes:
   0  success        2  any error: one line on stderr naming the file, node or flag)";

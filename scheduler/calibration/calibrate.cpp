@@ -35,7 +35,7 @@ constexpr int kTinyChain = 9;        // the long tiny chain of the overhead benc
 constexpr int kStreamLong = 321;     // OpenCL: the tiny chain past kStreamKnee
 constexpr double kMergeWork = 0.02;  // points closer than 2% in work become one
 constexpr size_t kProbeStride = 6;   // every 6th benchmark is kept as measured in the probe
-// Idle time before a wake-up run: past libgomp's spin (GOMP_SPINCOUNT, about 0.1 ms in hsched)
+// Idle time before a wake-up run: past libgomp's spin (its default GOMP_SPINCOUNT, about 1 ms)
 // and oneTBB's, as a device waiting for another's partition.
 constexpr std::chrono::milliseconds kIdle{2};
 
