@@ -18,7 +18,7 @@ model once, in an order rotated by one each round, each in a fresh process with 
 and a slow minute of a shared machine moves one round of each figure, not every round of one. A
 configuration's figure is the median of its round medians (latency_ms.median of each run); the
 spread printed beside it is (max - min) / median of the round medians. Per partition: the median
-over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_ms (one
+over rounds of partitions[].measured_ms, matched by index. Predicted: plan.predicted_run_ms (one
 steady-state run, compile excluded) and partitions[].predicted_ms.
 error = (predicted - measured) / measured.
 
@@ -142,7 +142,7 @@ def configurations(args, devices):
 
 
 def predicted_of(report):
-    return report["plan"]["predicted_ms"], "plan.predicted_ms"
+    return report["plan"]["predicted_run_ms"], "plan.predicted_run_ms"
 
 
 def summarise_config(name, flags, reports):

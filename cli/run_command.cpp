@@ -488,8 +488,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
                       {"partitions", plan.partitions.size()},
                       {"fallbacks", plan.fallbacks.size()},
                       {"replans", stats.replans},
-                      {"predicted_ms", plan.predicted_run_ms},
-                      {"objective_ms", plan.predicted_ms},
+                      {"predicted_run_ms", plan.predicted_run_ms},
+                      {"predicted_ms", plan.predicted_ms},
                       {"measured_ms", measured.request_ms}};
     report["partitions"] = partitions_json(plan, measured, answers);
     report["transfers"] = transfers_json(model, plan);

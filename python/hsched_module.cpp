@@ -290,6 +290,8 @@ PYBIND11_MODULE(_hsched, m) {
       .def_property_readonly("partitions",
                              [](const PyPlan& self) { return self.plan.partitions.size(); })
       .def_property_readonly("predicted_ms",
+                             [](const PyPlan& self) { return self.plan.predicted_ms; })
+      .def_property_readonly("predicted_run_ms",
                              [](const PyPlan& self) { return self.plan.predicted_run_ms; });
 
   py::class_<PyExecutable>(m, "Executable")

@@ -27,6 +27,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev         # tests/, bench/
   python3-onnx python3-numpy                         # tests/fuzz/make_corpus.py, model checks
   graphviz                                           # hsched report --format html: graph as SVG
+  chromium                                           # the HTML report loaded in a browser (test)
   pybind11-dev python3-dev                           # python/: the hsched module
   python3-pip python3-venv python3-setuptools python3-wheel python3-pytest  # pip install ., pytest
 )

@@ -111,7 +111,7 @@ def measure(args, name, module, example):
                              capture_output=True, text=True, check=True)
         report = json.loads(run.stdout)
         medians.append(round(report["latency_ms"]["median"], 4))
-        predicted = round(report["plan"]["predicted_ms"], 4)
+        predicted = round(report["plan"]["predicted_run_ms"], 4)
     print(f"{name:28s} measured {medians} ms, predicted {predicted} ms", flush=True)
     return sorted(medians)[1], predicted
 

@@ -1,5 +1,7 @@
 // The fallback report as a Graphviz graph (DOT) and as a self-contained HTML page (the text
-// report's fields and tables, plus the graph as inline SVG when Graphviz is installed).
+// report's fields and tables, the predicted timeline, and the graph as inline SVG when Graphviz
+// is installed, one box per partition on big models, with zoom and pan).
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -7,6 +9,7 @@
 
 #include "scheduler/report/graphviz.h"
 #include "scheduler/report/report_content.h"
+#include "scheduler/report/report_timeline.h"
 
 namespace hsched::report {
 namespace {
@@ -200,6 +203,79 @@ void write_html_table(std::ostringstream& out, const Table& table) {
   out << "</table>\n";
 }
 
+// Graphs of more nodes than this are drawn with each partition as one box: node by node they
+// grow taller than any page (vit_tiny's was 31,000 pt).
+constexpr size_t kCollapseAbove = 150;
+
+// The plan as one box per partition (device, nodes, the most frequent ops, ms) and an edge per
+// pair of partitions one feeds the other, red and labelled where the plan copies between them.
+std::string collapsed_dot(const Graph& graph, const Plan& plan) {
+  std::vector<int> partition_of(graph.nodes().size(), -1);  // position in plan.partitions
+  for (size_t i = 0; i < plan.partitions.size(); ++i) {
+    for (NodeId id : plan.partitions[i].nodes) {
+      if (id >= 0 && static_cast<size_t>(id) < partition_of.size()) {
+        partition_of[static_cast<size_t>(id)] = static_cast<int>(i);
+      }
+    }
+  }
+  std::ostringstream out;
+  out << "digraph plan {\n  graph [label="
+      << dot_lines({"hsched plan: " + (plan.model.empty() ? graph.name : plan.model),
+                    std::to_string(graph.nodes().size()) + " nodes in " +
+                        std::to_string(plan.partitions.size()) + " partitions, one box each"})
+      << ", labelloc=t, fontname=\"Helvetica\", fontsize=12];\n"
+      << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n"
+      << "  edge [color=\"#555555\", arrowsize=0.6, fontname=\"Helvetica\", fontsize=9];\n";
+  for (size_t i = 0; i < plan.partitions.size(); ++i) {
+    const Partition& p = plan.partitions[i];
+    std::map<std::string, int> ops;
+    for (NodeId id : p.nodes) ++ops[node_op(graph, id)];
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [op, count] : ops) by_count.emplace_back(-count, op);
+    std::sort(by_count.begin(), by_count.end());
+    std::string top;
+    for (size_t k = 0; k < by_count.size() && k < 3; ++k) {
+      top += (k > 0 ? ", " : "") + by_count[k].second + " x" + std::to_string(-by_count[k].first);
+    }
+    const Colours colours = colours_of(plan, p.device);
+    out << "  p" << i << " [label="
+        << dot_lines({"p" + std::to_string(p.id) + ": " + p.device,
+                      std::to_string(p.nodes.size()) + " nodes, " + format_ms(p.compute_ms) + " ms",
+                      top})
+        << ", fillcolor=\"" << colours.fill << "\", color=\"" << colours.border << "\"];\n";
+  }
+  std::set<std::pair<int, int>> edges;
+  for (const Node& node : graph.nodes()) {
+    const int to = partition_of[static_cast<size_t>(&node - graph.nodes().data())];
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      const NodeId producer = graph.value(in).producer;
+      if (producer == kNoNode || to < 0) continue;
+      const int from = partition_of[static_cast<size_t>(producer)];
+      if (from >= 0 && from != to) edges.emplace(from, to);
+    }
+  }
+  for (const auto& [from, to] : edges) {
+    int64_t bytes = 0;
+    double ms = 0;
+    for (const Transfer& t : plan.transfers) {
+      if (t.from_partition == plan.partitions[static_cast<size_t>(from)].id &&
+          t.to_partition == plan.partitions[static_cast<size_t>(to)].id) {
+        bytes += t.bytes;
+        ms += t.predicted_ms;
+      }
+    }
+    out << "  p" << from << " -> p" << to;
+    if (bytes > 0) {
+      out << " [color=\"" << kTransferColour << "\", penwidth=2, label="
+          << quoted(std::to_string(bytes) + " B, " + format_ms(ms) + " ms") << "]";
+    }
+    out << ";\n";
+  }
+  out << "}\n";
+  return out.str();
+}
+
 void write_html_graph(std::ostringstream& out, const Graph& graph, const Plan& plan) {
   out << "<h2>Graph</h2>\n<p class=\"legend\">";
   for (DeviceKind kind : {DeviceKind::kCpu, DeviceKind::kGpu, DeviceKind::kNpu}) {
@@ -208,15 +284,21 @@ void write_html_graph(std::ostringstream& out, const Graph& graph, const Plan& p
         << "\">" << device_kind_name(kind) << "</span> ";
   }
   out << "<span style=\"border-color:" << kTransferColour << "\">transfer</span></p>\n";
-  const std::string dot = report_to_dot(graph, plan);
+  const bool collapsed = graph.nodes().size() > kCollapseAbove;
+  if (collapsed) {
+    out << "<p>" << graph.nodes().size() << " nodes: each partition is one box (the tables below "
+        << "list every node; <code>hsched report --format dot</code> draws them all).</p>\n";
+  }
+  const std::string dot = collapsed ? collapsed_dot(graph, plan) : report_to_dot(graph, plan);
   Result<std::string> svg = render_svg(dot);
   if (svg.is_ok()) {
-    // dot writes well-formed SVG with every label XML-escaped: safe to inline as is.
-    out << "<div class=\"graph\">\n" << *svg << "\n</div>\n";
+    // dot writes well-formed SVG with every label XML-escaped: safe to inline as is. Ctrl+wheel
+    // zooms it, dragging pans (kHtmlScript).
+    out << "<div class=\"graph zoom\" id=\"graph\">\n" << *svg << "\n</div>\n";
   } else {
-    out << "<p>Graph not drawn: install graphviz for the graph ("
+    out << "<div id=\"graph\"><p>Graph not drawn: install graphviz for the graph ("
         << html_escape(svg.status().message()) << "). Its DOT source:</p>\n<pre>"
-        << html_escape(dot) << "</pre>\n";
+        << html_escape(dot) << "</pre></div>\n";
   }
 }
 
@@ -227,7 +309,23 @@ constexpr const char* kHtmlStyle =
     "td.num{text-align:right;font-variant-numeric:tabular-nums}"
     "table.fields th,table.fields td{border:none;padding:1px 12px 1px 0}"
     ".legend span{border:2px solid;padding:1px 8px;margin-right:4px}"
-    ".graph{overflow:auto;border:1px solid #ccc}pre{background:#f6f6f6;padding:8px}";
+    ".graph{overflow:auto;max-height:85vh;border:1px solid #ccc;cursor:grab}"
+    "pre{background:#f6f6f6;padding:8px}";
+
+// Zoom (Ctrl or Cmd + wheel) and pan (drag) of the graph; nothing else runs on the page.
+constexpr const char* kHtmlScript =
+    "document.querySelectorAll('.zoom').forEach(function(box){"
+    "var svg=box.querySelector('svg');if(!svg)return;"
+    "var w=svg.width.baseVal.value,h=svg.height.baseVal.value,k=1;"
+    "function size(){svg.setAttribute('width',w*k);svg.setAttribute('height',h*k);}"
+    "box.addEventListener('wheel',function(e){if(!e.ctrlKey&&!e.metaKey)return;"
+    "e.preventDefault();k=Math.min(8,Math.max(0.1,k*(e.deltaY<0?1.2:1/1.2)));size();},"
+    "{passive:false});"
+    "var drag=null;box.addEventListener('mousedown',function(e){"
+    "drag={x:e.clientX,y:e.clientY,l:box.scrollLeft,t:box.scrollTop};});"
+    "window.addEventListener('mouseup',function(){drag=null;});"
+    "box.addEventListener('mousemove',function(e){if(!drag)return;"
+    "box.scrollLeft=drag.l-(e.clientX-drag.x);box.scrollTop=drag.t-(e.clientY-drag.y);});});";
 
 }  // namespace
 
@@ -285,10 +383,14 @@ std::string report_to_html(const Graph& graph, const Plan& plan) {
   write_html_fields(out, content.header);
   out << "<h2>Summary</h2>\n";
   write_html_fields(out, content.summary);
+  // The pictures before the long tables.
+  out << "<h2>Timeline</h2>\n<p>One predicted run: each partition on its device from its "
+      << "predicted start to its end, and each transfer from its producer's end.</p>\n"
+      << timeline_svg(graph, plan);
+  write_html_graph(out, graph, plan);
   for (const Table& table : content.tables) write_html_table(out, table);
   write_html_table(out, rejections_table(graph, plan));
-  write_html_graph(out, graph, plan);
-  out << "</body>\n</html>\n";
+  out << "<script>" << kHtmlScript << "</script>\n</body>\n</html>\n";
   return out.str();
 }
 

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include "graph/onnx_import.h"
+#include "scheduler/report/report_timeline.h"
 #include "support/scoped_env.h"
 #include "support/temp_dir.h"
 
@@ -347,7 +348,10 @@ TEST(ReportTest, HtmlEscapesEverythingAndShowsDotSourceWithoutGraphviz) {
   const ScopedEnv path("PATH", empty.path().string());
   const std::string html = render(f, ReportFormat::kHtml);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<script"), 1u);  // the page's own (zoom and pan), nothing injected
+  // The timeline: a bar per partition, names escaped in the tooltips.
+  EXPECT_NE(html.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_EQ(count_of(html, "<rect class=\"partition\""), f.plan.partitions.size());
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
   EXPECT_NE(html.find("mm&quot;q\\b"), std::string::npos);
   EXPECT_NE(html.find("<br>gpu0: planned from profile (not present)<br>  gpu/opencl, Test iGPU"),
@@ -358,7 +362,7 @@ TEST(ReportTest, HtmlEscapesEverythingAndShowsDotSourceWithoutGraphviz) {
   EXPECT_NE(html.find("<td>no kernel for op NonZero</td>"), std::string::npos);
   EXPECT_NE(html.find("install graphviz for the graph"), std::string::npos);
   EXPECT_NE(html.find("<pre>digraph plan {"), std::string::npos);
-  EXPECT_EQ(html.find("<svg"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<svg"), 1u);  // the timeline's: no graph
   EXPECT_EQ(html.substr(html.size() - 8), "</html>\n");
 }
 
@@ -370,7 +374,9 @@ TEST(ReportTest, HtmlInlinesTheSvgThatDotWrites) {
                  "printf '<?xml version=\"1.0\"?>\\n<!DOCTYPE svg>\\n<svg id=\"fake\"></svg>\\n'");
   const ScopedEnv path("PATH", bin.path().string() + ":/usr/bin:/bin");
   const std::string html = render(f, ReportFormat::kHtml);
-  EXPECT_NE(html.find("<div class=\"graph\">\n<svg id=\"fake\"></svg>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<div class=\"graph zoom\" id=\"graph\">\n<svg id=\"fake\"></svg>"),
+            std::string::npos)
+      << html;
   EXPECT_EQ(html.find("<?xml"), std::string::npos);
   EXPECT_EQ(html.find("install graphviz"), std::string::npos);
 }
@@ -407,7 +413,7 @@ TEST(ReportTest, HtmlDrawsTheGraphWithGraphviz) {
   EXPECT_EQ(html.find("install graphviz"), std::string::npos) << html;
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("<title>cluster_1</title>"), std::string::npos);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(count_of(html, "<script"), 1u);
   EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
 }
 
@@ -443,6 +449,37 @@ TEST(ReportTest, SharedModelOnOnePartition) {
       << text;
   if (graphviz_on_path()) {
     EXPECT_NE(render(f, ReportFormat::kHtml).find("<title>cluster_0</title>"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace hsched
+
+namespace hsched {
+namespace {
+
+// One predicted run: a partition starts after the one before it on its device and after every
+// transfer into it (its producer's end plus the copy), and lasts its run_ms.
+TEST(ReportTest, TimelineSpansFollowDevicesAndTransfers) {
+  const Fixture f = make_fixture();
+  const std::vector<report::PartitionSpan> spans = report::predicted_spans(f.plan);
+  ASSERT_EQ(spans.size(), f.plan.partitions.size());
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const Partition& p = f.plan.partitions[i];
+    EXPECT_NEAR(spans[i].end_ms - spans[i].start_ms, p.run_ms, 1e-12);
+    for (size_t j = 0; j < i; ++j) {
+      if (f.plan.partitions[j].device == p.device) {
+        EXPECT_GE(spans[i].start_ms, spans[j].end_ms);
+      }
+    }
+    for (const Transfer& t : f.plan.transfers) {
+      if (t.to_partition != p.id) continue;
+      for (size_t j = 0; j < i; ++j) {
+        if (f.plan.partitions[j].id == t.from_partition) {
+          EXPECT_GE(spans[i].start_ms + 1e-12, spans[j].end_ms + t.predicted_ms);
+        }
+      }
+    }
   }
 }
 
