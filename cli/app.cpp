@@ -150,6 +150,9 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->excludes(report_format);
   report->add_option("-o,--output", report_args.output,
                      "Write the report to this file (whole or not at all)");
+  report->add_option("--trace", report_args.trace,
+                     "HTML: draw the last request of this `hsched run --trace` file on the "
+                     "timeline, measured beside predicted");
 
   RunArgs run_args;
   CLI::App* run = app.add_subcommand("run", "Compile a model for the devices and run it, timed");

@@ -1,6 +1,8 @@
 #include "cli/plan_command.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <sstream>
 
@@ -116,6 +118,22 @@ Result<PlannedModel> plan_model(const PlanArgs& args) {
 
 namespace {
 
+constexpr std::uintmax_t kMaxTraceBytes = std::uintmax_t{512} << 20;
+
+// A `hsched run --trace` file's text (at most 512 MiB).
+Result<std::string> read_trace(const std::string& path) {
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) return invalid_argument("--trace: " + path + ": " + error.message());
+  if (size > kMaxTraceBytes) return invalid_argument("--trace: " + path + " is over 512 MiB");
+  std::ifstream in(path, std::ios::binary);
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
+    return invalid_argument("--trace: cannot read " + path);
+  }
+  return text;
+}
+
 // `text` on standard output, or written whole to -o FILE (then nothing is printed).
 Result<std::string> to_output(const PlanArgs& args, std::string text) {
   if (args.output.empty()) return text;
@@ -139,7 +157,14 @@ Result<std::string> run_report(const PlanArgs& args) {
                             "' (text, json, dot, html)");
   }
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(args));
-  HSCHED_ASSIGN_OR_RETURN(std::string report, format_report(planned.model, planned.plan, *format));
+  std::string trace;
+  if (!args.trace.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(trace, read_trace(args.trace));
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::string report,
+                          args.trace.empty()
+                              ? format_report(planned.model, planned.plan, *format)
+                              : format_report(planned.model, planned.plan, *format, trace));
   return to_output(args, std::move(report));
 }
 

@@ -43,6 +43,7 @@ struct PlanArgs {
   bool json = false;            // the plan as JSON; report: the same as --format json
   std::string format = "text";  // report: text, json, dot, html
   std::string output;           // write here (atomically) instead of stdout
+  std::string trace;            // report, html: a `run --trace` file drawn on the timeline
 };
 
 // A model with its plan, and the deploy settings the run uses.

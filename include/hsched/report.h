@@ -32,5 +32,10 @@ std::string plan_json(const Model& model, const Plan& plan);
 // per node, in node order). The HTML page embeds an SVG of the graph when Graphviz `dot` is on
 // PATH and otherwise the DOT source; it never fails because of Graphviz.
 Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format);
+// The HTML report with the measured spans of a run beside the predicted ones on its timeline:
+// `trace` is the text of a `hsched run --trace` file (chrome_trace) of this plan; its last
+// request is drawn. InvalidArgument when it is not such a trace or the format is not HTML.
+Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format,
+                                  const std::string& trace);
 
 }  // namespace hsched

@@ -2,9 +2,11 @@
 #include "scheduler/report/report.h"
 
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "scheduler/report/report_content.h"
+#include "scheduler/report/report_timeline.h"
 
 namespace hsched {
 namespace {
@@ -34,8 +36,12 @@ const char* report_format_name(ReportFormat format) {
   return "unknown";
 }
 
-Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format) {
+Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format,
+                                  const std::string& trace) {
   HSCHED_RETURN_IF_ERROR(report::check_plan(graph, plan));
+  if (!trace.empty() && format != ReportFormat::kHtml) {
+    return invalid_argument("a run's trace is drawn on the HTML report's timeline only");
+  }
   switch (format) {
     case ReportFormat::kText:
       return report::report_to_text(graph, plan);
@@ -46,8 +52,14 @@ Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFo
              "\n";
     case ReportFormat::kDot:
       return report::report_to_dot(graph, plan);
-    case ReportFormat::kHtml:
-      return report::report_to_html(graph, plan);
+    case ReportFormat::kHtml: {
+      std::optional<report::MeasuredRun> measured;
+      if (!trace.empty()) {
+        HSCHED_ASSIGN_OR_RETURN(report::MeasuredRun run, report::measured_run(trace));
+        measured = std::move(run);
+      }
+      return report::report_to_html(graph, plan, measured ? &*measured : nullptr);
+    }
   }
   return invalid_argument("report: unknown format " + std::to_string(static_cast<int>(format)));
 }
@@ -59,6 +71,11 @@ std::string plan_json(const Model& model, const Plan& plan) {
 
 Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format) {
   return format_report(model.graph(), plan, format);
+}
+
+Result<std::string> format_report(const Model& model, const Plan& plan, ReportFormat format,
+                                  const std::string& trace) {
+  return format_report(model.graph(), plan, format, trace);
 }
 
 }  // namespace hsched

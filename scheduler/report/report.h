@@ -24,6 +24,7 @@ nlohmann::json plan_to_json(const Graph& graph, const Plan& plan);
 nlohmann::json report_to_json(const Graph& graph, const Plan& plan);
 
 // As the public format_report(Model, ...).
-Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format);
+Result<std::string> format_report(const Graph& graph, const Plan& plan, ReportFormat format,
+                                  const std::string& trace = "");
 
 }  // namespace hsched

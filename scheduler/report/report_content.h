@@ -128,6 +128,9 @@ Table rejections_table(const Graph& graph, const Plan& plan);
 
 std::string report_to_text(const Graph& graph, const Plan& plan);
 std::string report_to_dot(const Graph& graph, const Plan& plan);
-std::string report_to_html(const Graph& graph, const Plan& plan);
+struct MeasuredRun;  // report_timeline.h
+// `measured`: a run's spans to draw beside the predicted ones on the timeline, or null.
+std::string report_to_html(const Graph& graph, const Plan& plan,
+                           const MeasuredRun* measured = nullptr);
 
 }  // namespace hsched::report

@@ -374,7 +374,7 @@ std::string report_to_dot(const Graph& graph, const Plan& plan) {
   return out.str();
 }
 
-std::string report_to_html(const Graph& graph, const Plan& plan) {
+std::string report_to_html(const Graph& graph, const Plan& plan, const MeasuredRun* measured) {
   const ReportContent content = build_report_content(graph, plan);
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>"
@@ -385,8 +385,10 @@ std::string report_to_html(const Graph& graph, const Plan& plan) {
   write_html_fields(out, content.summary);
   // The pictures before the long tables.
   out << "<h2>Timeline</h2>\n<p>One predicted run: each partition on its device from its "
-      << "predicted start to its end, and each transfer from its producer's end.</p>\n"
-      << timeline_svg(graph, plan);
+      << "predicted start to its end, and each transfer from its producer's end"
+      << (measured != nullptr ? "; below, measured, the last request of the run's trace" : "")
+      << ".</p>\n"
+      << timeline_svg(graph, plan, measured);
   write_html_graph(out, graph, plan);
   for (const Table& table : content.tables) write_html_table(out, table);
   write_html_table(out, rejections_table(graph, plan));

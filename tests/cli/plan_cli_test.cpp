@@ -270,3 +270,41 @@ TEST(PlanCliTest, RunRefusesDevicesThatAreOnlyPlanned) {
 
 }  // namespace
 }  // namespace hsched
+
+namespace hsched {
+namespace {
+
+// `report --trace` draws a run's last request beside the predicted timeline: a measured bar per
+// partition it ran; a trace with another format, or a file that is no trace, is one line.
+TEST(PlanCliTest, ReportDrawsARunsTraceOnTheTimeline) {
+  if (!fs::exists(model("squeezenet1_1"))) GTEST_SKIP() << "squeezenet1_1 not present";
+  test::TempDir dir;
+  const fs::path trace = dir / "run.json";
+  const auto run = run_cli({"run", model("squeezenet1_1"), "--devices", "cpu", "--iterations", "2",
+                            "--warmup", "0", "--trace", trace.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const auto html = run_cli({"report", model("squeezenet1_1"), "--devices", "cpu", "--format",
+                             "html", "--trace", trace.string()});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = html.out.find(what); at != std::string::npos;
+         at = html.out.find(what, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_GE(count("class=\"partition\""), 1u);
+  EXPECT_EQ(count("class=\"measured\""), count("class=\"partition\""));
+  EXPECT_NE(html.out.find("cpu0 measured"), std::string::npos);
+  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--devices", "cpu", "--json",
+                                 "--trace", trace.string()}),
+                        "HTML report's timeline only");
+  test::write_file(dir / "junk.json", "{\"not\": \"a trace\"}");
+  expect_one_line_error(run_cli({"report", model("squeezenet1_1"), "--devices", "cpu", "--format",
+                                 "html", "--trace", (dir / "junk.json").string()}),
+                        "not a Chrome trace");
+}
+
+}  // namespace
+}  // namespace hsched
