@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "backends/level_zero/ir/ir.h"
+#include "backends/level_zero/ir/ir_format.h"
 #include "core/deadline.h"
 
 namespace hsched::level_zero {
@@ -50,30 +51,6 @@ std::string bounded_name(const char* text, size_t capacity) {
   return std::string(text, strnlen(text, capacity));
 }
 
-// The precision names of the compiler's build flags (OpenVINO's legacy precision names).
-const char* flag_precision(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "FP32";
-    case DType::kF16:
-      return "FP16";
-    case DType::kBF16:
-      return "BF16";
-    case DType::kI8:
-      return "I8";
-    case DType::kU8:
-      return "U8";
-    case DType::kI32:
-      return "I32";
-    case DType::kI64:
-      return "I64";
-    case DType::kBool:
-      return "BOOL";
-    default:
-      return "UNSPECIFIED";
-  }
-}
-
 // The layout a plugin of the OpenVINO 2.0 API states for a tensor of `rank` (a default: the
 // compiler keeps the IR's order).
 const char* flag_layout(size_t rank) {
@@ -101,7 +78,8 @@ Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
       }
       const Value& value = graph.value(values[k]);
       flags += (k > 0 ? " " : "") + key + ":" +
-               (layouts ? flag_layout(value.shape.rank()) : flag_precision(value.dtype));
+               (layouts ? std::string(flag_layout(value.shape.rank()))
+                        : std::string(ir::detail::port_precision_name(value.dtype)));
     }
     flags += "\"";
     return Status::ok();
@@ -118,6 +96,18 @@ Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
 }
 
 namespace {
+
+// A graph descriptor over `input` (which, like `flags`, must outlive the driver call).
+ze_graph_desc_t graph_desc(ze_graph_format_t format, const std::vector<uint8_t>& input,
+                           const std::string& flags) {
+  ze_graph_desc_t desc{};
+  desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
+  desc.format = format;
+  desc.inputSize = input.size();
+  desc.pInput = input.data();
+  desc.pBuildFlags = flags.c_str();
+  return desc;
+}
 
 // The compiler's log of the latest failed build, when the driver keeps one (extension 1.4):
 // appended to the error as "; compiler log: ...", at most 2,000 characters.
@@ -328,12 +318,7 @@ Result<LoadedGraph<GraphObject>> load_or_build_graph(
     return std::make_shared<GraphObject>(runtime, handle);
   };
   if (const auto native = runtime->cache().load(cache_key)) {
-    ze_graph_desc_t desc{};
-    desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
-    desc.format = ZE_GRAPH_FORMAT_NATIVE;
-    desc.inputSize = native->size();
-    desc.pInput = native->data();
-    desc.pBuildFlags = flags.c_str();
+    const ze_graph_desc_t desc = graph_desc(ZE_GRAPH_FORMAT_NATIVE, *native, flags);
     ze_graph_handle_t handle = nullptr;
     const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
     if (process_exiting()) return internal_error("level_zero: graph load ended at process exit");
@@ -346,12 +331,7 @@ Result<LoadedGraph<GraphObject>> load_or_build_graph(
       return status_from(result, "graph load (pfnCreate, NATIVE)", info.name);
     }  // else a binary this driver no longer takes: compiled again below, and overwritten
   }
-  ze_graph_desc_t desc{};
-  desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
-  desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
-  desc.inputSize = payload->size();
-  desc.pInput = payload->data();
-  desc.pBuildFlags = flags.c_str();
+  const ze_graph_desc_t desc = graph_desc(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, flags);
   ze_graph_handle_t handle = nullptr;
   const ze_result_t result = api.pfnCreate(runtime->context(), info.device, &desc, &handle);
   if (process_exiting()) return internal_error("level_zero: graph build ended at process exit");
@@ -668,12 +648,7 @@ Result<LayerQuery> query_layers(const Graph& graph, const std::shared_ptr<NpuRun
           [runtime, payload, flags]() -> Result<std::string> {
             const ze_graph_dditable_ext_t& api = runtime->graph_api();
             const std::string& device = runtime->info().name;
-            ze_graph_desc_t desc{};
-            desc.stype = ZE_STRUCTURE_TYPE_GRAPH_DESC_PROPERTIES;
-            desc.format = ZE_GRAPH_FORMAT_NGRAPH_LITE;
-            desc.inputSize = payload->size();
-            desc.pInput = payload->data();
-            desc.pBuildFlags = flags.c_str();
+            const ze_graph_desc_t desc = graph_desc(ZE_GRAPH_FORMAT_NGRAPH_LITE, *payload, flags);
             ze_graph_query_network_handle_t handle = nullptr;
             ze_result_t result = api.pfnQueryNetworkCreate(runtime->context(),
                                                            runtime->info().device, &desc, &handle);

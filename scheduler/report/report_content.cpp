@@ -233,6 +233,59 @@ Table policy_table(const PlanView& view) {
 
 }  // namespace
 
+namespace {
+
+constexpr Colours kCpuColours{"#dbe8f6", "#2e6da4"};
+constexpr Colours kGpuColours{"#d9f0d3", "#2f8a2f"};
+constexpr Colours kNpuColours{"#fde2c4", "#c4620f"};
+constexpr Colours kUnknownColours{"#eeeeee", "#777777"};  // a device the target lacks
+
+}  // namespace
+
+Colours colours_of(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::kCpu:
+      return kCpuColours;
+    case DeviceKind::kGpu:
+      return kGpuColours;
+    case DeviceKind::kNpu:
+      return kNpuColours;
+  }
+  return kUnknownColours;
+}
+
+Colours colours_of(const Plan& plan, const std::string& device) {
+  const DeviceProfile* profile = plan.target.find(device);
+  return profile != nullptr ? colours_of(profile->kind) : kUnknownColours;
+}
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 std::string format_ms(double ms) {
   if (!std::isfinite(ms)) return "n/a";
   char buffer[48];

@@ -28,6 +28,18 @@ std::string node_op(const Graph& graph, NodeId id);
 std::string value_name(const Graph& graph, ValueId id);
 std::string placement_name(const std::string& device, Precision precision);  // "gpu0/fp16"
 
+// Fixed colours per device kind, so that every picture reads the same: fill and border.
+struct Colours {
+  const char* fill;
+  const char* border;
+};
+inline constexpr const char* kTransferColour = "#d62728";
+Colours colours_of(DeviceKind kind);
+Colours colours_of(const Plan& plan, const std::string& device);  // grey for an unknown device
+
+// Text for HTML and SVG: & < > " ' escaped.
+std::string html_escape(const std::string& text);
+
 // Per-node lookups into a plan, built once (a report of a 10,000-node plan stays linear).
 // Holds references: the graph and plan must outlive it.
 class PlanView {

@@ -14,34 +14,6 @@
 namespace hsched::report {
 namespace {
 
-// Fixed colours per device kind, so that every report reads the same: fill and border.
-struct Colours {
-  const char* fill;
-  const char* border;
-};
-constexpr Colours kCpuColours{"#dbe8f6", "#2e6da4"};
-constexpr Colours kGpuColours{"#d9f0d3", "#2f8a2f"};
-constexpr Colours kNpuColours{"#fde2c4", "#c4620f"};
-constexpr Colours kUnknownColours{"#eeeeee", "#777777"};  // a device the target lacks
-constexpr const char* kTransferColour = "#d62728";
-
-Colours colours_of(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::kCpu:
-      return kCpuColours;
-    case DeviceKind::kGpu:
-      return kGpuColours;
-    case DeviceKind::kNpu:
-      return kNpuColours;
-  }
-  return kUnknownColours;
-}
-
-Colours colours_of(const Plan& plan, const std::string& device) {
-  const DeviceProfile* profile = plan.target.find(device);
-  return profile != nullptr ? colours_of(profile->kind) : kUnknownColours;
-}
-
 // The contents of a DOT double-quoted string: `"` and `\` escaped (Graphviz would otherwise read
 // `\N`, `\G`... in a name as its own escapes), line breaks as `\n`.
 std::string dot_escape(const std::string& text) {
@@ -142,33 +114,6 @@ void write_dot_edges(std::ostringstream& out, const Graph& graph, const Plan& pl
     write_dot_edge(out, "n" + std::to_string(producer), "out" + std::to_string(i), graph, value,
                    find(to_output, value));
   }
-}
-
-std::string html_escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 void write_html_fields(std::ostringstream& out, const std::vector<Field>& fields) {

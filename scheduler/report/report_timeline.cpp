@@ -18,43 +18,6 @@ constexpr double kLabelWidth = 120;
 constexpr double kPlotWidth = 900;
 constexpr double kAxisHeight = 24;
 
-std::string xml_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-const char* fill_of(const Plan& plan, const std::string& device) {
-  const DeviceProfile* profile = plan.target.find(device);
-  if (profile == nullptr) return "#dddddd";
-  switch (profile->kind) {
-    case DeviceKind::kCpu:
-      return "#dbe8f6";
-    case DeviceKind::kGpu:
-      return "#d9f0d3";
-    case DeviceKind::kNpu:
-      return "#fde2c4";
-  }
-  return "#dddddd";
-}
-
 }  // namespace
 
 std::vector<PartitionSpan> predicted_spans(const Plan& plan) {
@@ -209,7 +172,7 @@ std::string timeline_svg(const Graph& graph, const Plan& plan, const MeasuredRun
       << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   const auto lane_y = [&](size_t lane) { return kAxisHeight + kLaneHeight * lane; };
   for (size_t l = 0; l < lanes.size(); ++l) {
-    out << "<text x=\"4\" y=\"" << lane_y(l) + 17 << "\">" << xml_escape(lanes[l]) << "</text>\n";
+    out << "<text x=\"4\" y=\"" << lane_y(l) + 17 << "\">" << html_escape(lanes[l]) << "</text>\n";
   }
   for (int tick = 0; tick <= 4; ++tick) {
     const double x = kLabelWidth + kPlotWidth * tick / 4;
@@ -223,14 +186,14 @@ std::string timeline_svg(const Graph& graph, const Plan& plan, const MeasuredRun
     out << "<rect class=\"" << css << "\"" << data << " x=\"" << kLabelWidth + start * scale
         << "\" y=\"" << lane_y(lane) + (thin ? 7 : 3) << "\" width=\""
         << std::max(1.0, (end - start) * scale) << "\" height=\"" << kLaneHeight - (thin ? 14 : 6)
-        << "\" fill=\"" << fill << "\" stroke=\"#555\"><title>" << xml_escape(title)
+        << "\" fill=\"" << fill << "\" stroke=\"#555\"><title>" << html_escape(title)
         << "</title></rect>\n";
   };
   for (size_t i = 0; i < plan.partitions.size(); ++i) {
     const Partition& p = plan.partitions[i];
     const auto lane =
         static_cast<size_t>(std::find(lanes.begin(), lanes.end(), p.device) - lanes.begin());
-    bar("partition", lane, spans[i].start_ms, spans[i].end_ms, fill_of(plan, p.device),
+    bar("partition", lane, spans[i].start_ms, spans[i].end_ms, colours_of(plan, p.device).fill,
         "p" + std::to_string(p.id) + " on " + p.device + ": " + std::to_string(p.nodes.size()) +
             " nodes, " + format_ms(spans[i].start_ms) + " to " + format_ms(spans[i].end_ms) +
             " ms predicted",
@@ -240,7 +203,7 @@ std::string timeline_svg(const Graph& graph, const Plan& plan, const MeasuredRun
     const auto from = index_of.find(t.from_partition);
     if (from == index_of.end()) continue;
     const double start = spans[from->second].end_ms;
-    bar("transfer", transfer_lane, start, start + t.predicted_ms, "#d62728",
+    bar("transfer", transfer_lane, start, start + t.predicted_ms, kTransferColour,
         value_name(graph, t.value) + ": " + t.from_device + " -> " + t.to_device + ", " +
             std::to_string(t.bytes) + " B, " + format_ms(t.predicted_ms) + " ms",
         "");
@@ -254,7 +217,7 @@ std::string timeline_svg(const Graph& graph, const Plan& plan, const MeasuredRun
                                                             measured_devices.end(), span.device) -
                                                   measured_devices.begin());
       bar(span.transfer ? "measured-transfer" : "measured", lane, span.start_ms, span.end_ms,
-          span.transfer ? "#d62728" : fill_of(plan, span.device),
+          span.transfer ? kTransferColour : colours_of(plan, span.device).fill,
           span.label + " on " + span.device + ": " + format_ms(span.start_ms) + " to " +
               format_ms(span.end_ms) + " ms measured (request " +
               std::to_string(measured->request) + ")",

@@ -254,22 +254,27 @@ Result<ParsedNet> parse_net(const pugi::xml_document& doc) {
   return parsed;
 }
 
-}  // namespace
-}  // namespace detail
-
-Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights,
-                      std::vector<std::string>* result_producers) {
-  using namespace detail;
+// Parses `xml` into `doc` and reads its net (layers point into `doc`, which must outlive them).
+Result<ParsedNet> parse_xml(std::string_view xml, pugi::xml_document& doc) {
   if (xml.size() > kMaxXmlBytes) return invalid_argument("IR: XML larger than 256 MiB");
-  if (weights.size() > kMaxWeightsBytes) return invalid_argument("IR: weights larger than 16 GiB");
-  pugi::xml_document doc;
   const pugi::xml_parse_result parsed_xml =
       doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
   if (!parsed_xml) {
     return invalid_argument(std::string("IR: XML parse error at offset ") +
                             std::to_string(parsed_xml.offset) + ": " + parsed_xml.description());
   }
-  HSCHED_ASSIGN_OR_RETURN(ParsedNet net, parse_net(doc));
+  return parse_net(doc);
+}
+
+}  // namespace
+}  // namespace detail
+
+Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights,
+                      std::vector<std::string>* result_producers) {
+  using namespace detail;
+  if (weights.size() > kMaxWeightsBytes) return invalid_argument("IR: weights larger than 16 GiB");
+  pugi::xml_document doc;
+  HSCHED_ASSIGN_OR_RETURN(ParsedNet net, parse_xml(xml, doc));
   Graph graph;
   graph.name = net.name;
   graph.opset = 17;  // the ONNX forms read_ir emits (Clip/Squeeze inputs, Softmax on one axis)
@@ -300,15 +305,8 @@ Result<Graph> read_ir(std::string_view xml, std::span<const uint8_t> weights,
 
 Result<std::vector<IrLayerInfo>> ir_layers(std::string_view xml) {
   using namespace detail;
-  if (xml.size() > kMaxXmlBytes) return invalid_argument("IR: XML larger than 256 MiB");
   pugi::xml_document doc;
-  const pugi::xml_parse_result parsed_xml =
-      doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-  if (!parsed_xml) {
-    return invalid_argument(std::string("IR: XML parse error at offset ") +
-                            std::to_string(parsed_xml.offset) + ": " + parsed_xml.description());
-  }
-  HSCHED_ASSIGN_OR_RETURN(ParsedNet net, parse_net(doc));
+  HSCHED_ASSIGN_OR_RETURN(ParsedNet net, parse_xml(xml, doc));
   std::vector<IrLayerInfo> layers;
   for (const IrLayer& layer : net.layers) {
     IrLayerInfo info{layer.name, layer.type, false, false};

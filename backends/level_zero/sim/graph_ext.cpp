@@ -35,6 +35,7 @@
 
 #include "backends/cpu/program.h"
 #include "backends/level_zero/ir/ir.h"
+#include "backends/level_zero/ir/ir_format.h"
 #include "backends/level_zero/sim/api.h"
 #include "backends/level_zero/sim/native_blob.h"
 #include "backends/level_zero/sim/npu_numerics.h"
@@ -66,27 +67,6 @@ bool driver_before(int major, int minor) {
   const Faults& faults = Sim::get().faults;
   return faults.driver_major < major ||
          (faults.driver_major == major && faults.driver_minor < minor);
-}
-
-const char* flag_precision(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "FP32";
-    case DType::kF16:
-      return "FP16";
-    case DType::kI8:
-      return "I8";
-    case DType::kU8:
-      return "U8";
-    case DType::kI32:
-      return "I32";
-    case DType::kI64:
-      return "I64";
-    case DType::kBool:
-      return "BOOL";
-    default:
-      return "?";
-  }
 }
 
 // Checks build flags against the graph's arguments the way the compiler's option parser reads
@@ -138,8 +118,9 @@ std::string check_build_flags(std::string_view flags, const std::vector<GraphArg
                arg.name + "')";
       }
       if (option.find("precisions") != std::string::npos &&
-          upper(value) != flag_precision(arg.dtype)) {
-        return option + ": '" + key + "' is " + flag_precision(arg.dtype) + ", not " + value;
+          upper(value) != ir::detail::port_precision_name(arg.dtype)) {
+        return option + ": '" + key + "' is " +
+               std::string(ir::detail::port_precision_name(arg.dtype)) + ", not " + value;
       }
       ++count;
     }
