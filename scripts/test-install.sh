@@ -28,17 +28,22 @@ libdir=$(dirname "$(find "${prefix}" -name libhsched.so -print -quit)")
 echo "--- pkg-config --cflags --libs hsched"
 PKG_CONFIG_PATH=${libdir}/pkgconfig pkg-config --cflags --libs hsched
 
-echo "--- examples/ against the installed package"
+echo "--- examples/ against the installed package: libhsched.so, and libhsched.a"
 cp -r "${root}/examples" "${work}/examples"
-cmake -S "${work}/examples" -B "${work}/examples-build" -G Ninja -DCMAKE_PREFIX_PATH="${prefix}" \
-  >"${work}/example-configure.log"
-cmake --build "${work}/examples-build" >"${work}/example-build.log"
+for variant in shared static; do
+  static=OFF
+  [[ ${variant} == static ]] && static=ON
+  cmake -S "${work}/examples" -B "${work}/examples-${variant}" -G Ninja \
+    -DCMAKE_PREFIX_PATH="${prefix}" -DRUN_MODEL_STATIC=${static} >"${work}/example-configure.log"
+  cmake --build "${work}/examples-${variant}" >"${work}/example-build.log"
+done
 
 if [[ -f ${models}/resnet18/model.onnx ]]; then
-  echo "--- run_model resnet18 on the CPU, the source tree moved away"
+  echo "--- run_model resnet18 on the CPU (shared, then static), the source tree moved away"
   away=${root}.away-$$
   mv "${root}" "${away}"
-  "${work}/examples-build/run_model" "${models}/resnet18" this-machine cpu-only
+  "${work}/examples-shared/run_model" "${models}/resnet18" this-machine cpu-only
+  "${work}/examples-static/run_model" "${models}/resnet18" this-machine cpu-only | tail -n 1
   mv "${away}" "${root}"
   away=""
 else
