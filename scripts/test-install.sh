@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$(pwd)
 build=$(realpath "${1:-${root}/build/release}")
-models=$(realpath "${HSCHED_MODELS_DIR:-${root}/../shared/models}")
+models=$(realpath -m "${HSCHED_MODELS_DIR:-${root}/../shared/models}")
 work=$(mktemp -d)
 away=""
 cleanup() {
