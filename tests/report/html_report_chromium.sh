@@ -16,8 +16,8 @@ report=${out}/vit_tiny.html
 "${hsched}" report "${model}" --target core-ultra-7-155h --policy strict --format html \
   -o "${report}"
 partitions=$(grep -o 'class="partition"' "${report}" | wc -l)
-flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run --disable-extensions
-       --user-data-dir="${out}/profile" --enable-logging=stderr --v=0)
+flags=(--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run
+       --disable-extensions --user-data-dir="${out}/profile" --enable-logging=stderr --v=0)
 "${browser}" "${flags[@]}" --dump-dom "file://${report}" >"${out}/dom.html" 2>"${out}/console.log"
 "${browser}" "${flags[@]}" --window-size=1400,2400 --screenshot="${out}/vit_tiny.png" \
   "file://${report}" >/dev/null 2>>"${out}/console.log"
