@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <system_error>
+#include <vector>
 
 #ifndef HSCHED_INSTALL_LIBDIR_TO_PREFIX
 #error "core/CMakeLists.txt sets the install layout"
@@ -25,15 +26,20 @@ std::optional<fs::path> code_dir() {
 }
 
 // The install prefix: the first of the code folder's candidates (a library in the libdir, a
-// program in the bindir, the Python package's own folder) that holds the data folder.
+// program in the bindir, the Python package's own folder) that holds the data folder, else the
+// prefix the build was configured for (a program linked with libhsched.a lives anywhere).
 std::optional<fs::path> install_prefix() {
   static const std::optional<fs::path> prefix = []() -> std::optional<fs::path> {
-    const std::optional<fs::path> dir = code_dir();
-    if (!dir) return std::nullopt;
-    for (const char* relative :
-         {HSCHED_INSTALL_LIBDIR_TO_PREFIX, HSCHED_INSTALL_BINDIR_TO_PREFIX, "."}) {
+    std::vector<fs::path> candidates;
+    if (const std::optional<fs::path> dir = code_dir()) {
+      for (const char* relative :
+           {HSCHED_INSTALL_LIBDIR_TO_PREFIX, HSCHED_INSTALL_BINDIR_TO_PREFIX, "."}) {
+        candidates.push_back((*dir / relative).lexically_normal());
+      }
+    }
+    candidates.emplace_back(HSCHED_INSTALL_CONFIGURED_PREFIX);
+    for (const fs::path& candidate : candidates) {
       std::error_code error;
-      const fs::path candidate = (*dir / relative).lexically_normal();
       if (fs::is_directory(candidate / HSCHED_INSTALL_DATADIR / "configs", error)) {
         return candidate;
       }

@@ -3,8 +3,9 @@
 // libhsched.a, or the Python extension. The install layout (cmake/install.cmake) puts the data
 // at <prefix>/<datadir>/hsched and the driver at <prefix>/<libdir>/hsched; the prefix is the
 // code file's folder with the relative path from the libdir or the bindir to the prefix applied
-// (the Python package keeps the same layout inside its folder). A build tree is no install:
-// callers fall back to the build's own paths.
+// (the Python package keeps the same layout inside its folder); a program linked with
+// libhsched.a, which may live anywhere, finds the prefix the build was configured for
+// (CMAKE_INSTALL_PREFIX). A build tree is no install: callers fall back to the build's own paths.
 #pragma once
 
 #include <filesystem>

@@ -43,7 +43,10 @@ if [[ -f ${models}/resnet18/model.onnx ]]; then
   away=${root}.away-$$
   mv "${root}" "${away}"
   "${work}/examples-shared/run_model" "${models}/resnet18" this-machine cpu-only
-  "${work}/examples-static/run_model" "${models}/resnet18" this-machine cpu-only | tail -n 1
+  # A program linked with libhsched.a finds the configured prefix's configs (/usr/local here, not
+  # this temporary one) or those HSCHED_CONFIGS_DIR names.
+  HSCHED_CONFIGS_DIR=${prefix}/share/hsched/configs \
+    "${work}/examples-static/run_model" "${models}/resnet18" this-machine cpu-only | tail -n 1
   mv "${away}" "${root}"
   away=""
 else

@@ -33,6 +33,40 @@ double error_of(const Tensor& got, const Tensor& want, AccuracyMetric metric) {
   return std::isfinite(cosine) ? cosine : 0.0;
 }
 
+// The fp32 value of every input and output of `nodes`: graph inputs as given, the rest as
+// outputs of a copy of the graph run on the CPU (`cpu`) with `inputs`.
+struct Fp32Values {
+  std::vector<Tensor> computed;
+  std::map<ValueId, const Tensor*> of;
+};
+
+Result<Fp32Values> fp32_values(const Graph& graph, const std::vector<NodeId>& nodes,
+                               const std::vector<Tensor>& inputs, const DeviceProfile& cpu,
+                               const ExecutorOptions& options) {
+  if (inputs.size() != graph.inputs().size()) {
+    return invalid_argument("the sample inputs are " + std::to_string(inputs.size()) +
+                            " tensors; the model takes " + std::to_string(graph.inputs().size()));
+  }
+  Fp32Values values;
+  for (size_t k = 0; k < inputs.size(); ++k) values.of[graph.inputs()[k]] = &inputs[k];
+  Graph reference = graph;
+  std::map<ValueId, size_t> output_of;
+  for (size_t k = 0; k < graph.outputs().size(); ++k) output_of.emplace(graph.outputs()[k], k);
+  const auto keep = [&](ValueId v) {
+    if (v == kNoValue || graph.value(v).is_constant() || values.of.count(v) != 0) return;
+    if (output_of.emplace(v, reference.outputs().size()).second) reference.add_output(v);
+  };
+  for (NodeId n : nodes) {
+    for (ValueId v : graph.node(n).inputs) keep(v);
+    for (ValueId v : graph.node(n).outputs) keep(v);
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> whole,
+                          compile_cpu_program(reference, cpu, options));
+  HSCHED_ASSIGN_OR_RETURN(values.computed, whole->run(inputs, nullptr));
+  for (const auto& [value, k] : output_of) values.of.emplace(value, &values.computed[k]);
+  return values;
+}
+
 }  // namespace
 
 Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Plan& plan,
@@ -48,31 +82,10 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
     }
   }
   if (budgeted.empty()) return std::vector<Rejection>{};
-  if (inputs.size() != graph.inputs().size()) {
-    return invalid_argument("the accuracy budget's sample inputs are " +
-                            std::to_string(inputs.size()) + " tensors; the model takes " +
-                            std::to_string(graph.inputs().size()));
-  }
 
-  // The fp32 value of every budgeted node's inputs and outputs: graph inputs as given, the rest
-  // as outputs of a copy of the graph run on the CPU.
-  std::map<ValueId, const Tensor*> fp32;
-  for (size_t k = 0; k < inputs.size(); ++k) fp32[graph.inputs()[k]] = &inputs[k];
-  Graph reference = graph;
-  std::map<ValueId, size_t> output_of;
-  for (size_t k = 0; k < graph.outputs().size(); ++k) output_of.emplace(graph.outputs()[k], k);
-  const auto keep = [&](ValueId v) {
-    if (v == kNoValue || graph.value(v).is_constant() || fp32.count(v) != 0) return;
-    if (output_of.emplace(v, reference.outputs().size()).second) reference.add_output(v);
-  };
-  for (NodeId n : budgeted) {
-    for (ValueId v : graph.node(n).inputs) keep(v);
-    for (ValueId v : graph.node(n).outputs) keep(v);
-  }
-  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> whole,
-                          compile_cpu_program(reference, cpu, options));
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> values, whole->run(inputs, nullptr));
-  for (const auto& [value, k] : output_of) fp32.emplace(value, &values[k]);
+  HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
+                          fp32_values(graph, budgeted, inputs, cpu, options));
+  const std::map<ValueId, const Tensor*>& fp32 = values.of;
 
   std::vector<Rejection> over;
   for (NodeId n : budgeted) {
@@ -105,6 +118,43 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
            << " on sample inputs";
     over.push_back({n, placement.device, placement.precision, ReasonCode::kAccuracyBudget,
                     detail.str()});
+  }
+  return over;
+}
+
+Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& plan,
+                                               const std::vector<Tensor>& inputs,
+                                               const DeviceProfile& cpu,
+                                               const ExecutorOptions& options) {
+  std::vector<NodeId> substituted;
+  for (const NodePlacement& p : plan.nodes) {
+    if (p.reason == PlacementReason::kSubstituted && p.precision == Precision::kFp16) {
+      substituted.push_back(p.node);
+    }
+  }
+  if (substituted.empty()) return std::vector<Rejection>{};
+  HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
+                          fp32_values(graph, substituted, inputs, cpu, options));
+  std::vector<Rejection> over;
+  for (NodeId n : substituted) {
+    double largest = 0;
+    for (const auto* list : {&graph.node(n).inputs, &graph.node(n).outputs}) {
+      for (ValueId v : *list) {
+        const auto found = values.of.find(v);
+        if (found == values.of.end() || found->second->dtype() != DType::kF32) continue;
+        for (float x : found->second->values<float>()) {
+          // NaN counts as past the range: fp16 holds no more of it than fp32 computed.
+          largest = std::isnan(x) ? INFINITY : std::max(largest, double{std::abs(x)});
+        }
+      }
+    }
+    if (largest <= kFp16Max) continue;
+    const NodePlacement& placement = plan.nodes[n];
+    std::ostringstream detail;
+    detail << "fp16 range: values up to " << largest << " on sample inputs, past fp16's "
+           << kFp16Max << " (" << placement.detail << ")";
+    over.push_back(
+        {n, placement.device, Precision::kFp16, ReasonCode::kAccuracyBudget, detail.str()});
   }
   return over;
 }

@@ -22,4 +22,17 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
                                                     PartitionCompiler& compiler,
                                                     const ExecutorOptions& options);
 
+// The largest finite fp16 value.
+inline constexpr double kFp16Max = 65504;
+
+// The nodes a plan computes in fp16 because their device lacks the precision they asked for
+// (bf16 on an NPU or a GPU: placement kSubstituted) whose inputs or outputs, as the fp32 model
+// computes them from `inputs`, pass fp16's range; each as a Rejection of fp16 on its device
+// (reason accuracy_budget, detail "fp16 range: values up to 1.3e+05 on sample inputs, past fp16's
+// 65504 (bf16 requested; npu0 computes fp16)").
+Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& plan,
+                                               const std::vector<Tensor>& inputs,
+                                               const DeviceProfile& cpu,
+                                               const ExecutorOptions& options);
+
 }  // namespace hsched::runtime

@@ -1,6 +1,7 @@
 // compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
 // of a oneTBB flow graph, requests as messages, device partitions on a thread per device, CPU
 // partitions on the process's host thread.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -575,13 +576,22 @@ const DeviceProfile* host_of(const Target& target) {
   return cpu;
 }
 
-// runtime::over_accuracy_budget() of `plan` on the options' sample inputs (seeded ones by
-// default), with the target's host CPU computing the fp32 values.
+// The nodes of `plan` the accuracy checks refuse their precision, on the options' sample inputs
+// (seeded ones by default), with the target's host CPU computing the fp32 values: those computed
+// in fp16 for want of the precision they asked for whose values pass fp16's range
+// (runtime::over_fp16_range), and those past the policy's accuracy budget when it has one
+// (runtime::over_accuracy_budget).
 Result<std::vector<Rejection>> accuracy_check(const Graph& graph, const Plan& plan,
                                               runtime::PartitionCompiler& compiler,
                                               const ExecutorOptions& options) {
+  const bool substituted_fp16 =
+      std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const NodePlacement& p) {
+        return p.reason == PlacementReason::kSubstituted && p.precision == Precision::kFp16;
+      });
+  if (!substituted_fp16 && !plan.policy.accuracy) return std::vector<Rejection>{};
   const DeviceProfile* cpu = host_of(plan.target);
   if (cpu == nullptr) {
+    if (!plan.policy.accuracy) return std::vector<Rejection>{};  // nothing to compare with
     return invalid_argument("an accuracy budget needs the host CPU in target " + plan.target.name);
   }
   std::vector<Tensor> inputs = options.accuracy_inputs;
@@ -591,6 +601,9 @@ Result<std::vector<Rejection>> accuracy_check(const Graph& graph, const Plan& pl
       inputs.push_back(seeded_tensor(value.dtype, value.shape.dims, static_cast<uint32_t>(k + 1)));
     }
   }
+  HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> refused,
+                          runtime::over_fp16_range(graph, plan, inputs, *cpu, options));
+  if (!refused.empty() || !plan.policy.accuracy) return refused;
   return runtime::over_accuracy_budget(graph, plan, *plan.policy.accuracy, inputs, *cpu, compiler,
                                        options);
 }
@@ -669,9 +682,10 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
       }
       failed = true;
     }
-    // The policy's accuracy budget: a node over it is planned again in a higher precision (its
-    // partitions compiled again; the nodes within stay measured, deterministically the same).
-    if (!failed && current.policy.accuracy) {
+    // The accuracy checks: a node computed in fp16 instead of the bf16 it asked for whose values
+    // pass fp16's range, or over the policy's accuracy budget, is planned again in a higher
+    // precision (its partitions compiled again; the nodes within stay measured, the same).
+    if (!failed) {
       HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> over,
                               accuracy_check(graph, current, compiler, options));
       failed = !over.empty();

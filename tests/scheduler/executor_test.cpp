@@ -582,5 +582,62 @@ TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
   expect_close((*outputs)[1], want[1], 5e-2f, 5e-2f);
 }
 
+// bf16 asked of a device that computes fp16 instead (PoCL under `--devices opencl --precision
+// bf16`): a MatMul whose values pass fp16's 65504 on the sample inputs (x ~ 2000, 64 terms) is
+// refused fp16 on the device at compile time (accuracy_budget, "fp16 range") and planned again in
+// fp32; the outputs stay finite and equal to the CPU's. A small input keeps it in fp16.
+TEST_F(ExecutorOpenClTest, Bf16MappedToFp16IsRefusedWhereValuesPassFp16sRange) {
+  Graph g;
+  g.name = "range";
+  g.opset = 17;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({4, 64}));
+  g.add_input(x);
+  Tensor ones(DType::kF32, {64, 16});
+  for (float& w : ones.values<float>()) w = 1.0f;
+  const ValueId w = g.add_constant("w", ones);
+  const ValueId y = g.add_value("y", DType::kF32, Shape({4, 16}));
+  const NodeId matmul = g.add_node(Node{"mm", "MatMul", "", {x, w}, {y}, {}});
+  g.add_output(y);
+  auto plan =
+      schedule(g, discover_target_for("opencl"), devices_policy("opencl", Precision::kBf16));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ASSERT_EQ(plan->nodes[matmul].reason, PlacementReason::kSubstituted)
+      << plan->nodes[matmul].detail;
+  ASSERT_EQ(plan->nodes[matmul].precision, Precision::kFp16);
+  const std::string device = plan->nodes[matmul].device;
+
+  Tensor big(DType::kF32, {4, 64});
+  for (float& v : big.values<float>()) v = 2000.0f;
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.accuracy_inputs = {big};
+  auto exe = compile(g, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const Plan ran = (*exe)->plan();
+  // Planned again in a higher precision: fp32, on the device or elsewhere.
+  EXPECT_EQ(ran.nodes[matmul].precision, Precision::kFp32);
+  EXPECT_EQ((*exe)->stats().replans, 1);
+  bool reported = false;
+  for (const Rejection& r : ran.rejections) {
+    if (r.node != matmul || r.reason != ReasonCode::kAccuracyBudget) continue;
+    reported = true;
+    EXPECT_EQ(r.device, device);
+    EXPECT_EQ(r.precision, Precision::kFp16);
+    EXPECT_NE(r.detail.find("fp16 range: values up to 128000"), std::string::npos) << r.detail;
+  }
+  EXPECT_TRUE(reported);
+  auto outputs = (*exe)->run({big});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_close((*outputs)[0], cpu_reference(g, {big})[0], 1e-3f, 1e-5f);
+
+  Tensor small(DType::kF32, {4, 64});
+  for (float& v : small.values<float>()) v = 2.0f;
+  options.accuracy_inputs = {small};
+  auto kept = compile(g, *plan, options);
+  ASSERT_TRUE(kept.is_ok()) << kept.status().message();
+  EXPECT_EQ((*kept)->plan().nodes[matmul].precision, Precision::kFp16);
+  EXPECT_EQ((*kept)->stats().replans, 0);
+}
+
 }  // namespace
 }  // namespace hsched
