@@ -102,7 +102,7 @@ ze_result_t fence_host_synchronize(ze_fence_handle_t fence, uint64_t timeout_ns)
 ze_result_t fence_query_status(ze_fence_handle_t fence);
 ze_result_t fence_reset(ze_fence_handle_t fence);
 
-// graph_ext.cpp: the "ZE_extension_graph" table (version 1.0).
+// graph_ext.cpp: the "ZE_extension_graph" table (version 1.4).
 const ze_graph_dditable_ext_t& graph_table();
 
 }  // namespace hsched::zesim
