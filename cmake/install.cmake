@@ -23,8 +23,8 @@ endforeach()
 
 # libhsched.so: every object of the archives (--whole-archive), then the archives again for the
 # link order of their own dependencies (nothing is taken twice).
-file(WRITE ${PROJECT_BINARY_DIR}/hsched_library.cpp
-     "// libhsched.so and libhsched.a: the objects of hsched's libraries (cmake/install.cmake)\n")
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/hsched_library.cpp  # written when it changes
+     CONTENT "// libhsched.so and libhsched.a: the objects of hsched's libraries\n")
 add_library(hsched_shared SHARED ${PROJECT_BINARY_DIR}/hsched_library.cpp)
 set_target_properties(hsched_shared PROPERTIES
   OUTPUT_NAME hsched
