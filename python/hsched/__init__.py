@@ -2,9 +2,9 @@
 
     import hsched, numpy as np
     model = hsched.load("model.onnx")
-    plan = model.plan(target="core-ultra-7-155h")      # or this machine by default
-    print(plan.report())                                # text; format="json" gives a dict
-    exe = model.compile(hsched.load("model.onnx").plan())
+    print(model.plan(target="core-ultra-7-155h").report())  # a laptop we plan for; text
+    plan = model.plan()                                 # this machine, the default policy
+    exe = model.compile(plan)
     outputs = exe.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
 
 docs/python.md is the reference. Errors raise hsched.Error with the library's message.
