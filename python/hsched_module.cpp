@@ -295,6 +295,10 @@ PYBIND11_MODULE(_hsched, m) {
                              [](const PyPlan& self) { return self.plan.predicted_run_ms; });
 
   py::class_<PyExecutable>(m, "Executable")
+      .def_property_readonly(
+          "plan",
+          [](const PyExecutable& self) { return PyPlan{self.model, self.executable->plan()}; },
+          "The plan it runs: the compiled one, after any re-plan (late rejections) or quarantine.")
       .def("run", &PyExecutable::run, py::arg("inputs"),
            "Runs once: {input name: array} -> {output name: array}.")
       .def("run_stream", &PyExecutable::run_stream, py::arg("requests"),

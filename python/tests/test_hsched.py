@@ -47,6 +47,7 @@ def test_resnet18_from_numpy_matches_the_reference():
     plan = model.plan(policy="cpu-only")
     assert plan.partitions == 1
     exe = model.compile(plan, threads=2)
+    assert exe.plan.partitions == 1 and exe.plan.report(format="json")["partitions"]
     x = tensor(folder / "test_data_set_0" / "input_0.pb")
     want = tensor(folder / "test_data_set_0" / "output_0.pb")
     out = exe.run({model.inputs[0]: x})
