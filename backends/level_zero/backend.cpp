@@ -83,20 +83,16 @@ class LevelZeroDevice final : public Device {
                                            const CompileOptions& options) override {
     HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<NpuRuntime> runtime, open_runtime());
     NpuCompileOptions npu_options;
-    npu_options.precision =
-        options.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kFp32;
+    npu_options.precision = ir_precision(options);
     npu_options.deadline_ms = options.compile_timeout_ms;
-    auto compiled = NpuProgram::compile(part, runtime, npu_options);
-    if (!compiled.is_ok()) {
-      const Status& error = compiled.status();
-      // The IR writer refusing a node the capability accepted is a build failure of this
-      // device (re-planned), not the user's input at fault.
-      if (error.code() == ErrorCode::kInvalidArgument ||
-          error.code() == ErrorCode::kUnimplemented) {
-        return internal_error("build_failed: " + error.message());
-      }
-      return error;
+    // The graph the driver's query just saw, when it was this partition's.
+    std::optional<PreparedGraph> prepared;
+    if (queried_ && queried_->part == &part && queried_->precision == npu_options.precision) {
+      prepared = std::move(queried_->graph);
     }
+    queried_.reset();
+    auto compiled = NpuProgram::compile(part, runtime, npu_options, std::move(prepared));
+    if (!compiled.is_ok()) return as_build_failure(compiled.status());
     ++((*compiled)->loaded_from_cache() ? counts_.loaded : counts_.built);
     return std::shared_ptr<Program>(std::make_shared<NpuPartition>(
         std::move(compiled).value(), profile_.id, options.profile));
@@ -106,17 +102,13 @@ class LevelZeroDevice final : public Device {
   // refused when one of its layers (named after it, ir::layer_name) is not in the answer.
   Result<DriverAnswer> query(const Graph& part, const CompileOptions& options) override {
     HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<NpuRuntime> runtime, open_runtime());
-    const Precision precision =
-        options.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kFp32;
-    auto query = query_layers(part, runtime, precision, options.compile_timeout_ms);
-    if (!query.is_ok()) {
-      const Status& error = query.status();
-      if (error.code() == ErrorCode::kInvalidArgument ||
-          error.code() == ErrorCode::kUnimplemented) {
-        return internal_error("build_failed: " + error.message());
-      }
-      return error;
-    }
+    queried_.reset();
+    const Precision precision = ir_precision(options);
+    auto prepared = prepare_graph(part, *runtime, precision);
+    if (!prepared.is_ok()) return as_build_failure(prepared.status());
+    auto query = query_layers(*prepared, runtime, options.compile_timeout_ms);
+    if (!query.is_ok()) return as_build_failure(query.status());
+    queried_ = Queried{&part, precision, std::move(prepared).value()};  // compile() takes it
     DriverAnswer answer;
     const LayerQuery& layers = *query;
     if (!layers.not_asked.empty()) {
@@ -162,10 +154,33 @@ class LevelZeroDevice final : public Device {
     return runtime_;
   }
 
+  // The precision write_ir serializes a partition in: fp16 when it asks fp16, else fp32.
+  static Precision ir_precision(const CompileOptions& options) {
+    return options.precision == Precision::kFp16 ? Precision::kFp16 : Precision::kFp32;
+  }
+
+  // The IR writer refusing a node the capability accepted is a build failure of this device
+  // (re-planned), not the user's input at fault.
+  static Status as_build_failure(const Status& error) {
+    if (error.code() == ErrorCode::kInvalidArgument || error.code() == ErrorCode::kUnimplemented) {
+      return internal_error("build_failed: " + error.message());
+    }
+    return error;
+  }
+
+  // The graph query() prepared, for compile() of the same partition (PartitionCompiler calls
+  // the two in turn on one subgraph).
+  struct Queried {
+    const Graph* part;
+    Precision precision;
+    PreparedGraph graph;
+  };
+
   DeviceProfile profile_;
   DeviceContext context_;
   std::shared_ptr<NpuRuntime> runtime_;
   CacheCounts counts_;
+  std::optional<Queried> queried_;
 };
 
 class LevelZeroBackend final : public Backend {

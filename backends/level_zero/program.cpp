@@ -355,18 +355,6 @@ Result<LoadedGraph<GraphObject>> load_or_build_graph(
 
 }  // namespace
 
-namespace {
-
-// What a partition's graph is built from: its IR as an NGRAPH_LITE payload for the device's
-// compiler, the build flags, and its key in the native cache.
-struct PreparedGraph {
-  std::shared_ptr<const std::vector<uint8_t>> payload;
-  std::string flags;
-  std::string cache_key;  // NativeKey::bytes(): stored in the entry, compared on load
-  std::string digest;
-  std::vector<std::string> layers;  // every layer of the IR, in its order
-};
-
 Result<PreparedGraph> prepare_graph(const Graph& graph, const NpuRuntime& runtime,
                                     Precision precision) {
   const DeviceInfo& info = runtime.info();
@@ -394,14 +382,15 @@ Result<PreparedGraph> prepare_graph(const Graph& graph, const NpuRuntime& runtim
   return prepared;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<NpuProgram>> NpuProgram::compile(const Graph& graph,
                                                         std::shared_ptr<NpuRuntime> runtime,
-                                                        const NpuCompileOptions& options) {
+                                                        const NpuCompileOptions& options,
+                                                        std::optional<PreparedGraph> given) {
   const DeviceInfo& info = runtime->info();
-  HSCHED_ASSIGN_OR_RETURN(PreparedGraph prepared,
-                          prepare_graph(graph, *runtime, options.precision));
+  if (!given) {
+    HSCHED_ASSIGN_OR_RETURN(given, prepare_graph(graph, *runtime, options.precision));
+  }
+  const PreparedGraph& prepared = *given;
   auto payload = prepared.payload;
   const std::string cache_key = prepared.cache_key;
   const std::string flags = prepared.flags;
@@ -625,20 +614,19 @@ Result<std::vector<Tensor>> NpuProgram::run(const std::vector<Tensor>& inputs,
   return outputs;
 }
 
-Result<LayerQuery> query_layers(const Graph& graph, const std::shared_ptr<NpuRuntime>& runtime,
-                                Precision precision, int64_t deadline_ms) {
+Result<LayerQuery> query_layers(const PreparedGraph& prepared,
+                                const std::shared_ptr<NpuRuntime>& runtime, int64_t deadline_ms) {
   LayerQuery query;
   if (!runtime->can_query()) {
     query.not_asked = "not offered by the driver";
     return query;
   }
-  HSCHED_ASSIGN_OR_RETURN(PreparedGraph prepared, prepare_graph(graph, *runtime, precision));
   std::error_code error;
   if (std::filesystem::exists(runtime->cache().entry_path(prepared.cache_key), error)) {
     query.not_asked = "not asked, the graph is cached";  // it was built: the driver took it
     return query;
   }
-  query.layers = std::move(prepared.layers);
+  query.layers = prepared.layers;
   auto payload = prepared.payload;
   const std::string flags = prepared.flags;
   const std::string name = runtime->info().name;

@@ -97,17 +97,30 @@ class NpuRuntime {
 Result<std::string> build_flags(const Graph& graph, const ir::IrModel& model,
                                 ze_graph_compiler_version_info_t compiler);
 
-// The layers of `graph`'s IR (write_ir in `precision`) that the driver's compiler supports
-// (pfnQueryNetworkCreate, extension 1.3; OpenVINO's NPU plugin parses the same "<name><name>"
-// answer), asked under `deadline_ms`. Not asked when the driver offers no query, nor when the
-// native cache holds the graph (the driver built it before).
+// What a partition's graph is built from: its IR (write_ir in `precision`) as an NGRAPH_LITE
+// payload for the device's compiler, the build flags, its key in the native cache, and the IR's
+// layer names. Errors: the IR writer's and build_flags'.
+struct PreparedGraph {
+  std::shared_ptr<const std::vector<uint8_t>> payload;
+  std::string flags;
+  std::string cache_key;  // NativeKey::bytes(): stored in the entry, compared on load
+  std::string digest;
+  std::vector<std::string> layers;  // every layer of the IR, in its order
+};
+Result<PreparedGraph> prepare_graph(const Graph& graph, const NpuRuntime& runtime,
+                                    Precision precision);
+
+// The layers of a prepared graph the driver's compiler supports (pfnQueryNetworkCreate,
+// extension 1.3; OpenVINO's NPU plugin parses the same "<name><name>" answer), asked under
+// `deadline_ms`. Not asked when the driver offers no query, nor when the native cache holds the
+// graph (the driver built it before).
 struct LayerQuery {
   std::string not_asked;  // why the driver was not asked; empty when it answered
   std::set<std::string> supported;
   std::vector<std::string> layers;  // every layer of the IR, in its order
 };
-Result<LayerQuery> query_layers(const Graph& graph, const std::shared_ptr<NpuRuntime>& runtime,
-                                Precision precision, int64_t deadline_ms);
+Result<LayerQuery> query_layers(const PreparedGraph& prepared,
+                                const std::shared_ptr<NpuRuntime>& runtime, int64_t deadline_ms);
 
 struct NpuCompileOptions {
   Precision precision = Precision::kFp16;  // what write_ir serializes (fp16 or fp32)
@@ -117,11 +130,14 @@ struct NpuCompileOptions {
 
 class NpuProgram {
  public:
-  // `graph`: static shapes, every node accepted by ir::ir_supports. Errors: compile_timeout
-  // (DeadlineExceeded), the IR writer's, the status_from mapping of the driver's answers.
+  // `graph`: static shapes, every node accepted by ir::ir_supports; `prepared`: its
+  // prepare_graph in options.precision when the caller has it (the driver's query made it), else
+  // made here. Errors: compile_timeout (DeadlineExceeded), the IR writer's, the status_from
+  // mapping of the driver's answers.
   static Result<std::unique_ptr<NpuProgram>> compile(const Graph& graph,
                                                      std::shared_ptr<NpuRuntime> runtime,
-                                                     const NpuCompileOptions& options);
+                                                     const NpuCompileOptions& options,
+                                                     std::optional<PreparedGraph> prepared = {});
   ~NpuProgram();
   NpuProgram(const NpuProgram&) = delete;
   NpuProgram& operator=(const NpuProgram&) = delete;

@@ -159,4 +159,30 @@ Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& p
   return over;
 }
 
+Result<std::vector<Rejection>> accuracy_rejections(const Graph& graph, const Plan& plan,
+                                                   const DeviceProfile* cpu,
+                                                   PartitionCompiler& compiler,
+                                                   const ExecutorOptions& options) {
+  const bool substituted_fp16 =
+      std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const NodePlacement& p) {
+        return p.reason == PlacementReason::kSubstituted && p.precision == Precision::kFp16;
+      });
+  if (!substituted_fp16 && !plan.policy.accuracy) return std::vector<Rejection>{};
+  if (cpu == nullptr) {
+    if (!plan.policy.accuracy) return std::vector<Rejection>{};  // nothing to compare with
+    return invalid_argument("an accuracy budget needs the host CPU in target " + plan.target.name);
+  }
+  std::vector<Tensor> inputs = options.accuracy_inputs;
+  if (inputs.empty()) {
+    for (size_t k = 0; k < graph.inputs().size(); ++k) {
+      const Value& value = graph.value(graph.inputs()[k]);
+      inputs.push_back(seeded_tensor(value.dtype, value.shape.dims, static_cast<uint32_t>(k + 1)));
+    }
+  }
+  HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> refused,
+                          over_fp16_range(graph, plan, inputs, *cpu, options));
+  if (!refused.empty() || !plan.policy.accuracy) return refused;
+  return over_accuracy_budget(graph, plan, *plan.policy.accuracy, inputs, *cpu, compiler, options);
+}
+
 }  // namespace hsched::runtime

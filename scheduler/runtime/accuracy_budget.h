@@ -35,4 +35,14 @@ Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& p
                                                const DeviceProfile& cpu,
                                                const ExecutorOptions& options);
 
+// What the accuracy checks refuse once a plan has compiled, on `options.accuracy_inputs` (seeded
+// inputs when empty), the fp32 values computed on `cpu` (the target's host; null when it has
+// none): over_fp16_range's nodes, then, when there are none and the policy has an accuracy
+// budget, over_accuracy_budget's. Nothing when the plan substitutes no fp16 and has no budget.
+// InvalidArgument for a budget without a host CPU.
+Result<std::vector<Rejection>> accuracy_rejections(const Graph& graph, const Plan& plan,
+                                                   const DeviceProfile* cpu,
+                                                   PartitionCompiler& compiler,
+                                                   const ExecutorOptions& options);
+
 }  // namespace hsched::runtime

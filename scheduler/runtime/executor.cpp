@@ -576,36 +576,12 @@ const DeviceProfile* host_of(const Target& target) {
   return cpu;
 }
 
-// The nodes of `plan` the accuracy checks refuse their precision, on the options' sample inputs
-// (seeded ones by default), with the target's host CPU computing the fp32 values: those computed
-// in fp16 for want of the precision they asked for whose values pass fp16's range
-// (runtime::over_fp16_range), and those past the policy's accuracy budget when it has one
-// (runtime::over_accuracy_budget).
-Result<std::vector<Rejection>> accuracy_check(const Graph& graph, const Plan& plan,
-                                              runtime::PartitionCompiler& compiler,
-                                              const ExecutorOptions& options) {
-  const bool substituted_fp16 =
-      std::any_of(plan.nodes.begin(), plan.nodes.end(), [](const NodePlacement& p) {
-        return p.reason == PlacementReason::kSubstituted && p.precision == Precision::kFp16;
-      });
-  if (!substituted_fp16 && !plan.policy.accuracy) return std::vector<Rejection>{};
-  const DeviceProfile* cpu = host_of(plan.target);
-  if (cpu == nullptr) {
-    if (!plan.policy.accuracy) return std::vector<Rejection>{};  // nothing to compare with
-    return invalid_argument("an accuracy budget needs the host CPU in target " + plan.target.name);
-  }
-  std::vector<Tensor> inputs = options.accuracy_inputs;
-  if (inputs.empty()) {
-    for (size_t k = 0; k < graph.inputs().size(); ++k) {
-      const Value& value = graph.value(graph.inputs()[k]);
-      inputs.push_back(seeded_tensor(value.dtype, value.shape.dims, static_cast<uint32_t>(k + 1)));
-    }
-  }
-  HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> refused,
-                          runtime::over_fp16_range(graph, plan, inputs, *cpu, options));
-  if (!refused.empty() || !plan.policy.accuracy) return refused;
-  return runtime::over_accuracy_budget(graph, plan, *plan.policy.accuracy, inputs, *cpu, compiler,
-                                       options);
+// The late rejection a failed device compile stands for ("device_limit: ..." out of graphs).
+ReasonCode compile_failure_reason(const Status& error) {
+  if (error.code() == ErrorCode::kDeadlineExceeded) return ReasonCode::kCompileTimeout;
+  if (error.code() != ErrorCode::kResourceExhausted) return ReasonCode::kCompileFailed;
+  const bool limit = error.message().rfind(reason_code_name(ReasonCode::kDeviceLimit), 0) == 0;
+  return limit ? ReasonCode::kDeviceLimit : ReasonCode::kMemoryExceeded;
 }
 
 // compile(), but for giving the build's free heap memory back.
@@ -638,13 +614,11 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
       record.driver_answer = answer.summary;
       if (!program.is_ok()) record.error = program.status().message();
       stats.compiles.push_back(record);
-      if (!answer.refused.empty()) {  // the driver refused these nodes: only they move
-        for (Rejection rejection : answer.refused) {
-          rejection.node = part.nodes.at(static_cast<size_t>(rejection.node));
-          rejection.device = partition.device;
-          rejection.precision = current.nodes[rejection.node].precision;
-          late.push_back(std::move(rejection));
-        }
+      for (const Rejection& r : answer.refused) {  // the driver refused these nodes: they move
+        const NodeId node = part.nodes.at(static_cast<size_t>(r.node));
+        late.push_back({node, partition.device, current.nodes[node].precision, r.reason, r.detail});
+      }
+      if (!answer.refused.empty()) {
         failed = true;
         continue;
       }
@@ -670,24 +644,19 @@ Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
         return error.with_context("compiling partition " + std::to_string(partition.id) + " on " +
                                   partition.device);
       }
-      const bool device_limit = error.message().rfind("device_limit:", 0) == 0;
-      const ReasonCode reason =
-          error.code() == ErrorCode::kDeadlineExceeded    ? ReasonCode::kCompileTimeout
-          : device_limit                                  ? ReasonCode::kDeviceLimit
-          : error.code() == ErrorCode::kResourceExhausted ? ReasonCode::kMemoryExceeded
-                                                          : ReasonCode::kCompileFailed;
+      const ReasonCode reason = compile_failure_reason(error);
       for (NodeId id : partition.nodes) {
         late.push_back(
             {id, partition.device, current.nodes[id].precision, reason, error.message()});
       }
       failed = true;
     }
-    // The accuracy checks: a node computed in fp16 instead of the bf16 it asked for whose values
-    // pass fp16's range, or over the policy's accuracy budget, is planned again in a higher
-    // precision (its partitions compiled again; the nodes within stay measured, the same).
+    // A node the accuracy checks refuse (fp16 range, the policy's budget) is planned again in a
+    // higher precision.
     if (!failed) {
-      HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> over,
-                              accuracy_check(graph, current, compiler, options));
+      HSCHED_ASSIGN_OR_RETURN(
+          std::vector<Rejection> over,
+          runtime::accuracy_rejections(graph, current, host_of(current.target), compiler, options));
       failed = !over.empty();
       late.insert(late.end(), over.begin(), over.end());
     }
