@@ -222,10 +222,11 @@ const std::vector<std::string>& supported_ops() {
       "BatchNormalization",
       // reductions
       "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-      "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
+      "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice"};
+      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice", "Trilu",
+      "Dropout"};
   return kOps;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "backends/opencl/kernels/ops_integer.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
 
@@ -110,8 +111,9 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
                                                       Storage storage, int64_t deadline_ms,
                                                       bool profile) {
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
-    if (const auto unsupported = check_node(graph, graph.node(id))) {
-      return invalid_argument("node '" + node_label(graph, id) + "' (" + graph.node(id).op_type +
+    const Node& node = graph.node(id);
+    if (const auto unsupported = check_node(graph, node)) {
+      return invalid_argument("node '" + node_label(graph, id) + "' (" + node.op_type +
                               "): " + unsupported->detail);
     }
   }
@@ -125,6 +127,7 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->profile_ = profile;
   program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
+  HSCHED_RETURN_IF_ERROR(program->allocate_division_error());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
   // Where a graph input's buffer is bound anew per run, its readers' kernels would keep the one
   // bound when they were recorded. Elsewhere inputs are written into their own buffers, which
@@ -147,6 +150,10 @@ Status ClProgram::plan_steps() {
     }
     if (step.absorbed != kNoNode) ++stats_.fused_activations;
     steps_.push_back(Step{.node = step.node, .op = std::move(step.op), .view = step.view});
+    // Kernels that read a host input given per run are set up anew each run.
+    for (size_t i = 0; i < steps_.back().op.inputs.size(); ++i) {
+      if (host_input_per_run(graph_, steps_.back().op, i)) steps_.back().replay = Replay::kNever;
+    }
   }
   return Status::ok();
 }
@@ -164,11 +171,24 @@ std::vector<bool> nodes_without_kernels(const Graph& graph) {
 
 Status ClProgram::allocate() {
   buffers_.assign(graph_.values().size(), nullptr);
-  const size_t element_bytes = storage_bytes(ops_->storage());
+  // Values some kernel reads from a buffer: not those only read on the host.
+  std::vector<bool> read_by_kernels(graph_.values().size(), false);
+  for (ValueId id : graph_.outputs()) read_by_kernels[static_cast<size_t>(id)] = true;
+  for (const Step& step : steps_) {
+    for (size_t i = 0; i < step.op.inputs.size(); ++i) {
+      const ValueId in = step.op.inputs[i];
+      if (in != kNoValue && !host_input_per_run(graph_, step.op, i)) {
+        read_by_kernels[static_cast<size_t>(in)] = true;
+      }
+    }
+  }
   auto ensure = [&](ValueId id) -> Status {
     const Value& value = graph_.value(id);
-    if (buffers_[static_cast<size_t>(id)] || !held_on_device(value.dtype)) return Status::ok();
-    const int64_t bytes = value.shape.elements() * static_cast<int64_t>(element_bytes);
+    const bool held = held_on_device(value.dtype) || integer_dtype(value.dtype);
+    const bool needed = value.producer != kNoNode || read_by_kernels[static_cast<size_t>(id)];
+    if (buffers_[static_cast<size_t>(id)] || !held || !needed) return Status::ok();
+    const int64_t bytes =
+        value.shape.elements() * static_cast<int64_t>(held_bytes(ops_->storage(), value.dtype));
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer buffer, device_buffer(device_->context(), bytes, value));
     buffers_[static_cast<size_t>(id)] = std::make_shared<cl::Buffer>(std::move(buffer));
     (value.is_constant() ? stats_.constant_bytes : stats_.activation_bytes) += bytes;
@@ -192,6 +212,49 @@ Status ClProgram::allocate() {
   return Status::ok();
 }
 
+// Integer Div and Mod set one flag on a zero divisor (ops_integer.h): where the program has such
+// nodes, a device int cleared before each run and read after it.
+Status ClProgram::allocate_division_error() {
+  for (const Step& step : steps_) {
+    const Node& node = step.op;
+    if ((node.op_type == "Div" || node.op_type == "Mod") &&
+        integer_dtype(graph_.value(node.inputs[0]).dtype)) {
+      dividers_ += (dividers_.empty() ? "'" : ", '") + node_label(graph_, step.node) + "'";
+    }
+  }
+  if (dividers_.empty()) return Status::ok();
+  cl_int error = CL_SUCCESS;
+  division_error_ =
+      cl::Buffer(device_->context(), CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &error);
+  return check_cl(error, "buffer of the division error flag");
+}
+
+// The division flag after a run (the blocking read follows every command of the run).
+Status ClProgram::check_division_error() {
+  if (dividers_.empty()) return Status::ok();
+  cl_int flag = 0;
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(queue_.enqueueReadBuffer(*division_error_, CL_TRUE, 0, sizeof(flag), &flag),
+               "read of the division error flag"));
+  if (flag == 0) return Status::ok();
+  return invalid_argument("integer division by zero (node " + dividers_ + ")");
+}
+
+// Host inputs made by an earlier step of this program are read back for `step`'s host code: a
+// blocking read, so every command before it has finished.
+Status ClProgram::read_back_host_inputs(const Step& step) {
+  for (size_t i = 0; i < step.op.inputs.size(); ++i) {
+    const ValueId in = step.op.inputs[i];
+    if (!host_input_per_run(graph_, step.op, i) || graph_.value(in).producer == kNoNode) continue;
+    const size_t v = static_cast<size_t>(in);
+    if (run_inputs_[v] != nullptr) continue;  // read already in this run
+    HSCHED_ASSIGN_OR_RETURN(Tensor values, read_output(in));
+    read_back_[v] = std::move(values);
+    run_inputs_[v] = &*read_back_[v];
+  }
+  return Status::ok();
+}
+
 Status ClProgram::upload_constants() {
   for (ValueId id = 0; id < static_cast<ValueId>(graph_.values().size()); ++id) {
     const Value& value = graph_.value(id);
@@ -210,6 +273,10 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
   const cl::Buffer& buffer = *buffers_[static_cast<size_t>(id)];
   const int64_t count = input.elements();
   if (count == 0) return Status::ok();
+  if (integer_dtype(input.dtype())) {  // held as they are
+    return check_cl(queue_.enqueueWriteBuffer(buffer, CL_FALSE, 0, input.byte_size(), input.raw()),
+                    "write of '" + graph_.value(id).name + "'");
+  }
   const bool converted = input.dtype() != DType::kF32;
   const Tensor floats = converted ? as_floats(input) : input;
   const cl_bool blocking = converted ? CL_TRUE : CL_FALSE;
@@ -234,6 +301,7 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
 Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
                                    std::vector<std::pair<size_t, cl::Buffer>>& borrowed) {
   const size_t v = static_cast<size_t>(id);
+  if (!buffers_[v]) return false;  // read on the host only (operands_for)
   if (!device_->info().host_unified_memory || input.elements() == 0 || !buffers_[v] ||
       input.dtype() != DType::kF32) {
     HSCHED_RETURN_IF_ERROR(write_input(input, id));
@@ -256,6 +324,15 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
 // bool or 8-bit value is read as floats and converted.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
+  if (integer_dtype(value.dtype)) {  // held as they are
+    Tensor integers(value.dtype, value.shape.dims);
+    if (integers.elements() == 0) return integers;
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue_.enqueueReadBuffer(*buffers_[static_cast<size_t>(id)], CL_TRUE, 0,
+                                          integers.byte_size(), integers.raw()),
+                 "read of '" + value.name + "'"));
+    return integers;
+  }
   Tensor output(DType::kF32, value.shape.dims);
   const int64_t count = output.elements();
   if (count == 0) return Tensor(value.dtype, value.shape.dims);
@@ -296,14 +373,20 @@ void ClProgram::reset_profile() {
 NodeOperands ClProgram::operands_for(const Node& node) {
   NodeOperands operands;
   operands.opset = graph_.opset;  // Softmax before opset 13 coerces to 2-D
-  for (ValueId in : node.inputs) {
+  if (division_error_) operands.division_error = &*division_error_;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ValueId in = node.inputs[i];
     Operand operand;
     if (in != kNoValue) {
       const Value& value = graph_.value(in);
       operand.buffer = buffers_[static_cast<size_t>(in)].get();
       operand.shape = value.shape.dims;
       operand.dtype = value.dtype;
-      if (value.is_constant()) operand.constant = &*value.constant;
+      if (value.is_constant()) {
+        operand.constant = &*value.constant;
+      } else if (host_input_per_run(graph_, node, i)) {
+        operand.constant = run_inputs_[static_cast<size_t>(in)];
+      }
     }
     operands.inputs.push_back(std::move(operand));
   }
@@ -374,6 +457,11 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
                               std::string(dtype_name(value.dtype)) + " " + value.shape.to_string());
     }
   }
+  run_inputs_.assign(graph_.values().size(), nullptr);
+  read_back_.assign(graph_.values().size(), std::nullopt);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    run_inputs_[static_cast<size_t>(graph_inputs[i])] = &inputs[i];
+  }
   // Inputs bound in place on a device that shares host memory, with the buffer to put back.
   std::vector<std::pair<size_t, cl::Buffer>> borrowed;
   using Clock = std::chrono::steady_clock;
@@ -394,10 +482,16 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       copies->upload_bytes = copied;
       copies->zero_copy_bytes = shared;
     }
+    if (division_error_) {
+      HSCHED_RETURN_IF_ERROR(
+          check_cl(queue_.enqueueFillBuffer(*division_error_, cl_int{0}, 0, sizeof(cl_int)),
+                   "clear of the division error flag"));
+    }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
     for (Step& step : steps_) {
       if (step.view) continue;
+      HSCHED_RETURN_IF_ERROR(read_back_host_inputs(step));
       const auto start = Clock::now();
       const Status enqueued = enqueue_step(step);
       if (!enqueued.is_ok()) {
@@ -420,6 +514,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       HSCHED_ASSIGN_OR_RETURN(Tensor output, read_output(id));
       outputs.push_back(std::move(output));
     }
+    HSCHED_RETURN_IF_ERROR(check_division_error());
     if (copies != nullptr) {
       copies->download_ms = ms_since(download_start);
       copies->download_bytes = 0;
@@ -432,6 +527,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
   // On a failure part-way, commands may still read the caller's input memory: wait for them.
   if (!result.is_ok() || !borrowed.empty()) queue_.finish();
   for (auto& [id, own] : borrowed) *buffers_[id] = std::move(own);
+  run_inputs_.clear();
+  read_back_.clear();
   return result;
 }
 

@@ -11,13 +11,18 @@
 // node's launches (ops_util.h: kernels of its own, arguments as set) and later runs enqueue
 // those kernels as they are. The first run is not recorded: it grows the queue's scratch
 // buffers to the sizes every later run asks for, so a recorded kernel's scratch stays in place.
-// Nodes that enqueue anything else (CLBlast, fills, copies) or read a graph input bound anew per
-// run (rebinds_inputs) are enqueued through the op layer every run.
+// Nodes that enqueue anything else (CLBlast, fills, copies), read a graph input bound anew per
+// run (rebinds_inputs) or a host input given per run (node_ops.h: shapes, axes, indices read on
+// the host from the run's tensor, or read back first where an earlier node made it) are
+// enqueued through the op layer every run. Integer data is held as int32/int64 (ops_integer.h);
+// an integer division by zero fails the run.
 // Threading: concurrent run() calls are serialized.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -61,7 +66,7 @@ class ClProgram {
                                                     Storage storage, int64_t deadline_ms,
                                                     bool profile = false);
 
-  // Inputs in the order of graph().inputs() (float32, shapes as the graph's); outputs likewise.
+  // Inputs in the order of graph().inputs() (dtypes and shapes as the graph's); outputs likewise.
   // `copies`, when given, gets the copies' sizes and times: the queue is then drained after the
   // writes and before the reads, so the three phases do not overlap.
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
@@ -91,6 +96,9 @@ class ClProgram {
   ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device, const OpKernels* ops);
   Status plan_steps();
   Status allocate();
+  Status allocate_division_error();
+  Status check_division_error();
+  Status read_back_host_inputs(const Step& step);
   Status upload_constants();
   Status write_input(const Tensor& input, ValueId value);
   Result<bool> bind_input(const Tensor& input, ValueId value,
@@ -109,6 +117,12 @@ class ClProgram {
   cl::CommandQueue queue_;
   std::vector<std::shared_ptr<cl::Buffer>> buffers_;  // per value; views share their input's
   std::vector<Step> steps_;                           // in run order
+  // Per value, for the run in flight: the host tensors of graph inputs and of host inputs read
+  // back from the device (read_back_ holds those).
+  std::vector<const Tensor*> run_inputs_;
+  std::vector<std::optional<Tensor>> read_back_;
+  std::optional<cl::Buffer> division_error_;  // with integer Div/Mod nodes (dividers_)
+  std::string dividers_;                      // their names, for the error
   bool profile_ = false;
   std::vector<ClStepTime> step_totals_;  // per non-view step, summed over profiled runs
   int64_t profiled_runs_ = 0;

@@ -15,11 +15,13 @@ runner compares them: |got - expected| <= atol + rtol |expected| with rtol 1e-3 
 runs what the listed device refuses, in fp32. The simulated NPU is found through
 ZE_ENABLE_ALT_DRIVERS, as for hsched itself. A test counts as claimed by a non-CPU device when one of its partitions ran there.
 
-Baselines: tests/onnx_node/passing-<devices>-<precision>.txt lists the tests that pass, and
-tests/onnx_node/explained.txt the mismatches that are understood ("test<TAB>reason", for every
-device; "test<TAB>precision<TAB>reason" for one precision). --check exits 1 when a listed test no
-longer passes, or a test crashed, hung or mismatched without an explanation; --update rewrites
-the passing list from this run. Exit 2 on a usage error.
+Baselines: tests/onnx_node/passing-<devices>-<precision>.txt lists the tests that pass,
+on-device-<devices>-<precision>.txt (a device other than the CPU) those that pass with a partition
+on that device, and tests/onnx_node/explained.txt the mismatches that are understood
+("test<TAB>reason", for every device; "test<TAB>precision<TAB>reason" for one precision). --check
+exits 1 when a listed test no longer passes or no longer runs on the device, or a test crashed,
+hung or mismatched without an explanation; --update rewrites both lists from this run. Exit 2 on
+a usage error.
 """
 import argparse
 import collections
@@ -181,8 +183,13 @@ def read_explained(precision):
     return explained
 
 
-def baseline_path(devices, precision):
-    return os.path.join(HERE, f"passing-{devices.replace(',', '-')}-{precision}.txt")
+def baseline_path(kind, devices, precision):
+    return os.path.join(HERE, f"{kind}-{devices.replace(',', '-')}-{precision}.txt")
+
+
+def read_list(path):
+    with open(path) as f:
+        return [line.strip() for line in f if line.strip()]
 
 
 def main():
@@ -232,14 +239,17 @@ def main():
                       indent=1, sort_keys=True)
 
     status = 0
-    baseline = baseline_path(args.devices, args.precision)
+    baseline = baseline_path("passing", args.devices, args.precision)
+    on_device = baseline_path("on-device", args.devices, args.precision)
     if args.check and os.path.exists(baseline) and not args.filter:
-        with open(baseline) as f:
-            must_pass = [line.strip() for line in f if line.strip()]
-        regressed = [t for t in must_pass if results.get(t, {}).get("status") != "pass"]
+        regressed = [t for t in read_list(baseline) if results.get(t, {}).get("status") != "pass"]
         for t in regressed:
             print(f"regressed {t}: {results.get(t, {}).get('detail', 'not run')}")
-        if regressed:
+        moved = [t for t in (read_list(on_device) if os.path.exists(on_device) else [])
+                 if not results.get(t, {}).get("claimed")]
+        for t in moved:
+            print(f"off the device {t}: no partition ran on {args.devices}")
+        if regressed or moved:
             status = 1
     unexplained = [n for n, r in results.items()
                    if r["status"] == "mismatch" and "explained" not in r]
@@ -248,6 +258,9 @@ def main():
     if args.update:
         with open(baseline, "w") as f:
             f.writelines(f"{n}\n" for n, r in sorted(results.items()) if r["status"] == "pass")
+        if args.devices != "cpu":
+            with open(on_device, "w") as f:
+                f.writelines(f"{n}\n" for n in sorted(claimed_pass))
     return status
 
 

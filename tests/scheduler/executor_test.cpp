@@ -127,7 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Storage, ExecutorOpenClTest,
                          ::testing::Values(Precision::kFp32, Precision::kFp16),
                          [](const auto& info) { return std::string(precision_name(info.param)); });
 
-// x[2,3,4] with NaNs, m[3,1] of int64: mask = Cast(m, bool) (int64 is not held on an OpenCL
+// x[2,3,4] with NaNs, m[3,1] of int16: mask = Cast(m, bool) (int16 is not held on an OpenCL
 // device: a CPU partition whose bool output goes to the device), nan = IsNaN(x), clean =
 // Where(nan, 0, x), y = Where(mask, clean, -1); outputs y and the bool nan, read back from the
 // device (fp32).
@@ -136,7 +136,7 @@ Graph bool_graph() {
   g.name = "bools";
   g.opset = 17;
   const ValueId x = g.add_value("x", DType::kF32, Shape({2, 3, 4}));
-  const ValueId m = g.add_value("m", DType::kI64, Shape({3, 1}));
+  const ValueId m = g.add_value("m", DType::kI16, Shape({3, 1}));
   g.add_input(x);
   g.add_input(m);
   const auto scalar = [&](const std::string& name, float v) {
@@ -174,7 +174,7 @@ TEST_P(ExecutorOpenClTest, BoolValuesCrossDevicesAsOnesAndZeros) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (size_t i : {0u, 5u, 17u, 23u}) x.values<float>()[i] = nan;
   const std::vector<Tensor> inputs = {
-      x, Tensor::from_vector(DType::kI64, {3, 1}, std::vector<int64_t>{1, 0, 2})};
+      x, Tensor::from_vector(DType::kI16, {3, 1}, std::vector<int16_t>{1, 0, 2})};
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   const std::vector<Tensor> want = cpu_reference(graph, inputs);

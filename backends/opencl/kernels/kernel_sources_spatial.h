@@ -508,6 +508,37 @@ __kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int 
   if (i >= count) return;
   STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
 }
+
+// ArgMax (want_max) or ArgMin along the middle axis of x [outer, n, inner] into y (int64)
+// [outer, inner]; ties go to the first index, or the last with select_last, as on the CPU.
+__kernel void arg_reduce(__global const storage_t* x, __global long* y, int n, int inner,
+                         int want_max, int select_last, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int base = (i / inner) * n * inner + i % inner;
+  float best = LOAD(x, base);
+  int at = 0;
+  for (int k = 1; k < n; ++k) {
+    const float v = LOAD(x, base + k * inner);
+    const int better = want_max ? (select_last ? v >= best : v > best)
+                                : (select_last ? v <= best : v < best);
+    if (better) {
+      best = v;
+      at = k;
+    }
+  }
+  y[i] = at;
+}
+
+// Trilu over the last two axes [h, w]: keeps x where column - row >= k (upper) or <= k (lower),
+// zero elsewhere.
+__kernel void trilu(__global const storage_t* x, __global storage_t* y, int h, int w, int k,
+                    int upper, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int d = i % w - (i / w) % h;
+  STORE((upper ? d >= k : d <= k) ? LOAD(x, i) : 0.0f, y, i);
+}
 )CL";
 
 }  // namespace hsched::opencl

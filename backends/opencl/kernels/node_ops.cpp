@@ -6,6 +6,7 @@
 
 #include "backends/opencl/device.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_integer.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
@@ -22,6 +23,8 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
   if (reduce_kind(op)) return index == 1;                                     // axes
   if (op == "Slice") return index >= 1;  // starts, ends, axes, steps
+  if (op == "Trilu") return index == 1;  // k
+  if (op == "Dropout") return index >= 1;  // ratio (unused in inference), training_mode
   return false;
 }
 
@@ -42,17 +45,34 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
 bool takes_eight_bit(const std::string& op) {
   static const std::set<std::string> kOps = {
       "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
-      "Unsqueeze",      "Transpose",        "Concat",   "Split",   "Gather",  "Expand",
-      "Slice"};
+      "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Expand", "Slice", "Dropout",
+      // choose among their inputs' values: exact on integers held as floats
+      "Max", "Min", "Clip", "MaxPool"};
   return kOps.count(op) != 0;
 }
 
-// Generic rules: float32 or bool data (8-bit only where takes_eight_bit), static shapes of < 2^31
-// elements, host inputs constant.
+// Ops with integer kernels (ops_integer.h) or moving integers unchanged: int32 and int64 data,
+// held in its own type.
+bool takes_integers(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Identity", "Reshape", "Flatten", "Squeeze",     "Unsqueeze", "Cast",
+      "Add",      "Sub",     "Mul",     "Div",         "Mod",       "Max",
+      "Min",      "Equal",   "Less",    "LessOrEqual", "Greater",   "GreaterOrEqual",
+      "Where",    "Trilu",   "Dropout"};
+  return kOps.count(op) != 0;
+}
+
+// ArgMax and ArgMin write int64 indices (of float data).
+bool writes_indices(const std::string& op) { return op == "ArgMax" || op == "ArgMin"; }
+
+// Generic rules: float32 or bool data (8-bit only where takes_eight_bit, int64 only as the
+// output of writes_indices), static shapes of < 2^31 elements, host inputs constant or given per
+// run from the host.
 std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   const auto eight_bit = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
   const auto held = [&](DType t) {
+    if (integer_dtype(t)) return takes_integers(op);
     return held_on_device(t) && (!eight_bit(t) || takes_eight_bit(op));
   };
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -60,10 +80,17 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
     const Value& v = graph.value(node.inputs[i]);
     // Clip's bounds are read on the host when constant, else on the device (a scalar each).
     if (host_input(op, i) && !(op == "Clip" && !v.constant)) {
-      // Resize's roi is unused by the modes taken; an empty one may be anything.
-      if (!v.constant && !(op == "Resize" && i == 1)) {
+      // Given per run: integers reach the device's program from the host (no device node but
+      // ArgMax/ArgMin makes them: ClProgram::compile refuses those), Resize scales when they
+      // are an input of the graph.
+      const bool integer = v.dtype == DType::kI64 || v.dtype == DType::kI32;
+      const bool host_scales = op == "Resize" && v.producer == kNoNode;
+      // Unused: Resize's roi in the modes taken, Dropout's ratio in inference.
+      const bool unused = (op == "Resize" || op == "Dropout") && i == 1;
+      if (!v.constant && !unused && !integer && !host_scales) {
         return reject(ReasonCode::kAttributeUnsupported,
-                      op + " input " + std::to_string(i) + " (" + v.name + ") is not a constant");
+                      op + " input " + std::to_string(i) + " (" + v.name +
+                          ") is neither a constant nor integers from the host");
       }
       continue;
     }
@@ -79,7 +106,7 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
-    if (!held(v.dtype)) {
+    if (writes_indices(op) ? v.dtype != DType::kI64 : !held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -92,6 +119,15 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
 }
 
 const Shape& dims_of(const Graph& graph, ValueId id) { return graph.value(id).shape.dims; }
+
+// Whether one of inputs [first, first + count) is given per run: its values are checked when
+// the node is enqueued.
+bool any_per_run(const Graph& graph, const Node& node, size_t first, size_t count) {
+  for (size_t i = first; i < first + count; ++i) {
+    if (host_input_per_run(graph, node, i)) return true;
+  }
+  return false;
+}
 
 bool has_input(const Node& node, size_t i) {
   return i < node.inputs.size() && node.inputs[i] != kNoValue;
@@ -134,6 +170,18 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     if (!act.is_ok()) return attribute(act.status());
     return std::nullopt;
   }
+  if (integer_dtype(graph.value(node.inputs[0]).dtype) || op == "Where") {
+    // Integer kernels take two operands of one dtype (Where: its two values).
+    const size_t first = op == "Where" ? 1 : 0;
+    const size_t operands = op == "Where" ? 3 : 2;
+    const bool binary = binary_op_from_onnx(op).is_ok() || op == "Where";
+    if (binary &&
+        (node.inputs.size() != operands || !has_input(node, first) || !has_input(node, first + 1) ||
+         graph.value(node.inputs[first]).dtype != graph.value(node.inputs[first + 1]).dtype)) {
+      return reject(ReasonCode::kDtypeUnsupported,
+                    op + " of integers needs two values of one dtype");
+    }
+  }
   if (node_detail::is_variadic(node)) {
     // Folded into the output in turn: the first two inputs must broadcast to its shape.
     if (node.inputs.empty() || node.inputs.size() > 64) {
@@ -161,6 +209,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   }
   if (op == "Slice") {
     if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, "Slice of rank > 6");
+    if (any_per_run(graph, node, 1, 4)) return std::nullopt;
     auto sliced = node_detail::slice_of(node, graph.opset, constants_of(graph, node, 1, 4), x,
                                         dims_of(graph, node.outputs[0]));
     if (!sliced.is_ok()) return attribute(sliced.status());
@@ -176,7 +225,8 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
                                                      std::to_string(x.size()) +
                                                      " (needs N, C, spatial...)");
   }
-  if (op == "Mod" && node.attr_int("fmod", 0) == 0) {  // float data: ONNX asks fmod = 1
+  if (op == "Mod" && node.attr_int("fmod", 0) == 0 &&
+      !integer_dtype(graph.value(node.inputs[0]).dtype)) {  // float data: ONNX asks fmod = 1
     return reject(ReasonCode::kAttributeUnsupported, "Mod attribute fmod=0 (integer remainders)");
   }
   if (binary_op_from_onnx(op).is_ok() || op == "Where") {
@@ -258,6 +308,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   }
   if (reduce_kind(op)) {
     if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+    if (any_per_run(graph, node, 1, 1)) return std::nullopt;
     const Tensor* axes = constants_of(graph, node, 1, 1)[0];
     auto mask = node_detail::reduce_mask(node, axes, x.size());
     if (!mask.is_ok()) return reject(ReasonCode::kAttributeUnsupported, mask.status().message());
@@ -284,6 +335,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kAttributeUnsupported,
                     "Gather attribute axis=" + std::to_string(axis));
     }
+    if (any_per_run(graph, node, 1, 1)) return std::nullopt;
     auto indices = node_detail::int_values(*graph.value(node.inputs.at(1)).constant);
     if (!indices.is_ok()) {
       return reject(ReasonCode::kDtypeUnsupported, "Gather indices: " + indices.status().message());
@@ -294,6 +346,23 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
         return reject(ReasonCode::kShapeUnsupported,
                       "Gather index " + std::to_string(index) + " out of range");
       }
+    }
+    return std::nullopt;
+  }
+  if (writes_indices(op) || op == "Trilu") {
+    const auto rank = static_cast<int64_t>(x.size());
+    if (op == "Trilu") {
+      if (rank < 2) return reject(ReasonCode::kShapeUnsupported, "Trilu of rank < 2");
+      if (has_input(node, 1) && graph.value(node.inputs[1]).shape.elements() != 1) {
+        return reject(ReasonCode::kShapeUnsupported, "Trilu k is not a scalar");
+      }
+      return std::nullopt;
+    }
+    const int64_t axis = node.attr_int("axis", 0);
+    if (axis < -rank || axis >= rank ||
+        x[static_cast<size_t>(axis < 0 ? axis + rank : axis)] == 0) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    op + " attribute axis=" + std::to_string(axis) + " (out of range or empty)");
     }
     return std::nullopt;
   }
@@ -339,6 +408,21 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
+  if (op == "Dropout") {  // inference: the data passes, the mask is all true
+    if (has_input(node, 2)) {
+      const Value& mode = graph.value(node.inputs[2]);
+      if (!mode.constant || mode.constant->dtype() != DType::kBool ||
+          mode.constant->elements() != 1 || mode.constant->values<uint8_t>()[0] != 0) {
+        return reject(ReasonCode::kAttributeUnsupported,
+                      "Dropout training_mode not a constant false (only inference is supported)");
+      }
+    }
+    if (node.outputs.size() > 1 && node.outputs[1] != kNoValue &&
+        graph.value(node.outputs[1]).dtype != DType::kBool) {
+      return reject(ReasonCode::kDtypeUnsupported, "Dropout mask not of bool");
+    }
+    return std::nullopt;
+  }
   if (op == "GlobalAveragePool" || op == "InstanceNormalization") {
     if (x.size() < 3) {
       return reject(ReasonCode::kShapeUnsupported,
@@ -346,11 +430,13 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (op == "Cast") {  // between float and bool: bools are held as 1 and 0
+  if (op == "Cast") {  // among float, bool (held as 1 and 0), int32 and int64
     const DType from = graph.value(node.inputs[0]).dtype;
     const DType to = graph.value(node.outputs[0]).dtype;
-    if ((from != DType::kF32 && from != DType::kBool) ||
-        (to != DType::kF32 && to != DType::kBool)) {
+    const auto castable = [](DType t) {
+      return t == DType::kF32 || t == DType::kBool || integer_dtype(t);
+    };
+    if (!castable(from) || !castable(to)) {
       return reject(ReasonCode::kDtypeUnsupported, "Cast from " + std::string(dtype_name(from)) +
                                                        " to " + std::string(dtype_name(to)));
     }
@@ -359,6 +445,11 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
 }
 
 }  // namespace
+
+bool host_input_per_run(const Graph& graph, const Node& node, size_t index) {
+  return host_input(node.op_type, index) && node.op_type != "Clip" && has_input(node, index) &&
+         !graph.value(node.inputs[index]).constant;
+}
 
 bool held_on_device(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kBool || dtype == DType::kU8 ||

@@ -3,12 +3,15 @@
 // nodes onto these; the op layer (ops.h) does the work.
 //
 // Data: every non-constant value a node reads or writes is float32, bool or 8-bit quantized
-// (u8/i8: QuantizeLinear's output, DequantizeLinear's input, and the moves between them) in the
-// graph and held on the device in the OpKernels' storage type (fp32, or fp16 through
-// vload_half/vstore_half; bools as 1 and 0, 8-bit data as its integer values). Constant inputs of
-// other dtypes (shapes, axes, Resize scales, Clip bounds) are read on the host from
-// Operand::constant and have no buffer. Threading: as ops.h (no shared kernel objects; one queue
-// per thread).
+// (u8/i8: QuantizeLinear's output, DequantizeLinear's input, the moves between them and the ops
+// that choose among their inputs' values) in the graph and held on the device in the OpKernels'
+// storage type (fp32, or fp16 through vload_half/vstore_half; bools as 1 and 0, 8-bit data as
+// its integer values), or int32/int64, held as such (ops_integer.h: arithmetic, comparisons,
+// Where, Trilu, Cast and the views; ArgMax/ArgMin write int64). Inputs the kernels
+// read on the host (shapes, axes, Gather indices, Split sizes, Resize scales, Clip bounds) come
+// from Operand::constant: a graph constant, or a tensor the program is given per run
+// (host_input_per_run); those of dtypes the device does not hold have no buffer. Threading: as
+// ops.h (no shared kernel objects; one queue per thread).
 #pragma once
 
 #include <optional>
@@ -27,7 +30,8 @@ namespace hsched::opencl {
 struct Operand {
   const cl::Buffer* buffer = nullptr;  // null for an omitted optional input or a non-float constant
   Shape shape;
-  const Tensor* constant = nullptr;  // the host tensor when the value is a graph constant
+  // The host tensor: a graph constant, or the run's tensor of a host input (host_input_per_run).
+  const Tensor* constant = nullptr;
   DType dtype = DType::kUndefined;   // the graph value's (bool and 8-bit data are held as floats)
 };
 
@@ -38,11 +42,20 @@ struct NodeOperands {
   // The graph's default-domain opset (Graph::opset): Softmax before 13 flattens to 2-D around
   // its axis. 0 means the latest semantics.
   int64_t opset = 0;
+  // One int the integer Div and Mod kernels set to 1 on a zero divisor (ops_integer.h); the
+  // program reads it after the run. Needed by those nodes only.
+  const cl::Buffer* division_error = nullptr;
 };
 
 // nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
 // constant inputs where the kernel needs them on the host); the reason otherwise. Pure, cheap.
 std::optional<Refusal> check_node(const Graph& graph, const Node& node);
+
+// Whether input `index` of `node` is read on the host and is not a graph constant: the program
+// passes each run's tensor, checked when the node is enqueued, and never replays the node's
+// kernels. check_node accepts one only where it reaches the device from the host: a dtype the
+// device does not hold (no device node makes one) or an input of the graph.
+bool host_input_per_run(const Graph& graph, const Node& node, size_t index);
 
 // The dtypes a value can have on the device: float32, bool held as 1 or 0 (the kernels read a
 // condition as storage != 0), and u8/i8 held as their integer values (exact in fp16 storage too);

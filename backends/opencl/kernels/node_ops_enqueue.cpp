@@ -4,6 +4,7 @@
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_integer.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
@@ -52,6 +53,8 @@ class Operands {
   const std::vector<cl::Buffer*>& outputs() const { return operands_.outputs; }
   const std::vector<Shape>& output_shapes() const { return operands_.output_shapes; }
   int64_t opset() const { return operands_.opset; }
+  const Node& node() const { return node_; }
+  const cl::Buffer* division_error() const { return operands_.division_error; }
 
  private:
   const Node& node_;
@@ -64,13 +67,62 @@ int64_t product(const Shape& shape, size_t begin, size_t end) {
   return count;
 }
 
+// Host inputs given per run (node_ops.h) are checked against the static shapes the program was
+// planned for: a value that disagrees is an error of the run, never a write out of bounds.
+Status check_reduced_shape(const Operands& in, bool keepdims, const std::vector<bool>& mask) {
+  const Shape& x = in.shape(0);
+  Shape expected;
+  for (size_t d = 0; d < x.size(); ++d) {
+    if (mask[d] && x[d] == 0)
+      return invalid_argument(in.context() + ": reduction of an empty axis");
+    if (!mask[d] || keepdims) expected.push_back(mask[d] ? 1 : x[d]);
+  }
+  if (expected != in.output_shape()) {
+    return invalid_argument(in.context() + ": the axes give shape " +
+                            hsched::Shape(expected).to_string() + ", the output is " +
+                            hsched::Shape(in.output_shape()).to_string());
+  }
+  return Status::ok();
+}
+
+Status check_split_sizes(const Operands& in, int64_t axis) {
+  const Tensor* sizes = in.constant(1);
+  if (sizes == nullptr) return Status::ok();  // even parts: the outputs' shapes
+  HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> parts, node_detail::int_values(*sizes));
+  const auto rank = static_cast<int64_t>(in.shape(0).size());
+  if (axis < -rank || axis >= rank) return invalid_argument(in.context() + ": axis out of range");
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  bool same = parts.size() == in.output_shapes().size();
+  for (size_t i = 0; same && i < parts.size(); ++i) {
+    same = in.output_shapes()[i].size() > a && in.output_shapes()[i][a] == parts[i];
+  }
+  if (!same) return invalid_argument(in.context() + ": split sizes differ from the outputs'");
+  return Status::ok();
+}
+
+Status check_gather_count(const Operands& in, const Tensor& indices) {
+  const Shape& x = in.shape(0);
+  const auto rank = static_cast<int64_t>(x.size());
+  int64_t axis = in.node().attr_int("axis", 0);
+  if (axis < -rank || axis >= rank) return invalid_argument(in.context() + ": axis out of range");
+  if (axis < 0) axis += rank;
+  int64_t expected = indices.elements();
+  for (size_t d = 0; d < x.size(); ++d) expected *= d == static_cast<size_t>(axis) ? 1 : x[d];
+  if (expected != detail::element_count(in.output_shape())) {
+    return invalid_argument(in.context() + ": " + std::to_string(indices.elements()) +
+                            " indices do not give the output's shape " +
+                            hsched::Shape(in.output_shape()).to_string());
+  }
+  return Status::ok();
+}
+
 // Views (and Identity): the output holds the input's bytes.
 Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, const Operands& in,
                                const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  const auto bytes =
-      static_cast<size_t>(detail::element_count(in.output_shape())) * storage_bytes(ops.storage());
+  const auto bytes = static_cast<size_t>(detail::element_count(in.output_shape())) *
+                     held_bytes(ops.storage(), in.dtype(0));
   cl::Event event;
   if (bytes == 0 || (*x)() == (*y)()) {  // aliased by the program: nothing to copy
     HSCHED_RETURN_IF_ERROR(
@@ -226,6 +278,11 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (node_detail::is_variadic(node)) {
     return enqueue_variadic(ops, queue, node, in, wait);
   }
+  if (auto binary = binary_op_from_onnx(op); binary.is_ok() && integer_dtype(in.dtype(0))) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    return enqueue_int_binary(ops, queue, *binary, in.dtype(0), *x, shape, *b, in.shape(1),
+                              node.attr_int("fmod", 0) != 0, in.division_error(), *y, wait);
+  }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
@@ -241,10 +298,15 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_quantize_linear(ops, queue, params, *x, *scale, in.optional_buffer(2), *y,
                                    detail::element_count(shape), wait);
   }
-  if (op == "Cast") {  // between float and bool (check_node): bools are 1 and 0 already
-    if (dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))) != DType::kBool) {
-      return enqueue_view(ops, queue, in, wait);
+  if (op == "Cast") {  // among float, bool, int32 and int64 (check_node)
+    const DType from = in.dtype(0);
+    const DType to =
+        dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))).value_or(DType::kUndefined);
+    if (integer_dtype(from) || integer_dtype(to)) {
+      if (from == to) return enqueue_view(ops, queue, in, wait);
+      return enqueue_cast(ops, queue, from, to, *x, *y, detail::element_count(shape), wait);
     }
+    if (to != DType::kBool) return enqueue_view(ops, queue, in, wait);  // bools are 1 and 0
     return enqueue_unary(ops, queue, UnaryOp::kNonZero, 0, 0, *x, *y, detail::element_count(shape),
                          wait);
   }
@@ -252,6 +314,10 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "Where") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(1));
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(2));
+    if (integer_dtype(in.dtype(1))) {
+      return enqueue_int_select(ops, queue, in.dtype(1), *x, shape, *a, in.shape(1), *b,
+                                in.shape(2), *y, wait);
+    }
     return enqueue_select(ops, queue, *x, shape, *a, in.shape(1), *b, in.shape(2), *y, wait);
   }
   if (op == "LayerNormalization") {
@@ -281,6 +347,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (const auto kind = reduce_kind(op)) {
     HSCHED_ASSIGN_OR_RETURN(std::vector<bool> mask,
                             node_detail::reduce_mask(node, in.constant(1), shape.size()));
+    HSCHED_RETURN_IF_ERROR(check_reduced_shape(in, node.attr_int("keepdims", 1) != 0, mask));
     return enqueue_reduce(ops, queue, *kind, *x, shape, mask, *y, wait);
   }
   if (op == "GlobalMaxPool") {
@@ -294,6 +361,29 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                                                   in.output_shape()));
     return enqueue_slice(ops, queue, *x, shape, axes, *y, wait);
   }
+  if (op == "ArgMax" || op == "ArgMin") {
+    return enqueue_arg_reduce(ops, queue, *x, shape, node.attr_int("axis", 0), op == "ArgMax",
+                              node.attr_int("select_last_index", 0) != 0, *y, wait);
+  }
+  if (op == "Dropout") {  // inference (check_node): y = x, the mask all true
+    HSCHED_ASSIGN_OR_RETURN(cl::Event copied, enqueue_view(ops, queue, in, wait));
+    if (in.outputs().size() < 2 || in.outputs()[1] == nullptr) return copied;
+    return enqueue_fill(ops, queue, 1.0f, *in.outputs()[1],
+                        detail::element_count(in.output_shapes()[1]), {copied});
+  }
+  if (op == "Trilu") {
+    int64_t k = 0;
+    if (const Tensor* given = in.constant(1)) {
+      HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> values, node_detail::int_values(*given));
+      if (values.size() != 1) return invalid_argument(in.context() + ": k is not a scalar");
+      k = values[0];
+    }
+    const bool upper = node.attr_int("upper", 1) != 0;
+    if (integer_dtype(in.dtype(0))) {
+      return enqueue_int_trilu(ops, queue, in.dtype(0), *x, shape, k, upper, *y, wait);
+    }
+    return enqueue_trilu(ops, queue, *x, shape, k, upper, *y, wait);
+  }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {
     HSCHED_ASSIGN_OR_RETURN(node_detail::TransposeView view,
                             node_detail::depth_space_view(node, shape));
@@ -306,12 +396,14 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_transpose(ops, queue, *x, shape, node.attr_ints("perm"), *y, wait);
   }
   if (op == "Split") {
+    HSCHED_RETURN_IF_ERROR(check_split_sizes(in, node.attr_int("axis", 0)));
     return enqueue_split(ops, queue, *x, shape, node.attr_int("axis", 0), in.outputs(),
                          in.output_shapes(), wait);
   }
   if (op == "Gather") {
     const Tensor* indices = in.constant(1);
     if (indices == nullptr) return invalid_argument(in.context() + ": indices are not a constant");
+    HSCHED_RETURN_IF_ERROR(check_gather_count(in, *indices));
     HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> rows, node_detail::int_values(*indices));
     return enqueue_gather(ops, queue, *x, shape, node.attr_int("axis", 0), rows, *y, wait);
   }

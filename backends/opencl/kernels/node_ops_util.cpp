@@ -14,6 +14,12 @@ bool is_variadic(const Node& node) {
 }
 
 Result<std::vector<float>> float_values(const Tensor& tensor) {
+  if (tensor.dtype() == DType::kI8) {  // 8-bit data: integers, exact as floats
+    return std::vector<float>(tensor.values<int8_t>().begin(), tensor.values<int8_t>().end());
+  }
+  if (tensor.dtype() == DType::kU8) {
+    return std::vector<float>(tensor.values<uint8_t>().begin(), tensor.values<uint8_t>().end());
+  }
   if (tensor.dtype() != DType::kF32) {
     return invalid_argument("expected f32 values, got " + std::string(dtype_name(tensor.dtype())));
   }
@@ -162,7 +168,7 @@ Result<std::pair<float, float>> clip_bounds(const Node& node,
     auto values = float_values(*constants[i]);
     if (!values.is_ok() || values->size() != 1) {
       return invalid_argument("Clip input " + std::string(i == 0 ? "min" : "max") +
-                              " must be an f32 scalar constant");
+                              " must be a scalar constant (f32 or 8-bit)");
     }
     (i == 0 ? low : high) = values->front();
   }

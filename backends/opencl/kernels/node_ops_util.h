@@ -42,8 +42,8 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
 // turn (Max and Min of two are binary ops).
 bool is_variadic(const Node& node);
 
-// Float values of a host tensor (f32, f16 not supported) or integers (i64/i32), for attributes
-// given as inputs. InvalidArgument on another dtype.
+// Float values of a host tensor (f32 or 8-bit data; f16 not supported) or integers (i64/i32),
+// for attributes given as inputs. InvalidArgument on another dtype.
 Result<std::vector<float>> float_values(const Tensor& tensor);
 Result<std::vector<int64_t>> int_values(const Tensor& tensor);
 

@@ -5,7 +5,10 @@
 #include <array>
 #include <map>
 
+#include <CL/cl_half.h>
+
 #include "backends/opencl/kernels/kernel_sources.h"
+#include "backends/opencl/kernels/kernel_sources_integer.h"
 #include "backends/opencl/kernels/kernel_sources_spatial.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -173,7 +176,8 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   const std::string prelude = kStoragePrelude;
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program elementwise,
-      compiler.build(context, device, prelude + kUnaryFunctionSource + kElementwiseSource, options,
+      compiler.build(context, device,
+                     prelude + kUnaryFunctionSource + kElementwiseSource + kIntegerSource, options,
                      deadline_ms));
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
@@ -208,6 +212,8 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"conv_split_reduce", 2},
                                                         {"slice_rows", 2},
                                                         {"gather_rows", 2},
+                                                        {"arg_reduce", 2},
+                                                        {"trilu", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},
@@ -219,6 +225,20 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   cl::Kernel kernel(program, name, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, std::string("clCreateKernel ") + name));
   return kernel;
+}
+
+Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, float value,
+                               cl::Buffer& y, int64_t count, const Events& wait) {
+  detail::not_replayable();  // a fill
+  cl::Event event;
+  const auto bytes = static_cast<size_t>(count) * storage_bytes(ops.storage());
+  const cl_int error = bytes == 0 ? queue.enqueueMarkerWithWaitList(&wait, &event)
+                       : ops.storage() == Storage::kFloat32
+                           ? queue.enqueueFillBuffer(y, value, 0, bytes, &wait, &event)
+                           : queue.enqueueFillBuffer(y, cl_half_from_float(value, CL_HALF_RTE), 0,
+                                                     bytes, &wait, &event);
+  HSCHED_RETURN_IF_ERROR(check_cl(error, "fill"));
+  return event;
 }
 
 Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
@@ -279,45 +299,11 @@ Result<Shape> broadcast_shape(const Shape& a, const Shape& b) {
 
 namespace {
 
-constexpr size_t kMaxRank = 6;
-
-// Mirrors BroadcastShape in kernel_sources.h (plain ints: same layout on host and device).
-struct BroadcastShape {
-  std::array<cl_int, kMaxRank> dims;
-  std::array<cl_int, kMaxRank> a_strides;
-  std::array<cl_int, kMaxRank> b_strides;
-};
-
-// Mirrors SelectShape in kernel_sources.h.
-struct SelectShape {
-  std::array<cl_int, kMaxRank> dims;
-  std::array<cl_int, kMaxRank> cond_strides;
-  std::array<cl_int, kMaxRank> a_strides;
-  std::array<cl_int, kMaxRank> b_strides;
-};
-
-// `out` right-aligned to rank kMaxRank, leading 1s.
-std::array<cl_int, kMaxRank> padded_dims(const Shape& out) {
-  std::array<cl_int, kMaxRank> dims;
-  dims.fill(1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    dims[kMaxRank - out.size() + i] = static_cast<cl_int>(out[i]);
-  }
-  return dims;
-}
-
-// Strides of `shape` right-aligned to `out` (rank kMaxRank), 0 along broadcast dims.
-std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape) {
-  std::array<cl_int, kMaxRank> strides{};
-  int64_t stride = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const size_t src = shape.size() - 1 - i;
-    const size_t dst = kMaxRank - 1 - i;
-    strides[dst] = shape[src] == 1 ? 0 : static_cast<cl_int>(stride);
-    stride *= shape[src];
-  }
-  return strides;
-}
+using detail::broadcast_strides;
+using detail::BroadcastShape;
+using detail::kMaxRank;
+using detail::padded_dims;
+using detail::SelectShape;
 
 // The binary kernel into y of shape `out`, which a_shape and b_shape broadcast to.
 Result<cl::Event> launch_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
@@ -340,6 +326,27 @@ Result<cl::Event> launch_binary(const OpKernels& ops, cl::CommandQueue& queue, B
 }
 
 }  // namespace
+
+std::array<cl_int, detail::kMaxRank> detail::padded_dims(const Shape& out) {
+  std::array<cl_int, kMaxRank> dims;
+  dims.fill(1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    dims[kMaxRank - out.size() + i] = static_cast<cl_int>(out[i]);
+  }
+  return dims;
+}
+
+std::array<cl_int, detail::kMaxRank> detail::broadcast_strides(const Shape& shape) {
+  std::array<cl_int, kMaxRank> strides{};
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const size_t src = shape.size() - 1 - i;
+    const size_t dst = kMaxRank - 1 - i;
+    strides[dst] = shape[src] == 1 ? 0 : static_cast<cl_int>(stride);
+    stride *= shape[src];
+  }
+  return strides;
+}
 
 Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
                                                 BinaryOp op, const cl::Buffer& a,

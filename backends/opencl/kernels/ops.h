@@ -129,6 +129,10 @@ class OpKernels {
 using Shape = std::vector<int64_t>;
 using Events = std::vector<cl::Event>;  // commands an enqueue waits for
 
+// y = `value` over `count` elements, in the storage type.
+Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, float value,
+                               cl::Buffer& y, int64_t count, const Events& wait = {});
+
 // y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max).
 Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
                                 float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,

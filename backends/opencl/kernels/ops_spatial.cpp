@@ -299,6 +299,43 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
   return launch(queue, kernel, count, wait, "gather_rows");
 }
 
+Result<cl::Event> enqueue_arg_reduce(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                     bool max, bool select_last, cl::Buffer& y,
+                                     const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "ArgMax/ArgMin"));
+  const int64_t n = shape[a];
+  if (n == 0) return invalid_argument("ops: ArgMax/ArgMin over an empty axis");
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "ArgMax/ArgMin input"));
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t count = element_count(shape) / n;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "arg_reduce"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "arg_reduce", x, y, static_cast<cl_int>(n),
+                                  static_cast<cl_int>(std::max<int64_t>(inner, 1)),
+                                  static_cast<cl_int>(max), static_cast<cl_int>(select_last),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "arg_reduce");
+}
+
+Result<cl::Event> enqueue_trilu(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t k, bool upper, cl::Buffer& y,
+                                const Events& wait) {
+  if (shape.size() < 2) return invalid_argument("ops: Trilu of rank < 2");
+  const int64_t count = element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Trilu input"));
+  const int64_t h = shape[shape.size() - 2], w = shape[shape.size() - 1];
+  // Past h + w every element is on one side of the diagonal: the clamp keeps k an int.
+  const int64_t bound = h + w + 1;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "trilu"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "trilu", x, y,
+                                  static_cast<cl_int>(std::max<int64_t>(h, 1)),
+                                  static_cast<cl_int>(std::max<int64_t>(w, 1)),
+                                  static_cast<cl_int>(std::clamp(k, -bound, bound)),
+                                  static_cast<cl_int>(upper), static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "trilu");
+}
+
 Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, const Shape& shape,
                                     const std::vector<int64_t>& perm, cl::Buffer& y,

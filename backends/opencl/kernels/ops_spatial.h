@@ -143,6 +143,20 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const std::vector<int64_t>& indices, cl::Buffer& y,
                                  const Events& wait = {});
 
+// ArgMax (`max`) or ArgMin of x along `axis` (negative counts from the end) into y, int64
+// indices: ties go to the first index, or the last with `select_last`. keepdims changes only the
+// shape. InvalidArgument for an empty axis.
+Result<cl::Event> enqueue_arg_reduce(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                     bool max, bool select_last, cl::Buffer& y,
+                                     const Events& wait = {});
+
+// Trilu of x (rank >= 2) over its last two axes: the upper (or lower) triangle from diagonal k
+// kept, the rest zero.
+Result<cl::Event> enqueue_trilu(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& shape, int64_t k, bool upper, cl::Buffer& y,
+                                const Events& wait = {});
+
 // Transpose of x by `perm` (output axis i is input axis perm[i]; empty: reversed), rank <= 6.
 Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, const Shape& shape,

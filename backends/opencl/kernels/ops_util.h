@@ -1,6 +1,7 @@
 // Helpers shared by the op layer's files (ops.cpp, ops_matmul.cpp); not a public interface.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,25 @@ Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& 
                                         const cl::Buffer& a, const Shape& a_shape,
                                         const cl::Buffer& b, const Shape& b_shape, float b_scale,
                                         cl::Buffer& y, const Events& wait);
+
+// Broadcasting for the elementwise kernels: shapes right-aligned to rank kMaxRank, mirroring
+// BroadcastShape and SelectShape in kernel_sources.h (plain ints: one layout on host and device).
+inline constexpr size_t kMaxRank = 6;
+struct BroadcastShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> a_strides;
+  std::array<cl_int, kMaxRank> b_strides;
+};
+struct SelectShape {
+  std::array<cl_int, kMaxRank> dims;
+  std::array<cl_int, kMaxRank> cond_strides;
+  std::array<cl_int, kMaxRank> a_strides;
+  std::array<cl_int, kMaxRank> b_strides;
+};
+// `out` right-aligned to rank kMaxRank, leading 1s.
+std::array<cl_int, kMaxRank> padded_dims(const Shape& out);
+// Strides of `shape` right-aligned to rank kMaxRank, 0 along broadcast dims.
+std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape);
 
 // Sets kernel arguments in order; the first failure is reported naming the kernel.
 template <typename... Args>

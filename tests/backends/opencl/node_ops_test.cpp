@@ -278,8 +278,18 @@ TEST_P(NodeOpsTest, SliceMatchesTheCpu) {
                      {input({3, 2, 4})}, {{2, 2, 2}}, 9);
 }
 
+TEST_P(NodeOpsTest, TriluMatchesTheCpu) {
+  expect_matches_cpu("Trilu upper", "Trilu", {}, {input({2, 4, 5})}, {{2, 4, 5}});
+  expect_matches_cpu("Trilu lower, k -1", "Trilu", {{"upper", int64_t{0}}},
+                     {input({3, 6}), host_ints({}, {-1})}, {{3, 6}});
+  expect_matches_cpu("Trilu k past the matrix", "Trilu", {},
+                     {input({5, 3}), host_ints({}, {INT64_MAX})}, {{5, 3}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
+  expect_matches_cpu("Dropout in inference", "Dropout", {},
+                     {input({3, 4}), host_floats({}, {0.3f})}, {{3, 4}});
   expect_matches_cpu("Reshape", "Reshape", {}, {input({3, 4}), host_ints({2}, {2, 6})}, {{2, 6}});
   expect_matches_cpu("Flatten", "Flatten", {{"axis", int64_t{2}}}, {input({2, 3, 4})}, {{6, 4}});
   expect_matches_cpu("Squeeze", "Squeeze", {}, {input({1, 5, 1}), host_ints({1}, {0})}, {{5, 1}});
@@ -308,7 +318,9 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-      "QuantizeLinear", "DequantizeLinear"};  // with 8-bit values: program_test.cpp
+      "Trilu", "Dropout",
+      "QuantizeLinear", "DequantizeLinear",  // with 8-bit values: program_test.cpp
+      "ArgMax", "ArgMin"};  // int64 outputs: program_host_inputs_test.cpp
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }
@@ -332,7 +344,7 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
   expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})}, {{2, 1, 1, 1, 1, 1, 1}}),
                 ReasonCode::kShapeUnsupported, "rank > 6");
   expect_reason(check_one("Gather", {}, {input({4, 2}), input({2})}, {{2, 2}}),
-                ReasonCode::kAttributeUnsupported, "not a constant");
+                ReasonCode::kAttributeUnsupported, "neither a constant");
   expect_reason(check_one("Gather", {}, {input({4, 2}), host_ints({1}, {4})}, {{1, 2}}),
                 ReasonCode::kShapeUnsupported, "out of range");
   expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),

@@ -6,6 +6,7 @@
 #include "backends/opencl/program.h"
 
 #include <cmath>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
@@ -165,6 +166,53 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
         worst = std::max(worst, std::abs(at(got, i) - at(want, i)));
       }
       EXPECT_LE(worst, steps[o] + 1e-6)
+          << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
+    }
+  }
+}
+
+// Ops that choose among their inputs' values (MaxPool, Max, Min, Clip) on 8-bit data, held as
+// its integer values: exactly the CPU's bytes.
+TEST(ClProgramTest, EightBitSelectionsAreExact) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("u", DType::kU8, {1, 2, 5, 5}).input("v", DType::kU8, {5}).input("i", DType::kI8, {7});
+  b.output("pooled", DType::kU8, {1, 2, 4, 4})
+      .output("maxed", DType::kU8, {1, 2, 5, 5})
+      .output("mined", DType::kU8, {1, 2, 5, 5})
+      .output("clipped", DType::kI8, {7});
+  b.initializer("low", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-100}))
+      .initializer("high", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{90}));
+  set_attr(b.node("MaxPool", {"u"}, {"pooled"}, "pool"), "kernel_shape",
+           std::vector<int64_t>{2, 2});
+  b.node("Max", {"u", "v"}, {"maxed"}, "max");
+  b.node("Min", {"u", "v"}, {"mined"}, "min");
+  b.node("Clip", {"i", "low", "high"}, {"clipped"}, "clip");
+  auto graph = import_onnx_model(b.model(), {}, "cl_eight_bit", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  Tensor u(DType::kU8, {1, 2, 5, 5}), v(DType::kU8, {5}), i(DType::kI8, {7});
+  for (size_t k = 0; k < 50; ++k) u.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
+  for (size_t k = 0; k < 5; ++k) v.values<uint8_t>()[k] = static_cast<uint8_t>(60 * k);
+  for (size_t k = 0; k < 7; ++k) i.values<int8_t>()[k] = static_cast<int8_t>(k * 41 - 128);
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({u, v, i});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run({u, v, i});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      ASSERT_EQ((*outputs)[o].dtype(), (*expected)[o].dtype()) << "output " << o;
+      ASSERT_EQ((*outputs)[o].byte_size(), (*expected)[o].byte_size()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
+                0)
           << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
     }
   }

@@ -1,0 +1,112 @@
+// OpenCL C of the integer kernels (ops_integer.h): int32 and int64 data held on the device in its
+// own type, whatever the storage type of the floats; bools are the storage type's 1 and 0, as in
+// the other programs. Built into the elementwise program, after kElementwiseSource (whose
+// BroadcastShape and SelectShape it uses). Each kernel exists for int (suffix _i32) and long
+// (_i64).
+#pragma once
+
+namespace hsched::opencl {
+
+inline constexpr const char* kIntegerSource = R"CL(
+// The input element of output element i of a broadcast, for a and b (BroadcastShape).
+int2 broadcast_at(const BroadcastShape* shape, int i) {
+  int rest = i, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape->dims[d];
+    rest /= shape->dims[d];
+    ia += coord * shape->a_strides[d];
+    ib += coord * shape->b_strides[d];
+  }
+  return (int2)(ia, ib);
+}
+
+// Binary ops with the codes of BinaryOp (ops.h): + - * wrap (computed unsigned), Max, Min; Div
+// truncates toward zero and Mod takes the divisor's sign (c_fmod: the dividend's); x / -1 is
+// computed as a negation (INT_MIN / -1 wraps) and x % -1 is 0; a zero divisor gives 0 and sets
+// *error. Comparisons (7-11) write bools. Float to integer saturates to int64 first (NaN gives 0)
+// and int32 keeps the low 32 bits, as the CPU's Cast does.
+#define INTEGER_KERNELS(T, U, S)                                                              \
+  T int_apply_##S(int op, T a, T b, int c_fmod, __global int* error) {                       \
+    if (op == 0) return (T)((U)a + (U)b);                                                     \
+    if (op == 1) return (T)((U)a - (U)b);                                                     \
+    if (op == 2) return (T)((U)a * (U)b);                                                     \
+    if (op == 5) return a > b ? a : b;                                                        \
+    if (op == 6) return a < b ? a : b;                                                        \
+    if (b == 0) {                                                                             \
+      *error = 1;                                                                             \
+      return 0;                                                                               \
+    }                                                                                         \
+    if (b == -1) return op == 3 ? (T)((U)0 - (U)a) : 0;                                       \
+    if (op == 3) return a / b;                                                                \
+    T r = a % b;                                                                              \
+    if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
+    return r;                                                                                 \
+  }                                                                                           \
+  __kernel void int_binary_##S(__global const T* a, __global const T* b, __global T* y,      \
+                               int op, int c_fmod, BroadcastShape shape,                      \
+                               __global int* error, int count) {                              \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    const int2 at = broadcast_at(&shape, i);                                                  \
+    y[i] = int_apply_##S(op, a[at.x], b[at.y], c_fmod, error);                                \
+  }                                                                                           \
+  __kernel void int_compare_##S(__global const T* a, __global const T* b,                    \
+                                __global storage_t* y, int op, BroadcastShape shape,          \
+                                int count) {                                                  \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    const int2 at = broadcast_at(&shape, i);                                                  \
+    const T l = a[at.x], r = b[at.y];                                                         \
+    const int yes = op == 7 ? l == r : op == 8 ? l < r : op == 9 ? l <= r : op == 10 ? l > r \
+                                                                             : l >= r;        \
+    STORE(yes ? 1.0f : 0.0f, y, i);                                                           \
+  }                                                                                           \
+  __kernel void int_select_##S(__global const storage_t* cond, __global const T* a,          \
+                               __global const T* b, __global T* y, SelectShape shape,         \
+                               int count) {                                                   \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    int rest = i, ic = 0, ia = 0, ib = 0;                                                     \
+    for (int d = 5; d >= 0; --d) {                                                            \
+      const int coord = rest % shape.dims[d];                                                 \
+      rest /= shape.dims[d];                                                                  \
+      ic += coord * shape.cond_strides[d];                                                    \
+      ia += coord * shape.a_strides[d];                                                       \
+      ib += coord * shape.b_strides[d];                                                       \
+    }                                                                                         \
+    y[i] = LOAD(cond, ic) != 0.0f ? a[ia] : b[ib];                                            \
+  }                                                                                           \
+  __kernel void int_trilu_##S(__global const T* x, __global T* y, int h, int w, int k,       \
+                              int upper, int count) {                                         \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    const int d = i % w - (i / w) % h;                                                        \
+    y[i] = (upper ? d >= k : d <= k) ? x[i] : 0;                                              \
+  }                                                                                           \
+  __kernel void int_from_storage_##S(__global const storage_t* x, __global T* y, int count) { \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    y[i] = (T)(U)(ulong)convert_long_sat_rtz(LOAD(x, i));                                     \
+  }                                                                                           \
+  __kernel void int_to_storage_##S(__global const T* x, __global storage_t* y, int to_bool,  \
+                                   int count) {                                               \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    STORE(to_bool ? (x[i] != 0 ? 1.0f : 0.0f) : (float)x[i], y, i);                          \
+  }
+
+INTEGER_KERNELS(int, uint, i32)
+INTEGER_KERNELS(long, ulong, i64)
+
+// int32 <-> int64: widening exact, narrowing keeps the low 32 bits.
+__kernel void int_widen(__global const int* x, __global long* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) y[i] = x[i];
+}
+__kernel void int_narrow(__global const long* x, __global int* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) y[i] = (int)(uint)(ulong)x[i];
+}
+)CL";
+
+}  // namespace hsched::opencl

@@ -1,0 +1,134 @@
+#include "backends/opencl/kernels/ops_integer.h"
+
+#include <algorithm>
+#include <string>
+
+#include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using detail::check_int_range;
+using detail::element_count;
+using detail::kMaxRank;
+using detail::launch;
+using detail::set_args;
+
+// The kernel `base` for `dtype`: base_i32 or base_i64.
+std::string kernel_name(const char* base, DType dtype) {
+  return std::string(base) + (dtype == DType::kI32 ? "_i32" : "_i64");
+}
+
+bool comparison(BinaryOp op) {
+  return op == BinaryOp::kEqual || op == BinaryOp::kLess || op == BinaryOp::kLessOrEqual ||
+         op == BinaryOp::kGreater || op == BinaryOp::kGreaterOrEqual;
+}
+
+Result<cl::Event> launch_named(const OpKernels& ops, cl::CommandQueue& queue,
+                               const std::string& name, int64_t count, const Events& wait,
+                               const auto&... args) {
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name.c_str()));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name.c_str(), args..., static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, name.c_str());
+}
+
+}  // namespace
+
+bool integer_dtype(DType dtype) { return dtype == DType::kI32 || dtype == DType::kI64; }
+
+size_t held_bytes(Storage storage, DType dtype) {
+  if (dtype == DType::kI32) return sizeof(cl_int);
+  if (dtype == DType::kI64) return sizeof(cl_long);
+  return storage_bytes(storage);
+}
+
+Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                     DType dtype, const cl::Buffer& a, const Shape& a_shape,
+                                     const cl::Buffer& b, const Shape& b_shape, bool c_fmod,
+                                     const cl::Buffer* error, cl::Buffer& y, const Events& wait) {
+  const bool divides = op == BinaryOp::kDiv || op == BinaryOp::kFmod;
+  const bool arithmetic = op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
+                          op == BinaryOp::kMax || op == BinaryOp::kMin || divides;
+  if (!integer_dtype(dtype) || !(arithmetic || comparison(op)) || (divides && error == nullptr)) {
+    return invalid_argument("ops: integer binary op " + std::to_string(static_cast<int>(op)) +
+                            " of " + std::string(dtype_name(dtype)) + " is not supported");
+  }
+  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: integer binary op inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "integer binary output"));
+  detail::BroadcastShape shape{};
+  shape.dims = detail::padded_dims(out);
+  shape.a_strides = detail::broadcast_strides(a_shape);
+  shape.b_strides = detail::broadcast_strides(b_shape);
+  if (comparison(op)) {
+    return launch_named(ops, queue, kernel_name("int_compare", dtype), count, wait, a, b, y,
+                        static_cast<cl_int>(op), shape);
+  }
+  // The Mod code of the kernel is BinaryOp::kFmod's; c_fmod picks the sign rule.
+  return launch_named(ops, queue, kernel_name("int_binary", dtype), count, wait, a, b, y,
+                      static_cast<cl_int>(op), static_cast<cl_int>(c_fmod), shape,
+                      error != nullptr ? *error : y);
+}
+
+Result<cl::Event> enqueue_int_select(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                     const cl::Buffer& cond, const Shape& cond_shape,
+                                     const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                     const Shape& b_shape, cl::Buffer& y, const Events& wait) {
+  if (!integer_dtype(dtype)) return invalid_argument("ops: integer Where of another dtype");
+  if (cond_shape.size() > kMaxRank || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a_shape, b_shape));
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond_shape, values));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Where output"));
+  detail::SelectShape shape{};
+  shape.dims = detail::padded_dims(out);
+  shape.cond_strides = detail::broadcast_strides(cond_shape);
+  shape.a_strides = detail::broadcast_strides(a_shape);
+  shape.b_strides = detail::broadcast_strides(b_shape);
+  return launch_named(ops, queue, kernel_name("int_select", dtype), count, wait, cond, a, b, y,
+                      shape);
+}
+
+Result<cl::Event> enqueue_int_trilu(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                    const cl::Buffer& x, const Shape& shape, int64_t k, bool upper,
+                                    cl::Buffer& y, const Events& wait) {
+  if (!integer_dtype(dtype) || shape.size() < 2) {
+    return invalid_argument("ops: integer Trilu of another dtype or of rank < 2");
+  }
+  const int64_t count = element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Trilu input"));
+  const int64_t h = shape[shape.size() - 2], w = shape[shape.size() - 1];
+  const int64_t bound = h + w + 1;  // past it every element is on one side of the diagonal
+  return launch_named(
+      ops, queue, kernel_name("int_trilu", dtype), count, wait, x, y,
+      static_cast<cl_int>(std::max<int64_t>(h, 1)), static_cast<cl_int>(std::max<int64_t>(w, 1)),
+      static_cast<cl_int>(std::clamp(k, -bound, bound)), static_cast<cl_int>(upper));
+}
+
+Result<cl::Event> enqueue_cast(const OpKernels& ops, cl::CommandQueue& queue, DType from, DType to,
+                               const cl::Buffer& x, cl::Buffer& y, int64_t count,
+                               const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Cast input"));
+  const auto storage = [](DType t) { return t == DType::kF32 || t == DType::kBool; };
+  if (integer_dtype(from) && integer_dtype(to) && from != to) {
+    return launch_named(ops, queue, from == DType::kI32 ? "int_widen" : "int_narrow", count, wait,
+                        x, y);
+  }
+  if (integer_dtype(from) && storage(to)) {
+    return launch_named(ops, queue, kernel_name("int_to_storage", from), count, wait, x, y,
+                        static_cast<cl_int>(to == DType::kBool));
+  }
+  if (storage(from) && integer_dtype(to)) {
+    return launch_named(ops, queue, kernel_name("int_from_storage", to), count, wait, x, y);
+  }
+  return invalid_argument("ops: Cast from " + std::string(dtype_name(from)) + " to " +
+                          std::string(dtype_name(to)) + " is not supported");
+}
+
+}  // namespace hsched::opencl

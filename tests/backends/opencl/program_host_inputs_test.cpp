@@ -1,0 +1,170 @@
+// ClProgram with host inputs given per run (node_ops.h: shapes, starts, indices, axes and k as
+// integer graph inputs, read on the host from each run's tensors, or read back where the program
+// made them) and with int64 outputs (ArgMax/ArgMin indices): every run matches the CPU for the
+// values it was given, including runs the kernels could have replayed; values that disagree with
+// the planned shapes are an error of that run, and the next good run is still right. On the first
+// OpenCL device (PoCL in CI; skipped, not passed, without one).
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "backends/opencl/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "opencl_test_util.h"
+#include "support/temp_dir.h"
+
+namespace hsched::opencl {
+namespace {
+
+Graph host_inputs_graph() {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {4, 6})
+      .input("starts", DType::kI64, {1})
+      .input("ends", DType::kI64, {1})
+      .input("shape", DType::kI64, {2})
+      .input("idx", DType::kI64, {3})
+      .input("axes", DType::kI64, {1})
+      .input("k", DType::kI64, {});
+  b.output("sliced", DType::kF32, {4, 3})
+      .output("reshaped", DType::kF32, {3, 8})
+      .output("gathered", DType::kF32, {4, 3})
+      .output("summed", DType::kF32, {1, 6})
+      .output("upper", DType::kF32, {4, 6})
+      .output("argmax", DType::kI64, {4})
+      .output("argmin", DType::kI64, {1, 6});
+  b.initializer_i64("slice_axes", {1}, {1});
+  b.node("Slice", {"x", "starts", "ends", "slice_axes"}, {"sliced"}, "slice");
+  b.node("Reshape", {"x", "shape"}, {"reshaped"}, "reshape");
+  set_attr(b.node("Gather", {"x", "idx"}, {"gathered"}, "gather"), "axis", int64_t{1});
+  b.node("ReduceSum", {"x", "axes"}, {"summed"}, "sum");
+  b.node("Trilu", {"x", "k"}, {"upper"}, "trilu");
+  onnx::NodeProto& argmax = b.node("ArgMax", {"x"}, {"argmax"}, "argmax");
+  set_attr(argmax, "axis", int64_t{1});
+  set_attr(argmax, "keepdims", int64_t{0});
+  set_attr(b.node("ArgMin", {"x"}, {"argmin"}, "argmin"), "select_last_index", int64_t{1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_host_inputs", {});
+  EXPECT_TRUE(graph.is_ok()) << graph.status().message();
+  return graph.is_ok() ? std::move(*graph) : Graph{};
+}
+
+Tensor ints(std::vector<int64_t> dims, std::vector<int64_t> values) {
+  return Tensor::from_vector(DType::kI64, std::move(dims), values);
+}
+
+// Multiples of 1/8 with repeats (ties for ArgMax/ArgMin), exact in fp16 storage too.
+std::vector<Tensor> inputs_for(int run, int64_t start, std::vector<int64_t> idx,
+                               std::vector<int64_t> axes, int64_t k) {
+  Tensor x(DType::kF32, {4, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>((static_cast<int>(i) * (run + 5)) % 7 - 3) / 8.0f;
+  }
+  return {x,
+          ints({1}, {start}),
+          ints({1}, {start + 3}),
+          ints({2}, {3, -1}),
+          ints({3}, std::move(idx)),
+          ints({1}, std::move(axes)),
+          ints({}, {k})};
+}
+
+void expect_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t o = 0; o < got.size(); ++o) {
+    ASSERT_EQ(got[o].dtype(), want[o].dtype()) << what << ", output " << o;
+    ASSERT_EQ(got[o].dims(), want[o].dims()) << what << ", output " << o;
+    if (got[o].dtype() == DType::kI64) {
+      const auto g = got[o].values<int64_t>(), w = want[o].values<int64_t>();
+      EXPECT_EQ(std::vector<int64_t>(g.begin(), g.end()), std::vector<int64_t>(w.begin(), w.end()))
+          << what << ", output " << o;
+      continue;
+    }
+    const auto g = got[o].values<float>(), w = want[o].values<float>();
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_NEAR(g[i], w[i], 1e-3) << what << ", output " << o << " [" << i << "]";
+    }
+  }
+}
+
+TEST(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  const Graph graph = host_inputs_graph();
+  for (const Node& node : graph.nodes()) {
+    EXPECT_FALSE(check_node(graph, node).has_value()) << node.name;
+  }
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    SCOPED_TRACE(storage == Storage::kFloat32 ? "fp32 storage" : "fp16 storage");
+    auto program = ClProgram::compile(graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    // Runs 2 and later would replay recorded kernels: each run's values must still be read.
+    for (int run = 0; run < 5; ++run) {
+      const std::vector<Tensor> inputs = run % 2 == 0 ? inputs_for(run, 1, {0, 5, -1}, {0}, 1)
+                                                      : inputs_for(run, 2, {3, 1, 2}, {-2}, -2);
+      auto expected = (*cpu)->run(inputs);
+      ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+      auto outputs = (*program)->run(inputs);
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      expect_equal(*outputs, *expected, "run " + std::to_string(run));
+    }
+    // Values the planned shapes do not allow: an error naming the node, then a good run.
+    const struct {
+      std::vector<Tensor> inputs;
+      const char* message;
+    } bad[] = {
+        {inputs_for(0, 5, {0, 1, 2}, {0}, 0), "slice"},          // 1 column, not 3
+        {inputs_for(0, 1, {0, 6, 1}, {0}, 0), "out of range"},   // index 6 of 6
+        {inputs_for(0, 1, {0, 1, 2}, {1}, 0), "the output is"},  // [4, 1], not [1, 6]
+    };
+    for (const auto& [inputs, message] : bad) {
+      auto outputs = (*program)->run(inputs);
+      ASSERT_FALSE(outputs.is_ok()) << message;
+      EXPECT_NE(outputs.status().message().find(message), std::string::npos)
+          << outputs.status().message();
+    }
+    const std::vector<Tensor> good = inputs_for(7, 0, {2, 2, 0}, {-2}, 0);
+    auto expected = (*cpu)->run(good);
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+    auto outputs = (*program)->run(good);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_equal(*outputs, *expected, "after the errors");
+  }
+}
+
+// Indices made on the device (ArgMax) and read on the host by a later node of the same program
+// (Gather's indices) are read back before that node: the CPU's values.
+TEST(ClProgramHostInputsTest, HostInputsMadeOnTheDeviceAreReadBack) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {4, 6});
+  b.output("y", DType::kF32, {6, 6});
+  set_attr(b.node("ArgMax", {"x"}, {"rows"}, "argmax"), "keepdims", int64_t{0});
+  b.node("Gather", {"x", "rows"}, {"y"}, "gather");
+  auto graph = import_onnx_model(b.model(), {}, "cl_device_indices", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    for (int run = 0; run < 3; ++run) {
+      const std::vector<Tensor> inputs = {inputs_for(run, 0, {0, 1, 2}, {0}, 0)[0]};
+      auto expected = (*cpu)->run(inputs);
+      ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+      auto outputs = (*program)->run(inputs);
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      expect_equal(*outputs, *expected, "run " + std::to_string(run));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hsched::opencl
