@@ -226,7 +226,8 @@ const std::vector<std::string>& supported_ops() {
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
       "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice", "Trilu",
-      "Dropout"};
+      "Dropout", "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND",
+      "ScatterND", "TopK"};
   return kOps;
 }
 

@@ -127,7 +127,7 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   program->profile_ = profile;
   program->reset_profile();
   HSCHED_RETURN_IF_ERROR(program->allocate());
-  HSCHED_RETURN_IF_ERROR(program->allocate_division_error());
+  HSCHED_RETURN_IF_ERROR(program->allocate_error_flag());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
   // Where a graph input's buffer is bound anew per run, its readers' kernels would keep the one
   // bound when they were recorded. Elsewhere inputs are written into their own buffers, which
@@ -212,32 +212,40 @@ Status ClProgram::allocate() {
   return Status::ok();
 }
 
-// Integer Div and Mod set one flag on a zero divisor (ops_integer.h): where the program has such
-// nodes, a device int cleared before each run and read after it.
-Status ClProgram::allocate_division_error() {
+// Kernels that find what the host could not check before the run (an integer division by zero,
+// an index out of range) set bits of one device int (ops.h: RunError), cleared before each run
+// and read after it: where the program has such nodes.
+Status ClProgram::allocate_error_flag() {
   for (const Step& step : steps_) {
-    const Node& node = step.op;
-    if ((node.op_type == "Div" || node.op_type == "Mod") &&
-        integer_dtype(graph_.value(node.inputs[0]).dtype)) {
-      dividers_ += (dividers_.empty() ? "'" : ", '") + node_label(graph_, step.node) + "'";
+    const cl_int bits = run_errors_of(graph_, step.op);
+    for (size_t bit = 0; bit < checking_.size(); ++bit) {
+      if ((bits & (1 << bit)) == 0) continue;
+      checking_[bit] +=
+          (checking_[bit].empty() ? "'" : ", '") + node_label(graph_, step.node) + "'";
     }
   }
-  if (dividers_.empty()) return Status::ok();
+  if (std::all_of(checking_.begin(), checking_.end(), [](const auto& s) { return s.empty(); })) {
+    return Status::ok();
+  }
   cl_int error = CL_SUCCESS;
-  division_error_ =
-      cl::Buffer(device_->context(), CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &error);
-  return check_cl(error, "buffer of the division error flag");
+  error_flag_ = cl::Buffer(device_->context(), CL_MEM_READ_WRITE, sizeof(cl_int), nullptr, &error);
+  return check_cl(error, "buffer of the run's error flag");
 }
 
-// The division flag after a run (the blocking read follows every command of the run).
-Status ClProgram::check_division_error() {
-  if (dividers_.empty()) return Status::ok();
+// The error flag after a run (the blocking read follows every command of the run).
+Status ClProgram::check_error_flag() {
+  if (!error_flag_) return Status::ok();
   cl_int flag = 0;
   HSCHED_RETURN_IF_ERROR(
-      check_cl(queue_.enqueueReadBuffer(*division_error_, CL_TRUE, 0, sizeof(flag), &flag),
-               "read of the division error flag"));
-  if (flag == 0) return Status::ok();
-  return invalid_argument("integer division by zero (node " + dividers_ + ")");
+      check_cl(queue_.enqueueReadBuffer(*error_flag_, CL_TRUE, 0, sizeof(flag), &flag),
+               "read of the run's error flag"));
+  if (flag & kDivisionByZero) {
+    return invalid_argument("integer division by zero (node " + checking_[0] + ")");
+  }
+  if (flag & kIndexOutOfRange) {
+    return invalid_argument("an index out of range (node " + checking_[1] + ")");
+  }
+  return Status::ok();
 }
 
 // Host inputs made by an earlier step of this program are read back for `step`'s host code: a
@@ -373,7 +381,7 @@ void ClProgram::reset_profile() {
 NodeOperands ClProgram::operands_for(const Node& node) {
   NodeOperands operands;
   operands.opset = graph_.opset;  // Softmax before opset 13 coerces to 2-D
-  if (division_error_) operands.division_error = &*division_error_;
+  if (error_flag_) operands.error_flag = &*error_flag_;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ValueId in = node.inputs[i];
     Operand operand;
@@ -482,10 +490,10 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       copies->upload_bytes = copied;
       copies->zero_copy_bytes = shared;
     }
-    if (division_error_) {
+    if (error_flag_) {
       HSCHED_RETURN_IF_ERROR(
-          check_cl(queue_.enqueueFillBuffer(*division_error_, cl_int{0}, 0, sizeof(cl_int)),
-                   "clear of the division error flag"));
+          check_cl(queue_.enqueueFillBuffer(*error_flag_, cl_int{0}, 0, sizeof(cl_int)),
+                   "clear of the run's error flag"));
     }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
@@ -514,7 +522,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       HSCHED_ASSIGN_OR_RETURN(Tensor output, read_output(id));
       outputs.push_back(std::move(output));
     }
-    HSCHED_RETURN_IF_ERROR(check_division_error());
+    HSCHED_RETURN_IF_ERROR(check_error_flag());
     if (copies != nullptr) {
       copies->download_ms = ms_since(download_start);
       copies->download_bytes = 0;

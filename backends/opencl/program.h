@@ -15,10 +15,11 @@
 // run (rebinds_inputs) or a host input given per run (node_ops.h: shapes, axes, indices read on
 // the host from the run's tensor, or read back first where an earlier node made it) are
 // enqueued through the op layer every run. Integer data is held as int32/int64 (ops_integer.h);
-// an integer division by zero fails the run.
+// an integer division by zero or an index out of range, found by a kernel, fails the run.
 // Threading: concurrent run() calls are serialized.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -96,8 +97,8 @@ class ClProgram {
   ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device, const OpKernels* ops);
   Status plan_steps();
   Status allocate();
-  Status allocate_division_error();
-  Status check_division_error();
+  Status allocate_error_flag();
+  Status check_error_flag();
   Status read_back_host_inputs(const Step& step);
   Status upload_constants();
   Status write_input(const Tensor& input, ValueId value);
@@ -121,8 +122,8 @@ class ClProgram {
   // back from the device (read_back_ holds those).
   std::vector<const Tensor*> run_inputs_;
   std::vector<std::optional<Tensor>> read_back_;
-  std::optional<cl::Buffer> division_error_;  // with integer Div/Mod nodes (dividers_)
-  std::string dividers_;                      // their names, for the error
+  std::optional<cl::Buffer> error_flag_;  // with nodes that check values (run_errors_of)
+  std::array<std::string, 2> checking_;   // per RunError bit, those nodes' names
   bool profile_ = false;
   std::vector<ClStepTime> step_totals_;  // per non-view step, summed over profiled runs
   int64_t profiled_runs_ = 0;

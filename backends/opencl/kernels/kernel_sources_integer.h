@@ -23,8 +23,8 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
 // Binary ops with the codes of BinaryOp (ops.h): + - * wrap (computed unsigned), Max, Min; Div
 // truncates toward zero and Mod takes the divisor's sign (c_fmod: the dividend's); x / -1 is
 // computed as a negation (INT_MIN / -1 wraps) and x % -1 is 0; a zero divisor gives 0 and sets
-// *error. Comparisons (7-11) write bools. Float to integer saturates to int64 first (NaN gives 0)
-// and int32 keeps the low 32 bits, as the CPU's Cast does.
+// bit kDivisionByZero (1) of *error. Comparisons (7-11) write bools. Float to integer saturates
+// to int64 first (NaN gives 0) and int32 keeps the low 32 bits, as the CPU's Cast does.
 #define INTEGER_KERNELS(T, U, S)                                                              \
   T int_apply_##S(int op, T a, T b, int c_fmod, __global int* error) {                       \
     if (op == 0) return (T)((U)a + (U)b);                                                     \
@@ -33,7 +33,7 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
     if (op == 5) return a > b ? a : b;                                                        \
     if (op == 6) return a < b ? a : b;                                                        \
     if (b == 0) {                                                                             \
-      *error = 1;                                                                             \
+      atomic_or(error, 1);                                                                    \
       return 0;                                                                               \
     }                                                                                         \
     if (b == -1) return op == 3 ? (T)((U)0 - (U)a) : 0;                                       \

@@ -25,6 +25,9 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Slice") return index >= 1;  // starts, ends, axes, steps
   if (op == "Trilu") return index == 1;  // k
   if (op == "Dropout") return index >= 1;  // ratio (unused in inference), training_mode
+  if (op == "TopK") return index == 1;     // k
+  if (op == "Pad") return index >= 1;      // pads, constant_value, axes
+  if (op == "Tile") return index == 1;     // repeats
   return false;
 }
 
@@ -54,16 +57,41 @@ bool takes_eight_bit(const std::string& op) {
 // Ops with integer kernels (ops_integer.h) or moving integers unchanged: int32 and int64 data,
 // held in its own type.
 bool takes_integers(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Identity", "Reshape", "Flatten", "Squeeze",     "Unsqueeze", "Cast",
-      "Add",      "Sub",     "Mul",     "Div",         "Mod",       "Max",
-      "Min",      "Equal",   "Less",    "LessOrEqual", "Greater",   "GreaterOrEqual",
-      "Where",    "Trilu",   "Dropout"};
+  static const std::set<std::string> kOps = {"Identity",
+                                             "Reshape",
+                                             "Flatten",
+                                             "Squeeze",
+                                             "Unsqueeze",
+                                             "Cast",
+                                             "Add",
+                                             "Sub",
+                                             "Mul",
+                                             "Div",
+                                             "Mod",
+                                             "Max",
+                                             "Min",
+                                             "Equal",
+                                             "Less",
+                                             "LessOrEqual",
+                                             "Greater",
+                                             "GreaterOrEqual",
+                                             "Where",
+                                             "Trilu",
+                                             "Dropout",
+                                             "Pad",
+                                             "Tile",
+                                             "GatherElements",
+                                             "ScatterElements",
+                                             "Scatter",
+                                             "GatherND",
+                                             "ScatterND"};
   return kOps.count(op) != 0;
 }
 
-// ArgMax and ArgMin write int64 indices (of float data).
-bool writes_indices(const std::string& op) { return op == "ArgMax" || op == "ArgMin"; }
+// Output `index` of `op` is int64 indices (of float data): ArgMax's, ArgMin's, TopK's second.
+bool writes_indices(const std::string& op, size_t index) {
+  return op == "ArgMax" || op == "ArgMin" || (op == "TopK" && index == 1);
+}
 
 // Generic rules: float32 or bool data (8-bit only where takes_eight_bit, int64 only as the
 // output of writes_indices), static shapes of < 2^31 elements, host inputs constant or given per
@@ -84,7 +112,8 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
       // ArgMax/ArgMin makes them: ClProgram::compile refuses those), Resize scales when they
       // are an input of the graph.
       const bool integer = v.dtype == DType::kI64 || v.dtype == DType::kI32;
-      const bool host_scales = op == "Resize" && v.producer == kNoNode;
+      // Floats read on the host: Resize's scales, Pad's constant_value.
+      const bool host_scales = (op == "Resize" || op == "Pad") && v.producer == kNoNode;
       // Unused: Resize's roi in the modes taken, Dropout's ratio in inference.
       const bool unused = (op == "Resize" || op == "Dropout") && i == 1;
       if (!v.constant && !unused && !integer && !host_scales) {
@@ -106,7 +135,7 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] == kNoValue) continue;
     const Value& v = graph.value(node.outputs[i]);
-    if (writes_indices(op) ? v.dtype != DType::kI64 : !held(v.dtype)) {
+    if (writes_indices(op, i) ? v.dtype != DType::kI64 : !held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " output " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -131,6 +160,78 @@ bool any_per_run(const Graph& graph, const Node& node, size_t first, size_t coun
 
 bool has_input(const Node& node, size_t i) {
   return i < node.inputs.size() && node.inputs[i] != kNoValue;
+}
+
+// GatherElements, ScatterElements (and Scatter), GatherND, ScatterND and TopK: int64 indices
+// (on the device; TopK's k on the host), shapes as the op says, ranks <= 6. nullopt for other
+// ops; a nullopt inside for accepted.
+std::optional<std::optional<Refusal>> check_gather_scatter(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  const bool elements = op == "GatherElements" || op == "ScatterElements" || op == "Scatter";
+  const bool nd = op == "GatherND" || op == "ScatterND";
+  if (!elements && !nd && op != "TopK") return std::nullopt;
+  const Shape& x = dims_of(graph, node.inputs[0]);
+  const Shape& y = dims_of(graph, node.outputs[0]);
+  const auto refuse = [&](ReasonCode reason, const std::string& why) {
+    return std::optional<std::optional<Refusal>>(reject(reason, op + " " + why));
+  };
+  const auto rank = static_cast<int64_t>(x.size());
+  if (x.size() > 6 || y.size() > 6) return refuse(ReasonCode::kShapeUnsupported, "of rank > 6");
+  const int64_t axis = node.attr_int("axis", op == "TopK" ? -1 : 0);
+  if ((elements || op == "TopK") && (axis < -rank || axis >= rank)) {
+    return refuse(ReasonCode::kAttributeUnsupported, "attribute axis=" + std::to_string(axis));
+  }
+  if (op == "TopK") {
+    if (integer_dtype(graph.value(node.inputs[0]).dtype)) {
+      return refuse(ReasonCode::kDtypeUnsupported, "of integers");
+    }
+    if (!has_input(node, 1) || node.outputs.size() != 2) {
+      return refuse(ReasonCode::kShapeUnsupported, "without k as an input or both outputs");
+    }
+    return std::optional<Refusal>{};  // k is checked against the outputs when enqueued
+  }
+  const size_t needed = op == "GatherElements" || op == "GatherND" ? 2 : 3;
+  if (node.inputs.size() != needed || !has_input(node, 1) ||
+      graph.value(node.inputs[1]).dtype != DType::kI64) {
+    return refuse(ReasonCode::kDtypeUnsupported, "needs int64 indices");
+  }
+  const Shape& idx = dims_of(graph, node.inputs[1]);
+  const std::string reduction = node.attr_string("reduction", "none");
+  if (needed == 3) {
+    if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+        reduction != "min") {
+      return refuse(ReasonCode::kAttributeUnsupported, "attribute reduction=" + reduction);
+    }
+    if (reduction != "none" && graph.value(node.inputs[0]).dtype == DType::kBool) {
+      return refuse(ReasonCode::kDtypeUnsupported, "reduction of bools");
+    }
+    if (!has_input(node, 2) ||
+        graph.value(node.inputs[2]).dtype != graph.value(node.inputs[0]).dtype) {
+      return refuse(ReasonCode::kDtypeUnsupported, "updates of another dtype than the data");
+    }
+  }
+  bool fits = true;
+  if (elements) {
+    fits = idx.size() == x.size() &&
+           (needed == 2 ? y == idx : y == x && dims_of(graph, node.inputs[2]) == idx);
+  } else {
+    const int64_t b = node.attr_int("batch_dims", 0);
+    const int64_t k = idx.empty() ? -1 : idx.back();
+    fits = !idx.empty() && b >= 0 && b < static_cast<int64_t>(idx.size()) && k >= 1 &&
+           b + k <= rank && (op == "GatherND" || b == 0);
+    Shape expected(idx.begin(), idx.empty() ? idx.end() : idx.end() - 1);
+    for (int64_t d = 0; fits && d < b; ++d)
+      fits = idx[static_cast<size_t>(d)] == x[static_cast<size_t>(d)];
+    if (fits && op == "GatherND") {
+      expected.insert(expected.end(), x.begin() + b + k, x.end());
+      fits = y == expected;
+    } else if (fits) {
+      expected.insert(expected.end(), x.begin() + k, x.end());
+      fits = y == x && dims_of(graph, node.inputs[2]) == expected;
+    }
+  }
+  if (!fits) return refuse(ReasonCode::kShapeUnsupported, "of shapes that do not fit");
+  return std::optional<Refusal>{};
 }
 
 // The op-specific rules, after check_values.
@@ -349,7 +450,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (writes_indices(op) || op == "Trilu") {
+  if (op == "ArgMax" || op == "ArgMin" || op == "Trilu") {
     const auto rank = static_cast<int64_t>(x.size());
     if (op == "Trilu") {
       if (rank < 2) return reject(ReasonCode::kShapeUnsupported, "Trilu of rank < 2");
@@ -364,6 +465,14 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kAttributeUnsupported,
                     op + " attribute axis=" + std::to_string(axis) + " (out of range or empty)");
     }
+    return std::nullopt;
+  }
+  if (auto gathers = check_gather_scatter(graph, node)) return *gathers;
+  if (op == "Pad" || op == "Tile") {
+    if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
+    if (any_per_run(graph, node, 1, 3)) return std::nullopt;
+    auto map = node_detail::index_map_of(node, graph.opset, constants_of(graph, node, 1, 3), x, y);
+    if (!map.is_ok()) return attribute(map.status());
     return std::nullopt;
   }
   if (op == "Transpose" || op == "Expand") {
@@ -449,6 +558,18 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
 bool host_input_per_run(const Graph& graph, const Node& node, size_t index) {
   return host_input(node.op_type, index) && node.op_type != "Clip" && has_input(node, index) &&
          !graph.value(node.inputs[index]).constant;
+}
+
+cl_int run_errors_of(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  if (op == "Div" || op == "Mod") {
+    return integer_dtype(graph.value(node.inputs.at(0)).dtype) ? kDivisionByZero : 0;
+  }
+  if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" ||
+      op == "ScatterND") {
+    return kIndexOutOfRange;
+  }
+  return 0;
 }
 
 bool held_on_device(DType dtype) {

@@ -42,9 +42,9 @@ struct NodeOperands {
   // The graph's default-domain opset (Graph::opset): Softmax before 13 flattens to 2-D around
   // its axis. 0 means the latest semantics.
   int64_t opset = 0;
-  // One int the integer Div and Mod kernels set to 1 on a zero divisor (ops_integer.h); the
-  // program reads it after the run. Needed by those nodes only.
-  const cl::Buffer* division_error = nullptr;
+  // One int whose RunError bits (ops.h) the kernels set that check values on the device; the
+  // program reads it after the run. Needed by the nodes run_errors_of names only.
+  const cl::Buffer* error_flag = nullptr;
 };
 
 // nullopt when enqueue_node can run `node` of `graph` (op, dtypes, attributes, static shapes,
@@ -56,6 +56,10 @@ std::optional<Refusal> check_node(const Graph& graph, const Node& node);
 // kernels. check_node accepts one only where it reaches the device from the host: a dtype the
 // device does not hold (no device node makes one) or an input of the graph.
 bool host_input_per_run(const Graph& graph, const Node& node, size_t index);
+
+// The RunError bits (ops.h) `node` may set: integer Div and Mod, the gathers and scatters of
+// indices given on the device. 0 for any other node.
+cl_int run_errors_of(const Graph& graph, const Node& node);
 
 // The dtypes a value can have on the device: float32, bool held as 1 or 0 (the kernels read a
 // condition as storage != 0), and u8/i8 held as their integer values (exact in fp16 storage too);

@@ -4,6 +4,7 @@
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_index.h"
 #include "backends/opencl/kernels/ops_integer.h"
 #include "backends/opencl/kernels/ops_util.h"
 
@@ -54,7 +55,7 @@ class Operands {
   const std::vector<Shape>& output_shapes() const { return operands_.output_shapes; }
   int64_t opset() const { return operands_.opset; }
   const Node& node() const { return node_; }
-  const cl::Buffer* division_error() const { return operands_.division_error; }
+  const cl::Buffer* error_flag() const { return operands_.error_flag; }
 
  private:
   const Node& node_;
@@ -260,6 +261,62 @@ Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& qu
   return enqueue_resize(ops, queue, *x, in.shape(0), tables, *y, in.output_shape(), wait);
 }
 
+// GatherElements, ScatterElements, Scatter, GatherND, ScatterND, TopK (check_gather_scatter);
+// nullopt for other ops.
+std::optional<Result<cl::Event>> enqueue_gather_scatter(const OpKernels& ops,
+                                                        cl::CommandQueue& queue, const Node& node,
+                                                        const Operands& in, const Events& wait) {
+  const std::string& op = node.op_type;
+  const bool gathers = op == "GatherElements" || op == "GatherND";
+  const bool scatters = op == "ScatterElements" || op == "Scatter" || op == "ScatterND";
+  if (!gathers && !scatters && op != "TopK") return std::nullopt;
+  return [&]() -> Result<cl::Event> {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+    if (op == "TopK") {
+      const Tensor* k = in.constant(1);
+      if (k == nullptr) return invalid_argument(in.context() + ": k is not given");
+      HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> values, node_detail::int_values(*k));
+      const int64_t axis = node.attr_int("axis", -1);
+      const auto rank = static_cast<int64_t>(in.shape(0).size());
+      Shape expected = in.shape(0);
+      if (values.size() != 1 || axis < -rank || axis >= rank) {
+        return invalid_argument(in.context() + ": k is not one value, or the axis is out of range");
+      }
+      expected[static_cast<size_t>(axis < 0 ? axis + rank : axis)] = values[0];
+      if (expected != in.output_shape() || in.outputs().size() < 2 || !in.outputs()[1]) {
+        return invalid_argument(in.context() + ": k does not give the outputs' shape");
+      }
+      return enqueue_top_k(ops, queue, *x, in.shape(0), axis, values[0],
+                           node.attr_int("largest", 1) != 0, *y, *in.outputs()[1], wait);
+    }
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* idx, in.buffer(1));
+    if (in.error_flag() == nullptr) return invalid_argument(in.context() + ": no error flag");
+    const cl::Buffer& error = *in.error_flag();
+    if (op == "GatherElements") {
+      return enqueue_gather_elements(ops, queue, in.dtype(0), *x, in.shape(0), *idx, in.shape(1),
+                                     node.attr_int("axis", 0), error, *y, wait);
+    }
+    if (op == "GatherND") {
+      return enqueue_gather_nd(ops, queue, in.dtype(0), *x, in.shape(0), *idx, in.shape(1),
+                               node.attr_int("batch_dims", 0), error, *y, in.output_shape(), wait);
+    }
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* updates, in.buffer(2));
+    const std::string name = node.attr_string("reduction", "none");
+    const ScatterReduction reduction = name == "add"   ? ScatterReduction::kAdd
+                                       : name == "mul" ? ScatterReduction::kMul
+                                       : name == "max" ? ScatterReduction::kMax
+                                       : name == "min" ? ScatterReduction::kMin
+                                                       : ScatterReduction::kNone;
+    if (op == "ScatterND") {
+      return enqueue_scatter_nd(ops, queue, in.dtype(0), *x, in.shape(0), *idx, in.shape(1),
+                                *updates, reduction, error, *y, wait);
+    }
+    return enqueue_scatter_elements(ops, queue, in.dtype(0), *x, in.shape(0), *idx, in.shape(1),
+                                    *updates, node.attr_int("axis", 0), reduction, error, *y, wait);
+  }();
+}
+
 Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                               const Operands& in, const Events& wait) {
   const std::string& op = node.op_type;
@@ -281,7 +338,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (auto binary = binary_op_from_onnx(op); binary.is_ok() && integer_dtype(in.dtype(0))) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_int_binary(ops, queue, *binary, in.dtype(0), *x, shape, *b, in.shape(1),
-                              node.attr_int("fmod", 0) != 0, in.division_error(), *y, wait);
+                              node.attr_int("fmod", 0) != 0, in.error_flag(), *y, wait);
   }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok()) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
@@ -364,6 +421,14 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "ArgMax" || op == "ArgMin") {
     return enqueue_arg_reduce(ops, queue, *x, shape, node.attr_int("axis", 0), op == "ArgMax",
                               node.attr_int("select_last_index", 0) != 0, *y, wait);
+  }
+  if (auto gathered = enqueue_gather_scatter(ops, queue, node, in, wait)) return *gathered;
+  if (op == "Pad" || op == "Tile") {
+    HSCHED_ASSIGN_OR_RETURN(
+        node_detail::IndexMapOf map,
+        node_detail::index_map_of(node, in.opset(), in.constants(1, 3), shape, in.output_shape()));
+    return enqueue_index_map(ops, queue, in.dtype(0), *x, shape, map.begin, map.mode, map.fill, *y,
+                             in.output_shape(), wait);
   }
   if (op == "Dropout") {  // inference (check_node): y = x, the mask all true
     HSCHED_ASSIGN_OR_RETURN(cl::Event copied, enqueue_view(ops, queue, in, wait));

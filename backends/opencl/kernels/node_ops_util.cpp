@@ -45,6 +45,80 @@ Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input
   return reduce;
 }
 
+Result<IndexMapOf> index_map_of(const Node& node, int64_t opset,
+                                const std::vector<const Tensor*>& host, const Shape& x,
+                                const Shape& y) {
+  const size_t rank = x.size();
+  IndexMapOf map;
+  map.begin.assign(rank, 0);
+  if (y.size() != rank) return invalid_argument(node.op_type + " changes the rank");
+  if (node.op_type == "Tile") {
+    if (host.empty() || host[0] == nullptr) return invalid_argument("Tile without repeats");
+    HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, int_values(*host[0]));
+    if (repeats.size() != rank) return invalid_argument("Tile repeats do not match the rank");
+    for (size_t a = 0; a < rank; ++a) {
+      if (repeats[a] < 0 || (x[a] != 0 && repeats[a] > y[a]) || x[a] * repeats[a] != y[a]) {
+        return invalid_argument("Tile repeats do not give the output's shape");
+      }
+    }
+    map.mode = PadMode::kWrap;
+    return map;
+  }
+  const std::string mode = node.attr_string("mode", "constant");
+  if (mode == "edge") {
+    map.mode = PadMode::kEdge;
+  } else if (mode == "reflect") {
+    map.mode = PadMode::kReflect;
+  } else if (mode == "wrap") {
+    map.mode = PadMode::kWrap;
+  } else if (mode != "constant") {
+    return invalid_argument("Pad attribute mode=" + mode);
+  }
+  std::vector<int64_t> pads;
+  std::vector<int64_t> axes;
+  if (opset != 0 && opset < 11) {
+    pads = node.attr_ints(opset < 2 ? "paddings" : "pads");
+    map.fill.real = node.attr_float("value", 0.0f);
+  } else {
+    if (host.empty() || host[0] == nullptr) return invalid_argument("Pad without pads");
+    HSCHED_ASSIGN_OR_RETURN(pads, int_values(*host[0]));
+    if (host.size() > 1 && host[1] != nullptr && host[1]->elements() > 0) {
+      const Tensor& value = *host[1];
+      if (value.dtype() == DType::kI32 || value.dtype() == DType::kI64) {
+        HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> v, int_values(value));
+        map.fill.integer = v.at(0);
+      } else {
+        HSCHED_ASSIGN_OR_RETURN(std::vector<float> v, float_values(value));
+        map.fill.real = v.at(0);
+      }
+    }
+    if (host.size() > 2 && host[2] != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(axes, int_values(*host[2]));
+    }
+  }
+  if (axes.empty()) {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  const size_t n = axes.size();
+  if (pads.size() != 2 * n) return invalid_argument("Pad pads do not match its axes");
+  const auto r = static_cast<int64_t>(rank);
+  std::vector<int64_t> end(rank, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+    if (a < 0 || a >= r) return invalid_argument("Pad axis out of range");
+    map.begin[static_cast<size_t>(a)] = pads[i];
+    end[static_cast<size_t>(a)] = pads[i + n];
+  }
+  for (size_t a = 0; a < rank; ++a) {
+    // A pad removes at most what the axis holds; the output's shape bounds what it adds.
+    if (map.begin[a] < -x[a] || end[a] < -x[a] || map.begin[a] > y[a] || end[a] > y[a] ||
+        x[a] + map.begin[a] + end[a] != y[a]) {
+      return invalid_argument("Pad pads do not give the output's shape");
+    }
+  }
+  return map;
+}
+
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   const std::string& op = node.op_type;
   const int64_t b = node.attr_int("blocksize", 0);

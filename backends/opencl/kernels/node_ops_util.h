@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/ops_index.h"
 #include "backends/opencl/kernels/ops_resize.h"
 
 namespace hsched::opencl::node_detail {
@@ -65,6 +66,19 @@ Result<std::vector<SliceAxis>> slice_of(const Node& node, int64_t opset,
 // The axes a Reduce* node reduces, one flag per axis of its rank-`rank` input: attribute `axes`
 // or the constant input (`axes_input`, null when absent); none given: every axis, or none with
 // noop_with_empty_axes. InvalidArgument for an axis out of range or given twice.
+// Pad (pads, constant_value and axes from inputs 1-3 from opset 11, attributes before; modes
+// constant, edge, reflect, wrap) or Tile (repeats, input 1) of x into y: where the input starts
+// along each axis, the mode and the fill. `host`: the host tensors of inputs 1-3 (null where
+// omitted). InvalidArgument when they do not give y's shape.
+struct IndexMapOf {
+  std::vector<int64_t> begin;
+  PadMode mode = PadMode::kConstant;
+  PadFill fill;
+};
+Result<IndexMapOf> index_map_of(const Node& node, int64_t opset,
+                                const std::vector<const Tensor*>& host, const Shape& x,
+                                const Shape& y);
+
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 
 }  // namespace hsched::opencl::node_detail

@@ -8,6 +8,7 @@
 #include <CL/cl_half.h>
 
 #include "backends/opencl/kernels/kernel_sources.h"
+#include "backends/opencl/kernels/kernel_sources_index.h"
 #include "backends/opencl/kernels/kernel_sources_integer.h"
 #include "backends/opencl/kernels/kernel_sources_spatial.h"
 #include "backends/opencl/kernels/ops_scratch.h"
@@ -174,11 +175,11 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   const std::string options =
       std::string("-cl-std=CL1.2") + (storage == Storage::kFloat16 ? " -DSTORAGE_HALF" : "");
   const std::string prelude = kStoragePrelude;
-  HSCHED_ASSIGN_OR_RETURN(
-      cl::Program elementwise,
-      compiler.build(context, device,
-                     prelude + kUnaryFunctionSource + kElementwiseSource + kIntegerSource, options,
-                     deadline_ms));
+  HSCHED_ASSIGN_OR_RETURN(cl::Program elementwise,
+                          compiler.build(context, device,
+                                         prelude + kUnaryFunctionSource + kElementwiseSource +
+                                             kIntegerSource + kIndexSource,
+                                         options, deadline_ms));
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
       compiler.build(context, device, prelude + kReduceSource, options, deadline_ms));

@@ -129,6 +129,10 @@ class OpKernels {
 using Shape = std::vector<int64_t>;
 using Events = std::vector<cl::Event>;  // commands an enqueue waits for
 
+// Bits of the int a run's kernels set on what the host could not check before the run
+// (NodeOperands::error_flag); the program fails the run naming the nodes that may set each.
+enum RunError : cl_int { kDivisionByZero = 1, kIndexOutOfRange = 2 };
+
 // y = `value` over `count` elements, in the storage type.
 Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, float value,
                                cl::Buffer& y, int64_t count, const Events& wait = {});

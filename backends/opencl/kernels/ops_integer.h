@@ -17,7 +17,7 @@ size_t held_bytes(Storage storage, DType dtype);
 // y = op(a, b) of `dtype` (both inputs) with numpy broadcasting up to rank 6, for Add, Sub, Mul
 // (wrapping), Div (truncating), Mod (`c_fmod`: the dividend's sign; else the divisor's), Max,
 // Min; comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) write bools. A zero
-// divisor gives 0 and sets the int at `error` to 1 (needed for Div and Mod).
+// divisor gives 0 and sets bit kDivisionByZero of the int at `error` (needed for Div and Mod).
 Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                      DType dtype, const cl::Buffer& a, const Shape& a_shape,
                                      const cl::Buffer& b, const Shape& b_shape, bool c_fmod,

@@ -286,6 +286,22 @@ TEST_P(NodeOpsTest, TriluMatchesTheCpu) {
                      {input({5, 3}), host_ints({}, {INT64_MAX})}, {{5, 3}});
 }
 
+TEST_P(NodeOpsTest, PadAndTileMatchTheCpu) {
+  for (const char* mode : {"constant", "edge", "reflect", "wrap"}) {
+    expect_matches_cpu(
+        std::string("Pad ") + mode, "Pad", {{"mode", std::string(mode)}},
+        {input({2, 3, 4}), host_ints({6}, {0, 2, 1, 1, 1, 3}), host_floats({}, {1.5f})},
+        {{3, 6, 8}}, 18);
+  }
+  expect_matches_cpu("Pad cropping, axes", "Pad", {{"mode", std::string("reflect")}},
+                     {input({3, 5}), host_ints({2}, {-1, 4}), omitted(), host_ints({1}, {1})},
+                     {{3, 8}}, 18);
+  expect_matches_cpu("Pad attributes (opset 2)", "Pad",
+                     {{"pads", Ints{1, 0, 0, 2}}, {"value", 2.0f}}, {input({2, 3})}, {{3, 5}}, 2);
+  expect_matches_cpu("Tile", "Tile", {}, {input({2, 1, 3}), host_ints({3}, {2, 3, 1})},
+                     {{4, 3, 3}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Dropout in inference", "Dropout", {},
@@ -318,9 +334,11 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp",
       "Concat", "Split",
       "Gather", "Transpose", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
-      "Trilu", "Dropout",
+      "Trilu", "Dropout", "Pad", "Tile",
       "QuantizeLinear", "DequantizeLinear",  // with 8-bit values: program_test.cpp
-      "ArgMax", "ArgMin"};  // int64 outputs: program_host_inputs_test.cpp
+      "ArgMax", "ArgMin",  // int64 outputs: program_host_inputs_test.cpp
+      // int64 indices on the device: program_integer_test.cpp
+      "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK"};
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }

@@ -1,8 +1,8 @@
 // Integer data on the OpenCL device (ops_integer.h: int32 and int64 held as such): arithmetic
 // with broadcasting and two's-complement wrapping, Div and both Mod sign rules, comparisons,
-// Where, Trilu, the casts among float, bool, int32 and int64, and a view, each exactly the CPU
-// backend's values; a zero divisor fails the run as on the CPU. On the first OpenCL device (PoCL
-// in CI; skipped, not passed, without one).
+// Where, Trilu, the casts among float, bool, int32 and int64, Pad, Tile and a view, each exactly
+// the CPU backend's values; a zero divisor fails the run as on the CPU. On the first OpenCL device
+// (PoCL in CI; skipped, not passed, without one).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -37,8 +37,11 @@ Graph integer_graph() {
       .output("narrowed", DType::kI32, {2, 3})
       .output("as_float", DType::kF32, {2, 3})
       .output("as_bool", DType::kBool, {2, 3})
-      .output("reshaped", DType::kI64, {3, 2});
+      .output("reshaped", DType::kI64, {3, 2})
+      .output("padded", DType::kI64, {2, 5})
+      .output("tiled", DType::kI32, {2, 6});
   b.initializer_i64("k", {}, {-1}).initializer_i64("shape", {2}, {3, 2});
+  b.initializer_i64("pads", {4}, {0, 1, 0, 1}).initializer_i64("repeats", {2}, {1, 2});
   b.node("Add", {"a", "b"}, {"add"}, "add");
   b.node("Sub", {"a", "b"}, {"sub"}, "sub");
   b.node("Mul", {"a", "b"}, {"mul"}, "mul");
@@ -59,6 +62,8 @@ Graph integer_graph() {
   set_attr(b.node("Cast", {"c"}, {"as_bool"}, "cast_i32_b"), "to", int64_t{9});
   set_attr(b.node("Cast", {"cond"}, {"bools_as_i64"}, "cast_b_i64"), "to", int64_t{7});
   b.node("Reshape", {"a", "shape"}, {"reshaped"}, "reshape");
+  set_attr(b.node("Pad", {"a", "pads"}, {"padded"}, "pad"), "mode", std::string("reflect"));
+  b.node("Tile", {"c", "repeats"}, {"tiled"}, "tile");
   auto graph = import_onnx_model(b.model(), {}, "cl_integers", {});
   EXPECT_TRUE(graph.is_ok()) << graph.status().message();
   return graph.is_ok() ? std::move(*graph) : Graph{};
@@ -120,6 +125,91 @@ TEST(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
         << divided_by_zero.status().message();
     auto again = (*program)->run(inputs);
     ASSERT_TRUE(again.is_ok()) << again.status().message();
+  }
+}
+
+// GatherElements, ScatterElements (add), GatherND, ScatterND and TopK (ties, a NaN) by int64
+// indices given on the device: the CPU's values in both storage types (the data are multiples of
+// 1/8, exact in fp16); an index out of range fails the run naming the nodes that check, and the
+// next run is right.
+TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {3, 4})
+      .input("idx", DType::kI64, {3, 2})
+      .input("upd", DType::kF32, {3, 2})
+      .input("rows", DType::kI64, {2, 1})
+      .input("row_upd", DType::kF32, {2, 4})
+      .input("k", DType::kI64, {1});
+  b.output("gathered", DType::kF32, {3, 2})
+      .output("scattered", DType::kF32, {3, 4})
+      .output("gathered_nd", DType::kF32, {2, 4})
+      .output("scattered_nd", DType::kF32, {3, 4})
+      .output("top", DType::kF32, {3, 2})
+      .output("top_at", DType::kI64, {3, 2});
+  set_attr(b.node("GatherElements", {"x", "idx"}, {"gathered"}, "gather_elements"), "axis", 1);
+  onnx::NodeProto& scatter =
+      b.node("ScatterElements", {"x", "idx", "upd"}, {"scattered"}, "scatter_elements");
+  set_attr(scatter, "axis", 1);
+  set_attr(scatter, "reduction", std::string("add"));
+  b.node("GatherND", {"x", "rows"}, {"gathered_nd"}, "gather_nd");
+  b.node("ScatterND", {"x", "rows", "row_upd"}, {"scattered_nd"}, "scatter_nd");
+  b.node("TopK", {"x", "k"}, {"top", "top_at"}, "top_k");
+  auto graph = import_onnx_model(b.model(), {}, "cl_gathers", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto inputs = [&](int64_t index) {
+    return std::vector<Tensor>{
+        Tensor::from_vector(DType::kF32, {3, 4},
+                            std::vector<float>{0.5f, -1, 0.5f, 2, nan, 0.25f, 3, 3, -2, -2, 1, 0}),
+        Tensor::from_vector(DType::kI64, {3, 2}, std::vector<int64_t>{0, 0, -1, 2, 3, index}),
+        Tensor::from_vector(DType::kF32, {3, 2}, std::vector<float>{1, 2, 0.125f, -4, 8, 0.5f}),
+        Tensor::from_vector(DType::kI64, {2, 1}, std::vector<int64_t>{2, -3}),
+        Tensor::from_vector(DType::kF32, {2, 4}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}),
+        Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{2})};
+  };
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs(1));
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    SCOPED_TRACE(storage == Storage::kFloat32 ? "fp32 storage" : "fp16 storage");
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    for (int run = 0; run < 3; ++run) {
+      auto outputs = (*program)->run(inputs(run == 1 ? 9 : 1));  // run 1: an index past 4
+      if (run == 1) {
+        ASSERT_FALSE(outputs.is_ok());
+        EXPECT_NE(outputs.status().message().find("index out of range"), std::string::npos)
+            << outputs.status().message();
+        EXPECT_NE(outputs.status().message().find("'gather_elements'"), std::string::npos)
+            << outputs.status().message();
+        continue;
+      }
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      for (size_t o = 0; o < outputs->size(); ++o) {
+        const Tensor& got = (*outputs)[o];
+        const Tensor& want = (*expected)[o];
+        ASSERT_EQ(got.dtype(), want.dtype()) << o;
+        ASSERT_EQ(got.dims(), want.dims()) << o;
+        if (got.dtype() == DType::kF32) {  // NaN's bits change through fp16 storage
+          for (size_t i = 0; i < static_cast<size_t>(got.elements()); ++i) {
+            const float g = got.values<float>()[i], w = want.values<float>()[i];
+            EXPECT_TRUE(g == w || (std::isnan(g) && std::isnan(w)))
+                << graph->value(graph->outputs()[o]).name << " [" << i << "], run " << run << ": "
+                << g << " vs " << w;
+          }
+          continue;
+        }
+        EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0)
+            << graph->value(graph->outputs()[o]).name << ", run " << run;
+      }
+    }
   }
 }
 

@@ -1,0 +1,74 @@
+// The op layer's index kernels (kernel_sources_index.h): Pad (constant, edge, reflect, wrap;
+// negative pads crop) and Tile as index maps, GatherElements, ScatterElements, GatherND and
+// ScatterND by int64 indices, for data in the storage type and int32/int64 data; TopK of float
+// data. Same conventions as ops.h.
+#pragma once
+
+#include "backends/opencl/kernels/ops.h"
+#include "hsched/dtype.h"
+
+namespace hsched::opencl {
+
+enum class PadMode : cl_int { kConstant = 0, kEdge, kReflect, kWrap };
+
+// The value outside the input with PadMode::kConstant: `real` for float data, `integer` for
+// int32/int64 data.
+struct PadFill {
+  double real = 0;
+  int64_t integer = 0;
+};
+
+// y [y_shape] from x [x_shape] (rank <= 6, equal ranks): along each axis output coordinate c reads
+// input coordinate c - begin[axis], mapped by `mode` where it falls outside the input (constant:
+// `fill`). `dtype` is x's: float and bool data in the storage type, or int32/int64.
+// InvalidArgument for a non-constant mode over an empty axis.
+Result<cl::Event> enqueue_index_map(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                    const cl::Buffer& x, const Shape& x_shape,
+                                    const std::vector<int64_t>& begin, PadMode mode, PadFill fill,
+                                    cl::Buffer& y, const Shape& y_shape, const Events& wait = {});
+
+// Reductions of the scatters, in the kernels' order.
+enum class ScatterReduction : cl_int { kNone = 0, kAdd, kMul, kMax, kMin };
+
+// GatherElements: y [idx_shape] takes x at each element's coordinates with the one along `axis`
+// replaced by the index (int64, negative from the end). An index out of range gives 0 and sets
+// bit kIndexOutOfRange of the int at `error`. `dtype` as for enqueue_index_map; ranks <= 6.
+Result<cl::Event> enqueue_gather_elements(const OpKernels& ops, cl::CommandQueue& queue,
+                                          DType dtype, const cl::Buffer& x, const Shape& x_shape,
+                                          const cl::Buffer& idx, const Shape& idx_shape,
+                                          int64_t axis, const cl::Buffer& error, cl::Buffer& y,
+                                          const Events& wait = {});
+
+// ScatterElements: y = x, then each update combined into y at its index's coordinates, in index
+// order (one work item). Indices out of range are skipped and set kIndexOutOfRange.
+Result<cl::Event> enqueue_scatter_elements(const OpKernels& ops, cl::CommandQueue& queue,
+                                           DType dtype, const cl::Buffer& x, const Shape& x_shape,
+                                           const cl::Buffer& idx, const Shape& idx_shape,
+                                           const cl::Buffer& updates, int64_t axis,
+                                           ScatterReduction reduction, const cl::Buffer& error,
+                                           cl::Buffer& y, const Events& wait = {});
+
+// GatherND with `batch_dims`: y [idx_shape[:-1], x_shape[batch_dims + k:]] (k = idx_shape[-1]).
+// Indices out of range give 0 and set kIndexOutOfRange.
+Result<cl::Event> enqueue_gather_nd(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                    const cl::Buffer& x, const Shape& x_shape,
+                                    const cl::Buffer& idx, const Shape& idx_shape,
+                                    int64_t batch_dims, const cl::Buffer& error, cl::Buffer& y,
+                                    const Shape& y_shape, const Events& wait = {});
+
+// ScatterND: y = x, then each update slice combined into y at its index row, in order (one work
+// item). Rows out of range are skipped and set kIndexOutOfRange.
+Result<cl::Event> enqueue_scatter_nd(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                     const cl::Buffer& x, const Shape& x_shape,
+                                     const cl::Buffer& idx, const Shape& idx_shape,
+                                     const cl::Buffer& updates, ScatterReduction reduction,
+                                     const cl::Buffer& error, cl::Buffer& y,
+                                     const Events& wait = {});
+
+// TopK of float x along `axis`: the k largest (or smallest) values, NaN above every number, ties
+// to the lower index, in order, and their int64 indices. 0 <= k <= the axis' size.
+Result<cl::Event> enqueue_top_k(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                                const Shape& x_shape, int64_t axis, int64_t k, bool largest,
+                                cl::Buffer& values, cl::Buffer& indices, const Events& wait = {});
+
+}  // namespace hsched::opencl
