@@ -226,8 +226,11 @@ const std::vector<std::string>& supported_ops() {
       // data movement and views
       "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
       "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice", "Trilu",
-      "Dropout", "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND",
-      "ScatterND", "TopK"};
+      "Dropout", "Pad", "Tile", "ReverseSequence",
+      // by indices on the device
+      "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK", "OneHot",
+      // generators and the rest
+      "ConstantOfShape", "Range", "EyeLike", "LRN"};
   return kOps;
 }
 

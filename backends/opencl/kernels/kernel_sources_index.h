@@ -175,6 +175,77 @@ GATHER_SCATTER_KERNELS(storage_t, float, , LOAD, STORE)
 GATHER_SCATTER_KERNELS(int, int, _i32, LOAD_INTEGER, STORE_INTEGER)
 GATHER_SCATTER_KERNELS(long, long, _i64, LOAD_INTEGER, STORE_INTEGER)
 
+// Generators. Range: y[i] = start + i * delta (ONNX's formula, not repeated addition). EyeLike:
+// ones where column - row == k of [h, w]. OneHot: y [outer, depth, inner] from int64 indices
+// [outer, inner] (negative from the end; outside [0, depth) all off), values [off, on].
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void range_values(__global storage_t* y, float start, float delta, int count) {
+  const int i = get_global_id(0);
+  if (i < count) STORE(start + (float)i * delta, y, i);
+}
+__kernel void eye(__global storage_t* y, int w, int k, int count) {
+  const int i = get_global_id(0);
+  if (i < count) STORE(i % w - i / w == k ? 1.0f : 0.0f, y, i);
+}
+__kernel void one_hot(__global const long* idx, __global const storage_t* values,
+                      __global storage_t* y, int depth, int inner, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int o = i / (depth * inner), j = (i / inner) % depth, in = i % inner;
+  long v = idx[o * inner + in];
+  if (v < 0) v += depth;
+  STORE(LOAD(values, v == j ? 1 : 0), y, i);
+}
+#define GENERATOR_KERNELS(T, S)                                                              \
+  __kernel void int_range_##S(__global T* y, long start, long delta, int count) {            \
+    const int i = get_global_id(0);                                                          \
+    if (i < count) y[i] = (T)(start + (long)i * delta);                                      \
+  }                                                                                          \
+  __kernel void int_eye_##S(__global T* y, int w, int k, int count) {                        \
+    const int i = get_global_id(0);                                                          \
+    if (i < count) y[i] = i % w - i / w == k ? 1 : 0;                                        \
+  }                                                                                          \
+  __kernel void int_one_hot_##S(__global const long* idx, __global const T* values,          \
+                                __global T* y, int depth, int inner, int count) {            \
+    const int i = get_global_id(0);                                                          \
+    if (i >= count) return;                                                                  \
+    const int o = i / (depth * inner), j = (i / inner) % depth, in = i % inner;              \
+    long v = idx[o * inner + in];                                                            \
+    if (v < 0) v += depth;                                                                   \
+    y[i] = values[v == j ? 1 : 0];                                                           \
+  }
+GENERATOR_KERNELS(int, i32)
+GENERATOR_KERNELS(long, i64)
+
+// ReverseSequence: the first lens[b] elements along the time axis of each batch reversed, the
+// rest copied; a length outside [0, time] copies the sequence and sets bit 2 of *error. dims and
+// strides right-aligned to rank 6, the two axes among the 6.
+#define REVERSE_SEQUENCE_KERNEL(T, S, LD, ST)                                                 \
+  __kernel void reverse_sequence##S(__global const T* x, __global const long* lens,           \
+                                    __global T* y, IndexMap map, int batch_axis,              \
+                                    int time_axis, __global int* error, int count) {          \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    int rest = i, b = 0, t = 0;                                                               \
+    for (int d = 5; d >= 0; --d) {                                                            \
+      const int c = rest % map.dims[d];                                                       \
+      rest /= map.dims[d];                                                                    \
+      if (d == batch_axis) b = c;                                                             \
+      if (d == time_axis) t = c;                                                              \
+    }                                                                                         \
+    const long len = lens[b];                                                                 \
+    int from = t;                                                                             \
+    if (len < 0 || len > map.dims[time_axis]) {                                               \
+      atomic_or(error, 2);                                                                    \
+    } else if (t < len) {                                                                     \
+      from = (int)len - 1 - t;                                                                \
+    }                                                                                         \
+    ST(LD(x, i + (from - t) * map.in_strides[time_axis]), y, i);                              \
+  }
+REVERSE_SEQUENCE_KERNEL(storage_t, , LOAD, STORE)
+REVERSE_SEQUENCE_KERNEL(int, _i32, LOAD_INTEGER, STORE_INTEGER)
+REVERSE_SEQUENCE_KERNEL(long, _i64, LOAD_INTEGER, STORE_INTEGER)
+
 // Whether (a, ai) ranks before (b, bi) in TopK's order: larger (or smaller) values first, NaN
 // above every number, ties by the lower index (as the CPU's).
 int ranks_before(float a, int ai, float b, int bi, int largest) {

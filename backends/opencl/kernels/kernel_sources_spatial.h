@@ -509,6 +509,23 @@ __kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int 
   STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
 }
 
+// LRN across the channels of [N, C, inner]: x / (bias + alpha / size * the sum of squares over
+// channels [c - (size - 1) / 2, c + size / 2] within [0, C))^beta.
+__kernel void lrn(__global const storage_t* x, __global storage_t* y, int channels, int inner,
+                  int size, float alpha, float beta, float bias, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int c = (i / inner) % channels;
+  const int base = i - c * inner;
+  const int lo = max(c - (size - 1) / 2, 0), hi = min(c + size / 2, channels - 1);
+  float sum = 0.0f;
+  for (int k = lo; k <= hi; ++k) {
+    const float v = LOAD(x, base + k * inner);
+    sum += v * v;
+  }
+  STORE(LOAD(x, i) / pow(bias + alpha / size * sum, beta), y, i);
+}
+
 // ArgMax (want_max) or ArgMin along the middle axis of x [outer, n, inner] into y (int64)
 // [outer, inner]; ties go to the first index, or the last with select_last, as on the CPU.
 __kernel void arg_reduce(__global const storage_t* x, __global long* y, int n, int inner,

@@ -26,6 +26,9 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Trilu") return index == 1;  // k
   if (op == "Dropout") return index >= 1;  // ratio (unused in inference), training_mode
   if (op == "TopK") return index == 1;     // k
+  if (op == "ConstantOfShape") return index == 0;  // the shape
+  if (op == "Range") return true;                  // start, limit, delta
+  if (op == "OneHot") return index == 1;           // depth
   if (op == "Pad") return index >= 1;      // pads, constant_value, axes
   if (op == "Tile") return index == 1;     // repeats
   return false;
@@ -57,34 +60,14 @@ bool takes_eight_bit(const std::string& op) {
 // Ops with integer kernels (ops_integer.h) or moving integers unchanged: int32 and int64 data,
 // held in its own type.
 bool takes_integers(const std::string& op) {
-  static const std::set<std::string> kOps = {"Identity",
-                                             "Reshape",
-                                             "Flatten",
-                                             "Squeeze",
-                                             "Unsqueeze",
-                                             "Cast",
-                                             "Add",
-                                             "Sub",
-                                             "Mul",
-                                             "Div",
-                                             "Mod",
-                                             "Max",
-                                             "Min",
-                                             "Equal",
-                                             "Less",
-                                             "LessOrEqual",
-                                             "Greater",
-                                             "GreaterOrEqual",
-                                             "Where",
-                                             "Trilu",
-                                             "Dropout",
-                                             "Pad",
-                                             "Tile",
-                                             "GatherElements",
-                                             "ScatterElements",
-                                             "Scatter",
-                                             "GatherND",
-                                             "ScatterND"};
+  // clang-format off
+  static const std::set<std::string> kOps = {
+      "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
+      "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
+      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
+      "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND",
+      "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence"};
+  // clang-format on
   return kOps.count(op) != 0;
 }
 
@@ -112,8 +95,9 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
       // ArgMax/ArgMin makes them: ClProgram::compile refuses those), Resize scales when they
       // are an input of the graph.
       const bool integer = v.dtype == DType::kI64 || v.dtype == DType::kI32;
-      // Floats read on the host: Resize's scales, Pad's constant_value.
-      const bool host_scales = (op == "Resize" || op == "Pad") && v.producer == kNoNode;
+      // Floats read on the host: Resize's scales, Pad's constant_value, Range's bounds, depth.
+      const bool host_scales = (op == "Resize" || op == "Pad" || op == "Range" || op == "OneHot") &&
+                               v.producer == kNoNode;
       // Unused: Resize's roi in the modes taken, Dropout's ratio in inference.
       const bool unused = (op == "Resize" || op == "Dropout") && i == 1;
       if (!v.constant && !unused && !integer && !host_scales) {
@@ -231,6 +215,62 @@ std::optional<std::optional<Refusal>> check_gather_scatter(const Graph& graph, c
     }
   }
   if (!fits) return refuse(ReasonCode::kShapeUnsupported, "of shapes that do not fit");
+  return std::optional<Refusal>{};
+}
+
+// ConstantOfShape, Range, EyeLike, OneHot, ReverseSequence and LRN (their values are checked
+// against the output's shape when enqueued). nullopt for other ops; a nullopt inside for
+// accepted.
+std::optional<std::optional<Refusal>> check_generator(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  static const std::set<std::string> kOps = {"ConstantOfShape", "Range",           "EyeLike",
+                                             "OneHot",          "ReverseSequence", "LRN"};
+  if (!kOps.count(op)) return std::nullopt;
+  const auto refuse = [&](ReasonCode reason, const std::string& why) {
+    return std::optional<std::optional<Refusal>>(reject(reason, op + " " + why));
+  };
+  const Shape& x = dims_of(graph, node.inputs[0]);
+  const Shape& y = dims_of(graph, node.outputs[0]);
+  const DType out = graph.value(node.outputs[0]).dtype;
+  const auto rank = static_cast<int64_t>(x.size());
+  if (op == "ConstantOfShape") {
+    auto value = node_detail::constant_of_shape_value(node);
+    if (!value.is_ok()) return refuse(ReasonCode::kAttributeUnsupported, value.status().message());
+    if (value->first != out) return refuse(ReasonCode::kDtypeUnsupported, "value of another dtype");
+  } else if (op == "Range") {
+    for (size_t i = 0; i < 3; ++i) {
+      if (!has_input(node, i) || graph.value(node.inputs[i]).shape.elements() != 1 ||
+          graph.value(node.inputs[i]).dtype != out) {
+        return refuse(ReasonCode::kShapeUnsupported, "needs three scalars of its output's dtype");
+      }
+    }
+  } else if (op == "EyeLike") {
+    if (x.size() != 2 || y != x)
+      return refuse(ReasonCode::kShapeUnsupported, "of rank other than 2");
+  } else if (op == "OneHot") {
+    const int64_t axis = node.attr_int("axis", -1);
+    const auto out_rank = static_cast<int64_t>(y.size());
+    if (graph.value(node.inputs[0]).dtype != DType::kI64 || !has_input(node, 2) ||
+        graph.value(node.inputs[2]).dtype != out ||
+        graph.value(node.inputs[2]).shape.elements() != 2) {
+      return refuse(ReasonCode::kDtypeUnsupported,
+                    "needs int64 indices and two values of its output's dtype");
+    }
+    if (axis < -out_rank || axis >= out_rank || y.size() != x.size() + 1) {
+      return refuse(ReasonCode::kAttributeUnsupported, "attribute axis=" + std::to_string(axis));
+    }
+  } else if (op == "ReverseSequence") {
+    const int64_t b = node.attr_int("batch_axis", 1), t = node.attr_int("time_axis", 0);
+    if (x.size() < 2 || x.size() > 6 || y != x || !has_input(node, 1) ||
+        graph.value(node.inputs[1]).dtype != DType::kI64 || b < 0 || t < 0 || b >= rank ||
+        t >= rank || b == t || dims_of(graph, node.inputs[1]) != Shape{x[static_cast<size_t>(b)]}) {
+      return refuse(ReasonCode::kShapeUnsupported,
+                    "needs rank 2-6, int64 lengths and distinct batch and time axes");
+    }
+  } else if (x.size() < 3 || node.attr_int("size", 0) < 1) {  // LRN
+    return refuse(ReasonCode::kAttributeUnsupported, "needs N, C, spatial... and size >= 1");
+  }
+  if (y.size() > 6) return refuse(ReasonCode::kShapeUnsupported, "of rank > 6");
   return std::optional<Refusal>{};
 }
 
@@ -468,6 +508,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (auto gathers = check_gather_scatter(graph, node)) return *gathers;
+  if (auto generated = check_generator(graph, node)) return *generated;
   if (op == "Pad" || op == "Tile") {
     if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
     if (any_per_run(graph, node, 1, 3)) return std::nullopt;
@@ -566,7 +607,7 @@ cl_int run_errors_of(const Graph& graph, const Node& node) {
     return integer_dtype(graph.value(node.inputs.at(0)).dtype) ? kDivisionByZero : 0;
   }
   if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" ||
-      op == "ScatterND") {
+      op == "ScatterND" || op == "ReverseSequence") {
     return kIndexOutOfRange;
   }
   return 0;

@@ -1,6 +1,8 @@
 // enqueue_node: one graph node onto the op layer (ops.h, ops_spatial.h). See node_ops.h.
 #include <cfloat>
+#include <cmath>
 #include <numeric>
+#include <set>
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
@@ -317,6 +319,82 @@ std::optional<Result<cl::Event>> enqueue_gather_scatter(const OpKernels& ops,
   }();
 }
 
+// ConstantOfShape, Range, EyeLike, OneHot, ReverseSequence, LRN (check_generator); nullopt for
+// other ops. The host values are checked against the output's shape first.
+std::optional<Result<cl::Event>> enqueue_generator(const OpKernels& ops, cl::CommandQueue& queue,
+                                                   const Node& node, const Operands& in,
+                                                   const Events& wait) {
+  const std::string& op = node.op_type;
+  static const std::set<std::string> kOps = {"ConstantOfShape", "Range",           "EyeLike",
+                                             "OneHot",          "ReverseSequence", "LRN"};
+  if (!kOps.count(op)) return std::nullopt;
+  return [&]() -> Result<cl::Event> {
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+    const Shape& out = in.output_shape();
+    const int64_t count = detail::element_count(out);
+    const auto mismatch = [&](const std::string& what) {
+      return invalid_argument(in.context() + ": " + what + " does not give the output's shape " +
+                              hsched::Shape(out).to_string());
+    };
+    if (op == "ConstantOfShape") {
+      const Tensor* shape = in.constant(0);
+      if (shape == nullptr) return invalid_argument(in.context() + ": no shape");
+      HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> dims, node_detail::int_values(*shape));
+      if (dims != out) return mismatch("the shape");
+      HSCHED_ASSIGN_OR_RETURN(auto value, node_detail::constant_of_shape_value(node));
+      return enqueue_fill_value(ops, queue, value.first, value.second, *y, count, wait);
+    }
+    if (op == "Range") {
+      PadFill bounds[3];
+      for (size_t i = 0; i < 3; ++i) {
+        if (in.constant(i) == nullptr) return invalid_argument(in.context() + ": no bounds");
+        HSCHED_ASSIGN_OR_RETURN(bounds[i], node_detail::scalar_fill(*in.constant(i)));
+      }
+      const bool integers = integer_dtype(in.dtype(0));
+      const double span = integers ? static_cast<double>(bounds[1].integer - bounds[0].integer)
+                                   : bounds[1].real - bounds[0].real;
+      const double step = integers ? static_cast<double>(bounds[2].integer) : bounds[2].real;
+      const double n = step == 0 ? -1 : std::max(std::ceil(span / step), 0.0);
+      if (n != static_cast<double>(count)) return mismatch("start, limit and delta");
+      return enqueue_range(ops, queue, in.dtype(0), bounds[0], bounds[2], *y, count, wait);
+    }
+    if (op == "EyeLike") {
+      const DType dtype = node.has_attr("dtype")
+                              ? dtype_from_onnx(static_cast<int32_t>(node.attr_int("dtype", 1)))
+                                    .value_or(DType::kUndefined)
+                              : in.dtype(0);
+      return enqueue_eye(ops, queue, dtype, out.at(1), node.attr_int("k", 0), *y, count, wait);
+    }
+    if (op == "LRN") {
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+      return enqueue_lrn(ops, queue, *x, in.shape(0), node.attr_int("size", 1),
+                         node.attr_float("alpha", 1e-4f), node.attr_float("beta", 0.75f),
+                         node.attr_float("bias", 1.0f), *y, wait);
+    }
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+    if (op == "ReverseSequence") {
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* lens, in.buffer(1));
+      if (in.error_flag() == nullptr) return invalid_argument(in.context() + ": no error flag");
+      return enqueue_reverse_sequence(ops, queue, in.dtype(0), *x, in.shape(0), *lens,
+                                      node.attr_int("batch_axis", 1), node.attr_int("time_axis", 0),
+                                      *in.error_flag(), *y, wait);
+    }
+    // OneHot: depth on the host (a float depth truncates, as ONNX says).
+    if (in.constant(1) == nullptr) return invalid_argument(in.context() + ": no depth");
+    HSCHED_ASSIGN_OR_RETURN(PadFill depth, node_detail::scalar_fill(*in.constant(1)));
+    const int64_t d = integer_dtype(in.dtype(1)) ? depth.integer : static_cast<int64_t>(depth.real);
+    const auto rank = static_cast<int64_t>(out.size());
+    int64_t axis = node.attr_int("axis", -1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank || out[static_cast<size_t>(axis)] != d) return mismatch("depth");
+    int64_t outer = 1, inner = 1;
+    for (int64_t a = 0; a < axis; ++a) outer *= out[static_cast<size_t>(a)];
+    for (int64_t a = axis + 1; a < rank; ++a) inner *= out[static_cast<size_t>(a)];
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* values, in.buffer(2));
+    return enqueue_one_hot(ops, queue, in.dtype(2), *x, *values, outer, d, inner, *y, wait);
+  }();
+}
+
 Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                               const Operands& in, const Events& wait) {
   const std::string& op = node.op_type;
@@ -329,6 +407,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_softmax_node(ops, queue, node, in, wait);
   }
   if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
+  if (auto generated = enqueue_generator(ops, queue, node, in, wait)) return *generated;
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);

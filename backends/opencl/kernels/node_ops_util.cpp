@@ -119,6 +119,38 @@ Result<IndexMapOf> index_map_of(const Node& node, int64_t opset,
   return map;
 }
 
+Result<PadFill> scalar_fill(const Tensor& tensor) {
+  PadFill fill;
+  if (tensor.elements() != 1)
+    return invalid_argument("a scalar has " + std::to_string(tensor.elements()) + " elements");
+  switch (tensor.dtype()) {
+    case DType::kI32:
+    case DType::kI64: {
+      HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> v, int_values(tensor));
+      fill.integer = v[0];
+      fill.real = static_cast<double>(v[0]);
+      return fill;
+    }
+    case DType::kBool:
+      fill.real = tensor.values<uint8_t>()[0] != 0 ? 1.0 : 0.0;
+      return fill;
+    default: {
+      HSCHED_ASSIGN_OR_RETURN(std::vector<float> v, float_values(tensor));
+      fill.real = v[0];
+      return fill;
+    }
+  }
+}
+
+Result<std::pair<DType, PadFill>> constant_of_shape_value(const Node& node) {
+  const auto it = node.attributes.find("value");
+  if (it == node.attributes.end()) return std::make_pair(DType::kF32, PadFill{});
+  const auto* tensor = std::get_if<Tensor>(&it->second);
+  if (tensor == nullptr) return invalid_argument("ConstantOfShape attribute value is not a tensor");
+  HSCHED_ASSIGN_OR_RETURN(PadFill fill, scalar_fill(*tensor));
+  return std::make_pair(tensor->dtype(), fill);
+}
+
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   const std::string& op = node.op_type;
   const int64_t b = node.attr_int("blocksize", 0);

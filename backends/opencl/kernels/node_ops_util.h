@@ -79,6 +79,12 @@ Result<IndexMapOf> index_map_of(const Node& node, int64_t opset,
                                 const std::vector<const Tensor*>& host, const Shape& x,
                                 const Shape& y);
 
+// ConstantOfShape's value (attribute `value`, one element; 0.0f when absent) as a fill of its
+// dtype; InvalidArgument for another element count.
+Result<std::pair<DType, PadFill>> constant_of_shape_value(const Node& node);
+// A one-element host tensor as a fill (int32/int64 into `integer`, float or bool into `real`).
+Result<PadFill> scalar_fill(const Tensor& tensor);
+
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 
 }  // namespace hsched::opencl::node_detail

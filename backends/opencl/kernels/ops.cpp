@@ -215,6 +215,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"gather_rows", 2},
                                                         {"arg_reduce", 2},
                                                         {"trilu", 2},
+                                                        {"lrn", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},

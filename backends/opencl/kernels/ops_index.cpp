@@ -209,6 +209,95 @@ Result<cl::Event> enqueue_top_k(const OpKernels& ops, cl::CommandQueue& queue, c
   return detail::launch(queue, kernel, count, wait, "top_k");
 }
 
+Result<cl::Event> enqueue_fill_value(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                     PadFill value, cl::Buffer& y, int64_t count,
+                                     const Events& wait) {
+  if (!integer_dtype(dtype)) {
+    return enqueue_fill(ops, queue, static_cast<float>(value.real), y, count, wait);
+  }
+  detail::not_replayable();  // a fill
+  cl::Event event;
+  const auto bytes = static_cast<size_t>(count) * held_bytes(ops.storage(), dtype);
+  const cl_int error =
+      bytes == 0 ? queue.enqueueMarkerWithWaitList(&wait, &event)
+      : dtype == DType::kI32
+          ? queue.enqueueFillBuffer(y, static_cast<cl_int>(value.integer), 0, bytes, &wait, &event)
+          : queue.enqueueFillBuffer(y, static_cast<cl_long>(value.integer), 0, bytes, &wait,
+                                    &event);
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(error, "fill"));
+  return event;
+}
+
+Result<cl::Event> enqueue_range(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                PadFill start, PadFill delta, cl::Buffer& y, int64_t count,
+                                const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(count, "Range output"));
+  const std::string name = integer_dtype(dtype) ? kernel_for("int_range", dtype) : "range_values";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name.c_str()));
+  if (integer_dtype(dtype)) {
+    HSCHED_RETURN_IF_ERROR(
+        detail::set_args(kernel, name.c_str(), y, static_cast<cl_long>(start.integer),
+                         static_cast<cl_long>(delta.integer), static_cast<cl_int>(count)));
+  } else {
+    HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name.c_str(), y, static_cast<float>(start.real),
+                                            static_cast<float>(delta.real),
+                                            static_cast<cl_int>(count)));
+  }
+  return detail::launch(queue, kernel, count, wait, name.c_str());
+}
+
+Result<cl::Event> enqueue_eye(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                              int64_t width, int64_t k, cl::Buffer& y, int64_t count,
+                              const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(count, "EyeLike output"));
+  const std::string name = integer_dtype(dtype) ? kernel_for("int_eye", dtype) : "eye";
+  const int64_t reach = count + 1;  // past it no element is on the diagonal
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name.c_str()));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(
+      kernel, name.c_str(), y, static_cast<cl_int>(std::max<int64_t>(width, 1)),
+      static_cast<cl_int>(std::clamp(k, -reach, reach)), static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, wait, name.c_str());
+}
+
+Result<cl::Event> enqueue_one_hot(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                  const cl::Buffer& idx, const cl::Buffer& values, int64_t outer,
+                                  int64_t depth, int64_t inner, cl::Buffer& y, const Events& wait) {
+  const int64_t count = outer * depth * inner;
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(count, "OneHot output"));
+  const std::string name = integer_dtype(dtype) ? kernel_for("int_one_hot", dtype) : "one_hot";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name.c_str()));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(
+      kernel, name.c_str(), idx, values, y, static_cast<cl_int>(std::max<int64_t>(depth, 1)),
+      static_cast<cl_int>(std::max<int64_t>(inner, 1)), static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, wait, name.c_str());
+}
+
+Result<cl::Event> enqueue_reverse_sequence(const OpKernels& ops, cl::CommandQueue& queue,
+                                           DType dtype, const cl::Buffer& x, const Shape& shape,
+                                           const cl::Buffer& lens, int64_t batch_axis,
+                                           int64_t time_axis, const cl::Buffer& error,
+                                           cl::Buffer& y, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(check_ranks(shape, shape, "ReverseSequence"));
+  HSCHED_ASSIGN_OR_RETURN(size_t b,
+                          detail::normalize_axis(batch_axis, shape.size(), "ReverseSequence"));
+  HSCHED_ASSIGN_OR_RETURN(size_t t,
+                          detail::normalize_axis(time_axis, shape.size(), "ReverseSequence"));
+  if (b == t) return invalid_argument("ops: ReverseSequence batch and time axes are one axis");
+  IndexMap map{};
+  map.dims = detail::padded_dims(shape);
+  const std::vector<int64_t> strides = row_major_strides(shape);
+  const size_t pad = kMaxRank - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d)
+    map.in_strides[pad + d] = static_cast<cl_int>(strides[d]);
+  const int64_t count = detail::element_count(shape);
+  const std::string name = kernel_for("reverse_sequence", dtype);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name.c_str()));
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(kernel, name.c_str(), x, lens, y, map, static_cast<cl_int>(pad + b),
+                       static_cast<cl_int>(pad + t), error, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, wait, name.c_str());
+}
+
 Result<cl::Event> enqueue_index_map(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
                                     const cl::Buffer& x, const Shape& x_shape,
                                     const std::vector<int64_t>& begin, PadMode mode, PadFill fill,

@@ -71,4 +71,32 @@ Result<cl::Event> enqueue_top_k(const OpKernels& ops, cl::CommandQueue& queue, c
                                 const Shape& x_shape, int64_t axis, int64_t k, bool largest,
                                 cl::Buffer& values, cl::Buffer& indices, const Events& wait = {});
 
+// Generators into y of `count` elements of `dtype` (float or bool in the storage type, or
+// int32/int64): a fill with `value` (ConstantOfShape), start + i * delta (Range; the integer
+// fields for integers), and ones where column - row == k in rows of `width` (EyeLike).
+Result<cl::Event> enqueue_fill_value(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                     PadFill value, cl::Buffer& y, int64_t count,
+                                     const Events& wait = {});
+Result<cl::Event> enqueue_range(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                PadFill start, PadFill delta, cl::Buffer& y, int64_t count,
+                                const Events& wait = {});
+Result<cl::Event> enqueue_eye(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                              int64_t width, int64_t k, cl::Buffer& y, int64_t count,
+                              const Events& wait = {});
+
+// OneHot: y [outer, depth, inner] of `dtype` from int64 indices [outer, inner] and values
+// [off, on] of `dtype`.
+Result<cl::Event> enqueue_one_hot(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
+                                  const cl::Buffer& idx, const cl::Buffer& values, int64_t outer,
+                                  int64_t depth, int64_t inner, cl::Buffer& y,
+                                  const Events& wait = {});
+
+// ReverseSequence of x (rank 2..6) by int64 lengths per batch; a length outside [0, time] copies
+// that sequence and sets kIndexOutOfRange.
+Result<cl::Event> enqueue_reverse_sequence(const OpKernels& ops, cl::CommandQueue& queue,
+                                           DType dtype, const cl::Buffer& x, const Shape& shape,
+                                           const cl::Buffer& lens, int64_t batch_axis,
+                                           int64_t time_axis, const cl::Buffer& error,
+                                           cl::Buffer& y, const Events& wait = {});
+
 }  // namespace hsched::opencl

@@ -299,6 +299,23 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
   return launch(queue, kernel, count, wait, "gather_rows");
 }
 
+Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& shape, int64_t size, float alpha, float beta, float bias,
+                              cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 2 || size < 1) return invalid_argument("ops: LRN needs N, C... and size >= 1");
+  const int64_t count = element_count(shape);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "LRN input"));
+  int64_t inner = 1;
+  for (size_t d = 2; d < shape.size(); ++d) inner *= shape[d];
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "lrn"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "lrn", x, y,
+                                  static_cast<cl_int>(std::max<int64_t>(shape[1], 1)),
+                                  static_cast<cl_int>(std::max<int64_t>(inner, 1)),
+                                  static_cast<cl_int>(std::min<int64_t>(size, INT32_MAX)), alpha,
+                                  beta, bias, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "lrn");
+}
+
 Result<cl::Event> enqueue_arg_reduce(const OpKernels& ops, cl::CommandQueue& queue,
                                      const cl::Buffer& x, const Shape& shape, int64_t axis,
                                      bool max, bool select_last, cl::Buffer& y,

@@ -143,6 +143,11 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const std::vector<int64_t>& indices, cl::Buffer& y,
                                  const Events& wait = {});
 
+// LRN of x [N, C, ...] across channels (ONNX's window: (size - 1) / 2 before, size / 2 after).
+Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& shape, int64_t size, float alpha, float beta, float bias,
+                              cl::Buffer& y, const Events& wait = {});
+
 // ArgMax (`max`) or ArgMin of x along `axis` (negative counts from the end) into y, int64
 // indices: ties go to the first index, or the last with `select_last`. keepdims changes only the
 // shape. InvalidArgument for an empty axis.

@@ -302,6 +302,14 @@ TEST_P(NodeOpsTest, PadAndTileMatchTheCpu) {
                      {{4, 3, 3}});
 }
 
+TEST_P(NodeOpsTest, LrnAndEyeLikeMatchTheCpu) {
+  expect_matches_cpu("LRN", "LRN", {{"size", int64_t{3}}, {"alpha", 0.02f}, {"beta", 0.6f}},
+                     {input({2, 5, 3, 4})}, {{2, 5, 3, 4}});
+  expect_matches_cpu("LRN even size, defaults", "LRN", {{"size", int64_t{4}}}, {input({1, 6, 7})},
+                     {{1, 6, 7}});
+  expect_matches_cpu("EyeLike k 1", "EyeLike", {{"k", int64_t{1}}}, {input({3, 5})}, {{3, 5}});
+}
+
 TEST_P(NodeOpsTest, ViewsCopyTheBytes) {
   expect_matches_cpu("Identity", "Identity", {}, {input({3, 4})}, {{3, 4}});
   expect_matches_cpu("Dropout in inference", "Dropout", {},
@@ -338,7 +346,9 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "QuantizeLinear", "DequantizeLinear",  // with 8-bit values: program_test.cpp
       "ArgMax", "ArgMin",  // int64 outputs: program_host_inputs_test.cpp
       // int64 indices on the device: program_integer_test.cpp
-      "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK"};
+      "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK",
+      "ConstantOfShape", "Range", "OneHot", "ReverseSequence",
+      "LRN", "EyeLike"};
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }

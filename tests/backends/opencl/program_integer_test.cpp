@@ -213,5 +213,94 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
   }
 }
 
+// ConstantOfShape, Range (float and int32), OneHot and ReverseSequence, their shapes, bounds,
+// depth and lengths given per run: the CPU's values; a length past the time axis fails the run.
+TEST(ClProgramIntegerTest, GeneratorsGiveTheCpusValues) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("shape", DType::kI64, {2})
+      .input("start", DType::kF32, {})
+      .input("limit", DType::kF32, {})
+      .input("delta", DType::kF32, {})
+      .input("istart", DType::kI32, {})
+      .input("ilimit", DType::kI32, {})
+      .input("idelta", DType::kI32, {})
+      .input("idx", DType::kI64, {2, 2})
+      .input("depth", DType::kI64, {})
+      .input("x", DType::kF32, {4, 3})
+      .input("lens", DType::kI64, {3});
+  b.output("filled", DType::kI64, {2, 3})
+      .output("ramp", DType::kF32, {5})
+      .output("iramp", DType::kI32, {4})
+      .output("hot", DType::kF32, {2, 3, 2})
+      .output("reversed", DType::kF32, {4, 3});
+  b.initializer_f32("values", {2}, {-1.0f, 2.5f});
+  onnx::AttributeProto* value =
+      b.node("ConstantOfShape", {"shape"}, {"filled"}, "constant_of_shape").add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(-7);
+  b.node("Range", {"start", "limit", "delta"}, {"ramp"}, "range");
+  b.node("Range", {"istart", "ilimit", "idelta"}, {"iramp"}, "int_range");
+  set_attr(b.node("OneHot", {"idx", "depth", "values"}, {"hot"}, "one_hot"), "axis", 1);
+  onnx::NodeProto& reverse =
+      b.node("ReverseSequence", {"x", "lens"}, {"reversed"}, "reverse_sequence");
+  set_attr(reverse, "batch_axis", 1);
+  set_attr(reverse, "time_axis", 0);
+  auto graph = import_onnx_model(b.model(), {}, "cl_generators", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  const auto scalar = [](DType dtype, double v) {
+    if (dtype == DType::kF32) return Tensor::from_vector(dtype, {}, std::vector<float>{float(v)});
+    if (dtype == DType::kI32)
+      return Tensor::from_vector(dtype, {}, std::vector<int32_t>{int32_t(v)});
+    return Tensor::from_vector(dtype, {}, std::vector<int64_t>{int64_t(v)});
+  };
+  const auto inputs = [&](int64_t last_len) {
+    Tensor x(DType::kF32, {4, 3});
+    for (size_t i = 0; i < 12; ++i) x.values<float>()[i] = static_cast<float>(i) / 8.0f;
+    return std::vector<Tensor>{
+        Tensor::from_vector(DType::kI64, {2}, std::vector<int64_t>{2, 3}),
+        scalar(DType::kF32, 0.5),
+        scalar(DType::kF32, 2.25),
+        scalar(DType::kF32, 0.375),
+        scalar(DType::kI32, 9),
+        scalar(DType::kI32, 1),
+        scalar(DType::kI32, -2),
+        Tensor::from_vector(DType::kI64, {2, 2}, std::vector<int64_t>{0, -1, 2, 7}),
+        scalar(DType::kI64, 3),
+        x,
+        Tensor::from_vector(DType::kI64, {3}, std::vector<int64_t>{4, 0, last_len})};
+  };
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs(2));
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    SCOPED_TRACE(storage == Storage::kFloat32 ? "fp32 storage" : "fp16 storage");
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run(inputs(2));
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      ASSERT_EQ((*outputs)[o].dtype(), (*expected)[o].dtype()) << o;
+      ASSERT_EQ((*outputs)[o].dims(), (*expected)[o].dims()) << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
+                0)
+          << graph->value(graph->outputs()[o]).name;
+    }
+    auto past = (*program)->run(inputs(5));
+    ASSERT_FALSE(past.is_ok());
+    EXPECT_NE(past.status().message().find("'reverse_sequence'"), std::string::npos)
+        << past.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
