@@ -213,8 +213,9 @@ const std::vector<std::string>& supported_ops() {
       "HardSwish", "Tanh", "Gelu", "IsNaN", "Where", "Cast", "Sin", "Cos", "Tan", "Asin", "Acos",
       "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
       "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf", "Sum", "Mean",
-      // int8 (QDQ models): quantized data held as its integer values
-      "QuantizeLinear", "DequantizeLinear",
+      // int8 (QDQ and QOperator models): quantized data held as its integer values
+      "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul",
+      "QLinearConv",
       // comparisons and logic (bools held as 1 and 0)
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization

@@ -164,21 +164,29 @@ TEST(ProfileCapabilityTest, ShapesMustBeStaticAndOfBoundedRank) {
 }
 
 TEST(ProfileCapabilityTest, AttributeRulesNameAttributeAndValue) {
+  // Cubic Resize and Conv's auto_pad: the OpenCL backend's (its check_node decides), refused on
+  // an NPU; ConvTranspose's auto_pad everywhere.
   const auto gpu_capability = open_profile_device(gpu());
+  const auto npu_capability = open_profile_device(test_device(
+      "npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}}, {"*"}));
   const OneNode cubic =
       one_node("Resize", DType::kF32, {1, 1, 4, 4}, {{"mode", std::string("cubic")}});
-  expect_rejected(gpu_capability->check(cubic.graph, cubic.node, Precision::kFp16),
+  EXPECT_FALSE(gpu_capability->check(cubic.graph, cubic.node, Precision::kFp16).has_value());
+  expect_rejected(npu_capability->check(cubic.graph, cubic.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute mode=cubic");
   const OneNode same =
       one_node("Conv", DType::kF32, {1, 1, 4, 4}, {{"auto_pad", std::string("SAME_UPPER")}});
-  expect_rejected(gpu_capability->check(same.graph, same.node, Precision::kFp16),
+  EXPECT_FALSE(gpu_capability->check(same.graph, same.node, Precision::kFp16).has_value());
+  expect_rejected(npu_capability->check(same.graph, same.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute auto_pad=SAME_UPPER");
+  const OneNode transposed = one_node("ConvTranspose", DType::kF32, {1, 1, 4, 4},
+                                      {{"auto_pad", std::string("SAME_LOWER")}});
+  expect_rejected(gpu_capability->check(transposed.graph, transposed.node, Precision::kFp16),
+                  ReasonCode::kAttributeUnsupported, "attribute auto_pad=SAME_LOWER");
 
   // Reflect padding: fine on the GPU, refused by the NPU rule.
   const OneNode reflect = one_node("Pad", DType::kF32, {1, 4}, {{"mode", std::string("reflect")}});
   EXPECT_FALSE(gpu_capability->check(reflect.graph, reflect.node, Precision::kFp16).has_value());
-  const auto npu_capability = open_profile_device(test_device(
-      "npu0", DeviceKind::kNpu, DeviceApi::kLevelZero, {{Precision::kFp16, 5000}}, {"*"}));
   expect_rejected(npu_capability->check(reflect.graph, reflect.node, Precision::kFp16),
                   ReasonCode::kAttributeUnsupported, "attribute mode=reflect");
 }

@@ -10,14 +10,6 @@
 namespace hsched::cpu::resize_cubic {
 namespace {
 
-// The cubic convolution kernel of Keys (1981) at distance d >= 0 from the sample, with
-// coefficient a (ONNX's cubic_coeff_a: -0.75 as in PyTorch, -0.5 as in TensorFlow).
-double cubic_weight(double d, double a) {
-  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
-  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
-  return 0;
-}
-
 int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return std::accumulate(dims.begin() + static_cast<std::ptrdiff_t>(begin),
                          dims.begin() + static_cast<std::ptrdiff_t>(end), int64_t{1},
@@ -51,35 +43,6 @@ void resize_axis(const AxisTaps& taps, int64_t outer, int64_t n_in, int64_t n_ou
 }
 
 }  // namespace
-
-std::optional<int64_t> AxisTaps::add(float x, int64_t in, float a, bool exclude_outside) {
-  // Beyond [-3, in + 2] every tap is clamped to the same edge element (or excluded); clamping x
-  // there first keeps floor(x) inside int64 for any scale.
-  const double xc = std::clamp(static_cast<double>(x), -3.0, static_cast<double>(in) + 2.0);
-  const double base = std::floor(xc);
-  const double r = xc - base;  // in [0, 1)
-  const auto first = static_cast<int64_t>(base) - 1;
-  double w[4] = {cubic_weight(1 + r, a), cubic_weight(r, a), cubic_weight(1 - r, a),
-                 cubic_weight(2 - r, a)};
-  if (exclude_outside) {
-    double sum = 0;
-    for (int t = 0; t < 4; ++t) {
-      const int64_t i = first + t;
-      if (i < 0 || i >= in) w[t] = 0;
-      sum += w[t];
-    }
-    for (double& v : w) v = sum == 0 ? 0 : v / sum;
-  }
-  for (int t = 0; t < 4; ++t) {
-    index.push_back(std::clamp<int64_t>(first + t, 0, in - 1));
-    weight.push_back(static_cast<float>(w[t]));
-  }
-  if (r == 0 && first + 1 >= 0 && first + 1 < in && w[1] == 1 && w[0] == 0 && w[2] == 0 &&
-      w[3] == 0) {
-    return first + 1;
-  }
-  return std::nullopt;
-}
 
 void resize_separable(const std::vector<const AxisTaps*>& taps, const std::vector<int64_t>& in_dims,
                       const std::vector<int64_t>& out_dims, const float* in, float* out) {

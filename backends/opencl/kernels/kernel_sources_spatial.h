@@ -509,6 +509,24 @@ __kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int 
   STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
 }
 
+// One axis of cubic Resize: src [outer, n_in, inner] -> dst [outer, n_out, inner]; output index j
+// reads the taps index[4j, 4j+4) with weight[4j, 4j+4): w0 s0 + w1 s1 + w2 s2 + w3 s3 in that
+// order and uncontracted, as the CPU computes it.
+#pragma OPENCL FP_CONTRACT OFF
+__kernel void resize_cubic_axis(__global const storage_t* src, __global storage_t* dst,
+                                __global const int* index, __global const float* weight,
+                                int n_in, int n_out, int inner, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int in = i % inner, r = i / inner;
+  const int base = (r / n_out) * n_in, j = 4 * (r % n_out);
+  float acc = weight[j] * LOAD(src, (base + index[j]) * inner + in);
+  acc = acc + weight[j + 1] * LOAD(src, (base + index[j + 1]) * inner + in);
+  acc = acc + weight[j + 2] * LOAD(src, (base + index[j + 2]) * inner + in);
+  acc = acc + weight[j + 3] * LOAD(src, (base + index[j + 3]) * inner + in);
+  STORE(acc, dst, i);
+}
+
 // LRN across the channels of [N, C, inner]: x / (bias + alpha / size * the sum of squares over
 // channels [c - (size - 1) / 2, c + size / 2] within [0, C))^beta.
 __kernel void lrn(__global const storage_t* x, __global storage_t* y, int channels, int inner,

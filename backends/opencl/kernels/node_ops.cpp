@@ -53,7 +53,9 @@ bool takes_eight_bit(const std::string& op) {
       "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
       "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Expand", "Slice", "Dropout",
       // choose among their inputs' values: exact on integers held as floats
-      "Max", "Min", "Clip", "MaxPool"};
+      "Max", "Min", "Clip", "MaxPool",
+      // integer products (ops_quant.h)
+      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
   return kOps.count(op) != 0;
 }
 
@@ -66,7 +68,8 @@ bool takes_integers(const std::string& op) {
       "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
       "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND",
-      "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence"};
+      "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
+      "MatMulInteger", "ConvInteger", "QLinearConv"};
   // clang-format on
   return kOps.count(op) != 0;
 }
@@ -274,6 +277,86 @@ std::optional<std::optional<Refusal>> check_generator(const Graph& graph, const 
   return std::optional<Refusal>{};
 }
 
+// MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv: 8-bit data, zero points of their
+// data's dtype, scales of f32, parameter counts as ONNX allows (per tensor, per row of A, per
+// column of B or per output channel), shapes that ops_quant.h takes. nullopt for other ops; a
+// nullopt inside for accepted.
+std::optional<std::optional<Refusal>> check_quant(const Graph& graph, const Node& node) {
+  const std::string& op = node.op_type;
+  const bool qlinear = op == "QLinearMatMul" || op == "QLinearConv";
+  const bool conv = op == "ConvInteger" || op == "QLinearConv";
+  if (!qlinear && !conv && op != "MatMulInteger") return std::nullopt;
+  const auto refuse = [&](ReasonCode reason, const std::string& why) {
+    return std::optional<std::optional<Refusal>>(reject(reason, op + " " + why));
+  };
+  // Input positions of the two operands, their zero points and scales.
+  const size_t a = 0, b = qlinear ? 3 : 1;
+  const size_t za = 2, zb = qlinear ? 5 : 3;
+  const auto dtype = [&](size_t i) { return graph.value(node.inputs[i]).dtype; };
+  const auto count = [&](size_t i) {
+    return has_input(node, i) ? graph.value(node.inputs[i]).shape.elements() : int64_t{1};
+  };
+  const auto eight_bit = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
+  if (!has_input(node, b) || !eight_bit(dtype(a)) || !eight_bit(dtype(b))) {
+    return refuse(ReasonCode::kDtypeUnsupported, "needs 8-bit operands");
+  }
+  if ((has_input(node, za) && dtype(za) != dtype(a)) ||
+      (has_input(node, zb) && dtype(zb) != dtype(b))) {
+    return refuse(ReasonCode::kDtypeUnsupported, "zero point of another dtype than its data");
+  }
+  const Shape& x = dims_of(graph, node.inputs[a]);
+  const Shape& w = dims_of(graph, node.inputs[b]);
+  const Shape& y = dims_of(graph, node.outputs[0]);
+  int64_t rows = 1, columns = 1;  // what per-row (A) and per-column (B) parameters count
+  if (conv) {
+    if ((x.size() != 3 && x.size() != 4) || w.size() != x.size()) {
+      return refuse(ReasonCode::kShapeUnsupported, "of spatial rank other than 1 or 2");
+    }
+    auto window = node_detail::window_of(node, x, y, &w, false);
+    if (!window.is_ok())
+      return refuse(ReasonCode::kAttributeUnsupported, window.status().message());
+    const int64_t group = node.attr_int("group", 1);
+    if (group < 1 || x[1] % group != 0 || w[0] % group != 0 || w[1] * group != x[1]) {
+      return refuse(ReasonCode::kAttributeUnsupported, "attribute group=" + std::to_string(group));
+    }
+    columns = w[0];
+  } else {
+    if (x.size() < 2 || w.size() < 2 || x.size() > 6 || w.size() > 6) {
+      return refuse(ReasonCode::kShapeUnsupported, "of vectors or of rank > 6");
+    }
+    const Shape xb(x.begin(), x.end() - 2), wb(w.begin(), w.end() - 2);
+    if (!(xb == wb || xb.empty() || wb.empty())) {
+      return refuse(ReasonCode::kShapeUnsupported, "with batch axes that differ");
+    }
+    rows = x[x.size() - 2];
+    columns = w.back();
+  }
+  const auto fits = [](int64_t n, int64_t per) { return n == 1 || n == per; };
+  bool counts_fit = (conv ? count(za) == 1 : fits(count(za), rows)) && fits(count(zb), columns);
+  if (qlinear) {
+    const size_t sa = 1, sb = 4, sy = 6, zy = 7;
+    for (size_t i : {sa, sb, sy}) {
+      if (!has_input(node, i) || dtype(i) != DType::kF32) {
+        return refuse(ReasonCode::kDtypeUnsupported, "needs f32 scales");
+      }
+    }
+    const DType out = graph.value(node.outputs[0]).dtype;
+    if (!eight_bit(out) || (has_input(node, zy) && dtype(zy) != out)) {
+      return refuse(ReasonCode::kDtypeUnsupported,
+                    "output not of 8 bits or of its zero point's dtype");
+    }
+    counts_fit = counts_fit && (conv ? count(sa) == 1 : fits(count(sa), rows)) &&
+                 fits(count(sb), columns) && count(sy) == 1 && count(zy) == 1;
+    if (op == "QLinearConv" && has_input(node, 8) &&
+        (dtype(8) != DType::kI32 || count(8) != columns)) {
+      return refuse(ReasonCode::kDtypeUnsupported, "bias not of int32 [output channels]");
+    }
+  }
+  if (!counts_fit)
+    return refuse(ReasonCode::kShapeUnsupported, "parameters of counts that do not fit");
+  return std::optional<Refusal>{};
+}
+
 // The op-specific rules, after check_values.
 std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
@@ -420,8 +503,9 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     const std::vector<const Tensor*> host = constants_of(graph, node, 2, 1);
     auto mode = node_detail::resize_mode_of(node, host[0], x);
     if (!mode.is_ok()) return attribute(mode.status());
-    auto plan = resize_plan(*mode, x, y);
-    if (!plan.is_ok()) return reject(ReasonCode::kShapeUnsupported, plan.status().message());
+    const Status plan =
+        mode->cubic ? resize_cubic_plan(*mode, x, y).status() : resize_plan(*mode, x, y).status();
+    if (!plan.is_ok()) return reject(ReasonCode::kShapeUnsupported, plan.message());
     return std::nullopt;
   }
   if (op == "LayerNormalization") {
@@ -509,6 +593,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   }
   if (auto gathers = check_gather_scatter(graph, node)) return *gathers;
   if (auto generated = check_generator(graph, node)) return *generated;
+  if (auto quantized = check_quant(graph, node)) return *quantized;
   if (op == "Pad" || op == "Tile") {
     if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
     if (any_per_run(graph, node, 1, 3)) return std::nullopt;

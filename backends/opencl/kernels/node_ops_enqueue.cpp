@@ -8,6 +8,7 @@
 #include "backends/opencl/kernels/node_ops_util.h"
 #include "backends/opencl/kernels/ops_index.h"
 #include "backends/opencl/kernels/ops_integer.h"
+#include "backends/opencl/kernels/ops_quant.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
@@ -259,6 +260,11 @@ Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& qu
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   HSCHED_ASSIGN_OR_RETURN(ResizeMode mode,
                           node_detail::resize_mode_of(node, in.constant(2), in.shape(0)));
+  if (mode.cubic) {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<CubicPass> passes,
+                            resize_cubic_plan(mode, in.shape(0), in.output_shape()));
+    return enqueue_resize_cubic(ops, queue, *x, in.shape(0), passes, *y, in.output_shape(), wait);
+  }
   HSCHED_ASSIGN_OR_RETURN(ResizeTables tables, resize_plan(mode, in.shape(0), in.output_shape()));
   return enqueue_resize(ops, queue, *x, in.shape(0), tables, *y, in.output_shape(), wait);
 }
@@ -395,6 +401,44 @@ std::optional<Result<cl::Event>> enqueue_generator(const OpKernels& ops, cl::Com
   }();
 }
 
+// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (check_quant); nullopt for other ops.
+std::optional<Result<cl::Event>> enqueue_quant(const OpKernels& ops, cl::CommandQueue& queue,
+                                               const Node& node, const Operands& in,
+                                               const Events& wait) {
+  const std::string& op = node.op_type;
+  const bool qlinear = op == "QLinearMatMul" || op == "QLinearConv";
+  const bool conv = op == "ConvInteger" || op == "QLinearConv";
+  if (!qlinear && !conv && op != "MatMulInteger") return std::nullopt;
+  return [&]() -> Result<cl::Event> {
+    const auto operand = [&](size_t i) {
+      const cl::Buffer* buffer = in.optional_buffer(i);
+      return QuantOperand{buffer, buffer != nullptr ? detail::element_count(in.shape(i)) : 0};
+    };
+    const size_t a = 0, b = qlinear ? 3 : 1, za = 2, zb = qlinear ? 5 : 3;
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(a));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w, in.buffer(b));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+    std::optional<Requantize> requantize;
+    if (qlinear) {
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* y_scale, in.buffer(6));
+      const bool i8 = in.dtype(7) == DType::kI8 || (!in.has(7) && in.dtype(a) == DType::kI8);
+      requantize =
+          Requantize{operand(1), operand(4), y_scale, operand(7), i8 ? -128 : 0, i8 ? 127 : 255};
+    }
+    const Requantize* rq = requantize ? &*requantize : nullptr;
+    if (!conv) {
+      return enqueue_quant_matmul(ops, queue, *x, in.shape(a), *w, in.shape(b), operand(za),
+                                  operand(zb), rq, *y, in.output_shape(), wait);
+    }
+    HSCHED_ASSIGN_OR_RETURN(Window window,
+                            window_of(node, in.shape(a), in.output_shape(), &in.shape(b), false));
+    return enqueue_quant_conv(ops, queue, *x, in.shape(a), *w, in.shape(b), window,
+                              node.attr_int("group", 1), operand(za), operand(zb),
+                              qlinear ? operand(8) : QuantOperand{}, rq, *y, in.output_shape(),
+                              wait);
+  }();
+}
+
 Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                               const Operands& in, const Events& wait) {
   const std::string& op = node.op_type;
@@ -408,6 +452,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   }
   if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
   if (auto generated = enqueue_generator(ops, queue, node, in, wait)) return *generated;
+  if (auto quantized = enqueue_quant(ops, queue, node, in, wait)) return *quantized;
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);

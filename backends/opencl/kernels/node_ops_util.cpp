@@ -322,10 +322,13 @@ Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& 
 Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in) {
   ResizeMode mode;
   const std::string kind = node.attr_string("mode", "nearest");
-  if (kind != "nearest" && kind != "linear") {
+  if (kind != "nearest" && kind != "linear" && kind != "cubic") {
     return invalid_argument("Resize attribute mode=" + kind);
   }
   mode.linear = kind == "linear";
+  mode.cubic = kind == "cubic";
+  mode.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  mode.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
   const std::string coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
   const std::optional<resize::Coord> parsed_coord = resize::parse_coord(coord);
   if (!parsed_coord || *parsed_coord == resize::Coord::kTfCropAndResize) {

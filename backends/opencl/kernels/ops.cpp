@@ -10,6 +10,7 @@
 #include "backends/opencl/kernels/kernel_sources.h"
 #include "backends/opencl/kernels/kernel_sources_index.h"
 #include "backends/opencl/kernels/kernel_sources_integer.h"
+#include "backends/opencl/kernels/kernel_sources_quant.h"
 #include "backends/opencl/kernels/kernel_sources_spatial.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -178,7 +179,7 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   HSCHED_ASSIGN_OR_RETURN(cl::Program elementwise,
                           compiler.build(context, device,
                                          prelude + kUnaryFunctionSource + kElementwiseSource +
-                                             kIntegerSource + kIndexSource,
+                                             kIntegerSource + kIndexSource + kQuantSource,
                                          options, deadline_ms));
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
@@ -216,6 +217,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"arg_reduce", 2},
                                                         {"trilu", 2},
                                                         {"lrn", 2},
+                                                        {"resize_cubic_axis", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},

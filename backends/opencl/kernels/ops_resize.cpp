@@ -62,6 +62,104 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
   return tables;
 }
 
+Result<std::vector<CubicPass>> resize_cubic_plan(const ResizeMode& mode, const Shape& in,
+                                                 const Shape& out) {
+  const size_t rank = in.size();
+  if (out.size() != rank || rank == 0 || rank > kMaxRank ||
+      (!mode.scales.empty() && mode.scales.size() != rank) || !std::isfinite(mode.cubic_a)) {
+    return invalid_argument(
+        "ops: cubic Resize needs input and output (and scales) of one rank "
+        "<= 6 and a finite cubic_coeff_a");
+  }
+  std::vector<CubicPass> passes;
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t n_in = in[a], n_out = out[a];
+    if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
+    float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
+    if (!mode.scales.empty()) scale = mode.scales[a];
+    if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
+    CubicPass pass{a, {}};
+    bool identity = n_in == n_out;
+    for (int64_t o = 0; o < n_out; ++o) {
+      const float x =
+          resize::original_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
+      if (std::isnan(x)) return invalid_argument("ops: Resize scales give no input coordinate");
+      identity =
+          pass.taps.add(x, n_in, mode.cubic_a, mode.exclude_outside).value_or(-1) == o && identity;
+    }
+    if (!identity && n_out > 0) passes.push_back(std::move(pass));
+  }
+  // Shrinking axes first: every later pass then works on fewer elements.
+  std::stable_sort(passes.begin(), passes.end(), [&](const CubicPass& p, const CubicPass& q) {
+    return out[p.axis] * in[q.axis] < out[q.axis] * in[p.axis];
+  });
+  return passes;
+}
+
+Result<cl::Event> enqueue_resize_cubic(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const cl::Buffer& x, const Shape& x_shape,
+                                       const std::vector<CubicPass>& passes, cl::Buffer& y,
+                                       const Shape& y_shape, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(
+      std::max(detail::element_count(y_shape), detail::element_count(x_shape)), "Resize operand"));
+  const int64_t count = detail::element_count(y_shape);
+  if (passes.empty() || count == 0) {  // no axis changes: a copy
+    detail::not_replayable();
+    cl::Event event;
+    const auto bytes = static_cast<size_t>(count) * storage_bytes(ops.storage());
+    HSCHED_RETURN_IF_ERROR(
+        detail::check_cl(bytes == 0 ? queue.enqueueMarkerWithWaitList(&wait, &event)
+                                    : queue.enqueueCopyBuffer(x, y, 0, 0, bytes, &wait, &event),
+                         "copy for Resize"));
+    return event;
+  }
+  Shape dims = x_shape;
+  const cl::Buffer* src = &x;
+  cl::Buffer scratch[2];
+  Events after = wait;
+  cl::Event event;
+  for (size_t k = 0; k < passes.size(); ++k) {
+    const CubicPass& pass = passes[k];
+    const size_t a = pass.axis;
+    if (a >= dims.size() || pass.taps.index.size() != 4 * static_cast<size_t>(y_shape[a])) {
+      return invalid_argument("ops: cubic Resize taps do not match the output");
+    }
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < a; ++d) outer *= dims[d];
+    for (size_t d = a + 1; d < dims.size(); ++d) inner *= dims[d];
+    const int64_t n_in = dims[a];
+    dims[a] = y_shape[a];
+    const int64_t elements = outer * dims[a] * inner;
+    cl::Buffer* dst = &y;
+    if (k + 1 < passes.size()) {
+      const auto slot = k % 2 == 0 ? detail::ScratchSlot::kResizeA : detail::ScratchSlot::kResizeB;
+      HSCHED_ASSIGN_OR_RETURN(
+          scratch[k % 2],
+          detail::scratch_buffer(ops, queue, slot,
+                                 static_cast<size_t>(elements) * storage_bytes(ops.storage())));
+      dst = &scratch[k % 2];
+    }
+    std::vector<cl_int> index(pass.taps.index.begin(), pass.taps.index.end());
+    HSCHED_ASSIGN_OR_RETURN(
+        cl::Buffer index_buffer,
+        detail::constant_buffer(ops, queue, index.data(), index.size() * sizeof(cl_int)));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer weight_buffer,
+                            detail::constant_buffer(ops, queue, pass.taps.weight.data(),
+                                                    pass.taps.weight.size() * sizeof(float)));
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel,
+                            detail::queue_kernel(ops, queue, "resize_cubic_axis"));
+    HSCHED_RETURN_IF_ERROR(detail::set_args(
+        kernel, "resize_cubic_axis", *src, *dst, index_buffer, weight_buffer,
+        static_cast<cl_int>(n_in), static_cast<cl_int>(dims[a]),
+        static_cast<cl_int>(std::max<int64_t>(inner, 1)), static_cast<cl_int>(elements)));
+    HSCHED_ASSIGN_OR_RETURN(event,
+                            detail::launch(queue, kernel, elements, after, "resize_cubic_axis"));
+    after = {event};
+    src = dst;
+  }
+  return event;
+}
+
 Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                  const Shape& x_shape, const ResizeTables& tables, cl::Buffer& y,
                                  const Shape& y_shape, const Events& wait) {

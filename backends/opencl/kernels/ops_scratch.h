@@ -31,6 +31,8 @@ enum class ScratchSlot : int {
   kGemmResult,
   kGemmTemp,  // CLBlast's padded/transposed copies (its indirect GEMM path)
   kStaging,   // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
+  kResizeA,   // cubic Resize's passes before the last (ops_resize.h)
+  kResizeB,
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are

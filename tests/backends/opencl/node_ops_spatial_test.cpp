@@ -398,6 +398,21 @@ TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
     }
     expect_matches_cpu("Resize " + c.name, "Resize", attrs, inputs, {c.y}, 13);
   }
+  // Cubic: two passes (the shrinking axis first), one pass, exclude_outside with a = -0.5, and
+  // three axes (an N-D resize of the CPU's separable kind).
+  const auto cubic = [&](const std::string& name, AttributeMap attrs, Shape x, Shape y) {
+    attrs["mode"] = std::string("cubic");
+    expect_matches_cpu(
+        "Resize cubic " + name, "Resize", attrs,
+        {input(x), omitted(), omitted(), host_ints({static_cast<int64_t>(y.size())}, y)}, {y}, 13);
+  };
+  cubic("up and down", {}, {1, 2, 6, 5}, {1, 2, 4, 9});
+  cubic("one axis, align_corners",
+        {{"coordinate_transformation_mode", std::string("align_corners")}}, {1, 1, 5, 4},
+        {1, 1, 5, 7});
+  cubic("exclude_outside, a -0.5", {{"exclude_outside", int64_t{1}}, {"cubic_coeff_a", -0.5f}},
+        {2, 3, 4, 4}, {2, 3, 7, 3});
+  cubic("three axes", {}, {1, 3, 4, 5}, {1, 5, 2, 8});
 }
 
 TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
@@ -408,9 +423,9 @@ TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
     EXPECT_NE(got->detail.find(detail), std::string::npos) << got->detail;
   };
   expect_reason(
-      check_one("Resize", {{"mode", std::string("cubic")}},
+      check_one("Resize", {{"mode", std::string("bicubic")}},
                 {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})}, {{1, 1, 4, 4}}),
-      ReasonCode::kAttributeUnsupported, "mode=cubic");
+      ReasonCode::kAttributeUnsupported, "mode=bicubic");
   expect_reason(
       check_one("Resize", {{"coordinate_transformation_mode", std::string("tf_crop_and_resize")}},
                 {input({1, 1, 2, 2}), omitted(), host_floats({4}, {1, 1, 2, 2})}, {{1, 1, 4, 4}}),

@@ -171,6 +171,94 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
   }
 }
 
+// The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
+// zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
+// per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums
+// exactly; requantized outputs exactly in fp32 storage, within a step in fp16 (its scales).
+TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  const auto bytes = [](DType dtype, std::vector<int64_t> dims, int seed) {
+    Tensor t(dtype, dims);
+    for (size_t i = 0; i < static_cast<size_t>(t.elements()); ++i) {
+      const int v = static_cast<int>((i * 37 + static_cast<size_t>(seed) * 11) % 256);
+      if (dtype == DType::kU8)
+        t.values<uint8_t>()[i] = static_cast<uint8_t>(v);
+      else
+        t.values<int8_t>()[i] = static_cast<int8_t>(v - 128);
+    }
+    return t;
+  };
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {2, 3, 5}).input("x", DType::kI8, {1, 4, 9});
+  b.output("mm", DType::kI32, {2, 3, 4})
+      .output("conv", DType::kI32, {1, 6, 4})
+      .output("qmm", DType::kU8, {2, 3, 4})
+      .output("qconv", DType::kI8, {1, 6, 5});
+  b.initializer("b", bytes(DType::kU8, {5, 4}, 1))
+      .initializer("za", Tensor::from_vector(DType::kU8, {3}, std::vector<uint8_t>{3, 200, 128}))
+      .initializer("zb", Tensor::from_vector(DType::kU8, {4}, std::vector<uint8_t>{0, 9, 255, 77}))
+      .initializer("w", bytes(DType::kI8, {6, 2, 3}, 2))
+      .initializer("zx", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}))
+      .initializer("zw",
+                   Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{0, 1, -1, 7, -8, 3}))
+      .initializer_f32("sa", {}, {0.02f})
+      .initializer_f32("sb", {4}, {0.01f, 0.03f, 0.005f, 0.02f})
+      .initializer_f32("sy", {}, {0.7f})
+      .initializer("zy", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{100}))
+      .initializer_f32("sx", {}, {0.05f})
+      .initializer_f32("sw", {6}, {0.01f, 0.02f, 0.03f, 0.04f, 0.05f, 0.06f})
+      .initializer_f32("sq", {}, {0.4f})
+      .initializer("zq", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}))
+      .initializer("bias", Tensor::from_vector(DType::kI32, {6},
+                                               std::vector<int32_t>{5, -900, 0, 1234, -7, 60000}));
+  b.node("MatMulInteger", {"a", "b", "za", "zb"}, {"mm"}, "matmul_integer");
+  onnx::NodeProto& conv = b.node("ConvInteger", {"x", "w", "zx", "zw"}, {"conv"}, "conv_integer");
+  set_attr(conv, "group", 2);
+  set_attr(conv, "strides", std::vector<int64_t>{2});
+  b.node("QLinearMatMul", {"a", "sa", "za", "b", "sb", "zb", "sy", "zy"}, {"qmm"},
+         "qlinear_matmul");
+  onnx::NodeProto& qconv =
+      b.node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sq", "zq", "bias"}, {"qconv"},
+             "qlinear_conv");
+  set_attr(qconv, "group", 2);
+  set_attr(qconv, "strides", std::vector<int64_t>{2});
+  set_attr(qconv, "pads", std::vector<int64_t>{1, 1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_integer_products", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  const std::vector<Tensor> inputs = {bytes(DType::kU8, {2, 3, 5}, 3),
+                                      bytes(DType::kI8, {1, 4, 9}, 4)};
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      const Tensor& got = (*outputs)[o];
+      const Tensor& want = (*expected)[o];
+      ASSERT_EQ(got.dtype(), want.dtype()) << o;
+      ASSERT_EQ(got.dims(), want.dims()) << o;
+      double worst = 0;
+      for (size_t i = 0; i < static_cast<size_t>(got.elements()); ++i) {
+        const double g = got.dtype() == DType::kI32 ? got.values<int32_t>()[i] : at(got, i);
+        const double w = want.dtype() == DType::kI32 ? want.values<int32_t>()[i] : at(want, i);
+        worst = std::max(worst, std::abs(g - w));
+      }
+      const bool exact = storage == Storage::kFloat32 || got.dtype() == DType::kI32;
+      EXPECT_LE(worst, exact ? 0.0 : 1.0) << graph->value(graph->outputs()[o]).name << ", "
+                                          << storage_bytes(storage) << "-byte storage";
+    }
+  }
+}
+
 // Ops that choose among their inputs' values (MaxPool, Max, Min, Clip) on 8-bit data, held as
 // its integer values: exactly the CPU's bytes.
 TEST(ClProgramTest, EightBitSelectionsAreExact) {

@@ -1,0 +1,105 @@
+// OpenCL C of the integer products (ops_quant.h): MatMulInteger, ConvInteger, QLinearMatMul and
+// QLinearConv over 8-bit data held as its integer values in the storage type, each product of
+// (x - zero point) terms summed in 32 bits (wrapping, as int32 accumulation does), then written
+// as int32 or requantized as the CPU does it. Built into the elementwise program.
+#pragma once
+
+namespace hsched::opencl {
+
+inline constexpr const char* kQuantSource = R"CL(
+#pragma OPENCL FP_CONTRACT OFF
+// A zero point or scale of `count` values (0: none, 1: per tensor, else per index `at`).
+float quant_param(__global const storage_t* p, int count, int at, float none) {
+  return count == 0 ? none : LOAD(p, count == 1 ? 0 : at);
+}
+
+// saturate(round_half_even(v) + zero_point) into [lo, hi]: v clamped first, then rounded, the
+// zero point added as an integer (the CPU's saturate_round).
+float requantize(float v, int zero_point, int lo, int hi) {
+  const float low = (float)(lo - zero_point), high = (float)(hi - zero_point);
+  v = v >= low ? v : low;
+  v = v <= high ? v : high;
+  return (float)((int)rint(v) + zero_point);
+}
+
+// Output element i of [batch, m, n]: a [batch?, m, k] by b [batch?, k, n] (batch strides 0 where
+// shared). mode 0 writes int32 to y_int; 1 requantizes into y (scales a: 1 or m, b: 1 or n).
+__kernel void quant_matmul(__global const storage_t* a, __global const storage_t* b,
+                           __global const storage_t* za, int za_count,
+                           __global const storage_t* zb, int zb_count,
+                           __global const storage_t* sa, int sa_count,
+                           __global const storage_t* sb, int sb_count,
+                           __global const storage_t* sy, __global const storage_t* zy,
+                           int zy_count, int lo, int hi, int mode, __global int* y_int,
+                           __global storage_t* y, int m, int k, int n, int a_batch, int b_batch,
+                           int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int batch = i / (m * n), r = (i / n) % m, c = i % n;
+  const int zav = (int)quant_param(za, za_count, r, 0.0f);
+  const int zbv = (int)quant_param(zb, zb_count, c, 0.0f);
+  const int a_at = batch * a_batch + r * k, b_at = batch * b_batch + c;
+  uint acc = 0;
+  for (int j = 0; j < k; ++j) {
+    acc += (uint)(((int)LOAD(a, a_at + j) - zav) * ((int)LOAD(b, b_at + j * n) - zbv));
+  }
+  if (mode == 0) {
+    y_int[i] = (int)acc;
+    return;
+  }
+  const float multiplier =
+      quant_param(sa, sa_count, r, 1.0f) * quant_param(sb, sb_count, c, 1.0f) / LOAD(sy, 0);
+  STORE(requantize((float)(int)acc * multiplier, (int)quant_param(zy, zy_count, 0, 0.0f), lo, hi),
+        y, i);
+}
+
+// Output element i of [n, oc, oh, ow] (1-D: oh = 1): x [n, c, h, w] by w [oc, c / group, kh, kw]
+// with strides, dilations and begin pads; padded positions add nothing (x there is its zero
+// point). The zero point of w and its scale: 1 or oc. bias (int32 [oc], bias_count 0 or oc) is
+// added to the sum before requantizing.
+typedef struct {
+  int c, h, w, oc, oh, ow, kh, kw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, group;
+} QuantConvShape;
+
+__kernel void quant_conv(__global const storage_t* x, __global const storage_t* wt,
+                         __global const storage_t* zx, int zx_count,
+                         __global const storage_t* zw, int zw_count,
+                         __global const storage_t* sx, __global const storage_t* sw,
+                         int sw_count, __global const storage_t* sy,
+                         __global const storage_t* zy, int zy_count,
+                         __global const int* bias, int bias_count, int lo, int hi, int mode,
+                         __global int* y_int, __global storage_t* y, QuantConvShape s,
+                         int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, o = (i / (s.ow * s.oh)) % s.oc;
+  const int nb = i / (s.ow * s.oh * s.oc);
+  const int per_group = s.c / s.group, g = o / (s.oc / s.group);
+  const int zxv = (int)quant_param(zx, zx_count, 0, 0.0f);
+  const int zwv = (int)quant_param(zw, zw_count, o, 0.0f);
+  uint acc = bias_count == 0 ? 0u : (uint)bias[o];
+  for (int ci = 0; ci < per_group; ++ci) {
+    const int channel = g * per_group + ci;
+    for (int ky = 0; ky < s.kh; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_t + ky * s.dil_h;
+      if (iy < 0 || iy >= s.h) continue;
+      for (int kx = 0; kx < s.kw; ++kx) {
+        const int ix = ox * s.stride_w - s.pad_l + kx * s.dil_w;
+        if (ix < 0 || ix >= s.w) continue;
+        const int xv = (int)LOAD(x, ((nb * s.c + channel) * s.h + iy) * s.w + ix) - zxv;
+        const int wv = (int)LOAD(wt, ((o * per_group + ci) * s.kh + ky) * s.kw + kx) - zwv;
+        acc += (uint)(xv * wv);
+      }
+    }
+  }
+  if (mode == 0) {
+    y_int[i] = (int)acc;
+    return;
+  }
+  const float multiplier = LOAD(sx, 0) * quant_param(sw, sw_count, o, 1.0f) / LOAD(sy, 0);
+  STORE(requantize((float)(int)acc * multiplier, (int)quant_param(zy, zy_count, 0, 0.0f), lo, hi),
+        y, i);
+}
+)CL";
+
+}  // namespace hsched::opencl
