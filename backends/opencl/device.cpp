@@ -210,9 +210,10 @@ const std::vector<std::string>& supported_ops() {
       // elementwise and activations
       "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "PRelu", "Mod", "Sqrt", "Exp", "Log", "Neg",
       "Abs", "Reciprocal", "Erf", "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid",
-      "HardSwish", "Tanh", "Gelu", "IsNaN", "Where", "Cast", "Sin", "Cos", "Tan", "Asin", "Acos",
-      "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round", "Sign",
-      "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf", "Sum", "Mean",
+      "HardSwish", "Tanh", "Gelu", "IsNaN", "Where", "Cast", "CastLike", "Sin", "Cos", "Tan",
+      "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil", "Round",
+      "Sign", "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink", "IsInf", "Sum",
+      "Mean", "BitShift",
       // int8 (QDQ and QOperator models): quantized data held as its integer values
       "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul",
       "QLinearConv",

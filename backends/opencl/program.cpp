@@ -184,7 +184,7 @@ Status ClProgram::allocate() {
   }
   auto ensure = [&](ValueId id) -> Status {
     const Value& value = graph_.value(id);
-    const bool held = held_on_device(value.dtype) || integer_dtype(value.dtype);
+    const bool held = held_on_device(value.dtype) || held_as_is(value.dtype);
     const bool needed = value.producer != kNoNode || read_by_kernels[static_cast<size_t>(id)];
     if (buffers_[static_cast<size_t>(id)] || !held || !needed) return Status::ok();
     const int64_t bytes =
@@ -281,7 +281,7 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
   const cl::Buffer& buffer = *buffers_[static_cast<size_t>(id)];
   const int64_t count = input.elements();
   if (count == 0) return Status::ok();
-  if (integer_dtype(input.dtype())) {  // held as they are
+  if (held_as_is(input.dtype())) {  // held as they are
     return check_cl(queue_.enqueueWriteBuffer(buffer, CL_FALSE, 0, input.byte_size(), input.raw()),
                     "write of '" + graph_.value(id).name + "'");
   }
@@ -332,7 +332,7 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
 // bool or 8-bit value is read as floats and converted.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
-  if (integer_dtype(value.dtype)) {  // held as they are
+  if (held_as_is(value.dtype)) {  // held as they are
     Tensor integers(value.dtype, value.shape.dims);
     if (integers.elements() == 0) return integers;
     HSCHED_RETURN_IF_ERROR(

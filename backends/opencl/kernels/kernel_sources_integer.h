@@ -1,8 +1,8 @@
 // OpenCL C of the integer kernels (ops_integer.h): int32 and int64 data held on the device in its
 // own type, whatever the storage type of the floats; bools are the storage type's 1 and 0, as in
 // the other programs. Built into the elementwise program, after kElementwiseSource (whose
-// BroadcastShape and SelectShape it uses). Each kernel exists for int (suffix _i32) and long
-// (_i64).
+// BroadcastShape and SelectShape it uses). Each kernel exists for int (suffix _i32), long
+// (_i64), short (_i16), ushort (_u16), uint (_u32) and ulong (_u64).
 #pragma once
 
 namespace hsched::opencl {
@@ -20,7 +20,8 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
   return (int2)(ia, ib);
 }
 
-// Binary ops with the codes of BinaryOp (ops.h): + - * wrap (computed unsigned), Max, Min; Div
+// Binary ops with the codes of BinaryOp (ops.h): + - * wrap (computed unsigned), Max, Min,
+// BitShift left (17) and right (18) of unsigned types (by the width or more: 0); Div
 // truncates toward zero and Mod takes the divisor's sign (c_fmod: the dividend's); x / -1 is
 // computed as a negation (INT_MIN / -1 wraps) and x % -1 is 0; a zero divisor gives 0 and sets
 // bit kDivisionByZero (1) of *error. Comparisons (7-11) write bools. Float to integer saturates
@@ -32,11 +33,13 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
     if (op == 2) return (T)((U)a * (U)b);                                                     \
     if (op == 5) return a > b ? a : b;                                                        \
     if (op == 6) return a < b ? a : b;                                                        \
+    if (op == 17) return b >= 8 * sizeof(T) ? 0 : (T)((U)a << b);                             \
+    if (op == 18) return b >= 8 * sizeof(T) ? 0 : (T)((U)a >> b);                             \
     if (b == 0) {                                                                             \
       atomic_or(error, 1);                                                                    \
       return 0;                                                                               \
     }                                                                                         \
-    if (b == -1) return op == 3 ? (T)((U)0 - (U)a) : 0;                                       \
+    if ((T)-1 < (T)0 && b == (T)-1) return op == 3 ? (T)((U)0 - (U)a) : 0;                   \
     if (op == 3) return a / b;                                                                \
     T r = a % b;                                                                              \
     if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r += b;                                    \
@@ -97,6 +100,29 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
 
 INTEGER_KERNELS(int, uint, i32)
 INTEGER_KERNELS(long, ulong, i64)
+INTEGER_KERNELS(short, ushort, i16)
+INTEGER_KERNELS(ushort, ushort, u16)
+INTEGER_KERNELS(uint, uint, u32)
+INTEGER_KERNELS(ulong, ulong, u64)
+
+// float16 data held as raw halves (any storage type): conversions (rounding to nearest even),
+// and Max, Min (as the CPU: a < b ? b : a) and Mod (fmod, exact) computed in float.
+__kernel void half_to_storage(__global const half* x, __global storage_t* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) STORE(vload_half(i, x), y, i);
+}
+__kernel void storage_to_half(__global const storage_t* x, __global half* y, int count) {
+  const int i = get_global_id(0);
+  if (i < count) vstore_half_rte(LOAD(x, i), i, y);
+}
+__kernel void half_binary(__global const half* a, __global const half* b, __global half* y,
+                          int op, BroadcastShape shape, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int2 at = broadcast_at(&shape, i);
+  const float l = vload_half(at.x, a), r = vload_half(at.y, b);
+  vstore_half_rte(op == 5 ? (l < r ? r : l) : op == 6 ? (r < l ? r : l) : fmod(l, r), i, y);
+}
 
 // int32 <-> int64: widening exact, narrowing keeps the low 32 bits.
 __kernel void int_widen(__global const int* x, __global long* y, int count) {

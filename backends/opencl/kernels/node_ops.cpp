@@ -65,12 +65,30 @@ bool takes_integers(const std::string& op) {
   // clang-format off
   static const std::set<std::string> kOps = {
       "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
-      "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
+      "BitShift", "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
       "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND",
       "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
       "MatMulInteger", "ConvInteger", "QLinearConv"};
   // clang-format on
+  return kOps.count(op) != 0;
+}
+
+// Ops that take float16 data, held as raw halves (ops_integer.h): casts to and from float, Max,
+// Min, Mod and moves.
+bool takes_half(const std::string& op) {
+  static const std::set<std::string> kOps = {"Identity",  "Reshape", "Flatten", "Squeeze",
+                                             "Unsqueeze", "Dropout", "Cast",    "CastLike",
+                                             "Max",       "Min",     "Mod"};
+  return kOps.count(op) != 0;
+}
+
+// Ops that take int16, uint16, uint32 and uint64 (ops_integer.h's kernels exist for all four;
+// these are the ops the CPU backend takes them for too), or move their bytes.
+bool takes_narrow_or_unsigned(const std::string& op) {
+  static const std::set<std::string> kOps = {"Identity",  "Reshape", "Flatten", "Squeeze",
+                                             "Unsqueeze", "Dropout", "Max",     "Min",
+                                             "Mod",       "BitShift"};
   return kOps.count(op) != 0;
 }
 
@@ -86,11 +104,15 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   const auto eight_bit = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
   const auto held = [&](DType t) {
-    if (integer_dtype(t)) return takes_integers(op);
+    if (integer_dtype(t)) {
+      return takes_integers(op) && (!narrow_or_unsigned(t) || takes_narrow_or_unsigned(op));
+    }
+    if (t == DType::kF16) return takes_half(op);
     return held_on_device(t) && (!eight_bit(t) || takes_eight_bit(op));
   };
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     if (node.inputs[i] == kNoValue) continue;
+    if (op == "CastLike" && i == 1) continue;  // only its dtype counts: never read
     const Value& v = graph.value(node.inputs[i]);
     // Clip's bounds are read on the host when constant, else on the device (a scalar each).
     if (host_input(op, i) && !(op == "Clip" && !v.constant)) {
@@ -394,11 +416,12 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     if (!act.is_ok()) return attribute(act.status());
     return std::nullopt;
   }
-  if (integer_dtype(graph.value(node.inputs[0]).dtype) || op == "Where") {
+  const DType data = graph.value(node.inputs[0]).dtype;
+  if (integer_dtype(data) || data == DType::kF16 || op == "Where") {
     // Integer kernels take two operands of one dtype (Where: its two values).
     const size_t first = op == "Where" ? 1 : 0;
     const size_t operands = op == "Where" ? 3 : 2;
-    const bool binary = binary_op_from_onnx(op).is_ok() || op == "Where";
+    const bool binary = binary_op_from_onnx(op).is_ok() || op == "Where" || op == "BitShift";
     if (binary &&
         (node.inputs.size() != operands || !has_input(node, first) || !has_input(node, first + 1) ||
          graph.value(node.inputs[first]).dtype != graph.value(node.inputs[first + 1]).dtype)) {
@@ -594,6 +617,20 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   if (auto gathers = check_gather_scatter(graph, node)) return *gathers;
   if (auto generated = check_generator(graph, node)) return *generated;
   if (auto quantized = check_quant(graph, node)) return *quantized;
+  if (op == "BitShift") {
+    const DType t = graph.value(node.inputs[0]).dtype;
+    const std::string direction = node.attr_string("direction", "");
+    if (t != DType::kU16 && t != DType::kU32 && t != DType::kU64) {
+      return reject(ReasonCode::kDtypeUnsupported, "BitShift of " + std::string(dtype_name(t)));
+    }
+    if (direction != "LEFT" && direction != "RIGHT") {
+      return reject(ReasonCode::kAttributeUnsupported, "BitShift attribute direction=" + direction);
+    }
+    if (x.size() > 6 || dims_of(graph, node.inputs[1]).size() > 6) {
+      return reject(ReasonCode::kShapeUnsupported, "BitShift of rank > 6");
+    }
+    return std::nullopt;
+  }
   if (op == "Pad" || op == "Tile") {
     if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, op + " of rank > 6");
     if (any_per_run(graph, node, 1, 3)) return std::nullopt;
@@ -665,13 +702,19 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (op == "Cast") {  // among float, bool (held as 1 and 0), int32 and int64
+  if (op == "Cast" || op == "CastLike") {
+    // Among float, bool (held as 1 and 0), int32 and int64; float16 to and from float.
     const DType from = graph.value(node.inputs[0]).dtype;
     const DType to = graph.value(node.outputs[0]).dtype;
     const auto castable = [](DType t) {
-      return t == DType::kF32 || t == DType::kBool || integer_dtype(t);
+      return t == DType::kF32 || t == DType::kBool || t == DType::kI32 || t == DType::kI64;
     };
-    if (!castable(from) || !castable(to)) {
+    const bool half = (from == DType::kF16 && (to == DType::kF32 || to == DType::kF16)) ||
+                      (to == DType::kF16 && from == DType::kF32);
+    if (op == "CastLike" && (!has_input(node, 1) || graph.value(node.inputs[1]).dtype != to)) {
+      return reject(ReasonCode::kDtypeUnsupported, "CastLike to another dtype than its output's");
+    }
+    if (!half && (!castable(from) || !castable(to))) {
       return reject(ReasonCode::kDtypeUnsupported, "Cast from " + std::string(dtype_name(from)) +
                                                        " to " + std::string(dtype_name(to)));
     }

@@ -229,8 +229,8 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
 // Sum, Mean, and Max/Min of other than two inputs: the first two inputs combined into y (which
 // has their broadcast shape, check_node saw to it), then each further input into y in place
 // (elementwise: each work item reads and writes only its own element of y); Mean scales last.
-Result<cl::Event> enqueue_variadic(const OpKernels& ops, cl::CommandQueue& queue,
-                                   const Node& node, const Operands& in, const Events& wait) {
+Result<cl::Event> enqueue_variadic(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
+                                   const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const std::string& op = node.op_type;
@@ -239,15 +239,16 @@ Result<cl::Event> enqueue_variadic(const OpKernels& ops, cl::CommandQueue& queue
   if (n == 1) {
     return enqueue_unary(ops, queue, UnaryOp::kScale, 1.0f, 0.0f, *x, *y, count, wait);
   }
-  const BinaryOp combine = op == "Max" ? BinaryOp::kMax : op == "Min" ? BinaryOp::kMin
-                                                                      : BinaryOp::kAdd;
+  const BinaryOp combine = op == "Max"   ? BinaryOp::kMax
+                           : op == "Min" ? BinaryOp::kMin
+                                         : BinaryOp::kAdd;
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* second, in.buffer(1));
   HSCHED_ASSIGN_OR_RETURN(cl::Event event, enqueue_binary(ops, queue, combine, *x, in.shape(0),
                                                           *second, in.shape(1), *y, wait));
   for (size_t i = 2; i < n; ++i) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* next, in.buffer(i));
-    HSCHED_ASSIGN_OR_RETURN(event, enqueue_binary(ops, queue, combine, *y, in.output_shape(),
-                                                  *next, in.shape(i), *y, {event}));
+    HSCHED_ASSIGN_OR_RETURN(event, enqueue_binary(ops, queue, combine, *y, in.output_shape(), *next,
+                                                  in.shape(i), *y, {event}));
   }
   if (op != "Mean") return event;
   return enqueue_unary(ops, queue, UnaryOp::kScale, 1.0f / static_cast<float>(n), 0.0f, *y, *y,
@@ -459,6 +460,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (node_detail::is_variadic(node)) {
     return enqueue_variadic(ops, queue, node, in, wait);
   }
+  if (op == "BitShift") {  // unsigned integers (check_node)
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    const bool left = node.attr_string("direction", "") == "LEFT";
+    return enqueue_int_binary(ops, queue, left ? BinaryOp::kShiftLeft : BinaryOp::kShiftRight,
+                              in.dtype(0), *x, shape, *b, in.shape(1), false, nullptr, *y, wait);
+  }
+  if (auto binary = binary_op_from_onnx(op); binary.is_ok() && in.dtype(0) == DType::kF16) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    return enqueue_half_binary(ops, queue, *binary, *x, shape, *b, in.shape(1), *y, wait);
+  }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok() && integer_dtype(in.dtype(0))) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     return enqueue_int_binary(ops, queue, *binary, in.dtype(0), *x, shape, *b, in.shape(1),
@@ -479,11 +490,13 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_quantize_linear(ops, queue, params, *x, *scale, in.optional_buffer(2), *y,
                                    detail::element_count(shape), wait);
   }
-  if (op == "Cast") {  // among float, bool, int32 and int64 (check_node)
+  if (op == "Cast" || op == "CastLike") {  // among float, bool, int32, int64, float16
     const DType from = in.dtype(0);
-    const DType to =
-        dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0))).value_or(DType::kUndefined);
-    if (integer_dtype(from) || integer_dtype(to)) {
+    const DType to = op == "CastLike"
+                         ? in.dtype(1)
+                         : dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0)))
+                               .value_or(DType::kUndefined);
+    if (held_as_is(from) || held_as_is(to)) {
       if (from == to) return enqueue_view(ops, queue, in, wait);
       return enqueue_cast(ops, queue, from, to, *x, *y, detail::element_count(shape), wait);
     }
@@ -537,9 +550,9 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_reduce(ops, queue, ReduceKind::kMax, *x, shape, spatial, *y, wait);
   }
   if (op == "Slice") {
-    HSCHED_ASSIGN_OR_RETURN(std::vector<SliceAxis> axes,
-                            node_detail::slice_of(node, in.opset(), in.constants(1, 4), shape,
-                                                  in.output_shape()));
+    HSCHED_ASSIGN_OR_RETURN(
+        std::vector<SliceAxis> axes,
+        node_detail::slice_of(node, in.opset(), in.constants(1, 4), shape, in.output_shape()));
     return enqueue_slice(ops, queue, *x, shape, axes, *y, wait);
   }
   if (op == "ArgMax" || op == "ArgMin") {
@@ -611,7 +624,8 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   // bound or a clip to a constant one.
   const auto runtime_bound = [&](size_t i) { return in.optional_buffer(i) && !in.constant(i); };
   if (op == "Clip" && (runtime_bound(1) || runtime_bound(2))) {
-    HSCHED_ASSIGN_OR_RETURN(const auto constant, node_detail::clip_bounds(node, in.constants(1, 2)));
+    HSCHED_ASSIGN_OR_RETURN(const auto constant,
+                            node_detail::clip_bounds(node, in.constants(1, 2)));
     const int64_t count = detail::element_count(shape);
     const cl::Buffer* from = x;
     Events after = wait;
@@ -619,16 +633,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     for (size_t i : {size_t{1}, size_t{2}}) {
       if (runtime_bound(i)) {
         const BinaryOp bound = i == 1 ? BinaryOp::kMax : BinaryOp::kMin;
-        HSCHED_ASSIGN_OR_RETURN(event, enqueue_binary(ops, queue, bound, *from, shape,
-                                                      *in.optional_buffer(i), in.shape(i), *y,
-                                                      after));
+        HSCHED_ASSIGN_OR_RETURN(
+            event, enqueue_binary(ops, queue, bound, *from, shape, *in.optional_buffer(i),
+                                  in.shape(i), *y, after));
       } else if (in.constant(i) == nullptr) {
         continue;  // omitted
       } else {
         const float low = i == 1 ? constant.first : -FLT_MAX;
         const float high = i == 2 ? constant.second : FLT_MAX;
-        HSCHED_ASSIGN_OR_RETURN(event, enqueue_unary(ops, queue, UnaryOp::kClip, low, high, *from,
-                                                     *y, count, after));
+        HSCHED_ASSIGN_OR_RETURN(
+            event, enqueue_unary(ops, queue, UnaryOp::kClip, low, high, *from, *y, count, after));
       }
       from = y;
       after = {event};

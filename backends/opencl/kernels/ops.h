@@ -93,8 +93,10 @@ enum class BinaryOp : int {
   kAnd,
   kOr,
   kXor,
-  kPRelu,  // a >= 0 ? a : b * a (b the slope)
-  kFmod,   // Mod with fmod = 1: the remainder with a's sign
+  kPRelu,      // a >= 0 ? a : b * a (b the slope)
+  kFmod,       // Mod with fmod = 1: the remainder with a's sign
+  kShiftLeft,  // BitShift (integer kernels only, ops_integer.h)
+  kShiftRight,
 };
 
 // The op for an ONNX op type ("Relu", "Add"...); InvalidArgument naming it when not supported.

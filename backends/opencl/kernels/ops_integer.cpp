@@ -15,9 +15,22 @@ using detail::kMaxRank;
 using detail::launch;
 using detail::set_args;
 
-// The kernel `base` for `dtype`: base_i32 or base_i64.
+// The kernel `base` for `dtype`: base_i32, base_i64, base_i16, base_u16, base_u32, base_u64.
 std::string kernel_name(const char* base, DType dtype) {
-  return std::string(base) + (dtype == DType::kI32 ? "_i32" : "_i64");
+  switch (dtype) {
+    case DType::kI32:
+      return std::string(base) + "_i32";
+    case DType::kI16:
+      return std::string(base) + "_i16";
+    case DType::kU16:
+      return std::string(base) + "_u16";
+    case DType::kU32:
+      return std::string(base) + "_u32";
+    case DType::kU64:
+      return std::string(base) + "_u64";
+    default:
+      return std::string(base) + "_i64";
+  }
 }
 
 bool comparison(BinaryOp op) {
@@ -35,12 +48,41 @@ Result<cl::Event> launch_named(const OpKernels& ops, cl::CommandQueue& queue,
 
 }  // namespace
 
-bool integer_dtype(DType dtype) { return dtype == DType::kI32 || dtype == DType::kI64; }
+bool integer_dtype(DType dtype) {
+  return dtype == DType::kI32 || dtype == DType::kI64 || narrow_or_unsigned(dtype);
+}
+
+bool narrow_or_unsigned(DType dtype) {
+  return dtype == DType::kI16 || dtype == DType::kU16 || dtype == DType::kU32 ||
+         dtype == DType::kU64;
+}
+
+bool held_as_is(DType dtype) { return integer_dtype(dtype) || dtype == DType::kF16; }
 
 size_t held_bytes(Storage storage, DType dtype) {
-  if (dtype == DType::kI32) return sizeof(cl_int);
-  if (dtype == DType::kI64) return sizeof(cl_long);
-  return storage_bytes(storage);
+  return held_as_is(dtype) ? dtype_size(dtype) : storage_bytes(storage);
+}
+
+Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                      const cl::Buffer& a, const Shape& a_shape,
+                                      const cl::Buffer& b, const Shape& b_shape, cl::Buffer& y,
+                                      const Events& wait) {
+  if (op != BinaryOp::kMax && op != BinaryOp::kMin && op != BinaryOp::kFmod) {
+    return invalid_argument("ops: float16 binary op " + std::to_string(static_cast<int>(op)) +
+                            " is not supported");
+  }
+  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: float16 binary op inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "float16 binary output"));
+  detail::BroadcastShape shape{};
+  shape.dims = detail::padded_dims(out);
+  shape.a_strides = detail::broadcast_strides(a_shape);
+  shape.b_strides = detail::broadcast_strides(b_shape);
+  return launch_named(ops, queue, "half_binary", count, wait, a, b, y, static_cast<cl_int>(op),
+                      shape);
 }
 
 Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
@@ -49,7 +91,8 @@ Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const cl::Buffer* error, cl::Buffer& y, const Events& wait) {
   const bool divides = op == BinaryOp::kDiv || op == BinaryOp::kFmod;
   const bool arithmetic = op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
-                          op == BinaryOp::kMax || op == BinaryOp::kMin || divides;
+                          op == BinaryOp::kMax || op == BinaryOp::kMin || divides ||
+                          op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight;
   if (!integer_dtype(dtype) || !(arithmetic || comparison(op)) || (divides && error == nullptr)) {
     return invalid_argument("ops: integer binary op " + std::to_string(static_cast<int>(op)) +
                             " of " + std::string(dtype_name(dtype)) + " is not supported");
@@ -123,6 +166,12 @@ Result<cl::Event> enqueue_cast(const OpKernels& ops, cl::CommandQueue& queue, DT
   if (integer_dtype(from) && storage(to)) {
     return launch_named(ops, queue, kernel_name("int_to_storage", from), count, wait, x, y,
                         static_cast<cl_int>(to == DType::kBool));
+  }
+  if (from == DType::kF16 && to == DType::kF32) {
+    return launch_named(ops, queue, "half_to_storage", count, wait, x, y);
+  }
+  if (from == DType::kF32 && to == DType::kF16) {
+    return launch_named(ops, queue, "storage_to_half", count, wait, x, y);
   }
   if (storage(from) && integer_dtype(to)) {
     return launch_named(ops, queue, kernel_name("int_from_storage", to), count, wait, x, y);

@@ -9,14 +9,21 @@
 
 namespace hsched::opencl {
 
-// Whether `dtype` is held as integers (int32, int64).
+// Whether `dtype` is held as integers: int32, int64, and (narrow_or_unsigned) int16, uint16,
+// uint32, uint64, which only the kernels of this file take (binary ops, comparisons, Where,
+// Trilu) besides moves of their bytes.
 bool integer_dtype(DType dtype);
+bool narrow_or_unsigned(DType dtype);
+// Whether `dtype` is held in its own type, bytes as the host's: the integers above and float16
+// (raw halves: Cast to and from float, Max, Min, Mod and moves only).
+bool held_as_is(DType dtype);
 // Bytes of one element of `dtype` on the device: 4 or 8 for integers, the storage type's else.
 size_t held_bytes(Storage storage, DType dtype);
 
 // y = op(a, b) of `dtype` (both inputs) with numpy broadcasting up to rank 6, for Add, Sub, Mul
 // (wrapping), Div (truncating), Mod (`c_fmod`: the dividend's sign; else the divisor's), Max,
-// Min; comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) write bools. A zero
+// Min, BitShift (kShiftLeft/kShiftRight, unsigned types; by the width or more gives 0);
+// comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) write bools. A zero
 // divisor gives 0 and sets bit kDivisionByZero of the int at `error` (needed for Div and Mod).
 Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                      DType dtype, const cl::Buffer& a, const Shape& a_shape,
@@ -35,7 +42,14 @@ Result<cl::Event> enqueue_int_trilu(const OpKernels& ops, cl::CommandQueue& queu
                                     const cl::Buffer& x, const Shape& shape, int64_t k, bool upper,
                                     cl::Buffer& y, const Events& wait = {});
 
-// Cast of `count` elements between float, bool (both in the storage type), int32 and int64:
+// Max, Min or Mod (fmod) of float16 data (raw halves), broadcast up to rank 6, computed in float.
+Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                      const cl::Buffer& a, const Shape& a_shape,
+                                      const cl::Buffer& b, const Shape& b_shape, cl::Buffer& y,
+                                      const Events& wait = {});
+
+// Cast of `count` elements between float, bool (both in the storage type), int32 and int64, and
+// between float and float16 (raw halves; to float16 rounds to nearest even):
 // float to integer truncates toward zero, saturating to int64 (NaN gives 0), int32 keeping the
 // low 32 bits of that, as the CPU does; integer to bool is x != 0; int64 to int32 keeps the low
 // 32 bits. InvalidArgument for other pairs (a

@@ -350,7 +350,9 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "ConstantOfShape", "Range", "OneHot", "ReverseSequence",
       "LRN", "EyeLike",
       // integer products of 8-bit data: program_test.cpp
-      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
+      // integer and float16 data: program_integer_test.cpp
+      "BitShift", "CastLike"};
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
 }

@@ -128,6 +128,110 @@ TEST(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
   }
 }
 
+// int16, uint16, uint32 and uint64 (the ops the CPU takes them for): Mod's sign rule and
+// INT16_MIN % -1, Max, Min, BitShift (by the width or more: 0): exactly the CPU's.
+TEST(ClProgramIntegerTest, NarrowAndUnsignedIntegersGiveTheCpusValues) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("s", DType::kI16, {4}).input("t", DType::kI16, {4}).input("u", DType::kU16, {4});
+  b.input("w", DType::kU32, {4}).input("q", DType::kU64, {4}).input("n", DType::kU64, {4});
+  b.output("mod", DType::kI16, {4})
+      .output("max", DType::kI16, {4})
+      .output("min", DType::kU16, {4})
+      .output("max32", DType::kU32, {4})
+      .output("left", DType::kU64, {4})
+      .output("right", DType::kU64, {4});
+  b.node("Mod", {"s", "t"}, {"mod"}, "mod");
+  b.node("Max", {"s", "t"}, {"max"}, "max");
+  b.node("Min", {"u", "u"}, {"min"}, "min");
+  b.node("Max", {"w", "w"}, {"max32"}, "max32");
+  set_attr(b.node("BitShift", {"q", "n"}, {"left"}, "left"), "direction", std::string("LEFT"));
+  set_attr(b.node("BitShift", {"q", "n"}, {"right"}, "right"), "direction", std::string("RIGHT"));
+  auto graph = import_onnx_model(b.model(), {}, "cl_narrow", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  const std::vector<Tensor> inputs = {
+      Tensor::from_vector(DType::kI16, {4}, std::vector<int16_t>{-7, 7, -32768, 5}),
+      Tensor::from_vector(DType::kI16, {4}, std::vector<int16_t>{3, -3, -1, 5}),
+      Tensor::from_vector(DType::kU16, {4}, std::vector<uint16_t>{0, 1, 65535, 40000}),
+      Tensor::from_vector(DType::kU32, {4}, std::vector<uint32_t>{0, 1, 4000000000u, 7}),
+      Tensor::from_vector(DType::kU64, {4},
+                          std::vector<uint64_t>{1, (uint64_t{1} << 63) + 5, 7, 255}),
+      Tensor::from_vector(DType::kU64, {4}, std::vector<uint64_t>{1, 1, 64, 63})};
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  auto program = ClProgram::compile(*graph, runtime, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  auto outputs = (*program)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  for (size_t o = 0; o < outputs->size(); ++o) {
+    ASSERT_EQ((*outputs)[o].dtype(), (*expected)[o].dtype()) << o;
+    EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()), 0)
+        << graph->value(graph->outputs()[o]).name;
+  }
+}
+
+// float16 data held as raw halves: Cast to and from float (to float16 rounding to nearest
+// even), CastLike, Max, Min and Mod: exactly the CPU's bits, in both storage types.
+TEST(ClProgramIntegerTest, Float16DataGivesTheCpusBits) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("h", DType::kF16, {2, 3}).input("g", DType::kF16, {3}).input("f", DType::kF32, {2, 3});
+  b.output("widened", DType::kF32, {2, 3})
+      .output("narrowed", DType::kF16, {2, 3})
+      .output("like", DType::kF16, {2, 3})
+      .output("max", DType::kF16, {2, 3})
+      .output("min", DType::kF16, {2, 3})
+      .output("mod", DType::kF16, {2, 3});
+  set_attr(b.node("Cast", {"h"}, {"widened"}, "widen"), "to", int64_t{1});
+  set_attr(b.node("Cast", {"f"}, {"narrowed"}, "narrow"), "to", int64_t{10});
+  b.node("CastLike", {"f", "h"}, {"like"}, "cast_like");
+  b.node("Max", {"h", "g"}, {"max"}, "max");
+  b.node("Min", {"h", "g"}, {"min"}, "min");
+  set_attr(b.node("Mod", {"h", "g"}, {"mod"}, "mod"), "fmod", int64_t{1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_half", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  // Halves: 1.5, -2.25, 65504, 0.1 (rounded), -0, 3 and 2, -0.5, 0.75.
+  const std::vector<Tensor> inputs = {
+      Tensor::from_vector(DType::kF16, {2, 3},
+                          std::vector<uint16_t>{0x3E00, 0xC080, 0x7BFF, 0x2E66, 0x8000, 0x4200}),
+      Tensor::from_vector(DType::kF16, {3}, std::vector<uint16_t>{0x4000, 0xB800, 0x3A00}),
+      Tensor::from_vector(DType::kF32, {2, 3},
+                          std::vector<float>{0.1f, -70000.0f, 1e-8f, 2049.0f, 2051.0f, -0.0f})};
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    SCOPED_TRACE(storage == Storage::kFloat32 ? "fp32 storage" : "fp16 storage");
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      const std::string name = graph->value(graph->outputs()[o]).name;
+      // fp16 storage rounds f to fp16 on the way in (then to float16 again: the same bits, but
+      // 1e-8 and -70000 leave fp16's range), so narrowing is checked in fp32 storage only.
+      if (storage == Storage::kFloat16 && (name == "narrowed" || name == "like")) continue;
+      ASSERT_EQ((*outputs)[o].dtype(), (*expected)[o].dtype()) << name;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
+                0)
+          << name;
+    }
+  }
+}
+
 // GatherElements, ScatterElements (add), GatherND, ScatterND and TopK (ties, a NaN) by int64
 // indices given on the device: the CPU's values in both storage types (the data are multiples of
 // 1/8, exact in fp16); an index out of range fails the run naming the nodes that check, and the
