@@ -216,7 +216,7 @@ const std::vector<std::string>& supported_ops() {
       "Mean", "BitShift",
       // int8 (QDQ and QOperator models): quantized data held as its integer values
       "QuantizeLinear", "DequantizeLinear", "MatMulInteger", "ConvInteger", "QLinearMatMul",
-      "QLinearConv",
+      "QLinearConv", "DynamicQuantizeLinear",
       // comparisons and logic (bools held as 1 and 0)
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not",
       // normalization
@@ -232,7 +232,7 @@ const std::vector<std::string>& supported_ops() {
       // by indices on the device
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK", "OneHot",
       // generators and the rest
-      "ConstantOfShape", "Range", "EyeLike", "LRN"};
+      "ConstantOfShape", "Range", "EyeLike", "LRN", "GridSample"};
   return kOps;
 }
 

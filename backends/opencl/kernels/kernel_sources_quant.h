@@ -22,6 +22,45 @@ float requantize(float v, int zero_point, int lo, int hi) {
   return (float)((int)rint(v) + zero_point);
 }
 
+// DynamicQuantizeLinear, as the CPU: lo = min(0, min x), hi = max(0, max x) (one work group of
+// 64 items), scale = (hi - lo) / 255, zero point = saturate(round(-lo / scale)) (0 where scale is
+// 0); then y = saturate(round(x / scale) + zero point), 0 where scale is 0 or NaN.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void dynamic_quant_params(__global const storage_t* x, __global storage_t* scale,
+                          __global storage_t* zero, int count) {
+  __local float lows[64], highs[64];
+  const int lid = get_local_id(0);
+  float lo = 0.0f, hi = 0.0f;
+  for (int i = lid; i < count; i += 64) {
+    const float v = LOAD(x, i);
+    lo = v < lo ? v : lo;
+    hi = hi < v ? v : hi;
+  }
+  lows[lid] = lo;
+  highs[lid] = hi;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int step = 32; step > 0; step /= 2) {
+    if (lid < step) {
+      lows[lid] = lows[lid + step] < lows[lid] ? lows[lid + step] : lows[lid];
+      highs[lid] = highs[lid] < highs[lid + step] ? highs[lid + step] : highs[lid];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid != 0) return;
+  const float s = (highs[0] - lows[0]) / 255.0f;
+  STORE(s, scale, 0);
+  STORE(s == 0.0f ? 0.0f : requantize(-lows[0] / s, 0, 0, 255), zero, 0);
+}
+__kernel void dynamic_quantize(__global const storage_t* x, __global const storage_t* scale,
+                               __global const storage_t* zero, __global storage_t* y,
+                               int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const float s = LOAD(scale, 0);
+  STORE(s == 0.0f || isnan(s) ? 0.0f : requantize(LOAD(x, i) / s, (int)LOAD(zero, 0), 0, 255),
+        y, i);
+}
+
 // Output element i of [batch, m, n]: a [batch?, m, k] by b [batch?, k, n] (batch strides 0 where
 // shared). mode 0 writes int32 to y_int; 1 requantizes into y (scales a: 1 or m, b: 1 or n).
 __kernel void quant_matmul(__global const storage_t* a, __global const storage_t* b,

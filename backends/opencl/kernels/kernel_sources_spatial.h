@@ -527,6 +527,70 @@ __kernel void resize_cubic_axis(__global const storage_t* src, __global storage_
   STORE(acc, dst, i);
 }
 
+// GridSample (PyTorch's grid_sample, as the CPU computes it): x [n, c, h, w], grid [n, ho, wo, 2]
+// of normalized (x, y); mode 0 bilinear, 1 nearest, 2 bicubic (a = -0.75); padding 0 zeros,
+// 1 border, 2 reflection. A tap outside the input has weight 0 (and reads the plane's first
+// element, as the CPU's does).
+float gs_unnormalize(float v, int size, int align) {
+  const float n = (float)size;
+  return align ? (v + 1) / 2 * (n - 1) : ((v + 1) * n - 1) / 2;
+}
+float gs_reflect(float x, float twice_low, float twice_high) {
+  if (twice_low == twice_high) return 0.0f;
+  const float low = twice_low / 2, span = (twice_high - twice_low) / 2;
+  x = fabs(x - low);
+  const float extra = fmod(x, span), flips = floor(x / span);
+  return fmod(flips, 2.0f) == 0 ? extra + low : span - extra + low;
+}
+float gs_pad(float x, int size, int align, int padding) {
+  const float last = (float)(size - 1);
+  if (padding == 0) return x;
+  if (padding == 2) x = align ? gs_reflect(x, 0, 2 * last) : gs_reflect(x, -1, 2 * last + 1);
+  return isnan(x) ? x : clamp(x, 0.0f, last);
+}
+float gs_cubic(float d) {  // |d| <= 1 and 1 < |d| < 2, a = -0.75
+  const float a = -0.75f;
+  return d <= 1 ? ((a + 2) * d - (a + 3)) * d * d + 1 : ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+}
+float gs_tap(__global const storage_t* x, int base, int h, int w, float ix, float iy, float wt) {
+  const int inside = ix >= 0 && ix < (float)w && iy >= 0 && iy < (float)h;
+  return (inside ? wt : 0.0f) * LOAD(x, base + (inside ? (int)iy * w + (int)ix : 0));
+}
+__kernel void grid_sample(__global const storage_t* x, __global const storage_t* grid,
+                          __global storage_t* y, int c, int h, int w, int ho, int wo, int mode,
+                          int padding, int align, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % wo, oy = (i / wo) % ho, ch = (i / (wo * ho)) % c, b = i / (wo * ho * c);
+  const int g = ((b * ho + oy) * wo + ox) * 2;
+  const float fx = gs_unnormalize(LOAD(grid, g), w, align);
+  const float fy = gs_unnormalize(LOAD(grid, g + 1), h, align);
+  const int base = (b * c + ch) * h * w;
+  float v = 0.0f;
+  if (mode == 1) {
+    v = gs_tap(x, base, h, w, rint(gs_pad(fx, w, align, padding)),
+               rint(gs_pad(fy, h, align, padding)), 1.0f);
+  } else if (mode == 0) {
+    const float ix = gs_pad(fx, w, align, padding), iy = gs_pad(fy, h, align, padding);
+    const float x0 = floor(ix), y0 = floor(iy), tx = ix - x0, ty = iy - y0;
+    v = v + gs_tap(x, base, h, w, x0, y0, (1 - tx) * (1 - ty));
+    v = v + gs_tap(x, base, h, w, x0 + 1, y0, tx * (1 - ty));
+    v = v + gs_tap(x, base, h, w, x0, y0 + 1, (1 - tx) * ty);
+    v = v + gs_tap(x, base, h, w, x0 + 1, y0 + 1, tx * ty);
+  } else {
+    const float x0 = floor(fx), y0 = floor(fy), tx = fx - x0, ty = fy - y0;
+    const float wx[4] = {gs_cubic(tx + 1), gs_cubic(tx), gs_cubic(1 - tx), gs_cubic(2 - tx)};
+    const float wy[4] = {gs_cubic(ty + 1), gs_cubic(ty), gs_cubic(1 - ty), gs_cubic(2 - ty)};
+    for (int j = 0; j < 4; ++j) {
+      for (int k = 0; k < 4; ++k) {
+        v = v + gs_tap(x, base, h, w, gs_pad(x0 - 1 + k, w, align, padding),
+                       gs_pad(y0 - 1 + j, h, align, padding), wx[k] * wy[j]);
+      }
+    }
+  }
+  STORE(v, y, i);
+}
+
 // LRN across the channels of [N, C, inner]: x / (bias + alpha / size * the sum of squares over
 // channels [c - (size - 1) / 2, c + size / 2] within [0, C))^beta.
 __kernel void lrn(__global const storage_t* x, __global storage_t* y, int channels, int inner,

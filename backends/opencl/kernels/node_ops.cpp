@@ -55,7 +55,7 @@ bool takes_eight_bit(const std::string& op) {
       // choose among their inputs' values: exact on integers held as floats
       "Max", "Min", "Clip", "MaxPool",
       // integer products (ops_quant.h)
-      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"};
+      "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "DynamicQuantizeLinear"};
   return kOps.count(op) != 0;
 }
 
@@ -617,6 +617,34 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   if (auto gathers = check_gather_scatter(graph, node)) return *gathers;
   if (auto generated = check_generator(graph, node)) return *generated;
   if (auto quantized = check_quant(graph, node)) return *quantized;
+  if (op == "DynamicQuantizeLinear") {
+    if (node.outputs.size() != 3 || node.outputs[1] == kNoValue || node.outputs[2] == kNoValue ||
+        graph.value(node.outputs[0]).dtype != DType::kU8 ||
+        graph.value(node.outputs[1]).dtype != DType::kF32 ||
+        graph.value(node.outputs[2]).dtype != DType::kU8 || y != x ||
+        graph.value(node.outputs[1]).shape.elements() != 1 ||
+        graph.value(node.outputs[2]).shape.elements() != 1) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    "DynamicQuantizeLinear needs its three outputs: u8 y, f32 and u8 scalars");
+    }
+    return std::nullopt;
+  }
+  if (op == "GridSample") {
+    const Shape& grid = dims_of(graph, node.inputs.at(1));
+    if (!node_detail::grid_sample_mode(node)) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "GridSample attribute mode=" + node.attr_string("mode", "bilinear") +
+                        " or padding_mode=" + node.attr_string("padding_mode", "zeros"));
+    }
+    if (x.size() != 4 || grid.size() != 4 || grid[0] != x[0] || grid[3] != 2 ||
+        y != Shape{x[0], x[1], grid[1], grid[2]} ||
+        ((x[2] == 0 || x[3] == 0) && detail::element_count(y) > 0)) {
+      return reject(ReasonCode::kShapeUnsupported,
+                    "GridSample needs X [N, C, H, W] and grid "
+                    "[N, Ho, Wo, 2] of a non-empty plane");
+    }
+    return std::nullopt;
+  }
   if (op == "BitShift") {
     const DType t = graph.value(node.inputs[0]).dtype;
     const std::string direction = node.attr_string("direction", "");

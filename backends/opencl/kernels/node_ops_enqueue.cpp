@@ -460,6 +460,20 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (node_detail::is_variadic(node)) {
     return enqueue_variadic(ops, queue, node, in, wait);
   }
+  if (op == "DynamicQuantizeLinear") {
+    if (in.outputs().size() < 3 || !in.outputs()[1] || !in.outputs()[2]) {
+      return invalid_argument(in.context() + ": needs its three outputs");
+    }
+    return enqueue_dynamic_quantize(ops, queue, *x, detail::element_count(shape), *y,
+                                    *in.outputs()[1], *in.outputs()[2], wait);
+  }
+  if (op == "GridSample") {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* grid, in.buffer(1));
+    const auto mode = node_detail::grid_sample_mode(node);
+    if (!mode) return invalid_argument(in.context() + ": mode or padding_mode not supported");
+    return enqueue_grid_sample(ops, queue, *x, shape, *grid, in.shape(1), mode->first, mode->second,
+                               node.attr_int("align_corners", 0) != 0, *y, wait);
+  }
   if (op == "BitShift") {  // unsigned integers (check_node)
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     const bool left = node.attr_string("direction", "") == "LEFT";

@@ -151,6 +151,18 @@ Result<std::pair<DType, PadFill>> constant_of_shape_value(const Node& node) {
   return std::make_pair(tensor->dtype(), fill);
 }
 
+std::optional<std::pair<int, int>> grid_sample_mode(const Node& node) {
+  const std::string mode = node.attr_string("mode", "bilinear");
+  const std::string padding = node.attr_string("padding_mode", "zeros");
+  const int m = mode == "bilinear" || mode == "linear" ? 0
+                : mode == "nearest"                    ? 1
+                : mode == "bicubic" || mode == "cubic" ? 2
+                                                       : -1;
+  const int p = padding == "zeros" ? 0 : padding == "border" ? 1 : padding == "reflection" ? 2 : -1;
+  if (m < 0 || p < 0) return std::nullopt;
+  return std::make_pair(m, p);
+}
+
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   const std::string& op = node.op_type;
   const int64_t b = node.attr_int("blocksize", 0);

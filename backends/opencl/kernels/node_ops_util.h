@@ -2,6 +2,7 @@
 // so that what the check accepts is exactly what the enqueue runs. Not a public interface.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,10 @@ Result<IndexMapOf> index_map_of(const Node& node, int64_t opset,
 Result<std::pair<DType, PadFill>> constant_of_shape_value(const Node& node);
 // A one-element host tensor as a fill (int32/int64 into `integer`, float or bool into `real`).
 Result<PadFill> scalar_fill(const Tensor& tensor);
+
+// GridSample's mode (0 bilinear, 1 nearest, 2 bicubic) and padding (0 zeros, 1 border,
+// 2 reflection) from its attributes; nullopt for other values.
+std::optional<std::pair<int, int>> grid_sample_mode(const Node& node);
 
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 

@@ -218,6 +218,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"trilu", 2},
                                                         {"lrn", 2},
                                                         {"resize_cubic_axis", 2},
+                                                        {"grid_sample", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},

@@ -115,4 +115,22 @@ Result<cl::Event> enqueue_quant_conv(const OpKernels& ops, cl::CommandQueue& que
   return detail::launch(queue, kernel, count, wait, "quant_conv");
 }
 
+Result<cl::Event> enqueue_dynamic_quantize(const OpKernels& ops, cl::CommandQueue& queue,
+                                           const cl::Buffer& x, int64_t count, cl::Buffer& y,
+                                           cl::Buffer& scale, cl::Buffer& zero,
+                                           const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(count, "DynamicQuantizeLinear input"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel params,
+                          detail::queue_kernel(ops, queue, "dynamic_quant_params"));
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(params, "dynamic_quant_params", x, scale, zero, static_cast<cl_int>(count)));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Event found, detail::launch_range(queue, params, cl::NDRange(64), cl::NDRange(64), wait,
+                                            "dynamic_quant_params"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "dynamic_quantize"));
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(kernel, "dynamic_quantize", x, scale, zero, y, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, {found}, "dynamic_quantize");
+}
+
 }  // namespace hsched::opencl

@@ -43,4 +43,11 @@ Result<cl::Event> enqueue_quant_conv(const OpKernels& ops, cl::CommandQueue& que
                                      const Requantize* requantize, cl::Buffer& y,
                                      const Shape& y_shape, const Events& wait = {});
 
+// DynamicQuantizeLinear of x (`count` floats) into y (u8 values), scale and zero (one value
+// each), as the CPU computes them; with fp16 storage the scale is the fp16 nearest.
+Result<cl::Event> enqueue_dynamic_quantize(const OpKernels& ops, cl::CommandQueue& queue,
+                                           const cl::Buffer& x, int64_t count, cl::Buffer& y,
+                                           cl::Buffer& scale, cl::Buffer& zero,
+                                           const Events& wait = {});
+
 }  // namespace hsched::opencl

@@ -299,6 +299,32 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
   return launch(queue, kernel, count, wait, "gather_rows");
 }
 
+Result<cl::Event> enqueue_grid_sample(const OpKernels& ops, cl::CommandQueue& queue,
+                                      const cl::Buffer& x, const Shape& x_shape,
+                                      const cl::Buffer& grid, const Shape& grid_shape, int mode,
+                                      int padding, bool align_corners, cl::Buffer& y,
+                                      const Events& wait) {
+  if (x_shape.size() != 4 || grid_shape.size() != 4 || grid_shape[0] != x_shape[0] ||
+      grid_shape[3] != 2) {
+    return invalid_argument("ops: GridSample needs x [N, C, H, W] and grid [N, Ho, Wo, 2]");
+  }
+  const int64_t count = x_shape[0] * x_shape[1] * grid_shape[1] * grid_shape[2];
+  if (count > 0 && (x_shape[2] == 0 || x_shape[3] == 0)) {
+    return invalid_argument("ops: GridSample of an empty plane");
+  }
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "GridSample output"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(x_shape), "GridSample input"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(grid_shape), "GridSample grid"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "grid_sample"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "grid_sample", x, grid, y, static_cast<cl_int>(x_shape[1]),
+               static_cast<cl_int>(x_shape[2]), static_cast<cl_int>(x_shape[3]),
+               static_cast<cl_int>(grid_shape[1]), static_cast<cl_int>(grid_shape[2]),
+               static_cast<cl_int>(mode), static_cast<cl_int>(padding),
+               static_cast<cl_int>(align_corners), static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "grid_sample");
+}
+
 Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& shape, int64_t size, float alpha, float beta, float bias,
                               cl::Buffer& y, const Events& wait) {

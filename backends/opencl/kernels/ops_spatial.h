@@ -143,6 +143,14 @@ Result<cl::Event> enqueue_gather(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const std::vector<int64_t>& indices, cl::Buffer& y,
                                  const Events& wait = {});
 
+// GridSample of x [N, C, H, W] at grid [N, Ho, Wo, 2] (normalized x, y) into y [N, C, Ho, Wo]:
+// `mode` 0 bilinear, 1 nearest, 2 bicubic; `padding` 0 zeros, 1 border, 2 reflection.
+Result<cl::Event> enqueue_grid_sample(const OpKernels& ops, cl::CommandQueue& queue,
+                                      const cl::Buffer& x, const Shape& x_shape,
+                                      const cl::Buffer& grid, const Shape& grid_shape, int mode,
+                                      int padding, bool align_corners, cl::Buffer& y,
+                                      const Events& wait = {});
+
 // LRN of x [N, C, ...] across channels (ONNX's window: (size - 1) / 2 before, size / 2 after).
 Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& shape, int64_t size, float alpha, float beta, float bias,

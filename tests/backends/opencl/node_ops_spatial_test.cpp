@@ -415,6 +415,22 @@ TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
   cubic("three axes", {}, {1, 3, 4, 5}, {1, 5, 2, 8});
 }
 
+TEST_P(NodeOpsTest, GridSampleMatchesTheCpu) {
+  for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
+    for (const char* padding : {"zeros", "border", "reflection"}) {
+      for (int64_t align : {0, 1}) {
+        expect_matches_cpu(
+            std::string("GridSample ") + mode + " " + padding + (align ? " align_corners" : ""),
+            "GridSample",
+            {{"mode", std::string(mode)},
+             {"padding_mode", std::string(padding)},
+             {"align_corners", align}},
+            {input({2, 3, 4, 5}), input({2, 3, 6, 2}, -1.4f, 1.4f)}, {{2, 3, 3, 6}}, 16);
+      }
+    }
+  }
+}
+
 TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {
   auto expect_reason = [](const std::optional<Refusal>& got, ReasonCode reason,
                           const std::string& detail) {

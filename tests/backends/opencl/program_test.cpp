@@ -259,6 +259,50 @@ TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
   }
 }
 
+// DynamicQuantizeLinear: y, scale and zero point exactly the CPU's in fp32 storage (x spanning
+// both signs, x all positive, x all zero), within a step in fp16 (its rounded scale).
+TEST(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {3, 70});
+  b.output("y", DType::kU8, {3, 70})
+      .output("scale", DType::kF32, {})
+      .output("zero", DType::kU8, {});
+  b.node("DynamicQuantizeLinear", {"x"}, {"y", "scale", "zero"}, "dynamic_quantize");
+  auto graph = import_onnx_model(b.model(), {}, "cl_dynamic_quantize", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  ASSERT_FALSE(check_node(*graph, graph->node(0)).has_value());
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    const bool fp32 = storage == Storage::kFloat32;
+    for (int range = 0; range < 3; ++range) {
+      Tensor x(DType::kF32, {3, 70});
+      for (size_t i = 0; i < 210; ++i) {
+        const float v = static_cast<float>((i * 53) % 97) / 13.0f;
+        x.values<float>()[i] = range == 0 ? v - 3.1f : range == 1 ? v + 0.5f : 0.0f;
+      }
+      auto expected = (*cpu)->run({x});
+      ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+      auto outputs = (*program)->run({x});
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      for (size_t o = 0; o < 3; ++o) {
+        double worst = 0;
+        for (size_t i = 0; i < static_cast<size_t>((*outputs)[o].elements()); ++i) {
+          worst = std::max(worst, std::abs(at((*outputs)[o], i) - at((*expected)[o], i)));
+        }
+        const double allowed = fp32 ? 0.0 : o == 1 ? 1e-3 * at((*expected)[1], 0) : 1.0;
+        EXPECT_LE(worst, allowed) << "output " << o << ", range " << range << ", "
+                                  << storage_bytes(storage) << "-byte storage";
+      }
+    }
+  }
+}
+
 // Ops that choose among their inputs' values (MaxPool, Max, Min, Clip) on 8-bit data, held as
 // its integer values: exactly the CPU's bytes.
 TEST(ClProgramTest, EightBitSelectionsAreExact) {
