@@ -20,19 +20,37 @@ int2 broadcast_at(const BroadcastShape* shape, int i) {
   return (int2)(ia, ib);
 }
 
-// Binary ops with the codes of BinaryOp (ops.h): + - * wrap (computed unsigned), Max, Min,
+// Binary ops with the codes of BinaryOp (ops.h): + - * and Pow (by squaring; a negative
+// exponent gives 1 / x^-p truncated, as the CPU) wrap (computed unsigned), Max, Min,
 // BitShift left (17) and right (18) of unsigned types (by the width or more: 0); Div
 // truncates toward zero and Mod takes the divisor's sign (c_fmod: the dividend's); x / -1 is
 // computed as a negation (INT_MIN / -1 wraps) and x % -1 is 0; a zero divisor gives 0 and sets
 // bit kDivisionByZero (1) of *error. Comparisons (7-11) write bools. Float to integer saturates
 // to int64 first (NaN gives 0) and int32 keeps the low 32 bits, as the CPU's Cast does.
 #define INTEGER_KERNELS(T, U, S)                                                              \
+  T int_pow_##S(T a, T b) {                                                                   \
+    if ((T)-1 < (T)0 && b < 0) return a == 1 ? 1 : a == (T)-1 ? (b % 2 == 0 ? 1 : a) : 0;     \
+    U result = 1, base = (U)a;                                                                \
+    for (U e = (U)b; e != 0; e >>= 1) {                                                       \
+      if (e & 1) result = (U)(result * base);                                                 \
+      base = (U)(base * base);                                                                \
+    }                                                                                         \
+    return (T)result;                                                                         \
+  }                                                                                           \
+  __kernel void pow_exponent_##S(__global const storage_t* a, __global const T* b,            \
+                                 __global storage_t* y, BroadcastShape shape, int count) {    \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    const int2 at = broadcast_at(&shape, i);                                                  \
+    STORE(pow(LOAD(a, at.x), (float)b[at.y]), y, i);                                          \
+  }                                                                                           \
   T int_apply_##S(int op, T a, T b, int c_fmod, __global int* error) {                       \
     if (op == 0) return (T)((U)a + (U)b);                                                     \
     if (op == 1) return (T)((U)a - (U)b);                                                     \
     if (op == 2) return (T)((U)a * (U)b);                                                     \
     if (op == 5) return a > b ? a : b;                                                        \
     if (op == 6) return a < b ? a : b;                                                        \
+    if (op == 4) return int_pow_##S(a, b);                                                    \
     if (op == 17) return b >= 8 * sizeof(T) ? 0 : (T)((U)a << b);                             \
     if (op == 18) return b >= 8 * sizeof(T) ? 0 : (T)((U)a >> b);                             \
     if (b == 0) {                                                                             \
@@ -104,6 +122,39 @@ INTEGER_KERNELS(short, ushort, i16)
 INTEGER_KERNELS(ushort, ushort, u16)
 INTEGER_KERNELS(uint, uint, u32)
 INTEGER_KERNELS(ulong, ulong, u64)
+
+// Integer arithmetic on 8-bit data (held as exact floats in the storage type): the int result
+// of BinaryOp `op` (Add, Sub, Mul, Div, Mod, BitShift 17/18) wrapped into u8 or i8, as the
+// CPU's integer kernels wrap; a zero divisor gives 0 and sets bit 1 of *error.
+__kernel void byte_binary(__global const storage_t* a, __global const storage_t* b,
+                          __global storage_t* y, int op, int is_signed, int c_fmod,
+                          BroadcastShape shape, __global int* error, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int2 at = broadcast_at(&shape, i);
+  const int l = (int)LOAD(a, at.x), r = (int)LOAD(b, at.y);
+  int v = 0;
+  if (op == 0) {
+    v = l + r;
+  } else if (op == 1) {
+    v = l - r;
+  } else if (op == 2) {
+    v = l * r;
+  } else if (op == 17 || op == 18) {
+    v = r >= 8 ? 0 : op == 17 ? l << r : l >> r;
+  } else if (r == 0) {
+    atomic_or(error, 1);
+  } else if (r == -1) {
+    v = op == 3 ? -l : 0;
+  } else if (op == 3) {
+    v = l / r;
+  } else {
+    v = l % r;
+    if (!c_fmod && v != 0 && ((v < 0) != (r < 0))) v += r;
+  }
+  v &= 0xFF;
+  STORE((float)(is_signed && v >= 128 ? v - 256 : v), y, i);
+}
 
 // float16 data held as raw halves (any storage type): conversions (rounding to nearest even),
 // and Max, Min (as the CPU: a < b ? b : a) and Mod (fmod, exact) computed in float.

@@ -54,6 +54,8 @@ bool takes_eight_bit(const std::string& op) {
       "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Expand", "Slice", "Dropout",
       // choose among their inputs' values: exact on integers held as floats
       "Max", "Min", "Clip", "MaxPool",
+      // integer arithmetic, wrapping (ops_integer.h)
+      "Add", "Sub", "Mul", "Div", "Mod", "BitShift",
       // integer products (ops_quant.h)
       "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv", "DynamicQuantizeLinear"};
   return kOps.count(op) != 0;
@@ -65,7 +67,7 @@ bool takes_integers(const std::string& op) {
   // clang-format off
   static const std::set<std::string> kOps = {
       "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
-      "BitShift", "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
+      "BitShift", "Pow", "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
       "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND",
       "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
@@ -86,9 +88,9 @@ bool takes_half(const std::string& op) {
 // Ops that take int16, uint16, uint32 and uint64 (ops_integer.h's kernels exist for all four;
 // these are the ops the CPU backend takes them for too), or move their bytes.
 bool takes_narrow_or_unsigned(const std::string& op) {
-  static const std::set<std::string> kOps = {"Identity",  "Reshape", "Flatten", "Squeeze",
-                                             "Unsqueeze", "Dropout", "Max",     "Min",
-                                             "Mod",       "BitShift"};
+  static const std::set<std::string> kOps = {"Identity",  "Reshape",  "Flatten", "Squeeze",
+                                             "Unsqueeze", "Dropout",  "Max",     "Min",
+                                             "Mod",       "BitShift", "Pow"};
   return kOps.count(op) != 0;
 }
 
@@ -417,7 +419,21 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   const DType data = graph.value(node.inputs[0]).dtype;
-  if (integer_dtype(data) || data == DType::kF16 || op == "Where") {
+  const bool eight_bit = data == DType::kU8 || data == DType::kI8;
+  if (op == "Pow" && node.inputs.size() == 2 && has_input(node, 1)) {
+    // A float base by an integer exponent (taken as a float), or an int32/int64 base by an
+    // exponent of its dtype, as the CPU's Pow takes them.
+    const DType exponent = graph.value(node.inputs[1]).dtype;
+    const bool float_base =
+        data == DType::kF32 &&
+        (exponent == DType::kF32 || exponent == DType::kI32 || exponent == DType::kI64 ||
+         exponent == DType::kU32 || exponent == DType::kU64);
+    const bool integer_base = (data == DType::kI32 || data == DType::kI64) && exponent == data;
+    if (!float_base && !integer_base) {
+      return reject(ReasonCode::kDtypeUnsupported, "Pow of " + std::string(dtype_name(data)) +
+                                                       " by " + std::string(dtype_name(exponent)));
+    }
+  } else if (integer_dtype(data) || data == DType::kF16 || eight_bit || op == "Where") {
     // Integer kernels take two operands of one dtype (Where: its two values).
     const size_t first = op == "Where" ? 1 : 0;
     const size_t operands = op == "Where" ? 3 : 2;
@@ -472,7 +488,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
                                                      std::to_string(x.size()) +
                                                      " (needs N, C, spatial...)");
   }
-  if (op == "Mod" && node.attr_int("fmod", 0) == 0 &&
+  if (op == "Mod" && node.attr_int("fmod", 0) == 0 && !eight_bit &&
       !integer_dtype(graph.value(node.inputs[0]).dtype)) {  // float data: ONNX asks fmod = 1
     return reject(ReasonCode::kAttributeUnsupported, "Mod attribute fmod=0 (integer remainders)");
   }
@@ -648,7 +664,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   if (op == "BitShift") {
     const DType t = graph.value(node.inputs[0]).dtype;
     const std::string direction = node.attr_string("direction", "");
-    if (t != DType::kU16 && t != DType::kU32 && t != DType::kU64) {
+    if (t != DType::kU8 && t != DType::kU16 && t != DType::kU32 && t != DType::kU64) {
       return reject(ReasonCode::kDtypeUnsupported, "BitShift of " + std::string(dtype_name(t)));
     }
     if (direction != "LEFT" && direction != "RIGHT") {
@@ -760,7 +776,8 @@ bool host_input_per_run(const Graph& graph, const Node& node, size_t index) {
 cl_int run_errors_of(const Graph& graph, const Node& node) {
   const std::string& op = node.op_type;
   if (op == "Div" || op == "Mod") {
-    return integer_dtype(graph.value(node.inputs.at(0)).dtype) ? kDivisionByZero : 0;
+    const DType t = graph.value(node.inputs.at(0)).dtype;
+    return integer_dtype(t) || t == DType::kU8 || t == DType::kI8 ? kDivisionByZero : 0;
   }
   if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" ||
       op == "ScatterND" || op == "ReverseSequence") {

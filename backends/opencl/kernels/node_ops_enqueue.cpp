@@ -474,11 +474,27 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_grid_sample(ops, queue, *x, shape, *grid, in.shape(1), mode->first, mode->second,
                                node.attr_int("align_corners", 0) != 0, *y, wait);
   }
+  // Max and Min of 8-bit data take the float kernels: choosing a value is exact on them.
+  const bool bytes =
+      (in.dtype(0) == DType::kU8 || in.dtype(0) == DType::kI8) && op != "Max" && op != "Min";
+  if (auto binary = binary_op_from_onnx(op); bytes && (binary.is_ok() || op == "BitShift")) {
+    // Integer arithmetic on 8-bit data (check_node): wrapping, as the CPU's.
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    const bool left = node.attr_string("direction", "") == "LEFT";
+    const BinaryOp code =
+        op == "BitShift" ? (left ? BinaryOp::kShiftLeft : BinaryOp::kShiftRight) : *binary;
+    return enqueue_byte_binary(ops, queue, code, in.dtype(0), *x, shape, *b, in.shape(1),
+                               node.attr_int("fmod", 0) != 0, in.error_flag(), *y, wait);
+  }
   if (op == "BitShift") {  // unsigned integers (check_node)
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     const bool left = node.attr_string("direction", "") == "LEFT";
     return enqueue_int_binary(ops, queue, left ? BinaryOp::kShiftLeft : BinaryOp::kShiftRight,
                               in.dtype(0), *x, shape, *b, in.shape(1), false, nullptr, *y, wait);
+  }
+  if (op == "Pow" && in.dtype(0) == DType::kF32 && integer_dtype(in.dtype(1))) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    return enqueue_pow_exponent(ops, queue, *x, shape, *b, in.dtype(1), in.shape(1), *y, wait);
   }
   if (auto binary = binary_op_from_onnx(op); binary.is_ok() && in.dtype(0) == DType::kF16) {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));

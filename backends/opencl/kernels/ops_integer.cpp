@@ -63,6 +63,51 @@ size_t held_bytes(Storage storage, DType dtype) {
   return held_as_is(dtype) ? dtype_size(dtype) : storage_bytes(storage);
 }
 
+Result<cl::Event> enqueue_pow_exponent(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const cl::Buffer& a, const Shape& a_shape,
+                                       const cl::Buffer& b, DType exponent, const Shape& b_shape,
+                                       cl::Buffer& y, const Events& wait) {
+  if (!integer_dtype(exponent) || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: Pow by a " + std::string(dtype_name(exponent)) +
+                            " exponent of rank > 6 or not an integer");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Pow output"));
+  detail::BroadcastShape shape{};
+  shape.dims = detail::padded_dims(out);
+  shape.a_strides = detail::broadcast_strides(a_shape);
+  shape.b_strides = detail::broadcast_strides(b_shape);
+  return launch_named(ops, queue, kernel_name("pow_exponent", exponent), count, wait, a, b, y,
+                      shape);
+}
+
+Result<cl::Event> enqueue_byte_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                      DType dtype, const cl::Buffer& a, const Shape& a_shape,
+                                      const cl::Buffer& b, const Shape& b_shape, bool c_fmod,
+                                      const cl::Buffer* error, cl::Buffer& y, const Events& wait) {
+  const bool divides = op == BinaryOp::kDiv || op == BinaryOp::kFmod;
+  const bool supported = op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
+                         op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight || divides;
+  if ((dtype != DType::kU8 && dtype != DType::kI8) || !supported || (divides && !error)) {
+    return invalid_argument("ops: 8-bit binary op " + std::to_string(static_cast<int>(op)) +
+                            " of " + std::string(dtype_name(dtype)) + " is not supported");
+  }
+  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
+    return invalid_argument("ops: 8-bit binary op inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
+  const int64_t count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(count, "8-bit binary output"));
+  detail::BroadcastShape shape{};
+  shape.dims = detail::padded_dims(out);
+  shape.a_strides = detail::broadcast_strides(a_shape);
+  shape.b_strides = detail::broadcast_strides(b_shape);
+  return launch_named(ops, queue, "byte_binary", count, wait, a, b, y, static_cast<cl_int>(op),
+                      static_cast<cl_int>(dtype == DType::kI8), static_cast<cl_int>(c_fmod), shape,
+                      error != nullptr ? *error : y);
+}
+
 Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                       const cl::Buffer& a, const Shape& a_shape,
                                       const cl::Buffer& b, const Shape& b_shape, cl::Buffer& y,
@@ -92,7 +137,8 @@ Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& que
   const bool divides = op == BinaryOp::kDiv || op == BinaryOp::kFmod;
   const bool arithmetic = op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
                           op == BinaryOp::kMax || op == BinaryOp::kMin || divides ||
-                          op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight;
+                          op == BinaryOp::kShiftLeft || op == BinaryOp::kShiftRight ||
+                          op == BinaryOp::kPow;
   if (!integer_dtype(dtype) || !(arithmetic || comparison(op)) || (divides && error == nullptr)) {
     return invalid_argument("ops: integer binary op " + std::to_string(static_cast<int>(op)) +
                             " of " + std::string(dtype_name(dtype)) + " is not supported");

@@ -22,7 +22,8 @@ size_t held_bytes(Storage storage, DType dtype);
 
 // y = op(a, b) of `dtype` (both inputs) with numpy broadcasting up to rank 6, for Add, Sub, Mul
 // (wrapping), Div (truncating), Mod (`c_fmod`: the dividend's sign; else the divisor's), Max,
-// Min, BitShift (kShiftLeft/kShiftRight, unsigned types; by the width or more gives 0);
+// Min, Pow (by squaring, wrapping), BitShift (kShiftLeft/kShiftRight, unsigned types; by the
+// width or more gives 0);
 // comparisons (Equal, Less, LessOrEqual, Greater, GreaterOrEqual) write bools. A zero
 // divisor gives 0 and sets bit kDivisionByZero of the int at `error` (needed for Div and Mod).
 Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
@@ -41,6 +42,20 @@ Result<cl::Event> enqueue_int_select(const OpKernels& ops, cl::CommandQueue& que
 Result<cl::Event> enqueue_int_trilu(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,
                                     const cl::Buffer& x, const Shape& shape, int64_t k, bool upper,
                                     cl::Buffer& y, const Events& wait = {});
+
+// Pow of float a by integer exponents b of dtype `exponent` (taken as floats), broadcast.
+Result<cl::Event> enqueue_pow_exponent(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const cl::Buffer& a, const Shape& a_shape,
+                                       const cl::Buffer& b, DType exponent, const Shape& b_shape,
+                                       cl::Buffer& y, const Events& wait = {});
+
+// Add, Sub, Mul (wrapping), Div, Mod (both sign rules) or BitShift of u8 or i8 data (`dtype`),
+// held as exact floats in the storage type; a zero divisor gives 0 and sets kDivisionByZero.
+Result<cl::Event> enqueue_byte_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                      DType dtype, const cl::Buffer& a, const Shape& a_shape,
+                                      const cl::Buffer& b, const Shape& b_shape, bool c_fmod,
+                                      const cl::Buffer* error, cl::Buffer& y,
+                                      const Events& wait = {});
 
 // Max, Min or Mod (fmod) of float16 data (raw halves), broadcast up to rank 6, computed in float.
 Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

@@ -1,8 +1,8 @@
 // Integer data on the OpenCL device (ops_integer.h: int32 and int64 held as such): arithmetic
-// with broadcasting and two's-complement wrapping, Div and both Mod sign rules, comparisons,
-// Where, Trilu, the casts among float, bool, int32 and int64, Pad, Tile and a view, each exactly
-// the CPU backend's values; a zero divisor fails the run as on the CPU. On the first OpenCL device
-// (PoCL in CI; skipped, not passed, without one).
+// (Pow too) with broadcasting and two's-complement wrapping, Div and both Mod sign rules,
+// comparisons, Where, Trilu, the casts among float, bool, int32 and int64, Pad, Tile and a view,
+// each exactly the CPU backend's values; a zero divisor fails the run as on the CPU. On the first
+// OpenCL device (PoCL in CI; skipped, not passed, without one).
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -27,8 +27,8 @@ Graph integer_graph() {
       .input("d", DType::kI32, {2, 3})
       .input("f", DType::kF32, {2, 3})
       .input("cond", DType::kBool, {2, 3});
-  const char* i64_outputs[] = {"add", "sub", "mul", "div", "mod",     "fmod",
-                               "max", "min", "sel", "tri", "widened", "bools_as_i64"};
+  const char* i64_outputs[] = {"add", "sub", "mul", "div",     "mod",          "fmod", "max",
+                               "min", "sel", "tri", "widened", "bools_as_i64", "pow"};
   for (const char* name : i64_outputs) b.output(name, DType::kI64, {2, 3});
   b.output("eq", DType::kBool, {2, 3})
       .output("lt", DType::kBool, {2, 3})
@@ -49,6 +49,7 @@ Graph integer_graph() {
   b.node("Mod", {"a", "b"}, {"mod"}, "mod");
   set_attr(b.node("Mod", {"a", "b"}, {"fmod"}, "fmod"), "fmod", int64_t{1});
   b.node("Max", {"a", "b"}, {"max"}, "max");
+  b.node("Pow", {"a", "b"}, {"pow"}, "pow");
   b.node("Min", {"a", "b"}, {"min"}, "min");
   b.node("Where", {"cond", "a", "b"}, {"sel"}, "where");
   set_attr(b.node("Trilu", {"a", "k"}, {"tri"}, "trilu"), "upper", int64_t{0});

@@ -259,6 +259,62 @@ TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
   }
 }
 
+// Integer arithmetic on 8-bit data (held as exact floats): wrapping Add, Sub, Mul, truncating Div
+// (i8 -128 / -1 wraps), Mod with either sign rule, BitShift: exactly the CPU's bytes; a zero
+// divisor fails the run.
+TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("u", DType::kU8, {6}).input("v", DType::kU8, {6});
+  b.input("i", DType::kI8, {6}).input("j", DType::kI8, {6});
+  for (const char* name : {"add", "sub", "mul", "div", "shl", "shr"})
+    b.output(name, DType::kU8, {6});
+  for (const char* name : {"idiv", "imod", "ifmod"}) b.output(name, DType::kI8, {6});
+  b.node("Add", {"u", "v"}, {"add"}, "add");
+  b.node("Sub", {"u", "v"}, {"sub"}, "sub");
+  b.node("Mul", {"u", "v"}, {"mul"}, "mul");
+  b.node("Div", {"u", "v"}, {"div"}, "div");
+  set_attr(b.node("BitShift", {"u", "v"}, {"shl"}, "shl"), "direction", std::string("LEFT"));
+  set_attr(b.node("BitShift", {"u", "v"}, {"shr"}, "shr"), "direction", std::string("RIGHT"));
+  b.node("Div", {"i", "j"}, {"idiv"}, "idiv");
+  b.node("Mod", {"i", "j"}, {"imod"}, "imod");
+  set_attr(b.node("Mod", {"i", "j"}, {"ifmod"}, "ifmod"), "fmod", int64_t{1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_bytes", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  const auto inputs = [](uint8_t divisor) {
+    return std::vector<Tensor>{
+        Tensor::from_vector(DType::kU8, {6}, std::vector<uint8_t>{200, 3, 255, 17, 128, 9}),
+        Tensor::from_vector(DType::kU8, {6}, std::vector<uint8_t>{100, 7, 2, divisor, 9, 1}),
+        Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{-128, -7, 7, 100, -100, 0}),
+        Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{-1, 3, -3, 7, -7, 5})};
+  };
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs(4));
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run(inputs(4));
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
+                0)
+          << graph->value(graph->outputs()[o]).name << ", " << storage_bytes(storage)
+          << "-byte storage";
+    }
+    auto by_zero = (*program)->run(inputs(0));
+    ASSERT_FALSE(by_zero.is_ok());
+    EXPECT_NE(by_zero.status().message().find("integer division by zero"), std::string::npos)
+        << by_zero.status().message();
+  }
+}
+
 // DynamicQuantizeLinear: y, scale and zero point exactly the CPU's in fp32 storage (x spanning
 // both signs, x all positive, x all zero), within a step in fp16 (its rounded scale).
 TEST(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
