@@ -127,7 +127,7 @@ std::optional<Rejection> check_attributes(const Graph& graph, NodeId node,
     return reject(node, device, precision, ReasonCode::kAttributeUnsupported,
                   "attribute " + key + "=" + value);
   };
-  // The OpenCL backend resizes cubically and resolves Conv's auto_pad (its check_node decides).
+  // The OpenCL backend resizes cubically and resolves auto_pad (its check_node decides).
   const bool opencl = device.api == DeviceApi::kOpenCl;
   if (n.op_type == "Resize" || n.op_type == "Upsample") {
     const std::string mode = n.attr_string("mode", "nearest");
@@ -137,7 +137,7 @@ std::optional<Rejection> check_attributes(const Graph& graph, NodeId node,
   }
   if (n.op_type == "Conv" || n.op_type == "ConvTranspose") {
     const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
-    if (auto_pad != "NOTSET" && !(opencl && n.op_type == "Conv")) {
+    if (auto_pad != "NOTSET" && !opencl) {
       return refuse("auto_pad", auto_pad);
     }
   }

@@ -226,13 +226,13 @@ const std::vector<std::string>& supported_ops() {
       "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
       "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin",
       // data movement and views
-      "Resize", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity", "Reshape",
-      "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice", "Trilu",
-      "Dropout", "Pad", "Tile", "ReverseSequence",
+      "Resize", "Upsample", "Concat", "Split", "Gather", "Expand", "Transpose", "Identity",
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "DepthToSpace", "SpaceToDepth", "Slice",
+      "Trilu", "Dropout", "Pad", "Tile", "ReverseSequence",
       // by indices on the device
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK", "OneHot",
       // generators and the rest
-      "ConstantOfShape", "Range", "EyeLike", "LRN", "GridSample"};
+      "ConstantOfShape", "Range", "EyeLike", "LRN", "GridSample", "DFT", "Det"};
   return kOps;
 }
 

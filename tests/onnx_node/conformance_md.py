@@ -44,16 +44,19 @@ def main(paths):
                "(PoCL) and the simulated NPU (fp16; no NPU exists\nhere). Outputs are compared as "
                "ONNX's runner compares them (rtol 1e-3, atol 1e-7; fp16: rtol 1e-2,\natol 1e-3). "
                "The CPU runs what a device refuses, so a device's own share is the tests that ran a\n"
-               "partition there. CI runs all three (`scripts/test.sh`, phase `onnx-node`); a test "
-               "listed in\n`tests/onnx_node/passing-*.txt` may never fail again.\n")
+               "partition there, and among those the tests that passed with every node there. CI\n"
+               "runs all three (`scripts/test.sh`, phase `onnx-node`); a test listed in\n"
+               "`tests/onnx_node/passing-*.txt` may never fail again, nor one listed in\n"
+               "`tests/onnx_node/on-device-*.txt` run a node off its device.\n")
     out.append("Regenerate (from a release build, with the three result files of "
                "`tests/onnx_node/node_suite.py --json`):\n")
     out.append("    /usr/bin/python3 tests/onnx_node/conformance_md.py cpu.json opencl.json "
                "npu.json > docs/conformance.md\n")
     out.append("## Results\n")
     out.append("| devices | precision | pass | refused | mismatch (explained) | crash | hang | "
-               "ran on the device | of those, pass |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
+               "ran on the device | of those, pass | pass, every node on the device |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    counts_cpu_pass = sum(1 for r in runs[0]["tests"].values() if r["status"] == "pass")
     for run in runs:
         tests = run["tests"]
         counts = collections.Counter(r["status"] for r in tests.values())
@@ -62,9 +65,12 @@ def main(paths):
         own = "-" if run["devices"] == "cpu" else str(len(claimed))
         own_pass = ("-" if run["devices"] == "cpu"
                     else str(sum(1 for r in claimed if r["status"] == "pass")))
+        whole = ("-" if run["devices"] == "cpu" else
+                 f"{sum(1 for r in claimed if r['status'] == 'pass' and r.get('whole'))} "
+                 f"({100 * sum(1 for r in claimed if r['status'] == 'pass' and r.get('whole')) / max(1, counts_cpu_pass):.0f}% of the CPU's passes)")
         out.append(f"| {run['devices']} | {run.get('precision', 'fp32')} | {counts['pass']} | "
                    f"{counts['refused']} | {counts['mismatch']} ({explained}) | {counts['crash']} | "
-                   f"{counts['hang']} | {own} | {own_pass} |")
+                   f"{counts['hang']} | {own} | {own_pass} | {whole} |")
     out.append("")
 
     cpu = runs[0]["tests"]

@@ -156,6 +156,16 @@ __kernel void byte_binary(__global const storage_t* a, __global const storage_t*
   STORE((float)(is_signed && v >= 128 ? v - 256 : v), y, i);
 }
 
+// Cast to 8 bits from data in the storage type: truncated, saturated to int64 (NaN 0), its low
+// 8 bits (signed for i8), as the CPU's Cast.
+__kernel void cast_to_byte(__global const storage_t* x, __global storage_t* y, int is_signed,
+                           int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int v = (int)(convert_long_sat_rtz(LOAD(x, i)) & 0xFF);
+  STORE((float)(is_signed && v >= 128 ? v - 256 : v), y, i);
+}
+
 // float16 data held as raw halves (any storage type): conversions (rounding to nearest even),
 // and Max, Min (as the CPU: a < b ? b : a) and Mod (fmod, exact) computed in float.
 __kernel void half_to_storage(__global const half* x, __global storage_t* y, int count) {

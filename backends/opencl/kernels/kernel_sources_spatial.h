@@ -211,8 +211,12 @@ typedef struct {
   int end_h, end_w;
 } PoolShape;
 
+// MaxPool takes the first largest tap (a later one only when greater, as the CPU) and, with
+// `indices`, writes its int64 index into x (row-major over N, C, H, W; column-major H and W with
+// storage_order 1; -1 for a window with no tap).
 __kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape s, int is_max,
-                   int count_include_pad, int count) {
+                   int count_include_pad, __global long* indices, int with_indices,
+                   int storage_order, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, row = i / (s.ow * s.oh);
@@ -220,6 +224,7 @@ __kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape
   const int base = row * s.h * s.w;
   float acc = is_max ? -INFINITY : 0.0f;
   int inside = 0;
+  long at = -1;
   for (int ky = 0; ky < s.kh; ++ky) {
     const int iy = y0 + ky * s.dh;
     if (iy < 0 || iy >= s.h) continue;
@@ -227,10 +232,16 @@ __kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape
       const int ix = x0 + kx * s.dw;
       if (ix < 0 || ix >= s.w) continue;
       const float v = LOAD(x, base + iy * s.w + ix);
-      acc = is_max ? fmax(acc, v) : acc + v;
+      if (!is_max) {
+        acc += v;
+      } else if (inside == 0 || v > acc) {
+        acc = v;
+        at = (long)base + (storage_order ? (long)ix * s.h + iy : (long)iy * s.w + ix);
+      }
       ++inside;
     }
   }
+  if (with_indices) indices[i] = at;
   if (!is_max) {
     int divisor = inside;
     if (count_include_pad) {
@@ -589,6 +600,68 @@ __kernel void grid_sample(__global const storage_t* x, __global const storage_t*
     }
   }
   STORE(v, y, i);
+}
+
+// DFT along the middle axis of x [outer, length, inner, channels] (channels 1: real, 2: complex)
+// into y [outer, bins, inner, 2]: y[k] = sum over j < min(n, length) of x[j] e^(-+2 pi i jk / n),
+// divided by n when inverse; the angle from (jk mod n) / n, in float (the CPU sums in double).
+__kernel void dft(__global const storage_t* x, __global storage_t* y, int length, int inner,
+                  int channels, int n, int bins, int inverse, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int in = i % inner, k = (i / inner) % bins, o = i / (inner * bins);
+  const float sign = inverse ? 1.0f : -1.0f;
+  float re = 0.0f, im = 0.0f;
+  for (int j = 0; j < min(n, length); ++j) {
+    const float turn = 2.0f * (float)(int)(((long)j * k) % n) / (float)n;
+    const float c = cospi(turn), s = sign * sinpi(turn);
+    const int at = ((o * length + j) * inner + in) * channels;
+    const float xr = LOAD(x, at), xi = channels == 2 ? LOAD(x, at + 1) : 0.0f;
+    re += xr * c - xi * s;
+    im += xr * s + xi * c;
+  }
+  if (inverse) {
+    re /= n;
+    im /= n;
+  }
+  STORE(re, y, 2 * i);
+  STORE(im, y, 2 * i + 1);
+}
+
+// Det of each n x n matrix of x, one work item per matrix: LU with partial pivoting (the largest
+// magnitude, the first on ties) on a copy in `work`, in float (the CPU computes in double).
+__kernel void det(__global const storage_t* x, __global float* work, __global storage_t* y, int n,
+                  int count) {
+  const int b = get_global_id(0);
+  if (b >= count) return;
+  __global float* a = work + (long)b * n * n;
+  for (int i = 0; i < n * n; ++i) a[i] = LOAD(x, b * n * n + i);
+  float det = 1.0f;
+  for (int c = 0; c < n; ++c) {
+    int pivot = c;
+    for (int r = c + 1; r < n; ++r) {
+      if (fabs(a[r * n + c]) > fabs(a[pivot * n + c])) pivot = r;
+    }
+    const float p = a[pivot * n + c];
+    if (p == 0.0f) {
+      det = 0.0f;
+      break;
+    }
+    if (pivot != c) {
+      for (int j = 0; j < n; ++j) {
+        const float t = a[c * n + j];
+        a[c * n + j] = a[pivot * n + j];
+        a[pivot * n + j] = t;
+      }
+      det = -det;
+    }
+    det *= p;
+    for (int r = c + 1; r < n; ++r) {
+      const float f = a[r * n + c] / p;
+      for (int j = c + 1; j < n; ++j) a[r * n + j] -= f * a[c * n + j];
+    }
+  }
+  STORE(det, y, b);
 }
 
 // LRN across the channels of [N, C, inner]: x / (bias + alpha / size * the sum of squares over

@@ -18,19 +18,20 @@ Refusal reject(ReasonCode reason, std::string detail) { return {reason, std::mov
 // constants.
 bool host_input(const std::string& op, size_t index) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
-  if (op == "Resize") return index >= 1;
+  if (op == "Resize" || op == "Upsample") return index >= 1;
   if (op == "Clip") return index >= 1;
   if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
-  if (reduce_kind(op)) return index == 1;                                     // axes
-  if (op == "Slice") return index >= 1;  // starts, ends, axes, steps
-  if (op == "Trilu") return index == 1;  // k
-  if (op == "Dropout") return index >= 1;  // ratio (unused in inference), training_mode
-  if (op == "TopK") return index == 1;     // k
+  if (reduce_kind(op)) return index == 1;                                    // axes
+  if (op == "Slice") return index >= 1;            // starts, ends, axes, steps
+  if (op == "Trilu") return index == 1;            // k
+  if (op == "Dropout") return index >= 1;          // ratio (unused in inference), training_mode
+  if (op == "TopK") return index == 1;             // k
+  if (op == "DFT") return index >= 1;              // dft_length (axis from opset 20: refused)
   if (op == "ConstantOfShape") return index == 0;  // the shape
   if (op == "Range") return true;                  // start, limit, delta
   if (op == "OneHot") return index == 1;           // depth
-  if (op == "Pad") return index >= 1;      // pads, constant_value, axes
-  if (op == "Tile") return index == 1;     // repeats
+  if (op == "Pad") return index >= 1;              // pads, constant_value, axes
+  if (op == "Tile") return index == 1;             // repeats
   return false;
 }
 
@@ -51,7 +52,8 @@ std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, si
 bool takes_eight_bit(const std::string& op) {
   static const std::set<std::string> kOps = {
       "QuantizeLinear", "DequantizeLinear", "Identity", "Reshape", "Flatten", "Squeeze",
-      "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Expand", "Slice", "Dropout",
+      "Unsqueeze", "Transpose", "Concat", "Split", "Gather", "Expand", "Slice", "Cast", "CastLike",
+      "Dropout",
       // choose among their inputs' values: exact on integers held as floats
       "Max", "Min", "Clip", "MaxPool",
       // integer arithmetic, wrapping (ops_integer.h)
@@ -94,9 +96,10 @@ bool takes_narrow_or_unsigned(const std::string& op) {
   return kOps.count(op) != 0;
 }
 
-// Output `index` of `op` is int64 indices (of float data): ArgMax's, ArgMin's, TopK's second.
+// Output `index` of `op` is int64 indices (of float data): ArgMax's, ArgMin's, the second of
+// TopK and MaxPool.
 bool writes_indices(const std::string& op, size_t index) {
-  return op == "ArgMax" || op == "ArgMin" || (op == "TopK" && index == 1);
+  return op == "ArgMax" || op == "ArgMin" || ((op == "TopK" || op == "MaxPool") && index == 1);
 }
 
 // Generic rules: float32 or bool data (8-bit only where takes_eight_bit, int64 only as the
@@ -123,8 +126,9 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
       // are an input of the graph.
       const bool integer = v.dtype == DType::kI64 || v.dtype == DType::kI32;
       // Floats read on the host: Resize's scales, Pad's constant_value, Range's bounds, depth.
-      const bool host_scales = (op == "Resize" || op == "Pad" || op == "Range" || op == "OneHot") &&
-                               v.producer == kNoNode;
+      const bool host_scales =
+          (op == "Resize" || op == "Upsample" || op == "Pad" || op == "Range" || op == "OneHot") &&
+          v.producer == kNoNode;
       // Unused: Resize's roi in the modes taken, Dropout's ratio in inference.
       const bool unused = (op == "Resize" || op == "Dropout") && i == 1;
       if (!v.constant && !unused && !integer && !host_scales) {
@@ -187,10 +191,14 @@ std::optional<std::optional<Refusal>> check_gather_scatter(const Graph& graph, c
     return std::optional<std::optional<Refusal>>(reject(reason, op + " " + why));
   };
   const auto rank = static_cast<int64_t>(x.size());
-  if (x.size() > 6 || y.size() > 6) return refuse(ReasonCode::kShapeUnsupported, "of rank > 6");
   const int64_t axis = node.attr_int("axis", op == "TopK" ? -1 : 0);
   if ((elements || op == "TopK") && (axis < -rank || axis >= rank)) {
     return refuse(ReasonCode::kAttributeUnsupported, "attribute axis=" + std::to_string(axis));
+  }
+  const bool merged =
+      elements && has_input(node, 1) && elements_fit(x, dims_of(graph, node.inputs[1]), axis);
+  if ((x.size() > 6 || y.size() > 6) && !merged) {
+    return refuse(ReasonCode::kShapeUnsupported, "of rank > 6");
   }
   if (op == "TopK") {
     if (integer_dtype(graph.value(node.inputs[0]).dtype)) {
@@ -453,8 +461,8 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       if (!has_input(node, i) || dims_of(graph, node.inputs[i]).size() > 6) {
-        return reject(ReasonCode::kShapeUnsupported, op + " input " + std::to_string(i) +
-                                                         " omitted or of rank > 6");
+        return reject(ReasonCode::kShapeUnsupported,
+                      op + " input " + std::to_string(i) + " omitted or of rank > 6");
       }
     }
     const Shape& out = dims_of(graph, node.outputs[0]);
@@ -471,11 +479,17 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (op == "Slice") {
-    if (x.size() > 6) return reject(ReasonCode::kShapeUnsupported, "Slice of rank > 6");
-    if (any_per_run(graph, node, 1, 4)) return std::nullopt;
+    const bool per_run = any_per_run(graph, node, 1, 4);
+    if (x.size() > 6 && per_run) {
+      return reject(ReasonCode::kShapeUnsupported, "Slice of rank > 6 by values given per run");
+    }
+    if (per_run) return std::nullopt;
     auto sliced = node_detail::slice_of(node, graph.opset, constants_of(graph, node, 1, 4), x,
                                         dims_of(graph, node.outputs[0]));
     if (!sliced.is_ok()) return attribute(sliced.status());
+    if (slice_rank(x, *sliced) > 6) {
+      return reject(ReasonCode::kShapeUnsupported, "Slice of rank > 6 (after merging axes)");
+    }
     return std::nullopt;
   }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {
@@ -484,9 +498,9 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     return std::nullopt;
   }
   if (op == "GlobalMaxPool" && x.size() < 3) {
-    return reject(ReasonCode::kShapeUnsupported, "GlobalMaxPool of rank " +
-                                                     std::to_string(x.size()) +
-                                                     " (needs N, C, spatial...)");
+    return reject(
+        ReasonCode::kShapeUnsupported,
+        "GlobalMaxPool of rank " + std::to_string(x.size()) + " (needs N, C, spatial...)");
   }
   if (op == "Mod" && node.attr_int("fmod", 0) == 0 && !eight_bit &&
       !integer_dtype(graph.value(node.inputs[0]).dtype)) {  // float data: ONNX asks fmod = 1
@@ -513,16 +527,14 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kShapeUnsupported,
                     op + " of spatial rank " + std::to_string(x.size() - 2) + " (1-D, 2-D only)");
     }
-    if (op == "ConvTranspose" && node.has_attr("output_shape")) {
-      return reject(ReasonCode::kAttributeUnsupported, "ConvTranspose attribute output_shape");
+    const int64_t storage_order = node.attr_int("storage_order", 0);
+    if (op == "MaxPool" && storage_order != 0 && storage_order != 1) {
+      return reject(ReasonCode::kAttributeUnsupported,
+                    "MaxPool attribute storage_order=" + std::to_string(storage_order));
     }
-    if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue) {
-      return reject(ReasonCode::kAttributeUnsupported, "MaxPool output Indices");
-    }
-    if (op == "MaxPool" && node.attr_int("storage_order", 0) != 0) {
-      return reject(
-          ReasonCode::kAttributeUnsupported,
-          "MaxPool attribute storage_order=" + std::to_string(node.attr_int("storage_order", 0)));
+    if (op == "MaxPool" && node.outputs.size() > 1 && node.outputs[1] != kNoValue &&
+        dims_of(graph, node.outputs[1]) != y) {
+      return reject(ReasonCode::kShapeUnsupported, "MaxPool Indices of another shape than Y");
     }
     const bool conv = op == "Conv" || op == "ConvTranspose";
     const Shape* w = conv ? &dims_of(graph, node.inputs.at(1)) : nullptr;
@@ -534,12 +546,13 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     }
     return std::nullopt;
   }
-  if (op == "Resize") {
-    if (graph.opset != 0 && graph.opset < 11) {
+  if (op == "Resize" || op == "Upsample") {
+    if (op == "Resize" && graph.opset != 0 && graph.opset < 11) {
       return reject(ReasonCode::kAttributeUnsupported,
                     "Resize of opset " + std::to_string(graph.opset) + " (11+ only)");
     }
-    const std::vector<const Tensor*> host = constants_of(graph, node, 2, 1);
+    if (op == "Upsample" && any_per_run(graph, node, 1, 1)) return std::nullopt;
+    const std::vector<const Tensor*> host = constants_of(graph, node, op == "Upsample" ? 1 : 2, 1);
     auto mode = node_detail::resize_mode_of(node, host[0], x);
     if (!mode.is_ok()) return attribute(mode.status());
     const Status plan =
@@ -643,6 +656,18 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kShapeUnsupported,
                     "DynamicQuantizeLinear needs its three outputs: u8 y, f32 and u8 scalars");
     }
+    return std::nullopt;
+  }
+  if (op == "Det") {
+    if (x.size() < 2 || x.back() != x[x.size() - 2] || y != Shape(x.begin(), x.end() - 2)) {
+      return reject(ReasonCode::kShapeUnsupported, "Det needs square matrices [..., n, n]");
+    }
+    return std::nullopt;
+  }
+  if (op == "DFT") {
+    if (any_per_run(graph, node, 1, 1)) return std::nullopt;
+    auto dft = node_detail::dft_of(node, graph.opset, constants_of(graph, node, 1, 1)[0], x, y);
+    if (!dft.is_ok()) return attribute(dft.status());
     return std::nullopt;
   }
   if (op == "GridSample") {
@@ -755,10 +780,14 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
     };
     const bool half = (from == DType::kF16 && (to == DType::kF32 || to == DType::kF16)) ||
                       (to == DType::kF16 && from == DType::kF32);
+    // 8-bit data (exact floats) to float, bool and the integers; float, bool and 8-bit to 8 bits.
+    const auto byte = [](DType t) { return t == DType::kU8 || t == DType::kI8; };
+    const bool bytes = (byte(from) && (castable(to) || byte(to))) ||
+                       (byte(to) && (from == DType::kF32 || from == DType::kBool));
     if (op == "CastLike" && (!has_input(node, 1) || graph.value(node.inputs[1]).dtype != to)) {
       return reject(ReasonCode::kDtypeUnsupported, "CastLike to another dtype than its output's");
     }
-    if (!half && (!castable(from) || !castable(to))) {
+    if (!half && !bytes && (!castable(from) || !castable(to))) {
       return reject(ReasonCode::kDtypeUnsupported, "Cast from " + std::string(dtype_name(from)) +
                                                        " to " + std::string(dtype_name(to)));
     }

@@ -175,7 +175,9 @@ Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queu
                           window_of(node, in.shape(0), in.output_shape(), nullptr, false));
   const PoolKind kind = node.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
   return enqueue_pool(ops, queue, kind, *x, in.shape(0), window,
-                      node.attr_int("count_include_pad", 0) != 0, *y, in.output_shape(), wait);
+                      node.attr_int("count_include_pad", 0) != 0, *y, in.output_shape(), wait,
+                      in.outputs().size() > 1 ? in.outputs()[1] : nullptr,
+                      node.attr_int("storage_order", 0));
 }
 
 Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& queue,
@@ -260,7 +262,8 @@ Result<cl::Event> enqueue_resize_node(const OpKernels& ops, cl::CommandQueue& qu
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   HSCHED_ASSIGN_OR_RETURN(ResizeMode mode,
-                          node_detail::resize_mode_of(node, in.constant(2), in.shape(0)));
+                          node_detail::resize_mode_of(
+                              node, in.constant(node.op_type == "Upsample" ? 1 : 2), in.shape(0)));
   if (mode.cubic) {
     HSCHED_ASSIGN_OR_RETURN(std::vector<CubicPass> passes,
                             resize_cubic_plan(mode, in.shape(0), in.output_shape()));
@@ -451,7 +454,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
     return enqueue_softmax_node(ops, queue, node, in, wait);
   }
-  if (op == "Resize") return enqueue_resize_node(ops, queue, node, in, wait);
+  if (op == "Resize" || op == "Upsample") return enqueue_resize_node(ops, queue, node, in, wait);
   if (auto generated = enqueue_generator(ops, queue, node, in, wait)) return *generated;
   if (auto quantized = enqueue_quant(ops, queue, node, in, wait)) return *quantized;
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
@@ -466,6 +469,13 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     }
     return enqueue_dynamic_quantize(ops, queue, *x, detail::element_count(shape), *y,
                                     *in.outputs()[1], *in.outputs()[2], wait);
+  }
+  if (op == "Det") return enqueue_det(ops, queue, *x, shape, *y, wait);
+  if (op == "DFT") {
+    HSCHED_ASSIGN_OR_RETURN(
+        node_detail::DftOf dft,
+        node_detail::dft_of(node, in.opset(), in.constant(1), shape, in.output_shape()));
+    return enqueue_dft(ops, queue, *x, shape, dft.axis, dft.n, dft.bins, dft.inverse, *y, wait);
   }
   if (op == "GridSample") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* grid, in.buffer(1));
@@ -526,7 +536,8 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                          ? in.dtype(1)
                          : dtype_from_onnx(static_cast<int32_t>(node.attr_int("to", 0)))
                                .value_or(DType::kUndefined);
-    if (held_as_is(from) || held_as_is(to)) {
+    const bool to_byte = to == DType::kU8 || to == DType::kI8;
+    if (held_as_is(from) || held_as_is(to) || (to_byte && from != to)) {
       if (from == to) return enqueue_view(ops, queue, in, wait);
       return enqueue_cast(ops, queue, from, to, *x, *y, detail::element_count(shape), wait);
     }

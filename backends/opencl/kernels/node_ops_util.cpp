@@ -163,6 +163,41 @@ std::optional<std::pair<int, int>> grid_sample_mode(const Node& node) {
   return std::make_pair(m, p);
 }
 
+Result<DftOf> dft_of(const Node& node, int64_t opset, const Tensor* length, const Shape& x,
+                     const Shape& y) {
+  const auto rank = static_cast<int64_t>(x.size());
+  if (opset >= 20) return invalid_argument("DFT of opset 20 (axis as an input)");
+  if (rank < 2 || (x.back() != 1 && x.back() != 2)) {
+    return invalid_argument("DFT input needs rank >= 2 and a last dim of 1 or 2");
+  }
+  const int64_t axis = node.attr_int("axis", 1);
+  if (axis < -rank || axis > rank - 2 || axis == -1) {
+    return invalid_argument("DFT attribute axis=" + std::to_string(axis));
+  }
+  DftOf dft;
+  dft.axis = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  dft.inverse = node.attr_int("inverse", 0) != 0;
+  const bool onesided = node.attr_int("onesided", 0) != 0;
+  if (onesided && (dft.inverse || x.back() == 2)) {
+    return invalid_argument("DFT onesided with inverse or of a complex input");
+  }
+  dft.n = x[dft.axis];
+  if (length != nullptr) {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> values, int_values(*length));
+    if (values.size() != 1) return invalid_argument("DFT dft_length is not one value");
+    dft.n = values[0];
+  }
+  if (dft.n < 1 || dft.n > (int64_t{1} << 15)) {
+    return invalid_argument("DFT length " + std::to_string(dft.n) + " outside [1, 32768]");
+  }
+  dft.bins = onesided ? dft.n / 2 + 1 : dft.n;
+  Shape expected = x;
+  expected[dft.axis] = dft.bins;
+  expected.back() = 2;
+  if (expected != y) return invalid_argument("DFT length does not give the output's shape");
+  return dft;
+}
+
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   const std::string& op = node.op_type;
   const int64_t b = node.attr_int("blocksize", 0);
@@ -255,17 +290,21 @@ Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t k = win.kernel[i], s = win.strides[i], d = win.dilations[i];
-    if (k < 1 || s < 1 || d < 1) {
-      return invalid_argument(op + " kernel_shape, strides and dilations must be >= 1");
+    constexpr int64_t kLimit = int64_t{1} << 31;  // keeps the products below in int64
+    if (k < 1 || s < 1 || d < 1 || k > kLimit || s > kLimit || d > kLimit) {
+      return invalid_argument(op + " kernel_shape, strides and dilations must be in [1, 2^31]");
     }
     int64_t begin = pads.empty() ? 0 : pads[i];
     int64_t end = pads.empty() ? 0 : pads[i + spatial];
     if (auto_pad == "VALID") {
       begin = end = 0;
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      if (transposed) return invalid_argument(op + " attribute auto_pad=" + auto_pad);
+      // Seen from the direct convolution's side (a ConvTranspose's output is its input), as
+      // the CPU computes them; a ConvTranspose's output_padding then only extends the end.
+      const int64_t small = transposed ? x[i + 2] : y[i + 2];
+      const int64_t large = transposed ? y[i + 2] : x[i + 2];
       const int64_t extent = (k - 1) * d + 1;
-      const int64_t total = std::max<int64_t>(0, (y[i + 2] - 1) * s + extent - x[i + 2]);
+      const int64_t total = std::max<int64_t>(0, (small - 1) * s + extent - large);
       begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       end = total - begin;
     } else if (auto_pad != "NOTSET") {
@@ -333,6 +372,27 @@ Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& 
 
 Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in) {
   ResizeMode mode;
+  if (node.op_type == "Upsample") {  // asymmetric, nearest floor up (ceil down), as the CPU
+    const std::string kind = node.attr_string("mode", "nearest");
+    if (kind != "nearest" && kind != "linear" && kind != "bilinear") {
+      return invalid_argument("Upsample attribute mode=" + kind);
+    }
+    mode.linear = kind != "nearest";
+    mode.coord = resize::Coord::kAsymmetric;
+    mode.nearest = resize::Nearest::kSimple;
+    std::vector<float> given;
+    if (scales != nullptr) {
+      HSCHED_ASSIGN_OR_RETURN(given, float_values(*scales));
+    } else {
+      const auto it = node.attributes.find("scales");
+      const auto* floats =
+          it == node.attributes.end() ? nullptr : std::get_if<std::vector<float>>(&it->second);
+      if (floats != nullptr) given = *floats;
+    }
+    if (given.size() != in.size()) return invalid_argument("Upsample scales do not match the rank");
+    mode.scales = given;
+    return mode;
+  }
   const std::string kind = node.attr_string("mode", "nearest");
   if (kind != "nearest" && kind != "linear" && kind != "cubic") {
     return invalid_argument("Resize attribute mode=" + kind);

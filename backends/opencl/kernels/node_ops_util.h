@@ -15,7 +15,8 @@ namespace hsched::opencl::node_detail {
 // Conv/ConvTranspose/pool window of `node` for input x and output y (spatial rank 1 or 2):
 // kernel_shape (else the weights' dims, `w` may be null for pools), strides, dilations, and
 // pads with auto_pad resolved as ONNX says (SAME_UPPER puts the odd pad at the end).
-// InvalidArgument naming the attribute when it does not fit; ConvTranspose takes NOTSET/VALID only.
+// InvalidArgument naming the attribute when it does not fit. A ConvTranspose's output shape is
+// the output's (output_shape and output_padding only size it).
 Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const Shape* w,
                          bool transposed);
 
@@ -89,6 +90,18 @@ Result<PadFill> scalar_fill(const Tensor& tensor);
 // GridSample's mode (0 bilinear, 1 nearest, 2 bicubic) and padding (0 zeros, 1 border,
 // 2 reflection) from its attributes; nullopt for other values.
 std::optional<std::pair<int, int>> grid_sample_mode(const Node& node);
+
+// DFT (opset 17: axis attribute, dft_length input 1): the axis, the length n (dft_length, else
+// the axis' size) and the output bins along the axis (n, or n / 2 + 1 onesided), checked
+// against y's shape. `length` is input 1's host tensor or null. InvalidArgument otherwise, and
+// for onesided with inverse or a complex input.
+struct DftOf {
+  size_t axis = 0;
+  int64_t n = 0, bins = 0;
+  bool inverse = false;
+};
+Result<DftOf> dft_of(const Node& node, int64_t opset, const Tensor* length, const Shape& x,
+                     const Shape& y);
 
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 

@@ -219,6 +219,8 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"lrn", 2},
                                                         {"resize_cubic_axis", 2},
                                                         {"grid_sample", 2},
+                                                        {"dft", 2},
+                                                        {"det", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},

@@ -59,22 +59,42 @@ Status check_ranks(const Shape& a, const Shape& b, const char* op) {
   return detail::check_int_range(detail::element_count(b), op);
 }
 
-// GatherElements/ScatterElements' map over the indices' shape.
+// GatherElements/ScatterElements' map over the indices' shape. Adjacent axes off the gather
+// axis merge where the inner one is as long in the indices as in the data (a rank-7 loss's
+// trailing axes), so that ranks past 6 may still fit the kernel.
 Result<ElementsMap> elements_map(const Shape& x_shape, const Shape& idx_shape, int64_t axis,
                                  const char* op) {
-  HSCHED_RETURN_IF_ERROR(check_ranks(x_shape, idx_shape, op));
   HSCHED_ASSIGN_OR_RETURN(size_t a, detail::normalize_axis(axis, x_shape.size(), op));
   if (idx_shape.size() != x_shape.size()) {
     return invalid_argument(std::string("ops: ") + op + " indices of another rank than the data");
   }
-  ElementsMap map{};
-  map.dims = detail::padded_dims(idx_shape);
-  const std::vector<int64_t> strides = row_major_strides(x_shape);
-  const size_t pad = kMaxRank - x_shape.size();
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(detail::element_count(x_shape), op));
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(detail::element_count(idx_shape), op));
+  // (data dim, indices dim) per merged axis, outermost first, and where the gather axis went.
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  size_t merged_axis = 0;
   for (size_t d = 0; d < x_shape.size(); ++d) {
-    map.x_strides[pad + d] = static_cast<cl_int>(strides[d]);
+    const bool mergeable = !dims.empty() && d != a && d - 1 != a && x_shape[d] == idx_shape[d];
+    if (mergeable) {
+      dims.back() = {dims.back().first * x_shape[d], dims.back().second * idx_shape[d]};
+      continue;
+    }
+    if (d == a) merged_axis = dims.size();
+    dims.emplace_back(x_shape[d], idx_shape[d]);
   }
-  map.axis = static_cast<cl_int>(pad + a);
+  const size_t rank = dims.size();
+  if (rank > kMaxRank) return invalid_argument(std::string("ops: ") + op + " of rank > 6");
+  ElementsMap map{};
+  map.dims.fill(1);
+  map.x_strides.fill(0);
+  const size_t pad = kMaxRank - rank;
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    map.dims[pad + d] = static_cast<cl_int>(dims[d].second);
+    map.x_strides[pad + d] = static_cast<cl_int>(stride);
+    stride *= dims[d].first;
+  }
+  map.axis = static_cast<cl_int>(pad + merged_axis);
   map.axis_dim = static_cast<cl_int>(x_shape[a]);
   return map;
 }
@@ -121,6 +141,10 @@ Result<cl::Event> copy_into(const OpKernels& ops, cl::CommandQueue& queue, DType
 }
 
 }  // namespace
+
+bool elements_fit(const Shape& x_shape, const Shape& idx_shape, int64_t axis) {
+  return elements_map(x_shape, idx_shape, axis, "GatherElements").is_ok();
+}
 
 Result<cl::Event> enqueue_gather_elements(const OpKernels& ops, cl::CommandQueue& queue,
                                           DType dtype, const cl::Buffer& x, const Shape& x_shape,

@@ -30,6 +30,10 @@ Result<cl::Event> enqueue_index_map(const OpKernels& ops, cl::CommandQueue& queu
 // Reductions of the scatters, in the kernels' order.
 enum class ScatterReduction : cl_int { kNone = 0, kAdd, kMul, kMax, kMin };
 
+// Whether GatherElements/ScatterElements of these shapes fit the kernels: rank <= 6 once the
+// adjacent axes off `axis` that the indices span whole are merged.
+bool elements_fit(const Shape& x_shape, const Shape& idx_shape, int64_t axis);
+
 // GatherElements: y [idx_shape] takes x at each element's coordinates with the one along `axis`
 // replaced by the index (int64, negative from the end). An index out of range gives 0 and sets
 // bit kIndexOutOfRange of the int at `error`. `dtype` as for enqueue_index_map; ranks <= 6.

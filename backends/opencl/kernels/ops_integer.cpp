@@ -204,7 +204,14 @@ Result<cl::Event> enqueue_cast(const OpKernels& ops, cl::CommandQueue& queue, DT
                                const cl::Buffer& x, cl::Buffer& y, int64_t count,
                                const Events& wait) {
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "Cast input"));
-  const auto storage = [](DType t) { return t == DType::kF32 || t == DType::kBool; };
+  // Held in the storage type: floats, bools (1 and 0) and 8-bit data (its exact integers).
+  const auto storage = [](DType t) {
+    return t == DType::kF32 || t == DType::kBool || t == DType::kU8 || t == DType::kI8;
+  };
+  if (storage(from) && (to == DType::kU8 || to == DType::kI8)) {
+    return launch_named(ops, queue, "cast_to_byte", count, wait, x, y,
+                        static_cast<cl_int>(to == DType::kI8));
+  }
   if (integer_dtype(from) && integer_dtype(to) && from != to) {
     return launch_named(ops, queue, from == DType::kI32 ? "int_widen" : "int_narrow", count, wait,
                         x, y);

@@ -64,7 +64,8 @@ Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& qu
                                       const Events& wait = {});
 
 // Cast of `count` elements between float, bool (both in the storage type), int32 and int64, and
-// between float and float16 (raw halves; to float16 rounds to nearest even):
+// between float and float16 (raw halves; to float16 rounds to nearest even), and from float,
+// bool or 8-bit data to u8/i8 (truncated, saturated to int64, the low 8 bits: the CPU's):
 // float to integer truncates toward zero, saturating to int64 (NaN gives 0), int32 keeping the
 // low 32 bits of that, as the CPU does; integer to bool is x != 0; int64 to int32 keeps the low
 // 32 bits. InvalidArgument for other pairs (a

@@ -48,7 +48,8 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
         i1 = std::min(i0 + 1, n_in - 1);
         w1 = i1 == i0 ? 0.0f : x - static_cast<float>(i0);
       } else {
-        i0 = i1 = std::clamp<int64_t>(resize::nearest_index(mode.nearest, x, false), 0, n_in - 1);
+        i0 = i1 =
+            std::clamp<int64_t>(resize::nearest_index(mode.nearest, x, scale < 1), 0, n_in - 1);
       }
       if (w1 != 0 && a + 2 < rank) {
         return invalid_argument("ops: Resize interpolates only along the last two axes (axis " +

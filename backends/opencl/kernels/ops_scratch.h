@@ -33,6 +33,7 @@ enum class ScratchSlot : int {
   kStaging,   // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
   kResizeA,   // cubic Resize's passes before the last (ops_resize.h)
   kResizeB,
+  kDeterminant,  // Det's LU copies (ops_spatial.h)
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are

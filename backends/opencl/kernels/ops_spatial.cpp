@@ -85,7 +85,7 @@ Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue
 Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
                                const cl::Buffer& x, const Shape& x_shape, const Window& window,
                                bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
-                               const Events& wait) {
+                               const Events& wait, cl::Buffer* indices, int64_t storage_order) {
   if (x_shape.size() < 3 || x_shape.size() > 4 || y_shape.size() != x_shape.size() ||
       y_shape[0] != x_shape[0] || y_shape[1] != x_shape[1]) {
     return invalid_argument("ops: pools need 1-D or 2-D NCHW input and output of equal N, C");
@@ -124,7 +124,9 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "pool"));
   HSCHED_RETURN_IF_ERROR(
       set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
-               static_cast<cl_int>(count_include_pad), static_cast<cl_int>(count)));
+               static_cast<cl_int>(count_include_pad), indices != nullptr ? *indices : y,
+               static_cast<cl_int>(indices != nullptr), static_cast<cl_int>(storage_order),
+               static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "pool");
 }
 
@@ -325,6 +327,48 @@ Result<cl::Event> enqueue_grid_sample(const OpKernels& ops, cl::CommandQueue& qu
   return launch(queue, kernel, count, wait, "grid_sample");
 }
 
+Result<cl::Event> enqueue_dft(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& x_shape, size_t axis, int64_t n, int64_t bins,
+                              bool inverse, cl::Buffer& y, const Events& wait) {
+  if (x_shape.size() < 2 || axis + 1 >= x_shape.size() || n < 1 || bins < 1 || bins > n ||
+      (x_shape.back() != 1 && x_shape.back() != 2)) {
+    return invalid_argument("ops: DFT operands do not fit");
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x_shape[d];
+  for (size_t d = axis + 1; d + 1 < x_shape.size(); ++d) inner *= x_shape[d];
+  const int64_t count = outer * bins * inner;
+  HSCHED_RETURN_IF_ERROR(check_int_range(count * 2, "DFT output"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(x_shape), "DFT input"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(n * n, "DFT length squared"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "dft"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "dft", x, y, static_cast<cl_int>(x_shape[axis]),
+                                  static_cast<cl_int>(std::max<int64_t>(inner, 1)),
+                                  static_cast<cl_int>(x_shape.back()), static_cast<cl_int>(n),
+                                  static_cast<cl_int>(bins), static_cast<cl_int>(inverse),
+                                  static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "dft");
+}
+
+Result<cl::Event> enqueue_det(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& x_shape, cl::Buffer& y, const Events& wait) {
+  if (x_shape.size() < 2 || x_shape.back() != x_shape[x_shape.size() - 2]) {
+    return invalid_argument("ops: Det needs square matrices");
+  }
+  const int64_t n = x_shape.back();
+  const int64_t elements = element_count(x_shape);
+  const int64_t count = n == 0 ? element_count(x_shape) : elements / (n * n);
+  HSCHED_RETURN_IF_ERROR(check_int_range(elements, "Det input"));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer work,
+      detail::scratch_buffer(ops, queue, detail::ScratchSlot::kDeterminant,
+                             static_cast<size_t>(std::max<int64_t>(elements, 1)) * sizeof(float)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "det"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "det", x, work, y, static_cast<cl_int>(n), static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "det");
+}
+
 Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& shape, int64_t size, float alpha, float beta, float bias,
                               cl::Buffer& y, const Events& wait) {
@@ -416,27 +460,60 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
   return launch(queue, kernel, count, wait, "transpose");
 }
 
+namespace {
+
+// A Slice as a strided view: (count, input stride) per axis and the first element, with axes of
+// one element dropped and adjacent axes merged where the outer one's stride spans the inner one
+// (as a rank-7 loss's untouched trailing axes do), so that ranks past 6 may still fit the kernel.
+struct SliceView {
+  std::vector<std::pair<int64_t, int64_t>> axes;  // (count, stride), outermost first
+  int64_t offset = 0, count = 1;
+};
+
+SliceView slice_view(const Shape& shape, const std::vector<SliceAxis>& axes) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
+  SliceView view;
+  for (size_t d = 0; d < rank; ++d) {
+    const SliceAxis& a = axes[d];
+    if (a.count > 0) view.offset += a.begin * in_strides[d];
+    view.count *= a.count;
+    if (a.count == 1) continue;
+    const int64_t stride = in_strides[d] * a.step;
+    if (!view.axes.empty() && view.axes.back().second == a.count * stride) {
+      view.axes.back() = {view.axes.back().first * a.count, stride};
+    } else {
+      view.axes.emplace_back(a.count, stride);
+    }
+  }
+  return view;
+}
+
+}  // namespace
+
+size_t slice_rank(const Shape& shape, const std::vector<SliceAxis>& axes) {
+  return axes.size() == shape.size() ? slice_view(shape, axes).axes.size() : shape.size();
+}
+
 Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                 const Shape& shape, const std::vector<SliceAxis>& axes,
                                 cl::Buffer& y, const Events& wait) {
-  const size_t rank = shape.size();
-  if (rank > kMaxRank || axes.size() != rank) {
-    return invalid_argument("ops: a Slice of rank > 6, or its axes do not fit its input");
+  if (axes.size() != shape.size()) {
+    return invalid_argument("ops: a Slice's axes do not fit its input");
   }
+  const SliceView view = slice_view(shape, axes);
+  const size_t rank = view.axes.size();
+  if (rank > kMaxRank) return invalid_argument("ops: a Slice of rank > 6 after merging axes");
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Slice input"));
-  std::vector<int64_t> in_strides(rank, 1);
-  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * shape[d];
   TransposeShape s{};
   s.dims.fill(1);
   s.strides.fill(0);
-  int64_t offset = 0, count = 1;
   for (size_t d = 0; d < rank; ++d) {
-    const SliceAxis& a = axes[d];
-    s.dims[kMaxRank - rank + d] = static_cast<cl_int>(a.count);
-    s.strides[kMaxRank - rank + d] = static_cast<cl_int>(in_strides[d] * a.step);
-    if (a.count > 0) offset += a.begin * in_strides[d];
-    count *= a.count;
+    s.dims[kMaxRank - rank + d] = static_cast<cl_int>(view.axes[d].first);
+    s.strides[kMaxRank - rank + d] = static_cast<cl_int>(view.axes[d].second);
   }
+  const int64_t offset = view.offset, count = view.count;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "transpose"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "transpose", x, y, s, static_cast<cl_int>(offset),
                                   static_cast<cl_int>(count)));

@@ -85,11 +85,14 @@ Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue&
 enum class PoolKind { kMax, kAverage };
 // MaxPool / AveragePool of x [N, C, (H,) W] into y [N, C, ...]. AveragePool divides by the
 // window's in-bounds element count, or with count_include_pad by its extent clipped to the
-// padded input (pads_end included), as ONNX Runtime and PyTorch do.
+// padded input (pads_end included), as ONNX Runtime and PyTorch do. MaxPool takes the first
+// largest element of a window and, with `indices` (int64, y's shape), writes its index into x
+// (row-major; H and W column-major with storage_order 1), as the CPU does.
 Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, PoolKind kind,
                                const cl::Buffer& x, const Shape& x_shape, const Window& window,
                                bool count_include_pad, cl::Buffer& y, const Shape& y_shape,
-                               const Events& wait = {});
+                               const Events& wait = {}, cl::Buffer* indices = nullptr,
+                               int64_t storage_order = 0);
 
 // The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): 3
 // (partial sums per chunk, their merge, the normalisation) when the rows are too few to fill a
@@ -151,6 +154,16 @@ Result<cl::Event> enqueue_grid_sample(const OpKernels& ops, cl::CommandQueue& qu
                                       int padding, bool align_corners, cl::Buffer& y,
                                       const Events& wait = {});
 
+// DFT of x (rank >= 2, last dim 1 for real, 2 for complex data) along `axis` (not the last), cut
+// or zero-padded to n, into y (the axis n or n / 2 + 1 `bins` long, last dim 2).
+Result<cl::Event> enqueue_dft(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& x_shape, size_t axis, int64_t n, int64_t bins,
+                              bool inverse, cl::Buffer& y, const Events& wait = {});
+
+// Det of x [batch..., n, n] into y [batch...]: LU with partial pivoting in float, per matrix.
+Result<cl::Event> enqueue_det(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                              const Shape& x_shape, cl::Buffer& y, const Events& wait = {});
+
 // LRN of x [N, C, ...] across channels (ONNX's window: (size - 1) / 2 before, size / 2 after).
 Result<cl::Event> enqueue_lrn(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& shape, int64_t size, float alpha, float beta, float bias,
@@ -176,7 +189,10 @@ Result<cl::Event> enqueue_transpose(const OpKernels& ops, cl::CommandQueue& queu
                                     const std::vector<int64_t>& perm, cl::Buffer& y,
                                     const Events& wait = {});
 
-// Slice of x by `axes` (graph/slice_semantics.h, one per axis of x), rank <= 6, into y.
+// Slice of x by `axes` (graph/slice_semantics.h, one per axis of x) into y: a strided view of
+// rank <= 6 once axes of one element are dropped and adjacent ones merged where their strides
+// allow (slice_rank: that rank).
+size_t slice_rank(const Shape& shape, const std::vector<SliceAxis>& axes);
 Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                 const Shape& shape, const std::vector<SliceAxis>& axes,
                                 cl::Buffer& y, const Events& wait = {});

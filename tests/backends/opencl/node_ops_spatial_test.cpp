@@ -413,6 +413,11 @@ TEST_P(NodeOpsTest, ResizeMatchesTheCpu) {
   cubic("exclude_outside, a -0.5", {{"exclude_outside", int64_t{1}}, {"cubic_coeff_a", -0.5f}},
         {2, 3, 4, 4}, {2, 3, 7, 3});
   cubic("three axes", {}, {1, 3, 4, 5}, {1, 5, 2, 8});
+  // Upsample (opset 9: scales as an input): asymmetric coordinates, nearest flooring.
+  expect_matches_cpu("Upsample nearest", "Upsample", {{"mode", std::string("nearest")}},
+                     {input({1, 2, 3, 4}), host_floats({4}, {1, 1, 2, 1.5f})}, {{1, 2, 6, 6}}, 9);
+  expect_matches_cpu("Upsample linear", "Upsample", {{"mode", std::string("linear")}},
+                     {input({1, 2, 3, 4}), host_floats({4}, {1, 1, 2, 2})}, {{1, 2, 6, 8}}, 9);
 }
 
 TEST_P(NodeOpsTest, GridSampleMatchesTheCpu) {
@@ -429,6 +434,16 @@ TEST_P(NodeOpsTest, GridSampleMatchesTheCpu) {
       }
     }
   }
+}
+
+TEST_P(NodeOpsTest, DftMatchesTheCpu) {
+  expect_matches_cpu("DFT real", "DFT", {}, {input({2, 8, 1})}, {{2, 8, 2}});
+  expect_matches_cpu("DFT complex inverse, axis 2", "DFT",
+                     {{"inverse", int64_t{1}}, {"axis", int64_t{2}}}, {input({3, 2, 6, 2})},
+                     {{3, 2, 6, 2}});
+  expect_matches_cpu("DFT onesided, zero-padded", "DFT", {{"onesided", int64_t{1}}},
+                     {input({2, 7, 3, 1}), host_ints({}, {10})}, {{2, 6, 3, 2}});
+  expect_matches_cpu("DFT cut", "DFT", {}, {input({1, 9, 2}), host_ints({}, {4})}, {{1, 4, 2}});
 }
 
 TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {

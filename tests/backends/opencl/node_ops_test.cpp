@@ -38,9 +38,9 @@ TEST_P(NodeOpsTest, UnaryOpsMatchTheCpu) {
 
 TEST_P(NodeOpsTest, MathAndActivationOpsMatchTheCpu) {
   const Shape shape = {3, 41};
-  for (const std::string op : {"Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh", "Floor",
-                               "Ceil", "Round", "Sign", "Softplus", "Softsign", "Elu", "Selu",
-                               "ThresholdedRelu", "Shrink"}) {
+  for (const std::string op :
+       {"Sin", "Cos", "Tan", "Atan", "Sinh", "Cosh", "Asinh", "Floor", "Ceil", "Round", "Sign",
+        "Softplus", "Softsign", "Elu", "Selu", "ThresholdedRelu", "Shrink"}) {
     expect_matches_cpu(op, op, {}, {input(shape, -3, 3)}, {shape});
   }
   for (const std::string op : {"Asin", "Acos", "Atanh"}) {
@@ -107,8 +107,8 @@ TEST_P(NodeOpsTest, SoftmaxOpset13AndCoerced2D) {
     }
     expect_matches_cpu(std::string(op) + "-11", op, {}, {input(shape, -4, 4)}, {shape}, 11);
   }
-  expect_matches_cpu("LogSoftmax long rows", "LogSoftmax", {}, {input({3, 300}, -4, 4)},
-                     {{3, 300}}, 13);
+  expect_matches_cpu("LogSoftmax long rows", "LogSoftmax", {}, {input({3, 300}, -4, 4)}, {{3, 300}},
+                     13);
 }
 
 TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
@@ -260,8 +260,7 @@ TEST_P(NodeOpsTest, DepthSpaceAndGlobalMaxPoolMatchTheCpu) {
                      {input({1, 12, 2, 3})}, {{1, 3, 4, 6}});
   expect_matches_cpu("SpaceToDepth", "SpaceToDepth", {{"blocksize", int64_t{3}}},
                      {input({2, 2, 6, 9})}, {{2, 18, 2, 3}});
-  expect_matches_cpu("GlobalMaxPool", "GlobalMaxPool", {}, {input({2, 3, 7, 5})},
-                     {{2, 3, 1, 1}});
+  expect_matches_cpu("GlobalMaxPool", "GlobalMaxPool", {}, {input({2, 3, 7, 5})}, {{2, 3, 1, 1}});
 }
 
 TEST_P(NodeOpsTest, SliceMatchesTheCpu) {
@@ -269,10 +268,14 @@ TEST_P(NodeOpsTest, SliceMatchesTheCpu) {
                      {input({4, 6, 5}), host_ints({2}, {1, -1}), host_ints({2}, {4, 0}),
                       host_ints({2}, {0, -1}), host_ints({2}, {2, -2})},
                      {{2, 6, 2}});
-  expect_matches_cpu("Slice clamped ends", "Slice", {},
-                     {input({3, 8}), host_ints({1}, {2}), host_ints({1}, {INT64_MAX}),
-                      host_ints({1}, {1})},
-                     {{3, 6}});
+  expect_matches_cpu(
+      "Slice clamped ends", "Slice", {},
+      {input({3, 8}), host_ints({1}, {2}), host_ints({1}, {INT64_MAX}), host_ints({1}, {1})},
+      {{3, 6}});
+  expect_matches_cpu(
+      "Slice of rank 7 (merged to 3)", "Slice", {},
+      {input({2, 4, 3, 2, 2, 1, 3}), host_ints({1}, {1}), host_ints({1}, {3}), host_ints({1}, {1})},
+      {{2, 2, 3, 2, 2, 1, 3}});
   expect_matches_cpu("Slice attributes (opset 9)", "Slice",
                      {{"starts", Ints{0, 1}}, {"ends", Ints{2, 3}}, {"axes", Ints{0, 2}}},
                      {input({3, 2, 4})}, {{2, 2, 2}}, 9);
@@ -300,6 +303,11 @@ TEST_P(NodeOpsTest, PadAndTileMatchTheCpu) {
                      {{"pads", Ints{1, 0, 0, 2}}, {"value", 2.0f}}, {input({2, 3})}, {{3, 5}}, 2);
   expect_matches_cpu("Tile", "Tile", {}, {input({2, 1, 3}), host_ints({3}, {2, 3, 1})},
                      {{4, 3, 3}});
+}
+
+TEST_P(NodeOpsTest, DetMatchesTheCpu) {
+  expect_matches_cpu("Det 2x2", "Det", {}, {input({2, 2})}, {{}});
+  expect_matches_cpu("Det batch of 5x5", "Det", {}, {input({2, 3, 5, 5})}, {{2, 3}});
 }
 
 TEST_P(NodeOpsTest, LrnAndEyeLikeMatchTheCpu) {
@@ -348,12 +356,12 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       // int64 indices on the device: program_integer_test.cpp
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK",
       "ConstantOfShape", "Range", "OneHot", "ReverseSequence",
-      "LRN", "EyeLike",
+      "LRN", "EyeLike", "Det",
       // integer products of 8-bit data: program_test.cpp
       "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       // integer and float16 data: program_integer_test.cpp
       "BitShift", "CastLike",
-      "GridSample",  // node_ops_spatial_test.cpp
+      "GridSample", "DFT", "Upsample",  // node_ops_spatial_test.cpp
       "DynamicQuantizeLinear"};  // program_test.cpp
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
@@ -389,9 +397,9 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kAttributeUnsupported, "given twice");
   expect_reason(check_one("Mod", {}, {input({4}), input({4})}, {{4}}),
                 ReasonCode::kAttributeUnsupported, "fmod=0");
-  expect_reason(check_one("DepthToSpace", {{"blocksize", int64_t{3}}}, {input({1, 8, 2, 2})},
-                          {{1, 1, 6, 6}}),
-                ReasonCode::kAttributeUnsupported, "blocksize 3");
+  expect_reason(
+      check_one("DepthToSpace", {{"blocksize", int64_t{3}}}, {input({1, 8, 2, 2})}, {{1, 1, 6, 6}}),
+      ReasonCode::kAttributeUnsupported, "blocksize 3");
   expect_reason(check_one("Sum", {}, {input({3, 1}), input({3, 1}), input({1, 4})}, {{3, 4}}),
                 ReasonCode::kShapeUnsupported, "do not broadcast to its output");
   expect_reason(check_one("Relu", {}, {input({Shape{kDynamicDim, 3}})}, {{kDynamicDim, 3}}),

@@ -137,6 +137,47 @@ TEST(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
   }
 }
 
+// MaxPool's Indices (int64, storage_order 0 and 1; ties go to the first tap), pads and strides:
+// the CPU's values and indices.
+TEST(ClProgramHostInputsTest, MaxPoolIndicesMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 3, 5, 6});
+  b.output("y", DType::kF32, {2, 3, 3, 3})
+      .output("at", DType::kI64, {2, 3, 3, 3})
+      .output("y_col", DType::kF32, {2, 3, 3, 3})
+      .output("at_col", DType::kI64, {2, 3, 3, 3});
+  for (int64_t order : {0, 1}) {
+    onnx::NodeProto& pool =
+        b.node("MaxPool", {"x"}, {order ? "y_col" : "y", order ? "at_col" : "at"},
+               order ? "pool_col" : "pool");
+    set_attr(pool, "kernel_shape", std::vector<int64_t>{3, 2});
+    set_attr(pool, "strides", std::vector<int64_t>{2, 2});
+    set_attr(pool, "pads", std::vector<int64_t>{1, 0, 1, 0});
+    set_attr(pool, "storage_order", order);
+  }
+  auto graph = import_onnx_model(b.model(), {}, "cl_pool_indices", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  for (const Node& node : graph->nodes()) {
+    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
+  }
+  Tensor x(DType::kF32, {2, 3, 5, 6});
+  for (size_t i = 0; i < 180; ++i) x.values<float>()[i] = static_cast<float>((i * 7) % 5) / 4.0f;
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({x});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_equal(*outputs, *expected, storage == Storage::kFloat32 ? "fp32" : "fp16");
+  }
+}
+
 // Indices made on the device (ArgMax) and read on the host by a later node of the same program
 // (Gather's indices) are read back before that node: the CPU's values.
 TEST(ClProgramHostInputsTest, HostInputsMadeOnTheDeviceAreReadBack) {

@@ -247,13 +247,18 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
       .input("upd", DType::kF32, {3, 2})
       .input("rows", DType::kI64, {2, 1})
       .input("row_upd", DType::kF32, {2, 4})
-      .input("k", DType::kI64, {1});
-  b.output("gathered", DType::kF32, {3, 2})
+      .input("k", DType::kI64, {1})
+      .input("x7", DType::kF32, {2, 3, 2, 1, 2, 2, 3})
+      .input("idx7", DType::kI64, {2, 1, 2, 1, 2, 2, 3});
+  b.output("gathered7", DType::kF32, {2, 1, 2, 1, 2, 2, 3})
+      .output("gathered", DType::kF32, {3, 2})
       .output("scattered", DType::kF32, {3, 4})
       .output("gathered_nd", DType::kF32, {2, 4})
       .output("scattered_nd", DType::kF32, {3, 4})
       .output("top", DType::kF32, {3, 2})
       .output("top_at", DType::kI64, {3, 2});
+  // Rank 7: the axes after the gather axis merge into one.
+  set_attr(b.node("GatherElements", {"x7", "idx7"}, {"gathered7"}, "gather_elements7"), "axis", 1);
   set_attr(b.node("GatherElements", {"x", "idx"}, {"gathered"}, "gather_elements"), "axis", 1);
   onnx::NodeProto& scatter =
       b.node("ScatterElements", {"x", "idx", "upd"}, {"scattered"}, "scatter_elements");
@@ -268,6 +273,9 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
     EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
   }
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor x7(DType::kF32, {2, 3, 2, 1, 2, 2, 3}), idx7(DType::kI64, {2, 1, 2, 1, 2, 2, 3});
+  for (size_t i = 0; i < 144; ++i) x7.values<float>()[i] = static_cast<float>(i) / 8.0f;
+  for (size_t i = 0; i < 48; ++i) idx7.values<int64_t>()[i] = static_cast<int64_t>(i % 3) - 1;
   const auto inputs = [&](int64_t index) {
     return std::vector<Tensor>{
         Tensor::from_vector(DType::kF32, {3, 4},
@@ -276,7 +284,9 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
         Tensor::from_vector(DType::kF32, {3, 2}, std::vector<float>{1, 2, 0.125f, -4, 8, 0.5f}),
         Tensor::from_vector(DType::kI64, {2, 1}, std::vector<int64_t>{2, -3}),
         Tensor::from_vector(DType::kF32, {2, 4}, std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}),
-        Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{2})};
+        Tensor::from_vector(DType::kI64, {1}, std::vector<int64_t>{2}),
+        x7,
+        idx7};
   };
   auto cpu = cpu::CpuProgram::compile(*graph, {});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();

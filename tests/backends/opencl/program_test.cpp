@@ -260,18 +260,21 @@ TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
 }
 
 // Integer arithmetic on 8-bit data (held as exact floats): wrapping Add, Sub, Mul, truncating Div
-// (i8 -128 / -1 wraps), Mod with either sign rule, BitShift: exactly the CPU's bytes; a zero
-// divisor fails the run.
+// (i8 -128 / -1 wraps), Mod with either sign rule, BitShift, and casts to and from 8 bits (out of
+// range: truncated, saturated to int64, the low 8 bits): exactly the CPU's bytes; a zero divisor
+// fails the run.
 TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
   test::TempDir cache_dir;
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
   if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   OnnxBuilder b(17);
   b.input("u", DType::kU8, {6}).input("v", DType::kU8, {6});
-  b.input("i", DType::kI8, {6}).input("j", DType::kI8, {6});
+  b.input("i", DType::kI8, {6}).input("j", DType::kI8, {6}).input("f", DType::kF32, {6});
   for (const char* name : {"add", "sub", "mul", "div", "shl", "shr"})
     b.output(name, DType::kU8, {6});
-  for (const char* name : {"idiv", "imod", "ifmod"}) b.output(name, DType::kI8, {6});
+  for (const char* name : {"idiv", "imod", "ifmod", "f_to_i8"}) b.output(name, DType::kI8, {6});
+  b.output("f_to_u8", DType::kU8, {6}).output("i8_to_i64", DType::kI64, {6});
+  b.output("u8_to_f", DType::kF32, {6});
   b.node("Add", {"u", "v"}, {"add"}, "add");
   b.node("Sub", {"u", "v"}, {"sub"}, "sub");
   b.node("Mul", {"u", "v"}, {"mul"}, "mul");
@@ -281,6 +284,10 @@ TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
   b.node("Div", {"i", "j"}, {"idiv"}, "idiv");
   b.node("Mod", {"i", "j"}, {"imod"}, "imod");
   set_attr(b.node("Mod", {"i", "j"}, {"ifmod"}, "ifmod"), "fmod", int64_t{1});
+  set_attr(b.node("Cast", {"f"}, {"f_to_i8"}, "f_to_i8"), "to", int64_t{3});
+  set_attr(b.node("Cast", {"f"}, {"f_to_u8"}, "f_to_u8"), "to", int64_t{2});
+  set_attr(b.node("Cast", {"i"}, {"i8_to_i64"}, "i8_to_i64"), "to", int64_t{7});
+  set_attr(b.node("Cast", {"u"}, {"u8_to_f"}, "u8_to_f"), "to", int64_t{1});
   auto graph = import_onnx_model(b.model(), {}, "cl_bytes", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   for (const Node& node : graph->nodes()) {
@@ -291,7 +298,9 @@ TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
         Tensor::from_vector(DType::kU8, {6}, std::vector<uint8_t>{200, 3, 255, 17, 128, 9}),
         Tensor::from_vector(DType::kU8, {6}, std::vector<uint8_t>{100, 7, 2, divisor, 9, 1}),
         Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{-128, -7, 7, 100, -100, 0}),
-        Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{-1, 3, -3, 7, -7, 5})};
+        Tensor::from_vector(DType::kI8, {6}, std::vector<int8_t>{-1, 3, -3, 7, -7, 5}),
+        Tensor::from_vector(DType::kF32, {6},
+                            std::vector<float>{300.75f, -1.25f, 1e20f, NAN, 127.5f, -129.0f})};
   };
   auto cpu = cpu::CpuProgram::compile(*graph, {});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
