@@ -310,7 +310,6 @@ using detail::broadcast_strides;
 using detail::BroadcastShape;
 using detail::kMaxRank;
 using detail::padded_dims;
-using detail::SelectShape;
 
 // The binary kernel into y of shape `out`, which a_shape and b_shape broadcast to.
 Result<cl::Event> launch_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
@@ -355,6 +354,38 @@ std::array<cl_int, detail::kMaxRank> detail::broadcast_strides(const Shape& shap
   return strides;
 }
 
+Result<detail::Broadcast> detail::broadcast_of(const Shape& a, const Shape& b,
+                                               const std::string& what) {
+  if (a.size() > kMaxRank || b.size() > kMaxRank) {
+    return invalid_argument("ops: " + what + " inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a, b));
+  Broadcast broadcast;
+  broadcast.count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(broadcast.count, what + " output"));
+  broadcast.shape.dims = padded_dims(out);
+  broadcast.shape.a_strides = broadcast_strides(a);
+  broadcast.shape.b_strides = broadcast_strides(b);
+  return broadcast;
+}
+
+Result<detail::SelectBroadcast> detail::select_broadcast_of(const Shape& cond, const Shape& a,
+                                                            const Shape& b) {
+  if (cond.size() > kMaxRank || a.size() > kMaxRank || b.size() > kMaxRank) {
+    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
+  }
+  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a, b));
+  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond, values));
+  SelectBroadcast broadcast;
+  broadcast.count = element_count(out);
+  HSCHED_RETURN_IF_ERROR(check_int_range(broadcast.count, "Where output"));
+  broadcast.shape.dims = padded_dims(out);
+  broadcast.shape.cond_strides = broadcast_strides(cond);
+  broadcast.shape.a_strides = broadcast_strides(a);
+  broadcast.shape.b_strides = broadcast_strides(b);
+  return broadcast;
+}
+
 Result<cl::Event> detail::enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue,
                                                 BinaryOp op, const cl::Buffer& a,
                                                 const Shape& a_shape, const cl::Buffer& b,
@@ -383,22 +414,12 @@ Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
                                  const cl::Buffer& cond, const Shape& cond_shape,
                                  const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
                                  const Shape& b_shape, cl::Buffer& y, const Events& wait) {
-  if (cond_shape.size() > kMaxRank || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
-  }
-  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a_shape, b_shape));
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond_shape, values));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Where output"));
-  SelectShape shape{};
-  shape.dims = padded_dims(out);
-  shape.cond_strides = broadcast_strides(cond_shape);
-  shape.a_strides = broadcast_strides(a_shape);
-  shape.b_strides = broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::SelectBroadcast where,
+                          detail::select_broadcast_of(cond_shape, a_shape, b_shape));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "where_select"));
-  HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "where_select", cond, a, b, y, shape, static_cast<cl_int>(count)));
-  return launch(queue, kernel, count, wait, "where_select");
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "where_select", cond, a, b, y, where.shape,
+                                  static_cast<cl_int>(where.count)));
+  return launch(queue, kernel, where.count, wait, "where_select");
 }
 
 namespace {

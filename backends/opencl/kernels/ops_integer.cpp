@@ -67,17 +67,12 @@ Result<cl::Event> enqueue_pow_exponent(const OpKernels& ops, cl::CommandQueue& q
                                        const cl::Buffer& a, const Shape& a_shape,
                                        const cl::Buffer& b, DType exponent, const Shape& b_shape,
                                        cl::Buffer& y, const Events& wait) {
-  if (!integer_dtype(exponent) || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: Pow by a " + std::string(dtype_name(exponent)) +
-                            " exponent of rank > 6 or not an integer");
+  if (!integer_dtype(exponent)) {
+    return invalid_argument("ops: Pow by a " + std::string(dtype_name(exponent)) + " exponent");
   }
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Pow output"));
-  detail::BroadcastShape shape{};
-  shape.dims = detail::padded_dims(out);
-  shape.a_strides = detail::broadcast_strides(a_shape);
-  shape.b_strides = detail::broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "Pow"));
+  const auto& [count, shape] = broadcast;
   return launch_named(ops, queue, kernel_name("pow_exponent", exponent), count, wait, a, b, y,
                       shape);
 }
@@ -93,16 +88,9 @@ Result<cl::Event> enqueue_byte_binary(const OpKernels& ops, cl::CommandQueue& qu
     return invalid_argument("ops: 8-bit binary op " + std::to_string(static_cast<int>(op)) +
                             " of " + std::string(dtype_name(dtype)) + " is not supported");
   }
-  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: 8-bit binary op inputs of rank > 6 are not supported");
-  }
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "8-bit binary output"));
-  detail::BroadcastShape shape{};
-  shape.dims = detail::padded_dims(out);
-  shape.a_strides = detail::broadcast_strides(a_shape);
-  shape.b_strides = detail::broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "8-bit binary op"));
+  const auto& [count, shape] = broadcast;
   return launch_named(ops, queue, "byte_binary", count, wait, a, b, y, static_cast<cl_int>(op),
                       static_cast<cl_int>(dtype == DType::kI8), static_cast<cl_int>(c_fmod), shape,
                       error != nullptr ? *error : y);
@@ -116,16 +104,9 @@ Result<cl::Event> enqueue_half_binary(const OpKernels& ops, cl::CommandQueue& qu
     return invalid_argument("ops: float16 binary op " + std::to_string(static_cast<int>(op)) +
                             " is not supported");
   }
-  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: float16 binary op inputs of rank > 6 are not supported");
-  }
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "float16 binary output"));
-  detail::BroadcastShape shape{};
-  shape.dims = detail::padded_dims(out);
-  shape.a_strides = detail::broadcast_strides(a_shape);
-  shape.b_strides = detail::broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "float16 binary op"));
+  const auto& [count, shape] = broadcast;
   return launch_named(ops, queue, "half_binary", count, wait, a, b, y, static_cast<cl_int>(op),
                       shape);
 }
@@ -143,16 +124,9 @@ Result<cl::Event> enqueue_int_binary(const OpKernels& ops, cl::CommandQueue& que
     return invalid_argument("ops: integer binary op " + std::to_string(static_cast<int>(op)) +
                             " of " + std::string(dtype_name(dtype)) + " is not supported");
   }
-  if (a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: integer binary op inputs of rank > 6 are not supported");
-  }
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(a_shape, b_shape));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "integer binary output"));
-  detail::BroadcastShape shape{};
-  shape.dims = detail::padded_dims(out);
-  shape.a_strides = detail::broadcast_strides(a_shape);
-  shape.b_strides = detail::broadcast_strides(b_shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "integer binary op"));
+  const auto& [count, shape] = broadcast;
   if (comparison(op)) {
     return launch_named(ops, queue, kernel_name("int_compare", dtype), count, wait, a, b, y,
                         static_cast<cl_int>(op), shape);
@@ -168,20 +142,10 @@ Result<cl::Event> enqueue_int_select(const OpKernels& ops, cl::CommandQueue& que
                                      const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
                                      const Shape& b_shape, cl::Buffer& y, const Events& wait) {
   if (!integer_dtype(dtype)) return invalid_argument("ops: integer Where of another dtype");
-  if (cond_shape.size() > kMaxRank || a_shape.size() > kMaxRank || b_shape.size() > kMaxRank) {
-    return invalid_argument("ops: Where inputs of rank > 6 are not supported");
-  }
-  HSCHED_ASSIGN_OR_RETURN(Shape values, broadcast_shape(a_shape, b_shape));
-  HSCHED_ASSIGN_OR_RETURN(Shape out, broadcast_shape(cond_shape, values));
-  const int64_t count = element_count(out);
-  HSCHED_RETURN_IF_ERROR(check_int_range(count, "Where output"));
-  detail::SelectShape shape{};
-  shape.dims = detail::padded_dims(out);
-  shape.cond_strides = detail::broadcast_strides(cond_shape);
-  shape.a_strides = detail::broadcast_strides(a_shape);
-  shape.b_strides = detail::broadcast_strides(b_shape);
-  return launch_named(ops, queue, kernel_name("int_select", dtype), count, wait, cond, a, b, y,
-                      shape);
+  HSCHED_ASSIGN_OR_RETURN(const detail::SelectBroadcast where,
+                          detail::select_broadcast_of(cond_shape, a_shape, b_shape));
+  return launch_named(ops, queue, kernel_name("int_select", dtype), where.count, wait, cond, a, b,
+                      y, where.shape);
 }
 
 Result<cl::Event> enqueue_int_trilu(const OpKernels& ops, cl::CommandQueue& queue, DType dtype,

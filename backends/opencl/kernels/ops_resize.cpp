@@ -20,6 +20,16 @@ struct ResizeShape {
   std::array<cl_int, kMaxRank> offset;
 };
 
+// Axis a's scale: the `scales` input's, else out / in. InvalidArgument for an empty input axis
+// with a non-empty output one, or a scale that is not positive.
+Result<float> axis_scale(const ResizeMode& mode, size_t a, int64_t n_in, int64_t n_out) {
+  if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
+  float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
+  if (!mode.scales.empty()) scale = mode.scales[a];
+  if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
+  return scale;
+}
+
 }  // namespace
 
 Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const Shape& out) {
@@ -34,10 +44,7 @@ Result<ResizeTables> resize_plan(const ResizeMode& mode, const Shape& in, const 
   tables.w1.resize(rank);
   for (size_t a = 0; a < rank; ++a) {
     const int64_t n_in = in[a], n_out = out[a];
-    if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
-    float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
-    if (!mode.scales.empty()) scale = mode.scales[a];
-    if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
+    HSCHED_ASSIGN_OR_RETURN(const float scale, axis_scale(mode, a, n_in, n_out));
     for (int64_t o = 0; o < n_out; ++o) {
       float x = resize::original_coordinate(mode.coord, static_cast<float>(o), scale, n_in, n_out);
       int64_t i0 = 0, i1 = 0;
@@ -75,10 +82,7 @@ Result<std::vector<CubicPass>> resize_cubic_plan(const ResizeMode& mode, const S
   std::vector<CubicPass> passes;
   for (size_t a = 0; a < rank; ++a) {
     const int64_t n_in = in[a], n_out = out[a];
-    if (n_out > 0 && n_in <= 0) return invalid_argument("ops: Resize of an empty input axis");
-    float scale = n_in == 0 ? 1.0f : static_cast<float>(n_out) / static_cast<float>(n_in);
-    if (!mode.scales.empty()) scale = mode.scales[a];
-    if (!(scale > 0)) return invalid_argument("ops: Resize scales must be positive");
+    HSCHED_ASSIGN_OR_RETURN(const float scale, axis_scale(mode, a, n_in, n_out));
     CubicPass pass{a, {}};
     bool identity = n_in == n_out;
     for (int64_t o = 0; o < n_out; ++o) {

@@ -86,6 +86,19 @@ struct SelectShape {
 std::array<cl_int, kMaxRank> padded_dims(const Shape& out);
 // Strides of `shape` right-aligned to rank kMaxRank, 0 along broadcast dims.
 std::array<cl_int, kMaxRank> broadcast_strides(const Shape& shape);
+// The broadcast of a and b (ranks <= 6): the output's element count, checked below 2^31 and
+// named `what` in errors, and the kernels' BroadcastShape.
+struct Broadcast {
+  int64_t count = 0;
+  BroadcastShape shape{};
+};
+Result<Broadcast> broadcast_of(const Shape& a, const Shape& b, const std::string& what);
+// Where's broadcast of cond, a and b (ranks <= 6), likewise.
+struct SelectBroadcast {
+  int64_t count = 0;
+  SelectShape shape{};
+};
+Result<SelectBroadcast> select_broadcast_of(const Shape& cond, const Shape& a, const Shape& b);
 
 // Sets kernel arguments in order; the first failure is reported naming the kernel.
 template <typename... Args>
