@@ -48,10 +48,14 @@ def main(paths):
                "runs all three (`scripts/test.sh`, phase `onnx-node`); a test listed in\n"
                "`tests/onnx_node/passing-*.txt` may never fail again, nor one listed in\n"
                "`tests/onnx_node/on-device-*.txt` run a node off its device.\n")
-    out.append("Regenerate (from a release build, with the three result files of "
+    if any(run["devices"] == "gpu" for run in runs):
+        out.append("The `gpu` row is the same suite on an NVIDIA H200 through NVIDIA's OpenCL "
+                   "driver (`--devices gpu`,\nrun on the GPU machine with a bundle of the release "
+                   "build: `../shared/tools/README.md`).\n")
+    out.append("Regenerate (from a release build, with the result files of "
                "`tests/onnx_node/node_suite.py --json`):\n")
     out.append("    /usr/bin/python3 tests/onnx_node/conformance_md.py cpu.json opencl.json "
-               "npu.json > docs/conformance.md\n")
+               "npu.json [gpu.json] > docs/conformance.md\n")
     out.append("## Results\n")
     out.append("| devices | precision | pass | refused | mismatch (explained) | crash | hang | "
                "ran on the device | of those, pass | pass, every node on the device |")

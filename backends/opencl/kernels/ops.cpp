@@ -173,8 +173,15 @@ OpKernels::OpKernels(cl::Context context, Storage storage, cl::Program elementwi
 Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
                                                      const cl::Device& device, Storage storage,
                                                      Compiler& compiler, int64_t deadline_ms) {
-  const std::string options =
-      std::string("-cl-std=CL1.2") + (storage == Storage::kFloat16 ? " -DSTORAGE_HALF" : "");
+  // Divisions and square roots correctly rounded where the device offers it (NVIDIA's default
+  // division is within 2.5 ulp): a quotient then rounds to the integer the CPU's does, as
+  // QuantizeLinear and DynamicQuantizeLinear need (one of six elements differed on an H200).
+  cl_device_fp_config fp_config = 0;
+  device.getInfo(CL_DEVICE_SINGLE_FP_CONFIG, &fp_config);
+  const bool rounded = (fp_config & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  const std::string options = std::string("-cl-std=CL1.2") +
+                              (storage == Storage::kFloat16 ? " -DSTORAGE_HALF" : "") +
+                              (rounded ? " -cl-fp32-correctly-rounded-divide-sqrt" : "");
   const std::string prelude = kStoragePrelude;
   HSCHED_ASSIGN_OR_RETURN(cl::Program elementwise,
                           compiler.build(context, device,
