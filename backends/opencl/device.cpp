@@ -232,7 +232,7 @@ const std::vector<std::string>& supported_ops() {
       // by indices on the device
       "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND", "TopK", "OneHot",
       // generators and the rest
-      "ConstantOfShape", "Range", "EyeLike", "LRN", "GridSample", "DFT", "Det"};
+      "ConstantOfShape", "Range", "EyeLike", "LRN", "GridSample", "DFT", "STFT", "Det"};
   return kOps;
 }
 

@@ -628,6 +628,28 @@ __kernel void dft(__global const storage_t* x, __global storage_t* y, int length
   STORE(im, y, 2 * i + 1);
 }
 
+// STFT: y [batch, frames, bins, 2] from signal [batch, length, channels]: frame f of batch b is
+// the n samples from f * step, times the window (has_window) before its DFT.
+__kernel void stft(__global const storage_t* x, __global const storage_t* window, int has_window,
+                   __global storage_t* y, int length, int channels, int step, int n, int frames,
+                   int bins, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int k = i % bins, f = (i / bins) % frames, b = i / (bins * frames);
+  float re = 0.0f, im = 0.0f;
+  for (int j = 0; j < n; ++j) {
+    const float turn = 2.0f * (float)(int)(((long)j * k) % n) / (float)n;
+    const float c = cospi(turn), s = -sinpi(turn);
+    const float w = has_window ? LOAD(window, j) : 1.0f;
+    const int at = (b * length + f * step + j) * channels;
+    const float xr = LOAD(x, at) * w, xi = channels == 2 ? LOAD(x, at + 1) * w : 0.0f;
+    re += xr * c - xi * s;
+    im += xr * s + xi * c;
+  }
+  STORE(re, y, 2 * i);
+  STORE(im, y, 2 * i + 1);
+}
+
 // Det of each n x n matrix of x, one work item per matrix: LU with partial pivoting (the largest
 // magnitude, the first on ties) on a copy in `work`, in float (the CPU computes in double).
 __kernel void det(__global const storage_t* x, __global float* work, __global storage_t* y, int n,

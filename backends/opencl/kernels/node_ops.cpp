@@ -27,6 +27,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Dropout") return index >= 1;          // ratio (unused in inference), training_mode
   if (op == "TopK") return index == 1;             // k
   if (op == "DFT") return index >= 1;              // dft_length (axis from opset 20: refused)
+  if (op == "STFT") return index == 1 || index == 3;  // frame_step, frame_length
   if (op == "ConstantOfShape") return index == 0;  // the shape
   if (op == "Range") return true;                  // start, limit, delta
   if (op == "OneHot") return index == 1;           // depth
@@ -656,6 +657,14 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kShapeUnsupported,
                     "DynamicQuantizeLinear needs its three outputs: u8 y, f32 and u8 scalars");
     }
+    return std::nullopt;
+  }
+  if (op == "STFT") {
+    if (any_per_run(graph, node, 1, 3)) return std::nullopt;
+    const std::vector<const Tensor*> host = constants_of(graph, node, 1, 3);
+    const Shape* window = has_input(node, 2) ? &dims_of(graph, node.inputs[2]) : nullptr;
+    auto stft = node_detail::stft_of(node, host[0], window, host[2], x, y);
+    if (!stft.is_ok()) return attribute(stft.status());
     return std::nullopt;
   }
   if (op == "Det") {

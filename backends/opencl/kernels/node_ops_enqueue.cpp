@@ -471,6 +471,14 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                                     *in.outputs()[1], *in.outputs()[2], wait);
   }
   if (op == "Det") return enqueue_det(ops, queue, *x, shape, *y, wait);
+  if (op == "STFT") {
+    const cl::Buffer* window = in.optional_buffer(2);
+    HSCHED_ASSIGN_OR_RETURN(
+        node_detail::StftOf stft,
+        node_detail::stft_of(node, in.constant(1), window != nullptr ? &in.shape(2) : nullptr,
+                             in.constant(3), shape, in.output_shape()));
+    return enqueue_stft(ops, queue, *x, shape, window, stft.step, stft.n, stft.bins, *y, wait);
+  }
   if (op == "DFT") {
     HSCHED_ASSIGN_OR_RETURN(
         node_detail::DftOf dft,

@@ -198,6 +198,41 @@ Result<DftOf> dft_of(const Node& node, int64_t opset, const Tensor* length, cons
   return dft;
 }
 
+Result<StftOf> stft_of(const Node& node, const Tensor* step, const Shape* window,
+                       const Tensor* length, const Shape& x, const Shape& y) {
+  if (x.size() != 3 || (x[2] != 1 && x[2] != 2) || step == nullptr) {
+    return invalid_argument("STFT needs a signal [batch, length, 1 or 2] and a frame_step");
+  }
+  const auto scalar = [](const Tensor& t) -> Result<int64_t> {
+    HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> values, int_values(t));
+    if (values.size() != 1) return invalid_argument("STFT length input is not one value");
+    return values[0];
+  };
+  StftOf stft;
+  HSCHED_ASSIGN_OR_RETURN(stft.step, scalar(*step));
+  stft.n = x[1];
+  if (window != nullptr) {
+    if (window->size() != 1) return invalid_argument("STFT window is not 1-D");
+    stft.n = (*window)[0];
+  }
+  if (length != nullptr) {
+    HSCHED_ASSIGN_OR_RETURN(stft.n, scalar(*length));
+  }
+  if (window != nullptr && (*window)[0] != stft.n) {
+    return invalid_argument("STFT window's length differs from frame_length");
+  }
+  const bool onesided = node.attr_int("onesided", 1) != 0;
+  if (stft.step < 1 || stft.n < 1 || stft.n > x[1] || stft.n > (int64_t{1} << 15) ||
+      (onesided && x[2] == 2)) {
+    return invalid_argument("STFT frame_step, frame_length or onesided do not fit the signal");
+  }
+  stft.bins = onesided ? stft.n / 2 + 1 : stft.n;
+  if (y != Shape{x[0], (x[1] - stft.n) / stft.step + 1, stft.bins, 2}) {
+    return invalid_argument("STFT parameters do not give the output's shape");
+  }
+  return stft;
+}
+
 Result<TransposeView> depth_space_view(const Node& node, const Shape& x) {
   const std::string& op = node.op_type;
   const int64_t b = node.attr_int("blocksize", 0);

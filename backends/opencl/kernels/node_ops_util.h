@@ -103,6 +103,16 @@ struct DftOf {
 Result<DftOf> dft_of(const Node& node, int64_t opset, const Tensor* length, const Shape& x,
                      const Shape& y);
 
+// STFT (opset 17): frame_step (input 1), frame_length (input 3, else the window's length, else
+// the signal's), onesided (default 1; needs a real signal), checked against y
+// [batch, frames, bins, 2]. `step` and `length` are the host tensors of inputs 1 and 3 (null
+// where omitted); `window` the window's shape (null without one).
+struct StftOf {
+  int64_t step = 1, n = 1, bins = 1;
+};
+Result<StftOf> stft_of(const Node& node, const Tensor* step, const Shape* window,
+                       const Tensor* length, const Shape& x, const Shape& y);
+
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 
 }  // namespace hsched::opencl::node_detail

@@ -228,6 +228,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"grid_sample", 2},
                                                         {"dft", 2},
                                                         {"det", 2},
+                                                        {"stft", 2},
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},

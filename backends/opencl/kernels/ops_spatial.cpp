@@ -350,6 +350,27 @@ Result<cl::Event> enqueue_dft(const OpKernels& ops, cl::CommandQueue& queue, con
   return launch(queue, kernel, count, wait, "dft");
 }
 
+Result<cl::Event> enqueue_stft(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                               const Shape& x_shape, const cl::Buffer* window, int64_t step,
+                               int64_t n, int64_t bins, cl::Buffer& y, const Events& wait) {
+  if (x_shape.size() != 3 || (x_shape[2] != 1 && x_shape[2] != 2) || step < 1 || n < 1 ||
+      n > x_shape[1] || bins < 1 || bins > n) {
+    return invalid_argument("ops: STFT operands do not fit");
+  }
+  const int64_t frames = (x_shape[1] - n) / step + 1;
+  const int64_t count = x_shape[0] * frames * bins;
+  HSCHED_RETURN_IF_ERROR(check_int_range(count * 2, "STFT output"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(x_shape), "STFT input"));
+  HSCHED_RETURN_IF_ERROR(check_int_range(n * n, "STFT frame length squared"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "stft"));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "stft", x, window != nullptr ? *window : x,
+               static_cast<cl_int>(window != nullptr), y, static_cast<cl_int>(x_shape[1]),
+               static_cast<cl_int>(x_shape[2]), static_cast<cl_int>(step), static_cast<cl_int>(n),
+               static_cast<cl_int>(frames), static_cast<cl_int>(bins), static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, wait, "stft");
+}
+
 Result<cl::Event> enqueue_det(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& x_shape, cl::Buffer& y, const Events& wait) {
   if (x_shape.size() < 2 || x_shape.back() != x_shape[x_shape.size() - 2]) {

@@ -160,6 +160,12 @@ Result<cl::Event> enqueue_dft(const OpKernels& ops, cl::CommandQueue& queue, con
                               const Shape& x_shape, size_t axis, int64_t n, int64_t bins,
                               bool inverse, cl::Buffer& y, const Events& wait = {});
 
+// STFT of signal [batch, length, 1 or 2] in frames of n every `step`, times `window` ([n], may
+// be null), into y [batch, frames, bins, 2] (frames = (length - n) / step + 1).
+Result<cl::Event> enqueue_stft(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                               const Shape& x_shape, const cl::Buffer* window, int64_t step,
+                               int64_t n, int64_t bins, cl::Buffer& y, const Events& wait = {});
+
 // Det of x [batch..., n, n] into y [batch...]: LU with partial pivoting in float, per matrix.
 Result<cl::Event> enqueue_det(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                               const Shape& x_shape, cl::Buffer& y, const Events& wait = {});

@@ -436,7 +436,7 @@ TEST_P(NodeOpsTest, GridSampleMatchesTheCpu) {
   }
 }
 
-TEST_P(NodeOpsTest, DftMatchesTheCpu) {
+TEST_P(NodeOpsTest, DftAndStftMatchTheCpu) {
   expect_matches_cpu("DFT real", "DFT", {}, {input({2, 8, 1})}, {{2, 8, 2}});
   expect_matches_cpu("DFT complex inverse, axis 2", "DFT",
                      {{"inverse", int64_t{1}}, {"axis", int64_t{2}}}, {input({3, 2, 6, 2})},
@@ -444,6 +444,12 @@ TEST_P(NodeOpsTest, DftMatchesTheCpu) {
   expect_matches_cpu("DFT onesided, zero-padded", "DFT", {{"onesided", int64_t{1}}},
                      {input({2, 7, 3, 1}), host_ints({}, {10})}, {{2, 6, 3, 2}});
   expect_matches_cpu("DFT cut", "DFT", {}, {input({1, 9, 2}), host_ints({}, {4})}, {{1, 4, 2}});
+  expect_matches_cpu("STFT windowed, onesided", "STFT", {},
+                     {input({2, 20, 1}), host_ints({}, {3}), weight({8}), host_ints({}, {8})},
+                     {{2, 5, 5, 2}});
+  expect_matches_cpu("STFT complex, frame length from the signal", "STFT",
+                     {{"onesided", int64_t{0}}}, {input({1, 6, 2}), host_ints({}, {2})},
+                     {{1, 1, 6, 2}});
 }
 
 TEST(NodeOpsCheck, SpatialRejectionsNameTheAttribute) {

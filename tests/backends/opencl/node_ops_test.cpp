@@ -361,7 +361,7 @@ TEST(NodeOpsCheck, EverySupportedOpHasAConformanceCase) {
       "MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv",
       // integer and float16 data: program_integer_test.cpp
       "BitShift", "CastLike",
-      "GridSample", "DFT", "Upsample",  // node_ops_spatial_test.cpp
+      "GridSample", "DFT", "STFT", "Upsample",  // node_ops_spatial_test.cpp
       "DynamicQuantizeLinear"};  // program_test.cpp
   // clang-format on
   for (const std::string& op : supported_ops()) EXPECT_TRUE(covered.count(op)) << op;
