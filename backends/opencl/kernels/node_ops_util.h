@@ -113,6 +113,19 @@ struct StftOf {
 Result<StftOf> stft_of(const Node& node, const Tensor* step, const Shape* window,
                        const Tensor* length, const Shape& x, const Shape& y);
 
+// check_node's shared helpers (node_ops_check.cpp): a refusal, a value's dims, whether input i
+// is given.
+Refusal reject(ReasonCode reason, std::string detail);
+const Shape& dims_of(const Graph& graph, ValueId id);
+bool has_input(const Node& node, size_t i);
+// check_node's rules for GatherElements, ScatterElements/Scatter, GatherND, ScatterND and TopK;
+// ConstantOfShape, Range, EyeLike, OneHot, ReverseSequence and LRN; MatMulInteger, ConvInteger,
+// QLinearMatMul and QLinearConv (node_ops_check.cpp). nullopt for other ops; a nullopt inside
+// for accepted.
+std::optional<std::optional<Refusal>> check_gather_scatter(const Graph& graph, const Node& node);
+std::optional<std::optional<Refusal>> check_generator(const Graph& graph, const Node& node);
+std::optional<std::optional<Refusal>> check_quant(const Graph& graph, const Node& node);
+
 Result<std::vector<bool>> reduce_mask(const Node& node, const Tensor* axes_input, size_t rank);
 
 }  // namespace hsched::opencl::node_detail

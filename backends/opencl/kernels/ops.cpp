@@ -11,6 +11,7 @@
 #include "backends/opencl/kernels/kernel_sources_index.h"
 #include "backends/opencl/kernels/kernel_sources_integer.h"
 #include "backends/opencl/kernels/kernel_sources_quant.h"
+#include "backends/opencl/kernels/kernel_sources_sample.h"
 #include "backends/opencl/kernels/kernel_sources_spatial.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -191,10 +192,10 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
       compiler.build(context, device, prelude + kReduceSource, options, deadline_ms));
-  HSCHED_ASSIGN_OR_RETURN(
-      cl::Program spatial,
-      compiler.build(context, device, prelude + kUnaryFunctionSource + kSpatialSource, options,
-                     deadline_ms));
+  HSCHED_ASSIGN_OR_RETURN(cl::Program spatial, compiler.build(context, device,
+                                                              prelude + kUnaryFunctionSource +
+                                                                  kSpatialSource + kSampleSource,
+                                                              options, deadline_ms));
   return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
                                                   std::move(reduce), std::move(spatial)));
 }
