@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/opencl/device.h"
+#include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/ops.h"
 #include "backends/opencl/runtime.h"
 #include "support/temp_dir.h"
@@ -25,6 +26,13 @@ inline std::optional<opencl::DeviceInfo> first_device() {
 
 // The first device's runtime, its program cache in `cache_dir`; nullptr without a device (or,
 // with a failure added, when it does not open).
+// Every node of `graph` passes the backend's check_node (failures name the node).
+inline void expect_every_node_accepted(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    EXPECT_FALSE(opencl::check_node(graph, node).has_value()) << node.name;
+  }
+}
+
 inline std::shared_ptr<opencl::DeviceRuntime> first_runtime(const test::TempDir& cache_dir) {
   std::optional<opencl::DeviceInfo> info = first_device();
   if (!info) return nullptr;

@@ -88,9 +88,7 @@ TEST(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
   if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   const Graph graph = integer_graph();
-  for (const Node& node : graph.nodes()) {
-    EXPECT_FALSE(check_node(graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(graph);
   auto cpu = cpu::CpuProgram::compile(graph, {});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
   const std::vector<Tensor> inputs = integer_inputs(3);
@@ -152,9 +150,7 @@ TEST(ClProgramIntegerTest, NarrowAndUnsignedIntegersGiveTheCpusValues) {
   set_attr(b.node("BitShift", {"q", "n"}, {"right"}, "right"), "direction", std::string("RIGHT"));
   auto graph = import_onnx_model(b.model(), {}, "cl_narrow", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   const std::vector<Tensor> inputs = {
       Tensor::from_vector(DType::kI16, {4}, std::vector<int16_t>{-7, 7, -32768, 5}),
       Tensor::from_vector(DType::kI16, {4}, std::vector<int16_t>{3, -3, -1, 5}),
@@ -200,9 +196,7 @@ TEST(ClProgramIntegerTest, Float16DataGivesTheCpusBits) {
   set_attr(b.node("Mod", {"h", "g"}, {"mod"}, "mod"), "fmod", int64_t{1});
   auto graph = import_onnx_model(b.model(), {}, "cl_half", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   // Halves: 1.5, -2.25, 65504, 0.1 (rounded), -0, 3 and 2, -0.5, 0.75.
   const std::vector<Tensor> inputs = {
       Tensor::from_vector(DType::kF16, {2, 3},
@@ -269,9 +263,7 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
   b.node("TopK", {"x", "k"}, {"top", "top_at"}, "top_k");
   auto graph = import_onnx_model(b.model(), {}, "cl_gathers", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Tensor x7(DType::kF32, {2, 3, 2, 1, 2, 2, 3}), idx7(DType::kI64, {2, 1, 2, 1, 2, 2, 3});
   for (size_t i = 0; i < 144; ++i) x7.values<float>()[i] = static_cast<float>(i) / 8.0f;
@@ -368,9 +360,7 @@ TEST(ClProgramIntegerTest, GeneratorsGiveTheCpusValues) {
   set_attr(reverse, "time_axis", 0);
   auto graph = import_onnx_model(b.model(), {}, "cl_generators", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   const auto scalar = [](DType dtype, double v) {
     if (dtype == DType::kF32) return Tensor::from_vector(dtype, {}, std::vector<float>{float(v)});
     if (dtype == DType::kI32)

@@ -135,9 +135,7 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
   if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   const Graph graph = quantized_graph();
-  for (const Node& node : graph.nodes()) {
-    EXPECT_FALSE(check_node(graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(graph);
   Tensor u(DType::kU8, {4});
   for (size_t i = 0; i < 4; ++i) u.values<uint8_t>()[i] = static_cast<uint8_t>(60 * i + 7);
   const std::vector<Tensor> inputs = {input_for(0), u};
@@ -227,9 +225,7 @@ TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
   set_attr(qconv, "pads", std::vector<int64_t>{1, 1});
   auto graph = import_onnx_model(b.model(), {}, "cl_integer_products", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   const std::vector<Tensor> inputs = {bytes(DType::kU8, {2, 3, 5}, 3),
                                       bytes(DType::kI8, {1, 4, 9}, 4)};
   auto cpu = cpu::CpuProgram::compile(*graph, {});
@@ -290,9 +286,7 @@ TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
   set_attr(b.node("Cast", {"u"}, {"u8_to_f"}, "u8_to_f"), "to", int64_t{1});
   auto graph = import_onnx_model(b.model(), {}, "cl_bytes", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   const auto inputs = [](uint8_t divisor) {
     return std::vector<Tensor>{
         Tensor::from_vector(DType::kU8, {6}, std::vector<uint8_t>{200, 3, 255, 17, 128, 9}),
@@ -389,9 +383,7 @@ TEST(ClProgramTest, EightBitSelectionsAreExact) {
   b.node("Clip", {"i", "low", "high"}, {"clipped"}, "clip");
   auto graph = import_onnx_model(b.model(), {}, "cl_eight_bit", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  for (const Node& node : graph->nodes()) {
-    EXPECT_FALSE(check_node(*graph, node).has_value()) << node.name;
-  }
+  opencl_test::expect_every_node_accepted(*graph);
   Tensor u(DType::kU8, {1, 2, 5, 5}), v(DType::kU8, {5}), i(DType::kI8, {7});
   for (size_t k = 0; k < 50; ++k) u.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
   for (size_t k = 0; k < 5; ++k) v.values<uint8_t>()[k] = static_cast<uint8_t>(60 * k);
