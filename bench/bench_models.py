@@ -8,11 +8,12 @@ the RSS of an idle node process is subtracted.
 
     python3 bench/bench_models.py [--hsched build/release/cli/hsched] [--models ../shared/models]
                                   [--threads 2] [--rounds 5] [--iterations 20] [--warmup 3]
-                                  [--precision fp32|bf16 | --int8 ../shared/models-int8]
+                                  [--precision fp32|bf16|int8 | --int8 ../shared/models-int8]
                                   [--json results.json] [MODEL ...]
 
 --precision bf16 runs hsched with `--devices cpu --precision bf16` (convolutions and matmuls in
-bf16) against ONNX Runtime's fp32 on the same file.
+bf16) against ONNX Runtime's fp32 on the same file; --precision int8 likewise with the fp32 model's
+convolutions and matmuls dynamically quantized to int8.
 
 --int8 DIR (../shared/models-int8) runs each model's INT8 file DIR/MODEL_int8/model.onnx on both
 tools and, in the same rounds, ONNX Runtime on the fp32 original: hsched int8 against ORT int8
@@ -53,7 +54,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "int8"],
                     help="hsched's --precision (ONNX Runtime runs the file as it is)")
     ap.add_argument("--int8", metavar="DIR",
                     help="time the INT8 files DIR/MODEL_int8/model.onnx, and ORT on the fp32 originals")

@@ -56,8 +56,8 @@ void add_plan_source_flags(CLI::App& command, PlanSourceArgs& args) {
                      "Run on these devices (kinds, APIs or ids, comma-separated), the CPU taking "
                      "what they cannot");
   command.add_option("--precision", args.precision,
-                     "With --devices and no --policy/--config: fp32 (default), fp16 or bf16 on "
-                     "the listed devices");
+                     "With --devices and no --policy/--config: fp32 (default), fp16, bf16 or "
+                     "int8 on the listed devices");
   // A callback, so that an empty value is seen as given (and refused).
   command.add_option_function<std::string>(
       "--split-every", [&args](const std::string& k) { args.split_every = k; },

@@ -89,8 +89,8 @@ Result<PlanSource> resolve_plan_source(const PlanSourceArgs& args) {
     if (!policy_named) {
       const std::string precision = args.precision.empty() ? "fp32" : args.precision;
       const std::optional<Precision> parsed = parse_precision(precision);
-      if (!parsed || *parsed == Precision::kInt8) {
-        return invalid_argument("--precision: '" + precision + "' is not fp32, fp16 or bf16");
+      if (!parsed) {
+        return invalid_argument("--precision: '" + precision + "' is not fp32, fp16, bf16 or int8");
       }
       source.policy = devices_policy(args.devices, *parsed);
     }

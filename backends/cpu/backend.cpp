@@ -21,18 +21,20 @@ bool computes_bf16(const std::string& op_type) {
          op_type == "Gemm";
 }
 
-// Whether a convolution gains from bf16. Its oneDNN primitive first converts the fp32 activation
-// to bf16, a pass over the input that bf16's doubled peak must pay for: with too few
+// Whether a convolution gains from bf16 or int8. Its oneDNN primitive first converts the fp32
+// activation to bf16 (int8: measures its range, then quantizes it), a pass over the input that
+// the higher peak must pay for: with too few
 // multiply-adds in all, per input value or per output value (the reduction), it does not. On the
 // shared CNNs (AVX512_BF16), depthwise convolutions, 1x1 convolutions over 16-24 channels,
 // projections to 16-32 channels and convolutions of 1-3 M multiply-adds ran slower in bf16, the
-// 3x3 and wide 1x1 ones 1.3-2x faster. nullopt when it gains (or its shapes are not known);
-// else the figures that say why not.
+// 3x3 and wide 1x1 ones 1.3-2x faster; in int8 the same split held (mobilenet_v2 with every
+// convolution in int8 ran 3x slower than in fp32, resnet18 2.2x faster). nullopt when it gains
+// (or its shapes are not known); else the figures that say why not.
 constexpr int64_t kBf16MinMacs = 4'000'000;
 constexpr int64_t kBf16MinMacsPerInput = 64;
 constexpr int64_t kBf16MinReduction = 27;  // one 3x3 kernel over 3 channels: a stem convolution
 
-std::optional<std::string> bf16_does_not_pay(const Graph& graph, const Node& node) {
+std::optional<std::string> reduced_precision_does_not_pay(const Graph& graph, const Node& node) {
   if (node.op_type != "Conv" || node.inputs.size() < 2 || node.inputs[0] == kNoValue ||
       node.inputs[1] == kNoValue || node.outputs.empty() || node.outputs[0] == kNoValue) {
     return std::nullopt;
@@ -54,12 +56,31 @@ std::optional<std::string> bf16_does_not_pay(const Graph& graph, const Node& nod
   }
   char figures[160];
   std::snprintf(figures, sizeof(figures),
-                "%.2f M multiply-adds, %.0f per input value, reduction %lld; bf16 needs >= %.0f M, "
+                "%.2f M multiply-adds, %.0f per input value, reduction %lld; it needs >= %.0f M, "
                 "%lld and %lld",
                 macs / 1e6, per_input, static_cast<long long>(reduction), kBf16MinMacs / 1e6,
                 static_cast<long long>(kBf16MinMacsPerInput),
                 static_cast<long long>(kBf16MinReduction));
   return std::string(figures);
+}
+
+// Why the CPU does not compute `node` in int8, or nullopt when it does: dynamic quantization
+// (kernels/dnnl_int8.h) of a Conv, MatMul or Gemm whose weights are a constant, 2-D for the
+// matrix products.
+std::optional<std::string> int8_refusal(const Graph& graph, const Node& node) {
+  const bool conv = node.op_type == "Conv";
+  if (!conv && node.op_type != "MatMul" && node.op_type != "Gemm") {
+    return "the CPU computes int8 in Conv, MatMul and Gemm only";
+  }
+  if (node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
+      !graph.value(node.inputs[1]).is_constant() ||
+      graph.value(node.inputs[1]).dtype != DType::kF32) {
+    return "the CPU computes int8 with constant f32 weights only (input 1 is not one)";
+  }
+  if (!conv && graph.value(node.inputs[1]).shape.rank() != 2) {
+    return "the CPU computes int8 matrix products with 2-D weights only";
+  }
+  return std::nullopt;
 }
 
 class CpuPartition final : public Program {
@@ -100,23 +121,30 @@ class CpuDevice final : public Device {
       return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
                        "the CPU computes bf16 in Conv, ConvTranspose, MatMul and Gemm only"};
     }
-    if (precision == Precision::kBf16) {
-      if (auto figures = bf16_does_not_pay(graph, n)) {
-        return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
-                         "the CPU computes this convolution in fp32: bf16 saves less than "
-                         "converting its input costs (" + *figures + ")"};
+    if (precision == Precision::kInt8) {
+      if (auto why = int8_refusal(graph, n)) {
+        return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed, *why};
       }
     }
-    if (precision != Precision::kFp32 && precision != Precision::kBf16) {
-      return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
-                       std::string("the CPU backend computes fp32 and bf16 only (no ") +
-                           precision_name(precision) + " kernels)"};
+    if (precision == Precision::kBf16 || precision == Precision::kInt8) {
+      if (auto figures = reduced_precision_does_not_pay(graph, n)) {
+        return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
+                         std::string("the CPU computes this convolution in fp32: ") +
+                             precision_name(precision) +
+                             " saves less than converting its input "
+                             "costs (" +
+                             *figures + ")"};
+      }
     }
-    // bf16 needs the profile's bf16 peak: a CPU with AVX512_BF16 (device.h).
+    if (precision == Precision::kFp16) {
+      return Rejection{node, profile_.id, precision, ReasonCode::kPrecisionNotAllowed,
+                       "the CPU backend computes fp32, bf16 and int8 only (no fp16 kernels)"};
+    }
+    // bf16 and int8 need the profile's peak in them: AVX512_BF16, VNNI (device.h).
     return check_precision_listed(graph, node, profile_, precision);
   }
 
-  // A bf16 convolution and the fp32 ops around it share a partition.
+  // A bf16 or int8 convolution and the fp32 ops around it share a partition.
   bool mixes_precisions() const override { return true; }
 
   // Folded, aliased and fused nodes cost nothing; a fused normalization chain costs one
@@ -144,7 +172,9 @@ class CpuDevice final : public Device {
     cpu_options.flush_denormals = options.flush_denormals;
     cpu_options.memory_limit_bytes = options.memory_limit_bytes;
     for (Precision p : options.node_precisions) {
-      cpu_options.bf16_nodes.push_back(p == Precision::kBf16);
+      cpu_options.node_compute.push_back(p == Precision::kBf16   ? NodeCompute::kBf16
+                                         : p == Precision::kInt8 ? NodeCompute::kInt8
+                                                                 : NodeCompute::kFp32);
     }
     HSCHED_ASSIGN_OR_RETURN(auto compiled, CpuProgram::compile(part, cpu_options));
     return std::shared_ptr<Program>(std::make_shared<CpuPartition>(std::move(compiled),

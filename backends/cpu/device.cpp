@@ -74,6 +74,7 @@ CpuFacts probe_cpu() {
   facts.fp32_flop_per_cycle = probe_fp32_flop_per_cycle();
 #if defined(__x86_64__) || defined(__i386__)
   facts.bf16 = __builtin_cpu_supports("avx512bf16");
+  facts.vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
 #endif
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
@@ -90,6 +91,7 @@ DeviceProfile cpu_profile(const CpuFacts& facts) {
   cpu.present = true;
   cpu.peak_gflops[Precision::kFp32] = facts.cores * facts.ghz * facts.fp32_flop_per_cycle;
   if (facts.bf16) cpu.peak_gflops[Precision::kBf16] = 2 * cpu.peak_gflops[Precision::kFp32];
+  if (facts.vnni) cpu.peak_gflops[Precision::kInt8] = 4 * cpu.peak_gflops[Precision::kFp32];
   cpu.efficiency[OpClass::kConvLinear] = kConvLinearEfficiency;
   cpu.default_efficiency = kDefaultEfficiency;
   cpu.memory_bandwidth_gbps =

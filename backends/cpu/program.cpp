@@ -222,9 +222,10 @@ Status CpuProgram::fold_constants(const std::vector<NodeId>& order,
     if (!folds_at_compile_time(node, [&](ValueId v) { return graph_.value(v).is_constant(); })) {
       steps_.push_back(std::make_unique<Step>(Step{node, nullptr}));
       const auto index = static_cast<size_t>(id);
-      if (index < options_.bf16_nodes.size() && options_.bf16_nodes[index]) {
-        mark_bf16(steps_.back()->node);
-      }
+      const NodeCompute compute =
+          index < options_.node_compute.size() ? options_.node_compute[index] : NodeCompute::kFp32;
+      if (compute == NodeCompute::kBf16) mark_bf16(steps_.back()->node);
+      if (compute == NodeCompute::kInt8) mark_int8(steps_.back()->node);
       continue;
     }
     if (alias_constant_view(graph_, node)) {

@@ -15,6 +15,9 @@
 
 namespace hsched::cpu {
 
+// What a node computes in (CpuOptions::node_compute).
+enum class NodeCompute : uint8_t { kFp32, kBf16, kInt8 };
+
 struct CpuOptions {
   int threads = 2;            // the OpenMP team of the kernels and oneDNN (and a oneTBB arena)
   bool fuse = true;           // activations and residual adds into oneDNN primitives
@@ -27,9 +30,10 @@ struct CpuOptions {
   // compile time, the activation arena and one run's outputs. 0: the machine's physical memory.
   // A program over it is refused at compile time (ResourceExhausted, "memory_exceeded: ...").
   int64_t memory_limit_bytes = 0;
-  // Per node of the graph (by NodeId; empty: none): computes in bf16 (Conv, ConvTranspose,
-  // MatMul and Gemm: inputs and weights rounded to bf16, fp32 sums and outputs).
-  std::vector<bool> bf16_nodes = {};
+  // Per node of the graph (by NodeId; empty: all fp32): the precision a Conv, ConvTranspose,
+  // MatMul or Gemm computes in. bf16: inputs and weights rounded to bf16, fp32 sums and outputs.
+  // int8 (Conv, MatMul and Gemm with constant weights): dynamic quantization (dnnl_int8.h).
+  std::vector<NodeCompute> node_compute = {};
 };
 
 // The machine's physical memory in bytes (sysconf); 0 when unknown.

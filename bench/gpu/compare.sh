@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 5's comparison, run on the GPU machine in one command: hsched-gpu against PyTorch CUDA
-# eager fp32 (TF32 off) for each model in the bundle, and hsched's fp32 GEMM against torch.mm.
+# hsched-gpu against PyTorch CUDA fp32 (TF32 off), eager and CUDA graph replay, for each model,
+# and hsched's fp32 GEMM against torch.mm, run on the GPU machine in one command.
 # How to bundle and call it: bench/gpu/README.md.
 #
 # Usage: bash bench/gpu/compare.sh [BUNDLE] [MODELS]
 #   BUNDLE  folder made by device-bundle.sh with hsched, hsched_gemm_bench, run.sh and model
 #           folders <name>/model.onnx (default .devrun)
-#   MODELS  comma-separated (default: all eight shared models)
+#   MODELS  comma-separated (default: the eight shared models, shufflenet_v2, efficientnet_b0)
 #   A model without BUNDLE/<name>/model.onnx is exported there by torch_baseline.py --export
 #   (same architecture and exporter settings, random weights; the table says so), because the
 #   eight shared files (135 MiB) exceed the tool's 64 MiB carry. EXPORT_MISSING=0 skips them.
@@ -28,7 +28,7 @@ check_dir=$(mktemp -d)  # outputs compared with ONNX Runtime: kept out of $OUT (
 : >"$raw"; : >"$log"
 
 all_models=resnet18,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,convnext_atto,vit_tiny
-all_models+=,bert_mini,vae_decoder_small
+all_models+=,bert_mini,vae_decoder_small,shufflenet_v2,efficientnet_b0
 IFS=, read -ra wanted <<<"${2:-$all_models}"
 exported=/tmp/hsched-exported-models
 declare -A model_path

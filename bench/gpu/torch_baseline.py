@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch CUDA eager fp32 baselines for issue 5 (hsched-gpu vs PyTorch), run on the GPU machine.
+"""PyTorch CUDA fp32 baselines (eager and CUDA graph replay) for hsched-gpu, run on the GPU machine.
 
 Usage: python3 torch_baseline.py NAME[,NAME...] [--iterations 50] [--warmup 5] [--gemm-size 4096]
        python3 torch_baseline.py NAME[,NAME...] --export DIR
@@ -9,7 +9,8 @@ Usage: python3 torch_baseline.py NAME[,NAME...] [--iterations 50] [--warmup 5] [
   prints {"name", "exported", "nodes", "ops": {op: count}} per model: for runs whose bundle cannot
   carry the shared files (the device tool's 64 MiB limit; bench/gpu/README.md).
 Prints one JSON object per NAME, one per line (compare.sh reads them):
-  model:  {"name", "torch_ms": median, "torch_min_ms", "torch_max_ms", "torch_io_ms", ...}
+  model:  {"name", "torch_ms": median, "torch_min_ms", "torch_max_ms", "torch_io_ms",
+           "torch_graph_ms": median of CUDA graph replays, ...}
   gemm:   {"name": "gemm", "m", "n", "k", "median_ms", "tflops", ...}
   failure: {"name", "error"}; the exit status is 0 unless the arguments are wrong.
 
@@ -105,6 +106,9 @@ BUILDERS = {
     "vit_tiny": lambda: timm_model("vit_tiny_patch16_224"),
     "bert_mini": bert_mini,
     "vae_decoder_small": lambda: (SmallVaeDecoder(), (torch.randn(1, 4, 32, 32),)),
+    # Not shared models: torchvision's, exported here for hsched.
+    "shufflenet_v2": lambda: torchvision_model("shufflenet_v2_x1_0"),
+    "efficientnet_b0": lambda: torchvision_model("efficientnet_b0"),
 }
 
 
@@ -136,9 +140,26 @@ def time_model(name, warmup, iterations):
         median, low, high = timed_median(lambda: model(*inputs), warmup, iterations)
         io_median, _, _ = timed_median(
             lambda: model(*(x.cuda(non_blocking=True) for x in pinned)).cpu(), warmup, iterations)
+        graph_median, graph_low, _ = time_graph_replay(model, inputs, warmup, iterations)
     return {"name": name, "torch_ms": median, "torch_min_ms": low, "torch_max_ms": high,
             "torch_io_ms": io_median, "torch_first_run_ms": first_ms,
+            "torch_graph_ms": graph_median, "torch_graph_min_ms": graph_low,
             "iterations": iterations, "warmup": warmup}
+
+
+def time_graph_replay(model, inputs, warmup, iterations):
+    """The model captured once into a CUDA graph, then each run one replay of it (inputs and
+    output stay in the graph's own buffers): the fair anchor for hsched's replayed launches."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):  # warm-up on a side stream, as capture requires
+            model(*inputs)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(*inputs)
+    return timed_median(graph.replay, warmup, iterations)
 
 
 def export_model(name, folder):

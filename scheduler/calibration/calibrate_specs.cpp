@@ -652,7 +652,8 @@ std::vector<Spec> specs_for(const DeviceProfile& device) {
   const Precision base = base_precision(device);
   std::vector<Spec> specs;
   for (Precision precision : device.precisions()) {
-    if (precision == Precision::kInt8) continue;  // no int8 kernels yet
+    // int8 of an fp32 graph: the CPU's dynamic quantization; elsewhere only QDQ graphs hold it.
+    if (precision == Precision::kInt8 && !on_host) continue;
     for (Spec& spec : compute_specs(precision, on_host)) specs.push_back(std::move(spec));
   }
   for (Spec& spec : memory_specs(on_host)) {

@@ -103,9 +103,10 @@ Policy devices_policy(const std::string& list, Precision precision) {
     policy.default_choices.push_back(
         {selector, host && precision == Precision::kFp16 ? Precision::kFp32 : precision});
   }
-  // What a device computes no bf16 for runs fp16 there (the NPU), else fp32 (the CPU's ops
-  // other than convolutions and matmuls).
+  // What a device computes no bf16 or int8 for runs fp16 there (the NPU), else fp32 (the CPU's
+  // ops other than convolutions and matmuls).
   policy.precision_substitutes[Precision::kBf16] = {Precision::kFp16, Precision::kFp32};
+  policy.precision_substitutes[Precision::kInt8] = {Precision::kFp16, Precision::kFp32};
   policy.objective = Objective::kStrict;
   policy.fallback = FallbackMode::kWarn;
   return policy;

@@ -32,15 +32,18 @@ OneNode one_node(const std::string& op, DType dtype, const std::vector<int64_t>&
 }
 
 // x -> Conv(x, w) -> y, stride 1 and "same" padding: y has x's size with w's output channels.
-OneNode conv(const std::vector<int64_t>& x, const std::vector<int64_t>& w, int64_t group = 1) {
+// `constant`: w is a constant (zeros), else a graph input.
+OneNode conv(const std::vector<int64_t>& x, const std::vector<int64_t>& w, int64_t group = 1,
+             bool constant = false) {
   OneNode one;
   std::vector<int64_t> y = x;
   y[1] = w[0];
   const ValueId xv = one.graph.add_value("x", DType::kF32, Shape(x));
-  const ValueId wv = one.graph.add_value("w", DType::kF32, Shape(w));
+  const ValueId wv = constant ? one.graph.add_constant("w", Tensor(DType::kF32, w))
+                              : one.graph.add_value("w", DType::kF32, Shape(w));
   const ValueId yv = one.graph.add_value("y", DType::kF32, Shape(y));
   one.graph.add_input(xv);
-  one.graph.add_input(wv);
+  if (!constant) one.graph.add_input(wv);
   one.graph.add_output(yv);
   one.node = one.graph.add_node(Node{"conv", "Conv", "", {xv, wv}, {yv}, {{"group", group}}});
   return one;
@@ -84,15 +87,15 @@ TEST(CpuCapabilityTest, TakesWiderDtypesWhereAKernelDoes) {
 }
 
 // fp32 everywhere; bf16 only in convolutions and matmuls, and only on a CPU whose profile has a
-// bf16 peak (AVX512_BF16); no fp16 or int8 request.
-TEST(CpuCapabilityTest, ComputesFp32AndBf16InConvolutionsAndMatMuls) {
+// bf16 peak (AVX512_BF16); int8 likewise (a VNNI peak), with constant weights; no fp16.
+TEST(CpuCapabilityTest, ComputesFp32Bf16AndInt8InConvolutionsAndMatMuls) {
   const auto capability = config::backends().open(cpu());
   const OneNode relu = one_node("Relu", DType::kF32, {1, 8});
-  for (Precision p : {Precision::kInt8, Precision::kFp16}) {
-    const auto rejection = capability->check(relu.graph, relu.node, p);
-    expect_rejected(rejection, ReasonCode::kPrecisionNotAllowed, "fp32 and bf16 only");
-    EXPECT_EQ(rejection->precision, p);
-  }
+  const auto fp16 = capability->check(relu.graph, relu.node, Precision::kFp16);
+  expect_rejected(fp16, ReasonCode::kPrecisionNotAllowed, "fp32, bf16 and int8 only");
+  EXPECT_EQ(fp16->precision, Precision::kFp16);
+  expect_rejected(capability->check(relu.graph, relu.node, Precision::kInt8),
+                  ReasonCode::kPrecisionNotAllowed, "int8 in Conv, MatMul and Gemm only");
   expect_rejected(capability->check(relu.graph, relu.node, Precision::kBf16),
                   ReasonCode::kPrecisionNotAllowed, "bf16 in Conv, ConvTranspose, MatMul and Gemm");
   const OneNode matmul = one_node("MatMul", DType::kF32, {4, 4});
@@ -118,6 +121,26 @@ TEST(CpuCapabilityTest, ComputesFp32AndBf16InConvolutionsAndMatMuls) {
   const OneNode small = conv({1, 64, 7, 7}, {64, 64, 3, 3});
   expect_rejected(bf16_cpu->check(small.graph, small.node, Precision::kBf16),
                   ReasonCode::kPrecisionNotAllowed, "1.81 M multiply-adds");
+
+  // int8: dynamic quantization needs constant weights, the profile's int8 peak (VNNI) and the
+  // same size as bf16.
+  const OneNode wide_constant = conv({1, 64, 56, 56}, {64, 64, 3, 3}, 1, true);
+  expect_rejected(capability->check(wide_constant.graph, wide_constant.node, Precision::kInt8),
+                  ReasonCode::kPrecisionNotAllowed, "cpu0 does not compute int8");
+  DeviceProfile with_int8 = cpu();
+  with_int8.peak_gflops[Precision::kInt8] = 2000;
+  const auto int8_cpu = config::backends().open(with_int8);
+  EXPECT_FALSE(int8_cpu->check(wide_constant.graph, wide_constant.node, Precision::kInt8));
+  expect_rejected(int8_cpu->check(wide.graph, wide.node, Precision::kInt8),
+                  ReasonCode::kPrecisionNotAllowed, "constant f32 weights");
+  expect_rejected(int8_cpu->check(matmul.graph, matmul.node, Precision::kInt8),
+                  ReasonCode::kPrecisionNotAllowed, "constant f32 weights");
+  const OneNode depthwise_constant = conv({1, 64, 56, 56}, {64, 1, 3, 3}, 64, true);
+  expect_rejected(
+      int8_cpu->check(depthwise_constant.graph, depthwise_constant.node, Precision::kInt8),
+      ReasonCode::kPrecisionNotAllowed, "int8 saves less than converting its input costs");
+  expect_rejected(int8_cpu->check(relu.graph, relu.node, Precision::kInt8),
+                  ReasonCode::kPrecisionNotAllowed, "int8 in Conv, MatMul and Gemm only");
 }
 
 TEST(CpuCapabilityTest, RefusesOtherDomainsAndOpsTheProfileDoesNotList) {

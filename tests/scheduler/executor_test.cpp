@@ -3,6 +3,7 @@
 // not passed, without one); a compile past its deadline re-planned to the CPU; verification
 // against the CPU; streams of requests and concurrent callers.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -522,11 +523,11 @@ TEST_F(ExecutorOpenClTest, ConcurrentCallersEachGetTheirOwnOutputs) {
 }
 
 // An accuracy budget keeps the one layer that blows it in fp32: x + 1000 -> MatMul by weights
-// whose columns sum to 0 (the 1000 cancels, so bf16's step of 4 at 1000 swamps x) beside a
-// plain MatMul of x. Under `--devices cpu --precision bf16` with a bf16 max_rel budget of 0.02,
-// the plain one stays bf16 and the cancelling one is planned again in fp32 (accuracy_budget).
-TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
-  if (!cpu::probe_cpu().bf16) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+// whose columns sum to 0 (the 1000 cancels, so bf16's step of 4 at 1000, or int8's step of 4 over
+// [0, 1001], swamps x) beside a plain MatMul of x. Under `--devices cpu --precision P` with a
+// max_rel budget for P, the plain one stays in P and the cancelling one is planned again in fp32
+// (accuracy_budget). `reduced_error`: how close the plain layer's P output stays to fp32.
+void expect_layer_over_budget_keeps_fp32(Precision precision, double budget, float reduced_error) {
   Graph g;
   g.name = "cancel";
   g.opset = 17;
@@ -554,32 +555,46 @@ TEST(AccuracyBudgetTest, LayerOverTheBudgetKeepsFp32WithItsReason) {
   g.add_output(y_cancel);
   g.add_output(y_plain);
 
-  Policy policy = devices_policy("cpu", Precision::kBf16);
-  policy.accuracy = AccuracyBudget{AccuracyMetric::kMaxRel, {{Precision::kBf16, 0.02}}};
+  Policy policy = devices_policy("cpu", precision);
+  policy.accuracy = AccuracyBudget{AccuracyMetric::kMaxRel, {{precision, budget}}};
   auto plan = schedule(g, discover_target_for("cpu"), policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  EXPECT_EQ(plan->nodes[cancel].precision, Precision::kBf16);
+  EXPECT_EQ(plan->nodes[cancel].precision, precision);
   auto exe = compile(g, *plan, {});
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   const Plan compiled = (*exe)->plan();
-  EXPECT_EQ(compiled.nodes[plain].precision, Precision::kBf16);
+  EXPECT_EQ(compiled.nodes[plain].precision, precision);
   EXPECT_EQ(compiled.nodes[cancel].precision, Precision::kFp32);
   EXPECT_EQ((*exe)->stats().replans, 1);
   bool reported = false;
+  char budget_text[64];
+  std::snprintf(budget_text, sizeof(budget_text), "over the %s budget %g",
+                precision_name(precision), budget);
   for (const Fallback& f : compiled.fallbacks) {
     if (f.node != cancel) continue;
     reported = true;
     EXPECT_EQ(f.reason, ReasonCode::kAccuracyBudget);
-    EXPECT_NE(f.detail.find("over the bf16 budget 0.02"), std::string::npos) << f.detail;
+    EXPECT_NE(f.detail.find(budget_text), std::string::npos) << f.detail;
   }
   EXPECT_TRUE(reported);
-  // Its outputs: the fp32 layer exact to fp32 rounding, the bf16 one within bf16's.
+  // Its outputs: the fp32 layer exact to fp32 rounding, the reduced one within its precision's.
   const std::vector<Tensor> inputs = {random_tensor({4, 64}, 13)};
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   const std::vector<Tensor> want = cpu_reference(g, inputs);
   expect_close((*outputs)[0], want[0], 2e-3f, 1e-3f);
-  expect_close((*outputs)[1], want[1], 5e-2f, 5e-2f);
+  expect_close((*outputs)[1], want[1], reduced_error, reduced_error);
+}
+
+TEST(AccuracyBudgetTest, LayerOverTheBf16BudgetKeepsFp32WithItsReason) {
+  if (!cpu::probe_cpu().bf16) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  expect_layer_over_budget_keeps_fp32(Precision::kBf16, 0.02, 5e-2f);
+}
+
+// int8 on the CPU: dynamic quantization (a scale per run over the activation's range).
+TEST(AccuracyBudgetTest, LayerOverTheInt8BudgetKeepsFp32WithItsReason) {
+  if (!cpu::probe_cpu().vnni) GTEST_SKIP() << "this CPU has no VNNI";
+  expect_layer_over_budget_keeps_fp32(Precision::kInt8, 0.05, 1e-1f);
 }
 
 // bf16 asked of a device that computes fp16 instead (PoCL under `--devices opencl --precision

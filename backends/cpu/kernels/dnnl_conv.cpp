@@ -2,6 +2,7 @@
 // compiled program. Convolutions compute channels-last (NHWC), which oneDNN 2.6 runs fastest on
 // AVX-512 (brgconv, brdgmm for depthwise); values the program keeps plain are reordered at the
 // boundary, so the program's layout pass decides how many reorders remain.
+#include "backends/cpu/kernels/dnnl_int8.h"
 #include "backends/cpu/kernels/dnnl_util.h"
 #include "backends/cpu/kernels/layout_util.h"
 
@@ -106,12 +107,22 @@ class ConvKernel final : public Kernel {
         wtag = plain_tag(wdims.size());
     }
     // bf16 (the plan's choice): activations and weights reordered to bf16 on the way in, sums
-    // and the output in f32, so post-ops and the next op see f32 as always.
-    const memory::data_type compute =
-        computes_in_bf16(node) ? memory::data_type::bf16 : memory::data_type::f32;
-    const memory::desc user_w(wdims, memory::data_type::f32, wtag);
-    const memory::desc any_w(wdims, compute, tag::any);
-    const memory::desc src_md = f32_desc(x, true, compute);
+    // and the output in f32, so post-ops and the next op see f32 as always. int8: weights
+    // quantized here, the activation at each run (dnnl_int8.h), the output f32 as well.
+    int8_ = computes_in_int8(node);
+    if (int8_ && (transposed_ || spec_.constant(1) == nullptr)) {
+      return unsupported(spec_, "int8 needs a Conv with constant weights");
+    }
+    using dt = memory::data_type;
+    const dt compute = computes_in_bf16(node) ? dt::bf16 : dt::f32;
+    const memory::desc user_w(wdims, int8_ ? dt::s8 : dt::f32, wtag);
+    const memory::desc any_w(wdims, int8_ ? dt::s8 : compute, tag::any);
+    const memory::desc src_md = f32_desc(x, true, int8_ ? dt::u8 : compute);
+    Int8Weights quantized;
+    if (int8_) {
+      const Tensor& wt = *spec_.constant(1);
+      quantized = quantize_weights(wt.values<float>(), oc, wt.elements() / oc);
+    }
     const memory::desc dst_md = f32_desc(y, true);
     post_ops_ = post_ops_of(node);
     has_bias_ = spec_.has_input(2) && !is_post_op_input(post_ops_, 2);
@@ -128,7 +139,7 @@ class ConvKernel final : public Kernel {
       // A residual added first, stored like the output (NHWC on both sides, where no reorder
       // stands between the primitive and the output buffer): copied into the output before the
       // primitive runs, then added as a `sum` post-op.
-      if (&op == &post_ops_.front() && output_channels_last(node, 0) &&
+      if (&op == &post_ops_.front() && !int8_ && output_channels_last(node, 0) &&
           input_channels_last(node, input) && y.size() == 4) {
         sum_input_ = static_cast<int>(input);
         add_mds.emplace_back();
@@ -144,7 +155,10 @@ class ConvKernel final : public Kernel {
     auto create = [&]() -> std::string {
       const std::vector<PostOp> head(post_ops_.begin(),
                                      post_ops_.begin() + static_cast<std::ptrdiff_t>(tail_from_));
-      const dnnl::primitive_attr attr = make_post_op_attr(head, add_mds);
+      dnnl::post_ops chain;
+      if (int8_) append_int8_scale(chain, static_cast<int>(y.size()));
+      dnnl::primitive_attr attr = make_post_op_attr(head, add_mds, chain);
+      if (int8_) set_int8_params(attr, quantized.scales, 1);
       if (transposed_) {
         dnnl::deconvolution_forward::desc d(prop_kind::forward_inference,
                                             algorithm::deconvolution_direct, src_md, any_w, bias_md,
@@ -190,13 +204,21 @@ class ConvKernel final : public Kernel {
     if (const Tensor* wt = spec_.constant(1)) {
       // Weights are reordered once, here, into the primitive's preferred format.
       weights_ = dnnl::memory(weights_desc_, *ctx.engine);
-      dnnl::memory user(user_w, *ctx.engine, const_cast<std::byte*>(wt->raw()));
+      const void* data = int8_ ? static_cast<const void*>(quantized.data.data()) : wt->raw();
+      dnnl::memory user(user_w, *ctx.engine, const_cast<void*>(data));
       dnnl::reorder(user, *weights_).execute(*ctx.stream, user, *weights_);
       ctx.stream->wait();
     }
     bias_ = dnnl::memory(bias_md, *ctx.engine, DNNL_MEMORY_NONE);
-    src_port_ =
-        ActivationPort(*ctx.engine, f32_desc(x, input_channels_last(node, 0)), src_md, true);
+    const memory::desc user_src = f32_desc(x, input_channels_last(node, 0));
+    if (int8_) {
+      weight_scales_ = std::move(quantized.scales);
+      if (has_bias_) scaled_bias_.resize(static_cast<size_t>(oc));
+      int8_src_ = DynamicInt8Input(*ctx.engine, user_src, src_md, spec_.inputs[0]->shape.elements(),
+                                   static_cast<int>(y.size()));
+    } else {
+      src_port_ = ActivationPort(*ctx.engine, user_src, src_md, true);
+    }
     dst_port_ =
         ActivationPort(*ctx.engine, f32_desc(y, output_channels_last(node, 0)), dst_md, false);
     return Status::ok();
@@ -205,10 +227,26 @@ class ConvKernel final : public Kernel {
   Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
     dnnl::stream& stream = *spec_.context->stream;
     std::unordered_map<int, dnnl::memory> args;
-    args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
     args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
+    const void* bias = has_bias_ ? inputs[2]->raw() : nullptr;
+    if (int8_) {
+      args[DNNL_ARG_SRC] = int8_src_.prepare(stream, inputs[0]->raw());
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = int8_src_.zero_point();
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = int8_src_.scale_memory();
+      // oneDNN 2.6 adds the bias before the output scales: in the sums' units.
+      if (has_bias_) {
+        const auto given = inputs[2]->values<float>();
+        const float scale = int8_src_.scale();
+        for (size_t c = 0; c < scaled_bias_.size(); ++c) {
+          scaled_bias_[c] = given[c] / (scale * weight_scales_[weight_scales_.size() == 1 ? 0 : c]);
+        }
+        bias = scaled_bias_.data();
+      }
+    } else {
+      args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    }
     if (has_bias_) {
-      bias_.set_data_handle(const_cast<std::byte*>(inputs[2]->raw()));
+      bias_.set_data_handle(const_cast<void*>(bias));
       args[DNNL_ARG_BIAS] = bias_;
     }
     if (sum_input_ >= 0) {
@@ -229,7 +267,8 @@ class ConvKernel final : public Kernel {
       const dnnl::memory m =
           add_ports_[add++].prepare(stream, inputs[static_cast<size_t>(post_ops_[i].input)]->raw());
       if (i < tail_from_) {
-        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(dnnl_post_op_index(post_ops_, i)) | DNNL_ARG_SRC_1] = m;
+        const int index = (int8_ ? 1 : 0) + dnnl_post_op_index(post_ops_, i);  // after the scale
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1] = m;
       } else if (i == tail_from_) {
         tail_args[DNNL_ARG_SRC_1] = m;
       } else {
@@ -253,6 +292,7 @@ class ConvKernel final : public Kernel {
  private:
   KernelSpec spec_;
   bool transposed_;
+  bool int8_ = false;
   bool has_bias_ = false;
   int sum_input_ = -1;  // input added as a `sum` post-op (copied into the output first), or -1
   std::vector<PostOp> post_ops_;
@@ -264,6 +304,9 @@ class ConvKernel final : public Kernel {
   dnnl::memory bias_;
   ActivationPort weights_port_, src_port_, dst_port_;
   std::vector<ActivationPort> add_ports_;
+  DynamicInt8Input int8_src_;         // int8: the activation, quantized at each run
+  std::vector<float> weight_scales_;  // int8: per output channel
+  std::vector<float> scaled_bias_;    // int8: the bias in the int32 sums' units, each run
 };
 
 class PoolKernel final : public Kernel {

@@ -1,6 +1,7 @@
 // Gemm and MatMul through oneDNN's matmul primitive, created once per compiled program. Constant
 // right-hand sides (the weights of linear layers) are reordered once into the primitive's
 // preferred format. Gemm's alpha, beta and C become post-ops or the bias.
+#include "backends/cpu/kernels/dnnl_int8.h"
 #include "backends/cpu/kernels/dnnl_util.h"
 #include "backends/cpu/kernels/layout_util.h"
 
@@ -30,7 +31,7 @@ memory::desc strided_desc(const memory::dims& dims, const memory::dims& strides)
 
 class MatMulKernel final : public Kernel {
  public:
-  explicit MatMulKernel(const KernelSpec& spec) : spec_(spec) {}
+  explicit MatMulKernel(const KernelSpec& spec) : spec_(spec), int8_(computes_in_int8(spec.node)) {}
 
   Status build_matmul() {
     auto a = spec_.in_dims(0);
@@ -97,7 +98,8 @@ class MatMulKernel final : public Kernel {
       std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
       wei_md = strided_desc(wei, strides);
     }
-    return create(row_major(src), wei_md, row_major(dst), memory::desc(), {});
+    b_transposed_ = transposed_b;
+    return create(row_major(src), wei_md, row_major(dst), memory::desc(), own_chain(dst.size()));
   }
 
   Status build_gemm() {
@@ -123,7 +125,7 @@ class MatMulKernel final : public Kernel {
     const memory::desc wei =
         strided_desc({k, n}, trans_b ? memory::dims{1, k} : memory::dims{n, 1});
     const memory::desc dst({m, n}, memory::data_type::f32, memory::format_tag::ab);
-    dnnl::post_ops chain;
+    dnnl::post_ops chain = own_chain(2);
     memory::desc bias;
     if (alpha != 1.0f) chain.append_eltwise(1.0f, dnnl::algorithm::eltwise_linear, alpha, 0.0f);
     if (spec_.has_input(2) && !is_post_op_input(post_ops_of(node), 2) && beta != 0.0f) {
@@ -148,7 +150,8 @@ class MatMulKernel final : public Kernel {
         c_beta_ = beta;
         run_time_c_.resize(static_cast<size_t>(c[0] * c[1]));
       }
-      if (alpha == 1.0f && c[0] == 1) {
+      // (int8 adds C after the output scales, as a post-op; oneDNN's bias comes before them.)
+      if (alpha == 1.0f && c[0] == 1 && !computes_in_int8(node)) {
         bias = c_md;  // a row vector: oneDNN's bias, the cheapest way
       } else {
         chain.append_binary(dnnl::algorithm::binary_add, c_md);
@@ -156,13 +159,20 @@ class MatMulKernel final : public Kernel {
       }
       c_md_ = c_md;
     }
+    b_transposed_ = trans_b;
     return create(src, wei, dst, bias, chain);
   }
 
   Status run(std::span<const Tensor* const> inputs, std::span<Tensor* const> outputs) override {
     dnnl::stream& stream = *spec_.context->stream;
     std::unordered_map<int, dnnl::memory> args;
-    args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    if (int8_) {
+      args[DNNL_ARG_SRC] = int8_src_.prepare(stream, inputs[0]->raw());
+      args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = int8_src_.zero_point();
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] = int8_src_.scale_memory();
+    } else {
+      args[DNNL_ARG_SRC] = src_port_.prepare(stream, inputs[0]->raw());
+    }
     args[DNNL_ARG_WEIGHTS] = weights_ ? *weights_ : weights_port_.prepare(stream, inputs[1]->raw());
     if (!c_md_.is_zero()) {
       const void* c = scaled_c_ ? scaled_c_->raw() : inputs[2]->raw();
@@ -191,6 +201,13 @@ class MatMulKernel final : public Kernel {
   }
 
  private:
+  // The kernel's post-ops before the node's fused ones: the activation's scale for int8.
+  dnnl::post_ops own_chain(size_t dst_rank) const {
+    dnnl::post_ops chain;
+    if (int8_) append_int8_scale(chain, static_cast<int>(dst_rank));
+    return chain;
+  }
+
   Status create(const memory::desc& src, const memory::desc& wei, const memory::desc& dst,
                 const memory::desc& bias, const dnnl::post_ops& chain) {
     CpuContext& ctx = *spec_.context;
@@ -201,6 +218,10 @@ class MatMulKernel final : public Kernel {
     // the output in f32.
     const bool bf16 = computes_in_bf16(spec_.node);
     const memory::data_type compute = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    // int8: constant 2-D weights quantized here, A at each run (dnnl_int8.h).
+    if (int8_ && (wt == nullptr || wei.dims().size() != 2)) {
+      return unsupported(spec_, "int8 needs constant 2-D weights");
+    }
     const auto row_major = [&](const memory::desc& md) {
       return memory::desc(md.dims(), compute, plain_tag(md.dims().size()));
     };
@@ -224,20 +245,39 @@ class MatMulKernel final : public Kernel {
       adds_[i] = dnnl::memory(add_mds.back(), *ctx.engine, DNNL_MEMORY_NONE);
     }
     dnnl::primitive_attr attr = make_post_op_attr(post_ops_, add_mds, chain);
-    const memory::desc src_in = bf16 ? row_major(src) : src;
+    using dt = memory::data_type;
+    memory::desc src_in = bf16 ? row_major(src) : src;
     const memory::desc wei_in = bf16 ? row_major(wei) : wei;
-    dnnl::matmul::desc d(src_in, wt ? wei_any : wei_in, bias, dst);
+    memory::desc user_wei = wei;
+    Int8Weights quantized;
+    if (int8_) {
+      src_in = memory::desc(src.dims(), dt::u8, memory::format_tag::ab);
+      // The weights' bytes: [K, N] row-major, or [N, K] for a transposed B.
+      const int64_t k = wei.dims()[0], n = wei.dims()[1];
+      quantized = quantize_weights(wt->values<float>(), n, b_transposed_ ? k : 1);
+      user_wei =
+          memory::desc(wei.dims(), dt::s8, b_transposed_ ? memory::dims{1, k} : memory::dims{n, 1});
+      set_int8_params(attr, quantized.scales, 1);
+    }
+    const memory::desc wei_int8(wei.dims(), dt::s8, memory::format_tag::any);
+    dnnl::matmul::desc d(src_in, int8_ ? wei_int8 : wt ? wei_any : wei_in, bias, dst);
     auto pd = dnnl::matmul::primitive_desc(d, attr, *ctx.engine);
     primitive_ = dnnl::matmul(pd);
     if (wt != nullptr) {
       weights_ = dnnl::memory(pd.weights_desc(), *ctx.engine);
-      dnnl::memory user(wei, *ctx.engine, const_cast<std::byte*>(wt->raw()));
+      const void* data = int8_ ? static_cast<const void*>(quantized.data.data()) : wt->raw();
+      dnnl::memory user(user_wei, *ctx.engine, const_cast<void*>(data));
       dnnl::reorder(user, *weights_).execute(*ctx.stream, user, *weights_);
       ctx.stream->wait();
     } else {
       weights_port_ = ActivationPort(*ctx.engine, wei, wei_in, true);
     }
-    src_port_ = ActivationPort(*ctx.engine, src, src_in, true);
+    if (int8_) {
+      int8_src_ = DynamicInt8Input(*ctx.engine, src, src_in,
+                                   static_cast<int64_t>(src.get_size() / sizeof(float)), 2);
+    } else {
+      src_port_ = ActivationPort(*ctx.engine, src, src_in, true);
+    }
     dst_ = dnnl::memory(dst, *ctx.engine, DNNL_MEMORY_NONE);
     if (!c_md_.is_zero()) c_ = dnnl::memory(c_md_, *ctx.engine, DNNL_MEMORY_NONE);
     return Status::ok();
@@ -249,6 +289,9 @@ class MatMulKernel final : public Kernel {
   int prefix_ = 0;  // post-ops of the kernel's own before the fused ones
   std::optional<dnnl::memory> weights_;
   ActivationPort weights_port_, src_port_;  // reordered to bf16 for a bf16 node
+  bool b_transposed_ = false;               // B's bytes are [N, K]
+  bool int8_ = false;                       // computes_in_int8
+  DynamicInt8Input int8_src_;               // int8: A, quantized at each run
   dnnl::memory dst_, c_;
   memory::desc c_md_;
   int c_post_op_ = -1;

@@ -94,6 +94,10 @@ bool computes_in_bf16(const Node& node) { return node.attr_int("_bf16", 0) != 0;
 
 void mark_bf16(Node& node) { node.attributes["_bf16"] = int64_t{1}; }
 
+bool computes_in_int8(const Node& node) { return node.attr_int("_int8", 0) != 0; }
+
+void mark_int8(Node& node) { node.attributes["_int8"] = int64_t{1}; }
+
 std::vector<int64_t> channels_last_dims(const std::vector<int64_t>& dims) {
   return {dims.at(0), dims.at(2), dims.at(3), dims.at(1)};
 }

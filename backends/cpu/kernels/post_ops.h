@@ -39,6 +39,10 @@ bool output_channels_last(const Node& node, size_t output);
 // reads bf16 activations and weights (reordered from fp32) and writes fp32.
 bool computes_in_bf16(const Node& node);
 void mark_bf16(Node& node);
+// A Conv, MatMul or Gemm with constant weights the plan computes in int8 ("_int8"), by dynamic
+// quantization (dnnl_int8.h).
+bool computes_in_int8(const Node& node);
+void mark_int8(Node& node);
 void set_layouts(Node& node, const std::vector<int64_t>& inputs, const std::vector<int64_t>& outputs);
 // For kernels that work on the physical array: the dims of a channels-last 4-D tensor in memory
 // order ([N, C, H, W] -> [N, H, W, C]), and where a logical axis lies in them.

@@ -1,5 +1,5 @@
 // Conv, ConvTranspose, Gemm, MatMul and pools on oneDNN against plain reference loops, with
-// fused post-ops and both activation layouts; Conv, Gemm and MatMul in bf16.
+// fused post-ops and both activation layouts; Conv, Gemm and MatMul in bf16 and in int8.
 #include <gtest/gtest.h>
 
 #include "backends/cpu/kernels/elementwise.h"
@@ -321,6 +321,33 @@ INSTANTIATE_TEST_SUITE_P(
         // Depthwise, output_padding below the stride only along one axis.
         ConvTransposeCase{1, 8, 8, 8, 4, 3, 2, 2, 2, 2, 1, 1, {0, 0, 0, 0}, {1, 0}, false}));
 
+// lhs [rows, k] x rhs ([k, n], or [n, k] when `transposed`), in double.
+std::vector<double> product(const Tensor& lhs, const Tensor& rhs, bool transposed, int k, int n) {
+  const auto l = lhs.values<float>();
+  const auto r = rhs.values<float>();
+  const int rows = static_cast<int>(l.size()) / k;
+  std::vector<double> y(static_cast<size_t>(rows * n), 0.0);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < n; ++j)
+      for (int q = 0; q < k; ++q) {
+        y[static_cast<size_t>(i * n + j)] +=
+            static_cast<double>(l[static_cast<size_t>(i * k + q)]) *
+            r[static_cast<size_t>(transposed ? j * k + q : q * n + j)];
+      }
+  return y;
+}
+
+// The largest |got - (want + add[column])| over 20 columns (`add` may be null).
+double within(const Tensor& got, const std::vector<double>& want, const float* add) {
+  double worst = 0;
+  const auto g = got.values<float>();
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double expected = want[i] + (add ? add[i % 20] : 0.0f);
+    worst = std::max(worst, std::abs(g[i] - expected));
+  }
+  return worst;
+}
+
 // `t` with every value rounded to bf16 (to nearest, ties to even) and widened back.
 Tensor rounded_to_bf16(const Tensor& t) {
   Tensor r = t.clone();
@@ -366,34 +393,115 @@ TEST(DnnlBf16Test, ConvGemmAndMatMulComputeOnBf16RoundedInputs) {
                            {{DType::kF32, {14, 20}}});
   ASSERT_TRUE(matmul.is_ok()) << matmul.status().message();
   ASSERT_TRUE(gemm.is_ok()) << gemm.status().message();
-  const auto product = [](const Tensor& lhs, const Tensor& rhs, bool transposed, int k, int n) {
-    const auto l = lhs.values<float>();
-    const auto r = rhs.values<float>();
-    const int rows = static_cast<int>(l.size()) / k;
-    std::vector<double> y(static_cast<size_t>(rows * n), 0.0);
-    for (int i = 0; i < rows; ++i)
-      for (int j = 0; j < n; ++j)
-        for (int q = 0; q < k; ++q) {
-          y[static_cast<size_t>(i * n + j)] += static_cast<double>(l[static_cast<size_t>(i * k + q)]) *
-                                               r[static_cast<size_t>(transposed ? j * k + q : q * n + j)];
-        }
-    return y;
-  };
-  const auto within = [](const Tensor& got, const std::vector<double>& want, const float* add) {
-    double worst = 0;
-    const auto g = got.values<float>();
-    for (size_t i = 0; i < want.size(); ++i) {
-      const double expected = want[i] + (add ? add[i % 20] : 0.0f);
-      worst = std::max(worst, std::abs(g[i] - expected));
-    }
-    return worst;
-  };
   const Tensor ar = rounded_to_bf16(a);
   EXPECT_LT(within(matmul->at(0), product(ar, rounded_to_bf16(m), false, 48, 20), nullptr), 1e-4);
   EXPECT_GT(within(matmul->at(0), product(a, m, false, 48, 20), nullptr), 1e-3);
   const float* bias_values = bias.values<float>().data();
   EXPECT_LT(within(gemm->at(0), product(ar, rounded_to_bf16(mt), true, 48, 20), bias_values), 1e-4);
   EXPECT_GT(within(gemm->at(0), product(a, mt, true, 48, 20), bias_values), 1e-3);
+}
+
+AttributeMap int8_attrs(AttributeMap attrs) {
+  Node node;
+  mark_int8(node);
+  attrs.insert(node.attributes.begin(), node.attributes.end());
+  return attrs;
+}
+
+// `x` through ONNX's DynamicQuantizeLinear and back: uint8 over [min(0, min x), max(0, max x)].
+Tensor dynamic_dequantized(const Tensor& x) {
+  Tensor r = x.clone();
+  float lo = 0, hi = 0;
+  for (float v : x.values<float>()) lo = std::min(lo, v), hi = std::max(hi, v);
+  const float scale = (hi - lo) / 255.0f;
+  const float zero_point = std::nearbyint(std::clamp(-lo / scale, 0.0f, 255.0f));
+  for (float& v : r.values<float>()) {
+    const float q = std::clamp(std::nearbyint(v * (1.0f / scale)) + zero_point, 0.0f, 255.0f);
+    v = (q - zero_point) * scale;
+  }
+  return r;
+}
+
+// Weights through symmetric int8 with a scale per output channel and back: the output channel
+// of element i is (i / inner) % channels.
+Tensor weights_dequantized(const Tensor& w, int64_t channels, int64_t inner) {
+  Tensor r = w.clone();
+  auto v = r.values<float>();
+  std::vector<float> largest(static_cast<size_t>(channels), 0.0f);
+  const auto channel = [&](size_t i) {
+    return static_cast<size_t>((static_cast<int64_t>(i) / inner) % channels);
+  };
+  for (size_t i = 0; i < v.size(); ++i)
+    largest[channel(i)] = std::max(largest[channel(i)], std::abs(v[i]));
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float scale = largest[channel(i)] / 127.0f;
+    v[i] = std::nearbyint(v[i] / scale) * scale;
+  }
+  return r;
+}
+
+// A node marked int8 computes dynamic quantization: its output is the fp32 result on the
+// quantized-and-dequantized activation and weights (fp32 accuracy: the int32 sums are exact, the
+// bias added after the scales), and differs from the fp32 result on the values as given. Covers
+// a Conv with a bias and a fused Relu over an input that is not all positive, a MatMul whose
+// batch folds into the rows, and a Gemm with transposed weights and a bias row.
+TEST(DnnlInt8Test, ConvGemmAndMatMulComputeDynamicQuantization) {
+  Tensor x = random_f32({1, 16, 9, 10}, 31);
+  for (float& v : x.values<float>()) v = 2.0f * v + 0.5f;  // asymmetric: the zero point is not 128
+  const Tensor w = random_f32({24, 16, 3, 3}, 32);
+  const Tensor b = random_f32({24}, 33);
+  const std::vector<int64_t> out{1, 24, 9, 10};
+  Node relu;
+  set_post_ops(relu, {PostOp{PostOp::Kind::kRelu}});
+  AttributeMap conv_attrs = relu.attributes;
+  conv_attrs["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+  auto conv = test::run_op("Conv", int8_attrs(conv_attrs), {{x}, {w, true}, {b, true}},
+                           {{DType::kF32, out}});
+  ASSERT_TRUE(conv.is_ok()) << conv.status().message();
+  const auto relu_of = [](Tensor t) {
+    for (float& v : t.values<float>()) v = std::max(0.0f, v);
+    return t;
+  };
+  const Tensor exact = relu_of(reference_conv(x, w, &b, 1, {1, 1}, {1, 1}, {1, 1}, out));
+  const Tensor quantized =
+      relu_of(reference_conv(dynamic_dequantized(x), weights_dequantized(w, 24, 16 * 9), &b, 1,
+                             {1, 1}, {1, 1}, {1, 1}, out));
+  EXPECT_TRUE(test::all_close(conv->at(0), quantized, 1e-4, 1e-4));
+  EXPECT_FALSE(test::all_close(conv->at(0), exact, 1e-3, 1e-3));
+  EXPECT_TRUE(test::all_close(conv->at(0), exact, 0.1, 0.02));  // and int8-close to fp32
+
+  const Tensor a = random_f32({2, 7, 48}, 34);
+  const Tensor m = random_f32({48, 20}, 35);
+  const Tensor bias = random_f32({20}, 36);
+  const Tensor mt = random_f32({20, 48}, 37);
+  auto matmul =
+      test::run_op("MatMul", int8_attrs({}), {{a}, {m, true}}, {{DType::kF32, {2, 7, 20}}});
+  const Tensor a2 =
+      test::f32({14, 48}, std::vector<float>(a.values<float>().begin(), a.values<float>().end()));
+  auto gemm = test::run_op("Gemm", int8_attrs({{"transB", int64_t{1}}}),
+                           {{a2}, {mt, true}, {bias, true}}, {{DType::kF32, {14, 20}}});
+  ASSERT_TRUE(matmul.is_ok()) << matmul.status().message();
+  ASSERT_TRUE(gemm.is_ok()) << gemm.status().message();
+  const Tensor aq = dynamic_dequantized(a);
+  EXPECT_LT(
+      within(matmul->at(0), product(aq, weights_dequantized(m, 20, 1), false, 48, 20), nullptr),
+      1e-4);
+  EXPECT_GT(within(matmul->at(0), product(a, m, false, 48, 20), nullptr), 1e-3);
+  const float* bias_values = bias.values<float>().data();
+  EXPECT_LT(
+      within(gemm->at(0), product(aq, weights_dequantized(mt, 20, 48), true, 48, 20), bias_values),
+      1e-4);
+  EXPECT_GT(within(gemm->at(0), product(a, mt, true, 48, 20), bias_values), 1e-3);
+}
+
+// int8 needs constant weights: a MatMul with a run-time B is refused when its kernel is made.
+TEST(DnnlInt8Test, RunTimeWeightsAreRefused) {
+  auto y =
+      test::run_op("MatMul", int8_attrs({}), {{random_f32({4, 8}, 1)}, {random_f32({8, 3}, 2)}},
+                   {{DType::kF32, {4, 3}}});
+  ASSERT_FALSE(y.is_ok());
+  EXPECT_NE(y.status().message().find("constant 2-D weights"), std::string::npos)
+      << y.status().message();
 }
 
 }  // namespace
