@@ -130,6 +130,59 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
 CG_BODY(conv_gemm_64, 64, 4, float4)
 CG_BODY(conv_gemm_32, 32, 2, float2)
 
+// MatMul / Gemm products of small and medium size, one launch (replayable, unlike CLBlast's):
+// y[batch][m, n] = alpha * A[batch][m, k] B[batch][k, n] in the storage type, fp32 sums. A[i][p]
+// is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a matrix shared by
+// every batch (stride 0) are strides. Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT
+// outputs; a tile's loads walk the operand's contiguous axis across neighbouring items.
+#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
+void NAME(__global const storage_t* a, __global const storage_t* b, __global storage_t* y,     \
+          int m, int n, int k, int a_row, int a_col, int a_batch, int b_row, int b_col,        \
+          int b_batch, float alpha) {                                                           \
+  __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
+  __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
+  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
+  const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
+  const int batch = get_group_id(2);                                                            \
+  const int a_base = batch * a_batch, b_base = batch * b_batch, y_base = batch * m * n;         \
+  float acc[MM_WPT][MM_WPT];                                                                    \
+  for (int i = 0; i < MM_WPT; ++i)                                                              \
+    for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  for (int k0 = 0; k0 < k; k0 += 16) {                                                          \
+    for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
+      const int kk = a_col == 1 ? l % 16 : l / MM_TILE, mm = a_col == 1 ? l / 16 : l % MM_TILE; \
+      const int i = m0 + mm, p = k0 + kk;                                                       \
+      a_tile[kk][mm] = (i < m && p < k) ? LOAD(a, a_base + i * a_row + p * a_col) : 0.0f;      \
+    }                                                                                           \
+    for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
+      const int kk = b_col == 1 ? l / MM_TILE : l % 16, jj = b_col == 1 ? l % MM_TILE : l / 16; \
+      const int j = n0 + jj, p = k0 + kk;                                                       \
+      b_tile[kk][jj] = (j < n && p < k) ? LOAD(b, b_base + p * b_row + j * b_col) : 0.0f;      \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    for (int kk = 0; kk < 16; ++kk) {                                                           \
+      const MM_VEC av = *(__local const MM_VEC*)&a_tile[kk][ty * MM_WPT];                       \
+      const MM_VEC bv = *(__local const MM_VEC*)&b_tile[kk][tx * MM_WPT];                       \
+      const float* av_ = (const float*)&av;                                                     \
+      const float* bv_ = (const float*)&bv;                                                     \
+      for (int i = 0; i < MM_WPT; ++i)                                                          \
+        for (int j = 0; j < MM_WPT; ++j) acc[i][j] = fma(av_[i], bv_[j], acc[i][j]);            \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }                                                                                             \
+  for (int i = 0; i < MM_WPT; ++i) {                                                            \
+    const int row = m0 + ty * MM_WPT + i;                                                       \
+    if (row >= m) continue;                                                                     \
+    for (int j = 0; j < MM_WPT; ++j) {                                                          \
+      const int col = n0 + tx * MM_WPT + j;                                                     \
+      if (col < n) STORE(alpha * acc[i][j], y, y_base + row * n + col);                         \
+    }                                                                                           \
+  }                                                                                             \
+}
+MM_BODY(matmul_tiled_64, 64, 4, float4)
+MM_BODY(matmul_tiled_32, 32, 2, float2)
+
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
 // activation.
 __kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,

@@ -220,6 +220,8 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"conv_gemm_64", 2},
                                                         {"conv_gemm_32", 2},
                                                         {"conv_split_reduce", 2},
+                                                        {"matmul_tiled_64", 2},
+                                                        {"matmul_tiled_32", 2},
                                                         {"slice_rows", 2},
                                                         {"gather_rows", 2},
                                                         {"arg_reduce", 2},

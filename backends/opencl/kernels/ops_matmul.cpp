@@ -1,6 +1,8 @@
-// MatMul and Gemm through CLBlast's fp32 GEMM. With fp16 storage the operands are converted to
-// fp32 temporaries around it (neither PoCL nor NVIDIA's driver reports cl_khr_fp16, which
-// CLBlast's half GEMM needs).
+// MatMul and Gemm: products up to kTiledMaxMacs multiply-adds in the spatial program's
+// matmul_tiled kernels (one launch reading the storage type, replayed like any kernel), larger
+// ones through CLBlast's fp32 GEMM. With fp16 storage CLBlast's operands are converted to fp32
+// temporaries around it (neither PoCL nor NVIDIA's driver reports cl_khr_fp16, which CLBlast's
+// half GEMM needs).
 //
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
@@ -47,6 +49,44 @@ Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const
   return converted;
 }
 
+// Products of up to this many multiply-adds (a transformer's projections and attention at batch
+// 1, 197 x 768 x 192 in ViT-Tiny: 29 M) run in matmul_tiled: each CLBlast call costs 25-29 us of
+// host time on NVIDIA's driver and is enqueued anew every run, a replayed kernel 7-9 us. Larger
+// ones in CLBlast, whose tuned kernels win there.
+constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
+// Work groups matmul_tiled aims for before it takes its 64-wide tiles (as conv_gemm's tiling).
+constexpr int64_t kTiledTargetGroups = 128;
+
+// One matmul_tiled launch: `batch` products y[m, n] = alpha A B; A[i][p] of batch b at element
+// b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers check).
+struct TiledCall {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t a_row = 0, a_col = 1, a_batch = 0;
+  int64_t b_row = 0, b_col = 1, b_batch = 0;
+  float alpha = 1.0f;
+};
+
+Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                               const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
+                               const Events& wait) {
+  const auto tiles = [&](int64_t tile) {
+    return ((c.m + tile - 1) / tile) * ((c.n + tile - 1) / tile) * c.batch;
+  };
+  const int64_t tile = tiles(64) >= kTiledTargetGroups ? 64 : 32;
+  const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, y, i32(c.m), i32(c.n), i32(c.k),
+                                          i32(c.a_row), i32(c.a_col), i32(c.a_batch), i32(c.b_row),
+                                          i32(c.b_col), i32(c.b_batch), c.alpha));
+  const auto groups = [&](int64_t extent) {
+    return static_cast<size_t>((extent + tile - 1) / tile);
+  };
+  return detail::launch_range(
+      queue, kernel, cl::NDRange(groups(c.n) * 16, groups(c.m) * 16, static_cast<size_t>(c.batch)),
+      cl::NDRange(16, 16, 1), wait, name);
+}
+
 Status check_clblast(clblast::StatusCode code, const char* op) {
   if (code == clblast::StatusCode::kSuccess) return Status::ok();
   return internal_error(std::string("ops: CLBlast GEMM for ") + op + " failed (status " +
@@ -81,48 +121,32 @@ Result<cl_mem> gemm_temp(const OpKernels& ops, cl::CommandQueue& queue, const Ge
   return temp();  // the cache keeps the buffer alive
 }
 
-// A one-row product (a classifier's head, a batch-1 MatMul). By B [N, K] (trans_b): the
-// gemv_rows kernel, a work group per output reading its row of B coalesced; CLBlast took 0.14 ms
-// for MobileNet-V2's 1x1280 by 1000x1280 head on the H200 through its GEMM and its GEMV alike
-// (5 MB of weights: 36 GB/s). By B [K, N]: CLBlast's GEMV over B transposed, which reads y even
-// with beta 0 (alpha * Ax + 0 * y), so y is zeroed first: stale contents would leave NaNs.
-Status gemv(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
-            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
-            const char* op) {
-  if (call.trans_b) {
-    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gemv_rows"));
-    HSCHED_RETURN_IF_ERROR(
-        detail::set_args(kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
-                         static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
-                         static_cast<cl_int>(call.k), call.alpha));
-    HSCHED_ASSIGN_OR_RETURN(
-        *event, detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows"));
-    return Status::ok();
-  }
-  detail::not_replayable();  // a fill and a CLBlast call
-  HSCHED_RETURN_IF_ERROR(check_cl(
-      queue.enqueueFillBuffer(c, 0.0f, call.c_offset * sizeof(float), call.n * sizeof(float)),
-      "zero fill before GEMV"));
-  cl_command_queue raw_queue = queue();
-  cl_event raw_event = nullptr;
-  const clblast::StatusCode code =
-      clblast::Gemv<float>(clblast::Layout::kRowMajor, clblast::Transpose::kYes, call.k, call.n,
-                           call.alpha, b(), call.b_offset, call.n, a(), call.a_offset, 1, 0.0f, c(),
-                           call.c_offset, 1, &raw_queue, &raw_event);
-  HSCHED_RETURN_IF_ERROR(check_clblast(code, op));
-  *event = cl::Event(raw_event);  // takes CLBlast's reference
-  return Status::ok();
+// A one-row product by B [N, K] (trans_b: a classifier's head, a PyTorch Linear): the gemv_rows
+// kernel, a work group per output reading its row of B coalesced; CLBlast took 0.14 ms for
+// MobileNet-V2's 1x1280 by 1000x1280 head on the H200 through its GEMM and its GEMV alike (5 MB of
+// weights: 36 GB/s).
+Result<cl::Event> gemv_rows(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
+                            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c) {
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gemv_rows"));
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
+                       static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
+                       static_cast<cl_int>(call.k), call.alpha));
+  return detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows");
 }
 
 // One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
 // strides (0: the same matrix for every batch), C by m * n. The batched routine takes no
 // temporary; its indirect path (only for large matrices: m * n * k at least CLBlast's
-// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own. One row goes to gemv().
+// XGEMM_MIN_INDIRECT_SIZE cubed) still allocates its own. One row by B [N, K] goes to gemv_rows().
 Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
             const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c, cl::Event* event,
             const char* op, size_t batch = 1, size_t a_stride = 0, size_t b_stride = 0) {
   using clblast::Transpose;
-  if (batch == 1 && call.m == 1) return gemv(ops, queue, call, a, b, c, event, op);
+  if (batch == 1 && call.m == 1 && call.trans_b) {
+    HSCHED_ASSIGN_OR_RETURN(*event, gemv_rows(ops, queue, call, a, b, c));
+    return Status::ok();
+  }
   detail::not_replayable();  // CLBlast enqueues its own kernels
   cl_command_queue raw_queue = queue();
   cl_event raw_event = nullptr;
@@ -191,6 +215,16 @@ Status barrier(cl::CommandQueue& queue, const Events& wait) {
 Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                const cl::Buffer& b, const GemmParams& params, int64_t m, int64_t n,
                                int64_t k, cl::Buffer& y, const Events& wait) {
+  // One row by B [N, K] stays with gemv_rows (a classifier's head), below.
+  if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
+    // Stored A is [m, k] or, transposed, [k, m]; B [k, n] or [n, k].
+    TiledCall call{.m = m, .n = n, .k = k, .alpha = params.alpha};
+    call.a_row = params.trans_a ? 1 : k;
+    call.a_col = params.trans_a ? m : 1;
+    call.b_row = params.trans_b ? 1 : n;
+    call.b_col = params.trans_b ? k : 1;
+    return matmul_tiled(ops, queue, a, b, y, call, wait);
+  }
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
                           as_float(ops, queue, a, m * k, detail::ScratchSlot::kGemmA));
@@ -230,6 +264,24 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   const int64_t y_count = batches * m * n;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
   if (y_count == 0 || k == 0) return zeros(ops, queue, y, y_count, wait);
+  const size_t rank = batch.size();
+  Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
+  a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
+  b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
+  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
+  // one strided-batched product (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
+  const bool a_shared = element_count(a_batch) == 1, b_shared = element_count(b_batch) == 1;
+  const bool regular = (a_full == batch || a_shared) && (b_full == batch || b_shared);
+  if (regular && y_count * k <= kTiledMaxMacs) {
+    TiledCall call{.m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n};
+    call.a_batch = a_shared ? 0 : m * k;
+    call.b_batch = b_shared ? 0 : k * n;
+    if (b_shared && !a_shared) {  // shared B (weights): the batch folds into M
+      call.m = batches * m;
+      call.batch = 1;
+    }
+    return matmul_tiled(ops, queue, a, b, y, call, wait);
+  }
 
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
@@ -247,17 +299,9 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
     return finish(ops, queue, y32, y, y_count, last);
   }
-  const size_t rank = batch.size();
-  Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
-  a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
-  b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
-  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
-  // one strided-batched GEMM (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
-  const bool a_regular = a_full == batch || element_count(a_batch) == 1;
-  const bool b_regular = b_full == batch || element_count(b_batch) == 1;
-  if (a_regular && b_regular) {
-    const size_t a_stride = element_count(a_batch) == 1 ? 0 : static_cast<size_t>(m * k);
-    const size_t b_stride = element_count(b_batch) == 1 ? 0 : static_cast<size_t>(k * n);
+  if (regular) {
+    const size_t a_stride = a_shared ? 0 : static_cast<size_t>(m * k);
+    const size_t b_stride = b_shared ? 0 : static_cast<size_t>(k * n);
     HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
                                 static_cast<size_t>(batches), a_stride, b_stride));
     return finish(ops, queue, y32, y, y_count, last);

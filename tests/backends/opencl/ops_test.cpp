@@ -356,16 +356,20 @@ class ForceClblastIndirectGemm {
 };
 
 TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
+  // Up to 2^27 multiply-adds in matmul_tiled, past that and for irregular batches CLBlast.
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{7, 5}, {5, 3}},                  // plain
       {{2, 3, 17, 9}, {9, 13}},          // shared weights: the batch folds into M
-      {{2, 1, 5, 4}, {3, 4, 6}},         // both batches broadcast: one GEMM per batch
-      {{1, 3, 7, 5}, {1, 3, 5, 6}},      // attention: one strided-batched GEMM
+      {{2, 1, 5, 4}, {3, 4, 6}},         // both batches broadcast: one CLBlast GEMM per batch
+      {{1, 3, 7, 5}, {1, 3, 5, 6}},      // attention: one strided-batched product
       {{4, 3}, {2, 3, 5}},               // A broadcast over B's batch: strided, A's stride 0
       {{2, 3, 33, 17}, {2, 3, 17, 29}},  // strided over two batch dims, odd tile remainders
       {{1, 3, 9, 4}, {2, 1, 4, 5}},      // A's batch dims broadcast against B's: per batch
-      {{1, 9}, {9, 13}},                 // one row: a GEMV over B transposed
-      {{3, 1, 7}, {2, 1, 7, 4}},         // one row per batch: a GEMV per batch, at offsets
+      {{1, 9}, {9, 13}},                 // one row
+      {{3, 1, 7}, {2, 1, 7, 4}},         // one row per batch: a CLBlast GEMM per batch
+      {{2, 256, 20}, {20, 1024}},        // 64-wide tiles (128 of them), K not a multiple of 16
+      {{1, 520, 520}, {520, 500}},       // 135 M: CLBlast, the batch folded
+      {{2, 260, 520}, {2, 520, 500}},    // 135 M: CLBlast's strided batch
       {{3, 0}, {0, 4}},                  // K = 0: zeros (CLBlast refuses empty sizes)
       {{2, 0, 5}, {5, 3}}};              // no output at all
   for (bool indirect : {false, true}) {
