@@ -67,14 +67,15 @@ Status convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& 
 // One step of a program over a graph, before any device is involved.
 struct PlannedStep {
   NodeId node = kNoNode;
-  Node op;                    // the graph's node, or a Conv copy carrying a fused activation
+  Node op;                    // the graph's node, or a copy carrying a fused epilogue
   bool view = false;          // aliases its input; enqueues nothing
-  NodeId absorbed = kNoNode;  // the activation fused into this Conv
+  NodeId absorbed = kNoNode;  // the activation fused into this Conv, the bias Add into this MatMul
 };
 
 // Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
-// it as its epilogue, and view ops become aliases. Pure graph analysis, shared by
-// ClProgram::plan_steps and nodes_without_kernels.
+// it as its epilogue, a MatMul whose only reader adds a constant bias row absorbs that Add, and
+// view ops become aliases. Pure graph analysis, shared by ClProgram::plan_steps and
+// nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::vector<bool> absorbed(graph.nodes().size(), false);
@@ -83,16 +84,26 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
     PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type)};
-    if (!step.view && step.op.op_type == "Conv" && !outputs.count(step.op.outputs[0])) {
+    const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
+    if ((conv || matmul) && !outputs.count(step.op.outputs[0])) {
       const Value& out = graph.value(step.op.outputs[0]);
-      if (out.consumers.size() == 1) {
-        const Node& next = graph.node(out.consumers[0]);
-        if (auto activation = fusable_activation(graph, next)) {
+      const Node* next = out.consumers.size() == 1 ? &graph.node(out.consumers[0]) : nullptr;
+      bool fused = false;
+      if (next != nullptr && conv) {
+        if (auto activation = fusable_activation(graph, *next)) {
           attach_activation(step.op, *activation);
-          step.op.outputs[0] = next.outputs[0];
-          step.absorbed = out.consumers[0];
-          absorbed[static_cast<size_t>(out.consumers[0])] = true;
+          fused = true;
         }
+      } else if (next != nullptr) {
+        if (auto bias = fusable_bias(graph, step.op, *next)) {
+          step.op.inputs.push_back(*bias);  // MatMul's input 2: added to each row
+          fused = true;
+        }
+      }
+      if (fused) {
+        step.op.outputs[0] = next->outputs[0];
+        step.absorbed = out.consumers[0];
+        absorbed[static_cast<size_t>(out.consumers[0])] = true;
       }
     }
     steps.push_back(std::move(step));
@@ -148,7 +159,7 @@ Status ClProgram::plan_steps() {
     } else {
       ++stats_.kernels;
     }
-    if (step.absorbed != kNoNode) ++stats_.fused_activations;
+    if (step.absorbed != kNoNode) ++stats_.fused_epilogues;
     steps_.push_back(Step{.node = step.node, .op = std::move(step.op), .view = step.view});
     // Kernels that read a host input given per run are set up anew each run.
     for (size_t i = 0; i < steps_.back().op.inputs.size(); ++i) {

@@ -38,7 +38,7 @@ namespace hsched::opencl {
 struct ProgramStats {
   int kernels = 0;              // nodes enqueued per run
   int aliased_views = 0;        // view ops run as no-ops
-  int fused_activations = 0;    // activations run as their Conv's epilogue
+  int fused_epilogues = 0;      // activations run in their Conv, bias Adds in their MatMul
   int64_t constant_bytes = 0;   // uploaded once, in the storage type
   int64_t activation_bytes = 0;  // device buffers of non-constant values
 };

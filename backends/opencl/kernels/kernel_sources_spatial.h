@@ -130,35 +130,40 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
 CG_BODY(conv_gemm_64, 64, 4, float4)
 CG_BODY(conv_gemm_32, 32, 2, float2)
 
-// MatMul / Gemm products of small and medium size, one launch (replayable, unlike CLBlast's):
-// y[batch][m, n] = alpha * A[batch][m, k] B[batch][k, n] in the storage type, fp32 sums. A[i][p]
-// is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a matrix shared by
-// every batch (stride 0) are strides. Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT
-// outputs; a tile's loads walk the operand's contiguous axis across neighbouring items.
+// MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
+// y[batch][m, n] = alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) in the storage type, fp32
+// sums. A[i][p] is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a
+// matrix shared by every batch (stride 0) are strides. Tiles as conv_gemm's: 16 x 16 items, each
+// MM_WPT x MM_WPT outputs; a tile's loads walk the operand's contiguous axis across neighbouring
+// items. With several K splits (work groups batch * splits + split) each writes its partial sums
+// to partial[split][batch][m, n] and matmul_split_reduce finishes.
 #define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
-void NAME(__global const storage_t* a, __global const storage_t* b, __global storage_t* y,     \
-          int m, int n, int k, int a_row, int a_col, int a_batch, int b_row, int b_col,        \
-          int b_batch, float alpha) {                                                           \
+void NAME(__global const storage_t* a, __global const storage_t* b,                            \
+          __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
+          __global float* partial, int m, int n, int k, int a_row, int a_col, int a_batch,      \
+          int b_row, int b_col, int b_batch, int batches, int splits, int k_chunk,              \
+          float alpha) {                                                                        \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
-  const int batch = get_group_id(2);                                                            \
+  const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
   const int a_base = batch * a_batch, b_base = batch * b_batch, y_base = batch * m * n;         \
+  const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \
-  for (int k0 = 0; k0 < k; k0 += 16) {                                                          \
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
     for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
       const int kk = a_col == 1 ? l % 16 : l / MM_TILE, mm = a_col == 1 ? l / 16 : l % MM_TILE; \
       const int i = m0 + mm, p = k0 + kk;                                                       \
-      a_tile[kk][mm] = (i < m && p < k) ? LOAD(a, a_base + i * a_row + p * a_col) : 0.0f;      \
+      a_tile[kk][mm] = (i < m && p < k_end) ? LOAD(a, a_base + i * a_row + p * a_col) : 0.0f;  \
     }                                                                                           \
     for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
       const int kk = b_col == 1 ? l / MM_TILE : l % 16, jj = b_col == 1 ? l % MM_TILE : l / 16; \
       const int j = n0 + jj, p = k0 + kk;                                                       \
-      b_tile[kk][jj] = (j < n && p < k) ? LOAD(b, b_base + p * b_row + j * b_col) : 0.0f;      \
+      b_tile[kk][jj] = (j < n && p < k_end) ? LOAD(b, b_base + p * b_row + j * b_col) : 0.0f;  \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
     for (int kk = 0; kk < 16; ++kk) {                                                           \
@@ -176,12 +181,29 @@ void NAME(__global const storage_t* a, __global const storage_t* b, __global sto
     if (row >= m) continue;                                                                     \
     for (int j = 0; j < MM_WPT; ++j) {                                                          \
       const int col = n0 + tx * MM_WPT + j;                                                     \
-      if (col < n) STORE(alpha * acc[i][j], y, y_base + row * n + col);                         \
+      if (col >= n) continue;                                                                   \
+      const int at = y_base + row * n + col;                                                    \
+      if (splits == 1) {                                                                        \
+        STORE(alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f), y, at);                 \
+      } else {                                                                                  \
+        partial[split * batches * m * n + at] = acc[i][j];                                      \
+      }                                                                                         \
     }                                                                                           \
   }                                                                                             \
 }
 MM_BODY(matmul_tiled_64, 64, 4, float4)
 MM_BODY(matmul_tiled_32, 32, 2, float2)
+
+// Sums matmul_tiled's split-K partials [splits][count] into y with alpha and the bias row.
+__kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
+                                  int has_bias, __global storage_t* y, int splits, int n,
+                                  int count, float alpha) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  float sum = 0.0f;
+  for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
+  STORE(alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f), y, i);
+}
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
 // activation.

@@ -643,6 +643,28 @@ std::optional<Activation> fusable_activation(const Graph& graph, const Node& nod
   return *act;
 }
 
+std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add) {
+  if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 ||
+      add.outputs.size() != 1 || matmul.outputs.empty()) {
+    return std::nullopt;
+  }
+  const ValueId product = matmul.outputs[0];
+  const ValueId bias = add.inputs[0] == product ? add.inputs[1] : add.inputs[0];
+  if (bias == product || (add.inputs[0] != product && add.inputs[1] != product)) {
+    return std::nullopt;
+  }
+  const Value& y = graph.value(product);
+  const Value& b = graph.value(bias);
+  const Value& sum = graph.value(add.outputs[0]);
+  if (!b.is_constant() || b.dtype != DType::kF32 || y.dtype != DType::kF32 ||
+      !y.shape.is_static() || y.shape.rank() < 1 || sum.shape.dims != y.shape.dims ||
+      !b.shape.is_static() || b.shape.rank() > y.shape.rank() ||
+      b.shape.elements() != y.shape.dims.back()) {
+    return std::nullopt;
+  }
+  return bias;
+}
+
 void attach_activation(Node& conv, const Activation& activation) {
   conv.attributes[kFusedActivationAttr] = static_cast<int64_t>(activation.op);
   conv.attributes[kFusedAlphaAttr] = activation.alpha;

@@ -80,6 +80,11 @@ std::optional<Activation> fusable_activation(const Graph& graph, const Node& nod
 // (ops_spatial.h) instead of kAuto's choice.
 inline constexpr const char* kConvAlgorithmAttr = "hsched_conv_algorithm";
 void attach_activation(Node& conv, const Activation& activation);
+// MatMul -> Add fusion: the bias `add` puts on every row of `matmul`'s output (its only reader),
+// when that is a constant f32 of the output's last dim ([N] or [1, ..., N]); nullopt otherwise.
+// The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
+// kernel.
+std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
 
 // Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
 // check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.

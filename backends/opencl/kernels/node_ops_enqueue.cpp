@@ -142,7 +142,11 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   Shape a_shape = in.shape(0), b_shape = in.shape(1);
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
-  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait);
+  const cl::Buffer* bias = nullptr;  // a fused bias Add's row (the program's fusion)
+  if (in.has(2)) {
+    HSCHED_ASSIGN_OR_RETURN(bias, in.buffer(2));
+  }
+  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, bias);
 }
 
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

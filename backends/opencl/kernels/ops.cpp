@@ -90,6 +90,23 @@ void not_replayable() {
   if (current_recording != nullptr) current_recording->replayable = false;
 }
 
+GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch) {
+  constexpr int64_t kTargetGroups = 256;
+  constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
+  auto tiles = [&](int64_t tile) {
+    return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile) * batch;
+  };
+  // The 64-wide tiles do four times the work per local-memory read: take them whenever splitting
+  // K can make up the number of groups; the 32-wide ones only when it cannot.
+  const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
+  GemmTiling t;
+  t.tile = tiles(64) * max_splits >= kTargetGroups / 2 ? 64 : 32;
+  const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(t.tile), 1, max_splits);
+  t.k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;
+  t.splits = (k + t.k_chunk - 1) / t.k_chunk;
+  return t;
+}
+
 }  // namespace detail
 
 using detail::check_cl;
@@ -222,6 +239,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"conv_split_reduce", 2},
                                                         {"matmul_tiled_64", 2},
                                                         {"matmul_tiled_32", 2},
+                                                        {"matmul_split_reduce", 2},
                                                         {"slice_rows", 2},
                                                         {"gather_rows", 2},
                                                         {"arg_reduce", 2},

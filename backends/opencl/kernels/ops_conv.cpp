@@ -178,38 +178,12 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
-// Work groups the implicit GEMM aims for (two per compute unit of a large GPU, e.g. an H100's
-// 132 SMs), splitting K when the output has fewer tiles.
-constexpr int64_t kTargetGroups = 256;
-constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
-
-// How the implicit GEMM covers t[m, cols] = W[m, k] x col[k, cols]: square tiles of `tile`, K in
-// `splits` chunks of `k_chunk` (whole steps of 16).
-struct GemmTiling {
-  int64_t tile = 0;
-  int64_t k_chunk = 0;
-  int64_t splits = 0;
-};
-
-GemmTiling implicit_gemm_tiling(int64_t m, int64_t cols, int64_t k) {
-  auto tiles = [&](int64_t tile) { return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile); };
-  // The 64-wide tiles do four times the work per local-memory read: take them whenever splitting
-  // K can make up the number of groups; the 32-wide ones only when it cannot.
-  const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
-  GemmTiling t;
-  t.tile = tiles(64) * max_splits >= kTargetGroups / 2 ? 64 : 32;
-  const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(t.tile), 1, max_splits);
-  t.k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;
-  t.splits = (k + t.k_chunk - 1) / t.k_chunk;
-  return t;
-}
-
 Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& queue,
                                      const cl::Buffer& x, const cl::Buffer& w,
                                      const cl::Buffer* bias, const ConvShape& s,
                                      const ConvParams& params, cl::Buffer& y, const Events& wait) {
   const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
-  const auto [tile, k_chunk, splits] = implicit_gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw);
+  const auto [tile, k_chunk, splits] = detail::gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw);
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
   cl::Buffer partial = y;  // unused with one split
   if (splits > 1) {
@@ -250,7 +224,7 @@ ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduc
       flops >= static_cast<double>(kIm2colFlops)) {
     return {flops, outputs};
   }
-  const GemmTiling t = implicit_gemm_tiling(out_channels, pixels, reduction);
+  const detail::GemmTiling t = detail::gemm_tiling(out_channels, pixels, reduction);
   const auto padded = [&](int64_t extent) {
     return static_cast<double>((extent + t.tile - 1) / t.tile * t.tile);
   };

@@ -54,37 +54,51 @@ Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const
 // host time on NVIDIA's driver and is enqueued anew every run, a replayed kernel 7-9 us. Larger
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
-// Work groups matmul_tiled aims for before it takes its 64-wide tiles (as conv_gemm's tiling).
-constexpr int64_t kTiledTargetGroups = 128;
-
-// One matmul_tiled launch: `batch` products y[m, n] = alpha A B; A[i][p] of batch b at element
-// b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers check).
+// One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
+// y[m, n] = alpha A B (+ bias[n]); A[i][p] of batch b at element b * a_batch + i * a_row +
+// p * a_col (B alike). Every index fits an int (the callers check).
 struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0;
   int64_t b_row = 0, b_col = 1, b_batch = 0;
   float alpha = 1.0f;
+  const cl::Buffer* bias = nullptr;  // [n] in the storage type, or none
 };
 
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
                                const Events& wait) {
-  const auto tiles = [&](int64_t tile) {
-    return ((c.m + tile - 1) / tile) * ((c.n + tile - 1) / tile) * c.batch;
-  };
-  const int64_t tile = tiles(64) >= kTiledTargetGroups ? 64 : 32;
+  const auto [tile, k_chunk, splits] = detail::gemm_tiling(c.m, c.n, c.k, c.batch);
+  const int64_t count = c.batch * c.m * c.n;
+  HSCHED_RETURN_IF_ERROR(check_int_range(splits * count, "MatMul split-K partial sums"));
+  cl::Buffer partial = y;  // unused with one split
+  if (splits > 1) {
+    HSCHED_ASSIGN_OR_RETURN(
+        partial, float_buffer(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
+  }
+  const cl::Buffer& bias = c.bias != nullptr ? *c.bias : a;
+  const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
   const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
-  const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
-  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, y, i32(c.m), i32(c.n), i32(c.k),
-                                          i32(c.a_row), i32(c.a_col), i32(c.a_batch), i32(c.b_row),
-                                          i32(c.b_col), i32(c.b_batch), c.alpha));
-  const auto groups = [&](int64_t extent) {
+  HSCHED_RETURN_IF_ERROR(detail::set_args(
+      kernel, name, a, b, bias, i32(c.bias != nullptr), y, partial, i32(c.m), i32(c.n), i32(c.k),
+      i32(c.a_row), i32(c.a_col), i32(c.a_batch), i32(c.b_row), i32(c.b_col), i32(c.b_batch),
+      i32(c.batch), i32(splits), i32(k_chunk), c.alpha));
+  const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
-  return detail::launch_range(
-      queue, kernel, cl::NDRange(groups(c.n) * 16, groups(c.m) * 16, static_cast<size_t>(c.batch)),
-      cl::NDRange(16, 16, 1), wait, name);
+  HSCHED_ASSIGN_OR_RETURN(cl::Event event,
+                          detail::launch_range(queue, kernel,
+                                               cl::NDRange(groups(c.n) * 16, groups(c.m) * 16,
+                                                           static_cast<size_t>(c.batch * splits)),
+                                               cl::NDRange(16, 16, 1), wait, name));
+  if (splits == 1) return event;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
+                          detail::queue_kernel(ops, queue, "matmul_split_reduce"));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, bias,
+                                          i32(c.bias != nullptr), y, i32(splits), i32(c.n),
+                                          i32(count), c.alpha));
+  return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
 Status check_clblast(clblast::StatusCode code, const char* op) {
@@ -215,16 +229,6 @@ Status barrier(cl::CommandQueue& queue, const Events& wait) {
 Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                const cl::Buffer& b, const GemmParams& params, int64_t m, int64_t n,
                                int64_t k, cl::Buffer& y, const Events& wait) {
-  // One row by B [N, K] stays with gemv_rows (a classifier's head), below.
-  if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
-    // Stored A is [m, k] or, transposed, [k, m]; B [k, n] or [n, k].
-    TiledCall call{.m = m, .n = n, .k = k, .alpha = params.alpha};
-    call.a_row = params.trans_a ? 1 : k;
-    call.a_col = params.trans_a ? m : 1;
-    call.b_row = params.trans_b ? 1 : n;
-    call.b_col = params.trans_b ? k : 1;
-    return matmul_tiled(ops, queue, a, b, y, call, wait);
-  }
   HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
                           as_float(ops, queue, a, m * k, detail::ScratchSlot::kGemmA));
@@ -246,7 +250,7 @@ Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, co
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait) {
+                                 cl::Buffer& y, const Events& wait, const cl::Buffer* bias) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
@@ -263,7 +267,6 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
   const int64_t y_count = batches * m * n;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
-  if (y_count == 0 || k == 0) return zeros(ops, queue, y, y_count, wait);
   const size_t rank = batch.size();
   Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
   a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
@@ -272,57 +275,63 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   // one strided-batched product (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
   const bool a_shared = element_count(a_batch) == 1, b_shared = element_count(b_batch) == 1;
   const bool regular = (a_full == batch || a_shared) && (b_full == batch || b_shared);
-  if (regular && y_count * k <= kTiledMaxMacs) {
+
+  cl::Event last;
+  if (y_count == 0 || k == 0) {
+    HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
+  } else if (regular && y_count * k <= kTiledMaxMacs) {
     TiledCall call{.m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n};
     call.a_batch = a_shared ? 0 : m * k;
     call.b_batch = b_shared ? 0 : k * n;
+    call.bias = bias;
     if (b_shared && !a_shared) {  // shared B (weights): the batch folds into M
       call.m = batches * m;
       call.batch = 1;
     }
     return matmul_tiled(ops, queue, a, b, y, call, wait);
-  }
-
-  HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
-                          as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
-                          as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count));
-
-  cl::Event last;
-  GemmCall call{
-      .m = static_cast<size_t>(m), .n = static_cast<size_t>(n), .k = static_cast<size_t>(k)};
-  if (element_count(b_batch) == 1 && element_count(a_batch) == batches) {
-    // Shared B (weights): the batch folds into M, one GEMM.
-    call.m = static_cast<size_t>(batches * m);
-    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
-    return finish(ops, queue, y32, y, y_count, last);
-  }
-  if (regular) {
-    const size_t a_stride = a_shared ? 0 : static_cast<size_t>(m * k);
-    const size_t b_stride = b_shared ? 0 : static_cast<size_t>(k * n);
-    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
-                                static_cast<size_t>(batches), a_stride, b_stride));
-    return finish(ops, queue, y32, y, y_count, last);
-  }
-  // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
-  for (int64_t index = 0; index < batches; ++index) {
-    int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
-    for (size_t d = rank; d-- > 0;) {
-      const int64_t coord = rest % batch[d];
-      rest /= batch[d];
-      if (a_full[d] != 1) a_index += coord * a_stride;
-      if (b_full[d] != 1) b_index += coord * b_stride;
-      a_stride *= a_full[d];
-      b_stride *= b_full[d];
+  } else {
+    HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
+                            as_float(ops, queue, a, a_count, detail::ScratchSlot::kGemmA));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
+                            as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count));
+    GemmCall call{
+        .m = static_cast<size_t>(m), .n = static_cast<size_t>(n), .k = static_cast<size_t>(k)};
+    if (b_shared && element_count(a_batch) == batches) {
+      // Shared B (weights): the batch folds into M, one GEMM.
+      call.m = static_cast<size_t>(batches * m);
+      HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
+    } else if (regular) {
+      const size_t a_stride = a_shared ? 0 : static_cast<size_t>(m * k);
+      const size_t b_stride = b_shared ? 0 : static_cast<size_t>(k * n);
+      HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
+                                  static_cast<size_t>(batches), a_stride, b_stride));
+    } else {
+      // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
+      for (int64_t index = 0; index < batches; ++index) {
+        int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
+        for (size_t d = rank; d-- > 0;) {
+          const int64_t coord = rest % batch[d];
+          rest /= batch[d];
+          if (a_full[d] != 1) a_index += coord * a_stride;
+          if (b_full[d] != 1) b_index += coord * b_stride;
+          a_stride *= a_full[d];
+          b_stride *= b_full[d];
+        }
+        call.a_offset = static_cast<size_t>(a_index * m * k);
+        call.b_offset = static_cast<size_t>(b_index * k * n);
+        call.c_offset = static_cast<size_t>(index * m * n);
+        HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
+      }
     }
-    call.a_offset = static_cast<size_t>(a_index * m * k);
-    call.b_offset = static_cast<size_t>(b_index * k * n);
-    call.c_offset = static_cast<size_t>(index * m * n);
-    HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
+    HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));
   }
-  return finish(ops, queue, y32, y, y_count, last);
+  if (bias == nullptr) return last;
+  // The bias on every row, in place (each work item reads only its own y element).
+  return detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y,
+                                       {y_count / std::max<int64_t>(n, 1), n}, *bias, {n}, 1.0f, y,
+                                       {last});
 }
 
 Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
@@ -347,6 +356,19 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   cl::Event last;
   if (y_count == 0 || k == 0) {
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
+  } else if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
+    // (One row by B [N, K] stays with gemv_rows: a classifier's head.) Stored A is [m, k] or,
+    // transposed, [k, m]; B [k, n] or [n, k]. A C of one row is the kernel's bias.
+    TiledCall call{.m = m, .n = n, .k = k, .alpha = params.alpha};
+    call.a_row = params.trans_a ? 1 : k;
+    call.a_col = params.trans_a ? m : 1;
+    call.b_row = params.trans_b ? 1 : n;
+    call.b_col = params.trans_b ? k : 1;
+    const bool bias_row = c && params.beta == 1.0f && element_count(c_shape) == n &&
+                          (c_shape.size() == 1 || (c_shape.size() == 2 && c_shape[0] == 1));
+    if (bias_row) call.bias = c;
+    HSCHED_ASSIGN_OR_RETURN(last, matmul_tiled(ops, queue, a, b, y, call, wait));
+    if (bias_row) return last;
   } else {
     HSCHED_ASSIGN_OR_RETURN(last, gemm_product(ops, queue, a, b, params, m, n, k, y, wait));
   }

@@ -29,9 +29,10 @@ enum class ScratchSlot : int {
   kGemmA,  // fp32 copies around CLBlast with fp16 storage
   kGemmB,
   kGemmResult,
-  kGemmTemp,  // CLBlast's padded/transposed copies (its indirect GEMM path)
-  kStaging,   // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
-  kResizeA,   // cubic Resize's passes before the last (ops_resize.h)
+  kGemmTemp,     // CLBlast's padded/transposed copies (its indirect GEMM path)
+  kGemmPartial,  // matmul_tiled's split-K partial sums
+  kStaging,      // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
+  kResizeA,      // cubic Resize's passes before the last (ops_resize.h)
   kResizeB,
   kDeterminant,  // Det's LU copies (ops_spatial.h)
 };

@@ -62,6 +62,16 @@ Recording* recording();
 // is not a kernel launch.
 void not_replayable();
 
+// How a tiled GEMM (conv_gemm_*, matmul_tiled_*) covers `batch` products t[m, cols] = A[m, k]
+// B[k, cols]: square tiles of `tile` (64 or 32), K in `splits` chunks of `k_chunk` (whole steps of
+// 16), aiming for two work groups per compute unit of a large GPU (an H100's 132 SMs).
+struct GemmTiling {
+  int64_t tile = 0;
+  int64_t k_chunk = 0;
+  int64_t splits = 0;
+};
+GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch = 1);
+
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                         const cl::Buffer& a, const Shape& a_shape,

@@ -358,20 +358,22 @@ class ForceClblastIndirectGemm {
 TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   // Up to 2^27 multiply-adds in matmul_tiled, past that and for irregular batches CLBlast.
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{7, 5}, {5, 3}},                  // plain
-      {{2, 3, 17, 9}, {9, 13}},          // shared weights: the batch folds into M
-      {{2, 1, 5, 4}, {3, 4, 6}},         // both batches broadcast: one CLBlast GEMM per batch
-      {{1, 3, 7, 5}, {1, 3, 5, 6}},      // attention: one strided-batched product
-      {{4, 3}, {2, 3, 5}},               // A broadcast over B's batch: strided, A's stride 0
-      {{2, 3, 33, 17}, {2, 3, 17, 29}},  // strided over two batch dims, odd tile remainders
-      {{1, 3, 9, 4}, {2, 1, 4, 5}},      // A's batch dims broadcast against B's: per batch
-      {{1, 9}, {9, 13}},                 // one row
-      {{3, 1, 7}, {2, 1, 7, 4}},         // one row per batch: a CLBlast GEMM per batch
-      {{2, 256, 20}, {20, 1024}},        // 64-wide tiles (128 of them), K not a multiple of 16
-      {{1, 520, 520}, {520, 500}},       // 135 M: CLBlast, the batch folded
-      {{2, 260, 520}, {2, 520, 500}},    // 135 M: CLBlast's strided batch
-      {{3, 0}, {0, 4}},                  // K = 0: zeros (CLBlast refuses empty sizes)
-      {{2, 0, 5}, {5, 3}}};              // no output at all
+      {{7, 5}, {5, 3}},                   // plain
+      {{2, 3, 17, 9}, {9, 13}},           // shared weights: the batch folds into M
+      {{2, 1, 5, 4}, {3, 4, 6}},          // both batches broadcast: one CLBlast GEMM per batch
+      {{1, 3, 7, 5}, {1, 3, 5, 6}},       // attention: one strided-batched product
+      {{4, 3}, {2, 3, 5}},                // A broadcast over B's batch: strided, A's stride 0
+      {{2, 3, 33, 17}, {2, 3, 17, 29}},   // strided over two batch dims, odd tile remainders
+      {{1, 3, 9, 4}, {2, 1, 4, 5}},       // A's batch dims broadcast against B's: per batch
+      {{1, 9}, {9, 13}},                  // one row
+      {{3, 1, 7}, {2, 1, 7, 4}},          // one row per batch: a CLBlast GEMM per batch
+      {{2, 256, 20}, {20, 1024}},         // 64-wide tiles (128 of them), K not a multiple of 16
+      {{1, 20, 600}, {600, 30}},          // K in 4 splits, the last one short
+      {{3, 1, 20, 300}, {3, 1, 300, 7}},  // K in 2 splits per batch
+      {{1, 520, 520}, {520, 500}},        // 135 M: CLBlast, the batch folded
+      {{2, 260, 520}, {2, 520, 500}},     // 135 M: CLBlast's strided batch
+      {{3, 0}, {0, 4}},                   // K = 0: zeros (CLBlast refuses empty sizes)
+      {{2, 0, 5}, {5, 3}}};               // no output at all
   for (bool indirect : {false, true}) {
     std::optional<ForceClblastIndirectGemm> force;
     if (indirect) {
@@ -396,10 +398,38 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   EXPECT_FALSE(enqueue_matmul(ops(), queue_, a_buffer, {2, 3}, a_buffer, {2, 3}, y_buffer).is_ok());
 }
 
+// A bias row (the program's fused MatMul -> Add) added in matmul_tiled, after its split-K
+// reduction, after CLBlast, and onto an empty product's zeros.
+TEST_P(OpenClOpsTest, MatMulAddsABiasRow) {
+  const std::vector<std::pair<Shape, Shape>> cases = {{{2, 7, 5}, {5, 3}},
+                                                      {{1, 20, 600}, {600, 30}},
+                                                      {{1, 520, 520}, {520, 500}},
+                                                      {{3, 0}, {0, 4}}};
+  for (const auto& [a_shape, b_shape] : cases) {
+    const int64_t n = b_shape.back();
+    const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 43));
+    const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 47));
+    const std::vector<float> bias = stored(random_values(n, -1, 1, 53));
+    const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
+                                         Shape(b_shape.begin(), b_shape.end() - 2));
+    std::vector<float> want = reference_matmul(a, a_shape, b, b_shape, batch);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += bias[i % static_cast<size_t>(n)];
+    const auto count = static_cast<int64_t>(want.size());
+    cl::Buffer a_buffer = upload(a), b_buffer = upload(b), bias_buffer = upload(bias);
+    cl::Buffer y_buffer = output(count);
+    auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {},
+                                &bias_buffer);
+    expect_close(download(event, y_buffer, count), want,
+                 "MatMul with a bias, K " + std::to_string(a_shape.back()));
+  }
+}
+
 TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
   const int64_t n = 5;
   // One row: a GEMV (a classifier's head), with K beyond a work group of 64 too.
-  for (const auto& [m, k] : std::vector<std::pair<int64_t, int64_t>>{{6, 11}, {1, 11}, {1, 150}}) {
+  // {6, 400}: K in 3 splits; a C of shape [n] is added in the product's kernel.
+  for (const auto& [m, k] :
+       std::vector<std::pair<int64_t, int64_t>>{{6, 11}, {1, 11}, {1, 150}, {6, 400}}) {
     for (bool trans_a : {false, true}) {
       for (bool trans_b : {false, true}) {
         for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {

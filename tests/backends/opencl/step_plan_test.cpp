@@ -16,13 +16,15 @@
 namespace hsched::opencl {
 namespace {
 
-// conv -> relu (its epilogue) -> reshape (a view) -> softmax; conv_out's output is also a graph
-// output, so its relu cannot be absorbed.
+// conv -> relu (its epilogue) -> reshape (a view) -> softmax, and the reshape's output -> MatMul
+// -> Add of a constant row (the MatMul's epilogue); conv_out's output is also a graph output, so
+// its relu cannot be absorbed.
 Graph conv_relu_reshape_graph() {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 3, 8, 8});
   b.output("y", DType::kF32, {1, 256}).output("c2", DType::kF32, {1, 4, 8, 8});
-  b.output("r2", DType::kF32, {1, 4, 8, 8});
+  b.output("r2", DType::kF32, {1, 4, 8, 8}).output("z", DType::kF32, {1, 8});
+  b.initializer_random("wm", {256, 8}, 0.5f, 3).initializer_random("bm", {8}, 0.5f, 4);
   b.initializer_random("w", {4, 3, 3, 3}, 0.5f, 1).initializer_random("w2", {4, 3, 3, 3}, 0.5f, 2);
   b.initializer_i64("shape", {2}, {1, 256});
   set_attr(b.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -32,19 +34,23 @@ Graph conv_relu_reshape_graph() {
   set_attr(b.node("Conv", {"x", "w2"}, {"c2"}, "conv_out"), "pads",
            std::vector<int64_t>{1, 1, 1, 1});
   b.node("Relu", {"c2"}, {"r2"}, "relu_out");
+  b.node("MatMul", {"flat", "wm"}, {"p"}, "matmul");
+  b.node("Add", {"bm", "p"}, {"z"}, "bias");
   auto graph = import_onnx_model(b.model(), {}, "cl_step_plan", {});
   EXPECT_TRUE(graph.is_ok()) << graph.status().message();
   return graph.is_ok() ? std::move(*graph) : Graph{};
 }
 
-TEST(ClStepPlanTest, ReportsViewsAndFusedActivations) {
+TEST(ClStepPlanTest, ReportsViewsAndFusedEpilogues) {
   const Graph graph = conv_relu_reshape_graph();
   const std::vector<bool> without = nodes_without_kernels(graph);
   ASSERT_EQ(without.size(), graph.nodes().size());
-  ASSERT_EQ(graph.nodes().size(), 6u);
+  ASSERT_EQ(graph.nodes().size(), 8u);
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const std::string& name = graph.node(id).name;
-    EXPECT_EQ(without[static_cast<size_t>(id)], name == "relu" || name == "reshape") << name;
+    EXPECT_EQ(without[static_cast<size_t>(id)],
+              name == "relu" || name == "reshape" || name == "bias")
+        << name;
   }
 }
 
@@ -69,7 +75,7 @@ void expect_matches_program(const Graph& graph, std::shared_ptr<DeviceRuntime> r
   ASSERT_TRUE(program.is_ok()) << name << ": " << program.status().message();
   const ProgramStats& stats = (*program)->stats();
   EXPECT_EQ(static_cast<int64_t>(graph.nodes().size()) - reported, stats.kernels) << name;
-  EXPECT_EQ(reported, stats.aliased_views + stats.fused_activations) << name;
+  EXPECT_EQ(reported, stats.aliased_views + stats.fused_epilogues) << name;
 }
 
 // The hand-built graph, then the demo model's nodes the OpenCL backend takes (all but its
