@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -67,23 +68,40 @@ Status convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& 
 // One step of a program over a graph, before any device is involved.
 struct PlannedStep {
   NodeId node = kNoNode;
-  Node op;                    // the graph's node, or a copy carrying a fused epilogue
-  bool view = false;          // aliases its input; enqueues nothing
-  NodeId absorbed = kNoNode;  // the activation fused into this Conv, the bias Add into this MatMul
+  Node op;            // the graph's node, or a copy carrying a fused epilogue, or a Gelu
+  bool view = false;  // aliases its input; enqueues nothing
+  // Nodes this step runs too: the activation fused into a Conv, the bias Add into a MatMul, the
+  // rest of a GELU chain.
+  std::vector<NodeId> absorbed;
 };
 
 // Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
-// it as its epilogue, a MatMul whose only reader adds a constant bias row absorbs that Add, and
-// view ops become aliases. Pure graph analysis, shared by ClProgram::plan_steps and
-// nodes_without_kernels.
+// it as its epilogue, a MatMul whose only reader adds a constant bias row absorbs that Add, an
+// exported GELU (gelu_chain) runs as one Gelu step in its last node's place, and view ops become
+// aliases. Pure graph analysis, shared by ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::vector<bool> absorbed(graph.nodes().size(), false);
+  std::map<NodeId, GeluChain> gelus;  // by the chain's last node
+  for (NodeId id : order) {
+    auto chain = gelu_chain(graph, id);
+    if (!chain) continue;
+    for (NodeId n : chain->nodes) absorbed[static_cast<size_t>(n)] = n != chain->last;
+    gelus.emplace(chain->last, std::move(*chain));
+  }
   const std::set<ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
   std::vector<PlannedStep> steps;
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
-    PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type)};
+    PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type), {}};
+    if (const auto gelu = gelus.find(id); gelu != gelus.end()) {
+      step.op = Node{step.op.name, "Gelu", "", {gelu->second.x}, {step.op.outputs[0]}, {}};
+      for (NodeId n : gelu->second.nodes) {
+        if (n != id) step.absorbed.push_back(n);
+      }
+      steps.push_back(std::move(step));
+      continue;
+    }
     const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
     if ((conv || matmul) && !outputs.count(step.op.outputs[0])) {
       const Value& out = graph.value(step.op.outputs[0]);
@@ -100,9 +118,9 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
           fused = true;
         }
       }
-      if (fused) {
+      if (fused) {  // (a GELU's nodes are neither activations nor bias Adds)
         step.op.outputs[0] = next->outputs[0];
-        step.absorbed = out.consumers[0];
+        step.absorbed.push_back(out.consumers[0]);
         absorbed[static_cast<size_t>(out.consumers[0])] = true;
       }
     }
@@ -159,7 +177,7 @@ Status ClProgram::plan_steps() {
     } else {
       ++stats_.kernels;
     }
-    if (step.absorbed != kNoNode) ++stats_.fused_epilogues;
+    stats_.fused_epilogues += static_cast<int>(step.absorbed.size());
     steps_.push_back(Step{.node = step.node, .op = std::move(step.op), .view = step.view});
     // Kernels that read a host input given per run are set up anew each run.
     for (size_t i = 0; i < steps_.back().op.inputs.size(); ++i) {
@@ -175,7 +193,7 @@ std::vector<bool> nodes_without_kernels(const Graph& graph) {
   if (!planned.is_ok()) return without;
   for (const PlannedStep& step : *planned) {
     if (step.view) without[static_cast<size_t>(step.node)] = true;
-    if (step.absorbed != kNoNode) without[static_cast<size_t>(step.absorbed)] = true;
+    for (NodeId n : step.absorbed) without[static_cast<size_t>(n)] = true;
   }
   return without;
 }

@@ -2,6 +2,8 @@
 // attribute decoding shared with enqueue_node is node_ops_util.cpp.
 #include "backends/opencl/kernels/node_ops.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "backends/opencl/device.h"
@@ -663,6 +665,98 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
     return std::nullopt;
   }
   return bias;
+}
+
+namespace {
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
+}
+
+// Whether `v` is a one-element f32 constant equal to `target` (to float rounding).
+bool scalar_constant(const Graph& graph, ValueId v, double target) {
+  if (v == kNoValue) return false;
+  const Value& value = graph.value(v);
+  if (!value.is_constant() || value.dtype != DType::kF32 || value.constant->elements() != 1) {
+    return false;
+  }
+  const double got = value.constant->values<float>()[0];
+  return std::abs(got - target) <= 1e-6 * std::abs(target);
+}
+
+// The node that alone reads `v` (not a graph output), or nullptr.
+const Node* only_reader(const Graph& graph, ValueId v, NodeId* id) {
+  const Value& value = graph.value(v);
+  if (value.consumers.size() != 1 || is_graph_output(graph, v)) return nullptr;
+  *id = value.consumers[0];
+  return &graph.node(*id);
+}
+
+// For a binary `node` of type `op` with `v` as one input: the other input, else kNoValue.
+ValueId other_input(const Node& node, const char* op, ValueId v) {
+  if (node.op_type != op || !node.domain.empty() || node.inputs.size() != 2) return kNoValue;
+  if (node.inputs[0] == v) return node.inputs[1];
+  if (node.inputs[1] == v) return node.inputs[0];
+  return kNoValue;
+}
+
+}  // namespace
+
+std::optional<GeluChain> gelu_chain(const Graph& graph, NodeId erf) {
+  const Node& e = graph.node(erf);
+  if (e.op_type != "Erf" || !e.domain.empty() || e.inputs.size() != 1 || e.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  // x / sqrt(2) or x * (1 / sqrt(2)), read only by the Erf.
+  const ValueId scaled = e.inputs[0];
+  const NodeId scale_id = graph.value(scaled).producer;
+  if (scale_id == kNoNode || graph.value(scaled).consumers.size() != 1 ||
+      is_graph_output(graph, scaled)) {
+    return std::nullopt;
+  }
+  const Node& scale = graph.node(scale_id);
+  if (scale.inputs.size() != 2 || !scale.domain.empty()) return std::nullopt;
+  ValueId x = kNoValue;
+  if (scale.op_type == "Div" && scalar_constant(graph, scale.inputs[1], std::sqrt(2.0))) {
+    x = scale.inputs[0];
+  } else if (scale.op_type == "Mul") {
+    for (size_t i = 0; i < 2; ++i) {
+      if (scalar_constant(graph, scale.inputs[i], std::sqrt(0.5))) x = scale.inputs[1 - i];
+    }
+  }
+  if (x == kNoValue || graph.value(x).dtype != DType::kF32) return std::nullopt;
+  GeluChain chain{x, kNoNode, {scale_id, erf}};
+  NodeId add_id = kNoNode, mul_id = kNoNode, next_id = kNoNode;
+  const Node* add = only_reader(graph, e.outputs[0], &add_id);
+  if (add == nullptr || !scalar_constant(graph, other_input(*add, "Add", e.outputs[0]), 1.0)) {
+    return std::nullopt;
+  }
+  const Node* mul = only_reader(graph, add->outputs[0], &mul_id);
+  const ValueId other = mul ? other_input(*mul, "Mul", add->outputs[0]) : kNoValue;
+  if (other == kNoValue) return std::nullopt;
+  chain.nodes.insert(chain.nodes.end(), {add_id, mul_id});
+  if (other == x || scalar_constant(graph, other, 0.5)) {
+    // (1 + erf) x, then * 0.5; or (1 + erf) 0.5, then * x.
+    const Node* next = only_reader(graph, mul->outputs[0], &next_id);
+    const ValueId last_other = next ? other_input(*next, "Mul", mul->outputs[0]) : kNoValue;
+    if (last_other == kNoValue ||
+        (other == x ? !scalar_constant(graph, last_other, 0.5) : last_other != x)) {
+      return std::nullopt;
+    }
+    chain.nodes.push_back(next_id);
+    chain.last = next_id;
+    return chain;
+  }
+  // (x * 0.5) (1 + erf), the half read only here.
+  const NodeId half_id = graph.value(other).producer;
+  NodeId reader = kNoNode;
+  if (half_id == kNoNode || only_reader(graph, other, &reader) == nullptr ||
+      !scalar_constant(graph, other_input(graph.node(half_id), "Mul", x), 0.5)) {
+    return std::nullopt;
+  }
+  chain.nodes.push_back(half_id);
+  chain.last = mul_id;
+  return chain;
 }
 
 void attach_activation(Node& conv, const Activation& activation) {

@@ -169,6 +169,60 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
   }
 }
 
+// Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
+// GELU run as one Gelu step: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2)) and
+// (x * 0.5) (1 + erf) in the other. Four kernels for 14 nodes, the CPU's values to fp32 rounding.
+TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 6, 40});
+  b.output("y1", DType::kF32, {2, 6, 24}).output("y2", DType::kF32, {2, 6, 24});
+  b.initializer_random("w1", {40, 24}, 0.5f, 3).initializer_random("b1", {24}, 0.5f, 4);
+  b.initializer_random("w2", {40, 24}, 0.5f, 5).initializer_random("b2", {1, 24}, 0.5f, 6);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("rsqrt2", {}, {0.70710677f});
+  b.initializer_f32("one", {}, {1.0f}).initializer_f32("half", {1}, {0.5f});
+  b.node("MatMul", {"x", "w1"}, {"p1"}, "mm1");
+  b.node("Add", {"p1", "b1"}, {"z1"}, "bias1");
+  b.node("Div", {"z1", "sqrt2"}, {"d1"});
+  b.node("Erf", {"d1"}, {"e1"});
+  b.node("Add", {"e1", "one"}, {"a1"});
+  b.node("Mul", {"z1", "a1"}, {"m1"});
+  b.node("Mul", {"m1", "half"}, {"y1"});
+  b.node("MatMul", {"x", "w2"}, {"p2"}, "mm2");
+  b.node("Add", {"b2", "p2"}, {"z2"}, "bias2");
+  b.node("Mul", {"rsqrt2", "z2"}, {"d2"});
+  b.node("Erf", {"d2"}, {"e2"});
+  b.node("Add", {"one", "e2"}, {"a2"});
+  b.node("Mul", {"z2", "half"}, {"h2"});
+  b.node("Mul", {"a2", "h2"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_fused", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 6, 40});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto want = (*cpu)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  auto program = ClProgram::compile(*graph, runtime, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 4);
+  EXPECT_EQ((*program)->stats().fused_epilogues, 10);
+  for (int run = 0; run < 3; ++run) {  // the third run replays
+    auto got = (*program)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (size_t o = 0; o < 2; ++o) {
+      const auto g = (*got)[o].values<float>();
+      const auto w = (*want)[o].values<float>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], 1e-4 + 1e-3 * std::abs(w[i])) << "y" << o + 1 << "[" << i << "]";
+      }
+    }
+  }
+}
+
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
 // zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
 // per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums

@@ -2,6 +2,7 @@
 // against a ClProgram compiled for the demo model on the first OpenCL device (PoCL in CI;
 // skipped, not passed, without one).
 #include <algorithm>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -17,14 +18,17 @@ namespace hsched::opencl {
 namespace {
 
 // conv -> relu (its epilogue) -> reshape (a view) -> softmax, and the reshape's output -> MatMul
-// -> Add of a constant row (the MatMul's epilogue); conv_out's output is also a graph output, so
-// its relu cannot be absorbed.
+// -> Add of a constant row (the MatMul's epilogue) -> an exported GELU (one Gelu step in its last
+// Mul's place); conv_out's output is also a graph output, so its relu cannot be absorbed.
 Graph conv_relu_reshape_graph() {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 3, 8, 8});
   b.output("y", DType::kF32, {1, 256}).output("c2", DType::kF32, {1, 4, 8, 8});
   b.output("r2", DType::kF32, {1, 4, 8, 8}).output("z", DType::kF32, {1, 8});
+  b.output("g", DType::kF32, {1, 8});
   b.initializer_random("wm", {256, 8}, 0.5f, 3).initializer_random("bm", {8}, 0.5f, 4);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
   b.initializer_random("w", {4, 3, 3, 3}, 0.5f, 1).initializer_random("w2", {4, 3, 3, 3}, 0.5f, 2);
   b.initializer_i64("shape", {2}, {1, 256});
   set_attr(b.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -36,6 +40,11 @@ Graph conv_relu_reshape_graph() {
   b.node("Relu", {"c2"}, {"r2"}, "relu_out");
   b.node("MatMul", {"flat", "wm"}, {"p"}, "matmul");
   b.node("Add", {"bm", "p"}, {"z"}, "bias");
+  b.node("Div", {"z", "sqrt2"}, {"g1"}, "gelu_div");
+  b.node("Erf", {"g1"}, {"g2"}, "gelu_erf");
+  b.node("Add", {"g2", "one"}, {"g3"}, "gelu_add");
+  b.node("Mul", {"z", "g3"}, {"g4"}, "gelu_mul");
+  b.node("Mul", {"g4", "half"}, {"g"}, "gelu");
   auto graph = import_onnx_model(b.model(), {}, "cl_step_plan", {});
   EXPECT_TRUE(graph.is_ok()) << graph.status().message();
   return graph.is_ok() ? std::move(*graph) : Graph{};
@@ -45,12 +54,12 @@ TEST(ClStepPlanTest, ReportsViewsAndFusedEpilogues) {
   const Graph graph = conv_relu_reshape_graph();
   const std::vector<bool> without = nodes_without_kernels(graph);
   ASSERT_EQ(without.size(), graph.nodes().size());
-  ASSERT_EQ(graph.nodes().size(), 8u);
+  ASSERT_EQ(graph.nodes().size(), 13u);
+  const std::set<std::string> fused = {"relu",     "reshape",  "bias",    "gelu_div",
+                                       "gelu_erf", "gelu_add", "gelu_mul"};
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
     const std::string& name = graph.node(id).name;
-    EXPECT_EQ(without[static_cast<size_t>(id)],
-              name == "relu" || name == "reshape" || name == "bias")
-        << name;
+    EXPECT_EQ(without[static_cast<size_t>(id)], fused.count(name) == 1) << name;
   }
 }
 
