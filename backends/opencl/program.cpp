@@ -76,27 +76,31 @@ struct PlannedStep {
 };
 
 // Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
-// it as its epilogue, a MatMul whose only reader adds a constant bias row absorbs that Add, an
-// exported GELU (gelu_chain) runs as one Gelu step in its last node's place, and view ops become
-// aliases. Pure graph analysis, shared by ClProgram::plan_steps and nodes_without_kernels.
+// it as its epilogue, as it does an activation exported as several nodes (activation_chain: a
+// GELU, a SiLU) that alone reads it; such a chain after anything else runs as one step in its last
+// node's place; a MatMul whose only reader adds a constant bias row absorbs that Add; view ops
+// become aliases. Pure graph analysis, shared by ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::vector<bool> absorbed(graph.nodes().size(), false);
-  std::map<NodeId, GeluChain> gelus;  // by the chain's last node
+  std::map<NodeId, ActivationChain> chains;  // by the chain's last node
+  std::map<ValueId, NodeId> chain_of_input;  // x -> the last node of the chain reading it
   for (NodeId id : order) {
-    auto chain = gelu_chain(graph, id);
+    auto chain = activation_chain(graph, id);
     if (!chain) continue;
     for (NodeId n : chain->nodes) absorbed[static_cast<size_t>(n)] = n != chain->last;
-    gelus.emplace(chain->last, std::move(*chain));
+    chain_of_input[chain->x] = chain->last;
+    chains.emplace(chain->last, std::move(*chain));
   }
   const std::set<ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
   std::vector<PlannedStep> steps;
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
     PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type), {}};
-    if (const auto gelu = gelus.find(id); gelu != gelus.end()) {
-      step.op = Node{step.op.name, "Gelu", "", {gelu->second.x}, {step.op.outputs[0]}, {}};
-      for (NodeId n : gelu->second.nodes) {
+    if (const auto chain = chains.find(id); chain != chains.end()) {
+      const ActivationChain& c = chain->second;
+      step.op = Node{step.op.name, c.op_type, "", {c.x}, {step.op.outputs[0]}, {}};
+      for (NodeId n : c.nodes) {
         if (n != id) step.absorbed.push_back(n);
       }
       steps.push_back(std::move(step));
@@ -107,6 +111,23 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       const Value& out = graph.value(step.op.outputs[0]);
       const Node* next = out.consumers.size() == 1 ? &graph.node(out.consumers[0]) : nullptr;
       bool fused = false;
+      const auto chain_last = chain_of_input.find(step.op.outputs[0]);
+      if (conv && chain_last != chain_of_input.end()) {
+        // A chain that alone reads the Conv's output: its epilogue, in the last node's place.
+        const ActivationChain& c = chains.at(chain_last->second);
+        const bool alone = std::all_of(out.consumers.begin(), out.consumers.end(), [&](NodeId n) {
+          return std::find(c.nodes.begin(), c.nodes.end(), n) != c.nodes.end();
+        });
+        if (alone) {
+          attach_activation(step.op, Activation{.op = c.op});
+          step.op.outputs[0] = graph.node(c.last).outputs[0];
+          step.absorbed = c.nodes;
+          absorbed[static_cast<size_t>(c.last)] = true;
+          chains.erase(chain_last->second);
+          steps.push_back(std::move(step));
+          continue;
+        }
+      }
       if (next != nullptr && conv) {
         if (auto activation = fusable_activation(graph, *next)) {
           attach_activation(step.op, *activation);

@@ -76,6 +76,7 @@ float apply_unary(int op, float x, float alpha, float beta) {
     // IsInf (detect_negative as alpha, detect_positive as beta; a bool as 1 or 0)
     case 40: return isinf(x) && (x > 0.0f ? beta != 0.0f : alpha != 0.0f) ? 1.0f : 0.0f;
     case 41: return alpha * x;                                  // Scale
+    case 42: return x / (1.0f + exp(-x));                       // SiLU
     default: return x;                                          // Identity
   }
 }

@@ -700,13 +700,23 @@ ValueId other_input(const Node& node, const char* op, ValueId v) {
   return kNoValue;
 }
 
-}  // namespace
-
-std::optional<GeluChain> gelu_chain(const Graph& graph, NodeId erf) {
-  const Node& e = graph.node(erf);
-  if (e.op_type != "Erf" || !e.domain.empty() || e.inputs.size() != 1 || e.outputs.size() != 1) {
+// x * Sigmoid(x) from the Sigmoid `sigmoid`.
+std::optional<ActivationChain> silu_chain(const Graph& graph, NodeId sigmoid) {
+  const Node& s = graph.node(sigmoid);
+  if (s.inputs.size() != 1 || s.outputs.size() != 1 || s.inputs[0] == kNoValue ||
+      graph.value(s.inputs[0]).dtype != DType::kF32) {
     return std::nullopt;
   }
+  NodeId mul_id = kNoNode;
+  const Node* mul = only_reader(graph, s.outputs[0], &mul_id);
+  if (mul == nullptr || other_input(*mul, "Mul", s.outputs[0]) != s.inputs[0]) return std::nullopt;
+  return ActivationChain{s.inputs[0], mul_id, {sigmoid, mul_id}, UnaryOp::kSilu, kSiluOp};
+}
+
+// The erf GELU around the Erf `erf`.
+std::optional<ActivationChain> gelu_chain(const Graph& graph, NodeId erf) {
+  const Node& e = graph.node(erf);
+  if (e.inputs.size() != 1 || e.outputs.size() != 1) return std::nullopt;
   // x / sqrt(2) or x * (1 / sqrt(2)), read only by the Erf.
   const ValueId scaled = e.inputs[0];
   const NodeId scale_id = graph.value(scaled).producer;
@@ -725,7 +735,7 @@ std::optional<GeluChain> gelu_chain(const Graph& graph, NodeId erf) {
     }
   }
   if (x == kNoValue || graph.value(x).dtype != DType::kF32) return std::nullopt;
-  GeluChain chain{x, kNoNode, {scale_id, erf}};
+  ActivationChain chain{x, kNoNode, {scale_id, erf}};
   NodeId add_id = kNoNode, mul_id = kNoNode, next_id = kNoNode;
   const Node* add = only_reader(graph, e.outputs[0], &add_id);
   if (add == nullptr || !scalar_constant(graph, other_input(*add, "Add", e.outputs[0]), 1.0)) {
@@ -757,6 +767,16 @@ std::optional<GeluChain> gelu_chain(const Graph& graph, NodeId erf) {
   chain.nodes.push_back(half_id);
   chain.last = mul_id;
   return chain;
+}
+
+}  // namespace
+
+std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  if (!node.domain.empty()) return std::nullopt;
+  if (node.op_type == "Erf") return gelu_chain(graph, id);
+  if (node.op_type == "Sigmoid") return silu_chain(graph, id);
+  return std::nullopt;
 }
 
 void attach_activation(Node& conv, const Activation& activation) {

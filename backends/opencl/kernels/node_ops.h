@@ -85,15 +85,20 @@ void attach_activation(Node& conv, const Activation& activation);
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
-// An exported erf GELU around the Erf node `erf`: x / sqrt(2) (or x * 1/sqrt(2)) -> Erf -> + 1,
-// times x and 0.5 in any order, every value between read only by the chain. The program runs it
-// as one Gelu node: `last` is the chain's final node (its output the GELU's), `nodes` all of it.
-struct GeluChain {
+// An activation exported as several nodes, found from its anchor `id`, every value between read
+// only by the chain: an erf GELU around its Erf (x / sqrt(2) or x * 1/sqrt(2) -> Erf -> + 1,
+// times x and 0.5 in any order) and a SiLU from its Sigmoid (x * Sigmoid(x)). The program runs it
+// as one unary step (`op_type`: "Gelu" or kSiluOp), or as the epilogue of the Conv that makes x.
+// `last` is the chain's final node (its output the activation's), `nodes` all of it.
+inline constexpr const char* kSiluOp = "hsched.Silu";
+struct ActivationChain {
   ValueId x = kNoValue;
   NodeId last = kNoNode;
   std::vector<NodeId> nodes;
+  UnaryOp op = UnaryOp::kGelu;
+  const char* op_type = "Gelu";
 };
-std::optional<GeluChain> gelu_chain(const Graph& graph, NodeId erf);
+std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id);
 
 // Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
 // check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.

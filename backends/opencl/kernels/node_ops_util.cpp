@@ -3,6 +3,7 @@
 
 #include <cfloat>
 
+#include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
@@ -369,6 +370,10 @@ Result<std::pair<float, float>> clip_bounds(const Node& node,
 
 Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& constants) {
   Activation act;
+  if (node.op_type == kSiluOp) {
+    act.op = UnaryOp::kSilu;
+    return act;
+  }
   if (node.op_type == "Gelu") {
     const std::string approximate = node.attr_string("approximate", "none");
     if (approximate != "none" && approximate != "tanh") {

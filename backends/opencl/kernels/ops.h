@@ -69,12 +69,13 @@ enum class UnaryOp : int {
   kSign,
   kSoftplus,
   kSoftsign,
-  kElu,  // alpha
-  kSelu,  // alpha, beta = gamma
+  kElu,              // alpha
+  kSelu,             // alpha, beta = gamma
   kThresholdedRelu,  // alpha
-  kShrink,  // alpha = lambd, beta = bias
-  kIsInf,  // alpha, beta: detect_negative, detect_positive (1 or 0)
-  kScale,  // alpha * x (Mean's division, a copy with alpha 1)
+  kShrink,           // alpha = lambd, beta = bias
+  kIsInf,            // alpha, beta: detect_negative, detect_positive (1 or 0)
+  kScale,            // alpha * x (Mean's division, a copy with alpha 1)
+  kSilu,             // x * sigmoid(x) (an exported SiLU's two nodes, node_ops.h)
 };
 // The comparisons and the logic ops give bools as 1 or 0; the logic ops read nonzero as true.
 enum class BinaryOp : int {

@@ -223,6 +223,61 @@ TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
   }
 }
 
+// Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
+// a SiLU of the graph input (its Mul's operands swapped), Conv -> GELU with (1 + erf) * 0.5 first.
+// Three kernels for 11 nodes, the CPU's values to fp32 rounding, fp32 and fp16 storage.
+TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4, 6, 6});
+  for (const char* y : {"y1", "y2", "y3"}) b.output(y, DType::kF32, {1, 4, 6, 6});
+  b.initializer_random("w1", {4, 4, 1, 1}, 0.5f, 3).initializer_random("w2", {4, 4, 1, 1}, 0.5f, 4);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
+  b.node("Conv", {"x", "w1"}, {"c1"});
+  b.node("Sigmoid", {"c1"}, {"s1"});
+  b.node("Mul", {"c1", "s1"}, {"y1"});
+  b.node("Sigmoid", {"x"}, {"s2"});
+  b.node("Mul", {"s2", "x"}, {"y2"});
+  b.node("Conv", {"x", "w2"}, {"c3"});
+  b.node("Div", {"c3", "sqrt2"}, {"d3"});
+  b.node("Erf", {"d3"}, {"e3"});
+  b.node("Add", {"e3", "one"}, {"a3"});
+  b.node("Mul", {"a3", "half"}, {"h3"});
+  b.node("Mul", {"c3", "h3"}, {"y3"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_chains", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 4, 6, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 3.0f * std::sin(0.41f * static_cast<float>(i));
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto want = (*cpu)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 3);
+    EXPECT_EQ((*program)->stats().fused_epilogues, 8);
+    auto got = (*program)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    // fp16 storage rounds x (up to 3) and the Conv's output: 5e-3 absolute.
+    const bool fp32 = storage == Storage::kFloat32;
+    const double atol = fp32 ? 1e-4 : 5e-3, rtol = fp32 ? 1e-3 : 1e-2;
+    for (size_t o = 0; o < 3; ++o) {
+      const auto g = (*got)[o].values<float>();
+      const auto w = (*want)[o].values<float>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i]))
+            << "y" << o + 1 << "[" << i << "], " << storage_bytes(storage) << "-byte storage";
+      }
+    }
+  }
+}
+
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
 // zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
 // per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums
