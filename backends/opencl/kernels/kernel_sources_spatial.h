@@ -52,6 +52,18 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   STORE(apply_unary(op, v, alpha, beta), y, i);
 }
 
+// acc += this work item's WPT x WPT block of a_tile^T b_tile over one step of 16 in K, one vector
+// load of each tile row (the item's rows and columns are contiguous). Used by the tiled GEMMs.
+#define TILE_FMA(VEC, WPT)                                                                      \
+  for (int kk = 0; kk < 16; ++kk) {                                                             \
+    const VEC a_row_ = *(__local const VEC*)&a_tile[kk][ty * WPT];                              \
+    const VEC b_row_ = *(__local const VEC*)&b_tile[kk][tx * WPT];                              \
+    const float* a_ = (const float*)&a_row_;                                                    \
+    const float* b_ = (const float*)&b_row_;                                                    \
+    for (int i = 0; i < WPT; ++i)                                                               \
+      for (int j = 0; j < WPT; ++j) acc[i][j] = fma(a_[i], b_[j], acc[i][j]);                   \
+  }
+
 // Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
 // stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
 // CG_TILE x CG_TILE tile, each item a CG_WPT x CG_WPT block (rows ty * CG_WPT + i, columns
@@ -100,15 +112,7 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
       b_tile[kk][b_col] = v;                                                                    \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    for (int kk = 0; kk < 16; ++kk) {                                                           \
-      /* One vector load each: this item's rows and columns are contiguous. */                  \
-      const CG_VEC av = *(__local const CG_VEC*)&a_tile[kk][ty * CG_WPT];                       \
-      const CG_VEC bv = *(__local const CG_VEC*)&b_tile[kk][tx * CG_WPT];                       \
-      const float* a = (const float*)&av;                                                       \
-      const float* b = (const float*)&bv;                                                       \
-      for (int i = 0; i < CG_WPT; ++i)                                                          \
-        for (int j = 0; j < CG_WPT; ++j) acc[i][j] = fma(a[i], b[j], acc[i][j]);                \
-    }                                                                                           \
+    TILE_FMA(CG_VEC, CG_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
   for (int i = 0; i < CG_WPT; ++i) {                                                            \
@@ -166,14 +170,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       b_tile[kk][jj] = (j < n && p < k_end) ? LOAD(b, b_base + p * b_row + j * b_col) : 0.0f;  \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    for (int kk = 0; kk < 16; ++kk) {                                                           \
-      const MM_VEC av = *(__local const MM_VEC*)&a_tile[kk][ty * MM_WPT];                       \
-      const MM_VEC bv = *(__local const MM_VEC*)&b_tile[kk][tx * MM_WPT];                       \
-      const float* av_ = (const float*)&av;                                                     \
-      const float* bv_ = (const float*)&bv;                                                     \
-      for (int i = 0; i < MM_WPT; ++i)                                                          \
-        for (int j = 0; j < MM_WPT; ++j) acc[i][j] = fma(av_[i], bv_[j], acc[i][j]);            \
-    }                                                                                           \
+    TILE_FMA(MM_VEC, MM_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
   for (int i = 0; i < MM_WPT; ++i) {                                                            \
