@@ -76,8 +76,8 @@ bool takes_integers(const std::string& op) {
       "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Cast", "Dropout",
       "BitShift", "Pow", "Add", "Sub", "Mul", "Div", "Mod", "Max", "Min",
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
-      "Pad", "Tile", "GatherElements", "ScatterElements", "Scatter", "GatherND", "ScatterND",
-      "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
+      "Pad", "Tile", "Expand", "GatherElements", "ScatterElements", "Scatter", "GatherND",
+      "ScatterND", "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
       "MatMulInteger", "ConvInteger", "QLinearConv"};
   // clang-format on
   return kOps.count(op) != 0;

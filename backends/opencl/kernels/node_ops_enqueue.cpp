@@ -340,6 +340,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_unary(ops, queue, UnaryOp::kNonZero, 0, 0, *x, *y, detail::element_count(shape),
                          wait);
   }
+  if (op == "Expand" && (in.dtype(0) == DType::kI32 || in.dtype(0) == DType::kI64)) {
+    // Integers: the broadcast as an index map, x's shape with leading 1s to y's rank, every
+    // output coordinate clamped to the input's (edge mapping from 0: 0 along a broadcast axis).
+    const Shape& y_shape = in.output_shape();
+    Shape x_full(y_shape.size() - std::min(y_shape.size(), shape.size()), 1);
+    x_full.insert(x_full.end(), shape.begin(), shape.end());
+    const PadMode mode = detail::element_count(x_full) == 0 ? PadMode::kConstant : PadMode::kEdge;
+    return enqueue_index_map(ops, queue, in.dtype(0), *x, x_full,
+                             std::vector<int64_t>(x_full.size(), 0), mode, {}, *y, y_shape, wait);
+  }
   if (op == "Expand") return enqueue_expand(ops, queue, *x, shape, in.output_shape(), *y, wait);
   if (op == "Where") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(1));

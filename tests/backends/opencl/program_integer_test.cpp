@@ -39,9 +39,12 @@ Graph integer_graph() {
       .output("as_bool", DType::kBool, {2, 3})
       .output("reshaped", DType::kI64, {3, 2})
       .output("padded", DType::kI64, {2, 5})
-      .output("tiled", DType::kI32, {2, 6});
+      .output("tiled", DType::kI32, {2, 6})
+      .output("expanded", DType::kI64, {2, 2, 3})
+      .output("expanded_i32", DType::kI32, {2, 3});
   b.initializer_i64("k", {}, {-1}).initializer_i64("shape", {2}, {3, 2});
   b.initializer_i64("pads", {4}, {0, 1, 0, 1}).initializer_i64("repeats", {2}, {1, 2});
+  b.initializer_i64("to", {3}, {2, 2, 3}).initializer_i64("to_rows", {2}, {2, 1});
   b.node("Add", {"a", "b"}, {"add"}, "add");
   b.node("Sub", {"a", "b"}, {"sub"}, "sub");
   b.node("Mul", {"a", "b"}, {"mul"}, "mul");
@@ -65,6 +68,8 @@ Graph integer_graph() {
   b.node("Reshape", {"a", "shape"}, {"reshaped"}, "reshape");
   set_attr(b.node("Pad", {"a", "pads"}, {"padded"}, "pad"), "mode", std::string("reflect"));
   b.node("Tile", {"c", "repeats"}, {"tiled"}, "tile");
+  b.node("Expand", {"b", "to"}, {"expanded"}, "expand");               // [3] -> [2, 2, 3]
+  b.node("Expand", {"c", "to_rows"}, {"expanded_i32"}, "expand_i32");  // [2, 3] by [2, 1]
   auto graph = import_onnx_model(b.model(), {}, "cl_integers", {});
   EXPECT_TRUE(graph.is_ok()) << graph.status().message();
   return graph.is_ok() ? std::move(*graph) : Graph{};
