@@ -78,14 +78,22 @@ struct PlannedStep {
 // Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
 // it as its epilogue, as it does an activation exported as several nodes (activation_chain: a
 // GELU, a SiLU) that alone reads it; such a chain after anything else runs as one step in its last
-// node's place; a MatMul whose only reader adds a constant bias row absorbs that Add; view ops
-// become aliases. Pure graph analysis, shared by ClProgram::plan_steps and nodes_without_kernels.
+// node's place; a MatMul whose only reader adds a constant bias row absorbs that Add; a
+// LayerNormalization between Transposes to and from channels-last runs over the channels
+// (channel_layer_norm); view ops become aliases. Pure graph analysis, shared by
+// ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
   std::vector<bool> absorbed(graph.nodes().size(), false);
   std::map<NodeId, ActivationChain> chains;  // by the chain's last node
   std::map<ValueId, NodeId> chain_of_input;  // x -> the last node of the chain reading it
+  std::map<NodeId, FusedNode> channel_norms;  // by their LayerNormalization
   for (NodeId id : order) {
+    if (auto norm = channel_layer_norm(graph, id)) {
+      for (NodeId n : norm->absorbed) absorbed[static_cast<size_t>(n)] = true;
+      channel_norms.emplace(id, std::move(*norm));
+      continue;
+    }
     auto chain = activation_chain(graph, id);
     if (!chain) continue;
     for (NodeId n : chain->nodes) absorbed[static_cast<size_t>(n)] = n != chain->last;
@@ -97,6 +105,12 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
     PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type), {}};
+    if (const auto norm = channel_norms.find(id); norm != channel_norms.end()) {
+      step.op = std::move(norm->second.op);
+      step.absorbed = std::move(norm->second.absorbed);
+      steps.push_back(std::move(step));
+      continue;
+    }
     if (const auto chain = chains.find(id); chain != chains.end()) {
       const ActivationChain& c = chain->second;
       step.op = Node{step.op.name, c.op_type, "", {c.x}, {step.op.outputs[0]}, {}};

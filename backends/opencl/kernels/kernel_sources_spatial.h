@@ -403,6 +403,31 @@ void layer_norm_rows(__global const storage_t* x, __global const storage_t* scal
   }
 }
 
+// LayerNormalization over the channels of x [n, channels, plane] (ConvNeXt's channels-first
+// LayerNorm, exported as Transpose -> LayerNormalization -> Transpose): a work item per pixel,
+// neighbouring items reading neighbouring pixels; scale and bias (may be absent) of `channels`.
+__kernel void channel_layer_norm(__global const storage_t* x, __global const storage_t* scale,
+                                 __global const storage_t* bias, int has_bias,
+                                 __global storage_t* y, int channels, int plane, int count,
+                                 float epsilon) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int base = (i / plane) * channels * plane + i % plane;
+  float mean = 0.0f;
+  for (int c = 0; c < channels; ++c) mean += LOAD(x, base + c * plane);
+  mean /= channels;
+  float variance = 0.0f;
+  for (int c = 0; c < channels; ++c) {
+    const float d = LOAD(x, base + c * plane) - mean;
+    variance += d * d;
+  }
+  const float inv_std = rsqrt(variance / channels + epsilon);
+  for (int c = 0; c < channels; ++c) {
+    const float b = has_bias ? LOAD(bias, c) : 0.0f;
+    STORE((LOAD(x, base + c * plane) - mean) * inv_std * LOAD(scale, c) + b, y, base + c * plane);
+  }
+}
+
 // InstanceNormalization of long rows, in three kernels so that every row is spread over many
 // work groups. 1: each group of 64 takes a chunk of `chunk` elements of one row and writes its
 // mean and its sum of squared deviations (two passes over the chunk, which stays in cache).

@@ -99,6 +99,16 @@ struct ActivationChain {
   const char* op_type = "Gelu";
 };
 std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id);
+// Transpose(0, 2, 3, 1) -> LayerNormalization(last axis) -> Transpose(0, 3, 1, 2) around the
+// LayerNormalization `id` (ConvNeXt's channels-first LayerNorm), every value between read only by
+// the chain: one kChannelLayerNormOp step (inputs x [N, C, H, W], scale, bias; attribute
+// epsilon) in the LayerNormalization's place, the two Transposes absorbed.
+inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
+struct FusedNode {
+  Node op;
+  std::vector<NodeId> absorbed;
+};
+std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id);
 
 // Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
 // check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.

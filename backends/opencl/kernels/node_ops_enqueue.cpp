@@ -360,6 +360,11 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     }
     return enqueue_select(ops, queue, *x, shape, *a, in.shape(1), *b, in.shape(2), *y, wait);
   }
+  if (op == kChannelLayerNormOp) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
+    return enqueue_channel_layer_norm(ops, queue, *x, shape, *scale, in.optional_buffer(2),
+                                      node.attr_float("epsilon", 1e-5f), *y, wait);
+  }
   if (op == "LayerNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
     const auto output = [&](size_t i) {

@@ -507,6 +507,17 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
   return params;
 }
 
+std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, size_t first,
+                                        size_t count) {
+  std::vector<const Tensor*> tensors;
+  for (size_t i = first; i < first + count; ++i) {
+    const bool present = i < node.inputs.size() && node.inputs[i] != kNoValue;
+    const Value* v = present ? &graph.value(node.inputs[i]) : nullptr;
+    tensors.push_back(v && v->constant ? &*v->constant : nullptr);
+  }
+  return tensors;
+}
+
 }  // namespace node_detail
 
 }  // namespace hsched::opencl

@@ -26,6 +26,11 @@ Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const
 Result<std::pair<float, float>> clip_bounds(const Node& node,
                                             const std::vector<const Tensor*>& constants);
 
+// The host tensors of `node`'s inputs [first, first + count) (null when omitted or not a
+// constant).
+std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, size_t first,
+                                        size_t count);
+
 // The unary op and its alpha/beta for an elementwise activation node (Clip's bounds from
 // clip_bounds; Gelu's approximate attribute; LeakyRelu/HardSigmoid defaults).
 Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& constants);

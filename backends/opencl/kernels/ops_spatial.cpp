@@ -160,6 +160,26 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   return launch(queue, kernel, rows * 64, wait, "instance_norm");
 }
 
+Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                             const cl::Buffer& x, const Shape& shape,
+                                             const cl::Buffer& scale, const cl::Buffer* bias,
+                                             float epsilon, cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 2)
+    return invalid_argument("ops: a channel LayerNormalization needs rank >= 2");
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
+  int64_t plane = 1;
+  for (size_t d = 2; d < shape.size(); ++d) plane *= shape[d];
+  const int64_t count = shape[0] * plane;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel,
+                          detail::queue_kernel(ops, queue, "channel_layer_norm"));
+  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "channel_layer_norm", x, scale, bias ? *bias : scale,
+                                  static_cast<cl_int>(bias != nullptr), y,
+                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(plane),
+                                  static_cast<cl_int>(count), epsilon));
+  return launch(queue, kernel, count, wait, "channel_layer_norm");
+}
+
 Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,

@@ -115,6 +115,13 @@ Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue
                                           float epsilon, cl::Buffer& y, cl::Buffer* mean,
                                           cl::Buffer* inv_std_dev, const Events& wait = {});
 
+// LayerNormalization over axis 1 of x [N, C, spatial...] (rank >= 2) into y of x's shape; scale
+// and bias (bias may be null) of C elements.
+Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                             const cl::Buffer& x, const Shape& shape,
+                                             const cl::Buffer& scale, const cl::Buffer* bias,
+                                             float epsilon, cl::Buffer& y, const Events& wait = {});
+
 // Resize's per-axis index tables (built on the host by resize_plan in ops_resize.h):
 // output index o of axis d reads input i0[d][o] (and, interpolating, i1[d][o] with weight
 // w1[d][o]). Only the last two axes may interpolate (w1 != 0). Rank <= 6.

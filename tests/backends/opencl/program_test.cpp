@@ -278,6 +278,53 @@ TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
   }
 }
 
+// ConvNeXt's channels-first LayerNorm (Transpose to channels-last, LayerNormalization over the
+// last axis, Transpose back) as one kernel over the channels: with a bias (axis -1) and without
+// (axis 3). Two kernels for six nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 6, 5, 4});
+  b.output("y1", DType::kF32, {2, 6, 5, 4}).output("y2", DType::kF32, {2, 6, 5, 4});
+  b.initializer_random("scale", {6}, 1.0f, 3).initializer_random("bias", {6}, 1.0f, 4);
+  const std::vector<int64_t> to_last{0, 2, 3, 1}, to_first{0, 3, 1, 2};
+  set_attr(b.node("Transpose", {"x"}, {"t1"}), "perm", to_last);
+  set_attr(b.node("LayerNormalization", {"t1", "scale", "bias"}, {"n1"}), "epsilon", 1e-6f);
+  set_attr(b.node("Transpose", {"n1"}, {"y1"}), "perm", to_first);
+  set_attr(b.node("Transpose", {"x"}, {"t2"}), "perm", to_last);
+  set_attr(b.node("LayerNormalization", {"t2", "scale"}, {"n2"}), "axis", int64_t{3});
+  set_attr(b.node("Transpose", {"n2"}, {"y2"}), "perm", to_first);
+  auto graph = import_onnx_model(b.model(), {}, "cl_channel_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 6, 5, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 2.0f * std::cos(0.7f * static_cast<float>(i));
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto want = (*cpu)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 2);
+    EXPECT_EQ((*program)->stats().fused_epilogues, 4);
+    auto got = (*program)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const bool fp32 = storage == Storage::kFloat32;  // fp16 storage rounds x and y
+    for (size_t o = 0; o < 2; ++o) {
+      const auto g = (*got)[o].values<float>();
+      const auto w = (*want)[o].values<float>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], (fp32 ? 1e-4 : 1e-2) + (fp32 ? 1e-3 : 1e-2) * std::abs(w[i]))
+            << "y" << o + 1 << "[" << i << "], " << storage_bytes(storage) << "-byte storage";
+      }
+    }
+  }
+}
+
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
 // zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
 // per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums

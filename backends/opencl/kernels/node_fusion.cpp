@@ -1,0 +1,206 @@
+// The program's fusions (node_ops.h): activations as a Conv's epilogue, a MatMul's bias Add,
+// activations exported as several nodes, ConvNeXt's channels-first LayerNorm. Graph analysis
+// only; enqueue_node runs what they produce.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/node_ops_util.h"
+
+namespace hsched::opencl {
+
+using node_detail::constants_of;
+
+std::optional<Activation> fusable_activation(const Graph& graph, const Node& node) {
+  static const std::set<std::string> kFusable = {"Relu",        "LeakyRelu", "Sigmoid", "Tanh",
+                                                 "HardSigmoid", "HardSwish", "Clip"};
+  if (!kFusable.count(node.op_type) || !node.domain.empty()) return std::nullopt;
+  if (node.op_type == "Clip") {
+    for (size_t i = 1; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] != kNoValue && !graph.value(node.inputs[i]).constant) return std::nullopt;
+    }
+  }
+  auto act = node_detail::unary_of(node, constants_of(graph, node, 1, 2));
+  if (!act.is_ok()) return std::nullopt;
+  return *act;
+}
+
+std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add) {
+  if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 ||
+      add.outputs.size() != 1 || matmul.outputs.empty()) {
+    return std::nullopt;
+  }
+  const ValueId product = matmul.outputs[0];
+  const ValueId bias = add.inputs[0] == product ? add.inputs[1] : add.inputs[0];
+  if (bias == product || (add.inputs[0] != product && add.inputs[1] != product)) {
+    return std::nullopt;
+  }
+  const Value& y = graph.value(product);
+  const Value& b = graph.value(bias);
+  const Value& sum = graph.value(add.outputs[0]);
+  if (!b.is_constant() || b.dtype != DType::kF32 || y.dtype != DType::kF32 ||
+      !y.shape.is_static() || y.shape.rank() < 1 || sum.shape.dims != y.shape.dims ||
+      !b.shape.is_static() || b.shape.rank() > y.shape.rank() ||
+      b.shape.elements() != y.shape.dims.back()) {
+    return std::nullopt;
+  }
+  return bias;
+}
+
+namespace {
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
+}
+
+// Whether `v` is a one-element f32 constant equal to `target` (to float rounding).
+bool scalar_constant(const Graph& graph, ValueId v, double target) {
+  if (v == kNoValue) return false;
+  const Value& value = graph.value(v);
+  if (!value.is_constant() || value.dtype != DType::kF32 || value.constant->elements() != 1) {
+    return false;
+  }
+  const double got = value.constant->values<float>()[0];
+  return std::abs(got - target) <= 1e-6 * std::abs(target);
+}
+
+// The node that alone reads `v` (not a graph output), or nullptr.
+const Node* only_reader(const Graph& graph, ValueId v, NodeId* id) {
+  const Value& value = graph.value(v);
+  if (value.consumers.size() != 1 || is_graph_output(graph, v)) return nullptr;
+  *id = value.consumers[0];
+  return &graph.node(*id);
+}
+
+// For a binary `node` of type `op` with `v` as one input: the other input, else kNoValue.
+ValueId other_input(const Node& node, const char* op, ValueId v) {
+  if (node.op_type != op || !node.domain.empty() || node.inputs.size() != 2) return kNoValue;
+  if (node.inputs[0] == v) return node.inputs[1];
+  if (node.inputs[1] == v) return node.inputs[0];
+  return kNoValue;
+}
+
+// x * Sigmoid(x) from the Sigmoid `sigmoid`.
+std::optional<ActivationChain> silu_chain(const Graph& graph, NodeId sigmoid) {
+  const Node& s = graph.node(sigmoid);
+  if (s.inputs.size() != 1 || s.outputs.size() != 1 || s.inputs[0] == kNoValue ||
+      graph.value(s.inputs[0]).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  NodeId mul_id = kNoNode;
+  const Node* mul = only_reader(graph, s.outputs[0], &mul_id);
+  if (mul == nullptr || other_input(*mul, "Mul", s.outputs[0]) != s.inputs[0]) return std::nullopt;
+  return ActivationChain{s.inputs[0], mul_id, {sigmoid, mul_id}, UnaryOp::kSilu, kSiluOp};
+}
+
+// The erf GELU around the Erf `erf`.
+std::optional<ActivationChain> gelu_chain(const Graph& graph, NodeId erf) {
+  const Node& e = graph.node(erf);
+  if (e.inputs.size() != 1 || e.outputs.size() != 1) return std::nullopt;
+  // x / sqrt(2) or x * (1 / sqrt(2)), read only by the Erf.
+  const ValueId scaled = e.inputs[0];
+  const NodeId scale_id = graph.value(scaled).producer;
+  if (scale_id == kNoNode || graph.value(scaled).consumers.size() != 1 ||
+      is_graph_output(graph, scaled)) {
+    return std::nullopt;
+  }
+  const Node& scale = graph.node(scale_id);
+  if (scale.inputs.size() != 2 || !scale.domain.empty()) return std::nullopt;
+  ValueId x = kNoValue;
+  if (scale.op_type == "Div" && scalar_constant(graph, scale.inputs[1], std::sqrt(2.0))) {
+    x = scale.inputs[0];
+  } else if (scale.op_type == "Mul") {
+    for (size_t i = 0; i < 2; ++i) {
+      if (scalar_constant(graph, scale.inputs[i], std::sqrt(0.5))) x = scale.inputs[1 - i];
+    }
+  }
+  if (x == kNoValue || graph.value(x).dtype != DType::kF32) return std::nullopt;
+  ActivationChain chain{x, kNoNode, {scale_id, erf}};
+  NodeId add_id = kNoNode, mul_id = kNoNode, next_id = kNoNode;
+  const Node* add = only_reader(graph, e.outputs[0], &add_id);
+  if (add == nullptr || !scalar_constant(graph, other_input(*add, "Add", e.outputs[0]), 1.0)) {
+    return std::nullopt;
+  }
+  const Node* mul = only_reader(graph, add->outputs[0], &mul_id);
+  const ValueId other = mul ? other_input(*mul, "Mul", add->outputs[0]) : kNoValue;
+  if (other == kNoValue) return std::nullopt;
+  chain.nodes.insert(chain.nodes.end(), {add_id, mul_id});
+  if (other == x || scalar_constant(graph, other, 0.5)) {
+    // (1 + erf) x, then * 0.5; or (1 + erf) 0.5, then * x.
+    const Node* next = only_reader(graph, mul->outputs[0], &next_id);
+    const ValueId last_other = next ? other_input(*next, "Mul", mul->outputs[0]) : kNoValue;
+    if (last_other == kNoValue ||
+        (other == x ? !scalar_constant(graph, last_other, 0.5) : last_other != x)) {
+      return std::nullopt;
+    }
+    chain.nodes.push_back(next_id);
+    chain.last = next_id;
+    return chain;
+  }
+  // (x * 0.5) (1 + erf), the half read only here.
+  const NodeId half_id = graph.value(other).producer;
+  NodeId reader = kNoNode;
+  if (half_id == kNoNode || only_reader(graph, other, &reader) == nullptr ||
+      !scalar_constant(graph, other_input(graph.node(half_id), "Mul", x), 0.5)) {
+    return std::nullopt;
+  }
+  chain.nodes.push_back(half_id);
+  chain.last = mul_id;
+  return chain;
+}
+
+}  // namespace
+
+std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  if (!node.domain.empty()) return std::nullopt;
+  if (node.op_type == "Erf") return gelu_chain(graph, id);
+  if (node.op_type == "Sigmoid") return silu_chain(graph, id);
+  return std::nullopt;
+}
+
+std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id) {
+  const Node& ln = graph.node(id);
+  if (ln.op_type != "LayerNormalization" || !ln.domain.empty() || ln.inputs.size() < 2 ||
+      ln.outputs.empty() || ln.inputs[0] == kNoValue || ln.inputs[1] == kNoValue) {
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < ln.outputs.size(); ++i) {  // the statistics outputs must be absent
+    if (ln.outputs[i] != kNoValue) return std::nullopt;
+  }
+  const int64_t axis = ln.attr_int("axis", -1);
+  const NodeId first = graph.value(ln.inputs[0]).producer;
+  NodeId last = kNoNode, reader = kNoNode;
+  if ((axis != -1 && axis != 3) || first == kNoNode ||
+      only_reader(graph, ln.inputs[0], &reader) == nullptr) {
+    return std::nullopt;
+  }
+  const Node* back = only_reader(graph, ln.outputs[0], &last);
+  const Node& forth = graph.node(first);
+  const auto permutes = [](const Node& n, const std::vector<int64_t>& perm) {
+    return n.op_type == "Transpose" && n.domain.empty() && n.inputs.size() == 1 &&
+           n.attr_ints("perm") == perm;
+  };
+  if (back == nullptr || !permutes(forth, {0, 2, 3, 1}) || !permutes(*back, {0, 3, 1, 2})) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(forth.inputs[0]);
+  if (x.dtype != DType::kF32 || x.shape.rank() != 4 || !x.shape.is_static() ||
+      graph.value(ln.inputs[1]).shape.elements() != x.shape.dims[1]) {
+    return std::nullopt;
+  }
+  Node op{ln.name, kChannelLayerNormOp, "", {forth.inputs[0], ln.inputs[1]}, {back->outputs[0]},
+          {}};
+  if (ln.inputs.size() > 2 && ln.inputs[2] != kNoValue) op.inputs.push_back(ln.inputs[2]);
+  op.attributes["epsilon"] = ln.attr_float("epsilon", 1e-5f);
+  return FusedNode{std::move(op), {first, last}};
+}
+
+void attach_activation(Node& conv, const Activation& activation) {
+  conv.attributes[kFusedActivationAttr] = static_cast<int64_t>(activation.op);
+  conv.attributes[kFusedAlphaAttr] = activation.alpha;
+  conv.attributes[kFusedBetaAttr] = activation.beta;
+}
+
+}  // namespace hsched::opencl
