@@ -375,23 +375,26 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
   for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
 }
 
-// LayerNormalization with one work group of 64 per row of `size` elements; scale and bias (which
-// may be absent) hold `size` elements. stats: bit 0 writes each row's mean to `mean`, bit 1 its
-// 1 / sqrt(variance + epsilon) to `inv_std_dev` (the optional outputs).
+// LayerNormalization with one work group of 64 per row of `size` elements, `stride` apart: a
+// row of x [outer, size, stride] is one index of the last axis (stride 1: rows of contiguous
+// elements; stride H * W: the channels of one pixel of NCHW, ConvNeXt's channels-first
+// LayerNorm). scale and bias (which may be absent) hold `size` elements. stats: bit 0 writes each
+// row's mean to `mean`, bit 1 its 1 / sqrt(variance + epsilon) to `inv_std_dev` (the optional
+// outputs).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void layer_norm_rows(__global const storage_t* x, __global const storage_t* scale,
                      __global const storage_t* bias, int has_bias, __global storage_t* y,
-                     int size, float epsilon, __global storage_t* mean_out,
+                     int size, int stride, float epsilon, __global storage_t* mean_out,
                      __global storage_t* inv_std_dev_out, int stats) {
   __local float scratch[64];
   const int row = get_group_id(0), lid = get_local_id(0);
-  const int base = row * size;
+  const int base = (row / stride) * size * stride + row % stride;
   float partial = 0.0f;
-  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k);
+  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k * stride);
   const float mean = group_sum(partial, scratch) / size;
   partial = 0.0f;
   for (int k = lid; k < size; k += 64) {
-    const float d = LOAD(x, base + k) - mean;
+    const float d = LOAD(x, base + k * stride) - mean;
     partial += d * d;
   }
   const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
@@ -399,32 +402,8 @@ void layer_norm_rows(__global const storage_t* x, __global const storage_t* scal
   if (lid == 0 && (stats & 2)) STORE(inv_std, inv_std_dev_out, row);
   for (int k = lid; k < size; k += 64) {
     const float b = has_bias ? LOAD(bias, k) : 0.0f;
-    STORE((LOAD(x, base + k) - mean) * inv_std * LOAD(scale, k) + b, y, base + k);
-  }
-}
-
-// LayerNormalization over the channels of x [n, channels, plane] (ConvNeXt's channels-first
-// LayerNorm, exported as Transpose -> LayerNormalization -> Transpose): a work item per pixel,
-// neighbouring items reading neighbouring pixels; scale and bias (may be absent) of `channels`.
-__kernel void channel_layer_norm(__global const storage_t* x, __global const storage_t* scale,
-                                 __global const storage_t* bias, int has_bias,
-                                 __global storage_t* y, int channels, int plane, int count,
-                                 float epsilon) {
-  const int i = get_global_id(0);
-  if (i >= count) return;
-  const int base = (i / plane) * channels * plane + i % plane;
-  float mean = 0.0f;
-  for (int c = 0; c < channels; ++c) mean += LOAD(x, base + c * plane);
-  mean /= channels;
-  float variance = 0.0f;
-  for (int c = 0; c < channels; ++c) {
-    const float d = LOAD(x, base + c * plane) - mean;
-    variance += d * d;
-  }
-  const float inv_std = rsqrt(variance / channels + epsilon);
-  for (int c = 0; c < channels; ++c) {
-    const float b = has_bias ? LOAD(bias, c) : 0.0f;
-    STORE((LOAD(x, base + c * plane) - mean) * inv_std * LOAD(scale, c) + b, y, base + c * plane);
+    STORE((LOAD(x, base + k * stride) - mean) * inv_std * LOAD(scale, k) + b, y,
+          base + k * stride);
   }
 }
 

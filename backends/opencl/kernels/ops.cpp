@@ -254,7 +254,6 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},
                                                         {"layer_norm_rows", 2},
-                                                        {"channel_layer_norm", 2},
                                                         {"gemv_rows", 2}};
   const auto it = kProgramOf.find(name);
   const int which = it == kProgramOf.end() ? 0 : it->second;

@@ -160,26 +160,6 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   return launch(queue, kernel, rows * 64, wait, "instance_norm");
 }
 
-Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
-                                             const cl::Buffer& x, const Shape& shape,
-                                             const cl::Buffer& scale, const cl::Buffer* bias,
-                                             float epsilon, cl::Buffer& y, const Events& wait) {
-  if (shape.size() < 2)
-    return invalid_argument("ops: a channel LayerNormalization needs rank >= 2");
-  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
-  int64_t plane = 1;
-  for (size_t d = 2; d < shape.size(); ++d) plane *= shape[d];
-  const int64_t count = shape[0] * plane;
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel,
-                          detail::queue_kernel(ops, queue, "channel_layer_norm"));
-  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "channel_layer_norm", x, scale, bias ? *bias : scale,
-                                  static_cast<cl_int>(bias != nullptr), y,
-                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(plane),
-                                  static_cast<cl_int>(count), epsilon));
-  return launch(queue, kernel, count, wait, "channel_layer_norm");
-}
-
 Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,
@@ -195,9 +175,28 @@ Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue
   const cl_int stats = (mean ? 1 : 0) | (inv_std_dev ? 2 : 0);
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
                                   static_cast<cl_int>(bias != nullptr), y,
-                                  static_cast<cl_int>(size), epsilon, mean ? *mean : y,
+                                  static_cast<cl_int>(size), cl_int{1}, epsilon, mean ? *mean : y,
                                   inv_std_dev ? *inv_std_dev : y, stats));
   return launch(queue, kernel, rows * 64, wait, "layer_norm_rows");  // a group of 64 per row
+}
+
+Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
+                                             const cl::Buffer& x, const Shape& shape,
+                                             const cl::Buffer& scale, const cl::Buffer* bias,
+                                             float epsilon, cl::Buffer& y, const Events& wait) {
+  if (shape.size() < 2)
+    return invalid_argument("ops: a channel LayerNormalization needs rank >= 2");
+  HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
+  int64_t plane = 1;
+  for (size_t d = 2; d < shape.size(); ++d) plane *= shape[d];
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
+  // A row per pixel: the channels, `plane` apart. Without bias `scale` fills its slot, never
+  // read; no statistics (`y` fills their slots).
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
+                                  static_cast<cl_int>(bias != nullptr), y,
+                                  static_cast<cl_int>(shape[1]), static_cast<cl_int>(plane),
+                                  epsilon, y, y, cl_int{0}));
+  return launch(queue, kernel, shape[0] * plane * 64, wait, "layer_norm_rows");
 }
 
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,

@@ -116,7 +116,7 @@ Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue
                                           cl::Buffer* inv_std_dev, const Events& wait = {});
 
 // LayerNormalization over axis 1 of x [N, C, spatial...] (rank >= 2) into y of x's shape; scale
-// and bias (bias may be null) of C elements.
+// and bias (bias may be null) of C elements: layer_norm_rows with a row per pixel.
 Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,
                                              const cl::Buffer& x, const Shape& shape,
                                              const cl::Buffer& scale, const cl::Buffer* bias,
