@@ -41,8 +41,9 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
   const Value& sum = graph.value(add.outputs[0]);
   if (!b.is_constant() || b.dtype != DType::kF32 || y.dtype != DType::kF32 ||
       !y.shape.is_static() || y.shape.rank() < 1 || sum.shape.dims != y.shape.dims ||
-      !b.shape.is_static() || b.shape.rank() > y.shape.rank() ||
-      b.shape.elements() != y.shape.dims.back()) {
+      !b.shape.is_static() || b.shape.rank() > y.shape.rank() || b.shape.rank() < 1 ||
+      b.shape.dims.back() != y.shape.dims.back() ||
+      b.shape.elements() != y.shape.dims.back()) {  // [N] or [1, ..., 1, N]: a row
     return std::nullopt;
   }
   return bias;

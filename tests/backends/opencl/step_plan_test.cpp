@@ -63,6 +63,18 @@ TEST(ClStepPlanTest, ReportsViewsAndFusedEpilogues) {
   }
 }
 
+// An Add of a column ([N, 1]: one value per row) after a square MatMul is no bias row: not fused.
+TEST(ClStepPlanTest, AColumnAddedToAMatMulIsNoBias) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {8, 8}).output("y", DType::kF32, {8, 8});
+  b.initializer_random("w", {8, 8}, 0.5f, 1).initializer_random("column", {8, 1}, 0.5f, 2);
+  b.node("MatMul", {"x", "w"}, {"p"}, "matmul");
+  b.node("Add", {"p", "column"}, {"y"}, "add");
+  auto graph = import_onnx_model(b.model(), {}, "cl_column", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(nodes_without_kernels(*graph), std::vector<bool>(2, false));
+}
+
 TEST(ClStepPlanTest, UnsortableGraphReportsNothing) {
   Graph graph;
   const ValueId a = graph.add_value("a", DType::kF32, Shape{1, 4});
