@@ -169,6 +169,39 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
   }
 }
 
+// A graph of fused steps (x its one input) against the CPU: compiled in `storage`, `kernels`
+// steps with `fused` nodes absorbed, every output of `runs` runs (the third replays) within
+// atol + rtol |cpu|.
+struct Fused {
+  int kernels = 0;
+  int fused = 0;
+};
+void expect_fused_matches_cpu(const Graph& graph, const std::shared_ptr<DeviceRuntime>& runtime,
+                              const Tensor& x, Storage storage, Fused want, double atol,
+                              double rtol, int runs = 1) {
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({x});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  auto program = ClProgram::compile(graph, runtime, storage, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, want.kernels);
+  EXPECT_EQ((*program)->stats().fused_epilogues, want.fused);
+  for (int run = 0; run < runs; ++run) {
+    auto got = (*program)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (size_t o = 0; o < got->size(); ++o) {
+      const auto g = (*got)[o].values<float>();
+      const auto w = (*expected)[o].values<float>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i]))
+            << graph.value(graph.outputs()[o]).name << "[" << i << "], " << storage_bytes(storage)
+            << "-byte storage, run " << run;
+      }
+    }
+  }
+}
+
 // Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
 // GELU run as one Gelu step: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2)) and
 // (x * 0.5) (1 + erf) in the other. Four kernels for 14 nodes, the CPU's values to fp32 rounding.
@@ -202,25 +235,7 @@ TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
   Tensor x(DType::kF32, {2, 6, 40});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto want = (*cpu)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  auto program = ClProgram::compile(*graph, runtime, Storage::kFloat32, 300000);
-  ASSERT_TRUE(program.is_ok()) << program.status().message();
-  EXPECT_EQ((*program)->stats().kernels, 4);
-  EXPECT_EQ((*program)->stats().fused_epilogues, 10);
-  for (int run = 0; run < 3; ++run) {  // the third run replays
-    auto got = (*program)->run({x});
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    for (size_t o = 0; o < 2; ++o) {
-      const auto g = (*got)[o].values<float>();
-      const auto w = (*want)[o].values<float>();
-      for (size_t i = 0; i < g.size(); ++i) {
-        ASSERT_NEAR(g[i], w[i], 1e-4 + 1e-3 * std::abs(w[i])) << "y" << o + 1 << "[" << i << "]";
-      }
-    }
-  }
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 10}, 1e-4, 1e-3, 3);
 }
 
 // Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
@@ -253,29 +268,9 @@ TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = 3.0f * std::sin(0.41f * static_cast<float>(i));
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto want = (*cpu)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    EXPECT_EQ((*program)->stats().kernels, 3);
-    EXPECT_EQ((*program)->stats().fused_epilogues, 8);
-    auto got = (*program)->run({x});
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    // fp16 storage rounds x (up to 3) and the Conv's output: 5e-3 absolute.
-    const bool fp32 = storage == Storage::kFloat32;
-    const double atol = fp32 ? 1e-4 : 5e-3, rtol = fp32 ? 1e-3 : 1e-2;
-    for (size_t o = 0; o < 3; ++o) {
-      const auto g = (*got)[o].values<float>();
-      const auto w = (*want)[o].values<float>();
-      for (size_t i = 0; i < g.size(); ++i) {
-        ASSERT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i]))
-            << "y" << o + 1 << "[" << i << "], " << storage_bytes(storage) << "-byte storage";
-      }
-    }
-  }
+  // fp16 storage rounds x (up to 3) and the Conv's output: 5e-3 absolute.
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 8}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {3, 8}, 5e-3, 1e-2);
 }
 
 // ConvNeXt's channels-first LayerNorm (Transpose to channels-last, LayerNormalization over the
@@ -302,27 +297,8 @@ TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = 2.0f * std::cos(0.7f * static_cast<float>(i));
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto want = (*cpu)->run({x});
-  ASSERT_TRUE(want.is_ok()) << want.status().message();
-  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    EXPECT_EQ((*program)->stats().kernels, 2);
-    EXPECT_EQ((*program)->stats().fused_epilogues, 4);
-    auto got = (*program)->run({x});
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    const bool fp32 = storage == Storage::kFloat32;  // fp16 storage rounds x and y
-    for (size_t o = 0; o < 2; ++o) {
-      const auto g = (*got)[o].values<float>();
-      const auto w = (*want)[o].values<float>();
-      for (size_t i = 0; i < g.size(); ++i) {
-        ASSERT_NEAR(g[i], w[i], (fp32 ? 1e-4 : 1e-2) + (fp32 ? 1e-3 : 1e-2) * std::abs(w[i]))
-            << "y" << o + 1 << "[" << i << "], " << storage_bytes(storage) << "-byte storage";
-      }
-    }
-  }
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 4}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
 }
 
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
