@@ -80,7 +80,8 @@ struct PlannedStep {
 // GELU, a SiLU) that alone reads it; such a chain after anything else runs as one step in its last
 // node's place; a MatMul whose only reader adds a constant bias row absorbs that Add; a
 // LayerNormalization between Transposes to and from channels-last runs over the channels
-// (channel_layer_norm); view ops become aliases. Pure graph analysis, shared by
+// (channel_layer_norm); a MatMul takes the scalar factor of a Mul that only feeds it as its
+// alpha (fusable_scale); view ops become aliases. Pure graph analysis, shared by
 // ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
@@ -88,7 +89,20 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   std::map<NodeId, ActivationChain> chains;  // by the chain's last node
   std::map<ValueId, NodeId> chain_of_input;  // x -> the last node of the chain reading it
   std::map<NodeId, FusedNode> channel_norms;  // by their LayerNormalization
+  std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled;  // by their MatMul
   for (NodeId id : order) {
+    if (graph.node(id).op_type == "MatMul" && graph.node(id).domain.empty()) {
+      for (size_t i = 0; i < 2; ++i) {
+        const auto scale = fusable_scale(graph, graph.node(id), i);
+        // (A GELU's last Mul, by 0.5, stays the GELU's.)
+        if (!scale || absorbed[static_cast<size_t>(scale->mul)] || chains.count(scale->mul)) {
+          continue;
+        }
+        absorbed[static_cast<size_t>(scale->mul)] = true;
+        scaled[id].emplace_back(i, *scale);
+      }
+      continue;
+    }
     if (auto norm = channel_layer_norm(graph, id)) {
       for (NodeId n : norm->absorbed) absorbed[static_cast<size_t>(n)] = true;
       channel_norms.emplace(id, std::move(*norm));
@@ -119,6 +133,15 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       }
       steps.push_back(std::move(step));
       continue;
+    }
+    if (const auto scales = scaled.find(id); scales != scaled.end()) {
+      float alpha = 1.0f;
+      for (const auto& [i, scale] : scales->second) {
+        step.op.inputs[i] = scale.value;
+        alpha *= scale.factor;
+        step.absorbed.push_back(scale.mul);
+      }
+      step.op.attributes[kMatMulAlphaAttr] = alpha;
     }
     const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
     if ((conv || matmul) && !outputs.count(step.op.outputs[0])) {

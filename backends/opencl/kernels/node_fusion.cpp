@@ -153,6 +153,26 @@ std::optional<ActivationChain> gelu_chain(const Graph& graph, NodeId erf) {
 
 }  // namespace
 
+std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul, size_t i) {
+  if (i >= matmul.inputs.size() || matmul.inputs[i] == kNoValue) return std::nullopt;
+  const ValueId scaled = matmul.inputs[i];
+  const NodeId mul_id = graph.value(scaled).producer;
+  NodeId reader = kNoNode;
+  if (mul_id == kNoNode || only_reader(graph, scaled, &reader) == nullptr) return std::nullopt;
+  const Node& mul = graph.node(mul_id);
+  if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2) return std::nullopt;
+  for (size_t c = 0; c < 2; ++c) {
+    const Value& factor = graph.value(mul.inputs[c]);
+    const Value& x = graph.value(mul.inputs[1 - c]);
+    if (factor.is_constant() && factor.dtype == DType::kF32 && factor.constant->elements() == 1 &&
+        !x.is_constant() && x.dtype == DType::kF32 &&
+        x.shape.dims == graph.value(scaled).shape.dims) {
+      return ScaledInput{mul.inputs[1 - c], mul_id, factor.constant->values<float>()[0]};
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   if (!node.domain.empty()) return std::nullopt;

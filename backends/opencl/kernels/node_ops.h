@@ -85,6 +85,17 @@ void attach_activation(Node& conv, const Activation& activation);
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
+// MatMul <- Mul fusion: input `i` of `matmul` made by a Mul of a value by a one-element f32
+// constant that only this MatMul reads (attention's q * scale): that value and the factor. The
+// program reads the value instead and multiplies the product by the factor
+// (kMatMulAlphaAttr, the product of both inputs' factors).
+inline constexpr const char* kMatMulAlphaAttr = "hsched_matmul_alpha";
+struct ScaledInput {
+  ValueId value = kNoValue;
+  NodeId mul = kNoNode;
+  float factor = 1.0f;
+};
+std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul, size_t i);
 // An activation exported as several nodes, found from its anchor `id`, every value between read
 // only by the chain: an erf GELU around its Erf (x / sqrt(2) or x * 1/sqrt(2) -> Erf -> + 1,
 // times x and 0.5 in any order) and a SiLU from its Sigmoid (x * Sigmoid(x)). The program runs it

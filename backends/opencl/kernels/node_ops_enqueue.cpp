@@ -146,7 +146,8 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   if (in.has(2)) {
     HSCHED_ASSIGN_OR_RETURN(bias, in.buffer(2));
   }
-  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, bias);
+  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, bias,
+                        in.node().attr_float(kMatMulAlphaAttr, 1.0f));
 }
 
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

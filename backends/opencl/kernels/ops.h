@@ -209,12 +209,12 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               const cl::Buffer& x, const Shape& shape,
                                               cl::Buffer& y, const Events& wait = {});
 
-// MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], plus
-// `bias` ([N] in the storage type) on every row when given.
+// MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N],
+// times `alpha`, plus `bias` ([N] in the storage type) on every row when given.
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait = {},
-                                 const cl::Buffer* bias = nullptr);
+                                 const cl::Buffer* bias = nullptr, float alpha = 1.0f);
 
 struct GemmParams {
   bool trans_a = false;

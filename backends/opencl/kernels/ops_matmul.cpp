@@ -250,7 +250,8 @@ Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, co
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait, const cl::Buffer* bias) {
+                                 cl::Buffer& y, const Events& wait, const cl::Buffer* bias,
+                                 float alpha) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
@@ -280,7 +281,8 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (y_count == 0 || k == 0) {
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
   } else if (regular && y_count * k <= kTiledMaxMacs) {
-    TiledCall call{.m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n};
+    TiledCall call{
+        .m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n, .alpha = alpha};
     call.a_batch = a_shared ? 0 : m * k;
     call.b_batch = b_shared ? 0 : k * n;
     call.bias = bias;
@@ -296,8 +298,10 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer b32,
                             as_float(ops, queue, b, b_count, detail::ScratchSlot::kGemmB));
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer y32, float_result(ops, queue, y, y_count));
-    GemmCall call{
-        .m = static_cast<size_t>(m), .n = static_cast<size_t>(n), .k = static_cast<size_t>(k)};
+    GemmCall call{.m = static_cast<size_t>(m),
+                  .n = static_cast<size_t>(n),
+                  .k = static_cast<size_t>(k),
+                  .alpha = alpha};
     if (b_shared && element_count(a_batch) == batches) {
       // Shared B (weights): the batch folds into M, one GEMM.
       call.m = static_cast<size_t>(batches * m);

@@ -301,6 +301,37 @@ TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
   expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
 }
 
+// Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls absorbed;
+// a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Four kernels for ten nodes.
+TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 5, 8});
+  b.output("y1", DType::kF32, {2, 5, 5}).output("y2", DType::kF32, {2, 5, 6});
+  b.initializer_random("w", {8, 6}, 1.0f, 4);
+  b.initializer_f32("eighth", {}, {0.125f}).initializer_f32("half", {1}, {0.5f});
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.node("Mul", {"x", "eighth"}, {"q"});
+  set_attr(b.node("Transpose", {"x"}, {"xt"}), "perm", std::vector<int64_t>{0, 2, 1});
+  b.node("Mul", {"half", "xt"}, {"k"});
+  b.node("MatMul", {"q", "k"}, {"y1"});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"x", "a"}, {"m"});
+  b.node("Mul", {"m", "half"}, {"g"});
+  b.node("MatMul", {"g", "w"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_scaled", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 5, 8});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
+  // The Transpose, MatMul(q, k) with both scales, the GELU, MatMul(g, w).
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 6}, 1e-4, 1e-3, 3);
+}
+
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
 // zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
 // per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums
