@@ -7,6 +7,8 @@
 #include <fstream>
 #include <thread>
 
+#include "backends/cpu/kernels/quant_util.h"
+
 namespace hsched::cpu {
 namespace {
 
@@ -74,8 +76,10 @@ CpuFacts probe_cpu() {
   facts.fp32_flop_per_cycle = probe_fp32_flop_per_cycle();
 #if defined(__x86_64__) || defined(__i386__)
   facts.bf16 = __builtin_cpu_supports("avx512bf16");
-  facts.vnni = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
 #endif
+  // As oneDNN sees the CPU (AVX512_VNNI, or AVX_VNNI without AVX-512 as on Core Ultra): the
+  // ISA its int8 kernels take; clang 14's __builtin_cpu_supports knows no "avxvnni".
+  facts.vnni = exact_int8_products();
   const long pages = sysconf(_SC_PHYS_PAGES);
   const long page_size = sysconf(_SC_PAGE_SIZE);
   if (pages > 0 && page_size > 0) facts.memory_bytes = int64_t{pages} * page_size;
