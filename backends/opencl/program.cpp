@@ -56,15 +56,6 @@ Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, cons
   return buffer;
 }
 
-// Enqueues fp32 <-> storage conversion of `count` elements (fp16 storage only).
-Status convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
-               const cl::Buffer& to, int64_t count, bool to_storage) {
-  const char* name = to_storage ? "float_to_storage" : "storage_to_float";
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
-  return detail::launch(queue, kernel, count, {}, name).status();
-}
-
 // One step of a program over a graph, before any device is involved.
 struct PlannedStep {
   NodeId node = kNoNode;
@@ -386,7 +377,7 @@ Status ClProgram::write_input(const Tensor& input, ValueId id) {
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue_.enqueueWriteBuffer(staging, blocking, 0, floats.byte_size(), floats.raw()),
                "write of '" + graph_.value(id).name + "'"));
-  return convert(*ops_, queue_, staging, buffer, count, true);
+  return detail::enqueue_convert(*ops_, queue_, staging, buffer, count, true).status();
 }
 
 // Input `id` for one run. On a device that shares host memory (PoCL, integrated GPUs) the
@@ -407,7 +398,9 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
                   const_cast<std::byte*>(input.raw()), &error);  // read only: never written
   HSCHED_RETURN_IF_ERROR(check_cl(error, "binding of input '" + graph_.value(id).name + "'"));
   if (!rebinds_inputs()) {  // fp16 storage: converted into the value's own buffer
-    HSCHED_RETURN_IF_ERROR(convert(*ops_, queue_, host, *buffers_[v], input.elements(), true));
+    HSCHED_RETURN_IF_ERROR(
+        detail::enqueue_convert(*ops_, queue_, host, *buffers_[v], input.elements(), true)
+            .status());
     return true;
   }
   borrowed.emplace_back(v, std::move(*buffers_[v]));
@@ -437,7 +430,8 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
     HSCHED_ASSIGN_OR_RETURN(staging,
                             detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
                                                    static_cast<size_t>(count) * sizeof(float)));
-    HSCHED_RETURN_IF_ERROR(convert(*ops_, queue_, *source, staging, count, false));
+    HSCHED_RETURN_IF_ERROR(
+        detail::enqueue_convert(*ops_, queue_, *source, staging, count, false).status());
     source = &staging;
   }
   HSCHED_RETURN_IF_ERROR(

@@ -238,7 +238,7 @@ class ConvKernel final : public Kernel {
         const auto given = inputs[2]->values<float>();
         const float scale = int8_src_.scale();
         for (size_t c = 0; c < scaled_bias_.size(); ++c) {
-          scaled_bias_[c] = given[c] / (scale * weight_scales_[weight_scales_.size() == 1 ? 0 : c]);
+          scaled_bias_[c] = given[c] / (scale * weight_scales_[c]);
         }
         bias = scaled_bias_.data();
       }

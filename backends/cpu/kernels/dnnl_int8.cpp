@@ -73,7 +73,7 @@ Int8Weights quantize_weights(std::span<const float> w, int64_t channels, int64_t
 
 void set_int8_params(dnnl::primitive_attr& attr, const std::vector<float>& weight_scales,
                      int channel_axis) {
-  attr.set_output_scales(weight_scales.size() == 1 ? 0 : 1 << channel_axis, weight_scales);
+  attr.set_output_scales(1 << channel_axis, weight_scales);
   attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
 }
 

@@ -23,8 +23,8 @@ struct Int8Weights {
 Int8Weights quantize_weights(std::span<const float> w, int64_t channels, int64_t inner);
 
 // The int8 parameters of a primitive: the weights' scales as its output scales (one per output
-// channel, along axis `channel_axis` of the destination; `weight_scales` of one value: per
-// tensor), and the source's zero point, given at each run.
+// channel, along axis `channel_axis` of the destination), and the source's zero point, given at
+// each run.
 void set_int8_params(dnnl::primitive_attr& attr, const std::vector<float>& weight_scales,
                      int channel_axis);
 // Appends to `chain` the multiplication by the activation's scale, given at each run

@@ -98,24 +98,6 @@ int64_t conv_flops(const ConvShape& s) {
 // large problems; below, its extra kernels and host overhead dominate).
 constexpr int64_t kIm2colFlops = int64_t{1} << 34;
 
-// A per-queue fp32 scratch buffer of `count` elements (ops_scratch.h says why not a temporary).
-Result<cl::Buffer> float_scratch(const OpKernels& ops, cl::CommandQueue& queue, int64_t count,
-                                 detail::ScratchSlot slot) {
-  return detail::scratch_buffer(ops, queue, slot, static_cast<size_t>(count) * sizeof(float));
-}
-
-// x itself with fp32 storage; else an fp32 copy (enqueued) in `slot`.
-Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
-                            int64_t count, detail::ScratchSlot slot) {
-  if (ops.storage() == Storage::kFloat32) return x;
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_scratch(ops, queue, count, slot));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "storage_to_float"));
-  HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "storage_to_float", x, converted, static_cast<cl_int>(count)));
-  HSCHED_RETURN_IF_ERROR(launch(queue, kernel, count, {}, "storage_to_float").status());
-  return converted;
-}
-
 Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                             const Shape& x_shape, const cl::Buffer& w, const cl::Buffer* bias,
                             const ConvShape& s, const ConvParams& params, cl::Buffer& y,
@@ -134,22 +116,22 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
                          s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
-    HSCHED_ASSIGN_OR_RETURN(
-        col, as_float(ops, queue, x, element_count(x_shape), detail::ScratchSlot::kConvInput));
+    HSCHED_ASSIGN_OR_RETURN(col, detail::as_float(ops, queue, x, element_count(x_shape),
+                                                  detail::ScratchSlot::kConvInput));
   } else {
-    HSCHED_ASSIGN_OR_RETURN(col,
-                            float_scratch(ops, queue, k * cols, detail::ScratchSlot::kConvColumns));
+    HSCHED_ASSIGN_OR_RETURN(
+        col, detail::float_scratch(ops, queue, detail::ScratchSlot::kConvColumns, k * cols));
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
     HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, col, s, static_cast<cl_int>(k * cols)));
     HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
   }
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer w32,
-                          as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer w32, detail::as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
   const int64_t y_count = s.oc * cols;
   cl::Buffer t = y;  // batch 1, fp32: the GEMM writes y in place, the epilogue finishes it
   if (s.n != 1 || ops.storage() != Storage::kFloat32) {
-    HSCHED_ASSIGN_OR_RETURN(t,
-                            float_scratch(ops, queue, y_count, detail::ScratchSlot::kConvResult));
+    HSCHED_ASSIGN_OR_RETURN(
+        t, detail::float_scratch(ops, queue, detail::ScratchSlot::kConvResult, y_count));
   }
   // CLBlast is called with beta 0; zeroing keeps stale NaNs out whatever it does with beta.
   HSCHED_RETURN_IF_ERROR(
@@ -188,7 +170,8 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   cl::Buffer partial = y;  // unused with one split
   if (splits > 1) {
     HSCHED_ASSIGN_OR_RETURN(
-        partial, float_scratch(ops, queue, splits * m * cols, detail::ScratchSlot::kConvPartial));
+        partial,
+        detail::float_scratch(ops, queue, detail::ScratchSlot::kConvPartial, splits * m * cols));
   }
   const Activation act = params.activation.value_or(Activation{});
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};

@@ -24,30 +24,8 @@ struct FloatOperand {
   cl::Event ready;  // null when nothing was enqueued
 };
 
-// An fp32 scratch buffer of `count` elements in `slot` of `queue` (ops_scratch.h: a temporary
-// released while queued work still uses it stalls the host on NVIDIA).
-Result<cl::Buffer> float_buffer(const OpKernels& ops, cl::CommandQueue& queue,
-                                detail::ScratchSlot slot, int64_t count) {
-  return detail::scratch_buffer(ops, queue, slot,
-                                static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
-}
-
-// Enqueues storage -> fp32 (or fp32 -> storage when `to_storage`) of `count` elements.
-Result<cl::Event> convert(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& from,
-                          cl::Buffer& to, int64_t count, bool to_storage) {
-  const char* name = to_storage ? "float_to_storage" : "storage_to_float";
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, from, to, static_cast<cl_int>(count)));
-  return detail::launch(queue, kernel, count, {}, name);
-}
-
-Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
-                            int64_t count, detail::ScratchSlot slot) {
-  if (ops.storage() == Storage::kFloat32) return x;
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_buffer(ops, queue, slot, count));
-  HSCHED_RETURN_IF_ERROR(convert(ops, queue, x, converted, count, false).status());
-  return converted;
-}
+using detail::as_float;
+using detail::float_scratch;
 
 // Products of up to this many multiply-adds (a transformer's projections and attention at batch
 // 1, 197 x 768 x 192 in ViT-Tiny: 29 M) run in matmul_tiled: each CLBlast call costs 25-29 us of
@@ -74,7 +52,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   cl::Buffer partial = y;  // unused with one split
   if (splits > 1) {
     HSCHED_ASSIGN_OR_RETURN(
-        partial, float_buffer(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
+        partial, float_scratch(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
   }
   const cl::Buffer& bias = c.bias != nullptr ? *c.bias : a;
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
@@ -195,14 +173,14 @@ Status gemm(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
 Result<cl::Buffer> float_result(const OpKernels& ops, cl::CommandQueue& queue, cl::Buffer& y,
                                 int64_t count) {
   if (ops.storage() == Storage::kFloat32) return y;
-  return float_buffer(ops, queue, detail::ScratchSlot::kGemmResult, count);
+  return float_scratch(ops, queue, detail::ScratchSlot::kGemmResult, count);
 }
 
 // Converts an fp32 result back to storage (fp16 only) and returns the last event.
 Result<cl::Event> finish(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& result,
                          cl::Buffer& y, int64_t count, cl::Event last) {
   if (ops.storage() == Storage::kFloat32) return last;
-  return convert(ops, queue, result, y, count, true);
+  return detail::enqueue_convert(ops, queue, result, y, count, true);
 }
 
 // y = 0 after `wait`: the product when there is nothing to sum (K = 0) or no output, which

@@ -1,6 +1,7 @@
 // Per-queue scratch buffers and kernel objects (ops_scratch.h).
 #include "backends/opencl/kernels/ops_scratch.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,6 +98,29 @@ Result<cl::Kernel> queue_kernel(const OpKernels& ops, cl::CommandQueue& queue, c
     it = kernels.emplace(key, std::move(kernel)).first;
   }
   return it->second;
+}
+
+Result<cl::Buffer> float_scratch(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
+                                 int64_t count) {
+  return scratch_buffer(ops, queue, slot,
+                        static_cast<size_t>(std::max<int64_t>(count, 1)) * sizeof(float));
+}
+
+Result<cl::Event> enqueue_convert(const OpKernels& ops, cl::CommandQueue& queue,
+                                  const cl::Buffer& from, const cl::Buffer& to, int64_t count,
+                                  bool to_storage) {
+  const char* name = to_storage ? "float_to_storage" : "storage_to_float";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, queue_kernel(ops, queue, name));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, from, to, static_cast<cl_int>(count)));
+  return launch(queue, kernel, count, {}, name);
+}
+
+Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            int64_t count, ScratchSlot slot) {
+  if (ops.storage() == Storage::kFloat32) return x;
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer converted, float_scratch(ops, queue, slot, count));
+  HSCHED_RETURN_IF_ERROR(enqueue_convert(ops, queue, x, converted, count, false).status());
+  return converted;
 }
 
 }  // namespace hsched::opencl::detail

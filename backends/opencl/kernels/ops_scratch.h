@@ -43,6 +43,17 @@ enum class ScratchSlot : int {
 Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
                                   size_t bytes);
 
+// An fp32 buffer of `count` elements (at least one) for `slot` on `queue`, as scratch_buffer.
+Result<cl::Buffer> float_scratch(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
+                                 int64_t count);
+// Enqueues storage -> fp32 (or fp32 -> storage when `to_storage`) of `count` elements.
+Result<cl::Event> enqueue_convert(const OpKernels& ops, cl::CommandQueue& queue,
+                                  const cl::Buffer& from, const cl::Buffer& to, int64_t count,
+                                  bool to_storage);
+// `x` itself with fp32 storage; else an fp32 copy of its `count` elements (enqueued) in `slot`.
+Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
+                            int64_t count, ScratchSlot slot);
+
 // A read-only buffer holding exactly `bytes` bytes of `data` (e.g. Resize's index tables), kept
 // per queue and content: the same tables on the next run reuse it, with no write enqueued.
 Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue, const void* data,
