@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -39,13 +40,14 @@ class RunLevelZeroTest : public ::testing::Test {
     model_dir_ = test::models_dir() / "squeezenet1_1";
     if (!fs::exists(model_dir_ / "model.onnx")) GTEST_SKIP() << "no model at " << model_dir_;
   }
-  // `hsched run MODEL --policy npu-offload --json` with the reference inputs, outputs written to
+  // `hsched run MODEL --policy POLICY --json` with the reference inputs, outputs written to
   // out_; the parsed report, empty when the run failed.
-  nlohmann::json run_json(const std::vector<std::string>& extra) {
+  nlohmann::json run_json(const std::vector<std::string>& extra,
+                          const std::string& policy = "npu-offload") {
     std::vector<std::string> args = {"run",
                                      (model_dir_ / "model.onnx").string(),
                                      "--policy",
-                                     "npu-offload",
+                                     policy,
                                      "--json",
                                      "--warmup",
                                      "0",
@@ -159,19 +161,30 @@ TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
   expect_outputs_correct();
 }
 
-// Progressive start with a build that takes 1 s: the first requests run on the CPU while the NPU
-// graph builds, later ones on the NPU, and the report counts them.
+// Progressive start with a build that takes 0.3 s: the first requests run on the CPU while the
+// NPU graph builds, later ones on the NPU, and the report counts them. Only the model's tail goes
+// to the NPU: the requests are a fixed count, so the CPU's ~4.5 s of them must outlast the build
+// on a loaded machine (CI saw a whole-model build take 2.4 s), and the simulated NPU, which runs
+// the whole model 14x slower than the CPU, would make the rest of them take minutes.
 TEST_F(RunLevelZeroTest, ProgressiveStartMovesToTheNpuOnceBuilt) {
   ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: compiles
-  ScopedEnv faults(kFaultsEnv, "build_delay_s=1");
-  const nlohmann::json json = run_json({"--progressive", "--iterations", "500"});
+  ScopedEnv faults(kFaultsEnv, "build_delay_s=0.3");
+  const test::TempDir policy_dir;
+  const fs::path policy = policy_dir.path() / "npu-tail.yaml";
+  std::ofstream(policy) << "schema_version: 1\nkind: policy\nname: npu-tail\n"
+                           "default: [{device: cpu, precision: fp32}]\n"
+                           "ops: {GlobalAveragePool: [{device: npu, precision: fp16}]}\n"
+                           "fallback: allow\nobjective: strict\n";
+  const int requests = 1000;
+  const nlohmann::json json =
+      run_json({"--progressive", "--iterations", std::to_string(requests)}, policy.string());
   ASSERT_FALSE(json.empty());
   const auto& progressive = json["progressive"];
-  EXPECT_GE(progressive["plan_ready_ms"].get<double>(), 1000) << json.dump();
+  EXPECT_GE(progressive["plan_ready_ms"].get<double>(), 300) << json.dump();
   EXPECT_GT(progressive["requests_on_cpu"].get<int64_t>(), 0);
-  EXPECT_LT(progressive["requests_on_cpu"].get<int64_t>(), 500);  // then the NPU took over
+  EXPECT_LT(progressive["requests_on_cpu"].get<int64_t>(), requests);  // then the plan took over
   EXPECT_TRUE(ran_on(json, "npu0")) << json.dump();
-  EXPECT_LT(json["compile_ms"].get<double>(), 1000);  // compile() did not wait for the build
+  EXPECT_LT(json["compile_ms"].get<double>(), 300);  // compile() did not wait for the build
   expect_outputs_correct();
 }
 
