@@ -61,15 +61,16 @@ struct PlannedStep {
   NodeId node = kNoNode;
   Node op;            // the graph's node, or a copy carrying a fused epilogue, or a Gelu
   bool view = false;  // aliases its input; enqueues nothing
-  // Nodes this step runs too: the activation fused into a Conv, the bias Add into a MatMul, the
-  // rest of a GELU chain.
+  // Nodes this step runs too: a Conv's or MatMul's epilogue (bias Add, residual Add, activation),
+  // the rest of a GELU chain.
   std::vector<NodeId> absorbed;
 };
 
-// Steps in topological order; a Conv whose only reader is an activation (Relu, Clip...) absorbs
-// it as its epilogue, as it does an activation exported as several nodes (activation_chain: a
-// GELU, a SiLU) that alone reads it; such a chain after anything else runs as one step in its last
-// node's place; a MatMul whose only reader adds a constant bias row absorbs that Add; a
+// Steps in topological order; a Conv or MatMul absorbs the nodes after it that alone read its
+// result, as its epilogue: a MatMul the Add of a constant bias row, then either one the Add of a
+// tensor of its shape made before it (a residual connection), then an activation (Relu, Clip...)
+// or one exported as several nodes (activation_chain: a GELU, a SiLU); such a chain after
+// anything else runs as one step in its last node's place; a
 // LayerNormalization between Transposes to and from channels-last runs over the channels
 // (channel_layer_norm); a MatMul takes the scalar factor of a Mul that only feeds it as its
 // alpha (fusable_scale); view ops become aliases. Pure graph analysis, shared by
@@ -106,6 +107,15 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
     chains.emplace(chain->last, std::move(*chain));
   }
   const std::set<ValueId> outputs(graph.outputs().begin(), graph.outputs().end());
+  std::vector<size_t> position(graph.nodes().size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = i;
+  // Whether `v` exists before node `id` runs: a graph input or constant, or made by a node that
+  // comes earlier (a step that absorbs that node comes earlier still).
+  const auto produced_before = [&](ValueId v, NodeId id) {
+    const NodeId producer = graph.value(v).producer;
+    return producer == kNoNode ||
+           position[static_cast<size_t>(producer)] < position[static_cast<size_t>(id)];
+  };
   std::vector<PlannedStep> steps;
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
@@ -135,43 +145,57 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       step.op.attributes[kMatMulAlphaAttr] = alpha;
     }
     const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
-    if ((conv || matmul) && !outputs.count(step.op.outputs[0])) {
-      const Value& out = graph.value(step.op.outputs[0]);
-      const Node* next = out.consumers.size() == 1 ? &graph.node(out.consumers[0]) : nullptr;
-      bool fused = false;
-      const auto chain_last = chain_of_input.find(step.op.outputs[0]);
-      if (conv && chain_last != chain_of_input.end()) {
-        // A chain that alone reads the Conv's output: its epilogue, in the last node's place.
+    if ((conv || matmul) && graph.value(step.op.outputs[0]).dtype == DType::kF32) {
+      // The epilogue, stage by stage, each taking the node that alone reads the result so far:
+      // a MatMul's bias row, a residual Add, an activation (one node or a chain).
+      ValueId result = step.op.outputs[0];
+      const auto take = [&](NodeId n, ValueId out) {
+        step.absorbed.push_back(n);
+        absorbed[static_cast<size_t>(n)] = true;
+        result = out;
+      };
+      const auto sole_reader = [&](ValueId v) -> const Node* {
+        const Value& value = graph.value(v);
+        if (outputs.count(v) || value.consumers.size() != 1) return nullptr;
+        const NodeId n = value.consumers[0];
+        return absorbed[static_cast<size_t>(n)] || chains.count(n) ? nullptr : &graph.node(n);
+      };
+      if (const Node* next = matmul ? sole_reader(result) : nullptr) {
+        if (auto bias = fusable_bias(graph, step.op, *next)) {
+          step.op.inputs.push_back(*bias);  // MatMul's input 2: added to each row
+          take(graph.value(result).consumers[0], next->outputs[0]);
+        }
+      }
+      if (const Node* next = sole_reader(result)) {
+        const auto residual = fusable_residual(graph, result, *next);
+        if (residual && produced_before(*residual, id)) {
+          step.op.inputs.resize(kResidualInput + 1, kNoValue);
+          step.op.inputs[kResidualInput] = *residual;
+          take(graph.value(result).consumers[0], next->outputs[0]);
+        }
+      }
+      const Node* next = sole_reader(result);
+      const auto activation = next ? fusable_activation(graph, *next) : std::nullopt;
+      const auto chain_last = chain_of_input.find(result);
+      if (activation) {
+        attach_activation(step.op, *activation);
+        take(graph.value(result).consumers[0], next->outputs[0]);
+      } else if (chain_last != chain_of_input.end() && !outputs.count(result)) {
+        // A chain that alone reads the result: the last of the epilogue, in its last node's place.
         const ActivationChain& c = chains.at(chain_last->second);
-        const bool alone = std::all_of(out.consumers.begin(), out.consumers.end(), [&](NodeId n) {
+        const auto& readers = graph.value(result).consumers;
+        const bool alone = std::all_of(readers.begin(), readers.end(), [&](NodeId n) {
           return std::find(c.nodes.begin(), c.nodes.end(), n) != c.nodes.end();
         });
         if (alone) {
           attach_activation(step.op, Activation{.op = c.op});
-          step.op.outputs[0] = graph.node(c.last).outputs[0];
-          step.absorbed = c.nodes;
+          step.absorbed.insert(step.absorbed.end(), c.nodes.begin(), c.nodes.end());
           absorbed[static_cast<size_t>(c.last)] = true;
+          result = graph.node(c.last).outputs[0];
           chains.erase(chain_last->second);
-          steps.push_back(std::move(step));
-          continue;
         }
       }
-      if (next != nullptr && conv) {
-        if (auto activation = fusable_activation(graph, *next)) {
-          attach_activation(step.op, *activation);
-          fused = true;
-        }
-      } else if (next != nullptr) {
-        if (auto bias = fusable_bias(graph, step.op, *next)) {
-          step.op.inputs.push_back(*bias);  // MatMul's input 2: added to each row
-          fused = true;
-        }
-      }
-      if (fused) {  // (a GELU's nodes are neither activations nor bias Adds)
-        step.op.outputs[0] = next->outputs[0];
-        step.absorbed.push_back(out.consumers[0]);
-        absorbed[static_cast<size_t>(out.consumers[0])] = true;
-      }
+      step.op.outputs[0] = result;
     }
     steps.push_back(std::move(step));
   }

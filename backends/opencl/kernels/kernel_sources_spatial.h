@@ -37,11 +37,12 @@ __kernel void im2col(__global const storage_t* x, __global float* col, ConvShape
   col[i] = v;
 }
 
-// y[b, c, p] = act(t[c, b * plane + p] + bias[c]): the GEMM's [oc, n * plane] result into NCHW.
-// With n == 1 the layouts agree, so t may be y itself (fp32 storage): each item reads only the
-// element it writes.
+// y[b, c, p] = act(t[c, b * plane + p] + bias[c] + res[b, c, p]): the GEMM's [oc, n * plane]
+// result into NCHW, with a fused residual Add where has_res. With n == 1 the layouts agree, so t
+// may be y itself (fp32 storage): each item reads only the element it writes.
 __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
-                            __global const storage_t* bias, int has_bias, int n, int channels,
+                            __global const storage_t* bias, int has_bias,
+                            __global const storage_t* res, int has_res, int n, int channels,
                             int plane, int op, float alpha, float beta, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
@@ -49,6 +50,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   const int c = rest / plane, p = rest % plane;
   float v = t[(c * n + b) * plane + p];
   if (has_bias) v += LOAD(bias, c);
+  if (has_res) v += LOAD(res, i);
   STORE(apply_unary(op, v, alpha, beta), y, i);
 }
 
@@ -69,13 +71,14 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 // CG_TILE x CG_TILE tile, each item a CG_WPT x CG_WPT block (rows ty * CG_WPT + i, columns
 // tx * CG_WPT + j, read from local memory as one CG_VEC each),
 // over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
-// epilogue (bias, activation, NCHW scatter) is fused; with several each writes its partial sums
-// to partial[split, OC, n * P] and conv_split_reduce finishes.
+// epilogue (bias, residual Add, activation, NCHW scatter) is fused; with several each writes its
+// partial sums to partial[split, OC, n * P] and conv_split_reduce finishes.
 #define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* w,                            \
-          __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
-          __global float* partial, ConvShape s, int k_chunk, int op, float alpha, float beta) { \
+          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
+          int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
+          int k_chunk, int op, float alpha, float beta) {                                       \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
@@ -124,7 +127,8 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
       if (n >= cols) continue;                                                                  \
       if (splits == 1) {                                                                        \
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
-        STORE(apply_unary(op, acc[i][j] + bias_m, alpha, beta), y, out);                        \
+        const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
+        STORE(apply_unary(op, v, alpha, beta), y, out);                                         \
       } else {                                                                                  \
         partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
       }                                                                                         \
@@ -135,8 +139,8 @@ CG_BODY(conv_gemm_64, 64, 4, float4)
 CG_BODY(conv_gemm_32, 32, 2, float2)
 
 // MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
-// y[batch][m, n] = alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) in the storage type, fp32
-// sums. A[i][p] is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a
+// y[batch][m, n] = act(alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) (+ res[batch][m, n])) in
+// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a
 // matrix shared by every batch (stride 0) are strides. Tiles as conv_gemm's: 16 x 16 items, each
 // MM_WPT x MM_WPT outputs; a tile's loads walk the operand's contiguous axis across neighbouring
 // items. With several K splits (work groups batch * splits + split) each writes its partial sums
@@ -144,10 +148,10 @@ CG_BODY(conv_gemm_32, 32, 2, float2)
 #define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
-          __global const storage_t* bias, int has_bias, __global storage_t* y,                  \
-          __global float* partial, int m, int n, int k, int a_row, int a_col, int a_batch,      \
-          int b_row, int b_col, int b_batch, int batches, int splits, int k_chunk,              \
-          float alpha) {                                                                        \
+          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
+          int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
+          int a_row, int a_col, int a_batch, int b_row, int b_col, int b_batch, int batches,    \
+          int splits, int k_chunk, float alpha, int op, float act_alpha, float act_beta) {      \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
@@ -181,7 +185,9 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       if (col >= n) continue;                                                                   \
       const int at = y_base + row * n + col;                                                    \
       if (splits == 1) {                                                                        \
-        STORE(alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f), y, at);                 \
+        float v = alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f);                     \
+        if (has_res) v += LOAD(res, at);                                                        \
+        STORE(apply_unary(op, v, act_alpha, act_beta), y, at);                                  \
       } else {                                                                                  \
         partial[split * batches * m * n + at] = acc[i][j];                                      \
       }                                                                                         \
@@ -191,21 +197,25 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
 MM_BODY(matmul_tiled_64, 64, 4, float4)
 MM_BODY(matmul_tiled_32, 32, 2, float2)
 
-// Sums matmul_tiled's split-K partials [splits][count] into y with alpha and the bias row.
+// Sums matmul_tiled's split-K partials [splits][count] into y with matmul_tiled's epilogue.
 __kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
-                                  int has_bias, __global storage_t* y, int splits, int n,
-                                  int count, float alpha) {
+                                  int has_bias, __global const storage_t* res, int has_res,
+                                  __global storage_t* y, int splits, int n, int count, float alpha,
+                                  int op, float act_alpha, float act_beta) {
   const int i = get_global_id(0);
   if (i >= count) return;
   float sum = 0.0f;
   for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
-  STORE(alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f), y, i);
+  float v = alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f);
+  if (has_res) v += LOAD(res, i);
+  STORE(apply_unary(op, v, act_alpha, act_beta), y, i);
 }
 
-// Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias and
-// activation.
+// Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
+// and activation.
 __kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
-                                __global const storage_t* bias, int has_bias, int splits, int n,
+                                __global const storage_t* bias, int has_bias,
+                                __global const storage_t* res, int has_res, int splits, int n,
                                 int channels, int plane, int op, float alpha, float beta,
                                 int count) {
   const int i = get_global_id(0);
@@ -216,12 +226,15 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
   int at = (c * n + b) * plane + p;
   float v = has_bias ? LOAD(bias, c) : 0.0f;
   for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
+  if (has_res) v += LOAD(res, i);
   STORE(apply_unary(op, v, alpha, beta), y, i);
 }
 
-// Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw].
+// Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
+// residual Add and activation fused as in conv_gemm.
 __kernel void conv_direct(__global const storage_t* x, __global const storage_t* w,
-                          __global const storage_t* bias, int has_bias, __global storage_t* y,
+                          __global const storage_t* bias, int has_bias,
+                          __global const storage_t* res, int has_res, __global storage_t* y,
                           ConvShape s, int op, float alpha, float beta, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
@@ -242,6 +255,7 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
       }
     }
   }
+  if (has_res) sum += LOAD(res, i);
   STORE(apply_unary(op, sum, alpha, beta), y, i);
 }
 

@@ -1,6 +1,6 @@
-// The program's fusions (node_ops.h): activations as a Conv's epilogue, a MatMul's bias Add,
-// activations exported as several nodes, ConvNeXt's channels-first LayerNorm. Graph analysis
-// only; enqueue_node runs what they produce.
+// The program's fusions (node_ops.h): a Conv's or MatMul's epilogue (bias Add, residual Add,
+// activation), activations exported as several nodes, ConvNeXt's channels-first LayerNorm.
+// Graph analysis only; enqueue_node runs what they produce.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -47,6 +47,23 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
     return std::nullopt;
   }
   return bias;
+}
+
+std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add) {
+  if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 ||
+      add.outputs.size() != 1 || add.inputs[0] == add.inputs[1]) {
+    return std::nullopt;
+  }
+  if (add.inputs[0] != product && add.inputs[1] != product) return std::nullopt;
+  const ValueId residual = add.inputs[0] == product ? add.inputs[1] : add.inputs[0];
+  const Value& y = graph.value(product);
+  const Value& r = graph.value(residual);
+  if (residual == kNoValue || y.dtype != DType::kF32 || r.dtype != DType::kF32 ||
+      !y.shape.is_static() || r.shape.dims != y.shape.dims ||
+      graph.value(add.outputs[0]).shape.dims != y.shape.dims) {
+    return std::nullopt;
+  }
+  return residual;
 }
 
 namespace {

@@ -66,8 +66,8 @@ cl_int run_errors_of(const Graph& graph, const Node& node);
 // the program converts bool and 8-bit tensors at its boundary.
 bool held_on_device(DType dtype);
 
-// Conv -> activation fusion: the program may fold an activation node into the Conv before it
-// (Conv's output used only by it) by calling attach_activation on its copy of the Conv node;
+// Conv/MatMul -> activation fusion: the program may fold an activation node into the Conv or
+// MatMul before it (whose result only it reads) by calling attach_activation on its node copy;
 // enqueue_node then runs the pair as one kernel sequence. fusable_activation says whether (and
 // as what) an activation node can be folded: Relu, LeakyRelu, Sigmoid, Tanh, HardSigmoid,
 // HardSwish, and Clip with constant (or attribute) bounds. Attributes: kFusedActivationAttr (the
@@ -85,6 +85,13 @@ void attach_activation(Node& conv, const Activation& activation);
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
+// Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
+// (after its bias), adding a tensor of the same shape and dtype (a residual connection): that
+// tensor. The program sets it as its node copy's input kResidualInput (input 2, the bias, then
+// kNoValue where absent) when it is made before the product, and the kernels add it after the
+// bias, before a fused activation.
+inline constexpr size_t kResidualInput = 3;
+std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add);
 // MatMul <- Mul fusion: input `i` of `matmul` made by a Mul of a value by a one-element f32
 // constant that only this MatMul reads (attention's q * scale): that value and the factor. The
 // program reads the value instead and multiplies the product by the factor

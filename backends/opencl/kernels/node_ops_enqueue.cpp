@@ -91,6 +91,14 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
   return event;
 }
 
+// The activation the program fused into a Conv or MatMul (attach_activation), if any.
+std::optional<Activation> fused_activation(const Node& node) {
+  if (!node.has_attr(kFusedActivationAttr)) return std::nullopt;
+  return Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
+                    .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
+                    .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
+}
+
 Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
@@ -102,15 +110,11 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   HSCHED_ASSIGN_OR_RETURN(params.window,
                           window_of(node, in.shape(0), in.output_shape(), &w_shape, transposed));
   params.group = node.attr_int("group", 1);
-  if (node.has_attr(kFusedActivationAttr)) {
-    params.activation =
-        Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
-                   .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
-                   .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
-  }
+  params.activation = fused_activation(node);
   params.algorithm = static_cast<ConvAlgorithm>(
       node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
   const cl::Buffer* bias = in.optional_buffer(2);
+  params.residual = in.optional_buffer(kResidualInput);
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);
@@ -142,12 +146,12 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   Shape a_shape = in.shape(0), b_shape = in.shape(1);
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
-  const cl::Buffer* bias = nullptr;  // a fused bias Add's row (the program's fusion)
-  if (in.has(2)) {
-    HSCHED_ASSIGN_OR_RETURN(bias, in.buffer(2));
-  }
-  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, bias,
-                        in.node().attr_float(kMatMulAlphaAttr, 1.0f));
+  // The program's fusions: a scalar factor, a bias Add's row, a residual Add, an activation.
+  const MatMulEpilogue epilogue{.alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
+                                .bias = in.optional_buffer(2),
+                                .residual = in.optional_buffer(kResidualInput),
+                                .activation = fused_activation(in.node())};
+  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, epilogue);
 }
 
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,13 @@ using Events = std::vector<cl::Event>;  // commands an enqueue waits for
 // (NodeOperands::error_flag); the program fails the run naming the nodes that may set each.
 enum RunError : cl_int { kDivisionByZero = 1, kIndexOutOfRange = 2 };
 
+// An activation applied to a result before it is stored (a Conv's or MatMul's fused epilogue).
+struct Activation {
+  UnaryOp op = UnaryOp::kRelu;
+  float alpha = 0.0f;  // as enqueue_unary's
+  float beta = 0.0f;
+};
+
 // y = `value` over `count` elements, in the storage type.
 Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, float value,
                                cl::Buffer& y, int64_t count, const Events& wait = {});
@@ -209,12 +217,21 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               const cl::Buffer& x, const Shape& shape,
                                               cl::Buffer& y, const Events& wait = {});
 
-// MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N],
-// times `alpha`, plus `bias` ([N] in the storage type) on every row when given.
+// What a MatMul does to its products before storing them, in this order (the program's fusions):
+// times `alpha`, plus `bias` ([N] in the storage type) on every row, plus `residual` (y's shape),
+// then `activation`.
+struct MatMulEpilogue {
+  float alpha = 1.0f;
+  const cl::Buffer* bias = nullptr;
+  const cl::Buffer* residual = nullptr;
+  std::optional<Activation> activation{};
+};
+// MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
+// `epilogue`.
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait = {},
-                                 const cl::Buffer* bias = nullptr, float alpha = 1.0f);
+                                 const MatMulEpilogue& epilogue = {});
 
 struct GemmParams {
   bool trans_a = false;

@@ -2,9 +2,9 @@
 // gather kernel). See ops_spatial.h.
 //
 // The GEMM path computes t[OC, N * P] = W[OC, K] x col[K, N * P] (K = C * KH * KW, P = OH * OW)
-// in one CLBlast call for the whole batch, then the epilogue adds the bias, applies the
-// activation and scatters t into NCHW. With batch 1 and fp32 storage t is y itself. CLBlast takes
-// no wait list, so `wait` becomes a barrier on the (in-order) queue first.
+// in one CLBlast call for the whole batch, then the epilogue adds the bias and the residual,
+// applies the activation and scatters t into NCHW. With batch 1 and fp32 storage t is y itself.
+// CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
 #include "backends/opencl/kernels/ops_scratch.h"
@@ -150,13 +150,15 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   }
   cl::Event gemm_done(raw_event);  // takes CLBlast's reference
   const bool fused = params.activation.has_value();
-  if (!bias && !fused && t() == y()) return gemm_done;
+  const cl::Buffer* res = params.residual;
+  if (!bias && !fused && !res && t() == y()) return gemm_done;
   const Activation act = params.activation.value_or(Activation{});
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
   HSCHED_RETURN_IF_ERROR(set_args(
-      epilogue, "conv_epilogue", t, y, bias ? *bias : y, static_cast<cl_int>(bias != nullptr), s.n,
-      s.oc, static_cast<cl_int>(plane), fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
-      act.beta, static_cast<cl_int>(y_count)));
+      epilogue, "conv_epilogue", t, y, bias ? *bias : y, static_cast<cl_int>(bias != nullptr),
+      res ? *res : y, static_cast<cl_int>(res != nullptr), s.n, s.oc, static_cast<cl_int>(plane),
+      fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
+      static_cast<cl_int>(y_count)));
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
@@ -177,8 +179,10 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), y, partial, s,
+                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
+                                  static_cast<cl_int>(res != nullptr), y, partial, s,
                                   static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
@@ -192,7 +196,8 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const int64_t count = m * cols;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
   HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), static_cast<cl_int>(splits),
+                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
+                                  static_cast<cl_int>(res != nullptr), static_cast<cl_int>(splits),
                                   s.n, s.oc, static_cast<cl_int>(s.oh * s.ow), op, act.alpha,
                                   act.beta, static_cast<cl_int>(count)));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
@@ -246,8 +251,10 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
+  const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_direct", x, w, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), y, s,
+                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
+                                  static_cast<cl_int>(res != nullptr), y, s,
                                   params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
                                   act.alpha, act.beta, static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "conv_direct");
@@ -258,8 +265,8 @@ Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue&
                                          const cl::Buffer& w, const Shape& w_shape,
                                          const cl::Buffer* bias, const ConvParams& params,
                                          cl::Buffer& y, const Shape& y_shape, const Events& wait) {
-  if (params.activation) {
-    return invalid_argument("ops: ConvTranspose takes no fused activation");
+  if (params.activation || params.residual) {
+    return invalid_argument("ops: ConvTranspose takes no fused activation or residual");
   }
   HSCHED_ASSIGN_OR_RETURN(ConvShape s,
                           conv_shape(x_shape, w_shape, y_shape, params, true, "ConvTranspose"));

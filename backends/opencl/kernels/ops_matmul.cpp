@@ -33,14 +33,13 @@ using detail::float_scratch;
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
-// y[m, n] = alpha A B (+ bias[n]); A[i][p] of batch b at element b * a_batch + i * a_row +
-// p * a_col (B alike). Every index fits an int (the callers check).
+// y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
+// b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers check).
 struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0;
   int64_t b_row = 0, b_col = 1, b_batch = 0;
-  float alpha = 1.0f;
-  const cl::Buffer* bias = nullptr;  // [n] in the storage type, or none
+  MatMulEpilogue epilogue{};
 };
 
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
@@ -54,14 +53,19 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
     HSCHED_ASSIGN_OR_RETURN(
         partial, float_scratch(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
   }
-  const cl::Buffer& bias = c.bias != nullptr ? *c.bias : a;
+  const MatMulEpilogue& e = c.epilogue;
+  const cl::Buffer& bias = e.bias != nullptr ? *e.bias : a;
+  const cl::Buffer& residual = e.residual != nullptr ? *e.residual : a;
+  const Activation act = e.activation.value_or(Activation{});
+  const cl_int op = e.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
   const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(
-      kernel, name, a, b, bias, i32(c.bias != nullptr), y, partial, i32(c.m), i32(c.n), i32(c.k),
-      i32(c.a_row), i32(c.a_col), i32(c.a_batch), i32(c.b_row), i32(c.b_col), i32(c.b_batch),
-      i32(c.batch), i32(splits), i32(k_chunk), c.alpha));
+      kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
+      partial, i32(c.m), i32(c.n), i32(c.k), i32(c.a_row), i32(c.a_col), i32(c.a_batch),
+      i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha,
+      op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -74,8 +78,9 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
   HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, bias,
-                                          i32(c.bias != nullptr), y, i32(splits), i32(c.n),
-                                          i32(count), c.alpha));
+                                          i32(e.bias != nullptr), residual,
+                                          i32(e.residual != nullptr), y, i32(splits), i32(c.n),
+                                          i32(count), e.alpha, op, act.alpha, act.beta));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
@@ -228,8 +233,8 @@ Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, co
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait, const cl::Buffer* bias,
-                                 float alpha) {
+                                 cl::Buffer& y, const Events& wait,
+                                 const MatMulEpilogue& epilogue) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
@@ -260,10 +265,9 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
   } else if (regular && y_count * k <= kTiledMaxMacs) {
     TiledCall call{
-        .m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n, .alpha = alpha};
+        .m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n, .epilogue = epilogue};
     call.a_batch = a_shared ? 0 : m * k;
     call.b_batch = b_shared ? 0 : k * n;
-    call.bias = bias;
     if (b_shared && !a_shared) {  // shared B (weights): the batch folds into M
       call.m = batches * m;
       call.batch = 1;
@@ -279,7 +283,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     GemmCall call{.m = static_cast<size_t>(m),
                   .n = static_cast<size_t>(n),
                   .k = static_cast<size_t>(k),
-                  .alpha = alpha};
+                  .alpha = epilogue.alpha};
     if (b_shared && element_count(a_batch) == batches) {
       // Shared B (weights): the batch folds into M, one GEMM.
       call.m = static_cast<size_t>(batches * m);
@@ -309,11 +313,21 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     }
     HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));
   }
-  if (bias == nullptr) return last;
-  // The bias on every row, in place (each work item reads only its own y element).
-  return detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y,
-                                       {y_count / std::max<int64_t>(n, 1), n}, *bias, {n}, 1.0f, y,
-                                       {last});
+  // The rest of the epilogue in place (each work item reads only its own y element).
+  if (epilogue.bias != nullptr) {
+    HSCHED_ASSIGN_OR_RETURN(
+        last, detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y,
+                                            {y_count / std::max<int64_t>(n, 1), n}, *epilogue.bias,
+                                            {n}, 1.0f, y, {last}));
+  }
+  if (epilogue.residual != nullptr) {
+    HSCHED_ASSIGN_OR_RETURN(
+        last, detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {y_count},
+                                            *epilogue.residual, {y_count}, 1.0f, y, {last}));
+  }
+  if (!epilogue.activation) return last;
+  const Activation& act = *epilogue.activation;
+  return enqueue_unary(ops, queue, act.op, act.alpha, act.beta, y, y, y_count, {last});
 }
 
 Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
@@ -341,14 +355,14 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   } else if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
     // (One row by B [N, K] stays with gemv_rows: a classifier's head.) Stored A is [m, k] or,
     // transposed, [k, m]; B [k, n] or [n, k]. A C of one row is the kernel's bias.
-    TiledCall call{.m = m, .n = n, .k = k, .alpha = params.alpha};
+    TiledCall call{.m = m, .n = n, .k = k, .epilogue = {.alpha = params.alpha}};
     call.a_row = params.trans_a ? 1 : k;
     call.a_col = params.trans_a ? m : 1;
     call.b_row = params.trans_b ? 1 : n;
     call.b_col = params.trans_b ? k : 1;
     const bool bias_row = c && params.beta == 1.0f && element_count(c_shape) == n &&
                           (c_shape.size() == 1 || (c_shape.size() == 2 && c_shape[0] == 1));
-    if (bias_row) call.bias = c;
+    if (bias_row) call.epilogue.bias = c;
     HSCHED_ASSIGN_OR_RETURN(last, matmul_tiled(ops, queue, a, b, y, call, wait));
     if (bias_row) return last;
   } else {

@@ -19,13 +19,6 @@
 
 namespace hsched::opencl {
 
-// An activation applied to a result before it is stored (Conv's fused epilogue).
-struct Activation {
-  UnaryOp op = UnaryOp::kRelu;
-  float alpha = 0.0f;  // as enqueue_unary's
-  float beta = 0.0f;
-};
-
 // Window geometry along the 1 or 2 spatial axes. pads_begin are ONNX's leading pads (auto_pad
 // already resolved by the caller); the trailing ones follow from the output shape, except
 // pads_end, which only AveragePool's count_include_pad divisor reads.
@@ -46,16 +39,18 @@ struct ConvParams {
   int64_t group = 1;
   std::optional<Activation> activation;            // Conv only
   ConvAlgorithm algorithm = ConvAlgorithm::kAuto;  // Conv only
+  // Conv only: a tensor of y's shape added after the bias, before the activation (a residual
+  // Add fused into the Conv).
+  const cl::Buffer* residual = nullptr;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].
 // group == 1 runs as a GEMM of the weights [OC, K] by the im2col matrix [K, N * P]:
 // kImplicitGemm (kAuto's choice below kIm2colFlops) gathers that matrix inside one tiled kernel
-// with the bias and activation fused (split over K, plus a reduction kernel, when the output has
-// too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM and an
-// epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a direct
-// kernel.
-// Errors: InvalidArgument for inconsistent shapes or group.
+// with the bias, residual and activation fused (split over K, plus a reduction kernel, when the
+// output has too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM
+// and an epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a
+// direct kernel. Errors: InvalidArgument for inconsistent shapes or group.
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,

@@ -398,29 +398,45 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
   EXPECT_FALSE(enqueue_matmul(ops(), queue_, a_buffer, {2, 3}, a_buffer, {2, 3}, y_buffer).is_ok());
 }
 
-// A bias row (the program's fused MatMul -> Add) added in matmul_tiled, after its split-K
-// reduction, after CLBlast, and onto an empty product's zeros.
-TEST_P(OpenClOpsTest, MatMulAddsABiasRow) {
+// The program's fused MatMul epilogue: alpha, a bias row, a residual tensor and an activation,
+// in that order, in matmul_tiled, after its split-K reduction, after CLBlast, and onto an empty
+// product's zeros.
+TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
   const std::vector<std::pair<Shape, Shape>> cases = {{{2, 7, 5}, {5, 3}},
                                                       {{1, 20, 600}, {600, 30}},
                                                       {{1, 520, 520}, {520, 500}},
                                                       {{3, 0}, {0, 4}}};
   for (const auto& [a_shape, b_shape] : cases) {
-    const int64_t n = b_shape.back();
-    const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 43));
-    const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 47));
-    const std::vector<float> bias = stored(random_values(n, -1, 1, 53));
-    const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
-                                         Shape(b_shape.begin(), b_shape.end() - 2));
-    std::vector<float> want = reference_matmul(a, a_shape, b, b_shape, batch);
-    for (size_t i = 0; i < want.size(); ++i) want[i] += bias[i % static_cast<size_t>(n)];
-    const auto count = static_cast<int64_t>(want.size());
-    cl::Buffer a_buffer = upload(a), b_buffer = upload(b), bias_buffer = upload(bias);
-    cl::Buffer y_buffer = output(count);
-    auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {},
-                                &bias_buffer);
-    expect_close(download(event, y_buffer, count), want,
-                 "MatMul with a bias, K " + std::to_string(a_shape.back()));
+    for (const bool full : {false, true}) {  // the bias alone; everything
+      const int64_t n = b_shape.back();
+      const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 43));
+      const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 47));
+      const std::vector<float> bias = stored(random_values(n, -1, 1, 53));
+      const Shape batch = *broadcast_shape(Shape(a_shape.begin(), a_shape.end() - 2),
+                                           Shape(b_shape.begin(), b_shape.end() - 2));
+      std::vector<float> want = reference_matmul(a, a_shape, b, b_shape, batch);
+      const std::vector<float> residual =
+          stored(random_values(static_cast<int64_t>(want.size()), -1, 1, 59));
+      const float alpha = full ? 0.5f : 1.0f;
+      for (size_t i = 0; i < want.size(); ++i) {
+        want[i] = alpha * want[i] + bias[i % static_cast<size_t>(n)];
+        if (full) want[i] = std::max(want[i] + residual[i], 0.0f);
+      }
+      const auto count = static_cast<int64_t>(want.size());
+      cl::Buffer a_buffer = upload(a), b_buffer = upload(b), bias_buffer = upload(bias);
+      cl::Buffer residual_buffer = upload(residual), y_buffer = output(count);
+      MatMulEpilogue epilogue{.bias = &bias_buffer};
+      if (full) {
+        epilogue.alpha = alpha;
+        epilogue.residual = &residual_buffer;
+        epilogue.activation = Activation{.op = UnaryOp::kRelu};
+      }
+      auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {},
+                                  epilogue);
+      expect_close(download(event, y_buffer, count), want,
+                   std::string(full ? "MatMul with its whole epilogue" : "MatMul with a bias") +
+                       ", K " + std::to_string(a_shape.back()));
+    }
   }
 }
 

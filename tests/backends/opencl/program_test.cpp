@@ -203,8 +203,9 @@ void expect_fused_matches_cpu(const Graph& graph, const std::shared_ptr<DeviceRu
 }
 
 // Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
-// GELU run as one Gelu step: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2)) and
-// (x * 0.5) (1 + erf) in the other. Four kernels for 14 nodes, the CPU's values to fp32 rounding.
+// GELU as the rest of its epilogue: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2))
+// and (x * 0.5) (1 + erf) in the other. Two kernels for 14 nodes, the CPU's values to fp32
+// rounding.
 TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
   test::TempDir cache_dir;
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
@@ -235,7 +236,63 @@ TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
   Tensor x(DType::kF32, {2, 6, 40});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 10}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 12}, 1e-4, 1e-3, 3);
+}
+
+// Residual Adds in their product's epilogue, after the bias, before the activation: a Conv with
+// bias + x then Relu (implicit GEMM), a depthwise Conv + that (direct, the Add's operands
+// swapped), a Conv whose K is split + its input then Relu (the split-K reduction), a MatMul with
+// bias + a residual then an exported GELU; and Add(c4, c5) of two Convs of x goes to c5, the one
+// after which both exist. Seven kernels for 20 nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, FusedResidualAddsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> shape{1, 8, 6, 6}, wide{1, 64, 6, 6};
+  b.input("x", DType::kF32, shape);
+  b.output("y2", DType::kF32, shape).output("y3", DType::kF32, shape);
+  b.output("y4", DType::kF32, shape).output("y5", DType::kF32, wide);
+  b.initializer_random("w1", {8, 8, 3, 3}, 0.3f, 3).initializer_random("b1", {8}, 0.5f, 4);
+  b.initializer_random("wd", {8, 1, 3, 3}, 0.5f, 5);
+  b.initializer_random("wm", {6, 6}, 0.5f, 6).initializer_random("bm", {6}, 0.5f, 7);
+  b.initializer_random("w4", {8, 8, 1, 1}, 0.5f, 8).initializer_random("w5", {8, 8, 1, 1}, 0.5f, 9);
+  b.initializer_random("w6", {64, 8, 3, 3}, 0.3f, 10);
+  b.initializer_random("w7", {64, 64, 3, 3}, 0.1f, 11);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
+  const std::vector<int64_t> pads{1, 1, 1, 1};
+  set_attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", pads);
+  b.node("Add", {"c1", "x"}, {"s1"});
+  b.node("Relu", {"s1"}, {"y1"});
+  onnx::NodeProto& depthwise = b.node("Conv", {"y1", "wd"}, {"c2"});
+  set_attr(depthwise, "pads", pads);
+  set_attr(depthwise, "group", int64_t{8});
+  b.node("Add", {"x", "c2"}, {"y2"});
+  b.node("MatMul", {"y1", "wm"}, {"m"});
+  b.node("Add", {"m", "bm"}, {"mb"});
+  b.node("Add", {"y2", "mb"}, {"r"});
+  b.node("Div", {"r", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"r", "a"}, {"g"});
+  b.node("Mul", {"g", "half"}, {"y3"});
+  b.node("Conv", {"x", "w4"}, {"c4"});
+  b.node("Conv", {"x", "w5"}, {"c5"});
+  b.node("Add", {"c4", "c5"}, {"y4"});
+  set_attr(b.node("Conv", {"x", "w6"}, {"c6"}), "pads", pads);
+  set_attr(b.node("Conv", {"c6", "w7"}, {"c7"}), "pads", pads);
+  b.node("Add", {"c7", "c6"}, {"s7"});
+  b.node("Relu", {"s7"}, {"y5"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_residual", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, shape);
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 2.0f * std::sin(0.29f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 13}, 1e-4, 1e-3, 3);
+  // fp16 storage rounds x, the weights and every stored value (up to about 8): 2e-2 absolute.
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 13}, 2e-2, 1e-2);
 }
 
 // Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
