@@ -73,6 +73,22 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 // over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
 // epilogue (bias, residual Add, activation, NCHW scatter) is fused; with several each writes its
 // partial sums to partial[split, OC, n * P] and conv_split_reduce finishes.
+// Loads this item's share of the weight tile and the gathered im2col tile (TILE wide) of the K
+// step at K0 into a_next and b_next.
+#define CG_FETCH(K0, TILE)                                                                      \
+  for (int r = 0; r < TILE / 16; ++r) {                                                         \
+    const int l = tid + 256 * r, am = m0 + l / 16, ak = (K0) + l % 16;                          \
+    a_next[r] = (am < s.oc && ak < k_end) ? LOAD(w, am * k_total + ak) : 0.0f;                  \
+    const int k = (K0) + b_row0 + r * (256 / TILE);                                             \
+    float v = 0.0f;                                                                             \
+    if (col_ok && k < k_end) {                                                                  \
+      const int c = k / khw, rest = k % khw;                                                    \
+      const int iy = iy0 + (rest / s.kw) * s.dh, ix = ix0 + (rest % s.kw) * s.dw;               \
+      if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                           \
+        v = LOAD(x, x_base + (c * s.h + iy) * s.w + ix);                                        \
+    }                                                                                           \
+    b_next[r] = v;                                                                              \
+  }
 #define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* w,                            \
@@ -97,24 +113,17 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
   float acc[CG_WPT][CG_WPT];                                                                    \
   for (int i = 0; i < CG_WPT; ++i)                                                              \
     for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  /* As matmul_tiled: the next K step's share of each tile in registers during this one's. */   \
+  float a_next[CG_TILE / 16], b_next[CG_TILE / 16];                                             \
+  CG_FETCH(k_begin, CG_TILE)                                                                    \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
-    for (int l = tid; l < 16 * CG_TILE; l += 256) {                                             \
-      const int kk = l % 16, mm = l / 16;                                                       \
-      const int m = m0 + mm, k = k0 + kk;                                                       \
-      a_tile[kk][mm] = (m < s.oc && k < k_end) ? LOAD(w, m * k_total + k) : 0.0f;              \
-    }                                                                                           \
-    for (int kk = b_row0; kk < 16; kk += 256 / CG_TILE) {                                       \
-      const int k = k0 + kk;                                                                    \
-      float v = 0.0f;                                                                           \
-      if (col_ok && k < k_end) {                                                                \
-        const int c = k / khw, r = k % khw;                                                     \
-        const int iy = iy0 + (r / s.kw) * s.dh, ix = ix0 + (r % s.kw) * s.dw;                   \
-        if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                         \
-          v = LOAD(x, x_base + (c * s.h + iy) * s.w + ix);                                      \
-      }                                                                                         \
-      b_tile[kk][b_col] = v;                                                                    \
+    for (int r = 0; r < CG_TILE / 16; ++r) {                                                    \
+      const int l = tid + 256 * r;                                                              \
+      a_tile[l % 16][l / 16] = a_next[r];                                                       \
+      b_tile[b_row0 + r * (256 / CG_TILE)][b_col] = b_next[r];                                  \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE)                                             \
     TILE_FMA(CG_VEC, CG_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
@@ -140,11 +149,25 @@ CG_BODY(conv_gemm_32, 32, 2, float2)
 
 // MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
 // y[batch][m, n] = act(alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) (+ res[batch][m, n])) in
-// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_batch * batch + i * a_row + p * a_col (B alike), so transposes and a
-// matrix shared by every batch (stride 0) are strides. Tiles as conv_gemm's: 16 x 16 items, each
-// MM_WPT x MM_WPT outputs; a tile's loads walk the operand's contiguous axis across neighbouring
-// items. With several K splits (work groups batch * splits + split) each writes its partial sums
-// to partial[split][batch][m, n] and matmul_split_reduce finishes.
+// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_batch * batch + i * a_row +
+// p * a_col (B alike), so transposes and a matrix shared by every batch (stride 0) are strides.
+// Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT outputs; a tile's loads walk the
+// operand's contiguous axis across neighbouring items. With several K splits (work groups
+// batch * splits + split) each writes its partial sums to partial[split][batch][m, n] and
+// matmul_split_reduce finishes.
+//
+// Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
+// b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
+// neighbouring items.
+#define MM_FETCH(K0, TILE)                                                                      \
+  for (int r = 0; r < TILE / 16; ++r) {                                                      \
+    const int l = tid + 256 * r;                                                                \
+    const int ak = a_col == 1 ? l % 16 : l / TILE, am = a_col == 1 ? l / 16 : l % TILE;   \
+    const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
+    const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
+    a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) : 0.0f;        \
+    b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) : 0.0f;        \
+  }
 #define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
@@ -162,18 +185,18 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  /* Each item stages MM_TILE / 16 elements of each tile per step; the next step's are loaded */ \
+  /* into registers before this step's products, so their latency hides behind them. */         \
+  float a_next[MM_TILE / 16], b_next[MM_TILE / 16];                                             \
+  MM_FETCH(k_begin, MM_TILE)                                                                    \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
-    for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
-      const int kk = a_col == 1 ? l % 16 : l / MM_TILE, mm = a_col == 1 ? l / 16 : l % MM_TILE; \
-      const int i = m0 + mm, p = k0 + kk;                                                       \
-      a_tile[kk][mm] = (i < m && p < k_end) ? LOAD(a, a_base + i * a_row + p * a_col) : 0.0f;  \
-    }                                                                                           \
-    for (int l = tid; l < 16 * MM_TILE; l += 256) {                                             \
-      const int kk = b_col == 1 ? l / MM_TILE : l % 16, jj = b_col == 1 ? l % MM_TILE : l / 16; \
-      const int j = n0 + jj, p = k0 + kk;                                                       \
-      b_tile[kk][jj] = (j < n && p < k_end) ? LOAD(b, b_base + p * b_row + j * b_col) : 0.0f;  \
+    for (int r = 0; r < MM_TILE / 16; ++r) {                                                    \
+      const int l = tid + 256 * r;                                                              \
+      a_tile[a_col == 1 ? l % 16 : l / MM_TILE][a_col == 1 ? l / 16 : l % MM_TILE] = a_next[r]; \
+      b_tile[b_col == 1 ? l / MM_TILE : l % 16][b_col == 1 ? l % MM_TILE : l / 16] = b_next[r]; \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE)                                             \
     TILE_FMA(MM_VEC, MM_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
