@@ -362,46 +362,70 @@ Result<Small> reduce(const std::string& op, const Small& x,
   return out;
 }
 
+// out[c] = data[c with its `axis` coordinate replaced by indices[c]]; out has indices' shape.
+Result<Small> gather_elements(const Small& data, const Small& indices, int64_t axis_attr) {
+  const size_t rank = data.dims.size();
+  if (rank == 0 || indices.dims.size() != rank) {
+    return invalid_argument("GatherElements: data and indices must have the same rank >= 1");
+  }
+  HSCHED_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(axis_attr, rank, "GatherElements"));
+  const auto a = static_cast<size_t>(axis);
+  for (size_t d = 0; d < rank; ++d) {
+    if (d != a && indices.dims[d] > data.dims[d]) {
+      return invalid_argument("GatherElements: indices dim " + std::to_string(d) + " (" +
+                              std::to_string(indices.dims[d]) + ") exceeds the data's (" +
+                              std::to_string(data.dims[d]) + ")");
+    }
+  }
+  const std::vector<int64_t> data_strides = strides_of(data.dims);
+  const int64_t extent = data.dims[a];
+  Small out;
+  out.dtype = data.dtype;
+  out.dims = indices.dims;
+  std::vector<int64_t> coord(rank, 0);  // of the current index, row-major
+  for (int64_t idx : indices.ints) {
+    if (idx < -extent || idx >= extent) {
+      return invalid_argument("GatherElements: index " + std::to_string(idx) +
+                              " is out of range [" + std::to_string(-extent) + ", " +
+                              std::to_string(extent) + ")");
+    }
+    int64_t src = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      src += (d == a ? (idx < 0 ? idx + extent : idx) : coord[d]) * data_strides[d];
+    }
+    if (data.is_real())
+      out.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    else
+      out.ints.push_back(data.ints[static_cast<size_t>(src)]);
+    for (size_t d = rank; d-- > 0;) {  // the next coordinate
+      if (++coord[d] < indices.dims[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return out;
+}
+
 const std::set<std::string>& evaluable_ops() {
-  static const std::set<std::string> kOps{"Abs",
-                                          "Add",
-                                          "And",
-                                          "Cast",
-                                          "Ceil",
-                                          "Concat",
-                                          "Constant",
-                                          "ConstantOfShape",
-                                          "Div",
-                                          "Equal",
-                                          "Expand",
-                                          "Floor",
-                                          "Gather",
-                                          "Greater",
-                                          "GreaterOrEqual",
-                                          "Identity",
-                                          "Less",
-                                          "LessOrEqual",
-                                          "Max",
-                                          "Min",
-                                          "Mod",
-                                          "Mul",
-                                          "Neg",
-                                          "Not",
-                                          "Or",
-                                          "Range",
-                                          "Reciprocal",
-                                          "ReduceMax",
-                                          "ReduceMin",
-                                          "ReduceProd",
-                                          "ReduceSum",
-                                          "Reshape",
-                                          "Shape",
-                                          "Size",
-                                          "Slice",
-                                          "Sqrt",
-                                          "Squeeze",
-                                          "Sub",
-                                          "Unsqueeze",
+  static const std::set<std::string> kOps{"Abs",         "Add",
+                                          "And",         "Cast",
+                                          "Ceil",        "Concat",
+                                          "Constant",    "ConstantOfShape",
+                                          "Div",         "Equal",
+                                          "Expand",      "Floor",
+                                          "Gather",      "GatherElements",
+                                          "Greater",     "GreaterOrEqual",
+                                          "Identity",    "Less",
+                                          "LessOrEqual", "Max",
+                                          "Min",         "Mod",
+                                          "Mul",         "Neg",
+                                          "Not",         "Or",
+                                          "Range",       "Reciprocal",
+                                          "ReduceMax",   "ReduceMin",
+                                          "ReduceProd",  "ReduceSum",
+                                          "Reshape",     "Shape",
+                                          "Size",        "Slice",
+                                          "Sqrt",        "Squeeze",
+                                          "Sub",         "Unsqueeze",
                                           "Where"};
   return kOps;
 }
@@ -477,6 +501,11 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     HSCHED_RETURN_IF_ERROR(need(2));
     HSCHED_RETURN_IF_ERROR(need_ints({1}));
     return gather(*in[0], *in[1], attr_int("axis", 0));
+  }
+  if (op == "GatherElements") {
+    HSCHED_RETURN_IF_ERROR(need(2));
+    HSCHED_RETURN_IF_ERROR(need_ints({1}));
+    return gather_elements(*in[0], *in[1], attr_int("axis", 0));
   }
   if (op == "Slice") {
     HSCHED_RETURN_IF_ERROR(need(1));

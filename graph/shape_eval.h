@@ -1,5 +1,5 @@
-// Evaluates the ops of shape-computing subgraphs (Shape, Gather, Slice, Concat, Unsqueeze,
-// Squeeze, Cast, Range, ConstantOfShape, Equal, Where, Expand, ReduceSum/Prod/Min/Max,
+// Evaluates the ops of shape-computing subgraphs (Shape, Gather, GatherElements, Slice, Concat,
+// Unsqueeze, Squeeze, Cast, Range, ConstantOfShape, Equal, Where, Expand, ReduceSum/Prod/Min/Max,
 // arithmetic...) on small tensors,
 // so that the importer can fold them to constants once input shapes are fixed. This is the one
 // place such evaluation lives: backends and the constant folder call it, never re-implement it.

@@ -72,7 +72,8 @@ struct PlannedStep {
 // or one exported as several nodes (activation_chain: a GELU, a SiLU); such a chain after
 // anything else runs as one step in its last node's place; a
 // LayerNormalization between Transposes to and from channels-last runs over the channels
-// (channel_layer_norm); a MatMul takes the scalar factor of a Mul that only feeds it as its
+// (channel_layer_norm); a Softmax absorbs the IsNaN and Where that replace its NaNs
+// (softmax_nan_guard); a MatMul takes the scalar factor of a Mul that only feeds it as its
 // alpha (fusable_scale); view ops become aliases. Pure graph analysis, shared by
 // ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
@@ -80,7 +81,7 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   std::vector<bool> absorbed(graph.nodes().size(), false);
   std::map<NodeId, ActivationChain> chains;  // by the chain's last node
   std::map<ValueId, NodeId> chain_of_input;  // x -> the last node of the chain reading it
-  std::map<NodeId, FusedNode> channel_norms;  // by their LayerNormalization
+  std::map<NodeId, FusedNode> rewritten;     // channel LayerNorms and guarded Softmaxes, by anchor
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled;  // by their MatMul
   for (NodeId id : order) {
     if (graph.node(id).op_type == "MatMul" && graph.node(id).domain.empty()) {
@@ -95,9 +96,11 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       }
       continue;
     }
-    if (auto norm = channel_layer_norm(graph, id)) {
-      for (NodeId n : norm->absorbed) absorbed[static_cast<size_t>(n)] = true;
-      channel_norms.emplace(id, std::move(*norm));
+    auto fused = channel_layer_norm(graph, id);
+    if (!fused) fused = softmax_nan_guard(graph, id);
+    if (fused) {
+      for (NodeId n : fused->absorbed) absorbed[static_cast<size_t>(n)] = true;
+      rewritten.emplace(id, std::move(*fused));
       continue;
     }
     auto chain = activation_chain(graph, id);
@@ -120,9 +123,9 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
     PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type), {}};
-    if (const auto norm = channel_norms.find(id); norm != channel_norms.end()) {
-      step.op = std::move(norm->second.op);
-      step.absorbed = std::move(norm->second.absorbed);
+    if (const auto fused = rewritten.find(id); fused != rewritten.end()) {
+      step.op = std::move(fused->second.op);
+      step.absorbed = std::move(fused->second.absorbed);
       steps.push_back(std::move(step));
       continue;
     }

@@ -49,6 +49,26 @@ TEST(ShapeEvalTest, GatherTakesNegativeIndices) {
   EXPECT_EQ(eval("Gather", {&data, &bad}).status().code(), ErrorCode::kInvalidArgument);
 }
 
+// BERT's exported position ids: GatherElements over axis 1 of a [1, 4] tensor by [1, 3]
+// indices, a negative one among them; an index out of range and a rank mismatch are refused.
+TEST(ShapeEvalTest, GatherElementsAlongAnAxis) {
+  const Tensor data = i64({2, 4}, {10, 11, 12, 13, 20, 21, 22, 23});
+  const Tensor idx = i64({2, 3}, {3, 0, -1, 1, 1, 2});
+  auto out = eval("GatherElements", {&data, &idx}, {{"axis", int64_t{1}}});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ(out->dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ints(*out), (std::vector<int64_t>{13, 10, 13, 21, 21, 22}));
+  const Tensor rows = i64({1, 2}, {1, 0});
+  auto by_rows = eval("GatherElements", {&data, &rows});  // axis 0
+  ASSERT_TRUE(by_rows.is_ok()) << by_rows.status().message();
+  EXPECT_EQ(ints(*by_rows), (std::vector<int64_t>{20, 11}));
+  const Tensor bad = i64({1, 1}, {4});
+  EXPECT_EQ(eval("GatherElements", {&data, &bad}, {{"axis", int64_t{1}}}).status().code(),
+            ErrorCode::kInvalidArgument);
+  const Tensor flat = i64({2}, {0, 1});
+  EXPECT_EQ(eval("GatherElements", {&data, &flat}).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(ShapeEvalTest, SliceWithNegativeStepAndHugeEnd) {
   const Tensor data = i64({5}, {0, 1, 2, 3, 4});
   const Tensor starts = i64({1}, {-1});

@@ -228,9 +228,11 @@ float group_reduce(float value, int take_max, __local float* scratch) {
 // Softmax of x viewed as [rows, size] along its rows, a group of 64 per row. Three passes over
 // the row (max, sum of exp, write); exp is recomputed rather than stored so that fp16 storage
 // rounds once.
-// kind 1: LogSoftmax, x - max - log(sum of exp).
+// kind 1: LogSoftmax, x - max - log(sum of exp). With replace_nan, a NaN result is stored as
+// nan_value (an exported Where(IsNaN(softmax), c, softmax) fused in).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void softmax_rows(__global const storage_t* x, __global storage_t* y, int size, int kind) {
+void softmax_rows(__global const storage_t* x, __global storage_t* y, int size, int kind,
+                  int replace_nan, float nan_value) {
   __local float scratch[64];
   const int base = get_group_id(0) * size, lid = get_local_id(0);
   float partial = -INFINITY;
@@ -241,11 +243,17 @@ void softmax_rows(__global const storage_t* x, __global storage_t* y, int size, 
   const float sum = group_reduce(partial, 0, scratch);
   if (kind == 1) {
     const float shift = peak + log(sum);
-    for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) - shift, y, base + k);
+    for (int k = lid; k < size; k += 64) {
+      const float v = LOAD(x, base + k) - shift;
+      STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k);
+    }
     return;
   }
   const float inv = 1.0f / sum;
-  for (int k = lid; k < size; k += 64) STORE(exp(LOAD(x, base + k) - peak) * inv, y, base + k);
+  for (int k = lid; k < size; k += 64) {
+    const float v = exp(LOAD(x, base + k) - peak) * inv;
+    STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k);
+  }
 }
 
 // y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row.
@@ -260,9 +268,10 @@ void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size)
 }
 
 // x viewed as [outer, axis_size, inner]; one work item per (outer, inner). kind 0: Softmax,
-// 1: LogSoftmax, 2: Hardmax (1 at the first largest element, 0 elsewhere).
+// 1: LogSoftmax, 2: Hardmax (1 at the first largest element, 0 elsewhere). replace_nan and
+// nan_value as softmax_rows'.
 __kernel void softmax(__global const storage_t* x, __global storage_t* y, int outer,
-                      int axis_size, int inner, int kind) {
+                      int axis_size, int inner, int kind, int replace_nan, float nan_value) {
   const int gid = get_global_id(0);
   if (gid >= outer * inner) return;
   const int base = (gid / inner) * axis_size * inner + gid % inner;
@@ -286,13 +295,15 @@ __kernel void softmax(__global const storage_t* x, __global storage_t* y, int ou
   if (kind == 1) {
     const float shift = peak + log(sum);
     for (int k = 0; k < axis_size; ++k) {
-      STORE(LOAD(x, base + k * inner) - shift, y, base + k * inner);
+      const float v = LOAD(x, base + k * inner) - shift;
+      STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k * inner);
     }
     return;
   }
   const float inv = 1.0f / sum;
   for (int k = 0; k < axis_size; ++k) {
-    STORE(exp(LOAD(x, base + k * inner) - peak) * inv, y, base + k * inner);
+    const float v = exp(LOAD(x, base + k * inner) - peak) * inv;
+    STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k * inner);
   }
 }
 

@@ -1,5 +1,6 @@
 // The program's fusions (node_ops.h): a Conv's or MatMul's epilogue (bias Add, residual Add,
-// activation), activations exported as several nodes, ConvNeXt's channels-first LayerNorm.
+// activation), activations exported as several nodes, ConvNeXt's channels-first LayerNorm, a
+// Softmax's NaN guard.
 // Graph analysis only; enqueue_node runs what they produce.
 #include <algorithm>
 #include <cmath>
@@ -233,6 +234,42 @@ std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id) {
   if (ln.inputs.size() > 2 && ln.inputs[2] != kNoValue) op.inputs.push_back(ln.inputs[2]);
   op.attributes["epsilon"] = ln.attr_float("epsilon", 1e-5f);
   return FusedNode{std::move(op), {first, last}};
+}
+
+std::optional<FusedNode> softmax_nan_guard(const Graph& graph, NodeId id) {
+  const Node& softmax = graph.node(id);
+  if ((softmax.op_type != "Softmax" && softmax.op_type != "LogSoftmax") ||
+      !softmax.domain.empty() || softmax.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const ValueId result = softmax.outputs[0];
+  const auto& readers = graph.value(result).consumers;
+  if (readers.size() != 2 || is_graph_output(graph, result) ||
+      graph.value(result).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  for (size_t first = 0; first < 2; ++first) {
+    const NodeId isnan_id = readers[first], where_id = readers[1 - first];
+    const Node& isnan = graph.node(isnan_id);
+    const Node& where = graph.node(where_id);
+    NodeId reader = kNoNode;
+    if (isnan.op_type != "IsNaN" || !isnan.domain.empty() || isnan.outputs.size() != 1 ||
+        where.op_type != "Where" || !where.domain.empty() || where.inputs.size() != 3 ||
+        where.outputs.size() != 1 || only_reader(graph, isnan.outputs[0], &reader) == nullptr ||
+        reader != where_id || where.inputs[0] != isnan.outputs[0] || where.inputs[2] != result) {
+      continue;
+    }
+    const Value& fill = graph.value(where.inputs[1]);
+    if (!fill.is_constant() || fill.dtype != DType::kF32 || fill.constant->elements() != 1 ||
+        graph.value(where.outputs[0]).shape.dims != graph.value(result).shape.dims) {
+      continue;
+    }
+    Node op = softmax;
+    op.outputs[0] = where.outputs[0];
+    op.attributes[kNanToAttr] = fill.constant->values<float>()[0];
+    return FusedNode{std::move(op), {isnan_id, where_id}};
+  }
+  return std::nullopt;
 }
 
 void attach_activation(Node& conv, const Activation& activation) {

@@ -127,6 +127,11 @@ struct FusedNode {
   std::vector<NodeId> absorbed;
 };
 std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id);
+// Softmax or LogSoftmax `id` whose result only an IsNaN and a Where(IsNaN's, c, result) read, c a
+// one-element f32 constant (PyTorch's exported guard of fully masked attention rows): the node
+// with attribute kNanToAttr = c in its place, writing the Where's output, the two absorbed.
+inline constexpr const char* kNanToAttr = "hsched_nan_to";
+std::optional<FusedNode> softmax_nan_guard(const Graph& graph, NodeId id);
 
 // Enqueues `node` after `wait` and returns the event of its last command. `node` must have passed
 // check_node. Errors: InvalidArgument for shapes the kernels cannot take; the op layer's.

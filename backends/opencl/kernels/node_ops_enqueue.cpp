@@ -176,8 +176,11 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   const SoftmaxKind kind = node.op_type == "LogSoftmax" ? SoftmaxKind::kLogSoftmax
                            : node.op_type == "Hardmax"  ? SoftmaxKind::kHardmax
                                                         : SoftmaxKind::kSoftmax;
+  std::optional<float> nan_to;  // a NaN guard fused in (softmax_nan_guard)
+  if (node.has_attr(kNanToAttr)) nan_to = node.attr_float(kNanToAttr, 0.0f);
   if (in.opset() == 0 || in.opset() >= 13) {
-    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait);
+    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait,
+                           nan_to);
   }
   // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the rows.
   const auto rank = static_cast<int64_t>(shape.size());
@@ -186,7 +189,7 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   if (axis < 0 || axis > rank) return invalid_argument(in.context() + ": axis out of range");
   const auto a = static_cast<size_t>(axis);
   const Shape flat = {product(shape, 0, a), product(shape, a, shape.size())};
-  return enqueue_softmax(ops, queue, *x, flat, 1, kind, *y, wait);
+  return enqueue_softmax(ops, queue, *x, flat, 1, kind, *y, wait, nan_to);
 }
 
 // Sum, Mean, and Max/Min of other than two inputs: the first two inputs combined into y (which

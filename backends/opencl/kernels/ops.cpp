@@ -470,20 +470,25 @@ constexpr int64_t kRowGroup = 64;  // the kernels' reqd_work_group_size
 
 Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
                                   const cl::Buffer& x, const Shape& shape, int64_t axis,
-                                  SoftmaxKind kind, cl::Buffer& y, const Events& wait) {
+                                  SoftmaxKind kind, cl::Buffer& y, const Events& wait,
+                                  std::optional<float> nan_to) {
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Softmax"));
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Softmax input"));
   const auto outer = static_cast<cl_int>(product(shape, 0, a));
   const auto axis_size = static_cast<cl_int>(shape[a]);
   const auto inner = static_cast<cl_int>(product(shape, a + 1, shape.size()));
   const auto code = static_cast<cl_int>(kind);
+  const auto replace_nan = static_cast<cl_int>(nan_to.has_value());
+  const float nan_value = nan_to.value_or(0.0f);
   if (inner == 1 && axis_size >= kGroupPerRowFrom && kind != SoftmaxKind::kHardmax) {
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax_rows"));
-    HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax_rows", x, y, axis_size, code));
+    HSCHED_RETURN_IF_ERROR(
+        set_args(kernel, "softmax_rows", x, y, axis_size, code, replace_nan, nan_value));
     return launch(queue, kernel, int64_t{outer} * kRowGroup, wait, "softmax_rows");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "softmax", x, y, outer, axis_size, inner, code));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "softmax", x, y, outer, axis_size, inner, code, replace_nan, nan_value));
   return launch(queue, kernel, int64_t{outer} * inner, wait, "softmax");
 }
 

@@ -199,11 +199,13 @@ Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
 // The numpy broadcast of two shapes; InvalidArgument when they do not broadcast.
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
 
-// Softmax, LogSoftmax or Hardmax (opset 13) along `axis` (negative counts from the end).
+// Softmax, LogSoftmax or Hardmax (opset 13) along `axis` (negative counts from the end); with
+// `nan_to` (Softmax and LogSoftmax), a NaN result is stored as that value instead.
 enum class SoftmaxKind : cl_int { kSoftmax, kLogSoftmax, kHardmax };
 Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
                                   const cl::Buffer& x, const Shape& shape, int64_t axis,
-                                  SoftmaxKind kind, cl::Buffer& y, const Events& wait = {});
+                                  SoftmaxKind kind, cl::Buffer& y, const Events& wait = {},
+                                  std::optional<float> nan_to = std::nullopt);
 
 // LayerNormalization over the axes from `axis` (negative counts from the end) to the last;
 // scale and bias (bias may be null) hold the normalized shape's element count.

@@ -358,6 +358,40 @@ TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
   expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
 }
 
+// PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
+// Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
+// (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
+// nodes, the guarded values where the CPU has them.
+TEST(ClProgramTest, SoftmaxNanGuardMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> shape{2, 3, 40};
+  b.input("x", DType::kF32, shape);
+  b.output("y1", DType::kF32, shape).output("y2", DType::kF32, shape);
+  std::vector<float> rows(2 * 3 * 40, 0.0f), columns = rows;
+  for (size_t k = 0; k < 40; ++k) rows[40 + k] = -INFINITY;              // row (0, 1)
+  for (size_t c = 0; c < 3; ++c) columns[(3 + c) * 40 + 5] = -INFINITY;  // column (1, :, 5)
+  b.initializer_f32("rows", shape, rows).initializer_f32("columns", shape, columns);
+  b.initializer_f32("zero", {}, {0.0f}).initializer_f32("fill", {1}, {-1.5f});
+  b.node("Add", {"x", "rows"}, {"a1"});
+  b.node("Softmax", {"a1"}, {"s1"});
+  b.node("IsNaN", {"s1"}, {"n1"});
+  b.node("Where", {"n1", "zero", "s1"}, {"y1"});
+  b.node("Add", {"x", "columns"}, {"a2"});
+  set_attr(b.node("LogSoftmax", {"a2"}, {"s2"}), "axis", int64_t{1});
+  b.node("IsNaN", {"s2"}, {"n2"});
+  b.node("Where", {"n2", "fill", "s2"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_nan_guard", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, shape);
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 4}, 1e-5, 1e-4, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 4}, 2e-3, 1e-2);
+}
+
 // Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls absorbed;
 // a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Four kernels for ten nodes.
 TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
