@@ -74,7 +74,8 @@ struct PlannedStep {
 // LayerNormalization between Transposes to and from channels-last runs over the channels
 // (channel_layer_norm); a Softmax absorbs the IsNaN and Where that replace its NaNs
 // (softmax_nan_guard); a MatMul takes the scalar factor of a Mul that only feeds it as its
-// alpha (fusable_scale); view ops become aliases. Pure graph analysis, shared by
+// alpha (fusable_scale) and reads a Transpose's input in place (fusable_transpose); view ops
+// become aliases. Pure graph analysis, shared by
 // ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
@@ -83,16 +84,24 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   std::map<ValueId, NodeId> chain_of_input;  // x -> the last node of the chain reading it
   std::map<NodeId, FusedNode> rewritten;     // channel LayerNorms and guarded Softmaxes, by anchor
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled;  // by their MatMul
+  std::map<NodeId, std::vector<std::pair<size_t, NodeId>>> transposed;   // by their MatMul
   for (NodeId id : order) {
-    if (graph.node(id).op_type == "MatMul" && graph.node(id).domain.empty()) {
+    const Node& node = graph.node(id);
+    if (node.op_type == "MatMul" && node.domain.empty()) {
       for (size_t i = 0; i < 2; ++i) {
-        const auto scale = fusable_scale(graph, graph.node(id), i);
+        ValueId operand = node.inputs[i];
+        const auto scale = fusable_scale(graph, node, i);
         // (A GELU's last Mul, by 0.5, stays the GELU's.)
-        if (!scale || absorbed[static_cast<size_t>(scale->mul)] || chains.count(scale->mul)) {
-          continue;
+        if (scale && !absorbed[static_cast<size_t>(scale->mul)] && !chains.count(scale->mul)) {
+          absorbed[static_cast<size_t>(scale->mul)] = true;
+          scaled[id].emplace_back(i, *scale);
+          operand = scale->value;
         }
-        absorbed[static_cast<size_t>(scale->mul)] = true;
-        scaled[id].emplace_back(i, *scale);
+        const auto transpose = fusable_transpose(graph, node, i, operand);
+        if (transpose && !absorbed[static_cast<size_t>(*transpose)]) {
+          absorbed[static_cast<size_t>(*transpose)] = true;
+          transposed[id].emplace_back(i, *transpose);
+        }
       }
       continue;
     }
@@ -146,6 +155,15 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
         step.absorbed.push_back(scale.mul);
       }
       step.op.attributes[kMatMulAlphaAttr] = alpha;
+    }
+    if (const auto operands = transposed.find(id); operands != transposed.end()) {
+      for (const auto& [i, t] : operands->second) {
+        const Node& transpose = graph.node(t);
+        step.op.inputs[i] = transpose.inputs[0];
+        step.op.attributes[kMatMulPermAttrs[i]] =
+            transpose_perm(transpose, graph.value(transpose.inputs[0]).shape.rank());
+        step.absorbed.push_back(t);
+      }
     }
     const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
     if ((conv || matmul) && graph.value(step.op.outputs[0]).dtype == DType::kF32) {

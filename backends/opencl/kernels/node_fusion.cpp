@@ -191,6 +191,38 @@ std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul,
   return std::nullopt;
 }
 
+std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, size_t i,
+                                        ValueId operand) {
+  if (i >= 2 || matmul.inputs.size() < 2 || operand == kNoValue) return std::nullopt;
+  const NodeId id = graph.value(operand).producer;
+  NodeId reader = kNoNode;
+  if (id == kNoNode || only_reader(graph, operand, &reader) == nullptr) return std::nullopt;
+  const Node& transpose = graph.node(id);
+  if (transpose.op_type != "Transpose" || !transpose.domain.empty() ||
+      transpose.inputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(transpose.inputs[0]);
+  const Value& a = graph.value(matmul.inputs[0]);
+  const Value& b = graph.value(matmul.inputs[1]);
+  if (x.dtype != DType::kF32 || !x.shape.is_static() || !a.shape.is_static() ||
+      !b.shape.is_static() || !tiled_matmul(a.shape.dims, b.shape.dims)) {
+    return std::nullopt;
+  }
+  if (!transposed_operand(x.shape.dims, transpose_perm(transpose, x.shape.rank()))) {
+    return std::nullopt;
+  }
+  return id;
+}
+
+std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank) {
+  std::vector<int64_t> perm = transpose.attr_ints("perm");
+  if (perm.empty()) {  // ONNX's default: the axes reversed
+    for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  }
+  return perm;
+}
+
 std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   if (!node.domain.empty()) return std::nullopt;

@@ -97,6 +97,17 @@ std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, con
 // program reads the value instead and multiplies the product by the factor
 // (kMatMulAlphaAttr, the product of both inputs' factors).
 inline constexpr const char* kMatMulAlphaAttr = "hsched_matmul_alpha";
+// MatMul <- Transpose fusion: input `i` of `matmul` made by a Transpose whose output only this
+// MatMul reads (attention's heads split off, K transposed), when the MatMul can read it in place
+// (transposed_operand, tiled_matmul in ops.h; static shapes, f32): that Transpose. The program
+// reads its input instead, the permutation in attribute kMatMulPermAttrs[i].
+inline constexpr const char* kMatMulPermAttrs[2] = {"hsched_matmul_a_perm", "hsched_matmul_b_perm"};
+// `operand` is what the MatMul reads at `i` once a scale is fused (fusable_scale's value).
+std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, size_t i,
+                                        ValueId operand);
+// A Transpose's permutation of an input of rank `rank` (ONNX's default, the axes reversed, when
+// the attribute is absent).
+std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank);
 struct ScaledInput {
   ValueId value = kNoValue;
   NodeId mul = kNoNode;

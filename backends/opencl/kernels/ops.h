@@ -219,21 +219,38 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               const cl::Buffer& x, const Shape& shape,
                                               cl::Buffer& y, const Events& wait = {});
 
-// What a MatMul does to its products before storing them, in this order (the program's fusions):
-// times `alpha`, plus `bias` ([N] in the storage type) on every row, plus `residual` (y's shape),
-// then `activation`.
-struct MatMulEpilogue {
+// What the program fused into a MatMul. Its operands read through a permutation of their
+// buffers' axes (a Transpose: the operand is Transpose(buffer, a_perm); empty for as stored; the
+// product must then be one matmul_tiled takes, tiled_matmul()); and before storing the products,
+// in this order: times `alpha`, plus `bias` ([N] in the storage type) on every row, plus
+// `residual` (y's shape), then `activation`.
+struct MatMulFusion {
+  std::vector<int64_t> a_perm{}, b_perm{};
   float alpha = 1.0f;
   const cl::Buffer* bias = nullptr;
   const cl::Buffer* residual = nullptr;
   std::optional<Activation> activation{};
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
-// `epilogue`.
+// `epilogue` (a_shape and b_shape are the buffers' shapes, before any permutation).
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait = {},
-                                 const MatMulEpilogue& epilogue = {});
+                                 const MatMulFusion& epilogue = {});
+
+// Where element (batch b, row i, column p) of a MatMul operand is: b * batch + i * row + p * col.
+struct OperandStrides {
+  int64_t batch = 0, row = 0, col = 1;
+};
+// The strides of Transpose(x, perm) read in place as a MatMul operand, x dense of shape x_shape;
+// nullopt unless perm permutes x's axes (rank >= 2) and the permuted batch axes longer than 1
+// collapse into one stride.
+std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
+                                                 const std::vector<int64_t>& perm);
+// Whether enqueue_matmul runs [..., M, K] x [..., K, N] (ranks >= 2) as one matmul_tiled launch:
+// each operand holds every batch of the broadcast or one matrix for all, and the product is
+// small enough. Only such products read transposed operands.
+bool tiled_matmul(const Shape& a_shape, const Shape& b_shape);
 
 struct GemmParams {
   bool trans_a = false;

@@ -39,7 +39,7 @@ struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0;
   int64_t b_row = 0, b_col = 1, b_batch = 0;
-  MatMulEpilogue epilogue{};
+  MatMulFusion epilogue{};
 };
 
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
@@ -53,7 +53,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
     HSCHED_ASSIGN_OR_RETURN(
         partial, float_scratch(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
   }
-  const MatMulEpilogue& e = c.epilogue;
+  const MatMulFusion& e = c.epilogue;
   const cl::Buffer& bias = e.bias != nullptr ? *e.bias : a;
   const cl::Buffer& residual = e.residual != nullptr ? *e.residual : a;
   const Activation act = e.activation.value_or(Activation{});
@@ -229,46 +229,129 @@ Result<cl::Event> gemm_product(const OpKernels& ops, cl::CommandQueue& queue, co
   return finish(ops, queue, y32, y, m * n, last);
 }
 
+// The batch broadcast of MatMul operands of (logical) shapes a [..., M, K] and b [..., K, N].
+struct BatchLayout {
+  Shape batch, a_full, b_full;  // the broadcast batch dims; each operand's, padded to its rank
+  int64_t batches = 1;
+  bool a_shared = false, b_shared = false;  // one matrix for every batch
+  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
+  // one strided-batched product (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
+  bool regular = false;
+};
+Result<BatchLayout> batch_layout(const Shape& a_shape, const Shape& b_shape) {
+  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
+  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
+  BatchLayout l;
+  HSCHED_ASSIGN_OR_RETURN(l.batch, broadcast_shape(a_batch, b_batch));
+  l.batches = element_count(l.batch);
+  const size_t rank = l.batch.size();
+  l.a_full.assign(rank - a_batch.size(), 1);
+  l.b_full.assign(rank - b_batch.size(), 1);
+  l.a_full.insert(l.a_full.end(), a_batch.begin(), a_batch.end());
+  l.b_full.insert(l.b_full.end(), b_batch.begin(), b_batch.end());
+  l.a_shared = element_count(a_batch) == 1;
+  l.b_shared = element_count(b_batch) == 1;
+  l.regular = (l.a_full == l.batch || l.a_shared) && (l.b_full == l.batch || l.b_shared);
+  return l;
+}
+
+Shape permuted(const Shape& shape, const std::vector<int64_t>& perm) {
+  if (perm.empty()) return shape;
+  Shape out;
+  for (int64_t axis : perm) out.push_back(shape[static_cast<size_t>(axis)]);
+  return out;
+}
+
 }  // namespace
+
+std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
+                                                 const std::vector<int64_t>& perm) {
+  const size_t rank = perm.size();
+  if (rank < 2 || x_shape.size() != rank) return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(axis)]) {
+      return std::nullopt;
+    }
+    seen[static_cast<size_t>(axis)] = true;
+  }
+  std::vector<int64_t> dense(rank, 1);  // x's strides
+  for (size_t d = rank - 1; d-- > 0;) dense[d] = dense[d + 1] * x_shape[d + 1];
+  const auto stride = [&](size_t d) { return dense[static_cast<size_t>(perm[d])]; };
+  OperandStrides s{.batch = 0, .row = stride(rank - 2), .col = stride(rank - 1)};
+  int64_t span = 1;  // batches the stride covers so far
+  for (size_t d = rank - 2; d-- > 0;) {
+    const int64_t extent = x_shape[static_cast<size_t>(perm[d])];
+    if (extent == 1) continue;
+    if (s.batch == 0) {
+      s.batch = stride(d);
+    } else if (stride(d) != s.batch * span) {
+      return std::nullopt;
+    }
+    span *= extent;
+  }
+  return s;
+}
+
+bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
+  if (a_shape.size() < 2 || b_shape.size() < 2) return false;
+  const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
+  const auto layout = batch_layout(a_shape, b_shape);
+  return b_shape[b_shape.size() - 2] == k && layout.is_ok() && layout->regular && m > 0 && n > 0 &&
+         k > 0 && layout->batches > 0 && layout->batches * m * n * k <= kTiledMaxMacs;
+}
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait,
-                                 const MatMulEpilogue& epilogue) {
+                                 cl::Buffer& y, const Events& wait, const MatMulFusion& epilogue) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
-  const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back();
-  const int64_t n = b_shape.back();
-  if (b_shape[b_shape.size() - 2] != k) {
-    return invalid_argument("ops: MatMul inner dims differ (" + std::to_string(k) + " vs " +
-                            std::to_string(b_shape[b_shape.size() - 2]) + ")");
+  // Operands read through a permutation of their buffers' axes: their shapes and strides.
+  std::optional<OperandStrides> a_strides, b_strides;
+  if (!epilogue.a_perm.empty()) a_strides = transposed_operand(a_shape, epilogue.a_perm);
+  if (!epilogue.b_perm.empty()) b_strides = transposed_operand(b_shape, epilogue.b_perm);
+  if (a_strides.has_value() != !epilogue.a_perm.empty() ||
+      b_strides.has_value() != !epilogue.b_perm.empty()) {
+    return invalid_argument("ops: MatMul cannot read this operand transposed in place");
   }
-  const Shape a_batch(a_shape.begin(), a_shape.end() - 2);
-  const Shape b_batch(b_shape.begin(), b_shape.end() - 2);
-  HSCHED_ASSIGN_OR_RETURN(Shape batch, broadcast_shape(a_batch, b_batch));
-  const int64_t batches = element_count(batch);
+  const Shape a_logical = permuted(a_shape, epilogue.a_perm);
+  const Shape b_logical = permuted(b_shape, epilogue.b_perm);
+  const int64_t m = a_logical[a_logical.size() - 2], k = a_logical.back();
+  const int64_t n = b_logical.back();
+  if (b_logical[b_logical.size() - 2] != k) {
+    return invalid_argument("ops: MatMul inner dims differ (" + std::to_string(k) + " vs " +
+                            std::to_string(b_logical[b_logical.size() - 2]) + ")");
+  }
+  HSCHED_ASSIGN_OR_RETURN(const BatchLayout layout, batch_layout(a_logical, b_logical));
+  const int64_t batches = layout.batches;
   const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
   const int64_t y_count = batches * m * n;
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
-  const size_t rank = batch.size();
-  Shape a_full(rank - a_batch.size(), 1), b_full(rank - b_batch.size(), 1);
-  a_full.insert(a_full.end(), a_batch.begin(), a_batch.end());
-  b_full.insert(b_full.end(), b_batch.begin(), b_batch.end());
-  // Each operand either has every batch (stride: one matrix) or one matrix for all (stride 0):
-  // one strided-batched product (attention's [B, H, M, K] x [B, H, K, N]), not a call per batch.
-  const bool a_shared = element_count(a_batch) == 1, b_shared = element_count(b_batch) == 1;
-  const bool regular = (a_full == batch || a_shared) && (b_full == batch || b_shared);
+  const bool a_shared = layout.a_shared, b_shared = layout.b_shared;
+  const bool tiled = layout.regular && y_count * k <= kTiledMaxMacs;
+  if ((a_strides || b_strides) && !tiled && y_count * k > 0) {
+    return invalid_argument("ops: a transposed MatMul operand needs the tiled kernel");
+  }
 
   cl::Event last;
   if (y_count == 0 || k == 0) {
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
-  } else if (regular && y_count * k <= kTiledMaxMacs) {
-    TiledCall call{
-        .m = m, .n = n, .k = k, .batch = batches, .a_row = k, .b_row = n, .epilogue = epilogue};
-    call.a_batch = a_shared ? 0 : m * k;
-    call.b_batch = b_shared ? 0 : k * n;
-    if (b_shared && !a_shared) {  // shared B (weights): the batch folds into M
+  } else if (tiled) {
+    const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});
+    const OperandStrides bs = b_strides.value_or(OperandStrides{.batch = k * n, .row = n});
+    TiledCall call{.m = m,
+                   .n = n,
+                   .k = k,
+                   .batch = batches,
+                   .a_row = as.row,
+                   .a_col = as.col,
+                   .a_batch = a_shared ? 0 : as.batch,
+                   .b_row = bs.row,
+                   .b_col = bs.col,
+                   .b_batch = b_shared ? 0 : bs.batch,
+                   .epilogue = epilogue};
+    if (b_shared && !a_shared && as.batch == m * as.row) {  // shared B: the batch folds into M
       call.m = batches * m;
       call.batch = 1;
     }
@@ -284,11 +367,11 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                   .n = static_cast<size_t>(n),
                   .k = static_cast<size_t>(k),
                   .alpha = epilogue.alpha};
-    if (b_shared && element_count(a_batch) == batches) {
+    if (b_shared && element_count(layout.a_full) == batches) {
       // Shared B (weights): the batch folds into M, one GEMM.
       call.m = static_cast<size_t>(batches * m);
       HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul"));
-    } else if (regular) {
+    } else if (layout.regular) {
       const size_t a_stride = a_shared ? 0 : static_cast<size_t>(m * k);
       const size_t b_stride = b_shared ? 0 : static_cast<size_t>(k * n);
       HSCHED_RETURN_IF_ERROR(gemm(ops, queue, call, a32, b32, y32, &last, "MatMul",
@@ -297,13 +380,13 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
       // General batch broadcasting: one GEMM per output batch, at broadcast offsets.
       for (int64_t index = 0; index < batches; ++index) {
         int64_t rest = index, a_index = 0, b_index = 0, a_stride = 1, b_stride = 1;
-        for (size_t d = rank; d-- > 0;) {
-          const int64_t coord = rest % batch[d];
-          rest /= batch[d];
-          if (a_full[d] != 1) a_index += coord * a_stride;
-          if (b_full[d] != 1) b_index += coord * b_stride;
-          a_stride *= a_full[d];
-          b_stride *= b_full[d];
+        for (size_t d = layout.batch.size(); d-- > 0;) {
+          const int64_t coord = rest % layout.batch[d];
+          rest /= layout.batch[d];
+          if (layout.a_full[d] != 1) a_index += coord * a_stride;
+          if (layout.b_full[d] != 1) b_index += coord * b_stride;
+          a_stride *= layout.a_full[d];
+          b_stride *= layout.b_full[d];
         }
         call.a_offset = static_cast<size_t>(a_index * m * k);
         call.b_offset = static_cast<size_t>(b_index * k * n);

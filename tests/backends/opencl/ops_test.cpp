@@ -425,7 +425,7 @@ TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
       const auto count = static_cast<int64_t>(want.size());
       cl::Buffer a_buffer = upload(a), b_buffer = upload(b), bias_buffer = upload(bias);
       cl::Buffer residual_buffer = upload(residual), y_buffer = output(count);
-      MatMulEpilogue epilogue{.bias = &bias_buffer};
+      MatMulFusion epilogue{.bias = &bias_buffer};
       if (full) {
         epilogue.alpha = alpha;
         epilogue.residual = &residual_buffer;

@@ -392,8 +392,9 @@ TEST(ClProgramTest, SoftmaxNanGuardMatchesTheCpu) {
   expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 4}, 2e-3, 1e-2);
 }
 
-// Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls absorbed;
-// a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Four kernels for ten nodes.
+// Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls and the
+// Transpose absorbed; a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Three
+// kernels for ten nodes.
 TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
   test::TempDir cache_dir;
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
@@ -419,8 +420,36 @@ TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
   Tensor x(DType::kF32, {2, 5, 8});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
-  // The Transpose, MatMul(q, k) with both scales, the GELU, MatMul(g, w).
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 6}, 1e-4, 1e-3, 3);
+  // MatMul(q, k) with both scales and the Transpose, the GELU, MatMul(g, w).
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 7}, 1e-4, 1e-3, 3);
+}
+
+// Attention's heads read in place: x [B, S, H, D] as Q [B, H, S, D] and K^T [B, H, D, S]
+// (Transposes (0, 2, 1, 3) and (0, 2, 3, 1)) and as V, the MatMuls reading x through strides;
+// a Transpose (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel.
+// Four kernels for eight nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, TransposedOperandsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 8, 2, 4});
+  b.output("y1", DType::kF32, {1, 2, 8, 4}).output("y2", DType::kF32, {2, 8, 1, 3});
+  b.initializer_random("w", {4, 3}, 1.0f, 5);
+  set_attr(b.node("Transpose", {"x"}, {"q"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  set_attr(b.node("Transpose", {"x"}, {"k"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.node("MatMul", {"q", "k"}, {"s"});
+  set_attr(b.node("Transpose", {"x"}, {"v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  b.node("MatMul", {"s", "v"}, {"y1"});
+  set_attr(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{2, 1, 0, 3});
+  b.node("MatMul", {"t", "w"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_transposed", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 8, 2, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.47f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 3}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 3}, 1e-2, 1e-2);
 }
 
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
