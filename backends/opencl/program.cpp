@@ -69,7 +69,8 @@ struct PlannedStep {
 // Steps in topological order; a Conv or MatMul absorbs the nodes after it that alone read its
 // result, as its epilogue: a MatMul the Add of a constant bias row, then either one the Add of a
 // tensor of its shape made before it (a residual connection), then an activation (Relu, Clip...)
-// or one exported as several nodes (activation_chain: a GELU, a SiLU); such a chain after
+// or one exported as several nodes (activation_chain: a GELU, a SiLU), then a MatMul without a
+// residual a Transpose it can store its result as (fusable_result_transpose); such a chain after
 // anything else runs as one step in its last node's place; a
 // LayerNormalization between Transposes to and from channels-last runs over the channels
 // (channel_layer_norm); a Softmax absorbs the IsNaN and Where that replace its NaNs
@@ -187,12 +188,14 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
           take(graph.value(result).consumers[0], next->outputs[0]);
         }
       }
+      bool with_residual = false;
       if (const Node* next = sole_reader(result)) {
         const auto residual = fusable_residual(graph, result, *next);
         if (residual && produced_before(*residual, id)) {
           step.op.inputs.resize(kResidualInput + 1, kNoValue);
           step.op.inputs[kResidualInput] = *residual;
           take(graph.value(result).consumers[0], next->outputs[0]);
+          with_residual = true;
         }
       }
       const Node* next = sole_reader(result);
@@ -214,6 +217,14 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
           absorbed[static_cast<size_t>(c.last)] = true;
           result = graph.node(c.last).outputs[0];
           chains.erase(chain_last->second);
+        }
+      }
+      // A MatMul stores its result transposed for a Transpose that alone reads it (attention's
+      // heads merged back), unless a residual, read in the stored layout, came before.
+      if (const Node* last = matmul && !with_residual ? sole_reader(result) : nullptr) {
+        if (auto perm = fusable_result_transpose(graph, graph.node(id), result, *last)) {
+          step.op.attributes[kMatMulResultPermAttr] = std::move(*perm);
+          take(graph.value(result).consumers[0], last->outputs[0]);
         }
       }
       step.op.outputs[0] = result;

@@ -150,7 +150,8 @@ CG_BODY(conv_gemm_32, 32, 2, float2)
 // MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
 // y[batch][m, n] = act(alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) (+ res[batch][m, n])) in
 // the storage type, fp32 sums, act none with op -1. A[i][p] is at a_batch * batch + i * a_row +
-// p * a_col (B alike), so transposes and a matrix shared by every batch (stride 0) are strides.
+// p * a_col (B alike), so transposes and a matrix shared by every batch (stride 0) are strides;
+// y[batch][i, j] (and res's) at y_batch * batch + i * y_row + j, so a transposed result is too.
 // Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT outputs; a tile's loads walk the
 // operand's contiguous axis across neighbouring items. With several K splits (work groups
 // batch * splits + split) each writes its partial sums to partial[split][batch][m, n] and
@@ -173,14 +174,15 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                       
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
-          int a_row, int a_col, int a_batch, int b_row, int b_col, int b_batch, int batches,    \
-          int splits, int k_chunk, float alpha, int op, float act_alpha, float act_beta) {      \
+          int a_row, int a_col, int a_batch, int b_row, int b_col, int b_batch, int y_row,      \
+          int y_batch, int batches, int splits, int k_chunk, float alpha, int op,               \
+          float act_alpha, float act_beta) {                                                    \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
   const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
-  const int a_base = batch * a_batch, b_base = batch * b_batch, y_base = batch * m * n;         \
+  const int a_base = batch * a_batch, b_base = batch * b_batch, y_base = batch * y_batch;       \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
@@ -206,13 +208,13 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
     for (int j = 0; j < MM_WPT; ++j) {                                                          \
       const int col = n0 + tx * MM_WPT + j;                                                     \
       if (col >= n) continue;                                                                   \
-      const int at = y_base + row * n + col;                                                    \
       if (splits == 1) {                                                                        \
+        const int at = y_base + row * y_row + col;                                              \
         float v = alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f);                     \
         if (has_res) v += LOAD(res, at);                                                        \
         STORE(apply_unary(op, v, act_alpha, act_beta), y, at);                                  \
       } else {                                                                                  \
-        partial[split * batches * m * n + at] = acc[i][j];                                      \
+        partial[((split * batches + batch) * m + row) * n + col] = acc[i][j];                   \
       }                                                                                         \
     }                                                                                           \
   }                                                                                             \
@@ -220,18 +222,21 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
 MM_BODY(matmul_tiled_64, 64, 4, float4)
 MM_BODY(matmul_tiled_32, 32, 2, float2)
 
-// Sums matmul_tiled's split-K partials [splits][count] into y with matmul_tiled's epilogue.
+// Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
+// matmul_tiled's epilogue and output strides.
 __kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
                                   int has_bias, __global const storage_t* res, int has_res,
-                                  __global storage_t* y, int splits, int n, int count, float alpha,
-                                  int op, float act_alpha, float act_beta) {
+                                  __global storage_t* y, int splits, int m, int n, int y_row,
+                                  int y_batch, int count, float alpha, int op, float act_alpha,
+                                  float act_beta) {
   const int i = get_global_id(0);
   if (i >= count) return;
   float sum = 0.0f;
   for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
+  const int at = (i / (m * n)) * y_batch + (i / n % m) * y_row + i % n;
   float v = alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f);
-  if (has_res) v += LOAD(res, i);
-  STORE(apply_unary(op, v, act_alpha, act_beta), y, i);
+  if (has_res) v += LOAD(res, at);
+  STORE(apply_unary(op, v, act_alpha, act_beta), y, at);
 }
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual

@@ -215,6 +215,26 @@ std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, 
   return id;
 }
 
+std::optional<std::vector<int64_t>> fusable_result_transpose(const Graph& graph, const Node& matmul,
+                                                             ValueId result,
+                                                             const Node& transpose) {
+  if (transpose.op_type != "Transpose" || !transpose.domain.empty() ||
+      transpose.inputs.size() != 1 || transpose.inputs[0] != result ||
+      transpose.outputs.size() != 1 || matmul.inputs.size() < 2) {
+    return std::nullopt;
+  }
+  const Value& y = graph.value(result);
+  const Value& a = graph.value(matmul.inputs[0]);
+  const Value& b = graph.value(matmul.inputs[1]);
+  if (y.dtype != DType::kF32 || !y.shape.is_static() || !a.shape.is_static() ||
+      !b.shape.is_static() || !tiled_matmul(a.shape.dims, b.shape.dims)) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> perm = transpose_perm(transpose, y.shape.rank());
+  if (!transposed_result(y.shape.dims, perm)) return std::nullopt;
+  return perm;
+}
+
 std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank) {
   std::vector<int64_t> perm = transpose.attr_ints("perm");
   if (perm.empty()) {  // ONNX's default: the axes reversed

@@ -105,6 +105,13 @@ inline constexpr const char* kMatMulPermAttrs[2] = {"hsched_matmul_a_perm", "hsc
 // `operand` is what the MatMul reads at `i` once a scale is fused (fusable_scale's value).
 std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, size_t i,
                                         ValueId operand);
+// MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
+// bias and activation, no residual), when the MatMul can store its result so permuted
+// (transposed_result, tiled_matmul): its permutation, which the program puts in attribute
+// kMatMulResultPermAttr, the Transpose's output becoming the MatMul's.
+inline constexpr const char* kMatMulResultPermAttr = "hsched_matmul_result_perm";
+std::optional<std::vector<int64_t>> fusable_result_transpose(const Graph& graph, const Node& matmul,
+                                                             ValueId result, const Node& transpose);
 // A Transpose's permutation of an input of rank `rank` (ONNX's default, the axes reversed, when
 // the attribute is absent).
 std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank);

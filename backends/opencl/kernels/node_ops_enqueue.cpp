@@ -146,10 +146,11 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   Shape a_shape = in.shape(0), b_shape = in.shape(1);
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
-  // The program's fusions: transposed operands, a scalar factor, a bias Add's row, a residual
-  // Add, an activation.
+  // The program's fusions: transposed operands and result, a scalar factor, a bias Add's row, a
+  // residual Add, an activation.
   const MatMulFusion epilogue{.a_perm = in.node().attr_ints(kMatMulPermAttrs[0]),
                               .b_perm = in.node().attr_ints(kMatMulPermAttrs[1]),
+                              .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
                               .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
                               .bias = in.optional_buffer(2),
                               .residual = in.optional_buffer(kResidualInput),

@@ -220,12 +220,13 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               cl::Buffer& y, const Events& wait = {});
 
 // What the program fused into a MatMul. Its operands read through a permutation of their
-// buffers' axes (a Transpose: the operand is Transpose(buffer, a_perm); empty for as stored; the
-// product must then be one matmul_tiled takes, tiled_matmul()); and before storing the products,
-// in this order: times `alpha`, plus `bias` ([N] in the storage type) on every row, plus
-// `residual` (y's shape), then `activation`.
+// buffers' axes (a Transpose: the operand is Transpose(buffer, a_perm); empty for as stored), its
+// result stored as Transpose(result, y_perm) (transposed_result), either needing a product
+// matmul_tiled takes (tiled_matmul()); and before storing the products, in this order: times
+// `alpha`, plus `bias` ([N] in the storage type) on every row, plus `residual` (the stored
+// shape), then `activation`.
 struct MatMulFusion {
-  std::vector<int64_t> a_perm{}, b_perm{};
+  std::vector<int64_t> a_perm{}, b_perm{}, y_perm{};
   float alpha = 1.0f;
   const cl::Buffer* bias = nullptr;
   const cl::Buffer* residual = nullptr;
@@ -247,6 +248,11 @@ struct OperandStrides {
 // collapse into one stride.
 std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
                                                  const std::vector<int64_t>& perm);
+// Where element (b, i, j) of a MatMul result y is stored when what is stored is Transpose(y, perm)
+// (dense): nullopt unless perm permutes y's axes, keeps the last one last, and y's batch axes
+// longer than 1 collapse into one stride there.
+std::optional<OperandStrides> transposed_result(const Shape& y_shape,
+                                                const std::vector<int64_t>& perm);
 // Whether enqueue_matmul runs [..., M, K] x [..., K, N] (ranks >= 2) as one matmul_tiled launch:
 // each operand holds every batch of the broadcast or one matrix for all, and the product is
 // small enough. Only such products read transposed operands.

@@ -39,6 +39,8 @@ struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0;
   int64_t b_row = 0, b_col = 1, b_batch = 0;
+  // Where y[b][i, j] (and the residual's) is: b * y_batch + i * y_row + j; 0s for dense.
+  int64_t y_row = 0, y_batch = 0;
   MatMulFusion epilogue{};
 };
 
@@ -59,13 +61,15 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const Activation act = e.activation.value_or(Activation{});
   const cl_int op = e.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
+  const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
+  const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
   const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(
       kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
       partial, i32(c.m), i32(c.n), i32(c.k), i32(c.a_row), i32(c.a_col), i32(c.a_batch),
-      i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha,
-      op, act.alpha, act.beta));
+      i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(y_row), i32(y_batch), i32(c.batch),
+      i32(splits), i32(k_chunk), e.alpha, op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -77,10 +81,10 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (splits == 1) return event;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, bias,
-                                          i32(e.bias != nullptr), residual,
-                                          i32(e.residual != nullptr), y, i32(splits), i32(c.n),
-                                          i32(count), e.alpha, op, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(reduce, "matmul_split_reduce", partial, bias, i32(e.bias != nullptr),
+                       residual, i32(e.residual != nullptr), y, i32(splits), i32(c.m), i32(c.n),
+                       i32(y_row), i32(y_batch), i32(count), e.alpha, op, act.alpha, act.beta));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
@@ -293,6 +297,23 @@ std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
   return s;
 }
 
+std::optional<OperandStrides> transposed_result(const Shape& y_shape,
+                                                const std::vector<int64_t>& perm) {
+  if (perm.size() != y_shape.size() || perm.size() < 2) return std::nullopt;
+  // y is Transpose(stored, inverse) read in place.
+  std::vector<int64_t> inverse(perm.size(), -1);
+  for (size_t d = 0; d < perm.size(); ++d) {
+    if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(perm.size()) ||
+        inverse[static_cast<size_t>(perm[d])] != -1) {
+      return std::nullopt;
+    }
+    inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+  }
+  const auto strides = transposed_operand(permuted(y_shape, perm), inverse);
+  if (!strides || strides->col != 1) return std::nullopt;
+  return strides;
+}
+
 bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
   if (a_shape.size() < 2 || b_shape.size() < 2) return false;
   const int64_t m = a_shape[a_shape.size() - 2], k = a_shape.back(), n = b_shape.back();
@@ -330,8 +351,15 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
   const bool a_shared = layout.a_shared, b_shared = layout.b_shared;
   const bool tiled = layout.regular && y_count * k <= kTiledMaxMacs;
-  if ((a_strides || b_strides) && !tiled && y_count * k > 0) {
-    return invalid_argument("ops: a transposed MatMul operand needs the tiled kernel");
+  std::optional<OperandStrides> y_strides;
+  if (!epilogue.y_perm.empty()) {
+    Shape y_logical = layout.batch;
+    y_logical.insert(y_logical.end(), {m, n});
+    y_strides = transposed_result(y_logical, epilogue.y_perm);
+    if (!y_strides) return invalid_argument("ops: MatMul cannot store this result transposed");
+  }
+  if ((a_strides || b_strides || y_strides) && !tiled && y_count * k > 0) {
+    return invalid_argument("ops: a transposed MatMul operand or result needs the tiled kernel");
   }
 
   cl::Event last;
@@ -350,8 +378,11 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                    .b_row = bs.row,
                    .b_col = bs.col,
                    .b_batch = b_shared ? 0 : bs.batch,
+                   .y_row = y_strides ? y_strides->row : n,
+                   .y_batch = y_strides ? y_strides->batch : m * n,
                    .epilogue = epilogue};
-    if (b_shared && !a_shared && as.batch == m * as.row) {  // shared B: the batch folds into M
+    // Shared B (weights): the batch folds into M where A's and y's rows run on across batches.
+    if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row) {
       call.m = batches * m;
       call.batch = 1;
     }

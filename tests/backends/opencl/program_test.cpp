@@ -425,31 +425,38 @@ TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
 }
 
 // Attention's heads read in place: x [B, S, H, D] as Q [B, H, S, D] and K^T [B, H, D, S]
-// (Transposes (0, 2, 1, 3) and (0, 2, 3, 1)) and as V, the MatMuls reading x through strides;
-// a Transpose (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel.
-// Four kernels for eight nodes, the CPU's values, fp32 and fp16 storage.
+// (Transposes (0, 2, 1, 3) and (0, 2, 3, 1)) and as V, the MatMuls reading x through strides,
+// and merged back: the product's Transpose (0, 2, 1, 3) is how it stores its result. A Transpose
+// (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel; a product with
+// K split (512) stores its result as Transpose (1, 0, 2) from the reduction. Five kernels for 11
+// nodes, the CPU's values, fp32 and fp16 storage.
 TEST(ClProgramTest, TransposedOperandsMatchTheCpu) {
   test::TempDir cache_dir;
   const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
   if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 8, 2, 4});
-  b.output("y1", DType::kF32, {1, 2, 8, 4}).output("y2", DType::kF32, {2, 8, 1, 3});
+  b.output("y1", DType::kF32, {1, 8, 2, 4}).output("y2", DType::kF32, {2, 8, 1, 3});
+  b.output("y3", DType::kF32, {3, 2, 4});
   b.initializer_random("w", {4, 3}, 1.0f, 5);
+  b.initializer_random("c", {2, 3, 512}, 1.0f, 6).initializer_random("w5", {512, 4}, 0.1f, 7);
   set_attr(b.node("Transpose", {"x"}, {"q"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
   set_attr(b.node("Transpose", {"x"}, {"k"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
   b.node("MatMul", {"q", "k"}, {"s"});
   set_attr(b.node("Transpose", {"x"}, {"v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-  b.node("MatMul", {"s", "v"}, {"y1"});
+  b.node("MatMul", {"s", "v"}, {"o"});
+  set_attr(b.node("Transpose", {"o"}, {"y1"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
   set_attr(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{2, 1, 0, 3});
   b.node("MatMul", {"t", "w"}, {"y2"});
+  b.node("MatMul", {"c", "w5"}, {"z"});
+  set_attr(b.node("Transpose", {"z"}, {"y3"}), "perm", std::vector<int64_t>{1, 0, 2});
   auto graph = import_onnx_model(b.model(), {}, "cl_transposed", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   Tensor x(DType::kF32, {1, 8, 2, 4});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.47f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 3}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 3}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {5, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
 }
 
 // The integer products (ops_quant.h) against the CPU: MatMulInteger with per-row and per-column
