@@ -56,6 +56,36 @@ Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, cons
   return buffer;
 }
 
+// For a Concat over the channels (axis 1, rank 3 or 4, f32, static) whose every input is a
+// different Conv step's output that only it reads: those steps' indices in order, with their
+// channels; nullopt otherwise.
+std::optional<std::vector<std::pair<size_t, int64_t>>> concat_slices(
+    const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of) {
+  if (concat.outputs.size() != 1 || concat.inputs.empty()) return std::nullopt;
+  const Value& out = graph.value(concat.outputs[0]);
+  const auto rank = static_cast<int64_t>(out.shape.rank());
+  int64_t axis = concat.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis != 1 || (rank != 3 && rank != 4) || out.dtype != DType::kF32 || !out.shape.is_static()) {
+    return std::nullopt;
+  }
+  const auto& outputs = graph.outputs();
+  std::vector<std::pair<size_t, int64_t>> slices;
+  std::set<ValueId> seen;
+  for (ValueId v : concat.inputs) {
+    const auto step = v == kNoValue ? conv_step_of.end() : conv_step_of.find(v);
+    if (step == conv_step_of.end() || !seen.insert(v).second) return std::nullopt;
+    const Value& value = graph.value(v);
+    if (value.consumers.size() != 1 || value.dtype != DType::kF32 || !value.shape.is_static() ||
+        value.shape.rank() != out.shape.rank() ||
+        std::find(outputs.begin(), outputs.end(), v) != outputs.end()) {
+      return std::nullopt;
+    }
+    slices.emplace_back(step->second, value.shape.dims[1]);
+  }
+  return slices;
+}
+
 // One step of a program over a graph, before any device is involved.
 struct PlannedStep {
   NodeId node = kNoNode;
@@ -76,7 +106,8 @@ struct PlannedStep {
 // (channel_layer_norm); a Softmax absorbs the IsNaN and Where that replace its NaNs
 // (softmax_nan_guard); a MatMul takes the scalar factor of a Mul that only feeds it as its
 // alpha (fusable_scale) and reads a Transpose's input in place (fusable_transpose); view ops
-// become aliases. Pure graph analysis, shared by
+// become aliases; Convs write a Concat of their outputs in place (concat_slices). Pure graph
+// analysis, shared by
 // ClProgram::plan_steps and nodes_without_kernels.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   HSCHED_ASSIGN_OR_RETURN(std::vector<NodeId> order, graph.topological_order());
@@ -130,9 +161,24 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
            position[static_cast<size_t>(producer)] < position[static_cast<size_t>(id)];
   };
   std::vector<PlannedStep> steps;
+  std::map<ValueId, size_t> conv_step_of;  // a Conv step's output -> its index in `steps`
   for (NodeId id : order) {
     if (absorbed[static_cast<size_t>(id)]) continue;
     PlannedStep step{id, graph.node(id), is_view_op(graph.node(id).op_type), {}};
+    if (step.op.op_type == "Concat" && step.op.domain.empty()) {
+      if (const auto slices = concat_slices(graph, step.op, conv_step_of)) {
+        int64_t first = 0;
+        for (const auto& [index, channels] : *slices) {
+          PlannedStep& conv = steps[index];
+          conv.op.attributes[kConvStoredInAttr] =
+              std::vector<int64_t>{graph.value(step.op.outputs[0]).shape.dims[1], first};
+          conv.op.outputs[0] = step.op.outputs[0];
+          first += channels;
+        }
+        steps[slices->back().first].absorbed.push_back(id);
+        continue;
+      }
+    }
     if (const auto fused = rewritten.find(id); fused != rewritten.end()) {
       step.op = std::move(fused->second.op);
       step.absorbed = std::move(fused->second.absorbed);
@@ -229,6 +275,7 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       }
       step.op.outputs[0] = result;
     }
+    if (conv) conv_step_of[step.op.outputs[0]] = steps.size();
     steps.push_back(std::move(step));
   }
   return steps;

@@ -9,13 +9,22 @@ namespace hsched::opencl {
 // ones with a height of 1. One work item per output element unless stated otherwise.
 inline constexpr const char* kSpatialSource = R"CL(
 // Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
-// same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones.
+// same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones. A Conv's output
+// is stored in a tensor of y_channels channels from channel y_c0 on (a Concat's output written
+// in place; oc and 0 otherwise).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
   int kh, kw, sh, sw, dh, dw, ph, pw;
   int group;
+  int y_channels, y_c0;
 } ConvShape;
+
+// Where a Conv stores its output element i (NCHW over its own oc channels).
+int conv_stored(ConvShape s, int i) {
+  const int plane = s.oh * s.ow, b = i / (s.oc * plane), rest = i % (s.oc * plane);
+  return (b * s.y_channels + s.y_c0 + rest / plane) * plane + rest % plane;
+}
 
 // col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
 // batch index: zero where the window reads padding.
@@ -38,20 +47,22 @@ __kernel void im2col(__global const storage_t* x, __global float* col, ConvShape
 }
 
 // y[b, c, p] = act(t[c, b * plane + p] + bias[c] + res[b, c, p]): the GEMM's [oc, n * plane]
-// result into NCHW, with a fused residual Add where has_res. With n == 1 the layouts agree, so t
-// may be y itself (fp32 storage): each item reads only the element it writes.
+// result into NCHW (stored as conv_stored says), with a fused residual Add where has_res. With
+// n == 1 and y of oc channels the layouts agree, so t may be y itself (fp32 storage): each item
+// reads only the element it writes.
 __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
                             __global const storage_t* bias, int has_bias,
-                            __global const storage_t* res, int has_res, int n, int channels,
-                            int plane, int op, float alpha, float beta, int count) {
+                            __global const storage_t* res, int has_res, ConvShape s, int op,
+                            float alpha, float beta, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int plane = s.oh * s.ow;
+  const int b = i / (s.oc * plane), rest = i % (s.oc * plane);
   const int c = rest / plane, p = rest % plane;
-  float v = t[(c * n + b) * plane + p];
+  float v = t[(c * s.n + b) * plane + p];
   if (has_bias) v += LOAD(bias, c);
   if (has_res) v += LOAD(res, i);
-  STORE(apply_unary(op, v, alpha, beta), y, i);
+  STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, i));
 }
 
 // acc += this work item's WPT x WPT block of a_tile^T b_tile over one step of 16 in K, one vector
@@ -137,7 +148,7 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
       if (splits == 1) {                                                                        \
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
         const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
-        STORE(apply_unary(op, v, alpha, beta), y, out);                                         \
+        STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, out));                         \
       } else {                                                                                  \
         partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
       }                                                                                         \
@@ -243,9 +254,9 @@ __kernel void matmul_split_reduce(__global const float* partial, __global const 
 // and activation.
 __kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
                                 __global const storage_t* bias, int has_bias,
-                                __global const storage_t* res, int has_res, int splits, int n,
-                                int channels, int plane, int op, float alpha, float beta,
-                                int count) {
+                                __global const storage_t* res, int has_res, int splits,
+                                ConvShape s, int op, float alpha, float beta, int count) {
+  const int n = s.n, channels = s.oc, plane = s.oh * s.ow;
   const int i = get_global_id(0);
   if (i >= count) return;
   const int b = i / (channels * plane), rest = i % (channels * plane);
@@ -255,7 +266,7 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
   float v = has_bias ? LOAD(bias, c) : 0.0f;
   for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
   if (has_res) v += LOAD(res, i);
-  STORE(apply_unary(op, v, alpha, beta), y, i);
+  STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, i));
 }
 
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
@@ -284,7 +295,7 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
     }
   }
   if (has_res) sum += LOAD(res, i);
-  STORE(apply_unary(op, sum, alpha, beta), y, i);
+  STORE(apply_unary(op, sum, alpha, beta), y, conv_stored(s, i));
 }
 
 // ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when

@@ -85,6 +85,11 @@ void attach_activation(Node& conv, const Activation& activation);
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
+// Conv -> Concat fusion: a Concat over the channels (axis 1, rank 3 or 4) of f32 values each made
+// by a Conv step and read only by it writes no kernel: each Conv stores its output in the
+// Concat's, attribute kConvStoredInAttr {channels of the Concat's output, its first channel}, its
+// node copy's output the Concat's.
+inline constexpr const char* kConvStoredInAttr = "hsched_conv_stored_in";
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection): that
 // tensor. The program sets it as its node copy's input kResidualInput (input 2, the bias, then

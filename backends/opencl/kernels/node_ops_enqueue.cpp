@@ -107,8 +107,17 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   const bool transposed = node.op_type == "ConvTranspose";
   ConvParams params;
   const Shape& w_shape = in.shape(1);
+  Shape y_shape = in.output_shape();
+  if (node.has_attr(kConvStoredInAttr)) {  // the program's Conv -> Concat fusion
+    const std::vector<int64_t> slice = node.attr_ints(kConvStoredInAttr);
+    if (slice.size() != 2 || transposed || y_shape.size() < 3 || w_shape.empty()) {
+      return invalid_argument(in.context() + ": bad output slice");
+    }
+    params.stored_in = std::make_pair(slice[0], slice[1]);
+    y_shape[1] = w_shape[0];  // its own output: the Concat's shape holds more channels
+  }
   HSCHED_ASSIGN_OR_RETURN(params.window,
-                          window_of(node, in.shape(0), in.output_shape(), &w_shape, transposed));
+                          window_of(node, in.shape(0), y_shape, &w_shape, transposed));
   params.group = node.attr_int("group", 1);
   params.activation = fused_activation(node);
   params.algorithm = static_cast<ConvAlgorithm>(
@@ -119,8 +128,7 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);
   }
-  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y, in.output_shape(),
-                      wait);
+  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y, y_shape, wait);
 }
 
 Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

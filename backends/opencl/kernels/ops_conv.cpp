@@ -26,6 +26,7 @@ struct ConvShape {
   cl_int oc, oh, ow;
   cl_int kh, kw, sh, sw, dh, dw, ph, pw;
   cl_int group;
+  cl_int y_channels, y_c0;  // where the output is stored (ConvParams::stored_in)
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -82,6 +83,20 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   std::tie(s.dh, s.dw) = pair_of(win.dilations, spatial, 1, 1);
   std::tie(s.ph, s.pw) = pair_of(win.pads_begin, spatial, 0, 0);
   s.group = static_cast<cl_int>(group);
+  s.y_channels = s.oc;
+  s.y_c0 = 0;
+  if (params.stored_in) {
+    const auto [channels, first] = *params.stored_in;
+    if (transposed || first < 0 || channels < first + oc) {
+      return invalid_argument("ops: " + name + " output slice " + std::to_string(first) + "+" +
+                              std::to_string(oc) + " does not fit " + std::to_string(channels) +
+                              " channels");
+    }
+    HSCHED_RETURN_IF_ERROR(check_int_range(channels * x[0] * (spatial == 1 ? y[2] : y[2] * y[3]),
+                                           name + " stored output"));
+    s.y_channels = static_cast<cl_int>(channels);
+    s.y_c0 = static_cast<cl_int>(first);
+  }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
     return invalid_argument("ops: " + name +
@@ -128,8 +143,9 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   HSCHED_ASSIGN_OR_RETURN(
       cl::Buffer w32, detail::as_float(ops, queue, w, s.oc * k, detail::ScratchSlot::kConvWeights));
   const int64_t y_count = s.oc * cols;
-  cl::Buffer t = y;  // batch 1, fp32: the GEMM writes y in place, the epilogue finishes it
-  if (s.n != 1 || ops.storage() != Storage::kFloat32) {
+  // Batch 1, fp32, y its own: the GEMM writes y in place, the epilogue finishes it.
+  cl::Buffer t = y;
+  if (s.n != 1 || ops.storage() != Storage::kFloat32 || s.y_channels != s.oc) {
     HSCHED_ASSIGN_OR_RETURN(
         t, detail::float_scratch(ops, queue, detail::ScratchSlot::kConvResult, y_count));
   }
@@ -154,11 +170,11 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   if (!bias && !fused && !res && t() == y()) return gemm_done;
   const Activation act = params.activation.value_or(Activation{});
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
-  HSCHED_RETURN_IF_ERROR(set_args(
-      epilogue, "conv_epilogue", t, y, bias ? *bias : y, static_cast<cl_int>(bias != nullptr),
-      res ? *res : y, static_cast<cl_int>(res != nullptr), s.n, s.oc, static_cast<cl_int>(plane),
-      fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
-      static_cast<cl_int>(y_count)));
+  HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, bias ? *bias : y,
+                                  static_cast<cl_int>(bias != nullptr), res ? *res : y,
+                                  static_cast<cl_int>(res != nullptr), s,
+                                  fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
+                                  act.beta, static_cast<cl_int>(y_count)));
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
@@ -198,8 +214,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
                                   static_cast<cl_int>(bias != nullptr), res ? *res : w,
                                   static_cast<cl_int>(res != nullptr), static_cast<cl_int>(splits),
-                                  s.n, s.oc, static_cast<cl_int>(s.oh * s.ow), op, act.alpha,
-                                  act.beta, static_cast<cl_int>(count)));
+                                  s, op, act.alpha, act.beta, static_cast<cl_int>(count)));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
 }
 

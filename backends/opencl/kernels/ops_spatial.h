@@ -42,6 +42,9 @@ struct ConvParams {
   // Conv only: a tensor of y's shape added after the bias, before the activation (a residual
   // Add fused into the Conv).
   const cl::Buffer* residual = nullptr;
+  // Conv only: y's buffer holds {channels, first}: the output goes to channels first.. of a
+  // tensor of y's shape but `channels` channels (a Concat's output, written in place).
+  std::optional<std::pair<int64_t, int64_t>> stored_in;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].

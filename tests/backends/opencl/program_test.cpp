@@ -358,6 +358,47 @@ TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
   expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
 }
 
+// Convs writing a Concat of their outputs in place, batch 2: a fire module (1x1 and 3x3 expand
+// Convs with their Relus, implicit GEMMs), a depthwise Conv (direct) and
+// a Conv with K split (a 7x7 over 8 channels) under axis -3; a Concat of a Conv and the graph
+// input stays a kernel. Seven kernels for 12 nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, ConcatOfConvsIsWrittenInPlace) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> pad1{1, 1, 1, 1}, pad3{3, 3, 3, 3};
+  b.input("x", DType::kF32, {2, 8, 6, 6});
+  b.output("y1", DType::kF32, {2, 11, 6, 6}).output("y2", DType::kF32, {2, 12, 6, 6});
+  b.output("y3", DType::kF32, {2, 10, 6, 6});
+  b.initializer_random("w0", {3, 8, 1, 1}, 0.5f, 3).initializer_random("w1", {5, 3, 1, 1}, 0.5f, 4);
+  b.initializer_random("w3", {6, 3, 3, 3}, 0.5f, 5).initializer_random("b3", {6}, 0.5f, 6);
+  b.initializer_random("wd", {8, 1, 3, 3}, 0.5f, 7).initializer_random("wk", {4, 8, 7, 7}, 0.1f, 8);
+  b.initializer_random("w5", {2, 8, 1, 1}, 0.5f, 9);
+  b.node("Conv", {"x", "w0"}, {"c0"});
+  b.node("Relu", {"c0"}, {"s"});
+  b.node("Conv", {"s", "w1"}, {"c1"});
+  b.node("Relu", {"c1"}, {"e1"});
+  onnx::NodeProto& expand3 = b.node("Conv", {"s", "w3", "b3"}, {"c3"});
+  set_attr(expand3, "pads", pad1);
+  b.node("Relu", {"c3"}, {"e3"});
+  set_attr(b.node("Concat", {"e1", "e3"}, {"y1"}), "axis", int64_t{1});
+  onnx::NodeProto& depthwise = b.node("Conv", {"x", "wd"}, {"d"});
+  set_attr(depthwise, "pads", pad1);
+  set_attr(depthwise, "group", int64_t{8});
+  set_attr(b.node("Conv", {"x", "wk"}, {"k"}), "pads", pad3);
+  set_attr(b.node("Concat", {"d", "k"}, {"y2"}), "axis", int64_t{-3});
+  b.node("Conv", {"x", "w5"}, {"c5"});
+  set_attr(b.node("Concat", {"c5", "x"}, {"y3"}), "axis", int64_t{1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_concat", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 8, 6, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 5}, 1e-2, 1e-2);
+}
+
 // PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
 // Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
 // (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
