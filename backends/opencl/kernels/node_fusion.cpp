@@ -1,7 +1,7 @@
 // The program's fusions (node_ops.h): a Conv's or MatMul's epilogue (bias Add, residual Add,
-// activation), activations exported as several nodes, ConvNeXt's channels-first LayerNorm, a
-// Softmax's NaN guard.
-// Graph analysis only; enqueue_node runs what they produce.
+// activation), a MatMul's transposed operands and result, activations exported as several nodes,
+// ConvNeXt's channels-first LayerNorm, a Softmax's NaN guard. Graph analysis only; enqueue_node
+// runs what they produce.
 #include <algorithm>
 #include <cmath>
 #include <set>

@@ -1,0 +1,34 @@
+// The steps of a ClProgram before any device is involved (program.h): graph analysis shared by
+// ClProgram::compile and nodes_without_kernels. Internal to the OpenCL backend.
+#pragma once
+
+#include <vector>
+
+#include "graph/graph.h"
+#include "hsched/status.h"
+
+namespace hsched::opencl::detail {
+
+// One step of a program over a graph, before any device is involved.
+struct PlannedStep {
+  NodeId node = kNoNode;
+  Node op;            // the graph's node, or a copy carrying a fused epilogue, or a Gelu
+  bool view = false;  // aliases its input; enqueues nothing
+  // Nodes this step runs too or makes unneeded (the fusions below).
+  std::vector<NodeId> absorbed;
+};
+
+// Steps in topological order; a Conv or MatMul absorbs the nodes after it that alone read its
+// result, as its epilogue: a MatMul the Add of a constant bias row, then either one the Add of a
+// tensor of its shape made before it (a residual connection), then an activation (Relu, Clip...)
+// or one exported as several nodes (activation_chain: a GELU, a SiLU), then a MatMul without a
+// residual a Transpose it can store its result as (fusable_result_transpose); such a chain after
+// anything else runs as one step in its last node's place; a LayerNormalization between
+// Transposes to and from channels-last runs over the channels (channel_layer_norm); a Softmax
+// absorbs the IsNaN and Where that replace its NaNs (softmax_nan_guard); a MatMul takes the
+// scalar factor of a Mul that only feeds it as its alpha (fusable_scale) and reads a Transpose's
+// input in place (fusable_transpose); view ops become aliases; Convs write a Concat of their
+// outputs in place (the Concat absorbed by the last of them).
+Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
+
+}  // namespace hsched::opencl::detail

@@ -1,0 +1,350 @@
+// ClProgram's fusions (step_plan.h) against the CPU backend: each test compiles a graph of fused
+// nodes on the first OpenCL device (PoCL in CI; skipped, not passed, without one), checks how many
+// kernels run and how many nodes they absorb, and compares every output.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "backends/opencl/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "opencl_test_util.h"
+#include "support/temp_dir.h"
+
+namespace hsched::opencl {
+namespace {
+
+// A graph of fused steps (x its one input) against the CPU: compiled in `storage`, `kernels`
+// steps with `fused` nodes absorbed, every output of `runs` runs (the third replays) within
+// atol + rtol |cpu|.
+struct Fused {
+  int kernels = 0;
+  int fused = 0;
+};
+void expect_fused_matches_cpu(const Graph& graph, const std::shared_ptr<DeviceRuntime>& runtime,
+                              const Tensor& x, Storage storage, Fused want, double atol,
+                              double rtol, int runs = 1) {
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({x});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  auto program = ClProgram::compile(graph, runtime, storage, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, want.kernels);
+  EXPECT_EQ((*program)->stats().fused_epilogues, want.fused);
+  for (int run = 0; run < runs; ++run) {
+    auto got = (*program)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    for (size_t o = 0; o < got->size(); ++o) {
+      const auto g = (*got)[o].values<float>();
+      const auto w = (*expected)[o].values<float>();
+      for (size_t i = 0; i < g.size(); ++i) {
+        ASSERT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i]))
+            << graph.value(graph.outputs()[o]).name << "[" << i << "], " << storage_bytes(storage)
+            << "-byte storage, run " << run;
+      }
+    }
+  }
+}
+
+// Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
+// GELU as the rest of its epilogue: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2))
+// and (x * 0.5) (1 + erf) in the other. Two kernels for 14 nodes, the CPU's values to fp32
+// rounding.
+TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 6, 40});
+  b.output("y1", DType::kF32, {2, 6, 24}).output("y2", DType::kF32, {2, 6, 24});
+  b.initializer_random("w1", {40, 24}, 0.5f, 3).initializer_random("b1", {24}, 0.5f, 4);
+  b.initializer_random("w2", {40, 24}, 0.5f, 5).initializer_random("b2", {1, 24}, 0.5f, 6);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("rsqrt2", {}, {0.70710677f});
+  b.initializer_f32("one", {}, {1.0f}).initializer_f32("half", {1}, {0.5f});
+  b.node("MatMul", {"x", "w1"}, {"p1"}, "mm1");
+  b.node("Add", {"p1", "b1"}, {"z1"}, "bias1");
+  b.node("Div", {"z1", "sqrt2"}, {"d1"});
+  b.node("Erf", {"d1"}, {"e1"});
+  b.node("Add", {"e1", "one"}, {"a1"});
+  b.node("Mul", {"z1", "a1"}, {"m1"});
+  b.node("Mul", {"m1", "half"}, {"y1"});
+  b.node("MatMul", {"x", "w2"}, {"p2"}, "mm2");
+  b.node("Add", {"b2", "p2"}, {"z2"}, "bias2");
+  b.node("Mul", {"rsqrt2", "z2"}, {"d2"});
+  b.node("Erf", {"d2"}, {"e2"});
+  b.node("Add", {"one", "e2"}, {"a2"});
+  b.node("Mul", {"z2", "half"}, {"h2"});
+  b.node("Mul", {"a2", "h2"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_fused", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 6, 40});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 12}, 1e-4, 1e-3, 3);
+}
+
+// Residual Adds in their product's epilogue, after the bias, before the activation: a Conv with
+// bias + x then Relu (implicit GEMM), a depthwise Conv + that (direct, the Add's operands
+// swapped), a Conv whose K is split + its input then Relu (the split-K reduction), a MatMul with
+// bias + a residual then an exported GELU; and Add(c4, c5) of two Convs of x goes to c5, the one
+// after which both exist. Seven kernels for 20 nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, FusedResidualAddsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> shape{1, 8, 6, 6}, wide{1, 64, 6, 6};
+  b.input("x", DType::kF32, shape);
+  b.output("y2", DType::kF32, shape).output("y3", DType::kF32, shape);
+  b.output("y4", DType::kF32, shape).output("y5", DType::kF32, wide);
+  b.initializer_random("w1", {8, 8, 3, 3}, 0.3f, 3).initializer_random("b1", {8}, 0.5f, 4);
+  b.initializer_random("wd", {8, 1, 3, 3}, 0.5f, 5);
+  b.initializer_random("wm", {6, 6}, 0.5f, 6).initializer_random("bm", {6}, 0.5f, 7);
+  b.initializer_random("w4", {8, 8, 1, 1}, 0.5f, 8).initializer_random("w5", {8, 8, 1, 1}, 0.5f, 9);
+  b.initializer_random("w6", {64, 8, 3, 3}, 0.3f, 10);
+  b.initializer_random("w7", {64, 64, 3, 3}, 0.1f, 11);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
+  const std::vector<int64_t> pads{1, 1, 1, 1};
+  set_attr(b.node("Conv", {"x", "w1", "b1"}, {"c1"}), "pads", pads);
+  b.node("Add", {"c1", "x"}, {"s1"});
+  b.node("Relu", {"s1"}, {"y1"});
+  onnx::NodeProto& depthwise = b.node("Conv", {"y1", "wd"}, {"c2"});
+  set_attr(depthwise, "pads", pads);
+  set_attr(depthwise, "group", int64_t{8});
+  b.node("Add", {"x", "c2"}, {"y2"});
+  b.node("MatMul", {"y1", "wm"}, {"m"});
+  b.node("Add", {"m", "bm"}, {"mb"});
+  b.node("Add", {"y2", "mb"}, {"r"});
+  b.node("Div", {"r", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"r", "a"}, {"g"});
+  b.node("Mul", {"g", "half"}, {"y3"});
+  b.node("Conv", {"x", "w4"}, {"c4"});
+  b.node("Conv", {"x", "w5"}, {"c5"});
+  b.node("Add", {"c4", "c5"}, {"y4"});
+  set_attr(b.node("Conv", {"x", "w6"}, {"c6"}), "pads", pads);
+  set_attr(b.node("Conv", {"c6", "w7"}, {"c7"}), "pads", pads);
+  b.node("Add", {"c7", "c6"}, {"s7"});
+  b.node("Relu", {"s7"}, {"y5"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_residual", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, shape);
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 2.0f * std::sin(0.29f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 13}, 1e-4, 1e-3, 3);
+  // fp16 storage rounds x, the weights and every stored value (up to about 8): 2e-2 absolute.
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 13}, 2e-2, 1e-2);
+}
+
+// Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
+// a SiLU of the graph input (its Mul's operands swapped), Conv -> GELU with (1 + erf) * 0.5 first.
+// Three kernels for 11 nodes, the CPU's values to fp32 rounding, fp32 and fp16 storage.
+TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4, 6, 6});
+  for (const char* y : {"y1", "y2", "y3"}) b.output(y, DType::kF32, {1, 4, 6, 6});
+  b.initializer_random("w1", {4, 4, 1, 1}, 0.5f, 3).initializer_random("w2", {4, 4, 1, 1}, 0.5f, 4);
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.initializer_f32("half", {}, {0.5f});
+  b.node("Conv", {"x", "w1"}, {"c1"});
+  b.node("Sigmoid", {"c1"}, {"s1"});
+  b.node("Mul", {"c1", "s1"}, {"y1"});
+  b.node("Sigmoid", {"x"}, {"s2"});
+  b.node("Mul", {"s2", "x"}, {"y2"});
+  b.node("Conv", {"x", "w2"}, {"c3"});
+  b.node("Div", {"c3", "sqrt2"}, {"d3"});
+  b.node("Erf", {"d3"}, {"e3"});
+  b.node("Add", {"e3", "one"}, {"a3"});
+  b.node("Mul", {"a3", "half"}, {"h3"});
+  b.node("Mul", {"c3", "h3"}, {"y3"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_chains", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 4, 6, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 3.0f * std::sin(0.41f * static_cast<float>(i));
+  // fp16 storage rounds x (up to 3) and the Conv's output: 5e-3 absolute.
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 8}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {3, 8}, 5e-3, 1e-2);
+}
+
+// ConvNeXt's channels-first LayerNorm (Transpose to channels-last, LayerNormalization over the
+// last axis, Transpose back) as one kernel over the channels: with a bias (axis -1) and without
+// (axis 3). Two kernels for six nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 6, 5, 4});
+  b.output("y1", DType::kF32, {2, 6, 5, 4}).output("y2", DType::kF32, {2, 6, 5, 4});
+  b.initializer_random("scale", {6}, 1.0f, 3).initializer_random("bias", {6}, 1.0f, 4);
+  const std::vector<int64_t> to_last{0, 2, 3, 1}, to_first{0, 3, 1, 2};
+  set_attr(b.node("Transpose", {"x"}, {"t1"}), "perm", to_last);
+  set_attr(b.node("LayerNormalization", {"t1", "scale", "bias"}, {"n1"}), "epsilon", 1e-6f);
+  set_attr(b.node("Transpose", {"n1"}, {"y1"}), "perm", to_first);
+  set_attr(b.node("Transpose", {"x"}, {"t2"}), "perm", to_last);
+  set_attr(b.node("LayerNormalization", {"t2", "scale"}, {"n2"}), "axis", int64_t{3});
+  set_attr(b.node("Transpose", {"n2"}, {"y2"}), "perm", to_first);
+  auto graph = import_onnx_model(b.model(), {}, "cl_channel_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 6, 5, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = 2.0f * std::cos(0.7f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 4}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
+}
+
+// Convs writing a Concat of their outputs in place, batch 2: a fire module (1x1 and 3x3 expand
+// Convs with their Relus, implicit GEMMs), a depthwise Conv (direct) and
+// a Conv with K split (a 7x7 over 8 channels) under axis -3; a Concat of a Conv and the graph
+// input stays a kernel. Seven kernels for 12 nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, ConcatOfConvsIsWrittenInPlace) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> pad1{1, 1, 1, 1}, pad3{3, 3, 3, 3};
+  b.input("x", DType::kF32, {2, 8, 6, 6});
+  b.output("y1", DType::kF32, {2, 11, 6, 6}).output("y2", DType::kF32, {2, 12, 6, 6});
+  b.output("y3", DType::kF32, {2, 10, 6, 6});
+  b.initializer_random("w0", {3, 8, 1, 1}, 0.5f, 3).initializer_random("w1", {5, 3, 1, 1}, 0.5f, 4);
+  b.initializer_random("w3", {6, 3, 3, 3}, 0.5f, 5).initializer_random("b3", {6}, 0.5f, 6);
+  b.initializer_random("wd", {8, 1, 3, 3}, 0.5f, 7).initializer_random("wk", {4, 8, 7, 7}, 0.1f, 8);
+  b.initializer_random("w5", {2, 8, 1, 1}, 0.5f, 9);
+  b.node("Conv", {"x", "w0"}, {"c0"});
+  b.node("Relu", {"c0"}, {"s"});
+  b.node("Conv", {"s", "w1"}, {"c1"});
+  b.node("Relu", {"c1"}, {"e1"});
+  onnx::NodeProto& expand3 = b.node("Conv", {"s", "w3", "b3"}, {"c3"});
+  set_attr(expand3, "pads", pad1);
+  b.node("Relu", {"c3"}, {"e3"});
+  set_attr(b.node("Concat", {"e1", "e3"}, {"y1"}), "axis", int64_t{1});
+  onnx::NodeProto& depthwise = b.node("Conv", {"x", "wd"}, {"d"});
+  set_attr(depthwise, "pads", pad1);
+  set_attr(depthwise, "group", int64_t{8});
+  set_attr(b.node("Conv", {"x", "wk"}, {"k"}), "pads", pad3);
+  set_attr(b.node("Concat", {"d", "k"}, {"y2"}), "axis", int64_t{-3});
+  b.node("Conv", {"x", "w5"}, {"c5"});
+  set_attr(b.node("Concat", {"c5", "x"}, {"y3"}), "axis", int64_t{1});
+  auto graph = import_onnx_model(b.model(), {}, "cl_concat", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 8, 6, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 5}, 1e-2, 1e-2);
+}
+
+// PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
+// Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
+// (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
+// nodes, the guarded values where the CPU has them.
+TEST(ClProgramTest, SoftmaxNanGuardMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  const std::vector<int64_t> shape{2, 3, 40};
+  b.input("x", DType::kF32, shape);
+  b.output("y1", DType::kF32, shape).output("y2", DType::kF32, shape);
+  std::vector<float> rows(2 * 3 * 40, 0.0f), columns = rows;
+  for (size_t k = 0; k < 40; ++k) rows[40 + k] = -INFINITY;              // row (0, 1)
+  for (size_t c = 0; c < 3; ++c) columns[(3 + c) * 40 + 5] = -INFINITY;  // column (1, :, 5)
+  b.initializer_f32("rows", shape, rows).initializer_f32("columns", shape, columns);
+  b.initializer_f32("zero", {}, {0.0f}).initializer_f32("fill", {1}, {-1.5f});
+  b.node("Add", {"x", "rows"}, {"a1"});
+  b.node("Softmax", {"a1"}, {"s1"});
+  b.node("IsNaN", {"s1"}, {"n1"});
+  b.node("Where", {"n1", "zero", "s1"}, {"y1"});
+  b.node("Add", {"x", "columns"}, {"a2"});
+  set_attr(b.node("LogSoftmax", {"a2"}, {"s2"}), "axis", int64_t{1});
+  b.node("IsNaN", {"s2"}, {"n2"});
+  b.node("Where", {"n2", "fill", "s2"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_nan_guard", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, shape);
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 4}, 1e-5, 1e-4, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 4}, 2e-3, 1e-2);
+}
+
+// Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls and the
+// Transpose absorbed; a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Three
+// kernels for ten nodes.
+TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 5, 8});
+  b.output("y1", DType::kF32, {2, 5, 5}).output("y2", DType::kF32, {2, 5, 6});
+  b.initializer_random("w", {8, 6}, 1.0f, 4);
+  b.initializer_f32("eighth", {}, {0.125f}).initializer_f32("half", {1}, {0.5f});
+  b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+  b.node("Mul", {"x", "eighth"}, {"q"});
+  set_attr(b.node("Transpose", {"x"}, {"xt"}), "perm", std::vector<int64_t>{0, 2, 1});
+  b.node("Mul", {"half", "xt"}, {"k"});
+  b.node("MatMul", {"q", "k"}, {"y1"});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"a"});
+  b.node("Mul", {"x", "a"}, {"m"});
+  b.node("Mul", {"m", "half"}, {"g"});
+  b.node("MatMul", {"g", "w"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_scaled", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 5, 8});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
+  // MatMul(q, k) with both scales and the Transpose, the GELU, MatMul(g, w).
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 7}, 1e-4, 1e-3, 3);
+}
+
+// Attention's heads read in place: x [B, S, H, D] as Q [B, H, S, D] and K^T [B, H, D, S]
+// (Transposes (0, 2, 1, 3) and (0, 2, 3, 1)) and as V, the MatMuls reading x through strides,
+// and merged back: the product's Transpose (0, 2, 1, 3) is how it stores its result. A Transpose
+// (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel; a product with
+// K split (512) stores its result as Transpose (1, 0, 2) from the reduction. Five kernels for 11
+// nodes, the CPU's values, fp32 and fp16 storage.
+TEST(ClProgramTest, TransposedOperandsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 8, 2, 4});
+  b.output("y1", DType::kF32, {1, 8, 2, 4}).output("y2", DType::kF32, {2, 8, 1, 3});
+  b.output("y3", DType::kF32, {3, 2, 4});
+  b.initializer_random("w", {4, 3}, 1.0f, 5);
+  b.initializer_random("c", {2, 3, 512}, 1.0f, 6).initializer_random("w5", {512, 4}, 0.1f, 7);
+  set_attr(b.node("Transpose", {"x"}, {"q"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  set_attr(b.node("Transpose", {"x"}, {"k"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  b.node("MatMul", {"q", "k"}, {"s"});
+  set_attr(b.node("Transpose", {"x"}, {"v"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  b.node("MatMul", {"s", "v"}, {"o"});
+  set_attr(b.node("Transpose", {"o"}, {"y1"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+  set_attr(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{2, 1, 0, 3});
+  b.node("MatMul", {"t", "w"}, {"y2"});
+  b.node("MatMul", {"c", "w5"}, {"z"});
+  set_attr(b.node("Transpose", {"z"}, {"y3"}), "perm", std::vector<int64_t>{1, 0, 2});
+  auto graph = import_onnx_model(b.model(), {}, "cl_transposed", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 8, 2, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.47f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {5, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
+}
+
+}  // namespace
+}  // namespace hsched::opencl
