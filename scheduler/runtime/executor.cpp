@@ -62,6 +62,7 @@ struct Request {
   RunRecord record;
   std::vector<Tensor> outputs;
   Stream* stream = nullptr;
+  size_t sequence = 0;  // its number among the requests submitted: gated partitions keep order
 };
 
 struct CompiledPartition {
@@ -164,6 +165,7 @@ class PlanExecutable final : public Executable {
   std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
   std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
   std::unique_ptr<FinishNode> finish_;
+  std::atomic<size_t> submitted_{0};  // requests submitted so far: the next one's sequence
 };
 
 PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
@@ -264,9 +266,15 @@ void PlanExecutable::build_flow_graph() {
             r->handoff.fetch_add(1, std::memory_order_acq_rel);
             if (last) std::get<0>(ports).try_put(r);
           });
-      tbb::flow::make_edge(tbb::flow::output_port<0>(*gate), *node.in);
+      // The gate passes requests on as their last predecessor finishes, in whatever order its
+      // tasks run; the sequencer hands them to the partition in submission order.
+      auto order = std::make_unique<tbb::flow::sequencer_node<Request*>>(
+          graph_, [](Request* r) { return r->sequence; });
+      tbb::flow::make_edge(tbb::flow::output_port<0>(*gate), *order);
+      tbb::flow::make_edge(*order, *node.in);
       node.in = gate.get();
       nodes_.push_back(std::move(gate));
+      nodes_.push_back(std::move(order));
     }
     if (from.empty()) tbb::flow::make_edge(*start_, *node.in);
     for (int q : from) {
@@ -323,6 +331,7 @@ Result<std::unique_ptr<Request>> PlanExecutable::make_request(const std::vector<
 }
 
 void PlanExecutable::submit(Request& request) {
+  request.sequence = submitted_.fetch_add(1, std::memory_order_relaxed);
   request.record.start_ms = now_ms();
   request.handoff.fetch_add(1, std::memory_order_acq_rel);
   start_->try_put(&request);
