@@ -54,8 +54,16 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
   std::map<NodeId, FusedNode> rewritten;     // channel LayerNorms and guarded Softmaxes, by anchor
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled;  // by their MatMul
   std::map<NodeId, std::vector<std::pair<size_t, NodeId>>> transposed;   // by their MatMul
+  std::map<NodeId, ScaledConvInput> channel_scaled;                      // by their Conv
   for (NodeId id : order) {
     const Node& node = graph.node(id);
+    if (auto scale = fusable_input_scale(graph, node)) {
+      if (!absorbed[static_cast<size_t>(scale->mul)] && !chains.count(scale->mul)) {
+        absorbed[static_cast<size_t>(scale->mul)] = true;
+        channel_scaled.emplace(id, *scale);
+      }
+      continue;
+    }
     if (node.op_type == "MatMul" && node.domain.empty()) {
       for (size_t i = 0; i < 2; ++i) {
         ValueId operand = node.inputs[i];
@@ -149,6 +157,12 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
         step.absorbed.push_back(t);
       }
     }
+    if (const auto scale = channel_scaled.find(id); scale != channel_scaled.end()) {
+      step.op.inputs[0] = scale->second.x;
+      step.op.inputs.resize(kInputScaleInput + 1, kNoValue);
+      step.op.inputs[kInputScaleInput] = scale->second.factors;
+      step.absorbed.push_back(scale->second.mul);
+    }
     const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
     if ((conv || matmul) && graph.value(step.op.outputs[0]).dtype == DType::kF32) {
       // The epilogue, stage by stage, each taking the node that alone reads the result so far:
@@ -175,7 +189,7 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
       if (const Node* next = sole_reader(result)) {
         const auto residual = fusable_residual(graph, result, *next);
         if (residual && produced_before(*residual, id)) {
-          step.op.inputs.resize(kResidualInput + 1, kNoValue);
+          step.op.inputs.resize(std::max(step.op.inputs.size(), kResidualInput + 1), kNoValue);
           step.op.inputs[kResidualInput] = *residual;
           take(graph.value(result).consumers[0], next->outputs[0]);
           with_residual = true;

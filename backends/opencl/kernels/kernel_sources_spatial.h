@@ -11,14 +11,23 @@ inline constexpr const char* kSpatialSource = R"CL(
 // Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
 // same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones. A Conv's output
 // is stored in a tensor of y_channels channels from channel y_c0 on (a Concat's output written
-// in place; oc and 0 otherwise).
+// in place; oc and 0 otherwise). With has_in_scale a Conv reads x[b, c] times in_scale[b *
+// in_scale_batch + c] (a Mul by per-channel factors fused in: squeeze-and-excitation).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
   int kh, kw, sh, sw, dh, dw, ph, pw;
   int group;
   int y_channels, y_c0;
+  int has_in_scale, in_scale_batch;
 } ConvShape;
+
+// A Conv's input element at (b, c, iy, ix), times its channel's factor where it has them.
+float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
+                 int b, int c, int iy, int ix) {
+  const float v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  return s.has_in_scale ? v * LOAD(in_scale, b * s.in_scale_batch + c) : v;
+}
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).
 int conv_stored(ConvShape s, int i) {
@@ -28,7 +37,8 @@ int conv_stored(ConvShape s, int i) {
 
 // col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
 // batch index: zero where the window reads padding.
-__kernel void im2col(__global const storage_t* x, __global float* col, ConvShape s, int count) {
+__kernel void im2col(__global const storage_t* x, __global const storage_t* in_scale,
+                     __global float* col, ConvShape s, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int plane = s.oh * s.ow;
@@ -40,9 +50,7 @@ __kernel void im2col(__global const storage_t* x, __global float* col, ConvShape
   const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
   const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
   float v = 0.0f;
-  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) {
-    v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
-  }
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = conv_input(x, in_scale, s, b, c, iy, ix);
   col[i] = v;
 }
 
@@ -96,14 +104,15 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
       const int c = k / khw, rest = k % khw;                                                    \
       const int iy = iy0 + (rest / s.kw) * s.dh, ix = ix0 + (rest % s.kw) * s.dw;               \
       if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                           \
-        v = LOAD(x, x_base + (c * s.h + iy) * s.w + ix);                                        \
+        v = conv_input(x, in_scale, s, bb, c, iy, ix);                                          \
     }                                                                                           \
     b_next[r] = v;                                                                              \
   }
 #define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
-void NAME(__global const storage_t* x, __global const storage_t* w,                            \
-          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
+void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
+          __global const storage_t* w, __global const storage_t* bias, int has_bias,            \
+          __global const storage_t* res,                                                        \
           int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
           int k_chunk, int op, float alpha, float beta) {                                       \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
@@ -120,7 +129,6 @@ void NAME(__global const storage_t* x, __global const storage_t* w,             
   const int col_ok = col < cols;                                                                \
   const int bb = col_ok ? col / plane : 0, pp = col_ok ? col % plane : 0;                       \
   const int iy0 = (pp / s.ow) * s.sh - s.ph, ix0 = (pp % s.ow) * s.sw - s.pw;                   \
-  const int x_base = bb * s.c * s.h * s.w;                                                      \
   float acc[CG_WPT][CG_WPT];                                                                    \
   for (int i = 0; i < CG_WPT; ++i)                                                              \
     for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
@@ -271,7 +279,8 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
 
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
 // residual Add and activation fused as in conv_gemm.
-__kernel void conv_direct(__global const storage_t* x, __global const storage_t* w,
+__kernel void conv_direct(__global const storage_t* x, __global const storage_t* in_scale,
+                          __global const storage_t* w,
                           __global const storage_t* bias, int has_bias,
                           __global const storage_t* res, int has_res, __global storage_t* y,
                           ConvShape s, int op, float alpha, float beta, int count) {
@@ -282,7 +291,6 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
   const int cin = s.c / s.group, g = oc / (s.oc / s.group);
   float sum = has_bias ? LOAD(bias, oc) : 0.0f;
   for (int ci = 0; ci < cin; ++ci) {
-    const int xbase = (b * s.c + g * cin + ci) * s.h;
     const int wbase = (oc * cin + ci) * s.kh;
     for (int ky = 0; ky < s.kh; ++ky) {
       const int iy = oy * s.sh - s.ph + ky * s.dh;
@@ -290,7 +298,8 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
       for (int kx = 0; kx < s.kw; ++kx) {
         const int ix = ox * s.sw - s.pw + kx * s.dw;
         if (ix < 0 || ix >= s.w) continue;
-        sum += LOAD(x, (xbase + iy) * s.w + ix) * LOAD(w, (wbase + ky) * s.kw + kx);
+        sum += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix) *
+               LOAD(w, (wbase + ky) * s.kw + kx);
       }
     }
   }

@@ -191,6 +191,37 @@ std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul,
   return std::nullopt;
 }
 
+std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.empty() ||
+      conv.inputs[0] == kNoValue) {
+    return std::nullopt;
+  }
+  const ValueId scaled = conv.inputs[0];
+  const NodeId mul_id = graph.value(scaled).producer;
+  NodeId reader = kNoNode;
+  if (mul_id == kNoNode || only_reader(graph, scaled, &reader) == nullptr) return std::nullopt;
+  const Node& mul = graph.node(mul_id);
+  if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 ||
+      mul.inputs[0] == mul.inputs[1]) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const Value& x = graph.value(mul.inputs[i]);
+    const Value& f = graph.value(mul.inputs[1 - i]);
+    const auto rank = x.shape.rank();
+    if (x.dtype != DType::kF32 || f.dtype != DType::kF32 || (rank != 3 && rank != 4) ||
+        !x.shape.is_static() || !f.shape.is_static() || f.shape.rank() != rank ||
+        x.shape.dims != graph.value(scaled).shape.dims) {
+      continue;
+    }
+    bool per_channel = f.shape.dims[1] == x.shape.dims[1] &&
+                       (f.shape.dims[0] == 1 || f.shape.dims[0] == x.shape.dims[0]);
+    for (size_t d = 2; d < rank; ++d) per_channel = per_channel && f.shape.dims[d] == 1;
+    if (per_channel) return ScaledConvInput{mul.inputs[i], mul.inputs[1 - i], mul_id};
+  }
+  return std::nullopt;
+}
+
 std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, size_t i,
                                         ValueId operand) {
   if (i >= 2 || matmul.inputs.size() < 2 || operand == kNoValue) return std::nullopt;

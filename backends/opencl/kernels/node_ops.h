@@ -90,6 +90,17 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
 // Concat's, attribute kConvStoredInAttr {channels of the Concat's output, its first channel}, its
 // node copy's output the Concat's.
 inline constexpr const char* kConvStoredInAttr = "hsched_conv_stored_in";
+// Mul -> Conv fusion: the Mul making a Conv's input 0 (only that Conv reads it) multiplies an f32
+// x [N, C, H, W] (or [N, C, W]) by factors per channel of shape [N or 1, C, 1, 1] (a
+// squeeze-and-excitation gate): x and the factors. The program reads x instead, the factors as
+// input kInputScaleInput (4; the bias and residual slots kNoValue where absent).
+inline constexpr size_t kInputScaleInput = 4;
+struct ScaledConvInput {
+  ValueId x = kNoValue;
+  ValueId factors = kNoValue;
+  NodeId mul = kNoNode;
+};
+std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection): that
 // tensor. The program sets it as its node copy's input kResidualInput (input 2, the bias, then

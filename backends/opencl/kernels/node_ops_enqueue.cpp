@@ -124,6 +124,9 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
       node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
   const cl::Buffer* bias = in.optional_buffer(2);
   params.residual = in.optional_buffer(kResidualInput);
+  params.input_scale = in.optional_buffer(kInputScaleInput);
+  params.input_scale_per_batch =
+      params.input_scale != nullptr && in.shape(kInputScaleInput).front() > 1;
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);

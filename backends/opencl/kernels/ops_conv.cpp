@@ -27,6 +27,7 @@ struct ConvShape {
   cl_int kh, kw, sh, sw, dh, dw, ph, pw;
   cl_int group;
   cl_int y_channels, y_c0;  // where the output is stored (ConvParams::stored_in)
+  cl_int has_in_scale, in_scale_batch;  // ConvParams::input_scale
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -85,6 +86,11 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   s.group = static_cast<cl_int>(group);
   s.y_channels = s.oc;
   s.y_c0 = 0;
+  s.has_in_scale = params.input_scale != nullptr;
+  s.in_scale_batch = params.input_scale_per_batch ? s.c : 0;
+  if (transposed && params.input_scale) {
+    return invalid_argument("ops: ConvTranspose takes no input scale");
+  }
   if (params.stored_in) {
     const auto [channels, first] = *params.stored_in;
     if (transposed || first < 0 || channels < first + oc) {
@@ -126,9 +132,9 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
     HSCHED_RETURN_IF_ERROR(
         check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
   }
-  // A 1x1, stride-1, unpadded conv of batch 1: x is already col [C, H * W].
-  const bool pointwise = s.n == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 &&
-                         s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
+  // A 1x1, stride-1, unpadded conv of batch 1 and no input scale: x is already col [C, H * W].
+  const bool pointwise = !s.has_in_scale && s.n == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 &&
+                         s.sw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
     HSCHED_ASSIGN_OR_RETURN(col, detail::as_float(ops, queue, x, element_count(x_shape),
@@ -137,7 +143,9 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
     HSCHED_ASSIGN_OR_RETURN(
         col, detail::float_scratch(ops, queue, detail::ScratchSlot::kConvColumns, k * cols));
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
-    HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, col, s, static_cast<cl_int>(k * cols)));
+    HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x,
+                                    params.input_scale ? *params.input_scale : x, col, s,
+                                    static_cast<cl_int>(k * cols)));
     HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
   }
   HSCHED_ASSIGN_OR_RETURN(
@@ -196,10 +204,10 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, w, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
-                                  static_cast<cl_int>(res != nullptr), y, partial, s,
-                                  static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, params.input_scale ? *params.input_scale : x, w,
+                                  bias ? *bias : w, static_cast<cl_int>(bias != nullptr),
+                                  res ? *res : w, static_cast<cl_int>(res != nullptr), y, partial,
+                                  s, static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -267,11 +275,11 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_direct", x, w, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
-                                  static_cast<cl_int>(res != nullptr), y, s,
-                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
-                                  act.alpha, act.beta, static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(set_args(
+      kernel, "conv_direct", x, params.input_scale ? *params.input_scale : x, w, bias ? *bias : w,
+      static_cast<cl_int>(bias != nullptr), res ? *res : w, static_cast<cl_int>(res != nullptr), y,
+      s, params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
+      static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "conv_direct");
 }
 

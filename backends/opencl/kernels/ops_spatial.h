@@ -45,6 +45,10 @@ struct ConvParams {
   // Conv only: y's buffer holds {channels, first}: the output goes to channels first.. of a
   // tensor of y's shape but `channels` channels (a Concat's output, written in place).
   std::optional<std::pair<int64_t, int64_t>> stored_in;
+  // Conv only: x's channels are multiplied by these factors as the Conv reads them ([C], or [N, C]
+  // with input_scale_per_batch): a Mul by a [N, C, 1, 1] tensor fused in.
+  const cl::Buffer* input_scale = nullptr;
+  bool input_scale_per_batch = false;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].

@@ -245,6 +245,39 @@ TEST(ClProgramTest, ConcatOfConvsIsWrittenInPlace) {
   expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 5}, 1e-2, 1e-2);
 }
 
+// Squeeze-and-excitation: x times its per-sample channel gate [N, C, 1, 1] read by the projecting
+// Conv as it loads x (implicit GEMM), and x times constant channel factors [1, C, 1, 1] (the Mul's
+// operands swapped) by a depthwise Conv (direct). Five kernels for nine nodes, the CPU's values.
+TEST(ClProgramTest, ChannelScaledConvInputsMatchTheCpu) {
+  test::TempDir cache_dir;
+  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
+  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 8, 5, 5});
+  b.output("y1", DType::kF32, {2, 6, 5, 5}).output("y2", DType::kF32, {2, 8, 5, 5});
+  b.initializer_random("w1", {4, 8, 1, 1}, 0.5f, 3).initializer_random("w2", {8, 4, 1, 1}, 0.5f, 4);
+  b.initializer_random("w3", {6, 8, 1, 1}, 0.5f, 5).initializer_random("wd", {8, 1, 3, 3}, 0.5f, 6);
+  b.initializer_random("f", {1, 8, 1, 1}, 1.0f, 7);
+  b.node("GlobalAveragePool", {"x"}, {"g"});
+  b.node("Conv", {"g", "w1"}, {"s1"});
+  b.node("Relu", {"s1"}, {"r1"});
+  b.node("Conv", {"r1", "w2"}, {"s2"});
+  b.node("HardSigmoid", {"s2"}, {"gate"});
+  b.node("Mul", {"x", "gate"}, {"xs"});
+  b.node("Conv", {"xs", "w3"}, {"y1"});
+  b.node("Mul", {"f", "x"}, {"xf"});
+  onnx::NodeProto& depthwise = b.node("Conv", {"xf", "wd"}, {"y2"});
+  set_attr(depthwise, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  set_attr(depthwise, "group", int64_t{8});
+  auto graph = import_onnx_model(b.model(), {}, "cl_channel_scaled", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 8, 5, 5});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {5, 4}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {5, 4}, 1e-2, 1e-2);
+}
+
 // PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
 // Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
 // (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
