@@ -7,7 +7,8 @@ Case I of seed S is DIR/case_IIIII/model.onnx with its inputs in test_data_set_0
 layout of ONNX's node tests). A case depends only on (S, I): the same pair gives the same bytes.
 Each model is opset 13 or 17 and chains 1 to 8 blocks (now and then up to 16) drawn from
 graph_builders.py and nn_builders.py (elementwise ops with broadcasts, layout ops, reductions,
-MatMul/Gemm, Conv blocks, pools, normalizations, attention, Pad, Resize, comparisons, Cast).
+MatMul/Gemm, Conv blocks, squeeze-and-excitation and fire modules, pools, normalizations,
+attention, Pad, Resize, comparisons, Cast).
 Every tensor holds at most MAX_ELEMENTS elements; a few have a dim of 0.
 
 Float inputs are exactly representable in fp16 (so an fp16 device sees the same inputs); values
@@ -42,8 +43,8 @@ MENU = [(gb.unary, 6), (gb.safe_unary, 2), (gb.rounding, 2), (gb.gelu, 2), (gb.c
         (gb.squeeze_unsqueeze, 2), (gb.concat, 2), (gb.split, 2), (gb.slice_, 3), (gb.gather, 2),
         (gb.expand_tile, 1), (nb.reduce, 3), (nb.arg_reduce, 2), (nb.softmax, 2),
         (nb.matmul, 3), (nb.gemm, 2), (nb.conv_block, 3), (nb.pool, 2), (nb.layer_norm, 2),
-        (nb.instance_norm, 1), (nb.attention, 1), (nb.pad, 2), (nb.resize, 2), (nb.where, 3),
-        (nb.cast, 3), (nb.space_depth, 1), (gb.shape_ops, 2)]
+        (nb.instance_norm, 1), (nb.attention, 1), (nb.se_block, 1), (nb.fire, 1), (nb.pad, 2),
+        (nb.resize, 2), (nb.where, 3), (nb.cast, 3), (nb.space_depth, 1), (gb.shape_ops, 2)]
 
 
 def add_block(g):

@@ -297,6 +297,47 @@ def instance_norm(g):
     return True
 
 
+def se_block(g):
+    """Squeeze-and-excitation: GlobalAveragePool, 1x1 Conv, Relu, 1x1 Conv, a gate (HardSigmoid or
+    Sigmoid), x times the gate, and now and then a 1x1 Conv reading the product."""
+    x = image(g)
+    if x is None or x.rank != 4:
+        return False
+    n, c = x.shape[:2]
+    r = max(1, c // 2)
+    pooled = g.op("GlobalAveragePool", [x], (n, c, 1, 1), scale=x.scale)
+    s = g.op("Conv", [pooled, g.weight((r, c, 1, 1), c)], (n, r, 1, 1), scale=x.scale * 2 + 0.5)
+    s = g.op("Relu", [s], s.shape, scale=s.scale)
+    s = g.op("Conv", [s, g.weight((c, r, 1, 1), r)], (n, c, 1, 1), scale=s.scale * 2 + 0.5)
+    gate = g.op(g.choice(["HardSigmoid", "Sigmoid"]), [s], s.shape, scale=1.0)
+    y = g.op("Mul", [x, gate] if g.chance(0.5) else [gate, x], x.shape, scale=x.scale)
+    if g.chance(0.7):
+        m = g.choice([2, 4, 8])
+        g.op("Conv", [y, g.weight((m, c, 1, 1), c)], (n, m) + x.shape[2:], scale=y.scale * 2 + 0.5)
+    return True
+
+
+def fire(g):
+    """SqueezeNet's fire module: a 1x1 squeeze Conv and Relu, then 1x1 and 3x3 (pad 1) expand
+    Convs with their Relus, concatenated over the channels."""
+    x = image(g)
+    if x is None or x.rank != 4:
+        return False
+    n, c = x.shape[:2]
+    sq, e1, e3 = g.choice([2, 4]), g.choice([2, 4, 8]), g.choice([2, 4, 8])
+    s = g.op("Conv", [x, g.weight((sq, c, 1, 1), c)], (n, sq) + x.shape[2:],
+             scale=x.scale * 2 + 0.5)
+    s = g.op("Relu", [s], s.shape, scale=s.scale)
+    a = g.op("Conv", [s, g.weight((e1, sq, 1, 1), sq)], (n, e1) + x.shape[2:],
+             scale=s.scale * 2 + 0.5)
+    b = g.op("Conv", [s, g.weight((e3, sq, 3, 3), sq * 9)], (n, e3) + x.shape[2:],
+             scale=s.scale * 2 + 0.5, pads=[1, 1, 1, 1])
+    parts = [g.op("Relu", [a], a.shape, scale=a.scale), g.op("Relu", [b], b.shape, scale=b.scale)]
+    g.op("Concat", parts, (n, e1 + e3) + x.shape[2:], scale=max(a.scale, b.scale),
+         axis=g.choice([1, -3]))
+    return True
+
+
 def attention(g):
     """One attention head group: Q/K/V projections, heads by Reshape/Transpose, scaled scores,
     an optional additive mask, Softmax, the weighted sum and the output projection."""
@@ -331,6 +372,9 @@ def attention(g):
         mask = np.triu(np.full((s, s), -10000.0, np.float32), 1)
         scores = g.op("Add", [scores, g.const(mask)], scores.shape, scale=scores.scale)
     probs = g.op("Softmax", [scores], scores.shape, axis=-1)
+    if g.chance(0.3):  # PyTorch's guard of fully masked rows
+        nan = g.op("IsNaN", [probs], probs.shape, dtype=BOOL)
+        probs = g.op("Where", [nan, g.floats([0.0]), probs], probs.shape)
     ctx = g.op("MatMul", [probs, v], (b, heads, s, dh), scale=v.scale)
     ctx = g.op("Transpose", [ctx], (b, s, heads, dh), perm=[0, 2, 1, 3], scale=ctx.scale)
     ctx = g.op("Reshape", [ctx, g.ints([0, 0, -1])], (b, s, d), scale=ctx.scale)
