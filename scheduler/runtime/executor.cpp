@@ -34,6 +34,15 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
+// The target's host CPU (where partitions fall back to, the fp32 reference of verification and
+// of the accuracy budget); null when the target has none.
+const DeviceProfile* host_of(const Target& target) {
+  for (const DeviceProfile& device : target.devices) {
+    if (device.api == DeviceApi::kHost) return &device;
+  }
+  return nullptr;
+}
+
 struct Request;
 
 // run_stream's requests: each finished request lets the next one in.
@@ -180,12 +189,9 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
       device_output_hook_(runtime::installed_device_output_hook()),
       is_output_(graph.values().size(), 0) {
   for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
-  for (const DeviceProfile& device : plan_.target.devices) {
-    if (device.api == DeviceApi::kHost) {
-      cpu_device_ = device.id;
-      cpu_profile_ = device;
-      break;
-    }
+  if (const DeviceProfile* cpu = host_of(plan_.target)) {
+    cpu_device_ = cpu->id;
+    cpu_profile_ = *cpu;
   }
   for (size_t p = 0; p < partitions.size(); ++p) {
     auto node = std::make_unique<PartitionNode>();
@@ -573,16 +579,6 @@ std::vector<StepProfile> PlanExecutable::profile() const {
 
 void PlanExecutable::reset_profile() {
   for (const auto& node : partitions_) node->compiled.program->reset_profile();
-}
-
-// The target's host CPU (the fp32 reference of verification and of the accuracy budget); null
-// when the target has none.
-const DeviceProfile* host_of(const Target& target) {
-  const DeviceProfile* cpu = nullptr;
-  for (const DeviceProfile& candidate : target.devices) {
-    if (candidate.api == DeviceApi::kHost) cpu = &candidate;
-  }
-  return cpu;
 }
 
 // The late rejection a failed device compile stands for ("device_limit: ..." out of graphs).

@@ -159,14 +159,14 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   if (b_shape.size() == 1) b_shape.push_back(1);
   // The program's fusions: transposed operands and result, a scalar factor, a bias Add's row, a
   // residual Add, an activation.
-  const MatMulFusion epilogue{.a_perm = in.node().attr_ints(kMatMulPermAttrs[0]),
-                              .b_perm = in.node().attr_ints(kMatMulPermAttrs[1]),
-                              .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
-                              .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
-                              .bias = in.optional_buffer(2),
-                              .residual = in.optional_buffer(kResidualInput),
-                              .activation = fused_activation(in.node())};
-  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, epilogue);
+  const MatMulFusion fusion{.a_perm = in.node().attr_ints(kMatMulPermAttrs[0]),
+                            .b_perm = in.node().attr_ints(kMatMulPermAttrs[1]),
+                            .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
+                            .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
+                            .bias = in.optional_buffer(2),
+                            .residual = in.optional_buffer(kResidualInput),
+                            .activation = fused_activation(in.node())};
+  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

@@ -233,11 +233,11 @@ struct MatMulFusion {
   std::optional<Activation> activation{};
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
-// `epilogue` (a_shape and b_shape are the buffers' shapes, before any permutation).
+// `fusion` (a_shape and b_shape are the buffers' shapes, before any permutation).
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait = {},
-                                 const MatMulFusion& epilogue = {});
+                                 const MatMulFusion& fusion = {});
 
 // Where element (batch b, row i, column p) of a MatMul operand is: b * batch + i * row + p * col.
 struct OperandStrides {

@@ -41,7 +41,7 @@ struct TiledCall {
   int64_t b_row = 0, b_col = 1, b_batch = 0;
   // Where y[b][i, j] (and the residual's) is: b * y_batch + i * y_row + j; 0s for dense.
   int64_t y_row = 0, y_batch = 0;
-  MatMulFusion epilogue{};
+  MatMulFusion fusion{};
 };
 
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
@@ -55,7 +55,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
     HSCHED_ASSIGN_OR_RETURN(
         partial, float_scratch(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
   }
-  const MatMulFusion& e = c.epilogue;
+  const MatMulFusion& e = c.fusion;
   const cl::Buffer& bias = e.bias != nullptr ? *e.bias : a;
   const cl::Buffer& residual = e.residual != nullptr ? *e.residual : a;
   const Activation act = e.activation.value_or(Activation{});
@@ -324,20 +324,20 @@ bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait, const MatMulFusion& epilogue) {
+                                 cl::Buffer& y, const Events& wait, const MatMulFusion& fusion) {
   if (a_shape.size() < 2 || b_shape.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
   // Operands read through a permutation of their buffers' axes: their shapes and strides.
   std::optional<OperandStrides> a_strides, b_strides;
-  if (!epilogue.a_perm.empty()) a_strides = transposed_operand(a_shape, epilogue.a_perm);
-  if (!epilogue.b_perm.empty()) b_strides = transposed_operand(b_shape, epilogue.b_perm);
-  if (a_strides.has_value() != !epilogue.a_perm.empty() ||
-      b_strides.has_value() != !epilogue.b_perm.empty()) {
+  if (!fusion.a_perm.empty()) a_strides = transposed_operand(a_shape, fusion.a_perm);
+  if (!fusion.b_perm.empty()) b_strides = transposed_operand(b_shape, fusion.b_perm);
+  if (a_strides.has_value() != !fusion.a_perm.empty() ||
+      b_strides.has_value() != !fusion.b_perm.empty()) {
     return invalid_argument("ops: MatMul cannot read this operand transposed in place");
   }
-  const Shape a_logical = permuted(a_shape, epilogue.a_perm);
-  const Shape b_logical = permuted(b_shape, epilogue.b_perm);
+  const Shape a_logical = permuted(a_shape, fusion.a_perm);
+  const Shape b_logical = permuted(b_shape, fusion.b_perm);
   const int64_t m = a_logical[a_logical.size() - 2], k = a_logical.back();
   const int64_t n = b_logical.back();
   if (b_logical[b_logical.size() - 2] != k) {
@@ -352,10 +352,10 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   const bool a_shared = layout.a_shared, b_shared = layout.b_shared;
   const bool tiled = layout.regular && y_count * k <= kTiledMaxMacs;
   std::optional<OperandStrides> y_strides;
-  if (!epilogue.y_perm.empty()) {
+  if (!fusion.y_perm.empty()) {
     Shape y_logical = layout.batch;
     y_logical.insert(y_logical.end(), {m, n});
-    y_strides = transposed_result(y_logical, epilogue.y_perm);
+    y_strides = transposed_result(y_logical, fusion.y_perm);
     if (!y_strides) return invalid_argument("ops: MatMul cannot store this result transposed");
   }
   if ((a_strides || b_strides || y_strides) && !tiled && y_count * k > 0) {
@@ -380,7 +380,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                    .b_batch = b_shared ? 0 : bs.batch,
                    .y_row = y_strides ? y_strides->row : n,
                    .y_batch = y_strides ? y_strides->batch : m * n,
-                   .epilogue = epilogue};
+                   .fusion = fusion};
     // Shared B (weights): the batch folds into M where A's and y's rows run on across batches.
     if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row) {
       call.m = batches * m;
@@ -397,7 +397,7 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     GemmCall call{.m = static_cast<size_t>(m),
                   .n = static_cast<size_t>(n),
                   .k = static_cast<size_t>(k),
-                  .alpha = epilogue.alpha};
+                  .alpha = fusion.alpha};
     if (b_shared && element_count(layout.a_full) == batches) {
       // Shared B (weights): the batch folds into M, one GEMM.
       call.m = static_cast<size_t>(batches * m);
@@ -428,19 +428,19 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
     HSCHED_ASSIGN_OR_RETURN(last, finish(ops, queue, y32, y, y_count, last));
   }
   // The rest of the epilogue in place (each work item reads only its own y element).
-  if (epilogue.bias != nullptr) {
+  if (fusion.bias != nullptr) {
     HSCHED_ASSIGN_OR_RETURN(
         last, detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y,
-                                            {y_count / std::max<int64_t>(n, 1), n}, *epilogue.bias,
+                                            {y_count / std::max<int64_t>(n, 1), n}, *fusion.bias,
                                             {n}, 1.0f, y, {last}));
   }
-  if (epilogue.residual != nullptr) {
+  if (fusion.residual != nullptr) {
     HSCHED_ASSIGN_OR_RETURN(
         last, detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {y_count},
-                                            *epilogue.residual, {y_count}, 1.0f, y, {last}));
+                                            *fusion.residual, {y_count}, 1.0f, y, {last}));
   }
-  if (!epilogue.activation) return last;
-  const Activation& act = *epilogue.activation;
+  if (!fusion.activation) return last;
+  const Activation& act = *fusion.activation;
   return enqueue_unary(ops, queue, act.op, act.alpha, act.beta, y, y, y_count, {last});
 }
 
@@ -469,14 +469,14 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   } else if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
     // (One row by B [N, K] stays with gemv_rows: a classifier's head.) Stored A is [m, k] or,
     // transposed, [k, m]; B [k, n] or [n, k]. A C of one row is the kernel's bias.
-    TiledCall call{.m = m, .n = n, .k = k, .epilogue = {.alpha = params.alpha}};
+    TiledCall call{.m = m, .n = n, .k = k, .fusion = {.alpha = params.alpha}};
     call.a_row = params.trans_a ? 1 : k;
     call.a_col = params.trans_a ? m : 1;
     call.b_row = params.trans_b ? 1 : n;
     call.b_col = params.trans_b ? k : 1;
     const bool bias_row = c && params.beta == 1.0f && element_count(c_shape) == n &&
                           (c_shape.size() == 1 || (c_shape.size() == 2 && c_shape[0] == 1));
-    if (bias_row) call.epilogue.bias = c;
+    if (bias_row) call.fusion.bias = c;
     HSCHED_ASSIGN_OR_RETURN(last, matmul_tiled(ops, queue, a, b, y, call, wait));
     if (bias_row) return last;
   } else {

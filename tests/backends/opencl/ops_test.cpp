@@ -425,14 +425,14 @@ TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
       const auto count = static_cast<int64_t>(want.size());
       cl::Buffer a_buffer = upload(a), b_buffer = upload(b), bias_buffer = upload(bias);
       cl::Buffer residual_buffer = upload(residual), y_buffer = output(count);
-      MatMulFusion epilogue{.bias = &bias_buffer};
+      MatMulFusion fusion{.bias = &bias_buffer};
       if (full) {
-        epilogue.alpha = alpha;
-        epilogue.residual = &residual_buffer;
-        epilogue.activation = Activation{.op = UnaryOp::kRelu};
+        fusion.alpha = alpha;
+        fusion.residual = &residual_buffer;
+        fusion.activation = Activation{.op = UnaryOp::kRelu};
       }
-      auto event = enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {},
-                                  epilogue);
+      auto event =
+          enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {}, fusion);
       expect_close(download(event, y_buffer, count), want,
                    std::string(full ? "MatMul with its whole epilogue" : "MatMul with a bias") +
                        ", K " + std::to_string(a_shape.back()));

@@ -48,14 +48,22 @@ void expect_fused_matches_cpu(const Graph& graph, const std::shared_ptr<DeviceRu
   }
 }
 
+// The first OpenCL device's runtime; the test is skipped without one.
+class ClFusionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime_ = opencl_test::first_runtime(cache_dir_);
+    if (!runtime_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+  }
+  test::TempDir cache_dir_;
+  std::shared_ptr<DeviceRuntime> runtime_;
+};
+
 // Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
 // GELU as the rest of its epilogue: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2))
 // and (x * 0.5) (1 + erf) in the other. Two kernels for 14 nodes, the CPU's values to fp32
 // rounding.
-TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, FusedBiasAndGeluMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 6, 40});
   b.output("y1", DType::kF32, {2, 6, 24}).output("y2", DType::kF32, {2, 6, 24});
@@ -82,7 +90,7 @@ TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
   Tensor x(DType::kF32, {2, 6, 40});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 12}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 12}, 1e-4, 1e-3, 3);
 }
 
 // Residual Adds in their product's epilogue, after the bias, before the activation: a Conv with
@@ -90,10 +98,7 @@ TEST(ClProgramTest, FusedBiasAndGeluMatchTheCpu) {
 // swapped), a Conv whose K is split + its input then Relu (the split-K reduction), a MatMul with
 // bias + a residual then an exported GELU; and Add(c4, c5) of two Convs of x goes to c5, the one
 // after which both exist. Seven kernels for 20 nodes, the CPU's values, fp32 and fp16 storage.
-TEST(ClProgramTest, FusedResidualAddsMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, FusedResidualAddsMatchTheCpu) {
   OnnxBuilder b(17);
   const std::vector<int64_t> shape{1, 8, 6, 6}, wide{1, 64, 6, 6};
   b.input("x", DType::kF32, shape);
@@ -136,18 +141,15 @@ TEST(ClProgramTest, FusedResidualAddsMatchTheCpu) {
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = 2.0f * std::sin(0.29f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 13}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 13}, 1e-4, 1e-3, 3);
   // fp16 storage rounds x, the weights and every stored value (up to about 8): 2e-2 absolute.
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 13}, 2e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 13}, 2e-2, 1e-2);
 }
 
 // Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
 // a SiLU of the graph input (its Mul's operands swapped), Conv -> GELU with (1 + erf) * 0.5 first.
 // Three kernels for 11 nodes, the CPU's values to fp32 rounding, fp32 and fp16 storage.
-TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, FusedActivationChainsMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 4, 6, 6});
   for (const char* y : {"y1", "y2", "y3"}) b.output(y, DType::kF32, {1, 4, 6, 6});
@@ -172,17 +174,14 @@ TEST(ClProgramTest, FusedActivationChainsMatchTheCpu) {
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = 3.0f * std::sin(0.41f * static_cast<float>(i));
   // fp16 storage rounds x (up to 3) and the Conv's output: 5e-3 absolute.
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 8}, 1e-4, 1e-3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {3, 8}, 5e-3, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {3, 8}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {3, 8}, 5e-3, 1e-2);
 }
 
 // ConvNeXt's channels-first LayerNorm (Transpose to channels-last, LayerNormalization over the
 // last axis, Transpose back) as one kernel over the channels: with a bias (axis -1) and without
 // (axis 3). Two kernels for six nodes, the CPU's values, fp32 and fp16 storage.
-TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, ChannelLayerNormMatchesTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 6, 5, 4});
   b.output("y1", DType::kF32, {2, 6, 5, 4}).output("y2", DType::kF32, {2, 6, 5, 4});
@@ -200,18 +199,15 @@ TEST(ClProgramTest, ChannelLayerNormMatchesTheCpu) {
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = 2.0f * std::cos(0.7f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {2, 4}, 1e-4, 1e-3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 4}, 1e-4, 1e-3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {2, 4}, 1e-2, 1e-2);
 }
 
 // Convs writing a Concat of their outputs in place, batch 2: a fire module (1x1 and 3x3 expand
 // Convs with their Relus, implicit GEMMs), a depthwise Conv (direct) and
 // a Conv with K split (a 7x7 over 8 channels) under axis -3; a Concat of a Conv and the graph
 // input stays a kernel. Seven kernels for 12 nodes, the CPU's values, fp32 and fp16 storage.
-TEST(ClProgramTest, ConcatOfConvsIsWrittenInPlace) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, ConcatOfConvsIsWrittenInPlace) {
   OnnxBuilder b(17);
   const std::vector<int64_t> pad1{1, 1, 1, 1}, pad3{3, 3, 3, 3};
   b.input("x", DType::kF32, {2, 8, 6, 6});
@@ -241,17 +237,14 @@ TEST(ClProgramTest, ConcatOfConvsIsWrittenInPlace) {
   Tensor x(DType::kF32, {2, 8, 6, 6});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {7, 5}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {7, 5}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 5}, 1e-2, 1e-2);
 }
 
 // Squeeze-and-excitation: x times its per-sample channel gate [N, C, 1, 1] read by the projecting
 // Conv as it loads x (implicit GEMM), and x times constant channel factors [1, C, 1, 1] (the Mul's
 // operands swapped) by a depthwise Conv (direct). Five kernels for nine nodes, the CPU's values.
-TEST(ClProgramTest, ChannelScaledConvInputsMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, ChannelScaledConvInputsMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 8, 5, 5});
   b.output("y1", DType::kF32, {2, 6, 5, 5}).output("y2", DType::kF32, {2, 8, 5, 5});
@@ -274,18 +267,15 @@ TEST(ClProgramTest, ChannelScaledConvInputsMatchTheCpu) {
   Tensor x(DType::kF32, {2, 8, 5, 5});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {5, 4}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {5, 4}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {5, 4}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 4}, 1e-2, 1e-2);
 }
 
 // PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
 // Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
 // (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
 // nodes, the guarded values where the CPU has them.
-TEST(ClProgramTest, SoftmaxNanGuardMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, SoftmaxNanGuardMatchesTheCpu) {
   OnnxBuilder b(17);
   const std::vector<int64_t> shape{2, 3, 40};
   b.input("x", DType::kF32, shape);
@@ -308,17 +298,14 @@ TEST(ClProgramTest, SoftmaxNanGuardMatchesTheCpu) {
   Tensor x(DType::kF32, shape);
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {4, 4}, 1e-5, 1e-4, 3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {4, 4}, 2e-3, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 4}, 1e-5, 1e-4, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 4}, 2e-3, 1e-2);
 }
 
 // Attention's scalings as the product's alpha: MatMul(x * 0.125, 0.5 * x^T), both Muls and the
 // Transpose absorbed; a GELU whose last Mul (by 0.5) feeds a MatMul stays the GELU's. Three
 // kernels for ten nodes.
-TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, ScaledMatMulMatchesTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 5, 8});
   b.output("y1", DType::kF32, {2, 5, 5}).output("y2", DType::kF32, {2, 5, 6});
@@ -341,7 +328,7 @@ TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
   // MatMul(q, k) with both scales and the Transpose, the GELU, MatMul(g, w).
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {3, 7}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {3, 7}, 1e-4, 1e-3, 3);
 }
 
 // Attention's heads read in place: x [B, S, H, D] as Q [B, H, S, D] and K^T [B, H, D, S]
@@ -350,10 +337,7 @@ TEST(ClProgramTest, ScaledMatMulMatchesTheCpu) {
 // (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel; a product with
 // K split (512) stores its result as Transpose (1, 0, 2) from the reduction. Five kernels for 11
 // nodes, the CPU's values, fp32 and fp16 storage.
-TEST(ClProgramTest, TransposedOperandsMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClFusionTest, TransposedOperandsMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 8, 2, 4});
   b.output("y1", DType::kF32, {1, 8, 2, 4}).output("y2", DType::kF32, {2, 8, 1, 3});
@@ -375,8 +359,8 @@ TEST(ClProgramTest, TransposedOperandsMatchTheCpu) {
   Tensor x(DType::kF32, {1, 8, 2, 4});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.47f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat32, {5, 5}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {5, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
 }
 
 }  // namespace
