@@ -174,6 +174,7 @@ nlohmann::json profile_json(const std::vector<StepProfile>& steps) {
     nlohmann::json entry = {
         {"node", step.node}, {"op", step.op}, {"device", step.device}, {"ms", step.mean_ms}};
     if (step.enqueue_ms) entry["enqueue_ms"] = *step.enqueue_ms;
+    if (step.device_ms) entry["device_ms"] = *step.device_ms;
     json["steps"].push_back(std::move(entry));
   }
   return json;

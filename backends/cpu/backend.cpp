@@ -92,7 +92,7 @@ class CpuPartition final : public Program {
   }
   void append_profile(std::vector<hsched::StepProfile>& steps) const override {
     for (const StepProfile& step : program_->profile()) {
-      steps.push_back({step.node, step.op, step.mean_ms, device_, std::nullopt});
+      steps.push_back({step.node, step.op, step.mean_ms, device_, std::nullopt, std::nullopt});
     }
   }
   void reset_profile() override { program_->reset_profile(); }

@@ -37,7 +37,7 @@ class NpuPartition final : public Program {
     const Graph& graph = program_->graph();
     steps.push_back({graph.nodes().empty() ? std::string("graph") : node_label(graph, 0),
                      "NpuGraph", runs_ > 0 ? total_ms_ / static_cast<double>(runs_) : 0.0, device_,
-                     std::nullopt});
+                     std::nullopt, std::nullopt});
   }
   void reset_profile() override {
     total_ms_ = 0;

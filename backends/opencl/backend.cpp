@@ -74,7 +74,7 @@ class OpenClPartition final : public Program {
     const Graph& graph = program_->graph();
     for (const ClStepTime& step : program_->profile()) {
       steps.push_back({node_label(graph, step.node), graph.node(step.node).op_type, step.total_ms,
-                       device_, step.enqueue_ms});
+                       device_, step.enqueue_ms, step.device_ms});
     }
   }
   void reset_profile() override { program_->reset_profile(); }

@@ -57,6 +57,21 @@ Result<cl::Buffer> device_buffer(const cl::Context& context, int64_t bytes, cons
   return buffer;
 }
 
+Status enqueue_marker(cl::CommandQueue& queue, cl::Event& event) {
+  return check_cl(queue.enqueueMarkerWithWaitList(nullptr, &event), "marker while profiling");
+}
+
+// From the first event's start to the last one's end, of finished commands on a profiling queue.
+Result<double> events_span_ms(const std::vector<cl::Event>& events) {
+  if (events.empty()) return 0.0;
+  cl_ulong start = 0, end = 0;
+  HSCHED_RETURN_IF_ERROR(check_cl(
+      events.front().getProfilingInfo(CL_PROFILING_COMMAND_START, &start), "profiling info"));
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(events.back().getProfilingInfo(CL_PROFILING_COMMAND_END, &end), "profiling info"));
+  return end > start ? static_cast<double>(end - start) * 1e-6 : 0.0;
+}
+
 }  // namespace
 
 ClProgram::ClProgram(const Graph& graph, std::shared_ptr<DeviceRuntime> device,
@@ -77,8 +92,8 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   HSCHED_ASSIGN_OR_RETURN(const OpKernels* ops, device->kernels(storage, deadline_ms));
   std::unique_ptr<ClProgram> program(new ClProgram(graph, std::move(device), ops));
   cl_int error = CL_SUCCESS;
-  program->queue_ =
-      cl::CommandQueue(program->device_->context(), program->device_->info().device, 0, &error);
+  program->queue_ = cl::CommandQueue(program->device_->context(), program->device_->info().device,
+                                     profile ? CL_QUEUE_PROFILING_ENABLE : 0, &error);
   HSCHED_RETURN_IF_ERROR(check_cl(error, "clCreateCommandQueue"));
   HSCHED_RETURN_IF_ERROR(program->plan_steps());
   program->profile_ = profile;
@@ -315,6 +330,7 @@ std::vector<ClStepTime> ClProgram::profile() const {
   for (ClStepTime& step : steps) {
     step.enqueue_ms /= runs;
     step.total_ms /= runs;
+    step.device_ms /= runs;
   }
   return steps;
 }
@@ -371,12 +387,14 @@ bool ClProgram::reads_graph_input(const Step& step) const {
   return false;
 }
 
-Status ClProgram::enqueue_step(Step& step) {
+Status ClProgram::enqueue_step(Step& step, std::vector<cl::Event>* events) {
   if (step.replay == Replay::kReady) {
     for (const detail::RecordedLaunch& launch : step.launches) {
-      HSCHED_RETURN_IF_ERROR(check_cl(
-          queue_.enqueueNDRangeKernel(launch.kernel, cl::NullRange, launch.global, launch.local),
-          "replay of a kernel"));
+      cl::Event* event = events != nullptr ? &events->emplace_back() : nullptr;
+      HSCHED_RETURN_IF_ERROR(
+          check_cl(queue_.enqueueNDRangeKernel(launch.kernel, cl::NullRange, launch.global,
+                                               launch.local, nullptr, event),
+                   "replay of a kernel"));
     }
     return Status::ok();
   }
@@ -384,7 +402,10 @@ Status ClProgram::enqueue_step(Step& step) {
   detail::Recording recording;
   std::optional<detail::RecordScope> scope;
   if (record) scope.emplace(recording);
+  // Not replayed: markers around the op layer's commands bound their time on the device.
+  if (events != nullptr) HSCHED_RETURN_IF_ERROR(enqueue_marker(queue_, events->emplace_back()));
   HSCHED_RETURN_IF_ERROR(enqueue_node(*ops_, queue_, step.op, operands_for(step.op), {}).status());
+  if (events != nullptr) HSCHED_RETURN_IF_ERROR(enqueue_marker(queue_, events->emplace_back()));
   if (record) {
     step.replay = recording.replayable ? Replay::kReady : Replay::kNever;
     if (recording.replayable) step.launches = std::move(recording.launches);
@@ -450,7 +471,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       if (step.view) continue;
       HSCHED_RETURN_IF_ERROR(read_back_host_inputs(step));
       const auto start = Clock::now();
-      const Status enqueued = enqueue_step(step);
+      std::vector<cl::Event> events;
+      const Status enqueued = enqueue_step(step, profile_ ? &events : nullptr);
       if (!enqueued.is_ok()) {
         return enqueued.with_context("node '" + node_label(graph_, step.node) + "' (" +
                                      step.op.op_type + ")");
@@ -461,6 +483,8 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       ClStepTime& total = step_totals_[kernel++];
       total.enqueue_ms += std::chrono::duration<double, std::milli>(enqueued_at - start).count();
       total.total_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      HSCHED_ASSIGN_OR_RETURN(const double device_ms, events_span_ms(events));
+      total.device_ms += device_ms;
     }
     profiled_runs_ += profile_ ? 1 : 0;
     if (copies != nullptr)

@@ -49,6 +49,7 @@ struct ClStepTime {
   NodeId node = kNoNode;
   double enqueue_ms = 0;  // host time of enqueue_node
   double total_ms = 0;    // enqueue to finish
+  double device_ms = 0;   // first command's start to last command's end on the device
 };
 
 // True for each node (indexed by NodeId) that a ClProgram compiled from `graph` runs without a
@@ -106,7 +107,8 @@ class ClProgram {
                           std::vector<std::pair<size_t, cl::Buffer>>& borrowed);
   Result<Tensor> read_output(ValueId value);
   NodeOperands operands_for(const Node& node);
-  Status enqueue_step(Step& step);
+  // With `events` (profiling), each command's event is appended to it.
+  Status enqueue_step(Step& step, std::vector<cl::Event>* events = nullptr);
   // Whether run() binds each graph input's buffer anew (bind_input): fp32 storage on a device
   // sharing host memory binds the caller's tensor in place.
   bool rebinds_inputs() const;

@@ -117,6 +117,9 @@ struct StepProfile {
   std::string device;  // the partition's device id
   // An OpenCL step: the host's share of mean_ms, enqueueing it (arguments and the enqueue call).
   std::optional<double> enqueue_ms;
+  // An OpenCL step: its commands' time on the device, from the first start to the last end
+  // (OpenCL event profiling), without the launch latency and host time in mean_ms.
+  std::optional<double> device_ms;
 };
 
 // What one request did. Times are ms since compile() began (steady clock), so compile records

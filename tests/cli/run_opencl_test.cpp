@@ -58,20 +58,24 @@ TEST_F(RunOpenClTest, SecondProcessBuildsNothing) {
 }
 
 // A profiled OpenCL step reports the host's share of its time, the enqueue (the GPU machine's
-// small kernels are bound by it); CPU steps have none.
-TEST_F(RunOpenClTest, ProfileGivesOpenClStepsTheirEnqueueTime) {
+// small kernels are bound by it), and its commands' time on the device (event profiling, of
+// replayed and of op-layer steps); CPU steps have neither.
+TEST_F(RunOpenClTest, ProfileGivesOpenClStepsTheirEnqueueAndDeviceTimes) {
   const nlohmann::json run = run_json({"--iterations", "2", "--warmup", "1", "--profile"});
   ASSERT_FALSE(run.empty());
   int opencl_steps = 0;
   for (const auto& step : run["profile"]["steps"]) {
     if (step["device"] != "ocl0") {
       EXPECT_FALSE(step.contains("enqueue_ms")) << step.dump();
+      EXPECT_FALSE(step.contains("device_ms")) << step.dump();
       continue;
     }
     ++opencl_steps;
     ASSERT_TRUE(step.contains("enqueue_ms")) << step.dump();
     EXPECT_GE(step["enqueue_ms"].get<double>(), 0.0) << step.dump();
     EXPECT_LE(step["enqueue_ms"].get<double>(), step["ms"].get<double>()) << step.dump();
+    ASSERT_TRUE(step.contains("device_ms")) << step.dump();
+    EXPECT_GT(step["device_ms"].get<double>(), 0.0) << step.dump();
   }
   EXPECT_GT(opencl_steps, 0) << run["profile"].dump();
 }
