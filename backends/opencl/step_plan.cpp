@@ -119,10 +119,8 @@ class StepPlanner {
             scaled_[id].emplace_back(i, *scale);
             operand = scale->value;
           }
-          const auto transpose = fusable_transpose(graph_, node, i, operand);
-          if (transpose && !absorbed_[static_cast<size_t>(*transpose)]) {
-            absorbed_[static_cast<size_t>(*transpose)] = true;
-            transposed_[id].emplace_back(i, *transpose);
+          if (auto view = fusable_operand_view(graph_, node, i, operand, true, absorbed_)) {
+            viewed_.push_back({id, i, operand, std::move(*view)});
           }
         }
         continue;
@@ -139,6 +137,44 @@ class StepPlanner {
       for (NodeId n : chain->nodes) absorbed_[static_cast<size_t>(n)] = n != chain->last;
       chain_of_input_[chain->x] = chain->last;
       chains_.emplace(chain->last, std::move(*chain));
+    }
+    settle_operand_views();
+  }
+
+  // A MatMul operand's view passes a Split only if every output of that Split is read through
+  // views too (else the Split runs, and the operand's view starts at the Split's output). Then
+  // the nodes on the views' ways run no kernel.
+  void settle_operand_views() {
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::set<ValueId> passed;  // values a view's way passes, the operands too
+      for (const ViewedOperand& v : viewed_) {
+        passed.insert(v.operand);
+        for (NodeId n : v.view.through) passed.insert(graph_.node(n).inputs[0]);
+      }
+      for (ViewedOperand& v : viewed_) {
+        const bool covered =
+            std::all_of(v.view.through.begin(), v.view.through.end(), [&](NodeId n) {
+              const Node& node = graph_.node(n);
+              return node.op_type != "Split" ||
+                     std::all_of(node.outputs.begin(), node.outputs.end(), [&](ValueId o) {
+                       return o == kNoValue || graph_.value(o).consumers.empty() || passed.count(o);
+                     });
+            });
+        if (covered) continue;
+        auto shorter = fusable_operand_view(graph_, graph_.node(v.matmul), v.index, v.operand,
+                                            false, absorbed_);
+        v.view = shorter ? std::move(*shorter) : OperandView{};
+        changed = true;
+      }
+      std::erase_if(viewed_, [](const ViewedOperand& v) { return v.view.base == kNoValue; });
+    }
+    for (ViewedOperand& v : viewed_) {
+      for (NodeId n : v.view.through) {
+        if (absorbed_[static_cast<size_t>(n)]) continue;
+        absorbed_[static_cast<size_t>(n)] = true;
+        v.claimed.push_back(n);
+      }
     }
   }
 
@@ -168,14 +204,11 @@ class StepPlanner {
       }
       step.op.attributes[kMatMulAlphaAttr] = alpha;
     }
-    if (const auto operands = transposed_.find(id); operands != transposed_.end()) {
-      for (const auto& [i, t] : operands->second) {
-        const Node& transpose = graph_.node(t);
-        step.op.inputs[i] = transpose.inputs[0];
-        step.op.attributes[kMatMulPermAttrs[i]] =
-            transpose_perm(transpose, graph_.value(transpose.inputs[0]).shape.rank());
-        step.absorbed.push_back(t);
-      }
+    for (const ViewedOperand& v : viewed_) {
+      if (v.matmul != id) continue;
+      step.op.inputs[v.index] = v.view.base;
+      step.op.attributes[kMatMulViewAttrs[v.index]] = encode_view(v.view.view);
+      step.absorbed.insert(step.absorbed.end(), v.claimed.begin(), v.claimed.end());
     }
     if (const auto scale = channel_scaled_.find(id); scale != channel_scaled_.end()) {
       step.op.inputs[0] = scale->second.x;
@@ -267,7 +300,15 @@ class StepPlanner {
   std::map<ValueId, NodeId> chain_of_input_;  // x -> the last node of the chain reading it
   std::map<NodeId, FusedNode> rewritten_;     // channel LayerNorms and guarded Softmaxes, by anchor
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled_;  // by their MatMul
-  std::map<NodeId, std::vector<std::pair<size_t, NodeId>>> transposed_;   // by their MatMul
+  // MatMul operands read through views, with the nodes on the way each one absorbs.
+  struct ViewedOperand {
+    NodeId matmul = kNoNode;
+    size_t index = 0;
+    ValueId operand = kNoValue;  // after any fused scale
+    OperandView view;
+    std::vector<NodeId> claimed{};
+  };
+  std::vector<ViewedOperand> viewed_;
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
 };
 

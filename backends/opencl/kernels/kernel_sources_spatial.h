@@ -168,8 +168,9 @@ CG_BODY(conv_gemm_32, 32, 2, float2)
 
 // MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
 // y[batch][m, n] = act(alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) (+ res[batch][m, n])) in
-// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_batch * batch + i * a_row +
-// p * a_col (B alike), so transposes and a matrix shared by every batch (stride 0) are strides;
+// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_offset + a_batch * batch +
+// i * a_row + p * a_col (B alike), so transposes, slices and a matrix shared by every batch
+// (stride 0) are offsets and strides;
 // y[batch][i, j] (and res's) at y_batch * batch + i * y_row + j, so a transposed result is too.
 // Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT outputs; a tile's loads walk the
 // operand's contiguous axis across neighbouring items. With several K splits (work groups
@@ -193,15 +194,16 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                       
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
-          int a_row, int a_col, int a_batch, int b_row, int b_col, int b_batch, int y_row,      \
-          int y_batch, int batches, int splits, int k_chunk, float alpha, int op,               \
-          float act_alpha, float act_beta) {                                                    \
+          int a_row, int a_col, int a_batch, int a_offset, int b_row, int b_col, int b_batch,   \
+          int b_offset, int y_row, int y_batch, int batches, int splits, int k_chunk,           \
+          float alpha, int op, float act_alpha, float act_beta) {                               \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
   const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
-  const int a_base = batch * a_batch, b_base = batch * b_batch, y_base = batch * y_batch;       \
+  const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
+  const int y_base = batch * y_batch;                                                           \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \

@@ -113,14 +113,27 @@ std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, con
 // program reads the value instead and multiplies the product by the factor
 // (kMatMulAlphaAttr, the product of both inputs' factors).
 inline constexpr const char* kMatMulAlphaAttr = "hsched_matmul_alpha";
-// MatMul <- Transpose fusion: input `i` of `matmul` made by a Transpose whose output only this
-// MatMul reads (attention's heads split off, K transposed), when the MatMul can read it in place
-// (transposed_operand, tiled_matmul in ops.h; static shapes, f32): that Transpose. The program
-// reads its input instead, the permutation in attribute kMatMulPermAttrs[i].
-inline constexpr const char* kMatMulPermAttrs[2] = {"hsched_matmul_a_perm", "hsched_matmul_b_perm"};
-// `operand` is what the MatMul reads at `i` once a scale is fused (fusable_scale's value).
-std::optional<NodeId> fusable_transpose(const Graph& graph, const Node& matmul, size_t i,
-                                        ValueId operand);
+// MatMul <- views fusion: input `i` of `matmul` (`operand`, what it reads once a scale is fused:
+// fusable_scale's value) made from `base` by Transposes, Splits and view ops that change only
+// axes of length 1, each value between read by the next alone (attention's heads split off, q,
+// k and v split apart, K transposed), when the MatMul can read it in place (operand_strides,
+// tiled_matmul in ops.h; static shapes, f32): `base`, the view and those nodes, at least one a
+// Transpose or Split. With `through_splits` false the walk stops at a Split's output. The
+// program reads `base` through the view (attribute kMatMulViewAttrs[i], encode_view) when every
+// output of each Split on the way is read so too; nodes reading a value the program marks
+// absorbed (already fused elsewhere) end the walk through `absorbed`.
+inline constexpr const char* kMatMulViewAttrs[2] = {"hsched_matmul_a_view", "hsched_matmul_b_view"};
+struct OperandView {
+  ValueId base = kNoValue;
+  StridedView view;
+  std::vector<NodeId> through;  // from the MatMul's side
+};
+std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
+                                                ValueId operand, bool through_splits,
+                                                const std::vector<bool>& absorbed);
+// A view as an attribute's ints (offset, dims, strides) and back; nullopt for a malformed one.
+std::vector<int64_t> encode_view(const StridedView& view);
+std::optional<StridedView> decode_view(const std::vector<int64_t>& ints);
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute

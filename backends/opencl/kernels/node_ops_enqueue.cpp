@@ -157,10 +157,17 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   Shape a_shape = in.shape(0), b_shape = in.shape(1);
   if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
   if (b_shape.size() == 1) b_shape.push_back(1);
-  // The program's fusions: transposed operands and result, a scalar factor, a bias Add's row, a
-  // residual Add, an activation.
-  const MatMulFusion fusion{.a_perm = in.node().attr_ints(kMatMulPermAttrs[0]),
-                            .b_perm = in.node().attr_ints(kMatMulPermAttrs[1]),
+  // The program's fusions: operands read through views, a transposed result, a scalar factor, a
+  // bias Add's row, a residual Add, an activation.
+  std::optional<StridedView> views[2];
+  for (size_t i = 0; i < 2; ++i) {
+    const std::vector<int64_t> ints = in.node().attr_ints(kMatMulViewAttrs[i]);
+    if (ints.empty()) continue;
+    views[i] = decode_view(ints);
+    if (!views[i]) return invalid_argument("a malformed operand view");
+  }
+  const MatMulFusion fusion{.a_view = views[0],
+                            .b_view = views[1],
                             .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
                             .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
                             .bias = in.optional_buffer(2),

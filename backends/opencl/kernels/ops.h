@@ -219,21 +219,28 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                                               const cl::Buffer& x, const Shape& shape,
                                               cl::Buffer& y, const Events& wait = {});
 
-// What the program fused into a MatMul. Its operands read through a permutation of their
-// buffers' axes (a Transpose: the operand is Transpose(buffer, a_perm); empty for as stored), its
-// result stored as Transpose(result, y_perm) (transposed_result), either needing a product
-// matmul_tiled takes (tiled_matmul()); and before storing the products, in this order: times
-// `alpha`, plus `bias` ([N] in the storage type) on every row, plus `residual` (the stored
-// shape), then `activation`.
+// A MatMul operand read in place from a buffer: element (i_0, ..., i_r-1) of the operand, of
+// shape `dims`, is the buffer's element offset + sum(i_d * strides[d]).
+struct StridedView {
+  Shape dims;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+// What the program fused into a MatMul. Its operands read in place through views of their
+// buffers (a_view, b_view: Transposes, Splits, squeezed axes), its result stored as
+// Transpose(result, y_perm) (transposed_result), either needing a product matmul_tiled takes
+// (tiled_matmul()); and before storing the products, in this order: times `alpha`, plus `bias`
+// ([N] in the storage type) on every row, plus `residual` (the stored shape), then `activation`.
 struct MatMulFusion {
-  std::vector<int64_t> a_perm{}, b_perm{}, y_perm{};
+  std::optional<StridedView> a_view{}, b_view{};
+  std::vector<int64_t> y_perm{};
   float alpha = 1.0f;
   const cl::Buffer* bias = nullptr;
   const cl::Buffer* residual = nullptr;
   std::optional<Activation> activation{};
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
-// `fusion` (a_shape and b_shape are the buffers' shapes, before any permutation).
+// `fusion` (a_shape and b_shape are the buffers' shapes; a view's dims are the operand's).
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait = {},
@@ -243,11 +250,11 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
 struct OperandStrides {
   int64_t batch = 0, row = 0, col = 1;
 };
-// The strides of Transpose(x, perm) read in place as a MatMul operand, x dense of shape x_shape;
-// nullopt unless perm permutes x's axes (rank >= 2) and the permuted batch axes longer than 1
-// collapse into one stride.
-std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
-                                                 const std::vector<int64_t>& perm);
+// The view of Transpose(x, perm), x dense of shape x_shape: nullopt unless perm permutes x's axes.
+std::optional<StridedView> transposed_view(const Shape& x_shape, const std::vector<int64_t>& perm);
+// The strides of `view` as a MatMul operand: nullopt unless its rank is >= 2 and its batch axes
+// longer than 1 collapse into one stride.
+std::optional<OperandStrides> operand_strides(const StridedView& view);
 // Where element (b, i, j) of a MatMul result y is stored when what is stored is Transpose(y, perm)
 // (dense): nullopt unless perm permutes y's axes, keeps the last one last, and y's batch axes
 // longer than 1 collapse into one stride there.
@@ -255,7 +262,7 @@ std::optional<OperandStrides> transposed_result(const Shape& y_shape,
                                                 const std::vector<int64_t>& perm);
 // Whether enqueue_matmul runs [..., M, K] x [..., K, N] (ranks >= 2) as one matmul_tiled launch:
 // each operand holds every batch of the broadcast or one matrix for all, and the product is
-// small enough. Only such products read transposed operands.
+// small enough. Only such products read operands through views.
 bool tiled_matmul(const Shape& a_shape, const Shape& b_shape);
 
 struct GemmParams {

@@ -34,11 +34,12 @@ using detail::float_scratch;
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
-// b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers check).
+// a_offset + b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers
+// check).
 struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
-  int64_t a_row = 0, a_col = 1, a_batch = 0;
-  int64_t b_row = 0, b_col = 1, b_batch = 0;
+  int64_t a_row = 0, a_col = 1, a_batch = 0, a_offset = 0;
+  int64_t b_row = 0, b_col = 1, b_batch = 0, b_offset = 0;
   // Where y[b][i, j] (and the residual's) is: b * y_batch + i * y_row + j; 0s for dense.
   int64_t y_row = 0, y_batch = 0;
   MatMulFusion fusion{};
@@ -68,8 +69,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_RETURN_IF_ERROR(detail::set_args(
       kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
       partial, i32(c.m), i32(c.n), i32(c.k), i32(c.a_row), i32(c.a_col), i32(c.a_batch),
-      i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(y_row), i32(y_batch), i32(c.batch),
-      i32(splits), i32(k_chunk), e.alpha, op, act.alpha, act.beta));
+      i32(c.a_offset), i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.b_offset), i32(y_row),
+      i32(y_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha, op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -266,33 +267,60 @@ Shape permuted(const Shape& shape, const std::vector<int64_t>& perm) {
   return out;
 }
 
+// The strides of an operand read through `view` of a buffer of shape `buffer`, checked to stay
+// inside it; nullopt without a view.
+Result<std::optional<OperandStrides>> viewed_operand(const std::optional<StridedView>& view,
+                                                     const Shape& buffer) {
+  if (!view) return std::optional<OperandStrides>();
+  const auto strides = operand_strides(*view);
+  int64_t last = view->offset;  // the view's last element
+  bool inside = strides.has_value() && view->offset >= 0;
+  for (size_t d = 0; inside && d < view->dims.size(); ++d) {
+    inside = view->dims[d] > 0 && view->strides[d] >= 0;
+    if (inside) last += (view->dims[d] - 1) * view->strides[d];
+  }
+  if (!inside || last >= element_count(buffer)) {
+    return invalid_argument(
+        "ops: MatMul cannot read an operand in place through this view of a "
+        "buffer of " +
+        std::to_string(element_count(buffer)) + " elements");
+  }
+  return strides;
+}
+
 }  // namespace
 
-std::optional<OperandStrides> transposed_operand(const Shape& x_shape,
-                                                 const std::vector<int64_t>& perm) {
+std::optional<StridedView> transposed_view(const Shape& x_shape, const std::vector<int64_t>& perm) {
   const size_t rank = perm.size();
-  if (rank < 2 || x_shape.size() != rank) return std::nullopt;
+  if (x_shape.size() != rank) return std::nullopt;
+  std::vector<int64_t> dense(rank, 1);  // x's strides
+  for (size_t d = rank; d-- > 1;) dense[d - 1] = dense[d] * x_shape[d];
+  StridedView view;
   std::vector<bool> seen(rank, false);
   for (int64_t axis : perm) {
     if (axis < 0 || axis >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(axis)]) {
       return std::nullopt;
     }
     seen[static_cast<size_t>(axis)] = true;
+    view.dims.push_back(x_shape[static_cast<size_t>(axis)]);
+    view.strides.push_back(dense[static_cast<size_t>(axis)]);
   }
-  std::vector<int64_t> dense(rank, 1);  // x's strides
-  for (size_t d = rank - 1; d-- > 0;) dense[d] = dense[d + 1] * x_shape[d + 1];
-  const auto stride = [&](size_t d) { return dense[static_cast<size_t>(perm[d])]; };
-  OperandStrides s{.batch = 0, .row = stride(rank - 2), .col = stride(rank - 1)};
+  return view;
+}
+
+std::optional<OperandStrides> operand_strides(const StridedView& view) {
+  const size_t rank = view.dims.size();
+  if (rank < 2 || view.strides.size() != rank) return std::nullopt;
+  OperandStrides s{.batch = 0, .row = view.strides[rank - 2], .col = view.strides[rank - 1]};
   int64_t span = 1;  // batches the stride covers so far
   for (size_t d = rank - 2; d-- > 0;) {
-    const int64_t extent = x_shape[static_cast<size_t>(perm[d])];
-    if (extent == 1) continue;
+    if (view.dims[d] == 1) continue;
     if (s.batch == 0) {
-      s.batch = stride(d);
-    } else if (stride(d) != s.batch * span) {
+      s.batch = view.strides[d];
+    } else if (view.strides[d] != s.batch * span) {
       return std::nullopt;
     }
-    span *= extent;
+    span *= view.dims[d];
   }
   return s;
 }
@@ -309,7 +337,8 @@ std::optional<OperandStrides> transposed_result(const Shape& y_shape,
     }
     inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
   }
-  const auto strides = transposed_operand(permuted(y_shape, perm), inverse);
+  const auto view = transposed_view(permuted(y_shape, perm), inverse);
+  const auto strides = view ? operand_strides(*view) : std::nullopt;
   if (!strides || strides->col != 1) return std::nullopt;
   return strides;
 }
@@ -325,19 +354,14 @@ bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait, const MatMulFusion& fusion) {
-  if (a_shape.size() < 2 || b_shape.size() < 2) {
+  // Operands read in place through views of their buffers: their shapes and strides.
+  HSCHED_ASSIGN_OR_RETURN(const auto a_strides, viewed_operand(fusion.a_view, a_shape));
+  HSCHED_ASSIGN_OR_RETURN(const auto b_strides, viewed_operand(fusion.b_view, b_shape));
+  const Shape a_logical = fusion.a_view ? fusion.a_view->dims : a_shape;
+  const Shape b_logical = fusion.b_view ? fusion.b_view->dims : b_shape;
+  if (a_logical.size() < 2 || b_logical.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
-  // Operands read through a permutation of their buffers' axes: their shapes and strides.
-  std::optional<OperandStrides> a_strides, b_strides;
-  if (!fusion.a_perm.empty()) a_strides = transposed_operand(a_shape, fusion.a_perm);
-  if (!fusion.b_perm.empty()) b_strides = transposed_operand(b_shape, fusion.b_perm);
-  if (a_strides.has_value() != !fusion.a_perm.empty() ||
-      b_strides.has_value() != !fusion.b_perm.empty()) {
-    return invalid_argument("ops: MatMul cannot read this operand transposed in place");
-  }
-  const Shape a_logical = permuted(a_shape, fusion.a_perm);
-  const Shape b_logical = permuted(b_shape, fusion.b_perm);
   const int64_t m = a_logical[a_logical.size() - 2], k = a_logical.back();
   const int64_t n = b_logical.back();
   if (b_logical[b_logical.size() - 2] != k) {
@@ -375,9 +399,11 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                    .a_row = as.row,
                    .a_col = as.col,
                    .a_batch = a_shared ? 0 : as.batch,
+                   .a_offset = fusion.a_view ? fusion.a_view->offset : 0,
                    .b_row = bs.row,
                    .b_col = bs.col,
                    .b_batch = b_shared ? 0 : bs.batch,
+                   .b_offset = fusion.b_view ? fusion.b_view->offset : 0,
                    .y_row = y_strides ? y_strides->row : n,
                    .y_batch = y_strides ? y_strides->batch : m * n,
                    .fusion = fusion};

@@ -440,6 +440,31 @@ TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
   }
 }
 
+// Operands read in place through views: A the second of three [4, 6] blocks of its buffer (an
+// offset), B the transpose of a [5, 6] block (strides); a view reaching past its buffer is
+// refused before anything runs.
+TEST_P(OpenClOpsTest, MatMulReadsOperandsThroughViews) {
+  const std::vector<float> a = stored(random_values(3 * 4 * 6, -1, 1, 61));
+  const std::vector<float> b = stored(random_values(5 * 6, -1, 1, 67));
+  std::vector<float> a_block(a.begin() + 24, a.begin() + 48), b_t(6 * 5);
+  for (int64_t i = 0; i < 5; ++i) {
+    for (int64_t j = 0; j < 6; ++j)
+      b_t[static_cast<size_t>(j * 5 + i)] = b[static_cast<size_t>(i * 6 + j)];
+  }
+  const std::vector<float> want = reference_matmul(a_block, {4, 6}, b_t, {6, 5}, {});
+  cl::Buffer a_buffer = upload(a), b_buffer = upload(b), y_buffer = output(20);
+  const MatMulFusion fusion{.a_view = StridedView{.dims = {4, 6}, .strides = {6, 1}, .offset = 24},
+                            .b_view = StridedView{.dims = {6, 5}, .strides = {1, 6}, .offset = 0}};
+  auto event =
+      enqueue_matmul(ops(), queue_, a_buffer, {3, 4, 6}, b_buffer, {5, 6}, y_buffer, {}, fusion);
+  expect_close(download(event, y_buffer, 20), want, "MatMul through views");
+  MatMulFusion past = fusion;
+  past.a_view->offset = 49;
+  EXPECT_FALSE(
+      enqueue_matmul(ops(), queue_, a_buffer, {3, 4, 6}, b_buffer, {5, 6}, y_buffer, {}, past)
+          .is_ok());
+}
+
 TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
   const int64_t n = 5;
   // One row: a GEMV (a classifier's head), with K beyond a work group of 64 too.

@@ -363,5 +363,44 @@ TEST_F(ClFusionTest, TransposedOperandsMatchTheCpu) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
 }
 
+// ViT's attention: q, k and v split off one product by Reshape -> Transpose(2, 0, 3, 1, 4) ->
+// Split -> Squeeze are read in place from the product (one offset each), K^T and the scale too,
+// and the heads merge back as the result is stored: 4 kernels for the 13 nodes, none for the
+// Transpose and Split. With a batch of 2 the batch and head axes do not collapse into one stride
+// of the product: the Transpose runs (and the Transpose merging the heads back), q, k and v are
+// read in place from its output.
+TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
+  for (const int64_t batch : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {batch, 5, 8});
+    b.output("y", DType::kF32, {batch, 5, 2, 4});
+    b.initializer_random("w", {8, 24}, 0.5f, 11);
+    b.initializer_i64("heads", {5}, {batch, 5, 3, 2, 4}).initializer_i64("ones", {3}, {1, 1, 1});
+    b.initializer_i64("axis0", {1}, {0}).initializer_f32("scale", {}, {0.5f});
+    b.node("MatMul", {"x", "w"}, {"qkv"});
+    b.node("Reshape", {"qkv", "heads"}, {"r"});
+    set_attr(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
+    b.node("Split", {"t", "ones"}, {"s0", "s1", "s2"});
+    b.node("Squeeze", {"s0", "axis0"}, {"q"});
+    b.node("Squeeze", {"s1", "axis0"}, {"k"});
+    b.node("Squeeze", {"s2", "axis0"}, {"v"});
+    set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    b.node("Mul", {"q", "scale"}, {"qs"});
+    b.node("MatMul", {"qs", "kt"}, {"scores"});
+    b.node("Softmax", {"scores"}, {"p"});
+    b.node("MatMul", {"p", "v"}, {"o"});
+    set_attr(b.node("Transpose", {"o"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    auto graph = import_onnx_model(b.model(), {}, "cl_split_heads", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {batch, 5, 8});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
+    const Fused want = batch == 1 ? Fused{4, 8} : Fused{6, 6};
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, want, 1e-5, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, want, 1e-2, 1e-2);
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
