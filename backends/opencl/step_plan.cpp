@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/program.h"
@@ -57,11 +59,12 @@ class StepPlanner {
     HSCHED_ASSIGN_OR_RETURN(order_, graph_.topological_order());
     position_.assign(graph_.nodes().size(), 0);
     for (size_t i = 0; i < order_.size(); ++i) position_[static_cast<size_t>(order_[i])] = i;
+    find_duplicates();
     find_fusions();
     std::vector<PlannedStep> steps;
     std::map<ValueId, size_t> conv_step_of;  // a Conv step's output -> its index in `steps`
     for (NodeId id : order_) {
-      if (absorbed_[static_cast<size_t>(id)]) continue;
+      if (absorbed_[static_cast<size_t>(id)] || hoisted_.count(id)) continue;
       PlannedStep step{id, graph_.node(id), is_view_op(graph_.node(id).op_type), {}};
       if (step.op.op_type == "Concat" && step.op.domain.empty()) {
         if (const auto slices = concat_slices(graph_, step.op, conv_step_of)) {
@@ -87,15 +90,93 @@ class StepPlanner {
       take_operand_fusions(step);
       const bool conv = step.op.op_type == "Conv", matmul = step.op.op_type == "MatMul";
       if ((conv || matmul) && graph_.value(step.op.outputs[0]).dtype == DType::kF32) {
-        take_epilogue(step, matmul);
+        take_epilogue(step, matmul, steps);
       }
       if (conv) conv_step_of[step.op.outputs[0]] = steps.size();
       steps.push_back(std::move(step));
+    }
+    for (PlannedStep& step : steps) {
+      for (ValueId& in : step.op.inputs) in = same_as(in);
+      const auto duplicates = duplicate_of_.find(step.node);
+      if (duplicates == duplicate_of_.end()) continue;
+      step.absorbed.insert(step.absorbed.end(), duplicates->second.begin(),
+                           duplicates->second.end());
     }
     return steps;
   }
 
  private:
+  // Nodes that compute what an earlier node computes (the same op, attributes and inputs,
+  // constants compared by value: each attention layer's mask made anew from the same input) run
+  // no kernel; their readers read the earlier node's output. Only ops no fusion takes as a
+  // producer whose output it leaves unstored (masks, casts, comparisons), never a graph output.
+  void find_duplicates() {
+    static const std::set<std::string> kShared = {
+        "Where",       "Cast",           "Expand", "Equal", "Less", "Greater",
+        "LessOrEqual", "GreaterOrEqual", "Not",    "And",   "Or",   "Xor"};
+    std::vector<NodeId> candidates;
+    for (NodeId id : order_) {
+      const Node& node = graph_.node(id);
+      if (!kShared.count(node.op_type) || !node.domain.empty() || node.outputs.size() != 1 ||
+          node.outputs[0] == kNoValue || outputs_.count(node.outputs[0])) {
+        continue;
+      }
+      const auto first = std::find_if(candidates.begin(), candidates.end(), [&](NodeId c) {
+        return same_computation(graph_.node(c), node);
+      });
+      if (first == candidates.end()) {
+        candidates.push_back(id);
+        continue;
+      }
+      absorbed_[static_cast<size_t>(id)] = true;
+      same_as_[node.outputs[0]] = graph_.node(*first).outputs[0];
+      duplicate_of_[*first].push_back(id);
+    }
+  }
+
+  bool same_computation(const Node& a, const Node& b) const {
+    if (a.op_type != b.op_type || a.inputs.size() != b.inputs.size() ||
+        !same_attributes(a.attributes, b.attributes)) {
+      return false;
+    }
+    for (size_t i = 0; i < a.inputs.size(); ++i) {
+      const ValueId x = same_as(a.inputs[i]), y = same_as(b.inputs[i]);
+      if (x == y) continue;
+      if (x == kNoValue || y == kNoValue) return false;
+      const Value& u = graph_.value(x);
+      const Value& v = graph_.value(y);
+      if (!u.is_constant() || !v.is_constant() || u.dtype != v.dtype ||
+          u.shape.dims != v.shape.dims || u.constant->byte_size() != v.constant->byte_size() ||
+          !std::equal(u.constant->raw(), u.constant->raw() + u.constant->byte_size(),
+                      v.constant->raw())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static bool same_attributes(const AttributeMap& a, const AttributeMap& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+      return x.first == y.first && x.second.index() == y.second.index() &&
+             std::visit(
+                 [&](const auto& value) {
+                   using T = std::decay_t<decltype(value)>;
+                   if constexpr (std::is_same_v<T, Tensor>) {
+                     return false;
+                   } else {
+                     return value == std::get<T>(y.second);
+                   }
+                 },
+                 x.second);
+    });
+  }
+
+  // The value `v` is read as (the earlier node's output for a duplicate's).
+  ValueId same_as(ValueId v) const {
+    const auto it = v == kNoValue ? same_as_.end() : same_as_.find(v);
+    return it == same_as_.end() ? v : it->second;
+  }
+
   // Fusions whose nodes come before their anchor in the order (a MatMul's scaled or transposed
   // operands, a Conv's channel-scaled input) or whose anchor is not a product (LayerNorms,
   // Softmaxes, activation chains): their nodes are marked before the steps are made.
@@ -219,7 +300,7 @@ class StepPlanner {
   }
 
   // A Conv's or MatMul's epilogue.
-  void take_epilogue(PlannedStep& step, bool matmul) {
+  void take_epilogue(PlannedStep& step, bool matmul, std::vector<PlannedStep>& steps) {
     const NodeId id = step.node;
     // The epilogue, stage by stage, each taking the node that alone reads the result so far:
     // a MatMul's bias row, a residual Add, an activation (one node or a chain).
@@ -243,8 +324,9 @@ class StepPlanner {
     }
     bool with_residual = false;
     if (const Node* next = sole_reader(result)) {
-      const auto residual = fusable_residual(graph_, result, *next);
-      if (residual && produced_before(*residual, id)) {
+      auto residual = fusable_residual(graph_, result, *next, matmul);
+      if (residual) residual = same_as(*residual);
+      if (residual && hoist(*residual, id, steps)) {
         step.op.inputs.resize(std::max(step.op.inputs.size(), kResidualInput + 1), kNoValue);
         step.op.inputs[kResidualInput] = *residual;
         take(graph_.value(result).consumers[0], next->outputs[0]);
@@ -291,6 +373,33 @@ class StepPlanner {
            position_[static_cast<size_t>(producer)] < position_[static_cast<size_t>(id)];
   }
 
+  // Runs the node making `v` as a step before node `id` where the order puts it after but it
+  // needs nothing `id` makes (an attention mask made after the scores), with the nodes it needs
+  // alike, `depth` levels at most: plain nodes, not fused or absorbed.
+  bool hoist(ValueId v, NodeId id, std::vector<PlannedStep>& steps, int depth = 3) {
+    if (produced_before(v, id)) return true;
+    const NodeId producer = graph_.value(v).producer;
+    if (depth == 0) return false;
+    if (producer == kNoNode || absorbed_[static_cast<size_t>(producer)] ||
+        hoisted_.count(producer) || chains_.count(producer) || rewritten_.count(producer)) {
+      return false;
+    }
+    const Node& node = graph_.node(producer);
+    // (Products and Concats take fusions as their steps are made: not hoisted.)
+    static const std::set<std::string> kNotPlain = {"Conv", "ConvTranspose", "MatMul", "Gemm",
+                                                    "Concat"};
+    if (is_view_op(node.op_type) || node.outputs.size() != 1 || kNotPlain.count(node.op_type)) {
+      return false;
+    }
+    for (ValueId in : node.inputs) {
+      if (in != kNoValue && !hoist(same_as(in), id, steps, depth - 1)) return false;
+    }
+    hoisted_.insert(producer);
+    position_[static_cast<size_t>(producer)] = position_[static_cast<size_t>(id)];
+    steps.push_back(PlannedStep{producer, node, false, {}});
+    return true;
+  }
+
   const Graph& graph_;
   std::vector<NodeId> order_;
   std::vector<size_t> position_;  // of each node in order_
@@ -309,6 +418,9 @@ class StepPlanner {
     std::vector<NodeId> claimed{};
   };
   std::vector<ViewedOperand> viewed_;
+  std::map<ValueId, ValueId> same_as_;                  // a duplicate's output -> the first's
+  std::map<NodeId, std::vector<NodeId>> duplicate_of_;  // the first -> its duplicates
+  std::set<NodeId> hoisted_;                            // run before a product that reads them
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
 };
 

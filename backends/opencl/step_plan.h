@@ -18,14 +18,16 @@ struct PlannedStep {
   std::vector<NodeId> absorbed;
 };
 
-// Steps in topological order; a Conv or MatMul absorbs the nodes after it that alone read its
-// result, as its epilogue: a MatMul the Add of a constant bias row, then either one the Add of a
-// tensor of its shape made before it (a residual connection), then an activation (Relu, Clip...)
-// or one exported as several nodes (activation_chain: a GELU, a SiLU), then a MatMul without a
-// residual a Transpose it can store its result as (fusable_result_transpose); such a chain after
-// anything else runs as one step in its last node's place; a LayerNormalization between
-// Transposes to and from channels-last runs over the channels (channel_layer_norm); a Softmax
-// absorbs the IsNaN and Where that replace its NaNs (softmax_nan_guard); a MatMul takes the
+// Steps in topological order; a node computing what an earlier mask, cast or comparison
+// computes runs nothing (its readers read the earlier output); a Conv or MatMul absorbs the nodes
+// after it that alone read its result, as its epilogue: a MatMul the Add of a constant bias row,
+// then either one the Add of a tensor of its shape (a MatMul also of one [M, N] for every batch)
+// made before it or hoisted there (a residual connection, an attention mask), then an activation
+// (Relu, Clip...) or one exported as several nodes (activation_chain: a GELU, a SiLU), then a
+// MatMul without a residual a Transpose it can store its result as (fusable_result_transpose); such
+// a chain after anything else runs as one step in its last node's place; a LayerNormalization
+// between Transposes to and from channels-last runs over the channels (channel_layer_norm); a
+// Softmax absorbs the IsNaN and Where that replace its NaNs (softmax_nan_guard); a MatMul takes the
 // scalar factor of a Mul that only feeds it as its alpha (fusable_scale) and reads an operand made
 // by Transposes, Splits and views in place (fusable_operand_view); a Conv reads its input's Mul by
 // per-channel factors as it loads it (fusable_input_scale); view ops become aliases; Convs write a

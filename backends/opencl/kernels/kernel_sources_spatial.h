@@ -171,7 +171,8 @@ CG_BODY(conv_gemm_32, 32, 2, float2)
 // the storage type, fp32 sums, act none with op -1. A[i][p] is at a_offset + a_batch * batch +
 // i * a_row + p * a_col (B alike), so transposes, slices and a matrix shared by every batch
 // (stride 0) are offsets and strides;
-// y[batch][i, j] (and res's) at y_batch * batch + i * y_row + j, so a transposed result is too.
+// y[batch][i, j] at y_batch * batch + i * y_row + j, so a transposed result is too; res's at
+// res_batch * batch + i * y_row + j (res_batch 0: one residual for every batch).
 // Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT outputs; a tile's loads walk the
 // operand's contiguous axis across neighbouring items. With several K splits (work groups
 // batch * splits + split) each writes its partial sums to partial[split][batch][m, n] and
@@ -195,8 +196,8 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
           __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
           int a_row, int a_col, int a_batch, int a_offset, int b_row, int b_col, int b_batch,   \
-          int b_offset, int y_row, int y_batch, int batches, int splits, int k_chunk,           \
-          float alpha, int op, float act_alpha, float act_beta) {                               \
+          int b_offset, int y_row, int y_batch, int res_batch, int batches, int splits,         \
+          int k_chunk, float alpha, int op, float act_alpha, float act_beta) {                  \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
@@ -232,7 +233,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       if (splits == 1) {                                                                        \
         const int at = y_base + row * y_row + col;                                              \
         float v = alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f);                     \
-        if (has_res) v += LOAD(res, at);                                                        \
+        if (has_res) v += LOAD(res, batch * res_batch + row * y_row + col);                     \
         STORE(apply_unary(op, v, act_alpha, act_beta), y, at);                                  \
       } else {                                                                                  \
         partial[((split * batches + batch) * m + row) * n + col] = acc[i][j];                   \
@@ -248,15 +249,15 @@ MM_BODY(matmul_tiled_32, 32, 2, float2)
 __kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
                                   int has_bias, __global const storage_t* res, int has_res,
                                   __global storage_t* y, int splits, int m, int n, int y_row,
-                                  int y_batch, int count, float alpha, int op, float act_alpha,
-                                  float act_beta) {
+                                  int y_batch, int res_batch, int count, float alpha, int op,
+                                  float act_alpha, float act_beta) {
   const int i = get_global_id(0);
   if (i >= count) return;
   float sum = 0.0f;
   for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
-  const int at = (i / (m * n)) * y_batch + (i / n % m) * y_row + i % n;
+  const int in_batch = (i / n % m) * y_row + i % n, at = (i / (m * n)) * y_batch + in_batch;
   float v = alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f);
-  if (has_res) v += LOAD(res, at);
+  if (has_res) v += LOAD(res, (i / (m * n)) * res_batch + in_batch);
   STORE(apply_unary(op, v, act_alpha, act_beta), y, at);
 }
 

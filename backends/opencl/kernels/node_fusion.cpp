@@ -50,7 +50,8 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
   return bias;
 }
 
-std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add) {
+std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add,
+                                        bool shared) {
   if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2 ||
       add.outputs.size() != 1 || add.inputs[0] == add.inputs[1]) {
     return std::nullopt;
@@ -60,8 +61,17 @@ std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, con
   const Value& y = graph.value(product);
   const Value& r = graph.value(residual);
   if (residual == kNoValue || y.dtype != DType::kF32 || r.dtype != DType::kF32 ||
-      !y.shape.is_static() || r.shape.dims != y.shape.dims ||
+      !y.shape.is_static() || !r.shape.is_static() ||
       graph.value(add.outputs[0]).shape.dims != y.shape.dims) {
+    return std::nullopt;
+  }
+  if (r.shape.dims == y.shape.dims) return residual;
+  // One [M, N] for every batch: [..., 1, M, N] against [..., M, N].
+  const Shape& rd = r.shape.dims;
+  const Shape& yd = y.shape.dims;
+  const size_t rank = yd.size();
+  if (!shared || rank < 3 || rd.size() < 2 || rd.size() > rank || rd[rd.size() - 1] != yd.back() ||
+      rd[rd.size() - 2] != yd[rank - 2] || r.shape.elements() != yd.back() * yd[rank - 2]) {
     return std::nullopt;
   }
   return residual;

@@ -102,12 +102,14 @@ struct ScaledConvInput {
 };
 std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
-// (after its bias), adding a tensor of the same shape and dtype (a residual connection): that
+// (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
+// `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that
 // tensor. The program sets it as its node copy's input kResidualInput (input 2, the bias, then
-// kNoValue where absent) when it is made before the product, and the kernels add it after the
-// bias, before a fused activation.
+// kNoValue where absent) when it is made before the product (or can be: hoisted), and the
+// kernels add it after the bias, before a fused activation.
 inline constexpr size_t kResidualInput = 3;
-std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add);
+std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, const Node& add,
+                                        bool shared = false);
 // MatMul <- Mul fusion: input `i` of `matmul` made by a Mul of a value by a one-element f32
 // constant that only this MatMul reads (attention's q * scale): that value and the factor. The
 // program reads the value instead and multiplies the product by the factor

@@ -159,6 +159,10 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   if (b_shape.size() == 1) b_shape.push_back(1);
   // The program's fusions: operands read through views, a transposed result, a scalar factor, a
   // bias Add's row, a residual Add, an activation.
+  // A residual of fewer elements than the result: one [M, N] for every batch.
+  const bool residual_shared =
+      in.optional_buffer(kResidualInput) != nullptr &&
+      detail::element_count(in.shape(kResidualInput)) != detail::element_count(in.output_shape());
   std::optional<StridedView> views[2];
   for (size_t i = 0; i < 2; ++i) {
     const std::vector<int64_t> ints = in.node().attr_ints(kMatMulViewAttrs[i]);
@@ -172,6 +176,7 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
                             .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
                             .bias = in.optional_buffer(2),
                             .residual = in.optional_buffer(kResidualInput),
+                            .residual_shared = residual_shared,
                             .activation = fused_activation(in.node())};
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }

@@ -230,13 +230,15 @@ struct StridedView {
 // buffers (a_view, b_view: Transposes, Splits, squeezed axes), its result stored as
 // Transpose(result, y_perm) (transposed_result), either needing a product matmul_tiled takes
 // (tiled_matmul()); and before storing the products, in this order: times `alpha`, plus `bias`
-// ([N] in the storage type) on every row, plus `residual` (the stored shape), then `activation`.
+// ([N] in the storage type) on every row, plus `residual` (the stored shape, or with
+// `residual_shared` one [M, N] for every batch: an attention mask), then `activation`.
 struct MatMulFusion {
   std::optional<StridedView> a_view{}, b_view{};
   std::vector<int64_t> y_perm{};
   float alpha = 1.0f;
   const cl::Buffer* bias = nullptr;
   const cl::Buffer* residual = nullptr;
+  bool residual_shared = false;
   std::optional<Activation> activation{};
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with

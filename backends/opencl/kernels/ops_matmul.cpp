@@ -64,13 +64,15 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
   const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
   const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
+  const int64_t res_batch = e.residual_shared ? 0 : y_batch;
   const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(
       kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
       partial, i32(c.m), i32(c.n), i32(c.k), i32(c.a_row), i32(c.a_col), i32(c.a_batch),
       i32(c.a_offset), i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.b_offset), i32(y_row),
-      i32(y_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha, op, act.alpha, act.beta));
+      i32(y_batch), i32(res_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha, op, act.alpha,
+      act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -82,10 +84,10 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (splits == 1) return event;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(
-      detail::set_args(reduce, "matmul_split_reduce", partial, bias, i32(e.bias != nullptr),
-                       residual, i32(e.residual != nullptr), y, i32(splits), i32(c.m), i32(c.n),
-                       i32(y_row), i32(y_batch), i32(count), e.alpha, op, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(
+      reduce, "matmul_split_reduce", partial, bias, i32(e.bias != nullptr), residual,
+      i32(e.residual != nullptr), y, i32(splits), i32(c.m), i32(c.n), i32(y_row), i32(y_batch),
+      i32(res_batch), i32(count), e.alpha, op, act.alpha, act.beta));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
@@ -407,8 +409,10 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                    .y_row = y_strides ? y_strides->row : n,
                    .y_batch = y_strides ? y_strides->batch : m * n,
                    .fusion = fusion};
-    // Shared B (weights): the batch folds into M where A's and y's rows run on across batches.
-    if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row) {
+    // Shared B (weights): the batch folds into M where A's and y's rows run on across batches
+    // (and a residual's).
+    if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row &&
+        !fusion.residual_shared) {
       call.m = batches * m;
       call.batch = 1;
     }
@@ -461,9 +465,11 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                                             {n}, 1.0f, y, {last}));
   }
   if (fusion.residual != nullptr) {
+    const Shape per_batch{y_count / std::max<int64_t>(m * n, 1), m * n};
     HSCHED_ASSIGN_OR_RETURN(
-        last, detail::enqueue_scaled_binary(ops, queue, BinaryOp::kAdd, y, {y_count},
-                                            *fusion.residual, {y_count}, 1.0f, y, {last}));
+        last, detail::enqueue_scaled_binary(
+                  ops, queue, BinaryOp::kAdd, y, per_batch, *fusion.residual,
+                  fusion.residual_shared ? Shape{m * n} : per_batch, 1.0f, y, {last}));
   }
   if (!fusion.activation) return last;
   const Activation& act = *fusion.activation;

@@ -440,6 +440,29 @@ TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
   }
 }
 
+// A residual shared by every batch (an attention mask, [M, N] for [batch, M, N]): in
+// matmul_tiled (the batch not folded into M), after its split-K reduction, and after CLBlast.
+TEST_P(OpenClOpsTest, MatMulAddsASharedResidual) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{3, 7, 5}, {5, 3}}, {{2, 20, 600}, {600, 30}}, {{2, 520, 520}, {520, 500}}};
+  for (const auto& [a_shape, b_shape] : cases) {
+    const int64_t m = a_shape[1], n = b_shape.back();
+    const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 71));
+    const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 73));
+    const std::vector<float> mask = stored(random_values(m * n, -1, 1, 79));
+    std::vector<float> want = reference_matmul(a, a_shape, b, b_shape, {a_shape[0]});
+    for (size_t i = 0; i < want.size(); ++i) want[i] += mask[i % static_cast<size_t>(m * n)];
+    const auto count = static_cast<int64_t>(want.size());
+    cl::Buffer a_buffer = upload(a), b_buffer = upload(b), mask_buffer = upload(mask);
+    cl::Buffer y_buffer = output(count);
+    const MatMulFusion fusion{.residual = &mask_buffer, .residual_shared = true};
+    auto event =
+        enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {}, fusion);
+    expect_close(download(event, y_buffer, count), want,
+                 "MatMul with a shared residual, K " + std::to_string(a_shape.back()));
+  }
+}
+
 // Operands read in place through views: A the second of three [4, 6] blocks of its buffer (an
 // offset), B the transpose of a [5, 6] block (strides); a view reaching past its buffer is
 // refused before anything runs.

@@ -402,5 +402,36 @@ TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
   }
 }
 
+// BERT's attention mask: each layer makes the same Where anew from one [1, 1, M, N] condition,
+// after its scores in the order, and adds it to [1, heads, M, N] scores. The first Where runs
+// before the first product (hoisted), the second is the first's (a duplicate), and each Add
+// becomes its MatMul's residual, one [M, N] for every head: 7 kernels, 3 nodes absorbed.
+TEST_F(ClFusionTest, SharedAttentionMaskIsAMatMulResidual) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 2, 5, 5});
+  b.output("y1", DType::kF32, {1, 2, 5, 5}).output("y2", DType::kF32, {1, 2, 5, 5});
+  b.initializer_random("w1", {5, 5}, 1.0f, 13).initializer_random("w2", {5, 5}, 1.0f, 17);
+  b.initializer_i64("heads", {1}, {1}).initializer_f32("zero", {}, {0.0f});
+  b.initializer_f32("off1", {1}, {-100.0f}).initializer_f32("off2", {1}, {-100.0f});
+  b.initializer_f32("on1", {1}, {0.0f}).initializer_f32("on2", {1}, {0.0f});
+  b.node("MatMul", {"x", "w1"}, {"s1"});
+  b.node("MatMul", {"x", "w2"}, {"s2"});
+  b.node("ReduceSum", {"x", "heads"}, {"sum"});
+  b.node("Greater", {"sum", "zero"}, {"keep"});
+  b.node("Where", {"keep", "on1", "off1"}, {"mask1"});
+  b.node("Add", {"s1", "mask1"}, {"a1"});
+  b.node("Softmax", {"a1"}, {"y1"});
+  b.node("Where", {"keep", "on2", "off2"}, {"mask2"});
+  b.node("Add", {"mask2", "s2"}, {"a2"});
+  b.node("Softmax", {"a2"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_shared_mask", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 2, 5, 5});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 3}, 1e-5, 1e-4, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 3}, 1e-2, 1e-2);
+}
+
 }  // namespace
 }  // namespace hsched::opencl
