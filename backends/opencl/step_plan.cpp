@@ -208,11 +208,13 @@ class StepPlanner {
       }
       auto fused = channel_layer_norm(graph_, id);
       if (!fused) fused = softmax_nan_guard(graph_, id);
+      if (!fused) fused = group_norm_epilogue(graph_, id);
       if (fused) {
         for (NodeId n : fused->absorbed) absorbed_[static_cast<size_t>(n)] = true;
         rewritten_.emplace(id, std::move(*fused));
         continue;
       }
+      if (absorbed_[static_cast<size_t>(id)]) continue;  // (a normalisation's activation)
       auto chain = activation_chain(graph_, id);
       if (!chain) continue;
       for (NodeId n : chain->nodes) absorbed_[static_cast<size_t>(n)] = n != chain->last;
@@ -239,7 +241,8 @@ class StepPlanner {
               const Node& node = graph_.node(n);
               return node.op_type != "Split" ||
                      std::all_of(node.outputs.begin(), node.outputs.end(), [&](ValueId o) {
-                       return o == kNoValue || graph_.value(o).consumers.empty() || passed.count(o);
+                       return o == kNoValue || passed.count(o) ||
+                              (graph_.value(o).consumers.empty() && !outputs_.count(o));
                      });
             });
         if (covered) continue;

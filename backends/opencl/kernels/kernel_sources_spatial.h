@@ -419,10 +419,29 @@ void gemv_rows(__global const float* x, int x_offset, __global const float* w, i
   if (lid == 0) y[y_offset + n] = alpha * total;
 }
 
+// What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:
+// the groups reshaped back to [N, channels, plane], then per channel times gamma and plus beta,
+// then an activation, op -1 for none).
+#define NORM_EPILOGUE_ARGS                                                                      \
+  __global const storage_t *gamma, __global const storage_t *beta, int has_gamma, int has_beta, \
+      int plane, int post_channels, int post_op, float post_alpha, float post_beta
+#define NORM_EPILOGUE(V, I)                                                                     \
+  norm_epilogue((V), (I), gamma, beta, has_gamma, has_beta, plane, post_channels, post_op,     \
+                post_alpha, post_beta)
+float norm_epilogue(float v, int i, __global const storage_t* gamma,
+                    __global const storage_t* beta, int has_gamma, int has_beta, int plane,
+                    int channels, int op, float alpha, float beta_) {
+  if (has_gamma) {
+    const int c = (i / plane) % channels;
+    v = v * LOAD(gamma, c) + (has_beta ? LOAD(beta, c) : 0.0f);
+  }
+  return apply_unary(op, v, alpha, beta_);
+}
+
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void instance_norm(__global const storage_t* x, __global const storage_t* scale,
                    __global const storage_t* bias, __global storage_t* y, int channels,
-                   int size, float epsilon) {
+                   int size, float epsilon, NORM_EPILOGUE_ARGS) {
   __local float scratch[64];
   const int row = get_group_id(0), lid = get_local_id(0);
   const int base = row * size;
@@ -437,7 +456,9 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
   const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
   const int c = row % channels;
   const float a = LOAD(scale, c) * inv_std, b = LOAD(bias, c) - mean * a;
-  for (int k = lid; k < size; k += 64) STORE(LOAD(x, base + k) * a + b, y, base + k);
+  for (int k = lid; k < size; k += 64) {
+    STORE(NORM_EPILOGUE(LOAD(x, base + k) * a + b, base + k), y, base + k);
+  }
 }
 
 // LayerNormalization with one work group of 64 per row of `size` elements, `stride` apart: a
@@ -521,11 +542,12 @@ __kernel void instance_norm_merge(__global const float2* stats, __global float2*
 
 // 3: elementwise, with the row's affine map.
 __kernel void instance_norm_apply(__global const storage_t* x, __global const float2* affine,
-                                  __global storage_t* y, int size, int count) {
+                                  __global storage_t* y, int size, int count,
+                                  NORM_EPILOGUE_ARGS) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const float2 ab = affine[i / size];
-  STORE(LOAD(x, i) * ab.x + ab.y, y, i);
+  STORE(NORM_EPILOGUE(LOAD(x, i) * ab.x + ab.y, i), y, i);
 }
 
 // Resize over rank 6 (leading 1s): per output axis d, tables at offset[d] give the input index

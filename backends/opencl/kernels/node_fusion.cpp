@@ -459,6 +459,91 @@ std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id) {
   return FusedNode{std::move(op), {first, last}};
 }
 
+namespace {
+
+// The per-channel constant of `node` (a binary op reading `v`) for channels on axis 1 of a
+// rank `rank` tensor of `channels` channels: [C, 1, ...] or [1, C, 1, ...] right-aligned.
+std::optional<ValueId> channel_constant(const Graph& graph, const Node& node, const char* op,
+                                        ValueId v, size_t rank, int64_t channels) {
+  const ValueId other = other_input(node, op, v);
+  if (other == kNoValue || node.outputs.size() != 1) return std::nullopt;
+  const Value& c = graph.value(other);
+  const Shape& dims = c.shape.dims;
+  if (!c.is_constant() || c.dtype != DType::kF32 || dims.size() > rank || rank < 2 ||
+      c.shape.elements() != channels) {
+    return std::nullopt;
+  }
+  const size_t pad = rank - dims.size();  // dims[d - pad] is axis d
+  if (pad > 1 || dims[1 - pad] != channels) return std::nullopt;
+  return other;
+}
+
+}  // namespace
+
+std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
+  const Node& norm = graph.node(id);
+  if (norm.op_type != "InstanceNormalization" || !norm.domain.empty() || norm.inputs.size() != 3 ||
+      norm.outputs.size() != 1 || graph.value(norm.outputs[0]).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  NodeId reshape_id = kNoNode, mul_id = kNoNode, add_id = kNoNode;
+  const Node* reshape = only_reader(graph, norm.outputs[0], &reshape_id);
+  if (reshape == nullptr || reshape->op_type != "Reshape" || reshape->outputs.size() != 1 ||
+      reshape->inputs.size() != 2 || !graph.value(reshape->inputs[1]).is_constant()) {
+    return std::nullopt;
+  }
+  const Value& grouped = graph.value(reshape->outputs[0]);
+  const size_t rank = grouped.shape.rank();
+  if (!grouped.shape.is_static() || rank < 3) return std::nullopt;
+  const int64_t channels = grouped.shape.dims[1];
+  const Node* mul = only_reader(graph, reshape->outputs[0], &mul_id);
+  const auto gamma = mul != nullptr
+                         ? channel_constant(graph, *mul, "Mul", reshape->outputs[0], rank, channels)
+                         : std::nullopt;
+  if (!gamma || graph.value(mul->outputs[0]).shape.dims != grouped.shape.dims) {
+    return std::nullopt;
+  }
+  FusedNode fused{norm, {reshape_id, mul_id}};
+  fused.op.inputs.push_back(*gamma);
+  ValueId result = mul->outputs[0];
+  const Node* add = only_reader(graph, result, &add_id);
+  const auto beta =
+      add != nullptr ? channel_constant(graph, *add, "Add", result, rank, channels) : std::nullopt;
+  fused.op.inputs.push_back(beta ? *beta : kNoValue);
+  if (beta && graph.value(add->outputs[0]).shape.dims == grouped.shape.dims) {
+    fused.absorbed.push_back(add_id);
+    result = add->outputs[0];
+  }
+  fused.op.attributes[kNormChannelsAttr] =
+      std::vector<int64_t>{channels, grouped.shape.elements() / grouped.shape.dims[0] / channels};
+  // The activation: one node, or a chain (a SiLU) that alone reads the result.
+  NodeId next_id = kNoNode;
+  if (const Node* next = only_reader(graph, result, &next_id)) {
+    if (const auto act = fusable_activation(graph, *next)) {
+      attach_activation(fused.op, *act);
+      fused.absorbed.push_back(next_id);
+      result = next->outputs[0];
+    }
+  } else if (!is_graph_output(graph, result)) {
+    for (NodeId reader : graph.value(result).consumers) {
+      const auto chain = activation_chain(graph, reader);
+      if (!chain || chain->x != result) continue;
+      const auto& readers = graph.value(result).consumers;
+      if (!std::all_of(readers.begin(), readers.end(), [&](NodeId n) {
+            return std::find(chain->nodes.begin(), chain->nodes.end(), n) != chain->nodes.end();
+          })) {
+        continue;
+      }
+      attach_activation(fused.op, Activation{.op = chain->op});
+      fused.absorbed.insert(fused.absorbed.end(), chain->nodes.begin(), chain->nodes.end());
+      result = graph.node(chain->last).outputs[0];
+      break;
+    }
+  }
+  fused.op.outputs = {result};
+  return fused;
+}
+
 std::optional<FusedNode> softmax_nan_guard(const Graph& graph, NodeId id) {
   const Node& softmax = graph.node(id);
   if ((softmax.op_type != "Softmax" && softmax.op_type != "LogSoftmax") ||

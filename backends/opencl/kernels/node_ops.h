@@ -176,6 +176,14 @@ struct FusedNode {
   std::vector<NodeId> absorbed;
 };
 std::optional<FusedNode> channel_layer_norm(const Graph& graph, NodeId id);
+// InstanceNormalization `id` over groups, reshaped back to [N, C, spatial...] and multiplied by
+// (then added to) per-channel f32 constants ([C, 1, ...] or [1, C, 1, ...]; GroupNorm as
+// exported), then at most one activation (a node or a chain: a SiLU), every value between read
+// by the next alone: the node with inputs 3 and 4 gamma and beta (kNoValue where absent) and
+// attribute kNormChannelsAttr = {C, spatial size} in its place, writing the last node's output,
+// the activation attached (attach_activation), the rest absorbed.
+inline constexpr const char* kNormChannelsAttr = "hsched_norm_channels";
+std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id);
 // Softmax or LogSoftmax `id` whose result only an IsNaN and a Where(IsNaN's, c, result) read, c a
 // one-element f32 constant (PyTorch's exported guard of fully masked attention rows): the node
 // with attribute kNanToAttr = c in its place, writing the Where's output, the two absorbed.

@@ -421,8 +421,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "InstanceNormalization") {
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scale, in.buffer(1));
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* bias, in.buffer(2));
+    // GroupNorm's per-channel affine map and activation, fused by the program.
+    NormEpilogue epilogue{.gamma = in.optional_buffer(3),
+                          .beta = in.optional_buffer(4),
+                          .activation = fused_activation(node)};
+    if (const std::vector<int64_t> post = node.attr_ints(kNormChannelsAttr); post.size() == 2) {
+      epilogue.channels = post[0];
+      epilogue.plane = post[1];
+    }
     return enqueue_instance_norm(ops, queue, *x, shape, *scale, *bias,
-                                 node.attr_float("epsilon", 1e-5f), *y, wait);
+                                 node.attr_float("epsilon", 1e-5f), *y, wait, epilogue);
   }
   if (const auto kind = reduce_kind(op)) {
     HSCHED_ASSIGN_OR_RETURN(std::vector<bool> mask,

@@ -46,11 +46,32 @@ constexpr int64_t kLongRowsBelow = 256;
 constexpr int64_t kLongRow = 8192;
 constexpr int64_t kNormChunk = 4096;
 
+// Sets the NORM_EPILOGUE_ARGS of `kernel` from argument `first` on (x stands in for absent
+// buffers).
+Status set_norm_epilogue(cl::Kernel& kernel, cl_uint first, const NormEpilogue& e,
+                         const cl::Buffer& x) {
+  const Activation act = e.activation.value_or(Activation{});
+  const cl_int op = e.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
+  const auto arg = [&](cl_uint i, const auto& value) {
+    return detail::check_cl(kernel.setArg(first + i, value),
+                            "argument of a normalisation epilogue");
+  };
+  HSCHED_RETURN_IF_ERROR(arg(0, e.gamma != nullptr ? *e.gamma : x));
+  HSCHED_RETURN_IF_ERROR(arg(1, e.beta != nullptr ? *e.beta : x));
+  HSCHED_RETURN_IF_ERROR(arg(2, static_cast<cl_int>(e.gamma != nullptr)));
+  HSCHED_RETURN_IF_ERROR(arg(3, static_cast<cl_int>(e.beta != nullptr)));
+  HSCHED_RETURN_IF_ERROR(arg(4, static_cast<cl_int>(std::max<int64_t>(e.plane, 1))));
+  HSCHED_RETURN_IF_ERROR(arg(5, static_cast<cl_int>(std::max<int64_t>(e.channels, 1))));
+  HSCHED_RETURN_IF_ERROR(arg(6, op));
+  HSCHED_RETURN_IF_ERROR(arg(7, act.alpha));
+  return arg(8, act.beta);
+}
+
 Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, int64_t rows, int64_t channels,
                                           int64_t size, const cl::Buffer& scale,
                                           const cl::Buffer& bias, float epsilon, cl::Buffer& y,
-                                          const Events& wait) {
+                                          const Events& wait, const NormEpilogue& epilogue) {
   const int64_t chunks = (size + kNormChunk - 1) / kNormChunk;
   using detail::ScratchSlot;
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer stats,
@@ -77,6 +98,7 @@ Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue
                           detail::queue_kernel(ops, queue, "instance_norm_apply"));
   HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,
                                   static_cast<cl_int>(size), static_cast<cl_int>(rows * size)));
+  HSCHED_RETURN_IF_ERROR(set_norm_epilogue(apply, 5, epilogue, x));
   return launch(queue, apply, rows * size, {}, "instance_norm_apply");
 }
 
@@ -140,7 +162,8 @@ int64_t instance_norm_kernels(const Shape& shape) {
 Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
                                         const cl::Buffer& x, const Shape& shape,
                                         const cl::Buffer& scale, const cl::Buffer& bias,
-                                        float epsilon, cl::Buffer& y, const Events& wait) {
+                                        float epsilon, cl::Buffer& y, const Events& wait,
+                                        const NormEpilogue& epilogue) {
   if (shape.size() < 3) {
     return invalid_argument("ops: InstanceNormalization needs [N, C, spatial...], got rank " +
                             std::to_string(shape.size()));
@@ -150,12 +173,13 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
   if (instance_norm_kernels(shape) > 1) {
     return instance_norm_long_rows(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y,
-                                   wait);
+                                   wait, epilogue);
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "instance_norm"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "instance_norm", x, scale, bias, y,
                                   static_cast<cl_int>(shape[1]), static_cast<cl_int>(size),
                                   epsilon));
+  HSCHED_RETURN_IF_ERROR(set_norm_epilogue(kernel, 7, epilogue, x));
   // One work group of 64 per row.
   return launch(queue, kernel, rows * 64, wait, "instance_norm");
 }

@@ -101,11 +101,21 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
 // GPU and long, else 1. The cost model charges a launch per kernel.
 int64_t instance_norm_kernels(const Shape& shape);
 
+// What the kernels of an InstanceNormalization apply to each normalised element i (GroupNorm as
+// exported: the groups reshaped back to [N, channels, plane...]): times gamma[c] plus beta[c]
+// (each may be absent) for the channel c = (i / plane) % channels, then the activation.
+struct NormEpilogue {
+  int64_t channels = 1, plane = 1;
+  const cl::Buffer* gamma = nullptr;
+  const cl::Buffer* beta = nullptr;
+  std::optional<Activation> activation{};
+};
 // InstanceNormalization of x [N, C, spatial...] with scale and bias of C elements.
 Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& queue,
                                         const cl::Buffer& x, const Shape& shape,
                                         const cl::Buffer& scale, const cl::Buffer& bias,
-                                        float epsilon, cl::Buffer& y, const Events& wait = {});
+                                        float epsilon, cl::Buffer& y, const Events& wait = {},
+                                        const NormEpilogue& epilogue = {});
 
 // LayerNormalization as ops.h's enqueue_layer_norm (same arguments and result), with one work
 // group per row instead of one work item: the node level uses this one (on an H100 vit_tiny's

@@ -433,5 +433,65 @@ TEST_F(ClFusionTest, SharedAttentionMaskIsAMatMulResidual) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 3}, 1e-2, 1e-2);
 }
 
+// GroupNorm as exported (Reshape to groups, InstanceNormalization, Reshape back, Mul and Add by
+// per-channel constants) and its activation (an exported SiLU, or a Relu) run in the
+// normalisation's kernels: one step for the 7 (or 6) nodes after the first Reshape, with rows
+// normalised by one work group each and, long and few, in chunks (three kernels).
+TEST_F(ClFusionTest, GroupNormAffineAndActivationRunInTheNorm) {
+  for (const Shape& dims : {Shape{1, 16, 24, 24}, Shape{2, 8, 64, 64}}) {
+    for (const bool silu : {true, false}) {
+      SCOPED_TRACE(std::to_string(dims[2]) + (silu ? " SiLU" : " Relu"));
+      const int64_t c = dims[1], groups = c / 4;
+      OnnxBuilder b(17);
+      b.input("x", DType::kF32, dims).output("y", DType::kF32, dims);
+      b.initializer_i64("to_groups", {3}, {dims[0], groups, -1});
+      b.initializer_i64("back", {4}, {dims[0], c, dims[2], dims[3]});
+      b.initializer_random("scale", {groups}, 1.0f, 21)
+          .initializer_random("bias", {groups}, 1.0f, 22);
+      b.initializer_random("gamma", {c, 1, 1}, 1.0f, 23)
+          .initializer_random("beta", {1, c, 1, 1}, 1.0f, 24);
+      b.node("Reshape", {"x", "to_groups"}, {"g"});
+      b.node("InstanceNormalization", {"g", "scale", "bias"}, {"n"});
+      b.node("Reshape", {"n", "back"}, {"r"});
+      b.node("Mul", {"r", "gamma"}, {"m"});
+      b.node("Add", {"beta", "m"}, {"z"});
+      if (silu) {
+        b.node("Sigmoid", {"z"}, {"s"});
+        b.node("Mul", {"z", "s"}, {"y"});
+      } else {
+        b.node("Relu", {"z"}, {"y"});
+      }
+      auto graph = import_onnx_model(b.model(), {}, "cl_group_norm", {});
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      Tensor x(DType::kF32, dims);
+      auto values = x.values<float>();
+      for (size_t i = 0; i < values.size(); ++i)
+        values[i] = std::sin(0.07f * static_cast<float>(i));
+      const Fused want{1, silu ? 5 : 4};
+      expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, want, 1e-4, 1e-4, 3);
+      expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, want, 2e-2, 1e-2);
+    }
+  }
+}
+
+// A Split whose other outputs are a graph output and unread (found by the differential tester,
+// seed 621): the Split still runs for its graph output; the MatMul reads its Transpose in place
+// from the Split's output. 2 kernels (Split, MatMul), the Transpose absorbed.
+TEST_F(ClFusionTest, SplitWithAGraphOutputStillRuns) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 6, 3, 4});
+  b.output("y", DType::kF32, {1, 4, 3, 8}).output("s1", DType::kF32, {1, 2, 3, 4});
+  b.initializer_i64("sizes", {3}, {2, 2, 2}).initializer_random("w", {2, 8}, 1.0f, 31);
+  set_attr(b.node("Split", {"x", "sizes"}, {"s0", "s1", "s2"}), "axis", int64_t{1});
+  set_attr(b.node("Transpose", {"s0"}, {"t"}), "perm", std::vector<int64_t>{0, 3, 2, 1});
+  b.node("MatMul", {"t", "w"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_split_output", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 6, 3, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.29f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 1}, 1e-5, 1e-4, 3);
+}
+
 }  // namespace
 }  // namespace hsched::opencl
