@@ -27,11 +27,12 @@ struct PlannedStep {
 // MatMul without a residual a Transpose it can store its result as (fusable_result_transpose); such
 // a chain after anything else runs as one step in its last node's place; a LayerNormalization
 // between Transposes to and from channels-last runs over the channels (channel_layer_norm); a
-// Softmax absorbs the IsNaN and Where that replace its NaNs (softmax_nan_guard); a MatMul takes the
-// scalar factor of a Mul that only feeds it as its alpha (fusable_scale) and reads an operand made
-// by Transposes, Splits and views in place (fusable_operand_view); a Conv reads its input's Mul by
-// per-channel factors as it loads it (fusable_input_scale); view ops become aliases; Convs write a
-// Concat of their outputs in place (the Concat absorbed by the last of them).
+// Softmax absorbs the IsNaN and Where that replace its NaNs (softmax_nan_guard); GroupNorm's
+// affine map and activation run in its InstanceNormalization (group_norm_epilogue); a MatMul takes
+// the scalar factor of a Mul that only feeds it as its alpha (fusable_scale) and reads an operand
+// made by Transposes, Splits and views in place (fusable_operand_view); a Conv reads its input's
+// Mul by per-channel factors as it loads it (fusable_input_scale); view ops become aliases; Convs
+// write a Concat of their outputs in place (the Concat absorbed by the last of them).
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
 }  // namespace hsched::opencl::detail
