@@ -190,6 +190,13 @@ class StepPlanner {
         }
         continue;
       }
+      if (auto slice = fusable_input_slice(graph_, node)) {
+        if (!absorbed_[static_cast<size_t>(slice->slice)]) {
+          absorbed_[static_cast<size_t>(slice->slice)] = true;
+          channel_sliced_.emplace(id, *slice);
+        }
+        continue;
+      }
       if (node.op_type == "MatMul" && node.domain.empty()) {
         for (size_t i = 0; i < 2; ++i) {
           ValueId operand = node.inputs[i];
@@ -233,7 +240,9 @@ class StepPlanner {
       std::set<ValueId> passed;  // values a view's way passes, the operands too
       for (const ViewedOperand& v : viewed_) {
         passed.insert(v.operand);
-        for (NodeId n : v.view.through) passed.insert(graph_.node(n).inputs[0]);
+        for (NodeId n : v.view.through) {  // (the base, which others may read, is not passed)
+          if (graph_.node(n).inputs[0] != v.view.base) passed.insert(graph_.node(n).inputs[0]);
+        }
       }
       for (ViewedOperand& v : viewed_) {
         const bool covered =
@@ -294,6 +303,12 @@ class StepPlanner {
       step.op.attributes[kMatMulViewAttrs[v.index]] = encode_view(v.view.view);
       step.absorbed.insert(step.absorbed.end(), v.claimed.begin(), v.claimed.end());
     }
+    if (const auto slice = channel_sliced_.find(id); slice != channel_sliced_.end()) {
+      step.op.inputs[0] = slice->second.x;
+      step.op.attributes[kConvReadFromAttr] =
+          std::vector<int64_t>{slice->second.channels, slice->second.first};
+      step.absorbed.push_back(slice->second.slice);
+    }
     if (const auto scale = channel_scaled_.find(id); scale != channel_scaled_.end()) {
       step.op.inputs[0] = scale->second.x;
       step.op.inputs.resize(kInputScaleInput + 1, kNoValue);
@@ -327,7 +342,10 @@ class StepPlanner {
     }
     bool with_residual = false;
     if (const Node* next = sole_reader(result)) {
-      auto residual = fusable_residual(graph_, result, *next, matmul);
+      // (A MatMul of a 1-D operand is not [..., M, N] as its result's shape says.)
+      const bool shared = matmul && graph_.value(step.op.inputs[0]).shape.rank() >= 2 &&
+                          graph_.value(step.op.inputs[1]).shape.rank() >= 2;
+      auto residual = fusable_residual(graph_, result, *next, shared);
       if (residual) residual = same_as(*residual);
       if (residual && hoist(*residual, id, steps)) {
         step.op.inputs.resize(std::max(step.op.inputs.size(), kResidualInput + 1), kNoValue);
@@ -425,6 +443,7 @@ class StepPlanner {
   std::map<NodeId, std::vector<NodeId>> duplicate_of_;  // the first -> its duplicates
   std::set<NodeId> hoisted_;                            // run before a product that reads them
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
+  std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
 };
 
 }  // namespace

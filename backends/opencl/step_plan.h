@@ -31,7 +31,8 @@ struct PlannedStep {
 // affine map and activation run in its InstanceNormalization (group_norm_epilogue); a MatMul takes
 // the scalar factor of a Mul that only feeds it as its alpha (fusable_scale) and reads an operand
 // made by Transposes, Splits and views in place (fusable_operand_view); a Conv reads its input's
-// Mul by per-channel factors as it loads it (fusable_input_scale); view ops become aliases; Convs
+// Mul by per-channel factors as it loads it (fusable_input_scale) and a Slice of its input's
+// channels in place (fusable_input_slice); view ops become aliases; Convs
 // write a Concat of their outputs in place (the Concat absorbed by the last of them).
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 

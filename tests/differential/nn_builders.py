@@ -297,6 +297,60 @@ def instance_norm(g):
     return True
 
 
+def group_norm(g):
+    """GroupNorm as PyTorch exports it: Reshape to [N, groups, -1], InstanceNormalization,
+    Reshape back, Mul and Add by per-channel constants, then often a SiLU or a Relu."""
+    x = image(g)
+    if x is None or x.rank != 4 or x.shape[1] % 2 or min(x.shape[2:]) < 2:
+        return False
+    n, c = x.shape[:2]
+    groups = g.choice([d for d in (1, 2, 4) if c % d == 0])
+    grouped = g.op("Reshape", [x, g.ints([n, groups, -1])], (n, groups, x.size // n // groups),
+                   scale=x.scale)
+    normed = g.op("InstanceNormalization",
+                  [grouped, g.const(np.ones((groups,), np.float32)),
+                   g.const(np.zeros((groups,), np.float32))], grouped.shape, scale=6.0,
+                  epsilon=1e-5)
+    y = g.op("Reshape", [normed, g.ints(list(x.shape))], x.shape, scale=6.0)
+    per_channel = (c, 1, 1) if g.chance(0.5) else (1, c, 1, 1)
+    y = g.op("Mul", [y, g.const(g.random_floats(per_channel, 0.5, 1.5))], x.shape, scale=9.0)
+    y = g.op("Add", [y, g.const(g.random_floats(per_channel, -0.5, 0.5))], x.shape, scale=10.0)
+    if g.chance(0.5):
+        gate = g.op("Sigmoid", [y], x.shape, scale=1.0)
+        g.op("Mul", [y, gate], x.shape, scale=10.0)
+    elif g.chance(0.5):
+        g.op("Relu", [y], x.shape, scale=10.0)
+    return True
+
+
+def vit_attention(g):
+    """ViT's attention: one projection to q, k and v together, split apart by Reshape ->
+    Transpose(2, 0, 3, 1, 4) -> Split -> Squeeze, scaled, K transposed, Softmax, heads merged."""
+    def make():
+        return (1, g.choice([2, 3, 5, 7]), g.choice([4, 8, 12]))
+    x = g.source(lambda v: is_float(v) and v.rank == 3 and v.shape[2] % 2 == 0 and
+                 v.shape[2] <= 24 and v.shape[1] <= 12, make_shape=make)
+    if x is None:
+        return False
+    b, s, d = x.shape
+    heads = g.choice([h for h in (1, 2) if d % h == 0])
+    dh = d // heads
+    qkv = g.op("MatMul", [x, g.weight((d, 3 * d), d)], (b, s, 3 * d), scale=x.scale * 2)
+    r = g.op("Reshape", [qkv, g.ints([b, s, 3, heads, dh])], (b, s, 3, heads, dh), scale=qkv.scale)
+    t = g.op("Transpose", [r], (3, b, heads, s, dh), perm=[2, 0, 3, 1, 4], scale=r.scale)
+    parts = g.op_multi("Split", [t, g.ints([1, 1, 1])], [(1, b, heads, s, dh)] * 3, axis=0,
+                       scale=t.scale)
+    q, k, v = [g.op("Squeeze", [p, g.ints([0])], (b, heads, s, dh), scale=p.scale) for p in parts]
+    kt = g.op("Transpose", [k], (b, heads, dh, s), perm=[0, 1, 3, 2], scale=k.scale)
+    q = g.op("Mul", [q, g.floats([1 / math.sqrt(dh)])], q.shape, scale=q.scale)
+    scores = g.op("MatMul", [q, kt], (b, heads, s, s), scale=q.scale * kt.scale * math.sqrt(dh))
+    probs = g.op("Softmax", [scores], scores.shape, axis=-1)
+    ctx = g.op("MatMul", [probs, v], (b, heads, s, dh), scale=v.scale)
+    ctx = g.op("Transpose", [ctx], (b, s, heads, dh), perm=[0, 2, 1, 3], scale=ctx.scale)
+    g.op("Reshape", [ctx, g.ints([b, s, d])], (b, s, d), scale=ctx.scale)
+    return True
+
+
 def se_block(g):
     """Squeeze-and-excitation: GlobalAveragePool, 1x1 Conv, Relu, 1x1 Conv, a gate (HardSigmoid or
     Sigmoid), x times the gate, and now and then a 1x1 Conv reading the product."""

@@ -20,12 +20,14 @@ typedef struct {
   int group;
   int y_channels, y_c0;
   int has_in_scale, in_scale_batch;
+  int x_channels, x_c0;
 } ConvShape;
 
-// A Conv's input element at (b, c, iy, ix), times its channel's factor where it has them.
+// A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
+// the channels read in place), times its channel's factor where it has them.
 float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
                  int b, int c, int iy, int ix) {
-  const float v = LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix);
+  const float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix);
   return s.has_in_scale ? v * LOAD(in_scale, b * s.in_scale_batch + c) : v;
 }
 

@@ -544,6 +544,47 @@ std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
   return fused;
 }
 
+std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.empty() ||
+      conv.inputs[0] == kNoValue) {
+    return std::nullopt;
+  }
+  const ValueId sliced = conv.inputs[0];
+  const NodeId id = graph.value(sliced).producer;
+  NodeId reader = kNoNode;
+  if (id == kNoNode || only_reader(graph, sliced, &reader) == nullptr) return std::nullopt;
+  const Node& slice = graph.node(id);
+  if (slice.op_type != "Slice" || !slice.domain.empty() || slice.inputs.size() < 3 ||
+      slice.inputs[0] == kNoValue) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(slice.inputs[0]);
+  const Value& out = graph.value(sliced);
+  const size_t rank = x.shape.rank();
+  if (x.dtype != DType::kF32 || !x.shape.is_static() || !out.shape.is_static() ||
+      (rank != 3 && rank != 4) || out.shape.rank() != rank) {
+    return std::nullopt;
+  }
+  std::vector<const Tensor*> params;
+  for (size_t i = 1; i < 5; ++i) {
+    if (i >= slice.inputs.size() || slice.inputs[i] == kNoValue) {
+      params.push_back(nullptr);
+      continue;
+    }
+    const Value& p = graph.value(slice.inputs[i]);
+    if (!p.is_constant()) return std::nullopt;
+    params.push_back(&*p.constant);
+  }
+  auto axes = node_detail::slice_of(slice, graph.opset, params, x.shape.dims, out.shape.dims);
+  if (!axes.is_ok() || axes->size() != rank) return std::nullopt;
+  for (size_t d = 0; d < rank; ++d) {
+    const SliceAxis& a = (*axes)[d];
+    const bool whole = a.begin == 0 && a.step == 1 && a.count == x.shape.dims[d];
+    if (d != 1 ? !whole : a.step != 1 || a.count < 1) return std::nullopt;
+  }
+  return SlicedConvInput{slice.inputs[0], x.shape.dims[1], (*axes)[1].begin, id};
+}
+
 std::optional<FusedNode> softmax_nan_guard(const Graph& graph, NodeId id) {
   const Node& softmax = graph.node(id);
   if ((softmax.op_type != "Softmax" && softmax.op_type != "LogSoftmax") ||

@@ -90,6 +90,17 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
 // Concat's, attribute kConvStoredInAttr {channels of the Concat's output, its first channel}, its
 // node copy's output the Concat's.
 inline constexpr const char* kConvStoredInAttr = "hsched_conv_stored_in";
+// Slice -> Conv fusion: a Conv (not transposed) whose input 0, f32 [N, C, ...], is a Slice of
+// consecutive channels (axis 1, step 1, constant parameters, no other axis cut) of x that only
+// this Conv reads (ShuffleNet's channel split): x, its channels and the first one read, and the
+// Slice. The program reads x instead, attribute kConvReadFromAttr {channels of x, first}.
+inline constexpr const char* kConvReadFromAttr = "hsched_conv_read_from";
+struct SlicedConvInput {
+  ValueId x = kNoValue;
+  int64_t channels = 0, first = 0;
+  NodeId slice = kNoNode;
+};
+std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Node& conv);
 // Mul -> Conv fusion: the Mul making a Conv's input 0 (only that Conv reads it) multiplies an f32
 // x [N, C, H, W] (or [N, C, W]) by factors per channel of shape [N or 1, C, 1, 1] (a
 // squeeze-and-excitation gate): x and the factors. The program reads x instead, the factors as

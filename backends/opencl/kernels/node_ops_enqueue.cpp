@@ -116,9 +116,18 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
     params.stored_in = std::make_pair(slice[0], slice[1]);
     y_shape[1] = w_shape[0];  // its own output: the Concat's shape holds more channels
   }
-  HSCHED_ASSIGN_OR_RETURN(params.window,
-                          window_of(node, in.shape(0), y_shape, &w_shape, transposed));
   params.group = node.attr_int("group", 1);
+  Shape x_shape = in.shape(0);
+  if (node.has_attr(kConvReadFromAttr)) {  // the program's Slice -> Conv fusion
+    const std::vector<int64_t> slice = node.attr_ints(kConvReadFromAttr);
+    if (slice.size() != 2 || transposed || x_shape.size() < 3 || w_shape.size() < 2 ||
+        slice[0] != x_shape[1]) {
+      return invalid_argument(in.context() + ": bad input slice");
+    }
+    params.read_from = std::make_pair(slice[0], slice[1]);
+    x_shape[1] = w_shape[1] * params.group;  // the channels it reads
+  }
+  HSCHED_ASSIGN_OR_RETURN(params.window, window_of(node, x_shape, y_shape, &w_shape, transposed));
   params.activation = fused_activation(node);
   params.algorithm = static_cast<ConvAlgorithm>(
       node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
@@ -131,7 +140,7 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);
   }
-  return enqueue_conv(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y, y_shape, wait);
+  return enqueue_conv(ops, queue, *x, x_shape, *w, w_shape, bias, params, *y, y_shape, wait);
 }
 
 Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,

@@ -28,6 +28,7 @@ struct ConvShape {
   cl_int group;
   cl_int y_channels, y_c0;  // where the output is stored (ConvParams::stored_in)
   cl_int has_in_scale, in_scale_batch;  // ConvParams::input_scale
+  cl_int x_channels, x_c0;              // where the input is read (ConvParams::read_from)
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -91,6 +92,19 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   if (transposed && params.input_scale) {
     return invalid_argument("ops: ConvTranspose takes no input scale");
   }
+  s.x_channels = s.c;
+  s.x_c0 = 0;
+  if (params.read_from) {
+    const auto [channels, first] = *params.read_from;
+    if (transposed || first < 0 || channels < first + c) {
+      return invalid_argument("ops: " + name + " input slice " + std::to_string(first) + "+" +
+                              std::to_string(c) + " does not fit " + std::to_string(channels) +
+                              " channels");
+    }
+    HSCHED_RETURN_IF_ERROR(check_int_range(channels * element_count(x) / c, name + " input"));
+    s.x_channels = static_cast<cl_int>(channels);
+    s.x_c0 = static_cast<cl_int>(first);
+  }
   if (params.stored_in) {
     const auto [channels, first] = *params.stored_in;
     if (transposed || first < 0 || channels < first + oc) {
@@ -133,8 +147,9 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
         check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
   }
   // A 1x1, stride-1, unpadded conv of batch 1 and no input scale: x is already col [C, H * W].
-  const bool pointwise = !s.has_in_scale && s.n == 1 && s.kh == 1 && s.kw == 1 && s.sh == 1 &&
-                         s.sw == 1 && s.ph == 0 && s.pw == 0 && s.oh == s.h && s.ow == s.w;
+  const bool pointwise = !s.has_in_scale && s.x_channels == s.c && s.n == 1 && s.kh == 1 &&
+                         s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 &&
+                         s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
     HSCHED_ASSIGN_OR_RETURN(col, detail::as_float(ops, queue, x, element_count(x_shape),

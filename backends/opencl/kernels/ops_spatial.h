@@ -49,6 +49,9 @@ struct ConvParams {
   // with input_scale_per_batch): a Mul by a [N, C, 1, 1] tensor fused in.
   const cl::Buffer* input_scale = nullptr;
   bool input_scale_per_batch = false;
+  // Conv only: x's buffer holds {channels, first}: the input is channels first.. of a tensor of
+  // x's shape but `channels` channels (a Slice over the channels, read in place).
+  std::optional<std::pair<int64_t, int64_t>> read_from;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].

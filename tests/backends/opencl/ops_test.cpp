@@ -13,6 +13,7 @@
 #include <CL/cl_half.h>
 #include <gtest/gtest.h>
 
+#include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "support/temp_dir.h"
 
@@ -460,6 +461,39 @@ TEST_P(OpenClOpsTest, MatMulAddsASharedResidual) {
         enqueue_matmul(ops(), queue_, a_buffer, a_shape, b_buffer, b_shape, y_buffer, {}, fusion);
     expect_close(download(event, y_buffer, count), want,
                  "MatMul with a shared residual, K " + std::to_string(a_shape.back()));
+  }
+}
+
+// A Conv reading channels 3..7 of a 9-channel input in place (ConvParams::read_from) gives what
+// it gives on those channels copied out, by each algorithm, batch 1 and 2.
+TEST_P(OpenClOpsTest, ConvReadsAChannelSliceInPlace) {
+  for (const int64_t n : {1, 2}) {
+    const Shape full = {n, 9, 6, 5}, part = {n, 4, 6, 5}, w_shape = {5, 4, 1, 1};
+    const Shape y_shape = {n, 5, 6, 5};
+    const std::vector<float> x = stored(random_values(count_of(full), -1, 1, 83));
+    const std::vector<float> w = stored(random_values(count_of(w_shape), -1, 1, 89));
+    std::vector<float> sliced;
+    for (int64_t b = 0; b < n; ++b) {
+      const auto first = x.begin() + (b * 9 + 3) * 30;
+      sliced.insert(sliced.end(), first, first + 4 * 30);
+    }
+    cl::Buffer x_buffer = upload(x), sliced_buffer = upload(sliced), w_buffer = upload(w);
+    for (const ConvAlgorithm algorithm :
+         {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm, ConvAlgorithm::kDirect}) {
+      ConvParams params;
+      params.window.kernel = {1, 1};
+      params.algorithm = algorithm;
+      cl::Buffer want_buffer = output(count_of(y_shape)), got_buffer = output(count_of(y_shape));
+      auto want = enqueue_conv(ops(), queue_, sliced_buffer, part, w_buffer, w_shape, nullptr,
+                               params, want_buffer, y_shape);
+      params.read_from = std::make_pair(int64_t{9}, int64_t{3});
+      auto got = enqueue_conv(ops(), queue_, x_buffer, part, w_buffer, w_shape, nullptr, params,
+                              got_buffer, y_shape);
+      expect_close(download(got, got_buffer, count_of(y_shape)),
+                   download(want, want_buffer, count_of(y_shape)),
+                   "Conv of a channel slice, batch " + std::to_string(n) + ", algorithm " +
+                       std::to_string(static_cast<int>(algorithm)));
+    }
   }
 }
 

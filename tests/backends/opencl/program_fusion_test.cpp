@@ -493,5 +493,74 @@ TEST_F(ClFusionTest, SplitWithAGraphOutputStillRuns) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 1}, 1e-5, 1e-4, 3);
 }
 
+// Regressions found by the differential tester (seed 623). A Split output that a MatMul reads
+// through views and another node reads too (a Relu) keeps the Split running: 5 kernels, the
+// three Transposes absorbed. And a MatMul by a 1-D B ([..., M, K] x [K] is [..., M], not [M, N])
+// takes no Add of its result's last two dims as a residual shared by every batch.
+TEST_F(ClFusionTest, SplitsReadElsewhereAndOneDimensionalProductsStayUnfused) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 6, 3, 4});
+  b.output("y0", DType::kF32, {1, 4, 3, 8}).output("y1", DType::kF32, {1, 4, 3, 8});
+  b.output("y2", DType::kF32, {1, 2, 3, 4}).output("y3", DType::kF32, {1, 4, 3, 8});
+  b.initializer_i64("sizes", {3}, {2, 2, 2}).initializer_random("w", {2, 8}, 1.0f, 37);
+  set_attr(b.node("Split", {"x", "sizes"}, {"s0", "s1", "s2"}), "axis", int64_t{1});
+  for (const char* i : {"0", "1", "2"}) {
+    const std::string t = std::string("t") + i;
+    set_attr(b.node("Transpose", {std::string("s") + i}, {t}), "perm",
+             std::vector<int64_t>{0, 3, 2, 1});
+    b.node("MatMul", {t, "w"}, {std::string("y") + (i[0] == '2' ? "3" : i)});
+  }
+  b.node("Relu", {"s1"}, {"y2"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_split_elsewhere", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 6, 3, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.37f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {5, 3}, 1e-5, 1e-4, 3);
+
+  OnnxBuilder v(17);
+  v.input("x", DType::kF32, {2, 3, 5, 4}).input("r", DType::kF32, {3, 5});
+  v.output("y", DType::kF32, {2, 3, 5});
+  v.initializer_random("w", {4}, 1.0f, 41);
+  v.node("MatMul", {"x", "w"}, {"p"});
+  v.node("Add", {"p", "r"}, {"y"});
+  auto vector_graph = import_onnx_model(v.model(), {}, "cl_vector_product", {});
+  ASSERT_TRUE(vector_graph.is_ok()) << vector_graph.status().message();
+  auto program = ClProgram::compile(*vector_graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 2);
+  EXPECT_EQ((*program)->stats().fused_epilogues, 0);
+}
+
+// ShuffleNet's channel split: Convs read their input Slice over the channels in place (a 1x1
+// Conv with its Relu, a depthwise 3x3 one), batch 1 and 2: 2 kernels, the Slices absorbed
+// (each algorithm: OpenClOpsTest.ConvReadsAChannelSliceInPlace).
+TEST_F(ClFusionTest, ChannelSlicesAreReadInPlaceByConvs) {
+  for (const int64_t n : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {n, 8, 5, 5});
+    b.output("y1", DType::kF32, {n, 6, 5, 5}).output("y2", DType::kF32, {n, 4, 5, 5});
+    b.initializer_i64("four", {1}, {4}).initializer_i64("eight", {1}, {8});
+    b.initializer_i64("zero", {1}, {0}).initializer_i64("axis", {1}, {1});
+    b.initializer_random("w1", {6, 4, 1, 1}, 1.0f, 43)
+        .initializer_random("w2", {4, 1, 3, 3}, 1.0f, 47);
+    b.node("Slice", {"x", "four", "eight", "axis"}, {"hi"});
+    b.node("Conv", {"hi", "w1"}, {"c1"});
+    b.node("Relu", {"c1"}, {"y1"});
+    b.node("Slice", {"x", "zero", "four", "axis"}, {"lo"});
+    onnx::NodeProto& depthwise = b.node("Conv", {"lo", "w2"}, {"y2"});
+    set_attr(depthwise, "group", int64_t{4});
+    set_attr(depthwise, "pads", std::vector<int64_t>{1, 1, 1, 1});
+    auto graph = import_onnx_model(b.model(), {}, "cl_channel_slices", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {n, 8, 5, 5});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 3}, 1e-5, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {2, 3}, 1e-2, 1e-2);
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
