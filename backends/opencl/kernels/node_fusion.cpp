@@ -201,16 +201,28 @@ std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul,
   return std::nullopt;
 }
 
-std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv) {
+namespace {
+
+// The node making a Conv's input 0 where only that Conv reads it, with its id; else nullptr.
+const Node* conv_input_producer(const Graph& graph, const Node& conv, NodeId* id) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.empty() ||
       conv.inputs[0] == kNoValue) {
-    return std::nullopt;
+    return nullptr;
   }
-  const ValueId scaled = conv.inputs[0];
-  const NodeId mul_id = graph.value(scaled).producer;
+  *id = graph.value(conv.inputs[0]).producer;
   NodeId reader = kNoNode;
-  if (mul_id == kNoNode || only_reader(graph, scaled, &reader) == nullptr) return std::nullopt;
-  const Node& mul = graph.node(mul_id);
+  if (*id == kNoNode || only_reader(graph, conv.inputs[0], &reader) == nullptr) return nullptr;
+  return &graph.node(*id);
+}
+
+}  // namespace
+
+std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv) {
+  NodeId mul_id = kNoNode;
+  const Node* producer = conv_input_producer(graph, conv, &mul_id);
+  if (producer == nullptr) return std::nullopt;
+  const ValueId scaled = conv.inputs[0];
+  const Node& mul = *producer;
   if (mul.op_type != "Mul" || !mul.domain.empty() || mul.inputs.size() != 2 ||
       mul.inputs[0] == mul.inputs[1]) {
     return std::nullopt;
@@ -545,15 +557,11 @@ std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
 }
 
 std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Node& conv) {
-  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.empty() ||
-      conv.inputs[0] == kNoValue) {
-    return std::nullopt;
-  }
+  NodeId id = kNoNode;
+  const Node* producer = conv_input_producer(graph, conv, &id);
+  if (producer == nullptr) return std::nullopt;
   const ValueId sliced = conv.inputs[0];
-  const NodeId id = graph.value(sliced).producer;
-  NodeId reader = kNoNode;
-  if (id == kNoNode || only_reader(graph, sliced, &reader) == nullptr) return std::nullopt;
-  const Node& slice = graph.node(id);
+  const Node& slice = *producer;
   if (slice.op_type != "Slice" || !slice.domain.empty() || slice.inputs.size() < 3 ||
       slice.inputs[0] == kNoValue) {
     return std::nullopt;

@@ -85,38 +85,31 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   std::tie(s.dh, s.dw) = pair_of(win.dilations, spatial, 1, 1);
   std::tie(s.ph, s.pw) = pair_of(win.pads_begin, spatial, 0, 0);
   s.group = static_cast<cl_int>(group);
-  s.y_channels = s.oc;
-  s.y_c0 = 0;
   s.has_in_scale = params.input_scale != nullptr;
   s.in_scale_batch = params.input_scale_per_batch ? s.c : 0;
   if (transposed && params.input_scale) {
     return invalid_argument("ops: ConvTranspose takes no input scale");
   }
-  s.x_channels = s.c;
-  s.x_c0 = 0;
-  if (params.read_from) {
-    const auto [channels, first] = *params.read_from;
-    if (transposed || first < 0 || channels < first + c) {
-      return invalid_argument("ops: " + name + " input slice " + std::to_string(first) + "+" +
-                              std::to_string(c) + " does not fit " + std::to_string(channels) +
-                              " channels");
+  // A tensor's channels first.. of `slice`'s {channels, first} (`own` of them), checked: the
+  // channels stored and the first.
+  const auto channel_slice = [&](const std::optional<std::pair<int64_t, int64_t>>& slice,
+                                 int64_t own, const Shape& dims,
+                                 const char* what) -> Result<std::pair<cl_int, cl_int>> {
+    if (!slice) return std::pair{static_cast<cl_int>(own), cl_int{0}};
+    const auto [channels, first] = *slice;
+    if (transposed || first < 0 || channels < first + own) {
+      return invalid_argument("ops: " + name + " " + what + " slice " + std::to_string(first) +
+                              "+" + std::to_string(own) + " does not fit " +
+                              std::to_string(channels) + " channels");
     }
-    HSCHED_RETURN_IF_ERROR(check_int_range(channels * element_count(x) / c, name + " input"));
-    s.x_channels = static_cast<cl_int>(channels);
-    s.x_c0 = static_cast<cl_int>(first);
-  }
-  if (params.stored_in) {
-    const auto [channels, first] = *params.stored_in;
-    if (transposed || first < 0 || channels < first + oc) {
-      return invalid_argument("ops: " + name + " output slice " + std::to_string(first) + "+" +
-                              std::to_string(oc) + " does not fit " + std::to_string(channels) +
-                              " channels");
-    }
-    HSCHED_RETURN_IF_ERROR(check_int_range(channels * x[0] * (spatial == 1 ? y[2] : y[2] * y[3]),
-                                           name + " stored output"));
-    s.y_channels = static_cast<cl_int>(channels);
-    s.y_c0 = static_cast<cl_int>(first);
-  }
+    HSCHED_RETURN_IF_ERROR(check_int_range(
+        channels * (element_count(dims) / std::max<int64_t>(own, 1)), name + " " + what));
+    return std::pair{static_cast<cl_int>(channels), static_cast<cl_int>(first)};
+  };
+  HSCHED_ASSIGN_OR_RETURN(std::tie(s.x_channels, s.x_c0),
+                          channel_slice(params.read_from, c, x, "input"));
+  HSCHED_ASSIGN_OR_RETURN(std::tie(s.y_channels, s.y_c0),
+                          channel_slice(params.stored_in, oc, y, "output"));
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
     return invalid_argument("ops: " + name +
