@@ -22,7 +22,8 @@ for m in "${wanted[@]}"; do
   [[ -f $bundle/$m/model.onnx || -f $exported/$m/model.onnx ]] || missing+=("$m")
 done
 if ((${#missing[@]})); then
-  python3 "$here/torch_baseline.py" "$(IFS=,; echo "${missing[*]}")" --export "$exported" >/dev/null
+  python3 "$here/torch_baseline.py" "$(IFS=,; echo "${missing[*]}")" --export "$exported" \
+    >/dev/null 2>&1
 fi
 for r in $(seq "$rounds"); do
   for m in "${wanted[@]}"; do
