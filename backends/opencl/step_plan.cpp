@@ -16,10 +16,16 @@ namespace hsched::opencl {
 namespace detail {
 namespace {
 
-// For a Concat over the channels (axis 1, rank 3 or 4, f32, static) whose every input is a
-// different Conv step's output that only it reads: those steps' indices in order, with their
-// channels; nullopt otherwise.
-std::optional<std::vector<std::pair<size_t, int64_t>>> concat_slices(
+// One input of a Concat over the channels: the Conv step that writes it in place, if any, and
+// its channels.
+struct ConcatInput {
+  std::optional<size_t> conv_step;
+  int64_t channels = 0;
+};
+// For a Concat over the channels (axis 1, rank 3 or 4, f32, static, each input once) with at
+// least one input made by a Conv step and read only by it: each input, those Convs' steps marked
+// (they store their outputs in place); nullopt otherwise.
+std::optional<std::vector<ConcatInput>> concat_slices(
     const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of) {
   if (concat.outputs.size() != 1 || concat.inputs.empty()) return std::nullopt;
   const Value& out = graph.value(concat.outputs[0]);
@@ -30,20 +36,27 @@ std::optional<std::vector<std::pair<size_t, int64_t>>> concat_slices(
     return std::nullopt;
   }
   const auto& outputs = graph.outputs();
-  std::vector<std::pair<size_t, int64_t>> slices;
+  std::vector<ConcatInput> inputs;
   std::set<ValueId> seen;
+  bool any_conv = false;
   for (ValueId v : concat.inputs) {
-    const auto step = v == kNoValue ? conv_step_of.end() : conv_step_of.find(v);
-    if (step == conv_step_of.end() || !seen.insert(v).second) return std::nullopt;
+    if (v == kNoValue || !seen.insert(v).second) return std::nullopt;
     const Value& value = graph.value(v);
-    if (value.consumers.size() != 1 || value.dtype != DType::kF32 || !value.shape.is_static() ||
-        value.shape.rank() != out.shape.rank() ||
-        std::find(outputs.begin(), outputs.end(), v) != outputs.end()) {
+    if (value.dtype != DType::kF32 || !value.shape.is_static() ||
+        value.shape.rank() != out.shape.rank()) {
       return std::nullopt;
     }
-    slices.emplace_back(step->second, value.shape.dims[1]);
+    ConcatInput input{std::nullopt, value.shape.dims[1]};
+    const auto step = conv_step_of.find(v);
+    if (step != conv_step_of.end() && value.consumers.size() == 1 &&
+        std::find(outputs.begin(), outputs.end(), v) == outputs.end()) {
+      input.conv_step = step->second;
+      any_conv = true;
+    }
+    inputs.push_back(input);
   }
-  return slices;
+  if (!any_conv) return std::nullopt;
+  return inputs;
 }
 
 // One planning pass over a graph: first the fusions anchored before the steps (found in
@@ -67,9 +80,8 @@ class StepPlanner {
       if (absorbed_[static_cast<size_t>(id)] || hoisted_.count(id)) continue;
       PlannedStep step{id, graph_.node(id), is_view_op(graph_.node(id).op_type), {}};
       if (step.op.op_type == "Concat" && step.op.domain.empty()) {
-        if (const auto slices = concat_slices(graph_, step.op, conv_step_of)) {
-          write_in_place(*slices, id, step.op.outputs[0], steps);
-          continue;
+        if (const auto inputs = concat_slices(graph_, step.op, conv_step_of)) {
+          if (write_in_place(*inputs, step, steps)) continue;
         }
       }
       if (const auto fused = rewritten_.find(id); fused != rewritten_.end()) {
@@ -271,18 +283,35 @@ class StepPlanner {
     }
   }
 
-  // The Convs of `slices` store their outputs in `concat`'s (value `out`), which runs no kernel.
-  void write_in_place(const std::vector<std::pair<size_t, int64_t>>& slices, NodeId concat,
-                      ValueId out, std::vector<PlannedStep>& steps) const {
+  // The Convs among a Concat's `inputs` store their outputs in its output; true when that was
+  // all of them (the Concat runs no kernel), else the Concat `step` copies the others alone
+  // (its in-place inputs kNoValue, each input's channels in kConcatChannelsAttr).
+  bool write_in_place(const std::vector<ConcatInput>& inputs, PlannedStep& step,
+                      std::vector<PlannedStep>& steps) const {
+    const ValueId out = step.op.outputs[0];
     int64_t first = 0;
-    for (const auto& [index, channels] : slices) {
-      PlannedStep& conv = steps[index];
-      conv.op.attributes[kConvStoredInAttr] =
-          std::vector<int64_t>{graph_.value(out).shape.dims[1], first};
-      conv.op.outputs[0] = out;
-      first += channels;
+    std::vector<int64_t> channels;
+    std::optional<size_t> last_conv;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      channels.push_back(inputs[i].channels);
+      if (const auto index = inputs[i].conv_step) {
+        PlannedStep& conv = steps[*index];
+        conv.op.attributes[kConvStoredInAttr] =
+            std::vector<int64_t>{graph_.value(out).shape.dims[1], first};
+        conv.op.outputs[0] = out;
+        step.op.inputs[i] = kNoValue;
+        last_conv = index;
+      }
+      first += inputs[i].channels;
     }
-    steps[slices.back().first].absorbed.push_back(concat);
+    const bool all = std::all_of(inputs.begin(), inputs.end(),
+                                 [](const ConcatInput& in) { return in.conv_step.has_value(); });
+    if (all) {
+      steps[*last_conv].absorbed.push_back(step.node);
+      return true;
+    }
+    step.op.attributes[kConcatChannelsAttr] = std::move(channels);
+    return false;
   }
 
   // A MatMul's scaled and transposed operands, a Conv's channel-scaled input.

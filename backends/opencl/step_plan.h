@@ -33,7 +33,8 @@ struct PlannedStep {
 // made by Transposes, Splits and views in place (fusable_operand_view); a Conv reads its input's
 // Mul by per-channel factors as it loads it (fusable_input_scale) and a Slice of its input's
 // channels in place (fusable_input_slice); view ops become aliases; Convs
-// write a Concat of their outputs in place (the Concat absorbed by the last of them).
+// write their outputs into a Concat's in place (the Concat absorbed by the last of them, or
+// copying its other inputs alone).
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
 }  // namespace hsched::opencl::detail

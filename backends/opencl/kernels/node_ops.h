@@ -85,11 +85,15 @@ void attach_activation(Node& conv, const Activation& activation);
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);
-// Conv -> Concat fusion: a Concat over the channels (axis 1, rank 3 or 4) of f32 values each made
-// by a Conv step and read only by it writes no kernel: each Conv stores its output in the
-// Concat's, attribute kConvStoredInAttr {channels of the Concat's output, its first channel}, its
-// node copy's output the Concat's.
+// Conv -> Concat fusion: in a Concat over the channels (axis 1, rank 3 or 4) of f32 values, each
+// made by a Conv step and read only by the Concat is stored in place: the Conv stores its output
+// in the Concat's, attribute kConvStoredInAttr {channels of the Concat's output, its first
+// channel}, its node copy's output the Concat's; with every input so, the Concat runs no kernel.
 inline constexpr const char* kConvStoredInAttr = "hsched_conv_stored_in";
+// Where only some inputs of such a Concat are Conv outputs, the Concat copies the others: its
+// node copy has kNoValue for the inputs written in place and each input's channels in
+// attribute kConcatChannelsAttr.
+inline constexpr const char* kConcatChannelsAttr = "hsched_concat_channels";
 // Slice -> Conv fusion: a Conv (not transposed) whose input 0, f32 [N, C, ...], is a Slice of
 // consecutive channels (axis 1, step 1, constant parameters, no other axis cut) of x that only
 // this Conv reads (ShuffleNet's channel split): x, its channels and the first one read, and the

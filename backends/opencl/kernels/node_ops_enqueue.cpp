@@ -288,6 +288,30 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (auto generated = node_detail::enqueue_generator(ops, queue, node, in, wait))
     return *generated;
   if (auto quantized = node_detail::enqueue_quant(ops, queue, node, in, wait)) return *quantized;
+  if (op == "Concat") {
+    // With kConcatChannelsAttr, the inputs Convs wrote in place are kNoValue: no copy, their
+    // channels from the attribute.
+    const std::vector<int64_t> channels = node.attr_ints(kConcatChannelsAttr);
+    if (!channels.empty() &&
+        (channels.size() != in.input_count() || in.output_shape().size() < 2)) {
+      return invalid_argument(in.context() + ": bad in-place inputs");
+    }
+    std::vector<const cl::Buffer*> buffers;
+    std::vector<Shape> shapes;
+    for (size_t i = 0; i < in.input_count(); ++i) {
+      if (!channels.empty() && in.optional_buffer(i) == nullptr) {
+        buffers.push_back(nullptr);
+        shapes.push_back(in.output_shape());
+        shapes.back()[1] = channels[i];
+        continue;
+      }
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* buffer, in.buffer(i));
+      buffers.push_back(buffer);
+      shapes.push_back(in.shape(i));
+    }
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer * out, in.output());
+    return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait);
+  }
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
   const Shape& shape = in.shape(0);
@@ -512,16 +536,6 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     HSCHED_RETURN_IF_ERROR(check_gather_count(in, *indices));
     HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> rows, node_detail::int_values(*indices));
     return enqueue_gather(ops, queue, *x, shape, node.attr_int("axis", 0), rows, *y, wait);
-  }
-  if (op == "Concat") {
-    std::vector<const cl::Buffer*> buffers;
-    std::vector<Shape> shapes;
-    for (size_t i = 0; i < in.input_count(); ++i) {
-      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* buffer, in.buffer(i));
-      buffers.push_back(buffer);
-      shapes.push_back(in.shape(i));
-    }
-    return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *y, wait);
   }
   // Clip with a bound computed at run time (a device scalar): the lower bound, then the upper
   // (min > max gives max everywhere, as ONNX says), each a broadcast max or min with a runtime

@@ -249,7 +249,7 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int64_t rows_inner = shapes[i][a] * inner;
     const int64_t count = outer * rows_inner;
-    if (count > 0) {
+    if (count > 0 && inputs[i] != nullptr) {  // (null: already in place)
       HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
       HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y,
                                       static_cast<cl_int>(rows_inner),

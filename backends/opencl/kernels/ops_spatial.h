@@ -148,7 +148,8 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const Shape& x_shape, const ResizeTables& tables, cl::Buffer& y,
                                  const Shape& y_shape, const Events& wait = {});
 
-// Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y.
+// Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y; a null
+// input is already in place (written there by its producer): only its extent counts.
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,

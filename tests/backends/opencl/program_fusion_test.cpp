@@ -205,8 +205,9 @@ TEST_F(ClFusionTest, ChannelLayerNormMatchesTheCpu) {
 
 // Convs writing a Concat of their outputs in place, batch 2: a fire module (1x1 and 3x3 expand
 // Convs with their Relus, implicit GEMMs), a depthwise Conv (direct) and
-// a Conv with K split (a 7x7 over 8 channels) under axis -3; a Concat of a Conv and the graph
-// input stays a kernel. Seven kernels for 12 nodes, the CPU's values, fp32 and fp16 storage.
+// a Conv with K split (a 7x7 over 8 channels) under axis -3; in a Concat of a Conv and the graph
+// input the Conv writes in place and the Concat copies the input alone. Seven kernels for 12
+// nodes, the CPU's values, fp32 and fp16 storage, replayed runs.
 TEST_F(ClFusionTest, ConcatOfConvsIsWrittenInPlace) {
   OnnxBuilder b(17);
   const std::vector<int64_t> pad1{1, 1, 1, 1}, pad3{3, 3, 3, 3};
