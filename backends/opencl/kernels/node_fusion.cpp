@@ -506,7 +506,7 @@ std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
   }
   const Value& grouped = graph.value(reshape->outputs[0]);
   const size_t rank = grouped.shape.rank();
-  if (!grouped.shape.is_static() || rank < 3) return std::nullopt;
+  if (!grouped.shape.is_static() || rank < 3 || grouped.shape.elements() == 0) return std::nullopt;
   const int64_t channels = grouped.shape.dims[1];
   const Node* mul = only_reader(graph, reshape->outputs[0], &mul_id);
   const auto gamma = mul != nullptr
@@ -519,10 +519,11 @@ std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
   fused.op.inputs.push_back(*gamma);
   ValueId result = mul->outputs[0];
   const Node* add = only_reader(graph, result, &add_id);
-  const auto beta =
+  auto beta =
       add != nullptr ? channel_constant(graph, *add, "Add", result, rank, channels) : std::nullopt;
+  if (beta && graph.value(add->outputs[0]).shape.dims != grouped.shape.dims) beta.reset();
   fused.op.inputs.push_back(beta ? *beta : kNoValue);
-  if (beta && graph.value(add->outputs[0]).shape.dims == grouped.shape.dims) {
+  if (beta) {
     fused.absorbed.push_back(add_id);
     result = add->outputs[0];
   }
