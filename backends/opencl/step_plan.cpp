@@ -83,6 +83,7 @@ class StepPlanner {
         if (const auto inputs = concat_slices(graph_, step.op, conv_step_of)) {
           if (write_in_place(*inputs, step, steps)) continue;
         }
+        take_concat_slices(step);
       }
       if (const auto fused = rewritten_.find(id); fused != rewritten_.end()) {
         step.op = std::move(fused->second.op);
@@ -202,6 +203,10 @@ class StepPlanner {
         }
         continue;
       }
+      if (node.op_type == "Concat" && node.domain.empty()) {
+        find_concat_slices(id, node);
+        continue;
+      }
       if (auto slice = fusable_input_slice(graph_, node)) {
         if (!absorbed_[static_cast<size_t>(slice->slice)]) {
           absorbed_[static_cast<size_t>(slice->slice)] = true;
@@ -312,6 +317,38 @@ class StepPlanner {
     }
     step.op.attributes[kConcatChannelsAttr] = std::move(channels);
     return false;
+  }
+
+  // The inputs of a Concat over the channels that are Slices of channels only it reads: read in
+  // place (their Slices absorbed).
+  void find_concat_slices(NodeId id, const Node& concat) {
+    if (concat.outputs.size() != 1 || concat.outputs[0] == kNoValue) return;
+    const Value& out = graph_.value(concat.outputs[0]);
+    const auto rank = static_cast<int64_t>(out.shape.rank());
+    int64_t axis = concat.attr_int("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis != 1 || (rank != 3 && rank != 4) || out.dtype != DType::kF32) return;
+    for (size_t i = 0; i < concat.inputs.size(); ++i) {
+      const auto slice = fusable_channel_slice(graph_, concat.inputs[i]);
+      if (!slice || absorbed_[static_cast<size_t>(slice->slice)]) continue;
+      absorbed_[static_cast<size_t>(slice->slice)] = true;
+      concat_sliced_[id].emplace_back(i, *slice);
+    }
+  }
+
+  // A Concat step's inputs read in place from the values their Slices cut.
+  void take_concat_slices(PlannedStep& step) const {
+    const auto slices = concat_sliced_.find(step.node);
+    if (slices == concat_sliced_.end()) return;
+    std::vector<int64_t> read_from(3 * step.op.inputs.size(), 0);
+    for (const auto& [i, slice] : slices->second) {
+      read_from[3 * i] = slice.channels;
+      read_from[3 * i + 1] = slice.first;
+      read_from[3 * i + 2] = graph_.value(step.op.inputs[i]).shape.dims[1];
+      step.op.inputs[i] = slice.x;
+      step.absorbed.push_back(slice.slice);
+    }
+    step.op.attributes[kConcatReadFromAttr] = std::move(read_from);
   }
 
   // A MatMul's scaled and transposed operands, a Conv's channel-scaled input.
@@ -473,6 +510,7 @@ class StepPlanner {
   std::set<NodeId> hoisted_;                            // run before a product that reads them
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
+  std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
 };
 
 }  // namespace

@@ -34,7 +34,7 @@ struct PlannedStep {
 // Mul by per-channel factors as it loads it (fusable_input_scale) and a Slice of its input's
 // channels in place (fusable_input_slice); view ops become aliases; Convs
 // write their outputs into a Concat's in place (the Concat absorbed by the last of them, or
-// copying its other inputs alone).
+// copying its other inputs alone, reading those that are Slices of channels in place).
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
 }  // namespace hsched::opencl::detail

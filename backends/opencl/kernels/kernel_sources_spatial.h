@@ -677,12 +677,14 @@ __kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
   STORE(LOAD(x, (o * a + indices[rest / inner]) * inner + rest % inner), y, i);
 }
 
-// One Concat input: x viewed as [outer, inner] into y's rows of y_inner elements at `offset`.
-__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, int inner,
-                        int y_inner, int offset, int count) {
+// One Concat input: [outer, inner] read from x's rows of x_inner elements at x_offset (a Slice
+// read in place; inner and 0 for x as it is) into y's rows of y_inner elements at `offset`.
+__kernel void copy_rows(__global const storage_t* x, int x_inner, int x_offset,
+                        __global storage_t* y, int inner, int y_inner, int offset, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  STORE(LOAD(x, i), y, (i / inner) * y_inner + offset + i % inner);
+  STORE(LOAD(x, (i / inner) * x_inner + x_offset + i % inner), y,
+        (i / inner) * y_inner + offset + i % inner);
 }
 
 // One axis of cubic Resize: src [outer, n_in, inner] -> dst [outer, n_out, inner]; output index j

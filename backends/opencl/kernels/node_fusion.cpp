@@ -558,11 +558,16 @@ std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
 }
 
 std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Node& conv) {
-  NodeId id = kNoNode;
-  const Node* producer = conv_input_producer(graph, conv, &id);
-  if (producer == nullptr) return std::nullopt;
-  const ValueId sliced = conv.inputs[0];
-  const Node& slice = *producer;
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.empty()) return std::nullopt;
+  return fusable_channel_slice(graph, conv.inputs[0]);
+}
+
+std::optional<SlicedConvInput> fusable_channel_slice(const Graph& graph, ValueId sliced) {
+  NodeId id = kNoNode, reader = kNoNode;
+  if (sliced == kNoValue || only_reader(graph, sliced, &reader) == nullptr) return std::nullopt;
+  id = graph.value(sliced).producer;
+  if (id == kNoNode) return std::nullopt;
+  const Node& slice = graph.node(id);
   if (slice.op_type != "Slice" || !slice.domain.empty() || slice.inputs.size() < 3 ||
       slice.inputs[0] == kNoValue) {
     return std::nullopt;

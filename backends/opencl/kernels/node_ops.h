@@ -105,6 +105,11 @@ struct SlicedConvInput {
   NodeId slice = kNoNode;
 };
 std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Node& conv);
+// The same Slice making `sliced`, read by one node alone (a Concat's input: the Concat copies it
+// from x in place, attribute kConcatReadFromAttr {x's channels, first, count} per input, zeros
+// for inputs read as they are).
+std::optional<SlicedConvInput> fusable_channel_slice(const Graph& graph, ValueId sliced);
+inline constexpr const char* kConcatReadFromAttr = "hsched_concat_read_from";
 // Mul -> Conv fusion: the Mul making a Conv's input 0 (only that Conv reads it) multiplies an f32
 // x [N, C, H, W] (or [N, C, W]) by factors per channel of shape [N or 1, C, 1, 1] (a
 // squeeze-and-excitation gate): x and the factors. The program reads x instead, the factors as

@@ -296,8 +296,14 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
         (channels.size() != in.input_count() || in.output_shape().size() < 2)) {
       return invalid_argument(in.context() + ": bad in-place inputs");
     }
+    // With kConcatReadFromAttr, {channels, first, count} per input: Slices read in place.
+    const std::vector<int64_t> read_from = node.attr_ints(kConcatReadFromAttr);
+    if (!read_from.empty() && read_from.size() != 3 * in.input_count()) {
+      return invalid_argument(in.context() + ": bad input slices");
+    }
     std::vector<const cl::Buffer*> buffers;
     std::vector<Shape> shapes;
+    std::vector<std::pair<int64_t, int64_t>> sources;
     for (size_t i = 0; i < in.input_count(); ++i) {
       if (!channels.empty() && in.optional_buffer(i) == nullptr) {
         buffers.push_back(nullptr);
@@ -308,9 +314,20 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
       HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* buffer, in.buffer(i));
       buffers.push_back(buffer);
       shapes.push_back(in.shape(i));
+      if (read_from.empty()) continue;
+      sources.resize(in.input_count());
+      const int64_t extent = read_from[3 * i], count = read_from[3 * i + 2];
+      if (extent == 0) continue;
+      if (shapes.back().size() < 2 || shapes.back()[1] != extent) {
+        return invalid_argument(in.context() + ": bad input slice");
+      }
+      sources[i] = {extent, read_from[3 * i + 1]};
+      shapes.back()[1] = count;
     }
+    if (!sources.empty()) sources.resize(in.input_count());
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer * out, in.output());
-    return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait);
+    return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait,
+                          sources);
   }
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());

@@ -226,8 +226,10 @@ Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQu
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
-                                 const Events& wait) {
-  if (inputs.empty() || inputs.size() != shapes.size()) {
+                                 const Events& wait,
+                                 const std::vector<std::pair<int64_t, int64_t>>& sources) {
+  if (inputs.empty() || inputs.size() != shapes.size() ||
+      (!sources.empty() && sources.size() != inputs.size())) {
     return invalid_argument("ops: Concat needs one shape per input, and an input");
   }
   const Shape& first = shapes.front();
@@ -249,9 +251,21 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   for (size_t i = 0; i < inputs.size(); ++i) {
     const int64_t rows_inner = shapes[i][a] * inner;
     const int64_t count = outer * rows_inner;
+    // Where a Slice is read in place: its rows in the buffer, and its first element in a row.
+    int64_t x_inner = rows_inner, x_offset = 0;
+    if (!sources.empty() && sources[i].first != 0) {
+      const auto [extent, first] = sources[i];
+      if (first < 0 || extent < first + shapes[i][a]) {
+        return invalid_argument("ops: a Concat input's slice does not fit its buffer");
+      }
+      HSCHED_RETURN_IF_ERROR(check_int_range(outer * extent * inner, "Concat input"));
+      x_inner = extent * inner;
+      x_offset = first * inner;
+    }
     if (count > 0 && inputs[i] != nullptr) {  // (null: already in place)
       HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-      HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y,
+      HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], static_cast<cl_int>(x_inner),
+                                      static_cast<cl_int>(x_offset), y,
                                       static_cast<cl_int>(rows_inner),
                                       static_cast<cl_int>(total * inner),
                                       static_cast<cl_int>(offset), static_cast<cl_int>(count)));

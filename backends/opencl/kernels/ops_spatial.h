@@ -149,11 +149,14 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const Shape& y_shape, const Events& wait = {});
 
 // Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y; a null
-// input is already in place (written there by its producer): only its extent counts.
+// input is already in place (written there by its producer): only its extent counts. With
+// `sources`, input i's buffer may hold sources[i] = {extent, first} along the axis, the input
+// being first.. of it (a Slice read in place; {0, 0}: as it is).
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
-                                 const Events& wait = {});
+                                 const Events& wait = {},
+                                 const std::vector<std::pair<int64_t, int64_t>>& sources = {});
 
 // Split of x along `axis` (negative counts from the end) into `outputs` of `shapes` (equal to x's
 // off the axis, sizes along it adding up to x's).

@@ -534,14 +534,21 @@ TEST_F(ClFusionTest, SplitsReadElsewhereAndOneDimensionalProductsStayUnfused) {
 }
 
 // ShuffleNet's channel split: Convs read their input Slice over the channels in place (a 1x1
-// Conv with its Relu, a depthwise 3x3 one), batch 1 and 2: 2 kernels, the Slices absorbed
-// (each algorithm: OpenClOpsTest.ConvReadsAChannelSliceInPlace).
+// Conv with its Relu, a depthwise 3x3 one; each algorithm: OpenClOpsTest.ConvReadsAChannel
+// SliceInPlace), and a Concat of a Slice and a Conv's output copies the Slice from its input
+// while the Conv writes in place, batch 1 and 2: 4 kernels, the 3 Slices absorbed.
 TEST_F(ClFusionTest, ChannelSlicesAreReadInPlaceByConvs) {
   for (const int64_t n : {1, 2}) {
     SCOPED_TRACE("batch " + std::to_string(n));
     OnnxBuilder b(17);
     b.input("x", DType::kF32, {n, 8, 5, 5});
     b.output("y1", DType::kF32, {n, 6, 5, 5}).output("y2", DType::kF32, {n, 4, 5, 5});
+    b.output("y3", DType::kF32, {n, 7, 5, 5});
+    b.initializer_i64("two", {1}, {2}).initializer_i64("six", {1}, {6});
+    b.initializer_random("w3", {3, 8, 1, 1}, 1.0f, 53);
+    b.node("Slice", {"x", "two", "six", "axis"}, {"mid"});
+    b.node("Conv", {"x", "w3"}, {"c3"});
+    set_attr(b.node("Concat", {"mid", "c3"}, {"y3"}), "axis", int64_t{1});
     b.initializer_i64("four", {1}, {4}).initializer_i64("eight", {1}, {8});
     b.initializer_i64("zero", {1}, {0}).initializer_i64("axis", {1}, {1});
     b.initializer_random("w1", {6, 4, 1, 1}, 1.0f, 43)
@@ -558,8 +565,8 @@ TEST_F(ClFusionTest, ChannelSlicesAreReadInPlaceByConvs) {
     Tensor x(DType::kF32, {n, 8, 5, 5});
     auto values = x.values<float>();
     for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
-    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 3}, 1e-5, 1e-4, 3);
-    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {2, 3}, 1e-2, 1e-2);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 4}, 1e-5, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 4}, 1e-2, 1e-2);
   }
 }
 
