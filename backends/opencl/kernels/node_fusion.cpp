@@ -563,9 +563,9 @@ std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Nod
 }
 
 std::optional<SlicedConvInput> fusable_channel_slice(const Graph& graph, ValueId sliced) {
-  NodeId id = kNoNode, reader = kNoNode;
+  NodeId reader = kNoNode;
   if (sliced == kNoValue || only_reader(graph, sliced, &reader) == nullptr) return std::nullopt;
-  id = graph.value(sliced).producer;
+  const NodeId id = graph.value(sliced).producer;
   if (id == kNoNode) return std::nullopt;
   const Node& slice = graph.node(id);
   if (slice.op_type != "Slice" || !slice.domain.empty() || slice.inputs.size() < 3 ||

@@ -303,7 +303,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     }
     std::vector<const cl::Buffer*> buffers;
     std::vector<Shape> shapes;
-    std::vector<std::pair<int64_t, int64_t>> sources;
+    std::vector<std::pair<int64_t, int64_t>> sources(read_from.empty() ? 0 : in.input_count());
     for (size_t i = 0; i < in.input_count(); ++i) {
       if (!channels.empty() && in.optional_buffer(i) == nullptr) {
         buffers.push_back(nullptr);
@@ -315,7 +315,6 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
       buffers.push_back(buffer);
       shapes.push_back(in.shape(i));
       if (read_from.empty()) continue;
-      sources.resize(in.input_count());
       const int64_t extent = read_from[3 * i], count = read_from[3 * i + 2];
       if (extent == 0) continue;
       if (shapes.back().size() < 2 || shapes.back()[1] != extent) {
@@ -324,7 +323,6 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
       sources[i] = {extent, read_from[3 * i + 1]};
       shapes.back()[1] = count;
     }
-    if (!sources.empty()) sources.resize(in.input_count());
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer * out, in.output());
     return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait,
                           sources);
