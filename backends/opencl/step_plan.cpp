@@ -127,18 +127,24 @@ class StepPlanner {
     static const std::set<std::string> kShared = {
         "Where",       "Cast",           "Expand", "Equal", "Less", "Greater",
         "LessOrEqual", "GreaterOrEqual", "Not",    "And",   "Or",   "Xor"};
-    std::vector<NodeId> candidates;
+    // Candidates by op and first input (its value, or a constant's shape): few compared each.
+    std::map<std::pair<std::string, std::string>, std::vector<NodeId>> candidates;
     for (NodeId id : order_) {
       const Node& node = graph_.node(id);
       if (!kShared.count(node.op_type) || !node.domain.empty() || node.outputs.size() != 1 ||
-          node.outputs[0] == kNoValue || outputs_.count(node.outputs[0])) {
+          node.outputs[0] == kNoValue || outputs_.count(node.outputs[0]) || node.inputs.empty()) {
         continue;
       }
-      const auto first = std::find_if(candidates.begin(), candidates.end(), [&](NodeId c) {
+      const ValueId in = same_as(node.inputs[0]);
+      const std::string key = in == kNoValue                   ? ""
+                              : graph_.value(in).is_constant() ? graph_.value(in).shape.to_string()
+                                                               : std::to_string(in);
+      std::vector<NodeId>& bucket = candidates[{node.op_type, key}];
+      const auto first = std::find_if(bucket.begin(), bucket.end(), [&](NodeId c) {
         return same_computation(graph_.node(c), node);
       });
-      if (first == candidates.end()) {
-        candidates.push_back(id);
+      if (first == bucket.end()) {
+        bucket.push_back(id);
         continue;
       }
       absorbed_[static_cast<size_t>(id)] = true;

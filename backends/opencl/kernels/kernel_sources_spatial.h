@@ -1,6 +1,7 @@
 // OpenCL C source of the op layer's spatial program (ops_spatial.h): convolutions, pools, the
 // normalizations over rows, Resize and data movement. Built like the others (kernel_sources.h:
-// kStoragePrelude and kUnaryFunctionSource come first; fp32 and fp16 storage).
+// kStoragePrelude and kUnaryFunctionSource come first; fp32 and fp16 storage), after
+// kMatMulSource (kernel_sources_matmul.h: the tiled GEMMs and TILE_FMA, which conv_gemm uses).
 #pragma once
 
 namespace hsched::opencl {
@@ -74,18 +75,6 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   if (has_res) v += LOAD(res, i);
   STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, i));
 }
-
-// acc += this work item's WPT x WPT block of a_tile^T b_tile over one step of 16 in K, one vector
-// load of each tile row (the item's rows and columns are contiguous). Used by the tiled GEMMs.
-#define TILE_FMA(VEC, WPT)                                                                      \
-  for (int kk = 0; kk < 16; ++kk) {                                                             \
-    const VEC a_row_ = *(__local const VEC*)&a_tile[kk][ty * WPT];                              \
-    const VEC b_row_ = *(__local const VEC*)&b_tile[kk][tx * WPT];                              \
-    const float* a_ = (const float*)&a_row_;                                                    \
-    const float* b_ = (const float*)&b_row_;                                                    \
-    for (int i = 0; i < WPT; ++i)                                                               \
-      for (int j = 0; j < WPT; ++j) acc[i][j] = fma(a_[i], b_[j], acc[i][j]);                   \
-  }
 
 // Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
 // stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
@@ -167,101 +156,6 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
 }
 CG_BODY(conv_gemm_64, 64, 4, float4)
 CG_BODY(conv_gemm_32, 32, 2, float2)
-
-// MatMul / Gemm products of small and medium size, replayable unlike CLBlast's calls:
-// y[batch][m, n] = act(alpha * A[batch][m, k] B[batch][k, n] (+ bias[n]) (+ res[batch][m, n])) in
-// the storage type, fp32 sums, act none with op -1. A[i][p] is at a_offset + a_batch * batch +
-// i * a_row + p * a_col (B alike), so transposes, slices and a matrix shared by every batch
-// (stride 0) are offsets and strides;
-// y[batch][i, j] at y_batch * batch + i * y_row + j, so a transposed result is too; res's at
-// res_batch * batch + i * y_row + j (res_batch 0: one residual for every batch).
-// Tiles as conv_gemm's: 16 x 16 items, each MM_WPT x MM_WPT outputs; a tile's loads walk the
-// operand's contiguous axis across neighbouring items. With several K splits (work groups
-// batch * splits + split) each writes its partial sums to partial[split][batch][m, n] and
-// matmul_split_reduce finishes.
-//
-// Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
-// b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
-// neighbouring items.
-#define MM_FETCH(K0, TILE)                                                                      \
-  for (int r = 0; r < TILE / 16; ++r) {                                                      \
-    const int l = tid + 256 * r;                                                                \
-    const int ak = a_col == 1 ? l % 16 : l / TILE, am = a_col == 1 ? l / 16 : l % TILE;   \
-    const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
-    const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
-    a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) : 0.0f;        \
-    b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) : 0.0f;        \
-  }
-#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
-__kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
-void NAME(__global const storage_t* a, __global const storage_t* b,                            \
-          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
-          int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
-          int a_row, int a_col, int a_batch, int a_offset, int b_row, int b_col, int b_batch,   \
-          int b_offset, int y_row, int y_batch, int res_batch, int batches, int splits,         \
-          int k_chunk, float alpha, int op, float act_alpha, float act_beta) {                  \
-  __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
-  __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
-  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
-  const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
-  const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
-  const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
-  const int y_base = batch * y_batch;                                                           \
-  const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
-  float acc[MM_WPT][MM_WPT];                                                                    \
-  for (int i = 0; i < MM_WPT; ++i)                                                              \
-    for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \
-  /* Each item stages MM_TILE / 16 elements of each tile per step; the next step's are loaded */ \
-  /* into registers before this step's products, so their latency hides behind them. */         \
-  float a_next[MM_TILE / 16], b_next[MM_TILE / 16];                                             \
-  MM_FETCH(k_begin, MM_TILE)                                                                    \
-  for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
-    for (int r = 0; r < MM_TILE / 16; ++r) {                                                    \
-      const int l = tid + 256 * r;                                                              \
-      a_tile[a_col == 1 ? l % 16 : l / MM_TILE][a_col == 1 ? l / 16 : l % MM_TILE] = a_next[r]; \
-      b_tile[b_col == 1 ? l / MM_TILE : l % 16][b_col == 1 ? l % MM_TILE : l / 16] = b_next[r]; \
-    }                                                                                           \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE)                                             \
-    TILE_FMA(MM_VEC, MM_WPT)                                                                    \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-  }                                                                                             \
-  for (int i = 0; i < MM_WPT; ++i) {                                                            \
-    const int row = m0 + ty * MM_WPT + i;                                                       \
-    if (row >= m) continue;                                                                     \
-    for (int j = 0; j < MM_WPT; ++j) {                                                          \
-      const int col = n0 + tx * MM_WPT + j;                                                     \
-      if (col >= n) continue;                                                                   \
-      if (splits == 1) {                                                                        \
-        const int at = y_base + row * y_row + col;                                              \
-        float v = alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f);                     \
-        if (has_res) v += LOAD(res, batch * res_batch + row * y_row + col);                     \
-        STORE(apply_unary(op, v, act_alpha, act_beta), y, at);                                  \
-      } else {                                                                                  \
-        partial[((split * batches + batch) * m + row) * n + col] = acc[i][j];                   \
-      }                                                                                         \
-    }                                                                                           \
-  }                                                                                             \
-}
-MM_BODY(matmul_tiled_64, 64, 4, float4)
-MM_BODY(matmul_tiled_32, 32, 2, float2)
-
-// Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
-// matmul_tiled's epilogue and output strides.
-__kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
-                                  int has_bias, __global const storage_t* res, int has_res,
-                                  __global storage_t* y, int splits, int m, int n, int y_row,
-                                  int y_batch, int res_batch, int count, float alpha, int op,
-                                  float act_alpha, float act_beta) {
-  const int i = get_global_id(0);
-  if (i >= count) return;
-  float sum = 0.0f;
-  for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
-  const int in_batch = (i / n % m) * y_row + i % n, at = (i / (m * n)) * y_batch + in_batch;
-  float v = alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f);
-  if (has_res) v += LOAD(res, (i / (m * n)) * res_batch + in_batch);
-  STORE(apply_unary(op, v, act_alpha, act_beta), y, at);
-}
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.
@@ -391,8 +285,7 @@ __kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape
   STORE(acc, y, i);
 }
 
-// InstanceNormalization: one work group of 64 per (n, c) row of `size` elements; scale and bias
-// hold `channels` elements. Two passes (mean, then variance) with a local-memory tree reduction.
+// The sum of `value` over a work group of 64 (a local-memory tree reduction).
 float group_sum(float value, __local float* scratch) {
   const int lid = get_local_id(0);
   scratch[lid] = value;
@@ -440,6 +333,8 @@ float norm_epilogue(float v, int i, __global const storage_t* gamma,
   return apply_unary(op, v, alpha, beta_);
 }
 
+// InstanceNormalization: one work group of 64 per (n, c) row of `size` elements; scale and bias
+// hold `channels` elements. Two passes (mean, then variance).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void instance_norm(__global const storage_t* x, __global const storage_t* scale,
                    __global const storage_t* bias, __global storage_t* y, int channels,

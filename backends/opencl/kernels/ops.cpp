@@ -10,6 +10,7 @@
 #include "backends/opencl/kernels/kernel_sources.h"
 #include "backends/opencl/kernels/kernel_sources_index.h"
 #include "backends/opencl/kernels/kernel_sources_integer.h"
+#include "backends/opencl/kernels/kernel_sources_matmul.h"
 #include "backends/opencl/kernels/kernel_sources_quant.h"
 #include "backends/opencl/kernels/kernel_sources_sample.h"
 #include "backends/opencl/kernels/kernel_sources_spatial.h"
@@ -209,10 +210,11 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   HSCHED_ASSIGN_OR_RETURN(
       cl::Program reduce,
       compiler.build(context, device, prelude + kReduceSource, options, deadline_ms));
-  HSCHED_ASSIGN_OR_RETURN(cl::Program spatial, compiler.build(context, device,
-                                                              prelude + kUnaryFunctionSource +
-                                                                  kSpatialSource + kSampleSource,
-                                                              options, deadline_ms));
+  HSCHED_ASSIGN_OR_RETURN(cl::Program spatial,
+                          compiler.build(context, device,
+                                         prelude + kUnaryFunctionSource + kMatMulSource +
+                                             kSpatialSource + kSampleSource,
+                                         options, deadline_ms));
   return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
                                                   std::move(reduce), std::move(spatial)));
 }
