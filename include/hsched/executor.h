@@ -100,9 +100,12 @@ struct ExecutableStats {
   int replans = 0;                      // plans made again after late rejections
   int quarantined = 0;                  // partitions moved to the CPU while running (Quarantine)
   std::vector<CompileRecord> compiles;  // every attempt, re-plans included
-  // Progressive start (ExecutorOptions::progressive_start) only: when the plan's own executable
-  // was ready, ms since compile() began (-1: not yet, or it failed: every request runs on the
-  // CPU, `progressive_error` says why), and the requests that ran on the CPU before it.
+  // Progressive start (ExecutorOptions::progressive_start) only: when the plan's background
+  // compile began (after the first request's answer, or 20 ms without a request) and when its
+  // executable was ready, ms since compile() began (-1: not yet; ready stays -1 when it failed:
+  // every request runs on the CPU, `progressive_error` says why), and the requests that ran on
+  // the CPU before it.
+  double plan_started_ms = -1;
   double plan_ready_ms = -1;
   int64_t requests_on_cpu = 0;
   std::string progressive_error;

@@ -1,8 +1,9 @@
 // Progressive start (ExecutorOptions::progressive_start): with an empty program cache and a planted
 // build delay, compile() returns without waiting for the OpenCL build, the first requests run on
 // the CPU (RunRecord::plan "cpu") with the CPU's outputs, and once the plan has compiled in the
-// background later requests run on it ("plan", partitions on the OpenCL device). A plan on the
-// host alone compiles as before. Skipped, not passed, without an OpenCL device.
+// background later requests run on it ("plan", partitions on the OpenCL device). The background
+// build begins after the first request's answer, or without one. A plan on the host alone
+// compiles as before. Skipped, not passed, without an OpenCL device.
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -70,7 +71,9 @@ TEST_F(ExecutorOpenClTest, ProgressiveStartRunsOnTheCpuUntilThePlanCompiles) {
   ::unsetenv("HSCHED_OPENCL_TEST_BUILD_DELAY_MS");
   ASSERT_EQ(later.plan, "plan") << "the plan never became ready";
   const ExecutableStats stats = (*exe)->stats();
-  EXPECT_GE(stats.plan_ready_ms, 1500);  // not before the planted delay
+  // The build began once the first request was answered, and was ready after the planted delay.
+  EXPECT_GE(stats.plan_started_ms, first.end_ms);
+  EXPECT_GE(stats.plan_ready_ms, stats.plan_started_ms + 1500);
   EXPECT_EQ(stats.requests_on_cpu, requests - 1);
   EXPECT_TRUE(stats.progressive_error.empty()) << stats.progressive_error;
   EXPECT_GT(nodes_on_api((*exe)->plan(), DeviceApi::kOpenCl), 0);
@@ -79,6 +82,34 @@ TEST_F(ExecutorOpenClTest, ProgressiveStartRunsOnTheCpuUntilThePlanCompiles) {
   for (const PartitionRun& run : later.partitions) on_device |= run.device != "cpu0";
   EXPECT_TRUE(on_device);
   EXPECT_GE(later.start_ms, stats.plan_ready_ms);  // one time line, from compile()'s start
+}
+
+// Without a request the background build does not wait for one: it begins within
+// kFirstRequestWait (20 ms; the bound leaves a loaded machine room) and the plan becomes ready.
+TEST_F(ExecutorOpenClTest, ProgressiveStartCompilesWithoutWaitingForARequest) {
+  const Graph graph = split_graph();
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  options.progressive_start = true;
+  auto exe = compile(graph, opencl_plan(graph, Precision::kFp32), options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  const auto start = Clock::now();
+  ExecutableStats stats = (*exe)->stats();
+  while (stats.plan_ready_ms < 0 && stats.progressive_error.empty() && seconds_since(start) < 300) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stats = (*exe)->stats();
+  }
+  ASSERT_TRUE(stats.progressive_error.empty()) << stats.progressive_error;
+  ASSERT_GE(stats.plan_ready_ms, 0) << "the plan never became ready";
+  EXPECT_GE(stats.plan_started_ms, 0);
+  EXPECT_LT(stats.plan_started_ms, 1000);
+  RunRecord record;
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 9)};
+  auto outputs = (*exe)->run(inputs, &record);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  EXPECT_EQ(record.plan, "plan");
+  EXPECT_EQ(stats.requests_on_cpu, 0);
 }
 
 TEST(ProgressiveStartTest, AHostOnlyPlanCompilesAtOnce) {
