@@ -80,8 +80,15 @@ class StepPlanner {
       if (absorbed_[static_cast<size_t>(id)] || hoisted_.count(id)) continue;
       PlannedStep step{id, graph_.node(id), is_view_op(graph_.node(id).op_type), {}};
       if (step.op.op_type == "Concat" && step.op.domain.empty()) {
+        int64_t groups = 1;
+        if (const auto shuffle = shuffles_.find(id); shuffle != shuffles_.end()) {
+          groups = shuffle->second.groups;
+          step.op.outputs[0] = shuffle->second.y;
+          step.op.attributes[kConcatShuffleAttr] = groups;
+          step.absorbed = shuffle->second.nodes;
+        }
         if (const auto inputs = concat_slices(graph_, step.op, conv_step_of)) {
-          if (write_in_place(*inputs, step, steps)) continue;
+          if (write_in_place(*inputs, groups, step, steps)) continue;
         }
         take_concat_slices(step);
       }
@@ -210,6 +217,10 @@ class StepPlanner {
         continue;
       }
       if (node.op_type == "Concat" && node.domain.empty()) {
+        if (auto shuffle = fusable_channel_shuffle(graph_, node)) {
+          for (NodeId n : shuffle->nodes) absorbed_[static_cast<size_t>(n)] = true;
+          shuffles_.emplace(id, std::move(*shuffle));
+        }
         find_concat_slices(id, node);
         continue;
       }
@@ -294,10 +305,11 @@ class StepPlanner {
     }
   }
 
-  // The Convs among a Concat's `inputs` store their outputs in its output; true when that was
-  // all of them (the Concat runs no kernel), else the Concat `step` copies the others alone
-  // (its in-place inputs kNoValue, each input's channels in kConcatChannelsAttr).
-  bool write_in_place(const std::vector<ConcatInput>& inputs, PlannedStep& step,
+  // The Convs among a Concat's `inputs` store their outputs in its output (`groups` > 1: a
+  // channel shuffle's, input i's channel c at c * groups + i); true when that was all of them
+  // (the Concat and what it absorbed run no kernel), else the Concat `step` copies the others
+  // alone (its in-place inputs kNoValue, each input's channels in kConcatChannelsAttr).
+  bool write_in_place(const std::vector<ConcatInput>& inputs, int64_t groups, PlannedStep& step,
                       std::vector<PlannedStep>& steps) const {
     const ValueId out = step.op.outputs[0];
     int64_t first = 0;
@@ -307,8 +319,9 @@ class StepPlanner {
       channels.push_back(inputs[i].channels);
       if (const auto index = inputs[i].conv_step) {
         PlannedStep& conv = steps[*index];
-        conv.op.attributes[kConvStoredInAttr] =
-            std::vector<int64_t>{graph_.value(out).shape.dims[1], first};
+        std::vector<int64_t> stored{graph_.value(out).shape.dims[1], first};
+        if (groups > 1) stored = {stored[0], static_cast<int64_t>(i), groups};
+        conv.op.attributes[kConvStoredInAttr] = std::move(stored);
         conv.op.outputs[0] = out;
         step.op.inputs[i] = kNoValue;
         last_conv = index;
@@ -318,7 +331,9 @@ class StepPlanner {
     const bool all = std::all_of(inputs.begin(), inputs.end(),
                                  [](const ConcatInput& in) { return in.conv_step.has_value(); });
     if (all) {
-      steps[*last_conv].absorbed.push_back(step.node);
+      std::vector<NodeId>& absorbed = steps[*last_conv].absorbed;
+      absorbed.push_back(step.node);
+      absorbed.insert(absorbed.end(), step.absorbed.begin(), step.absorbed.end());
       return true;
     }
     step.op.attributes[kConcatChannelsAttr] = std::move(channels);
@@ -517,6 +532,7 @@ class StepPlanner {
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
+  std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };
 
 }  // namespace

@@ -44,7 +44,7 @@ MENU = [(gb.unary, 6), (gb.safe_unary, 2), (gb.rounding, 2), (gb.gelu, 2), (gb.c
         (gb.expand_tile, 1), (nb.reduce, 3), (nb.arg_reduce, 2), (nb.softmax, 2),
         (nb.matmul, 3), (nb.gemm, 2), (nb.conv_block, 3), (nb.pool, 2), (nb.layer_norm, 2),
         (nb.instance_norm, 1), (nb.group_norm, 1), (nb.attention, 1), (nb.vit_attention, 1),
-        (nb.se_block, 1), (nb.fire, 1), (nb.pad, 2),
+        (nb.se_block, 1), (nb.fire, 1), (nb.shuffle_unit, 1), (nb.pad, 2),
         (nb.resize, 2), (nb.where, 3), (nb.cast, 3), (nb.space_depth, 1), (gb.shape_ops, 2)]
 
 

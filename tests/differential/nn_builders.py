@@ -392,6 +392,53 @@ def fire(g):
     return True
 
 
+def shuffle_unit(g):
+    """ShuffleNet's unit: a channel split by Slices (or two Convs of x, downsampling-like), a
+    branch of 1x1 Conv, Relu, depthwise 3x3 Conv and 1x1 Conv, the Concat, then the channel
+    shuffle (Reshape to [N, G, C / G, ...], Transpose of those two axes, Reshape back); now and
+    then a different perm, group count, or the shuffled value read twice."""
+    x = image(g, rank=4 if g.chance(0.85) else 3)
+    if x is None:
+        return False
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    half = c // 2 if c % 2 == 0 and c >= 2 else g.choice([2, 4])
+    pads = [1] * (2 * len(spatial))
+
+    def branch(v, channels):
+        v = g.op("Conv", [v, g.weight((half, channels) + (1,) * len(spatial), channels)],
+                 (n, half) + spatial, scale=v.scale * 2 + 0.5)
+        v = g.op("Relu", [v], v.shape, scale=v.scale)
+        v = g.op("Conv", [v, g.weight((half, 1) + (3,) * len(spatial), 9)], v.shape,
+                 scale=v.scale * 2 + 0.5, group=half, pads=pads)
+        return g.op("Conv", [v, g.weight((half, half) + (1,) * len(spatial), half)], v.shape,
+                    scale=v.scale * 2 + 0.5)
+
+    axis = g.ints([1])
+    if c == 2 * half and g.chance(0.7):
+        lo = g.op("Slice", [x, g.ints([0]), g.ints([half]), axis], (n, half) + spatial,
+                  scale=x.scale)
+        hi = g.op("Slice", [x, g.ints([half]), g.ints([c]), axis], (n, half) + spatial,
+                  scale=x.scale)
+        parts = [lo, branch(hi, half)]
+    else:
+        parts = [branch(x, c), branch(x, c)]
+    total = 2 * half
+    y = g.op("Concat", parts, (n, total) + spatial, scale=max(p.scale for p in parts), axis=1)
+    groups = 2 if g.chance(0.8) else g.choice([d for d in (1, 4) if total % d == 0])
+    grouped = (n, groups, total // groups) + spatial
+    t = g.op("Reshape", [y, g.ints(list(grouped))], grouped, scale=y.scale)
+    perm = [0, 2, 1] + list(range(3, len(grouped)))
+    if g.chance(0.15):
+        perm = [0, 1, 2] + list(range(3, len(grouped)))
+    t = g.op("Transpose", [t], tuple(grouped[p] for p in perm), scale=y.scale, perm=perm)
+    out = g.op("Reshape", [t, g.ints([n, total] + list(spatial))], (n, total) + spatial,
+               scale=y.scale)
+    if g.chance(0.2):
+        g.op("Relu", [t], t.shape, scale=t.scale)  # the Transpose's output read twice
+    return out is not None
+
+
 def attention(g):
     """One attention head group: Q/K/V projections, heads by Reshape/Transpose, scaled scores,
     an optional additive mask, Softmax, the weighted sum and the output projection."""

@@ -11,8 +11,9 @@ namespace hsched::opencl {
 inline constexpr const char* kSpatialSource = R"CL(
 // Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
 // same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones. A Conv's output
-// is stored in a tensor of y_channels channels from channel y_c0 on (a Concat's output written
-// in place; oc and 0 otherwise). With has_in_scale a Conv reads x[b, c] times in_scale[b *
+// channel c is stored as channel y_c0 + c * y_step of a tensor of y_channels channels (a Concat's
+// output written in place, y_step > 1 where a channel shuffle interleaves its inputs; oc, 0 and
+// 1 otherwise). With has_in_scale a Conv reads x[b, c] times in_scale[b *
 // in_scale_batch + c] (a Mul by per-channel factors fused in: squeeze-and-excitation).
 typedef struct {
   int n, c, h, w;
@@ -22,6 +23,7 @@ typedef struct {
   int y_channels, y_c0;
   int has_in_scale, in_scale_batch;
   int x_channels, x_c0;
+  int y_step;
 } ConvShape;
 
 // A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
@@ -35,7 +37,7 @@ float conv_input(__global const storage_t* x, __global const storage_t* in_scale
 // Where a Conv stores its output element i (NCHW over its own oc channels).
 int conv_stored(ConvShape s, int i) {
   const int plane = s.oh * s.ow, b = i / (s.oc * plane), rest = i % (s.oc * plane);
-  return (b * s.y_channels + s.y_c0 + rest / plane) * plane + rest % plane;
+  return (b * s.y_channels + s.y_c0 + rest / plane * s.y_step) * plane + rest % plane;
 }
 
 // col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
@@ -573,13 +575,17 @@ __kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
 }
 
 // One Concat input: [outer, inner] read from x's rows of x_inner elements at x_offset (a Slice
-// read in place; inner and 0 for x as it is) into y's rows of y_inner elements at `offset`.
+// read in place; inner and 0 for x as it is) into y's rows of y_inner elements at `offset`, each
+// row's planes of `plane` elements y_step apart (a channel shuffle's interleaving; inner and 0
+// for a row stored whole).
 __kernel void copy_rows(__global const storage_t* x, int x_inner, int x_offset,
-                        __global storage_t* y, int inner, int y_inner, int offset, int count) {
+                        __global storage_t* y, int inner, int y_inner, int offset, int plane,
+                        int y_step, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  STORE(LOAD(x, (i / inner) * x_inner + x_offset + i % inner), y,
-        (i / inner) * y_inner + offset + i % inner);
+  const int rest = i % inner;
+  STORE(LOAD(x, (i / inner) * x_inner + x_offset + rest), y,
+        (i / inner) * y_inner + offset + rest / plane * y_step + rest % plane);
 }
 
 // One axis of cubic Resize: src [outer, n_in, inner] -> dst [outer, n_out, inner]; output index j

@@ -599,6 +599,58 @@ std::optional<SlicedConvInput> fusable_channel_slice(const Graph& graph, ValueId
   return SlicedConvInput{slice.inputs[0], x.shape.dims[1], (*axes)[1].begin, id};
 }
 
+std::optional<ChannelShuffle> fusable_channel_shuffle(const Graph& graph, const Node& concat) {
+  if (concat.op_type != "Concat" || !concat.domain.empty() || concat.outputs.size() != 1 ||
+      concat.inputs.size() < 2) {
+    return std::nullopt;
+  }
+  const Value& out = graph.value(concat.outputs[0]);
+  const size_t rank = out.shape.rank();
+  int64_t axis = concat.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis != 1 || (rank != 3 && rank != 4) || out.dtype != DType::kF32 || !out.shape.is_static()) {
+    return std::nullopt;
+  }
+  const auto groups = static_cast<int64_t>(concat.inputs.size());
+  const int64_t channels = out.shape.dims[1];
+  for (ValueId v : concat.inputs) {
+    if (v == kNoValue || graph.value(v).shape.rank() != rank ||
+        graph.value(v).shape.dims[1] * groups != channels) {
+      return std::nullopt;
+    }
+  }
+  // The three nodes, each the only reader of the one before's output (not a graph output; the
+  // last node's may be), as `op` making `dims`.
+  ChannelShuffle shuffle{groups, concat.outputs[0], {}};
+  const auto next = [&](const char* op, const std::vector<int64_t>& dims) {
+    NodeId id = kNoNode;
+    const Node* node = only_reader(graph, shuffle.y, &id);
+    if (node == nullptr || node->op_type != op || !node->domain.empty() ||
+        node->outputs.size() != 1 || node->inputs[0] != shuffle.y) {
+      return false;
+    }
+    const Value& value = graph.value(node->outputs[0]);
+    if (value.dtype != DType::kF32 || value.shape.dims != dims) return false;
+    shuffle.nodes.push_back(id);
+    shuffle.y = node->outputs[0];
+    return true;
+  };
+  std::vector<int64_t> grouped = out.shape.dims, swapped = out.shape.dims;
+  grouped[1] = groups;
+  grouped.insert(grouped.begin() + 2, channels / groups);
+  swapped[1] = channels / groups;
+  swapped.insert(swapped.begin() + 2, groups);
+  std::vector<int64_t> perm(rank + 1);
+  for (size_t d = 0; d <= rank; ++d) perm[d] = static_cast<int64_t>(d);
+  std::swap(perm[1], perm[2]);
+  if (!next("Reshape", grouped) || !next("Transpose", swapped) ||
+      transpose_perm(graph.node(shuffle.nodes[1]), rank + 1) != perm ||
+      !next("Reshape", out.shape.dims)) {
+    return std::nullopt;
+  }
+  return shuffle;
+}
+
 std::optional<FusedNode> softmax_nan_guard(const Graph& graph, NodeId id) {
   const Node& softmax = graph.node(id);
   if ((softmax.op_type != "Softmax" && softmax.op_type != "LogSoftmax") ||

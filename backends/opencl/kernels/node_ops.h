@@ -110,6 +110,20 @@ std::optional<SlicedConvInput> fusable_input_slice(const Graph& graph, const Nod
 // for inputs read as they are).
 std::optional<SlicedConvInput> fusable_channel_slice(const Graph& graph, ValueId sliced);
 inline constexpr const char* kConcatReadFromAttr = "hsched_concat_read_from";
+// Concat -> channel shuffle fusion: a Concat over the channels of G inputs of C / G channels each
+// (f32, static, rank 3 or 4) whose output only a Reshape to [N, G, C / G, ...] reads, whose
+// output only a Transpose swapping those two axes reads, whose output only a Reshape back to
+// [N, C, ...] reads (ShuffleNet's channel shuffle): the last Reshape's output and the three
+// nodes. The program's Concat writes that output, input i's channel c as channel c * G + i
+// (attribute kConcatShuffleAttr G; Convs writing in place get a third kConvStoredInAttr entry,
+// their step G).
+struct ChannelShuffle {
+  int64_t groups = 0;
+  ValueId y = kNoValue;
+  std::vector<NodeId> nodes;
+};
+std::optional<ChannelShuffle> fusable_channel_shuffle(const Graph& graph, const Node& concat);
+inline constexpr const char* kConcatShuffleAttr = "hsched_concat_shuffle";
 // Mul -> Conv fusion: the Mul making a Conv's input 0 (only that Conv reads it) multiplies an f32
 // x [N, C, H, W] (or [N, C, W]) by factors per channel of shape [N or 1, C, 1, 1] (a
 // squeeze-and-excitation gate): x and the factors. The program reads x instead, the factors as

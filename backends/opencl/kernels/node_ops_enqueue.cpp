@@ -110,10 +110,12 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   Shape y_shape = in.output_shape();
   if (node.has_attr(kConvStoredInAttr)) {  // the program's Conv -> Concat fusion
     const std::vector<int64_t> slice = node.attr_ints(kConvStoredInAttr);
-    if (slice.size() != 2 || transposed || y_shape.size() < 3 || w_shape.empty()) {
+    if ((slice.size() != 2 && slice.size() != 3) || transposed || y_shape.size() < 3 ||
+        w_shape.empty()) {
       return invalid_argument(in.context() + ": bad output slice");
     }
     params.stored_in = std::make_pair(slice[0], slice[1]);
+    if (slice.size() == 3) params.stored_step = slice[2];
     y_shape[1] = w_shape[0];  // its own output: the Concat's shape holds more channels
   }
   params.group = node.attr_int("group", 1);
@@ -325,7 +327,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     }
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer * out, in.output());
     return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait,
-                          sources);
+                          sources, node.attr_int(kConcatShuffleAttr, 1));
   }
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());

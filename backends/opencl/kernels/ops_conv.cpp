@@ -29,6 +29,7 @@ struct ConvShape {
   cl_int y_channels, y_c0;  // where the output is stored (ConvParams::stored_in)
   cl_int has_in_scale, in_scale_batch;  // ConvParams::input_scale
   cl_int x_channels, x_c0;              // where the input is read (ConvParams::read_from)
+  cl_int y_step;                        // ConvParams::stored_step
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -90,14 +91,15 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   if (transposed && params.input_scale) {
     return invalid_argument("ops: ConvTranspose takes no input scale");
   }
-  // A tensor's channels first.. of `slice`'s {channels, first} (`own` of them), checked: the
-  // channels stored and the first.
+  // A tensor's channels first, first + step, ... of `slice`'s {channels, first} (`own` of them),
+  // checked: the channels stored and the first.
   const auto channel_slice = [&](const std::optional<std::pair<int64_t, int64_t>>& slice,
-                                 int64_t own, const Shape& dims,
+                                 int64_t own, int64_t step, const Shape& dims,
                                  const char* what) -> Result<std::pair<cl_int, cl_int>> {
     if (!slice) return std::pair{static_cast<cl_int>(own), cl_int{0}};
     const auto [channels, first] = *slice;
-    if (transposed || first < 0 || channels < first + own) {
+    if (transposed || first < 0 || step < 1 || step > channels ||
+        channels < first + (own - 1) * step + 1) {
       return invalid_argument("ops: " + name + " " + what + " slice " + std::to_string(first) +
                               "+" + std::to_string(own) + " does not fit " +
                               std::to_string(channels) + " channels");
@@ -107,9 +109,10 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     return std::pair{static_cast<cl_int>(channels), static_cast<cl_int>(first)};
   };
   HSCHED_ASSIGN_OR_RETURN(std::tie(s.x_channels, s.x_c0),
-                          channel_slice(params.read_from, c, x, "input"));
+                          channel_slice(params.read_from, c, 1, x, "input"));
   HSCHED_ASSIGN_OR_RETURN(std::tie(s.y_channels, s.y_c0),
-                          channel_slice(params.stored_in, oc, y, "output"));
+                          channel_slice(params.stored_in, oc, params.stored_step, y, "output"));
+  s.y_step = static_cast<cl_int>(params.stored_step);
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
     return invalid_argument("ops: " + name +

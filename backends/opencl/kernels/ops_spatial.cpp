@@ -227,10 +227,14 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
                                  const Events& wait,
-                                 const std::vector<std::pair<int64_t, int64_t>>& sources) {
+                                 const std::vector<std::pair<int64_t, int64_t>>& sources,
+                                 int64_t groups) {
   if (inputs.empty() || inputs.size() != shapes.size() ||
       (!sources.empty() && sources.size() != inputs.size())) {
     return invalid_argument("ops: Concat needs one shape per input, and an input");
+  }
+  if (groups < 1 || (groups > 1 && static_cast<size_t>(groups) != inputs.size())) {
+    return invalid_argument("ops: a shuffled Concat needs one input per group");
   }
   const Shape& first = shapes.front();
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, first.size(), "Concat"));
@@ -240,6 +244,9 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
     for (size_t d = 0; same && d < shape.size(); ++d) same = d == a || shape[d] == first[d];
     if (!same) return invalid_argument("ops: Concat inputs differ off the concat axis");
     total += shape[a];
+    if (groups > 1 && shape[a] != first[a]) {
+      return invalid_argument("ops: a shuffled Concat's inputs differ along the axis");
+    }
   }
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < a; ++d) outer *= first[d];
@@ -262,17 +269,19 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
       x_inner = extent * inner;
       x_offset = first * inner;
     }
+    // Shuffled, each of the input's planes along the axis goes `groups` planes after the last.
+    const int64_t plane = groups > 1 ? inner : rows_inner, y_step = groups * inner;
     if (count > 0 && inputs[i] != nullptr) {  // (null: already in place)
       HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-      HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], static_cast<cl_int>(x_inner),
-                                      static_cast<cl_int>(x_offset), y,
-                                      static_cast<cl_int>(rows_inner),
-                                      static_cast<cl_int>(total * inner),
-                                      static_cast<cl_int>(offset), static_cast<cl_int>(count)));
+      HSCHED_RETURN_IF_ERROR(set_args(
+          kernel, "copy_rows", *inputs[i], static_cast<cl_int>(x_inner),
+          static_cast<cl_int>(x_offset), y, static_cast<cl_int>(rows_inner),
+          static_cast<cl_int>(total * inner), static_cast<cl_int>(offset),
+          static_cast<cl_int>(plane), static_cast<cl_int>(y_step), static_cast<cl_int>(count)));
       HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "copy_rows"));
       copies.push_back(std::move(event));
     }
-    offset += rows_inner;
+    offset += groups > 1 ? inner : rows_inner;
   }
   if (copies.empty()) copies = wait;
   cl::Event done;

@@ -42,9 +42,11 @@ struct ConvParams {
   // Conv only: a tensor of y's shape added after the bias, before the activation (a residual
   // Add fused into the Conv).
   const cl::Buffer* residual = nullptr;
-  // Conv only: y's buffer holds {channels, first}: the output goes to channels first.. of a
-  // tensor of y's shape but `channels` channels (a Concat's output, written in place).
+  // Conv only: y's buffer holds {channels, first}: output channel c goes to channel first + c *
+  // stored_step of a tensor of y's shape but `channels` channels (a Concat's output, written in
+  // place; a stored_step of G where a channel shuffle of G groups follows the Concat).
   std::optional<std::pair<int64_t, int64_t>> stored_in;
+  int64_t stored_step = 1;
   // Conv only: x's channels are multiplied by these factors as the Conv reads them ([C], or [N, C]
   // with input_scale_per_batch): a Mul by a [N, C, 1, 1] tensor fused in.
   const cl::Buffer* input_scale = nullptr;
@@ -151,12 +153,15 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, 
 // Concat of `inputs` (shapes equal but along `axis`, negative counts from the end) into y; a null
 // input is already in place (written there by its producer): only its extent counts. With
 // `sources`, input i's buffer may hold sources[i] = {extent, first} along the axis, the input
-// being first.. of it (a Slice read in place; {0, 0}: as it is).
+// being first.. of it (a Slice read in place; {0, 0}: as it is). With `groups` G > 1, a channel
+// shuffle of G groups follows (a Reshape to [.., G, C / G, ..], the two swapped, a Reshape back):
+// G inputs of C / G each along the axis, input i's index c stored at c * G + i.
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
                                  const Events& wait = {},
-                                 const std::vector<std::pair<int64_t, int64_t>>& sources = {});
+                                 const std::vector<std::pair<int64_t, int64_t>>& sources = {},
+                                 int64_t groups = 1);
 
 // Split of x along `axis` (negative counts from the end) into `outputs` of `shapes` (equal to x's
 // off the axis, sizes along it adding up to x's).

@@ -497,6 +497,58 @@ TEST_P(OpenClOpsTest, ConvReadsAChannelSliceInPlace) {
   }
 }
 
+// A Conv storing its channels interleaved in a larger tensor (ConvParams::stored_in {11, 1},
+// stored_step 2: a Concat followed by a channel shuffle, written in place) puts channel c at
+// 1 + 2c and touches no other channel, by each algorithm, batch 1 and 2; a step reaching past the
+// tensor is refused.
+TEST_P(OpenClOpsTest, ConvStoresInterleavedChannelsInPlace) {
+  for (const int64_t n : {1, 2}) {
+    const Shape x_shape = {n, 4, 6, 5}, w_shape = {5, 4, 3, 3}, y_shape = {n, 5, 6, 5};
+    const int64_t plane = 30, full = n * 11 * plane;
+    cl::Buffer x_buffer = upload(stored(random_values(count_of(x_shape), -1, 1, 97)));
+    cl::Buffer w_buffer = upload(stored(random_values(count_of(w_shape), -1, 1, 101)));
+    for (const ConvAlgorithm algorithm :
+         {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm, ConvAlgorithm::kDirect}) {
+      const std::string what = "batch " + std::to_string(n) + ", algorithm " +
+                               std::to_string(static_cast<int>(algorithm));
+      ConvParams params;
+      params.window.kernel = {3, 3};
+      params.window.pads_begin = {1, 1};
+      params.algorithm = algorithm;
+      cl::Buffer want_buffer = output(count_of(y_shape)), got_buffer = output(full);
+      const std::vector<float> want =
+          download(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, want_buffer, y_shape),
+                   want_buffer, count_of(y_shape));
+      params.stored_in = std::make_pair(int64_t{11}, int64_t{1});
+      params.stored_step = 2;
+      const std::vector<float> got =
+          download(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, got_buffer, y_shape),
+                   got_buffer, full);
+      ASSERT_EQ(got.size(), static_cast<size_t>(full)) << what;
+      std::vector<float> interleaved;
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t c = 0; c < 11; ++c) {
+          const auto begin = got.begin() + (b * 11 + c) * plane;
+          if (c % 2 == 1) {
+            interleaved.insert(interleaved.end(), begin, begin + plane);
+            continue;
+          }
+          for (auto it = begin; it != begin + plane; ++it) EXPECT_TRUE(std::isnan(*it)) << what;
+        }
+      }
+      expect_close(interleaved, want, "Conv stored interleaved, " + what);
+      params.stored_in = std::make_pair(int64_t{10}, int64_t{1});  // 1 + 4 * 3 is past 9
+      params.stored_step = 3;
+      EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, got_buffer, y_shape)
+                       .is_ok())
+          << what;
+    }
+  }
+}
+
 // Operands read in place through views: A the second of three [4, 6] blocks of its buffer (an
 // offset), B the transpose of a [5, 6] block (strides); a view reaching past its buffer is
 // refused before anything runs.

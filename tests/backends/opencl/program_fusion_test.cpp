@@ -570,5 +570,49 @@ TEST_F(ClFusionTest, ChannelSlicesAreReadInPlaceByConvs) {
   }
 }
 
+// ShuffleNet's channel shuffle (Reshape to [N, 2, C / 2, H, W], Transpose (0, 2, 1, 3, 4),
+// Reshape back) written by the Concat before it, batch 1 and 2: a Concat of two Convs (both write
+// in place, interleaved: no Concat kernel) and a Concat of a Slice and a Conv (the Conv writes in
+// place, the Concat copies the Slice). 4 kernels; the 6 shuffle nodes, the first Concat, 2 Slices
+// and the Relu absorbed. Both shuffles' outputs are graph outputs, the first read on by the second
+// unit's Slices.
+TEST_F(ClFusionTest, ChannelShufflesAreWrittenByTheirConcats) {
+  for (const int64_t n : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {n, 8, 5, 5});
+    b.output("y1", DType::kF32, {n, 8, 5, 5}).output("y2", DType::kF32, {n, 8, 5, 5});
+    b.initializer_i64("grouped", {5}, {n, 2, 4, 5, 5}).initializer_i64("flat", {4}, {n, 8, 5, 5});
+    b.initializer_i64("zero", {1}, {0}).initializer_i64("four", {1}, {4});
+    b.initializer_i64("eight", {1}, {8}).initializer_i64("axis", {1}, {1});
+    b.initializer_random("wa", {4, 8, 1, 1}, 1.0f, 61)
+        .initializer_random("wb", {4, 8, 3, 3}, 0.3f, 67);
+    b.initializer_random("wc", {4, 4, 1, 1}, 1.0f, 71);
+    const auto shuffle = [&](const std::string& in, const std::string& out) {
+      b.node("Reshape", {in, "grouped"}, {in + "_g"});
+      set_attr(b.node("Transpose", {in + "_g"}, {in + "_t"}), "perm",
+               std::vector<int64_t>{0, 2, 1, 3, 4});
+      b.node("Reshape", {in + "_t", "flat"}, {out});
+    };
+    b.node("Conv", {"x", "wa"}, {"a"});
+    set_attr(b.node("Conv", {"x", "wb"}, {"b"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    set_attr(b.node("Concat", {"a", "b"}, {"ab"}), "axis", int64_t{1});
+    shuffle("ab", "y1");
+    b.node("Slice", {"y1", "zero", "four", "axis"}, {"lo"});
+    b.node("Slice", {"y1", "four", "eight", "axis"}, {"hi"});
+    b.node("Conv", {"hi", "wc"}, {"c"});
+    b.node("Relu", {"c"}, {"r"});
+    set_attr(b.node("Concat", {"lo", "r"}, {"lr"}), "axis", int64_t{1});
+    shuffle("lr", "y2");
+    auto graph = import_onnx_model(b.model(), {}, "cl_channel_shuffles", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {n, 8, 5, 5});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.19f * static_cast<float>(i));
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 10}, 1e-5, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 10}, 1e-2, 1e-2);
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
