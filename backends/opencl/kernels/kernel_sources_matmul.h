@@ -95,6 +95,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
 }
 MM_BODY(matmul_tiled_64, 64, 4, float4)
 MM_BODY(matmul_tiled_32, 32, 2, float2)
+MM_BODY(matmul_tiled_16, 16, 1, float)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

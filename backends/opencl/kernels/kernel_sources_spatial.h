@@ -158,6 +158,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
 }
 CG_BODY(conv_gemm_64, 64, 4, float4)
 CG_BODY(conv_gemm_32, 32, 2, float2)
+CG_BODY(conv_gemm_16, 16, 1, float)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.

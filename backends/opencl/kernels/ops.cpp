@@ -97,11 +97,13 @@ GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch) {
   auto tiles = [&](int64_t tile) {
     return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile) * batch;
   };
-  // The 64-wide tiles do four times the work per local-memory read: take them whenever splitting
-  // K can make up the number of groups; the 32-wide ones only when it cannot.
+  // Wider tiles do more work per local-memory read (64: four times 32's): the widest whose
+  // groups, K split as far as it goes, make up half the target; else the narrowest.
   const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
   GemmTiling t;
-  t.tile = tiles(64) * max_splits >= kTargetGroups / 2 ? 64 : 32;
+  for (t.tile = 64; t.tile > 16 && tiles(t.tile) * max_splits < kTargetGroups / 2;) {
+    t.tile /= 2;
+  }
   const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(t.tile), 1, max_splits);
   t.k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;
   t.splits = (k + t.k_chunk - 1) / t.k_chunk;
@@ -238,9 +240,11 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"copy_rows", 2},
                                                         {"conv_gemm_64", 2},
                                                         {"conv_gemm_32", 2},
+                                                        {"conv_gemm_16", 2},
                                                         {"conv_split_reduce", 2},
                                                         {"matmul_tiled_64", 2},
                                                         {"matmul_tiled_32", 2},
+                                                        {"matmul_tiled_16", 2},
                                                         {"matmul_split_reduce", 2},
                                                         {"slice_rows", 2},
                                                         {"gather_rows", 2},

@@ -212,7 +212,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   }
   const Activation act = params.activation.value_or(Activation{});
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
-  const char* name = tile == 64 ? "conv_gemm_64" : "conv_gemm_32";
+  const char* name = tile == 64 ? "conv_gemm_64" : tile == 32 ? "conv_gemm_32" : "conv_gemm_16";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, params.input_scale ? *params.input_scale : x, w,

@@ -65,7 +65,9 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
   const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
-  const char* name = tile == 64 ? "matmul_tiled_64" : "matmul_tiled_32";
+  const char* name = tile == 64   ? "matmul_tiled_64"
+                     : tile == 32 ? "matmul_tiled_32"
+                                  : "matmul_tiled_16";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(
       kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,

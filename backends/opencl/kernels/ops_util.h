@@ -63,8 +63,8 @@ Recording* recording();
 void not_replayable();
 
 // How a tiled GEMM (conv_gemm_*, matmul_tiled_*) covers `batch` products t[m, cols] = A[m, k]
-// B[k, cols]: square tiles of `tile` (64 or 32), K in `splits` chunks of `k_chunk` (whole steps of
-// 16), aiming for two work groups per compute unit of a large GPU (an H100's 132 SMs).
+// B[k, cols]: square tiles of `tile` (64, 32 or 16), K in `splits` chunks of `k_chunk` (whole
+// steps of 16), aiming for two work groups per compute unit of a large GPU (an H100's 132 SMs).
 struct GemmTiling {
   int64_t tile = 0;
   int64_t k_chunk = 0;

@@ -39,9 +39,10 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       {"depthwise stride 2 dilated", {2, 4, 11, 11}, 8, {3, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}, 4},
       {"1-D", {2, 4, 20}, 6, {5}, {2}, {1}, {2, 1}},
       {"1-D depthwise", {1, 5, 13}, 5, {3}, {1}, {2}, {2, 2}, 5},
-      // Implicit GEMM's choices: 32-wide tiles with K split in 4, 64-wide tiles with K split in
-      // 4, and 64-wide tiles alone.
-      {"narrow tiles split K", {1, 64, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // Implicit GEMM's choices (gemm_tiling): 16-wide tiles with K split in 2, 32-wide tiles
+      // with K split in 5, 64-wide tiles with K split in 4, and 64-wide tiles alone.
+      {"narrowest tiles split K", {1, 64, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {"narrow tiles split K", {1, 80, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"wide tiles split K", {1, 64, 32, 64}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"wide tiles", {1, 3, 96, 96}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
   };

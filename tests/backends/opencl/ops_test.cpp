@@ -369,6 +369,7 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
       {{1, 9}, {9, 13}},                  // one row
       {{3, 1, 7}, {2, 1, 7, 4}},          // one row per batch: a CLBlast GEMM per batch
       {{2, 256, 20}, {20, 1024}},         // 64-wide tiles (128 of them), K not a multiple of 16
+      {{256, 20}, {20, 512}},             // 32-wide tiles (128 of them); the small ones 16-wide
       {{1, 20, 600}, {600, 30}},          // K in 4 splits, the last one short
       {{3, 1, 20, 300}, {3, 1, 300, 7}},  // K in 2 splits per batch
       {{1, 520, 520}, {520, 500}},        // 135 M: CLBlast, the batch folded
