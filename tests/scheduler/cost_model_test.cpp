@@ -268,20 +268,20 @@ TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
 TEST(NodeWorkTest, AGpuConvFollowsItsInputChannelsWhenItsOutputsAreFew) {
   // SqueezeNet's first fire module's 1x1 Convs at 55x55: 64 channels to 16 and 16 to 64, the
   // same FLOPs. Each work item loops over the input channels; with fewer outputs than fill the
-  // GPU, that loop sets the time (on an H200 0.010 and 0.008 ms). Rows padded to 32 and 64,
-  // pixels to 3040, one split of K: 2 K (padded outputs + 2^17).
+  // GPU, that loop sets the time (on an H200 0.010 and 0.008 ms). Rows padded to 16 (16-wide
+  // tiles) and 64 (32-wide), pixels to 3040, one split of K: 2 K (padded outputs + 2^17).
   const Graph squeeze = conv_node(64, 16, 55, 1);
   const Graph expand = conv_node(16, 64, 55, 1);
   EXPECT_DOUBLE_EQ(node_work(squeeze, 0, Precision::kFp32, cpu()).work,
                    node_work(expand, 0, Precision::kFp32, cpu()).work);
   const NodeWork on_gpu = node_work(squeeze, 0, Precision::kFp32, gpu());
   EXPECT_EQ(on_gpu.cost_class, CostClass::kPointwiseConv);
-  EXPECT_DOUBLE_EQ(on_gpu.work, 2.0 * 64 * (32 * 3040 + 131072));
+  EXPECT_DOUBLE_EQ(on_gpu.work, 2.0 * 64 * (16 * 3040 + 131072));
   EXPECT_DOUBLE_EQ(node_work(expand, 0, Precision::kFp32, gpu()).work,
                    2.0 * 16 * (64 * 3040 + 131072));
   // A PoCL-like OpenCL CPU device counts the padded tiles alone.
   EXPECT_DOUBLE_EQ(node_work(squeeze, 0, Precision::kFp32, opencl_cpu()).work,
-                   2.0 * 64 * 32 * 3040);
+                   2.0 * 64 * 16 * 3040);
 }
 
 TEST(NodeWorkTest, AChannelNormPaysPerPixel) {
