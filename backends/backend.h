@@ -83,6 +83,9 @@ struct StepHints {
   // Per node: the step this node heads runs as one op of another cost class (a fused chain).
   // Empty, or nullopt for a node: its own class.
   std::vector<std::optional<CostClass>> as_class;
+  // Per node: the share of its launches (Device::launches) its step runs (a Concat whose other
+  // inputs their producers wrote in place copies the rest). Empty: all of them.
+  std::vector<double> launch_share;
 };
 
 // The concat curve's benchmark (`hsched calibrate`) joins this many inputs: a device that runs a

@@ -101,7 +101,8 @@ class OpenClDevice final : public Device {
   }
 
   StepHints step_hints(const Graph& graph) const override {
-    return {nodes_without_kernels(graph), {}};
+    KernelHints hints = kernel_hints(graph);
+    return {std::move(hints.without), {}, std::move(hints.copy_share)};
   }
 
   // A copy per non-empty input of a Concat and per output of a Split, 3 for an

@@ -52,11 +52,18 @@ struct ClStepTime {
   double device_ms = 0;   // first command's start to last command's end on the device
 };
 
-// True for each node (indexed by NodeId) that a ClProgram compiled from `graph` runs without a
-// kernel of its own: view ops (aliases of their input) and activations absorbed by the Conv
-// before them. The same planning code as ClProgram::compile, without a device (pure graph
-// analysis); an unsortable graph gives all false. For cost models: such nodes take no time here.
-std::vector<bool> nodes_without_kernels(const Graph& graph);
+// What a ClProgram compiled from `graph` runs per node (indexed by NodeId), from the same planning
+// code as ClProgram::compile without a device (pure graph analysis); for cost models. `without`:
+// runs no kernel of its own (view ops, aliases of their input; nodes fused into another step).
+// `copy_share`: the share of a Concat's copies (one per non-empty input) its step runs, below 1
+// where Convs wrote some of its inputs in place; 1 for every other node. An unsortable graph
+// gives all false and all 1.
+struct KernelHints {
+  std::vector<bool> without;
+  std::vector<double> copy_share;
+};
+KernelHints kernel_hints(const Graph& graph);
+std::vector<bool> nodes_without_kernels(const Graph& graph);  // kernel_hints(graph).without
 
 class ClProgram {
  public:

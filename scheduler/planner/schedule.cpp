@@ -333,7 +333,8 @@ planner::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& opt
   }
   // Nodes a backend runs without a step of their own (folded, views, fused into their producer)
   // cost nothing there.
-  // A step that runs as another class (a fused normalization chain on the CPU) costs that.
+  // A step that runs as another class (a fused normalization chain on the CPU) costs that; one
+  // that runs a share of the node's launches (a Concat copying some inputs) that share.
   std::vector<StepHints> hints(devices);
   for (int d = 0; d < devices; ++d) {
     hints[d] = cost_.device(target_.devices[d]).step_hints(graph_);
@@ -361,6 +362,9 @@ planner::PlacementProblem Scheduler::problem(const std::vector<NodeOptions>& opt
         }
       } else if (n < hint.as_class.size() && hint.as_class[n]) {
         ms = as_class(*hint.as_class[n]);
+      } else if (n < hint.launch_share.size() && hint.launch_share[n] < 1) {
+        const double compile_ms = cost_.node_compile_ms(device);
+        ms = (ms - compile_ms) * hint.launch_share[n] + compile_ms;
       }
     }
   }
