@@ -39,7 +39,7 @@ struct Background {
   bool first_request_done = false;
   bool done = false;
   std::unique_ptr<Executable> planned;  // set once
-  double offset_ms = 0;                 // the planned executable's time line from compile()'s start
+  // When the compile began, ms from compile()'s start: the planned executable's time line.
   double started_ms = -1;
   double ready_ms = -1;
   std::string error;
@@ -52,15 +52,14 @@ constexpr std::chrono::milliseconds kFirstRequestWait{20};
 // kFirstRequestWait passes with no request started: where the requests' threads take every core,
 // even a nice-19 compile takes time from the first answer (page faults, lock holders, cores
 // woken late), and the first answer is what progressive start exists for.
-// Returns when it let the compile begin.
-Clock::time_point wait_for_the_first_answer(Background& state, Clock::time_point start) {
+// Notes when it let the compile begin.
+void wait_for_the_first_answer(Background& state, Clock::time_point start) {
   std::unique_lock<std::mutex> lock(state.mutex);
   state.first_request_cv.wait_for(lock, kFirstRequestWait,
                                   [&] { return state.first_request_started; });
   state.first_request_cv.wait(
       lock, [&] { return !state.first_request_started || state.first_request_done; });
   state.started_ms = ms_since(start);
-  return Clock::now();
 }
 
 // Threading: run() and run_stream() may be called while the background compile runs; the
@@ -89,12 +88,11 @@ class ProgressiveExecutable final : public Executable {
       // The lowest priority (nice 19; threads it starts inherit it): on a machine whose cores
       // the CPU path keeps busy, the compile takes what they leave, not the requests' time.
       setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
-      const Clock::time_point begun = wait_for_the_first_answer(*state, start);
+      wait_for_the_first_answer(*state, start);
       auto compiled = compile_now(graph, owner, plan, options);
       std::lock_guard<std::mutex> lock(state->mutex);
       if (compiled.is_ok()) {
         state->planned = std::move(compiled).value();
-        state->offset_ms = std::chrono::duration<double, std::milli>(begun - start).count();
         state->ready_ms = ms_since(start);
       } else {
         state->error = compiled.status().message();
@@ -156,7 +154,10 @@ class ProgressiveExecutable final : public Executable {
   // The executable requests run on now, and the offset of its time line from compile()'s start.
   std::pair<Executable*, double> current() const {
     std::lock_guard<std::mutex> lock(background_->mutex);
-    if (background_->planned) return {background_->planned.get(), background_->offset_ms};
+    return current_locked();
+  }
+  std::pair<Executable*, double> current_locked() const {
+    if (background_->planned) return {background_->planned.get(), background_->started_ms};
     return {cpu_.get(), 0.0};
   }
 
@@ -164,8 +165,7 @@ class ProgressiveExecutable final : public Executable {
   std::pair<Executable*, double> begin_request() {
     std::lock_guard<std::mutex> lock(background_->mutex);
     background_->first_request_started = true;
-    if (background_->planned) return {background_->planned.get(), background_->offset_ms};
-    return {cpu_.get(), 0.0};
+    return current_locked();
   }
 
   // Puts the record on compile()'s time line, names the plan, counts CPU requests; a call without
