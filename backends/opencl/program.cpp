@@ -419,6 +419,14 @@ int ClProgram::replayed_steps() const {
   }));
 }
 
+int ClProgram::replayed_launches() const {
+  size_t launches = 0;
+  for (const Step& step : steps_) {
+    if (step.replay == Replay::kReady) launches += step.launches.size();
+  }
+  return static_cast<int>(launches);
+}
+
 Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, CopyRecord* copies) {
   std::lock_guard<std::mutex> lock(run_mutex_);
   const std::vector<ValueId>& graph_inputs = graph_.inputs();

@@ -86,6 +86,8 @@ class ClProgram {
   const ProgramStats& stats() const { return stats_; }
   // Nodes enqueued by replaying their recorded kernels (from the third run on).
   int replayed_steps() const;
+  // The kernel launches those replays enqueue per run.
+  int replayed_launches() const;
   // Mean per node over the runs since compile or reset_profile(), in run order; empty unless
   // compiled with `profile`. Not to be called while a run is in flight.
   std::vector<ClStepTime> profile() const;

@@ -16,6 +16,8 @@ struct PlannedStep {
   bool view = false;  // aliases its input; enqueues nothing
   // Nodes this step runs too or makes unneeded (the fusions below).
   std::vector<NodeId> absorbed;
+  // MatMuls this step runs in the same launch as its own (kMatMulGroupOp): their compute stays.
+  std::vector<NodeId> grouped{};
 };
 
 // Steps in topological order; a node computing what an earlier mask, cast or comparison
@@ -34,7 +36,8 @@ struct PlannedStep {
 // Mul by per-channel factors as it loads it (fusable_input_scale) and a Slice of its input's
 // channels in place (fusable_input_slice); view ops become aliases; Convs
 // write their outputs into a Concat's in place (the Concat absorbed by the last of them, or
-// copying its other inputs alone, reading those that are Slices of channels in place).
+// copying its other inputs alone, reading those that are Slices of channels in place); MatMuls
+// reading one A by constant weights of one shape run as one step (a kMatMulGroupOp).
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
 }  // namespace hsched::opencl::detail

@@ -42,19 +42,22 @@ inline constexpr const char* kMatMulSource = R"CL(
     a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) : 0.0f;        \
     b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) : 0.0f;        \
   }
-#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC)                                                  \
+// GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
+// their choice by the batch index, which is then the product's.
+#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK)                         \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
           int a_row, int a_col, int a_batch, int a_offset, int b_row, int b_col, int b_batch,   \
           int b_offset, int y_row, int y_batch, int res_batch, int batches, int splits,         \
-          int k_chunk, float alpha, int op, float act_alpha, float act_beta) {                  \
+          int k_chunk, float alpha, int op, float act_alpha, float act_beta GROUP_PARAMS) {     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
   const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
+  GROUP_PICK                                                                                    \
   const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
   const int y_base = batch * y_batch;                                                           \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
@@ -93,9 +96,29 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
     }                                                                                           \
   }                                                                                             \
 }
-MM_BODY(matmul_tiled_64, 64, 4, float4)
-MM_BODY(matmul_tiled_32, 32, 2, float2)
-MM_BODY(matmul_tiled_16, 16, 1, float)
+#define MM_PLAIN
+MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN)
+MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN)
+MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN)
+
+// Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
+// are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only.
+#define MM_GROUP_PARAMS                                                                          \
+  , __global const storage_t* b1, __global const storage_t* b2, __global const storage_t* b3,   \
+      __global const storage_t* bias1, __global const storage_t* bias2,                         \
+      __global const storage_t* bias3, __global storage_t* y1, __global storage_t* y2,          \
+      __global storage_t* y3
+#define MM_GROUP_PICK                                                                           \
+  if (batch == 1) {                                                                             \
+    b = b1; bias = bias1; y = y1;                                                               \
+  } else if (batch == 2) {                                                                      \
+    b = b2; bias = bias2; y = y2;                                                               \
+  } else if (batch == 3) {                                                                      \
+    b = b3; bias = bias3; y = y3;                                                               \
+  }
+MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK)
+MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK)
+MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

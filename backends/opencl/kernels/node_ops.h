@@ -170,6 +170,12 @@ std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& 
 // A view as an attribute's ints (offset, dims, strides) and back; nullopt for a malformed one.
 std::vector<int64_t> encode_view(const StridedView& view);
 std::optional<StridedView> decode_view(const std::vector<int64_t>& ints);
+// Sibling MatMuls (attention's Q, K and V projections): 2 to kMaxGroupedProducts MatMul steps
+// reading one A (the same view and factor), each by a constant B of one 2-D shape and with its
+// bias (all or none), storing dense results: one step kMatMulGroupOp, inputs A then each
+// product's B and bias (kNoValue without), outputs the products', attributes a MatMul's
+// kMatMulViewAttrs[0] and kMatMulAlphaAttr. enqueue_node runs it as enqueue_matmul_group.
+inline constexpr const char* kMatMulGroupOp = "hsched.MatMulGroup";
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute

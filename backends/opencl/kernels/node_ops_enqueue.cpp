@@ -192,6 +192,29 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 
+Result<cl::Event> enqueue_matmul_group_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                            const Operands& in, const Events& wait) {
+  const size_t products = in.outputs().size();
+  if (products == 0 || in.input_count() != 1 + 2 * products) {
+    return invalid_argument(in.context() + ": a MatMul group needs a B and bias per result");
+  }
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
+  std::vector<GroupedProduct> group;
+  for (size_t p = 0; p < products; ++p) {
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1 + 2 * p));
+    if (in.outputs()[p] == nullptr || in.shape(1 + 2 * p) != in.shape(1)) {
+      return invalid_argument(in.context() + ": a MatMul group's products differ");
+    }
+    group.push_back({b, in.optional_buffer(2 + 2 * p), in.outputs()[p]});
+  }
+  MatMulFusion fusion{.alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f)};
+  if (const std::vector<int64_t> ints = in.node().attr_ints(kMatMulViewAttrs[0]); !ints.empty()) {
+    fusion.a_view = decode_view(ints);
+    if (!fusion.a_view) return invalid_argument("a malformed operand view");
+  }
+  return enqueue_matmul_group(ops, queue, *a, in.shape(0), in.shape(1), group, wait, fusion);
+}
+
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
@@ -282,6 +305,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   if (op == "Conv" || op == "ConvTranspose") return enqueue_conv_node(ops, queue, node, in, wait);
   if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
+  if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
   if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
     return enqueue_softmax_node(ops, queue, node, in, wait);

@@ -248,6 +248,22 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
                                  cl::Buffer& y, const Events& wait = {},
                                  const MatMulFusion& fusion = {});
 
+// Products of one A by several B of one shape, y_i = alpha A B_i (+ bias_i, [N], may be null),
+// each stored dense: one launch for all (matmul_tiled's kernels, the product chosen by the batch
+// index) where they are tiled products (tiled_matmul) whose batch folds into M and fill the device
+// without splitting K, else an enqueue_matmul each. Of `fusion`, only a_view and alpha.
+struct GroupedProduct {
+  const cl::Buffer* b = nullptr;
+  const cl::Buffer* bias = nullptr;
+  cl::Buffer* y = nullptr;
+};
+inline constexpr size_t kMaxGroupedProducts = 4;
+Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const cl::Buffer& a, const Shape& a_shape,
+                                       const Shape& b_shape,
+                                       const std::vector<GroupedProduct>& products,
+                                       const Events& wait = {}, const MatMulFusion& fusion = {});
+
 // Where element (batch b, row i, column p) of a MatMul operand is: b * batch + i * row + p * col.
 struct OperandStrides {
   int64_t batch = 0, row = 0, col = 1;

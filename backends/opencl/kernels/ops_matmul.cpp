@@ -7,6 +7,8 @@
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
+#include <map>
+
 #include "backends/opencl/kernels/ops.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -36,6 +38,8 @@ constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
 // a_offset + b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers
 // check).
+// matmul_tiled's arguments; matmul_group's follow them.
+constexpr cl_uint kMatMulArgs = 29;
 struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0, a_offset = 0;
@@ -45,10 +49,17 @@ struct TiledCall {
   MatMulFusion fusion{};
 };
 
+// With `group` (2 to kMaxGroupedProducts products, c.batch their count, b and y product 0's), one
+// matmul_group launch whose batch p is product p: one K split only, no residual.
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
-                               const Events& wait) {
+                               const Events& wait,
+                               const std::vector<GroupedProduct>* group = nullptr) {
   const auto [tile, k_chunk, splits] = detail::gemm_tiling(c.m, c.n, c.k, c.batch);
+  if (group != nullptr && (splits != 1 || c.fusion.residual != nullptr ||
+                           group->size() != static_cast<size_t>(c.batch))) {
+    return internal_error("ops: a MatMul group needs one K split and no residual");
+  }
   const int64_t count = c.batch * c.m * c.n;
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * count, "MatMul split-K partial sums"));
   cl::Buffer partial = y;  // unused with one split
@@ -65,9 +76,11 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
   const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
-  const char* name = tile == 64   ? "matmul_tiled_64"
-                     : tile == 32 ? "matmul_tiled_32"
-                                  : "matmul_tiled_16";
+  static const std::map<int64_t, const char*> kTiled = {
+      {64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}};
+  static const std::map<int64_t, const char*> kGroup = {
+      {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
+  const char* name = (group != nullptr ? kGroup : kTiled).at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   HSCHED_RETURN_IF_ERROR(detail::set_args(
       kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
@@ -75,6 +88,16 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
       i32(c.a_offset), i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.b_offset), i32(y_row),
       i32(y_batch), i32(res_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha, op, act.alpha,
       act.beta));
+  if (group != nullptr) {
+    // Products 1-3 after the common arguments (the last one's again where fewer).
+    const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
+    const auto bias_of = [&](size_t p) -> const cl::Buffer& {
+      return product(p).bias != nullptr ? *product(p).bias : a;
+    };
+    HSCHED_RETURN_IF_ERROR(detail::set_args_from(
+        kernel, name, kMatMulArgs, *product(1).b, *product(2).b, *product(3).b, bias_of(1),
+        bias_of(2), bias_of(3), *product(1).y, *product(2).y, *product(3).y));
+  }
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -355,9 +378,18 @@ bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
          k > 0 && layout->batches > 0 && layout->batches * m * n * k <= kTiledMaxMacs;
 }
 
-Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
-                                 const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
-                                 cl::Buffer& y, const Events& wait, const MatMulFusion& fusion) {
+namespace {
+
+// A MatMul as enqueue_matmul runs it: its sizes, batch layout and, where one matmul_tiled launch
+// runs it, that launch.
+struct ProductPlan {
+  int64_t m = 0, n = 0, k = 0, a_count = 0, b_count = 0, y_count = 0;
+  BatchLayout layout;
+  std::optional<TiledCall> tiled;
+};
+
+Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
+                                 const MatMulFusion& fusion) {
   // Operands read in place through views of their buffers: their shapes and strides.
   HSCHED_ASSIGN_OR_RETURN(const auto a_strides, viewed_operand(fusion.a_view, a_shape));
   HSCHED_ASSIGN_OR_RETURN(const auto b_strides, viewed_operand(fusion.b_view, b_shape));
@@ -366,59 +398,78 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (a_logical.size() < 2 || b_logical.size() < 2) {
     return invalid_argument("ops: MatMul needs operands of rank >= 2");
   }
-  const int64_t m = a_logical[a_logical.size() - 2], k = a_logical.back();
-  const int64_t n = b_logical.back();
+  ProductPlan p;
+  p.m = a_logical[a_logical.size() - 2];
+  p.k = a_logical.back();
+  p.n = b_logical.back();
+  const int64_t m = p.m, n = p.n, k = p.k;
   if (b_logical[b_logical.size() - 2] != k) {
     return invalid_argument("ops: MatMul inner dims differ (" + std::to_string(k) + " vs " +
                             std::to_string(b_logical[b_logical.size() - 2]) + ")");
   }
-  HSCHED_ASSIGN_OR_RETURN(const BatchLayout layout, batch_layout(a_logical, b_logical));
-  const int64_t batches = layout.batches;
-  const int64_t a_count = element_count(a_shape), b_count = element_count(b_shape);
-  const int64_t y_count = batches * m * n;
-  HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "MatMul operand"));
-  const bool a_shared = layout.a_shared, b_shared = layout.b_shared;
-  const bool tiled = layout.regular && y_count * k <= kTiledMaxMacs;
+  HSCHED_ASSIGN_OR_RETURN(p.layout, batch_layout(a_logical, b_logical));
+  const int64_t batches = p.layout.batches;
+  p.a_count = element_count(a_shape);
+  p.b_count = element_count(b_shape);
+  p.y_count = batches * m * n;
+  HSCHED_RETURN_IF_ERROR(
+      check_int_range(std::max({p.a_count, p.b_count, p.y_count}), "MatMul operand"));
+  const bool a_shared = p.layout.a_shared, b_shared = p.layout.b_shared;
+  const bool tiled = p.layout.regular && p.y_count * k <= kTiledMaxMacs;
   std::optional<OperandStrides> y_strides;
   if (!fusion.y_perm.empty()) {
-    Shape y_logical = layout.batch;
+    Shape y_logical = p.layout.batch;
     y_logical.insert(y_logical.end(), {m, n});
     y_strides = transposed_result(y_logical, fusion.y_perm);
     if (!y_strides) return invalid_argument("ops: MatMul cannot store this result transposed");
   }
-  if ((a_strides || b_strides || y_strides) && !tiled && y_count * k > 0) {
+  if ((a_strides || b_strides || y_strides) && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a transposed MatMul operand or result needs the tiled kernel");
   }
+  if (!tiled || p.y_count == 0 || k == 0) return p;
+  const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});
+  const OperandStrides bs = b_strides.value_or(OperandStrides{.batch = k * n, .row = n});
+  TiledCall call{.m = m,
+                 .n = n,
+                 .k = k,
+                 .batch = batches,
+                 .a_row = as.row,
+                 .a_col = as.col,
+                 .a_batch = a_shared ? 0 : as.batch,
+                 .a_offset = fusion.a_view ? fusion.a_view->offset : 0,
+                 .b_row = bs.row,
+                 .b_col = bs.col,
+                 .b_batch = b_shared ? 0 : bs.batch,
+                 .b_offset = fusion.b_view ? fusion.b_view->offset : 0,
+                 .y_row = y_strides ? y_strides->row : n,
+                 .y_batch = y_strides ? y_strides->batch : m * n,
+                 .fusion = fusion};
+  // Shared B (weights): the batch folds into M where A's and y's rows run on across batches
+  // (and a residual's).
+  if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row &&
+      !fusion.residual_shared) {
+    call.m = batches * m;
+    call.batch = 1;
+  }
+  p.tiled = call;
+  return p;
+}
 
+}  // namespace
+
+Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
+                                 const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
+                                 cl::Buffer& y, const Events& wait, const MatMulFusion& fusion) {
+  HSCHED_ASSIGN_OR_RETURN(const ProductPlan p, plan_product(a_shape, b_shape, fusion));
+  const int64_t m = p.m, n = p.n, k = p.k, a_count = p.a_count, b_count = p.b_count;
+  const int64_t y_count = p.y_count, batches = p.layout.batches;
+  const BatchLayout& layout = p.layout;
+  const bool a_shared = layout.a_shared, b_shared = layout.b_shared;
   cl::Event last;
   if (y_count == 0 || k == 0) {
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
-  } else if (tiled) {
-    const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});
-    const OperandStrides bs = b_strides.value_or(OperandStrides{.batch = k * n, .row = n});
-    TiledCall call{.m = m,
-                   .n = n,
-                   .k = k,
-                   .batch = batches,
-                   .a_row = as.row,
-                   .a_col = as.col,
-                   .a_batch = a_shared ? 0 : as.batch,
-                   .a_offset = fusion.a_view ? fusion.a_view->offset : 0,
-                   .b_row = bs.row,
-                   .b_col = bs.col,
-                   .b_batch = b_shared ? 0 : bs.batch,
-                   .b_offset = fusion.b_view ? fusion.b_view->offset : 0,
-                   .y_row = y_strides ? y_strides->row : n,
-                   .y_batch = y_strides ? y_strides->batch : m * n,
-                   .fusion = fusion};
-    // Shared B (weights): the batch folds into M where A's and y's rows run on across batches
-    // (and a residual's).
-    if (b_shared && !a_shared && as.batch == m * as.row && call.y_batch == m * call.y_row &&
-        !fusion.residual_shared) {
-      call.m = batches * m;
-      call.batch = 1;
-    }
-    return matmul_tiled(ops, queue, a, b, y, call, wait);
+  } else if (p.tiled) {
+    return matmul_tiled(ops, queue, a, b, y, *p.tiled, wait);
   } else {
     HSCHED_RETURN_IF_ERROR(barrier(queue, wait));
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer a32,
@@ -476,6 +527,48 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
   if (!fusion.activation) return last;
   const Activation& act = *fusion.activation;
   return enqueue_unary(ops, queue, act.op, act.alpha, act.beta, y, y, y_count, {last});
+}
+
+Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& queue,
+                                       const cl::Buffer& a, const Shape& a_shape,
+                                       const Shape& b_shape,
+                                       const std::vector<GroupedProduct>& products,
+                                       const Events& wait, const MatMulFusion& fusion) {
+  if (products.empty() || products.size() > kMaxGroupedProducts || fusion.bias != nullptr ||
+      fusion.residual != nullptr || fusion.activation || !fusion.y_perm.empty() || fusion.b_view) {
+    return invalid_argument("ops: a MatMul group takes 1 to " +
+                            std::to_string(kMaxGroupedProducts) +
+                            " products of A's view and a factor alone");
+  }
+  for (const GroupedProduct& product : products) {
+    if (product.b == nullptr || product.y == nullptr) {
+      return invalid_argument("ops: a MatMul group's product lacks B or its result");
+    }
+  }
+  HSCHED_ASSIGN_OR_RETURN(const ProductPlan p, plan_product(a_shape, b_shape, fusion));
+  const bool biased = products[0].bias != nullptr;
+  const bool one_launch =
+      products.size() > 1 && p.tiled && p.tiled->batch == 1 &&
+      detail::gemm_tiling(p.tiled->m, p.tiled->n, p.tiled->k, products.size()).splits == 1 &&
+      std::all_of(products.begin(), products.end(),
+                  [&](const GroupedProduct& q) { return (q.bias != nullptr) == biased; });
+  if (one_launch) {
+    TiledCall call = *p.tiled;
+    call.batch = static_cast<int64_t>(products.size());
+    call.a_batch = call.b_batch = call.y_batch = 0;
+    call.fusion.bias = products[0].bias;
+    return matmul_tiled(ops, queue, a, *products[0].b, *products[0].y, call, wait, &products);
+  }
+  // Where they would not fill the device without splitting K (or are not one launch's), each
+  // alone; the in-order queue finishes them before the last one's event.
+  cl::Event last;
+  for (const GroupedProduct& product : products) {
+    MatMulFusion each = fusion;
+    each.bias = product.bias;
+    HSCHED_ASSIGN_OR_RETURN(
+        last, enqueue_matmul(ops, queue, a, a_shape, *product.b, b_shape, *product.y, wait, each));
+  }
+  return last;
 }
 
 Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,

@@ -110,13 +110,19 @@ struct SelectBroadcast {
 };
 Result<SelectBroadcast> select_broadcast_of(const Shape& cond, const Shape& a, const Shape& b);
 
-// Sets kernel arguments in order; the first failure is reported naming the kernel.
+// Sets kernel arguments in order from argument `first`; the first failure is reported naming the
+// kernel.
 template <typename... Args>
-Status set_args(cl::Kernel& kernel, const char* name, const Args&... args) {
-  cl_uint index = 0;
+Status set_args_from(cl::Kernel& kernel, const char* name, cl_uint first, const Args&... args) {
+  cl_uint index = first;
   cl_int error = CL_SUCCESS;
   ((error = error == CL_SUCCESS ? kernel.setArg(index++, args) : error), ...);
   return check_cl(error, std::string("setArg of ") + name);
+}
+// The same from the first argument.
+template <typename... Args>
+Status set_args(cl::Kernel& kernel, const char* name, const Args&... args) {
+  return set_args_from(kernel, name, 0, args...);
 }
 
 }  // namespace hsched::opencl::detail

@@ -2,6 +2,7 @@
 // nodes on the first OpenCL device (PoCL in CI; skipped, not passed, without one), checks how many
 // kernels run and how many nodes they absorb, and compares every output.
 #include <cmath>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -531,6 +532,48 @@ TEST_F(ClFusionTest, SplitsReadElsewhereAndOneDimensionalProductsStayUnfused) {
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   EXPECT_EQ((*program)->stats().kernels, 2);
   EXPECT_EQ((*program)->stats().fused_epilogues, 0);
+}
+
+// Attention's Q, K and V projections: MatMuls of one A by constant weights of one shape, each
+// with its bias, run as one step (kMatMulGroupOp), one launch where the products fill the device
+// unsplit (M 24, K 40), a launch and a split-K reduction each where they do not (M 4, K 300). A
+// sibling without a bias and one of another width run alone: 3 kernels.
+TEST_F(ClFusionTest, SiblingMatMulsRunAsOneStep) {
+  for (const auto& [m, k, launches] : {std::tuple{24, 40, 3}, std::tuple{4, 300, 10}}) {
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {1, m, k});
+    for (const char* y : {"q", "k", "v", "u"}) b.output(y, DType::kF32, {1, m, 32});
+    b.output("w", DType::kF32, {1, m, 16});
+    uint32_t seed = 60;
+    for (const char* name : {"wq", "wk", "wv", "wu"})
+      b.initializer_random(name, {k, 32}, 0.2f, ++seed);
+    b.initializer_random("ww", {k, 16}, 0.2f, ++seed);
+    for (const char* name : {"bq", "bk", "bv"}) b.initializer_random(name, {32}, 0.5f, ++seed);
+    b.node("MatMul", {"x", "wq"}, {"pq"});
+    b.node("Add", {"pq", "bq"}, {"q"});
+    b.node("MatMul", {"x", "wk"}, {"pk"});
+    b.node("Add", {"bk", "pk"}, {"k"});
+    b.node("MatMul", {"x", "wu"}, {"u"});
+    b.node("MatMul", {"x", "ww"}, {"w"});
+    b.node("MatMul", {"x", "wv"}, {"pv"});
+    b.node("Add", {"pv", "bv"}, {"v"});
+    auto graph = import_onnx_model(b.model(), {}, "cl_siblings", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {1, m, k});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.29f * static_cast<float>(i));
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      const bool half = storage == Storage::kFloat16;
+      expect_fused_matches_cpu(*graph, runtime_, x, storage, {3, 3}, half ? 2e-2 : 1e-5,
+                               half ? 2e-2 : 1e-4, 3);
+    }
+    // (fp16 storage: its steps read the input's own buffer, so they replay on PoCL too.)
+    auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat16, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    for (int run = 0; run < 3; ++run) ASSERT_TRUE((*program)->run({x}).is_ok());
+    EXPECT_EQ((*program)->replayed_steps(), 3);
+    EXPECT_EQ((*program)->replayed_launches(), launches) << "M " << m << ", K " << k;
+  }
 }
 
 // ShuffleNet's channel split: Convs read their input Slice over the channels in place (a 1x1
