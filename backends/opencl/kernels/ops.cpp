@@ -91,15 +91,19 @@ void not_replayable() {
   if (current_recording != nullptr) current_recording->replayable = false;
 }
 
-GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch) {
+GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch, KSplit split) {
   constexpr int64_t kTargetGroups = 256;
   constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
   auto tiles = [&](int64_t tile) {
     return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile) * batch;
   };
+  if (split == KSplit::kUnderHalf) {
+    const GemmTiling whole = gemm_tiling(m, cols, k, batch, KSplit::kNever);
+    if (tiles(whole.tile) >= kTargetGroups / 2) return whole;
+  }
   // Wider tiles do more work per local-memory read (64: four times 32's): the widest whose
   // groups, K split as far as it goes, make up half the target; else the narrowest.
-  const int64_t max_splits = std::max<int64_t>(1, k / kMinSplitK);
+  const int64_t max_splits = split == KSplit::kNever ? 1 : std::max<int64_t>(1, k / kMinSplitK);
   GemmTiling t;
   for (t.tile = 64; t.tile > 16 && tiles(t.tile) * max_splits < kTargetGroups / 2;) {
     t.tile /= 2;

@@ -250,8 +250,8 @@ Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, 
 
 // Products of one A by several B of one shape, y_i = alpha A B_i (+ bias_i, [N], may be null),
 // each stored dense: one launch for all (matmul_tiled's kernels, the product chosen by the batch
-// index) where they are tiled products (tiled_matmul) whose batch folds into M and fill the device
-// without splitting K, else an enqueue_matmul each. Of `fusion`, only a_view and alpha.
+// index, K whole) where they are tiled products (tiled_matmul) whose batch folds into M and all
+// or none has a bias, else an enqueue_matmul each. Of `fusion`, only a_view and alpha.
 struct GroupedProduct {
   const cl::Buffer* b = nullptr;
   const cl::Buffer* bias = nullptr;

@@ -50,15 +50,17 @@ struct TiledCall {
 };
 
 // With `group` (2 to kMaxGroupedProducts products, c.batch their count, b and y product 0's), one
-// matmul_group launch whose batch p is product p: one K split only, no residual.
+// matmul_group launch whose batch p is product p: K whole, no residual.
 Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
                                const Events& wait,
                                const std::vector<GroupedProduct>* group = nullptr) {
-  const auto [tile, k_chunk, splits] = detail::gemm_tiling(c.m, c.n, c.k, c.batch);
-  if (group != nullptr && (splits != 1 || c.fusion.residual != nullptr ||
-                           group->size() != static_cast<size_t>(c.batch))) {
-    return internal_error("ops: a MatMul group needs one K split and no residual");
+  const auto [tile, k_chunk, splits] =
+      detail::gemm_tiling(c.m, c.n, c.k, c.batch,
+                          group == nullptr ? detail::KSplit::kUnderHalf : detail::KSplit::kNever);
+  if (group != nullptr &&
+      (c.fusion.residual != nullptr || group->size() != static_cast<size_t>(c.batch))) {
+    return internal_error("ops: a MatMul group takes no residual");
   }
   const int64_t count = c.batch * c.m * c.n;
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * count, "MatMul split-K partial sums"));
@@ -549,7 +551,6 @@ Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& q
   const bool biased = products[0].bias != nullptr;
   const bool one_launch =
       products.size() > 1 && p.tiled && p.tiled->batch == 1 &&
-      detail::gemm_tiling(p.tiled->m, p.tiled->n, p.tiled->k, products.size()).splits == 1 &&
       std::all_of(products.begin(), products.end(),
                   [&](const GroupedProduct& q) { return (q.bias != nullptr) == biased; });
   if (one_launch) {
@@ -559,8 +560,7 @@ Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& q
     call.fusion.bias = products[0].bias;
     return matmul_tiled(ops, queue, a, *products[0].b, *products[0].y, call, wait, &products);
   }
-  // Where they would not fill the device without splitting K (or are not one launch's), each
-  // alone; the in-order queue finishes them before the last one's event.
+  // Else each alone; the in-order queue finishes them before the last one's event.
   cl::Event last;
   for (const GroupedProduct& product : products) {
     MatMulFusion each = fusion;

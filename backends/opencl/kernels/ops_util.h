@@ -65,12 +65,17 @@ void not_replayable();
 // How a tiled GEMM (conv_gemm_*, matmul_tiled_*) covers `batch` products t[m, cols] = A[m, k]
 // B[k, cols]: square tiles of `tile` (64, 32 or 16), K in `splits` chunks of `k_chunk` (whole
 // steps of 16), aiming for two work groups per compute unit of a large GPU (an H100's 132 SMs).
+// K splits to fill that target (the convolutions), or only where the tiles alone fill less than
+// half of it (the MatMuls: a reduction launch costs them more than the fuller device gains), or
+// never (a MatMul group).
 struct GemmTiling {
   int64_t tile = 0;
   int64_t k_chunk = 0;
   int64_t splits = 0;
 };
-GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch = 1);
+enum class KSplit { kToFill, kUnderHalf, kNever };
+GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch = 1,
+                       KSplit split = KSplit::kToFill);
 
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
