@@ -36,8 +36,13 @@ struct PlannedStep {
 // Mul by per-channel factors as it loads it (fusable_input_scale) and a Slice of its input's
 // channels in place (fusable_input_slice); view ops become aliases; Convs
 // write their outputs into a Concat's in place (the Concat absorbed by the last of them, or
-// copying its other inputs alone, reading those that are Slices of channels in place); MatMuls
-// reading one A by constant weights of one shape run as one step (a kMatMulGroupOp).
+// copying its other inputs alone, reading those that are Slices of channels in place); then the
+// merging pass below.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
+
+// plan_kernels' last pass (step_plan_merge.cpp): MatMul steps reading one A by constant weights
+// of one shape (attention's Q, K and V projections) run as one kMatMulGroupOp step, up to
+// kMaxGroupedProducts each, in the first one's place: they need nothing but A, made before it.
+std::vector<PlannedStep> group_sibling_products(const Graph& graph, std::vector<PlannedStep> steps);
 
 }  // namespace hsched::opencl::detail

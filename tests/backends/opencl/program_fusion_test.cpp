@@ -1,64 +1,19 @@
 // ClProgram's fusions (step_plan.h) against the CPU backend: each test compiles a graph of fused
 // nodes on the first OpenCL device (PoCL in CI; skipped, not passed, without one), checks how many
-// kernels run and how many nodes they absorb, and compares every output.
+// kernels run and how many nodes they absorb, and compares every output (program_fusion_util.h).
+// Transformer patterns: program_transformer_test.cpp.
 #include <cmath>
-#include <tuple>
 
-#include <gtest/gtest.h>
-
-#include "backends/cpu/program.h"
-#include "backends/opencl/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
-#include "opencl_test_util.h"
-#include "support/temp_dir.h"
+#include "program_fusion_util.h"
 
 namespace hsched::opencl {
 namespace {
 
-// A graph of fused steps (x its one input) against the CPU: compiled in `storage`, `kernels`
-// steps with `fused` nodes absorbed, every output of `runs` runs (the third replays) within
-// atol + rtol |cpu|.
-struct Fused {
-  int kernels = 0;
-  int fused = 0;
-};
-void expect_fused_matches_cpu(const Graph& graph, const std::shared_ptr<DeviceRuntime>& runtime,
-                              const Tensor& x, Storage storage, Fused want, double atol,
-                              double rtol, int runs = 1) {
-  auto cpu = cpu::CpuProgram::compile(graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run({x});
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
-  auto program = ClProgram::compile(graph, runtime, storage, 300000);
-  ASSERT_TRUE(program.is_ok()) << program.status().message();
-  EXPECT_EQ((*program)->stats().kernels, want.kernels);
-  EXPECT_EQ((*program)->stats().fused_epilogues, want.fused);
-  for (int run = 0; run < runs; ++run) {
-    auto got = (*program)->run({x});
-    ASSERT_TRUE(got.is_ok()) << got.status().message();
-    for (size_t o = 0; o < got->size(); ++o) {
-      const auto g = (*got)[o].values<float>();
-      const auto w = (*expected)[o].values<float>();
-      for (size_t i = 0; i < g.size(); ++i) {
-        ASSERT_NEAR(g[i], w[i], atol + rtol * std::abs(w[i]))
-            << graph.value(graph.outputs()[o]).name << "[" << i << "], " << storage_bytes(storage)
-            << "-byte storage, run " << run;
-      }
-    }
-  }
-}
-
-// The first OpenCL device's runtime; the test is skipped without one.
-class ClFusionTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    runtime_ = opencl_test::first_runtime(cache_dir_);
-    if (!runtime_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
-  }
-  test::TempDir cache_dir_;
-  std::shared_ptr<DeviceRuntime> runtime_;
-};
+using fusion_test::ClFusionTest;
+using fusion_test::expect_fused_matches_cpu;
+using fusion_test::Fused;
 
 // Two MatMuls with their bias Adds (either operand order) fused in, each followed by an exported
 // GELU as the rest of its epilogue: x / sqrt(2) and (1 + erf) x * 0.5 in one, x * (1 / sqrt(2))
@@ -365,76 +320,6 @@ TEST_F(ClFusionTest, TransposedOperandsMatchTheCpu) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
 }
 
-// ViT's attention: q, k and v split off one product by Reshape -> Transpose(2, 0, 3, 1, 4) ->
-// Split -> Squeeze are read in place from the product (one offset each), K^T and the scale too,
-// and the heads merge back as the result is stored: 4 kernels for the 13 nodes, none for the
-// Transpose and Split. With a batch of 2 the batch and head axes do not collapse into one stride
-// of the product: the Transpose runs (and the Transpose merging the heads back), q, k and v are
-// read in place from its output.
-TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
-  for (const int64_t batch : {1, 2}) {
-    SCOPED_TRACE("batch " + std::to_string(batch));
-    OnnxBuilder b(17);
-    b.input("x", DType::kF32, {batch, 5, 8});
-    b.output("y", DType::kF32, {batch, 5, 2, 4});
-    b.initializer_random("w", {8, 24}, 0.5f, 11);
-    b.initializer_i64("heads", {5}, {batch, 5, 3, 2, 4}).initializer_i64("ones", {3}, {1, 1, 1});
-    b.initializer_i64("axis0", {1}, {0}).initializer_f32("scale", {}, {0.5f});
-    b.node("MatMul", {"x", "w"}, {"qkv"});
-    b.node("Reshape", {"qkv", "heads"}, {"r"});
-    set_attr(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
-    b.node("Split", {"t", "ones"}, {"s0", "s1", "s2"});
-    b.node("Squeeze", {"s0", "axis0"}, {"q"});
-    b.node("Squeeze", {"s1", "axis0"}, {"k"});
-    b.node("Squeeze", {"s2", "axis0"}, {"v"});
-    set_attr(b.node("Transpose", {"k"}, {"kt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-    b.node("Mul", {"q", "scale"}, {"qs"});
-    b.node("MatMul", {"qs", "kt"}, {"scores"});
-    b.node("Softmax", {"scores"}, {"p"});
-    b.node("MatMul", {"p", "v"}, {"o"});
-    set_attr(b.node("Transpose", {"o"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
-    auto graph = import_onnx_model(b.model(), {}, "cl_split_heads", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    Tensor x(DType::kF32, {batch, 5, 8});
-    auto values = x.values<float>();
-    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
-    const Fused want = batch == 1 ? Fused{4, 8} : Fused{6, 6};
-    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, want, 1e-5, 1e-4, 3);
-    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, want, 1e-2, 1e-2);
-  }
-}
-
-// BERT's attention mask: each layer makes the same Where anew from one [1, 1, M, N] condition,
-// after its scores in the order, and adds it to [1, heads, M, N] scores. The first Where runs
-// before the first product (hoisted), the second is the first's (a duplicate), and each Add
-// becomes its MatMul's residual, one [M, N] for every head: 7 kernels, 3 nodes absorbed.
-TEST_F(ClFusionTest, SharedAttentionMaskIsAMatMulResidual) {
-  OnnxBuilder b(17);
-  b.input("x", DType::kF32, {1, 2, 5, 5});
-  b.output("y1", DType::kF32, {1, 2, 5, 5}).output("y2", DType::kF32, {1, 2, 5, 5});
-  b.initializer_random("w1", {5, 5}, 1.0f, 13).initializer_random("w2", {5, 5}, 1.0f, 17);
-  b.initializer_i64("heads", {1}, {1}).initializer_f32("zero", {}, {0.0f});
-  b.initializer_f32("off1", {1}, {-100.0f}).initializer_f32("off2", {1}, {-100.0f});
-  b.initializer_f32("on1", {1}, {0.0f}).initializer_f32("on2", {1}, {0.0f});
-  b.node("MatMul", {"x", "w1"}, {"s1"});
-  b.node("MatMul", {"x", "w2"}, {"s2"});
-  b.node("ReduceSum", {"x", "heads"}, {"sum"});
-  b.node("Greater", {"sum", "zero"}, {"keep"});
-  b.node("Where", {"keep", "on1", "off1"}, {"mask1"});
-  b.node("Add", {"s1", "mask1"}, {"a1"});
-  b.node("Softmax", {"a1"}, {"y1"});
-  b.node("Where", {"keep", "on2", "off2"}, {"mask2"});
-  b.node("Add", {"mask2", "s2"}, {"a2"});
-  b.node("Softmax", {"a2"}, {"y2"});
-  auto graph = import_onnx_model(b.model(), {}, "cl_shared_mask", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  Tensor x(DType::kF32, {1, 2, 5, 5});
-  auto values = x.values<float>();
-  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 3}, 1e-5, 1e-4, 3);
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 3}, 1e-2, 1e-2);
-}
-
 // GroupNorm as exported (Reshape to groups, InstanceNormalization, Reshape back, Mul and Add by
 // per-channel constants) and its activation (an exported SiLU, or a Relu) run in the
 // normalisation's kernels: one step for the 7 (or 6) nodes after the first Reshape, with rows
@@ -532,48 +417,6 @@ TEST_F(ClFusionTest, SplitsReadElsewhereAndOneDimensionalProductsStayUnfused) {
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   EXPECT_EQ((*program)->stats().kernels, 2);
   EXPECT_EQ((*program)->stats().fused_epilogues, 0);
-}
-
-// Attention's Q, K and V projections: MatMuls of one A by constant weights of one shape, each
-// with its bias, run as one step (kMatMulGroupOp) of one launch, K whole where a product alone
-// splits it (K 300: a launch and a split-K reduction each for the others). A sibling without a
-// bias and one of another width run alone: 3 kernels.
-TEST_F(ClFusionTest, SiblingMatMulsRunAsOneStep) {
-  for (const auto& [m, k, launches] : {std::tuple{24, 40, 3}, std::tuple{4, 300, 5}}) {
-    OnnxBuilder b(17);
-    b.input("x", DType::kF32, {1, m, k});
-    for (const char* y : {"q", "k", "v", "u"}) b.output(y, DType::kF32, {1, m, 32});
-    b.output("w", DType::kF32, {1, m, 16});
-    uint32_t seed = 60;
-    for (const char* name : {"wq", "wk", "wv", "wu"})
-      b.initializer_random(name, {k, 32}, 0.2f, ++seed);
-    b.initializer_random("ww", {k, 16}, 0.2f, ++seed);
-    for (const char* name : {"bq", "bk", "bv"}) b.initializer_random(name, {32}, 0.5f, ++seed);
-    b.node("MatMul", {"x", "wq"}, {"pq"});
-    b.node("Add", {"pq", "bq"}, {"q"});
-    b.node("MatMul", {"x", "wk"}, {"pk"});
-    b.node("Add", {"bk", "pk"}, {"k"});
-    b.node("MatMul", {"x", "wu"}, {"u"});
-    b.node("MatMul", {"x", "ww"}, {"w"});
-    b.node("MatMul", {"x", "wv"}, {"pv"});
-    b.node("Add", {"pv", "bv"}, {"v"});
-    auto graph = import_onnx_model(b.model(), {}, "cl_siblings", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    Tensor x(DType::kF32, {1, m, k});
-    auto values = x.values<float>();
-    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.29f * static_cast<float>(i));
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      const bool half = storage == Storage::kFloat16;
-      expect_fused_matches_cpu(*graph, runtime_, x, storage, {3, 3}, half ? 2e-2 : 1e-5,
-                               half ? 2e-2 : 1e-4, 3);
-    }
-    // (fp16 storage: its steps read the input's own buffer, so they replay on PoCL too.)
-    auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat16, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    for (int run = 0; run < 3; ++run) ASSERT_TRUE((*program)->run({x}).is_ok());
-    EXPECT_EQ((*program)->replayed_steps(), 3);
-    EXPECT_EQ((*program)->replayed_launches(), launches) << "M " << m << ", K " << k;
-  }
 }
 
 // ShuffleNet's channel split: Convs read their input Slice over the channels in place (a 1x1
