@@ -317,6 +317,34 @@ void gemv_rows(__global const float* x, int x_offset, __global const float* w, i
   if (lid == 0) y[y_offset + n] = alpha * total;
 }
 
+// A convolution of few outputs (a squeeze-and-excitation block's Convs on one pixel): a work
+// group of 64 per output element, reducing over its receptive field (input channels x taps)
+// with coalesced weight reads; any group; bias, residual and activation as conv_direct's.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
+               __global const storage_t* w, __global const storage_t* bias, int has_bias,
+               __global const storage_t* res, int has_res, __global storage_t* y, ConvShape s,
+               int op, float alpha, float beta) {
+  __local float scratch[64];
+  const int i = get_group_id(0), lid = get_local_id(0);
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);
+  const int taps = s.kh * s.kw, size = cin * taps;
+  float partial = 0.0f;
+  for (int r = lid; r < size; r += 64) {
+    const int ci = r / taps, ky = (r % taps) / s.kw, kx = r % s.kw;
+    const int iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
+    if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+    partial += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix) * LOAD(w, oc * size + r);
+  }
+  float sum = group_sum(partial, scratch);
+  if (lid != 0) return;
+  if (has_bias) sum += LOAD(bias, oc);
+  if (has_res) sum += LOAD(res, i);
+  STORE(apply_unary(op, sum, alpha, beta), y, conv_stored(s, i));
+}
+
 // What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:
 // the groups reshaped back to [N, channels, plane], then per channel times gamma and plus beta,
 // then an activation, op -1 for none).

@@ -235,6 +235,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"im2col", 2},
                                                         {"conv_epilogue", 2},
                                                         {"conv_direct", 2},
+                                                        {"conv_rows", 2},
                                                         {"conv_transpose", 2},
                                                         {"pool", 2},
                                                         {"instance_norm", 2},

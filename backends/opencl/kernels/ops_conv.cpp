@@ -1,5 +1,6 @@
-// Conv (im2col + CLBlast GEMM for group 1, a direct kernel otherwise) and ConvTranspose (a direct
-// gather kernel). See ops_spatial.h.
+// Conv (im2col + CLBlast GEMM or the implicit GEMM for group 1, a direct kernel otherwise, a
+// work group per output for few outputs) and ConvTranspose (a direct gather kernel). See
+// ops_spatial.h.
 //
 // The GEMM path computes t[OC, N * P] = W[OC, K] x col[K, N * P] (K = C * KH * KW, P = OH * OW)
 // in one CLBlast call for the whole batch, then the epilogue adds the bias and the residual,
@@ -239,11 +240,20 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
 
 }  // namespace
 
+bool conv_by_rows(int64_t outputs, int64_t reduction) {
+  // A work group per output pays where the implicit GEMM's tiles would be few, mostly padding and
+  // K split (squeeze-and-excitation Convs on one pixel), and each reduction fills the group's 64
+  // lanes; the bound is measured (docs/benchmarks.md).
+  constexpr int64_t kMaxOutputs = 4096;
+  return outputs > 0 && outputs <= kMaxOutputs && reduction >= 64;
+}
+
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction) {
   const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
   const double flops = 2.0 * outputs * static_cast<double>(reduction);
   if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
-      flops >= static_cast<double>(kIm2colFlops)) {
+      flops >= static_cast<double>(kIm2colFlops) ||
+      conv_by_rows(out_channels * pixels, reduction)) {
     return {flops, outputs};
   }
   const detail::GemmTiling t = detail::gemm_tiling(out_channels, pixels, reduction);
@@ -268,11 +278,13 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
-    algorithm = s.group != 1                   ? ConvAlgorithm::kDirect
+    algorithm = conv_by_rows(element_count(y_shape), int64_t{s.c} / s.group * s.kh * s.kw)
+                    ? ConvAlgorithm::kRows
+                : s.group != 1                 ? ConvAlgorithm::kDirect
                 : conv_flops(s) < kIm2colFlops ? ConvAlgorithm::kImplicitGemm
                                                : ConvAlgorithm::kIm2colGemm;
   }
-  if (s.group != 1 && algorithm != ConvAlgorithm::kDirect) {
+  if (s.group != 1 && algorithm != ConvAlgorithm::kDirect && algorithm != ConvAlgorithm::kRows) {
     return invalid_argument("ops: only the direct Conv kernel takes group " +
                             std::to_string(s.group));
   }
@@ -284,14 +296,21 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_direct"));
+  const bool rows = algorithm == ConvAlgorithm::kRows;
+  const char* name = rows ? "conv_rows" : "conv_direct";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(
-      kernel, "conv_direct", x, params.input_scale ? *params.input_scale : x, w, bias ? *bias : w,
+      kernel, name, x, params.input_scale ? *params.input_scale : x, w, bias ? *bias : w,
       static_cast<cl_int>(bias != nullptr), res ? *res : w, static_cast<cl_int>(res != nullptr), y,
-      s, params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta,
-      static_cast<cl_int>(count)));
-  return launch(queue, kernel, count, wait, "conv_direct");
+      s, params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta));
+  if (rows) {
+    return detail::launch_range(queue, kernel, cl::NDRange(static_cast<size_t>(count) * 64),
+                                cl::NDRange(64), wait, name);
+  }
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(kernel.setArg(12, static_cast<cl_int>(count)), "setArg of conv_direct"));
+  return launch(queue, kernel, count, wait, name);
 }
 
 Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue& queue,

@@ -32,7 +32,7 @@ struct Window {
 
 // How enqueue_conv computes a convolution. kAuto picks by shape (see enqueue_conv); the others
 // are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1.
-enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect };
+enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect, kRows };
 
 struct ConvParams {
   Window window;
@@ -62,7 +62,9 @@ struct ConvParams {
 // with the bias, residual and activation fused (split over K, plus a reduction kernel, when the
 // output has too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM
 // and an epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a
-// direct kernel. Errors: InvalidArgument for inconsistent shapes or group.
+// direct kernel. A Conv of few outputs, each a long reduction (conv_by_rows: a squeeze-and-
+// excitation block's), runs kRows, a work group per output, whatever its group. Errors:
+// InvalidArgument for inconsistent shapes or group.
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
@@ -79,6 +81,9 @@ struct ConvExecution {
   double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
 };
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction);
+// Whether kAuto runs a Conv of `outputs` values (N x OC x OH x OW), each reducing `reduction`
+// inputs (C / group x KH x KW), as kRows.
+bool conv_by_rows(int64_t outputs, int64_t reduction);
 
 // ConvTranspose: x [N, C, (H,) W], w [C, OC / group, (KH,) KW], bias [OC] (may be null),
 // y [N, OC, ...] whose size carries output_padding. `params.activation` must be empty.

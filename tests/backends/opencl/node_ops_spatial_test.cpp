@@ -39,6 +39,8 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       {"depthwise stride 2 dilated", {2, 4, 11, 11}, 8, {3, 3}, {2, 2}, {2, 2}, {2, 2, 2, 2}, 4},
       {"1-D", {2, 4, 20}, 6, {5}, {2}, {1}, {2, 1}},
       {"1-D depthwise", {1, 5, 13}, 5, {3}, {1}, {2}, {2, 2}, 5},
+      // A squeeze-and-excitation block's Conv on one pixel: kAuto's kRows, K past 64 lanes.
+      {"1x1 on one pixel", {2, 150, 1, 1}, 40, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
       // Implicit GEMM's choices (gemm_tiling): 16-wide tiles with K split in 2, 32-wide tiles
       // with K split in 5, 64-wide tiles with K split in 4, and 64-wide tiles alone.
       {"narrowest tiles split K", {1, 64, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
@@ -63,6 +65,10 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
     std::vector<TestInput> inputs = {input(c.x), weight(w, -0.5f, 0.5f)};
     if (c.bias) inputs.push_back(weight({c.oc}));
     std::vector<ConvAlgorithm> algorithms = {ConvAlgorithm::kDirect};
+    // (kRows: a work group per output; the small cases only, PoCL runs them one by one.)
+    int64_t outputs = 1;
+    for (int64_t d : y) outputs *= d;
+    if (outputs <= 4096) algorithms.push_back(ConvAlgorithm::kRows);
     if (c.group == 1) {
       algorithms.push_back(ConvAlgorithm::kImplicitGemm);
       algorithms.push_back(ConvAlgorithm::kIm2colGemm);

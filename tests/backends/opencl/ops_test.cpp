@@ -479,8 +479,8 @@ TEST_P(OpenClOpsTest, ConvReadsAChannelSliceInPlace) {
       sliced.insert(sliced.end(), first, first + 4 * 30);
     }
     cl::Buffer x_buffer = upload(x), sliced_buffer = upload(sliced), w_buffer = upload(w);
-    for (const ConvAlgorithm algorithm :
-         {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm, ConvAlgorithm::kDirect}) {
+    for (const ConvAlgorithm algorithm : {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm,
+                                          ConvAlgorithm::kDirect, ConvAlgorithm::kRows}) {
       ConvParams params;
       params.window.kernel = {1, 1};
       params.algorithm = algorithm;
@@ -508,8 +508,8 @@ TEST_P(OpenClOpsTest, ConvStoresInterleavedChannelsInPlace) {
     const int64_t plane = 30, full = n * 11 * plane;
     cl::Buffer x_buffer = upload(stored(random_values(count_of(x_shape), -1, 1, 97)));
     cl::Buffer w_buffer = upload(stored(random_values(count_of(w_shape), -1, 1, 101)));
-    for (const ConvAlgorithm algorithm :
-         {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm, ConvAlgorithm::kDirect}) {
+    for (const ConvAlgorithm algorithm : {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm,
+                                          ConvAlgorithm::kDirect, ConvAlgorithm::kRows}) {
       const std::string what = "batch " + std::to_string(n) + ", algorithm " +
                                std::to_string(static_cast<int>(algorithm));
       ConvParams params;
