@@ -34,12 +34,12 @@ using detail::float_scratch;
 // host time on NVIDIA's driver and is enqueued anew every run, a replayed kernel 7-9 us. Larger
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
+// matmul_tiled's arguments; matmul_group's follow them.
+constexpr cl_uint kMatMulArgs = 29;
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
 // a_offset + b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers
 // check).
-// matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 29;
 struct TiledCall {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   int64_t a_row = 0, a_col = 1, a_batch = 0, a_offset = 0;
