@@ -101,6 +101,7 @@ Result<std::unique_ptr<ClProgram>> ClProgram::compile(const Graph& graph,
   HSCHED_RETURN_IF_ERROR(program->allocate());
   HSCHED_RETURN_IF_ERROR(program->allocate_error_flag());
   HSCHED_RETURN_IF_ERROR(program->upload_constants());
+  HSCHED_RETURN_IF_ERROR(program->run_constant_steps());
   // Where a graph input's buffer is bound anew per run, its readers' kernels would keep the one
   // bound when they were recorded. Elsewhere inputs are written into their own buffers, which
   // their readers' recordings keep.
@@ -117,11 +118,14 @@ Status ClProgram::plan_steps() {
   for (detail::PlannedStep& step : planned) {
     if (step.view) {
       ++stats_.aliased_views;
+    } else if (step.once) {
+      ++stats_.constant_steps;
     } else {
       ++stats_.kernels;
     }
     stats_.fused_epilogues += static_cast<int>(step.absorbed.size());
-    steps_.push_back(Step{.node = step.node, .op = std::move(step.op), .view = step.view});
+    steps_.push_back(
+        Step{.node = step.node, .op = std::move(step.op), .view = step.view, .once = step.once});
     // Kernels that read a host input given per run are set up anew each run.
     for (size_t i = 0; i < steps_.back().op.inputs.size(); ++i) {
       if (host_input_per_run(graph_, steps_.back().op, i)) steps_.back().replay = Replay::kNever;
@@ -234,6 +238,37 @@ Status ClProgram::upload_constants() {
   return check_cl(queue_.finish(), "upload of constants");
 }
 
+// The steps that read only constants, once: their outputs' buffers keep the values (no value
+// shares another's buffer but views of it), which every run reads. A bad index or division
+// they find is an error of the compile.
+Status ClProgram::run_constant_steps() {
+  run_inputs_.assign(graph_.values().size(), nullptr);
+  read_back_.assign(graph_.values().size(), std::nullopt);
+  if (error_flag_) {
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue_.enqueueFillBuffer(*error_flag_, cl_int{0}, 0, sizeof(cl_int)),
+                 "clear of the error flag"));
+  }
+  Status status = Status::ok();
+  for (const Step& step : steps_) {
+    if (!step.once || step.view) continue;
+    status = read_back_host_inputs(step);
+    if (status.is_ok()) {
+      status = enqueue_node(*ops_, queue_, step.op, operands_for(step.op), {}).status();
+    }
+    if (!status.is_ok()) {
+      status = status.with_context("node '" + node_label(graph_, step.node) + "' (" +
+                                   step.op.op_type + ")");
+      break;
+    }
+  }
+  if (status.is_ok()) status = check_cl(queue_.finish(), "finish of the constant steps");
+  if (status.is_ok()) status = check_error_flag();
+  run_inputs_.clear();
+  read_back_.clear();
+  return status;
+}
+
 // Enqueues host -> device of `input` into value `id`'s buffer. With fp16 storage the fp32 bytes
 // go to the queue's staging buffer (ops_scratch.h) that a kernel converts; the in-order queue
 // runs the next use of that buffer only after the conversion. A bool or 8-bit tensor is converted
@@ -338,7 +373,7 @@ std::vector<ClStepTime> ClProgram::profile() const {
 void ClProgram::reset_profile() {
   step_totals_.clear();
   for (const Step& step : steps_) {
-    if (!step.view) step_totals_.push_back({step.node, 0, 0});
+    if (!step.view && !step.once) step_totals_.push_back({step.node, 0, 0});
   }
   profiled_runs_ = 0;
 }
@@ -476,7 +511,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
     for (Step& step : steps_) {
-      if (step.view) continue;
+      if (step.view || step.once) continue;
       HSCHED_RETURN_IF_ERROR(read_back_host_inputs(step));
       const auto start = Clock::now();
       std::vector<cl::Event> events;

@@ -39,6 +39,7 @@ struct ProgramStats {
   int kernels = 0;              // nodes enqueued per run
   int aliased_views = 0;        // view ops run as no-ops
   int fused_epilogues = 0;      // activations run in their Conv, bias Adds in their MatMul
+  int constant_steps = 0;       // run once at compile time: their inputs are all constants
   int64_t constant_bytes = 0;   // uploaded once, in the storage type
   int64_t activation_bytes = 0;  // device buffers of non-constant values
 };
@@ -100,6 +101,7 @@ class ClProgram {
     NodeId node = kNoNode;  // for names and the profile
     Node op;
     bool view = false;  // aliases its input; enqueues nothing
+    bool once = false;  // run at compile time (PlannedStep::once), never again
     Replay replay = Replay::kRecordNext;
     std::vector<detail::RecordedLaunch> launches{};  // with kReady
   };
@@ -111,6 +113,7 @@ class ClProgram {
   Status check_error_flag();
   Status read_back_host_inputs(const Step& step);
   Status upload_constants();
+  Status run_constant_steps();
   Status write_input(const Tensor& input, ValueId value);
   Result<bool> bind_input(const Tensor& input, ValueId value,
                           std::vector<std::pair<size_t, cl::Buffer>>& borrowed);

@@ -122,10 +122,29 @@ class StepPlanner {
       step.absorbed.insert(step.absorbed.end(), duplicates->second.begin(),
                            duplicates->second.end());
     }
-    return group_sibling_products(graph_, std::move(steps));
+    steps = group_sibling_products(graph_, std::move(steps));
+    mark_constant_steps(steps);
+    return steps;
   }
 
  private:
+  // Steps whose inputs are all graph constants or made by such steps (views alias theirs) run
+  // once (PlannedStep::once); never an op that draws random numbers.
+  void mark_constant_steps(std::vector<PlannedStep>& steps) const {
+    static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform",
+                                                  "RandomNormalLike", "RandomUniformLike",
+                                                  "Bernoulli",        "Multinomial"};
+    std::set<ValueId> made;  // by steps that run once
+    for (PlannedStep& step : steps) {
+      const auto& inputs = step.op.inputs;
+      step.once = !inputs.empty() && !kRandom.count(step.op.op_type) &&
+                  std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) {
+                    return v == kNoValue || graph_.value(v).is_constant() || made.count(v);
+                  });
+      if (step.once) made.insert(step.op.outputs.begin(), step.op.outputs.end());
+    }
+  }
+
   // Nodes that compute what an earlier node computes (the same op, attributes and inputs,
   // constants compared by value: each attention layer's mask made anew from the same input) run
   // no kernel; their readers read the earlier node's output. Only ops no fusion takes as a
@@ -556,8 +575,11 @@ KernelHints kernel_hints(const Graph& graph) {
     });
   };
   for (const detail::PlannedStep& step : *planned) {
-    if (step.view) hints.without[static_cast<size_t>(step.node)] = true;
+    if (step.view || step.once) hints.without[static_cast<size_t>(step.node)] = true;
     for (NodeId n : step.absorbed) hints.without[static_cast<size_t>(n)] = true;
+    if (step.once) {
+      for (NodeId n : step.grouped) hints.without[static_cast<size_t>(n)] = true;
+    }
     if (step.op.op_type != "Concat" || !step.op.domain.empty()) continue;
     const auto all = copies(graph.node(step.node).inputs);
     if (all > 0) {

@@ -18,6 +18,10 @@ struct PlannedStep {
   std::vector<NodeId> absorbed;
   // MatMuls this step runs in the same launch as its own (kMatMulGroupOp): their compute stays.
   std::vector<NodeId> grouped{};
+  // Reads only graph constants and what other such steps make (a DequantizeLinear of int8
+  // weights, an Expand of a constant): it computes the same every run, so it runs once, when the
+  // program is compiled.
+  bool once = false;
 };
 
 // Steps in topological order; a node computing what an earlier mask, cast or comparison
@@ -37,7 +41,7 @@ struct PlannedStep {
 // channels in place (fusable_input_slice); view ops become aliases; Convs
 // write their outputs into a Concat's in place (the Concat absorbed by the last of them, or
 // copying its other inputs alone, reading those that are Slices of channels in place); then the
-// merging pass below.
+// merging pass below; steps that read only constants marked `once`.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
 // plan_kernels' last pass (step_plan_merge.cpp): MatMul steps reading one A by constant weights

@@ -292,8 +292,9 @@ TEST_F(ClFusionTest, ScaledMatMulMatchesTheCpu) {
 // (Transposes (0, 2, 1, 3) and (0, 2, 3, 1)) and as V, the MatMuls reading x through strides,
 // and merged back: the product's Transpose (0, 2, 1, 3) is how it stores its result. A Transpose
 // (2, 1, 0, 3), whose batch axes do not collapse into one stride, stays a kernel; a product with
-// K split (512) stores its result as Transpose (1, 0, 2) from the reduction. Five kernels for 11
-// nodes, the CPU's values, fp32 and fp16 storage.
+// K split (512) stores its result as Transpose (1, 0, 2) from the reduction (a product of
+// constants: it runs once, when the program is compiled). Four kernels a run for 11 nodes, the
+// CPU's values, fp32 and fp16 storage.
 TEST_F(ClFusionTest, TransposedOperandsMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 8, 2, 4});
@@ -316,8 +317,50 @@ TEST_F(ClFusionTest, TransposedOperandsMatchTheCpu) {
   Tensor x(DType::kF32, {1, 8, 2, 4});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.47f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {5, 5}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 5}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 5}, 1e-2, 1e-2);
+}
+
+// Steps that read only constants (int8 weights dequantized, a constant's Relu) run once, when
+// the program is compiled; each run reads their outputs: 2 kernels a run (the MatMul with its
+// bias, the Mul by the Relu's output), 2 steps run once, and the cost model counts them free.
+TEST_F(ClFusionTest, ConstantStepsRunOnceAtCompile) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 3, 8});
+  b.output("y", DType::kF32, {2, 3, 4});
+  Tensor weights(DType::kI8, {8, 4}), zero(DType::kI8, {});
+  auto w = weights.values<int8_t>();
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<int8_t>(static_cast<int>(i * 7 % 23) - 11);
+  zero.values<int8_t>()[0] = 0;
+  b.initializer("wq", weights).initializer_f32("scale", {}, {0.05f});
+  b.initializer("zero", zero).initializer_random("bias", {4}, 0.5f, 3);
+  b.initializer_random("rows", {2, 3, 4}, 0.5f, 4);
+  b.node("DequantizeLinear", {"wq", "scale", "zero"}, {"w"});
+  b.node("MatMul", {"x", "w"}, {"p"});
+  b.node("Add", {"p", "bias"}, {"q"}, "bias_add");
+  b.node("Relu", {"rows"}, {"positive"});
+  b.node("Mul", {"q", "positive"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_constant_steps", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 3, 8});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::cos(0.41f * static_cast<float>(i));
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    const bool half = storage == Storage::kFloat16;
+    expect_fused_matches_cpu(*graph, runtime_, x, storage, {2, 1}, half ? 1e-2 : 1e-5,
+                             half ? 1e-2 : 1e-4, 3);
+    auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().constant_steps, 2);
+  }
+  const std::vector<bool> without = nodes_without_kernels(*graph);
+  for (NodeId id = 0; id < static_cast<NodeId>(graph->nodes().size()); ++id) {
+    const std::string& op = graph->node(id).op_type;
+    const bool constant = op == "DequantizeLinear" || op == "Relu";
+    EXPECT_EQ(without[static_cast<size_t>(id)], constant || graph->node(id).name == "bias_add")
+        << graph->node(id).name;
+  }
 }
 
 // GroupNorm as exported (Reshape to groups, InstanceNormalization, Reshape back, Mul and Add by
