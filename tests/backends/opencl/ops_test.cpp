@@ -442,6 +442,43 @@ TEST_P(OpenClOpsTest, MatMulRunsItsEpilogue) {
   }
 }
 
+// Products of one A by several B (enqueue_matmul_group): one launch where every product has its
+// bias (3 products, A's batch folded into M), a product each where only some have one; each as
+// enqueue_matmul computes it.
+TEST_P(OpenClOpsTest, MatMulGroupMatchesItsProducts) {
+  const Shape a_shape = {2, 5, 7}, b_shape = {7, 6};
+  const std::vector<float> a = stored(random_values(count_of(a_shape), -1, 1, 83));
+  cl::Buffer a_buffer = upload(a);
+  for (const bool all_biased : {true, false}) {
+    std::vector<cl::Buffer> bs, biases, ys;
+    std::vector<std::vector<float>> wants;
+    for (uint32_t p = 0; p < 3; ++p) {
+      const std::vector<float> b = stored(random_values(count_of(b_shape), -1, 1, 89 + p));
+      const std::vector<float> bias = stored(random_values(6, -1, 1, 97 + p));
+      std::vector<float> want = reference_matmul(a, a_shape, b, b_shape, {2});
+      const bool biased = all_biased || p == 1;
+      for (size_t i = 0; i < want.size() && biased; ++i) want[i] += bias[i % 6];
+      bs.push_back(upload(b));
+      biases.push_back(upload(bias));
+      ys.push_back(output(60));
+      wants.push_back(std::move(want));
+    }
+    std::vector<GroupedProduct> products;
+    for (size_t p = 0; p < 3; ++p) {
+      const bool biased = all_biased || p == 1;
+      products.push_back({&bs[p], biased ? &biases[p] : nullptr, &ys[p]});
+    }
+    auto event = enqueue_matmul_group(ops(), queue_, a_buffer, a_shape, b_shape, products);
+    for (size_t p = 0; p < 3; ++p) {
+      expect_close(download(event, ys[p], 60), wants[p],
+                   "product " + std::to_string(p) + (all_biased ? ", one launch" : ", apart"));
+    }
+  }
+  cl::Buffer b_buffer = upload(std::vector<float>(42, 1.0f)), y_buffer = output(60);
+  const std::vector<GroupedProduct> too_many(5, GroupedProduct{&b_buffer, nullptr, &y_buffer});
+  EXPECT_FALSE(enqueue_matmul_group(ops(), queue_, a_buffer, a_shape, b_shape, too_many).is_ok());
+}
+
 // A residual shared by every batch (an attention mask, [M, N] for [batch, M, N]): in
 // matmul_tiled (the batch not folded into M), after its split-K reduction, and after CLBlast.
 TEST_P(OpenClOpsTest, MatMulAddsASharedResidual) {
