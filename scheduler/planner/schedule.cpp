@@ -193,11 +193,19 @@ void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested
     return;
   }
   const bool lacks_precision = rejection->reason == ReasonCode::kPrecisionNotAllowed;
+  // A reduced precision asked of a node whose outputs are not floats (a mask's comparison, a
+  // Cast to bool): nothing of it is computed in that precision, so it runs on the device as
+  // written (fp32), substituted.
+  const bool not_float =
+      rejection->reason == ReasonCode::kDtypeUnsupported && requested != Precision::kFp32;
   options.rejections.push_back(std::move(*rejection));
-  if (!lacks_precision) return;
-  const auto substitutes = policy_.precision_substitutes.find(requested);
-  if (substitutes == policy_.precision_substitutes.end()) return;
-  for (Precision substitute : substitutes->second) {
+  if (!lacks_precision && !not_float) return;
+  const auto listed = policy_.precision_substitutes.find(requested);
+  const std::vector<Precision> substitutes = not_float ? std::vector<Precision>{Precision::kFp32}
+                                             : listed == policy_.precision_substitutes.end()
+                                                 ? std::vector<Precision>{}
+                                                 : listed->second;
+  for (Precision substitute : substitutes) {
     if (!options.asked.emplace(device, substitute).second) continue;
     std::optional<Rejection> again = check(device, node, substitute);
     if (!again) {
@@ -421,8 +429,12 @@ void Scheduler::place_node(NodeId node, const NodeOptions& options, int device,
   };
   if (chosen.substituted) {
     placement.reason = PlacementReason::kSubstituted;
+    const bool float_outputs = std::any_of(n.outputs.begin(), n.outputs.end(), [&](ValueId v) {
+      return v != kNoValue && is_floating(graph_.value(v).dtype);
+    });
     placement.detail = std::string(precision_name(chosen.requested)) + " requested; " + profile.id +
-                       " computes " + precision_name(chosen.precision);
+                       (float_outputs ? " computes " + std::string(precision_name(chosen.precision))
+                                      : " runs it as written (no float outputs)");
   } else if (chosen.choice == 0 && op.cpu_by_policy) {
     placement.reason = PlacementReason::kPolicy;
     placement.detail = op.listed == 0
