@@ -17,6 +17,7 @@
 
 #include "hsched/config.h"
 #include "scheduler/planner/cost_model.h"
+#include "scheduler/planner/device_limit.h"
 #include "scheduler/planner/node_refusal.h"
 #include "scheduler/planner/partitioner.h"
 #include "scheduler/planner/plan_costs.h"
@@ -181,8 +182,8 @@ std::optional<Rejection> Scheduler::check(int device, NodeId node, Precision pre
   return cost_.device(target_.devices[device]).check(graph_, node, precision);
 }
 
-// Asks `device` for the choice's precision, then for the policy's substitutes when the device
-// lacks that precision. Records every rejection; adds at most one candidate.
+// Asks `device` for the choice's precision, then for its substitutes when the device refuses it.
+// Records every rejection; adds at most one candidate.
 void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested, int device,
                            NodeOptions& options) const {
   // The implicit CPU fp32 (or a policy listing a device twice) asks nothing twice.
@@ -192,19 +193,18 @@ void Scheduler::try_device(NodeId node, size_t choice_index, Precision requested
     options.candidates.push_back({device, requested, choice_index, false, requested});
     return;
   }
-  const bool lacks_precision = rejection->reason == ReasonCode::kPrecisionNotAllowed;
-  // A reduced precision asked of a node whose outputs are not floats (a mask's comparison, a
-  // Cast to bool): nothing of it is computed in that precision, so it runs on the device as
-  // written (fp32), substituted.
-  const bool not_float =
-      rejection->reason == ReasonCode::kDtypeUnsupported && requested != Precision::kFp32;
-  options.rejections.push_back(std::move(*rejection));
-  if (!lacks_precision && !not_float) return;
+  // The substitutes: the policy's for a precision the device lacks; fp32 for a reduced precision
+  // asked of a node whose outputs are not floats (a mask's comparison, a Cast to bool), as nothing
+  // of it is computed in that precision: it runs as written.
+  std::vector<Precision> substitutes;
   const auto listed = policy_.precision_substitutes.find(requested);
-  const std::vector<Precision> substitutes = not_float ? std::vector<Precision>{Precision::kFp32}
-                                             : listed == policy_.precision_substitutes.end()
-                                                 ? std::vector<Precision>{}
-                                                 : listed->second;
+  if (rejection->reason == ReasonCode::kPrecisionNotAllowed &&
+      listed != policy_.precision_substitutes.end()) {
+    substitutes = listed->second;
+  } else if (rejection->reason == ReasonCode::kDtypeUnsupported && requested != Precision::kFp32) {
+    substitutes = {Precision::kFp32};
+  }
+  options.rejections.push_back(std::move(*rejection));
   for (Precision substitute : substitutes) {
     if (!options.asked.emplace(device, substitute).second) continue;
     std::optional<Rejection> again = check(device, node, substitute);
@@ -664,28 +664,9 @@ Result<Plan> schedule(const Graph& graph, const Target& target, const Policy& po
   std::vector<Rejection> late = late_rejections;
   while (true) {
     HSCHED_ASSIGN_OR_RETURN(Plan plan, Scheduler(graph, target, policy, late).run());
-    const size_t before = late.size();
-    for (const DeviceProfile& device : target.devices) {
-      if (device.max_partitions <= 0) continue;
-      std::vector<const Partition*> on;
-      for (const Partition& partition : plan.partitions) {
-        if (partition.device == device.id) on.push_back(&partition);
-      }
-      const auto limit = static_cast<size_t>(device.max_partitions);
-      if (on.size() <= limit) continue;
-      std::stable_sort(on.begin(), on.end(), [](const Partition* a, const Partition* b) {
-        return a->compute_ms < b->compute_ms;
-      });
-      const std::string detail = device.id + " holds at most " + std::to_string(limit) +
-                                 " partitions; the plan had " + std::to_string(on.size());
-      for (size_t k = 0; k < on.size() - limit; ++k) {
-        for (NodeId node : on[k]->nodes) {
-          late.push_back(
-              {node, device.id, plan.nodes[node].precision, ReasonCode::kDeviceLimit, detail});
-        }
-      }
-    }
-    if (late.size() == before) return plan;
+    const std::vector<Rejection> over = planner::device_limit_rejections(plan, target);
+    if (over.empty()) return plan;
+    late.insert(late.end(), over.begin(), over.end());
   }
 }
 
