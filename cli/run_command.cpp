@@ -527,6 +527,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
       report["progressive"] = {{"plan_started_ms", stats.plan_started_ms},
                                {"plan_ready_ms", stats.plan_ready_ms},
                                {"requests_on_cpu", stats.requests_on_cpu},
+                               {"requests_partial", stats.requests_partial},
                                {"error", stats.progressive_error}};
     }
     report["peak_rss_bytes"] = peak_rss_bytes();
@@ -574,8 +575,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << " built, " << stats.programs_loaded << " loaded from the cache)\n"
        << "first run    " << timed->first_ms << " ms\n";
   if (options.progressive_start) {
-    text << "progressive  " << stats.requests_on_cpu
-         << " requests ran on the CPU while the plan compiled; "
+    text << "progressive  " << stats.requests_on_cpu << " requests ran on the CPU and "
+         << stats.requests_partial << " on part of the plan while it compiled; "
          << (stats.plan_ready_ms >= 0
                  ? "plan compile began " + std::to_string(stats.plan_started_ms) +
                        " ms and was ready " + std::to_string(stats.plan_ready_ms) +

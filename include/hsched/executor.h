@@ -74,10 +74,13 @@ struct ExecutorOptions {
   std::vector<Tensor> accuracy_inputs;
   // Progressive start: when the plan has partitions off the host, compile() returns as soon as
   // the CPU can run the whole model (every node on the host, compiled at once) and compiles the
-  // plan on one background thread, each partition under compile_timeout_ms. Requests run on the
-  // CPU until the plan is ready, then on the plan, switching between requests (RunRecord::plan
-  // says which). Destroying the Executable does not wait for that thread when compile() was given
-  // a Model (it keeps the graph); given a bare graph it joins it (at most the deadlines).
+  // plan on one background thread, each partition under compile_timeout_ms, one after another.
+  // Requests run on the CPU until the first device partition is built, then on the plan with
+  // each device partition on its device once built and on the CPU until then, switching between
+  // requests (RunRecord::plan says which). A device build that fails has the plan made again and
+  // compiled whole, as compile() without progressive start does, the requests staying where they
+  // are meanwhile. Destroying the Executable does not wait for that thread when compile() was
+  // given a Model (it keeps the graph); given a bare graph it joins it (at most the deadlines).
   bool progressive_start = false;
 };
 
@@ -101,13 +104,16 @@ struct ExecutableStats {
   int quarantined = 0;                  // partitions moved to the CPU while running (Quarantine)
   std::vector<CompileRecord> compiles;  // every attempt, re-plans included
   // Progressive start (ExecutorOptions::progressive_start) only: when the plan's background
-  // compile began (after the first request's answer, or 20 ms without a request) and when its
-  // executable was ready, ms since compile() began (-1: not yet; ready stays -1 when it failed:
-  // every request runs on the CPU, `progressive_error` says why), and the requests that ran on
-  // the CPU before it.
+  // compile began (after the first request's answer, or 20 ms without a request) and when every
+  // partition of the plan ran on its device, ms since compile() began (-1: not yet; ready stays
+  // -1 when it failed: every request runs on the CPU, `progressive_error` says why); the requests
+  // that ran on the whole-model CPU plan, and those that ran the plan with some of its device
+  // partitions still on the CPU (RunRecord::plan "partial"). `compiles` has each device
+  // partition's build, its end when the partition moved to its device.
   double plan_started_ms = -1;
   double plan_ready_ms = -1;
   int64_t requests_on_cpu = 0;
+  int64_t requests_partial = 0;
   std::string progressive_error;
 };
 
@@ -148,8 +154,10 @@ struct RunRecord {
   double start_ms = 0;
   double end_ms = 0;
   std::vector<PartitionRun> partitions;  // in plan order
-  // Which plan ran it: "plan" (compile()'s), or "cpu" (progressive start: the whole model on the
-  // CPU while the plan compiles; its partitions are that plan's).
+  // Which plan ran it: "plan" (compile()'s); with progressive start also "cpu" (the whole model
+  // on the CPU before any of the plan's device partitions compiled; its partitions are that
+  // plan's) or "partial" (the plan's partitions, those whose device build is not done on the CPU:
+  // PartitionRun::device says where each ran).
   std::string plan = "plan";
 };
 

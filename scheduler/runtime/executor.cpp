@@ -1,31 +1,19 @@
-// compile(plan) and the flow-graph executor (see include/hsched/executor.h): partitions as nodes
-// of a oneTBB flow graph, requests as messages, device partitions on a thread per device, CPU
-// partitions on the process's host thread.
+// The flow-graph executor of a compiled plan (scheduler/runtime/plan_executable.h; the contract in
+// include/hsched/executor.h): partitions as nodes of a oneTBB flow graph, requests as messages,
+// device partitions on a thread per device, CPU partitions on the process's host thread.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <iomanip>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <utility>
 
-#include <tbb/flow_graph.h>
+#include "scheduler/runtime/plan_executable.h"
 
-#include "core/heap.h"
-#include "core/work_thread.h"
-#include "graph/subgraph.h"
-#include "scheduler/planner/schedule.h"
-#include "scheduler/runtime/accuracy_budget.h"
-#include "scheduler/runtime/compile.h"
-#include "scheduler/runtime/partition_program.h"
-#include "scheduler/runtime/progressive.h"
-
-namespace hsched {
+namespace hsched::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -34,16 +22,14 @@ double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-// The target's host CPU (where partitions fall back to, the fp32 reference of verification and
-// of the accuracy budget); null when the target has none.
+}  // namespace
+
 const DeviceProfile* host_of(const Target& target) {
   for (const DeviceProfile& device : target.devices) {
     if (device.api == DeviceApi::kHost) return &device;
   }
   return nullptr;
 }
-
-struct Request;
 
 // run_stream's requests: each finished request lets the next one in.
 struct Stream {
@@ -74,12 +60,6 @@ struct Request {
   size_t sequence = 0;  // its number among the requests submitted: gated partitions keep order
 };
 
-struct CompiledPartition {
-  Subgraph part;  // inputs/outputs: values of the whole graph
-  std::shared_ptr<Program> program;
-  std::shared_ptr<Program> reference;  // CPU fp32, when verifying a device partition
-};
-
 // A partition as a node of the flow graph.
 struct PartitionNode {
   CompiledPartition compiled;
@@ -93,89 +73,14 @@ struct PartitionNode {
   tbb::flow::receiver<Request*>* in = nullptr;  // the gate when several predecessors
 };
 
+namespace {
+
 using HostNode = tbb::flow::function_node<Request*, Request*>;
 using DeviceNode = tbb::flow::async_node<Request*, Request*>;
 using Gate = tbb::flow::multifunction_node<Request*, std::tuple<Request*>>;
 using FinishNode = tbb::flow::function_node<Request*>;
 
-class PlanExecutable final : public Executable {
- public:
-  PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
-                 std::vector<CompiledPartition> partitions, ExecutableStats stats,
-                 Clock::time_point origin, const ExecutorOptions& options);
-  ~PlanExecutable() override {
-    graph_.wait_for_all();
-    threads_.clear();  // joined before the nodes their jobs used are destroyed
-  }
-
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, RunRecord* record) override;
-  Result<std::vector<std::vector<Tensor>>> run_stream(
-      const std::vector<std::vector<Tensor>>& requests, int max_in_flight,
-      std::vector<RunRecord>* records) override;
-  Plan plan() const override {
-    std::lock_guard<std::mutex> lock(plan_mutex_);
-    return plan_;
-  }
-  ExecutableStats stats() const override {
-    std::lock_guard<std::mutex> lock(plan_mutex_);
-    return stats_;
-  }
-  std::vector<Quarantine> quarantines() const override {
-    std::lock_guard<std::mutex> lock(plan_mutex_);
-    return quarantines_;
-  }
-  std::vector<StepProfile> profile() const override;
-  void reset_profile() override;
-
- private:
-  void build_flow_graph();
-  Result<std::unique_ptr<Request>> make_request(const std::vector<Tensor>& inputs);
-  void submit(Request& request);
-  void run_partition(size_t p, Request& request);
-  void finish(Request& request);
-  Result<std::vector<Tensor>> compute(size_t p, const std::vector<Tensor>& inputs,
-                                      PartitionRun& record);
-  // compute(), with an exception (std::bad_alloc, a library's throw) as the request's error:
-  // partitions run on device threads and flow-graph nodes, where a throw would end the process.
-  Result<std::vector<Tensor>> compute_or_catch(size_t p, const std::vector<Tensor>& inputs,
-                                               PartitionRun& record);
-  void quarantine(size_t p, Quarantine quarantine);
-  Result<Program*> cpu_fallback(PartitionNode& node);
-  double now_ms() const { return ms_between(origin_, Clock::now()); }
-
-  // First, so destroyed last: once the partitions (weights, programs, activation arenas) and the
-  // threads that used them are gone, the heap pages they leave free go back to the system rather
-  // than stay resident as holes in malloc's per-thread arenas (core/heap.h).
-  ReleaseFreeHeapMemoryAtEnd release_heap_at_end_;
-  std::shared_ptr<const Graph> graph_owner_;  // a Model's graph; null: the caller keeps it alive
-  const Graph& graph_model_;
-  Plan plan_;
-  ExecutableStats stats_;
-  Clock::time_point origin_;
-  ExecutorOptions options_;
-  runtime::DeviceOutputHook device_output_hook_;  // the test hook installed at compile time
-  std::string cpu_device_;
-  DeviceProfile cpu_profile_;    // the host, for CPU fallbacks
-  std::vector<char> is_output_;  // per value
-  std::vector<std::unique_ptr<PartitionNode>> partitions_;
-
-  mutable std::mutex plan_mutex_;  // plan_, stats_.quarantined and quarantines_ while running
-  std::vector<Quarantine> quarantines_;
-  std::mutex run_mutex_;  // one run() or run_stream() at a time
-  // CPU programs run one at a time on the CPU backend's host thread: a host
-  // partition takes its turn here, so its span starts when it runs, not while it queues behind an
-  // independent one.
-  std::mutex host_turn_;
-
-  tbb::flow::graph graph_;
-  // Per device id but the host's: its partitions run in submission order there, so waiting for
-  // the device (blocking reads) holds that thread and never a TBB worker.
-  std::map<std::string, std::unique_ptr<WorkThread>> threads_;
-  std::vector<std::unique_ptr<tbb::flow::graph_node>> nodes_;
-  std::unique_ptr<tbb::flow::broadcast_node<Request*>> start_;
-  std::unique_ptr<FinishNode> finish_;
-  std::atomic<size_t> submitted_{0};  // requests submitted so far: the next one's sequence
-};
+}  // namespace
 
 PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
                                std::vector<CompiledPartition> partitions, ExecutableStats stats,
@@ -186,7 +91,7 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
       stats_(std::move(stats)),
       origin_(origin),
       options_(options),
-      device_output_hook_(runtime::installed_device_output_hook()),
+      device_output_hook_(installed_device_output_hook()),
       is_output_(graph.values().size(), 0) {
   for (ValueId id : graph.outputs()) is_output_[static_cast<size_t>(id)] = 1;
   if (const DeviceProfile* cpu = host_of(plan_.target)) {
@@ -205,10 +110,18 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
     const auto tolerance =
         plan_.policy.tolerances.find(all_fp16 ? Precision::kFp16 : Precision::kFp32);
     if (tolerance != plan_.policy.tolerances.end()) node->tolerance = tolerance->second;
+    staged_left_ += node->compiled.program ? 0 : 1;
     partitions_.push_back(std::move(node));
   }
   build_flow_graph();
 }
+
+PlanExecutable::~PlanExecutable() {
+  graph_.wait_for_all();
+  threads_.clear();  // joined before the nodes their jobs used are destroyed
+}
+
+double PlanExecutable::now_ms() const { return ms_between(origin_, Clock::now()); }
 
 void PlanExecutable::build_flow_graph() {
   start_ = std::make_unique<tbb::flow::broadcast_node<Request*>>(graph_);
@@ -333,6 +246,11 @@ Result<std::unique_ptr<Request>> PlanExecutable::make_request(const std::vector<
     request->record.partitions[p].partition = static_cast<int>(p);
   }
   request->sinks_left.store(std::max(sinks, 1), std::memory_order_relaxed);
+  if (staged_left_ > 0) {
+    request->record.plan = "partial";
+    std::lock_guard<std::mutex> lock(plan_mutex_);
+    ++stats_.requests_partial;
+  }
   return request;
 }
 
@@ -435,7 +353,8 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
     record.start_ms = now_ms();
     return node.compiled.program->run(inputs, nullptr);
   }
-  if (node.quarantined.load(std::memory_order_acquire)) {
+  // A staged partition's program is set before the request is submitted (install()).
+  if (!node.compiled.program || node.quarantined.load(std::memory_order_acquire)) {
     record.device = cpu_device_;
     HSCHED_ASSIGN_OR_RETURN(Program * fallback, cpu_fallback(node));
     return fallback->run(inputs, nullptr);
@@ -463,14 +382,14 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
     record.device = cpu_device_;
     return fallback->run(inputs, nullptr);
   }
-  if (!node.compiled.reference) return outputs;  // not verifying
+  if (!node.compiled.verify) return outputs;
   const auto verify_start = Clock::now();
   auto want = node.compiled.reference->run(inputs, nullptr);
   record.verified = true;
   record.verify_ms = ms_between(verify_start, Clock::now());
   if (!want.is_ok()) return want.status().with_context("the CPU reference");
-  const runtime::Deviation deviation =
-      runtime::compare_outputs(node.compiled.part.graph, *outputs, *want, node.tolerance);
+  const Deviation deviation =
+      compare_outputs(node.compiled.part.graph, *outputs, *want, node.tolerance);
   if (deviation.within) return outputs;
   std::ostringstream detail;
   detail << std::setprecision(4) << "outputs differ from the CPU fp32 reference beyond atol "
@@ -483,13 +402,13 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
   return want;
 }
 
-// The CPU program of a device partition (its verification reference, or compiled now). Called
-// on the partition's device thread only, like every other use of node.compiled.reference.
+// The CPU program of a device partition (its verification reference or staged program, or
+// compiled now). Called on the partition's device thread only, like every other use of
+// node.compiled.reference.
 Result<Program*> PlanExecutable::cpu_fallback(PartitionNode& node) {
   if (!node.compiled.reference) {
-    HSCHED_ASSIGN_OR_RETURN(
-        node.compiled.reference,
-        runtime::compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
+    HSCHED_ASSIGN_OR_RETURN(node.compiled.reference,
+                            compile_cpu_program(node.compiled.part.graph, cpu_profile_, options_));
   }
   return node.compiled.reference.get();
 }
@@ -573,127 +492,42 @@ Result<std::vector<std::vector<Tensor>>> PlanExecutable::run_stream(
 
 std::vector<StepProfile> PlanExecutable::profile() const {
   std::vector<StepProfile> steps;
-  for (const auto& node : partitions_) node->compiled.program->append_profile(steps);
+  for (const auto& node : partitions_) {
+    if (node->compiled.program) node->compiled.program->append_profile(steps);
+  }
   return steps;
 }
 
 void PlanExecutable::reset_profile() {
-  for (const auto& node : partitions_) node->compiled.program->reset_profile();
-}
-
-// The late rejection a failed device compile stands for ("device_limit: ..." out of graphs).
-ReasonCode compile_failure_reason(const Status& error) {
-  if (error.code() == ErrorCode::kDeadlineExceeded) return ReasonCode::kCompileTimeout;
-  if (error.code() != ErrorCode::kResourceExhausted) return ReasonCode::kCompileFailed;
-  const bool limit = error.message().rfind(reason_code_name(ReasonCode::kDeviceLimit), 0) == 0;
-  return limit ? ReasonCode::kDeviceLimit : ReasonCode::kMemoryExceeded;
-}
-
-// compile(), but for giving the build's free heap memory back.
-Result<std::unique_ptr<Executable>> compile_executable(const Graph& graph,
-                                                       std::shared_ptr<const Graph> owner,
-                                                       const Plan& plan,
-                                                       const ExecutorOptions& options) {
-  const auto start = Clock::now();
-  runtime::PartitionCompiler compiler(options);
-  Plan current = plan;
-  std::vector<Rejection> late;
-  ExecutableStats stats;
-  const bool verify = options.verify || plan.policy.verify;
-  // Each failed round rejects a device for at least one node, so rounds are bounded by the
-  // (node, device) pairs; the bound below only guards against a bug.
-  const size_t max_rounds = graph.nodes().size() * current.target.devices.size() + 1;
-  for (size_t round = 0; round < max_rounds; ++round) {
-    std::vector<CompiledPartition> compiled;
-    bool failed = false;
-    for (const Partition& partition : current.partitions) {
-      // Constant computations the plan put on this device are copied in rather than received.
-      Subgraph part = extract_subgraph(graph, partition.nodes, [&](NodeId id) {
-        return current.nodes[id].device == partition.device;
-      });
-      CompileRecord record{
-          partition.id, partition.device, ms_between(start, Clock::now()), 0, {}, {}};
-      DriverAnswer answer;
-      auto program = compiler.compile(current, partition, part.graph, &answer);
-      record.end_ms = ms_between(start, Clock::now());
-      record.driver_answer = answer.summary;
-      if (!program.is_ok()) record.error = program.status().message();
-      stats.compiles.push_back(record);
-      for (const Rejection& r : answer.refused) {  // the driver refused these nodes: they move
-        const NodeId node = part.nodes.at(static_cast<size_t>(r.node));
-        late.push_back({node, partition.device, current.nodes[node].precision, r.reason, r.detail});
-      }
-      if (!answer.refused.empty()) {
-        failed = true;
-        continue;
-      }
-      const DeviceProfile* device = current.target.find(partition.device);
-      if (program.is_ok()) {
-        std::shared_ptr<Program> reference;
-        if (verify && device != nullptr && device->api != DeviceApi::kHost) {
-          const DeviceProfile* cpu = host_of(current.target);
-          if (cpu == nullptr) {
-            return invalid_argument("--verify needs the host CPU in target " + current.target.name);
-          }
-          HSCHED_ASSIGN_OR_RETURN(reference,
-                                  runtime::compile_cpu_program(part.graph, *cpu, options));
-        }
-        compiled.push_back({std::move(part), std::move(program).value(), std::move(reference)});
-        continue;
-      }
-      const Status& error = program.status();
-      // The CPU is the last resort: its failures, and a plan for absent devices, are final.
-      if (device == nullptr || device->api == DeviceApi::kHost ||
-          error.code() == ErrorCode::kInvalidArgument ||
-          error.code() == ErrorCode::kUnimplemented) {
-        return error.with_context("compiling partition " + std::to_string(partition.id) + " on " +
-                                  partition.device);
-      }
-      const ReasonCode reason = compile_failure_reason(error);
-      for (NodeId id : partition.nodes) {
-        late.push_back(
-            {id, partition.device, current.nodes[id].precision, reason, error.message()});
-      }
-      failed = true;
-    }
-    // A node the accuracy checks refuse (fp16 range, the policy's budget) is planned again in a
-    // higher precision.
-    if (!failed) {
-      HSCHED_ASSIGN_OR_RETURN(
-          std::vector<Rejection> over,
-          runtime::accuracy_rejections(graph, current, host_of(current.target), compiler, options));
-      failed = !over.empty();
-      late.insert(late.end(), over.begin(), over.end());
-    }
-    if (!failed) {
-      stats.compile_ms = ms_between(start, Clock::now());
-      const CacheCounts counts = compiler.cache_counts();
-      stats.programs_built = counts.built;
-      stats.programs_loaded = counts.loaded;
-      return std::unique_ptr<Executable>(new PlanExecutable(graph, std::move(owner),
-                                                            std::move(current), std::move(compiled),
-                                                            std::move(stats), start, options));
-    }
-    const std::string model = current.model;
-    HSCHED_ASSIGN_OR_RETURN(current, schedule(graph, plan.target, plan.policy, late));
-    current.model = model;
-    ++stats.replans;
+  for (const auto& node : partitions_) {
+    if (node->compiled.program) node->compiled.program->reset_profile();
   }
-  return internal_error("executor: re-planning after late rejections did not converge");
 }
 
-}  // namespace
-
-// compile_executable(), then the build's scratch (IR payloads, weight reorders, a failed round's
-// programs), freed on the compile workers' and this thread's arenas, goes back to the system
-// rather than stay resident beside the new Executable's buffers (core/heap.h).
-Result<std::unique_ptr<Executable>> compile_now(const Graph& graph,
-                                                std::shared_ptr<const Graph> owner,
-                                                const Plan& plan, const ExecutorOptions& options) {
-  Result<std::unique_ptr<Executable>> executable =
-      compile_executable(graph, std::move(owner), plan, options);
-  release_free_heap_memory();
-  return executable;
+std::vector<size_t> PlanExecutable::staged() const {
+  std::vector<size_t> staged;
+  for (size_t p = 0; p < partitions_.size(); ++p) {
+    if (!partitions_[p]->compiled.program) staged.push_back(p);
+  }
+  return staged;
 }
 
-}  // namespace hsched
+const Graph& PlanExecutable::partition_graph(size_t p) const {
+  return partitions_[p]->compiled.part.graph;
+}
+
+void PlanExecutable::install(size_t p, std::shared_ptr<Program> program,
+                             const CompileRecord& record, const CacheCounts& counts) {
+  {
+    std::lock_guard<std::mutex> between_requests(run_mutex_);
+    PartitionNode& node = *partitions_[p];
+    if (!node.compiled.program) --staged_left_;
+    node.compiled.program = std::move(program);
+  }
+  std::lock_guard<std::mutex> lock(plan_mutex_);
+  stats_.compiles.push_back(record);
+  stats_.programs_built = counts.built;
+  stats_.programs_loaded = counts.loaded;
+}
+
+}  // namespace hsched::runtime

@@ -1,6 +1,6 @@
 // Progressive start (ExecutorOptions::progressive_start): the whole model on the CPU at once,
-// the plan compiled on one background thread, requests switching to it once it is ready. And the
-// public compile(), which takes that path or compiles at once (executor.cpp).
+// the plan's partitions compiled on one background thread, requests switching to each once it is
+// ready. And the public compile(), which takes that path or compiles at once (compile_plan.cpp).
 #include "scheduler/runtime/progressive.h"
 
 #include <sys/resource.h>
@@ -15,10 +15,12 @@
 #include <utility>
 
 #include "core/deadline.h"
+#include "core/heap.h"
 #include "hsched/config.h"
 #include "hsched/model.h"
 #include "scheduler/planner/schedule.h"
 #include "scheduler/runtime/compile.h"
+#include "scheduler/runtime/partition_program.h"
 
 namespace hsched {
 namespace {
@@ -38,9 +40,11 @@ struct Background {
   bool first_request_started = false;
   bool first_request_done = false;
   bool done = false;
-  std::unique_ptr<Executable> planned;  // set once
-  // When the compile began, ms from compile()'s start: the planned executable's time line.
-  double started_ms = -1;
+  // The plan staged (its time line compile()'s), once one of its device partitions is built.
+  std::shared_ptr<runtime::PlanExecutable> staged;
+  // The plan compiled whole when staging failed, its time line from `started_ms`; set once.
+  std::unique_ptr<Executable> planned;
+  double started_ms = -1;  // when the compile began, ms from compile()'s start
   double ready_ms = -1;
   std::string error;
 };
@@ -60,6 +64,50 @@ void wait_for_the_first_answer(Background& state, Clock::time_point start) {
   state.first_request_cv.wait(
       lock, [&] { return !state.first_request_started || state.first_request_done; });
   state.started_ms = ms_since(start);
+}
+
+// Stages `plan` (compile_staged) and builds its device partitions one after another, publishing
+// the staged executable in `state` once the first is built. An error leaves the partitions not
+// yet built on the CPU.
+Status compile_in_stages(Background& state, const Graph& graph, std::shared_ptr<const Graph> owner,
+                         const Plan& plan, const ExecutorOptions& options,
+                         Clock::time_point start) {
+  runtime::PartitionCompiler compiler(options);
+  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<runtime::PlanExecutable> staged,
+                          runtime::compile_staged(graph, owner, plan, options, compiler, start));
+  for (size_t p : staged->staged()) {
+    HSCHED_RETURN_IF_ERROR(runtime::compile_staged_partition(*staged, plan, p, compiler));
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.staged = staged;
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.ready_ms = ms_since(start);
+  return Status::ok();
+}
+
+// The background compile: the plan in stages, and compiled whole (re-planned) if that fails.
+void compile_in_background(Background& state, const Graph& graph,
+                           std::shared_ptr<const Graph> owner, const Plan& plan,
+                           const ExecutorOptions& options, Clock::time_point start) {
+  // The lowest priority (nice 19; threads it starts inherit it): on a machine whose cores
+  // the CPU path keeps busy, the compile takes what they leave, not the requests' time.
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+  wait_for_the_first_answer(state, start);
+  Status staged = compile_in_stages(state, graph, owner, plan, options, start);
+  release_free_heap_memory();
+  if (!staged.is_ok()) {
+    auto compiled = compile_now(graph, owner, plan, options);
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (compiled.is_ok()) {
+      state.planned = std::move(compiled).value();
+      state.ready_ms = ms_since(start);
+    } else {
+      state.error = compiled.status().message();
+    }
+  }
+  std::lock_guard<std::mutex> lock(state.mutex);
+  state.done = true;
+  state.done_cv.notify_all();
 }
 
 // Threading: run() and run_stream() may be called while the background compile runs; the
@@ -85,20 +133,7 @@ class ProgressiveExecutable final : public Executable {
     owns_graph_ = owner != nullptr;
     auto work = [state = background_, start = start_, &graph, owner = std::move(owner),
                  plan = std::move(plan), options = std::move(options)] {
-      // The lowest priority (nice 19; threads it starts inherit it): on a machine whose cores
-      // the CPU path keeps busy, the compile takes what they leave, not the requests' time.
-      setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
-      wait_for_the_first_answer(*state, start);
-      auto compiled = compile_now(graph, owner, plan, options);
-      std::lock_guard<std::mutex> lock(state->mutex);
-      if (compiled.is_ok()) {
-        state->planned = std::move(compiled).value();
-        state->ready_ms = ms_since(start);
-      } else {
-        state->error = compiled.status().message();
-      }
-      state->done = true;
-      state->done_cv.notify_all();
+      compile_in_background(*state, graph, owner, plan, options, start);
     };
     try {
       deadline_detail::start_worker(std::move(work));
@@ -138,6 +173,7 @@ class ProgressiveExecutable final : public Executable {
     stats.plan_started_ms = background_->started_ms;
     stats.plan_ready_ms = background_->ready_ms;
     stats.requests_on_cpu = requests_on_cpu_;
+    if (background_->staged) stats.requests_partial = background_->staged->stats().requests_partial;
     stats.progressive_error = background_->error;
     return stats;
   }
@@ -147,6 +183,7 @@ class ProgressiveExecutable final : public Executable {
   void reset_profile() override {
     cpu_->reset_profile();
     std::lock_guard<std::mutex> lock(background_->mutex);
+    if (background_->staged) background_->staged->reset_profile();
     if (background_->planned) background_->planned->reset_profile();
   }
 
@@ -158,6 +195,7 @@ class ProgressiveExecutable final : public Executable {
   }
   std::pair<Executable*, double> current_locked() const {
     if (background_->planned) return {background_->planned.get(), background_->started_ms};
+    if (background_->staged) return {background_->staged.get(), 0.0};
     return {cpu_.get(), 0.0};
   }
 
@@ -168,12 +206,12 @@ class ProgressiveExecutable final : public Executable {
     return current_locked();
   }
 
-  // Puts the record on compile()'s time line, names the plan, counts CPU requests; a call without
-  // a record ends a request (or a stream of them).
+  // Puts the record on compile()'s time line, names the whole-model CPU plan, counts its
+  // requests; a call without a record ends a request (or a stream of them).
   void finish(RunRecord* record, Executable* exe, double offset_ms, int64_t requests) {
     const bool on_cpu = exe == cpu_.get();
     if (record != nullptr) {
-      record->plan = on_cpu ? "cpu" : "plan";
+      if (on_cpu) record->plan = "cpu";
       record->start_ms += offset_ms;
       record->end_ms += offset_ms;
       for (PartitionRun& p : record->partitions) {

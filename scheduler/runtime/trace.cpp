@@ -73,7 +73,7 @@ Span partition_span(const Plan& plan, const RunRecord& record, const PartitionRu
                 end,
                 {{"request", request}, {"partition", run.partition}, {"plan", record.plan}}};
   // A request of progressive start's CPU plan ran partitions of that plan, not of `plan`.
-  const bool known = record.plan == "plan" && run.partition >= 0 &&
+  const bool known = record.plan != "cpu" && run.partition >= 0 &&
                      static_cast<size_t>(run.partition) < plan.partitions.size();
   if (known) {
     const Partition& partition = plan.partitions[static_cast<size_t>(run.partition)];
