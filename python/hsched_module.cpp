@@ -169,6 +169,22 @@ struct PyExecutable {
     return outputs(value_or_raise(std::move(result)));
   }
 
+  py::dict stats() const {
+    const ExecutableStats stats = executable->stats();
+    py::dict d;
+    d["compile_ms"] = stats.compile_ms;
+    d["programs_built"] = stats.programs_built;
+    d["programs_loaded"] = stats.programs_loaded;
+    d["replans"] = stats.replans;
+    d["quarantined"] = stats.quarantined;
+    d["plan_started_ms"] = stats.plan_started_ms;
+    d["plan_ready_ms"] = stats.plan_ready_ms;
+    d["requests_on_cpu"] = stats.requests_on_cpu;
+    d["requests_partial"] = stats.requests_partial;
+    d["progressive_error"] = stats.progressive_error;
+    return d;
+  }
+
   py::list run_stream(const py::list& requests, int max_in_flight) {
     std::vector<py::array> keep;
     std::vector<std::vector<Tensor>> batch;
@@ -214,7 +230,8 @@ struct PyModel {
   }
 
   PyExecutable compile(const PyPlan& plan, std::optional<int> threads, bool verify,
-                       const std::string& cache_dir, int64_t compile_timeout_ms) const {
+                       const std::string& cache_dir, int64_t compile_timeout_ms,
+                       bool progressive) const {
     ExecutorOptions options;
     if (threads) {
       if (*threads < 1) throw Error("threads must be at least 1");
@@ -223,6 +240,7 @@ struct PyModel {
     options.verify = verify;
     options.cache_dir = cache_dir;
     options.compile_timeout_ms = compile_timeout_ms;
+    options.progressive_start = progressive;
     Result<std::unique_ptr<Executable>> executable = [&] {
       py::gil_scoped_release release;
       return hsched::compile(*model, plan.plan, options);
@@ -280,7 +298,9 @@ PYBIND11_MODULE(_hsched, m) {
            "deployment file (config=).")
       .def("compile", &PyModel::compile, py::arg("plan"), py::arg("threads") = py::none(),
            py::arg("verify") = false, py::arg("cache_dir") = "",
-           py::arg("compile_timeout_ms") = 30000, "Compiles a plan of this model for running.");
+           py::arg("compile_timeout_ms") = 30000, py::arg("progressive") = false,
+           "Compiles a plan of this model for running; progressive=True returns once the CPU "
+           "can run it and moves its device partitions in as they compile.");
 
   py::class_<PyPlan>(m, "Plan")
       .def("report", &PyPlan::report, py::arg("format") = "text",
@@ -297,13 +317,17 @@ PYBIND11_MODULE(_hsched, m) {
   py::class_<PyExecutable>(m, "Executable")
       .def_property_readonly(
           "plan",
-          [](const PyExecutable& self) { return PyPlan{self.model, self.executable->plan()}; },
+          [](const PyExecutable& self) {
+            return PyPlan{self.model, self.executable->plan()};
+          },
           "The plan it runs: the compiled one, after any re-plan (late rejections) or quarantine.")
       .def("run", &PyExecutable::run, py::arg("inputs"),
            "Runs once: {input name: array} -> {output name: array}.")
       .def("run_stream", &PyExecutable::run_stream, py::arg("requests"),
            py::arg("max_in_flight") = 0,
-           "Runs a list of requests, pipelined across devices; their outputs in order.");
+           "Runs a list of requests, pipelined across devices; their outputs in order.")
+      .def_property_readonly("stats", &PyExecutable::stats,
+                             "Compile figures and, with progressive=True, where requests ran.");
 
   m.def(
       "calibrate",

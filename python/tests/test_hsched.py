@@ -3,6 +3,7 @@ match ONNX Runtime's reference outputs; errors as hsched.Error. Model tests skip
 models are absent (HSCHED_MODELS_DIR, default ../shared/models beside the repository)."""
 import os
 import pathlib
+import time
 
 import numpy as np
 import pytest
@@ -62,6 +63,39 @@ def test_resnet18_from_numpy_matches_the_reference():
     stream = exe.run_stream([{model.inputs[0]: x}, {model.inputs[0]: x * 0}])
     assert len(stream) == 2
     np.testing.assert_allclose(stream[0][model.outputs[0]], got, rtol=1e-6)
+
+
+# progressive=True on a plan of the whole model on the OpenCL device (PoCL), an empty program
+# cache: the first request is answered on the CPU, and once the device's build is done requests
+# run there, with the reference's outputs both times.
+def test_progressive_compile_answers_on_the_cpu_then_moves_to_the_device(tmp_path):
+    opencl = [d["id"] for d in hsched.devices() if d["api"] == "opencl"]
+    if not opencl:
+        pytest.skip("no OpenCL device")
+    folder = model_dir("squeezenet1_1")
+    policy = tmp_path / "opencl.yaml"
+    policy.write_text("schema_version: 1\nkind: policy\nname: opencl\n"
+                      "default: [{device: opencl, precision: fp32}]\n"
+                      "fallback: allow\nobjective: strict\n")
+    model = hsched.load(str(folder / "model.onnx"))
+    plan = model.plan(policy=str(policy))
+    exe = model.compile(plan, threads=2, cache_dir=str(tmp_path / "cache"), progressive=True,
+                        compile_timeout_ms=600000)
+    x = {model.inputs[0]: tensor(folder / "test_data_set_0" / "input_0.pb")}
+    want = tensor(folder / "test_data_set_0" / "output_0.pb")
+    np.testing.assert_allclose(exe.run(x)[model.outputs[0]], want, rtol=1e-3, atol=1e-4)
+    stats = exe.stats
+    assert stats["requests_on_cpu"] == 1 and stats["progressive_error"] == ""
+    deadline = time.monotonic() + 600
+    while stats["plan_ready_ms"] < 0 and not stats["progressive_error"]:
+        assert time.monotonic() < deadline, "the plan never became ready"
+        time.sleep(0.2)
+        stats = exe.stats
+    assert stats["progressive_error"] == "" and stats["plan_ready_ms"] >= stats["plan_started_ms"]
+    np.testing.assert_allclose(exe.run(x)[model.outputs[0]], want, rtol=1e-3, atol=1e-4)
+    assert exe.stats["requests_on_cpu"] == 1
+    devices = {p["device"] for p in exe.plan.report(format="json")["partitions"]}
+    assert devices == {opencl[0]}
 
 
 def test_plan_for_the_155h_reads_the_report_as_a_dict():
