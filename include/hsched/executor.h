@@ -74,13 +74,14 @@ struct ExecutorOptions {
   std::vector<Tensor> accuracy_inputs;
   // Progressive start: when the plan has partitions off the host, compile() returns as soon as
   // the CPU can run the whole model (every node on the host, compiled at once) and compiles the
-  // plan on one background thread, each partition under compile_timeout_ms, one after another.
-  // Requests run on the CPU until the first device partition is built, then on the plan with
-  // each device partition on its device once built and on the CPU until then, switching between
-  // requests (RunRecord::plan says which). A device build that fails has the plan made again and
-  // compiled whole, as compile() without progressive start does, the requests staying where they
-  // are meanwhile. Destroying the Executable does not wait for that thread when compile() was
-  // given a Model (it keeps the graph); given a bare graph it joins it (at most the deadlines).
+  // plan on one background thread, each partition under compile_timeout_ms, one after another
+  // (the quickest predicted builds first). Requests run on the CPU until the first device
+  // partition is built, then on the plan with each device partition on its device once built and
+  // on the CPU until then, switching between requests (RunRecord::plan says which). A device build
+  // that fails has the plan made again and compiled whole, as compile() without progressive start
+  // does, the requests staying where they are meanwhile. Destroying the Executable does not wait
+  // for that thread when compile() was given a Model (it keeps the graph); given a bare graph it
+  // joins it (at most the deadlines).
   bool progressive_start = false;
 };
 
