@@ -40,6 +40,10 @@ struct Refusal {
 
 // Host <-> device copies one run of a program made (zeros on the host). Bytes and ms.
 struct CopyRecord {
+  // Asked by the caller: time the copies apart from the compute, even where that holds the run
+  // up (an OpenCL queue drained after the writes and before the reads: 5-7% of a small model's
+  // request on an H200). False: the bytes always, the ms where timing them costs nothing, else 0.
+  bool timed = true;
   int64_t upload_bytes = 0;
   int64_t zero_copy_bytes = 0;  // inputs the device read in place (host memory it shares)
   double upload_ms = 0;

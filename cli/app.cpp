@@ -169,7 +169,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
                   "(default: the deploy file's, else 30000)");
   run->add_flag("--json", run_args.json, "Print the report as JSON");
   run->add_flag("--profile", run_args.profile,
-                "Time every step: time per op type and the slowest steps in the report");
+                "Time every step and each device partition's copies: time per op type and the "
+                "slowest steps in the report");
   run->add_flag("--progressive", run_args.progressive,
                 "Progressive start: run on the CPU at once while the plan compiles in the "
                 "background, then on the plan (each request's plan is in --json and --trace)");

@@ -259,10 +259,12 @@ struct Measured {
   std::vector<PartitionTiming> partitions;  // over the timed runs
   double request_ms = 0;                    // median end - start of the timed runs
   int verified_runs = 0;                    // partition runs checked against the CPU
+  bool transfers_timed = false;             // ExecutorOptions::time_transfers (or profile)
 };
 
-Measured measure(const Plan& plan, const TimedRuns& timed) {
+Measured measure(const Plan& plan, const TimedRuns& timed, bool transfers_timed) {
   Measured measured;
+  measured.transfers_timed = transfers_timed;
   // Requests progressive start ran on its CPU plan have other partitions than `plan`.
   std::vector<RunRecord> on_plan;
   for (const RunRecord& record : timed.records) {
@@ -282,11 +284,12 @@ std::string fixed3(double value) {
   return text.str();
 }
 
-// "-" for a partition on the host; "BYTES B MS ms", and "(+BYTES B in place)" for inputs the
-// device read from host memory without a copy.
-std::string transfer_cell(int64_t bytes, double ms, int64_t in_place = 0) {
+// "-" for a partition on the host; "BYTES B", "BYTES B MS ms" where timed, and "(+BYTES B in
+// place)" for inputs the device read from host memory without a copy.
+std::string transfer_cell(int64_t bytes, double ms, bool timed, int64_t in_place = 0) {
   if (bytes == 0 && ms == 0 && in_place == 0) return "-";
-  std::string cell = std::to_string(bytes) + " B " + fixed3(ms) + " ms";
+  std::string cell = std::to_string(bytes) + " B";
+  if (timed) cell += " " + fixed3(ms) + " ms";
   if (in_place > 0) cell += " (+" + std::to_string(in_place) + " B in place)";
   return cell;
 }
@@ -308,7 +311,8 @@ nlohmann::json partitions_json(const Plan& plan, const Measured& measured,
                             {"zero_copy_bytes", t.zero_copy_bytes},
                             {"upload_ms", t.upload_ms},
                             {"download_bytes", t.download_bytes},
-                            {"download_ms", t.download_ms}}},
+                            {"download_ms", t.download_ms},
+                            {"timed", measured.transfers_timed}}},
                           {"verify_ms", t.verify_ms}});
   }
   return partitions;
@@ -346,11 +350,11 @@ std::string partitions_text(const Plan& plan, const Measured& measured) {
   for (size_t p = 0; p < plan.partitions.size(); ++p) {
     const Partition& partition = plan.partitions[p];
     const PartitionTiming& t = measured.partitions[p];
-    rows.push_back({std::to_string(partition.id), partition.device,
-                    std::to_string(partition.nodes.size()), fixed3(partition.run_ms) + " ms",
-                    fixed3(t.measured_ms) + " ms",
-                    transfer_cell(t.upload_bytes, t.upload_ms, t.zero_copy_bytes),
-                    transfer_cell(t.download_bytes, t.download_ms)});
+    rows.push_back(
+        {std::to_string(partition.id), partition.device, std::to_string(partition.nodes.size()),
+         fixed3(partition.run_ms) + " ms", fixed3(t.measured_ms) + " ms",
+         transfer_cell(t.upload_bytes, t.upload_ms, measured.transfers_timed, t.zero_copy_bytes),
+         transfer_cell(t.download_bytes, t.download_ms, measured.transfers_timed)});
   }
   rows.push_back({"request", "", std::to_string(plan.nodes.size()),
                   fixed3(plan.predicted_run_ms) + " ms", fixed3(measured.request_ms) + " ms"});
@@ -470,7 +474,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
     HSCHED_RETURN_IF_ERROR(write_outputs(model, outputs, args.outputs_dir));
 
   const double median = timed->median_ms;
-  const Measured measured = measure(plan, *timed);
+  const Measured measured = measure(plan, *timed, options.profile || options.time_transfers);
   const std::vector<std::string> answers = driver_answers(plan, stats);
   const std::vector<TensorInfo> output_infos = model.outputs();
   if (args.json) {
@@ -589,7 +593,8 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
        << timed->p99_ms << " ms, min " << timed->min_ms << " ms, max " << timed->max_ms
        << " ms over " << args.iterations << " runs (" << args.warmup << " warm-up); "
        << timed->runs_per_s << " runs/s one at a time\n"
-       << "partitions   predicted compute and measured medians (transfers: bytes, ms)\n"
+       << "partitions   predicted compute and measured medians (transfers: bytes, and ms with "
+          "--profile)\n"
        << partitions_text(plan, measured);
   if (requests) text << throughput_text(*requests);
   for (size_t k = 0; k < outputs.size(); ++k) {

@@ -497,9 +497,12 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
                               bind_input(inputs[i], graph_inputs[i], borrowed));
       (zero_copy ? shared : copied) += static_cast<int64_t>(inputs[i].byte_size());
     }
-    if (copies != nullptr) {
+    const bool timed = copies != nullptr && copies->timed;
+    if (timed) {
       HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish after the writes"));
       copies->upload_ms = ms_since(upload_start);
+    }
+    if (copies != nullptr) {
       copies->upload_bytes = copied;
       copies->zero_copy_bytes = shared;
     }
@@ -530,8 +533,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       total.device_ms += device_ms;
     }
     profiled_runs_ += profile_ ? 1 : 0;
-    if (copies != nullptr)
-      HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
+    if (timed) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
     const auto download_start = Clock::now();
     std::vector<Tensor> outputs;
     for (ValueId id : graph_.outputs()) {
@@ -540,7 +542,7 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
     }
     HSCHED_RETURN_IF_ERROR(check_error_flag());
     if (copies != nullptr) {
-      copies->download_ms = ms_since(download_start);
+      if (timed) copies->download_ms = ms_since(download_start);
       copies->download_bytes = 0;
       for (const Tensor& output : outputs)
         copies->download_bytes += static_cast<int64_t>(output.byte_size());

@@ -60,6 +60,10 @@ struct ExecutorOptions {
   int cpu_threads = default_cpu_threads();
   bool profile = false;  // time every step (Executable::profile); OpenCL steps run one at a time
   bool verify = false;   // check non-CPU partitions against the CPU (also: the policy's verify)
+  // Time each device partition's copies apart from its compute (PartitionRun::upload_ms,
+  // download_ms): an OpenCL queue is then drained after the writes and before the reads, which
+  // costs a small model's GPU request 5-7% (docs/benchmarks.md). Implied by `profile`.
+  bool time_transfers = false;
   // CPU partitions flush subnormal floats to zero (FTZ/DAZ on every thread they use), as ONNX
   // Runtime and OpenVINO do: a subnormal costs x86 cores ~60x the time of a normal float.
   // Results differ from IEEE only for magnitudes below 1.2e-38. `hsched run --no-flush-denormals`.
@@ -140,8 +144,9 @@ struct PartitionRun {
   double start_ms = 0;
   double end_ms = 0;
   // Host -> device copies of its inputs and device -> host copies of its outputs (zero for a
-  // partition on the host), bytes and ms, inside [start_ms, end_ms]. Inputs a device reads in
-  // place (it shares host memory) count as zero_copy_bytes, not upload_bytes.
+  // partition on the host), bytes and ms, inside [start_ms, end_ms]; the ms of an OpenCL
+  // partition only with ExecutorOptions::time_transfers or profile (else 0). Inputs a device
+  // reads in place (it shares host memory) count as zero_copy_bytes, not upload_bytes.
   int64_t upload_bytes = 0;
   int64_t zero_copy_bytes = 0;
   double upload_ms = 0;

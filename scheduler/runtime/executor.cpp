@@ -360,6 +360,7 @@ Result<std::vector<Tensor>> PlanExecutable::compute(size_t p, const std::vector<
     return fallback->run(inputs, nullptr);
   }
   CopyRecord io;
+  io.timed = options_.time_transfers || options_.profile;
   auto outputs = node.compiled.program->run(inputs, &io);
   if (outputs.is_ok() && device_output_hook_) {
     const Status planted = device_output_hook_(static_cast<int>(p), *outputs);
