@@ -524,6 +524,9 @@ void PlanExecutable::install(size_t p, std::shared_ptr<Program> program,
     PartitionNode& node = *partitions_[p];
     if (!node.compiled.program) --staged_left_;
     node.compiled.program = std::move(program);
+    // Its CPU program's weights need not stay beside the device's: without verification it is
+    // compiled again only if the partition is ever quarantined (cpu_fallback).
+    if (!node.compiled.verify) node.compiled.reference.reset();
   }
   std::lock_guard<std::mutex> lock(plan_mutex_);
   stats_.compiles.push_back(record);

@@ -40,8 +40,8 @@ struct CompiledPartition {
   Subgraph part;  // inputs/outputs: values of the whole graph
   // Null for a staged device partition whose program is not built yet (it runs `reference`).
   std::shared_ptr<Program> program;
-  // CPU fp32: a device partition's verification reference, or what it runs while staged or
-  // quarantined (compiled when first needed otherwise).
+  // CPU fp32: a device partition's verification reference, or what it runs while staged (dropped
+  // once installed, unless verifying) or quarantined (compiled when first needed otherwise).
   std::shared_ptr<Program> reference;
   bool verify = false;  // compare the device's outputs with `reference`'s
 };
