@@ -13,12 +13,6 @@ namespace hsched {
 namespace runtime {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
 // `partition` of `plan` as a graph of its own. Constant computations the plan put on its device
 // are copied in rather than received.
 Subgraph partition_subgraph(const Graph& graph, const Plan& plan, const Partition& partition) {

@@ -14,15 +14,6 @@
 #include "scheduler/runtime/plan_executable.h"
 
 namespace hsched::runtime {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_between(Clock::time_point from, Clock::time_point to) {
-  return std::chrono::duration<double, std::milli>(to - from).count();
-}
-
-}  // namespace
 
 const DeviceProfile* host_of(const Target& target) {
   for (const DeviceProfile& device : target.devices) {
@@ -110,7 +101,6 @@ PlanExecutable::PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> 
     const auto tolerance =
         plan_.policy.tolerances.find(all_fp16 ? Precision::kFp16 : Precision::kFp32);
     if (tolerance != plan_.policy.tolerances.end()) node->tolerance = tolerance->second;
-    staged_left_ += node->compiled.program ? 0 : 1;
     partitions_.push_back(std::move(node));
   }
   build_flow_graph();
@@ -246,7 +236,9 @@ Result<std::unique_ptr<Request>> PlanExecutable::make_request(const std::vector<
     request->record.partitions[p].partition = static_cast<int>(p);
   }
   request->sinks_left.store(std::max(sinks, 1), std::memory_order_relaxed);
-  if (staged_left_ > 0) {
+  const bool staged = std::any_of(partitions_.begin(), partitions_.end(),
+                                  [](const auto& node) { return !node->compiled.program; });
+  if (staged) {
     request->record.plan = "partial";
     std::lock_guard<std::mutex> lock(plan_mutex_);
     ++stats_.requests_partial;
@@ -522,7 +514,6 @@ void PlanExecutable::install(size_t p, std::shared_ptr<Program> program,
   {
     std::lock_guard<std::mutex> between_requests(run_mutex_);
     PartitionNode& node = *partitions_[p];
-    if (!node.compiled.program) --staged_left_;
     node.compiled.program = std::move(program);
     // Its CPU program's weights need not stay beside the device's: without verification it is
     // compiled again only if the partition is ever quarantined (cpu_fallback).

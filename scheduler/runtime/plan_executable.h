@@ -32,6 +32,12 @@ Result<std::unique_ptr<Executable>> compile_now(const Graph& graph,
 
 namespace runtime {
 
+using Clock = std::chrono::steady_clock;
+
+inline double ms_between(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
 // The target's host CPU (where partitions fall back to, the fp32 reference of verification and
 // of the accuracy budget); null when the target has none.
 const DeviceProfile* host_of(const Target& target);
@@ -51,8 +57,6 @@ struct Request;
 
 class PlanExecutable final : public Executable {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // `origin`: compile()'s start, the time line of compile and run records.
   PlanExecutable(const Graph& graph, std::shared_ptr<const Graph> owner, Plan plan,
                  std::vector<CompiledPartition> partitions, ExecutableStats stats,
@@ -120,7 +124,6 @@ class PlanExecutable final : public Executable {
   DeviceProfile cpu_profile_;    // the host, for CPU fallbacks
   std::vector<char> is_output_;  // per value
   std::vector<std::unique_ptr<PartitionNode>> partitions_;
-  size_t staged_left_ = 0;  // partitions without a program; under run_mutex_
 
   // plan_, stats_ (quarantined, compiles) and quarantines_ while running
   mutable std::mutex plan_mutex_;
@@ -148,12 +151,9 @@ class PlanExecutable final : public Executable {
 // accuracy checks refuse, a device not here: compile_now makes a new plan or names the error);
 // a CPU compile's error otherwise. `compiler` builds the device programs later (the caller keeps
 // it); `origin` is compile()'s start, the executable's time line.
-Result<std::unique_ptr<PlanExecutable>> compile_staged(const Graph& graph,
-                                                       std::shared_ptr<const Graph> owner,
-                                                       const Plan& plan,
-                                                       const ExecutorOptions& options,
-                                                       PartitionCompiler& compiler,
-                                                       PlanExecutable::Clock::time_point origin);
+Result<std::unique_ptr<PlanExecutable>> compile_staged(
+    const Graph& graph, std::shared_ptr<const Graph> owner, const Plan& plan,
+    const ExecutorOptions& options, PartitionCompiler& compiler, Clock::time_point origin);
 
 // Builds staged partition p of `exe` (made by compile_staged from `plan`) on its device through
 // `compiler` and installs it. Its error (the device's compile, or Unimplemented for nodes the
