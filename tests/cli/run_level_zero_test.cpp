@@ -167,7 +167,6 @@ TEST_F(RunLevelZeroTest, BuildPastTheDeadlineRunsOnTheCpu) {
 // on a loaded machine (CI saw a whole-model build take 2.4 s), and the simulated NPU, which runs
 // the whole model 14x slower than the CPU, would make the rest of them take minutes.
 TEST_F(RunLevelZeroTest, ProgressiveStartMovesToTheNpuOnceBuilt) {
-  ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir_.path().string());  // empty: compiles
   ScopedEnv faults(kFaultsEnv, "build_delay_s=0.3");
   const test::TempDir policy_dir;
   const fs::path policy = policy_dir.path() / "npu-tail.yaml";
@@ -175,19 +174,29 @@ TEST_F(RunLevelZeroTest, ProgressiveStartMovesToTheNpuOnceBuilt) {
                            "default: [{device: cpu, precision: fp32}]\n"
                            "ops: {GlobalAveragePool: [{device: npu, precision: fp16}]}\n"
                            "fallback: allow\nobjective: strict\n";
-  const int requests = 1000;
-  const nlohmann::json json =
-      run_json({"--progressive", "--iterations", std::to_string(requests)}, policy.string());
-  ASSERT_FALSE(json.empty());
+  // The background build runs at nice 19: on a machine other processes keep busy it can take
+  // longer than a fixed number of requests, so the count grows until the plan takes over.
+  nlohmann::json json;
+  int requests = 0;
+  for (const int count : {1000, 4000, 16000}) {
+    const test::TempDir cache_dir;  // empty: each attempt builds
+    ScopedEnv cache("HSCHED_CACHE_DIR", cache_dir.path().string());
+    requests = count;
+    json = run_json({"--progressive", "--iterations", std::to_string(requests)}, policy.string());
+    ASSERT_FALSE(json.empty());
+    if (json["progressive"]["requests_on_cpu"].get<int64_t>() < requests) break;
+  }
   const auto& progressive = json["progressive"];
   EXPECT_GE(progressive["plan_started_ms"].get<double>(), 0) << json.dump();
   EXPECT_GE(progressive["plan_ready_ms"].get<double>(),
             progressive["plan_started_ms"].get<double>() + 300)
       << json.dump();
-  EXPECT_GT(progressive["requests_on_cpu"].get<int64_t>(), 0);
-  EXPECT_LT(progressive["requests_on_cpu"].get<int64_t>(), requests);  // then the plan took over
+  EXPECT_GT(progressive["requests_on_cpu"].get<int64_t>(), 0) << json.dump();
+  EXPECT_LT(progressive["requests_on_cpu"].get<int64_t>(), requests) << json.dump();
   EXPECT_TRUE(ran_on(json, "npu0")) << json.dump();
-  EXPECT_LT(json["compile_ms"].get<double>(), 300);  // compile() did not wait for the build
+  // compile() returned before the build was done: it did not wait for it.
+  EXPECT_LT(json["compile_ms"].get<double>(), progressive["plan_ready_ms"].get<double>())
+      << json.dump();
   expect_outputs_correct();
 }
 
