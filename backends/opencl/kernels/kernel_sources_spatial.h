@@ -85,15 +85,22 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 // over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
 // epilogue (bias, residual Add, activation, NCHW scatter) is fused; with several each writes its
 // partial sums to partial[split, OC, n * P] and conv_split_reduce finishes.
+// CG_1X1 (a 1x1 kernel without leading pads): B[k, col] is x's channel k at the column's one
+// input pixel, an address stepping by a channel plane, with none of the window's index arithmetic.
 // Loads this item's share of the weight tile and the gathered im2col tile (TILE wide) of the K
 // step at K0 into a_next and b_next.
-#define CG_FETCH(K0, TILE)                                                                      \
+#define CG_FETCH(K0, TILE, CG_1X1)                                                              \
   for (int r = 0; r < TILE / 16; ++r) {                                                         \
     const int l = tid + 256 * r, am = m0 + l / 16, ak = (K0) + l % 16;                          \
     a_next[r] = (am < s.oc && ak < k_end) ? LOAD(w, am * k_total + ak) : 0.0f;                  \
     const int k = (K0) + b_row0 + r * (256 / TILE);                                             \
     float v = 0.0f;                                                                             \
-    if (col_ok && k < k_end) {                                                                  \
+    if (CG_1X1) {                                                                               \
+      if (col_ok && k < k_end) {                                                                \
+        v = LOAD(x, x_at + k * x_plane);                                                        \
+        if (s.has_in_scale) v *= LOAD(in_scale, bb * s.in_scale_batch + k);                     \
+      }                                                                                         \
+    } else if (col_ok && k < k_end) {                                                           \
       const int c = k / khw, rest = k % khw;                                                    \
       const int iy = iy0 + (rest / s.kw) * s.dh, ix = ix0 + (rest % s.kw) * s.dw;               \
       if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                           \
@@ -101,7 +108,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
     }                                                                                           \
     b_next[r] = v;                                                                              \
   }
-#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC)                                                  \
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1)                                          \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
           __global const storage_t* w, __global const storage_t* bias, int has_bias,            \
@@ -119,15 +126,18 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
   /* This item's B column (fixed over K): its batch, window origin and validity. */             \
   const int b_col = tid % CG_TILE, b_row0 = tid / CG_TILE;                                      \
   const int col = n0 + b_col;                                                                   \
-  const int col_ok = col < cols;                                                                \
-  const int bb = col_ok ? col / plane : 0, pp = col_ok ? col % plane : 0;                       \
+  const int bb = col < cols ? col / plane : 0, pp = col < cols ? col % plane : 0;               \
   const int iy0 = (pp / s.ow) * s.sh - s.ph, ix0 = (pp % s.ow) * s.sw - s.pw;                   \
+  /* 1x1: a trailing pad's pixels read nothing; x_at is channel 0's element. */                 \
+  const int col_ok = col < cols && (!CG_1X1 || (iy0 < s.h && ix0 < s.w));                       \
+  const int x_plane = s.h * s.w;                                                                \
+  const int x_at = (bb * s.x_channels + s.x_c0) * x_plane + iy0 * s.w + ix0;                    \
   float acc[CG_WPT][CG_WPT];                                                                    \
   for (int i = 0; i < CG_WPT; ++i)                                                              \
     for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
   /* As matmul_tiled: the next K step's share of each tile in registers during this one's. */   \
   float a_next[CG_TILE / 16], b_next[CG_TILE / 16];                                             \
-  CG_FETCH(k_begin, CG_TILE)                                                                    \
+  CG_FETCH(k_begin, CG_TILE, CG_1X1)                                                            \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
     for (int r = 0; r < CG_TILE / 16; ++r) {                                                    \
       const int l = tid + 256 * r;                                                              \
@@ -135,7 +145,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
       b_tile[b_row0 + r * (256 / CG_TILE)][b_col] = b_next[r];                                  \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE)                                             \
+    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE, CG_1X1)                                     \
     TILE_FMA(CG_VEC, CG_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
@@ -156,9 +166,12 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
     }                                                                                           \
   }                                                                                             \
 }
-CG_BODY(conv_gemm_64, 64, 4, float4)
-CG_BODY(conv_gemm_32, 32, 2, float2)
-CG_BODY(conv_gemm_16, 16, 1, float)
+CG_BODY(conv_gemm_64, 64, 4, float4, 0)
+CG_BODY(conv_gemm_32, 32, 2, float2, 0)
+CG_BODY(conv_gemm_16, 16, 1, float, 0)
+CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1)
+CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1)
+CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.

@@ -213,7 +213,12 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   }
   const Activation act = params.activation.value_or(Activation{});
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
-  const char* name = tile == 64 ? "conv_gemm_64" : tile == 32 ? "conv_gemm_32" : "conv_gemm_16";
+  // A 1x1 kernel without leading pads gathers no window (a trailing pad's pixels read zeros).
+  const bool one_by_one = s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0;
+  static constexpr const char* kNames[2][3] = {
+      {"conv_gemm_64", "conv_gemm_32", "conv_gemm_16"},
+      {"conv_gemm_64_1x1", "conv_gemm_32_1x1", "conv_gemm_16_1x1"}};
+  const char* name = kNames[one_by_one ? 1 : 0][tile == 64 ? 0 : tile == 32 ? 1 : 2];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, params.input_scale ? *params.input_scale : x, w,

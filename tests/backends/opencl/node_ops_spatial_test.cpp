@@ -31,6 +31,11 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       {"7x7 stride 2 pad 3", {1, 3, 17, 16}, 5, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}},
       {"1x1 pointwise", {1, 16, 7, 5}, 12, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, false},
       {"1x1 stride 2", {1, 8, 9, 9}, 4, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}},
+      // 1x1 windows the implicit GEMM gathers without window arithmetic: trailing pads (zeros
+      // read past the input), 1-D, and a long K split over work groups.
+      {"1x1 trailing pads", {2, 5, 7, 8}, 6, {1, 1}, {2, 2}, {1, 1}, {0, 0, 1, 2}},
+      {"1-D 1x1", {2, 6, 9}, 5, {1}, {2}, {1}, {0, 1}},
+      {"1x1 long K", {1, 384, 7, 7}, 64, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
       {"dilated asymmetric pads", {1, 4, 12, 10}, 6, {3, 2}, {1, 2}, {2, 3}, {2, 0, 1, 2}},
       {"batch 3", {3, 5, 8, 6}, 7, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"batch 2 pointwise", {2, 6, 4, 5}, 3, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}},
