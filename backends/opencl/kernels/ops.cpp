@@ -310,11 +310,11 @@ Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue
                                           cl::Buffer& y, int64_t count, const Events& wait) {
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "quantize_linear input"));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "quantize_linear"));
-  HSCHED_RETURN_IF_ERROR(set_args(
-      kernel, "quantize_linear", x, scale, zero != nullptr ? *zero : scale, y,
-      static_cast<cl_int>(params.quantize ? 1 : 0), static_cast<cl_int>(zero != nullptr ? 1 : 0),
-      params.lo, params.hi, static_cast<cl_int>(params.channels), static_cast<cl_int>(params.inner),
-      static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "quantize_linear", x, scale, detail::or_null(zero), y,
+                                  static_cast<cl_int>(params.quantize ? 1 : 0),
+                                  static_cast<cl_int>(zero != nullptr ? 1 : 0), params.lo,
+                                  params.hi, static_cast<cl_int>(params.channels),
+                                  static_cast<cl_int>(params.inner), static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "quantize_linear");
 }
 
@@ -518,8 +518,8 @@ Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& que
   const auto rows = static_cast<cl_int>(product(shape, 0, a));
   const auto size = static_cast<cl_int>(product(shape, a, shape.size()));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm"));
-  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm", x, scale, bias ? *bias : scale,
+  // Without bias the kernel never reads its bias argument.
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm", x, scale, detail::or_null(bias),
                                   static_cast<cl_int>(bias != nullptr), y, rows, size, epsilon));
   return launch(queue, kernel, rows, wait, "layer_norm");
 }

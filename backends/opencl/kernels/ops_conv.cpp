@@ -155,9 +155,8 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
     HSCHED_ASSIGN_OR_RETURN(
         col, detail::float_scratch(ops, queue, detail::ScratchSlot::kConvColumns, k * cols));
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel im2col, detail::queue_kernel(ops, queue, "im2col"));
-    HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x,
-                                    params.input_scale ? *params.input_scale : x, col, s,
-                                    static_cast<cl_int>(k * cols)));
+    HSCHED_RETURN_IF_ERROR(set_args(im2col, "im2col", x, detail::or_null(params.input_scale), col,
+                                    s, static_cast<cl_int>(k * cols)));
     HSCHED_RETURN_IF_ERROR(launch(queue, im2col, k * cols, {}, "im2col").status());
   }
   HSCHED_ASSIGN_OR_RETURN(
@@ -190,8 +189,8 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   if (!bias && !fused && !res && t() == y()) return gemm_done;
   const Activation act = params.activation.value_or(Activation{});
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
-  HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, bias ? *bias : y,
-                                  static_cast<cl_int>(bias != nullptr), res ? *res : y,
+  HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, detail::or_null(bias),
+                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                                   static_cast<cl_int>(res != nullptr), s,
                                   fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
                                   act.beta, static_cast<cl_int>(y_count)));
@@ -205,7 +204,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
   const auto [tile, k_chunk, splits] = detail::gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw);
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
-  cl::Buffer partial = y;  // unused with one split
+  cl::Buffer partial;  // null with one split
   if (splits > 1) {
     HSCHED_ASSIGN_OR_RETURN(
         partial,
@@ -221,10 +220,11 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const char* name = kNames[one_by_one ? 1 : 0][tile == 64 ? 0 : tile == 32 ? 1 : 2];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, params.input_scale ? *params.input_scale : x, w,
-                                  bias ? *bias : w, static_cast<cl_int>(bias != nullptr),
-                                  res ? *res : w, static_cast<cl_int>(res != nullptr), y, partial,
-                                  s, static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
+                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
+                                  detail::or_null(res), static_cast<cl_int>(res != nullptr), y,
+                                  partial, s, static_cast<cl_int>(k_chunk), op, act.alpha,
+                                  act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -236,8 +236,8 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   if (splits == 1) return event;
   const int64_t count = m * cols;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, bias ? *bias : w,
-                                  static_cast<cl_int>(bias != nullptr), res ? *res : w,
+  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, detail::or_null(bias),
+                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                                   static_cast<cl_int>(res != nullptr), static_cast<cl_int>(splits),
                                   s, op, act.alpha, act.beta, static_cast<cl_int>(count)));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
@@ -305,10 +305,11 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const char* name = rows ? "conv_rows" : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(
-      kernel, name, x, params.input_scale ? *params.input_scale : x, w, bias ? *bias : w,
-      static_cast<cl_int>(bias != nullptr), res ? *res : w, static_cast<cl_int>(res != nullptr), y,
-      s, params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
+                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
+                                  detail::or_null(res), static_cast<cl_int>(res != nullptr), y, s,
+                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
+                                  act.alpha, act.beta));
   if (rows) {
     return detail::launch_range(queue, kernel, cl::NDRange(static_cast<size_t>(count) * 64),
                                 cl::NDRange(64), wait, name);
@@ -330,7 +331,7 @@ Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue&
                           conv_shape(x_shape, w_shape, y_shape, params, true, "ConvTranspose"));
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "conv_transpose"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_transpose", x, w, bias ? *bias : w,
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "conv_transpose", x, w, detail::or_null(bias),
                                   static_cast<cl_int>(bias != nullptr), y, s,
                                   static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "conv_transpose");

@@ -64,14 +64,14 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   const int64_t count = c.batch * c.m * c.n;
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * count, "MatMul split-K partial sums"));
-  cl::Buffer partial = y;  // unused with one split
+  cl::Buffer partial;  // null with one split
   if (splits > 1) {
     HSCHED_ASSIGN_OR_RETURN(
         partial, float_scratch(ops, queue, detail::ScratchSlot::kGemmPartial, splits * count));
   }
   const MatMulFusion& e = c.fusion;
-  const cl::Buffer& bias = e.bias != nullptr ? *e.bias : a;
-  const cl::Buffer& residual = e.residual != nullptr ? *e.residual : a;
+  const cl::Buffer& bias = detail::or_null(e.bias);
+  const cl::Buffer& residual = detail::or_null(e.residual);
   const Activation act = e.activation.value_or(Activation{});
   const cl_int op = e.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   const auto i32 = [](int64_t v) { return static_cast<cl_int>(v); };
@@ -94,7 +94,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
     const auto bias_of = [&](size_t p) -> const cl::Buffer& {
-      return product(p).bias != nullptr ? *product(p).bias : a;
+      return detail::or_null(product(p).bias);
     };
     HSCHED_RETURN_IF_ERROR(detail::set_args_from(
         kernel, name, kMatMulArgs, *product(1).b, *product(2).b, *product(3).b, bias_of(1),

@@ -144,11 +144,11 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   }
   const int64_t count = element_count(y_shape);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "pool"));
-  HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "pool", x, y, s, static_cast<cl_int>(kind == PoolKind::kMax),
-               static_cast<cl_int>(count_include_pad), indices != nullptr ? *indices : y,
-               static_cast<cl_int>(indices != nullptr), static_cast<cl_int>(storage_order),
-               static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "pool", x, y, s,
+                                  static_cast<cl_int>(kind == PoolKind::kMax),
+                                  static_cast<cl_int>(count_include_pad), detail::or_null(indices),
+                                  static_cast<cl_int>(indices != nullptr),
+                                  static_cast<cl_int>(storage_order), static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "pool");
 }
 
@@ -194,13 +194,12 @@ Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue
   int64_t rows = 1, size = 1;
   for (size_t d = 0; d < shape.size(); ++d) (d < a ? rows : size) *= shape[d];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
-  // Without bias the kernel never reads its bias argument; `scale` fills the slot.
-  // Absent statistics outputs: `y` fills their slots, never written through them.
+  // Without bias the kernel never reads its bias argument, nor writes absent statistics.
   const cl_int stats = (mean ? 1 : 0) | (inv_std_dev ? 2 : 0);
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, detail::or_null(bias),
                                   static_cast<cl_int>(bias != nullptr), y,
-                                  static_cast<cl_int>(size), cl_int{1}, epsilon, mean ? *mean : y,
-                                  inv_std_dev ? *inv_std_dev : y, stats));
+                                  static_cast<cl_int>(size), cl_int{1}, epsilon,
+                                  detail::or_null(mean), detail::or_null(inv_std_dev), stats));
   return launch(queue, kernel, rows * 64, wait, "layer_norm_rows");  // a group of 64 per row
 }
 
@@ -214,12 +213,12 @@ Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQu
   int64_t plane = 1;
   for (size_t d = 2; d < shape.size(); ++d) plane *= shape[d];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
-  // A row per pixel: the channels, `plane` apart. Without bias `scale` fills its slot, never
-  // read; no statistics (`y` fills their slots).
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, bias ? *bias : scale,
+  // A row per pixel: the channels, `plane` apart; no statistics.
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, detail::or_null(bias),
                                   static_cast<cl_int>(bias != nullptr), y,
                                   static_cast<cl_int>(shape[1]), static_cast<cl_int>(plane),
-                                  epsilon, y, y, cl_int{0}));
+                                  epsilon, detail::or_null(nullptr), detail::or_null(nullptr),
+                                  cl_int{0}));
   return launch(queue, kernel, shape[0] * plane * 64, wait, "layer_norm_rows");
 }
 
@@ -430,10 +429,10 @@ Result<cl::Event> enqueue_stft(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_RETURN_IF_ERROR(check_int_range(n * n, "STFT frame length squared"));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "stft"));
   HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "stft", x, window != nullptr ? *window : x,
-               static_cast<cl_int>(window != nullptr), y, static_cast<cl_int>(x_shape[1]),
-               static_cast<cl_int>(x_shape[2]), static_cast<cl_int>(step), static_cast<cl_int>(n),
-               static_cast<cl_int>(frames), static_cast<cl_int>(bins), static_cast<cl_int>(count)));
+      set_args(kernel, "stft", x, detail::or_null(window), static_cast<cl_int>(window != nullptr),
+               y, static_cast<cl_int>(x_shape[1]), static_cast<cl_int>(x_shape[2]),
+               static_cast<cl_int>(step), static_cast<cl_int>(n), static_cast<cl_int>(frames),
+               static_cast<cl_int>(bins), static_cast<cl_int>(count)));
   return launch(queue, kernel, count, wait, "stft");
 }
 

@@ -115,6 +115,15 @@ struct SelectBroadcast {
 };
 Result<SelectBroadcast> select_broadcast_of(const Shape& cond, const Shape& a, const Shape& b);
 
+// A buffer argument the kernel does not read (an absent bias, residual, input scale): `buffer`,
+// or a null cl_mem where it is null, which the kernel sees as a null pointer. Drivers take a
+// null argument for nothing where every buffer costs each launch (NVIDIA's enqueue: about
+// 0.4 us a buffer, docs/benchmarks.md), so a kernel is given no stand-in buffer.
+inline const cl::Buffer& or_null(const cl::Buffer* buffer) {
+  static const cl::Buffer kNull;
+  return buffer != nullptr ? *buffer : kNull;
+}
+
 // Sets kernel arguments in order from argument `first`; the first failure is reported naming the
 // kernel.
 template <typename... Args>
