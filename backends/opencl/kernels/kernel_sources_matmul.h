@@ -30,6 +30,23 @@ inline constexpr const char* kMatMulSource = R"CL(
 // batch * splits + split) each writes its partial sums to partial[split][batch][m, n] and
 // matmul_split_reduce finishes.
 //
+// The geometry and epilogue travel as one struct argument (MatMulShape in ops_matmul.cpp): each
+// scalar argument costs a launch host time on some drivers (NVIDIA's), a struct about nothing.
+typedef struct {
+  int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
+  int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
+  float alpha, act_alpha, act_beta;
+} MatMulShape;
+// Names the kernels' code reads for MatMulShape mm's fields.
+#define MM_UNPACK                                                                               \
+  const int m = mm.m, n = mm.n, k = mm.k, a_row = mm.a_row, a_col = mm.a_col;                   \
+  const int a_batch = mm.a_batch, a_offset = mm.a_offset, b_row = mm.b_row, b_col = mm.b_col;   \
+  const int b_batch = mm.b_batch, b_offset = mm.b_offset, y_row = mm.y_row;                     \
+  const int y_batch = mm.y_batch, res_batch = mm.res_batch, batches = mm.batches;               \
+  const int splits = mm.splits, k_chunk = mm.k_chunk, has_bias = mm.has_bias;                   \
+  const int has_res = mm.has_res, op = mm.op;                                                   \
+  const float alpha = mm.alpha, act_alpha = mm.act_alpha, act_beta = mm.act_beta;
+//
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
 // neighbouring items.
@@ -47,11 +64,9 @@ inline constexpr const char* kMatMulSource = R"CL(
 #define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK)                         \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
-          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
-          int has_res, __global storage_t* y, __global float* partial, int m, int n, int k,     \
-          int a_row, int a_col, int a_batch, int a_offset, int b_row, int b_col, int b_batch,   \
-          int b_offset, int y_row, int y_batch, int res_batch, int batches, int splits,         \
-          int k_chunk, float alpha, int op, float act_alpha, float act_beta GROUP_PARAMS) {     \
+          __global const storage_t* bias, __global const storage_t* res, __global storage_t* y, \
+          __global float* partial, MatMulShape mm GROUP_PARAMS) {                               \
+  MM_UNPACK                                                                                     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
@@ -123,10 +138,9 @@ MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK)
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.
 __kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
-                                  int has_bias, __global const storage_t* res, int has_res,
-                                  __global storage_t* y, int splits, int m, int n, int y_row,
-                                  int y_batch, int res_batch, int count, float alpha, int op,
-                                  float act_alpha, float act_beta) {
+                                  __global const storage_t* res, __global storage_t* y,
+                                  MatMulShape mm, int count) {
+  MM_UNPACK
   const int i = get_global_id(0);
   if (i >= count) return;
   float sum = 0.0f;

@@ -35,7 +35,13 @@ using detail::float_scratch;
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 29;
+constexpr cl_uint kMatMulArgs = 7;
+// Mirrors MatMulShape in kernel_sources_matmul.h.
+struct MatMulShape {
+  cl_int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
+  cl_int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
+  cl_float alpha, act_alpha, act_beta;
+};
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
 // a_offset + b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers
@@ -84,12 +90,30 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
   const char* name = (group != nullptr ? kGroup : kTiled).at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(
-      kernel, name, a, b, bias, i32(e.bias != nullptr), residual, i32(e.residual != nullptr), y,
-      partial, i32(c.m), i32(c.n), i32(c.k), i32(c.a_row), i32(c.a_col), i32(c.a_batch),
-      i32(c.a_offset), i32(c.b_row), i32(c.b_col), i32(c.b_batch), i32(c.b_offset), i32(y_row),
-      i32(y_batch), i32(res_batch), i32(c.batch), i32(splits), i32(k_chunk), e.alpha, op, act.alpha,
-      act.beta));
+  const MatMulShape shape{i32(c.m),
+                          i32(c.n),
+                          i32(c.k),
+                          i32(c.a_row),
+                          i32(c.a_col),
+                          i32(c.a_batch),
+                          i32(c.a_offset),
+                          i32(c.b_row),
+                          i32(c.b_col),
+                          i32(c.b_batch),
+                          i32(c.b_offset),
+                          i32(y_row),
+                          i32(y_batch),
+                          i32(res_batch),
+                          i32(c.batch),
+                          i32(splits),
+                          i32(k_chunk),
+                          i32(e.bias != nullptr),
+                          i32(e.residual != nullptr),
+                          op,
+                          e.alpha,
+                          act.alpha,
+                          act.beta};
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, bias, residual, y, partial, shape));
   if (group != nullptr) {
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
@@ -111,10 +135,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (splits == 1) return event;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(
-      reduce, "matmul_split_reduce", partial, bias, i32(e.bias != nullptr), residual,
-      i32(e.residual != nullptr), y, i32(splits), i32(c.m), i32(c.n), i32(y_row), i32(y_batch),
-      i32(res_batch), i32(count), e.alpha, op, act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, bias, residual, y,
+                                          shape, i32(count)));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
