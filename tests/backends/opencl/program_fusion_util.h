@@ -49,24 +49,7 @@ inline void expect_fused_matches_cpu(const Graph& graph,
   }
 }
 
-// The first OpenCL device's runtime, opened once for the suite (opening one builds its op
-// programs: seconds on PoCL, about 14 s under ASan); the tests compile their programs on it and
-// never read its cache. A test is skipped without a device.
-class ClFusionTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    cache_dir_ = std::make_unique<test::TempDir>();
-    runtime_ = opencl_test::first_runtime(*cache_dir_);
-  }
-  static void TearDownTestSuite() {
-    runtime_.reset();
-    cache_dir_.reset();
-  }
-  void SetUp() override {
-    if (!runtime_) GTEST_SKIP() << "no OpenCL platform or device on this machine";
-  }
-  static inline std::unique_ptr<test::TempDir> cache_dir_;
-  static inline std::shared_ptr<DeviceRuntime> runtime_;
-};
+// The first OpenCL device's runtime, once for the suite; skipped without a device.
+class ClFusionTest : public opencl_test::SuiteRuntimeTest {};
 
 }  // namespace hsched::opencl::fusion_test

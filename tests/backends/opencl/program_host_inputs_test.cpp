@@ -89,10 +89,11 @@ void expect_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& wan
   }
 }
 
-TEST(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+// The first OpenCL device's runtime, once for the suite; skipped without a device.
+class ClProgramHostInputsTest : public opencl_test::SuiteRuntimeTest {};
+
+TEST_F(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const Graph graph = host_inputs_graph();
   opencl_test::expect_every_node_accepted(graph);
   auto cpu = cpu::CpuProgram::compile(graph, {});
@@ -137,10 +138,8 @@ TEST(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
 
 // MaxPool's Indices (int64, storage_order 0 and 1; ties go to the first tap), pads and strides:
 // the CPU's values and indices.
-TEST(ClProgramHostInputsTest, MaxPoolIndicesMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramHostInputsTest, MaxPoolIndicesMatchTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 3, 5, 6});
   b.output("y", DType::kF32, {2, 3, 3, 3})
@@ -176,10 +175,8 @@ TEST(ClProgramHostInputsTest, MaxPoolIndicesMatchTheCpu) {
 
 // Indices made on the device (ArgMax) and read on the host by a later node of the same program
 // (Gather's indices) are read back before that node: the CPU's values.
-TEST(ClProgramHostInputsTest, HostInputsMadeOnTheDeviceAreReadBack) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramHostInputsTest, HostInputsMadeOnTheDeviceAreReadBack) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {4, 6});
   b.output("y", DType::kF32, {6, 6});

@@ -88,10 +88,11 @@ std::vector<Tensor> integer_inputs(int64_t divisor) {
           Tensor::from_vector(DType::kBool, {2, 3}, std::vector<uint8_t>{1, 0, 1, 1, 0, 0})};
 }
 
-TEST(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+// The first OpenCL device's runtime, once for the suite; skipped without a device.
+class ClProgramIntegerTest : public opencl_test::SuiteRuntimeTest {};
+
+TEST_F(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const Graph graph = integer_graph();
   opencl_test::expect_every_node_accepted(graph);
   auto cpu = cpu::CpuProgram::compile(graph, {});
@@ -134,10 +135,8 @@ TEST(ClProgramIntegerTest, IntegerOpsGiveTheCpusValues) {
 
 // int16, uint16, uint32 and uint64 (the ops the CPU takes them for): Mod's sign rule and
 // INT16_MIN % -1, Max, Min, BitShift (by the width or more: 0): exactly the CPU's.
-TEST(ClProgramIntegerTest, NarrowAndUnsignedIntegersGiveTheCpusValues) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramIntegerTest, NarrowAndUnsignedIntegersGiveTheCpusValues) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("s", DType::kI16, {4}).input("t", DType::kI16, {4}).input("u", DType::kU16, {4});
   b.input("w", DType::kU32, {4}).input("q", DType::kU64, {4}).input("n", DType::kU64, {4});
@@ -181,10 +180,8 @@ TEST(ClProgramIntegerTest, NarrowAndUnsignedIntegersGiveTheCpusValues) {
 
 // float16 data held as raw halves: Cast to and from float (to float16 rounding to nearest
 // even), CastLike, Max, Min and Mod: exactly the CPU's bits, in both storage types.
-TEST(ClProgramIntegerTest, Float16DataGivesTheCpusBits) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramIntegerTest, Float16DataGivesTheCpusBits) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("h", DType::kF16, {2, 3}).input("g", DType::kF16, {3}).input("f", DType::kF32, {2, 3});
   b.output("widened", DType::kF32, {2, 3})
@@ -236,10 +233,8 @@ TEST(ClProgramIntegerTest, Float16DataGivesTheCpusBits) {
 // indices given on the device: the CPU's values in both storage types (the data are multiples of
 // 1/8, exact in fp16); an index out of range fails the run naming the nodes that check, and the
 // next run is right.
-TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {3, 4})
       .input("idx", DType::kI64, {3, 2})
@@ -327,10 +322,8 @@ TEST(ClProgramIntegerTest, GathersScattersAndTopKGiveTheCpusValues) {
 
 // ConstantOfShape, Range (float and int32), OneHot and ReverseSequence, their shapes, bounds,
 // depth and lengths given per run: the CPU's values; a length past the time axis fails the run.
-TEST(ClProgramIntegerTest, GeneratorsGiveTheCpusValues) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramIntegerTest, GeneratorsGiveTheCpusValues) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("shape", DType::kI64, {2})
       .input("start", DType::kF32, {})
