@@ -228,6 +228,10 @@ class StepPlanner {
   void find_fusions() {
     for (NodeId id : order_) {
       const Node& node = graph_.node(id);
+      if (auto quantized = fusable_quantized_operands(graph_, node)) {
+        quantized_.emplace(id, *quantized);
+        continue;
+      }
       if (auto scale = fusable_input_scale(graph_, node)) {
         if (!absorbed_[static_cast<size_t>(scale->mul)] && !chains_.count(scale->mul)) {
           absorbed_[static_cast<size_t>(scale->mul)] = true;
@@ -282,6 +286,32 @@ class StepPlanner {
       chains_.emplace(chain->last, std::move(*chain));
     }
     settle_operand_views();
+    absorb_dequantizations();
+  }
+
+  // A DequantizeLinear that only quantized Convs read (as their input or weights) runs no kernel:
+  // the first of them absorbs it.
+  void absorb_dequantizations() {
+    for (const auto& [conv, q] : quantized_) {
+      for (const auto& [dq, index] :
+           {std::pair{q.x_dequantize, size_t{0}}, std::pair{q.w_dequantize, size_t{1}}}) {
+        const ValueId out = graph_.node(dq).outputs[0];
+        if (absorbed_[static_cast<size_t>(dq)] || outputs_.count(out)) continue;
+        const auto& readers = graph_.value(out).consumers;
+        const bool only_convs = std::all_of(readers.begin(), readers.end(), [&](NodeId r) {
+          const auto& inputs = graph_.node(r).inputs;
+          return quantized_.count(r) && std::count(inputs.begin(), inputs.end(), out) == 1 &&
+                 inputs[index] == out;
+        });
+        if (!only_convs || readers.empty()) continue;
+        absorbed_[static_cast<size_t>(dq)] = true;
+        const NodeId first =
+            *std::min_element(readers.begin(), readers.end(), [&](NodeId a, NodeId b) {
+              return position_[static_cast<size_t>(a)] < position_[static_cast<size_t>(b)];
+            });
+        dequantized_by_[first].push_back(dq);
+      }
+    }
   }
 
   // A MatMul operand's view passes a Split only if every output of that Split is read through
@@ -421,6 +451,12 @@ class StepPlanner {
       step.op.inputs[kInputScaleInput] = scale->second.factors;
       step.absorbed.push_back(scale->second.mul);
     }
+    if (const auto q = quantized_.find(id); q != quantized_.end()) {
+      attach_quantized_operands(step.op, q->second);
+      if (const auto dqs = dequantized_by_.find(id); dqs != dequantized_by_.end()) {
+        step.absorbed.insert(step.absorbed.end(), dqs->second.begin(), dqs->second.end());
+      }
+    }
   }
 
   // A Conv's or MatMul's epilogue.
@@ -479,6 +515,13 @@ class StepPlanner {
         absorbed_[static_cast<size_t>(c.last)] = true;
         result = graph_.node(c.last).outputs[0];
         chains_.erase(chain_last->second);
+      }
+    }
+    // A Conv stores the 8-bit integers of a QuantizeLinear that alone reads its result.
+    if (const Node* q = matmul ? nullptr : sole_reader(result)) {
+      if (auto quantize = fusable_output_quantization(graph_, *q)) {
+        attach_output_quantization(step.op, *quantize);
+        take(graph_.value(result).consumers[0], q->outputs[0]);
       }
     }
     // A MatMul stores its result transposed for a Transpose that alone reads it (attention's
@@ -550,6 +593,8 @@ class StepPlanner {
   std::set<NodeId> hoisted_;                            // run before a product that reads them
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
+  std::map<NodeId, QuantizedConvOperands> quantized_;                     // by their Conv
+  std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a Conv absorbs
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
   std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };

@@ -15,6 +15,11 @@ inline constexpr const char* kSpatialSource = R"CL(
 // output written in place, y_step > 1 where a channel shuffle interleaves its inputs; oc, 0 and
 // 1 otherwise). With has_in_scale a Conv reads x[b, c] times in_scale[b *
 // in_scale_batch + c] (a Mul by per-channel factors fused in: squeeze-and-excitation).
+// With quantized, x and w hold 8-bit integers (a DequantizeLinear of x per tensor and one of
+// constant weights fused in): the Conv sums (x - x_zero) * w, exact in fp32 while the sum stays
+// below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
+// quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
+// result (a QuantizeLinear fused in).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
@@ -24,14 +29,29 @@ typedef struct {
   int has_in_scale, in_scale_batch;
   int x_channels, x_c0;
   int y_step;
+  int quantized, x_zero, w_scale_count;
+  float x_scale;
+  int quantize_y, y_zero, y_lo, y_hi;
+  float y_scale;
 } ConvShape;
 
 // A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
 // the channels read in place), times its channel's factor where it has them.
 float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
                  int b, int c, int iy, int ix) {
-  const float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix);
+  float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix);
+  if (s.quantized) v -= (float)s.x_zero;
   return s.has_in_scale ? v * LOAD(in_scale, b * s.in_scale_batch + c) : v;
+}
+
+// A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
+// quantized, plus the bias and the residual, the activation, quantized where quantize_y.
+float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
+                  ConvShape s, int op, float alpha, float beta) {
+  if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
+  const float v = apply_unary(op, acc + bias + res, alpha, beta);
+  return s.quantize_y ? clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi)
+                      : v;
 }
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).
@@ -64,6 +84,7 @@ __kernel void im2col(__global const storage_t* x, __global const storage_t* in_s
 // n == 1 and y of oc channels the layouts agree, so t may be y itself (fp32 storage): each item
 // reads only the element it writes.
 __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
+                            __global const storage_t* w_scale,
                             __global const storage_t* bias, int has_bias,
                             __global const storage_t* res, int has_res, ConvShape s, int op,
                             float alpha, float beta, int count) {
@@ -72,10 +93,10 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   const int plane = s.oh * s.ow;
   const int b = i / (s.oc * plane), rest = i % (s.oc * plane);
   const int c = rest / plane, p = rest % plane;
-  float v = t[(c * s.n + b) * plane + p];
-  if (has_bias) v += LOAD(bias, c);
-  if (has_res) v += LOAD(res, i);
-  STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, i));
+  const float v = conv_finish(t[(c * s.n + b) * plane + p], c, w_scale,
+                              has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f, s,
+                              op, alpha, beta);
+  STORE(v, y, conv_stored(s, i));
 }
 
 // Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
@@ -97,7 +118,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
     float v = 0.0f;                                                                             \
     if (CG_1X1) {                                                                               \
       if (col_ok && k < k_end) {                                                                \
-        v = LOAD(x, x_at + k * x_plane);                                                        \
+        v = LOAD(x, x_at + k * x_plane) - (s.quantized ? (float)s.x_zero : 0.0f);               \
         if (s.has_in_scale) v *= LOAD(in_scale, bb * s.in_scale_batch + k);                     \
       }                                                                                         \
     } else if (col_ok && k < k_end) {                                                           \
@@ -111,8 +132,8 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 #define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1)                                          \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
-          __global const storage_t* w, __global const storage_t* bias, int has_bias,            \
-          __global const storage_t* res,                                                        \
+          __global const storage_t* w, __global const storage_t* w_scale,                       \
+          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
           int k_chunk, int op, float alpha, float beta) {                                       \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
@@ -158,8 +179,9 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
       if (n >= cols) continue;                                                                  \
       if (splits == 1) {                                                                        \
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
-        const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
-        STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, out));                         \
+        const float r = has_res ? LOAD(res, out) : 0.0f;                                        \
+        STORE(conv_finish(acc[i][j], m, w_scale, bias_m, r, s, op, alpha, beta), y,             \
+              conv_stored(s, out));                                                             \
       } else {                                                                                  \
         partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
       }                                                                                         \
@@ -176,6 +198,7 @@ CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1)
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.
 __kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
+                                __global const storage_t* w_scale,
                                 __global const storage_t* bias, int has_bias,
                                 __global const storage_t* res, int has_res, int splits,
                                 ConvShape s, int op, float alpha, float beta, int count) {
@@ -186,16 +209,17 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
   const int c = rest / plane, p = rest % plane;
   const int stride = channels * n * plane;
   int at = (c * n + b) * plane + p;
-  float v = has_bias ? LOAD(bias, c) : 0.0f;
+  float v = 0.0f;
   for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
-  if (has_res) v += LOAD(res, i);
-  STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, i));
+  v = conv_finish(v, c, w_scale, has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f,
+                  s, op, alpha, beta);
+  STORE(v, y, conv_stored(s, i));
 }
 
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
 // residual Add and activation fused as in conv_gemm.
 __kernel void conv_direct(__global const storage_t* x, __global const storage_t* in_scale,
-                          __global const storage_t* w,
+                          __global const storage_t* w, __global const storage_t* w_scale,
                           __global const storage_t* bias, int has_bias,
                           __global const storage_t* res, int has_res, __global storage_t* y,
                           ConvShape s, int op, float alpha, float beta, int count) {
@@ -204,7 +228,7 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
   const int b = i / (s.ow * s.oh * s.oc);
   const int cin = s.c / s.group, g = oc / (s.oc / s.group);
-  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  float sum = 0.0f;
   for (int ci = 0; ci < cin; ++ci) {
     const int wbase = (oc * cin + ci) * s.kh;
     for (int ky = 0; ky < s.kh; ++ky) {
@@ -218,8 +242,9 @@ __kernel void conv_direct(__global const storage_t* x, __global const storage_t*
       }
     }
   }
-  if (has_res) sum += LOAD(res, i);
-  STORE(apply_unary(op, sum, alpha, beta), y, conv_stored(s, i));
+  sum = conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f,
+                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta);
+  STORE(sum, y, conv_stored(s, i));
 }
 
 // ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
@@ -335,7 +360,8 @@ void gemv_rows(__global const float* x, int x_offset, __global const float* w, i
 // with coalesced weight reads; any group; bias, residual and activation as conv_direct's.
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
-               __global const storage_t* w, __global const storage_t* bias, int has_bias,
+               __global const storage_t* w, __global const storage_t* w_scale,
+               __global const storage_t* bias, int has_bias,
                __global const storage_t* res, int has_res, __global storage_t* y, ConvShape s,
                int op, float alpha, float beta) {
   __local float scratch[64];
@@ -351,11 +377,11 @@ void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
     if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
     partial += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix) * LOAD(w, oc * size + r);
   }
-  float sum = group_sum(partial, scratch);
+  const float sum = group_sum(partial, scratch);
   if (lid != 0) return;
-  if (has_bias) sum += LOAD(bias, oc);
-  if (has_res) sum += LOAD(res, i);
-  STORE(apply_unary(op, sum, alpha, beta), y, conv_stored(s, i));
+  STORE(conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f,
+                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta),
+        y, conv_stored(s, i));
 }
 
 // What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:

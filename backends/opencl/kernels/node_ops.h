@@ -135,6 +135,39 @@ struct ScaledConvInput {
   NodeId mul = kNoNode;
 };
 std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv);
+// DequantizeLinear -> Conv fusion (the QDQ format's convolution): a Conv whose input 0 is 8-bit x
+// dequantized per tensor and whose weights are 8-bit constants dequantized with zero points 0,
+// per tensor or per output channel (axis 0), every parameter a constant: x, its scale and zero
+// point, the weights' integers and scales (weight_scales of them), the DequantizeLinear nodes.
+// The program's Conv reads x and the weights' integers (attach_quantized_operands: attributes
+// kConvInputZeroAttr and kConvInputScaleAttr, the scales as input kWeightScaleInput), sums
+// (x - zero) * w exactly and scales the sum (ConvParams::quantized); a DequantizeLinear only such
+// Convs read runs no kernel.
+inline constexpr size_t kWeightScaleInput = 5;
+inline constexpr const char* kConvInputZeroAttr = "hsched_conv_x_zero";
+inline constexpr const char* kConvInputScaleAttr = "hsched_conv_x_scale";
+struct QuantizedConvOperands {
+  ValueId x = kNoValue, w = kNoValue, w_scale = kNoValue;
+  float x_scale = 1.0f;
+  int64_t x_zero = 0, weight_scales = 1;
+  NodeId x_dequantize = kNoNode, w_dequantize = kNoNode;
+};
+std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& graph,
+                                                                const Node& conv);
+void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q);
+// Conv -> QuantizeLinear fusion: `quantize`, the only reader of a Conv's f32 result (after its
+// epilogue), to u8 or i8 per tensor by constants: its scale, zero point and range. The program's
+// Conv stores the 8-bit integers (attach_output_quantization: attributes kConvOutputQuantizeAttr
+// {zero, lo, hi} and kConvOutputScaleAttr; ConvParams::quantize_output).
+inline constexpr const char* kConvOutputQuantizeAttr = "hsched_conv_y_quantize";
+inline constexpr const char* kConvOutputScaleAttr = "hsched_conv_y_scale";
+struct QuantizedConvOutput {
+  float scale = 1.0f;
+  int64_t zero = 0, lo = 0, hi = 255;
+};
+std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& graph,
+                                                               const Node& quantize);
+void attach_output_quantization(Node& conv, const QuantizedConvOutput& q);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
 // `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that

@@ -138,6 +138,20 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   params.input_scale = in.optional_buffer(kInputScaleInput);
   params.input_scale_per_batch =
       params.input_scale != nullptr && in.shape(kInputScaleInput).front() > 1;
+  if (node.has_attr(kConvInputZeroAttr)) {  // the program's DequantizeLinear -> Conv fusion
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scales, in.buffer(kWeightScaleInput));
+    params.quantized = ConvParams::QuantizedOperands{
+        .x_scale = node.attr_float(kConvInputScaleAttr, 0.0f),
+        .x_zero = node.attr_int(kConvInputZeroAttr, 0),
+        .weight_scale = scales,
+        .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
+  }
+  if (node.has_attr(kConvOutputQuantizeAttr)) {  // the program's Conv -> QuantizeLinear fusion
+    const std::vector<int64_t> q = node.attr_ints(kConvOutputQuantizeAttr);
+    if (q.size() != 3) return invalid_argument(in.context() + ": bad output quantization");
+    params.quantize_output = ConvParams::QuantizedOutput{
+        .scale = node.attr_float(kConvOutputScaleAttr, 0.0f), .zero = q[0], .lo = q[1], .hi = q[2]};
+  }
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);

@@ -8,6 +8,8 @@
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
+#include <cmath>
+
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -31,6 +33,10 @@ struct ConvShape {
   cl_int has_in_scale, in_scale_batch;  // ConvParams::input_scale
   cl_int x_channels, x_c0;              // where the input is read (ConvParams::read_from)
   cl_int y_step;                        // ConvParams::stored_step
+  cl_int quantized, x_zero, w_scale_count;  // ConvParams::quantized
+  cl_float x_scale;
+  cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
+  cl_float y_scale;
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -114,12 +120,39 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   HSCHED_ASSIGN_OR_RETURN(std::tie(s.y_channels, s.y_c0),
                           channel_slice(params.stored_in, oc, params.stored_step, y, "output"));
   s.y_step = static_cast<cl_int>(params.stored_step);
+  if (const auto& q = params.quantized) {
+    if (transposed || q->weight_scale == nullptr ||
+        (q->weight_scales != 1 && q->weight_scales != oc) || q->x_zero < -128 || q->x_zero > 255 ||
+        !(q->x_scale > 0.0f)) {
+      return invalid_argument("ops: " + name + " has bad quantization parameters");
+    }
+    s.quantized = 1;
+    s.x_zero = static_cast<cl_int>(q->x_zero);
+    s.w_scale_count = static_cast<cl_int>(q->weight_scales);
+    s.x_scale = q->x_scale;
+  }
+  if (const auto& q = params.quantize_output) {
+    if (transposed || q->lo < -128 || q->hi > 255 || q->lo > q->hi || q->zero < q->lo ||
+        q->zero > q->hi || !(q->scale > 0.0f) || !std::isfinite(q->scale)) {
+      return invalid_argument("ops: " + name + " has a bad output quantization");
+    }
+    s.quantize_y = 1;
+    s.y_zero = static_cast<cl_int>(q->zero);
+    s.y_lo = static_cast<cl_int>(q->lo);
+    s.y_hi = static_cast<cl_int>(q->hi);
+    s.y_scale = q->scale;
+  }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
     return invalid_argument("ops: " + name +
                             " kernel, strides and dilations must be >= 1, pads >= 0");
   }
   return s;
+}
+
+// The weights' scales of a quantized Conv (null otherwise).
+const cl::Buffer& weight_scale(const ConvParams& params) {
+  return detail::or_null(params.quantized ? params.quantized->weight_scale : nullptr);
 }
 
 // Multiply-adds x 2 of a group-1 convolution.
@@ -143,10 +176,11 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
     HSCHED_RETURN_IF_ERROR(
         check_cl(queue.enqueueBarrierWithWaitList(&wait), "barrier before Conv"));
   }
-  // A 1x1, stride-1, unpadded conv of batch 1 and no input scale: x is already col [C, H * W].
-  const bool pointwise = !s.has_in_scale && s.x_channels == s.c && s.n == 1 && s.kh == 1 &&
-                         s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0 &&
-                         s.oh == s.h && s.ow == s.w;
+  // A 1x1, stride-1, unpadded conv of batch 1, no input scale or zero point: x is already col
+  // [C, H * W].
+  const bool pointwise = !s.has_in_scale && !s.quantized && s.x_channels == s.c && s.n == 1 &&
+                         s.kh == 1 && s.kw == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 &&
+                         s.pw == 0 && s.oh == s.h && s.ow == s.w;
   cl::Buffer col;
   if (pointwise) {
     HSCHED_ASSIGN_OR_RETURN(col, detail::as_float(ops, queue, x, element_count(x_shape),
@@ -186,12 +220,14 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   cl::Event gemm_done(raw_event);  // takes CLBlast's reference
   const bool fused = params.activation.has_value();
   const cl::Buffer* res = params.residual;
-  if (!bias && !fused && !res && t() == y()) return gemm_done;
+  if (!bias && !fused && !res && !params.quantized && !params.quantize_output && t() == y()) {
+    return gemm_done;
+  }
   const Activation act = params.activation.value_or(Activation{});
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
-  HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, detail::or_null(bias),
-                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
-                                  static_cast<cl_int>(res != nullptr), s,
+  HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, weight_scale(params),
+                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
+                                  detail::or_null(res), static_cast<cl_int>(res != nullptr), s,
                                   fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
                                   act.beta, static_cast<cl_int>(y_count)));
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
@@ -221,10 +257,10 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
-                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
-                                  detail::or_null(res), static_cast<cl_int>(res != nullptr), y,
-                                  partial, s, static_cast<cl_int>(k_chunk), op, act.alpha,
-                                  act.beta));
+                                  weight_scale(params), detail::or_null(bias),
+                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
+                                  static_cast<cl_int>(res != nullptr), y, partial, s,
+                                  static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -236,10 +272,11 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   if (splits == 1) return event;
   const int64_t count = m * cols;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce, detail::queue_kernel(ops, queue, "conv_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, detail::or_null(bias),
-                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
-                                  static_cast<cl_int>(res != nullptr), static_cast<cl_int>(splits),
-                                  s, op, act.alpha, act.beta, static_cast<cl_int>(count)));
+  HSCHED_RETURN_IF_ERROR(set_args(reduce, "conv_split_reduce", partial, y, weight_scale(params),
+                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
+                                  detail::or_null(res), static_cast<cl_int>(res != nullptr),
+                                  static_cast<cl_int>(splits), s, op, act.alpha, act.beta,
+                                  static_cast<cl_int>(count)));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
 }
 
@@ -305,17 +342,17 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const char* name = rows ? "conv_rows" : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
-                                  detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
-                                  detail::or_null(res), static_cast<cl_int>(res != nullptr), y, s,
-                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
-                                  act.alpha, act.beta));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, name, x, detail::or_null(params.input_scale), w, weight_scale(params),
+               detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
+               static_cast<cl_int>(res != nullptr), y, s,
+               params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta));
   if (rows) {
     return detail::launch_range(queue, kernel, cl::NDRange(static_cast<size_t>(count) * 64),
                                 cl::NDRange(64), wait, name);
   }
   HSCHED_RETURN_IF_ERROR(
-      check_cl(kernel.setArg(12, static_cast<cl_int>(count)), "setArg of conv_direct"));
+      check_cl(kernel.setArg(13, static_cast<cl_int>(count)), "setArg of conv_direct"));
   return launch(queue, kernel, count, wait, name);
 }
 

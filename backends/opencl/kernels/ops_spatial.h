@@ -54,6 +54,23 @@ struct ConvParams {
   // Conv only: x's buffer holds {channels, first}: the input is channels first.. of a tensor of
   // x's shape but `channels` channels (a Slice over the channels, read in place).
   std::optional<std::pair<int64_t, int64_t>> read_from;
+  // Conv only: x and w hold 8-bit integers (a DequantizeLinear of x per tensor and one of
+  // constant weights with zero points 0 fused in): the Conv sums (x - x_zero) * w and multiplies
+  // the sum by x_scale and the output channel's weight scale (weight_scales: 1 or OC values).
+  struct QuantizedOperands {
+    float x_scale = 1.0f;
+    int64_t x_zero = 0;
+    const cl::Buffer* weight_scale = nullptr;
+    int64_t weight_scales = 1;
+  };
+  std::optional<QuantizedOperands> quantized;
+  // Conv only: y holds QuantizeLinear's integers of the result, clamp(rint(v / scale) + zero, lo,
+  // hi) (a QuantizeLinear fused in).
+  struct QuantizedOutput {
+    float scale = 1.0f;
+    int64_t zero = 0, lo = 0, hi = 255;
+  };
+  std::optional<QuantizedOutput> quantize_output;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].

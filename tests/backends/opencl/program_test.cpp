@@ -5,6 +5,7 @@
 // (PoCL in CI; skipped, not passed, without one).
 #include "backends/opencl/program.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -14,7 +15,6 @@
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
 #include "opencl_test_util.h"
-#include "support/temp_dir.h"
 
 namespace hsched::opencl {
 namespace {
@@ -58,10 +58,10 @@ std::vector<std::vector<float>> floats_of(const std::vector<Tensor>& tensors) {
   return out;
 }
 
-TEST(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+class ClProgramTest : public opencl_test::SuiteRuntimeTest {};
+
+TEST_F(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const Graph graph = replay_graph();
   // From the third run: the conv (its relu fused), the MatMul (matmul_tiled), the softmax, the add
   // and the concat. The sigmoid reads x: bound in place per run with fp32 storage on a device
@@ -130,10 +130,8 @@ double at(const Tensor& t, size_t i) {
   }
 }
 
-TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramTest, QuantizedDataMatchesTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const Graph graph = quantized_graph();
   opencl_test::expect_every_node_accepted(graph);
   Tensor u(DType::kU8, {4});
@@ -173,10 +171,8 @@ TEST(ClProgramTest, QuantizedDataMatchesTheCpu) {
 // zero points and a batch, ConvInteger with groups, QLinearMatMul (u8) and QLinearConv (i8,
 // per-channel weight scales and zero points, an int32 bias, 1-D, strides and pads). int32 sums
 // exactly; requantized outputs exactly in fp32 storage, within a step in fp16 (its scales).
-TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramTest, IntegerProductsMatchTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const auto bytes = [](DType dtype, std::vector<int64_t> dims, int seed) {
     Tensor t(dtype, dims);
     for (size_t i = 0; i < static_cast<size_t>(t.elements()); ++i) {
@@ -259,10 +255,8 @@ TEST(ClProgramTest, IntegerProductsMatchTheCpu) {
 // (i8 -128 / -1 wraps), Mod with either sign rule, BitShift, and casts to and from 8 bits (out of
 // range: truncated, saturated to int64, the low 8 bits): exactly the CPU's bytes; a zero divisor
 // fails the run.
-TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("u", DType::kU8, {6}).input("v", DType::kU8, {6});
   b.input("i", DType::kI8, {6}).input("j", DType::kI8, {6}).input("f", DType::kF32, {6});
@@ -320,10 +314,8 @@ TEST(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
 
 // DynamicQuantizeLinear: y, scale and zero point exactly the CPU's in fp32 storage (x spanning
 // both signs, x all positive, x all zero), within a step in fp16 (its rounded scale).
-TEST(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {3, 70});
   b.output("y", DType::kU8, {3, 70})
@@ -364,10 +356,8 @@ TEST(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
 
 // Ops that choose among their inputs' values (MaxPool, Max, Min, Clip) on 8-bit data, held as
 // its integer values: exactly the CPU's bytes.
-TEST(ClProgramTest, EightBitSelectionsAreExact) {
-  test::TempDir cache_dir;
-  const std::shared_ptr<DeviceRuntime> runtime = opencl_test::first_runtime(cache_dir);
-  if (!runtime) GTEST_SKIP() << "no OpenCL platform or device on this machine";
+TEST_F(ClProgramTest, EightBitSelectionsAreExact) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   OnnxBuilder b(17);
   b.input("u", DType::kU8, {1, 2, 5, 5}).input("v", DType::kU8, {5}).input("i", DType::kI8, {7});
   b.output("pooled", DType::kU8, {1, 2, 4, 4})
@@ -403,6 +393,108 @@ TEST(ClProgramTest, EightBitSelectionsAreExact) {
       EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
                 0)
           << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
+    }
+  }
+}
+
+// DequantizeLinear -> Conv -> QuantizeLinear in one kernel (the QDQ format's convolution): u8 x
+// (zero point 131) by int8 weights scaled per output channel into i8 (zero point -5), through
+// each kernel a Conv may run (`algorithm`), against the CPU, which runs the nodes as QLinearConv
+// (int32 sums). The device sums the same integers exactly in fp32; its requantization rounds
+// x_scale * w_scale / y_scale in another order than the CPU's, so a tie may land a step away.
+struct QdqConvCase {
+  const char* name;
+  int64_t channels, out_channels, kernel, group, size;
+  ConvAlgorithm algorithm;
+};
+
+// Built as a Graph: the import refuses the forcing attribute.
+Graph qdq_conv_graph(const QdqConvCase& c) {
+  Graph g;
+  g.name = "cl_qdq_conv";
+  g.opset = 17;
+  const int64_t pad = c.kernel / 2, per_group = c.channels / c.group;
+  std::vector<int8_t> w(static_cast<size_t>(c.out_channels * per_group * c.kernel * c.kernel));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 13) % 255 - 127);
+  std::vector<float> w_scales;
+  for (int64_t o = 0; o < c.out_channels; ++o) w_scales.push_back(0.004f + 0.001f * (o % 5));
+  const float k = static_cast<float>(per_group * c.kernel * c.kernel);
+  const auto f32 = [](std::vector<int64_t> dims, std::vector<float> values) {
+    return Tensor::from_vector(DType::kF32, std::move(dims), std::move(values));
+  };
+  const ValueId x = g.add_value("x", DType::kU8, Shape({1, c.channels, c.size, c.size}));
+  const ValueId xs = g.add_constant("xs", f32({}, {0.03f}));
+  const ValueId xz =
+      g.add_constant("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{131}));
+  const ValueId wq = g.add_constant(
+      "w", Tensor::from_vector(DType::kI8, {c.out_channels, per_group, c.kernel, c.kernel}, w));
+  const ValueId ws = g.add_constant("ws", f32({c.out_channels}, w_scales));
+  const ValueId ys = g.add_constant("ys", f32({}, {0.05f * std::sqrt(k)}));
+  const ValueId yz =
+      g.add_constant("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}));
+  const ValueId xd = g.add_value("xd", DType::kF32, Shape({1, c.channels, c.size, c.size}));
+  const ValueId wd =
+      g.add_value("wd", DType::kF32, Shape({c.out_channels, per_group, c.kernel, c.kernel}));
+  const Shape y_shape({1, c.out_channels, c.size, c.size});
+  const ValueId conv = g.add_value("c", DType::kF32, y_shape);
+  const ValueId y = g.add_value("y", DType::kI8, y_shape);
+  g.add_input(x);
+  g.add_output(y);
+  g.add_node({"dequantize_x", "DequantizeLinear", "", {x, xs, xz}, {xd}, {}});
+  g.add_node({"dequantize_w", "DequantizeLinear", "", {wq, ws}, {wd}, {{"axis", int64_t{0}}}});
+  g.add_node({"conv",
+              "Conv",
+              "",
+              {xd, wd},
+              {conv},
+              {{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+               {"kernel_shape", std::vector<int64_t>{c.kernel, c.kernel}},
+               {"group", c.group},
+               {kConvAlgorithmAttr, static_cast<int64_t>(c.algorithm)}}});
+  g.add_node({"quantize_y", "QuantizeLinear", "", {conv, ys, yz}, {y}, {}});
+  return g;
+}
+
+TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  const QdqConvCase cases[] = {
+      {"implicit GEMM 3x3", 8, 16, 3, 1, 10, ConvAlgorithm::kImplicitGemm},
+      {"implicit GEMM 1x1", 24, 16, 1, 1, 9, ConvAlgorithm::kImplicitGemm},
+      {"implicit GEMM split over K", 256, 8, 3, 1, 4, ConvAlgorithm::kImplicitGemm},
+      {"im2col + GEMM", 8, 16, 3, 1, 10, ConvAlgorithm::kIm2colGemm},
+      {"direct, depthwise", 8, 8, 3, 8, 10, ConvAlgorithm::kDirect},
+      {"a work group per output", 64, 4, 3, 1, 3, ConvAlgorithm::kRows},
+  };
+  for (const QdqConvCase& c : cases) {
+    const Graph graph = qdq_conv_graph(c);
+    opencl_test::expect_every_node_accepted(graph);
+    Tensor x(DType::kU8, {1, c.channels, c.size, c.size});
+    auto bytes = x.values<uint8_t>();
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 131 + 7) % 256);
+    auto cpu = cpu::CpuProgram::compile(graph, {});
+    ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+    auto expected = (*cpu)->run({x});
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      auto program = ClProgram::compile(graph, runtime, storage, 300000);
+      ASSERT_TRUE(program.is_ok()) << c.name << ": " << program.status().message();
+      EXPECT_EQ((*program)->stats().kernels, 1) << c.name;  // the DQs and the Q absorbed
+      auto outputs = (*program)->run({x});
+      ASSERT_TRUE(outputs.is_ok()) << c.name << ": " << outputs.status().message();
+      const auto got = (*outputs)[0].values<int8_t>();
+      const auto want = (*expected)[0].values<int8_t>();
+      ASSERT_EQ(got.size(), want.size());
+      int worst = 0, off = 0, clamped = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        worst = std::max(worst, std::abs(got[i] - want[i]));
+        off += got[i] != want[i];
+        clamped += want[i] == -128 || want[i] == 127;
+      }
+      EXPECT_LE(worst, 1) << c.name << ", " << storage_bytes(storage) << "-byte storage";
+      // fp16 storage rounds the weights' scales (11 bits): more ties fall the other way.
+      EXPECT_LE(off, static_cast<int>(got.size()) / (storage == Storage::kFloat32 ? 100 : 50))
+          << c.name << ", " << storage_bytes(storage) << "-byte storage";
+      EXPECT_LT(clamped, static_cast<int>(got.size()) / 4) << c.name << ": mostly saturated";
     }
   }
 }

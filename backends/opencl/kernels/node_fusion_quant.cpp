@@ -1,0 +1,135 @@
+// The program's QDQ convolution fusions (node_ops.h): a Conv reading an 8-bit input and 8-bit
+// constant weights through DequantizeLinear nodes, and the QuantizeLinear of its result. Graph
+// analysis only; enqueue_node runs what they produce.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/opencl/kernels/node_ops.h"
+
+namespace hsched::opencl {
+namespace {
+
+bool is_byte(DType dtype) { return dtype == DType::kU8 || dtype == DType::kI8; }
+
+// The node making `v` when it is a `op` of the default domain; null otherwise.
+const Node* made_by(const Graph& graph, ValueId v, const char* op, NodeId* id) {
+  if (v == kNoValue) return nullptr;
+  const NodeId producer = graph.value(v).producer;
+  if (producer == kNoNode) return nullptr;
+  const Node& node = graph.node(producer);
+  if (node.op_type != op || !node.domain.empty() || node.outputs.size() != 1) return nullptr;
+  *id = producer;
+  return &node;
+}
+
+// The constant parameters of a QuantizeLinear or DequantizeLinear `node` of 8-bit data of
+// `dtype`: `count` scales, each positive and finite, and as many zero points of that dtype or
+// none (every one 0 with `zero_only`); the scales and the first zero point. nullopt otherwise.
+struct ConstantParams {
+  std::vector<float> scales;
+  int64_t zero = 0;
+};
+std::optional<ConstantParams> constant_params(const Graph& graph, const Node& node, DType dtype,
+                                              int64_t count, bool zero_only) {
+  if (!is_byte(dtype) || node.inputs.size() < 2 || node.inputs[1] == kNoValue ||
+      node.attr_int("block_size", 0) != 0) {
+    return std::nullopt;
+  }
+  const Value& scale = graph.value(node.inputs[1]);
+  if (!scale.is_constant() || scale.dtype != DType::kF32 || scale.constant->elements() != count ||
+      (count != 1 && scale.shape.rank() != 1)) {
+    return std::nullopt;
+  }
+  ConstantParams params;
+  for (float s : scale.constant->values<float>()) {
+    if (!(s > 0.0f) || !std::isfinite(s)) return std::nullopt;
+    params.scales.push_back(s);
+  }
+  if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return params;
+  const Value& zero = graph.value(node.inputs[2]);
+  if (!zero.is_constant() || zero.dtype != dtype || zero.constant->elements() != count) {
+    return std::nullopt;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const auto at = static_cast<size_t>(i);
+    const int64_t z = dtype == DType::kU8 ? int64_t{zero.constant->values<uint8_t>()[at]}
+                                          : int64_t{zero.constant->values<int8_t>()[at]};
+    if (zero_only && z != 0) return std::nullopt;
+    if (i == 0) params.zero = z;
+  }
+  return params;
+}
+
+}  // namespace
+
+std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& graph,
+                                                                const Node& conv) {
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 ||
+      conv.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  QuantizedConvOperands q;
+  const Node* x_dq = made_by(graph, conv.inputs[0], "DequantizeLinear", &q.x_dequantize);
+  const Node* w_dq = made_by(graph, conv.inputs[1], "DequantizeLinear", &q.w_dequantize);
+  if (x_dq == nullptr || w_dq == nullptr || x_dq->inputs.empty() || w_dq->inputs.empty() ||
+      x_dq->inputs[0] == kNoValue || w_dq->inputs[0] == kNoValue ||
+      graph.value(conv.inputs[0]).dtype != DType::kF32 ||
+      graph.value(conv.inputs[1]).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(x_dq->inputs[0]);
+  const auto x_params = constant_params(graph, *x_dq, x.dtype, 1, false);
+  if (!x_params) return std::nullopt;
+  // Weights [OC, C / group, ...]: 8-bit constants, zero points 0, a scale per tensor or per output
+  // channel (axis 0).
+  const Value& w = graph.value(w_dq->inputs[0]);
+  if (!w.is_constant() || !w.shape.is_static() || w.shape.rank() < 3 ||
+      w.shape.dims != graph.value(conv.inputs[1]).shape.dims) {
+    return std::nullopt;
+  }
+  const Value& w_scale = graph.value(w_dq->inputs[1]);
+  int64_t axis = w_dq->attr_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(w.shape.rank());
+  q.weight_scales = w_scale.shape.is_static() ? w_scale.shape.elements() : 0;
+  if (q.weight_scales != 1 && (axis != 0 || q.weight_scales != w.shape.dims[0])) {
+    return std::nullopt;
+  }
+  const auto w_params = constant_params(graph, *w_dq, w.dtype, q.weight_scales, true);
+  if (!w_params) return std::nullopt;
+  q.x = x_dq->inputs[0];
+  q.x_scale = x_params->scales[0];
+  q.x_zero = x_params->zero;
+  q.w = w_dq->inputs[0];
+  q.w_scale = w_dq->inputs[1];
+  return q;
+}
+
+std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& graph,
+                                                               const Node& quantize) {
+  if (quantize.op_type != "QuantizeLinear" || !quantize.domain.empty() || quantize.inputs.empty() ||
+      quantize.outputs.size() != 1 || quantize.outputs[0] == kNoValue ||
+      graph.value(quantize.inputs[0]).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  const DType dtype = graph.value(quantize.outputs[0]).dtype;
+  const auto params = constant_params(graph, quantize, dtype, 1, false);
+  if (!params) return std::nullopt;
+  const int64_t lo = dtype == DType::kU8 ? 0 : -128;
+  return QuantizedConvOutput{params->scales[0], params->zero, lo, lo + 255};
+}
+
+void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {
+  conv.inputs[0] = q.x;
+  conv.inputs[1] = q.w;
+  conv.inputs.resize(std::max(conv.inputs.size(), kWeightScaleInput + 1), kNoValue);
+  conv.inputs[kWeightScaleInput] = q.w_scale;
+  conv.attributes[kConvInputZeroAttr] = q.x_zero;
+  conv.attributes[kConvInputScaleAttr] = q.x_scale;
+}
+
+void attach_output_quantization(Node& conv, const QuantizedConvOutput& q) {
+  conv.attributes[kConvOutputQuantizeAttr] = std::vector<int64_t>{q.zero, q.lo, q.hi};
+  conv.attributes[kConvOutputScaleAttr] = q.scale;
+}
+
+}  // namespace hsched::opencl
