@@ -117,6 +117,9 @@ class StepPlanner {
     }
     for (PlannedStep& step : steps) {
       for (ValueId& in : step.op.inputs) in = same_as(in);
+      if (const auto dqs = dequantized_by_.find(step.node); dqs != dequantized_by_.end()) {
+        step.absorbed.insert(step.absorbed.end(), dqs->second.begin(), dqs->second.end());
+      }
       const auto duplicates = duplicate_of_.find(step.node);
       if (duplicates == duplicate_of_.end()) continue;
       step.absorbed.insert(step.absorbed.end(), duplicates->second.begin(),
@@ -229,7 +232,15 @@ class StepPlanner {
     for (NodeId id : order_) {
       const Node& node = graph_.node(id);
       if (auto quantized = fusable_quantized_operands(graph_, node)) {
+        rewired_[quantized->x_dequantize].insert(id);
+        rewired_[quantized->w_dequantize].insert(id);
         quantized_.emplace(id, *quantized);
+        continue;
+      }
+      if (auto move = fusable_quantized_move(graph_, id)) {
+        for (NodeId q : move->quantizations) absorbed_[static_cast<size_t>(q)] = true;
+        rewired_[move->dequantize].insert(id);
+        rewritten_.emplace(id, FusedNode{std::move(move->op), std::move(move->quantizations)});
         continue;
       }
       if (auto scale = fusable_input_scale(graph_, node)) {
@@ -289,28 +300,23 @@ class StepPlanner {
     absorb_dequantizations();
   }
 
-  // A DequantizeLinear that only quantized Convs read (as their input or weights) runs no kernel:
-  // the first of them absorbs it.
+  // A DequantizeLinear whose every reader reads its 8-bit input instead (a quantized Conv, a
+  // quantized move) runs no kernel: the first of them absorbs it.
   void absorb_dequantizations() {
-    for (const auto& [conv, q] : quantized_) {
-      for (const auto& [dq, index] :
-           {std::pair{q.x_dequantize, size_t{0}}, std::pair{q.w_dequantize, size_t{1}}}) {
-        const ValueId out = graph_.node(dq).outputs[0];
-        if (absorbed_[static_cast<size_t>(dq)] || outputs_.count(out)) continue;
-        const auto& readers = graph_.value(out).consumers;
-        const bool only_convs = std::all_of(readers.begin(), readers.end(), [&](NodeId r) {
-          const auto& inputs = graph_.node(r).inputs;
-          return quantized_.count(r) && std::count(inputs.begin(), inputs.end(), out) == 1 &&
-                 inputs[index] == out;
-        });
-        if (!only_convs || readers.empty()) continue;
-        absorbed_[static_cast<size_t>(dq)] = true;
-        const NodeId first =
-            *std::min_element(readers.begin(), readers.end(), [&](NodeId a, NodeId b) {
-              return position_[static_cast<size_t>(a)] < position_[static_cast<size_t>(b)];
-            });
-        dequantized_by_[first].push_back(dq);
+    for (const auto& [dq, rewired] : rewired_) {
+      const ValueId out = graph_.node(dq).outputs[0];
+      const auto& readers = graph_.value(out).consumers;
+      if (absorbed_[static_cast<size_t>(dq)] || outputs_.count(out) || readers.empty() ||
+          !std::all_of(readers.begin(), readers.end(), [&](NodeId r) {
+            const auto& inputs = graph_.node(r).inputs;
+            return rewired.count(r) && std::count(inputs.begin(), inputs.end(), out) == 1;
+          })) {
+        continue;
       }
+      absorbed_[static_cast<size_t>(dq)] = true;
+      dequantized_by_[*std::min_element(readers.begin(), readers.end(), [&](NodeId a, NodeId b) {
+        return position_[static_cast<size_t>(a)] < position_[static_cast<size_t>(b)];
+      })].push_back(dq);
     }
   }
 
@@ -453,9 +459,6 @@ class StepPlanner {
     }
     if (const auto q = quantized_.find(id); q != quantized_.end()) {
       attach_quantized_operands(step.op, q->second);
-      if (const auto dqs = dequantized_by_.find(id); dqs != dequantized_by_.end()) {
-        step.absorbed.insert(step.absorbed.end(), dqs->second.begin(), dqs->second.end());
-      }
     }
   }
 
@@ -594,7 +597,8 @@ class StepPlanner {
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
   std::map<NodeId, QuantizedConvOperands> quantized_;                     // by their Conv
-  std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a Conv absorbs
+  std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
+  std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
   std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };

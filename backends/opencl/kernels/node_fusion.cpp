@@ -12,6 +12,8 @@
 namespace hsched::opencl {
 
 using node_detail::constants_of;
+using node_detail::is_graph_output;
+using node_detail::only_reader;
 
 std::optional<Activation> fusable_activation(const Graph& graph, const Node& node) {
   static const std::set<std::string> kFusable = {"Relu",        "LeakyRelu", "Sigmoid", "Tanh",
@@ -79,10 +81,6 @@ std::optional<ValueId> fusable_residual(const Graph& graph, ValueId product, con
 
 namespace {
 
-bool is_graph_output(const Graph& graph, ValueId v) {
-  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
-}
-
 // Whether `v` is a one-element f32 constant equal to `target` (to float rounding).
 bool scalar_constant(const Graph& graph, ValueId v, double target) {
   if (v == kNoValue) return false;
@@ -92,14 +90,6 @@ bool scalar_constant(const Graph& graph, ValueId v, double target) {
   }
   const double got = value.constant->values<float>()[0];
   return std::abs(got - target) <= 1e-6 * std::abs(target);
-}
-
-// The node that alone reads `v` (not a graph output), or nullptr.
-const Node* only_reader(const Graph& graph, ValueId v, NodeId* id) {
-  const Value& value = graph.value(v);
-  if (value.consumers.size() != 1 || is_graph_output(graph, v)) return nullptr;
-  *id = value.consumers[0];
-  return &graph.node(*id);
 }
 
 // For a binary `node` of type `op` with `v` as one input: the other input, else kNoValue.

@@ -3,8 +3,11 @@
 // analysis only; enqueue_node runs what they produce.
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/node_ops_util.h"
 
 namespace hsched::opencl {
 namespace {
@@ -116,6 +119,38 @@ std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& grap
   if (!params) return std::nullopt;
   const int64_t lo = dtype == DType::kU8 ? 0 : -128;
   return QuantizedConvOutput{params->scales[0], params->zero, lo, lo + 255};
+}
+
+std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id) {
+  static const std::set<std::string> kMoves = {"Reshape",   "Flatten",  "Squeeze",
+                                               "Unsqueeze", "Identity", "Transpose",
+                                               "Split",     "Gather",   "MaxPool"};
+  const Node& node = graph.node(id);
+  if (!kMoves.count(node.op_type) || !node.domain.empty() || node.inputs.empty() ||
+      node.outputs.empty() || (node.op_type == "MaxPool" && node.outputs.size() != 1)) {
+    return std::nullopt;
+  }
+  QuantizedMove move{node, kNoNode, {}};
+  const Node* dq = made_by(graph, node.inputs[0], "DequantizeLinear", &move.dequantize);
+  if (dq == nullptr || dq->inputs.empty() || dq->inputs[0] == kNoValue) return std::nullopt;
+  const DType dtype = graph.value(dq->inputs[0]).dtype;
+  const auto params = constant_params(graph, *dq, dtype, 1, false);
+  if (!params) return std::nullopt;
+  move.op.inputs[0] = dq->inputs[0];
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    NodeId q_id = kNoNode;
+    const Node* q = node.outputs[i] == kNoValue
+                        ? nullptr
+                        : node_detail::only_reader(graph, node.outputs[i], &q_id);
+    const auto quantize = q ? fusable_output_quantization(graph, *q) : std::nullopt;
+    if (!quantize || q->inputs[0] != node.outputs[i] || graph.value(q->outputs[0]).dtype != dtype ||
+        quantize->scale != params->scales[0] || quantize->zero != params->zero) {
+      return std::nullopt;
+    }
+    move.op.outputs[i] = q->outputs[0];
+    move.quantizations.push_back(q_id);
+  }
+  return move;
 }
 
 void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {

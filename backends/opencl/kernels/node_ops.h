@@ -168,6 +168,18 @@ struct QuantizedConvOutput {
 std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& graph,
                                                                const Node& quantize);
 void attach_output_quantization(Node& conv, const QuantizedConvOutput& q);
+// DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
+// (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
+// whose input 0 is 8-bit x dequantized per tensor by constants and each of whose outputs only a
+// QuantizeLinear of the same dtype, scale and zero point reads: the same values as the node run
+// on x. The node's copy reading x and writing the QuantizeLinears' outputs, the DequantizeLinear
+// and the QuantizeLinears.
+struct QuantizedMove {
+  Node op;
+  NodeId dequantize = kNoNode;
+  std::vector<NodeId> quantizations;
+};
+std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
 // `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that

@@ -1,6 +1,7 @@
 // The attribute decoding shared by check_node and enqueue_node (node_ops_util.h).
 #include "backends/opencl/kernels/node_ops_util.h"
 
+#include <algorithm>
 #include <cfloat>
 
 #include "backends/opencl/kernels/node_ops.h"
@@ -505,6 +506,17 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
     for (size_t i = static_cast<size_t>(axis) + 1; i < x.size(); ++i) params.inner *= x[i];
   }
   return params;
+}
+
+bool is_graph_output(const Graph& graph, ValueId v) {
+  return std::find(graph.outputs().begin(), graph.outputs().end(), v) != graph.outputs().end();
+}
+
+const Node* only_reader(const Graph& graph, ValueId v, NodeId* id) {
+  const Value& value = graph.value(v);
+  if (value.consumers.size() != 1 || is_graph_output(graph, v)) return nullptr;
+  *id = value.consumers[0];
+  return &graph.node(*id);
 }
 
 std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, size_t first,

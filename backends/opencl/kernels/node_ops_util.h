@@ -26,6 +26,11 @@ Result<Window> window_of(const Node& node, const Shape& x, const Shape& y, const
 Result<std::pair<float, float>> clip_bounds(const Node& node,
                                             const std::vector<const Tensor*>& constants);
 
+// Whether `v` is one of the graph's outputs; the node that alone reads `v` (not a graph output),
+// its id in `id`, or nullptr.
+bool is_graph_output(const Graph& graph, ValueId v);
+const Node* only_reader(const Graph& graph, ValueId v, NodeId* id);
+
 // The host tensors of `node`'s inputs [first, first + count) (null when omitted or not a
 // constant).
 std::vector<const Tensor*> constants_of(const Graph& graph, const Node& node, size_t first,

@@ -499,5 +499,65 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
   }
 }
 
+// DequantizeLinear -> move -> QuantizeLinear of the same parameters runs the move on the 8-bit
+// data: a Reshape (a view, no kernel), a Transpose and a Split (a kernel each); a Transpose
+// quantized with another scale keeps its three kernels. Exactly the CPU's bytes.
+TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("x", DType::kU8, {2, 3, 4});
+  b.output("t", DType::kU8, {4, 3, 2})
+      .output("s0", DType::kU8, {2, 2})
+      .output("s1", DType::kU8, {2, 10})
+      .output("other", DType::kU8, {4, 3, 2});
+  b.initializer_f32("xs", {}, {0.1f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{7}))
+      .initializer_f32("os", {}, {0.3f})
+      .initializer_i64("shape", {2}, {2, 12})
+      .initializer_i64("split", {2}, {2, 10});
+  const auto dq = [&](const std::string& in, const std::string& out) {
+    b.node("DequantizeLinear", {in, "xs", "xz"}, {out}, "dq_" + in);
+  };
+  const auto q = [&](const std::string& in, const std::string& out, const char* scale) {
+    b.node("QuantizeLinear", {in, scale, "xz"}, {out}, "q_" + out);
+  };
+  dq("x", "xd");
+  b.node("Reshape", {"xd", "shape"}, {"r"}, "reshape");
+  q("r", "rq", "xs");
+  dq("rq", "rd");
+  set_attr(b.node("Split", {"rd", "split"}, {"a", "c"}, "split"), "axis", int64_t{1});
+  q("a", "s0", "xs");
+  q("c", "s1", "xs");
+  set_attr(b.node("Transpose", {"xd"}, {"td"}, "transpose"), "perm", std::vector<int64_t>{2, 1, 0});
+  q("td", "t", "xs");
+  set_attr(b.node("Transpose", {"xd"}, {"od"}, "transpose_other"), "perm",
+           std::vector<int64_t>{2, 1, 0});
+  q("od", "other", "os");
+  auto graph = import_onnx_model(b.model(), {}, "cl_quantized_moves", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor x(DType::kU8, {2, 3, 4});
+  for (size_t k = 0; k < 24; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({x});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    // The Split and the first Transpose on the 8-bit data; x's DequantizeLinear (read by the
+    // other Transpose too), that Transpose and its QuantizeLinear.
+    EXPECT_EQ((*program)->stats().kernels, 5);
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      ASSERT_EQ((*outputs)[o].byte_size(), (*expected)[o].byte_size()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
+                0)
+          << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
