@@ -297,7 +297,27 @@ class StepPlanner {
       chains_.emplace(chain->last, std::move(*chain));
     }
     settle_operand_views();
+    find_qdq_binaries();
     absorb_dequantizations();
+  }
+
+  // Binary ops between DequantizeLinear and QuantizeLinear nodes that no other fusion took.
+  void find_qdq_binaries() {
+    for (NodeId id : order_) {
+      if (absorbed_[static_cast<size_t>(id)] || chains_.count(id) || rewritten_.count(id)) continue;
+      auto binary = fusable_qdq_binary(graph_, id);
+      if (!binary ||
+          (binary->quantization && absorbed_[static_cast<size_t>(*binary->quantization)])) {
+        continue;
+      }
+      std::vector<NodeId> absorbed;
+      if (binary->quantization) {
+        absorbed_[static_cast<size_t>(*binary->quantization)] = true;
+        absorbed.push_back(*binary->quantization);
+      }
+      for (NodeId dq : binary->dequantizations) rewired_[dq].insert(id);
+      rewritten_.emplace(id, FusedNode{std::move(binary->op), std::move(absorbed)});
+    }
   }
 
   // A DequantizeLinear whose every reader reads its 8-bit input instead (a quantized Conv, a
@@ -477,7 +497,9 @@ class StepPlanner {
       const Value& value = graph_.value(v);
       if (outputs_.count(v) || value.consumers.size() != 1) return nullptr;
       const NodeId n = value.consumers[0];
-      return absorbed_[static_cast<size_t>(n)] || chains_.count(n) ? nullptr : &graph_.node(n);
+      return absorbed_[static_cast<size_t>(n)] || chains_.count(n) || rewritten_.count(n)
+                 ? nullptr
+                 : &graph_.node(n);
     };
     if (const Node* next = matmul ? sole_reader(result) : nullptr) {
       if (auto bias = fusable_bias(graph_, step.op, *next)) {

@@ -61,6 +61,33 @@ __kernel void dynamic_quantize(__global const storage_t* x, __global const stora
         y, i);
 }
 
+// binary's y = op(a, b) with a DequantizeLinear of either input and a QuantizeLinear of the
+// output fused in: an input with a scale > 0 holds 8-bit integers, read as (x - zero) * scale;
+// with y_scale > 0 y holds clamp(rint(v / y_scale) + y_zero, lo, hi). The graph's float
+// operations, so its values.
+typedef struct {
+  float a_scale, a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi;
+} QdqBinary;
+
+__kernel void qdq_binary(__global const storage_t* a, __global const storage_t* b,
+                         __global storage_t* y, int op, BroadcastShape shape, QdqBinary q,
+                         int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  int rest = i, ia = 0, ib = 0;
+  for (int d = 5; d >= 0; --d) {
+    const int coord = rest % shape.dims[d];
+    rest /= shape.dims[d];
+    ia += coord * shape.a_strides[d];
+    ib += coord * shape.b_strides[d];
+  }
+  float va = LOAD(a, ia), vb = LOAD(b, ib);
+  if (q.a_scale > 0.0f) va = (va - q.a_zero) * q.a_scale;
+  if (q.b_scale > 0.0f) vb = (vb - q.b_zero) * q.b_scale;
+  const float v = apply_binary(op, va, vb);
+  STORE(q.y_scale > 0.0f ? clamp(rint(v / q.y_scale) + q.y_zero, q.lo, q.hi) : v, y, i);
+}
+
 // Output element i of [batch, m, n]: a [batch?, m, k] by b [batch?, k, n] (batch strides 0 where
 // shared). mode 0 writes int32 to y_int; 1 requantizes into y (scales a: 1 or m, b: 1 or n).
 __kernel void quant_matmul(__global const storage_t* a, __global const storage_t* b,

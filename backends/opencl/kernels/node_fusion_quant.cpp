@@ -153,6 +153,49 @@ std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId i
   return move;
 }
 
+std::optional<QdqBinaryFusion> fusable_qdq_binary(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  if ((node.op_type != "Add" && node.op_type != "Sub" && node.op_type != "Mul" &&
+       node.op_type != "Div") ||
+      !node.domain.empty() || node.inputs.size() != 2 || node.outputs.size() != 1 ||
+      node.inputs[0] == kNoValue || node.inputs[1] == kNoValue || node.outputs[0] == kNoValue ||
+      graph.value(node.outputs[0]).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  QdqBinaryFusion fusion{node, {}, {}};
+  // {a_scale, a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi}: scale 0 where not quantized.
+  std::vector<float> params = {0, 0, 0, 0, 0, 0, 0, 255};
+  for (size_t i = 0; i < 2; ++i) {
+    NodeId dq_id = kNoNode;
+    const Node* dq = made_by(graph, node.inputs[i], "DequantizeLinear", &dq_id);
+    if (dq == nullptr || dq->inputs.empty() || dq->inputs[0] == kNoValue ||
+        graph.value(node.inputs[i]).dtype != DType::kF32) {
+      continue;
+    }
+    const Value& x = graph.value(dq->inputs[0]);
+    const auto p = x.is_constant() ? std::nullopt : constant_params(graph, *dq, x.dtype, 1, false);
+    if (!p) continue;  // (a constant's dequantization runs once, at compile)
+    fusion.op.inputs[i] = dq->inputs[0];
+    fusion.dequantizations.push_back(dq_id);
+    params[2 * i] = p->scales[0];
+    params[2 * i + 1] = static_cast<float>(p->zero);
+  }
+  NodeId q_id = kNoNode;
+  const Node* q = node_detail::only_reader(graph, node.outputs[0], &q_id);
+  const auto quantize = q ? fusable_output_quantization(graph, *q) : std::nullopt;
+  if (quantize && q->inputs[0] == node.outputs[0]) {
+    fusion.op.outputs[0] = q->outputs[0];
+    fusion.quantization = q_id;
+    params[4] = quantize->scale;
+    params[5] = static_cast<float>(quantize->zero);
+    params[6] = static_cast<float>(quantize->lo);
+    params[7] = static_cast<float>(quantize->hi);
+  }
+  if (fusion.dequantizations.empty() && !fusion.quantization) return std::nullopt;
+  fusion.op.attributes[kQdqBinaryAttr] = std::move(params);
+  return fusion;
+}
+
 void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {
   conv.inputs[0] = q.x;
   conv.inputs[1] = q.w;

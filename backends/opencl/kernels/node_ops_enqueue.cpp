@@ -402,6 +402,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_grid_sample(ops, queue, *x, shape, *grid, in.shape(1), mode->first, mode->second,
                                node.attr_int("align_corners", 0) != 0, *y, wait);
   }
+  if (node.has_attr(kQdqBinaryAttr)) {  // the program's DequantizeLinear -> op -> Q fusion
+    HSCHED_ASSIGN_OR_RETURN(BinaryOp binary, binary_op_from_onnx(op));
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
+    const auto* p = std::get_if<std::vector<float>>(&node.attributes.at(kQdqBinaryAttr));
+    if (p == nullptr || p->size() != 8) {
+      return invalid_argument(in.context() + ": bad quantization parameters");
+    }
+    const QdqBinary q{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5], (*p)[6], (*p)[7]};
+    return enqueue_qdq_binary(ops, queue, binary, *x, shape, *b, in.shape(1), q, *y, wait);
+  }
   // Max and Min of 8-bit data take the float kernels: choosing a value is exact on them.
   const bool bytes =
       (in.dtype(0) == DType::kU8 || in.dtype(0) == DType::kI8) && op != "Max" && op != "Min";

@@ -115,6 +115,19 @@ Result<cl::Event> enqueue_quant_conv(const OpKernels& ops, cl::CommandQueue& que
   return detail::launch(queue, kernel, count, wait, "quant_conv");
 }
 
+Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                     const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                     const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
+                                     const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "quantized binary op"));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "qdq_binary"));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "qdq_binary", a, b, y, static_cast<cl_int>(op),
+                                          broadcast.shape, q,
+                                          static_cast<cl_int>(broadcast.count)));
+  return detail::launch(queue, kernel, broadcast.count, wait, "qdq_binary");
+}
+
 Result<cl::Event> enqueue_dynamic_quantize(const OpKernels& ops, cl::CommandQueue& queue,
                                            const cl::Buffer& x, int64_t count, cl::Buffer& y,
                                            cl::Buffer& scale, cl::Buffer& zero,

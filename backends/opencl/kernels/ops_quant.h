@@ -43,6 +43,18 @@ Result<cl::Event> enqueue_quant_conv(const OpKernels& ops, cl::CommandQueue& que
                                      const Requantize* requantize, cl::Buffer& y,
                                      const Shape& y_shape, const Events& wait = {});
 
+// y = op(a, b) with numpy broadcasting (ranks up to 6), where `q` dequantizes either input (8-bit
+// integers, (x - zero) * scale) and quantizes the output (clamp(rint(v / scale) + zero, lo, hi)):
+// a scale of 0 leaves that operand as it is. Mirrors QdqBinary in kernel_sources_quant.h.
+struct QdqBinary {
+  cl_float a_scale = 0, a_zero = 0, b_scale = 0, b_zero = 0, y_scale = 0, y_zero = 0, lo = 0,
+           hi = 255;
+};
+Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
+                                     const cl::Buffer& a, const Shape& a_shape, const cl::Buffer& b,
+                                     const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
+                                     const Events& wait = {});
+
 // DynamicQuantizeLinear of x (`count` floats) into y (u8 values), scale and zero (one value
 // each), as the CPU computes them; with fp16 storage the scale is the fp16 nearest.
 Result<cl::Event> enqueue_dynamic_quantize(const OpKernels& ops, cl::CommandQueue& queue,

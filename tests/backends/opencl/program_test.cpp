@@ -559,5 +559,74 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
   }
 }
 
+// Binary ops between DequantizeLinear and QuantizeLinear nodes run as one kernel each: an Add of
+// two dequantized inputs (u8 by a broadcast i8) quantized to u8, exactly the CPU's bytes; a Mul
+// of a dequantized input by a float one; a Mul by a constant that a MatMul takes as its factor
+// (that fusion wins), its DequantizeLinear a kernel of its own.
+TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {2, 3, 4})
+      .input("b", DType::kI8, {4})
+      .input("f", DType::kF32, {2, 3, 4})
+      .input("m", DType::kU8, {3, 4});
+  b.output("sum", DType::kU8, {2, 3, 4})
+      .output("product", DType::kF32, {2, 3, 4})
+      .output("mm", DType::kF32, {3, 5});
+  b.initializer_f32("as", {}, {0.05f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{100}))
+      .initializer_f32("bs", {}, {0.02f})
+      .initializer("bz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}))
+      .initializer_f32("ys", {}, {0.07f})
+      .initializer("yz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{90}))
+      .initializer_f32("half", {}, {0.5f})
+      .initializer_random("w", {4, 5}, 0.5f, 3);
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  b.node("DequantizeLinear", {"b", "bs", "bz"}, {"bd"}, "dq_b");
+  b.node("Add", {"ad", "bd"}, {"s"}, "add");
+  b.node("QuantizeLinear", {"s", "ys", "yz"}, {"sum"}, "q_sum");
+  b.node("Mul", {"ad", "f"}, {"product"}, "mul");
+  b.node("DequantizeLinear", {"m", "as", "az"}, {"md"}, "dq_m");
+  b.node("Mul", {"md", "half"}, {"scaled"}, "scale");
+  b.node("MatMul", {"scaled", "w"}, {"mm"}, "matmul");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_binary", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor a(DType::kU8, {2, 3, 4}), bt(DType::kI8, {4}), f(DType::kF32, {2, 3, 4}),
+      m(DType::kU8, {3, 4});
+  for (size_t k = 0; k < 24; ++k) {
+    a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+    f.values<float>()[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
+  }
+  for (size_t k = 0; k < 4; ++k) bt.values<int8_t>()[k] = static_cast<int8_t>(k * 70 - 120);
+  for (size_t k = 0; k < 12; ++k) m.values<uint8_t>()[k] = static_cast<uint8_t>(k * 31 % 256);
+  const std::vector<Tensor> inputs = {a, bt, f, m};
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run(inputs);
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 4);  // add, mul, dq_m, matmul
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    const std::string where = std::to_string(storage_bytes(storage)) + "-byte storage";
+    ASSERT_EQ((*outputs)[0].byte_size(), (*expected)[0].byte_size());
+    EXPECT_EQ(std::memcmp((*outputs)[0].raw(), (*expected)[0].raw(), (*outputs)[0].byte_size()), 0)
+        << where;
+    const double tolerance = storage == Storage::kFloat32 ? 1e-5 : 1e-2;
+    for (size_t o = 1; o < 3; ++o) {
+      const auto got = (*outputs)[o].values<float>();
+      const auto want = (*expected)[o].values<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
+            << "output " << o << " element " << i << ", " << where;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
