@@ -323,7 +323,9 @@ class StepPlanner {
   // A DequantizeLinear whose every reader reads its 8-bit input instead (a quantized Conv, a
   // quantized move) runs no kernel: the first of them absorbs it.
   void absorb_dequantizations() {
-    for (const auto& [dq, rewired] : rewired_) {
+    for (const auto& entry : rewired_) {  // (clang 14 captures no structured binding)
+      const NodeId dq = entry.first;
+      const std::set<NodeId>& rewired = entry.second;
       const ValueId out = graph_.node(dq).outputs[0];
       const auto& readers = graph_.value(out).consumers;
       if (absorbed_[static_cast<size_t>(dq)] || outputs_.count(out) || readers.empty() ||
@@ -602,7 +604,8 @@ class StepPlanner {
   const std::set<ValueId> outputs_;
   std::map<NodeId, ActivationChain> chains_;  // by the chain's last node
   std::map<ValueId, NodeId> chain_of_input_;  // x -> the last node of the chain reading it
-  std::map<NodeId, FusedNode> rewritten_;     // channel LayerNorms and guarded Softmaxes, by anchor
+  // Channel LayerNorms, guarded Softmaxes, quantized moves and binary ops, by anchor.
+  std::map<NodeId, FusedNode> rewritten_;
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled_;  // by their MatMul
   // MatMul operands read through views, with the nodes on the way each one absorbs.
   struct ViewedOperand {
