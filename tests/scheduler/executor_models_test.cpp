@@ -152,8 +152,9 @@ TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
 
 // The shared INT8 models (ONNX Runtime's QDQ) under `--devices opencl`: the QuantizeLinear and
 // DequantizeLinear nodes and the conv/linear ones between them run on OpenCL (8-bit data held
-// as its integer values, the layers in fp32 between DQ and Q as the graph says; i32 biases are
-// dequantized on the CPU), within `max_steps` of ORT's int8 outputs (steps of the output's
+// as its integer values; Convs, binary ops and moves on them with the DQ and Q fused in, the
+// other layers in fp32 between DQ and Q as the graph says; i32 biases are dequantized on the
+// CPU), within `max_steps` of ORT's int8 outputs (steps of the output's
 // quantization; the CPU's bounds in cpu/models_test.cpp) and with its top class. vit_tiny's top
 // two classes are 3 steps apart in hsched's CPU run of the graph as written (ORT's fused
 // kernels: 11), within the float-versus-integer noise of 12 attention layers: its top class is
