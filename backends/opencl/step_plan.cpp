@@ -237,6 +237,12 @@ class StepPlanner {
         quantized_.emplace(id, *quantized);
         continue;
       }
+      if (auto product = fusable_quantized_matmul(graph_, node)) {
+        rewired_[product->a_dequantize].insert(id);
+        rewired_[product->b_dequantize].insert(id);
+        quantized_matmuls_.emplace(id, *product);
+        continue;
+      }
       if (auto move = fusable_quantized_move(graph_, id)) {
         for (NodeId q : move->quantizations) absorbed_[static_cast<size_t>(q)] = true;
         rewired_[move->dequantize].insert(id);
@@ -482,6 +488,9 @@ class StepPlanner {
     if (const auto q = quantized_.find(id); q != quantized_.end()) {
       attach_quantized_operands(step.op, q->second);
     }
+    if (const auto q = quantized_matmuls_.find(id); q != quantized_matmuls_.end()) {
+      attach_quantized_matmul(step.op, q->second);
+    }
   }
 
   // A Conv's or MatMul's epilogue.
@@ -544,19 +553,21 @@ class StepPlanner {
         chains_.erase(chain_last->second);
       }
     }
-    // A Conv stores the 8-bit integers of a QuantizeLinear that alone reads its result.
-    if (const Node* q = matmul ? nullptr : sole_reader(result)) {
-      if (auto quantize = fusable_output_quantization(graph_, *q)) {
-        attach_output_quantization(step.op, *quantize);
-        take(graph_.value(result).consumers[0], q->outputs[0]);
-      }
-    }
     // A MatMul stores its result transposed for a Transpose that alone reads it (attention's
     // heads merged back), unless a residual, read in the stored layout, came before.
     if (const Node* last = matmul && !with_residual ? sole_reader(result) : nullptr) {
       if (auto perm = fusable_result_transpose(graph_, graph_.node(id), result, *last)) {
         step.op.attributes[kMatMulResultPermAttr] = std::move(*perm);
         take(graph_.value(result).consumers[0], last->outputs[0]);
+      }
+    }
+    // The product stores the 8-bit integers of a QuantizeLinear that alone reads its result (a
+    // MatMul only where its operands are 8-bit: a float product keeps the graph's kernels).
+    const bool quantized_product = !matmul || quantized_matmuls_.count(id);
+    if (const Node* q = quantized_product ? sole_reader(result) : nullptr) {
+      if (auto quantize = fusable_output_quantization(graph_, *q)) {
+        attach_output_quantization(step.op, *quantize);
+        take(graph_.value(result).consumers[0], q->outputs[0]);
       }
     }
     step.op.outputs[0] = result;
@@ -622,6 +633,7 @@ class StepPlanner {
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
   std::map<NodeId, QuantizedConvOperands> quantized_;                     // by their Conv
+  std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat

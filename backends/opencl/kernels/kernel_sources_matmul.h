@@ -32,11 +32,28 @@ inline constexpr const char* kMatMulSource = R"CL(
 //
 // The geometry and epilogue travel as one struct argument (MatMulShape in ops_matmul.cpp): each
 // scalar argument costs a launch host time on some drivers (NVIDIA's), a struct about nothing.
+// 8-bit operands (a DequantizeLinear of each fused in) are read less their zero points a_zero and
+// b_zero (0 otherwise), alpha holding their scales (b's per tensor); with b_scales the product
+// of column j is also times b_scale[j]. With y_scale > 0 y holds QuantizeLinear's
+// clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of the result.
 typedef struct {
   int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
   int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
   float alpha, act_alpha, act_beta;
+  float a_zero, b_zero;
+  int b_scales;
+  float y_scale, y_zero, y_lo, y_hi;
 } MatMulShape;
+
+// Output (row, col)'s value from its sum: scaled, plus the bias and the residual, activated,
+// quantized where the shape says.
+float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
+                MatMulShape mm) {
+  float v = mm.alpha * acc;
+  if (mm.b_scales) v *= LOAD(b_scale, col);
+  v = apply_unary(mm.op, v + bias + res, mm.act_alpha, mm.act_beta);
+  return mm.y_scale > 0.0f ? clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi) : v;
+}
 // Names the kernels' code reads for MatMulShape mm's fields.
 #define MM_UNPACK                                                                               \
   const int m = mm.m, n = mm.n, k = mm.k, a_row = mm.a_row, a_col = mm.a_col;                   \
@@ -56,15 +73,18 @@ typedef struct {
     const int ak = a_col == 1 ? l % 16 : l / TILE, am = a_col == 1 ? l / 16 : l % TILE;   \
     const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
-    a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) : 0.0f;        \
-    b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) : 0.0f;        \
+    a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) - mm.a_zero    \
+                                      : 0.0f;                                                   \
+    b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) - mm.b_zero    \
+                                      : 0.0f;                                                   \
   }
 // GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
 // their choice by the batch index, which is then the product's.
 #define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK)                         \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
-          __global const storage_t* bias, __global const storage_t* res, __global storage_t* y, \
+          __global const storage_t* b_scale, __global const storage_t* bias,                    \
+          __global const storage_t* res, __global storage_t* y,                                 \
           __global float* partial, MatMulShape mm GROUP_PARAMS) {                               \
   MM_UNPACK                                                                                     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
@@ -102,9 +122,9 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       if (col >= n) continue;                                                                   \
       if (splits == 1) {                                                                        \
         const int at = y_base + row * y_row + col;                                              \
-        float v = alpha * acc[i][j] + (has_bias ? LOAD(bias, col) : 0.0f);                     \
-        if (has_res) v += LOAD(res, batch * res_batch + row * y_row + col);                     \
-        STORE(apply_unary(op, v, act_alpha, act_beta), y, at);                                  \
+        const float r = has_res ? LOAD(res, batch * res_batch + row * y_row + col) : 0.0f;      \
+        STORE(mm_finish(acc[i][j], col, b_scale, has_bias ? LOAD(bias, col) : 0.0f, r, mm), y,  \
+              at);                                                                              \
       } else {                                                                                  \
         partial[((split * batches + batch) * m + row) * n + col] = acc[i][j];                   \
       }                                                                                         \
@@ -137,7 +157,8 @@ MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.
-__kernel void matmul_split_reduce(__global const float* partial, __global const storage_t* bias,
+__kernel void matmul_split_reduce(__global const float* partial,
+                                  __global const storage_t* b_scale, __global const storage_t* bias,
                                   __global const storage_t* res, __global storage_t* y,
                                   MatMulShape mm, int count) {
   MM_UNPACK
@@ -146,9 +167,8 @@ __kernel void matmul_split_reduce(__global const float* partial, __global const 
   float sum = 0.0f;
   for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
   const int in_batch = (i / n % m) * y_row + i % n, at = (i / (m * n)) * y_batch + in_batch;
-  float v = alpha * sum + (has_bias ? LOAD(bias, i % n) : 0.0f);
-  if (has_res) v += LOAD(res, (i / (m * n)) * res_batch + in_batch);
-  STORE(apply_unary(op, v, act_alpha, act_beta), y, at);
+  const float r = has_res ? LOAD(res, (i / (m * n)) * res_batch + in_batch) : 0.0f;
+  STORE(mm_finish(sum, i % n, b_scale, has_bias ? LOAD(bias, i % n) : 0.0f, r, mm), y, at);
 }
 
 )CL";

@@ -107,8 +107,8 @@ std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& gra
   return q;
 }
 
-std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& graph,
-                                                               const Node& quantize) {
+std::optional<QuantizedOutput> fusable_output_quantization(const Graph& graph,
+                                                           const Node& quantize) {
   if (quantize.op_type != "QuantizeLinear" || !quantize.domain.empty() || quantize.inputs.empty() ||
       quantize.outputs.size() != 1 || quantize.outputs[0] == kNoValue ||
       graph.value(quantize.inputs[0]).dtype != DType::kF32) {
@@ -118,7 +118,7 @@ std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& grap
   const auto params = constant_params(graph, quantize, dtype, 1, false);
   if (!params) return std::nullopt;
   const int64_t lo = dtype == DType::kU8 ? 0 : -128;
-  return QuantizedConvOutput{params->scales[0], params->zero, lo, lo + 255};
+  return QuantizedOutput{params->scales[0], params->zero, lo, lo + 255};
 }
 
 std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id) {
@@ -196,6 +196,55 @@ std::optional<QdqBinaryFusion> fusable_qdq_binary(const Graph& graph, NodeId id)
   return fusion;
 }
 
+std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
+                                                                const Node& matmul) {
+  if (matmul.op_type != "MatMul" || !matmul.domain.empty() || matmul.inputs.size() != 2 ||
+      matmul.outputs.size() != 1 || matmul.inputs[0] == kNoValue || matmul.inputs[1] == kNoValue) {
+    return std::nullopt;
+  }
+  const Value& a_f = graph.value(matmul.inputs[0]);
+  const Value& b_f = graph.value(matmul.inputs[1]);
+  if (a_f.dtype != DType::kF32 || b_f.dtype != DType::kF32 || !a_f.shape.is_static() ||
+      !b_f.shape.is_static() || !tiled_matmul(a_f.shape.dims, b_f.shape.dims)) {
+    return std::nullopt;
+  }
+  QuantizedMatMulOperands q;
+  const Node* a_dq = made_by(graph, matmul.inputs[0], "DequantizeLinear", &q.a_dequantize);
+  const Node* b_dq = made_by(graph, matmul.inputs[1], "DequantizeLinear", &q.b_dequantize);
+  if (a_dq == nullptr || b_dq == nullptr || a_dq->inputs.empty() || b_dq->inputs.empty() ||
+      a_dq->inputs[0] == kNoValue || b_dq->inputs[0] == kNoValue) {
+    return std::nullopt;
+  }
+  const Value& a = graph.value(a_dq->inputs[0]);
+  const Value& b = graph.value(b_dq->inputs[0]);
+  const auto a_params = constant_params(graph, *a_dq, a.dtype, 1, false);
+  if (!a_params) return std::nullopt;
+  auto b_params = constant_params(graph, *b_dq, b.dtype, 1, false);
+  if (!b_params && b.is_constant() && b.shape.rank() == 2) {  // per column: [K, N], axis 1
+    const int64_t n = b.shape.dims[1];
+    const int64_t axis = b_dq->attr_int("axis", 1);
+    if (axis == 1 || axis == -1) b_params = constant_params(graph, *b_dq, b.dtype, n, true);
+    if (b_params && n > 1) q.b_scales = b_dq->inputs[1];
+  }
+  if (!b_params) return std::nullopt;
+  q.a = a_dq->inputs[0];
+  q.b = b_dq->inputs[0];
+  const bool per_column = q.b_scales != kNoValue;
+  q.params = {a_params->scales[0], static_cast<float>(a_params->zero),
+              per_column ? 1.0f : b_params->scales[0], static_cast<float>(b_params->zero)};
+  return q;
+}
+
+void attach_quantized_matmul(Node& matmul, const QuantizedMatMulOperands& q) {
+  matmul.inputs[0] = q.a;
+  matmul.inputs[1] = q.b;
+  if (q.b_scales != kNoValue) {
+    matmul.inputs.resize(std::max(matmul.inputs.size(), kWeightScaleInput + 1), kNoValue);
+    matmul.inputs[kWeightScaleInput] = q.b_scales;
+  }
+  matmul.attributes[kMatMulQuantizedAttr] = q.params;
+}
+
 void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {
   conv.inputs[0] = q.x;
   conv.inputs[1] = q.w;
@@ -205,9 +254,9 @@ void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {
   conv.attributes[kConvInputScaleAttr] = q.x_scale;
 }
 
-void attach_output_quantization(Node& conv, const QuantizedConvOutput& q) {
-  conv.attributes[kConvOutputQuantizeAttr] = std::vector<int64_t>{q.zero, q.lo, q.hi};
-  conv.attributes[kConvOutputScaleAttr] = q.scale;
+void attach_output_quantization(Node& product, const QuantizedOutput& q) {
+  product.attributes[kQuantizeOutputAttr] = std::vector<int64_t>{q.zero, q.lo, q.hi};
+  product.attributes[kQuantizeOutputScaleAttr] = q.scale;
 }
 
 }  // namespace hsched::opencl

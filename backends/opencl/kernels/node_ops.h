@@ -155,19 +155,34 @@ struct QuantizedConvOperands {
 std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& graph,
                                                                 const Node& conv);
 void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q);
-// Conv -> QuantizeLinear fusion: `quantize`, the only reader of a Conv's f32 result (after its
-// epilogue), to u8 or i8 per tensor by constants: its scale, zero point and range. The program's
-// Conv stores the 8-bit integers (attach_output_quantization: attributes kConvOutputQuantizeAttr
-// {zero, lo, hi} and kConvOutputScaleAttr; ConvParams::quantize_output).
-inline constexpr const char* kConvOutputQuantizeAttr = "hsched_conv_y_quantize";
-inline constexpr const char* kConvOutputScaleAttr = "hsched_conv_y_scale";
-struct QuantizedConvOutput {
+// DequantizeLinear -> MatMul fusion: a MatMul (a tiled product, tiled_matmul) of 8-bit a
+// dequantized per tensor by 8-bit b dequantized per tensor, or a 2-D constant b with zero points
+// 0 and scales per column (axis 1), every parameter a constant. The program's MatMul reads a and
+// b (attach_quantized_matmul: attribute kMatMulQuantizedAttr {a_scale, a_zero, b_scale, b_zero},
+// b_scale 1 where per column, those scales as input kWeightScaleInput) and sums (a - a_zero) x
+// (b - b_zero) (MatMulFusion's quantized operands).
+inline constexpr const char* kMatMulQuantizedAttr = "hsched_matmul_quantized";
+struct QuantizedMatMulOperands {
+  ValueId a = kNoValue, b = kNoValue, b_scales = kNoValue;  // b_scales: per column, else none
+  std::vector<float> params;                                // kMatMulQuantizedAttr's
+  NodeId a_dequantize = kNoNode, b_dequantize = kNoNode;
+};
+std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
+                                                                const Node& matmul);
+void attach_quantized_matmul(Node& matmul, const QuantizedMatMulOperands& q);
+// Conv/MatMul -> QuantizeLinear fusion: `quantize`, the only reader of a Conv's or MatMul's f32
+// result (after its epilogue), to u8 or i8 per tensor by constants: its scale, zero point and
+// range. The product stores the 8-bit integers (attach_output_quantization: attributes
+// kQuantizeOutputAttr {zero, lo, hi} and kQuantizeOutputScaleAttr).
+inline constexpr const char* kQuantizeOutputAttr = "hsched_quantize_y";
+inline constexpr const char* kQuantizeOutputScaleAttr = "hsched_quantize_y_scale";
+struct QuantizedOutput {
   float scale = 1.0f;
   int64_t zero = 0, lo = 0, hi = 255;
 };
-std::optional<QuantizedConvOutput> fusable_output_quantization(const Graph& graph,
-                                                               const Node& quantize);
-void attach_output_quantization(Node& conv, const QuantizedConvOutput& q);
+std::optional<QuantizedOutput> fusable_output_quantization(const Graph& graph,
+                                                           const Node& quantize);
+void attach_output_quantization(Node& product, const QuantizedOutput& q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
 // (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
 // whose input 0 is 8-bit x dequantized per tensor by constants and each of whose outputs only a

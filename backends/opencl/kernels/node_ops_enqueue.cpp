@@ -99,6 +99,19 @@ std::optional<Activation> fused_activation(const Node& node) {
                     .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
 }
 
+// The program's Conv/MatMul -> QuantizeLinear fusion (attach_output_quantization), if any.
+Result<std::optional<ConvParams::QuantizedOutput>> fused_quantization(const Node& node,
+                                                                      const Operands& in) {
+  if (!node.has_attr(kQuantizeOutputAttr)) return std::optional<ConvParams::QuantizedOutput>{};
+  const std::vector<int64_t> q = node.attr_ints(kQuantizeOutputAttr);
+  const float scale = node.attr_float(kQuantizeOutputScaleAttr, 0.0f);
+  if (q.size() != 3 || !(scale > 0.0f)) {
+    return invalid_argument(in.context() + ": bad output quantization");
+  }
+  return std::optional{
+      ConvParams::QuantizedOutput{.scale = scale, .zero = q[0], .lo = q[1], .hi = q[2]}};
+}
+
 Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
@@ -146,12 +159,7 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
         .weight_scale = scales,
         .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
   }
-  if (node.has_attr(kConvOutputQuantizeAttr)) {  // the program's Conv -> QuantizeLinear fusion
-    const std::vector<int64_t> q = node.attr_ints(kConvOutputQuantizeAttr);
-    if (q.size() != 3) return invalid_argument(in.context() + ": bad output quantization");
-    params.quantize_output = ConvParams::QuantizedOutput{
-        .scale = node.attr_float(kConvOutputScaleAttr, 0.0f), .zero = q[0], .lo = q[1], .hi = q[2]};
-  }
+  HSCHED_ASSIGN_OR_RETURN(params.quantize_output, fused_quantization(node, in));
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);
@@ -195,14 +203,32 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     views[i] = decode_view(ints);
     if (!views[i]) return invalid_argument("a malformed operand view");
   }
-  const MatMulFusion fusion{.a_view = views[0],
-                            .b_view = views[1],
-                            .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
-                            .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
-                            .bias = in.optional_buffer(2),
-                            .residual = in.optional_buffer(kResidualInput),
-                            .residual_shared = residual_shared,
-                            .activation = fused_activation(in.node())};
+  MatMulFusion fusion{.a_view = views[0],
+                      .b_view = views[1],
+                      .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
+                      .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
+                      .bias = in.optional_buffer(2),
+                      .residual = in.optional_buffer(kResidualInput),
+                      .residual_shared = residual_shared,
+                      .activation = fused_activation(in.node())};
+  if (const auto it = in.node().attributes.find(kMatMulQuantizedAttr);
+      it != in.node().attributes.end()) {  // the program's DequantizeLinear -> MatMul fusion
+    const auto* q = std::get_if<std::vector<float>>(&it->second);
+    if (q == nullptr || q->size() != 4) {
+      return invalid_argument(in.context() + ": bad quantization parameters");
+    }
+    fusion.alpha *= (*q)[0] * (*q)[2];
+    fusion.a_zero = (*q)[1];
+    fusion.b_zero = (*q)[3];
+    fusion.b_scale = in.optional_buffer(kWeightScaleInput);
+  }
+  HSCHED_ASSIGN_OR_RETURN(const auto quantize, fused_quantization(in.node(), in));
+  if (quantize) {
+    fusion.y_scale = quantize->scale;
+    fusion.y_zero = static_cast<float>(quantize->zero);
+    fusion.y_lo = static_cast<float>(quantize->lo);
+    fusion.y_hi = static_cast<float>(quantize->hi);
+  }
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 

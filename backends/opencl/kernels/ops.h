@@ -240,6 +240,13 @@ struct MatMulFusion {
   const cl::Buffer* residual = nullptr;
   bool residual_shared = false;
   std::optional<Activation> activation{};
+  // 8-bit operands (a DequantizeLinear of each fused in): the product sums (a - a_zero) x
+  // (b - b_zero), alpha holding their scales (B's per tensor) and b_scale B's scales per column
+  // ([N]; null where per tensor). With y_scale > 0, y holds QuantizeLinear's clamp(rint(v /
+  // y_scale) + y_zero, y_lo, y_hi) of the result. Tiled products only.
+  float a_zero = 0, b_zero = 0;
+  const cl::Buffer* b_scale = nullptr;
+  float y_scale = 0, y_zero = 0, y_lo = 0, y_hi = 255;
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
 // `fusion` (a_shape and b_shape are the buffers' shapes; a view's dims are the operand's).

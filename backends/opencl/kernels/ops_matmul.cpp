@@ -35,12 +35,15 @@ using detail::float_scratch;
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 7;
+constexpr cl_uint kMatMulArgs = 8;
 // Mirrors MatMulShape in kernel_sources_matmul.h.
 struct MatMulShape {
   cl_int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
   cl_int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
   cl_float alpha, act_alpha, act_beta;
+  cl_float a_zero, b_zero;  // MatMulFusion::quantized
+  cl_int b_scales;
+  cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -112,8 +115,17 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           op,
                           e.alpha,
                           act.alpha,
-                          act.beta};
-  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, bias, residual, y, partial, shape));
+                          act.beta,
+                          e.a_zero,
+                          e.b_zero,
+                          i32(e.b_scale != nullptr),
+                          e.y_scale,
+                          e.y_zero,
+                          e.y_lo,
+                          e.y_hi};
+  const cl::Buffer& b_scale = detail::or_null(e.b_scale);
+  HSCHED_RETURN_IF_ERROR(
+      detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial, shape));
   if (group != nullptr) {
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
@@ -135,8 +147,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (splits == 1) return event;
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
-  HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, bias, residual, y,
-                                          shape, i32(count)));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, b_scale, bias,
+                                          residual, y, shape, i32(count)));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 
@@ -449,6 +461,11 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
   }
   if ((a_strides || b_strides || y_strides) && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a transposed MatMul operand or result needs the tiled kernel");
+  }
+  const bool quantized = fusion.a_zero != 0.0f || fusion.b_zero != 0.0f ||
+                         fusion.b_scale != nullptr || fusion.y_scale > 0.0f;
+  if (quantized && !tiled && p.y_count * k > 0) {
+    return invalid_argument("ops: a quantized MatMul needs the tiled kernel");
   }
   if (!tiled || p.y_count == 0 || k == 0) return p;
   const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});

@@ -628,5 +628,66 @@ TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
   }
 }
 
+// DequantizeLinear -> MatMul -> QuantizeLinear in one tiled launch: u8 activations by int8
+// weights scaled per column, and by another dequantized activation (attention's products), each
+// quantized to i8; against the CPU (QLinearMatMul's int32 sums for the first, fp32 between the
+// Q/DQ nodes for the second), a step at most and rarely.
+TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {2, 3, 40}).input("c", DType::kU8, {2, 40, 6});
+  b.output("y", DType::kI8, {2, 3, 5}).output("z", DType::kI8, {2, 3, 6});
+  std::vector<int8_t> w(40 * 5);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  b.initializer_f32("as", {}, {0.04f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer_f32("cs", {}, {0.03f})
+      .initializer("cz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{9}))
+      .initializer("w", Tensor::from_vector(DType::kI8, {40, 5}, w))
+      .initializer_f32("ws", {5}, {0.004f, 0.005f, 0.006f, 0.007f, 0.008f})
+      .initializer_f32("ys", {}, {0.9f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{2}));
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  b.node("DequantizeLinear", {"c", "cs", "cz"}, {"cd"}, "dq_c");
+  set_attr(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w"), "axis", int64_t{1});
+  b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
+  b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"}, "q_y");
+  b.node("MatMul", {"ad", "cd"}, {"q"}, "attention");
+  b.node("QuantizeLinear", {"q", "ys", "yz"}, {"z"}, "q_z");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_matmul", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor a(DType::kU8, {2, 3, 40}), c(DType::kU8, {2, 40, 6});
+  for (size_t k = 0; k < 240; ++k) a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+  for (size_t k = 0; k < 480; ++k) c.values<uint8_t>()[k] = static_cast<uint8_t>(k * 29 % 256);
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto expected = (*cpu)->run({a, c});
+  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 2);  // every DQ and Q in the products
+    auto outputs = (*program)->run({a, c});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < 2; ++o) {
+      const auto got = (*outputs)[o].values<int8_t>();
+      const auto want = (*expected)[o].values<int8_t>();
+      ASSERT_EQ(got.size(), want.size());
+      int worst = 0, off = 0, clamped = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        worst = std::max(worst, std::abs(got[i] - want[i]));
+        off += got[i] != want[i];
+        clamped += want[i] == -128 || want[i] == 127;
+      }
+      const std::string where =
+          "output " + std::to_string(o) + ", " + std::to_string(storage_bytes(storage)) + "-byte";
+      EXPECT_LE(worst, 1) << where;
+      EXPECT_LE(off, static_cast<int>(got.size()) / 10) << where;
+      EXPECT_LT(clamped, static_cast<int>(got.size()) / 4) << where << ": mostly saturated";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
