@@ -67,20 +67,22 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
 // neighbouring items.
-#define MM_FETCH(K0, TILE)                                                                      \
+#define MM_FETCH(K0, TILE, QUANT)                                                               \
   for (int r = 0; r < TILE / 16; ++r) {                                                      \
     const int l = tid + 256 * r;                                                                \
     const int ak = a_col == 1 ? l % 16 : l / TILE, am = a_col == 1 ? l / 16 : l % TILE;   \
     const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
-    a_next[r] = (i < m && pa < k_end) ? LOAD(a, a_base + i * a_row + pa * a_col) - mm.a_zero    \
-                                      : 0.0f;                                                   \
-    b_next[r] = (j < n && pb < k_end) ? LOAD(b, b_base + pb * b_row + j * b_col) - mm.b_zero    \
-                                      : 0.0f;                                                   \
+    a_next[r] = (i < m && pa < k_end)                                                           \
+                    ? LOAD(a, a_base + i * a_row + pa * a_col) - (QUANT ? mm.a_zero : 0.0f)     \
+                    : 0.0f;                                                                     \
+    b_next[r] = (j < n && pb < k_end)                                                           \
+                    ? LOAD(b, b_base + pb * b_row + j * b_col) - (QUANT ? mm.b_zero : 0.0f)     \
+                    : 0.0f;                                                                     \
   }
 // GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
 // their choice by the batch index, which is then the product's.
-#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK)                         \
+#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK, QUANT)                  \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* b_scale, __global const storage_t* bias,                    \
@@ -102,7 +104,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   /* Each item stages MM_TILE / 16 elements of each tile per step; the next step's are loaded */ \
   /* into registers before this step's products, so their latency hides behind them. */         \
   float a_next[MM_TILE / 16], b_next[MM_TILE / 16];                                             \
-  MM_FETCH(k_begin, MM_TILE)                                                                    \
+  MM_FETCH(k_begin, MM_TILE, QUANT)                                                             \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
     for (int r = 0; r < MM_TILE / 16; ++r) {                                                    \
       const int l = tid + 256 * r;                                                              \
@@ -110,7 +112,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       b_tile[b_col == 1 ? l / MM_TILE : l % 16][b_col == 1 ? l % MM_TILE : l / 16] = b_next[r]; \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE)                                             \
+    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE, QUANT)                                      \
     TILE_FMA(MM_VEC, MM_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
@@ -123,8 +125,10 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       if (splits == 1) {                                                                        \
         const int at = y_base + row * y_row + col;                                              \
         const float r = has_res ? LOAD(res, batch * res_batch + row * y_row + col) : 0.0f;      \
-        STORE(mm_finish(acc[i][j], col, b_scale, has_bias ? LOAD(bias, col) : 0.0f, r, mm), y,  \
-              at);                                                                              \
+        const float bias_v = has_bias ? LOAD(bias, col) : 0.0f;                                 \
+        STORE(QUANT ? mm_finish(acc[i][j], col, b_scale, bias_v, r, mm)                         \
+                    : apply_unary(op, alpha * acc[i][j] + bias_v + r, act_alpha, act_beta),     \
+              y, at);                                                                           \
       } else {                                                                                  \
         partial[((split * batches + batch) * m + row) * n + col] = acc[i][j];                   \
       }                                                                                         \
@@ -132,9 +136,14 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   }                                                                                             \
 }
 #define MM_PLAIN
-MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN)
-MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN)
-MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN)
+MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0)
+MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0)
+MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0)
+// The same for 8-bit operands or a quantized result (MatMulShape's zero points, b_scales and
+// y_scale): operands less their zero points, mm_finish's epilogue.
+MM_BODY(matmul_qdq_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 1)
+MM_BODY(matmul_qdq_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 1)
+MM_BODY(matmul_qdq_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 1)
 
 // Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
 // are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only.
@@ -151,9 +160,9 @@ MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN)
   } else if (batch == 3) {                                                                      \
     b = b3; bias = bias3; y = y3;                                                               \
   }
-MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK)
-MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK)
-MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK)
+MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
+MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
+MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

@@ -38,11 +38,12 @@ typedef struct {
 // A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
 // the channels read in place), times its channel's factor where it has them.
 float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
-                 int b, int c, int iy, int ix) {
-  float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix);
-  if (s.quantized) v -= (float)s.x_zero;
+                 int b, int c, int iy, int ix, float zero) {
+  const float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix) - zero;
   return s.has_in_scale ? v * LOAD(in_scale, b * s.in_scale_batch + c) : v;
 }
+// The zero point conv_input subtracts (0 unless quantized).
+float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 
 // A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
 // quantized, plus the bias and the residual, the activation, quantized where quantize_y.
@@ -75,7 +76,7 @@ __kernel void im2col(__global const storage_t* x, __global const storage_t* in_s
   const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
   const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
   float v = 0.0f;
-  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = conv_input(x, in_scale, s, b, c, iy, ix);
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = conv_input(x, in_scale, s, b, c, iy, ix, conv_zero(s));
   col[i] = v;
 }
 
@@ -110,7 +111,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 // input pixel, an address stepping by a channel plane, with none of the window's index arithmetic.
 // Loads this item's share of the weight tile and the gathered im2col tile (TILE wide) of the K
 // step at K0 into a_next and b_next.
-#define CG_FETCH(K0, TILE, CG_1X1)                                                              \
+#define CG_FETCH(K0, TILE, CG_1X1, QUANT)                                                       \
   for (int r = 0; r < TILE / 16; ++r) {                                                         \
     const int l = tid + 256 * r, am = m0 + l / 16, ak = (K0) + l % 16;                          \
     a_next[r] = (am < s.oc && ak < k_end) ? LOAD(w, am * k_total + ak) : 0.0f;                  \
@@ -118,18 +119,18 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
     float v = 0.0f;                                                                             \
     if (CG_1X1) {                                                                               \
       if (col_ok && k < k_end) {                                                                \
-        v = LOAD(x, x_at + k * x_plane) - (s.quantized ? (float)s.x_zero : 0.0f);               \
+        v = LOAD(x, x_at + k * x_plane) - (QUANT ? (float)s.x_zero : 0.0f);                     \
         if (s.has_in_scale) v *= LOAD(in_scale, bb * s.in_scale_batch + k);                     \
       }                                                                                         \
     } else if (col_ok && k < k_end) {                                                           \
       const int c = k / khw, rest = k % khw;                                                    \
       const int iy = iy0 + (rest / s.kw) * s.dh, ix = ix0 + (rest % s.kw) * s.dw;               \
       if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                           \
-        v = conv_input(x, in_scale, s, bb, c, iy, ix);                                          \
+        v = conv_input(x, in_scale, s, bb, c, iy, ix, QUANT ? (float)s.x_zero : 0.0f);          \
     }                                                                                           \
     b_next[r] = v;                                                                              \
   }
-#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1)                                          \
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT)                                   \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
           __global const storage_t* w, __global const storage_t* w_scale,                       \
@@ -158,7 +159,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
     for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
   /* As matmul_tiled: the next K step's share of each tile in registers during this one's. */   \
   float a_next[CG_TILE / 16], b_next[CG_TILE / 16];                                             \
-  CG_FETCH(k_begin, CG_TILE, CG_1X1)                                                            \
+  CG_FETCH(k_begin, CG_TILE, CG_1X1, QUANT)                                                     \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
     for (int r = 0; r < CG_TILE / 16; ++r) {                                                    \
       const int l = tid + 256 * r;                                                              \
@@ -166,7 +167,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
       b_tile[b_row0 + r * (256 / CG_TILE)][b_col] = b_next[r];                                  \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE, CG_1X1)                                     \
+    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE, CG_1X1, QUANT)                              \
     TILE_FMA(CG_VEC, CG_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
@@ -179,21 +180,31 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
       if (n >= cols) continue;                                                                  \
       if (splits == 1) {                                                                        \
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
-        const float r = has_res ? LOAD(res, out) : 0.0f;                                        \
-        STORE(conv_finish(acc[i][j], m, w_scale, bias_m, r, s, op, alpha, beta), y,             \
-              conv_stored(s, out));                                                             \
+        const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
+        STORE(QUANT ? conv_finish(acc[i][j], m, w_scale, bias_m,                                \
+                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta)          \
+                    : apply_unary(op, v, alpha, beta),                                          \
+              y, conv_stored(s, out));                                                          \
       } else {                                                                                  \
         partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
       }                                                                                         \
     }                                                                                           \
   }                                                                                             \
 }
-CG_BODY(conv_gemm_64, 64, 4, float4, 0)
-CG_BODY(conv_gemm_32, 32, 2, float2, 0)
-CG_BODY(conv_gemm_16, 16, 1, float, 0)
-CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1)
-CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1)
-CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1)
+CG_BODY(conv_gemm_64, 64, 4, float4, 0, 0)
+CG_BODY(conv_gemm_32, 32, 2, float2, 0, 0)
+CG_BODY(conv_gemm_16, 16, 1, float, 0, 0)
+CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1, 0)
+CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1, 0)
+CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1, 0)
+// The same for a quantized Conv or one whose output is quantized (ConvShape's quantized and
+// quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue.
+CG_BODY(conv_gemm_q_64, 64, 4, float4, 0, 1)
+CG_BODY(conv_gemm_q_32, 32, 2, float2, 0, 1)
+CG_BODY(conv_gemm_q_16, 16, 1, float, 0, 1)
+CG_BODY(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1)
+CG_BODY(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1)
+CG_BODY(conv_gemm_q_16_1x1, 16, 1, float, 1, 1)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.
@@ -218,34 +229,40 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
 
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
 // residual Add and activation fused as in conv_gemm.
-__kernel void conv_direct(__global const storage_t* x, __global const storage_t* in_scale,
-                          __global const storage_t* w, __global const storage_t* w_scale,
-                          __global const storage_t* bias, int has_bias,
-                          __global const storage_t* res, int has_res, __global storage_t* y,
-                          ConvShape s, int op, float alpha, float beta, int count) {
-  const int i = get_global_id(0);
-  if (i >= count) return;
-  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
-  const int b = i / (s.ow * s.oh * s.oc);
-  const int cin = s.c / s.group, g = oc / (s.oc / s.group);
-  float sum = 0.0f;
-  for (int ci = 0; ci < cin; ++ci) {
-    const int wbase = (oc * cin + ci) * s.kh;
-    for (int ky = 0; ky < s.kh; ++ky) {
-      const int iy = oy * s.sh - s.ph + ky * s.dh;
-      if (iy < 0 || iy >= s.h) continue;
-      for (int kx = 0; kx < s.kw; ++kx) {
-        const int ix = ox * s.sw - s.pw + kx * s.dw;
-        if (ix < 0 || ix >= s.w) continue;
-        sum += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix) *
-               LOAD(w, (wbase + ky) * s.kw + kx);
-      }
-    }
-  }
-  sum = conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f,
-                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta);
-  STORE(sum, y, conv_stored(s, i));
+#define CD_BODY(NAME, QUANT)                                                                    \
+__kernel void NAME(__global const storage_t* x, __global const storage_t* in_scale,            \
+                   __global const storage_t* w, __global const storage_t* w_scale,             \
+                   __global const storage_t* bias, int has_bias,                                \
+                   __global const storage_t* res, int has_res, __global storage_t* y,           \
+                   ConvShape s, int op, float alpha, float beta, int count) {                   \
+  const int i = get_global_id(0);                                                               \
+  if (i >= count) return;                                                                       \
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;             \
+  const int b = i / (s.ow * s.oh * s.oc);                                                       \
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);                                     \
+  const float zero = QUANT ? conv_zero(s) : 0.0f;                                               \
+  float sum = QUANT || !has_bias ? 0.0f : LOAD(bias, oc);                                       \
+  for (int ci = 0; ci < cin; ++ci) {                                                            \
+    const int wbase = (oc * cin + ci) * s.kh;                                                   \
+    for (int ky = 0; ky < s.kh; ++ky) {                                                         \
+      const int iy = oy * s.sh - s.ph + ky * s.dh;                                              \
+      if (iy < 0 || iy >= s.h) continue;                                                        \
+      for (int kx = 0; kx < s.kw; ++kx) {                                                       \
+        const int ix = ox * s.sw - s.pw + kx * s.dw;                                            \
+        if (ix < 0 || ix >= s.w) continue;                                                      \
+        sum += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix, zero) *                      \
+               LOAD(w, (wbase + ky) * s.kw + kx);                                               \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
+  const float r = has_res ? LOAD(res, i) : 0.0f;                                                \
+  STORE(QUANT ? conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f, r, s, op,       \
+                            alpha, beta)                                                        \
+              : apply_unary(op, sum + r, alpha, beta),                                          \
+        y, conv_stored(s, i));                                                                  \
 }
+CD_BODY(conv_direct, 0)
+CD_BODY(conv_direct_q, 1)  // quantized or quantize_y, as conv_gemm_q_*
 
 // ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
 // oy + ph - ky * dh == iy * sh. w is [c, oc / group, kh, kw].
@@ -369,13 +386,14 @@ void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
   const int b = i / (s.ow * s.oh * s.oc);
   const int cin = s.c / s.group, g = oc / (s.oc / s.group);
+  const float zero = conv_zero(s);
   const int taps = s.kh * s.kw, size = cin * taps;
   float partial = 0.0f;
   for (int r = lid; r < size; r += 64) {
     const int ci = r / taps, ky = (r % taps) / s.kw, kx = r % s.kw;
     const int iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
     if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-    partial += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix) * LOAD(w, oc * size + r);
+    partial += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix, zero) * LOAD(w, oc * size + r);
   }
   const float sum = group_sum(partial, scratch);
   if (lid != 0) return;

@@ -250,10 +250,15 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   // A 1x1 kernel without leading pads gathers no window (a trailing pad's pixels read zeros).
   const bool one_by_one = s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0;
-  static constexpr const char* kNames[2][3] = {
-      {"conv_gemm_64", "conv_gemm_32", "conv_gemm_16"},
-      {"conv_gemm_64_1x1", "conv_gemm_32_1x1", "conv_gemm_16_1x1"}};
-  const char* name = kNames[one_by_one ? 1 : 0][tile == 64 ? 0 : tile == 32 ? 1 : 2];
+  static constexpr const char* kNames[2][2][3] = {
+      {{"conv_gemm_64", "conv_gemm_32", "conv_gemm_16"},
+       {"conv_gemm_64_1x1", "conv_gemm_32_1x1", "conv_gemm_16_1x1"}},
+      {{"conv_gemm_q_64", "conv_gemm_q_32", "conv_gemm_q_16"},
+       {"conv_gemm_q_64_1x1", "conv_gemm_q_32_1x1", "conv_gemm_q_16_1x1"}}};
+  const bool quantized = s.quantized || s.quantize_y;
+  const char* name = kNames[quantized ? 1 : 0][one_by_one ? 1 : 0][tile == 64   ? 0
+                                                                   : tile == 32 ? 1
+                                                                                : 2];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
@@ -339,7 +344,9 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
   const bool rows = algorithm == ConvAlgorithm::kRows;
-  const char* name = rows ? "conv_rows" : "conv_direct";
+  const char* name = rows                            ? "conv_rows"
+                     : (s.quantized || s.quantize_y) ? "conv_direct_q"
+                                                     : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(

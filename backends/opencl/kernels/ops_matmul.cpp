@@ -89,9 +89,14 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
   static const std::map<int64_t, const char*> kTiled = {
       {64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}};
+  static const std::map<int64_t, const char*> kQuantized = {
+      {64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}};
   static const std::map<int64_t, const char*> kGroup = {
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
-  const char* name = (group != nullptr ? kGroup : kTiled).at(tile);
+  const bool quantized =
+      e.a_zero != 0.0f || e.b_zero != 0.0f || e.b_scale != nullptr || e.y_scale > 0.0f;
+  if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
+  const char* name = (group != nullptr ? kGroup : quantized ? kQuantized : kTiled).at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const MatMulShape shape{i32(c.m),
                           i32(c.n),
