@@ -74,14 +74,8 @@ __kernel void qdq_binary(__global const storage_t* a, __global const storage_t* 
                          int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  int rest = i, ia = 0, ib = 0;
-  for (int d = 5; d >= 0; --d) {
-    const int coord = rest % shape.dims[d];
-    rest /= shape.dims[d];
-    ia += coord * shape.a_strides[d];
-    ib += coord * shape.b_strides[d];
-  }
-  float va = LOAD(a, ia), vb = LOAD(b, ib);
+  const int2 at = broadcast_at(&shape, i);  // (kernel_sources_integer.h)
+  float va = LOAD(a, at.x), vb = LOAD(b, at.y);
   if (q.a_scale > 0.0f) va = (va - q.a_zero) * q.a_scale;
   if (q.b_scale > 0.0f) vb = (vb - q.b_zero) * q.b_scale;
   const float v = apply_binary(op, va, vb);

@@ -58,6 +58,16 @@ std::vector<std::vector<float>> floats_of(const std::vector<Tensor>& tensors) {
   return out;
 }
 
+// The CPU program's outputs for `inputs` (empty, with a failure added, where it fails).
+std::vector<Tensor> cpu_outputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  EXPECT_TRUE(cpu.is_ok()) << cpu.status().message();
+  if (!cpu.is_ok()) return {};
+  auto outputs = (*cpu)->run(inputs);
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  return outputs.is_ok() ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
 class ClProgramTest : public opencl_test::SuiteRuntimeTest {};
 
 TEST_F(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
@@ -137,16 +147,14 @@ TEST_F(ClProgramTest, QuantizedDataMatchesTheCpu) {
   Tensor u(DType::kU8, {4});
   for (size_t i = 0; i < 4; ++i) u.values<uint8_t>()[i] = static_cast<uint8_t>(60 * i + 7);
   const std::vector<Tensor> inputs = {input_for(0), u};
-  auto cpu = cpu::CpuProgram::compile(graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run(inputs);
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(graph, inputs);
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
     auto outputs = (*program)->run(inputs);
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-    ASSERT_EQ(outputs->size(), expected->size());
+    ASSERT_EQ(outputs->size(), expected.size());
     // The quantization of x and the dequantization of u are exact in fp32 storage; the conv
     // sums floats where the CPU sums integers, and fp16 storage rounds x: a step at most (y:
     // 0.05, plus fp16's rounding of values up to about 6).
@@ -154,7 +162,7 @@ TEST_F(ClProgramTest, QuantizedDataMatchesTheCpu) {
     const double steps[] = {fp32 ? 0.0 : 1.0, 1.0, fp32 ? 0.05 : 0.055, 0.0};
     for (size_t o = 0; o < outputs->size(); ++o) {
       const Tensor& got = (*outputs)[o];
-      const Tensor& want = (*expected)[o];
+      const Tensor& want = expected[o];
       ASSERT_EQ(got.dtype(), want.dtype()) << "output " << o;
       ASSERT_EQ(got.dims(), want.dims()) << "output " << o;
       double worst = 0;
@@ -224,10 +232,8 @@ TEST_F(ClProgramTest, IntegerProductsMatchTheCpu) {
   opencl_test::expect_every_node_accepted(*graph);
   const std::vector<Tensor> inputs = {bytes(DType::kU8, {2, 3, 5}, 3),
                                       bytes(DType::kI8, {1, 4, 9}, 4)};
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run(inputs);
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -235,7 +241,7 @@ TEST_F(ClProgramTest, IntegerProductsMatchTheCpu) {
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < outputs->size(); ++o) {
       const Tensor& got = (*outputs)[o];
-      const Tensor& want = (*expected)[o];
+      const Tensor& want = expected[o];
       ASSERT_EQ(got.dtype(), want.dtype()) << o;
       ASSERT_EQ(got.dims(), want.dims()) << o;
       double worst = 0;
@@ -290,18 +296,15 @@ TEST_F(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
         Tensor::from_vector(DType::kF32, {6},
                             std::vector<float>{300.75f, -1.25f, 1e20f, NAN, 127.5f, -129.0f})};
   };
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run(inputs(4));
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs(4));
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
     auto outputs = (*program)->run(inputs(4));
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < outputs->size(); ++o) {
-      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
-                0)
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), expected[o].raw(), (*outputs)[o].byte_size()), 0)
           << graph->value(graph->outputs()[o]).name << ", " << storage_bytes(storage)
           << "-byte storage";
     }
@@ -337,16 +340,17 @@ TEST_F(ClProgramTest, DynamicQuantizeLinearMatchesTheCpu) {
         const float v = static_cast<float>((i * 53) % 97) / 13.0f;
         x.values<float>()[i] = range == 0 ? v - 3.1f : range == 1 ? v + 0.5f : 0.0f;
       }
-      auto expected = (*cpu)->run({x});
-      ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+      auto run = (*cpu)->run({x});
+      ASSERT_TRUE(run.is_ok()) << run.status().message();
+      const std::vector<Tensor>& expected = *run;
       auto outputs = (*program)->run({x});
       ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
       for (size_t o = 0; o < 3; ++o) {
         double worst = 0;
         for (size_t i = 0; i < static_cast<size_t>((*outputs)[o].elements()); ++i) {
-          worst = std::max(worst, std::abs(at((*outputs)[o], i) - at((*expected)[o], i)));
+          worst = std::max(worst, std::abs(at((*outputs)[o], i) - at(expected[o], i)));
         }
-        const double allowed = fp32 ? 0.0 : o == 1 ? 1e-3 * at((*expected)[1], 0) : 1.0;
+        const double allowed = fp32 ? 0.0 : o == 1 ? 1e-3 * at(expected[1], 0) : 1.0;
         EXPECT_LE(worst, allowed) << "output " << o << ", range " << range << ", "
                                   << storage_bytes(storage) << "-byte storage";
       }
@@ -378,20 +382,17 @@ TEST_F(ClProgramTest, EightBitSelectionsAreExact) {
   for (size_t k = 0; k < 50; ++k) u.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
   for (size_t k = 0; k < 5; ++k) v.values<uint8_t>()[k] = static_cast<uint8_t>(60 * k);
   for (size_t k = 0; k < 7; ++k) i.values<int8_t>()[k] = static_cast<int8_t>(k * 41 - 128);
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run({u, v, i});
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {u, v, i});
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
     auto outputs = (*program)->run({u, v, i});
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < outputs->size(); ++o) {
-      ASSERT_EQ((*outputs)[o].dtype(), (*expected)[o].dtype()) << "output " << o;
-      ASSERT_EQ((*outputs)[o].byte_size(), (*expected)[o].byte_size()) << "output " << o;
-      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
-                0)
+      ASSERT_EQ((*outputs)[o].dtype(), expected[o].dtype()) << "output " << o;
+      ASSERT_EQ((*outputs)[o].byte_size(), expected[o].byte_size()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), expected[o].raw(), (*outputs)[o].byte_size()), 0)
           << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
     }
   }
@@ -471,10 +472,8 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
     Tensor x(DType::kU8, {1, c.channels, c.size, c.size});
     auto bytes = x.values<uint8_t>();
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 131 + 7) % 256);
-    auto cpu = cpu::CpuProgram::compile(graph, {});
-    ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-    auto expected = (*cpu)->run({x});
-    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+    const std::vector<Tensor> expected = cpu_outputs(graph, {x});
+    ASSERT_FALSE(expected.empty()) << c.name;
     for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
       auto program = ClProgram::compile(graph, runtime, storage, 300000);
       ASSERT_TRUE(program.is_ok()) << c.name << ": " << program.status().message();
@@ -482,7 +481,7 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
       auto outputs = (*program)->run({x});
       ASSERT_TRUE(outputs.is_ok()) << c.name << ": " << outputs.status().message();
       const auto got = (*outputs)[0].values<int8_t>();
-      const auto want = (*expected)[0].values<int8_t>();
+      const auto want = expected[0].values<int8_t>();
       ASSERT_EQ(got.size(), want.size());
       int worst = 0, off = 0, clamped = 0;
       for (size_t i = 0; i < got.size(); ++i) {
@@ -538,10 +537,8 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
   opencl_test::expect_every_node_accepted(*graph);
   Tensor x(DType::kU8, {2, 3, 4});
   for (size_t k = 0; k < 24; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run({x});
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -551,9 +548,8 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
     auto outputs = (*program)->run({x});
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < outputs->size(); ++o) {
-      ASSERT_EQ((*outputs)[o].byte_size(), (*expected)[o].byte_size()) << "output " << o;
-      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), (*expected)[o].raw(), (*outputs)[o].byte_size()),
-                0)
+      ASSERT_EQ((*outputs)[o].byte_size(), expected[o].byte_size()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), expected[o].raw(), (*outputs)[o].byte_size()), 0)
           << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
     }
   }
@@ -601,10 +597,8 @@ TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
   for (size_t k = 0; k < 4; ++k) bt.values<int8_t>()[k] = static_cast<int8_t>(k * 70 - 120);
   for (size_t k = 0; k < 12; ++k) m.values<uint8_t>()[k] = static_cast<uint8_t>(k * 31 % 256);
   const std::vector<Tensor> inputs = {a, bt, f, m};
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run(inputs);
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -612,13 +606,13 @@ TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
     auto outputs = (*program)->run(inputs);
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     const std::string where = std::to_string(storage_bytes(storage)) + "-byte storage";
-    ASSERT_EQ((*outputs)[0].byte_size(), (*expected)[0].byte_size());
-    EXPECT_EQ(std::memcmp((*outputs)[0].raw(), (*expected)[0].raw(), (*outputs)[0].byte_size()), 0)
+    ASSERT_EQ((*outputs)[0].byte_size(), expected[0].byte_size());
+    EXPECT_EQ(std::memcmp((*outputs)[0].raw(), expected[0].raw(), (*outputs)[0].byte_size()), 0)
         << where;
     const double tolerance = storage == Storage::kFloat32 ? 1e-5 : 1e-2;
     for (size_t o = 1; o < 3; ++o) {
       const auto got = (*outputs)[o].values<float>();
-      const auto want = (*expected)[o].values<float>();
+      const auto want = expected[o].values<float>();
       ASSERT_EQ(got.size(), want.size());
       for (size_t i = 0; i < got.size(); ++i) {
         EXPECT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
@@ -660,10 +654,8 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   Tensor a(DType::kU8, {2, 3, 40}), c(DType::kU8, {2, 40, 6});
   for (size_t k = 0; k < 240; ++k) a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
   for (size_t k = 0; k < 480; ++k) c.values<uint8_t>()[k] = static_cast<uint8_t>(k * 29 % 256);
-  auto cpu = cpu::CpuProgram::compile(*graph, {});
-  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run({a, c});
-  ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {a, c});
+  ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -672,7 +664,7 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < 2; ++o) {
       const auto got = (*outputs)[o].values<int8_t>();
-      const auto want = (*expected)[o].values<int8_t>();
+      const auto want = expected[o].values<int8_t>();
       ASSERT_EQ(got.size(), want.size());
       int worst = 0, off = 0, clamped = 0;
       for (size_t i = 0; i < got.size(); ++i) {
