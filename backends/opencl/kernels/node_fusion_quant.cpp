@@ -1,6 +1,7 @@
-// The program's QDQ convolution fusions (node_ops.h): a Conv reading an 8-bit input and 8-bit
-// constant weights through DequantizeLinear nodes, and the QuantizeLinear of its result. Graph
-// analysis only; enqueue_node runs what they produce.
+// The program's QDQ fusions (node_ops.h): Convs and MatMuls reading 8-bit operands through
+// DequantizeLinear nodes and storing the integers of the QuantizeLinear of their result; binary
+// ops and moves between DequantizeLinear and QuantizeLinear nodes. Graph analysis only;
+// enqueue_node runs what they produce.
 #include <algorithm>
 #include <cmath>
 #include <set>

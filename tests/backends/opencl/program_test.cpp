@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -66,6 +67,24 @@ std::vector<Tensor> cpu_outputs(const Graph& graph, const std::vector<Tensor>& i
   auto outputs = (*cpu)->run(inputs);
   EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
   return outputs.is_ok() ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
+// i8 outputs against the CPU's: a step apart at most, on at most one element in `rarely`, and
+// not mostly saturated (a saturated case would test little).
+void expect_a_step_apart(const Tensor& got, const Tensor& want, int rarely,
+                         const std::string& where) {
+  const auto g = got.values<int8_t>();
+  const auto w = want.values<int8_t>();
+  ASSERT_EQ(g.size(), w.size()) << where;
+  int worst = 0, off = 0, clamped = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    worst = std::max(worst, std::abs(g[i] - w[i]));
+    off += g[i] != w[i];
+    clamped += w[i] == -128 || w[i] == 127;
+  }
+  EXPECT_LE(worst, 1) << where;
+  EXPECT_LE(off, static_cast<int>(g.size()) / rarely) << where;
+  EXPECT_LT(clamped, static_cast<int>(g.size()) / 4) << where << ": mostly saturated";
 }
 
 class ClProgramTest : public opencl_test::SuiteRuntimeTest {};
@@ -480,20 +499,10 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
       EXPECT_EQ((*program)->stats().kernels, 1) << c.name;  // the DQs and the Q absorbed
       auto outputs = (*program)->run({x});
       ASSERT_TRUE(outputs.is_ok()) << c.name << ": " << outputs.status().message();
-      const auto got = (*outputs)[0].values<int8_t>();
-      const auto want = expected[0].values<int8_t>();
-      ASSERT_EQ(got.size(), want.size());
-      int worst = 0, off = 0, clamped = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        worst = std::max(worst, std::abs(got[i] - want[i]));
-        off += got[i] != want[i];
-        clamped += want[i] == -128 || want[i] == 127;
-      }
-      EXPECT_LE(worst, 1) << c.name << ", " << storage_bytes(storage) << "-byte storage";
       // fp16 storage rounds the weights' scales (11 bits): more ties fall the other way.
-      EXPECT_LE(off, static_cast<int>(got.size()) / (storage == Storage::kFloat32 ? 100 : 50))
-          << c.name << ", " << storage_bytes(storage) << "-byte storage";
-      EXPECT_LT(clamped, static_cast<int>(got.size()) / 4) << c.name << ": mostly saturated";
+      expect_a_step_apart(
+          (*outputs)[0], expected[0], storage == Storage::kFloat32 ? 100 : 50,
+          std::string(c.name) + ", " + std::to_string(storage_bytes(storage)) + "-byte storage");
     }
   }
 }
@@ -663,20 +672,9 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
     auto outputs = (*program)->run({a, c});
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t o = 0; o < 2; ++o) {
-      const auto got = (*outputs)[o].values<int8_t>();
-      const auto want = expected[o].values<int8_t>();
-      ASSERT_EQ(got.size(), want.size());
-      int worst = 0, off = 0, clamped = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        worst = std::max(worst, std::abs(got[i] - want[i]));
-        off += got[i] != want[i];
-        clamped += want[i] == -128 || want[i] == 127;
-      }
-      const std::string where =
-          "output " + std::to_string(o) + ", " + std::to_string(storage_bytes(storage)) + "-byte";
-      EXPECT_LE(worst, 1) << where;
-      EXPECT_LE(off, static_cast<int>(got.size()) / 10) << where;
-      EXPECT_LT(clamped, static_cast<int>(got.size()) / 4) << where << ": mostly saturated";
+      expect_a_step_apart((*outputs)[o], expected[o], 10,
+                          "output " + std::to_string(o) + ", " +
+                              std::to_string(storage_bytes(storage)) + "-byte storage");
     }
   }
 }
