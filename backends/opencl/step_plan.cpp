@@ -303,15 +303,16 @@ class StepPlanner {
       chains_.emplace(chain->last, std::move(*chain));
     }
     settle_operand_views();
-    find_qdq_binaries();
+    find_qdq_elementwise();
     absorb_dequantizations();
   }
 
-  // Binary ops between DequantizeLinear and QuantizeLinear nodes that no other fusion took.
-  void find_qdq_binaries() {
+  // Binary ops and LayerNorms between DequantizeLinear and QuantizeLinear nodes that no other
+  // fusion took.
+  void find_qdq_elementwise() {
     for (NodeId id : order_) {
       if (absorbed_[static_cast<size_t>(id)] || chains_.count(id) || rewritten_.count(id)) continue;
-      auto binary = fusable_qdq_binary(graph_, id);
+      auto binary = fusable_qdq_elementwise(graph_, id);
       if (!binary ||
           (binary->quantization && absorbed_[static_cast<size_t>(*binary->quantization)])) {
         continue;
@@ -615,7 +616,7 @@ class StepPlanner {
   const std::set<ValueId> outputs_;
   std::map<NodeId, ActivationChain> chains_;  // by the chain's last node
   std::map<ValueId, NodeId> chain_of_input_;  // x -> the last node of the chain reading it
-  // Channel LayerNorms, guarded Softmaxes, quantized moves and binary ops, by anchor.
+  // Channel LayerNorms, guarded Softmaxes, quantized moves, binary ops and LayerNorms, by anchor.
   std::map<NodeId, FusedNode> rewritten_;
   std::map<NodeId, std::vector<std::pair<size_t, ScaledInput>>> scaled_;  // by their MatMul
   // MatMul operands read through views, with the nodes on the way each one absorbs.

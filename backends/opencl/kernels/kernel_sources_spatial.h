@@ -76,7 +76,9 @@ __kernel void im2col(__global const storage_t* x, __global const storage_t* in_s
   const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
   const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
   float v = 0.0f;
-  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) v = conv_input(x, in_scale, s, b, c, iy, ix, conv_zero(s));
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) {
+    v = conv_input(x, in_scale, s, b, c, iy, ix, conv_zero(s));
+  }
   col[i] = v;
 }
 
@@ -452,31 +454,48 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
 // LayerNorm). scale and bias (which may be absent) hold `size` elements. stats: bit 0 writes each
 // row's mean to `mean`, bit 1 its 1 / sqrt(variance + epsilon) to `inv_std_dev` (the optional
 // outputs).
-__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void layer_norm_rows(__global const storage_t* x, __global const storage_t* scale,
-                     __global const storage_t* bias, int has_bias, __global storage_t* y,
-                     int size, int stride, float epsilon, __global storage_t* mean_out,
-                     __global storage_t* inv_std_dev_out, int stats) {
-  __local float scratch[64];
-  const int row = get_group_id(0), lid = get_local_id(0);
-  const int base = (row / stride) * size * stride + row % stride;
-  float partial = 0.0f;
-  for (int k = lid; k < size; k += 64) partial += LOAD(x, base + k * stride);
-  const float mean = group_sum(partial, scratch) / size;
-  partial = 0.0f;
-  for (int k = lid; k < size; k += 64) {
-    const float d = LOAD(x, base + k * stride) - mean;
-    partial += d * d;
-  }
-  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);
-  if (lid == 0 && (stats & 1)) STORE(mean, mean_out, row);
-  if (lid == 0 && (stats & 2)) STORE(inv_std, inv_std_dev_out, row);
-  for (int k = lid; k < size; k += 64) {
-    const float b = has_bias ? LOAD(bias, k) : 0.0f;
-    STORE((LOAD(x, base + k * stride) - mean) * inv_std * LOAD(scale, k) + b, y,
-          base + k * stride);
-  }
+// layer_norm_rows_q: x holds 8-bit integers read as (x - x_zero) * x_scale and y those of a
+// QuantizeLinear, clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: not so), its
+// DequantizeLinear and QuantizeLinear fused in.
+typedef struct {
+  float x_scale, x_zero, y_scale, y_zero, lo, hi;
+} QdqRow;
+#define LN_QDQ_PARAM , QdqRow q
+#define LN_LOAD(I, QUANT)                                                                       \
+  (QUANT && q.x_scale > 0.0f ? (LOAD(x, I) - q.x_zero) * q.x_scale : LOAD(x, I))
+// QUANT_PARAM: the QdqRow argument (layer_norm_rows_q), or none and QUANT_LOCAL an unused one.
+#define LN_BODY(NAME, QUANT, QUANT_PARAM, QUANT_LOCAL)                                          \
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))                                        \
+void NAME(__global const storage_t* x, __global const storage_t* scale,                        \
+          __global const storage_t* bias, int has_bias, __global storage_t* y, int size,       \
+          int stride, float epsilon, __global storage_t* mean_out,                             \
+          __global storage_t* inv_std_dev_out, int stats QUANT_PARAM) {                        \
+  QUANT_LOCAL                                                                                   \
+  __local float scratch[64];                                                                    \
+  const int row = get_group_id(0), lid = get_local_id(0);                                       \
+  const int base = (row / stride) * size * stride + row % stride;                               \
+  float partial = 0.0f;                                                                         \
+  for (int k = lid; k < size; k += 64) partial += LN_LOAD(base + k * stride, QUANT);               \
+  const float mean = group_sum(partial, scratch) / size;                                        \
+  partial = 0.0f;                                                                               \
+  for (int k = lid; k < size; k += 64) {                                                        \
+    const float d = LN_LOAD(base + k * stride, QUANT) - mean;                                      \
+    partial += d * d;                                                                           \
+  }                                                                                             \
+  const float inv_std = rsqrt(group_sum(partial, scratch) / size + epsilon);                    \
+  if (lid == 0 && (stats & 1)) STORE(mean, mean_out, row);                                      \
+  if (lid == 0 && (stats & 2)) STORE(inv_std, inv_std_dev_out, row);                            \
+  for (int k = lid; k < size; k += 64) {                                                        \
+    const float b = has_bias ? LOAD(bias, k) : 0.0f;                                            \
+    const float v = (LN_LOAD(base + k * stride, QUANT) - mean) * inv_std * LOAD(scale, k) + b;     \
+    STORE(QUANT && q.y_scale > 0.0f ? clamp(rint(v / q.y_scale) + q.y_zero, q.lo, q.hi) : v,   \
+          y, base + k * stride);                                                                \
+  }                                                                                             \
 }
+#define LN_NONE
+#define LN_NO_ROW const QdqRow q = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+LN_BODY(layer_norm_rows, 0, LN_NONE, LN_NO_ROW)
+LN_BODY(layer_norm_rows_q, 1, LN_QDQ_PARAM, LN_NONE)
 
 // InstanceNormalization of long rows, in three kernels so that every row is spread over many
 // work groups. 1: each group of 64 takes a chunk of `chunk` elements of one row and writes its

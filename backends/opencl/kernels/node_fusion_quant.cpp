@@ -154,19 +154,24 @@ std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId i
   return move;
 }
 
-std::optional<QdqBinaryFusion> fusable_qdq_binary(const Graph& graph, NodeId id) {
+namespace {
+
+// `node` (output 0 f32) with the DequantizeLinear of each of its first `inputs` inputs made from
+// non-constant 8-bit x per tensor by constants, and the QuantizeLinear alone reading output 0:
+// the node's copy reading those x and writing the QuantizeLinear's output, attribute `attr`
+// {scale, zero} per input then {y_scale, y_zero, lo, hi} (scale 0 where not quantized), or
+// nullopt with neither.
+std::optional<QdqFusion> fuse_qdq_around(const Graph& graph, NodeId id, size_t inputs,
+                                         const char* attr) {
   const Node& node = graph.node(id);
-  if ((node.op_type != "Add" && node.op_type != "Sub" && node.op_type != "Mul" &&
-       node.op_type != "Div") ||
-      !node.domain.empty() || node.inputs.size() != 2 || node.outputs.size() != 1 ||
-      node.inputs[0] == kNoValue || node.inputs[1] == kNoValue || node.outputs[0] == kNoValue ||
+  if (node.inputs.size() < inputs || node.outputs.empty() || node.outputs[0] == kNoValue ||
       graph.value(node.outputs[0]).dtype != DType::kF32) {
     return std::nullopt;
   }
-  QdqBinaryFusion fusion{node, {}, {}};
-  // {a_scale, a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi}: scale 0 where not quantized.
-  std::vector<float> params = {0, 0, 0, 0, 0, 0, 0, 255};
-  for (size_t i = 0; i < 2; ++i) {
+  QdqFusion fusion{node, {}, {}};
+  std::vector<float> params(2 * inputs + 4, 0.0f);
+  params.back() = 255.0f;
+  for (size_t i = 0; i < inputs; ++i) {
     NodeId dq_id = kNoNode;
     const Node* dq = made_by(graph, node.inputs[i], "DequantizeLinear", &dq_id);
     if (dq == nullptr || dq->inputs.empty() || dq->inputs[0] == kNoValue ||
@@ -187,14 +192,31 @@ std::optional<QdqBinaryFusion> fusable_qdq_binary(const Graph& graph, NodeId id)
   if (quantize && q->inputs[0] == node.outputs[0]) {
     fusion.op.outputs[0] = q->outputs[0];
     fusion.quantization = q_id;
-    params[4] = quantize->scale;
-    params[5] = static_cast<float>(quantize->zero);
-    params[6] = static_cast<float>(quantize->lo);
-    params[7] = static_cast<float>(quantize->hi);
+    const size_t y = 2 * inputs;
+    params[y] = quantize->scale;
+    params[y + 1] = static_cast<float>(quantize->zero);
+    params[y + 2] = static_cast<float>(quantize->lo);
+    params[y + 3] = static_cast<float>(quantize->hi);
   }
   if (fusion.dequantizations.empty() && !fusion.quantization) return std::nullopt;
-  fusion.op.attributes[kQdqBinaryAttr] = std::move(params);
+  fusion.op.attributes[attr] = std::move(params);
   return fusion;
+}
+
+}  // namespace
+
+std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) {
+  const Node& node = graph.node(id);
+  if (!node.domain.empty()) return std::nullopt;
+  const std::string& op = node.op_type;
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && node.inputs.size() == 2 &&
+      node.outputs.size() == 1 && node.inputs[0] != kNoValue && node.inputs[1] != kNoValue) {
+    return fuse_qdq_around(graph, id, 2, kQdqBinaryAttr);
+  }
+  if (op == "LayerNormalization" && !node.inputs.empty() && node.inputs[0] != kNoValue) {
+    return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
+  }
+  return std::nullopt;
 }
 
 std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,

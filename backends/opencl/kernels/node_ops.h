@@ -195,19 +195,22 @@ struct QuantizedMove {
   std::vector<NodeId> quantizations;
 };
 std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id);
-// DequantizeLinear -> Add/Sub/Mul/Div -> QuantizeLinear fusion: a binary op of f32 values, each
-// input perhaps 8-bit x dequantized per tensor by constants (not a constant's: that runs once),
-// its output perhaps read only by a QuantizeLinear per tensor by constants, one of them at
-// least: the node's copy reading those x and writing the QuantizeLinear's output, attribute
-// kQdqBinaryAttr {a_scale, a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi} (scale 0 where
-// not quantized; enqueue_qdq_binary), the DequantizeLinear nodes and the QuantizeLinear.
+// DequantizeLinear -> op -> QuantizeLinear fusion: a binary Add, Sub, Mul or Div of f32 values, or
+// a LayerNormalization of an f32 input, each input (a LayerNormalization's x) perhaps 8-bit x
+// dequantized per tensor by constants (not a constant's: that runs once), its output perhaps
+// read only by a QuantizeLinear per tensor by constants, one of them at least: the node's copy
+// reading those x and writing the QuantizeLinear's output, attribute kQdqBinaryAttr {a_scale,
+// a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi} (enqueue_qdq_binary) or kQdqRowAttr
+// {x_scale, x_zero, y_scale, y_zero, lo, hi} (enqueue_layer_norm_rows' QdqRow), a scale 0 where
+// not quantized; the DequantizeLinear nodes and the QuantizeLinear.
 inline constexpr const char* kQdqBinaryAttr = "hsched_qdq_binary";
-struct QdqBinaryFusion {
+inline constexpr const char* kQdqRowAttr = "hsched_qdq_row";
+struct QdqFusion {
   Node op;
   std::vector<NodeId> dequantizations;
   std::optional<NodeId> quantization;
 };
-std::optional<QdqBinaryFusion> fusable_qdq_binary(const Graph& graph, NodeId id);
+std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
 // `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that

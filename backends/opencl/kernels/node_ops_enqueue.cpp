@@ -529,9 +529,17 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     const auto output = [&](size_t i) {
       return i < in.outputs().size() ? in.outputs()[i] : nullptr;
     };
+    std::optional<QdqRow> quantized;  // the program's DequantizeLinear -> op -> Q fusion
+    if (const auto it = node.attributes.find(kQdqRowAttr); it != node.attributes.end()) {
+      const auto* p = std::get_if<std::vector<float>>(&it->second);
+      if (p == nullptr || p->size() != 6) {
+        return invalid_argument(in.context() + ": bad quantization parameters");
+      }
+      quantized = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]};
+    }
     return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
                                    in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
-                                   output(1), output(2), wait);
+                                   output(1), output(2), wait, quantized);
   }
   if (op == "BatchNormalization") {
     std::vector<const cl::Buffer*> params;

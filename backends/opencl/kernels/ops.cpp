@@ -281,6 +281,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},
                                                         {"layer_norm_rows", 2},
+                                                        {"layer_norm_rows_q", 2},
                                                         {"gemv_rows", 2}};
   const auto it = kProgramOf.find(name);
   const int which = it == kProgramOf.end() ? 0 : it->second;

@@ -188,19 +188,25 @@ Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,
                                           float epsilon, cl::Buffer& y, cl::Buffer* mean,
-                                          cl::Buffer* inv_std_dev, const Events& wait) {
+                                          cl::Buffer* inv_std_dev, const Events& wait,
+                                          const std::optional<QdqRow>& quantized) {
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "LayerNormalization"));
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "LayerNormalization input"));
   int64_t rows = 1, size = 1;
   for (size_t d = 0; d < shape.size(); ++d) (d < a ? rows : size) *= shape[d];
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "layer_norm_rows"));
+  const char* name = quantized ? "layer_norm_rows_q" : "layer_norm_rows";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   // Without bias the kernel never reads its bias argument, nor writes absent statistics.
   const cl_int stats = (mean ? 1 : 0) | (inv_std_dev ? 2 : 0);
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "layer_norm_rows", x, scale, detail::or_null(bias),
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, scale, detail::or_null(bias),
                                   static_cast<cl_int>(bias != nullptr), y,
                                   static_cast<cl_int>(size), cl_int{1}, epsilon,
                                   detail::or_null(mean), detail::or_null(inv_std_dev), stats));
-  return launch(queue, kernel, rows * 64, wait, "layer_norm_rows");  // a group of 64 per row
+  if (quantized) {
+    HSCHED_RETURN_IF_ERROR(
+        detail::check_cl(kernel.setArg(11, *quantized), "setArg of layer_norm_rows_q"));
+  }
+  return launch(queue, kernel, rows * 64, wait, name);  // a group of 64 per row
 }
 
 Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQueue& queue,

@@ -679,5 +679,39 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   }
 }
 
+// DequantizeLinear -> LayerNormalization -> QuantizeLinear in one kernel (layer_norm_rows_q), u8
+// in, i8 out, against the CPU's fp32 between the Q/DQ nodes: a step apart at most, rarely.
+TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("x", DType::kU8, {2, 3, 40});
+  b.output("y", DType::kI8, {2, 3, 40});
+  b.initializer_f32("xs", {}, {0.05f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
+      .initializer_random("gamma", {40}, 1.0f, 5)
+      .initializer_random("beta", {40}, 0.5f, 6)
+      .initializer_f32("ys", {}, {0.02f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-4}));
+  b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+  b.node("LayerNormalization", {"xd", "gamma", "beta"}, {"n"}, "norm");
+  b.node("QuantizeLinear", {"n", "ys", "yz"}, {"y"}, "q_y");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_layer_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor x(DType::kU8, {2, 3, 40});
+  for (size_t k = 0; k < 240; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 1);
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_a_step_apart((*outputs)[0], expected[0], 20,
+                        std::to_string(storage_bytes(storage)) + "-byte storage");
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
