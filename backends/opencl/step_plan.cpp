@@ -231,7 +231,7 @@ class StepPlanner {
   void find_fusions() {
     for (NodeId id : order_) {
       const Node& node = graph_.node(id);
-      if (auto quantized = fusable_quantized_operands(graph_, node)) {
+      if (auto quantized = fusable_quantized_conv(graph_, node)) {
         rewired_[quantized->x_dequantize].insert(id);
         rewired_[quantized->w_dequantize].insert(id);
         quantized_.emplace(id, *quantized);
@@ -487,7 +487,7 @@ class StepPlanner {
       step.absorbed.push_back(scale->second.mul);
     }
     if (const auto q = quantized_.find(id); q != quantized_.end()) {
-      attach_quantized_operands(step.op, q->second);
+      attach_quantized_conv(step.op, q->second);
     }
     if (const auto q = quantized_matmuls_.find(id); q != quantized_matmuls_.end()) {
       attach_quantized_matmul(step.op, q->second);

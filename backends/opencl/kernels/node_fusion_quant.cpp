@@ -66,8 +66,7 @@ std::optional<ConstantParams> constant_params(const Graph& graph, const Node& no
 
 }  // namespace
 
-std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& graph,
-                                                                const Node& conv) {
+std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, const Node& conv) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 ||
       conv.outputs.size() != 1) {
     return std::nullopt;
@@ -268,7 +267,7 @@ void attach_quantized_matmul(Node& matmul, const QuantizedMatMulOperands& q) {
   matmul.attributes[kMatMulQuantizedAttr] = q.params;
 }
 
-void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q) {
+void attach_quantized_conv(Node& conv, const QuantizedConvOperands& q) {
   conv.inputs[0] = q.x;
   conv.inputs[1] = q.w;
   conv.inputs.resize(std::max(conv.inputs.size(), kWeightScaleInput + 1), kNoValue);

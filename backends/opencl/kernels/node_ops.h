@@ -139,7 +139,7 @@ std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Nod
 // dequantized per tensor and whose weights are 8-bit constants dequantized with zero points 0,
 // per tensor or per output channel (axis 0), every parameter a constant: x, its scale and zero
 // point, the weights' integers and scales (weight_scales of them), the DequantizeLinear nodes.
-// The program's Conv reads x and the weights' integers (attach_quantized_operands: attributes
+// The program's Conv reads x and the weights' integers (attach_quantized_conv: attributes
 // kConvInputZeroAttr and kConvInputScaleAttr, the scales as input kWeightScaleInput), sums
 // (x - zero) * w exactly and scales the sum (ConvParams::quantized); a DequantizeLinear only such
 // Convs read runs no kernel.
@@ -152,9 +152,8 @@ struct QuantizedConvOperands {
   int64_t x_zero = 0, weight_scales = 1;
   NodeId x_dequantize = kNoNode, w_dequantize = kNoNode;
 };
-std::optional<QuantizedConvOperands> fusable_quantized_operands(const Graph& graph,
-                                                                const Node& conv);
-void attach_quantized_operands(Node& conv, const QuantizedConvOperands& q);
+std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, const Node& conv);
+void attach_quantized_conv(Node& conv, const QuantizedConvOperands& q);
 // DequantizeLinear -> MatMul fusion: a MatMul (a tiled product, tiled_matmul) of 8-bit a
 // dequantized per tensor by 8-bit b dequantized per tensor, or a 2-D constant b with zero points
 // 0 and scales per column (axis 1), every parameter a constant. The program's MatMul reads a and
