@@ -234,7 +234,7 @@ class StepPlanner {
       if (auto quantized = fusable_quantized_conv(graph_, node)) {
         rewired_[quantized->x_dequantize].insert(id);
         rewired_[quantized->w_dequantize].insert(id);
-        quantized_.emplace(id, *quantized);
+        quantized_convs_.emplace(id, *quantized);
         continue;
       }
       if (auto product = fusable_quantized_matmul(graph_, node)) {
@@ -486,7 +486,7 @@ class StepPlanner {
       step.op.inputs[kInputScaleInput] = scale->second.factors;
       step.absorbed.push_back(scale->second.mul);
     }
-    if (const auto q = quantized_.find(id); q != quantized_.end()) {
+    if (const auto q = quantized_convs_.find(id); q != quantized_convs_.end()) {
       attach_quantized_conv(step.op, q->second);
     }
     if (const auto q = quantized_matmuls_.find(id); q != quantized_matmuls_.end()) {
@@ -633,7 +633,7 @@ class StepPlanner {
   std::set<NodeId> hoisted_;                            // run before a product that reads them
   std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
   std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
-  std::map<NodeId, QuantizedConvOperands> quantized_;                     // by their Conv
+  std::map<NodeId, QuantizedConvOperands> quantized_convs_;               // by their Conv
   std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs

@@ -1,5 +1,5 @@
 // OpenCL C source of the spatial program's tiled GEMMs (ops_matmul.cpp's matmul_tiled and its
-// split-K reduction) and of TILE_FMA, which the implicit-GEMM convolution of kSpatialSource uses
+// split-K reduction) and of TILE_FMA, which the implicit-GEMM convolution of kConvSource uses
 // too: built first in that program (ops.cpp), after kStoragePrelude and kUnaryFunctionSource.
 #pragma once
 

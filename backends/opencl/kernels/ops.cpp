@@ -8,6 +8,7 @@
 #include <CL/cl_half.h>
 
 #include "backends/opencl/kernels/kernel_sources.h"
+#include "backends/opencl/kernels/kernel_sources_conv.h"
 #include "backends/opencl/kernels/kernel_sources_index.h"
 #include "backends/opencl/kernels/kernel_sources_integer.h"
 #include "backends/opencl/kernels/kernel_sources_matmul.h"
@@ -219,7 +220,7 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
   HSCHED_ASSIGN_OR_RETURN(cl::Program spatial,
                           compiler.build(context, device,
                                          prelude + kUnaryFunctionSource + kMatMulSource +
-                                             kSpatialSource + kSampleSource,
+                                             kConvSource + kSpatialSource + kSampleSource,
                                          options, deadline_ms));
   return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
                                                   std::move(reduce), std::move(spatial)));

@@ -247,6 +247,10 @@ struct MatMulFusion {
   float a_zero = 0, b_zero = 0;
   const cl::Buffer* b_scale = nullptr;
   float y_scale = 0, y_zero = 0, y_lo = 0, y_hi = 255;
+  // Whether the product needs the quantized kernels (matmul_qdq_*).
+  bool quantized() const {
+    return a_zero != 0.0f || b_zero != 0.0f || b_scale != nullptr || y_scale > 0.0f;
+  }
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with
 // `fusion` (a_shape and b_shape are the buffers' shapes; a view's dims are the operand's).

@@ -23,7 +23,7 @@ using detail::element_count;
 using detail::launch;
 using detail::set_args;
 
-// Mirrors ConvShape in kernel_sources_spatial.h.
+// Mirrors ConvShape in kernel_sources_conv.h.
 struct ConvShape {
   cl_int n, c, h, w;
   cl_int oc, oh, ow;
@@ -150,6 +150,10 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   return s;
 }
 
+// Whether a Conv runs the quantized kernels (conv_gemm_q_*, conv_direct_q): 8-bit operands or a
+// quantized result.
+bool quantized_kernel(const ConvShape& s) { return s.quantized || s.quantize_y; }
+
 // The weights' scales of a quantized Conv (null otherwise).
 const cl::Buffer& weight_scale(const ConvParams& params) {
   return detail::or_null(params.quantized ? params.quantized->weight_scale : nullptr);
@@ -255,10 +259,8 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
        {"conv_gemm_64_1x1", "conv_gemm_32_1x1", "conv_gemm_16_1x1"}},
       {{"conv_gemm_q_64", "conv_gemm_q_32", "conv_gemm_q_16"},
        {"conv_gemm_q_64_1x1", "conv_gemm_q_32_1x1", "conv_gemm_q_16_1x1"}}};
-  const bool quantized = s.quantized || s.quantize_y;
-  const char* name = kNames[quantized ? 1 : 0][one_by_one ? 1 : 0][tile == 64   ? 0
-                                                                   : tile == 32 ? 1
-                                                                                : 2];
+  const int width = tile == 64 ? 0 : tile == 32 ? 1 : 2;
+  const char* name = kNames[quantized_kernel(s) ? 1 : 0][one_by_one ? 1 : 0][width];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
@@ -344,9 +346,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const Activation act = params.activation.value_or(Activation{});
   const int64_t count = element_count(y_shape);
   const bool rows = algorithm == ConvAlgorithm::kRows;
-  const char* name = rows                            ? "conv_rows"
-                     : (s.quantized || s.quantize_y) ? "conv_direct_q"
-                                                     : "conv_direct";
+  const char* name = rows ? "conv_rows" : quantized_kernel(s) ? "conv_direct_q" : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(

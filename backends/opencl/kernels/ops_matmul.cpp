@@ -93,8 +93,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
       {64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}};
   static const std::map<int64_t, const char*> kGroup = {
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
-  const bool quantized =
-      e.a_zero != 0.0f || e.b_zero != 0.0f || e.b_scale != nullptr || e.y_scale > 0.0f;
+  const bool quantized = e.quantized();
   if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
   const char* name = (group != nullptr ? kGroup : quantized ? kQuantized : kTiled).at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
@@ -467,9 +466,7 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
   if ((a_strides || b_strides || y_strides) && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a transposed MatMul operand or result needs the tiled kernel");
   }
-  const bool quantized = fusion.a_zero != 0.0f || fusion.b_zero != 0.0f ||
-                         fusion.b_scale != nullptr || fusion.y_scale > 0.0f;
-  if (quantized && !tiled && p.y_count * k > 0) {
+  if (fusion.quantized() && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a quantized MatMul needs the tiled kernel");
   }
   if (!tiled || p.y_count == 0 || k == 0) return p;

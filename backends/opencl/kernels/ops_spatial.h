@@ -1,6 +1,6 @@
-// The op layer's spatial ops (the program of kernel_sources_spatial.h): Conv and ConvTranspose,
-// MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split, Gather, Transpose, Slice and
-// the Reduce* ops.
+// The op layer's spatial ops (the program of kernel_sources_conv.h and kernel_sources_spatial.h):
+// Conv and ConvTranspose, MaxPool/AveragePool, InstanceNormalization, Resize, Concat, Split,
+// Gather, Transpose, Slice and the Reduce* ops.
 // Conventions as ops.h: static shapes in elements, dense row-major buffers in the OpKernels'
 // storage type, the event of the last command returned, in-order queues, no reference kept to
 // buffers after returning.

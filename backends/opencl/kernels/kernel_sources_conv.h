@@ -1,0 +1,345 @@
+// OpenCL C source of the spatial program's convolutions (ops_spatial.h, ops_conv.cpp): Conv as an
+// implicit GEMM, im2col + GEMM epilogue, direct and per-output-row kernels, their quantized
+// variants, and ConvTranspose. Built after kMatMulSource (kernel_sources_matmul.h: TILE_FMA,
+// which conv_gemm uses) and before kSpatialSource (kernel_sources_spatial.h).
+#pragma once
+
+namespace hsched::opencl {
+
+// Geometry travels in plain-int structs mirrored on the host (ops_conv.cpp); 1-D ops run as 2-D
+// ones with a height of 1. One work item per output element unless stated otherwise.
+inline constexpr const char* kConvSource = R"CL(
+// Conv/ConvTranspose geometry. Conv: c/h/w the input, oc/oh/ow the output. ConvTranspose: the
+// same (input c, h, w; output oc, oh, ow); pads are the leading (top/left) ones. A Conv's output
+// channel c is stored as channel y_c0 + c * y_step of a tensor of y_channels channels (a Concat's
+// output written in place, y_step > 1 where a channel shuffle interleaves its inputs; oc, 0 and
+// 1 otherwise). With has_in_scale a Conv reads x[b, c] times in_scale[b *
+// in_scale_batch + c] (a Mul by per-channel factors fused in: squeeze-and-excitation).
+// With quantized, x and w hold 8-bit integers (a DequantizeLinear of x per tensor and one of
+// constant weights fused in): the Conv sums (x - x_zero) * w, exact in fp32 while the sum stays
+// below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
+// quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
+// result (a QuantizeLinear fused in).
+typedef struct {
+  int n, c, h, w;
+  int oc, oh, ow;
+  int kh, kw, sh, sw, dh, dw, ph, pw;
+  int group;
+  int y_channels, y_c0;
+  int has_in_scale, in_scale_batch;
+  int x_channels, x_c0;
+  int y_step;
+  int quantized, x_zero, w_scale_count;
+  float x_scale;
+  int quantize_y, y_zero, y_lo, y_hi;
+  float y_scale;
+} ConvShape;
+
+// A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
+// the channels read in place), times its channel's factor where it has them.
+float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
+                 int b, int c, int iy, int ix, float zero) {
+  const float v = LOAD(x, ((b * s.x_channels + s.x_c0 + c) * s.h + iy) * s.w + ix) - zero;
+  return s.has_in_scale ? v * LOAD(in_scale, b * s.in_scale_batch + c) : v;
+}
+// The zero point conv_input subtracts (0 unless quantized).
+float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
+
+// A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
+// quantized, plus the bias and the residual, the activation, quantized where quantize_y.
+float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
+                  ConvShape s, int op, float alpha, float beta) {
+  if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
+  const float v = apply_unary(op, acc + bias + res, alpha, beta);
+  return s.quantize_y ? clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi)
+                      : v;
+}
+
+// Where a Conv stores its output element i (NCHW over its own oc channels).
+int conv_stored(ConvShape s, int i) {
+  const int plane = s.oh * s.ow, b = i / (s.oc * plane), rest = i % (s.oc * plane);
+  return (b * s.y_channels + s.y_c0 + rest / plane * s.y_step) * plane + rest % plane;
+}
+
+// col[k, b * P + p] (fp32, for the GEMM) with k = (c * kh + ky) * kw + kx, P = oh * ow, b the
+// batch index: zero where the window reads padding.
+__kernel void im2col(__global const storage_t* x, __global const storage_t* in_scale,
+                     __global float* col, ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int plane = s.oh * s.ow;
+  const int cols = s.n * plane;
+  const int k = i / cols, q = i % cols;
+  const int b = q / plane, p = q % plane;
+  const int oy = p / s.ow, ox = p % s.ow;
+  const int c = k / (s.kh * s.kw), r = k % (s.kh * s.kw);
+  const int iy = oy * s.sh - s.ph + (r / s.kw) * s.dh;
+  const int ix = ox * s.sw - s.pw + (r % s.kw) * s.dw;
+  float v = 0.0f;
+  if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) {
+    v = conv_input(x, in_scale, s, b, c, iy, ix, conv_zero(s));
+  }
+  col[i] = v;
+}
+
+// y[b, c, p] = act(t[c, b * plane + p] + bias[c] + res[b, c, p]): the GEMM's [oc, n * plane]
+// result into NCHW (stored as conv_stored says), with a fused residual Add where has_res. With
+// n == 1 and y of oc channels the layouts agree, so t may be y itself (fp32 storage): each item
+// reads only the element it writes.
+__kernel void conv_epilogue(__global const float* t, __global storage_t* y,
+                            __global const storage_t* w_scale,
+                            __global const storage_t* bias, int has_bias,
+                            __global const storage_t* res, int has_res, ConvShape s, int op,
+                            float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int plane = s.oh * s.ow;
+  const int b = i / (s.oc * plane), rest = i % (s.oc * plane);
+  const int c = rest / plane, p = rest % plane;
+  const float v = conv_finish(t[(c * s.n + b) * plane + p], c, w_scale,
+                              has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f, s,
+                              op, alpha, beta);
+  STORE(v, y, conv_stored(s, i));
+}
+
+// Implicit-GEMM convolution (group 1): t[OC, n * P] = W[OC, K] x col[K, n * P] with col never
+// stored: the B tile is gathered from x as im2col would lay it out. A 16x16 work group computes a
+// CG_TILE x CG_TILE tile, each item a CG_WPT x CG_WPT block (rows ty * CG_WPT + i, columns
+// tx * CG_WPT + j, read from local memory as one CG_VEC each),
+// over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
+// epilogue (bias, residual Add, activation, NCHW scatter) is fused; with several each writes its
+// partial sums to partial[split, OC, n * P] and conv_split_reduce finishes.
+// CG_1X1 (a 1x1 kernel without leading pads): B[k, col] is x's channel k at the column's one
+// input pixel, an address stepping by a channel plane, with none of the window's index arithmetic.
+// Loads this item's share of the weight tile and the gathered im2col tile (TILE wide) of the K
+// step at K0 into a_next and b_next.
+#define CG_FETCH(K0, TILE, CG_1X1, QUANT)                                                       \
+  for (int r = 0; r < TILE / 16; ++r) {                                                         \
+    const int l = tid + 256 * r, am = m0 + l / 16, ak = (K0) + l % 16;                          \
+    a_next[r] = (am < s.oc && ak < k_end) ? LOAD(w, am * k_total + ak) : 0.0f;                  \
+    const int k = (K0) + b_row0 + r * (256 / TILE);                                             \
+    float v = 0.0f;                                                                             \
+    if (CG_1X1) {                                                                               \
+      if (col_ok && k < k_end) {                                                                \
+        v = LOAD(x, x_at + k * x_plane) - (QUANT ? (float)s.x_zero : 0.0f);                     \
+        if (s.has_in_scale) v *= LOAD(in_scale, bb * s.in_scale_batch + k);                     \
+      }                                                                                         \
+    } else if (col_ok && k < k_end) {                                                           \
+      const int c = k / khw, rest = k % khw;                                                    \
+      const int iy = iy0 + (rest / s.kw) * s.dh, ix = ix0 + (rest % s.kw) * s.dw;               \
+      if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w)                                           \
+        v = conv_input(x, in_scale, s, bb, c, iy, ix, QUANT ? (float)s.x_zero : 0.0f);          \
+    }                                                                                           \
+    b_next[r] = v;                                                                              \
+  }
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT)                                   \
+__kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
+void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
+          __global const storage_t* w, __global const storage_t* w_scale,                       \
+          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
+          int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
+          int k_chunk, int op, float alpha, float beta) {                                       \
+  __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
+  __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
+  const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
+  const int n0 = get_group_id(0) * CG_TILE, m0 = get_group_id(1) * CG_TILE;                     \
+  const int split = get_group_id(2), splits = get_num_groups(2);                                \
+  const int khw = s.kh * s.kw, k_total = s.c * khw;                                             \
+  const int plane = s.oh * s.ow, cols = s.n * plane;                                            \
+  const int k_begin = split * k_chunk, k_end = min(k_total, k_begin + k_chunk);                 \
+  /* This item's B column (fixed over K): its batch, window origin and validity. */             \
+  const int b_col = tid % CG_TILE, b_row0 = tid / CG_TILE;                                      \
+  const int col = n0 + b_col;                                                                   \
+  const int bb = col < cols ? col / plane : 0, pp = col < cols ? col % plane : 0;               \
+  const int iy0 = (pp / s.ow) * s.sh - s.ph, ix0 = (pp % s.ow) * s.sw - s.pw;                   \
+  /* 1x1: a trailing pad's pixels read nothing; x_at is channel 0's element. */                 \
+  const int col_ok = col < cols && (!CG_1X1 || (iy0 < s.h && ix0 < s.w));                       \
+  const int x_plane = s.h * s.w;                                                                \
+  const int x_at = (bb * s.x_channels + s.x_c0) * x_plane + iy0 * s.w + ix0;                    \
+  float acc[CG_WPT][CG_WPT];                                                                    \
+  for (int i = 0; i < CG_WPT; ++i)                                                              \
+    for (int j = 0; j < CG_WPT; ++j) acc[i][j] = 0.0f;                                          \
+  /* As matmul_tiled: the next K step's share of each tile in registers during this one's. */   \
+  float a_next[CG_TILE / 16], b_next[CG_TILE / 16];                                             \
+  CG_FETCH(k_begin, CG_TILE, CG_1X1, QUANT)                                                     \
+  for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
+    for (int r = 0; r < CG_TILE / 16; ++r) {                                                    \
+      const int l = tid + 256 * r;                                                              \
+      a_tile[l % 16][l / 16] = a_next[r];                                                       \
+      b_tile[b_row0 + r * (256 / CG_TILE)][b_col] = b_next[r];                                  \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+    if (k0 + 16 < k_end) CG_FETCH(k0 + 16, CG_TILE, CG_1X1, QUANT)                              \
+    TILE_FMA(CG_VEC, CG_WPT)                                                                    \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }                                                                                             \
+  for (int i = 0; i < CG_WPT; ++i) {                                                            \
+    const int m = m0 + ty * CG_WPT + i;                                                         \
+    if (m >= s.oc) continue;                                                                    \
+    const float bias_m = (splits == 1 && has_bias) ? LOAD(bias, m) : 0.0f;                      \
+    for (int j = 0; j < CG_WPT; ++j) {                                                          \
+      const int n = n0 + tx * CG_WPT + j;                                                       \
+      if (n >= cols) continue;                                                                  \
+      if (splits == 1) {                                                                        \
+        const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
+        const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
+        STORE(QUANT ? conv_finish(acc[i][j], m, w_scale, bias_m,                                \
+                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta)          \
+                    : apply_unary(op, v, alpha, beta),                                          \
+              y, conv_stored(s, out));                                                          \
+      } else {                                                                                  \
+        partial[(split * s.oc + m) * cols + n] = acc[i][j];                                     \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
+}
+CG_BODY(conv_gemm_64, 64, 4, float4, 0, 0)
+CG_BODY(conv_gemm_32, 32, 2, float2, 0, 0)
+CG_BODY(conv_gemm_16, 16, 1, float, 0, 0)
+CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1, 0)
+CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1, 0)
+CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1, 0)
+// The same for a quantized Conv or one whose output is quantized (ConvShape's quantized and
+// quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue.
+CG_BODY(conv_gemm_q_64, 64, 4, float4, 0, 1)
+CG_BODY(conv_gemm_q_32, 32, 2, float2, 0, 1)
+CG_BODY(conv_gemm_q_16, 16, 1, float, 0, 1)
+CG_BODY(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1)
+CG_BODY(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1)
+CG_BODY(conv_gemm_q_16_1x1, 16, 1, float, 1, 1)
+
+// Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
+// and activation.
+__kernel void conv_split_reduce(__global const float* partial, __global storage_t* y,
+                                __global const storage_t* w_scale,
+                                __global const storage_t* bias, int has_bias,
+                                __global const storage_t* res, int has_res, int splits,
+                                ConvShape s, int op, float alpha, float beta, int count) {
+  const int n = s.n, channels = s.oc, plane = s.oh * s.ow;
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int b = i / (channels * plane), rest = i % (channels * plane);
+  const int c = rest / plane, p = rest % plane;
+  const int stride = channels * n * plane;
+  int at = (c * n + b) * plane + p;
+  float v = 0.0f;
+  for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
+  v = conv_finish(v, c, w_scale, has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f,
+                  s, op, alpha, beta);
+  STORE(v, y, conv_stored(s, i));
+}
+
+// Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
+// residual Add and activation fused as in conv_gemm.
+#define CD_BODY(NAME, QUANT)                                                                    \
+__kernel void NAME(__global const storage_t* x, __global const storage_t* in_scale,            \
+                   __global const storage_t* w, __global const storage_t* w_scale,             \
+                   __global const storage_t* bias, int has_bias,                                \
+                   __global const storage_t* res, int has_res, __global storage_t* y,           \
+                   ConvShape s, int op, float alpha, float beta, int count) {                   \
+  const int i = get_global_id(0);                                                               \
+  if (i >= count) return;                                                                       \
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;             \
+  const int b = i / (s.ow * s.oh * s.oc);                                                       \
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);                                     \
+  const float zero = QUANT ? conv_zero(s) : 0.0f;                                               \
+  float sum = QUANT || !has_bias ? 0.0f : LOAD(bias, oc);                                       \
+  for (int ci = 0; ci < cin; ++ci) {                                                            \
+    const int wbase = (oc * cin + ci) * s.kh;                                                   \
+    for (int ky = 0; ky < s.kh; ++ky) {                                                         \
+      const int iy = oy * s.sh - s.ph + ky * s.dh;                                              \
+      if (iy < 0 || iy >= s.h) continue;                                                        \
+      for (int kx = 0; kx < s.kw; ++kx) {                                                       \
+        const int ix = ox * s.sw - s.pw + kx * s.dw;                                            \
+        if (ix < 0 || ix >= s.w) continue;                                                      \
+        sum += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix, zero) *                      \
+               LOAD(w, (wbase + ky) * s.kw + kx);                                               \
+      }                                                                                         \
+    }                                                                                           \
+  }                                                                                             \
+  const float r = has_res ? LOAD(res, i) : 0.0f;                                                \
+  STORE(QUANT ? conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f, r, s, op,       \
+                            alpha, beta)                                                        \
+              : apply_unary(op, sum + r, alpha, beta),                                          \
+        y, conv_stored(s, i));                                                                  \
+}
+CD_BODY(conv_direct, 0)
+CD_BODY(conv_direct_q, 1)  // quantized or quantize_y, as conv_gemm_q_*
+
+// ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
+// oy + ph - ky * dh == iy * sh. w is [c, oc / group, kh, kw].
+__kernel void conv_transpose(__global const storage_t* x, __global const storage_t* w,
+                             __global const storage_t* bias, int has_bias, __global storage_t* y,
+                             ConvShape s, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, cout = s.oc / s.group;
+  const int g = oc / cout, ocg = oc % cout;
+  float sum = has_bias ? LOAD(bias, oc) : 0.0f;
+  for (int ky = 0; ky < s.kh; ++ky) {
+    const int ny = oy + s.ph - ky * s.dh;
+    if (ny < 0 || ny % s.sh != 0 || ny / s.sh >= s.h) continue;
+    const int iy = ny / s.sh;
+    for (int kx = 0; kx < s.kw; ++kx) {
+      const int nx = ox + s.pw - kx * s.dw;
+      if (nx < 0 || nx % s.sw != 0 || nx / s.sw >= s.w) continue;
+      const int ix = nx / s.sw;
+      for (int ci = 0; ci < cin; ++ci) {
+        const int c = g * cin + ci;
+        sum += LOAD(x, ((b * s.c + c) * s.h + iy) * s.w + ix) *
+               LOAD(w, (((c * cout + ocg) * s.kh) + ky) * s.kw + kx);
+      }
+    }
+  }
+  STORE(sum, y, i);
+}
+
+// The sum of `value` over a work group of 64 (a local-memory tree reduction).
+float group_sum(float value, __local float* scratch) {
+  const int lid = get_local_id(0);
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lid < half_size) scratch[lid] += scratch[lid + half_size];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+
+// A convolution of few outputs (a squeeze-and-excitation block's Convs on one pixel): a work
+// group of 64 per output element, reducing over its receptive field (input channels x taps)
+// with coalesced weight reads; any group; bias, residual and activation as conv_direct's.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
+               __global const storage_t* w, __global const storage_t* w_scale,
+               __global const storage_t* bias, int has_bias,
+               __global const storage_t* res, int has_res, __global storage_t* y, ConvShape s,
+               int op, float alpha, float beta) {
+  __local float scratch[64];
+  const int i = get_group_id(0), lid = get_local_id(0);
+  const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
+  const int b = i / (s.ow * s.oh * s.oc);
+  const int cin = s.c / s.group, g = oc / (s.oc / s.group);
+  const float zero = conv_zero(s);
+  const int taps = s.kh * s.kw, size = cin * taps;
+  float partial = 0.0f;
+  for (int r = lid; r < size; r += 64) {
+    const int ci = r / taps, ky = (r % taps) / s.kw, kx = r % s.kw;
+    const int iy = oy * s.sh - s.ph + ky * s.dh, ix = ox * s.sw - s.pw + kx * s.dw;
+    if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
+    partial += conv_input(x, in_scale, s, b, g * cin + ci, iy, ix, zero) * LOAD(w, oc * size + r);
+  }
+  const float sum = group_sum(partial, scratch);
+  if (lid != 0) return;
+  STORE(conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f,
+                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta),
+        y, conv_stored(s, i));
+}
+
+)CL";
+
+}  // namespace hsched::opencl

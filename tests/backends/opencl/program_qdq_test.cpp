@@ -1,0 +1,321 @@
+// ClProgram's QDQ fusions (step_plan.cpp, node_fusion_quant.cpp): Convs, MatMuls, binary ops,
+// LayerNorms and moves between DequantizeLinear and QuantizeLinear nodes run on the 8-bit data in
+// one kernel each, against the CPU. On the first OpenCL device (PoCL in CI; skipped, not passed,
+// without one).
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "program_test_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using program_test::ClProgramTest;
+using program_test::cpu_outputs;
+using program_test::expect_a_step_apart;
+
+// DequantizeLinear -> Conv -> QuantizeLinear in one kernel (the QDQ format's convolution): u8 x
+// (zero point 131) by int8 weights scaled per output channel into i8 (zero point -5), through
+// each kernel a Conv may run (`algorithm`), against the CPU, which runs the nodes as QLinearConv
+// (int32 sums). The device sums the same integers exactly in fp32; its requantization rounds
+// x_scale * w_scale / y_scale in another order than the CPU's, so a tie may land a step away.
+struct QdqConvCase {
+  const char* name;
+  int64_t channels, out_channels, kernel, group, size;
+  ConvAlgorithm algorithm;
+};
+
+// Built as a Graph: the import refuses the forcing attribute.
+Graph qdq_conv_graph(const QdqConvCase& c) {
+  Graph g;
+  g.name = "cl_qdq_conv";
+  g.opset = 17;
+  const int64_t pad = c.kernel / 2, per_group = c.channels / c.group;
+  std::vector<int8_t> w(static_cast<size_t>(c.out_channels * per_group * c.kernel * c.kernel));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 13) % 255 - 127);
+  std::vector<float> w_scales;
+  for (int64_t o = 0; o < c.out_channels; ++o) w_scales.push_back(0.004f + 0.001f * (o % 5));
+  const float k = static_cast<float>(per_group * c.kernel * c.kernel);
+  const auto f32 = [](std::vector<int64_t> dims, std::vector<float> values) {
+    return Tensor::from_vector(DType::kF32, std::move(dims), std::move(values));
+  };
+  const ValueId x = g.add_value("x", DType::kU8, Shape({1, c.channels, c.size, c.size}));
+  const ValueId xs = g.add_constant("xs", f32({}, {0.03f}));
+  const ValueId xz =
+      g.add_constant("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{131}));
+  const ValueId wq = g.add_constant(
+      "w", Tensor::from_vector(DType::kI8, {c.out_channels, per_group, c.kernel, c.kernel}, w));
+  const ValueId ws = g.add_constant("ws", f32({c.out_channels}, w_scales));
+  const ValueId ys = g.add_constant("ys", f32({}, {0.05f * std::sqrt(k)}));
+  const ValueId yz =
+      g.add_constant("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}));
+  const ValueId xd = g.add_value("xd", DType::kF32, Shape({1, c.channels, c.size, c.size}));
+  const ValueId wd =
+      g.add_value("wd", DType::kF32, Shape({c.out_channels, per_group, c.kernel, c.kernel}));
+  const Shape y_shape({1, c.out_channels, c.size, c.size});
+  const ValueId conv = g.add_value("c", DType::kF32, y_shape);
+  const ValueId y = g.add_value("y", DType::kI8, y_shape);
+  g.add_input(x);
+  g.add_output(y);
+  g.add_node({"dequantize_x", "DequantizeLinear", "", {x, xs, xz}, {xd}, {}});
+  g.add_node({"dequantize_w", "DequantizeLinear", "", {wq, ws}, {wd}, {{"axis", int64_t{0}}}});
+  g.add_node({"conv",
+              "Conv",
+              "",
+              {xd, wd},
+              {conv},
+              {{"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+               {"kernel_shape", std::vector<int64_t>{c.kernel, c.kernel}},
+               {"group", c.group},
+               {kConvAlgorithmAttr, static_cast<int64_t>(c.algorithm)}}});
+  g.add_node({"quantize_y", "QuantizeLinear", "", {conv, ys, yz}, {y}, {}});
+  return g;
+}
+
+TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  const QdqConvCase cases[] = {
+      {"implicit GEMM 3x3", 8, 16, 3, 1, 10, ConvAlgorithm::kImplicitGemm},
+      {"implicit GEMM 1x1", 24, 16, 1, 1, 9, ConvAlgorithm::kImplicitGemm},
+      {"implicit GEMM split over K", 256, 8, 3, 1, 4, ConvAlgorithm::kImplicitGemm},
+      {"im2col + GEMM", 8, 16, 3, 1, 10, ConvAlgorithm::kIm2colGemm},
+      {"direct, depthwise", 8, 8, 3, 8, 10, ConvAlgorithm::kDirect},
+      {"a work group per output", 64, 4, 3, 1, 3, ConvAlgorithm::kRows},
+  };
+  for (const QdqConvCase& c : cases) {
+    const Graph graph = qdq_conv_graph(c);
+    opencl_test::expect_every_node_accepted(graph);
+    Tensor x(DType::kU8, {1, c.channels, c.size, c.size});
+    auto bytes = x.values<uint8_t>();
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 131 + 7) % 256);
+    const std::vector<Tensor> expected = cpu_outputs(graph, {x});
+    ASSERT_FALSE(expected.empty()) << c.name;
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      auto program = ClProgram::compile(graph, runtime, storage, 300000);
+      ASSERT_TRUE(program.is_ok()) << c.name << ": " << program.status().message();
+      EXPECT_EQ((*program)->stats().kernels, 1) << c.name;  // the DQs and the Q absorbed
+      auto outputs = (*program)->run({x});
+      ASSERT_TRUE(outputs.is_ok()) << c.name << ": " << outputs.status().message();
+      // fp16 storage rounds the weights' scales (11 bits): more ties fall the other way.
+      expect_a_step_apart(
+          (*outputs)[0], expected[0], storage == Storage::kFloat32 ? 100 : 50,
+          std::string(c.name) + ", " + std::to_string(storage_bytes(storage)) + "-byte storage");
+    }
+  }
+}
+
+// DequantizeLinear -> move -> QuantizeLinear of the same parameters runs the move on the 8-bit
+// data: a Reshape (a view, no kernel), a Transpose and a Split (a kernel each); a Transpose
+// quantized with another scale keeps its three kernels. Exactly the CPU's bytes.
+TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("x", DType::kU8, {2, 3, 4});
+  b.output("t", DType::kU8, {4, 3, 2})
+      .output("s0", DType::kU8, {2, 2})
+      .output("s1", DType::kU8, {2, 10})
+      .output("other", DType::kU8, {4, 3, 2});
+  b.initializer_f32("xs", {}, {0.1f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{7}))
+      .initializer_f32("os", {}, {0.3f})
+      .initializer_i64("shape", {2}, {2, 12})
+      .initializer_i64("split", {2}, {2, 10});
+  const auto dq = [&](const std::string& in, const std::string& out) {
+    b.node("DequantizeLinear", {in, "xs", "xz"}, {out}, "dq_" + in);
+  };
+  const auto q = [&](const std::string& in, const std::string& out, const char* scale) {
+    b.node("QuantizeLinear", {in, scale, "xz"}, {out}, "q_" + out);
+  };
+  dq("x", "xd");
+  b.node("Reshape", {"xd", "shape"}, {"r"}, "reshape");
+  q("r", "rq", "xs");
+  dq("rq", "rd");
+  set_attr(b.node("Split", {"rd", "split"}, {"a", "c"}, "split"), "axis", int64_t{1});
+  q("a", "s0", "xs");
+  q("c", "s1", "xs");
+  set_attr(b.node("Transpose", {"xd"}, {"td"}, "transpose"), "perm", std::vector<int64_t>{2, 1, 0});
+  q("td", "t", "xs");
+  set_attr(b.node("Transpose", {"xd"}, {"od"}, "transpose_other"), "perm",
+           std::vector<int64_t>{2, 1, 0});
+  q("od", "other", "os");
+  auto graph = import_onnx_model(b.model(), {}, "cl_quantized_moves", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor x(DType::kU8, {2, 3, 4});
+  for (size_t k = 0; k < 24; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    // The Split and the first Transpose on the 8-bit data; x's DequantizeLinear (read by the
+    // other Transpose too), that Transpose and its QuantizeLinear.
+    EXPECT_EQ((*program)->stats().kernels, 5);
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < outputs->size(); ++o) {
+      ASSERT_EQ((*outputs)[o].byte_size(), expected[o].byte_size()) << "output " << o;
+      EXPECT_EQ(std::memcmp((*outputs)[o].raw(), expected[o].raw(), (*outputs)[o].byte_size()), 0)
+          << "output " << o << ", " << storage_bytes(storage) << "-byte storage";
+    }
+  }
+}
+
+// Binary ops between DequantizeLinear and QuantizeLinear nodes run as one kernel each: an Add of
+// two dequantized inputs (u8 by a broadcast i8) quantized to u8, exactly the CPU's bytes; a Mul
+// of a dequantized input by a float one; a Mul by a constant that a MatMul takes as its factor
+// (that fusion wins), its DequantizeLinear a kernel of its own.
+TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {2, 3, 4})
+      .input("b", DType::kI8, {4})
+      .input("f", DType::kF32, {2, 3, 4})
+      .input("m", DType::kU8, {3, 4});
+  b.output("sum", DType::kU8, {2, 3, 4})
+      .output("product", DType::kF32, {2, 3, 4})
+      .output("mm", DType::kF32, {3, 5});
+  b.initializer_f32("as", {}, {0.05f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{100}))
+      .initializer_f32("bs", {}, {0.02f})
+      .initializer("bz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}))
+      .initializer_f32("ys", {}, {0.07f})
+      .initializer("yz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{90}))
+      .initializer_f32("half", {}, {0.5f})
+      .initializer_random("w", {4, 5}, 0.5f, 3);
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  b.node("DequantizeLinear", {"b", "bs", "bz"}, {"bd"}, "dq_b");
+  b.node("Add", {"ad", "bd"}, {"s"}, "add");
+  b.node("QuantizeLinear", {"s", "ys", "yz"}, {"sum"}, "q_sum");
+  b.node("Mul", {"ad", "f"}, {"product"}, "mul");
+  b.node("DequantizeLinear", {"m", "as", "az"}, {"md"}, "dq_m");
+  b.node("Mul", {"md", "half"}, {"scaled"}, "scale");
+  b.node("MatMul", {"scaled", "w"}, {"mm"}, "matmul");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_binary", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor a(DType::kU8, {2, 3, 4}), bt(DType::kI8, {4}), f(DType::kF32, {2, 3, 4}),
+      m(DType::kU8, {3, 4});
+  for (size_t k = 0; k < 24; ++k) {
+    a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+    f.values<float>()[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
+  }
+  for (size_t k = 0; k < 4; ++k) bt.values<int8_t>()[k] = static_cast<int8_t>(k * 70 - 120);
+  for (size_t k = 0; k < 12; ++k) m.values<uint8_t>()[k] = static_cast<uint8_t>(k * 31 % 256);
+  const std::vector<Tensor> inputs = {a, bt, f, m};
+  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 4);  // add, mul, dq_m, matmul
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    const std::string where = std::to_string(storage_bytes(storage)) + "-byte storage";
+    ASSERT_EQ((*outputs)[0].byte_size(), expected[0].byte_size());
+    EXPECT_EQ(std::memcmp((*outputs)[0].raw(), expected[0].raw(), (*outputs)[0].byte_size()), 0)
+        << where;
+    const double tolerance = storage == Storage::kFloat32 ? 1e-5 : 1e-2;
+    for (size_t o = 1; o < 3; ++o) {
+      const auto got = (*outputs)[o].values<float>();
+      const auto want = expected[o].values<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_NEAR(got[i], want[i], tolerance * (1 + std::abs(want[i])))
+            << "output " << o << " element " << i << ", " << where;
+      }
+    }
+  }
+}
+
+// DequantizeLinear -> MatMul -> QuantizeLinear in one tiled launch: u8 activations by int8
+// weights scaled per column, and by another dequantized activation (attention's products), each
+// quantized to i8; against the CPU (QLinearMatMul's int32 sums for the first, fp32 between the
+// Q/DQ nodes for the second), a step at most and rarely.
+TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {2, 3, 40}).input("c", DType::kU8, {2, 40, 6});
+  b.output("y", DType::kI8, {2, 3, 5}).output("z", DType::kI8, {2, 3, 6});
+  std::vector<int8_t> w(40 * 5);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  b.initializer_f32("as", {}, {0.04f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer_f32("cs", {}, {0.03f})
+      .initializer("cz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{9}))
+      .initializer("w", Tensor::from_vector(DType::kI8, {40, 5}, w))
+      .initializer_f32("ws", {5}, {0.004f, 0.005f, 0.006f, 0.007f, 0.008f})
+      .initializer_f32("ys", {}, {0.9f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{2}));
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  b.node("DequantizeLinear", {"c", "cs", "cz"}, {"cd"}, "dq_c");
+  set_attr(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w"), "axis", int64_t{1});
+  b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
+  b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"}, "q_y");
+  b.node("MatMul", {"ad", "cd"}, {"q"}, "attention");
+  b.node("QuantizeLinear", {"q", "ys", "yz"}, {"z"}, "q_z");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_matmul", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor a(DType::kU8, {2, 3, 40}), c(DType::kU8, {2, 40, 6});
+  for (size_t k = 0; k < 240; ++k) a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+  for (size_t k = 0; k < 480; ++k) c.values<uint8_t>()[k] = static_cast<uint8_t>(k * 29 % 256);
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {a, c});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 2);  // every DQ and Q in the products
+    auto outputs = (*program)->run({a, c});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t o = 0; o < 2; ++o) {
+      expect_a_step_apart((*outputs)[o], expected[o], 10,
+                          "output " + std::to_string(o) + ", " +
+                              std::to_string(storage_bytes(storage)) + "-byte storage");
+    }
+  }
+}
+
+// DequantizeLinear -> LayerNormalization -> QuantizeLinear in one kernel (layer_norm_rows_q), u8
+// in, i8 out, against the CPU's fp32 between the Q/DQ nodes: a step apart at most, rarely.
+TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  OnnxBuilder b(17);
+  b.input("x", DType::kU8, {2, 3, 40});
+  b.output("y", DType::kI8, {2, 3, 40});
+  b.initializer_f32("xs", {}, {0.05f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
+      .initializer_random("gamma", {40}, 1.0f, 5)
+      .initializer_random("beta", {40}, 0.5f, 6)
+      .initializer_f32("ys", {}, {0.02f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-4}));
+  b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+  b.node("LayerNormalization", {"xd", "gamma", "beta"}, {"n"}, "norm");
+  b.node("QuantizeLinear", {"n", "ys", "yz"}, {"y"}, "q_y");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_layer_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor x(DType::kU8, {2, 3, 40});
+  for (size_t k = 0; k < 240; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 1);
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_a_step_apart((*outputs)[0], expected[0], 20,
+                        std::to_string(storage_bytes(storage)) + "-byte storage");
+  }
+}
+
+}  // namespace
+}  // namespace hsched::opencl

@@ -1,0 +1,49 @@
+// What the ClProgram tests of program_test.cpp and program_qdq_test.cpp share: their fixture and
+// the CPU's outputs to compare against.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/program.h"
+#include "opencl_test_util.h"
+
+namespace hsched::opencl::program_test {
+
+// The CPU program's outputs for `inputs` (empty, with a failure added, where it fails).
+inline std::vector<Tensor> cpu_outputs(const Graph& graph, const std::vector<Tensor>& inputs) {
+  auto cpu = cpu::CpuProgram::compile(graph, {});
+  EXPECT_TRUE(cpu.is_ok()) << cpu.status().message();
+  if (!cpu.is_ok()) return {};
+  auto outputs = (*cpu)->run(inputs);
+  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
+  return outputs.is_ok() ? std::move(*outputs) : std::vector<Tensor>{};
+}
+
+// i8 outputs against the CPU's: a step apart at most, on at most one element in `rarely`, and
+// not mostly saturated (a saturated case would test little).
+inline void expect_a_step_apart(const Tensor& got, const Tensor& want, int rarely,
+                                const std::string& where) {
+  const auto g = got.values<int8_t>();
+  const auto w = want.values<int8_t>();
+  ASSERT_EQ(g.size(), w.size()) << where;
+  int worst = 0, off = 0, clamped = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    worst = std::max(worst, std::abs(g[i] - w[i]));
+    off += g[i] != w[i];
+    clamped += w[i] == -128 || w[i] == 127;
+  }
+  EXPECT_LE(worst, 1) << where;
+  EXPECT_LE(off, static_cast<int>(g.size()) / rarely) << where;
+  EXPECT_LT(clamped, static_cast<int>(g.size()) / 4) << where << ": mostly saturated";
+}
+
+// The first OpenCL device's runtime, once for the suite (program_test.cpp and
+// program_qdq_test.cpp); skipped without a device.
+class ClProgramTest : public opencl_test::SuiteRuntimeTest {};
+
+}  // namespace hsched::opencl::program_test
