@@ -63,6 +63,10 @@ class Program {
   // profiling).
   virtual void append_profile(std::vector<StepProfile>& steps) const = 0;
   virtual void reset_profile() = 0;
+  // Optional: `bytes` of host memory this device copies from and into fastest (a GPU driver's
+  // page-locked memory), for an input tensor the caller fills; the bytes' owner keeps them
+  // alive. Null (the default): ordinary memory is as good. Any thread.
+  virtual std::shared_ptr<std::byte> host_memory(size_t /*bytes*/) const { return nullptr; }
 };
 
 struct CompileOptions {

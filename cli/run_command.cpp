@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -60,6 +61,19 @@ int64_t peak_rss_bytes() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+// `inputs` moved into the memory the executable's devices copy from fastest
+// (Executable::allocate_input), as a serving loop holds its requests' buffers. A tensor that is
+// not the model's input as declared stays as it is, for run() to refuse.
+Result<std::vector<Tensor>> in_copy_memory(Executable& exe, std::vector<Tensor> inputs) {
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    HSCHED_ASSIGN_OR_RETURN(Tensor copy, exe.allocate_input(k));
+    if (copy.dtype() != inputs[k].dtype() || copy.dims() != inputs[k].dims()) continue;
+    if (copy.byte_size() > 0) std::memcpy(copy.raw(), inputs[k].raw(), copy.byte_size());
+    inputs[k] = std::move(copy);
+  }
+  return inputs;
 }
 
 }  // namespace
@@ -444,6 +458,7 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   if (!executable.is_ok()) return executable.status().with_context(args.model_path);
   Executable& exe = **executable;
   warn_fallbacks(exe.plan(), warnings);
+  HSCHED_ASSIGN_OR_RETURN(inputs, in_copy_memory(exe, std::move(inputs)));
 
   auto timed = time_runs(exe, inputs, args.warmup, args.iterations);
   if (!timed.is_ok()) return timed.status().with_context(args.model_path);

@@ -78,6 +78,9 @@ class OpenClPartition final : public Program {
     }
   }
   void reset_profile() override { program_->reset_profile(); }
+  std::shared_ptr<std::byte> host_memory(size_t bytes) const override {
+    return program_->host_memory(bytes);
+  }
 
  private:
   std::unique_ptr<ClProgram> program_;

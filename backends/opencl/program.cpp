@@ -326,12 +326,24 @@ Result<bool> ClProgram::bind_input(const Tensor& input, ValueId id,
   return true;
 }
 
+// A tensor for a read from the device: in the device's page-locked memory where the pool has
+// room, which the driver copies into directly.
+Tensor ClProgram::host_tensor(DType dtype, const std::vector<int64_t>& dims) const {
+  const size_t bytes = static_cast<size_t>(hsched::Shape(dims).elements()) * dtype_size(dtype);
+  if (bytes > 0) {
+    if (std::shared_ptr<std::byte> data = device_->pinned().acquire(bytes)) {
+      return Tensor(dtype, dims, std::move(data));
+    }
+  }
+  return Tensor::uninitialized(dtype, dims);
+}
+
 // Device -> host of value `id` with a blocking read: every command before it has finished. A
 // bool or 8-bit value is read as floats and converted.
 Result<Tensor> ClProgram::read_output(ValueId id) {
   const Value& value = graph_.value(id);
   if (held_as_is(value.dtype)) {  // held as they are
-    Tensor integers(value.dtype, value.shape.dims);
+    Tensor integers = host_tensor(value.dtype, value.shape.dims);
     if (integers.elements() == 0) return integers;
     HSCHED_RETURN_IF_ERROR(
         check_cl(queue_.enqueueReadBuffer(*buffers_[static_cast<size_t>(id)], CL_TRUE, 0,
@@ -339,7 +351,7 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
                  "read of '" + value.name + "'"));
     return integers;
   }
-  Tensor output(DType::kF32, value.shape.dims);
+  Tensor output = host_tensor(DType::kF32, value.shape.dims);
   const int64_t count = output.elements();
   if (count == 0) return Tensor(value.dtype, value.shape.dims);
   const cl::Buffer* source = buffers_[static_cast<size_t>(id)].get();

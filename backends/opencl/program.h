@@ -82,6 +82,12 @@ class ClProgram {
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                   CopyRecord* copies = nullptr);
 
+  // `bytes` of the device's page-locked host memory (PinnedPool) for a tensor the caller fills
+  // and hands to run(); null where the pool has no room.
+  std::shared_ptr<std::byte> host_memory(size_t bytes) const {
+    return device_->pinned().acquire(bytes);
+  }
+
   const Graph& graph() const { return graph_; }
   Storage storage() const { return ops_->storage(); }
   const ProgramStats& stats() const { return stats_; }
@@ -118,6 +124,7 @@ class ClProgram {
   Result<bool> bind_input(const Tensor& input, ValueId value,
                           std::vector<std::pair<size_t, cl::Buffer>>& borrowed);
   Result<Tensor> read_output(ValueId value);
+  Tensor host_tensor(DType dtype, const std::vector<int64_t>& dims) const;
   NodeOperands operands_for(const Node& node);
   // With `events` (profiling), each command's event is appended to it.
   Status enqueue_step(Step& step, std::vector<cl::Event>* events = nullptr);

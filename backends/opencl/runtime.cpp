@@ -26,7 +26,10 @@ Status warm_up_gemm(const OpKernels& ops, const cl::Context& context, const cl::
 
 DeviceRuntime::DeviceRuntime(DeviceInfo info, cl::Context context,
                              std::shared_ptr<ProgramCache> cache)
-    : info_(std::move(info)), context_(std::move(context)), compiler_(std::move(cache)) {}
+    : info_(std::move(info)),
+      context_(std::move(context)),
+      compiler_(std::move(cache)),
+      pinned_(PinnedPool::create(context_, info_.device, kPinnedLimitBytes)) {}
 
 Result<std::shared_ptr<DeviceRuntime>> DeviceRuntime::open(const DeviceInfo& info,
                                                            std::shared_ptr<ProgramCache> cache) {

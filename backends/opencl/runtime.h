@@ -14,8 +14,13 @@
 #include "backends/opencl/compiler.h"
 #include "backends/opencl/device.h"
 #include "backends/opencl/kernels/ops.h"
+#include "backends/opencl/pinned_pool.h"
 
 namespace hsched::opencl {
+
+// The most page-locked host memory a device's pool holds (PinnedPool): the inputs and outputs of
+// a few requests of large models; beyond it, tensors live in ordinary memory.
+inline constexpr size_t kPinnedLimitBytes = size_t{256} << 20;
 
 class DeviceRuntime {
  public:
@@ -33,6 +38,9 @@ class DeviceRuntime {
   const DeviceInfo& info() const { return info_; }
   const cl::Context& context() const { return context_; }
   ProgramCache& cache() const { return *compiler_.cache(); }
+  // Page-locked host memory for the tensors copied to and from this device (at most
+  // kPinnedLimitBytes of it).
+  PinnedPool& pinned() const { return *pinned_; }
 
  private:
   DeviceRuntime(DeviceInfo info, cl::Context context, std::shared_ptr<ProgramCache> cache);
@@ -40,6 +48,7 @@ class DeviceRuntime {
   DeviceInfo info_;
   cl::Context context_;
   Compiler compiler_;
+  std::shared_ptr<PinnedPool> pinned_;
   std::mutex mutex_;  // guards kernels_, held while building
   std::map<Storage, Result<std::shared_ptr<OpKernels>>> kernels_;
 };

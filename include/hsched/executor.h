@@ -192,6 +192,13 @@ class Executable {
   virtual Result<std::vector<std::vector<Tensor>>> run_stream(
       const std::vector<std::vector<Tensor>>& requests, int max_in_flight = 0,
       std::vector<RunRecord>* records = nullptr) = 0;
+  // A zeroed tensor for the model's input `k` (its dtype and dims) in the host memory that the
+  // devices reading that input copy from fastest: a GPU driver's page-locked memory where a GPU
+  // partition reads it (a copy two to three times quicker than from ordinary memory on a
+  // discrete GPU), ordinary memory otherwise. Fill it and pass it to run() as often as you like;
+  // it stays valid after the executable is gone. Outputs read from a GPU come in such memory too.
+  // InvalidArgument for `k` out of range.
+  virtual Result<Tensor> allocate_input(size_t k) = 0;
   // The plan that runs: schedule()'s, or the one made again after late rejections, with
   // quarantined partitions on the CPU. A copy taken under the executor's lock: any thread may
   // call it, during a run too (a quarantine while running changes the plan).

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <iomanip>
 #include <optional>
@@ -428,6 +429,31 @@ void PlanExecutable::quarantine(size_t p, Quarantine quarantine) {
   partition.device = cpu_device_;
   quarantines_.push_back(std::move(quarantine));
   ++stats_.quarantined;
+}
+
+// From the first device program that reads the input and offers memory (Program::host_memory).
+Result<Tensor> PlanExecutable::allocate_input(size_t k) {
+  const std::vector<ValueId>& graph_inputs = graph_model_.inputs();
+  if (k >= graph_inputs.size()) {
+    return invalid_argument("no input " + std::to_string(k) + ": the model takes " +
+                            std::to_string(graph_inputs.size()));
+  }
+  const ValueId id = graph_inputs[k];
+  const Value& value = graph_model_.value(id);
+  const size_t bytes = static_cast<size_t>(value.shape.elements()) * dtype_size(value.dtype);
+  std::lock_guard<std::mutex> between_requests(run_mutex_);  // install() changes programs
+  for (const auto& node : partitions_) {
+    const std::vector<ValueId>& reads = node->compiled.part.inputs;
+    if (node->on_host || !node->compiled.program || bytes == 0 ||
+        std::find(reads.begin(), reads.end(), id) == reads.end()) {
+      continue;
+    }
+    if (std::shared_ptr<std::byte> data = node->compiled.program->host_memory(bytes)) {
+      std::memset(data.get(), 0, bytes);
+      return Tensor(value.dtype, value.shape.dims, std::move(data));
+    }
+  }
+  return Tensor(value.dtype, value.shape.dims);
 }
 
 Result<std::vector<Tensor>> PlanExecutable::run(const std::vector<Tensor>& inputs,

@@ -81,6 +81,7 @@ class PlanExecutable final : public Executable {
   }
   std::vector<StepProfile> profile() const override;
   void reset_profile() override;
+  Result<Tensor> allocate_input(size_t k) override;
 
   // Staged partitions: the device partitions without a program, in plan order.
   std::vector<size_t> staged() const;

@@ -186,6 +186,7 @@ class ProgressiveExecutable final : public Executable {
   }
 
   std::vector<Quarantine> quarantines() const override { return current().first->quarantines(); }
+  Result<Tensor> allocate_input(size_t k) override { return current().first->allocate_input(k); }
   std::vector<StepProfile> profile() const override { return current().first->profile(); }
   void reset_profile() override {
     cpu_->reset_profile();

@@ -50,6 +50,11 @@ TEST(ExecutorTest, CpuPlanGivesTheCpuProgramsOutputs) {
   EXPECT_EQ((*exe)->stats().replans, 0);
   auto wrong = (*exe)->run({});
   EXPECT_FALSE(wrong.is_ok());
+  // No device reads the input: ordinary memory, zeroed, of the input's dtype and dims.
+  auto input = (*exe)->allocate_input(0);
+  ASSERT_TRUE(input.is_ok()) << input.status().message();
+  EXPECT_EQ(input->dims(), (std::vector<int64_t>{1, 3, 8, 8}));
+  for (float v : input->values<float>()) ASSERT_EQ(v, 0.0f);
 }
 
 TEST(ExecutorTest, PlanForAbsentDeviceIsRefused) {
@@ -87,6 +92,43 @@ TEST_P(ExecutorOpenClTest, SplitPlanRunsAcrossDevicesAndMatchesTheCpu) {
   ASSERT_TRUE(again.is_ok()) << again.status().message();
   EXPECT_EQ((*again)->stats().programs_built, 0);
   EXPECT_GT((*again)->stats().programs_loaded, 0);
+}
+
+// allocate_input: the input an OpenCL partition reads comes in the device's page-locked memory
+// (a pooled block: released, the same block comes back), zeroed; a run with it gives what a run
+// with ordinary memory gives; the outputs the device wrote into its memory outlive the executable.
+TEST_P(ExecutorOpenClTest, InputsInTheDevicesHostMemoryRunLikeAnyOther) {
+  const Graph graph = split_graph();
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  auto exe = compile(graph, opencl_plan(graph, GetParam()), options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  auto input = (*exe)->allocate_input(0);
+  ASSERT_TRUE(input.is_ok()) << input.status().message();
+  ASSERT_EQ(input->dims(), (std::vector<int64_t>{1, 3, 8, 8}));
+  ASSERT_EQ(input->dtype(), DType::kF32);
+  for (float v : input->values<float>()) ASSERT_EQ(v, 0.0f);
+  const std::byte* block = input->raw();
+  {
+    auto second = (*exe)->allocate_input(0);
+    ASSERT_TRUE(second.is_ok());
+    EXPECT_NE(second->raw(), block);  // the first block is in use
+  }
+  EXPECT_FALSE((*exe)->allocate_input(1).is_ok());
+  const Tensor ordinary = random_tensor({1, 3, 8, 8}, 31);
+  std::memcpy(input->raw(), ordinary.raw(), ordinary.byte_size());
+  auto pinned_outputs = (*exe)->run({*input});
+  auto ordinary_outputs = (*exe)->run({ordinary});
+  ASSERT_TRUE(pinned_outputs.is_ok()) << pinned_outputs.status().message();
+  ASSERT_TRUE(ordinary_outputs.is_ok()) << ordinary_outputs.status().message();
+  expect_close((*pinned_outputs)[0], (*ordinary_outputs)[0], 0, 0);
+  const Tensor kept = (*pinned_outputs)[0];
+  input = Tensor();
+  exe->reset();
+  const bool half = GetParam() == Precision::kFp16;
+  expect_close(kept, cpu_reference(graph, {ordinary})[0], half ? 5e-2f : 1e-4f,
+               half ? 5e-2f : 1e-3f);
 }
 
 // a[1,4,8,8] and b[1,4,8,8], each summed cumulatively over channels (CumSum: no OpenCL kernel),
