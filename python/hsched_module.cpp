@@ -169,6 +169,16 @@ struct PyExecutable {
     return outputs(value_or_raise(std::move(result)));
   }
 
+  // A zeroed array for input `name` in the memory its devices copy from fastest
+  // (Executable::allocate_input): filled in place and passed to run(), it is read without a copy.
+  py::array allocate_input(const std::string& name) {
+    const std::vector<TensorInfo> infos = model->inputs();
+    for (size_t k = 0; k < infos.size(); ++k) {
+      if (infos[k].name == name) return to_numpy(value_or_raise(executable->allocate_input(k)));
+    }
+    throw Error("'" + name + "' is not an input of the model");
+  }
+
   py::dict stats() const {
     const ExecutableStats stats = executable->stats();
     py::dict d;
@@ -323,6 +333,9 @@ PYBIND11_MODULE(_hsched, m) {
           "The plan it runs: the compiled one, after any re-plan (late rejections) or quarantine.")
       .def("run", &PyExecutable::run, py::arg("inputs"),
            "Runs once: {input name: array} -> {output name: array}.")
+      .def("allocate_input", &PyExecutable::allocate_input, py::arg("name"),
+           "A zeroed array for input NAME in the memory the devices reading it copy from "
+           "fastest (a GPU's page-locked memory); fill it in place and pass it to run().")
       .def("run_stream", &PyExecutable::run_stream, py::arg("requests"),
            py::arg("max_in_flight") = 0,
            "Runs a list of requests, pipelined across devices; their outputs in order.")

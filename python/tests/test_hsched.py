@@ -94,6 +94,12 @@ def test_progressive_compile_answers_on_the_cpu_then_moves_to_the_device(tmp_pat
     assert stats["progressive_error"] == "" and stats["plan_ready_ms"] >= stats["plan_started_ms"]
     np.testing.assert_allclose(exe.run(x)[model.outputs[0]], want, rtol=1e-3, atol=1e-4)
     assert exe.stats["requests_on_cpu"] == 1
+    # The input in the device's page-locked memory, filled in place: the same outputs.
+    pinned = exe.allocate_input(model.inputs[0])
+    assert pinned.shape == x[model.inputs[0]].shape and not pinned.any()
+    pinned[...] = x[model.inputs[0]]
+    np.testing.assert_allclose(exe.run({model.inputs[0]: pinned})[model.outputs[0]], want,
+                               rtol=1e-3, atol=1e-4)
     devices = {p["device"] for p in exe.plan.report(format="json")["partitions"]}
     assert devices == {opencl[0]}
 
@@ -123,4 +129,6 @@ def test_errors_raise_hsched_error_with_the_message():
         exe.run({model.inputs[0]: np.zeros((1, 3, 8, 8), np.float32)})
     with pytest.raises(hsched.Error, match="is missing"):
         exe.run({})
+    with pytest.raises(hsched.Error, match="not an input"):
+        exe.allocate_input("no-such-input")
     assert issubclass(hsched.Error, RuntimeError)
