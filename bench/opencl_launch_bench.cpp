@@ -10,6 +10,8 @@
 
 #include <CL/cl.h>
 
+#include "opencl_bench_util.h"
+
 namespace {
 
 constexpr const char* kSource = R"CL(
@@ -34,21 +36,11 @@ struct Shape {
 
 using Clock = std::chrono::steady_clock;
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
 }  // namespace
 
 int main() {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
-    std::fprintf(stderr, "hsched_launch_bench: no OpenCL device\n");
-    return 77;
-  }
+  cl_device_id device = hsched::bench::first_opencl_device("hsched_launch_bench");
+  if (device == nullptr) return 77;
   char name[256] = {}, driver[256] = {};
   clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
   clGetDeviceInfo(device, CL_DRIVER_VERSION, sizeof(driver) - 1, driver, nullptr);
@@ -114,7 +106,8 @@ int main() {
       drained.push_back(std::chrono::duration<double, std::micro>(done - start).count() /
                         kLaunches);
     }
-    std::printf("%-32s %6.2f / %6.2f\n", c.what, median(enqueue), median(drained));
+    std::printf("%-32s %6.2f / %6.2f\n", c.what, hsched::bench::median(enqueue),
+                hsched::bench::median(drained));
   }
   for (cl_kernel k : {one, seven, seven_null, with_struct, with_ints}) clReleaseKernel(k);
   for (cl_mem b : buffers) clReleaseMemObject(b);

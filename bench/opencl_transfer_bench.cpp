@@ -3,14 +3,16 @@
 // buffer (CL_MEM_ALLOC_HOST_PTR, mapped once) that the bytes are first copied into or out of.
 // Prints one line per size and direction: the median over 200 blocking copies of each way, in us.
 // Run on the GPU machine (bench/gpu/README.md).
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <CL/cl.h>
+
+#include "opencl_bench_util.h"
 
 namespace {
 
@@ -25,20 +27,14 @@ double median_us(const std::function<void()>& copy) {
     copy();
     us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
   }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  return hsched::bench::median(std::move(us));
 }
 
 }  // namespace
 
 int main() {
-  cl_platform_id platform = nullptr;
-  cl_device_id device = nullptr;
-  if (clGetPlatformIDs(1, &platform, nullptr) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
-    std::fprintf(stderr, "hsched_transfer_bench: no OpenCL device\n");
-    return 77;
-  }
+  cl_device_id device = hsched::bench::first_opencl_device("hsched_transfer_bench");
+  if (device == nullptr) return 77;
   char name[256] = {};
   clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
   cl_int error = CL_SUCCESS;
