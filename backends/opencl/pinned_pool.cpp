@@ -1,6 +1,6 @@
 #include "backends/opencl/pinned_pool.h"
 
-#include <optional>
+#include <iterator>
 
 namespace hsched::opencl {
 namespace {
@@ -30,7 +30,7 @@ PinnedPool::PinnedPool(cl::Context context, cl::CommandQueue queue, size_t limit
 
 // Every block is free here (one in use would hold the pool).
 PinnedPool::~PinnedPool() {
-  for (auto& [bytes, block] : free_) unmap(block);
+  for (auto& entry : free_) unmap(entry.second);
   if (queue_()) queue_.finish();
 }
 
