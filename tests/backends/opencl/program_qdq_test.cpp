@@ -20,6 +20,7 @@ namespace {
 using program_test::ClProgramTest;
 using program_test::cpu_outputs;
 using program_test::expect_a_step_apart;
+using program_test::u8_ramp;
 
 // DequantizeLinear -> Conv -> QuantizeLinear in one kernel (the QDQ format's convolution): u8 x
 // (zero point 131) by int8 weights scaled per output channel into i8 (zero point -5), through
@@ -148,8 +149,7 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
   auto graph = import_onnx_model(b.model(), {}, "cl_quantized_moves", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
-  Tensor x(DType::kU8, {2, 3, 4});
-  for (size_t k = 0; k < 24; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
+  const Tensor x = u8_ramp({2, 3, 4}, 53);
   const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
@@ -201,14 +201,10 @@ TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_binary", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
-  Tensor a(DType::kU8, {2, 3, 4}), bt(DType::kI8, {4}), f(DType::kF32, {2, 3, 4}),
-      m(DType::kU8, {3, 4});
-  for (size_t k = 0; k < 24; ++k) {
-    a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
-    f.values<float>()[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
-  }
+  const Tensor a = u8_ramp({2, 3, 4}, 53), m = u8_ramp({3, 4}, 31);
+  Tensor bt(DType::kI8, {4}), f(DType::kF32, {2, 3, 4});
+  for (size_t k = 0; k < 24; ++k) f.values<float>()[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
   for (size_t k = 0; k < 4; ++k) bt.values<int8_t>()[k] = static_cast<int8_t>(k * 70 - 120);
-  for (size_t k = 0; k < 12; ++k) m.values<uint8_t>()[k] = static_cast<uint8_t>(k * 31 % 256);
   const std::vector<Tensor> inputs = {a, bt, f, m};
   const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
   ASSERT_FALSE(expected.empty());
@@ -264,9 +260,7 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_matmul", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
-  Tensor a(DType::kU8, {2, 3, 40}), c(DType::kU8, {2, 40, 6});
-  for (size_t k = 0; k < 240; ++k) a.values<uint8_t>()[k] = static_cast<uint8_t>(k * 53 % 256);
-  for (size_t k = 0; k < 480; ++k) c.values<uint8_t>()[k] = static_cast<uint8_t>(k * 29 % 256);
+  const Tensor a = u8_ramp({2, 3, 40}, 53), c = u8_ramp({2, 40, 6}, 29);
   const std::vector<Tensor> expected = cpu_outputs(*graph, {a, c});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
@@ -302,8 +296,7 @@ TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_layer_norm", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
-  Tensor x(DType::kU8, {2, 3, 40});
-  for (size_t k = 0; k < 240; ++k) x.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
+  const Tensor x = u8_ramp({2, 3, 40}, 37);
   const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {

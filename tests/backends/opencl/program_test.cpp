@@ -60,6 +60,7 @@ std::vector<std::vector<float>> floats_of(const std::vector<Tensor>& tensors) {
 
 using program_test::ClProgramTest;
 using program_test::cpu_outputs;
+using program_test::u8_ramp;
 
 TEST_F(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
   const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
@@ -369,8 +370,8 @@ TEST_F(ClProgramTest, EightBitSelectionsAreExact) {
   auto graph = import_onnx_model(b.model(), {}, "cl_eight_bit", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
-  Tensor u(DType::kU8, {1, 2, 5, 5}), v(DType::kU8, {5}), i(DType::kI8, {7});
-  for (size_t k = 0; k < 50; ++k) u.values<uint8_t>()[k] = static_cast<uint8_t>(k * 37 % 256);
+  const Tensor u = u8_ramp({1, 2, 5, 5}, 37);
+  Tensor v(DType::kU8, {5}), i(DType::kI8, {7});
   for (size_t k = 0; k < 5; ++k) v.values<uint8_t>()[k] = static_cast<uint8_t>(60 * k);
   for (size_t k = 0; k < 7; ++k) i.values<int8_t>()[k] = static_cast<int8_t>(k * 41 - 128);
   const std::vector<Tensor> expected = cpu_outputs(*graph, {u, v, i});

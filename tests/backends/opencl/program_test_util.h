@@ -24,6 +24,14 @@ inline std::vector<Tensor> cpu_outputs(const Graph& graph, const std::vector<Ten
   return outputs.is_ok() ? std::move(*outputs) : std::vector<Tensor>{};
 }
 
+// A u8 tensor of `dims` whose element k is k * step mod 256: every byte value, scattered.
+inline Tensor u8_ramp(std::vector<int64_t> dims, size_t step) {
+  Tensor t(DType::kU8, std::move(dims));
+  auto bytes = t.values<uint8_t>();
+  for (size_t k = 0; k < bytes.size(); ++k) bytes[k] = static_cast<uint8_t>(k * step % 256);
+  return t;
+}
+
 // i8 outputs against the CPU's: a step apart at most, on at most one element in `rarely`, and
 // not mostly saturated (a saturated case would test little).
 inline void expect_a_step_apart(const Tensor& got, const Tensor& want, int rarely,
