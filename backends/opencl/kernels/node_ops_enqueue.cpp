@@ -99,6 +99,19 @@ std::optional<Activation> fused_activation(const Node& node) {
                     .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
 }
 
+// The parameters of one of the program's QDQ fusions: attribute `attr`, `count` floats; nullopt
+// where the node has none.
+Result<std::optional<std::vector<float>>> fused_params(const Node& node, const char* attr,
+                                                       size_t count, const Operands& in) {
+  const auto it = node.attributes.find(attr);
+  if (it == node.attributes.end()) return std::optional<std::vector<float>>{};
+  const auto* params = std::get_if<std::vector<float>>(&it->second);
+  if (params == nullptr || params->size() != count) {
+    return invalid_argument(in.context() + ": bad quantization parameters");
+  }
+  return std::optional{*params};
+}
+
 // The program's Conv/MatMul -> QuantizeLinear fusion (attach_output_quantization), if any.
 Result<std::optional<ConvParams::QuantizedOutput>> fused_quantization(const Node& node,
                                                                       const Operands& in) {
@@ -211,12 +224,8 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
                       .residual = in.optional_buffer(kResidualInput),
                       .residual_shared = residual_shared,
                       .activation = fused_activation(in.node())};
-  if (const auto it = in.node().attributes.find(kMatMulQuantizedAttr);
-      it != in.node().attributes.end()) {  // the program's DequantizeLinear -> MatMul fusion
-    const auto* q = std::get_if<std::vector<float>>(&it->second);
-    if (q == nullptr || q->size() != 4) {
-      return invalid_argument(in.context() + ": bad quantization parameters");
-    }
+  HSCHED_ASSIGN_OR_RETURN(const auto q, fused_params(in.node(), kMatMulQuantizedAttr, 4, in));
+  if (q) {  // the program's DequantizeLinear -> MatMul fusion
     fusion.alpha *= (*q)[0] * (*q)[2];
     fusion.a_zero = (*q)[1];
     fusion.b_zero = (*q)[3];
@@ -428,14 +437,12 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_grid_sample(ops, queue, *x, shape, *grid, in.shape(1), mode->first, mode->second,
                                node.attr_int("align_corners", 0) != 0, *y, wait);
   }
-  if (node.has_attr(kQdqBinaryAttr)) {  // the program's DequantizeLinear -> op -> Q fusion
+  HSCHED_ASSIGN_OR_RETURN(const auto qdq, fused_params(node, kQdqBinaryAttr, 8, in));
+  if (qdq) {  // the program's DequantizeLinear -> op -> Q fusion
     HSCHED_ASSIGN_OR_RETURN(BinaryOp binary, binary_op_from_onnx(op));
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
-    const auto* p = std::get_if<std::vector<float>>(&node.attributes.at(kQdqBinaryAttr));
-    if (p == nullptr || p->size() != 8) {
-      return invalid_argument(in.context() + ": bad quantization parameters");
-    }
-    const QdqBinary q{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5], (*p)[6], (*p)[7]};
+    const std::vector<float>& p = *qdq;
+    const QdqBinary q{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
     return enqueue_qdq_binary(ops, queue, binary, *x, shape, *b, in.shape(1), q, *y, wait);
   }
   // Max and Min of 8-bit data take the float kernels: choosing a value is exact on them.
@@ -529,14 +536,9 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     const auto output = [&](size_t i) {
       return i < in.outputs().size() ? in.outputs()[i] : nullptr;
     };
+    HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
     std::optional<QdqRow> quantized;  // the program's DequantizeLinear -> op -> Q fusion
-    if (const auto it = node.attributes.find(kQdqRowAttr); it != node.attributes.end()) {
-      const auto* p = std::get_if<std::vector<float>>(&it->second);
-      if (p == nullptr || p->size() != 6) {
-        return invalid_argument(in.context() + ": bad quantization parameters");
-      }
-      quantized = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]};
-    }
+    if (p) quantized = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]};
     return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
                                    in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
                                    output(1), output(2), wait, quantized);
