@@ -441,10 +441,11 @@ Result<Tensor> PlanExecutable::allocate_input(size_t k) {
   const ValueId id = graph_inputs[k];
   const Value& value = graph_model_.value(id);
   const size_t bytes = static_cast<size_t>(value.shape.elements()) * dtype_size(value.dtype);
+  if (bytes == 0) return Tensor(value.dtype, value.shape.dims);
   std::lock_guard<std::mutex> between_requests(run_mutex_);  // install() changes programs
   for (const auto& node : partitions_) {
     const std::vector<ValueId>& reads = node->compiled.part.inputs;
-    if (node->on_host || !node->compiled.program || bytes == 0 ||
+    if (node->on_host || !node->compiled.program ||
         std::find(reads.begin(), reads.end(), id) == reads.end()) {
       continue;
     }
