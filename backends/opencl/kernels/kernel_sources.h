@@ -19,6 +19,16 @@ typedef float storage_t;
 #define LOAD(p, i) ((p)[i])
 #define STORE(v, p, i) ((p)[i] = (v))
 #endif
+// The row kernels' DequantizeLinear and QuantizeLinear fused in (layer_norm_rows_q,
+// softmax_rows_q; ops.h QdqRow): x holds 8-bit integers read as (x - x_zero) * x_scale, y those
+// of clamp(rint(v / y_scale) + y_zero, lo, hi); a scale of 0: that side as stored.
+typedef struct {
+  float x_scale, x_zero, y_scale, y_zero, lo, hi;
+} QdqRow;
+#define QDQ_LOAD(q, p, i) \
+  ((q).x_scale > 0.0f ? (LOAD(p, i) - (q).x_zero) * (q).x_scale : LOAD(p, i))
+#define QDQ_OUT(q, v) \
+  ((q).y_scale > 0.0f ? clamp(rint((v) / (q).y_scale) + (q).y_zero, (q).lo, (q).hi) : (v))
 )CL";
 
 // apply_unary, shared by the elementwise program and the spatial one (fused conv activations).
@@ -229,32 +239,35 @@ float group_reduce(float value, int take_max, __local float* scratch) {
 // the row (max, sum of exp, write); exp is recomputed rather than stored so that fp16 storage
 // rounds once.
 // kind 1: LogSoftmax, x - max - log(sum of exp). With replace_nan, a NaN result is stored as
-// nan_value (an exported Where(IsNaN(softmax), c, softmax) fused in).
-__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void softmax_rows(__global const storage_t* x, __global storage_t* y, int size, int kind,
-                  int replace_nan, float nan_value) {
-  __local float scratch[64];
-  const int base = get_group_id(0) * size, lid = get_local_id(0);
-  float partial = -INFINITY;
-  for (int k = lid; k < size; k += 64) partial = fmax(partial, LOAD(x, base + k));
-  const float peak = group_reduce(partial, 1, scratch);
-  partial = 0.0f;
-  for (int k = lid; k < size; k += 64) partial += exp(LOAD(x, base + k) - peak);
-  const float sum = group_reduce(partial, 0, scratch);
-  if (kind == 1) {
-    const float shift = peak + log(sum);
-    for (int k = lid; k < size; k += 64) {
-      const float v = LOAD(x, base + k) - shift;
-      STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k);
-    }
-    return;
-  }
-  const float inv = 1.0f / sum;
-  for (int k = lid; k < size; k += 64) {
-    const float v = exp(LOAD(x, base + k) - peak) * inv;
-    STORE(replace_nan && isnan(v) ? nan_value : v, y, base + k);
-  }
+// nan_value (an exported Where(IsNaN(softmax), c, softmax) fused in). softmax_rows_q: its
+// DequantizeLinear and QuantizeLinear fused in (QdqRow q). QUANT_PARAM: that argument, or none
+// and QUANT_LOCAL an unused one.
+#define SM_LOAD(I, QUANT) (QUANT ? QDQ_LOAD(q, x, I) : LOAD(x, I))
+#define SM_BODY(NAME, QUANT, QUANT_PARAM, QUANT_LOCAL)                                          \
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))                                        \
+void NAME(__global const storage_t* x, __global storage_t* y, int size, int kind,              \
+          int replace_nan, float nan_value QUANT_PARAM) {                                       \
+  QUANT_LOCAL                                                                                   \
+  __local float scratch[64];                                                                    \
+  const int base = get_group_id(0) * size, lid = get_local_id(0);                               \
+  float partial = -INFINITY;                                                                    \
+  for (int k = lid; k < size; k += 64) partial = fmax(partial, SM_LOAD(base + k, QUANT));       \
+  const float peak = group_reduce(partial, 1, scratch);                                         \
+  partial = 0.0f;                                                                               \
+  for (int k = lid; k < size; k += 64) partial += exp(SM_LOAD(base + k, QUANT) - peak);         \
+  const float sum = group_reduce(partial, 0, scratch);                                          \
+  const float shift = peak + log(sum), inv = 1.0f / sum;                                        \
+  for (int k = lid; k < size; k += 64) {                                                        \
+    const float value = SM_LOAD(base + k, QUANT);                                               \
+    const float v = kind == 1 ? value - shift : exp(value - peak) * inv;                        \
+    STORE(replace_nan && isnan(v) ? nan_value : QUANT ? QDQ_OUT(q, v) : v, y, base + k);        \
+  }                                                                                             \
 }
+#define SM_QDQ_PARAM , QdqRow q
+#define SM_NONE
+#define SM_NO_ROW const QdqRow q = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+SM_BODY(softmax_rows, 0, SM_NONE, SM_NO_ROW)
+SM_BODY(softmax_rows_q, 1, SM_QDQ_PARAM, SM_NONE)
 
 // y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row.
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))

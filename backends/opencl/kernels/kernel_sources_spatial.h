@@ -124,15 +124,9 @@ void instance_norm(__global const storage_t* x, __global const storage_t* scale,
 // LayerNorm). scale and bias (which may be absent) hold `size` elements. stats: bit 0 writes each
 // row's mean to `mean`, bit 1 its 1 / sqrt(variance + epsilon) to `inv_std_dev` (the optional
 // outputs).
-// layer_norm_rows_q: x holds 8-bit integers read as (x - x_zero) * x_scale and y those of a
-// QuantizeLinear, clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: not so), its
-// DequantizeLinear and QuantizeLinear fused in.
-typedef struct {
-  float x_scale, x_zero, y_scale, y_zero, lo, hi;
-} QdqRow;
+// layer_norm_rows_q: its DequantizeLinear and QuantizeLinear fused in (QdqRow q, the prelude's).
 #define LN_QDQ_PARAM , QdqRow q
-#define LN_LOAD(I, QUANT)                                                                       \
-  (QUANT && q.x_scale > 0.0f ? (LOAD(x, I) - q.x_zero) * q.x_scale : LOAD(x, I))
+#define LN_LOAD(I, QUANT) (QUANT ? QDQ_LOAD(q, x, I) : LOAD(x, I))
 // QUANT_PARAM: the QdqRow argument (layer_norm_rows_q), or none and QUANT_LOCAL an unused one.
 #define LN_BODY(NAME, QUANT, QUANT_PARAM, QUANT_LOCAL)                                          \
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))                                        \
@@ -158,8 +152,7 @@ void NAME(__global const storage_t* x, __global const storage_t* scale,         
   for (int k = lid; k < size; k += 64) {                                                        \
     const float b = has_bias ? LOAD(bias, k) : 0.0f;                                            \
     const float v = (LN_LOAD(base + k * stride, QUANT) - mean) * inv_std * LOAD(scale, k) + b;     \
-    STORE(QUANT && q.y_scale > 0.0f ? clamp(rint(v / q.y_scale) + q.y_zero, q.lo, q.hi) : v,   \
-          y, base + k * stride);                                                                \
+    STORE(QUANT ? QDQ_OUT(q, v) : v, y, base + k * stride);                                     \
   }                                                                                             \
 }
 #define LN_NONE

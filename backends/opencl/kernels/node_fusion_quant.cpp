@@ -202,6 +202,26 @@ std::optional<QdqFusion> fuse_qdq_around(const Graph& graph, NodeId id, size_t i
   return fusion;
 }
 
+// Whether enqueue_softmax_node runs Softmax or LogSoftmax `node` by rows (softmax_by_rows):
+// along the last axis from opset 13, over the input flattened to 2-D at its axis before.
+bool runs_by_rows(const Graph& graph, const Node& node) {
+  if (node.inputs.size() != 1 || node.inputs[0] == kNoValue) return false;
+  const hsched::Shape& shape = graph.value(node.inputs[0]).shape;
+  if (!shape.is_static() || shape.rank() == 0) return false;
+  const auto rank = static_cast<int64_t>(shape.rank());
+  const bool flattened = graph.opset != 0 && graph.opset < 13;
+  int64_t axis = node.attr_int("axis", flattened ? 1 : -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return false;
+  int64_t axis_size = 1, inner = 1;
+  for (int64_t d = axis; d < rank; ++d) {
+    (d == axis || flattened ? axis_size : inner) *= shape.dims[static_cast<size_t>(d)];
+  }
+  const SoftmaxKind kind =
+      node.op_type == "LogSoftmax" ? SoftmaxKind::kLogSoftmax : SoftmaxKind::kSoftmax;
+  return softmax_by_rows(axis_size, inner, kind);
+}
+
 }  // namespace
 
 std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) {
@@ -213,6 +233,9 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
     return fuse_qdq_around(graph, id, 2, kQdqBinaryAttr);
   }
   if (op == "LayerNormalization" && !node.inputs.empty() && node.inputs[0] != kNoValue) {
+    return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
+  }
+  if ((op == "Softmax" || op == "LogSoftmax") && runs_by_rows(graph, node)) {
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
   }
   return std::nullopt;

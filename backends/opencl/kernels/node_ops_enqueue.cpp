@@ -112,6 +112,14 @@ Result<std::optional<std::vector<float>>> fused_params(const Node& node, const c
   return std::optional{*params};
 }
 
+// The program's DequantizeLinear -> row op -> QuantizeLinear fusion (LayerNormalization,
+// Softmax: kQdqRowAttr), if any.
+Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in) {
+  HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
+  if (!p) return std::optional<QdqRow>{};
+  return std::optional{QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]}};
+}
+
 // The program's Conv/MatMul -> QuantizeLinear fusion (attach_output_quantization), if any.
 Result<std::optional<ConvParams::QuantizedOutput>> fused_quantization(const Node& node,
                                                                       const Operands& in) {
@@ -288,9 +296,10 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
                                                         : SoftmaxKind::kSoftmax;
   std::optional<float> nan_to;  // a NaN guard fused in (softmax_nan_guard)
   if (node.has_attr(kNanToAttr)) nan_to = node.attr_float(kNanToAttr, 0.0f);
+  HSCHED_ASSIGN_OR_RETURN(const auto quantized, fused_row_quantization(node, in));
   if (in.opset() == 0 || in.opset() >= 13) {
-    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait,
-                           nan_to);
+    return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait, nan_to,
+                           quantized);
   }
   // Before opset 13: the input flattened to 2-D at `axis` (default 1), softmax over the rows.
   const auto rank = static_cast<int64_t>(shape.size());
@@ -299,7 +308,7 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   if (axis < 0 || axis > rank) return invalid_argument(in.context() + ": axis out of range");
   const auto a = static_cast<size_t>(axis);
   const Shape flat = {product(shape, 0, a), product(shape, a, shape.size())};
-  return enqueue_softmax(ops, queue, *x, flat, 1, kind, *y, wait, nan_to);
+  return enqueue_softmax(ops, queue, *x, flat, 1, kind, *y, wait, nan_to, quantized);
 }
 
 // Sum, Mean, and Max/Min of other than two inputs: the first two inputs combined into y (which
@@ -536,9 +545,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     const auto output = [&](size_t i) {
       return i < in.outputs().size() ? in.outputs()[i] : nullptr;
     };
-    HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
-    std::optional<QdqRow> quantized;  // the program's DequantizeLinear -> op -> Q fusion
-    if (p) quantized = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]};
+    HSCHED_ASSIGN_OR_RETURN(const auto quantized, fused_row_quantization(node, in));
     return enqueue_layer_norm_rows(ops, queue, *x, shape, node.attr_int("axis", -1), *scale,
                                    in.optional_buffer(2), node.attr_float("epsilon", 1e-5f), *y,
                                    output(1), output(2), wait, quantized);

@@ -230,6 +230,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
   cl_int error = CL_SUCCESS;
   static const std::map<std::string, int> kProgramOf = {{"softmax", 1},
                                                         {"softmax_rows", 1},
+                                                        {"softmax_rows_q", 1},
                                                         {"row_mean_rows", 1},
                                                         {"layer_norm", 1},
                                                         {"row_mean", 1},
@@ -497,10 +498,15 @@ constexpr int64_t kRowGroup = 64;  // the kernels' reqd_work_group_size
 
 }  // namespace
 
+bool softmax_by_rows(int64_t axis_size, int64_t inner, SoftmaxKind kind) {
+  return inner == 1 && axis_size >= kGroupPerRowFrom && kind != SoftmaxKind::kHardmax;
+}
+
 Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
                                   const cl::Buffer& x, const Shape& shape, int64_t axis,
                                   SoftmaxKind kind, cl::Buffer& y, const Events& wait,
-                                  std::optional<float> nan_to) {
+                                  std::optional<float> nan_to,
+                                  const std::optional<QdqRow>& quantized) {
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Softmax"));
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "Softmax input"));
   const auto outer = static_cast<cl_int>(product(shape, 0, a));
@@ -509,12 +515,16 @@ Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
   const auto code = static_cast<cl_int>(kind);
   const auto replace_nan = static_cast<cl_int>(nan_to.has_value());
   const float nan_value = nan_to.value_or(0.0f);
-  if (inner == 1 && axis_size >= kGroupPerRowFrom && kind != SoftmaxKind::kHardmax) {
-    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax_rows"));
-    HSCHED_RETURN_IF_ERROR(
-        set_args(kernel, "softmax_rows", x, y, axis_size, code, replace_nan, nan_value));
-    return launch(queue, kernel, int64_t{outer} * kRowGroup, wait, "softmax_rows");
+  if (softmax_by_rows(axis_size, inner, kind)) {
+    const char* name = quantized ? "softmax_rows_q" : "softmax_rows";
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, y, axis_size, code, replace_nan, nan_value));
+    if (quantized) {
+      HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(6, *quantized), "setArg of softmax_rows_q"));
+    }
+    return launch(queue, kernel, int64_t{outer} * kRowGroup, wait, name);
   }
+  if (quantized) return internal_error("ops: a quantized Softmax runs by rows");
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "softmax"));
   HSCHED_RETURN_IF_ERROR(
       set_args(kernel, "softmax", x, y, outer, axis_size, inner, code, replace_nan, nan_value));

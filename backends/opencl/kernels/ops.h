@@ -199,13 +199,26 @@ Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
 // The numpy broadcast of two shapes; InvalidArgument when they do not broadcast.
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
 
+// A row kernel's DequantizeLinear and QuantizeLinear fused in (layer_norm_rows_q,
+// softmax_rows_q): x holds 8-bit integers read as (x - x_zero) * x_scale and y receives
+// QuantizeLinear's clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: that side as it is;
+// mirrors QdqRow in kernel_sources.h's prelude).
+struct QdqRow {
+  cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255;
+};
+
 // Softmax, LogSoftmax or Hardmax (opset 13) along `axis` (negative counts from the end); with
-// `nan_to` (Softmax and LogSoftmax), a NaN result is stored as that value instead.
+// `nan_to` (Softmax and LogSoftmax), a NaN result is stored as that value instead. With
+// `quantized` (only where softmax_by_rows), QdqRow's fused DequantizeLinear and QuantizeLinear.
 enum class SoftmaxKind : cl_int { kSoftmax, kLogSoftmax, kHardmax };
 Result<cl::Event> enqueue_softmax(const OpKernels& ops, cl::CommandQueue& queue,
                                   const cl::Buffer& x, const Shape& shape, int64_t axis,
                                   SoftmaxKind kind, cl::Buffer& y, const Events& wait = {},
-                                  std::optional<float> nan_to = std::nullopt);
+                                  std::optional<float> nan_to = std::nullopt,
+                                  const std::optional<QdqRow>& quantized = {});
+// Whether enqueue_softmax runs a work group per row (softmax_rows): rows of `axis_size`
+// contiguous elements (`inner` 1), long enough to fill a group, not Hardmax.
+bool softmax_by_rows(int64_t axis_size, int64_t inner, SoftmaxKind kind);
 
 // LayerNormalization over the axes from `axis` (negative counts from the end) to the last;
 // scale and bias (bias may be null) hold the normalized shape's element count.

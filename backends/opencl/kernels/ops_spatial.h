@@ -148,12 +148,7 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
 // group per row instead of one work item: the node level uses this one (on an H100 vit_tiny's
 // 197 rows of 192 took 1.4 ms per run as single items). `mean` and `inv_std_dev` (each may be
 // null) receive the optional outputs, one value per row.
-// With `quantized`, x holds 8-bit integers read as (x - x_zero) * x_scale and y receives
-// QuantizeLinear's clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: that side as it is;
-// mirrors QdqRow in kernel_sources_spatial.h).
-struct QdqRow {
-  cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255;
-};
+// With `quantized`, its DequantizeLinear and QuantizeLinear fused in (ops.h QdqRow).
 Result<cl::Event> enqueue_layer_norm_rows(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& x, const Shape& shape, int64_t axis,
                                           const cl::Buffer& scale, const cl::Buffer* bias,

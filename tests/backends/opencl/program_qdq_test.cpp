@@ -310,5 +310,45 @@ TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
   }
 }
 
+// DequantizeLinear -> Softmax / LogSoftmax -> QuantizeLinear along rows of 40 in one kernel
+// (softmax_rows_q), u8 in, i8 out, against the CPU's fp32 between the Q/DQ nodes: a step apart at
+// most, rarely.
+TEST_F(ClProgramTest, QdqSoftmaxRunsAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  struct Case {
+    const char* op;
+    float y_scale;
+    int8_t y_zero;
+  };
+  for (const Case& c : {Case{"Softmax", 1.0f / 256, -128}, Case{"LogSoftmax", 0.05f, 100}}) {
+    OnnxBuilder b(17);
+    b.input("x", DType::kU8, {2, 3, 40});
+    b.output("y", DType::kI8, {2, 3, 40});
+    b.initializer_f32("xs", {}, {0.01f})
+        .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
+        .initializer_f32("ys", {}, {c.y_scale})
+        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{c.y_zero}));
+    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+    b.node(c.op, {"xd"}, {"s"}, "softmax");
+    b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
+    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_softmax", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    opencl_test::expect_every_node_accepted(*graph);
+    const Tensor x = u8_ramp({2, 3, 40}, 37);
+    const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+    ASSERT_FALSE(expected.empty());
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      auto program = ClProgram::compile(*graph, runtime, storage, 300000);
+      ASSERT_TRUE(program.is_ok()) << program.status().message();
+      EXPECT_EQ((*program)->stats().kernels, 1) << c.op;
+      auto outputs = (*program)->run({x});
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      expect_a_step_apart(
+          (*outputs)[0], expected[0], 20,
+          std::string(c.op) + ", " + std::to_string(storage_bytes(storage)) + "-byte storage");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
