@@ -170,7 +170,7 @@ void PlanExecutable::build_flow_graph() {
     node.predecessors = static_cast<int>(from.size());
     if (from.size() > 1) {
       auto gate = std::make_unique<Gate>(
-          graph_, tbb::flow::unlimited, [this, p](Request* r, Gate::output_ports_type& ports) {
+          graph_, tbb::flow::unlimited, [p](Request* r, Gate::output_ports_type& ports) {
             r->handoff.load(std::memory_order_acquire);
             const bool last = r->pending[p].fetch_sub(1, std::memory_order_acq_rel) == 1;
             r->handoff.fetch_add(1, std::memory_order_acq_rel);
