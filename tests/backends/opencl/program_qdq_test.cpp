@@ -277,6 +277,27 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   }
 }
 
+// `graph` (u8 x [2, 3, 40] in, i8 y out: a row op between its DequantizeLinear and
+// QuantizeLinear) as one kernel in fp32 and fp16 storage, on u8_ramp's x: a step apart from the
+// CPU's fp32 between the Q/DQ nodes at most, on at most one element in 20.
+void expect_one_kernel_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
+                                    const Graph& graph, const std::string& what) {
+  opencl_test::expect_every_node_accepted(graph);
+  const Tensor x = u8_ramp({2, 3, 40}, 37);
+  const std::vector<Tensor> expected = cpu_outputs(graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    const std::string where =
+        what + ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
+    auto program = ClProgram::compile(graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, 1) << where;
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_a_step_apart((*outputs)[0], expected[0], 20, where);
+  }
+}
+
 // DequantizeLinear -> LayerNormalization -> QuantizeLinear in one kernel (layer_norm_rows_q), u8
 // in, i8 out, against the CPU's fp32 between the Q/DQ nodes: a step apart at most, rarely.
 TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
@@ -295,19 +316,7 @@ TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
   b.node("QuantizeLinear", {"n", "ys", "yz"}, {"y"}, "q_y");
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_layer_norm", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  opencl_test::expect_every_node_accepted(*graph);
-  const Tensor x = u8_ramp({2, 3, 40}, 37);
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
-  ASSERT_FALSE(expected.empty());
-  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-    auto program = ClProgram::compile(*graph, runtime, storage, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    EXPECT_EQ((*program)->stats().kernels, 1);
-    auto outputs = (*program)->run({x});
-    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-    expect_a_step_apart((*outputs)[0], expected[0], 20,
-                        std::to_string(storage_bytes(storage)) + "-byte storage");
-  }
+  expect_one_kernel_a_step_apart(runtime, *graph, "LayerNormalization");
 }
 
 // DequantizeLinear -> Softmax / LogSoftmax -> QuantizeLinear along rows of 40 in one kernel
@@ -333,20 +342,7 @@ TEST_F(ClProgramTest, QdqSoftmaxRunsAsOneKernel) {
     b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
     auto graph = import_onnx_model(b.model(), {}, "cl_qdq_softmax", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    opencl_test::expect_every_node_accepted(*graph);
-    const Tensor x = u8_ramp({2, 3, 40}, 37);
-    const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
-    ASSERT_FALSE(expected.empty());
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      auto program = ClProgram::compile(*graph, runtime, storage, 300000);
-      ASSERT_TRUE(program.is_ok()) << program.status().message();
-      EXPECT_EQ((*program)->stats().kernels, 1) << c.op;
-      auto outputs = (*program)->run({x});
-      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-      expect_a_step_apart(
-          (*outputs)[0], expected[0], 20,
-          std::string(c.op) + ", " + std::to_string(storage_bytes(storage)) + "-byte storage");
-    }
+    expect_one_kernel_a_step_apart(runtime, *graph, c.op);
   }
 }
 
