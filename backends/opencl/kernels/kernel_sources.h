@@ -19,7 +19,7 @@ typedef float storage_t;
 #define LOAD(p, i) ((p)[i])
 #define STORE(v, p, i) ((p)[i] = (v))
 #endif
-// The row kernels' DequantizeLinear and QuantizeLinear fused in (layer_norm_rows_q,
+// A one-input kernel's DequantizeLinear and QuantizeLinear fused in (unary_q, layer_norm_rows_q,
 // softmax_rows_q; ops.h QdqRow): x holds 8-bit integers read as (x - x_zero) * x_scale, y those
 // of clamp(rint(v / y_scale) + y_zero, lo, hi); a scale of 0: that side as stored.
 typedef struct {
@@ -99,6 +99,14 @@ __kernel void unary(__global const storage_t* x, __global storage_t* y, int op, 
   const int i = get_global_id(0);
   if (i >= count) return;
   STORE(apply_unary(op, LOAD(x, i), alpha, beta), y, i);
+}
+
+// unary between its DequantizeLinear and QuantizeLinear, both fused in (QdqRow, the prelude's).
+__kernel void unary_q(__global const storage_t* x, __global storage_t* y, int op, float alpha,
+                      float beta, int count, QdqRow q) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  STORE(QDQ_OUT(q, apply_unary(op, QDQ_LOAD(q, x, i), alpha, beta)), y, i);
 }
 
 // QuantizeLinear (quantize != 0): y = clamp(rint(x / scale) + zero, lo, hi), rint rounding half

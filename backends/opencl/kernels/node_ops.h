@@ -205,6 +205,9 @@ std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId i
 // not quantized; the DequantizeLinear nodes and the QuantizeLinear.
 inline constexpr const char* kQdqBinaryAttr = "hsched_qdq_binary";
 inline constexpr const char* kQdqRowAttr = "hsched_qdq_row";
+// The same for a float activation (Erf, Sigmoid, Tanh, Exp, Log, Sqrt, Gelu, ...: the op codes of
+// enqueue_unary), its parameters in kQdqUnaryAttr as in kQdqRowAttr (unary_q).
+inline constexpr const char* kQdqUnaryAttr = "hsched_qdq_unary";
 struct QdqFusion {
   Node op;
   std::vector<NodeId> dequantizations;

@@ -99,17 +99,17 @@ std::optional<Activation> fused_activation(const Node& node) {
                     .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
 }
 
-// The parameters of one of the program's QDQ fusions: attribute `attr`, `count` floats; nullopt
-// where the node has none.
-Result<std::optional<std::vector<float>>> fused_params(const Node& node, const char* attr,
-                                                       size_t count, const Operands& in) {
+// The parameters of one of the program's QDQ fusions: attribute `attr` of `node`, `count`
+// floats; null where the node has none.
+Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
+                                               const Operands& in) {
   const auto it = node.attributes.find(attr);
-  if (it == node.attributes.end()) return std::optional<std::vector<float>>{};
+  if (it == node.attributes.end()) return static_cast<const std::vector<float>*>(nullptr);
   const auto* params = std::get_if<std::vector<float>>(&it->second);
   if (params == nullptr || params->size() != count) {
     return invalid_argument(in.context() + ": bad quantization parameters");
   }
-  return std::optional{*params};
+  return params;
 }
 
 // The program's DequantizeLinear -> row op -> QuantizeLinear fusion (LayerNormalization,
@@ -360,6 +360,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                               const Operands& in, const Events& wait) {
   const std::string& op = node.op_type;
   if (is_view_op(op)) return enqueue_view(ops, queue, in, wait);
+  HSCHED_ASSIGN_OR_RETURN(const auto qdq_unary, fused_params(node, kQdqUnaryAttr, 6, in));
+  if (qdq_unary) {  // the program's DequantizeLinear -> activation -> Q fusion (8-bit x and y)
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+    HSCHED_ASSIGN_OR_RETURN(Activation act, node_detail::unary_of(node, {}));
+    const std::vector<float>& p = *qdq_unary;
+    return enqueue_unary(ops, queue, act.op, act.alpha, act.beta, *x, *y,
+                         detail::element_count(in.shape(0)), wait,
+                         QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]});
+  }
   if (op == "Conv" || op == "ConvTranspose") return enqueue_conv_node(ops, queue, node, in, wait);
   if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);

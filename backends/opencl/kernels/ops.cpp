@@ -309,12 +309,16 @@ Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, fl
 
 Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
                                 float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
-                                int64_t count, const Events& wait) {
+                                int64_t count, const Events& wait,
+                                const std::optional<QdqRow>& quantized) {
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "unary input"));
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "unary"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "unary", x, y, static_cast<cl_int>(op), alpha, beta,
+  const char* name = quantized ? "unary_q" : "unary";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, y, static_cast<cl_int>(op), alpha, beta,
                                   static_cast<cl_int>(count)));
-  return launch(queue, kernel, count, wait, "unary");
+  if (quantized)
+    HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(6, *quantized), "setArg of unary_q"));
+  return launch(queue, kernel, count, wait, name);
 }
 
 Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue& queue,

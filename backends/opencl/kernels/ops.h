@@ -148,10 +148,20 @@ struct Activation {
 Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, float value,
                                cl::Buffer& y, int64_t count, const Events& wait = {});
 
-// y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max).
+// A one-input kernel's DequantizeLinear and QuantizeLinear fused in (unary_q, layer_norm_rows_q,
+// softmax_rows_q): x holds 8-bit integers read as (x - x_zero) * x_scale and y receives
+// QuantizeLinear's clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: that side as it is;
+// mirrors QdqRow in kernel_sources.h's prelude).
+struct QdqRow {
+  cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255;
+};
+
+// y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max). With
+// `quantized`, QdqRow's fused DequantizeLinear and QuantizeLinear.
 Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, UnaryOp op,
                                 float alpha, float beta, const cl::Buffer& x, cl::Buffer& y,
-                                int64_t count, const Events& wait = {});
+                                int64_t count, const Events& wait = {},
+                                const std::optional<QdqRow>& quantized = {});
 
 // ONNX QuantizeLinear (`quantize`, y clamped to [lo, hi]) or DequantizeLinear of `count`
 // elements with `channels` scale (and zero point) values, each for a run of `inner` elements
@@ -198,14 +208,6 @@ Result<cl::Event> enqueue_select(const OpKernels& ops, cl::CommandQueue& queue,
 
 // The numpy broadcast of two shapes; InvalidArgument when they do not broadcast.
 Result<Shape> broadcast_shape(const Shape& a, const Shape& b);
-
-// A row kernel's DequantizeLinear and QuantizeLinear fused in (layer_norm_rows_q,
-// softmax_rows_q): x holds 8-bit integers read as (x - x_zero) * x_scale and y receives
-// QuantizeLinear's clamp(rint(v / y_scale) + y_zero, lo, hi) (a scale of 0: that side as it is;
-// mirrors QdqRow in kernel_sources.h's prelude).
-struct QdqRow {
-  cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255;
-};
 
 // Softmax, LogSoftmax or Hardmax (opset 13) along `axis` (negative counts from the end); with
 // `nan_to` (Softmax and LogSoftmax), a NaN result is stored as that value instead. With

@@ -277,7 +277,7 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   }
 }
 
-// `graph` (u8 x [2, 3, 40] in, i8 y out: a row op between its DequantizeLinear and
+// `graph` (u8 x [2, 3, 40] in, i8 y out: a one-input op between its DequantizeLinear and
 // QuantizeLinear) as one kernel in fp32 and fp16 storage, on u8_ramp's x: a step apart from the
 // CPU's fp32 between the Q/DQ nodes at most, on at most one element in 20.
 void expect_one_kernel_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
@@ -341,6 +341,32 @@ TEST_F(ClProgramTest, QdqSoftmaxRunsAsOneKernel) {
     b.node(c.op, {"xd"}, {"s"}, "softmax");
     b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
     auto graph = import_onnx_model(b.model(), {}, "cl_qdq_softmax", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    expect_one_kernel_a_step_apart(runtime, *graph, c.op);
+  }
+}
+
+// DequantizeLinear -> activation -> QuantizeLinear in one kernel (unary_q), u8 in, i8 out, for
+// GELU's Erf and a Sigmoid: a step apart at most from the CPU's fp32 between the Q/DQ nodes.
+TEST_F(ClProgramTest, QdqActivationsRunAsOneKernel) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  struct Case {
+    const char* op;
+    float y_scale;
+    int8_t y_zero;
+  };
+  for (const Case& c : {Case{"Erf", 1.0f / 127, 0}, Case{"Sigmoid", 1.0f / 256, -128}}) {
+    OnnxBuilder b(17);
+    b.input("x", DType::kU8, {2, 3, 40});
+    b.output("y", DType::kI8, {2, 3, 40});
+    b.initializer_f32("xs", {}, {0.01f})
+        .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
+        .initializer_f32("ys", {}, {c.y_scale})
+        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{c.y_zero}));
+    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+    b.node(c.op, {"xd"}, {"a"}, "activation");
+    b.node("QuantizeLinear", {"a", "ys", "yz"}, {"y"}, "q_y");
+    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_activation", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
     expect_one_kernel_a_step_apart(runtime, *graph, c.op);
   }
