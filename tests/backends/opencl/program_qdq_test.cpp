@@ -319,17 +319,18 @@ TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
   expect_one_kernel_a_step_apart(runtime, *graph, "LayerNormalization");
 }
 
-// DequantizeLinear -> Softmax / LogSoftmax -> QuantizeLinear along rows of 40 in one kernel
-// (softmax_rows_q), u8 in, i8 out, against the CPU's fp32 between the Q/DQ nodes: a step apart at
-// most, rarely.
-TEST_F(ClProgramTest, QdqSoftmaxRunsAsOneKernel) {
+// DequantizeLinear -> op -> QuantizeLinear in one kernel, u8 in, i8 out, against the CPU's fp32
+// between the Q/DQ nodes (a step apart at most, rarely): Softmax and LogSoftmax along rows of 40
+// (softmax_rows_q), GELU's Erf and a Sigmoid (unary_q).
+TEST_F(ClProgramTest, QdqSoftmaxesAndActivationsRunAsOneKernel) {
   const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   struct Case {
     const char* op;
     float y_scale;
     int8_t y_zero;
   };
-  for (const Case& c : {Case{"Softmax", 1.0f / 256, -128}, Case{"LogSoftmax", 0.05f, 100}}) {
+  for (const Case& c : {Case{"Softmax", 1.0f / 256, -128}, Case{"LogSoftmax", 0.05f, 100},
+                        Case{"Erf", 1.0f / 127, 0}, Case{"Sigmoid", 1.0f / 256, -128}}) {
     OnnxBuilder b(17);
     b.input("x", DType::kU8, {2, 3, 40});
     b.output("y", DType::kI8, {2, 3, 40});
@@ -338,35 +339,9 @@ TEST_F(ClProgramTest, QdqSoftmaxRunsAsOneKernel) {
         .initializer_f32("ys", {}, {c.y_scale})
         .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{c.y_zero}));
     b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
-    b.node(c.op, {"xd"}, {"s"}, "softmax");
-    b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
-    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_softmax", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    expect_one_kernel_a_step_apart(runtime, *graph, c.op);
-  }
-}
-
-// DequantizeLinear -> activation -> QuantizeLinear in one kernel (unary_q), u8 in, i8 out, for
-// GELU's Erf and a Sigmoid: a step apart at most from the CPU's fp32 between the Q/DQ nodes.
-TEST_F(ClProgramTest, QdqActivationsRunAsOneKernel) {
-  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
-  struct Case {
-    const char* op;
-    float y_scale;
-    int8_t y_zero;
-  };
-  for (const Case& c : {Case{"Erf", 1.0f / 127, 0}, Case{"Sigmoid", 1.0f / 256, -128}}) {
-    OnnxBuilder b(17);
-    b.input("x", DType::kU8, {2, 3, 40});
-    b.output("y", DType::kI8, {2, 3, 40});
-    b.initializer_f32("xs", {}, {0.01f})
-        .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
-        .initializer_f32("ys", {}, {c.y_scale})
-        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{c.y_zero}));
-    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
-    b.node(c.op, {"xd"}, {"a"}, "activation");
-    b.node("QuantizeLinear", {"a", "ys", "yz"}, {"y"}, "q_y");
-    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_activation", {});
+    b.node(c.op, {"xd"}, {"v"}, "op");
+    b.node("QuantizeLinear", {"v", "ys", "yz"}, {"y"}, "q_y");
+    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_one_input", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
     expect_one_kernel_a_step_apart(runtime, *graph, c.op);
   }
