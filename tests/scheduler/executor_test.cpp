@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -130,6 +131,46 @@ TEST_P(ExecutorOpenClTest, InputsInTheDevicesHostMemoryRunLikeAnyOther) {
   const bool half = GetParam() == Precision::kFp16;
   expect_close(kept, cpu_reference(graph, {ordinary})[0], half ? 5e-2f : 1e-4f,
                half ? 5e-2f : 1e-3f);
+}
+
+// A plan of one device partition: run() computes it on the caller's thread (no hand-off to the
+// flow graph and the device's thread and back); a stream still goes through the device's thread;
+// both give the same outputs.
+TEST_F(ExecutorOpenClTest, OnePartitionRunsOnTheCallersThread) {
+  Graph graph;
+  graph.name = "conv_relu";
+  graph.opset = 17;
+  const ValueId x = graph.add_value("x", DType::kF32, Shape({1, 3, 8, 8}));
+  graph.add_input(x);
+  const ValueId w = graph.add_constant("w", random_tensor({4, 3, 3, 3}, 1));
+  const ValueId c = graph.add_value("c", DType::kF32, Shape({1, 4, 6, 6}));
+  const ValueId y = graph.add_value("y", DType::kF32, Shape({1, 4, 6, 6}));
+  graph.add_node(Node{"conv", "Conv", "", {x, w}, {c}, {}});
+  graph.add_node(Node{"relu", "Relu", "", {c}, {y}, {}});
+  graph.add_output(y);
+  ExecutorOptions options;
+  options.cache_dir = cache_dir_.path().string();
+  options.compile_timeout_ms = 120000;
+  std::mutex mutex;
+  std::vector<std::thread::id> device_threads;
+  const runtime::ScopedDeviceOutputHook hook([&](int, std::vector<Tensor>&) {
+    std::lock_guard<std::mutex> lock(mutex);
+    device_threads.push_back(std::this_thread::get_id());
+    return Status::ok();
+  });
+  auto exe = compile(graph, opencl_plan(graph, Precision::kFp32), options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  ASSERT_EQ((*exe)->plan().partitions.size(), 1u);
+  const std::vector<Tensor> inputs = {random_tensor({1, 3, 8, 8}, 33)};
+  auto alone = (*exe)->run(inputs);
+  auto streamed = (*exe)->run_stream({inputs}, 1);
+  ASSERT_TRUE(alone.is_ok()) << alone.status().message();
+  ASSERT_TRUE(streamed.is_ok()) << streamed.status().message();
+  expect_close((*alone)[0], (*streamed)[0][0], 0, 0);
+  expect_close((*alone)[0], cpu_reference(graph, inputs)[0], 1e-4f, 1e-3f);
+  ASSERT_EQ(device_threads.size(), 2u);
+  EXPECT_EQ(device_threads[0], std::this_thread::get_id());
+  EXPECT_NE(device_threads[1], std::this_thread::get_id());
 }
 
 // a[1,4,8,8] and b[1,4,8,8], each summed cumulatively over channels (CumSum: no OpenCL kernel),
