@@ -197,13 +197,15 @@ Status ClProgram::allocate_error_flag() {
   return check_cl(error, "buffer of the run's error flag");
 }
 
-// The error flag after a run (the blocking read follows every command of the run).
+// The error flag after a run: a blocking read, so every command of the run has finished. A flag
+// found set is cleared for the next run (a run that finds none leaves it clear).
 Status ClProgram::check_error_flag() {
-  if (!error_flag_) return Status::ok();
+  if (!error_flag_) return check_cl(queue_.finish(), "finish of the run");
   cl_int flag = 0;
   HSCHED_RETURN_IF_ERROR(
       check_cl(queue_.enqueueReadBuffer(*error_flag_, CL_TRUE, 0, sizeof(flag), &flag),
                "read of the run's error flag"));
+  if (flag != 0) HSCHED_RETURN_IF_ERROR(clear_error_flag());
   if (flag & kDivisionByZero) {
     return invalid_argument("integer division by zero (node " + checking_[0] + ")");
   }
@@ -211,6 +213,12 @@ Status ClProgram::check_error_flag() {
     return invalid_argument("an index out of range (node " + checking_[1] + ")");
   }
   return Status::ok();
+}
+
+Status ClProgram::clear_error_flag() {
+  if (!error_flag_) return Status::ok();
+  return check_cl(queue_.enqueueFillBuffer(*error_flag_, cl_int{0}, 0, sizeof(cl_int)),
+                  "clear of the error flag");
 }
 
 // Host inputs made by an earlier step of this program are read back for `step`'s host code: a
@@ -244,11 +252,7 @@ Status ClProgram::upload_constants() {
 Status ClProgram::run_constant_steps() {
   run_inputs_.assign(graph_.values().size(), nullptr);
   read_back_.assign(graph_.values().size(), std::nullopt);
-  if (error_flag_) {
-    HSCHED_RETURN_IF_ERROR(
-        check_cl(queue_.enqueueFillBuffer(*error_flag_, cl_int{0}, 0, sizeof(cl_int)),
-                 "clear of the error flag"));
-  }
+  HSCHED_RETURN_IF_ERROR(clear_error_flag());  // a new buffer's bytes are undefined
   Status status = Status::ok();
   for (const Step& step : steps_) {
     if (!step.once || step.view) continue;
@@ -338,15 +342,15 @@ Tensor ClProgram::host_tensor(DType dtype, const std::vector<int64_t>& dims) con
   return Tensor::uninitialized(dtype, dims);
 }
 
-// Device -> host of value `id` with a blocking read: every command before it has finished. A
-// bool or 8-bit value is read as floats and converted.
-Result<Tensor> ClProgram::read_output(ValueId id) {
+// Device -> host of value `id`: a bool or 8-bit value is read as the floats it is held in.
+Result<Tensor> ClProgram::enqueue_read(ValueId id, bool blocking) {
   const Value& value = graph_.value(id);
+  const cl_bool wait = blocking ? CL_TRUE : CL_FALSE;
   if (held_as_is(value.dtype)) {  // held as they are
     Tensor integers = host_tensor(value.dtype, value.shape.dims);
     if (integers.elements() == 0) return integers;
     HSCHED_RETURN_IF_ERROR(
-        check_cl(queue_.enqueueReadBuffer(*buffers_[static_cast<size_t>(id)], CL_TRUE, 0,
+        check_cl(queue_.enqueueReadBuffer(*buffers_[static_cast<size_t>(id)], wait, 0,
                                           integers.byte_size(), integers.raw()),
                  "read of '" + value.name + "'"));
     return integers;
@@ -357,6 +361,8 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
   const cl::Buffer* source = buffers_[static_cast<size_t>(id)].get();
   cl::Buffer staging;
   if (ops_->storage() != Storage::kFloat32) {
+    // One staging buffer for every read: the in-order queue finishes a read before the next
+    // conversion overwrites it.
     HSCHED_ASSIGN_OR_RETURN(staging,
                             detail::scratch_buffer(*ops_, queue_, detail::ScratchSlot::kStaging,
                                                    static_cast<size_t>(count) * sizeof(float)));
@@ -365,9 +371,20 @@ Result<Tensor> ClProgram::read_output(ValueId id) {
     source = &staging;
   }
   HSCHED_RETURN_IF_ERROR(
-      check_cl(queue_.enqueueReadBuffer(*source, CL_TRUE, 0, output.byte_size(), output.raw()),
+      check_cl(queue_.enqueueReadBuffer(*source, wait, 0, output.byte_size(), output.raw()),
                "read of '" + value.name + "'"));
-  return value.dtype == DType::kF32 ? output : floats_as(output, value.dtype);
+  return output;
+}
+
+Tensor ClProgram::as_value(ValueId id, Tensor read) const {
+  const DType dtype = graph_.value(id).dtype;
+  return read.dtype() == dtype ? read : floats_as(read, dtype);
+}
+
+// Device -> host of value `id` with a blocking read: every command before it has finished.
+Result<Tensor> ClProgram::read_output(ValueId id) {
+  HSCHED_ASSIGN_OR_RETURN(Tensor read, enqueue_read(id, true));
+  return as_value(id, std::move(read));
 }
 
 std::vector<ClStepTime> ClProgram::profile() const {
@@ -518,11 +535,6 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
       copies->upload_bytes = copied;
       copies->zero_copy_bytes = shared;
     }
-    if (error_flag_) {
-      HSCHED_RETURN_IF_ERROR(
-          check_cl(queue_.enqueueFillBuffer(*error_flag_, cl_int{0}, 0, sizeof(cl_int)),
-                   "clear of the run's error flag"));
-    }
     if (profile_) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before profiling"));
     size_t kernel = 0;  // index of the step among those that enqueue work
     for (Step& step : steps_) {
@@ -547,12 +559,17 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
     profiled_runs_ += profile_ ? 1 : 0;
     if (timed) HSCHED_RETURN_IF_ERROR(check_cl(queue_.finish(), "finish before the reads"));
     const auto download_start = Clock::now();
+    // The reads queue up behind the kernels; the error flag's blocking read (or a finish) after
+    // them is the run's one wait for the device.
     std::vector<Tensor> outputs;
     for (ValueId id : graph_.outputs()) {
-      HSCHED_ASSIGN_OR_RETURN(Tensor output, read_output(id));
+      HSCHED_ASSIGN_OR_RETURN(Tensor output, enqueue_read(id, false));
       outputs.push_back(std::move(output));
     }
     HSCHED_RETURN_IF_ERROR(check_error_flag());
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      outputs[k] = as_value(graph_.outputs()[k], std::move(outputs[k]));
+    }
     if (copies != nullptr) {
       if (timed) copies->download_ms = ms_since(download_start);
       copies->download_bytes = 0;
@@ -562,7 +579,9 @@ Result<std::vector<Tensor>> ClProgram::run(const std::vector<Tensor>& inputs, Co
     ++runs_;
     return outputs;
   }();
-  // On a failure part-way, commands may still read the caller's input memory: wait for them.
+  // On a failure part-way, commands may still read the caller's input memory or write the
+  // outputs' host memory: wait for them. A kernel may have set the error flag before it.
+  if (!result.is_ok()) clear_error_flag();
   if (!result.is_ok() || !borrowed.empty()) queue_.finish();
   for (auto& [id, own] : borrowed) *buffers_[id] = std::move(own);
   run_inputs_.clear();

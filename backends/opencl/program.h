@@ -117,12 +117,17 @@ class ClProgram {
   Status allocate();
   Status allocate_error_flag();
   Status check_error_flag();
+  Status clear_error_flag();
   Status read_back_host_inputs(const Step& step);
   Status upload_constants();
   Status run_constant_steps();
   Status write_input(const Tensor& input, ValueId value);
   Result<bool> bind_input(const Tensor& input, ValueId value,
                           std::vector<std::pair<size_t, cl::Buffer>>& borrowed);
+  // Enqueues the read of `value` into a host tensor (blocking or not): the value's own type,
+  // or the floats a value of another type is held in (as_value converts them once read).
+  Result<Tensor> enqueue_read(ValueId value, bool blocking);
+  Tensor as_value(ValueId value, Tensor read) const;
   Result<Tensor> read_output(ValueId value);
   Tensor host_tensor(DType dtype, const std::vector<int64_t>& dims) const;
   NodeOperands operands_for(const Node& node);
