@@ -266,6 +266,47 @@ __kernel void NAME(__global const storage_t* x, __global const storage_t* in_sca
 CD_BODY(conv_direct, 0)
 CD_BODY(conv_direct_q, 1)  // quantized or quantize_y, as conv_gemm_q_*
 
+// Direct convolution of group 1 and at most 4 output channels (a decoder's last Conv to RGB): a
+// work item per output position (count = N x OH x OW) computes every channel, reading each input
+// element once; finished as conv_finish says (8-bit operands too).
+__kernel void conv_direct_pixel(__global const storage_t* x, __global const storage_t* in_scale,
+                                __global const storage_t* w, __global const storage_t* w_scale,
+                                __global const storage_t* bias, int has_bias,
+                                __global const storage_t* res, int has_res,
+                                __global storage_t* y, ConvShape s, int op, float alpha,
+                                float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int plane = s.oh * s.ow, p = i % plane, b = i / plane;
+  const int ox = p % s.ow, oy = p / s.ow, per_channel = s.c * s.kh * s.kw;
+  const float zero = conv_zero(s);
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (int ci = 0; ci < s.c; ++ci) {
+    for (int ky = 0; ky < s.kh; ++ky) {
+      const int iy = oy * s.sh - s.ph + ky * s.dh;
+      if (iy < 0 || iy >= s.h) continue;
+      for (int kx = 0; kx < s.kw; ++kx) {
+        const int ix = ox * s.sw - s.pw + kx * s.dw;
+        if (ix < 0 || ix >= s.w) continue;
+        const float v = conv_input(x, in_scale, s, b, ci, iy, ix, zero);
+        const int k = (ci * s.kh + ky) * s.kw + kx;
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          if (m < s.oc) acc[m] += v * LOAD(w, m * per_channel + k);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    if (m >= s.oc) break;
+    const int out = (b * s.oc + m) * plane + p;
+    const float r = has_res ? LOAD(res, out) : 0.0f;
+    STORE(conv_finish(acc[m], m, w_scale, has_bias ? LOAD(bias, m) : 0.0f, r, s, op, alpha, beta),
+          y, conv_stored(s, out));
+  }
+}
+
 // ConvTranspose as a gather: output (oy, ox) takes input (iy, ix) through tap (ky, kx) when
 // oy + ph - ky * dh == iy * sh. w is [c, oc / group, kh, kw].
 __kernel void conv_transpose(__global const storage_t* x, __global const storage_t* w,

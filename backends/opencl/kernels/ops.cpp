@@ -238,6 +238,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"conv_epilogue", 2},
                                                         {"conv_direct", 2},
                                                         {"conv_direct_q", 2},
+                                                        {"conv_direct_pixel", 2},
                                                         {"conv_rows", 2},
                                                         {"conv_transpose", 2},
                                                         {"pool", 2},

@@ -297,12 +297,21 @@ bool conv_by_rows(int64_t outputs, int64_t reduction) {
   return outputs > 0 && outputs <= kMaxOutputs && reduction >= 64;
 }
 
+bool conv_direct_by_channels(int64_t out_channels) {
+  // The narrowest implicit-GEMM tile is 16 output channels: with 4 or fewer (a decoder's last
+  // Conv to RGB) it is three quarters padding, and each tile gathers its K x 16 input columns for
+  // those few rows. The direct kernel's work items each compute one output (measured,
+  // docs/benchmarks.md).
+  constexpr int64_t kMaxChannels = 4;
+  return out_channels > 0 && out_channels <= kMaxChannels;
+}
+
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction) {
   const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
   const double flops = 2.0 * outputs * static_cast<double>(reduction);
   if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
       flops >= static_cast<double>(kIm2colFlops) ||
-      conv_by_rows(out_channels * pixels, reduction)) {
+      conv_by_rows(out_channels * pixels, reduction) || conv_direct_by_channels(out_channels)) {
     return {flops, outputs};
   }
   const detail::GemmTiling t = detail::gemm_tiling(out_channels, pixels, reduction);
@@ -329,9 +338,9 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   if (algorithm == ConvAlgorithm::kAuto) {
     algorithm = conv_by_rows(element_count(y_shape), int64_t{s.c} / s.group * s.kh * s.kw)
                     ? ConvAlgorithm::kRows
-                : s.group != 1                 ? ConvAlgorithm::kDirect
-                : conv_flops(s) < kIm2colFlops ? ConvAlgorithm::kImplicitGemm
-                                               : ConvAlgorithm::kIm2colGemm;
+                : s.group != 1 || conv_direct_by_channels(s.oc) ? ConvAlgorithm::kDirect
+                : conv_flops(s) < kIm2colFlops                  ? ConvAlgorithm::kImplicitGemm
+                                                                : ConvAlgorithm::kIm2colGemm;
   }
   if (s.group != 1 && algorithm != ConvAlgorithm::kDirect && algorithm != ConvAlgorithm::kRows) {
     return invalid_argument("ops: only the direct Conv kernel takes group " +
@@ -344,9 +353,14 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
     return conv_gemm(ops, queue, x, x_shape, w, bias, s, params, y, wait);
   }
   const Activation act = params.activation.value_or(Activation{});
-  const int64_t count = element_count(y_shape);
   const bool rows = algorithm == ConvAlgorithm::kRows;
-  const char* name = rows ? "conv_rows" : quantized_kernel(s) ? "conv_direct_q" : "conv_direct";
+  // The direct kernel of few channels computes them all per output position.
+  const bool per_pixel = !rows && s.group == 1 && conv_direct_by_channels(s.oc);
+  const int64_t count = element_count(y_shape) / (per_pixel ? s.oc : 1);
+  const char* name = rows                  ? "conv_rows"
+                     : per_pixel           ? "conv_direct_pixel"
+                     : quantized_kernel(s) ? "conv_direct_q"
+                                           : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(

@@ -79,8 +79,9 @@ struct ConvParams {
 // with the bias, residual and activation fused (split over K, plus a reduction kernel, when the
 // output has too few tiles to fill the device); kIm2colGemm stores it and runs CLBlast's fp32 GEMM
 // and an epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a
-// direct kernel. A Conv of few outputs, each a long reduction (conv_by_rows: a squeeze-and-
-// excitation block's), runs kRows, a work group per output, whatever its group. Errors:
+// direct kernel, as do Convs of at most 4 output channels (conv_direct_by_channels). A Conv of
+// few outputs, each a long reduction (conv_by_rows: a squeeze-and-excitation block's), runs
+// kRows, a work group per output, whatever its group. Errors:
 // InvalidArgument for inconsistent shapes or group.
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
@@ -89,10 +90,11 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
 
 // What enqueue_conv's kAuto choice computes for a group-1 Conv of `out_channels` outputs at
 // `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs. With the
-// implicit GEMM its tiles' padding counts (rows and columns to 32 or 64, K to steps of 16), so
-// that a 3-channel output costs what a 64-channel one does, and each split of K computes its own
-// partial outputs; above kIm2colFlops, 2 x the multiply-adds over the outputs (CLBlast's tiling
-// is its own). The cost model measures a GPU's Conv time against this.
+// implicit GEMM its tiles' padding counts (rows and columns to the tile's 16, 32 or 64, K to steps
+// of 16), so that channels short of a tile cost a whole tile, and each split of K computes its
+// own partial outputs; above kIm2colFlops and for the direct kernel's few channels, 2 x the
+// multiply-adds over the outputs (CLBlast's tiling is its own). The cost model measures a GPU's
+// Conv time against this.
 struct ConvExecution {
   double flops = 0;    // multiply-adds x 2, padding included
   double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
@@ -101,6 +103,8 @@ ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduc
 // Whether kAuto runs a Conv of `outputs` values (N x OC x OH x OW), each reducing `reduction`
 // inputs (C / group x KH x KW), as kRows.
 bool conv_by_rows(int64_t outputs, int64_t reduction);
+// Whether kAuto runs a Conv of `out_channels` outputs per position as kDirect, whatever its group.
+bool conv_direct_by_channels(int64_t out_channels);
 
 // ConvTranspose: x [N, C, (H,) W], w [C, OC / group, (KH,) KW], bias [OC] (may be null),
 // y [N, OC, ...] whose size carries output_padding. `params.activation` must be empty.

@@ -88,6 +88,20 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
   }
 }
 
+// A Conv of at most 4 output channels (a decoder's last Conv to RGB) runs the direct kernel:
+// the cost model counts its outputs unpadded; from 5 channels on the implicit GEMM's tiles.
+TEST(ConvExecutionTest, FewOutputChannelsRunTheDirectKernel) {
+  const int64_t pixels = 256 * 256, reduction = 64 * 9;
+  for (int64_t channels : {1, 3, 4}) {
+    EXPECT_TRUE(conv_direct_by_channels(channels)) << channels;
+    const ConvExecution run = conv_execution(channels, pixels, reduction);
+    EXPECT_EQ(run.outputs, static_cast<double>(channels * pixels)) << channels;
+    EXPECT_EQ(run.flops, 2.0 * static_cast<double>(channels * pixels * reduction)) << channels;
+  }
+  EXPECT_FALSE(conv_direct_by_channels(5));
+  EXPECT_GT(conv_execution(5, pixels, reduction).outputs, static_cast<double>(5 * pixels));
+}
+
 TEST_P(NodeOpsTest, ConvWithAutoPadAndWeightsAsInput) {
   for (const std::string auto_pad : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
     const int64_t h = 10, w = 9;

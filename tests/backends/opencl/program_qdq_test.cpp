@@ -88,6 +88,7 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
       {"implicit GEMM split over K", 256, 8, 3, 1, 4, ConvAlgorithm::kImplicitGemm},
       {"im2col + GEMM", 8, 16, 3, 1, 10, ConvAlgorithm::kIm2colGemm},
       {"direct, depthwise", 8, 8, 3, 8, 10, ConvAlgorithm::kDirect},
+      {"direct, 3 output channels a work item", 16, 3, 3, 1, 10, ConvAlgorithm::kDirect},
       {"a work group per output", 64, 4, 3, 1, 3, ConvAlgorithm::kRows},
   };
   for (const QdqConvCase& c : cases) {
