@@ -298,10 +298,9 @@ bool conv_by_rows(int64_t outputs, int64_t reduction) {
 }
 
 bool conv_direct_by_channels(int64_t out_channels) {
-  // The narrowest implicit-GEMM tile is 16 output channels: with 4 or fewer (a decoder's last
-  // Conv to RGB) it is three quarters padding, and each tile gathers its K x 16 input columns for
-  // those few rows. The direct kernel's work items each compute one output (measured,
-  // docs/benchmarks.md).
+  // An implicit-GEMM tile spans 16 to 64 output channels: with 4 or fewer (a decoder's last Conv
+  // to RGB) three quarters of it or more is padding, for which it still gathers its input
+  // columns. The direct kernel computes only the real outputs (measured, docs/benchmarks.md).
   constexpr int64_t kMaxChannels = 4;
   return out_channels > 0 && out_channels <= kMaxChannels;
 }
