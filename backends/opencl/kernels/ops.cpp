@@ -92,24 +92,25 @@ void not_replayable() {
   if (current_recording != nullptr) current_recording->replayable = false;
 }
 
-GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch, KSplit split) {
-  constexpr int64_t kTargetGroups = 256;
+GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch, KSplit split,
+                       int64_t target_groups) {
   constexpr int64_t kMinSplitK = 128;  // K elements per split at least (8 steps of 16)
   auto tiles = [&](int64_t tile) {
     return ((m + tile - 1) / tile) * ((cols + tile - 1) / tile) * batch;
   };
   if (split == KSplit::kUnderHalf) {
-    const GemmTiling whole = gemm_tiling(m, cols, k, batch, KSplit::kNever);
-    if (tiles(whole.tile) >= kTargetGroups / 2) return whole;
+    // Fewer than 4 chunks of K gain less than their reduction launch costs.
+    const GemmTiling whole = gemm_tiling(m, cols, k, batch, KSplit::kNever, target_groups);
+    if (tiles(whole.tile) >= target_groups / 2 || k / kMinSplitK < 4) return whole;
   }
   // Wider tiles do more work per local-memory read (64: four times 32's): the widest whose
   // groups, K split as far as it goes, make up half the target; else the narrowest.
   const int64_t max_splits = split == KSplit::kNever ? 1 : std::max<int64_t>(1, k / kMinSplitK);
   GemmTiling t;
-  for (t.tile = 64; t.tile > 16 && tiles(t.tile) * max_splits < kTargetGroups / 2;) {
+  for (t.tile = 64; t.tile > 16 && tiles(t.tile) * max_splits < target_groups / 2;) {
     t.tile /= 2;
   }
-  const int64_t wanted = std::clamp<int64_t>(kTargetGroups / tiles(t.tile), 1, max_splits);
+  const int64_t wanted = std::clamp<int64_t>(target_groups / tiles(t.tile), 1, max_splits);
   t.k_chunk = ((k + wanted - 1) / wanted + 15) / 16 * 16;
   t.splits = (k + t.k_chunk - 1) / t.k_chunk;
   return t;

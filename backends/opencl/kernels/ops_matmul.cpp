@@ -66,7 +66,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                                const std::vector<GroupedProduct>* group = nullptr) {
   const auto [tile, k_chunk, splits] =
       detail::gemm_tiling(c.m, c.n, c.k, c.batch,
-                          group == nullptr ? detail::KSplit::kUnderHalf : detail::KSplit::kNever);
+                          group == nullptr ? detail::KSplit::kUnderHalf : detail::KSplit::kNever,
+                          detail::kMatMulTargetGroups);
   if (group != nullptr &&
       (c.fusion.residual != nullptr || group->size() != static_cast<size_t>(c.batch))) {
     return internal_error("ops: a MatMul group takes no residual");

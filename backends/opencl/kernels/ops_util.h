@@ -64,18 +64,22 @@ void not_replayable();
 
 // How a tiled GEMM (conv_gemm_*, matmul_tiled_*) covers `batch` products t[m, cols] = A[m, k]
 // B[k, cols]: square tiles of `tile` (64, 32 or 16), K in `splits` chunks of `k_chunk` (whole
-// steps of 16), aiming for two work groups per compute unit of a large GPU (an H100's 132 SMs).
-// K splits to fill that target (the convolutions), or only where the tiles alone fill less than
-// half of it (the MatMuls: a reduction launch costs them more than the fuller device gains), or
-// never (a MatMul group).
+// steps of 16), aiming for `target_groups` work groups: kConvTargetGroups, two per compute unit
+// of a large GPU (an H100's 132 SMs), for the convolutions; kMatMulTargetGroups for the MatMuls,
+// whose long-K products of few tiles (a transformer's [197, 768] x [768, 192]) otherwise leave
+// most of such a GPU idle (measured, docs/benchmarks.md). K splits to fill that target (the
+// convolutions), or only where the tiles alone fill less than half of it (the MatMuls: a
+// reduction launch costs them more than the fuller device gains), or never (a MatMul group).
 struct GemmTiling {
   int64_t tile = 0;
   int64_t k_chunk = 0;
   int64_t splits = 0;
 };
 enum class KSplit { kToFill, kUnderHalf, kNever };
+constexpr int64_t kConvTargetGroups = 256;
+constexpr int64_t kMatMulTargetGroups = 1024;
 GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch = 1,
-                       KSplit split = KSplit::kToFill);
+                       KSplit split = KSplit::kToFill, int64_t target_groups = kConvTargetGroups);
 
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,

@@ -2,6 +2,7 @@
 // depthwise, strided, padded, dilated, 1-D, batched, fused activation), ConvTranspose, MaxPool and
 // AveragePool (ceil_mode, count_include_pad, auto_pad) and Resize (modes and coordinate
 // transforms).
+#include "backends/opencl/kernels/ops_util.h"
 #include "backends/opencl/node_ops_test_util.h"
 
 namespace hsched::opencl {
@@ -100,6 +101,23 @@ TEST(ConvExecutionTest, FewOutputChannelsRunTheDirectKernel) {
   }
   EXPECT_FALSE(conv_direct_by_channels(5));
   EXPECT_GT(conv_execution(5, pixels, reduction).outputs, static_cast<double>(5 * pixels));
+}
+
+// A transformer's MatMul of few tiles and a long K ([197, 768] x [768, 192]): the MatMuls' target
+// of work groups splits K in 6 (936 groups); the convolutions' would leave it whole (156).
+TEST(GemmTilingTest, MatMulsOfFewTilesSplitKForTheirTarget) {
+  using detail::gemm_tiling;
+  const auto matmul =
+      gemm_tiling(197, 192, 768, 1, detail::KSplit::kUnderHalf, detail::kMatMulTargetGroups);
+  EXPECT_EQ(matmul.tile, 16);
+  EXPECT_EQ(matmul.splits, 6);
+  const auto conv_target = gemm_tiling(197, 192, 768, 1, detail::KSplit::kUnderHalf);
+  EXPECT_EQ(conv_target.tile, 16);
+  EXPECT_EQ(conv_target.splits, 1);
+  // K = 256 would split in 2 at most: not worth its reduction launch.
+  EXPECT_EQ(
+      gemm_tiling(128, 256, 256, 1, detail::KSplit::kUnderHalf, detail::kMatMulTargetGroups).splits,
+      1);
 }
 
 TEST_P(NodeOpsTest, ConvWithAutoPadAndWeightsAsInput) {

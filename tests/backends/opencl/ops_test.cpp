@@ -368,10 +368,10 @@ TEST_P(OpenClOpsTest, MatMulWithBatchBroadcasting) {
       {{1, 3, 9, 4}, {2, 1, 4, 5}},       // A's batch dims broadcast against B's: per batch
       {{1, 9}, {9, 13}},                  // one row
       {{3, 1, 7}, {2, 1, 7, 4}},          // one row per batch: a CLBlast GEMM per batch
-      {{2, 256, 20}, {20, 1024}},         // 64-wide tiles (128 of them), K not a multiple of 16
-      {{256, 20}, {20, 512}},             // 32-wide tiles (128 of them); the small ones 16-wide
+      {{2, 256, 20}, {20, 4096}},         // 64-wide tiles (512 of them), K not a multiple of 16
+      {{256, 20}, {20, 2048}},            // 32-wide tiles (512 of them); the small ones 16-wide
       {{1, 20, 600}, {600, 30}},          // K in 4 splits, the last one short
-      {{3, 1, 20, 300}, {3, 1, 300, 7}},  // K in 2 splits per batch
+      {{3, 1, 20, 600}, {3, 1, 600, 7}},  // K in 4 splits per batch
       {{1, 520, 520}, {520, 500}},        // 135 M: CLBlast, the batch folded
       {{2, 260, 520}, {2, 520, 500}},     // 135 M: CLBlast's strided batch
       {{3, 0}, {0, 4}},                   // K = 0: zeros (CLBlast refuses empty sizes)
@@ -615,9 +615,9 @@ TEST_P(OpenClOpsTest, MatMulReadsOperandsThroughViews) {
 TEST_P(OpenClOpsTest, GemmWithTransposesAndBroadcastC) {
   const int64_t n = 5;
   // One row: a GEMV (a classifier's head), with K beyond a work group of 64 too.
-  // {6, 400}: K in 3 splits; a C of shape [n] is added in the product's kernel.
+  // {6, 600}: K in 4 splits; a C of shape [n] is added in the product's kernel.
   for (const auto& [m, k] :
-       std::vector<std::pair<int64_t, int64_t>>{{6, 11}, {1, 11}, {1, 150}, {6, 400}}) {
+       std::vector<std::pair<int64_t, int64_t>>{{6, 11}, {1, 11}, {1, 150}, {6, 600}}) {
     for (bool trans_a : {false, true}) {
       for (bool trans_b : {false, true}) {
         for (const Shape& c_shape : {Shape{n}, Shape{m, 1}}) {

@@ -17,10 +17,10 @@ using fusion_test::Fused;
 
 // Attention's Q, K and V projections: MatMuls of one A by constant weights of one shape, each
 // with its bias, run as one step (kMatMulGroupOp) of one launch, K whole where a product alone
-// splits it (K 300: a launch and a split-K reduction each for the others). A sibling without a
+// splits it (K 600: a launch and a split-K reduction each for the others). A sibling without a
 // bias and one of another width run alone: 3 kernels.
 TEST_F(ClFusionTest, SiblingMatMulsRunAsOneStep) {
-  for (const auto& [m, k, launches] : {std::tuple{24, 40, 3}, std::tuple{4, 300, 5}}) {
+  for (const auto& [m, k, launches] : {std::tuple{24, 40, 3}, std::tuple{4, 600, 5}}) {
     OnnxBuilder b(17);
     b.input("x", DType::kF32, {1, m, k});
     for (const char* y : {"q", "k", "v", "u"}) b.output(y, DType::kF32, {1, m, 32});
