@@ -68,8 +68,9 @@ void not_replayable();
 // of a large GPU (an H100's 132 SMs), for the convolutions; kMatMulTargetGroups for the MatMuls,
 // whose long-K products of few tiles (a transformer's [197, 768] x [768, 192]) otherwise leave
 // most of such a GPU idle (measured, docs/benchmarks.md). K splits to fill that target (the
-// convolutions), or only where the tiles alone fill less than half of it (the MatMuls: a
-// reduction launch costs them more than the fuller device gains), or never (a MatMul group).
+// convolutions), or only where the tiles alone fill less than half of it and K makes 4 chunks
+// of 128 or more (the MatMuls: a reduction launch costs them more than a fuller device gains
+// otherwise), or never (a MatMul group).
 struct GemmTiling {
   int64_t tile = 0;
   int64_t k_chunk = 0;
