@@ -1,5 +1,6 @@
 // enqueue_node: one graph node onto the op layer (ops.h, ops_spatial.h, ops_integer.h...); the
-// families of node_ops_enqueue_families.cpp dispatched to. See node_ops.h.
+// families of node_ops_enqueue_families.cpp and the products of node_ops_enqueue_products.cpp
+// dispatched to. See node_ops.h.
 #include <cfloat>
 #include <numeric>
 
@@ -12,10 +13,32 @@
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl {
+namespace node_detail {
+
+std::optional<Activation> fused_activation(const Node& node) {
+  if (!node.has_attr(kFusedActivationAttr)) return std::nullopt;
+  return Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
+                    .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
+                    .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
+}
+
+Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
+                                               const Operands& in) {
+  const auto it = node.attributes.find(attr);
+  if (it == node.attributes.end()) return static_cast<const std::vector<float>*>(nullptr);
+  const auto* params = std::get_if<std::vector<float>>(&it->second);
+  if (params == nullptr || params->size() != count) {
+    return invalid_argument(in.context() + ": bad quantization parameters");
+  }
+  return params;
+}
+
+}  // namespace node_detail
 namespace {
 
+using node_detail::fused_activation;
+using node_detail::fused_params;
 using node_detail::Operands;
-using node_detail::window_of;
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
   int64_t count = 1;
@@ -91,199 +114,12 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
   return event;
 }
 
-// The activation the program fused into a Conv or MatMul (attach_activation), if any.
-std::optional<Activation> fused_activation(const Node& node) {
-  if (!node.has_attr(kFusedActivationAttr)) return std::nullopt;
-  return Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
-                    .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
-                    .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
-}
-
-// The parameters of one of the program's QDQ fusions: attribute `attr` of `node`, `count`
-// floats; null where the node has none.
-Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
-                                               const Operands& in) {
-  const auto it = node.attributes.find(attr);
-  if (it == node.attributes.end()) return static_cast<const std::vector<float>*>(nullptr);
-  const auto* params = std::get_if<std::vector<float>>(&it->second);
-  if (params == nullptr || params->size() != count) {
-    return invalid_argument(in.context() + ": bad quantization parameters");
-  }
-  return params;
-}
-
 // The program's DequantizeLinear -> row op -> QuantizeLinear fusion (LayerNormalization,
 // Softmax: kQdqRowAttr), if any.
 Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in) {
   HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
   if (!p) return std::optional<QdqRow>{};
   return std::optional{QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]}};
-}
-
-// The program's Conv/MatMul -> QuantizeLinear fusion (attach_output_quantization), if any.
-Result<std::optional<ConvParams::QuantizedOutput>> fused_quantization(const Node& node,
-                                                                      const Operands& in) {
-  if (!node.has_attr(kQuantizeOutputAttr)) return std::optional<ConvParams::QuantizedOutput>{};
-  const std::vector<int64_t> q = node.attr_ints(kQuantizeOutputAttr);
-  const float scale = node.attr_float(kQuantizeOutputScaleAttr, 0.0f);
-  if (q.size() != 3 || !(scale > 0.0f)) {
-    return invalid_argument(in.context() + ": bad output quantization");
-  }
-  return std::optional{
-      ConvParams::QuantizedOutput{.scale = scale, .zero = q[0], .lo = q[1], .hi = q[2]}};
-}
-
-Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
-                                    const Operands& in, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  const bool transposed = node.op_type == "ConvTranspose";
-  ConvParams params;
-  const Shape& w_shape = in.shape(1);
-  Shape y_shape = in.output_shape();
-  if (node.has_attr(kConvStoredInAttr)) {  // the program's Conv -> Concat fusion
-    const std::vector<int64_t> slice = node.attr_ints(kConvStoredInAttr);
-    if ((slice.size() != 2 && slice.size() != 3) || transposed || y_shape.size() < 3 ||
-        w_shape.empty()) {
-      return invalid_argument(in.context() + ": bad output slice");
-    }
-    params.stored_in = std::make_pair(slice[0], slice[1]);
-    if (slice.size() == 3) params.stored_step = slice[2];
-    y_shape[1] = w_shape[0];  // its own output: the Concat's shape holds more channels
-  }
-  params.group = node.attr_int("group", 1);
-  Shape x_shape = in.shape(0);
-  if (node.has_attr(kConvReadFromAttr)) {  // the program's Slice -> Conv fusion
-    const std::vector<int64_t> slice = node.attr_ints(kConvReadFromAttr);
-    if (slice.size() != 2 || transposed || x_shape.size() < 3 || w_shape.size() < 2 ||
-        slice[0] != x_shape[1]) {
-      return invalid_argument(in.context() + ": bad input slice");
-    }
-    params.read_from = std::make_pair(slice[0], slice[1]);
-    x_shape[1] = w_shape[1] * params.group;  // the channels it reads
-  }
-  HSCHED_ASSIGN_OR_RETURN(params.window, window_of(node, x_shape, y_shape, &w_shape, transposed));
-  params.activation = fused_activation(node);
-  params.algorithm = static_cast<ConvAlgorithm>(
-      node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
-  const cl::Buffer* bias = in.optional_buffer(2);
-  params.residual = in.optional_buffer(kResidualInput);
-  params.input_scale = in.optional_buffer(kInputScaleInput);
-  params.input_scale_per_batch =
-      params.input_scale != nullptr && in.shape(kInputScaleInput).front() > 1;
-  if (node.has_attr(kConvInputZeroAttr)) {  // the program's DequantizeLinear -> Conv fusion
-    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* scales, in.buffer(kWeightScaleInput));
-    params.quantized = ConvParams::QuantizedOperands{
-        .x_scale = node.attr_float(kConvInputScaleAttr, 0.0f),
-        .x_zero = node.attr_int(kConvInputZeroAttr, 0),
-        .weight_scale = scales,
-        .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
-  }
-  HSCHED_ASSIGN_OR_RETURN(params.quantize_output, fused_quantization(node, in));
-  if (transposed) {
-    return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
-                                  in.output_shape(), wait);
-  }
-  return enqueue_conv(ops, queue, *x, x_shape, *w, w_shape, bias, params, *y, y_shape, wait);
-}
-
-Result<cl::Event> enqueue_pool_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
-                                    const Operands& in, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  HSCHED_ASSIGN_OR_RETURN(Window window,
-                          window_of(node, in.shape(0), in.output_shape(), nullptr, false));
-  const PoolKind kind = node.op_type == "MaxPool" ? PoolKind::kMax : PoolKind::kAverage;
-  return enqueue_pool(ops, queue, kind, *x, in.shape(0), window,
-                      node.attr_int("count_include_pad", 0) != 0, *y, in.output_shape(), wait,
-                      in.outputs().size() > 1 ? in.outputs()[1] : nullptr,
-                      node.attr_int("storage_order", 0));
-}
-
-Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                      const Operands& in, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  // 1-D operands as numpy promotes them: [K] -> [1, K] for A, [K, 1] for B; the dropped axis
-  // leaves y's bytes as they are.
-  Shape a_shape = in.shape(0), b_shape = in.shape(1);
-  if (a_shape.size() == 1) a_shape.insert(a_shape.begin(), 1);
-  if (b_shape.size() == 1) b_shape.push_back(1);
-  // The program's fusions: operands read through views, a transposed result, a scalar factor, a
-  // bias Add's row, a residual Add, an activation.
-  // A residual of fewer elements than the result: one [M, N] for every batch.
-  const bool residual_shared =
-      in.optional_buffer(kResidualInput) != nullptr &&
-      detail::element_count(in.shape(kResidualInput)) != detail::element_count(in.output_shape());
-  std::optional<StridedView> views[2];
-  for (size_t i = 0; i < 2; ++i) {
-    const std::vector<int64_t> ints = in.node().attr_ints(kMatMulViewAttrs[i]);
-    if (ints.empty()) continue;
-    views[i] = decode_view(ints);
-    if (!views[i]) return invalid_argument("a malformed operand view");
-  }
-  MatMulFusion fusion{.a_view = views[0],
-                      .b_view = views[1],
-                      .y_perm = in.node().attr_ints(kMatMulResultPermAttr),
-                      .alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f),
-                      .bias = in.optional_buffer(2),
-                      .residual = in.optional_buffer(kResidualInput),
-                      .residual_shared = residual_shared,
-                      .activation = fused_activation(in.node())};
-  HSCHED_ASSIGN_OR_RETURN(const auto q, fused_params(in.node(), kMatMulQuantizedAttr, 4, in));
-  if (q) {  // the program's DequantizeLinear -> MatMul fusion
-    fusion.alpha *= (*q)[0] * (*q)[2];
-    fusion.a_zero = (*q)[1];
-    fusion.b_zero = (*q)[3];
-    fusion.b_scale = in.optional_buffer(kWeightScaleInput);
-  }
-  HSCHED_ASSIGN_OR_RETURN(const auto quantize, fused_quantization(in.node(), in));
-  if (quantize) {
-    fusion.y_scale = quantize->scale;
-    fusion.y_zero = static_cast<float>(quantize->zero);
-    fusion.y_lo = static_cast<float>(quantize->lo);
-    fusion.y_hi = static_cast<float>(quantize->hi);
-  }
-  return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
-}
-
-Result<cl::Event> enqueue_matmul_group_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                            const Operands& in, const Events& wait) {
-  const size_t products = in.outputs().size();
-  if (products == 0 || in.input_count() != 1 + 2 * products) {
-    return invalid_argument(in.context() + ": a MatMul group needs a B and bias per result");
-  }
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
-  std::vector<GroupedProduct> group;
-  for (size_t p = 0; p < products; ++p) {
-    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1 + 2 * p));
-    if (in.outputs()[p] == nullptr || in.shape(1 + 2 * p) != in.shape(1)) {
-      return invalid_argument(in.context() + ": a MatMul group's products differ");
-    }
-    group.push_back({b, in.optional_buffer(2 + 2 * p), in.outputs()[p]});
-  }
-  MatMulFusion fusion{.alpha = in.node().attr_float(kMatMulAlphaAttr, 1.0f)};
-  if (const std::vector<int64_t> ints = in.node().attr_ints(kMatMulViewAttrs[0]); !ints.empty()) {
-    fusion.a_view = decode_view(ints);
-    if (!fusion.a_view) return invalid_argument("a malformed operand view");
-  }
-  return enqueue_matmul_group(ops, queue, *a, in.shape(0), in.shape(1), group, wait, fusion);
-}
-
-Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
-                                    const Operands& in, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  const GemmParams params{.trans_a = node.attr_int("transA", 0) != 0,
-                          .trans_b = node.attr_int("transB", 0) != 0,
-                          .alpha = node.attr_float("alpha", 1.0f),
-                          .beta = node.attr_float("beta", 1.0f)};
-  const cl::Buffer* c = in.optional_buffer(2);
-  return enqueue_gemm(ops, queue, *a, in.shape(0), *b, in.shape(1), c, c ? in.shape(2) : Shape{},
-                      params, *y, wait);
 }
 
 Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& queue,
@@ -370,11 +206,7 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
                          detail::element_count(in.shape(0)), wait,
                          QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]});
   }
-  if (op == "Conv" || op == "ConvTranspose") return enqueue_conv_node(ops, queue, node, in, wait);
-  if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
-  if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
-  if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
-  if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
+  if (auto product = node_detail::enqueue_product(ops, queue, node, in, wait)) return *product;
   if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
     return enqueue_softmax_node(ops, queue, node, in, wait);
   }

@@ -72,5 +72,17 @@ std::optional<Result<cl::Event>> enqueue_generator(const OpKernels& ops, cl::Com
 std::optional<Result<cl::Event>> enqueue_quant(const OpKernels& ops, cl::CommandQueue& queue,
                                                const Node& node, const Operands& in,
                                                const Events& wait);
+// Conv, ConvTranspose, MaxPool, AveragePool, MatMul, a MatMul group, Gemm
+// (node_ops_enqueue_products.cpp). nullopt for other ops.
+std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::CommandQueue& queue,
+                                                 const Node& node, const Operands& in,
+                                                 const Events& wait);
+
+// The activation the program fused into a Conv or MatMul (attach_activation), if any.
+std::optional<Activation> fused_activation(const Node& node);
+// The parameters of one of the program's QDQ fusions: attribute `attr` of `node`, `count`
+// floats; null where the node has none.
+Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
+                                               const Operands& in);
 
 }  // namespace hsched::opencl::node_detail
