@@ -123,6 +123,18 @@ INTEGER_KERNELS(ushort, ushort, u16)
 INTEGER_KERNELS(uint, uint, u32)
 INTEGER_KERNELS(ulong, ulong, u64)
 
+// DequantizeLinear of int32 data (a QDQ model's biases): y = (x - zero) * scale, the difference
+// exact in 64 bits, the CPU's; scale and zero as quantize_linear's (has_zero 0: no zero point).
+__kernel void dequantize_i32(__global const int* x, __global const storage_t* scale,
+                             __global const int* zero, __global storage_t* y, int has_zero,
+                             int channels, int inner, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int c = (i / inner) % channels;
+  const long z = has_zero ? (long)zero[c] : 0;
+  STORE((float)((long)x[i] - z) * LOAD(scale, c), y, i);
+}
+
 // Integer arithmetic on 8-bit data (held as exact floats in the storage type): the int result
 // of BinaryOp `op` (Add, Sub, Mul, Div, Mod, BitShift 17/18) wrapped into u8 or i8, as the
 // CPU's integer kernels wrap; a zero divisor gives 0 and sets bit 1 of *error.

@@ -66,7 +66,7 @@ bool takes_integers(const std::string& op) {
       "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Trilu",
       "Pad", "Tile", "Expand", "GatherElements", "ScatterElements", "Scatter", "GatherND",
       "ScatterND", "ConstantOfShape", "Range", "EyeLike", "OneHot", "ReverseSequence",
-      "MatMulInteger", "ConvInteger", "QLinearConv"};
+      "MatMulInteger", "ConvInteger", "QLinearConv", "DequantizeLinear"};
   // clang-format on
   return kOps.count(op) != 0;
 }
@@ -175,9 +175,12 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
   if (op == "QuantizeLinear" || op == "DequantizeLinear") {
     const bool quantize = op == "QuantizeLinear";
     const DType packed = graph.value(quantize ? node.outputs[0] : node.inputs[0]).dtype;
-    // Without a zero point QuantizeLinear gives u8; DequantizeLinear takes either type.
+    // Without a zero point QuantizeLinear gives u8; DequantizeLinear takes u8, i8 or i32.
     const bool has_zero = has_input(node, 2);
-    if (has_zero ? graph.value(node.inputs[2]).dtype != packed : quantize && packed != DType::kU8) {
+    const bool byte = packed == DType::kU8 || packed == DType::kI8;
+    if ((!byte && (quantize || packed != DType::kI32)) ||
+        (has_zero ? graph.value(node.inputs[2]).dtype != packed
+                  : quantize && packed != DType::kU8)) {
       return reject(ReasonCode::kDtypeUnsupported,
                     op + " of " + std::string(dtype_name(packed)) + " data");
     }

@@ -483,11 +483,12 @@ Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const S
   if (node.attr_int("block_size", 0) != 0) {
     return invalid_argument(node.op_type + " blocked quantization");
   }
-  if (packed != DType::kU8 && packed != DType::kI8) {
-    return invalid_argument(node.op_type + " of " + std::string(dtype_name(packed)) + " data");
-  }
   QuantizeParams params;
   params.quantize = node.op_type == "QuantizeLinear";
+  params.int32 = packed == DType::kI32 && !params.quantize;
+  if (packed != DType::kU8 && packed != DType::kI8 && !params.int32) {
+    return invalid_argument(node.op_type + " of " + std::string(dtype_name(packed)) + " data");
+  }
   params.lo = packed == DType::kU8 ? 0.0f : -128.0f;
   params.hi = params.lo + 255.0f;
   params.channels = detail::element_count(scale);

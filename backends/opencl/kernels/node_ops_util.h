@@ -45,9 +45,9 @@ Result<Activation> unary_of(const Node& node, const std::vector<const Tensor*>& 
 Result<ResizeMode> resize_mode_of(const Node& node, const Tensor* scales, const Shape& in);
 
 // QuantizeLinear / DequantizeLinear of data x with a scale of shape `scale`, a zero point of
-// shape `zero` (null when omitted) and 8-bit data of type `packed` (u8 or i8): the clamp range and
-// the scale's layout (per tensor, or one value per index of `axis`). InvalidArgument when the
-// node does not fit.
+// shape `zero` (null when omitted) and quantized data of type `packed` (u8 or i8; i32 too for
+// DequantizeLinear): the clamp range and the scale's layout (per tensor, or one value per index
+// of `axis`). InvalidArgument when the node does not fit.
 Result<QuantizeParams> quantize_params(const Node& node, const Shape& x, const Shape& scale,
                                        const Shape* zero, DType packed);
 

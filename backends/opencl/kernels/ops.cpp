@@ -328,6 +328,14 @@ Result<cl::Event> enqueue_quantize_linear(const OpKernels& ops, cl::CommandQueue
                                           const cl::Buffer& scale, const cl::Buffer* zero,
                                           cl::Buffer& y, int64_t count, const Events& wait) {
   HSCHED_RETURN_IF_ERROR(check_int_range(count, "quantize_linear input"));
+  if (params.int32) {
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "dequantize_i32"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "dequantize_i32", x, scale, detail::or_null(zero), y,
+                                    static_cast<cl_int>(zero != nullptr ? 1 : 0),
+                                    static_cast<cl_int>(params.channels),
+                                    static_cast<cl_int>(params.inner), static_cast<cl_int>(count)));
+    return launch(queue, kernel, count, wait, "dequantize_i32");
+  }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "quantize_linear"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "quantize_linear", x, scale, detail::or_null(zero), y,
                                   static_cast<cl_int>(params.quantize ? 1 : 0),

@@ -165,9 +165,11 @@ Result<cl::Event> enqueue_unary(const OpKernels& ops, cl::CommandQueue& queue, U
 
 // ONNX QuantizeLinear (`quantize`, y clamped to [lo, hi]) or DequantizeLinear of `count`
 // elements with `channels` scale (and zero point) values, each for a run of `inner` elements
-// (channels 1: per tensor). `zero` may be null. Quantized data is held as its integer values.
+// (channels 1: per tensor). `zero` may be null. Quantized data is held as its integer values,
+// int32 data (DequantizeLinear only, `int32`) in its own type.
 struct QuantizeParams {
   bool quantize = true;
+  bool int32 = false;
   float lo = 0;
   float hi = 255;
   int64_t channels = 1;

@@ -169,6 +169,39 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
   }
 }
 
+// DequantizeLinear of int32 constants (a QDQ model's biases, per channel) runs on the device,
+// once at compile: the differences from the zero points exact (2^31 - 1 less -5 overflows 32
+// bits), the CPU's values; each run is the Add alone.
+TEST_F(ClProgramTest, Int32BiasesDequantizeOnTheDevice) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 4});
+  b.output("y", DType::kF32, {2, 4});
+  b.initializer(
+       "bq", Tensor::from_vector(DType::kI32, {4},
+                                 std::vector<int32_t>{2147483647, -2147483647 - 1, 123456789, -7}))
+      .initializer("bz", Tensor::from_vector(DType::kI32, {4}, std::vector<int32_t>{-5, 3, 0, 9}))
+      .initializer_f32("bs", {4}, {1e-6f, 2e-6f, 3e-3f, 0.5f});
+  set_attr(b.node("DequantizeLinear", {"bq", "bs", "bz"}, {"bias"}, "dq_bias"), "axis", int64_t{0});
+  b.node("Add", {"x", "bias"}, {"y"}, "add");
+  auto graph = import_onnx_model(b.model(), {}, "cl_int32_bias", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  Tensor x(DType::kF32, {2, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  ASSERT_FALSE(expected.empty());
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().constant_steps, 1);
+  EXPECT_EQ((*program)->stats().kernels, 1);
+  auto outputs = (*program)->run({x});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const std::span<const float> got = (*outputs)[0].values<float>();
+  const std::span<const float> want = expected[0].values<float>();
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "element " << i;
+}
+
 // Binary ops between DequantizeLinear and QuantizeLinear nodes run as one kernel each: an Add of
 // two dequantized inputs (u8 by a broadcast i8) quantized to u8, exactly the CPU's bytes; a Mul
 // of a dequantized input by a float one; a Mul by a constant that a MatMul takes as its factor
