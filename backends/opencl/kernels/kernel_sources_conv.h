@@ -266,22 +266,27 @@ __kernel void NAME(__global const storage_t* x, __global const storage_t* in_sca
 CD_BODY(conv_direct, 0)
 CD_BODY(conv_direct_q, 1)  // quantized or quantize_y, as conv_gemm_q_*
 
-// Direct convolution of group 1 and at most 4 output channels (a decoder's last Conv to RGB): a
-// work item per output position (count = N x OH x OW) computes every channel, reading each input
-// element once; finished as conv_finish says (8-bit operands too).
-__kernel void conv_direct_pixel(__global const storage_t* x, __global const storage_t* in_scale,
-                                __global const storage_t* w, __global const storage_t* w_scale,
-                                __global const storage_t* bias, int has_bias,
-                                __global const storage_t* res, int has_res,
-                                __global storage_t* y, ConvShape s, int op, float alpha,
-                                float beta, int count) {
-  const int i = get_global_id(0);
-  if (i >= count) return;
+// Direct convolution of group 1 and at most 4 output channels (a decoder's last Conv to RGB):
+// work groups of 256 items, 32 output positions (count = N x OH x OW) by 8 slices of the input
+// channels (slice k sums channels k, k + 8, ...; each input element read once); slice 0 adds the
+// others' sums from local memory and finishes every channel as conv_finish says (8-bit operands
+// too: the partial sums of integers stay exact).
+#define PIXEL_LANES 32
+#define PIXEL_SLICES 8
+__kernel __attribute__((reqd_work_group_size(PIXEL_LANES * PIXEL_SLICES, 1, 1))) void
+conv_direct_pixel(__global const storage_t* x, __global const storage_t* in_scale,
+                  __global const storage_t* w, __global const storage_t* w_scale,
+                  __global const storage_t* bias, int has_bias, __global const storage_t* res,
+                  int has_res, __global storage_t* y, ConvShape s, int op, float alpha,
+                  float beta, int count) {
+  __local float part[PIXEL_SLICES - 1][4][PIXEL_LANES];
+  const int lane = get_local_id(0) % PIXEL_LANES, slice = get_local_id(0) / PIXEL_LANES;
+  const int i = get_group_id(0) * PIXEL_LANES + lane;
   const int plane = s.oh * s.ow, p = i % plane, b = i / plane;
   const int ox = p % s.ow, oy = p / s.ow, per_channel = s.c * s.kh * s.kw;
   const float zero = conv_zero(s);
   float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (int ci = 0; ci < s.c; ++ci) {
+  for (int ci = slice; ci < s.c && i < count; ci += PIXEL_SLICES) {
     for (int ky = 0; ky < s.kh; ++ky) {
       const int iy = oy * s.sh - s.ph + ky * s.dh;
       if (iy < 0 || iy >= s.h) continue;
@@ -296,6 +301,16 @@ __kernel void conv_direct_pixel(__global const storage_t* x, __global const stor
         }
       }
     }
+  }
+  if (slice > 0) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) part[slice - 1][m][lane] = acc[m];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (slice > 0 || i >= count) return;
+  for (int k = 0; k < PIXEL_SLICES - 1; ++k) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) acc[m] += part[k][m][lane];
   }
 #pragma unroll
   for (int m = 0; m < 4; ++m) {

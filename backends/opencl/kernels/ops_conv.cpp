@@ -373,6 +373,11 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   HSCHED_RETURN_IF_ERROR(
       check_cl(kernel.setArg(13, static_cast<cl_int>(count)), "setArg of conv_direct"));
+  if (per_pixel) {  // work groups of 32 positions by 8 channel slices
+    const auto groups = static_cast<size_t>((count + 31) / 32);
+    return detail::launch_range(queue, kernel, cl::NDRange(groups * 256), cl::NDRange(256), wait,
+                                name);
+  }
   return launch(queue, kernel, count, wait, name);
 }
 
