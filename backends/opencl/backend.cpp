@@ -51,9 +51,10 @@ double conv_work(const Graph& graph, const Node& node, bool gpu) {
   }
   int64_t reduction = 1;
   for (size_t i = 1; i < w.dims.size(); ++i) reduction *= w.dims[i];
+  const bool pointwise = reduction == w.dims[1];
   int64_t pixels = y->dims[0];
   for (size_t i = 2; i < y->dims.size(); ++i) pixels *= y->dims[i];
-  const ConvExecution run = conv_execution(y->dims[1], pixels, reduction);
+  const ConvExecution run = conv_execution(y->dims[1], pixels, reduction, pointwise);
   return gpu ? gpu_filled_work(run.flops, run.outputs) : run.flops;
 }
 

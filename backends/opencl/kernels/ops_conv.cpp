@@ -237,12 +237,21 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
+// The implicit GEMM's target of work groups: a 1x1 Conv, a product over the pixels, fills a large
+// GPU better with the MatMuls' (its tiles narrower, or K split further); other Convs keep theirs
+// (measured, docs/benchmarks.md).
+int64_t conv_target_groups(bool pointwise) {
+  return pointwise ? detail::kMatMulTargetGroups : detail::kConvTargetGroups;
+}
+
 Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& queue,
                                      const cl::Buffer& x, const cl::Buffer& w,
                                      const cl::Buffer* bias, const ConvShape& s,
                                      const ConvParams& params, cl::Buffer& y, const Events& wait) {
   const int64_t m = s.oc, cols = int64_t{s.n} * s.oh * s.ow;
-  const auto [tile, k_chunk, splits] = detail::gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw);
+  const auto [tile, k_chunk, splits] =
+      detail::gemm_tiling(m, cols, int64_t{s.c} * s.kh * s.kw, 1, detail::KSplit::kToFill,
+                          conv_target_groups(s.kh == 1 && s.kw == 1));
   HSCHED_RETURN_IF_ERROR(check_int_range(splits * m * cols, "Conv split-K partial sums"));
   cl::Buffer partial;  // null with one split
   if (splits > 1) {
@@ -305,7 +314,8 @@ bool conv_direct_by_channels(int64_t out_channels) {
   return out_channels > 0 && out_channels <= kMaxChannels;
 }
 
-ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction) {
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction,
+                             bool pointwise) {
   const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
   const double flops = 2.0 * outputs * static_cast<double>(reduction);
   if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
@@ -313,7 +323,8 @@ ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduc
       conv_by_rows(out_channels * pixels, reduction) || conv_direct_by_channels(out_channels)) {
     return {flops, outputs};
   }
-  const detail::GemmTiling t = detail::gemm_tiling(out_channels, pixels, reduction);
+  const detail::GemmTiling t = detail::gemm_tiling(
+      out_channels, pixels, reduction, 1, detail::KSplit::kToFill, conv_target_groups(pointwise));
   const auto padded = [&](int64_t extent) {
     return static_cast<double>((extent + t.tile - 1) / t.tile * t.tile);
   };

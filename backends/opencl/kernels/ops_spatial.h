@@ -89,7 +89,8 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const Shape& y_shape, const Events& wait = {});
 
 // What enqueue_conv's kAuto choice computes for a group-1 Conv of `out_channels` outputs at
-// `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs. With the
+// `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs (`pointwise`:
+// a 1x1 kernel, tiled for its own target of work groups). With the
 // implicit GEMM its tiles' padding counts (rows and columns to the tile's 16, 32 or 64, K to steps
 // of 16), so that channels short of a tile cost a whole tile, and each split of K computes its
 // own partial outputs; above kIm2colFlops and for the direct kernel's few channels, 2 x the
@@ -99,7 +100,8 @@ struct ConvExecution {
   double flops = 0;    // multiply-adds x 2, padding included
   double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
 };
-ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction);
+ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction,
+                             bool pointwise);
 // Whether kAuto runs a Conv of `outputs` values (N x OC x OH x OW), each reducing `reduction`
 // inputs (C / group x KH x KW), as kRows.
 bool conv_by_rows(int64_t outputs, int64_t reduction);

@@ -65,12 +65,12 @@ void not_replayable();
 // How a tiled GEMM (conv_gemm_*, matmul_tiled_*) covers `batch` products t[m, cols] = A[m, k]
 // B[k, cols]: square tiles of `tile` (64, 32 or 16), K in `splits` chunks of `k_chunk` (whole
 // steps of 16), aiming for `target_groups` work groups: kConvTargetGroups, two per compute unit
-// of a large GPU (an H100's 132 SMs), for the convolutions; kMatMulTargetGroups for the MatMuls,
-// whose long-K products of few tiles (a transformer's [197, 768] x [768, 192]) otherwise leave
-// most of such a GPU idle (measured, docs/benchmarks.md). K splits to fill that target (the
-// convolutions), or only where the tiles alone fill less than half of it and K makes 4 chunks
-// of 128 or more (the MatMuls: a reduction launch costs them more than a fuller device gains
-// otherwise), or never (a MatMul group).
+// of a large GPU (an H100's 132 SMs), for the convolutions; kMatMulTargetGroups for the MatMuls
+// and 1x1 convolutions, whose long-K products of few tiles (a transformer's [197, 768] x [768,
+// 192]) otherwise leave most of such a GPU idle (measured, docs/benchmarks.md). K splits to fill
+// that target (the convolutions), or only where the tiles alone fill less than half of it and K
+// makes 4 chunks of 128 or more (the MatMuls: a reduction launch costs them more than a fuller
+// device gains otherwise), or never (a MatMul group).
 struct GemmTiling {
   int64_t tile = 0;
   int64_t k_chunk = 0;

@@ -96,12 +96,12 @@ TEST(ConvExecutionTest, FewOutputChannelsRunTheDirectKernel) {
   const int64_t pixels = 256 * 256, reduction = 64 * 9;
   for (int64_t channels : {1, 3, 4}) {
     EXPECT_TRUE(conv_direct_by_channels(channels)) << channels;
-    const ConvExecution run = conv_execution(channels, pixels, reduction);
+    const ConvExecution run = conv_execution(channels, pixels, reduction, false);
     EXPECT_EQ(run.outputs, static_cast<double>(channels * pixels)) << channels;
     EXPECT_EQ(run.flops, 2.0 * static_cast<double>(channels * pixels * reduction)) << channels;
   }
   EXPECT_FALSE(conv_direct_by_channels(5));
-  EXPECT_GT(conv_execution(5, pixels, reduction).outputs, static_cast<double>(5 * pixels));
+  EXPECT_GT(conv_execution(5, pixels, reduction, false).outputs, static_cast<double>(5 * pixels));
 }
 
 // A transformer's MatMul of few tiles and a long K ([197, 768] x [768, 192]): the MatMuls' target
