@@ -175,6 +175,28 @@ GATHER_SCATTER_KERNELS(storage_t, float, , LOAD, STORE)
 GATHER_SCATTER_KERNELS(int, int, _i32, LOAD_INTEGER, STORE_INTEGER)
 GATHER_SCATTER_KERNELS(long, long, _i64, LOAD_INTEGER, STORE_INTEGER)
 
+// Gather along an axis by q indices of type T on the device (a graph input's token ids): y[o, j,
+// r] = x[o, idx[j], r] over rows of `inner`, `a` along the axis; an index out of range gives 0
+// and sets bit 2 of *error (as element_at). Data held in the storage type (8-bit too).
+#define GATHER_ROWS_BY(T, S)                                                                  \
+  __kernel void gather_rows_by##S(__global const storage_t* x, __global storage_t* y,         \
+                                  __global const T* idx, int q, int inner, int a,             \
+                                  __global int* error, int count) {                           \
+    const int i = get_global_id(0);                                                           \
+    if (i >= count) return;                                                                   \
+    const int o = i / (q * inner), rest = i % (q * inner);                                    \
+    long v = idx[rest / inner];                                                               \
+    if (v < 0) v += a;                                                                        \
+    if (v < 0 || v >= a) {                                                                    \
+      atomic_or(error, 2);                                                                    \
+      STORE(0.0f, y, i);                                                                      \
+      return;                                                                                 \
+    }                                                                                         \
+    STORE(LOAD(x, (o * a + (int)v) * inner + rest % inner), y, i);                            \
+  }
+GATHER_ROWS_BY(int, _i32)
+GATHER_ROWS_BY(long, _i64)
+
 // Generators. Range: y[i] = start + i * delta (ONNX's formula, not repeated addition). EyeLike:
 // ones where column - row == k of [h, w]. OneHot: y [outer, depth, inner] from int64 indices
 // [outer, inner] (negative from the end; outside [0, depth) all off), values [off, on].

@@ -59,19 +59,20 @@ __kernel void pool(__global const storage_t* x, __global storage_t* y, PoolShape
   STORE(acc, y, i);
 }
 
-// One row times a matrix stored by output rows: y[n] = alpha * sum_k x[k] * w[n * k_size + k],
-// a work group of 64 per output reading its row of w coalesced (fp32 operands: a classifier
-// head's Gemm, w [N, K]).
+// One row times a matrix stored by output rows: y[n] = alpha * sum_k x[k] * w[n * k_size + k]
+// (+ beta * bias[n] with has_bias), a work group of 64 per output reading its row of w coalesced
+// (fp32 operands: a classifier head's Gemm, w [N, K], and its bias).
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void gemv_rows(__global const float* x, int x_offset, __global const float* w, int w_offset,
-               __global float* y, int y_offset, int k_size, float alpha) {
+               __global float* y, int y_offset, int k_size, float alpha,
+               __global const float* bias, int has_bias, float beta) {
   __local float scratch[64];
   const int n = get_group_id(0), lid = get_local_id(0);
   const int row = w_offset + n * k_size;
   float partial = 0.0f;
   for (int k = lid; k < k_size; k += 64) partial += x[x_offset + k] * w[row + k];
   const float total = group_sum(partial, scratch);
-  if (lid == 0) y[y_offset + n] = alpha * total;
+  if (lid == 0) y[y_offset + n] = alpha * total + (has_bias ? beta * bias[n] : 0.0f);
 }
 
 // What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:

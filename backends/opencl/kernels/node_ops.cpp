@@ -24,7 +24,8 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
   if (op == "Resize" || op == "Upsample") return index >= 1;
   if (op == "Clip") return index >= 1;
-  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
+  // sizes; indices (Gather's on the device when not constant)
+  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;
   if (reduce_kind(op)) return index == 1;                                    // axes
   if (op == "Slice") return index >= 1;            // starts, ends, axes, steps
   if (op == "Trilu") return index == 1;            // k
@@ -112,8 +113,9 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
     if (node.inputs[i] == kNoValue) continue;
     if (op == "CastLike" && i == 1) continue;  // only its dtype counts: never read
     const Value& v = graph.value(node.inputs[i]);
-    // Clip's bounds are read on the host when constant, else on the device (a scalar each).
-    if (host_input(op, i) && !(op == "Clip" && !v.constant)) {
+    // Clip's bounds and Gather's indices are read on the host when constant, else on the device.
+    const bool on_device = (op == "Clip" || op == "Gather") && !v.constant;
+    if (host_input(op, i) && !on_device) {
       // Given per run: integers reach the device's program from the host (no device node but
       // ArgMax/ArgMin makes them: ClProgram::compile refuses those), Resize scales when they
       // are an input of the graph.
@@ -131,7 +133,8 @@ std::optional<Refusal> check_values(const Graph& graph, const Node& node) {
       }
       continue;
     }
-    if (!held(v.dtype)) {
+    const bool indices = op == "Gather" && i == 1;  // int32 or int64, the data any held type
+    if (indices ? v.dtype != DType::kI64 && v.dtype != DType::kI32 : !held(v.dtype)) {
       return reject(ReasonCode::kDtypeUnsupported, op + " input " + std::to_string(i) + " dtype " +
                                                        std::string(dtype_name(v.dtype)));
     }
@@ -390,7 +393,7 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
       return reject(ReasonCode::kAttributeUnsupported,
                     "Gather attribute axis=" + std::to_string(axis));
     }
-    if (any_per_run(graph, node, 1, 1)) return std::nullopt;
+    if (!graph.value(node.inputs.at(1)).is_constant()) return std::nullopt;  // checked per run
     auto indices = node_detail::int_values(*graph.value(node.inputs.at(1)).constant);
     if (!indices.is_ok()) {
       return reject(ReasonCode::kDtypeUnsupported, "Gather indices: " + indices.status().message());
@@ -584,8 +587,8 @@ std::optional<Refusal> check_op(const Graph& graph, const Node& node) {
 }  // namespace
 
 bool host_input_per_run(const Graph& graph, const Node& node, size_t index) {
-  return host_input(node.op_type, index) && node.op_type != "Clip" && has_input(node, index) &&
-         !graph.value(node.inputs[index]).constant;
+  return host_input(node.op_type, index) && node.op_type != "Clip" && node.op_type != "Gather" &&
+         has_input(node, index) && !graph.value(node.inputs[index]).constant;
 }
 
 cl_int run_errors_of(const Graph& graph, const Node& node) {
@@ -595,7 +598,9 @@ cl_int run_errors_of(const Graph& graph, const Node& node) {
     return integer_dtype(t) || t == DType::kU8 || t == DType::kI8 ? kDivisionByZero : 0;
   }
   if (op == "GatherElements" || op == "ScatterElements" || op == "Scatter" || op == "GatherND" ||
-      op == "ScatterND" || op == "ReverseSequence") {
+      op == "ScatterND" || op == "ReverseSequence" ||
+      (op == "Gather" && node.inputs.size() > 1 && node.inputs[1] != kNoValue &&
+       !graph.value(node.inputs[1]).constant)) {
     return kIndexOutOfRange;
   }
   return 0;

@@ -7,9 +7,9 @@
 // that choose among their inputs' values) in the graph and held on the device in the OpKernels'
 // storage type (fp32, or fp16 through vload_half/vstore_half; bools as 1 and 0, 8-bit data as
 // its integer values), or int32/int64, held as such (ops_integer.h: arithmetic, comparisons,
-// Where, Trilu, Cast and the views; ArgMax/ArgMin write int64). Inputs the kernels
-// read on the host (shapes, axes, Gather indices, Split sizes, Resize scales, Clip bounds) come
-// from Operand::constant: a graph constant, or a tensor the program is given per run
+// Where, Trilu, Cast and the views; ArgMax/ArgMin write int64). Inputs the kernels read on the
+// host (shapes, axes, constant Gather indices, Split sizes, Resize scales, constant Clip bounds)
+// come from Operand::constant: a graph constant, or a tensor the program is given per run
 // (host_input_per_run); those of dtypes the device does not hold have no buffer. Threading: as
 // ops.h (no shared kernel objects; one queue per thread).
 #pragma once
@@ -58,7 +58,7 @@ std::optional<Refusal> check_node(const Graph& graph, const Node& node);
 bool host_input_per_run(const Graph& graph, const Node& node, size_t index);
 
 // The RunError bits (ops.h) `node` may set: integer Div and Mod, the gathers and scatters of
-// indices given on the device. 0 for any other node.
+// indices given on the device (a Gather's when not constant). 0 for any other node.
 cl_int run_errors_of(const Graph& graph, const Node& node);
 
 // The dtypes a value can have on the device: float32, bool held as 1 or 0 (the kernels read a

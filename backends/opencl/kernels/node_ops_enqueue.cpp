@@ -79,16 +79,16 @@ Status check_split_sizes(const Operands& in, int64_t axis) {
   return Status::ok();
 }
 
-Status check_gather_count(const Operands& in, const Tensor& indices) {
+Status check_gather_count(const Operands& in, int64_t indices) {
   const Shape& x = in.shape(0);
   const auto rank = static_cast<int64_t>(x.size());
   int64_t axis = in.node().attr_int("axis", 0);
   if (axis < -rank || axis >= rank) return invalid_argument(in.context() + ": axis out of range");
   if (axis < 0) axis += rank;
-  int64_t expected = indices.elements();
+  int64_t expected = indices;
   for (size_t d = 0; d < x.size(); ++d) expected *= d == static_cast<size_t>(axis) ? 1 : x[d];
   if (expected != detail::element_count(in.output_shape())) {
-    return invalid_argument(in.context() + ": " + std::to_string(indices.elements()) +
+    return invalid_argument(in.context() + ": " + std::to_string(indices) +
                             " indices do not give the output's shape " +
                             hsched::Shape(in.output_shape()).to_string());
   }
@@ -482,8 +482,15 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
   }
   if (op == "Gather") {
     const Tensor* indices = in.constant(1);
-    if (indices == nullptr) return invalid_argument(in.context() + ": indices are not a constant");
-    HSCHED_RETURN_IF_ERROR(check_gather_count(in, *indices));
+    if (indices == nullptr) {  // given per run: read on the device
+      const int64_t count = detail::element_count(in.shape(1));
+      HSCHED_RETURN_IF_ERROR(check_gather_count(in, count));
+      HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* idx, in.buffer(1));
+      if (in.error_flag() == nullptr) return invalid_argument(in.context() + ": no error flag");
+      return enqueue_gather_by(ops, queue, *x, shape, node.attr_int("axis", 0), *idx, in.dtype(1),
+                               count, *in.error_flag(), *y, wait);
+    }
+    HSCHED_RETURN_IF_ERROR(check_gather_count(in, indices->elements()));
     HSCHED_ASSIGN_OR_RETURN(std::vector<int64_t> rows, node_detail::int_values(*indices));
     return enqueue_gather(ops, queue, *x, shape, node.attr_int("axis", 0), rows, *y, wait);
   }

@@ -568,15 +568,22 @@ Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQ
                             std::to_string(shape.size()));
   }
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "GlobalAveragePool input"));
-  const auto rows = static_cast<cl_int>(shape[0] * shape[1]);
-  const auto size = static_cast<cl_int>(product(shape, 2, shape.size()));
+  return enqueue_row_means(ops, queue, x, shape[0] * shape[1], product(shape, 2, shape.size()), y,
+                           wait);
+}
+
+Result<cl::Event> enqueue_row_means(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, int64_t rows, int64_t size, cl::Buffer& y,
+                                    const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(check_int_range(rows * size, "row means input"));
   if (size >= kGroupPerRowFrom) {
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean_rows"));
-    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, size));
-    return launch(queue, kernel, int64_t{rows} * kRowGroup, wait, "row_mean_rows");
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, static_cast<cl_int>(size)));
+    return launch(queue, kernel, rows * kRowGroup, wait, "row_mean_rows");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean", x, y, rows, size));
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, "row_mean", x, y, static_cast<cl_int>(rows), static_cast<cl_int>(size)));
   return launch(queue, kernel, rows, wait, "row_mean");
 }
 

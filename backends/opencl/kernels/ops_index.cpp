@@ -146,6 +146,28 @@ bool elements_fit(const Shape& x_shape, const Shape& idx_shape, int64_t axis) {
   return elements_map(x_shape, idx_shape, axis, "GatherElements").is_ok();
 }
 
+Result<cl::Event> enqueue_gather_by(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                    const cl::Buffer& idx, DType idx_dtype, int64_t idx_count,
+                                    const cl::Buffer& error, cl::Buffer& y, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(size_t a, detail::normalize_axis(axis, shape.size(), "Gather"));
+  if (idx_dtype != DType::kI32 && idx_dtype != DType::kI64) {
+    return invalid_argument("ops: Gather indices of " + std::string(dtype_name(idx_dtype)));
+  }
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < a; ++d) outer *= shape[d];
+  for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t count = outer * idx_count * inner;
+  HSCHED_RETURN_IF_ERROR(
+      detail::check_int_range(std::max(count, detail::element_count(shape)), "Gather operand"));
+  const char* name = idx_dtype == DType::kI32 ? "gather_rows_by_i32" : "gather_rows_by_i64";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, x, y, idx, static_cast<cl_int>(idx_count),
+                                          static_cast<cl_int>(inner), static_cast<cl_int>(shape[a]),
+                                          error, static_cast<cl_int>(count)));
+  return detail::launch(queue, kernel, count, wait, name);
+}
+
 Result<cl::Event> enqueue_gather_elements(const OpKernels& ops, cl::CommandQueue& queue,
                                           DType dtype, const cl::Buffer& x, const Shape& x_shape,
                                           const cl::Buffer& idx, const Shape& idx_shape,

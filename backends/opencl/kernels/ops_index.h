@@ -34,6 +34,15 @@ enum class ScatterReduction : cl_int { kNone = 0, kAdd, kMul, kMax, kMin };
 // adjacent axes off `axis` that the indices span whole are merged.
 bool elements_fit(const Shape& x_shape, const Shape& idx_shape, int64_t axis);
 
+// Gather of x (held in the storage type) along `axis` by `idx_count` indices on the device, int32
+// or int64 (`idx_dtype`; negative from the end): y [x[:axis], indices..., x[axis + 1:]]. An index
+// out of range gives 0 and sets bit kIndexOutOfRange of the int at `error`.
+Result<cl::Event> enqueue_gather_by(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& shape, int64_t axis,
+                                    const cl::Buffer& idx, DType idx_dtype, int64_t idx_count,
+                                    const cl::Buffer& error, cl::Buffer& y,
+                                    const Events& wait = {});
+
 // GatherElements: y [idx_shape] takes x at each element's coordinates with the one along `axis`
 // replaced by the index (int64, negative from the end). An index out of range gives 0 and sets
 // bit kIndexOutOfRange of the int at `error`. `dtype` as for enqueue_index_map; ranks <= 6.

@@ -194,15 +194,18 @@ Result<cl_mem> gemm_temp(const OpKernels& ops, cl::CommandQueue& queue, const Ge
 // A one-row product by B [N, K] (trans_b: a classifier's head, a PyTorch Linear): the gemv_rows
 // kernel, a work group per output reading its row of B coalesced; CLBlast took 0.14 ms for
 // MobileNet-V2's 1x1280 by 1000x1280 head on the H200 through its GEMM and its GEMV alike (5 MB of
-// weights: 36 GB/s).
+// weights: 36 GB/s). `bias` (n values, times `beta`) may be null.
 Result<cl::Event> gemv_rows(const OpKernels& ops, cl::CommandQueue& queue, const GemmCall& call,
-                            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c) {
+                            const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& c,
+                            const cl::Buffer* bias = nullptr, float beta = 0.0f,
+                            const Events& wait = {}) {
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "gemv_rows"));
   HSCHED_RETURN_IF_ERROR(
       detail::set_args(kernel, "gemv_rows", a, static_cast<cl_int>(call.a_offset), b,
                        static_cast<cl_int>(call.b_offset), c, static_cast<cl_int>(call.c_offset),
-                       static_cast<cl_int>(call.k), call.alpha));
-  return detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, {}, "gemv_rows");
+                       static_cast<cl_int>(call.k), call.alpha, detail::or_null(bias),
+                       static_cast<cl_int>(bias != nullptr), beta));
+  return detail::launch(queue, kernel, static_cast<int64_t>(call.n) * 64, wait, "gemv_rows");
 }
 
 // One GEMM of `call`, or with `batch` > 1 a strided batch of them: A and B advance by their
@@ -632,9 +635,22 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_RETURN_IF_ERROR(check_int_range(std::max({a_count, b_count, y_count}), "Gemm operand"));
   if (c) HSCHED_RETURN_IF_ERROR(broadcast_shape(c_shape, {m, n}).status());
 
+  const bool bias_row = c && element_count(c_shape) == n &&
+                        (c_shape.size() == 1 || (c_shape.size() == 2 && c_shape[0] == 1));
   cl::Event last;
   if (y_count == 0 || k == 0) {
     HSCHED_ASSIGN_OR_RETURN(last, zeros(ops, queue, y, y_count, wait));
+  } else if (m == 1 && params.trans_b && ops.storage() == Storage::kFloat32) {
+    // One row by B [N, K] (a classifier's head): gemv_rows, a bias row of C in it.
+    const GemmCall call{.trans_a = params.trans_a,
+                        .trans_b = true,
+                        .m = 1,
+                        .n = static_cast<size_t>(n),
+                        .k = static_cast<size_t>(k),
+                        .alpha = params.alpha};
+    HSCHED_ASSIGN_OR_RETURN(
+        last, gemv_rows(ops, queue, call, a, b, y, bias_row ? c : nullptr, params.beta, wait));
+    if (bias_row) return last;
   } else if (m * n * k <= kTiledMaxMacs && !(m == 1 && params.trans_b)) {
     // (One row by B [N, K] stays with gemv_rows: a classifier's head.) Stored A is [m, k] or,
     // transposed, [k, m]; B [k, n] or [n, k]. A C of one row is the kernel's bias.
@@ -643,11 +659,10 @@ Result<cl::Event> enqueue_gemm(const OpKernels& ops, cl::CommandQueue& queue, co
     call.a_col = params.trans_a ? m : 1;
     call.b_row = params.trans_b ? 1 : n;
     call.b_col = params.trans_b ? k : 1;
-    const bool bias_row = c && params.beta == 1.0f && element_count(c_shape) == n &&
-                          (c_shape.size() == 1 || (c_shape.size() == 2 && c_shape[0] == 1));
-    if (bias_row) call.fusion.bias = c;
+    const bool fused = bias_row && params.beta == 1.0f;
+    if (fused) call.fusion.bias = c;
     HSCHED_ASSIGN_OR_RETURN(last, matmul_tiled(ops, queue, a, b, y, call, wait));
-    if (bias_row) return last;
+    if (fused) return last;
   } else {
     HSCHED_ASSIGN_OR_RETURN(last, gemm_product(ops, queue, a, b, params, m, n, k, y, wait));
   }

@@ -653,6 +653,12 @@ Result<cl::Event> enqueue_reduce(const OpKernels& ops, cl::CommandQueue& queue, 
   }
   if (reduced_count == 0) return invalid_argument("ops: a reduction over an empty axis");
   HSCHED_RETURN_IF_ERROR(check_int_range(count * reduced_count, "reduction input"));
+  // A mean over the trailing axes (a global average pool as ReduceMean): contiguous rows.
+  const auto first_reduced =
+      static_cast<size_t>(std::find(reduce.begin(), reduce.end(), true) - reduce.begin());
+  if (kind == ReduceKind::kMean && rank - first_reduced == reduced_axes) {
+    return enqueue_row_means(ops, queue, x, count, reduced_count, y, wait);
+  }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "reduce_axes"));
   HSCHED_RETURN_IF_ERROR(set_args(kernel, "reduce_axes", x, y, kept, reduced,
                                   static_cast<cl_int>(reduced_count), static_cast<cl_int>(kind),

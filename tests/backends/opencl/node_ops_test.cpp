@@ -226,6 +226,12 @@ TEST_P(NodeOpsTest, ReductionsMatchTheCpu) {
                      {{"noop_with_empty_axes", int64_t{1}}}, {input(x)}, {x}, 13);
   expect_matches_cpu("ReduceMean two axes, keepdims 0", "ReduceMean",
                      {{"axes", Ints{0, 2}}, {"keepdims", int64_t{0}}}, {input(x)}, {{3}}, 13);
+  // Over trailing axes: rows of 49 (a work group each), of 4 (a work item each).
+  expect_matches_cpu("ReduceMean spatial axes, keepdims 0", "ReduceMean",
+                     {{"axes", Ints{2, 3}}, {"keepdims", int64_t{0}}}, {input({2, 6, 7, 7})},
+                     {{2, 6}}, 13);
+  expect_matches_cpu("ReduceMean last axis", "ReduceMean", {{"axes", Ints{-1}}}, {input(x)},
+                     {{2, 3, 1}}, 13);
   expect_matches_cpu("ReduceMax every axis", "ReduceMax", {}, {input(x)}, {{1, 1, 1}}, 13);
   expect_matches_cpu("ReduceMin last axis", "ReduceMin", {{"axes", Ints{-1}}}, {input(x)},
                      {{2, 3, 1}}, 13);

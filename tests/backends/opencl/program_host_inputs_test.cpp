@@ -1,9 +1,10 @@
-// ClProgram with host inputs given per run (node_ops.h: shapes, starts, indices, axes and k as
-// integer graph inputs, read on the host from each run's tensors, or read back where the program
-// made them) and with int64 outputs (ArgMax/ArgMin indices): every run matches the CPU for the
-// values it was given, including runs the kernels could have replayed; values that disagree with
-// the planned shapes are an error of that run, and the next good run is still right. On the first
-// OpenCL device (PoCL in CI; skipped, not passed, without one).
+// ClProgram with host inputs given per run (node_ops.h: shapes, starts, axes and k as integer
+// graph inputs, read on the host from each run's tensors, or read back where the program made
+// them; a Gather's indices, read on the device) and with int64 outputs (ArgMax/ArgMin indices):
+// every run matches the CPU for the values it was given, including runs the kernels could have
+// replayed; values that disagree with the planned shapes are an error of that run, and the next
+// good run is still right. On the first OpenCL device (PoCL in CI; skipped, not passed, without
+// one).
 #include <cmath>
 
 #include <gtest/gtest.h>
@@ -134,6 +135,46 @@ TEST_F(ClProgramHostInputsTest, EachRunReadsItsOwnValuesAndMatchesTheCpu) {
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     expect_equal(*outputs, *expected, "after the errors");
   }
+}
+
+// A Gather's int32 indices made per run are read on the device: each run's rows of a constant
+// (negative from the end), the Gather's kernel replayed (a reader of the graph's inputs is not,
+// where the device shares the host's memory: the Add); an index out of range fails its run.
+TEST_F(ClProgramHostInputsTest, GatherReadsInt32IndicesOnTheDevice) {
+  OnnxBuilder b(17);
+  b.input("idx", DType::kI32, {2, 2});
+  b.output("y", DType::kF32, {2, 2, 4});
+  Tensor x(DType::kF32, {5, 4});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) / 4.0f;
+  b.initializer("x", x).initializer("zero",
+                                    Tensor::from_vector(DType::kI32, {}, std::vector<int32_t>{0}));
+  b.node("Add", {"idx", "zero"}, {"rows"}, "rows");
+  b.node("Gather", {"x", "rows"}, {"y"}, "gather");
+  auto graph = import_onnx_model(b.model(), {}, "cl_gather_i32", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  opencl_test::expect_every_node_accepted(*graph);
+  auto cpu = cpu::CpuProgram::compile(*graph, {});
+  ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  const auto idx = [](std::vector<int32_t> rows) {
+    return Tensor::from_vector(DType::kI32, {2, 2}, std::move(rows));
+  };
+  for (const std::vector<int32_t>& rows :
+       {std::vector<int32_t>{0, 4, 1, 1}, {-1, 2, 3, -5}, {4, 0, -2, 2}}) {
+    const std::vector<Tensor> inputs = {idx(rows)};
+    auto expected = (*cpu)->run(inputs);
+    ASSERT_TRUE(expected.is_ok()) << expected.status().message();
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    expect_equal(*outputs, *expected, "rows " + std::to_string(rows[0]));
+  }
+  EXPECT_EQ((*program)->replayed_launches(), 1);
+  auto bad = (*program)->run({idx({0, 5, 1, 1})});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("out of range"), std::string::npos)
+      << bad.status().message();
 }
 
 // MaxPool's Indices (int64, storage_order 0 and 1; ties go to the first tap), pads and strides:
