@@ -104,10 +104,13 @@ GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch, KSplit
     if (tiles(whole.tile) >= target_groups / 2 || k / kMinSplitK < 4) return whole;
   }
   // Wider tiles do more work per local-memory read (64: four times 32's): the widest whose
-  // groups, K split as far as it goes, make up half the target; else the narrowest.
+  // groups, K split as far as it goes, make up half the target; else the narrowest, 32 for a
+  // MatMul whose K splits (16-wide tiles with K split ran a transformer's [197, 768] x [768, 192]
+  // 40% slower on the H200: measured, docs/benchmarks.md).
   const int64_t max_splits = split == KSplit::kNever ? 1 : std::max<int64_t>(1, k / kMinSplitK);
+  const int64_t narrowest = split == KSplit::kUnderHalf ? 32 : 16;
   GemmTiling t;
-  for (t.tile = 64; t.tile > 16 && tiles(t.tile) * max_splits < target_groups / 2;) {
+  for (t.tile = 64; t.tile > narrowest && tiles(t.tile) * max_splits < target_groups / 2;) {
     t.tile /= 2;
   }
   const int64_t wanted = std::clamp<int64_t>(target_groups / tiles(t.tile), 1, max_splits);

@@ -105,12 +105,13 @@ TEST(ConvExecutionTest, FewOutputChannelsRunTheDirectKernel) {
 }
 
 // A transformer's MatMul of few tiles and a long K ([197, 768] x [768, 192]): the MatMuls' target
-// of work groups splits K in 6 (936 groups); the convolutions' would leave it whole (156).
+// of work groups splits K in 6, over 32-wide tiles (252 groups); the convolutions' would leave it
+// whole (156 groups of 16-wide tiles).
 TEST(GemmTilingTest, MatMulsOfFewTilesSplitKForTheirTarget) {
   using detail::gemm_tiling;
   const auto matmul =
       gemm_tiling(197, 192, 768, 1, detail::KSplit::kUnderHalf, detail::kMatMulTargetGroups);
-  EXPECT_EQ(matmul.tile, 16);
+  EXPECT_EQ(matmul.tile, 32);
   EXPECT_EQ(matmul.splits, 6);
   const auto conv_target = gemm_tiling(197, 192, 768, 1, detail::KSplit::kUnderHalf);
   EXPECT_EQ(conv_target.tile, 16);
