@@ -89,9 +89,10 @@ count_ctest() {
   tests_failed=$((tests_failed + failed_count))
 }
 
+# The test programs as unity builds (tests/CMakeLists.txt: HSCHED_UNITY_TESTS).
 configure_and_build() {
   local preset=$1
-  cmake --preset "${preset}" -DHSCHED_MODELS_DIR="${models_dir}" &&
+  cmake --preset "${preset}" -DHSCHED_MODELS_DIR="${models_dir}" -DHSCHED_UNITY_TESTS=ON &&
     cmake --build --preset "${preset}" --parallel "${jobs}"
 }
 

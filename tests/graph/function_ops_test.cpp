@@ -1,27 +1,23 @@
 // Ops run as their ONNX function body (graph/function_inline.h expand_function_ops): the node
 // gives way to its body at import, nested bodies included, and the result computes what the op
 // defines (checked on the CPU against a direct computation).
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
+#include "support/graph_query.h"
 
 namespace hsched {
 namespace {
 
-constexpr int64_t kOpset = 17;
+using test::has_op;
 
-bool has_op(const Graph& graph, const std::string& op) {
-  for (const auto& node : graph.nodes()) {
-    if (node.op_type == op) return true;
-  }
-  return false;
-}
+constexpr int64_t kFunctionsOpset = 17;
 
 std::vector<Tensor> run_on_cpu(const Graph& graph, const std::vector<Tensor>& inputs) {
   auto program = cpu::CpuProgram::compile(graph, {});
@@ -35,7 +31,7 @@ std::vector<Tensor> run_on_cpu(const Graph& graph, const std::vector<Tensor>& in
 // SoftmaxCrossEntropyLoss's body calls NegativeLogLikelihoodLoss, whose body depends on the
 // input types: both are expanded, and the loss is the mean of -log softmax at the labels.
 TEST(FunctionOpsTest, SoftmaxCrossEntropyLossExpandsThroughNegativeLogLikelihoodLoss) {
-  OnnxBuilder b(kOpset);
+  OnnxBuilder b(kFunctionsOpset);
   b.input("scores", DType::kF32, {2, 3}).input("labels", DType::kI64, {2});
   b.output("loss", DType::kF32, {});
   b.node("SoftmaxCrossEntropyLoss", {"scores", "labels"}, {"loss"}, "sce");
@@ -64,7 +60,7 @@ TEST(FunctionOpsTest, SoftmaxCrossEntropyLossExpandsThroughNegativeLogLikelihood
 TEST(FunctionOpsTest, CeluTakesTheCallsAttributeOrTheSchemaDefault) {
   for (const bool given : {true, false}) {
     SCOPED_TRACE(given);
-    OnnxBuilder b(kOpset);
+    OnnxBuilder b(kFunctionsOpset);
     b.input("x", DType::kF32, {4}).output("y", DType::kF32, {4});
     onnx::NodeProto& celu = b.node("Celu", {"x"}, {"y"}, "celu");
     if (given) set_attr(celu, "alpha", 2.0f);
@@ -85,7 +81,7 @@ TEST(FunctionOpsTest, CeluTakesTheCallsAttributeOrTheSchemaDefault) {
 
 // Body names never clash with the model's: two calls whose outputs share a prefix.
 TEST(FunctionOpsTest, TwoCallsGetDistinctNames) {
-  OnnxBuilder b(kOpset);
+  OnnxBuilder b(kFunctionsOpset);
   b.input("x", DType::kF32, {1, 2, 2, 2}).output("z", DType::kF32, {1, 2, 2, 2});
   b.node("MeanVarianceNormalization", {"x"}, {"y"}, "mvn");
   b.node("MeanVarianceNormalization", {"y"}, {"z"}, "mvn/");

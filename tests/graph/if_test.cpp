@@ -14,9 +14,12 @@
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
+#include "support/graph_query.h"
 
 namespace hsched {
 namespace {
+
+using test::has_op;
 
 constexpr int64_t kOpset = 17;
 const std::vector<float> kX{1, -2, 3, -4, 5, -6};  // the input x, of shape [2, 3]
@@ -79,13 +82,6 @@ std::vector<float> map_x(float (*f)(float)) {
   std::vector<float> out;
   for (float v : kX) out.push_back(f(v));
   return out;
-}
-
-bool has_op(const Graph& graph, const std::string& op) {
-  for (const auto& node : graph.nodes()) {
-    if (node.op_type == op) return true;
-  }
-  return false;
 }
 
 TEST(IfTest, ConstantConditionTakesTheRightBranch) {
