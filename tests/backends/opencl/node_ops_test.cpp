@@ -391,8 +391,11 @@ TEST(NodeOpsCheck, RejectionsNameTheReason) {
                 ReasonCode::kAttributeUnsupported, "stash_type=0");
   expect_reason(check_one("Transpose", {}, {input({1, 1, 1, 1, 1, 1, 2})}, {{2, 1, 1, 1, 1, 1, 1}}),
                 ReasonCode::kShapeUnsupported, "rank > 6");
-  expect_reason(check_one("Gather", {}, {input({4, 2}), input({2})}, {{2, 2}}),
+  expect_reason(check_one("Reshape", {}, {input({4, 2}), input({2})}, {{2, 4}}),
                 ReasonCode::kAttributeUnsupported, "neither a constant");
+  // Indices given per run are read on the device: integers only.
+  expect_reason(check_one("Gather", {}, {input({4, 2}), input({2})}, {{2, 2}}),
+                ReasonCode::kDtypeUnsupported, "Gather input 1 dtype f32");
   expect_reason(check_one("Gather", {}, {input({4, 2}), host_ints({1}, {4})}, {{1, 2}}),
                 ReasonCode::kShapeUnsupported, "out of range");
   expect_reason(check_one("Softmax", {{"axis", int64_t{3}}}, {input({2, 3})}, {{2, 3}}),
