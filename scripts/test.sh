@@ -89,10 +89,9 @@ count_ctest() {
   tests_failed=$((tests_failed + failed_count))
 }
 
-# The test programs as unity builds (tests/CMakeLists.txt: HSCHED_UNITY_TESTS).
 configure_and_build() {
   local preset=$1
-  cmake --preset "${preset}" -DHSCHED_MODELS_DIR="${models_dir}" -DHSCHED_UNITY_TESTS=ON &&
+  cmake --preset "${preset}" -DHSCHED_MODELS_DIR="${models_dir}" &&
     cmake --build --preset "${preset}" --parallel "${jobs}"
 }
 
