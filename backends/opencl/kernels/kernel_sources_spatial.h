@@ -183,25 +183,44 @@ void instance_norm_chunks(__global const storage_t* x, __global float2* stats, i
   if (lid == 0) stats[group] = (float2)(mean, m2);
 }
 
-// 2: one item per row merges its chunks' statistics (Chan et al.'s pairwise update) into the
-// row's affine map y = x * a + b, written to affine[row].
-__kernel void instance_norm_merge(__global const float2* stats, __global float2* affine,
-                                  __global const storage_t* scale, __global const storage_t* bias,
-                                  int rows, int channels, int size, int chunk, int chunks,
-                                  float epsilon) {
-  const int row = get_global_id(0);
-  if (row >= rows) return;
+// 2: a work group of 64 per row merges its chunks' statistics (Chan et al.'s pairwise update:
+// each item the chunks lid, lid + 64, ..., then a tree over the items) into the row's affine
+// map y = x * a + b, written to affine[row].
+void chan_merge(float* mean, float* m2, int* n, float mean_b, float m2_b, int n_b) {
+  const int total = *n + n_b;
+  if (n_b == 0) return;
+  const float delta = mean_b - *mean;
+  *mean += delta * n_b / total;
+  *m2 += m2_b + delta * delta * ((float)*n * n_b / total);
+  *n = total;
+}
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void instance_norm_merge(__global const float2* stats, __global float2* affine,
+                         __global const storage_t* scale, __global const storage_t* bias,
+                         int rows, int channels, int size, int chunk, int chunks, float epsilon) {
+  __local float l_mean[64], l_m2[64];
+  __local int l_n[64];
+  const int row = get_group_id(0), lid = get_local_id(0);
   float mean = 0.0f, m2 = 0.0f;
   int n = 0;
-  for (int i = 0; i < chunks; ++i) {
-    const int n_i = min(chunk, size - i * chunk);
+  for (int i = lid; i < chunks && row < rows; i += 64) {
     const float2 s = stats[row * chunks + i];
-    const float delta = s.x - mean;
-    const int total = n + n_i;
-    mean += delta * n_i / total;
-    m2 += s.y + delta * delta * ((float)n * n_i / total);
-    n = total;
+    chan_merge(&mean, &m2, &n, s.x, s.y, min(chunk, size - i * chunk));
   }
+  l_mean[lid] = mean;
+  l_m2[lid] = m2;
+  l_n[lid] = n;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int width = 32; width > 0; width /= 2) {
+    if (lid < width) {
+      chan_merge(&mean, &m2, &n, l_mean[lid + width], l_m2[lid + width], l_n[lid + width]);
+      l_mean[lid] = mean;
+      l_m2[lid] = m2;
+      l_n[lid] = n;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lid != 0 || row >= rows) return;
   const float inv_std = rsqrt(m2 / size + epsilon);
   const int c = row % channels;
   const float a = LOAD(scale, c) * inv_std;

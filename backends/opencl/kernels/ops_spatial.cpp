@@ -93,7 +93,9 @@ Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue
                                   static_cast<cl_int>(rows), static_cast<cl_int>(channels),
                                   static_cast<cl_int>(size), static_cast<cl_int>(kNormChunk),
                                   static_cast<cl_int>(chunks), epsilon));
-  HSCHED_RETURN_IF_ERROR(launch(queue, merge, rows, {}, "instance_norm_merge").status());
+  HSCHED_RETURN_IF_ERROR(detail::launch_range(queue, merge, cl::NDRange(rows * 64), cl::NDRange(64),
+                                              {}, "instance_norm_merge")
+                             .status());
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel apply,
                           detail::queue_kernel(ops, queue, "instance_norm_apply"));
   HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,

@@ -137,6 +137,10 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu(
       "InstanceNormalization chunked GroupNorm", "InstanceNormalization", {{"epsilon", 1e-6f}},
       {input({2, 2, 12289}, -3, 1), weight({2}, 0.5f, 1.5f), weight({2})}, {{2, 2, 12289}});
+  // 65 chunks a row: the merge's items take one or two chunks, then their tree.
+  expect_matches_cpu("InstanceNormalization rows of 65 chunks", "InstanceNormalization", {},
+                     {input({1, 2, 64 * 4096 + 1000}, 2, 4), weight({2}, 0.5f, 1.5f), weight({2})},
+                     {{1, 2, 64 * 4096 + 1000}});
   expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
                      {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
   expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)}, {{2, 4, 1, 1}});
