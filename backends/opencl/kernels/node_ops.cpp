@@ -24,8 +24,7 @@ bool host_input(const std::string& op, size_t index) {
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze") return index == 1;
   if (op == "Resize" || op == "Upsample") return index >= 1;
   if (op == "Clip") return index >= 1;
-  // sizes; indices (Gather's on the device when not constant)
-  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;
+  if (op == "Split" || op == "Gather" || op == "Expand") return index == 1;  // sizes; indices
   if (reduce_kind(op)) return index == 1;                                    // axes
   if (op == "Slice") return index >= 1;            // starts, ends, axes, steps
   if (op == "Trilu") return index == 1;            // k

@@ -237,6 +237,10 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
+// conv_direct_pixel's work group: PIXEL_LANES output positions by PIXEL_SLICES channel slices.
+constexpr int64_t kPixelLanes = 32;
+constexpr size_t kPixelGroup = kPixelLanes * 8;
+
 // The implicit GEMM's target of work groups: a 1x1 Conv, a product over the pixels, fills a large
 // GPU better with the MatMuls' (its tiles narrower, or K split further); other Convs keep theirs
 // (measured, docs/benchmarks.md).
@@ -384,10 +388,10 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   HSCHED_RETURN_IF_ERROR(
       check_cl(kernel.setArg(13, static_cast<cl_int>(count)), "setArg of conv_direct"));
-  if (per_pixel) {  // work groups of 32 positions by 8 channel slices
-    const auto groups = static_cast<size_t>((count + 31) / 32);
-    return detail::launch_range(queue, kernel, cl::NDRange(groups * 256), cl::NDRange(256), wait,
-                                name);
+  if (per_pixel) {  // work groups of positions by channel slices
+    const auto groups = static_cast<size_t>((count + kPixelLanes - 1) / kPixelLanes);
+    return detail::launch_range(queue, kernel, cl::NDRange(groups * kPixelGroup),
+                                cl::NDRange(kPixelGroup), wait, name);
   }
   return launch(queue, kernel, count, wait, name);
 }
