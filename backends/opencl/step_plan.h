@@ -49,4 +49,9 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 // kMaxGroupedProducts each, in the first one's place: they need nothing but A, made before it.
 std::vector<PlannedStep> group_sibling_products(const Graph& graph, std::vector<PlannedStep> steps);
 
+// The pass after it: a MatMul step of scores whose result only a Softmax step along its last
+// axis reads, whose result only a MatMul step reads as its A, run as one kAttentionOp step
+// (node_ops.h) in the last one's place where enqueue_attention takes them (fits_attention).
+std::vector<PlannedStep> fuse_attention(const Graph& graph, std::vector<PlannedStep> steps);
+
 }  // namespace hsched::opencl::detail
