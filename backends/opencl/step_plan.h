@@ -16,7 +16,8 @@ struct PlannedStep {
   bool view = false;  // aliases its input; enqueues nothing
   // Nodes this step runs too or makes unneeded (the fusions below).
   std::vector<NodeId> absorbed;
-  // MatMuls this step runs in the same launch as its own (kMatMulGroupOp): their compute stays.
+  // Nodes this step runs in the same launch as its own (kMatMulGroupOp's MatMuls, kAttentionOp's
+  // scores and Softmax): their compute stays.
   std::vector<NodeId> grouped{};
   // Reads only graph constants and what other such steps make (a DequantizeLinear of int8
   // weights, an Expand of a constant): it computes the same every run, so it runs once, when the

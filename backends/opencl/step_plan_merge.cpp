@@ -147,7 +147,7 @@ std::vector<PlannedStep> fuse_attention(const Graph& graph, std::vector<PlannedS
     if (!op) continue;
     for (const size_t j : {scores->second, softmax->second}) {
       merged[j] = true;
-      output.absorbed.push_back(steps[j].node);
+      output.grouped.push_back(steps[j].node);  // (their compute stays, for the cost model)
       output.absorbed.insert(output.absorbed.end(), steps[j].absorbed.begin(),
                              steps[j].absorbed.end());
     }
