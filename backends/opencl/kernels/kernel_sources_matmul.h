@@ -186,9 +186,9 @@ __kernel void matmul_split_reduce(__global const float* partial,
 // through offsets and strides as matmul_tiled's operands (element (row, col) of batch b at
 // offset + b * batch + row * row_stride + col * col_stride), the mask at b * mask_batch + i * sk
 // + j (mask_batch 0: one for every batch), y at b * y_batch + i * y_row + c. The softmax is
-// softmax_rows' (a NaN replaced by nan_value where replace_nan). d <= ATTN_MAX_DEPTH, sk <=
-// ATTN_MAX_KEYS (ops_matmul.cpp's kAttentionMaxDepth and kAttentionMaxKeys).
-#define ATTN_ROWS 8
+// softmax_rows' (a NaN replaced by nan_value where replace_nan). d and dv <= ATTN_MAX_DEPTH, sk
+// <= ATTN_MAX_KEYS (ops_attention.cpp's limits).
+#define ATTN_ROWS 4
 #define ATTN_MAX_DEPTH 128
 #define ATTN_MAX_KEYS 512
 typedef struct {
@@ -204,7 +204,9 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
                     __global storage_t* y, AttentionShape s) {
   __local float q_rows[ATTN_ROWS][ATTN_MAX_DEPTH];
   __local float p[ATTN_ROWS][ATTN_MAX_KEYS];
-  __local float scratch[256];
+  // Softmax's reductions, then P V's partial sums: 4 key quarters of each output.
+  __local float scratch[4][ATTN_ROWS][ATTN_MAX_DEPTH];
+  __local float* reduce = &scratch[0][0][0];
   const int lid = get_local_id(0), row0 = get_group_id(0) * ATTN_ROWS, batch = get_group_id(1);
   const int rows = min(ATTN_ROWS, s.sq - row0);
   for (int e = lid; e < ATTN_ROWS * s.d; e += 256) {
@@ -231,39 +233,50 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // Softmax: 32 items a row (ATTN_ROWS * 32 == 256), reduced in scratch.
-  const int r = lid / 32, lane = lid % 32;
+  // Softmax: 64 items a row (ATTN_ROWS * 64 == 256).
+  const int r = lid / 64, lane = lid % 64;
   float peak = -INFINITY;
-  for (int j = lane; j < s.sk; j += 32) peak = fmax(peak, p[r][j]);
-  scratch[lid] = peak;
+  for (int j = lane; j < s.sk; j += 64) peak = fmax(peak, p[r][j]);
+  reduce[lid] = peak;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half_size = 16; half_size > 0; half_size >>= 1) {
-    if (lane < half_size) scratch[lid] = fmax(scratch[lid], scratch[lid + half_size]);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lane < half_size) reduce[lid] = fmax(reduce[lid], reduce[lid + half_size]);
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  peak = scratch[r * 32];
+  peak = reduce[r * 64];
   barrier(CLK_LOCAL_MEM_FENCE);
   float sum = 0.0f;
-  for (int j = lane; j < s.sk; j += 32) sum += exp(p[r][j] - peak);
-  scratch[lid] = sum;
+  for (int j = lane; j < s.sk; j += 64) sum += exp(p[r][j] - peak);
+  reduce[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half_size = 16; half_size > 0; half_size >>= 1) {
-    if (lane < half_size) scratch[lid] += scratch[lid + half_size];
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lane < half_size) reduce[lid] += reduce[lid + half_size];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  const float inv = 1.0f / scratch[r * 32];
-  for (int j = lane; j < s.sk; j += 32) {
+  const float inv = 1.0f / reduce[r * 64];
+  for (int j = lane; j < s.sk; j += 64) {
     const float value = exp(p[r][j] - peak) * inv;
     p[r][j] = s.replace_nan && isnan(value) ? s.nan_value : value;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // y = P V: an item per output, V's rows walked across neighbouring items.
+  // y = P V: item (quarter, lane) sums keys j = quarter mod 4 of columns lane, lane + 64, ...
+  // for every row (each V element read once, used ATTN_ROWS times); the quarters then add up.
+  const int quarter = lid / 64;
+  for (int c = lane; c < s.dv; c += 64) {
+    float acc[ATTN_ROWS];
+    for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = 0.0f;
+    const int at = s.v_offset + batch * s.v_batch + c * s.v_col;
+    for (int j = quarter; j < s.sk; j += 4) {
+      const float vv = LOAD(v, at + j * s.v_row);
+      for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = fma(p[i][j], vv, acc[i]);
+    }
+    for (int i = 0; i < ATTN_ROWS; ++i) scratch[quarter][i][c] = acc[i];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
   for (int e = lid; e < rows * s.dv; e += 256) {
     const int i = e / s.dv, c = e % s.dv;
-    const int at = s.v_offset + batch * s.v_batch + c * s.v_col;
-    float acc = 0.0f;
-    for (int j = 0; j < s.sk; ++j) acc = fma(p[i][j], LOAD(v, at + j * s.v_row), acc);
-    STORE(acc, y, batch * s.y_batch + (row0 + i) * s.y_row + c);
+    const float total = scratch[0][i][c] + scratch[1][i][c] + scratch[2][i][c] + scratch[3][i][c];
+    STORE(total, y, batch * s.y_batch + (row0 + i) * s.y_row + c);
   }
 }
 

@@ -314,7 +314,7 @@ struct AttentionFusion {
   std::optional<float> nan_to{};
 };
 // Whether enqueue_attention runs these operands (the buffers' shapes; fusion's buffers unread):
-// both products tiled (tiled_matmul) over the same batches, D <= 128, Sk <= 512 (one work
+// both products tiled (tiled_matmul) over the same batches, D and Dv <= 128, Sk <= 512 (one work
 // group's scores in local memory).
 bool fits_attention(const Shape& q_shape, const Shape& k_shape, const Shape& v_shape,
                     const AttentionFusion& fusion);

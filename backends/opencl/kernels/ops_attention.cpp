@@ -13,8 +13,8 @@ using detail::element_count;
 using detail::TiledCall;
 
 // attention_rows' ATTN_ROWS, ATTN_MAX_DEPTH and ATTN_MAX_KEYS: a work group's query rows, and
-// the depth and keys its local memory holds (21 KB).
-constexpr int64_t kAttentionRows = 8;
+// the depths and keys its local memory holds (18 KB).
+constexpr int64_t kAttentionRows = 4;
 constexpr int64_t kAttentionMaxDepth = 128;
 constexpr int64_t kAttentionMaxKeys = 512;
 
@@ -54,7 +54,7 @@ std::optional<AttentionPlan> plan_attention(const Shape& q_shape, const Shape& k
       scores->batch * sq * sk != count || output->batch != scores->batch || output->m != sq ||
       output->k != sk || output->a_row != sk || output->a_col != 1 || output->a_offset != 0 ||
       (output->batch > 1 && output->a_batch != sq * sk) || scores->k > kAttentionMaxDepth ||
-      sk > kAttentionMaxKeys) {
+      output->n > kAttentionMaxDepth || sk > kAttentionMaxKeys) {
     return std::nullopt;
   }
   plan.scores = *scores;

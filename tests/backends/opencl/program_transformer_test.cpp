@@ -99,18 +99,19 @@ TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
 // Attention as one launch (kAttentionOp): K^T a Transpose's view, the scale a factor, a mask
 // shared by every head (its first row all -inf, so Softmax makes NaNs there that the guard
 // replaces), the heads merged back as the result is stored: 1 kernel for the 9 nodes, where Sq
-// is not a multiple of the kernel's 8 rows. With a batch of 2 (the keys outnumbering the
-// kernel's 256 items) the heads' Transpose runs apart (batch and head axes do not collapse into
-// one stride of the result): 2 kernels. Past 512 keys the scores and Softmax run apart too.
+// is not a multiple of the kernel's 4 rows. With a batch of 2 (the keys outnumbering the
+// kernel's 256 items, a depth past its 64 lanes) the heads' Transpose runs apart (batch and head
+// axes do not collapse into one stride of the result): 2 kernels. Past 512 keys the scores and
+// Softmax run apart too.
 TEST_F(ClFusionTest, AttentionRunsAsOneStep) {
-  for (const auto& [batch, seq, want] :
-       {std::tuple{1, 13, Fused{1, 6}}, std::tuple{2, 300, Fused{2, 5}},
-        std::tuple{1, 520, Fused{3, 6}}}) {
+  for (const auto& [batch, seq, depth, want] :
+       {std::tuple{1, 13, 24, Fused{1, 6}}, std::tuple{2, 300, 72, Fused{2, 5}},
+        std::tuple{1, 520, 24, Fused{3, 6}}}) {
     SCOPED_TRACE("batch " + std::to_string(batch) + ", " + std::to_string(seq) + " keys");
-    constexpr int64_t kHeads = 2, kDepth = 24;
+    constexpr int64_t kHeads = 2;
     OnnxBuilder b(17);
-    b.input("x", DType::kF32, {batch, kHeads, seq, kDepth});
-    b.output("y", DType::kF32, {batch, seq, kHeads, kDepth});
+    b.input("x", DType::kF32, {batch, kHeads, seq, depth});
+    b.output("y", DType::kF32, {batch, seq, kHeads, depth});
     std::vector<float> mask(static_cast<size_t>(seq * seq));
     for (size_t i = 0; i < mask.size(); ++i) {
       mask[i] = i < static_cast<size_t>(seq) || i % 7 == 3 ? -INFINITY
@@ -129,7 +130,7 @@ TEST_F(ClFusionTest, AttentionRunsAsOneStep) {
     set_attr(b.node("Transpose", {"o"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
     auto graph = import_onnx_model(b.model(), {}, "cl_attention", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    Tensor x(DType::kF32, {batch, kHeads, seq, kDepth});
+    Tensor x(DType::kF32, {batch, kHeads, seq, depth});
     auto values = x.values<float>();
     for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
     expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, want, 1e-5, 1e-4, 3);
