@@ -180,6 +180,106 @@ __kernel void matmul_split_reduce(__global const float* partial,
   STORE(mm_finish(sum, i % n, b_scale, has_bias ? LOAD(bias, i % n) : 0.0f, r, mm), y, at);
 }
 
+// Attention by blocks of ATTN_ROWS query rows (a work group each, per batch: a head):
+// y = softmax(alpha Q K^T + mask) V, the scores and probabilities in local memory (the three
+// nodes' two products and Softmax in one launch). Q [sq, d], K^T [d, sk] and V [sk, dv] are read
+// through offsets and strides as matmul_tiled's operands (element (row, col) of batch b at
+// offset + b * batch + row * row_stride + col * col_stride), the mask at b * mask_batch + i * sk
+// + j (mask_batch 0: one for every batch), y at b * y_batch + i * y_row + c. The softmax is
+// softmax_rows' (a NaN replaced by nan_value where replace_nan). d and dv <= ATTN_MAX_DEPTH, sk
+// <= ATTN_MAX_KEYS (ops_attention.cpp's limits).
+#define ATTN_ROWS 4
+#define ATTN_MAX_DEPTH 128
+#define ATTN_MAX_KEYS 512
+typedef struct {
+  int sq, sk, d, dv;
+  int q_row, q_col, q_batch, q_offset, k_row, k_col, k_batch, k_offset;
+  int v_row, v_col, v_batch, v_offset, y_row, y_batch, mask_batch, has_mask, replace_nan;
+  float alpha, nan_value;
+} AttentionShape;
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void attention_rows(__global const storage_t* q, __global const storage_t* k,
+                    __global const storage_t* mask, __global const storage_t* v,
+                    __global storage_t* y, AttentionShape s) {
+  __local float q_rows[ATTN_ROWS][ATTN_MAX_DEPTH];
+  __local float p[ATTN_ROWS][ATTN_MAX_KEYS];
+  // Softmax's reductions, then P V's partial sums: 4 key quarters of each output.
+  __local float scratch[4][ATTN_ROWS][ATTN_MAX_DEPTH];
+  __local float* reduce = &scratch[0][0][0];
+  const int lid = get_local_id(0), row0 = get_group_id(0) * ATTN_ROWS, batch = get_group_id(1);
+  const int rows = min(ATTN_ROWS, s.sq - row0);
+  for (int e = lid; e < ATTN_ROWS * s.d; e += 256) {
+    const int r = e / s.d, c = e % s.d;
+    q_rows[r][c] = r < rows ? LOAD(q, s.q_offset + batch * s.q_batch + (row0 + r) * s.q_row +
+                                          c * s.q_col)
+                            : 0.0f;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // Scores: an item per key, every row of the block.
+  for (int j = lid; j < s.sk; j += 256) {
+    float acc[ATTN_ROWS];
+    for (int r = 0; r < ATTN_ROWS; ++r) acc[r] = 0.0f;
+    const int at = s.k_offset + batch * s.k_batch + j * s.k_col;
+    for (int c = 0; c < s.d; ++c) {
+      const float kv = LOAD(k, at + c * s.k_row);
+      for (int r = 0; r < ATTN_ROWS; ++r) acc[r] = fma(q_rows[r][c], kv, acc[r]);
+    }
+    for (int r = 0; r < ATTN_ROWS; ++r) {  // (rows past sq: zeros, never stored)
+      const float m = s.has_mask && r < rows
+                          ? LOAD(mask, batch * s.mask_batch + (row0 + r) * s.sk + j)
+                          : 0.0f;
+      p[r][j] = s.alpha * acc[r] + m;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // Softmax: 64 items a row (ATTN_ROWS * 64 == 256).
+  const int r = lid / 64, lane = lid % 64;
+  float peak = -INFINITY;
+  for (int j = lane; j < s.sk; j += 64) peak = fmax(peak, p[r][j]);
+  reduce[lid] = peak;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lane < half_size) reduce[lid] = fmax(reduce[lid], reduce[lid + half_size]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  peak = reduce[r * 64];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  for (int j = lane; j < s.sk; j += 64) sum += exp(p[r][j] - peak);
+  reduce[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lane < half_size) reduce[lid] += reduce[lid + half_size];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float inv = 1.0f / reduce[r * 64];
+  for (int j = lane; j < s.sk; j += 64) {
+    const float value = exp(p[r][j] - peak) * inv;
+    p[r][j] = s.replace_nan && isnan(value) ? s.nan_value : value;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // y = P V: item (quarter, lane) sums keys j = quarter mod 4 of columns lane, lane + 64, ...
+  // for every row (each V element read once, used ATTN_ROWS times); the quarters then add up.
+  const int quarter = lid / 64;
+  for (int c = lane; c < s.dv; c += 64) {
+    float acc[ATTN_ROWS];
+    for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = 0.0f;
+    const int at = s.v_offset + batch * s.v_batch + c * s.v_col;
+    for (int j = quarter; j < s.sk; j += 4) {
+      const float vv = LOAD(v, at + j * s.v_row);
+      for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = fma(p[i][j], vv, acc[i]);
+    }
+    for (int i = 0; i < ATTN_ROWS; ++i) scratch[quarter][i][c] = acc[i];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int e = lid; e < rows * s.dv; e += 256) {
+    const int i = e / s.dv, c = e % s.dv;
+    const float total = scratch[0][i][c] + scratch[1][i][c] + scratch[2][i][c] + scratch[3][i][c];
+    STORE(total, y, batch * s.y_batch + (row0 + i) * s.y_row + c);
+  }
+}
+
 )CL";
 
 }  // namespace hsched::opencl
