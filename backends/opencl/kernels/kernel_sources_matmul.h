@@ -185,12 +185,15 @@ __kernel void matmul_split_reduce(__global const float* partial,
 // nodes' two products and Softmax in one launch). Q [sq, d], K^T [d, sk] and V [sk, dv] are read
 // through offsets and strides as matmul_tiled's operands (element (row, col) of batch b at
 // offset + b * batch + row * row_stride + col * col_stride), the mask at b * mask_batch + i * sk
-// + j (mask_batch 0: one for every batch), y at b * y_batch + i * y_row + c. The softmax is
-// softmax_rows' (a NaN replaced by nan_value where replace_nan). d and dv <= ATTN_MAX_DEPTH, sk
-// <= ATTN_MAX_KEYS (ops_attention.cpp's limits).
+// + j (mask_batch 0: one for every batch), y at b * y_batch + i * y_row + c. K and V pass through
+// local memory in chunks of keys, each loaded by all items at once along the contiguous axis of a
+// key's row (a key's row read by one item would cost a memory transaction per item and
+// element). The softmax is softmax_rows' (a NaN replaced by nan_value where replace_nan). d and
+// dv <= ATTN_MAX_DEPTH, sk <= ATTN_MAX_KEYS (ops_attention.cpp's limits).
 #define ATTN_ROWS 4
 #define ATTN_MAX_DEPTH 128
 #define ATTN_MAX_KEYS 512
+#define ATTN_TILE 2064
 typedef struct {
   int sq, sk, d, dv;
   int q_row, q_col, q_batch, q_offset, k_row, k_col, k_batch, k_offset;
@@ -198,12 +201,23 @@ typedef struct {
   float alpha, nan_value;
 } AttentionShape;
 
+// tile[jj * pitch + c] = element c of key j0 + jj's row (K's or V's: row stride `key`, element
+// stride `elem`), keys j0.. (keys of them) by `width` elements.
+void attention_stage(__global const storage_t* x, int base, int key, int elem, int j0, int keys,
+                     int width, int pitch, __local float* tile) {
+  for (int e = get_local_id(0); e < keys * width; e += 256) {
+    const int jj = e / width, c = e % width;
+    tile[jj * pitch + c] = LOAD(x, base + (j0 + jj) * key + c * elem);
+  }
+}
+
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void attention_rows(__global const storage_t* q, __global const storage_t* k,
                     __global const storage_t* mask, __global const storage_t* v,
                     __global storage_t* y, AttentionShape s) {
   __local float q_rows[ATTN_ROWS][ATTN_MAX_DEPTH];
   __local float p[ATTN_ROWS][ATTN_MAX_KEYS];
+  __local float tile[ATTN_TILE];  // a chunk of K's or V's rows
   // Softmax's reductions, then P V's partial sums: 4 key quarters of each output.
   __local float scratch[4][ATTN_ROWS][ATTN_MAX_DEPTH];
   __local float* reduce = &scratch[0][0][0];
@@ -215,24 +229,25 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
                                           c * s.q_col)
                             : 0.0f;
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  // Scores: an item per key, every row of the block.
-  for (int j = lid; j < s.sk; j += 256) {
-    float acc[ATTN_ROWS];
-    for (int r = 0; r < ATTN_ROWS; ++r) acc[r] = 0.0f;
-    const int at = s.k_offset + batch * s.k_batch + j * s.k_col;
-    for (int c = 0; c < s.d; ++c) {
-      const float kv = LOAD(k, at + c * s.k_row);
-      for (int r = 0; r < ATTN_ROWS; ++r) acc[r] = fma(q_rows[r][c], kv, acc[r]);
-    }
-    for (int r = 0; r < ATTN_ROWS; ++r) {  // (rows past sq: zeros, never stored)
+  // Scores: per chunk of keys (rows padded by one against bank conflicts), item (r, jj) of the
+  // first ATTN_ROWS * keys items the dot product of row r and key jj.
+  const int k_pitch = s.d + 1, k_chunk = min(ATTN_TILE / k_pitch, 256 / ATTN_ROWS);
+  for (int j0 = 0; j0 < s.sk; j0 += k_chunk) {
+    const int keys = min(k_chunk, s.sk - j0);
+    attention_stage(k, s.k_offset + batch * s.k_batch, s.k_col, s.k_row, j0, keys, s.d, k_pitch,
+                    tile);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < ATTN_ROWS * keys) {
+      const int r = lid / keys, jj = lid % keys;
+      float acc = 0.0f;
+      for (int c = 0; c < s.d; ++c) acc = fma(q_rows[r][c], tile[jj * k_pitch + c], acc);
       const float m = s.has_mask && r < rows
-                          ? LOAD(mask, batch * s.mask_batch + (row0 + r) * s.sk + j)
-                          : 0.0f;
-      p[r][j] = s.alpha * acc[r] + m;
+                          ? LOAD(mask, batch * s.mask_batch + (row0 + r) * s.sk + j0 + jj)
+                          : 0.0f;  // (rows past sq: never stored)
+      p[r][j0 + jj] = s.alpha * acc + m;
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
-  barrier(CLK_LOCAL_MEM_FENCE);
   // Softmax: 64 items a row (ATTN_ROWS * 64 == 256).
   const int r = lid / 64, lane = lid % 64;
   float peak = -INFINITY;
@@ -259,18 +274,32 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
     p[r][j] = s.replace_nan && isnan(value) ? s.nan_value : value;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // y = P V: item (quarter, lane) sums keys j = quarter mod 4 of columns lane, lane + 64, ...
-  // for every row (each V element read once, used ATTN_ROWS times); the quarters then add up.
-  const int quarter = lid / 64;
-  for (int c = lane; c < s.dv; c += 64) {
-    float acc[ATTN_ROWS];
-    for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = 0.0f;
-    const int at = s.v_offset + batch * s.v_batch + c * s.v_col;
-    for (int j = quarter; j < s.sk; j += 4) {
-      const float vv = LOAD(v, at + j * s.v_row);
-      for (int i = 0; i < ATTN_ROWS; ++i) acc[i] = fma(p[i][j], vv, acc[i]);
+  // y = P V per chunk of keys: item (quarter, lane) sums the chunk's keys quarter, quarter + 4,
+  // ... of columns lane and lane + 64 for every row (each V element read once for the block);
+  // the quarters then add up.
+  const int quarter = lid / 64, v_chunk = ATTN_TILE / s.dv;
+  float acc[2][ATTN_ROWS];
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < ATTN_ROWS; ++i) acc[h][i] = 0.0f;
+  for (int j0 = 0; j0 < s.sk; j0 += v_chunk) {
+    const int keys = min(v_chunk, s.sk - j0);
+    attention_stage(v, s.v_offset + batch * s.v_batch, s.v_row, s.v_col, j0, keys, s.dv, s.dv,
+                    tile);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = 0; h < 2; ++h) {
+      const int c = lane + 64 * h;
+      if (c >= s.dv) break;
+      for (int jj = quarter; jj < keys; jj += 4) {
+        const float vv = tile[jj * s.dv + c];
+        for (int i = 0; i < ATTN_ROWS; ++i) acc[h][i] = fma(p[i][j0 + jj], vv, acc[h][i]);
+      }
     }
-    for (int i = 0; i < ATTN_ROWS; ++i) scratch[quarter][i][c] = acc[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const int c = lane + 64 * h;
+    if (c >= s.dv) break;
+    for (int i = 0; i < ATTN_ROWS; ++i) scratch[quarter][i][c] = acc[h][i];
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int e = lid; e < rows * s.dv; e += 256) {
