@@ -126,7 +126,6 @@ class StepPlanner {
                            duplicates->second.end());
     }
     steps = group_sibling_products(graph_, std::move(steps));
-    steps = fuse_attention(graph_, std::move(steps));
     mark_constant_steps(steps);
     return steps;
   }

@@ -16,8 +16,7 @@ struct PlannedStep {
   bool view = false;  // aliases its input; enqueues nothing
   // Nodes this step runs too or makes unneeded (the fusions below).
   std::vector<NodeId> absorbed;
-  // Nodes this step runs in the same launch as its own (kMatMulGroupOp's MatMuls, kAttentionOp's
-  // scores and Softmax): their compute stays.
+  // MatMuls this step runs in the same launch as its own (kMatMulGroupOp): their compute stays.
   std::vector<NodeId> grouped{};
   // Reads only graph constants and what other such steps make (a DequantizeLinear of int8
   // weights, an Expand of a constant): it computes the same every run, so it runs once, when the
@@ -49,10 +48,5 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 // of one shape (attention's Q, K and V projections) run as one kMatMulGroupOp step, up to
 // kMaxGroupedProducts each, in the first one's place: they need nothing but A, made before it.
 std::vector<PlannedStep> group_sibling_products(const Graph& graph, std::vector<PlannedStep> steps);
-
-// The pass after it: a MatMul step of scores whose result only a Softmax step along its last
-// axis reads, whose result only a MatMul step reads as its A, run as one kAttentionOp step
-// (node_ops.h) in the last one's place where enqueue_attention takes them (fits_attention).
-std::vector<PlannedStep> fuse_attention(const Graph& graph, std::vector<PlannedStep> steps);
 
 }  // namespace hsched::opencl::detail

@@ -408,22 +408,6 @@ std::optional<std::vector<int64_t>> fusable_result_transpose(const Graph& graph,
   return perm;
 }
 
-std::optional<AttentionFusion> attention_fusion(const Node& attention) {
-  AttentionFusion fusion{.scores_shape = attention.attr_ints(kAttentionScoresAttr),
-                         .y_perm = attention.attr_ints(kMatMulResultPermAttr),
-                         .alpha = attention.attr_float(kMatMulAlphaAttr, 1.0f)};
-  const char* views[3] = {kMatMulViewAttrs[0], kMatMulViewAttrs[1], kAttentionValueViewAttr};
-  std::optional<StridedView>* fields[3] = {&fusion.q_view, &fusion.k_view, &fusion.v_view};
-  for (size_t i = 0; i < 3; ++i) {
-    const std::vector<int64_t> ints = attention.attr_ints(views[i]);
-    if (ints.empty()) continue;
-    *fields[i] = decode_view(ints);
-    if (!*fields[i]) return std::nullopt;
-  }
-  if (attention.has_attr(kNanToAttr)) fusion.nan_to = attention.attr_float(kNanToAttr, 0.0f);
-  return fusion;
-}
-
 std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank) {
   std::vector<int64_t> perm = transpose.attr_ints("perm");
   if (perm.empty()) {  // ONNX's default: the axes reversed

@@ -255,19 +255,6 @@ std::optional<StridedView> decode_view(const std::vector<int64_t>& ints);
 // product's B and bias (kNoValue without), outputs the products', attributes a MatMul's
 // kMatMulViewAttrs[0] and kMatMulAlphaAttr. enqueue_node runs it as enqueue_matmul_group.
 inline constexpr const char* kMatMulGroupOp = "hsched.MatMulGroup";
-// Attention: a MatMul of scores (Q by K^T, through views, a factor, a mask as its residual) read
-// only by a Softmax along their last axis (its NaN guard fused or not) read only by a MatMul of
-// those probabilities by V (through a view, its result perhaps stored transposed): one
-// kAttentionOp step in the last MatMul's place (fuse_attention, step_plan.h) where
-// enqueue_attention takes it (fits_attention, ops.h). Inputs Q, K, the mask (kNoValue without)
-// and V; attributes the scores' shape (kAttentionScoresAttr), the first MatMul's views and alpha,
-// V's view (kAttentionValueViewAttr), the Softmax's kNanToAttr, the second MatMul's
-// kMatMulResultPermAttr. attention_fusion reads them back (nullopt where malformed; the mask's
-// shape and buffer are the caller's to set).
-inline constexpr const char* kAttentionOp = "hsched.Attention";
-inline constexpr const char* kAttentionScoresAttr = "hsched_attention_scores";
-inline constexpr const char* kAttentionValueViewAttr = "hsched_attention_v_view";
-std::optional<AttentionFusion> attention_fusion(const Node& attention);
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute

@@ -161,20 +161,6 @@ Result<cl::Event> enqueue_matmul_group_node(const OpKernels& ops, cl::CommandQue
   return enqueue_matmul_group(ops, queue, *a, in.shape(0), in.shape(1), group, wait, fusion);
 }
 
-Result<cl::Event> enqueue_attention_node(const OpKernels& ops, cl::CommandQueue& queue,
-                                         const Operands& in, const Events& wait) {
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* q, in.buffer(0));
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* k, in.buffer(1));
-  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* v, in.buffer(3));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-  auto fusion = attention_fusion(in.node());
-  if (!fusion) return invalid_argument(in.context() + ": a malformed attention step");
-  fusion->mask = in.optional_buffer(2);
-  if (fusion->mask != nullptr) fusion->mask_shape = in.shape(2);
-  return enqueue_attention(ops, queue, *q, in.shape(0), *k, in.shape(1), *v, in.shape(3), *y,
-                           *fusion, wait);
-}
-
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
@@ -199,7 +185,6 @@ std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::Comma
   if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
   if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
-  if (op == kAttentionOp) return enqueue_attention_node(ops, queue, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
   return std::nullopt;
 }

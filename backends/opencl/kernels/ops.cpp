@@ -274,7 +274,6 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"matmul_group_64", 2},
                                                         {"matmul_group_32", 2},
                                                         {"matmul_group_16", 2},
-                                                        {"attention_rows", 2},
                                                         {"slice_rows", 2},
                                                         {"gather_rows", 2},
                                                         {"arg_reduce", 2},

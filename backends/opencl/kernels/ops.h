@@ -297,33 +297,6 @@ Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& q
                                        const std::vector<GroupedProduct>& products,
                                        const Events& wait = {}, const MatMulFusion& fusion = {});
 
-// Attention's three nodes in one launch (attention_rows): y = softmax(alpha Q K^T + mask) V per
-// batch (a head): the scores Q [..., Sq, D] x K^T [..., D, Sk] of shape `scores_shape`, then P
-// [..., Sq, Sk] x V [..., Sk, Dv], Q, K^T and V read through views of their buffers (as
-// MatMulFusion's a_view and b_view), the softmax along the last axis with NaNs replaced by
-// `nan_to` where given, a mask of `mask_shape` added to the scores as a MatMul residual (one [Sq,
-// Sk] for every batch where it has as many elements), y stored as Transpose(y, y_perm) where
-// given.
-struct AttentionFusion {
-  Shape scores_shape{};
-  std::optional<StridedView> q_view{}, k_view{}, v_view{};
-  std::vector<int64_t> y_perm{};
-  float alpha = 1.0f;
-  std::optional<Shape> mask_shape{};
-  const cl::Buffer* mask = nullptr;
-  std::optional<float> nan_to{};
-};
-// Whether enqueue_attention runs these operands (the buffers' shapes; fusion's buffers unread):
-// both products tiled (tiled_matmul) over the same batches, D and Dv <= 128, Sk <= 512 (one work
-// group's scores in local memory).
-bool fits_attention(const Shape& q_shape, const Shape& k_shape, const Shape& v_shape,
-                    const AttentionFusion& fusion);
-Result<cl::Event> enqueue_attention(const OpKernels& ops, cl::CommandQueue& queue,
-                                    const cl::Buffer& q, const Shape& q_shape, const cl::Buffer& k,
-                                    const Shape& k_shape, const cl::Buffer& v, const Shape& v_shape,
-                                    cl::Buffer& y, const AttentionFusion& fusion,
-                                    const Events& wait = {});
-
 // Where element (batch b, row i, column p) of a MatMul operand is: b * batch + i * row + p * col.
 struct OperandStrides {
   int64_t batch = 0, row = 0, col = 1;

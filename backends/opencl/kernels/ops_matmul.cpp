@@ -5,8 +5,6 @@
 // half GEMM needs).
 //
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
-#include "backends/opencl/kernels/ops_matmul.h"
-
 #include <clblast.h>
 
 #include <map>
@@ -47,7 +45,18 @@ struct MatMulShape {
   cl_int b_scales;
   cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
 };
-using detail::TiledCall;
+// One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
+// y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
+// a_offset + b * a_batch + i * a_row + p * a_col (B alike). Every index fits an int (the callers
+// check).
+struct TiledCall {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t a_row = 0, a_col = 1, a_batch = 0, a_offset = 0;
+  int64_t b_row = 0, b_col = 1, b_batch = 0, b_offset = 0;
+  // Where y[b][i, j] (and the residual's) is: b * y_batch + i * y_row + j; 0s for dense.
+  int64_t y_row = 0, y_batch = 0;
+  MatMulFusion fusion{};
+};
 
 // With `group` (2 to kMaxGroupedProducts products, c.batch their count, b and y product 0's), one
 // matmul_group launch whose batch p is product p: K whole, no residual.
@@ -494,12 +503,6 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
 }
 
 }  // namespace
-
-std::optional<TiledCall> detail::tiled_call(const Shape& a_shape, const Shape& b_shape,
-                                            const MatMulFusion& fusion) {
-  const auto p = plan_product(a_shape, b_shape, fusion);
-  return p.is_ok() ? p->tiled : std::nullopt;
-}
 
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
