@@ -90,7 +90,8 @@ count_ctest() {
 }
 
 # The release pass runs each test program as one CTest test (HSCHED_TEST_WHOLE_PROGRAMS), as the
-# asan pass does: a process per case started PoCL and loaded its programs 1,328 times (docs/ci.md).
+# asan pass does: with a process per case, each OpenCL case started PoCL and loaded the op
+# programs anew (docs/ci.md).
 configure_and_build() {
   local preset=$1 whole=()
   [[ ${preset} == release ]] && whole=(-DHSCHED_TEST_WHOLE_PROGRAMS=ON)
