@@ -54,7 +54,17 @@ double conv_work(const Graph& graph, const Node& node, bool gpu) {
   const bool pointwise = reduction == w.dims[1];
   int64_t pixels = y->dims[0];
   for (size_t i = 2; i < y->dims.size(); ++i) pixels *= y->dims[i];
-  const ConvExecution run = conv_execution(y->dims[1], pixels, reduction, pointwise);
+  // A 3x3 kernel of stride and dilation 1 (kWinograd where conv_execution says): its 2x2 tiles.
+  const auto ones = [&](const char* attr) {
+    const std::vector<int64_t> v = node.attr_ints(attr);
+    return std::all_of(v.begin(), v.end(), [](int64_t e) { return e == 1; });
+  };
+  int64_t tiles = 0;
+  if (w.dims.size() == 4 && w.dims[2] == 3 && w.dims[3] == 3 && ones("strides") &&
+      ones("dilations")) {
+    tiles = y->dims[0] * ((y->dims[2] + 1) / 2) * ((y->dims[3] + 1) / 2);
+  }
+  const ConvExecution run = conv_execution(y->dims[1], pixels, reduction, pointwise, tiles);
   return gpu ? gpu_filled_work(run.flops, run.outputs) : run.flops;
 }
 

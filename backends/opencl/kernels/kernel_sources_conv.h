@@ -229,6 +229,78 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
   STORE(v, y, conv_stored(s, i));
 }
 
+// Winograd F(2x2, 3x3) for a 3x3 Conv of stride and dilation 1 and group 1 (ops_conv.cpp): the
+// input's 4x4 tiles (from (2 ty - ph, 2 tx - pw), th x tw tiles a plane, tile p = (b * th + ty)
+// * tw + tx) transformed, B' d B, into v[xi, c, p] (xi = 4 r + q); 16 products m[xi] = u[xi] x
+// v[xi] by the weights' transform u = G g G' [16, OC, C] (made on the host); each output tile
+// A' m A, finished as conv_gemm finishes an output. One work item per (channel, tile).
+__kernel void winograd_input(__global const storage_t* x, __global const storage_t* in_scale,
+                             __global float* v, ConvShape s, int th, int tw, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int tiles = s.n * th * tw, c = i / tiles, p = i % tiles;
+  const int b = p / (th * tw), t = p % (th * tw);
+  const int y0 = (t / tw) * 2 - s.ph, x0 = (t % tw) * 2 - s.pw;
+  float d[4][4];
+  for (int r = 0; r < 4; ++r) {
+    for (int q = 0; q < 4; ++q) {
+      const int iy = y0 + r, ix = x0 + q;
+      d[r][q] = iy >= 0 && iy < s.h && ix >= 0 && ix < s.w
+                    ? conv_input(x, in_scale, s, b, c, iy, ix, 0.0f)
+                    : 0.0f;
+    }
+  }
+  float e[4][4];  // B' d
+  for (int q = 0; q < 4; ++q) {
+    e[0][q] = d[0][q] - d[2][q];
+    e[1][q] = d[1][q] + d[2][q];
+    e[2][q] = d[2][q] - d[1][q];
+    e[3][q] = d[1][q] - d[3][q];
+  }
+  const int stride = s.c * tiles;
+  __global float* out = v + c * tiles + p;
+  for (int r = 0; r < 4; ++r) {  // (B' d) B
+    out[(4 * r) * stride] = e[r][0] - e[r][2];
+    out[(4 * r + 1) * stride] = e[r][1] + e[r][2];
+    out[(4 * r + 2) * stride] = e[r][2] - e[r][1];
+    out[(4 * r + 3) * stride] = e[r][1] - e[r][3];
+  }
+}
+
+// The products m[xi, k, p] back to outputs: one work item per (output channel, tile).
+__kernel void winograd_output(__global const float* m, __global storage_t* y,
+                              __global const storage_t* bias, int has_bias,
+                              __global const storage_t* res, int has_res, ConvShape s, int th,
+                              int tw, int op, float alpha, float beta, int count) {
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int tiles = s.n * th * tw, k = i / tiles, p = i % tiles;
+  const int b = p / (th * tw), t = p % (th * tw);
+  const int oy0 = (t / tw) * 2, ox0 = (t % tw) * 2;
+  const int stride = s.oc * tiles;
+  __global const float* in = m + k * tiles + p;
+  float e[2][4];  // A' m
+  for (int q = 0; q < 4; ++q) {
+    const float m0 = in[q * stride], m1 = in[(4 + q) * stride];
+    const float m2 = in[(8 + q) * stride], m3 = in[(12 + q) * stride];
+    e[0][q] = m0 + m1 + m2;
+    e[1][q] = m1 - m2 - m3;
+  }
+  const float bias_k = has_bias ? LOAD(bias, k) : 0.0f;
+  for (int r = 0; r < 2; ++r) {  // (A' m) A
+    const int oy = oy0 + r;
+    if (oy >= s.oh) break;
+    for (int q = 0; q < 2; ++q) {
+      const int ox = ox0 + q;
+      if (ox >= s.ow) break;
+      const float acc = q == 0 ? e[r][0] + e[r][1] + e[r][2] : e[r][1] - e[r][2] - e[r][3];
+      const int out = ((b * s.oc + k) * s.oh + oy) * s.ow + ox;
+      const float v = acc + bias_k + (has_res ? LOAD(res, out) : 0.0f);
+      STORE(apply_unary(op, v, alpha, beta), y, conv_stored(s, out));
+    }
+  }
+}
+
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
 // residual Add and activation fused as in conv_gemm.
 #define CD_BODY(NAME, QUANT)                                                                    \

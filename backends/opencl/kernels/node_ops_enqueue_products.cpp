@@ -57,6 +57,10 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   params.algorithm = static_cast<ConvAlgorithm>(
       node.attr_int(kConvAlgorithmAttr, static_cast<int64_t>(ConvAlgorithm::kAuto)));
   const cl::Buffer* bias = in.optional_buffer(2);
+  if (const Tensor* w_host = in.constant(1); w_host != nullptr && w_host->dtype() == DType::kF32 &&
+                                             w_host->elements() == detail::element_count(w_shape)) {
+    params.weights_on_host = w_host->values<float>().data();
+  }
   params.residual = in.optional_buffer(kResidualInput);
   params.input_scale = in.optional_buffer(kInputScaleInput);
   params.input_scale_per_batch =

@@ -264,6 +264,8 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"conv_gemm_q_32_1x1", 2},
                                                         {"conv_gemm_q_16_1x1", 2},
                                                         {"conv_split_reduce", 2},
+                                                        {"winograd_input", 2},
+                                                        {"winograd_output", 2},
                                                         {"matmul_tiled_64", 2},
                                                         {"matmul_tiled_32", 2},
                                                         {"matmul_tiled_16", 2},

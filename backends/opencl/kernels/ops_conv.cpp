@@ -1,6 +1,6 @@
-// Conv (im2col + CLBlast GEMM or the implicit GEMM for group 1, a direct kernel otherwise, a
-// work group per output for few outputs) and ConvTranspose (a direct gather kernel). See
-// ops_spatial.h.
+// Conv (im2col + CLBlast GEMM, the implicit GEMM or Winograd's F(2x2, 3x3) for group 1, a direct
+// kernel otherwise, a work group per output for few outputs) and ConvTranspose (a direct gather
+// kernel). See ops_spatial.h.
 //
 // The GEMM path computes t[OC, N * P] = W[OC, K] x col[K, N * P] (K = C * KH * KW, P = OH * OW)
 // in one CLBlast call for the whole batch, then the epilogue adds the bias and the residual,
@@ -9,6 +9,8 @@
 #include <clblast.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_spatial.h"
@@ -300,6 +302,98 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   return launch(queue, reduce, count, {}, "conv_split_reduce");
 }
 
+// Winograd's F(2x2, 3x3) pays from these channels (in and out) and 2x2 output tiles (measured,
+// docs/benchmarks.md: SqueezeNet's Convs of 16 and 32 input channels ran slower): below, its
+// three launches and the transforms' traffic outweigh the multiply-adds it saves.
+constexpr int64_t kWinogradMinChannels = 64;
+constexpr int64_t kWinogradMinTiles = 64;
+
+// The 2x2 output tiles of a Conv: th x tw a plane.
+struct WinogradTiles {
+  int64_t th = 0, tw = 0, count = 0;
+};
+WinogradTiles winograd_tiles(const ConvShape& s) {
+  const int64_t th = (s.oh + 1) / 2, tw = (s.ow + 1) / 2;
+  return {th, tw, s.n * th * tw};
+}
+
+bool winograd_shape(const ConvShape& s) {
+  return s.kh == 3 && s.kw == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.group == 1;
+}
+
+// u = G g G' of every (output, input) channel's 3x3 kernel g, stored [16, OC, C] (element
+// 4 r + q of u at [4 r + q, oc, c]): the A operands of winograd_input's 16 products.
+std::vector<float> winograd_weights(const float* w, int64_t oc, int64_t c) {
+  std::vector<float> u(static_cast<size_t>(16 * oc * c));
+  for (int64_t k = 0; k < oc; ++k) {
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const float* g = w + (k * c + ci) * 9;
+      float t[4][3];  // G g
+      for (int q = 0; q < 3; ++q) {
+        t[0][q] = g[q];
+        t[1][q] = 0.5f * (g[q] + g[3 + q] + g[6 + q]);
+        t[2][q] = 0.5f * (g[q] - g[3 + q] + g[6 + q]);
+        t[3][q] = g[6 + q];
+      }
+      for (int r = 0; r < 4; ++r) {  // (G g) G'
+        const float row[4] = {t[r][0], 0.5f * (t[r][0] + t[r][1] + t[r][2]),
+                              0.5f * (t[r][0] - t[r][1] + t[r][2]), t[r][2]};
+        for (int q = 0; q < 4; ++q) {
+          u[static_cast<size_t>(((4 * r + q) * oc + k) * c + ci)] = row[q];
+        }
+      }
+    }
+  }
+  return u;
+}
+
+// Why kWinograd cannot run this Conv, or "" where it can.
+std::string winograd_refusal(const OpKernels& ops, const ConvShape& s, const ConvParams& params) {
+  if (!winograd_shape(s)) return "a 3x3 kernel of stride and dilation 1 and group 1";
+  if (ops.storage() != Storage::kFloat32) return "fp32 storage";
+  if (params.weights_on_host == nullptr) return "constant weights";
+  if (quantized_kernel(s)) return "no quantization";
+  return "";
+}
+
+Result<cl::Event> conv_winograd_gemm(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const cl::Buffer& x, const cl::Buffer* bias,
+                                     const ConvShape& s, const ConvParams& params, cl::Buffer& y,
+                                     const Events& wait) {
+  const WinogradTiles t = winograd_tiles(s);
+  HSCHED_RETURN_IF_ERROR(
+      check_int_range(16 * std::max<int64_t>(s.c, s.oc) * t.count, "Conv Winograd transform"));
+  // The key holds the weights' bytes: the same weights on this queue reuse their transform.
+  std::string key = "winograd_f2x3:" + std::to_string(s.oc) + "x" + std::to_string(s.c) + ":";
+  key.append(reinterpret_cast<const char*>(params.weights_on_host),
+             static_cast<size_t>(s.oc) * s.c * 9 * sizeof(float));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer u, detail::derived_constant(ops, queue, key, [&] {
+                            return winograd_weights(params.weights_on_host, s.oc, s.c);
+                          }));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer v,
+      detail::float_scratch(ops, queue, detail::ScratchSlot::kWinogradInput, 16 * s.c * t.count));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer m,
+                          detail::float_scratch(ops, queue, detail::ScratchSlot::kWinogradProduct,
+                                                16 * s.oc * t.count));
+  const auto th = static_cast<cl_int>(t.th), tw = static_cast<cl_int>(t.tw);
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel input, detail::queue_kernel(ops, queue, "winograd_input"));
+  HSCHED_RETURN_IF_ERROR(set_args(input, "winograd_input", x, detail::or_null(params.input_scale),
+                                  v, s, th, tw, static_cast<cl_int>(s.c * t.count)));
+  HSCHED_RETURN_IF_ERROR(launch(queue, input, s.c * t.count, wait, "winograd_input").status());
+  HSCHED_RETURN_IF_ERROR(
+      detail::enqueue_batched_product(ops, queue, u, v, m, 16, s.oc, t.count, s.c, {}).status());
+  const Activation act = params.activation.value_or(Activation{});
+  const cl::Buffer* res = params.residual;
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel output, detail::queue_kernel(ops, queue, "winograd_output"));
+  HSCHED_RETURN_IF_ERROR(set_args(output, "winograd_output", m, y, detail::or_null(bias),
+                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
+                                  static_cast<cl_int>(res != nullptr), s, th, tw,
+                                  params.activation ? static_cast<cl_int>(act.op) : cl_int{-1},
+                                  act.alpha, act.beta, static_cast<cl_int>(s.oc * t.count)));
+  return launch(queue, output, s.oc * t.count, {}, "winograd_output");
+}
+
 }  // namespace
 
 bool conv_by_rows(int64_t outputs, int64_t reduction) {
@@ -318,10 +412,29 @@ bool conv_direct_by_channels(int64_t out_channels) {
   return out_channels > 0 && out_channels <= kMaxChannels;
 }
 
+bool conv_winograd(int64_t out_channels, int64_t in_channels, int64_t tiles) {
+  return out_channels >= kWinogradMinChannels && in_channels >= kWinogradMinChannels &&
+         tiles >= kWinogradMinTiles;
+}
+
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction,
-                             bool pointwise) {
+                             bool pointwise, int64_t winograd_tiles) {
   const double outputs = static_cast<double>(out_channels) * static_cast<double>(pixels);
   const double flops = 2.0 * outputs * static_cast<double>(reduction);
+  if (winograd_tiles > 0 && !conv_by_rows(out_channels * pixels, reduction) &&
+      !conv_direct_by_channels(out_channels) &&
+      conv_winograd(out_channels, reduction / 9, winograd_tiles)) {
+    // The 16 products as matmul_tiled tiles them; the transforms are traffic, not products.
+    const detail::GemmTiling t =
+        detail::gemm_tiling(out_channels, winograd_tiles, reduction / 9, 16,
+                            detail::KSplit::kUnderHalf, detail::kMatMulTargetGroups);
+    const auto padded = [&](int64_t extent) {
+      return static_cast<double>((extent + t.tile - 1) / t.tile * t.tile);
+    };
+    const double partials =
+        16.0 * padded(out_channels) * padded(winograd_tiles) * static_cast<double>(t.splits);
+    return {2.0 * partials * static_cast<double>(t.k_chunk), partials};
+  }
   if (out_channels <= 0 || pixels <= 0 || reduction <= 0 ||
       flops >= static_cast<double>(kIm2colFlops) ||
       conv_by_rows(out_channels * pixels, reduction) || conv_direct_by_channels(out_channels)) {
@@ -350,11 +463,19 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
+    const bool winograd = winograd_refusal(ops, s, params).empty() &&
+                          conv_winograd(s.oc, s.c, winograd_tiles(s).count);
     algorithm = conv_by_rows(element_count(y_shape), int64_t{s.c} / s.group * s.kh * s.kw)
                     ? ConvAlgorithm::kRows
                 : s.group != 1 || conv_direct_by_channels(s.oc) ? ConvAlgorithm::kDirect
+                : winograd                                      ? ConvAlgorithm::kWinograd
                 : conv_flops(s) < kIm2colFlops                  ? ConvAlgorithm::kImplicitGemm
                                                                 : ConvAlgorithm::kIm2colGemm;
+  }
+  if (algorithm == ConvAlgorithm::kWinograd) {
+    const std::string refusal = winograd_refusal(ops, s, params);
+    if (!refusal.empty()) return invalid_argument("ops: Winograd's Conv needs " + refusal);
+    return conv_winograd_gemm(ops, queue, x, bias, s, params, y, wait);
   }
   if (s.group != 1 && algorithm != ConvAlgorithm::kDirect && algorithm != ConvAlgorithm::kRows) {
     return invalid_argument("ops: only the direct Conv kernel takes group " +

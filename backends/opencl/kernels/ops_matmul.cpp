@@ -504,6 +504,27 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
 
 }  // namespace
 
+namespace detail {
+
+Result<cl::Event> enqueue_batched_product(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& y,
+                                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                                          const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(
+      check_int_range(batch * std::max({m * k, k * n, m * n}), "batched product operand"));
+  const TiledCall call{.m = m,
+                       .n = n,
+                       .k = k,
+                       .batch = batch,
+                       .a_row = k,
+                       .a_batch = m * k,
+                       .b_row = n,
+                       .b_batch = k * n};
+  return matmul_tiled(ops, queue, a, b, y, call, wait);
+}
+
+}  // namespace detail
+
 Result<cl::Event> enqueue_matmul(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& a,
                                  const Shape& a_shape, const cl::Buffer& b, const Shape& b_shape,
                                  cl::Buffer& y, const Events& wait, const MatMulFusion& fusion) {

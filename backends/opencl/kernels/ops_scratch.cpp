@@ -16,6 +16,7 @@ struct QueueScratch {
   cl::CommandQueue queue;
   std::map<int, std::pair<cl::Buffer, size_t>> buffers;
   std::map<std::string, cl::Buffer> constants;  // by content
+  std::map<std::string, cl::Buffer> derived;    // by derived_constant's key
   // Keyed by the OpKernels' address and storage: a later OpKernels at the same address with the
   // same storage built the same source, so a kernel kept from its predecessor computes the same.
   std::map<std::tuple<const OpKernels*, Storage, std::string>, cl::Kernel> kernels;
@@ -82,6 +83,26 @@ Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue
     HSCHED_RETURN_IF_ERROR(
         check_cl(error, "constant buffer of " + std::to_string(bytes) + " bytes"));
     it = constants.emplace(std::move(key), std::move(buffer)).first;
+  }
+  return it->second;
+}
+
+Result<cl::Buffer> derived_constant(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const std::string& key,
+                                    const std::function<std::vector<float>()>& make) {
+  ScratchCache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  auto& derived = entry_for(c, queue).derived;
+  auto it = derived.find(key);
+  if (it == derived.end()) {
+    std::vector<float> values = make();
+    values.resize(std::max<size_t>(values.size(), 1));  // OpenCL has no empty buffers
+    cl_int error = CL_SUCCESS;
+    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                      values.size() * sizeof(float), values.data(), &error);
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(error, "derived constant of " + std::to_string(values.size()) + " floats"));
+    it = derived.emplace(key, std::move(buffer)).first;
   }
   return it->second;
 }

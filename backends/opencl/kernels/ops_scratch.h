@@ -14,6 +14,10 @@
 // objects released from static destructors can outlive the driver).
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "backends/opencl/kernels/ops.h"
 
 namespace hsched::opencl::detail {
@@ -34,7 +38,9 @@ enum class ScratchSlot : int {
   kStaging,      // fp32 inputs and outputs of a program with fp16 storage (program.cpp)
   kResizeA,      // cubic Resize's passes before the last (ops_resize.h)
   kResizeB,
-  kDeterminant,  // Det's LU copies (ops_spatial.h)
+  kDeterminant,      // Det's LU copies (ops_spatial.h)
+  kWinogradInput,    // Conv's transformed input tiles (ops_conv.cpp)
+  kWinogradProduct,  // ... and their products by the transformed weights
 };
 
 // A buffer of at least `bytes` for `slot` on `queue` (grown, never shrunk). Its contents are
@@ -58,6 +64,13 @@ Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const
 // per queue and content: the same tables on the next run reuse it, with no write enqueued.
 Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue, const void* data,
                                    size_t bytes);
+
+// A read-only buffer of the floats `make` returns, kept per queue under `key`, which must
+// determine them (e.g. a transform's name and the bytes it transforms): `make` runs only when
+// no buffer is kept under it (Conv's Winograd weights, made on the host once).
+Result<cl::Buffer> derived_constant(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const std::string& key,
+                                    const std::function<std::vector<float>()>& make);
 
 // The kernel `name` of `ops` for use on `queue` (created once per queue and OpKernels; a new one
 // per call while recording, ops_util.h).

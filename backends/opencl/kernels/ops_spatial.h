@@ -31,8 +31,9 @@ struct Window {
 };
 
 // How enqueue_conv computes a convolution. kAuto picks by shape (see enqueue_conv); the others
-// are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1.
-enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect, kRows };
+// are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1; kWinograd what
+// conv_winograd and enqueue_conv say.
+enum class ConvAlgorithm { kAuto, kImplicitGemm, kIm2colGemm, kDirect, kRows, kWinograd };
 
 struct ConvParams {
   Window window;
@@ -71,6 +72,9 @@ struct ConvParams {
     int64_t zero = 0, lo = 0, hi = 255;
   };
   std::optional<QuantizedOutput> quantize_output;
+  // Conv only: the weights' fp32 values on the host ([OC, C / group, KH, KW]) where they are a
+  // graph constant, for kWinograd, which transforms them there (once per queue and weights).
+  const float* weights_on_host = nullptr;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].
@@ -81,7 +85,12 @@ struct ConvParams {
 // and an epilogue (a 1x1, stride-1, unpadded conv of batch 1 needs no im2col). Other groups run a
 // direct kernel, as do Convs of at most 4 output channels (conv_direct_by_channels). A Conv of
 // few outputs, each a long reduction (conv_by_rows: a squeeze-and-excitation block's), runs
-// kRows, a work group per output, whatever its group. Errors:
+// kRows, a work group per output, whatever its group. A 3x3 Conv that conv_winograd accepts runs
+// kWinograd where the storage is fp32, its weights are on the host (weights_on_host) and it is
+// neither quantized nor quantizing: Winograd's F(2x2, 3x3), the input's 4x4 tiles transformed,
+// 16 products of the transformed weights by them (matmul_tiled, 2.25 times fewer multiply-adds
+// than the implicit GEMM), the products transformed back with the bias, residual and activation
+// fused; three launches. Errors:
 // InvalidArgument for inconsistent shapes or group.
 Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
                                const Shape& x_shape, const cl::Buffer& w, const Shape& w_shape,
@@ -100,8 +109,15 @@ struct ConvExecution {
   double flops = 0;    // multiply-adds x 2, padding included
   double outputs = 0;  // values the kernels compute in parallel: padded outputs x splits of K
 };
+// `winograd_tiles`: the 2x2 output tiles (N x ceil(OH / 2) x ceil(OW / 2)) of a 3x3 Conv of
+// stride and dilation 1, 0 for any other; where conv_winograd accepts it, kWinograd's products
+// with their tiles' padding.
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction,
-                             bool pointwise);
+                             bool pointwise, int64_t winograd_tiles = 0);
+// Whether kAuto runs a group-1 3x3 Conv of stride and dilation 1 with `out_channels` and
+// `in_channels` channels over `tiles` 2x2 output tiles as kWinograd (given fp32 storage and
+// weights on the host): enough channels and tiles that its three launches pay.
+bool conv_winograd(int64_t out_channels, int64_t in_channels, int64_t tiles);
 // Whether kAuto runs a Conv of `outputs` values (N x OC x OH x OW), each reducing `reduction`
 // inputs (C / group x KH x KW), as kRows.
 bool conv_by_rows(int64_t outputs, int64_t reduction);

@@ -82,6 +82,14 @@ constexpr int64_t kMatMulTargetGroups = 1024;
 GemmTiling gemm_tiling(int64_t m, int64_t cols, int64_t k, int64_t batch = 1,
                        KSplit split = KSplit::kToFill, int64_t target_groups = kConvTargetGroups);
 
+// y[i] = a[i] x b[i] for i < batch: dense row-major [batch, m, k] by [batch, k, n] into
+// [batch, m, n] in one tiled launch (matmul_tiled_*, K split where it pays), any size whose
+// elements an int indexes (Conv's Winograd products).
+Result<cl::Event> enqueue_batched_product(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& y,
+                                          int64_t batch, int64_t m, int64_t n, int64_t k,
+                                          const Events& wait);
+
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                         const cl::Buffer& a, const Shape& a_shape,

@@ -54,6 +54,9 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       {"narrow tiles split K", {1, 80, 14, 14}, 128, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"wide tiles split K", {1, 64, 32, 64}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
       {"wide tiles", {1, 3, 96, 96}, 64, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      // Winograd's 2x2 tiles (kWinograd): partial ones at odd sizes, asymmetric pads, none.
+      {"3x3 odd sizes asymmetric pads", {2, 6, 7, 9}, 5, {3, 3}, {1, 1}, {1, 1}, {0, 2, 2, 1}},
+      {"3x3 unpadded", {1, 4, 6, 7}, 3, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1, false},
   };
   for (const ConvCase& c : cases) {
     const size_t spatial = c.x.size() - 2;
@@ -80,6 +83,10 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       algorithms.push_back(ConvAlgorithm::kImplicitGemm);
       algorithms.push_back(ConvAlgorithm::kIm2colGemm);
     }
+    if (!half() && c.group == 1 && c.kernel == Ints{3, 3} && c.strides == Ints{1, 1} &&
+        c.dilations == Ints{1, 1}) {
+      algorithms.push_back(ConvAlgorithm::kWinograd);
+    }
     for (ConvAlgorithm algorithm : algorithms) {
       AttributeMap forced = attrs;
       forced[kConvAlgorithmAttr] = static_cast<int64_t>(algorithm);
@@ -102,6 +109,22 @@ TEST(ConvExecutionTest, FewOutputChannelsRunTheDirectKernel) {
   }
   EXPECT_FALSE(conv_direct_by_channels(5));
   EXPECT_GT(conv_execution(5, pixels, reduction, false).outputs, static_cast<double>(5 * pixels));
+}
+
+// A 3x3 Conv of stride 1 with enough channels and 2x2 output tiles runs Winograd's F(2x2, 3x3):
+// the cost model counts its 16 products, 2.25 times fewer multiply-adds than the implicit GEMM's
+// (neither padded here); too few tiles or channels keep the implicit GEMM's count.
+TEST(ConvExecutionTest, WinogradCountsItsProducts) {
+  const int64_t channels = 64, pixels = 128 * 128, tiles = 64 * 64, reduction = channels * 9;
+  EXPECT_TRUE(conv_winograd(channels, channels, tiles));
+  const ConvExecution gemm = conv_execution(channels, pixels, reduction, false);
+  const ConvExecution winograd = conv_execution(channels, pixels, reduction, false, tiles);
+  EXPECT_DOUBLE_EQ(gemm.flops / winograd.flops, 2.25);
+  EXPECT_FALSE(conv_winograd(channels, channels, 63));
+  EXPECT_FALSE(conv_winograd(channels, 32, tiles));
+  EXPECT_FALSE(conv_winograd(32, channels, tiles));
+  EXPECT_EQ(conv_execution(channels, 14 * 14, reduction, false, 49).flops,
+            conv_execution(channels, 14 * 14, reduction, false).flops);
 }
 
 // A transformer's MatMul of few tiles and a long K ([197, 768] x [768, 192]): the MatMuls' target

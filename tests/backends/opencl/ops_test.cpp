@@ -587,6 +587,78 @@ TEST_P(OpenClOpsTest, ConvStoresInterleavedChannelsInPlace) {
   }
 }
 
+// Winograd's F(2x2, 3x3) (kWinograd) gives the implicit GEMM's values with what a Conv fuses (a
+// bias, a residual Add, an activation, per-batch input factors) over partial tiles (odd output
+// sizes), asymmetric pads and batch 2. It needs fp32 storage and the weights on the host, and
+// refuses a 5x5 kernel and stride 2.
+TEST_P(OpenClOpsTest, ConvWinogradMatchesTheImplicitGemm) {
+  struct Case {
+    const char* name;
+    Shape x, y;
+    std::vector<int64_t> pads_begin;
+  };
+  const std::vector<Case> cases = {
+      {"16 to 20 channels, 11x13, pads 1", {2, 16, 11, 13}, {2, 20, 11, 13}, {1, 1}},
+      {"24 to 32 channels, 20x20 unpadded", {1, 24, 20, 20}, {1, 32, 18, 18}, {0, 0}},
+      {"asymmetric pads", {1, 16, 9, 8}, {1, 17, 9, 9}, {0, 2}},
+  };
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    const Shape w_shape = {c.y[1], c.x[1], 3, 3};
+    const std::vector<float> w = stored(random_values(count_of(w_shape), -0.3f, 0.3f, ++seed));
+    cl::Buffer x_buffer = upload(stored(random_values(count_of(c.x), -2, 2, ++seed)));
+    cl::Buffer w_buffer = upload(w);
+    cl::Buffer bias = upload(stored(random_values(c.y[1], -1, 1, ++seed)));
+    cl::Buffer residual = upload(stored(random_values(count_of(c.y), -1, 1, ++seed)));
+    cl::Buffer factors = upload(stored(random_values(c.x[0] * c.x[1], 0.5f, 1.5f, ++seed)));
+    ConvParams params;
+    params.window.kernel = {3, 3};
+    params.window.pads_begin = c.pads_begin;
+    params.residual = &residual;
+    params.activation = Activation{.op = UnaryOp::kRelu};
+    params.input_scale = &factors;
+    params.input_scale_per_batch = true;
+    params.weights_on_host = w.data();
+    params.algorithm = ConvAlgorithm::kImplicitGemm;
+    cl::Buffer want_buffer = output(count_of(c.y)), got_buffer = output(count_of(c.y));
+    const std::vector<float> want = download(enqueue_conv(ops(), queue_, x_buffer, c.x, w_buffer,
+                                                          w_shape, &bias, params, want_buffer, c.y),
+                                             want_buffer, count_of(c.y));
+    params.algorithm = ConvAlgorithm::kWinograd;
+    auto got = enqueue_conv(ops(), queue_, x_buffer, c.x, w_buffer, w_shape, &bias, params,
+                            got_buffer, c.y);
+    if (half()) {
+      EXPECT_FALSE(got.is_ok()) << c.name << ": fp16 storage";
+      continue;
+    }
+    expect_close(download(got, got_buffer, count_of(c.y)), want, std::string("Winograd ") + c.name);
+    params.weights_on_host = nullptr;
+    EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, c.x, w_buffer, w_shape, &bias, params,
+                              got_buffer, c.y)
+                     .is_ok())
+        << c.name << ": no weights on the host";
+  }
+  ConvParams strided;
+  strided.window.kernel = {3, 3};
+  strided.window.strides = {2, 2};
+  strided.algorithm = ConvAlgorithm::kWinograd;
+  const std::vector<float> w(16 * 16 * 9, 0.1f), w5(16 * 16 * 25, 0.1f);
+  strided.weights_on_host = w.data();
+  cl::Buffer x_buffer = upload(std::vector<float>(16 * 10 * 10, 1.0f));
+  cl::Buffer w_buffer = upload(w), w5_buffer = upload(w5), y_buffer = output(16 * 4 * 4);
+  EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, {1, 16, 10, 10}, w_buffer, {16, 16, 3, 3},
+                            nullptr, strided, y_buffer, {1, 16, 4, 4})
+                   .is_ok());
+  ConvParams five = strided;
+  five.window.kernel = {5, 5};
+  five.window.strides.clear();
+  five.weights_on_host = w5.data();
+  cl::Buffer y6_buffer = output(16 * 6 * 6);
+  EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, {1, 16, 10, 10}, w5_buffer, {16, 16, 5, 5},
+                            nullptr, five, y6_buffer, {1, 16, 6, 6})
+                   .is_ok());
+}
+
 // Operands read in place through views: A the second of three [4, 6] blocks of its buffer (an
 // offset), B the transpose of a [5, 6] block (strides); a view reaching past its buffer is
 // refused before anything runs.
