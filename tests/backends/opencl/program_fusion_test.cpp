@@ -3,6 +3,8 @@
 // kernels run and how many nodes they absorb, and compares every output (program_fusion_util.h).
 // Transformer patterns: program_transformer_test.cpp.
 #include <cmath>
+#include <set>
+#include <string>
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
@@ -100,6 +102,40 @@ TEST_F(ClFusionTest, FusedResidualAddsMatchTheCpu) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 13}, 1e-4, 1e-3, 3);
   // fp16 storage rounds x, the weights and every stored value (up to about 8): 2e-2 absolute.
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 13}, 2e-2, 1e-2);
+}
+
+// Nodes that leave their input's bytes as they are alias it, as views do: Gathers of every
+// index in order (1-D along a middle axis; [2, 3] along the last), a Cast to the input's dtype,
+// an Expand to its shape. A Gather of the indices reversed and an Expand that adds rows run
+// kernels. Three kernels for nine nodes, the CPU's values.
+TEST_F(ClFusionTest, NodesLeavingTheirInputAsIsAreViews) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 2, 6});
+  b.output("y", DType::kF32, {1, 2, 6}).output("z", DType::kF32, {3, 2, 6});
+  b.initializer_i64("in_order", {2}, {0, 1}).initializer_i64("reversed", {2}, {1, 0});
+  b.initializer_i64("in_order_2d", {2, 3}, {0, 1, 2, 3, 4, 5});
+  b.initializer_i64("flat", {3}, {1, 2, 6}).initializer_i64("more", {3}, {3, 2, 6});
+  set_attr(b.node("Gather", {"x", "in_order"}, {"g1"}, "gather_in_order"), "axis", int64_t{1});
+  set_attr(b.node("Gather", {"g1", "in_order_2d"}, {"g2"}, "gather_2d"), "axis", int64_t{2});
+  b.node("Reshape", {"g2", "flat"}, {"r"}, "reshape");
+  set_attr(b.node("Cast", {"r"}, {"c"}, "cast_same"), "to", int64_t{1});
+  b.node("Expand", {"c", "flat"}, {"e"}, "expand_same");
+  set_attr(b.node("Gather", {"x", "reversed"}, {"g3"}, "gather_reversed"), "axis", int64_t{1});
+  b.node("Add", {"e", "g3"}, {"y"}, "add");
+  b.node("Expand", {"x", "more"}, {"z"}, "expand_rows");
+  auto graph = import_onnx_model(b.model(), {}, "cl_as_is", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const std::vector<bool> without = nodes_without_kernels(*graph);
+  const std::set<std::string> views = {"gather_in_order", "gather_2d", "reshape", "cast_same",
+                                       "expand_same"};
+  for (NodeId id = 0; id < static_cast<NodeId>(graph->nodes().size()); ++id) {
+    EXPECT_EQ(without[static_cast<size_t>(id)], views.count(graph->node(id).name) == 1)
+        << graph->node(id).name;
+  }
+  Tensor x(DType::kF32, {1, 2, 6});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.7f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {3, 0}, 1e-6, 1e-6, 3);
 }
 
 // Activations exported as several nodes, as a Conv's epilogue and alone: Conv -> x * Sigmoid(x),
