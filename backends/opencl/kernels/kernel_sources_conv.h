@@ -233,9 +233,10 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
 // input's 4x4 tiles (from (2 ty - ph, 2 tx - pw), th x tw tiles a plane, tile p = (b * th + ty)
 // * tw + tx) transformed, B' d B, into v[xi, c, p] (xi = 4 r + q); 16 products m[xi] = u[xi] x
 // v[xi] by the weights' transform u = G g G' [16, OC, C] (made on the host); each output tile
-// A' m A, finished as conv_gemm finishes an output. One work item per (channel, tile).
+// A' m A, finished as conv_gemm finishes an output. v, u and m are in the storage type. One work
+// item per (channel, tile).
 __kernel void winograd_input(__global const storage_t* x, __global const storage_t* in_scale,
-                             __global float* v, ConvShape s, int th, int tw, int count) {
+                             __global storage_t* v, ConvShape s, int th, int tw, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int tiles = s.n * th * tw, c = i / tiles, p = i % tiles;
@@ -257,18 +258,17 @@ __kernel void winograd_input(__global const storage_t* x, __global const storage
     e[2][q] = d[2][q] - d[1][q];
     e[3][q] = d[1][q] - d[3][q];
   }
-  const int stride = s.c * tiles;
-  __global float* out = v + c * tiles + p;
+  const int stride = s.c * tiles, at = c * tiles + p;
   for (int r = 0; r < 4; ++r) {  // (B' d) B
-    out[(4 * r) * stride] = e[r][0] - e[r][2];
-    out[(4 * r + 1) * stride] = e[r][1] + e[r][2];
-    out[(4 * r + 2) * stride] = e[r][2] - e[r][1];
-    out[(4 * r + 3) * stride] = e[r][1] - e[r][3];
+    STORE(e[r][0] - e[r][2], v, at + (4 * r) * stride);
+    STORE(e[r][1] + e[r][2], v, at + (4 * r + 1) * stride);
+    STORE(e[r][2] - e[r][1], v, at + (4 * r + 2) * stride);
+    STORE(e[r][1] - e[r][3], v, at + (4 * r + 3) * stride);
   }
 }
 
 // The products m[xi, k, p] back to outputs: one work item per (output channel, tile).
-__kernel void winograd_output(__global const float* m, __global storage_t* y,
+__kernel void winograd_output(__global const storage_t* m, __global storage_t* y,
                               __global const storage_t* bias, int has_bias,
                               __global const storage_t* res, int has_res, ConvShape s, int th,
                               int tw, int op, float alpha, float beta, int count) {
@@ -277,12 +277,11 @@ __kernel void winograd_output(__global const float* m, __global storage_t* y,
   const int tiles = s.n * th * tw, k = i / tiles, p = i % tiles;
   const int b = p / (th * tw), t = p % (th * tw);
   const int oy0 = (t / tw) * 2, ox0 = (t % tw) * 2;
-  const int stride = s.oc * tiles;
-  __global const float* in = m + k * tiles + p;
+  const int stride = s.oc * tiles, at = k * tiles + p;
   float e[2][4];  // A' m
   for (int q = 0; q < 4; ++q) {
-    const float m0 = in[q * stride], m1 = in[(4 + q) * stride];
-    const float m2 = in[(8 + q) * stride], m3 = in[(12 + q) * stride];
+    const float m0 = LOAD(m, at + q * stride), m1 = LOAD(m, at + (4 + q) * stride);
+    const float m2 = LOAD(m, at + (8 + q) * stride), m3 = LOAD(m, at + (12 + q) * stride);
     e[0][q] = m0 + m1 + m2;
     e[1][q] = m1 - m2 - m3;
   }

@@ -348,9 +348,8 @@ std::vector<float> winograd_weights(const float* w, int64_t oc, int64_t c) {
 }
 
 // Why kWinograd cannot run this Conv, or "" where it can.
-std::string winograd_refusal(const OpKernels& ops, const ConvShape& s, const ConvParams& params) {
+std::string winograd_refusal(const ConvShape& s, const ConvParams& params) {
   if (!winograd_shape(s)) return "a 3x3 kernel of stride and dilation 1 and group 1";
-  if (ops.storage() != Storage::kFloat32) return "fp32 storage";
   if (params.weights_on_host == nullptr) return "constant weights";
   if (quantized_kernel(s)) return "no quantization";
   return "";
@@ -370,12 +369,15 @@ Result<cl::Event> conv_winograd_gemm(const OpKernels& ops, cl::CommandQueue& que
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer u, detail::derived_constant(ops, queue, key, [&] {
                             return winograd_weights(params.weights_on_host, s.oc, s.c);
                           }));
+  const auto bytes = [&](int64_t channels) {  // of the tiles' transforms, in the storage type
+    return static_cast<size_t>(16 * channels * t.count) * storage_bytes(ops.storage());
+  };
   HSCHED_ASSIGN_OR_RETURN(
       cl::Buffer v,
-      detail::float_scratch(ops, queue, detail::ScratchSlot::kWinogradInput, 16 * s.c * t.count));
-  HSCHED_ASSIGN_OR_RETURN(cl::Buffer m,
-                          detail::float_scratch(ops, queue, detail::ScratchSlot::kWinogradProduct,
-                                                16 * s.oc * t.count));
+      detail::scratch_buffer(ops, queue, detail::ScratchSlot::kWinogradInput, bytes(s.c)));
+  HSCHED_ASSIGN_OR_RETURN(
+      cl::Buffer m,
+      detail::scratch_buffer(ops, queue, detail::ScratchSlot::kWinogradProduct, bytes(s.oc)));
   const auto th = static_cast<cl_int>(t.th), tw = static_cast<cl_int>(t.tw);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel input, detail::queue_kernel(ops, queue, "winograd_input"));
   HSCHED_RETURN_IF_ERROR(set_args(input, "winograd_input", x, detail::or_null(params.input_scale),
@@ -463,8 +465,8 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
-    const bool winograd = winograd_refusal(ops, s, params).empty() &&
-                          conv_winograd(s.oc, s.c, winograd_tiles(s).count);
+    const bool winograd =
+        winograd_refusal(s, params).empty() && conv_winograd(s.oc, s.c, winograd_tiles(s).count);
     algorithm = conv_by_rows(element_count(y_shape), int64_t{s.c} / s.group * s.kh * s.kw)
                     ? ConvAlgorithm::kRows
                 : s.group != 1 || conv_direct_by_channels(s.oc) ? ConvAlgorithm::kDirect
@@ -473,7 +475,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                                                 : ConvAlgorithm::kIm2colGemm;
   }
   if (algorithm == ConvAlgorithm::kWinograd) {
-    const std::string refusal = winograd_refusal(ops, s, params);
+    const std::string refusal = winograd_refusal(s, params);
     if (!refusal.empty()) return invalid_argument("ops: Winograd's Conv needs " + refusal);
     return conv_winograd_gemm(ops, queue, x, bias, s, params, y, wait);
   }

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <tuple>
 
+#include <CL/cl_half.h>
+
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl::detail {
@@ -97,11 +99,19 @@ Result<cl::Buffer> derived_constant(const OpKernels& ops, cl::CommandQueue& queu
   if (it == derived.end()) {
     std::vector<float> values = make();
     values.resize(std::max<size_t>(values.size(), 1));  // OpenCL has no empty buffers
+    std::vector<cl_half> halves;
+    void* data = values.data();
+    size_t bytes = values.size() * sizeof(float);
+    if (ops.storage() == Storage::kFloat16) {
+      halves.reserve(values.size());
+      for (float v : values) halves.push_back(cl_half_from_float(v, CL_HALF_RTE));
+      data = halves.data();
+      bytes = halves.size() * sizeof(cl_half);
+    }
     cl_int error = CL_SUCCESS;
-    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                      values.size() * sizeof(float), values.data(), &error);
+    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, data, &error);
     HSCHED_RETURN_IF_ERROR(
-        check_cl(error, "derived constant of " + std::to_string(values.size()) + " floats"));
+        check_cl(error, "derived constant of " + std::to_string(values.size()) + " values"));
     it = derived.emplace(key, std::move(buffer)).first;
   }
   return it->second;

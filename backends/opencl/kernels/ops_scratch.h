@@ -65,9 +65,9 @@ Result<cl::Buffer> as_float(const OpKernels& ops, cl::CommandQueue& queue, const
 Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue, const void* data,
                                    size_t bytes);
 
-// A read-only buffer of the floats `make` returns, kept per queue under `key`, which must
-// determine them (e.g. a transform's name and the bytes it transforms): `make` runs only when
-// no buffer is kept under it (Conv's Winograd weights, made on the host once).
+// A read-only buffer of the floats `make` returns, in `ops`' storage type, kept per queue under
+// `key`, which must determine them (e.g. a transform's name and the bytes it transforms): `make`
+// runs only when no buffer is kept under it (Conv's Winograd weights, made on the host once).
 Result<cl::Buffer> derived_constant(const OpKernels& ops, cl::CommandQueue& queue,
                                     const std::string& key,
                                     const std::function<std::vector<float>()>& make);

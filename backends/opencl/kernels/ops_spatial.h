@@ -86,8 +86,8 @@ struct ConvParams {
 // direct kernel, as do Convs of at most 4 output channels (conv_direct_by_channels). A Conv of
 // few outputs, each a long reduction (conv_by_rows: a squeeze-and-excitation block's), runs
 // kRows, a work group per output, whatever its group. A 3x3 Conv that conv_winograd accepts runs
-// kWinograd where the storage is fp32, its weights are on the host (weights_on_host) and it is
-// neither quantized nor quantizing: Winograd's F(2x2, 3x3), the input's 4x4 tiles transformed,
+// kWinograd where its weights are on the host (weights_on_host) and it is neither quantized nor
+// quantizing: Winograd's F(2x2, 3x3), the input's 4x4 tiles transformed (in the storage type),
 // 16 products of the transformed weights by them (matmul_tiled, 2.25 times fewer multiply-adds
 // than the implicit GEMM), the products transformed back with the bias, residual and activation
 // fused; three launches. Errors:
@@ -115,8 +115,8 @@ struct ConvExecution {
 ConvExecution conv_execution(int64_t out_channels, int64_t pixels, int64_t reduction,
                              bool pointwise, int64_t winograd_tiles = 0);
 // Whether kAuto runs a group-1 3x3 Conv of stride and dilation 1 with `out_channels` and
-// `in_channels` channels over `tiles` 2x2 output tiles as kWinograd (given fp32 storage and
-// weights on the host): enough channels and tiles that its three launches pay.
+// `in_channels` channels over `tiles` 2x2 output tiles as kWinograd (given weights on the host):
+// enough channels and tiles that its three launches pay.
 bool conv_winograd(int64_t out_channels, int64_t in_channels, int64_t tiles);
 // Whether kAuto runs a Conv of `outputs` values (N x OC x OH x OW), each reducing `reduction`
 // inputs (C / group x KH x KW), as kRows.

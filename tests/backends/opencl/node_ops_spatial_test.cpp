@@ -83,7 +83,7 @@ TEST_P(NodeOpsTest, ConvMatchesTheCpu) {
       algorithms.push_back(ConvAlgorithm::kImplicitGemm);
       algorithms.push_back(ConvAlgorithm::kIm2colGemm);
     }
-    if (!half() && c.group == 1 && c.kernel == Ints{3, 3} && c.strides == Ints{1, 1} &&
+    if (c.group == 1 && c.kernel == Ints{3, 3} && c.strides == Ints{1, 1} &&
         c.dilations == Ints{1, 1}) {
       algorithms.push_back(ConvAlgorithm::kWinograd);
     }
