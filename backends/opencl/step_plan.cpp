@@ -1,5 +1,6 @@
-// plan_kernels (step_plan.h) and nodes_without_kernels (program.h): which nodes a ClProgram runs
-// as steps, and the fusions that let one step run several nodes (kernels/node_ops.h).
+// plan_kernels (step_plan.h): which nodes a ClProgram runs as steps, and the fusions that let one
+// step run several nodes (kernels/node_ops.h). What that means for the cost model:
+// step_plan_hints.cpp.
 #include "backends/opencl/step_plan.h"
 
 #include <algorithm>
@@ -684,35 +685,4 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph) {
 }
 
 }  // namespace detail
-
-KernelHints kernel_hints(const Graph& graph) {
-  KernelHints hints{std::vector<bool>(graph.nodes().size(), false),
-                    std::vector<double>(graph.nodes().size(), 1.0)};
-  auto planned = detail::plan_kernels(graph);
-  if (!planned.is_ok()) return hints;
-  const auto copies = [&](const std::vector<ValueId>& inputs) {
-    return std::count_if(inputs.begin(), inputs.end(), [&](ValueId v) {
-      if (v == kNoValue) return false;
-      const hsched::Shape& shape = graph.value(v).shape;
-      return !shape.is_static() || shape.elements() > 0;
-    });
-  };
-  for (const detail::PlannedStep& step : *planned) {
-    if (step.view || step.once) hints.without[static_cast<size_t>(step.node)] = true;
-    for (NodeId n : step.absorbed) hints.without[static_cast<size_t>(n)] = true;
-    if (step.once) {
-      for (NodeId n : step.grouped) hints.without[static_cast<size_t>(n)] = true;
-    }
-    if (step.op.op_type != "Concat" || !step.op.domain.empty()) continue;
-    const auto all = copies(graph.node(step.node).inputs);
-    if (all > 0) {
-      hints.copy_share[static_cast<size_t>(step.node)] =
-          static_cast<double>(copies(step.op.inputs)) / static_cast<double>(all);
-    }
-  }
-  return hints;
-}
-
-std::vector<bool> nodes_without_kernels(const Graph& graph) { return kernel_hints(graph).without; }
-
 }  // namespace hsched::opencl
