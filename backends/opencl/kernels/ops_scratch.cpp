@@ -50,6 +50,19 @@ QueueScratch& entry_for(ScratchCache& c, cl::CommandQueue& queue) {
   return *c.queues.back();
 }
 
+// A read-only buffer of `bytes` bytes of `data`, zero-padded to 4 (OpenCL has no empty buffers).
+Result<cl::Buffer> read_only_copy(const OpKernels& ops, const void* data, size_t bytes,
+                                  const char* what) {
+  std::string padded(static_cast<const char*>(data), bytes);
+  padded.resize(std::max<size_t>(bytes, 4));
+  cl_int error = CL_SUCCESS;
+  cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, padded.size(),
+                    padded.data(), &error);
+  HSCHED_RETURN_IF_ERROR(
+      check_cl(error, std::string(what) + " of " + std::to_string(bytes) + " bytes"));
+  return buffer;
+}
+
 }  // namespace
 
 Result<cl::Buffer> scratch_buffer(const OpKernels& ops, cl::CommandQueue& queue, ScratchSlot slot,
@@ -77,13 +90,7 @@ Result<cl::Buffer> constant_buffer(const OpKernels& ops, cl::CommandQueue& queue
   std::string key(static_cast<const char*>(data), bytes);
   auto it = constants.find(key);
   if (it == constants.end()) {
-    std::string padded = key;
-    padded.resize(std::max<size_t>(bytes, 4));  // zero-padded: OpenCL has no empty buffers
-    cl_int error = CL_SUCCESS;
-    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, padded.size(),
-                      padded.data(), &error);
-    HSCHED_RETURN_IF_ERROR(
-        check_cl(error, "constant buffer of " + std::to_string(bytes) + " bytes"));
+    HSCHED_ASSIGN_OR_RETURN(cl::Buffer buffer, read_only_copy(ops, data, bytes, "constant buffer"));
     it = constants.emplace(std::move(key), std::move(buffer)).first;
   }
   return it->second;
@@ -97,21 +104,20 @@ Result<cl::Buffer> derived_constant(const OpKernels& ops, cl::CommandQueue& queu
   auto& derived = entry_for(c, queue).derived;
   auto it = derived.find(key);
   if (it == derived.end()) {
-    std::vector<float> values = make();
-    values.resize(std::max<size_t>(values.size(), 1));  // OpenCL has no empty buffers
-    std::vector<cl_half> halves;
-    void* data = values.data();
-    size_t bytes = values.size() * sizeof(float);
+    const std::vector<float> values = make();
+    cl::Buffer buffer;
     if (ops.storage() == Storage::kFloat16) {
+      std::vector<cl_half> halves;
       halves.reserve(values.size());
       for (float v : values) halves.push_back(cl_half_from_float(v, CL_HALF_RTE));
-      data = halves.data();
-      bytes = halves.size() * sizeof(cl_half);
+      HSCHED_ASSIGN_OR_RETURN(
+          buffer,
+          read_only_copy(ops, halves.data(), halves.size() * sizeof(cl_half), "derived constant"));
+    } else {
+      HSCHED_ASSIGN_OR_RETURN(
+          buffer,
+          read_only_copy(ops, values.data(), values.size() * sizeof(float), "derived constant"));
     }
-    cl_int error = CL_SUCCESS;
-    cl::Buffer buffer(ops.context(), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, data, &error);
-    HSCHED_RETURN_IF_ERROR(
-        check_cl(error, "derived constant of " + std::to_string(values.size()) + " values"));
     it = derived.emplace(key, std::move(buffer)).first;
   }
   return it->second;
