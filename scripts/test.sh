@@ -51,7 +51,12 @@ run_phase() {
   echo "=== ${name}: $*"
   "$@" 2>&1 | tee "${log_dir}/${name}.log"
   local rc=${PIPESTATUS[0]}
-  local took=$((SECONDS - start))
+  record_phase "${name}" $((SECONDS - start)) "${rc}"
+}
+
+# record_phase NAME SECONDS EXIT_CODE: adds a phase's line to the summary; returns EXIT_CODE.
+record_phase() {
+  local name=$1 took=$2 rc=$3
   phase_names+=("${name}")
   phase_seconds+=("${took}")
   if [[ ${rc} -eq 0 ]]; then
@@ -107,10 +112,11 @@ fuzz_build() {
 
 # fuzz_run NAME SECONDS SEEDS ARTIFACTS (the last two: folders under tests/fuzz/): libFuzzer
 # writes new coverage inputs to the first corpus folder (scratch, under build/) and reads the
-# checked-in seeds from the second. A crashing input is written to ARTIFACTS (-artifact_prefix):
-# tests/fuzz/corpus/ for the importer, as before; tests/fuzz/pending/ for the others, whose corpus
-# folders CTest replays. It is to be fixed and committed; its base64 is printed, since a CI
-# machine's files are not kept.
+# checked-in seeds from the second. A crashing input is written to ARTIFACTS as NAME-crash-...
+# (-artifact_prefix; the name tells the runs apart, which share a folder and run at once):
+# tests/fuzz/corpus/ for the importer; tests/fuzz/pending/ for the others, whose corpus folders
+# CTest replays. It is to be fixed and committed; its base64 is printed, since a CI machine's
+# files are not kept.
 fuzz_run() {
   local name=$1 seconds=$2 seeds=${root}/tests/fuzz/$3 artifacts=${root}/tests/fuzz/$4
   local fuzzer=${root}/build/fuzz/tests/fuzz/${name}
@@ -130,8 +136,8 @@ fuzz_run() {
   local leaks=()
   [[ ${name} == run_fuzzer ]] && leaks=(-detect_leaks=0)
   "${fuzzer}" -seed="${HSCHED_FUZZ_SEED:-1}" -max_total_time="${seconds}" -timeout=25 \
-    -rss_limit_mb=2048 -print_final_stats=1 "${leaks[@]}" -artifact_prefix="${artifacts}/" \
-    "${scratch}" "${seeds}" >"${fuzz_log}" 2>&1
+    -rss_limit_mb=2048 -print_final_stats=1 "${leaks[@]}" \
+    -artifact_prefix="${artifacts}/${name}-" "${scratch}" "${seeds}" >"${fuzz_log}" 2>&1
   local rc=$?
   grep -E '^INFO: +[0-9]+ files found|INITED' "${fuzz_log}"
   if [[ ${rc} -eq 0 ]]; then
@@ -141,8 +147,8 @@ fuzz_run() {
   fi
   local found
   found=$(find "${artifacts}" -newer "${marker}" -type f \
-    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \
-       -o -name 'slow-unit-*' \))
+    \( -name "${name}-crash-*" -o -name "${name}-leak-*" -o -name "${name}-timeout-*" \
+       -o -name "${name}-oom-*" -o -name "${name}-slow-unit-*" \))
   for f in ${found}; do
     echo "fuzz: input kept as ${f#"${root}"/}; base64 (decode with base64 -d):"
     base64 -w 0 "${f}" | head -c 65536
@@ -216,9 +222,24 @@ fuzz_phases=(
   "fuzz-config config_fuzzer ${fuzz_config_seconds} config_corpus pending"
 )
 if run_phase fuzz-build fuzz_build; then
+  # The three runs at once: each is bounded by its own -max_total_time, so together they take
+  # the longest one's time rather than the sum (on 2 cores each gets less CPU; the runs are
+  # short samples of one seeded sequence either way).
+  fuzz_start=${SECONDS}
+  fuzz_pids=()
   for spec in "${fuzz_phases[@]}"; do
     read -r phase fuzzer seconds seeds artifacts <<<"${spec}"
-    if run_phase "${phase}" fuzz_run "${fuzzer}" "${seconds}" "${seeds}" "${artifacts}"; then
+    fuzz_run "${fuzzer}" "${seconds}" "${seeds}" "${artifacts}" >"${log_dir}/${phase}.log" 2>&1 &
+    fuzz_pids+=($!)
+  done
+  for i in "${!fuzz_phases[@]}"; do
+    read -r phase _ <<<"${fuzz_phases[$i]}"
+    wait "${fuzz_pids[$i]}"
+    rc=$?
+    echo
+    echo "=== ${phase}: fuzz_run ${fuzz_phases[$i]#* }"
+    cat "${log_dir}/${phase}.log"
+    if record_phase "${phase}" $((SECONDS - fuzz_start)) "${rc}"; then
       tests_passed=$((tests_passed + 1))
     else
       tests_failed=$((tests_failed + 1))
