@@ -13,6 +13,7 @@
 #include "graph/graph.h"
 #include "graph/if_inline.h"
 #include "graph/loop_unroll.h"
+#include "graph/ms_quantized_ops.h"
 #include "graph/onnx_import.h"
 #include "graph/opset18.h"
 
@@ -400,6 +401,7 @@ Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& externa
     HSCHED_RETURN_IF_ERROR(lower_opset18(model));
     opset = kMaxOpset;
   }
+  HSCHED_RETURN_IF_ERROR(lower_microsoft_quantized_ops(model, opset));
   Validation validation{opset, external};
   HSCHED_RETURN_IF_ERROR(validate_graph(*model.mutable_graph(), validation, nullptr, 0));
   return opset;

@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "graph/node_proto.h"
 #include "graph/onnx_import.h"
 #include "graph/onnx_validate.h"
 #include "graph/tensor_proto.h"
@@ -32,29 +33,6 @@ const std::set<std::string>& ops_new_in_18() {
                                             "BitwiseXor",        "CenterCropPad", "Col2Im",
                                             "GroupNormalization"};
   return ops;
-}
-
-const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::string& name) {
-  for (const auto& attr : node.attribute()) {
-    if (attr.name() == name) return &attr;
-  }
-  return nullptr;
-}
-
-void erase_attr(onnx::NodeProto& node, const std::string& name) {
-  auto* attrs = node.mutable_attribute();
-  for (int i = attrs->size(); i-- > 0;) {
-    if (attrs->Get(i).name() == name) attrs->DeleteSubrange(i, 1);
-  }
-}
-
-int64_t int_attr(const onnx::NodeProto& node, const std::string& name, int64_t fallback) {
-  const onnx::AttributeProto* attr = find_attr(node, name);
-  return attr == nullptr ? fallback : attr->i();
-}
-
-bool has_input(const onnx::NodeProto& node, int i) {
-  return node.input_size() > i && !node.input(i).empty();
 }
 
 // Keeps the first `count` inputs.

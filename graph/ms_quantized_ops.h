@@ -1,0 +1,36 @@
+// ONNX Runtime's quantized operators of its com.microsoft domain: what its quantizer writes in the
+// QOperator format (QLinearAdd, QLinearMul, QLinearConcat, QLinearSigmoid, QGemm...) and what its
+// graph optimizer leaves in a model it saves. Each is rewritten into the standard ONNX nodes that
+// define it: DequantizeLinear of each 8-bit input, the float operator, QuantizeLinear of the
+// result. The model then goes through the same validation, QDQ fusion and kernels as a QDQ model.
+#pragma once
+
+#include <cstdint>
+
+#include "hsched/status.h"
+
+namespace onnx {
+class ModelProto;
+}  // namespace onnx
+
+namespace hsched {
+
+// Rewrites, in the main graph and in If branches:
+// - QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearSoftmax, QLinearConcat,
+//   QLinearAveragePool, QLinearGlobalAveragePool, QLinearReduceMean: DequantizeLinear of the
+//   inputs, the float op with the node's attributes, QuantizeLinear with the output's scale and
+//   zero point;
+// - QGemm: Gemm of the dequantized A and B, its int32 C read at scale alpha * a_scale * b_scale,
+//   quantized when y_scale is given, float otherwise;
+// - MatMulIntegerToFloat and DynamicQuantizeMatMul: MatMul of the dequantized operands (A
+//   quantized by DynamicQuantizeLinear first for the latter), plus the bias;
+// - QuantizeLinear, DequantizeLinear and QLinearConv of that domain: the ONNX operators of the
+//   same definition (QLinearConv's channels_last must be 0).
+// `opset` is the model's default-domain opset (at least 10: QuantizeLinear's). Per-column scales
+// of QGemm's B and MatMulIntegerToFloat's operands need opset 13 (per-axis DequantizeLinear) or a
+// scalar initializer. Other operators of the domain are left as they are (the planner refuses
+// them, naming the domain). Runs on an unvalidated model, reading names, attributes and
+// initializer types only; errors are one line naming the node.
+Status lower_microsoft_quantized_ops(onnx::ModelProto& model, int64_t opset);
+
+}  // namespace hsched
