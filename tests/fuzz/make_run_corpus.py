@@ -116,6 +116,35 @@ def qdq_conv():
                        inits))
 
 
+def ms_qoperator():
+    """ONNX Runtime's com.microsoft quantized ops: QLinearAdd, QLinearSigmoid, QLinearConcat, QGemm."""
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"], name="quant_x"),
+        helper.make_node("QLinearAdd", ["xq", "s", "z", "xq", "s", "z", "s2", "z"], ["a"],
+                         name="qadd", domain=ms),
+        helper.make_node("QLinearSigmoid", ["a", "s2", "z", "s", "z"], ["b"], name="qsigmoid",
+                         domain=ms),
+        helper.make_node("QLinearConcat", ["s", "z", "a", "s2", "z", "b", "s", "z"], ["c"],
+                         name="qconcat", axis=1, domain=ms),
+        helper.make_node("QGemm", ["c", "s", "z", "wq", "ws", "wz", "bias", "s", "z"], ["g"],
+                         name="qgemm", transB=1, domain=ms),
+        helper.make_node("DequantizeLinear", ["g", "s", "z"], ["y"], name="dequant_y"),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array(0.02, dtype=np.float32), "s"),
+        numpy_helper.from_array(np.array(0.04, dtype=np.float32), "s2"),
+        numpy_helper.from_array(np.array(128, dtype=np.uint8), "z"),
+        numpy_helper.from_array(np.arange(-12, 12, dtype=np.int8).reshape([3, 8]), "wq"),
+        numpy_helper.from_array(np.array([0.01, 0.02, 0.03], dtype=np.float32), "ws"),
+        numpy_helper.from_array(np.zeros([3], dtype=np.int8), "wz"),
+        numpy_helper.from_array(np.array([100, -50, 7], dtype=np.int32), "bias"),
+    ]
+    m = model(graph(nodes, "ms_qoperator", [vi("x", F, [2, 4])], [vi("y", F, [2, 3])], inits))
+    m.opset_import.append(helper.make_opsetid(ms, 1))
+    return m
+
+
 def local_function():
     """A model-local function (domain "local") called twice."""
     fn = helper.make_function(
@@ -211,6 +240,7 @@ def valid_seeds():
         "seed-matmul-add-dynamic-batch": matmul_add(),
         "seed-split-concat": split_concat(),
         "seed-qdq-conv": qdq_conv(),
+        "seed-ms-qoperator": ms_qoperator(),
         "seed-local-function": local_function(),
         "seed-if": if_branches(),
     }

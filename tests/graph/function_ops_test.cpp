@@ -7,26 +7,18 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
+#include "support/cpu_run.h"
 #include "support/graph_query.h"
 
 namespace hsched {
 namespace {
 
 using test::has_op;
+using test::run_on_cpu;
 
 constexpr int64_t kFunctionsOpset = 17;
-
-std::vector<Tensor> run_on_cpu(const Graph& graph, const std::vector<Tensor>& inputs) {
-  auto program = cpu::CpuProgram::compile(graph, {});
-  EXPECT_TRUE(program.is_ok()) << program.status().message();
-  if (!program.is_ok()) return {};
-  auto outputs = (*program)->run(inputs);
-  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
-  return outputs.is_ok() ? std::move(outputs).value() : std::vector<Tensor>{};
-}
 
 // SoftmaxCrossEntropyLoss's body calls NegativeLogLikelihoodLoss, whose body depends on the
 // input types: both are expanded, and the loss is the mean of -log softmax at the labels.
