@@ -4,7 +4,9 @@
 
 #include "backends/cpu/backend.h"
 #include "backends/level_zero/backend.h"
+#ifdef HSCHED_WITH_OPENCL
 #include "backends/opencl/backend.h"
+#endif
 
 namespace hsched {
 
@@ -28,7 +30,9 @@ std::unique_ptr<Device> BackendRegistry::open(const DeviceProfile& profile,
 BackendRegistry make_backends(BackendOptions options) {
   BackendRegistry registry;
   registry.add(cpu::make_backend());
+#ifdef HSCHED_WITH_OPENCL
   registry.add(opencl::make_backend());
+#endif
   registry.add(level_zero::make_backend(std::move(options.npu_3720_profile)));
   return registry;
 }
