@@ -57,8 +57,13 @@ bool scalar_initializer(const Scope& scope, const std::string& name) {
 // The nodes that replace one node, in order. New values are named after the node's first output.
 class Expansion {
  public:
-  Expansion(const onnx::NodeProto& node, std::string label, const Scope& scope, int64_t opset)
-      : node_(node), label_(std::move(label)), scope_(scope), opset_(opset) {}
+  // `index`: the node's position in its graph, which names the new nodes of an unnamed one.
+  Expansion(const onnx::NodeProto& node, int index, const Scope& scope, int64_t opset)
+      : node_(node),
+        label_(node_description(node, index)),
+        name_(node.name().empty() ? node.op_type() + "#" + std::to_string(index) : node.name()),
+        scope_(scope),
+        opset_(opset) {}
 
   const onnx::NodeProto& node() const { return node_; }
   const std::string& label() const { return label_; }
@@ -92,7 +97,7 @@ class Expansion {
                        const std::vector<std::string>& outputs, const std::string& role) {
     onnx::NodeProto& n = nodes_.emplace_back();
     n.set_op_type(op);
-    if (!node_.name().empty()) n.set_name(role.empty() ? node_.name() : node_.name() + "/" + role);
+    n.set_name(role.empty() ? name_ : name_ + "/" + role);
     for (const auto& in : inputs) n.add_input(in);
     for (const auto& out : outputs) n.add_output(out);
     return n;
@@ -174,6 +179,7 @@ class Expansion {
 
   const onnx::NodeProto& node_;
   std::string label_;
+  std::string name_;  // of the new nodes: the node's, or its op and index
   const Scope& scope_;
   int64_t opset_;
   std::vector<onnx::NodeProto> nodes_;
@@ -409,7 +415,7 @@ Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opse
         *nodes.Add() = std::move(node);
         continue;
       }
-      Expansion e(node, node_description(node, i), scope, opset);
+      Expansion e(node, i, scope, opset);
       HSCHED_ASSIGN_OR_RETURN(const bool lowered, lower_node(e));
       if (!lowered) {
         *nodes.Add() = std::move(node);

@@ -375,6 +375,16 @@ TEST(MsQuantizedOpsTest, WhatCannotBeExpressedIsRefusedNamingTheNode) {
     expect_refused(b, "Softmax of opset 11 on axis 0 in a model of opset 17");
   }
   {
+    // An unnamed node's new nodes are named after its op and index: an error in them says which.
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kU8, {4}).output("y", DType::kU8, {4});
+    quant_params(b, "x", 0.1f, 0);
+    b.node("QLinearSigmoid", {"x", "undefined", "x_zp", "x_scale", "x_zp"}, {"y"})
+        .set_domain("com.microsoft");
+    expect_refused(b,
+                   "'QLinearSigmoid#0/DequantizeLinear_x' (DequantizeLinear): input 'undefined'");
+  }
+  {
     // Per-column scales before opset 13, where DequantizeLinear has no axis.
     OnnxBuilder b = ms_builder(12);
     b.input("a", DType::kU8, {1, 2}).output("y", DType::kF32, {1, 2});
