@@ -312,6 +312,24 @@ def unsqueeze_huge_axes():
                  opset=11)
 
 
+def ms_malformed(kind):
+    """ONNX Runtime's quantized ops malformed: a QLinearConcat of one input and no triple, a
+    QLinearAdd with a 5-value scale for 3 channels; each refused with a Status."""
+    ms = "com.microsoft"
+    if kind == "concat":
+        node = helper.make_node("QLinearConcat", ["s", "z", "x"], ["y"], domain=ms, axis=0)
+    else:
+        node = helper.make_node("QLinearAdd", ["x", "v", "z", "x", "s", "z", "s", "z"], ["y"],
+                                domain=ms)
+    inits = [numpy_helper.from_array(np.array(0.1, dtype=np.float32), "s"),
+             numpy_helper.from_array(np.array(3, dtype=np.uint8), "z"),
+             numpy_helper.from_array(np.arange(5, dtype=np.float32) + 1, "v")]
+    m = model(graph([node], "ms_" + kind, [vi("x", TensorProto.UINT8, [2, 3])],
+                    [vi("y", TensorProto.UINT8, [2, 3])], inits))
+    m.opset_import.append(helper.make_opsetid(ms, 1))
+    return m
+
+
 def reproducers():
     return {
         "repro-split-negative-sizes": split_negative_sizes(),
@@ -321,6 +339,8 @@ def reproducers():
         "repro-recursive-function": recursive_function(),
         "repro-conv-zero-stride-in-function": conv_zero_stride_in_function(),
         "repro-unsqueeze-10k-axes": unsqueeze_huge_axes(),
+        "repro-ms-qlinearconcat-no-triple": ms_malformed("concat"),
+        "repro-ms-qlinearadd-long-scale": ms_malformed("add"),
     }
 
 
