@@ -552,7 +552,9 @@ class StepPlanner {
     };
     if (const Node* next = matmul ? sole_reader(result) : nullptr) {
       if (auto bias = fusable_bias(graph_, step.op, *next)) {
-        step.op.inputs.push_back(*bias);  // MatMul's input 2: added to each row
+        // MatMul's input 2, added to each row (slots after it may be set: kWeightScaleInput).
+        step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
+        step.op.inputs[2] = *bias;
         take(graph_.value(result).consumers[0], next->outputs[0]);
       }
     }

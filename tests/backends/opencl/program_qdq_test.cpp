@@ -311,6 +311,39 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   }
 }
 
+// A MatMul of int8 weights scaled per column then a float bias Add, float out (what ONNX
+// Runtime's MatMulIntegerToFloat is read as): the bias goes in the product's input 2 although the
+// column scales took a later slot first (it was dropped: every output off by its column's bias).
+TEST_F(ClProgramTest, PerColumnQuantizedMatMulKeepsItsBias) {
+  OnnxBuilder b(17);
+  b.input("a", DType::kU8, {4, 40}).output("y", DType::kF32, {4, 5});
+  std::vector<int8_t> w(40 * 5);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  b.initializer_f32("as", {}, {0.04f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer("w", Tensor::from_vector(DType::kI8, {40, 5}, w))
+      .initializer_f32("ws", {5}, {0.004f, 0.005f, 0.006f, 0.007f, 0.008f})
+      .initializer_f32("bias", {5}, {1.5f, -2.0f, 0.25f, 3.0f, -0.75f});
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  set_attr(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w"), "axis", int64_t{1});
+  b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
+  b.node("Add", {"p", "bias"}, {"y"}, "bias");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_matmul_bias", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor a = u8_ramp({4, 40}, 53);
+  const std::vector<Tensor> expected = cpu_outputs(*graph, {a});
+  ASSERT_FALSE(expected.empty());
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 1);  // the bias in the product's epilogue
+  auto outputs = (*program)->run({a});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  const std::span<const float> got = (*outputs)[0].values<float>();
+  const std::span<const float> want = expected[0].values<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4f) << i;
+}
+
 // `graph` (u8 x [2, 3, 40] in, i8 y out: a one-input op between its DequantizeLinear and
 // QuantizeLinear) as one kernel in fp32 and fp16 storage, on u8_ramp's x: a step apart from the
 // CPU's fp32 between the Q/DQ nodes at most, on at most one element in 20.

@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+"""ONNX Runtime's quantized operators of its com.microsoft domain, one small model each, run by
+`hsched run --devices DEVICES` and by ONNX Runtime's own kernels (ort_reference.js), outputs
+compared: 8-bit outputs within --steps quantization steps (default 1: ONNX Runtime's
+QLinearSoftmax uses a lookup table of exponentials), float outputs within 1e-5 relative to the
+largest value.
+
+    /usr/bin/python3 tests/differential/ms_quantized_ops.py [--devices cpu] [--hsched BIN]
+        [--out DIR] [--steps N]
+
+hsched reads these ops as their standard definitions (graph/ms_quantized_ops.h). ONNX Runtime
+has no CPU kernel for QLinearReduceMean: that case is reported as ort-refused, not compared.
+Prints a line per case and exits 1 when a case mismatches or hsched refuses it.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+MS = "com.microsoft"
+
+
+def u8(values):
+    return np.array(values, dtype=np.uint8)
+
+
+def f32(values):
+    return np.array(values, dtype=np.float32)
+
+
+def tensor_info(name, shape, dtype=T.UINT8):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def cases():
+    """(name, nodes, initializers, inputs, outputs, feeds, opset) of every case, seeded."""
+    rng = np.random.default_rng(5)
+    q = [numpy_helper.from_array(a, n) for n, a in [
+        ("sa", f32(0.037)), ("za", u8(121)), ("sb", f32(0.021)), ("zb", u8(97)),
+        ("sy", f32(0.043)), ("zy", u8(130))]]
+    a = rng.integers(0, 256, [2, 3, 4, 5]).astype(np.uint8)
+    b = rng.integers(0, 256, [2, 3, 4, 5]).astype(np.uint8)
+    shape = [2, 3, 4, 5]
+    binary = ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"]
+    out = []
+    for op in ["QLinearAdd", "QLinearMul"]:
+        out.append((op, [helper.make_node(op, binary, ["y"], domain=MS)], q,
+                    [tensor_info("a", shape), tensor_info("b", shape)], [tensor_info("y", shape)],
+                    [("a", a), ("b", b)], 17))
+    out.append(("QLinearAdd_broadcast", [helper.make_node("QLinearAdd", binary, ["y"], domain=MS)],
+                q, [tensor_info("a", shape), tensor_info("b", [5])], [tensor_info("y", shape)],
+                [("a", a), ("b", b[0, 0, 0])], 17))
+    unary = [
+        ("QLinearSigmoid", {}, shape, 17),
+        ("QLinearLeakyRelu", {"alpha": 0.13}, shape, 17),
+        ("QLinearSoftmax", {"opset": 13, "axis": -1}, shape, 17),
+        ("QLinearSoftmax", {"opset": 11, "axis": 1}, shape, 12),
+        ("QLinearGlobalAveragePool", {}, [2, 3, 1, 1], 17),
+        ("QLinearAveragePool", {"kernel_shape": [2, 2], "strides": [2, 1], "pads": [0, 1, 1, 0],
+                                "count_include_pad": 1}, [2, 3, 2, 5], 17),
+        ("QLinearAveragePool", {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, shape, 17),
+        ("QLinearReduceMean", {"axes": [1, 3], "keepdims": 1}, [2, 1, 4, 1], 17),
+    ]
+    for i, (op, attrs, y_shape, opset) in enumerate(unary):
+        out.append((f"{op}_{i}", [helper.make_node(op, ["a", "sa", "za", "sy", "zy"], ["y"],
+                                                   domain=MS, **attrs)],
+                    q, [tensor_info("a", shape)], [tensor_info("y", y_shape)], [("a", a)], opset))
+    out.append(("QLinearConcat", [helper.make_node("QLinearConcat",
+                                                   ["sy", "zy", "a", "sa", "za", "b", "sb", "zb"],
+                                                   ["y"], domain=MS, axis=2)],
+                q, [tensor_info("a", shape), tensor_info("b", shape)],
+                [tensor_info("y", [2, 3, 8, 5])], [("a", a), ("b", b)], 17))
+    # QGemm: u8 A [4, 6], s8 B [5, 6] transposed with per-column scales, int32 C, alpha.
+    w = rng.integers(-128, 128, [5, 6]).astype(np.int8)
+    ws = f32(rng.uniform(0.005, 0.02, [5]))
+    gemm = [numpy_helper.from_array(v, n) for n, v in [
+        ("sa", f32(0.037)), ("za", u8(121)), ("w", w), ("ws", ws), ("wz", np.zeros([5], np.int8)),
+        ("bias", rng.integers(-2000, 2000, [5]).astype(np.int32)), ("sy", f32(0.09)),
+        ("zy", u8(128))]]
+    ga = rng.integers(0, 256, [4, 6]).astype(np.uint8)
+    for name, extra, y_type in [("QGemm_float", [], T.FLOAT), ("QGemm_quantized", ["sy", "zy"],
+                                                                T.UINT8)]:
+        out.append((name, [helper.make_node("QGemm", ["a", "sa", "za", "w", "ws", "wz", "bias"] +
+                                            extra, ["y"], domain=MS, transB=1, alpha=0.75)],
+                    gemm, [tensor_info("a", [4, 6])], [tensor_info("y", [4, 5], y_type)],
+                    [("a", ga)], 17))
+    w2 = rng.integers(-128, 128, [6, 5]).astype(np.int8)
+    matmul = [numpy_helper.from_array(v, n) for n, v in [
+        ("sa", f32(0.037)), ("za", u8(121)), ("w", w2), ("ws", ws),
+        ("bias", f32(rng.normal(size=[5])))]]
+    out.append(("MatMulIntegerToFloat", [helper.make_node(
+        "MatMulIntegerToFloat", ["a", "w", "sa", "ws", "za", "", "bias"], ["y"], domain=MS)],
+        matmul, [tensor_info("a", [4, 6])], [tensor_info("y", [4, 5], T.FLOAT)], [("a", ga)], 17))
+    out.append(("DynamicQuantizeMatMul", [helper.make_node(
+        "DynamicQuantizeMatMul", ["a", "w", "ws", "", "bias"], ["y"], domain=MS)],
+        matmul, [tensor_info("a", [4, 6], T.FLOAT)], [tensor_info("y", [4, 5], T.FLOAT)],
+        [("a", rng.normal(size=[4, 6]).astype(np.float32))], 17))
+    return out
+
+
+def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
+    graph = helper.make_graph(nodes, os.path.basename(case_dir), inputs, outputs, inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                    helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    data = os.path.join(case_dir, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    for k, (name, value) in enumerate(feeds):
+        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(value, name).SerializeToString())
+
+
+def read_tensor(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", default="cpu")
+    parser.add_argument("--hsched", default=os.path.join(ROOT, "build", "release", "cli",
+                                                         "hsched"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "build", "ms-quantized-ops"))
+    parser.add_argument("--steps", type=int, default=1)
+    args = parser.parse_args()
+    shutil.rmtree(args.out, ignore_errors=True)
+    dirs = []
+    for name, *parts in cases():
+        dirs.append(os.path.join(args.out, name))
+        write_case(dirs[-1], *parts)
+    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
+                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
+    results = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
+    if len(results) != len(dirs):
+        sys.exit(f"ms_quantized_ops: ort_reference.js answered {len(results)} of {len(dirs)} "
+                 f"cases: {reference.stderr.strip()[:300]}")
+    failed = 0
+    for case_dir, ort in zip(dirs, results):
+        name = os.path.basename(case_dir)
+        if not ort["ok"]:
+            print(f"{name}: ort-refused ({ort['error'][:120]})")
+            continue
+        out_dir = os.path.join(case_dir, "hsched")
+        run = subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"),
+                              "--devices", args.devices, "--inputs",
+                              os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
+                              "--iterations", "1", "--warmup", "0"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"{name}: FAILED: hsched exit {run.returncode}: {run.stderr.strip()[:200]}")
+            failed += 1
+            continue
+        want = read_tensor(os.path.join(case_dir, "test_data_set_0", "output_0.pb"))
+        got = read_tensor(os.path.join(out_dir, "output_0.pb"))
+        diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        if want.dtype == np.float32:
+            bound = 1e-5 * max(1.0, float(np.abs(want).max()))
+            unit = ""
+        else:
+            bound = args.steps
+            unit = " steps"
+        worst = float(diff.max()) if diff.size else 0.0
+        ok = got.shape == want.shape and got.dtype == want.dtype and worst <= bound
+        failed += not ok
+        print(f"{name}: {'ok' if ok else 'FAILED'}: largest difference {worst:g}{unit}, "
+              f"{int((diff > 0).sum())} of {diff.size} values differ")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
