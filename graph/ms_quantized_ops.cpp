@@ -1,8 +1,10 @@
 #include "graph/ms_quantized_ops.h"
 
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -202,9 +204,10 @@ Status lower_binary(Expansion& e, const std::string& op) {
 }
 
 // The ops of one 8-bit input: X, X_scale, [X_zero_point], Y_scale, [Y_zero_point], the float
-// op taking the node's attributes but `except`.
+// op taking the node's attributes but `except`, then given `extra` (name, value).
 Status lower_unary(Expansion& e, const std::string& op,
-                   std::initializer_list<const char*> except = {}) {
+                   std::initializer_list<const char*> except = {},
+                   std::optional<std::pair<const char*, int64_t>> extra = {}) {
   HSCHED_RETURN_IF_ERROR(e.check_inputs({0, 1, 3}, 5));
   if (int_attr(e.node(), "channels_last", 0) != 0) {
     return e.refuse("channels_last 1 (ONNX Runtime's NHWC layout, from its 'all' optimization "
@@ -215,6 +218,7 @@ Status lower_unary(Expansion& e, const std::string& op,
   const std::string y = e.fresh("float");
   onnx::NodeProto& n = e.add(op, {x}, {y}, "");
   e.copy_attributes(n, except);
+  if (extra) Expansion::add_int(n, extra->first, extra->second);
   e.quantize(y, e.input(3), e.optional_input(4), e.input(0), e.optional_input(2));
   return Status::ok();
 }
@@ -230,10 +234,7 @@ Status lower_softmax(Expansion& e) {
                     std::to_string(axis) + " in a model of opset " + std::to_string(e.opset()) +
                     " is not supported");
   }
-  HSCHED_RETURN_IF_ERROR(lower_unary(e, "Softmax", {"opset", "axis"}));
-  // The float Softmax is the node just before the QuantizeLinear.
-  Expansion::add_int(e.nodes()[e.nodes().size() - 2], "axis", axis);
-  return Status::ok();
+  return lower_unary(e, "Softmax", {"opset", "axis"}, std::make_pair("axis", axis));
 }
 
 // QLinearConcat: Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) for each input.
@@ -339,52 +340,37 @@ Status lower_dynamic_quantize_matmul(Expansion& e) {
   return Status::ok();
 }
 
-// The expansion of one com.microsoft node; false when the op is not one of those lowered here.
-Result<bool> lower_node(Expansion& e) {
-  const std::string& op = e.node().op_type();
-  Status status = Status::ok();
-  if (op == "QLinearAdd") {
-    status = lower_binary(e, "Add");
-  } else if (op == "QLinearMul") {
-    status = lower_binary(e, "Mul");
-  } else if (op == "QLinearSigmoid") {
-    status = lower_unary(e, "Sigmoid");
-  } else if (op == "QLinearLeakyRelu") {
-    status = lower_unary(e, "LeakyRelu");
-  } else if (op == "QLinearGlobalAveragePool") {
-    status = lower_unary(e, "GlobalAveragePool", {"channels_last"});
-  } else if (op == "QLinearAveragePool") {
-    status = lower_unary(e, "AveragePool", {"channels_last"});
-  } else if (op == "QLinearReduceMean") {
-    status = lower_unary(e, "ReduceMean");
-  } else if (op == "QLinearSoftmax") {
-    status = lower_softmax(e);
-  } else if (op == "QLinearConcat") {
-    status = lower_concat(e);
-  } else if (op == "QGemm") {
-    status = lower_qgemm(e);
-  } else if (op == "MatMulIntegerToFloat") {
-    status = lower_matmul_integer_to_float(e);
-  } else if (op == "DynamicQuantizeMatMul") {
-    status = lower_dynamic_quantize_matmul(e);
-  } else {
-    return false;
-  }
-  HSCHED_RETURN_IF_ERROR(status);
-  return true;
+using Lowering = Status (*)(Expansion&);
+
+// How a com.microsoft op is rewritten, or nullptr when it is not one of those lowered here.
+Lowering lowering_of(const std::string& op) {
+  static const std::map<std::string, Lowering> kLowerings = {
+      {"QLinearAdd", [](Expansion& e) { return lower_binary(e, "Add"); }},
+      {"QLinearMul", [](Expansion& e) { return lower_binary(e, "Mul"); }},
+      {"QLinearSigmoid", [](Expansion& e) { return lower_unary(e, "Sigmoid"); }},
+      {"QLinearLeakyRelu", [](Expansion& e) { return lower_unary(e, "LeakyRelu"); }},
+      {"QLinearGlobalAveragePool",
+       [](Expansion& e) { return lower_unary(e, "GlobalAveragePool", {"channels_last"}); }},
+      {"QLinearAveragePool",
+       [](Expansion& e) { return lower_unary(e, "AveragePool", {"channels_last"}); }},
+      {"QLinearReduceMean", [](Expansion& e) { return lower_unary(e, "ReduceMean"); }},
+      {"QLinearSoftmax", lower_softmax},
+      {"QLinearConcat", lower_concat},
+      {"QGemm", lower_qgemm},
+      {"MatMulIntegerToFloat", lower_matmul_integer_to_float},
+      {"DynamicQuantizeMatMul", lower_dynamic_quantize_matmul}};
+  const auto it = kLowerings.find(op);
+  return it == kLowerings.end() ? nullptr : it->second;
+}
+
+// The domain's copies of ONNX operators (the same definitions).
+bool is_onnx_copy(const std::string& op) {
+  return op == "QuantizeLinear" || op == "DequantizeLinear" || op == "QLinearConv";
 }
 
 bool is_ms_quantized(const onnx::NodeProto& node) {
-  static const char* const kOps[] = {
-      "QLinearAdd",         "QLinearMul",           "QLinearSigmoid",       "QLinearLeakyRelu",
-      "QLinearGlobalAveragePool", "QLinearAveragePool", "QLinearReduceMean", "QLinearSoftmax",
-      "QLinearConcat",      "QGemm",                "MatMulIntegerToFloat", "DynamicQuantizeMatMul",
-      "QuantizeLinear",     "DequantizeLinear",     "QLinearConv"};
-  if (node.domain() != kDomain) return false;
-  for (const char* op : kOps) {
-    if (node.op_type() == op) return true;
-  }
-  return false;
+  return node.domain() == kDomain &&
+         (is_onnx_copy(node.op_type()) || lowering_of(node.op_type()) != nullptr);
 }
 
 Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opset) {
@@ -407,20 +393,14 @@ Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opse
         return unimplemented(node_description(node, i) + ": channels_last 1 (ONNX Runtime's " +
                              "NHWC layout, from its 'all' optimization level) is not supported");
       }
-      if (node.op_type() == "QuantizeLinear" || node.op_type() == "DequantizeLinear" ||
-          node.op_type() == "QLinearConv") {
-        // The ONNX operators of the same definition; validation checks their types.
+      if (is_onnx_copy(node.op_type())) {  // validation checks their types
         node.clear_domain();
         erase_attr(node, "channels_last");
         *nodes.Add() = std::move(node);
         continue;
       }
       Expansion e(node, i, scope, opset);
-      HSCHED_ASSIGN_OR_RETURN(const bool lowered, lower_node(e));
-      if (!lowered) {
-        *nodes.Add() = std::move(node);
-        continue;
-      }
+      HSCHED_RETURN_IF_ERROR(lowering_of(node.op_type())(e));
       for (auto& n : e.nodes()) *nodes.Add() = std::move(n);
       for (auto& t : e.initializers()) *graph.add_initializer() = std::move(t);
     }

@@ -20,11 +20,14 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto as T, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import gen_graphs  # noqa: E402
+from diff_test import read_tensor  # noqa: E402
+
 MS = "com.microsoft"
 
 
@@ -111,19 +114,7 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
                                                     helper.make_opsetid(MS, 1)])
     model.ir_version = 8
-    data = os.path.join(case_dir, "test_data_set_0")
-    os.makedirs(data, exist_ok=True)
-    onnx.save(model, os.path.join(case_dir, "model.onnx"))
-    for k, (name, value) in enumerate(feeds):
-        with open(os.path.join(data, f"input_{k}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(value, name).SerializeToString())
-
-
-def read_tensor(path):
-    t = onnx.TensorProto()
-    with open(path, "rb") as f:
-        t.ParseFromString(f.read())
-    return numpy_helper.to_array(t)
+    gen_graphs.write_case(case_dir, model, feeds)
 
 
 def main():

@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
+#include "support/cpu_run.h"
 #include "support/graph_query.h"
 
 namespace hsched {
@@ -67,14 +67,10 @@ Result<Graph> import(OnnxBuilder& b, const ImportOptions& options = {}) {
 }
 
 // Runs the graph on the CPU with x = kX and returns its only output.
-std::vector<float> run_on_cpu(const Graph& graph) {
-  auto program = cpu::CpuProgram::compile(graph, {});
-  EXPECT_TRUE(program.is_ok()) << program.status().message();
-  if (!program.is_ok()) return {};
-  auto outputs = (*program)->run({Tensor::from_vector(DType::kF32, {2, 3}, kX)});
-  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
-  if (!outputs.is_ok() || outputs->size() != 1) return {};
-  auto values = outputs->front().values<float>();
+std::vector<float> run_x_on_cpu(const Graph& graph) {
+  const auto outputs = test::run_on_cpu(graph, {Tensor::from_vector(DType::kF32, {2, 3}, kX)});
+  if (outputs.size() != 1) return {};
+  const auto values = outputs.front().values<float>();
   return {values.begin(), values.end()};
 }
 
@@ -104,7 +100,7 @@ TEST(IfTest, ConstantConditionTakesTheRightBranch) {
     EXPECT_EQ(graph->find_value("one").has_value(), condition);
     const std::vector<float> expected =
         condition ? map_x([](float v) { return v + 1; }) : map_x([](float v) { return v * 3; });
-    EXPECT_EQ(run_on_cpu(*graph), expected);
+    EXPECT_EQ(run_x_on_cpu(*graph), expected);
   }
 }
 
@@ -125,7 +121,7 @@ TEST(IfTest, ConditionComputedFromShapesFolds) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   EXPECT_FALSE(has_op(*graph, "If"));
   EXPECT_FALSE(has_op(*graph, "Equal"));
-  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v + 1; }));
+  EXPECT_EQ(run_x_on_cpu(*graph), map_x([](float v) { return v + 1; }));
 }
 
 TEST(IfTest, DynamicShapeConditionFoldsOnceTheInputShapeIsFixed) {
@@ -147,7 +143,7 @@ TEST(IfTest, DynamicShapeConditionFoldsOnceTheInputShapeIsFixed) {
   auto graph = import(fixed, options);
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   EXPECT_FALSE(has_op(*graph, "Where"));
-  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v + 1; }));
+  EXPECT_EQ(run_x_on_cpu(*graph), map_x([](float v) { return v + 1; }));
 }
 
 // The branch reads the main graph's z and defines its own `w`, shadowing the main graph's `w`
@@ -172,7 +168,7 @@ TEST(IfTest, BranchNamesDoNotClashWithTheMainGraph) {
   for (const auto& value : graph->values()) {
     EXPECT_TRUE(names.insert(value.name).second) << "value '" << value.name << "' twice";
   }
-  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return (v + 10) * 2; }));
+  EXPECT_EQ(run_x_on_cpu(*graph), map_x([](float v) { return (v + 10) * 2; }));
 }
 
 TEST(IfTest, BranchMayReturnAnOuterValue) {
@@ -188,7 +184,7 @@ TEST(IfTest, BranchMayReturnAnOuterValue) {
   add_if(b, "cond", "y", then_branch, else_branch);
   auto graph = import(b);
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return v > 0 ? v : 0.0f; }));
+  EXPECT_EQ(run_x_on_cpu(*graph), map_x([](float v) { return v > 0 ? v : 0.0f; }));
 }
 
 // The chosen branch holds another If, whose own branch reads the outer branch's `t` and shadows
@@ -222,7 +218,7 @@ TEST(IfTest, NestedIfInsideTheChosenBranch) {
   EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(), [](const Node& node) {
     return node.name == "outer/then/inner/else/sub";
   })) << "inlined nodes are named after the Ifs they came from";
-  EXPECT_EQ(run_on_cpu(*graph), map_x([](float v) { return (v + 1) - 5; }));
+  EXPECT_EQ(run_x_on_cpu(*graph), map_x([](float v) { return (v + 1) - 5; }));
 }
 
 // A condition known only at run time (a graph input, or computed from x's values): both

@@ -9,11 +9,11 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
 #include "graph/tensor_proto.h"
 #include "support/bad_models.h"
+#include "support/cpu_run.h"
 #include "support/temp_dir.h"
 
 namespace hsched {
@@ -27,14 +27,10 @@ Result<Graph> import(onnx::ModelProto& model) {
   return import_onnx_model(model, {}, "crafted.onnx", {});
 }
 
-std::vector<float> run_on_cpu(const Graph& graph, const std::vector<float>& x) {
-  auto program = cpu::CpuProgram::compile(graph, {});
-  EXPECT_TRUE(program.is_ok()) << program.status().message();
-  if (!program.is_ok()) return {};
-  auto outputs = (*program)->run({Tensor::from_vector(DType::kF32, {1, 4}, x)});
-  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
-  if (!outputs.is_ok() || outputs->size() != 1) return {};
-  auto values = outputs->front().values<float>();
+std::vector<float> run_x_on_cpu(const Graph& graph, const std::vector<float>& x) {
+  const auto outputs = test::run_on_cpu(graph, {Tensor::from_vector(DType::kF32, {1, 4}, x)});
+  if (outputs.size() != 1) return {};
+  const auto values = outputs.front().values<float>();
   return {values.begin(), values.end()};
 }
 
@@ -69,7 +65,7 @@ TEST(FunctionTest, CallsAreInlinedWithAttributeReferencesAndRun) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   EXPECT_EQ(node_names(*graph),
             (std::vector<std::string>{"call/add:Add", "call/inner/leaky:LeakyRelu"}));
-  EXPECT_EQ(run_on_cpu(*graph, {-2, -1, 1, 2}), (std::vector<float>{-3, -1.5f, 2, 4}));
+  EXPECT_EQ(run_x_on_cpu(*graph, {-2, -1, 1, 2}), (std::vector<float>{-3, -1.5f, 2, 4}));
 }
 
 // A reference the call leaves unset drops the attribute (the operator's default applies); an

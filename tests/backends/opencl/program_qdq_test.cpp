@@ -18,8 +18,8 @@ namespace hsched::opencl {
 namespace {
 
 using program_test::ClProgramTest;
-using program_test::cpu_outputs;
 using program_test::expect_a_step_apart;
+using program_test::run_on_cpu;
 using program_test::u8_ramp;
 
 // DequantizeLinear -> Conv -> QuantizeLinear in one kernel (the QDQ format's convolution): u8 x
@@ -97,7 +97,7 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
     Tensor x(DType::kU8, {1, c.channels, c.size, c.size});
     auto bytes = x.values<uint8_t>();
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 131 + 7) % 256);
-    const std::vector<Tensor> expected = cpu_outputs(graph, {x});
+    const std::vector<Tensor> expected = run_on_cpu(graph, {x});
     ASSERT_FALSE(expected.empty()) << c.name;
     for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
       auto program = ClProgram::compile(graph, runtime, storage, 300000);
@@ -151,7 +151,7 @@ TEST_F(ClProgramTest, QuantizedMovesRunOnTheEightBitData) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
   const Tensor x = u8_ramp({2, 3, 4}, 53);
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {x});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
@@ -189,7 +189,7 @@ TEST_F(ClProgramTest, Int32BiasesDequantizeOnTheDevice) {
   Tensor x(DType::kF32, {2, 4});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = 0.25f * static_cast<float>(i) - 1.0f;
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {x});
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {x});
   ASSERT_FALSE(expected.empty());
   auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -240,7 +240,7 @@ TEST_F(ClProgramTest, QdqBinaryOpsRunAsOneKernel) {
   for (size_t k = 0; k < 24; ++k) f.values<float>()[k] = static_cast<float>(k % 7) * 0.25f - 0.5f;
   for (size_t k = 0; k < 4; ++k) bt.values<int8_t>()[k] = static_cast<int8_t>(k * 70 - 120);
   const std::vector<Tensor> inputs = {a, bt, f, m};
-  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
+  const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
@@ -295,7 +295,7 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   opencl_test::expect_every_node_accepted(*graph);
   const Tensor a = u8_ramp({2, 3, 40}, 53), c = u8_ramp({2, 40, 6}, 29);
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {a, c});
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {a, c});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
@@ -331,7 +331,7 @@ TEST_F(ClProgramTest, PerColumnQuantizedMatMulKeepsItsBias) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_matmul_bias", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const Tensor a = u8_ramp({4, 40}, 53);
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {a});
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {a});
   ASSERT_FALSE(expected.empty());
   auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -351,7 +351,7 @@ void expect_one_kernel_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtim
                                     const Graph& graph, const std::string& what) {
   opencl_test::expect_every_node_accepted(graph);
   const Tensor x = u8_ramp({2, 3, 40}, 37);
-  const std::vector<Tensor> expected = cpu_outputs(graph, {x});
+  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     const std::string where =

@@ -59,7 +59,7 @@ std::vector<std::vector<float>> floats_of(const std::vector<Tensor>& tensors) {
 }
 
 using program_test::ClProgramTest;
-using program_test::cpu_outputs;
+using program_test::run_on_cpu;
 using program_test::u8_ramp;
 
 TEST_F(ClProgramTest, ReplayedRunsMatchFreshPrograms) {
@@ -139,7 +139,7 @@ TEST_F(ClProgramTest, QuantizedDataMatchesTheCpu) {
   Tensor u(DType::kU8, {4});
   for (size_t i = 0; i < 4; ++i) u.values<uint8_t>()[i] = static_cast<uint8_t>(60 * i + 7);
   const std::vector<Tensor> inputs = {input_for(0), u};
-  const std::vector<Tensor> expected = cpu_outputs(graph, inputs);
+  const std::vector<Tensor> expected = run_on_cpu(graph, inputs);
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(graph, runtime, storage, 300000);
@@ -224,7 +224,7 @@ TEST_F(ClProgramTest, IntegerProductsMatchTheCpu) {
   opencl_test::expect_every_node_accepted(*graph);
   const std::vector<Tensor> inputs = {bytes(DType::kU8, {2, 3, 5}, 3),
                                       bytes(DType::kI8, {1, 4, 9}, 4)};
-  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs);
+  const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
@@ -288,7 +288,7 @@ TEST_F(ClProgramTest, EightBitArithmeticWrapsAsTheCpus) {
         Tensor::from_vector(DType::kF32, {6},
                             std::vector<float>{300.75f, -1.25f, 1e20f, NAN, 127.5f, -129.0f})};
   };
-  const std::vector<Tensor> expected = cpu_outputs(*graph, inputs(4));
+  const std::vector<Tensor> expected = run_on_cpu(*graph, inputs(4));
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);
@@ -374,7 +374,7 @@ TEST_F(ClProgramTest, EightBitSelectionsAreExact) {
   Tensor v(DType::kU8, {5}), i(DType::kI8, {7});
   for (size_t k = 0; k < 5; ++k) v.values<uint8_t>()[k] = static_cast<uint8_t>(60 * k);
   for (size_t k = 0; k < 7; ++k) i.values<int8_t>()[k] = static_cast<int8_t>(k * 41 - 128);
-  const std::vector<Tensor> expected = cpu_outputs(*graph, {u, v, i});
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {u, v, i});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     auto program = ClProgram::compile(*graph, runtime, storage, 300000);

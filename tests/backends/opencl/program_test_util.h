@@ -9,20 +9,13 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/cpu/program.h"
 #include "opencl_test_util.h"
+#include "support/cpu_run.h"
 
 namespace hsched::opencl::program_test {
 
 // The CPU program's outputs for `inputs` (empty, with a failure added, where it fails).
-inline std::vector<Tensor> cpu_outputs(const Graph& graph, const std::vector<Tensor>& inputs) {
-  auto cpu = cpu::CpuProgram::compile(graph, {});
-  EXPECT_TRUE(cpu.is_ok()) << cpu.status().message();
-  if (!cpu.is_ok()) return {};
-  auto outputs = (*cpu)->run(inputs);
-  EXPECT_TRUE(outputs.is_ok()) << outputs.status().message();
-  return outputs.is_ok() ? std::move(*outputs) : std::vector<Tensor>{};
-}
+using test::run_on_cpu;
 
 // A u8 tensor of `dims` whose element k is k * step mod 256: every byte value, scattered.
 inline Tensor u8_ramp(std::vector<int64_t> dims, size_t step) {
