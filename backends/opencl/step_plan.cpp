@@ -163,6 +163,7 @@ class StepPlanner {
                            duplicates->second.end());
     }
     steps = group_sibling_products(graph_, std::move(steps));
+    steps = merge_attention(graph_, std::move(steps));
     mark_constant_steps(steps);
     return steps;
   }
@@ -535,7 +536,7 @@ class StepPlanner {
   void take_epilogue(PlannedStep& step, bool matmul, std::vector<PlannedStep>& steps) {
     const NodeId id = step.node;
     // The epilogue, stage by stage, each taking the node that alone reads the result so far:
-    // a MatMul's bias row, a residual Add, an activation (one node or a chain).
+    // a MatMul's scalar factor and bias row, a residual Add, an activation (one node or a chain).
     ValueId result = step.op.outputs[0];
     const auto take = [&](NodeId n, ValueId out) {
       step.absorbed.push_back(n);
@@ -550,6 +551,12 @@ class StepPlanner {
                  ? nullptr
                  : &graph_.node(n);
     };
+    if (const Node* next = matmul ? sole_reader(result) : nullptr) {
+      if (const auto factor = fusable_result_scale(graph_, result, *next)) {
+        step.op.attributes[kMatMulAlphaAttr] = step.op.attr_float(kMatMulAlphaAttr, 1.0f) * *factor;
+        take(graph_.value(result).consumers[0], next->outputs[0]);
+      }
+    }
     if (const Node* next = matmul ? sole_reader(result) : nullptr) {
       if (auto bias = fusable_bias(graph_, step.op, *next)) {
         // MatMul's input 2, added to each row (slots after it may be set: kWeightScaleInput).

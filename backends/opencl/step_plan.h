@@ -26,7 +26,8 @@ struct PlannedStep {
 
 // Steps in topological order; a node computing what an earlier mask, cast or comparison
 // computes runs nothing (its readers read the earlier output); a Conv or MatMul absorbs the nodes
-// after it that alone read its result, as its epilogue: a MatMul the Add of a constant bias row,
+// after it that alone read its result, as its epilogue: a MatMul its Mul or Div by a scalar
+// constant (fusable_result_scale) and the Add of a constant bias row,
 // then either one the Add of a tensor of its shape (a MatMul also of one [M, N] for every batch)
 // made before it or hoisted there (a residual connection, an attention mask), then an activation
 // (Relu, Clip...) or one exported as several nodes (activation_chain: a GELU, a SiLU), then a
@@ -48,5 +49,11 @@ Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 // of one shape (attention's Q, K and V projections) run as one kMatMulGroupOp step, up to
 // kMaxGroupedProducts each, in the first one's place: they need nothing but A, made before it.
 std::vector<PlannedStep> group_sibling_products(const Graph& graph, std::vector<PlannedStep> steps);
+
+// Then (step_plan_merge.cpp) attention's product of Q by K (with its factor and mask), the Softmax
+// over its last axis alone reading it and the product of that by V alone reading the Softmax run
+// as one kAttentionOp step in the last one's place, where enqueue_attention takes their shapes
+// (fused_attention_fits): its scores and weights never reach global memory.
+std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<PlannedStep> steps);
 
 }  // namespace hsched::opencl::detail

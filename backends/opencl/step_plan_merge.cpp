@@ -1,6 +1,7 @@
-// The pass over a ClProgram's planned steps that merges several steps into one
-// (group_sibling_products: step_plan.h).
+// The passes over a ClProgram's planned steps that merge several steps into one
+// (group_sibling_products, merge_attention: step_plan.h).
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -49,6 +50,79 @@ std::optional<std::string> sibling_key(const Graph& graph, const PlannedStep& st
   return key;
 }
 
+// Whether `op` has only attributes named in `allowed`.
+bool only_attributes(const Node& op, std::initializer_list<const char*> allowed) {
+  return std::all_of(op.attributes.begin(), op.attributes.end(), [&](const auto& attr) {
+    return std::any_of(allowed.begin(), allowed.end(),
+                       [&](const char* name) { return attr.first == name; });
+  });
+}
+
+bool is_step_of(const PlannedStep& step, const char* op_type) {
+  return !step.view && step.op.op_type == op_type && step.op.domain.empty() &&
+         step.op.outputs.size() == 1;
+}
+
+// The only reader of `value` (a static f32 that is no graph output), else kNoNode.
+NodeId sole_reader(const Graph& graph, ValueId value) {
+  const Value& v = graph.value(value);
+  const auto& outputs = graph.outputs();
+  if (v.consumers.size() != 1 || v.dtype != DType::kF32 || !v.shape.is_static() ||
+      std::find(outputs.begin(), outputs.end(), value) != outputs.end()) {
+    return kNoNode;
+  }
+  return v.consumers[0];
+}
+
+// A MatMul operand's logical shape: its view's dims, else its value's.
+Shape operand_dims(const Graph& graph, const Node& matmul, size_t i) {
+  const std::vector<int64_t> view = matmul.attr_ints(kMatMulViewAttrs[i]);
+  if (const auto decoded = view.empty() ? std::nullopt : decode_view(view)) return decoded->dims;
+  return graph.value(matmul.inputs[i]).shape.dims;
+}
+
+// The kAttentionOp node of scores, weights and result steps (merge_attention), or nullopt.
+std::optional<Node> attention_of(const Graph& graph, const PlannedStep& scores,
+                                 const PlannedStep& weights, const PlannedStep& result) {
+  const Node& s = scores.op;
+  const Node& w = weights.op;
+  const Node& r = result.op;
+  const bool bare_scores =
+      s.inputs.size() == 2 || (s.inputs.size() == kResidualInput + 1 && s.inputs[2] == kNoValue);
+  if (!bare_scores || r.inputs.size() != 2 || w.inputs.size() != 1 || r.inputs[0] != w.outputs[0] ||
+      w.inputs[0] != s.outputs[0] || graph.value(r.outputs[0]).dtype != DType::kF32 ||
+      !only_attributes(s, {kMatMulViewAttrs[0], kMatMulViewAttrs[1], kMatMulAlphaAttr}) ||
+      !only_attributes(w, {"axis", kNanToAttr}) ||
+      !only_attributes(r, {kMatMulViewAttrs[1], kMatMulAlphaAttr, kMatMulResultPermAttr})) {
+    return std::nullopt;
+  }
+  const Shape& score_dims = graph.value(s.outputs[0]).shape.dims;
+  const int64_t rank = static_cast<int64_t>(score_dims.size());
+  int64_t axis = w.attr_int("axis", graph.opset > 0 && graph.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += rank;
+  const Shape q = operand_dims(graph, s, 0), k = operand_dims(graph, s, 1);
+  const Shape v = operand_dims(graph, r, 1);
+  if (axis != rank - 1 || !fused_attention_fits(q, k, v)) return std::nullopt;
+  Node op{r.name, kAttentionOp, "", {s.inputs[0], s.inputs[1], r.inputs[1], kNoValue}, r.outputs,
+          {}};
+  if (s.inputs.size() > kResidualInput) op.inputs[3] = s.inputs[kResidualInput];
+  for (size_t i = 0; i < 2; ++i) {
+    if (s.has_attr(kMatMulViewAttrs[i])) {
+      op.attributes[kAttentionViewAttrs[i]] = s.attributes.at(kMatMulViewAttrs[i]);
+    }
+  }
+  if (r.has_attr(kMatMulViewAttrs[1])) {
+    op.attributes[kAttentionViewAttrs[2]] = r.attributes.at(kMatMulViewAttrs[1]);
+  }
+  op.attributes[kMatMulAlphaAttr] = s.attr_float(kMatMulAlphaAttr, 1.0f);
+  op.attributes[kAttentionOutAlphaAttr] = r.attr_float(kMatMulAlphaAttr, 1.0f);
+  if (r.has_attr(kMatMulResultPermAttr)) {
+    op.attributes[kMatMulResultPermAttr] = r.attributes.at(kMatMulResultPermAttr);
+  }
+  if (w.has_attr(kNanToAttr)) op.attributes[kNanToAttr] = w.attributes.at(kNanToAttr);
+  return op;
+}
+
 }  // namespace
 
 std::vector<PlannedStep> group_sibling_products(const Graph& graph,
@@ -74,6 +148,34 @@ std::vector<PlannedStep> group_sibling_products(const Graph& graph,
         merged[indices[j]] = true;
       }
       group.op = std::move(op);
+    }
+  }
+  return without_merged(std::move(steps), merged);
+}
+
+std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<PlannedStep> steps) {
+  std::map<NodeId, size_t> step_of;  // a step's node -> its index
+  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
+  const auto step_reading = [&](ValueId value) -> PlannedStep* {
+    const NodeId reader = sole_reader(graph, value);
+    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
+    return it == step_of.end() ? nullptr : &steps[it->second];
+  };
+  std::vector<bool> merged(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    PlannedStep& scores = steps[i];
+    if (merged[i] || !is_step_of(scores, "MatMul")) continue;
+    PlannedStep* weights = step_reading(scores.op.outputs[0]);
+    if (weights == nullptr || !is_step_of(*weights, "Softmax")) continue;
+    PlannedStep* result = step_reading(weights->op.outputs[0]);
+    if (result == nullptr || !is_step_of(*result, "MatMul")) continue;
+    auto op = attention_of(graph, scores, *weights, *result);
+    if (!op) continue;
+    result->op = std::move(*op);
+    for (const PlannedStep* part : {&scores, weights}) {
+      result->absorbed.push_back(part->node);
+      result->absorbed.insert(result->absorbed.end(), part->absorbed.begin(), part->absorbed.end());
+      merged[step_of.at(part->node)] = true;
     }
   }
   return without_merged(std::move(steps), merged);

@@ -180,6 +180,101 @@ __kernel void matmul_split_reduce(__global const float* partial,
   STORE(mm_finish(sum, i % n, b_scale, has_bias ? LOAD(bias, i % n) : 0.0f, r, mm), y, at);
 }
 
+// Attention in one launch: y[batch][i, c] = out_alpha * sum_j w[i, j] V[batch][j, c], w the
+// softmax over j of alpha * (Q[batch][i, :] . K[batch][:, j]) (+ mask[i, j]); with replace_nan a
+// NaN weight (a fully masked row) is nan_value (the exported guard). Operands are read through
+// offsets and strides as matmul_tiled's (K as the first product's B, [D, N]); the mask at
+// batch * mask_batch + i * n + j; y at batch * y_batch + i * y_row + c. A group of ATT_GROUP
+// items takes ATT_ROWS query rows of one batch (work group (row block, batch)): their Q rows and
+// their N weights stay in local memory (N <= ATT_MAX_KEYS, D <= ATT_MAX_DEPTH), so the scores
+// and weights never reach global memory. fp32 throughout; each weight is exp(s - max) / sum as
+// softmax_rows computes it.
+typedef struct {
+  int m, n, d, dv;
+  int q_row, q_col, q_batch, q_offset, k_row, k_col, k_batch, k_offset;
+  int v_row, v_col, v_batch, v_offset, y_row, y_batch, mask_batch, has_mask, replace_nan;
+  float alpha, out_alpha, nan_value;
+} AttentionShape;
+#define ATT_ROWS 4
+#define ATT_GROUP 64
+#define ATT_MAX_KEYS 512
+#define ATT_MAX_DEPTH 128
+__kernel __attribute__((reqd_work_group_size(ATT_GROUP, 1, 1)))
+void attention_rows(__global const storage_t* q, __global const storage_t* k,
+                    __global const storage_t* v, __global const storage_t* mask,
+                    __global storage_t* y, AttentionShape at) {
+  __local float q_rows[ATT_ROWS][ATT_MAX_DEPTH];
+  __local float w[ATT_ROWS][ATT_MAX_KEYS];
+  __local float scratch[ATT_GROUP];
+  __local float row_peak[ATT_ROWS], row_inv[ATT_ROWS];
+  const int lid = get_local_id(0), row0 = get_group_id(0) * ATT_ROWS, batch = get_group_id(1);
+  const int n = at.n, d = at.d;
+  for (int l = lid; l < ATT_ROWS * d; l += ATT_GROUP) {
+    const int r = l / d, c = l % d, i = row0 + r;
+    q_rows[r][c] = i < at.m
+        ? LOAD(q, at.q_offset + batch * at.q_batch + i * at.q_row + c * at.q_col) : 0.0f;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // Scores: each item a key j, every row.
+  for (int j = lid; j < n; j += ATT_GROUP) {
+    float acc[ATT_ROWS];
+    for (int r = 0; r < ATT_ROWS; ++r) acc[r] = 0.0f;
+    const int kb = at.k_offset + batch * at.k_batch + j * at.k_col;
+    for (int c = 0; c < d; ++c) {
+      const float kv = LOAD(k, kb + c * at.k_row);
+      for (int r = 0; r < ATT_ROWS; ++r) acc[r] = fma(q_rows[r][c], kv, acc[r]);
+    }
+    for (int r = 0; r < ATT_ROWS; ++r) {
+      const int i = min(row0 + r, at.m - 1);
+      w[r][j] = at.alpha * acc[r] +
+                (at.has_mask ? LOAD(mask, batch * at.mask_batch + i * n + j) : 0.0f);
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // Softmax: ATT_GROUP / ATT_ROWS items a row.
+  const int per_row = ATT_GROUP / ATT_ROWS, r = lid / per_row, t = lid % per_row;
+  float partial = -INFINITY;
+  for (int j = t; j < n; j += per_row) partial = fmax(partial, w[r][j]);
+  scratch[lid] = partial;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t == 0) {
+    float peak = -INFINITY;
+    for (int u = 0; u < per_row; ++u) peak = fmax(peak, scratch[lid + u]);
+    row_peak[r] = peak;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float peak = row_peak[r];
+  partial = 0.0f;
+  for (int j = t; j < n; j += per_row) partial += exp(w[r][j] - peak);
+  scratch[lid] = partial;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (t == 0) {
+    float sum = 0.0f;
+    for (int u = 0; u < per_row; ++u) sum += scratch[lid + u];
+    row_inv[r] = 1.0f / sum;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float inv = row_inv[r];
+  for (int j = t; j < n; j += per_row) {
+    const float weight = exp(w[r][j] - peak) * inv;
+    w[r][j] = at.replace_nan && isnan(weight) ? at.nan_value : weight;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  // The result: each item a column of V, every row.
+  for (int c = lid; c < at.dv; c += ATT_GROUP) {
+    float acc[ATT_ROWS];
+    for (int r2 = 0; r2 < ATT_ROWS; ++r2) acc[r2] = 0.0f;
+    const int vb = at.v_offset + batch * at.v_batch + c * at.v_col;
+    for (int j = 0; j < n; ++j) {
+      const float vv = LOAD(v, vb + j * at.v_row);
+      for (int r2 = 0; r2 < ATT_ROWS; ++r2) acc[r2] = fma(w[r2][j], vv, acc[r2]);
+    }
+    for (int r2 = 0; r2 < ATT_ROWS && row0 + r2 < at.m; ++r2) {
+      STORE(at.out_alpha * acc[r2], y, batch * at.y_batch + (row0 + r2) * at.y_row + c);
+    }
+  }
+}
+
 )CL";
 
 }  // namespace hsched::opencl

@@ -191,6 +191,26 @@ std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul,
   return std::nullopt;
 }
 
+std::optional<float> fusable_result_scale(const Graph& graph, ValueId result, const Node& node) {
+  const bool mul = node.op_type == "Mul", div = node.op_type == "Div";
+  if ((!mul && !div) || !node.domain.empty() || node.inputs.size() != 2 ||
+      node.outputs.size() != 1 || graph.value(result).dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  for (size_t c = 0; c < 2; ++c) {
+    const Value& factor = graph.value(node.inputs[c]);
+    if (node.inputs[1 - c] != result || (div && c == 0) || !factor.is_constant() ||
+        factor.dtype != DType::kF32 || factor.constant->elements() != 1 ||
+        graph.value(node.outputs[0]).shape.dims != graph.value(result).shape.dims) {
+      continue;
+    }
+    const float f = factor.constant->values<float>()[0];
+    if (!std::isfinite(f) || (div && f == 0.0f)) return std::nullopt;
+    return div ? 1.0f / f : f;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // The node making a Conv's input 0 where only that Conv reads it, with its id; else nullptr.

@@ -255,6 +255,17 @@ std::optional<StridedView> decode_view(const std::vector<int64_t>& ints);
 // product's B and bias (kNoValue without), outputs the products', attributes a MatMul's
 // kMatMulViewAttrs[0] and kMatMulAlphaAttr. enqueue_node runs it as enqueue_matmul_group.
 inline constexpr const char* kMatMulGroupOp = "hsched.MatMulGroup";
+// Attention (merge_attention, step_plan.h): a MatMul step of Q by K (their views, a factor, a
+// mask as its residual), the Softmax over the last axis that alone reads it (its NaN guard), and
+// the MatMul of that by V that alone reads the Softmax (V's view, a transposed result): one step
+// kAttentionOp, inputs Q, K, V and the mask (kNoValue without), the last MatMul's output,
+// attributes kAttentionViewAttrs (Q's, K's, V's, each where there is one), kMatMulAlphaAttr (the
+// first product's), kAttentionOutAlphaAttr (the second's), kMatMulResultPermAttr, kNanToAttr.
+// enqueue_node runs it as enqueue_attention.
+inline constexpr const char* kAttentionOp = "hsched.Attention";
+inline constexpr const char* kAttentionViewAttrs[3] = {
+    "hsched_attention_q_view", "hsched_attention_k_view", "hsched_attention_v_view"};
+inline constexpr const char* kAttentionOutAlphaAttr = "hsched_attention_out_alpha";
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute
@@ -271,6 +282,10 @@ struct ScaledInput {
   float factor = 1.0f;
 };
 std::optional<ScaledInput> fusable_scale(const Graph& graph, const Node& matmul, size_t i);
+// MatMul -> Mul fusion: `node`, the only reader of a MatMul's f32 `result`, multiplying it by a
+// one-element f32 constant, or dividing it by a non-zero one (attention's scores scaled after
+// the product): the factor, which the program multiplies into kMatMulAlphaAttr.
+std::optional<float> fusable_result_scale(const Graph& graph, ValueId result, const Node& node);
 // An activation exported as several nodes, found from its anchor `id`, every value between read
 // only by the chain: an erf GELU around its Erf (x / sqrt(2) or x * 1/sqrt(2) -> Erf -> + 1,
 // times x and 0.5 in any order) and a SiLU from its Sigmoid (x * Sigmoid(x)). The program runs it

@@ -1,5 +1,5 @@
-// enqueue_node for the products: Conv and ConvTranspose, the pools, MatMul (grouped too) and
-// Gemm, with what the program fused into them (activations, quantization). See
+// enqueue_node for the products: Conv and ConvTranspose, the pools, MatMul (grouped too),
+// attention and Gemm, with what the program fused into them (activations, quantization). See
 // node_ops_operands.h.
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_operands.h"
@@ -165,6 +165,31 @@ Result<cl::Event> enqueue_matmul_group_node(const OpKernels& ops, cl::CommandQue
   return enqueue_matmul_group(ops, queue, *a, in.shape(0), in.shape(1), group, wait, fusion);
 }
 
+Result<cl::Event> enqueue_attention_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                         const Operands& in, const Events& wait) {
+  if (in.input_count() != 4) return invalid_argument(in.context() + ": attention takes 4 inputs");
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* q, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* k, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* v, in.buffer(2));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const Node& node = in.node();
+  AttentionFusion fusion{.y_perm = node.attr_ints(kMatMulResultPermAttr),
+                         .alpha = node.attr_float(kMatMulAlphaAttr, 1.0f),
+                         .out_alpha = node.attr_float(kAttentionOutAlphaAttr, 1.0f),
+                         .mask = in.optional_buffer(3)};
+  if (fusion.mask != nullptr) fusion.mask_shape = in.shape(3);
+  if (node.has_attr(kNanToAttr)) fusion.nan_to = node.attr_float(kNanToAttr, 0.0f);
+  std::optional<StridedView>* views[3] = {&fusion.q_view, &fusion.k_view, &fusion.v_view};
+  for (size_t i = 0; i < 3; ++i) {
+    const std::vector<int64_t> ints = node.attr_ints(kAttentionViewAttrs[i]);
+    if (ints.empty()) continue;
+    *views[i] = decode_view(ints);
+    if (!*views[i]) return invalid_argument("a malformed operand view");
+  }
+  return enqueue_attention(ops, queue, *q, in.shape(0), *k, in.shape(1), *v, in.shape(2), *y,
+                           fusion, wait);
+}
+
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
@@ -189,6 +214,7 @@ std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::Comma
   if (op == "MaxPool" || op == "AveragePool") return enqueue_pool_node(ops, queue, node, in, wait);
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
   if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
+  if (op == kAttentionOp) return enqueue_attention_node(ops, queue, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
   return std::nullopt;
 }

@@ -316,6 +316,34 @@ std::optional<OperandStrides> transposed_result(const Shape& y_shape,
 // small enough. Only such products read operands through views.
 bool tiled_matmul(const Shape& a_shape, const Shape& b_shape);
 
+// Attention's two products and the softmax between them in one launch (attention_rows):
+// y = out_alpha * softmax(alpha * Q K (+ mask)) V, the softmax over the last axis, Q
+// [..., M, D], K [..., D, N] (the keys transposed, as the first MatMul's B), V [..., N, Dv], each
+// read in place through its view (as MatMulFusion's), the result stored as Transpose(y, y_perm)
+// where y_perm is set (transposed_result). The mask, of shape mask_shape, holds the scores'
+// elements or one [M, N] for every batch. With nan_to, a NaN weight (a fully masked row) is
+// that value. The scores and weights stay in local memory.
+struct AttentionFusion {
+  std::optional<StridedView> q_view{}, k_view{}, v_view{};
+  std::vector<int64_t> y_perm{};
+  float alpha = 1.0f, out_alpha = 1.0f;
+  const cl::Buffer* mask = nullptr;
+  Shape mask_shape{};
+  std::optional<float> nan_to{};
+};
+// Whether enqueue_attention runs these (logical) shapes: both products tiled (tiled_matmul), the
+// second one's batch the first one's, N <= kMaxAttentionKeys and D <= kMaxAttentionDepth (what
+// one work group holds).
+inline constexpr int64_t kMaxAttentionKeys = 512;
+inline constexpr int64_t kMaxAttentionDepth = 128;
+bool fused_attention_fits(const Shape& q_shape, const Shape& k_shape, const Shape& v_shape);
+// q_shape, k_shape and v_shape are the buffers' shapes (a view's dims are the operand's).
+Result<cl::Event> enqueue_attention(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& q, const Shape& q_shape, const cl::Buffer& k,
+                                    const Shape& k_shape, const cl::Buffer& v, const Shape& v_shape,
+                                    cl::Buffer& y, const AttentionFusion& fusion,
+                                    const Events& wait = {});
+
 struct GemmParams {
   bool trans_a = false;
   bool trans_b = false;

@@ -338,27 +338,6 @@ Shape permuted(const Shape& shape, const std::vector<int64_t>& perm) {
   return out;
 }
 
-// The strides of an operand read through `view` of a buffer of shape `buffer`, checked to stay
-// inside it; nullopt without a view.
-Result<std::optional<OperandStrides>> viewed_operand(const std::optional<StridedView>& view,
-                                                     const Shape& buffer) {
-  if (!view) return std::optional<OperandStrides>();
-  const auto strides = operand_strides(*view);
-  int64_t last = view->offset;  // the view's last element
-  bool inside = strides.has_value() && view->offset >= 0;
-  for (size_t d = 0; inside && d < view->dims.size(); ++d) {
-    inside = view->dims[d] > 0 && view->strides[d] >= 0;
-    if (inside) last += (view->dims[d] - 1) * view->strides[d];
-  }
-  if (!inside || last >= element_count(buffer)) {
-    return invalid_argument(
-        "ops: MatMul cannot read an operand in place through this view of a "
-        "buffer of " +
-        std::to_string(element_count(buffer)) + " elements");
-  }
-  return strides;
-}
-
 }  // namespace
 
 std::optional<StridedView> transposed_view(const Shape& x_shape, const std::vector<int64_t>& perm) {
@@ -435,8 +414,8 @@ struct ProductPlan {
 Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
                                  const MatMulFusion& fusion) {
   // Operands read in place through views of their buffers: their shapes and strides.
-  HSCHED_ASSIGN_OR_RETURN(const auto a_strides, viewed_operand(fusion.a_view, a_shape));
-  HSCHED_ASSIGN_OR_RETURN(const auto b_strides, viewed_operand(fusion.b_view, b_shape));
+  HSCHED_ASSIGN_OR_RETURN(const auto a_strides, detail::viewed_operand(fusion.a_view, a_shape));
+  HSCHED_ASSIGN_OR_RETURN(const auto b_strides, detail::viewed_operand(fusion.b_view, b_shape));
   const Shape a_logical = fusion.a_view ? fusion.a_view->dims : a_shape;
   const Shape b_logical = fusion.b_view ? fusion.b_view->dims : b_shape;
   if (a_logical.size() < 2 || b_logical.size() < 2) {
@@ -505,6 +484,25 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
 }  // namespace
 
 namespace detail {
+
+Result<std::optional<OperandStrides>> viewed_operand(const std::optional<StridedView>& view,
+                                                     const Shape& buffer) {
+  if (!view) return std::optional<OperandStrides>();
+  const auto strides = operand_strides(*view);
+  int64_t last = view->offset;  // the view's last element
+  bool inside = strides.has_value() && view->offset >= 0;
+  for (size_t d = 0; inside && d < view->dims.size(); ++d) {
+    inside = view->dims[d] > 0 && view->strides[d] >= 0;
+    if (inside) last += (view->dims[d] - 1) * view->strides[d];
+  }
+  if (!inside || last >= element_count(buffer)) {
+    return invalid_argument(
+        "ops: MatMul cannot read an operand in place through this view of a "
+        "buffer of " +
+        std::to_string(element_count(buffer)) + " elements");
+  }
+  return strides;
+}
 
 Result<cl::Event> enqueue_batched_product(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& y,

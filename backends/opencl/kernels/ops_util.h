@@ -90,6 +90,11 @@ Result<cl::Event> enqueue_batched_product(const OpKernels& ops, cl::CommandQueue
                                           int64_t batch, int64_t m, int64_t n, int64_t k,
                                           const Events& wait);
 
+// The strides of a MatMul operand read through `view` of a buffer of shape `buffer`, checked to
+// stay inside it; nullopt without a view.
+Result<std::optional<OperandStrides>> viewed_operand(const std::optional<StridedView>& view,
+                                                     const Shape& buffer);
+
 // y = op(a, b_scale * b) with broadcasting: enqueue_binary, and Gemm's beta * C term.
 Result<cl::Event> enqueue_scaled_binary(const OpKernels& ops, cl::CommandQueue& queue, BinaryOp op,
                                         const cl::Buffer& a, const Shape& a_shape,

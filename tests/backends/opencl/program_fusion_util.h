@@ -23,19 +23,19 @@ struct Fused {
   int fused = 0;
 };
 inline void expect_fused_matches_cpu(const Graph& graph,
-                                     const std::shared_ptr<DeviceRuntime>& runtime, const Tensor& x,
-                                     Storage storage, Fused want, double atol, double rtol,
-                                     int runs = 1) {
+                                     const std::shared_ptr<DeviceRuntime>& runtime,
+                                     const std::vector<Tensor>& inputs, Storage storage, Fused want,
+                                     double atol, double rtol, int runs = 1) {
   auto cpu = cpu::CpuProgram::compile(graph, {});
   ASSERT_TRUE(cpu.is_ok()) << cpu.status().message();
-  auto expected = (*cpu)->run({x});
+  auto expected = (*cpu)->run(inputs);
   ASSERT_TRUE(expected.is_ok()) << expected.status().message();
   auto program = ClProgram::compile(graph, runtime, storage, 300000);
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   EXPECT_EQ((*program)->stats().kernels, want.kernels);
   EXPECT_EQ((*program)->stats().fused_epilogues, want.fused);
   for (int run = 0; run < runs; ++run) {
-    auto got = (*program)->run({x});
+    auto got = (*program)->run(inputs);
     ASSERT_TRUE(got.is_ok()) << got.status().message();
     for (size_t o = 0; o < got->size(); ++o) {
       const auto g = (*got)[o].values<float>();
@@ -47,6 +47,13 @@ inline void expect_fused_matches_cpu(const Graph& graph,
       }
     }
   }
+}
+
+inline void expect_fused_matches_cpu(const Graph& graph,
+                                     const std::shared_ptr<DeviceRuntime>& runtime, const Tensor& x,
+                                     Storage storage, Fused want, double atol, double rtol,
+                                     int runs = 1) {
+  expect_fused_matches_cpu(graph, runtime, std::vector<Tensor>{x}, storage, want, atol, rtol, runs);
 }
 
 // The first OpenCL device's runtime, once for the suite; skipped without a device.

@@ -1,6 +1,6 @@
 // ClProgram's fusions of transformer patterns (step_plan.h, step_plan_merge.cpp) against the CPU
 // backend, as program_fusion_test.cpp's: sibling products grouped, attention heads read in place,
-// masks as residuals.
+// masks as residuals, attention's products and softmax in one launch.
 #include <cmath>
 #include <tuple>
 
@@ -59,10 +59,10 @@ TEST_F(ClFusionTest, SiblingMatMulsRunAsOneStep) {
 
 // ViT's attention: q, k and v split off one product by Reshape -> Transpose(2, 0, 3, 1, 4) ->
 // Split -> Squeeze are read in place from the product (one offset each), K^T and the scale too,
-// and the heads merge back as the result is stored: 4 kernels for the 13 nodes, none for the
-// Transpose and Split. With a batch of 2 the batch and head axes do not collapse into one stride
-// of the product: the Transpose runs (and the Transpose merging the heads back), q, k and v are
-// read in place from its output.
+// and the heads merge back as the result is stored: 2 kernels for the 13 nodes (the product, then
+// the attention's products and Softmax in one), none for the Transpose and Split. With a batch of
+// 2 the batch and head axes do not collapse into one stride of the product: the Transpose runs
+// (and the Transpose merging the heads back), q, k and v are read in place from its output.
 TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
   for (const int64_t batch : {1, 2}) {
     SCOPED_TRACE("batch " + std::to_string(batch));
@@ -90,7 +90,7 @@ TEST_F(ClFusionTest, SplitHeadsAreReadInPlace) {
     Tensor x(DType::kF32, {batch, 5, 8});
     auto values = x.values<float>();
     for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
-    const Fused want = batch == 1 ? Fused{4, 8} : Fused{6, 6};
+    const Fused want = batch == 1 ? Fused{2, 10} : Fused{4, 8};
     expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, want, 1e-5, 1e-4, 3);
     expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, want, 1e-2, 1e-2);
   }
@@ -125,6 +125,53 @@ TEST_F(ClFusionTest, SharedAttentionMaskIsAMatMulResidual) {
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.53f * static_cast<float>(i));
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {7, 3}, 1e-5, 1e-4, 3);
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {7, 3}, 1e-2, 1e-2);
+}
+
+// Attention as BERT exports it: scaled scores plus a mask shared by the heads, Softmax with its
+// NaN guard, the weighted sum of V stored with the heads merged back: one kernel (3 kernels, a
+// Where and two moves stay). Rows the mask blocks entirely (-inf) are the guard's 0 in both
+// backends. Keys beyond kMaxAttentionKeys, or a Softmax over another axis (opset 11's default),
+// keep their three kernels.
+TEST_F(ClFusionTest, AttentionRunsInOneLaunch) {
+  struct Case {
+    int64_t keys;
+    int opset;
+    int kernels;
+  };
+  for (const Case c : {Case{7, 17, 1}, Case{kMaxAttentionKeys + 1, 17, 3}, Case{7, 11, 3}}) {
+    SCOPED_TRACE("keys " + std::to_string(c.keys) + ", opset " + std::to_string(c.opset));
+    const int64_t rows = 6;
+    OnnxBuilder b(c.opset);
+    b.input("q", DType::kF32, {1, 2, rows, 8}).input("kt", DType::kF32, {1, 2, 8, c.keys});
+    b.input("v", DType::kF32, {1, 2, c.keys, 4}).input("mask", DType::kF32, {1, 1, rows, c.keys});
+    b.output("y", DType::kF32, {1, rows, 2, 4});
+    b.initializer_f32("scale", {}, {0.35f}).initializer_f32("zero", {}, {0.0f});
+    b.node("MatMul", {"q", "kt"}, {"s"});
+    b.node("Mul", {"s", "scale"}, {"scaled"});
+    b.node("Add", {"scaled", "mask"}, {"masked"});
+    b.node("Softmax", {"masked"}, {"p"});
+    b.node("IsNaN", {"p"}, {"nan"});
+    b.node("Where", {"nan", "zero", "p"}, {"w"});
+    b.node("MatMul", {"w", "v"}, {"o"});
+    set_attr(b.node("Transpose", {"o"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    auto graph = import_onnx_model(b.model(), {}, "cl_attention", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    std::vector<Tensor> inputs;
+    for (ValueId id : graph->inputs()) {
+      inputs.emplace_back(DType::kF32, graph->value(id).shape.dims);
+      auto values = inputs.back().values<float>();
+      for (size_t i = 0; i < values.size(); ++i) {
+        values[i] = std::sin(0.37f * static_cast<float>(i + 5 * inputs.size()));
+      }
+    }
+    auto mask = inputs[3].values<float>();
+    for (int64_t j = 0; j < c.keys; ++j) mask[static_cast<size_t>(2 * c.keys + j)] = -INFINITY;
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      const bool half = storage == Storage::kFloat16;
+      expect_fused_matches_cpu(*graph, runtime_, inputs, storage, {c.kernels, 8 - c.kernels},
+                               half ? 1e-2 : 1e-5, half ? 1e-2 : 1e-4, 3);
+    }
+  }
 }
 
 }  // namespace
