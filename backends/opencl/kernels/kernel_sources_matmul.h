@@ -187,8 +187,10 @@ __kernel void matmul_split_reduce(__global const float* partial,
 // batch * mask_batch + i * n + j; y at batch * y_batch + i * y_row + c. A group of ATT_GROUP
 // items takes ATT_ROWS query rows of one batch (work group (row block, batch)): their Q rows and
 // their N weights stay in local memory (N <= ATT_MAX_KEYS, D <= ATT_MAX_DEPTH), so the scores
-// and weights never reach global memory. fp32 throughout; each weight is exp(s - max) / sum as
-// softmax_rows computes it.
+// and weights never reach global memory. Scores: an item a key. Softmax: ATT_LANES items a row,
+// tree reductions. Result: ATT_SPLIT sets of ATT_LANES items, each set summing its share of the
+// keys for ATT_LANES columns, the shares added in local memory. fp32 throughout; each weight is
+// exp(s - max) / sum as softmax_rows computes it.
 typedef struct {
   int m, n, d, dv;
   int q_row, q_col, q_batch, q_offset, k_row, k_col, k_batch, k_offset;
@@ -196,17 +198,30 @@ typedef struct {
   float alpha, out_alpha, nan_value;
 } AttentionShape;
 #define ATT_ROWS 4
-#define ATT_GROUP 64
+#define ATT_LANES 64
+#define ATT_SPLIT 4
+#define ATT_GROUP (ATT_LANES * ATT_SPLIT)
 #define ATT_MAX_KEYS 512
 #define ATT_MAX_DEPTH 128
+// The tree reduction (max, or sum with SUM) of `value` over the ATT_LANES items of row r (lane t).
+#define ATT_ROW_REDUCE(value, SUM)                                                             \
+  scratch[r][t] = value;                                                                        \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
+  for (int s_ = ATT_LANES / 2; s_ > 0; s_ >>= 1) {                                              \
+    if (t < s_) {                                                                               \
+      scratch[r][t] = SUM ? scratch[r][t] + scratch[r][t + s_]                                  \
+                          : fmax(scratch[r][t], scratch[r][t + s_]);                            \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }
 __kernel __attribute__((reqd_work_group_size(ATT_GROUP, 1, 1)))
 void attention_rows(__global const storage_t* q, __global const storage_t* k,
                     __global const storage_t* v, __global const storage_t* mask,
                     __global storage_t* y, AttentionShape at) {
   __local float q_rows[ATT_ROWS][ATT_MAX_DEPTH];
   __local float w[ATT_ROWS][ATT_MAX_KEYS];
-  __local float scratch[ATT_GROUP];
-  __local float row_peak[ATT_ROWS], row_inv[ATT_ROWS];
+  __local float scratch[ATT_ROWS][ATT_LANES];
+  __local float shares[ATT_SPLIT][ATT_ROWS][ATT_LANES];
   const int lid = get_local_id(0), row0 = get_group_id(0) * ATT_ROWS, batch = get_group_id(1);
   const int n = at.n, d = at.d;
   for (int l = lid; l < ATT_ROWS * d; l += ATT_GROUP) {
@@ -215,7 +230,6 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
         ? LOAD(q, at.q_offset + batch * at.q_batch + i * at.q_row + c * at.q_col) : 0.0f;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // Scores: each item a key j, every row.
   for (int j = lid; j < n; j += ATT_GROUP) {
     float acc[ATT_ROWS];
     for (int r = 0; r < ATT_ROWS; ++r) acc[r] = 0.0f;
@@ -231,50 +245,49 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  // Softmax: ATT_GROUP / ATT_ROWS items a row.
-  const int per_row = ATT_GROUP / ATT_ROWS, r = lid / per_row, t = lid % per_row;
-  float partial = -INFINITY;
-  for (int j = t; j < n; j += per_row) partial = fmax(partial, w[r][j]);
-  scratch[lid] = partial;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (t == 0) {
-    float peak = -INFINITY;
-    for (int u = 0; u < per_row; ++u) peak = fmax(peak, scratch[lid + u]);
-    row_peak[r] = peak;
+  {
+    const int r = lid / ATT_LANES, t = lid % ATT_LANES;
+    float partial = -INFINITY;
+    for (int j = t; j < n; j += ATT_LANES) partial = fmax(partial, w[r][j]);
+    ATT_ROW_REDUCE(partial, 0)
+    const float peak = scratch[r][0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    partial = 0.0f;
+    for (int j = t; j < n; j += ATT_LANES) partial += exp(w[r][j] - peak);
+    ATT_ROW_REDUCE(partial, 1)
+    const float inv = 1.0f / scratch[r][0];
+    for (int j = t; j < n; j += ATT_LANES) {
+      const float weight = exp(w[r][j] - peak) * inv;
+      w[r][j] = at.replace_nan && isnan(weight) ? at.nan_value : weight;
+    }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  const float peak = row_peak[r];
-  partial = 0.0f;
-  for (int j = t; j < n; j += per_row) partial += exp(w[r][j] - peak);
-  scratch[lid] = partial;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  if (t == 0) {
-    float sum = 0.0f;
-    for (int u = 0; u < per_row; ++u) sum += scratch[lid + u];
-    row_inv[r] = 1.0f / sum;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const float inv = row_inv[r];
-  for (int j = t; j < n; j += per_row) {
-    const float weight = exp(w[r][j] - peak) * inv;
-    w[r][j] = at.replace_nan && isnan(weight) ? at.nan_value : weight;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  // The result: each item a column of V, every row.
-  for (int c = lid; c < at.dv; c += ATT_GROUP) {
+  const int set = lid / ATT_LANES, lane = lid % ATT_LANES;
+  const int per_set = (n + ATT_SPLIT - 1) / ATT_SPLIT;
+  const int j0 = set * per_set, j1 = min(n, j0 + per_set);
+  for (int c0 = 0; c0 < at.dv; c0 += ATT_LANES) {
+    const int c = c0 + lane;
     float acc[ATT_ROWS];
-    for (int r2 = 0; r2 < ATT_ROWS; ++r2) acc[r2] = 0.0f;
-    const int vb = at.v_offset + batch * at.v_batch + c * at.v_col;
-    for (int j = 0; j < n; ++j) {
-      const float vv = LOAD(v, vb + j * at.v_row);
-      for (int r2 = 0; r2 < ATT_ROWS; ++r2) acc[r2] = fma(w[r2][j], vv, acc[r2]);
+    for (int r = 0; r < ATT_ROWS; ++r) acc[r] = 0.0f;
+    if (c < at.dv) {
+      const int vb = at.v_offset + batch * at.v_batch + c * at.v_col;
+      for (int j = j0; j < j1; ++j) {
+        const float vv = LOAD(v, vb + j * at.v_row);
+        for (int r = 0; r < ATT_ROWS; ++r) acc[r] = fma(w[r][j], vv, acc[r]);
+      }
     }
-    for (int r2 = 0; r2 < ATT_ROWS && row0 + r2 < at.m; ++r2) {
-      STORE(at.out_alpha * acc[r2], y, batch * at.y_batch + (row0 + r2) * at.y_row + c);
+    for (int r = 0; r < ATT_ROWS; ++r) shares[set][r][lane] = acc[r];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Set s adds up the shares of row s (ATT_SPLIT == ATT_ROWS) and stores it.
+    const int r = set;
+    float sum = 0.0f;
+    for (int u = 0; u < ATT_SPLIT; ++u) sum += shares[u][r][lane];
+    if (c < at.dv && row0 + r < at.m) {
+      STORE(at.out_alpha * sum, y, batch * at.y_batch + (row0 + r) * at.y_row + c);
     }
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
-
 )CL";
 
 }  // namespace hsched::opencl

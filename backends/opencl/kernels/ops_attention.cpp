@@ -20,7 +20,7 @@ struct AttentionShape {
   cl_float alpha, out_alpha, nan_value;
 };
 constexpr int64_t kRowsPerGroup = 4;  // ATT_ROWS
-constexpr size_t kGroupItems = 64;    // ATT_GROUP
+constexpr size_t kGroupItems = 256;   // ATT_GROUP
 
 Shape batch_dims(const Shape& shape) { return Shape(shape.begin(), shape.end() - 2); }
 
