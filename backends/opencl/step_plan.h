@@ -56,4 +56,9 @@ std::vector<PlannedStep> group_sibling_products(const Graph& graph, std::vector<
 // (fused_attention_fits): its scores and weights never reach global memory.
 std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<PlannedStep> steps);
 
+// Then (step_plan_merge.cpp) a LayerNormalization over the last axis whose output only a MatMul
+// step reads, as its dense A, runs in that MatMul (kNormScaleInput, kMatMulNormAttr): the MatMul
+// reads the LayerNormalization's input and normalizes its rows as it loads them.
+std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<PlannedStep> steps);
+
 }  // namespace hsched::opencl::detail

@@ -1,5 +1,5 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
-// (group_sibling_products, merge_attention: step_plan.h).
+// (group_sibling_products, merge_attention, merge_layer_norm: step_plan.h).
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -123,6 +123,29 @@ std::optional<Node> attention_of(const Graph& graph, const PlannedStep& scores,
   return op;
 }
 
+// Whether LayerNormalization step `ln` can run in MatMul step `product` reading its output
+// (merge_layer_norm).
+bool norm_merges(const Graph& graph, const PlannedStep& ln, const PlannedStep& product) {
+  const Node& n = ln.op;
+  const Node& p = product.op;
+  if (ln.view || n.op_type != "LayerNormalization" || !n.domain.empty() || n.inputs.size() < 2 ||
+      n.inputs[0] == kNoValue || n.inputs[1] == kNoValue || n.outputs.empty() ||
+      std::any_of(n.outputs.begin() + 1, n.outputs.end(),
+                  [](ValueId v) { return v != kNoValue; }) ||
+      !only_attributes(n, {"axis", "epsilon", "stash_type"}) || n.attr_int("stash_type", 1) != 1 ||
+      !is_step_of(product, "MatMul") || p.inputs.size() < 2 || p.inputs.size() > kNormScaleInput ||
+      p.inputs[0] != n.outputs[0] || p.has_attr(kMatMulViewAttrs[0]) ||
+      p.has_attr(kMatMulQuantizedAttr)) {
+    return false;
+  }
+  const Value& x = graph.value(n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(x.shape.rank());
+  const int64_t axis = n.attr_int("axis", -1);
+  const Shape a = operand_dims(graph, p, 0), b = operand_dims(graph, p, 1);
+  return x.dtype == DType::kF32 && x.shape.is_static() && rank >= 2 &&
+         (axis == -1 || axis == rank - 1) && a == x.shape.dims && tiled_matmul(a, b);
+}
+
 }  // namespace
 
 std::vector<PlannedStep> group_sibling_products(const Graph& graph,
@@ -177,6 +200,30 @@ std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<Planned
       result->absorbed.insert(result->absorbed.end(), part->absorbed.begin(), part->absorbed.end());
       merged[step_of.at(part->node)] = true;
     }
+  }
+  return without_merged(std::move(steps), merged);
+}
+
+std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<PlannedStep> steps) {
+  std::map<NodeId, size_t> step_of;  // a step's node -> its index
+  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
+  std::vector<bool> merged(steps.size(), false);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    PlannedStep& ln = steps[i];
+    if (ln.op.outputs.empty() || ln.op.outputs[0] == kNoValue) continue;
+    const NodeId reader = sole_reader(graph, ln.op.outputs[0]);
+    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
+    if (it == step_of.end() || !norm_merges(graph, ln, steps[it->second])) continue;
+    Node& product = steps[it->second].op;
+    product.inputs[0] = ln.op.inputs[0];
+    product.inputs.resize(kNormBiasInput + 1, kNoValue);
+    product.inputs[kNormScaleInput] = ln.op.inputs[1];
+    if (ln.op.inputs.size() > 2) product.inputs[kNormBiasInput] = ln.op.inputs[2];
+    product.attributes[kMatMulNormAttr] = ln.op.attr_float("epsilon", 1e-5f);
+    auto& absorbed = steps[it->second].absorbed;
+    absorbed.push_back(ln.node);
+    absorbed.insert(absorbed.end(), ln.absorbed.begin(), ln.absorbed.end());
+    merged[i] = true;
   }
   return without_merged(std::move(steps), merged);
 }

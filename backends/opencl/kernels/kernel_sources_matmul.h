@@ -35,7 +35,10 @@ inline constexpr const char* kMatMulSource = R"CL(
 // 8-bit operands (a DequantizeLinear of each fused in) are read less their zero points a_zero and
 // b_zero (0 otherwise), alpha holding their scales (b's per tensor); with b_scales the product
 // of column j is also times b_scale[j]. With y_scale > 0 y holds QuantizeLinear's
-// clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of the result.
+// clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of the result. With norm (bit 0; bit 1: with
+// norm_bias) A's rows are those of LayerNormalization over K: (a - mean) / sqrt(variance +
+// norm_epsilon) * norm_scale[p] (+ norm_bias[p]), the statistics of each of the group's rows
+// computed first, two passes over its K values (as layer_norm_rows); K is then never split.
 typedef struct {
   int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
   int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
@@ -43,6 +46,8 @@ typedef struct {
   float a_zero, b_zero;
   int b_scales;
   float y_scale, y_zero, y_lo, y_hi;
+  int norm;
+  float norm_epsilon;
 } MatMulShape;
 
 // Output (row, col)'s value from its sum: scaled, plus the bias and the residual, activated,
@@ -64,6 +69,36 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
   const int has_res = mm.has_res, op = mm.op;                                                   \
   const float alpha = mm.alpha, act_alpha = mm.act_alpha, act_beta = mm.act_beta;
 //
+// With mm.norm: row_mean and row_rstd of the group's TILE rows of A, 256 / TILE items a row
+// (a_tile, at least 256 floats, holds their partial sums).
+#define MM_ROW_STATS(TILE)                                                                      \
+  if (mm.norm) {                                                                                \
+    __local float* part_ = &a_tile[0][0];                                                       \
+    const int per_ = 256 / TILE, r_ = tid / per_, l_ = tid % per_, i_ = m0 + r_;                \
+    const int at_ = a_base + i_ * a_row;                                                        \
+    for (int pass_ = 0; pass_ < 2; ++pass_) {                                                   \
+      const float mean_ = pass_ == 0 ? 0.0f : row_mean[r_];                                     \
+      float s_ = 0.0f;                                                                          \
+      for (int p_ = l_; i_ < m && p_ < k; p_ += per_) {                                         \
+        const float d_ = LOAD(a, at_ + p_ * a_col) - mean_;                                     \
+        s_ += pass_ == 0 ? d_ : d_ * d_;                                                        \
+      }                                                                                         \
+      part_[tid] = s_;                                                                          \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+      if (l_ == 0) {                                                                            \
+        float t_ = 0.0f;                                                                        \
+        for (int j_ = 0; j_ < per_; ++j_) t_ += part_[tid + j_];                                \
+        if (pass_ == 0) row_mean[r_] = t_ / k;                                                  \
+        else row_rstd[r_] = rsqrt(t_ / k + mm.norm_epsilon);                                    \
+      }                                                                                         \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                             \
+    }                                                                                           \
+  }
+// A's element (row am of the tile, column pa) as read: normalized with mm.norm.
+#define MM_NORM_A(v, am, pa)                                                                    \
+  (mm.norm ? ((v) - row_mean[am]) * row_rstd[am] * LOAD(norm_scale, pa) +                       \
+                 ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f)                                   \
+           : (v))
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
 // neighbouring items.
@@ -74,7 +109,8 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
     const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
     a_next[r] = (i < m && pa < k_end)                                                           \
-                    ? LOAD(a, a_base + i * a_row + pa * a_col) - (QUANT ? mm.a_zero : 0.0f)     \
+                    ? MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa) -             \
+                          (QUANT ? mm.a_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
     b_next[r] = (j < n && pb < k_end)                                                           \
                     ? LOAD(b, b_base + pb * b_row + j * b_col) - (QUANT ? mm.b_zero : 0.0f)     \
@@ -87,10 +123,12 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                       
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* b_scale, __global const storage_t* bias,                    \
           __global const storage_t* res, __global storage_t* y,                                 \
-          __global float* partial, MatMulShape mm GROUP_PARAMS) {                               \
+          __global float* partial, __global const storage_t* norm_scale,                       \
+          __global const storage_t* norm_bias, MatMulShape mm GROUP_PARAMS) {                   \
   MM_UNPACK                                                                                     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
+  __local float row_mean[MM_TILE], row_rstd[MM_TILE];                                           \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * MM_TILE, m0 = get_group_id(1) * MM_TILE;                     \
   const int batch = get_group_id(2) / splits, split = get_group_id(2) % splits;                 \
@@ -98,6 +136,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
   const int y_base = batch * y_batch;                                                           \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
+  MM_ROW_STATS(MM_TILE)                                                                         \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \

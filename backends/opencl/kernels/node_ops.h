@@ -266,6 +266,15 @@ inline constexpr const char* kAttentionOp = "hsched.Attention";
 inline constexpr const char* kAttentionViewAttrs[3] = {
     "hsched_attention_q_view", "hsched_attention_k_view", "hsched_attention_v_view"};
 inline constexpr const char* kAttentionOutAlphaAttr = "hsched_attention_out_alpha";
+// LayerNormalization -> MatMul (merge_layer_norm, step_plan.h): a LayerNormalization step over
+// the last axis whose output only a MatMul step reads, as its A, dense and unquantized, in a
+// tiled product (tiled_matmul): the MatMul reads the LayerNormalization's input, its scale and
+// bias as inputs kNormScaleInput and kNormBiasInput (kNoValue without a bias; kNoValue fills the
+// inputs between), its epsilon as attribute kMatMulNormAttr, and normalizes A's rows as it loads
+// them (MatMulFusion::norm_scale).
+inline constexpr size_t kNormScaleInput = 6;
+inline constexpr size_t kNormBiasInput = 7;
+inline constexpr const char* kMatMulNormAttr = "hsched_matmul_norm_epsilon";
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute

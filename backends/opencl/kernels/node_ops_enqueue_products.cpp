@@ -132,6 +132,16 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     fusion.b_zero = (*q)[3];
     fusion.b_scale = in.optional_buffer(kWeightScaleInput);
   }
+  if (in.node().has_attr(kMatMulNormAttr)) {  // the program's LayerNormalization -> MatMul merge
+    HSCHED_ASSIGN_OR_RETURN(fusion.norm_scale, in.buffer(kNormScaleInput));
+    fusion.norm_bias = in.optional_buffer(kNormBiasInput);
+    const int64_t k = a_shape.back();
+    if (detail::element_count(in.shape(kNormScaleInput)) != k ||
+        (fusion.norm_bias != nullptr && detail::element_count(in.shape(kNormBiasInput)) != k)) {
+      return invalid_argument(in.context() + ": LayerNormalization scale or bias is not [K]");
+    }
+    fusion.norm_epsilon = in.node().attr_float(kMatMulNormAttr, 1e-5f);
+  }
   HSCHED_ASSIGN_OR_RETURN(const auto quantize, fused_quantization(in.node(), in));
   if (quantize) {
     fusion.y_scale = quantize->scale;

@@ -269,6 +269,12 @@ struct MatMulFusion {
   float a_zero = 0, b_zero = 0;
   const cl::Buffer* b_scale = nullptr;
   float y_scale = 0, y_zero = 0, y_lo = 0, y_hi = 255;
+  // With norm_scale ([K]), A's rows normalized first as LayerNormalization over its last axis
+  // computes them (norm_epsilon; norm_bias [K] or null): the product of LayerNorm(A) by B. A
+  // dense, unquantized A of a tiled product only.
+  const cl::Buffer* norm_scale = nullptr;
+  const cl::Buffer* norm_bias = nullptr;
+  float norm_epsilon = 1e-5f;
   // Whether the product needs the quantized kernels (matmul_qdq_*).
   bool quantized() const {
     return a_zero != 0.0f || b_zero != 0.0f || b_scale != nullptr || y_scale > 0.0f;

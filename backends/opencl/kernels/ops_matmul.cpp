@@ -35,7 +35,7 @@ using detail::float_scratch;
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 8;
+constexpr cl_uint kMatMulArgs = 10;
 // Mirrors MatMulShape in kernel_sources_matmul.h.
 struct MatMulShape {
   cl_int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
@@ -44,6 +44,8 @@ struct MatMulShape {
   cl_float a_zero, b_zero;  // MatMulFusion::quantized
   cl_int b_scales;
   cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
+  cl_int norm;                           // bit 0: A normalized, bit 1: with a bias
+  cl_float norm_epsilon;
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -64,10 +66,11 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                                const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
                                const Events& wait,
                                const std::vector<GroupedProduct>* group = nullptr) {
-  const auto [tile, k_chunk, splits] =
-      detail::gemm_tiling(c.m, c.n, c.k, c.batch,
-                          group == nullptr ? detail::KSplit::kUnderHalf : detail::KSplit::kNever,
-                          detail::kMatMulTargetGroups);
+  const auto [tile, k_chunk, splits] = detail::gemm_tiling(
+      c.m, c.n, c.k, c.batch,
+      group == nullptr && c.fusion.norm_scale == nullptr ? detail::KSplit::kUnderHalf
+                                                         : detail::KSplit::kNever,
+      detail::kMatMulTargetGroups);
   if (group != nullptr &&
       (c.fusion.residual != nullptr || group->size() != static_cast<size_t>(c.batch))) {
     return internal_error("ops: a MatMul group takes no residual");
@@ -127,10 +130,15 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           e.y_scale,
                           e.y_zero,
                           e.y_lo,
-                          e.y_hi};
+                          e.y_hi,
+                          i32(e.norm_scale == nullptr  ? 0
+                              : e.norm_bias == nullptr ? 1
+                                                       : 3),
+                          e.norm_epsilon};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
-  HSCHED_RETURN_IF_ERROR(
-      detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial, shape));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial,
+                                          detail::or_null(e.norm_scale),
+                                          detail::or_null(e.norm_bias), shape));
   if (group != nullptr) {
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
@@ -331,67 +339,7 @@ Result<BatchLayout> batch_layout(const Shape& a_shape, const Shape& b_shape) {
   return l;
 }
 
-Shape permuted(const Shape& shape, const std::vector<int64_t>& perm) {
-  if (perm.empty()) return shape;
-  Shape out;
-  for (int64_t axis : perm) out.push_back(shape[static_cast<size_t>(axis)]);
-  return out;
-}
-
 }  // namespace
-
-std::optional<StridedView> transposed_view(const Shape& x_shape, const std::vector<int64_t>& perm) {
-  const size_t rank = perm.size();
-  if (x_shape.size() != rank) return std::nullopt;
-  std::vector<int64_t> dense(rank, 1);  // x's strides
-  for (size_t d = rank; d-- > 1;) dense[d - 1] = dense[d] * x_shape[d];
-  StridedView view;
-  std::vector<bool> seen(rank, false);
-  for (int64_t axis : perm) {
-    if (axis < 0 || axis >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(axis)]) {
-      return std::nullopt;
-    }
-    seen[static_cast<size_t>(axis)] = true;
-    view.dims.push_back(x_shape[static_cast<size_t>(axis)]);
-    view.strides.push_back(dense[static_cast<size_t>(axis)]);
-  }
-  return view;
-}
-
-std::optional<OperandStrides> operand_strides(const StridedView& view) {
-  const size_t rank = view.dims.size();
-  if (rank < 2 || view.strides.size() != rank) return std::nullopt;
-  OperandStrides s{.batch = 0, .row = view.strides[rank - 2], .col = view.strides[rank - 1]};
-  int64_t span = 1;  // batches the stride covers so far
-  for (size_t d = rank - 2; d-- > 0;) {
-    if (view.dims[d] == 1) continue;
-    if (s.batch == 0) {
-      s.batch = view.strides[d];
-    } else if (view.strides[d] != s.batch * span) {
-      return std::nullopt;
-    }
-    span *= view.dims[d];
-  }
-  return s;
-}
-
-std::optional<OperandStrides> transposed_result(const Shape& y_shape,
-                                                const std::vector<int64_t>& perm) {
-  if (perm.size() != y_shape.size() || perm.size() < 2) return std::nullopt;
-  // y is Transpose(stored, inverse) read in place.
-  std::vector<int64_t> inverse(perm.size(), -1);
-  for (size_t d = 0; d < perm.size(); ++d) {
-    if (perm[d] < 0 || perm[d] >= static_cast<int64_t>(perm.size()) ||
-        inverse[static_cast<size_t>(perm[d])] != -1) {
-      return std::nullopt;
-    }
-    inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
-  }
-  const auto view = transposed_view(permuted(y_shape, perm), inverse);
-  const auto strides = view ? operand_strides(*view) : std::nullopt;
-  if (!strides || strides->col != 1) return std::nullopt;
-  return strides;
-}
 
 bool tiled_matmul(const Shape& a_shape, const Shape& b_shape) {
   if (a_shape.size() < 2 || b_shape.size() < 2) return false;
@@ -449,8 +397,11 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
   if ((a_strides || b_strides || y_strides) && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a transposed MatMul operand or result needs the tiled kernel");
   }
-  if (fusion.quantized() && !tiled && p.y_count * k > 0) {
-    return invalid_argument("ops: a quantized MatMul needs the tiled kernel");
+  if ((fusion.quantized() || fusion.norm_scale != nullptr) && !tiled && p.y_count * k > 0) {
+    return invalid_argument("ops: a quantized or normalizing MatMul needs the tiled kernel");
+  }
+  if (fusion.norm_scale != nullptr && (fusion.a_view || fusion.quantized())) {
+    return invalid_argument("ops: a normalizing MatMul reads a dense, unquantized A");
   }
   if (!tiled || p.y_count == 0 || k == 0) return p;
   const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});
@@ -484,25 +435,6 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
 }  // namespace
 
 namespace detail {
-
-Result<std::optional<OperandStrides>> viewed_operand(const std::optional<StridedView>& view,
-                                                     const Shape& buffer) {
-  if (!view) return std::optional<OperandStrides>();
-  const auto strides = operand_strides(*view);
-  int64_t last = view->offset;  // the view's last element
-  bool inside = strides.has_value() && view->offset >= 0;
-  for (size_t d = 0; inside && d < view->dims.size(); ++d) {
-    inside = view->dims[d] > 0 && view->strides[d] >= 0;
-    if (inside) last += (view->dims[d] - 1) * view->strides[d];
-  }
-  if (!inside || last >= element_count(buffer)) {
-    return invalid_argument(
-        "ops: MatMul cannot read an operand in place through this view of a "
-        "buffer of " +
-        std::to_string(element_count(buffer)) + " elements");
-  }
-  return strides;
-}
 
 Result<cl::Event> enqueue_batched_product(const OpKernels& ops, cl::CommandQueue& queue,
                                           const cl::Buffer& a, const cl::Buffer& b, cl::Buffer& y,

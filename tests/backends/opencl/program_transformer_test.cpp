@@ -1,6 +1,7 @@
 // ClProgram's fusions of transformer patterns (step_plan.h, step_plan_merge.cpp) against the CPU
 // backend, as program_fusion_test.cpp's: sibling products grouped, attention heads read in place,
-// masks as residuals, attention's products and softmax in one launch.
+// masks as residuals, attention's products and softmax in one launch, a LayerNormalization in the
+// MatMul reading it.
 #include <cmath>
 #include <tuple>
 
@@ -171,6 +172,43 @@ TEST_F(ClFusionTest, AttentionRunsInOneLaunch) {
       expect_fused_matches_cpu(*graph, runtime_, inputs, storage, {c.kernels, 8 - c.kernels},
                                half ? 1e-2 : 1e-5, half ? 1e-2 : 1e-4, 3);
     }
+  }
+}
+
+// A transformer's LayerNormalization before its projection (ViT's norm1 -> qkv, ConvNeXt's norm ->
+// fc1): the MatMul normalizes its A's rows as it loads them, one kernel for the LayerNormalization,
+// the MatMul and its bias Add; rows of a large mean (two passes keep their variance exact), rows
+// past a tile's, K long enough that a plain product would split it (600). A LayerNormalization
+// whose output is also a graph output keeps its kernel.
+TEST_F(ClFusionTest, LayerNormRunsInTheMatMulReadingIt) {
+  struct Case {
+    int64_t batch, rows, k;
+    bool bias, output_norm;
+    Fused want;
+  };
+  for (const Case c : {Case{1, 37, 40, true, false, {1, 2}}, Case{2, 5, 16, false, false, {1, 2}},
+                       Case{1, 4, 600, true, false, {1, 2}}, Case{1, 6, 24, true, true, {2, 1}}}) {
+    SCOPED_TRACE("rows " + std::to_string(c.rows) + ", K " + std::to_string(c.k));
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {c.batch, c.rows, c.k});
+    b.output("y", DType::kF32, {c.batch, c.rows, 24});
+    if (c.output_norm) b.output("n", DType::kF32, {c.batch, c.rows, c.k});
+    b.initializer_random("gamma", {c.k}, 1.0f, 21).initializer_random("beta", {c.k}, 0.5f, 22);
+    b.initializer_random("w", {c.k, 24}, 0.3f, 23).initializer_random("wb", {24}, 0.5f, 24);
+    std::vector<std::string> ln_inputs = {"x", "gamma"};
+    if (c.bias) ln_inputs.push_back("beta");
+    set_attr(b.node("LayerNormalization", ln_inputs, {"n"}), "epsilon", 1e-6f);
+    b.node("MatMul", {"n", "w"}, {"p"});
+    b.node("Add", {"p", "wb"}, {"y"});
+    auto graph = import_onnx_model(b.model(), {}, "cl_norm_matmul", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {c.batch, c.rows, c.k});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = 40.0f + std::sin(0.43f * static_cast<float>(i)) * static_cast<float>(1 + i % 3);
+    }
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, c.want, 1e-4, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, c.want, 3e-2, 2e-2);
   }
 }
 
