@@ -537,7 +537,8 @@ class StepPlanner {
   void take_epilogue(PlannedStep& step, bool matmul, std::vector<PlannedStep>& steps) {
     const NodeId id = step.node;
     // The epilogue, stage by stage, each taking the node that alone reads the result so far:
-    // a MatMul's scalar factor and bias row, a residual Add, an activation (one node or a chain).
+    // a MatMul's scalar factor and bias row, a Conv's factors per channel, a residual Add, an
+    // activation (one node or a chain).
     ValueId result = step.op.outputs[0];
     const auto take = [&](NodeId n, ValueId out) {
       step.absorbed.push_back(n);
@@ -563,6 +564,13 @@ class StepPlanner {
         // MatMul's input 2, added to each row (slots after it may be set: kWeightScaleInput).
         step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
         step.op.inputs[2] = *bias;
+        take(graph_.value(result).consumers[0], next->outputs[0]);
+      }
+    }
+    if (const Node* next = matmul ? nullptr : sole_reader(result)) {
+      if (const auto factors = fusable_output_scale(graph_, step.op, result, *next)) {
+        step.op.inputs.resize(std::max(step.op.inputs.size(), kOutputScaleInput + 1), kNoValue);
+        step.op.inputs[kOutputScaleInput] = *factors;
         take(graph_.value(result).consumers[0], next->outputs[0]);
       }
     }

@@ -1,7 +1,8 @@
 // The program's fusions (node_ops.h): a Conv's or MatMul's epilogue (bias Add, residual Add,
-// activation), a MatMul's operands read through views and its transposed result, activations
-// exported as several nodes, ConvNeXt's channels-first LayerNorm, a Softmax's NaN guard. Graph
-// analysis only; enqueue_node runs what they produce.
+// activation, a Conv's per-channel factor), activations exported as several nodes, ConvNeXt's
+// channels-first LayerNorm, a Softmax's NaN guard (a MatMul's operands read through views and its
+// transposed result: node_fusion_views.cpp). Graph analysis only; enqueue_node runs what they
+// produce.
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -254,188 +255,6 @@ std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Nod
   return std::nullopt;
 }
 
-namespace {
-
-// The extents of `dims` other than 1, in order.
-Shape long_axes(const Shape& dims) {
-  Shape out;
-  for (int64_t extent : dims) {
-    if (extent != 1) out.push_back(extent);
-  }
-  return out;
-}
-
-// `view` of `node`'s output `out` (a Transpose, a Split or a view op that changes only axes of
-// length 1) given `view` of its input; false where no view expresses it.
-bool apply_view_node(const Graph& graph, const Node& node, ValueId out, StridedView& view) {
-  const Shape& out_dims = graph.value(out).shape.dims;
-  const size_t rank = view.dims.size();
-  if (node.op_type == "Transpose") {
-    const std::vector<int64_t> perm = transpose_perm(node, rank);
-    StridedView next{.dims = {}, .strides = {}, .offset = view.offset};
-    std::vector<bool> seen(rank, false);
-    for (int64_t axis : perm) {
-      if (axis < 0 || axis >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(axis)]) {
-        return false;
-      }
-      seen[static_cast<size_t>(axis)] = true;
-      next.dims.push_back(view.dims[static_cast<size_t>(axis)]);
-      next.strides.push_back(view.strides[static_cast<size_t>(axis)]);
-    }
-    view = std::move(next);
-  } else if (node.op_type == "Split") {
-    int64_t axis = node.attr_int("axis", 0);
-    if (axis < 0) axis += static_cast<int64_t>(rank);
-    if (axis < 0 || axis >= static_cast<int64_t>(rank) || out_dims.size() != rank) return false;
-    const auto a = static_cast<size_t>(axis);
-    int64_t start = 0;  // of `out` along the axis
-    for (ValueId o : node.outputs) {
-      if (o == out) break;
-      const Shape& dims = o == kNoValue ? Shape{} : graph.value(o).shape.dims;
-      if (dims.size() != rank) return false;
-      start += dims[a];
-    }
-    view.offset += start * view.strides[a];
-    view.dims[a] = out_dims[a];
-  } else {
-    if (long_axes(view.dims) != long_axes(out_dims)) return false;
-    StridedView next{.dims = out_dims, .strides = {}, .offset = view.offset};
-    size_t d = 0;
-    for (int64_t extent : out_dims) {
-      while (extent != 1 && view.dims[d] == 1) ++d;
-      next.strides.push_back(extent == 1 ? 0 : view.strides[d++]);
-    }
-    view = std::move(next);
-  }
-  return view.dims == out_dims;
-}
-
-StridedView dense_view(const Shape& dims) {
-  StridedView view{.dims = dims, .strides = std::vector<int64_t>(dims.size(), 1), .offset = 0};
-  for (size_t d = dims.size(); d-- > 1;) view.strides[d - 1] = view.strides[d] * dims[d];
-  return view;
-}
-
-// Whether the walk to a MatMul operand's base may pass `node` (its output `out` read by the next
-// node alone): a Transpose, a Split (with `through_splits`) or a view op, static f32 data, every
-// other input a constant (a Split's sizes, a Reshape's shape).
-bool view_node(const Graph& graph, const Node& node, ValueId out, bool through_splits) {
-  const bool split = node.op_type == "Split";
-  if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue ||
-      (split ? !through_splits : node.outputs.size() != 1) ||
-      (!split && node.op_type != "Transpose" && !is_view_op(node.op_type))) {
-    return false;
-  }
-  const Value& in = graph.value(node.inputs[0]);
-  const Value& value = graph.value(out);
-  if (in.dtype != DType::kF32 || value.dtype != DType::kF32 || !in.shape.is_static() ||
-      !value.shape.is_static()) {
-    return false;
-  }
-  for (size_t i = 1; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] != kNoValue && !graph.value(node.inputs[i]).is_constant()) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
-                                                ValueId operand, bool through_splits,
-                                                const std::vector<bool>& absorbed) {
-  if (i >= 2 || matmul.inputs.size() < 2 || operand == kNoValue) return std::nullopt;
-  const Value& a = graph.value(matmul.inputs[0]);
-  const Value& b = graph.value(matmul.inputs[1]);
-  if (!a.shape.is_static() || !b.shape.is_static() || !tiled_matmul(a.shape.dims, b.shape.dims)) {
-    return std::nullopt;
-  }
-  // From the operand towards the base: each node with the output the walk came by.
-  std::vector<std::pair<NodeId, ValueId>> chain;
-  ValueId base = operand;
-  for (;;) {
-    const NodeId id = graph.value(base).producer;
-    NodeId reader = kNoNode;
-    if (id == kNoNode || absorbed[static_cast<size_t>(id)] ||
-        only_reader(graph, base, &reader) == nullptr ||
-        !view_node(graph, graph.node(id), base, through_splits)) {
-      break;
-    }
-    chain.emplace_back(id, base);
-    base = graph.node(id).inputs[0];
-  }
-  // The view, built from the base; where a node cannot be expressed, its output becomes the
-  // base, and while the MatMul cannot read the view (batch axes that do not collapse into one
-  // stride), the node nearest the base leaves the way.
-  StridedView view;
-  for (bool readable = false; !readable && !chain.empty();) {
-    view = dense_view(graph.value(base).shape.dims);
-    for (size_t n = chain.size(); n-- > 0;) {
-      const auto [id, out] = chain[n];
-      if (!apply_view_node(graph, graph.node(id), out, view)) {
-        base = out;
-        view = dense_view(graph.value(out).shape.dims);
-        chain.resize(n);
-      }
-    }
-    readable = chain.empty() || operand_strides(view).has_value();
-    if (!readable) {
-      base = chain.back().second;
-      chain.pop_back();
-    }
-  }
-  const bool moves = std::any_of(chain.begin(), chain.end(), [&](const auto& link) {
-    const std::string& op = graph.node(link.first).op_type;
-    return op == "Transpose" || op == "Split";
-  });
-  if (!moves) return std::nullopt;
-  OperandView fused{base, std::move(view), {}};
-  for (const auto& link : chain) fused.through.push_back(link.first);
-  return fused;
-}
-
-std::vector<int64_t> encode_view(const StridedView& view) {
-  std::vector<int64_t> ints{view.offset};
-  ints.insert(ints.end(), view.dims.begin(), view.dims.end());
-  ints.insert(ints.end(), view.strides.begin(), view.strides.end());
-  return ints;
-}
-
-std::optional<StridedView> decode_view(const std::vector<int64_t>& ints) {
-  if (ints.size() < 5 || ints.size() % 2 == 0) return std::nullopt;
-  const auto rank = static_cast<std::ptrdiff_t>(ints.size() / 2);
-  return StridedView{.dims = Shape(ints.begin() + 1, ints.begin() + 1 + rank),
-                     .strides = std::vector<int64_t>(ints.begin() + 1 + rank, ints.end()),
-                     .offset = ints[0]};
-}
-
-std::optional<std::vector<int64_t>> fusable_result_transpose(const Graph& graph, const Node& matmul,
-                                                             ValueId result,
-                                                             const Node& transpose) {
-  if (transpose.op_type != "Transpose" || !transpose.domain.empty() ||
-      transpose.inputs.size() != 1 || transpose.inputs[0] != result ||
-      transpose.outputs.size() != 1 || matmul.inputs.size() < 2) {
-    return std::nullopt;
-  }
-  const Value& y = graph.value(result);
-  const Value& a = graph.value(matmul.inputs[0]);
-  const Value& b = graph.value(matmul.inputs[1]);
-  if (y.dtype != DType::kF32 || !y.shape.is_static() || !a.shape.is_static() ||
-      !b.shape.is_static() || !tiled_matmul(a.shape.dims, b.shape.dims)) {
-    return std::nullopt;
-  }
-  std::vector<int64_t> perm = transpose_perm(transpose, y.shape.rank());
-  if (!transposed_result(y.shape.dims, perm)) return std::nullopt;
-  return perm;
-}
-
-std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank) {
-  std::vector<int64_t> perm = transpose.attr_ints("perm");
-  if (perm.empty()) {  // ONNX's default: the axes reversed
-    for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
-  }
-  return perm;
-}
-
 std::optional<ActivationChain> activation_chain(const Graph& graph, NodeId id) {
   const Node& node = graph.node(id);
   if (!node.domain.empty()) return std::nullopt;
@@ -501,6 +320,25 @@ std::optional<ValueId> channel_constant(const Graph& graph, const Node& node, co
 }
 
 }  // namespace
+
+std::optional<ValueId> fusable_output_scale(const Graph& graph, const Node& conv, ValueId result,
+                                            const Node& mul) {
+  const auto f32_constant = [&](ValueId v) {
+    return v != kNoValue && graph.value(v).is_constant() && graph.value(v).dtype == DType::kF32;
+  };
+  if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 ||
+      !f32_constant(conv.inputs[1]) ||
+      (conv.inputs.size() > 2 && conv.inputs[2] != kNoValue && !f32_constant(conv.inputs[2]))) {
+    return std::nullopt;
+  }
+  const Value& y = graph.value(result);
+  const Shape& w = graph.value(conv.inputs[1]).shape.dims;
+  if (y.dtype != DType::kF32 || !y.shape.is_static() || y.shape.rank() < 3 || w.empty() ||
+      y.shape.dims[1] != w[0] || graph.value(mul.outputs[0]).shape.dims != y.shape.dims) {
+    return std::nullopt;
+  }
+  return channel_constant(graph, mul, "Mul", result, y.shape.rank(), w[0]);
+}
 
 std::optional<FusedNode> group_norm_epilogue(const Graph& graph, NodeId id) {
   const Node& norm = graph.node(id);

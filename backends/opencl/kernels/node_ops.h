@@ -135,6 +135,15 @@ struct ScaledConvInput {
   NodeId mul = kNoNode;
 };
 std::optional<ScaledConvInput> fusable_input_scale(const Graph& graph, const Node& conv);
+// Conv -> Mul fusion: `mul`, the only reader of a Conv's f32 `result` (before any residual or
+// activation), multiplying it by per-output-channel f32 constants ([C, 1, ...] or [1, C, 1, ...]:
+// ConvNeXt's layer scale) where the Conv's weights and bias (if any) are f32 constants: the
+// factors. The program sets them as the Conv's input kOutputScaleInput (the slots between
+// kNoValue where absent); enqueue_node scales the weights and bias by them on the host, once
+// (derived_constant), so every convolution kernel runs unchanged.
+inline constexpr size_t kOutputScaleInput = 6;
+std::optional<ValueId> fusable_output_scale(const Graph& graph, const Node& conv, ValueId result,
+                                            const Node& mul);
 // DequantizeLinear -> Conv fusion (the QDQ format's convolution): a Conv whose input 0 is 8-bit x
 // dequantized per tensor and whose weights are 8-bit constants dequantized with zero points 0,
 // per tensor or per output channel (axis 0), every parameter a constant: x, its scale and zero

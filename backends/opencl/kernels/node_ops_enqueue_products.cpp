@@ -4,6 +4,7 @@
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_operands.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl::node_detail {
@@ -20,6 +21,47 @@ Result<std::optional<ConvParams::QuantizedOutput>> fused_quantization(const Node
   }
   return std::optional{
       ConvParams::QuantizedOutput{.scale = scale, .zero = q[0], .lo = q[1], .hi = q[2]}};
+}
+
+// The program's Conv -> Mul fusion (fusable_output_scale): the Conv's weights and bias times its
+// factors per output channel, kept per queue (derived_constant); `host` the scaled weights.
+struct ScaledWeights {
+  std::vector<float> host;
+  cl::Buffer w, bias;
+};
+Result<ScaledWeights> scaled_weights(const OpKernels& ops, cl::CommandQueue& queue,
+                                     const Operands& in) {
+  const Tensor* w = in.constant(1);
+  const Tensor* factors = in.constant(kOutputScaleInput);
+  const Tensor* bias = in.has(2) ? in.constant(2) : nullptr;
+  const int64_t oc = in.shape(1).empty() ? 0 : in.shape(1)[0];
+  const auto f32 = [](const Tensor* t) { return t != nullptr && t->dtype() == DType::kF32; };
+  if (!f32(w) || !f32(factors) || (in.has(2) && !f32(bias)) || oc <= 0 ||
+      factors->elements() != oc || w->elements() % oc != 0 || (bias && bias->elements() != oc)) {
+    return invalid_argument(in.context() + ": per-channel factors need f32 constant weights");
+  }
+  const auto f = factors->values<float>();
+  const auto bytes = [](const Tensor& t) {
+    return std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size());
+  };
+  ScaledWeights out;
+  const auto weights = w->values<float>();
+  out.host.assign(weights.begin(), weights.end());
+  const size_t per_channel = out.host.size() / static_cast<size_t>(oc);
+  for (size_t i = 0; i < out.host.size(); ++i) out.host[i] *= f[i / per_channel];
+  HSCHED_ASSIGN_OR_RETURN(
+      out.w, detail::derived_constant(ops, queue, "conv_scaled:" + bytes(*w) + bytes(*factors),
+                                      [&] { return out.host; }));
+  if (bias == nullptr) return out;
+  HSCHED_ASSIGN_OR_RETURN(
+      out.bias, detail::derived_constant(ops, queue,
+                                         "conv_scaled_bias:" + bytes(*bias) + bytes(*factors), [&] {
+                                           std::vector<float> b(bias->values<float>().begin(),
+                                                                bias->values<float>().end());
+                                           for (size_t c = 0; c < b.size(); ++c) b[c] *= f[c];
+                                           return b;
+                                         }));
+  return out;
 }
 
 Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
@@ -60,6 +102,13 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
   if (const Tensor* w_host = in.constant(1); w_host != nullptr && w_host->dtype() == DType::kF32 &&
                                              w_host->elements() == detail::element_count(w_shape)) {
     params.weights_on_host = w_host->values<float>().data();
+  }
+  ScaledWeights scaled;
+  if (in.has(kOutputScaleInput)) {  // the program's Conv -> Mul fusion
+    HSCHED_ASSIGN_OR_RETURN(scaled, scaled_weights(ops, queue, in));
+    w = &scaled.w;
+    if (bias != nullptr) bias = &scaled.bias;
+    params.weights_on_host = scaled.host.data();
   }
   params.residual = in.optional_buffer(kResidualInput);
   params.input_scale = in.optional_buffer(kInputScaleInput);

@@ -264,6 +264,35 @@ TEST_F(ClFusionTest, ChannelScaledConvInputsMatchTheCpu) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 4}, 1e-2, 1e-2);
 }
 
+// ConvNeXt's layer scale: a Conv's result times constant factors per output channel, in the Conv
+// (its weights and bias scaled once), then its residual Add (1x1, with bias; the Add's operands
+// swapped) or activation (a padded 3x3 without bias; factors [C, 1, 1] first in the Mul). A Mul by
+// factors per element stays a kernel. Four kernels for eight nodes, the CPU's values.
+TEST_F(ClFusionTest, ChannelScaledConvOutputsMatchTheCpu) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 8, 5, 5});
+  for (const char* y : {"y1", "y2", "y3"}) b.output(y, DType::kF32, {2, 8, 5, 5});
+  b.initializer_random("w1", {8, 8, 1, 1}, 0.5f, 3).initializer_random("b1", {8}, 0.5f, 4);
+  b.initializer_random("w2", {8, 8, 3, 3}, 0.3f, 5).initializer_random("w3", {8, 8, 1, 1}, 0.5f, 6);
+  b.initializer_random("f1", {1, 8, 1, 1}, 1.0f, 7).initializer_random("f2", {8, 1, 1}, 1.0f, 8);
+  b.initializer_random("f3", {1, 8, 5, 5}, 1.0f, 9);
+  b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  b.node("Mul", {"c1", "f1"}, {"s1"});
+  b.node("Add", {"x", "s1"}, {"y1"});
+  set_attr(b.node("Conv", {"x", "w2"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Mul", {"f2", "c2"}, {"s2"});
+  b.node("Relu", {"s2"}, {"y2"});
+  b.node("Conv", {"x", "w3"}, {"c3"});
+  b.node("Mul", {"c3", "f3"}, {"y3"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_channel_scaled_out", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {2, 8, 5, 5});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.41f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 4}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 4}, 1e-2, 1e-2);
+}
+
 // PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
 // Softmax: rows of 40 (a work group per row) with one row all -inf, and a LogSoftmax over axis 1
 // (an item per column) with one column all -inf, each after its mask's Add. Four kernels for ten
