@@ -165,6 +165,7 @@ class StepPlanner {
     steps = group_sibling_products(graph_, std::move(steps));
     steps = merge_attention(graph_, std::move(steps));
     steps = merge_layer_norm(graph_, std::move(steps));
+    steps = merge_squeeze_excitation(graph_, std::move(steps));
     mark_constant_steps(steps);
     return steps;
   }

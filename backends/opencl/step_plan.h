@@ -61,4 +61,10 @@ std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<Planned
 // reads the LayerNormalization's input and normalizes its rows as it loads them.
 std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<PlannedStep> steps);
 
+// Then (step_plan_merge.cpp) a squeeze-and-excitation's two 1x1 Convs on pooled means, the second
+// alone reading the first, run as one kSqueezeExcitationOp step in the second's place (se_gate:
+// the hidden layer stays in local memory).
+std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
+                                                  std::vector<PlannedStep> steps);
+
 }  // namespace hsched::opencl::detail

@@ -1,5 +1,6 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
-// (group_sibling_products, merge_attention, merge_layer_norm: step_plan.h).
+// (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation:
+// step_plan.h).
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/step_plan.h"
 
 namespace hsched::opencl::detail {
@@ -146,6 +148,33 @@ bool norm_merges(const Graph& graph, const PlannedStep& ln, const PlannedStep& p
          (axis == -1 || axis == rank - 1) && a == x.shape.dims && tiled_matmul(a, b);
 }
 
+// The weights' shape of Conv step `step` when it can be one of a squeeze-and-excitation's 1x1
+// Convs (merge_squeeze_excitation): f32 [N, C, 1, 1] by constant f32 weights [out, C, 1, 1] into
+// [N, out, 1, 1], group 1, an f32 bias or none, nothing fused but an activation.
+std::optional<Shape> excitation_weights(const Graph& graph, const PlannedStep& step) {
+  const Node& op = step.op;
+  if (!is_step_of(step, "Conv") || op.inputs.size() < 2 || op.inputs.size() > 3 ||
+      op.attr_int("group", 1) != 1 ||
+      !only_attributes(op, {"kernel_shape", "strides", "pads", "dilations", "group", "auto_pad",
+                            kFusedActivationAttr, kFusedAlphaAttr, kFusedBetaAttr})) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(op.inputs[0]);
+  const Value& w = graph.value(op.inputs[1]);
+  const bool bias = op.inputs.size() == 3 && op.inputs[2] != kNoValue;
+  if (x.dtype != DType::kF32 || !w.is_constant() || w.dtype != DType::kF32 ||
+      (bias && graph.value(op.inputs[2]).dtype != DType::kF32)) {
+    return std::nullopt;
+  }
+  const Shape &xd = x.shape.dims, &wd = w.shape.dims;
+  if (xd.size() != 4 || xd[2] != 1 || xd[3] != 1 || wd.size() != 4 || wd[1] != xd[1] ||
+      wd[2] != 1 || wd[3] != 1 ||
+      graph.value(op.outputs[0]).shape.dims != Shape{xd[0], wd[0], 1, 1}) {
+    return std::nullopt;
+  }
+  return wd;
+}
+
 }  // namespace
 
 std::vector<PlannedStep> group_sibling_products(const Graph& graph,
@@ -223,6 +252,46 @@ std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<Planne
     auto& absorbed = steps[it->second].absorbed;
     absorbed.push_back(ln.node);
     absorbed.insert(absorbed.end(), ln.absorbed.begin(), ln.absorbed.end());
+    merged[i] = true;
+  }
+  return without_merged(std::move(steps), merged);
+}
+
+std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
+                                                  std::vector<PlannedStep> steps) {
+  std::map<NodeId, size_t> step_of;  // a step's node -> its index
+  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
+  std::vector<bool> merged(steps.size(), false);
+  const auto bias_of = [](const Node& conv) {
+    return conv.inputs.size() > 2 ? conv.inputs[2] : kNoValue;
+  };
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const PlannedStep& first = steps[i];
+    const auto w1 = excitation_weights(graph, first);
+    if (!w1 || (*w1)[1] > kMaxExcitedChannels || (*w1)[0] > kMaxExcitationHidden) continue;
+    const NodeId reader = sole_reader(graph, first.op.outputs[0]);
+    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
+    if (it == step_of.end()) continue;
+    PlannedStep& second = steps[it->second];
+    const auto w2 = excitation_weights(graph, second);
+    if (!w2 || second.op.inputs[0] != first.op.outputs[0] || (*w2)[1] != (*w1)[0]) continue;
+    Node op{second.op.name,
+            kSqueezeExcitationOp,
+            "",
+            {first.op.inputs[0], first.op.inputs[1], bias_of(first.op), second.op.inputs[1],
+             bias_of(second.op)},
+            second.op.outputs,
+            {}};
+    const char* const fused[3] = {kFusedActivationAttr, kFusedAlphaAttr, kFusedBetaAttr};
+    for (size_t a = 0; a < 3; ++a) {
+      if (second.op.has_attr(fused[a])) op.attributes[fused[a]] = second.op.attributes.at(fused[a]);
+      if (first.op.has_attr(fused[a])) {
+        op.attributes[kInnerActivationAttrs[a]] = first.op.attributes.at(fused[a]);
+      }
+    }
+    second.op = std::move(op);
+    second.absorbed.push_back(first.node);
+    second.absorbed.insert(second.absorbed.end(), first.absorbed.begin(), first.absorbed.end());
     merged[i] = true;
   }
   return without_merged(std::move(steps), merged);

@@ -467,6 +467,56 @@ void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
         y, conv_stored(s, i));
 }
 
+
+// A squeeze-and-excitation block's two 1x1 Convs on the pooled means m [N, C], in one launch:
+// y[b, o] = act2(b2[o] + sum_h w2[o, h] act1(b1[h] + sum_c w1[h, c] m[b, c])) for o < c_out. A work
+// group of 256 items per (64 outputs, batch) computes the whole hidden layer in local memory
+// (SE_MAX_C means, SE_MAX_MID hidden values), 8 items an output (w1's rows read in runs of 8),
+// then its 64 outputs, 4 items each. fp32 sums.
+typedef struct {
+  int c, mid, c_out, has_b1, has_b2, op1, op2;
+  float alpha1, beta1, alpha2, beta2;
+} SeShape;
+#define SE_MAX_C 4096
+#define SE_MAX_MID 1024
+__kernel __attribute__((reqd_work_group_size(256, 1, 1)))
+void se_gate(__global const storage_t* m, __global const storage_t* w1,
+             __global const storage_t* b1, __global const storage_t* w2,
+             __global const storage_t* b2, __global storage_t* y, SeShape s) {
+  __local float means[SE_MAX_C];
+  __local float hidden[SE_MAX_MID];
+  __local float part[256];
+  const int lid = get_local_id(0), o0 = get_group_id(0) * 64, batch = get_group_id(1);
+  for (int c = lid; c < s.c; c += 256) means[c] = LOAD(m, batch * s.c + c);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int h0 = 0; h0 < s.mid; h0 += 32) {
+    const int h = h0 + lid / 8, lane = lid % 8;
+    float acc = 0.0f;
+    if (h < s.mid) {
+      for (int c = lane; c < s.c; c += 8) acc = fma(LOAD(w1, h * s.c + c), means[c], acc);
+    }
+    part[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0 && h < s.mid) {
+      float sum = s.has_b1 ? LOAD(b1, h) : 0.0f;
+      for (int u = 0; u < 8; ++u) sum += part[lid + u];
+      hidden[h] = apply_unary(s.op1, sum, s.alpha1, s.beta1);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const int o = o0 + lid / 4, lane = lid % 4;
+  float acc = 0.0f;
+  if (o < s.c_out) {
+    for (int h = lane; h < s.mid; h += 4) acc = fma(LOAD(w2, o * s.mid + h), hidden[h], acc);
+  }
+  part[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (lane == 0 && o < s.c_out) {
+    float sum = s.has_b2 ? LOAD(b2, o) : 0.0f;
+    for (int u = 0; u < 4; ++u) sum += part[lid + u];
+    STORE(apply_unary(s.op2, sum, s.alpha2, s.beta2), y, batch * s.c_out + o);
+  }
+}
 )CL";
 
 }  // namespace hsched::opencl

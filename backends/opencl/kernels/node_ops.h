@@ -284,6 +284,16 @@ inline constexpr const char* kAttentionOutAlphaAttr = "hsched_attention_out_alph
 inline constexpr size_t kNormScaleInput = 6;
 inline constexpr size_t kNormBiasInput = 7;
 inline constexpr const char* kMatMulNormAttr = "hsched_matmul_norm_epsilon";
+// Squeeze-and-excitation (merge_squeeze_excitation, step_plan.h): a Conv step of a pooled
+// [N, C, 1, 1] by constant f32 weights [mid, C, 1, 1] (its bias, its activation), whose result only
+// a second such Conv step reads (weights [c_out, mid, 1, 1], its bias and activation), within
+// kMaxExcitedChannels and kMaxExcitationHidden: one step kSqueezeExcitationOp, inputs the pooled
+// means, w1, b1, w2, b2 (kNoValue for an absent bias), the second's output, the second's
+// activation as attach_activation's attributes, the first's as kInnerActivationAttrs.
+// enqueue_node runs it as enqueue_squeeze_excitation.
+inline constexpr const char* kSqueezeExcitationOp = "hsched.SqueezeExcitation";
+inline constexpr const char* kInnerActivationAttrs[3] = {"hsched_inner_activation",
+                                                         "hsched_inner_alpha", "hsched_inner_beta"};
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any
 // bias and activation, no residual), when the MatMul can store its result so permuted
 // (transposed_result, tiled_matmul): its permutation, which the program puts in attribute

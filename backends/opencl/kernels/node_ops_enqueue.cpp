@@ -15,11 +15,13 @@
 namespace hsched::opencl {
 namespace node_detail {
 
-std::optional<Activation> fused_activation(const Node& node) {
-  if (!node.has_attr(kFusedActivationAttr)) return std::nullopt;
-  return Activation{.op = static_cast<UnaryOp>(node.attr_int(kFusedActivationAttr, 0)),
-                    .alpha = node.attr_float(kFusedAlphaAttr, 0.0f),
-                    .beta = node.attr_float(kFusedBetaAttr, 0.0f)};
+std::optional<Activation> fused_activation(const Node& node, bool inner) {
+  const char* const op = inner ? kInnerActivationAttrs[0] : kFusedActivationAttr;
+  if (!node.has_attr(op)) return std::nullopt;
+  return Activation{
+      .op = static_cast<UnaryOp>(node.attr_int(op, 0)),
+      .alpha = node.attr_float(inner ? kInnerActivationAttrs[1] : kFusedAlphaAttr, 0.0f),
+      .beta = node.attr_float(inner ? kInnerActivationAttrs[2] : kFusedBetaAttr, 0.0f)};
 }
 
 Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,

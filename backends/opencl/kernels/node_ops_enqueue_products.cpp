@@ -5,6 +5,7 @@
 #include "backends/opencl/kernels/node_ops_operands.h"
 #include "backends/opencl/kernels/node_ops_util.h"
 #include "backends/opencl/kernels/ops_scratch.h"
+#include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/kernels/ops_util.h"
 
 namespace hsched::opencl::node_detail {
@@ -249,6 +250,34 @@ Result<cl::Event> enqueue_attention_node(const OpKernels& ops, cl::CommandQueue&
                            fusion, wait);
 }
 
+Result<cl::Event> enqueue_squeeze_excitation_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                                  const Operands& in, const Events& wait) {
+  if (in.input_count() != 5) {
+    return invalid_argument(in.context() + ": squeeze-and-excitation takes 5 inputs");
+  }
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* m, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w1, in.buffer(1));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* w2, in.buffer(3));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const Shape &x = in.shape(0), &s1 = in.shape(1), &s2 = in.shape(3);
+  const auto is_1x1 = [](const Shape& w) { return w.size() == 4 && w[2] == 1 && w[3] == 1; };
+  SqueezeExcitation se{.b1 = in.optional_buffer(2),
+                       .b2 = in.optional_buffer(4),
+                       .act1 = fused_activation(in.node(), true),
+                       .act2 = fused_activation(in.node())};
+  if (x.size() != 4 || !is_1x1(s1) || !is_1x1(s2) || x[1] != s1[1] || s2[1] != s1[0] || x[2] != 1 ||
+      x[3] != 1 || (se.b1 != nullptr && detail::element_count(in.shape(2)) != s1[0]) ||
+      (se.b2 != nullptr && detail::element_count(in.shape(4)) != s2[0]) ||
+      detail::element_count(in.output_shape()) != x[0] * s2[0]) {
+    return invalid_argument(in.context() + ": squeeze-and-excitation shapes do not match");
+  }
+  se.batch = x[0];
+  se.channels = x[1];
+  se.hidden = s1[0];
+  se.out_channels = s2[0];
+  return enqueue_squeeze_excitation(ops, queue, *m, *w1, *w2, se, *y, wait);
+}
+
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
@@ -274,6 +303,7 @@ std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::Comma
   if (op == "MatMul") return enqueue_matmul_node(ops, queue, in, wait);
   if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
   if (op == kAttentionOp) return enqueue_attention_node(ops, queue, in, wait);
+  if (op == kSqueezeExcitationOp) return enqueue_squeeze_excitation_node(ops, queue, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
   return std::nullopt;
 }

@@ -72,14 +72,15 @@ std::optional<Result<cl::Event>> enqueue_generator(const OpKernels& ops, cl::Com
 std::optional<Result<cl::Event>> enqueue_quant(const OpKernels& ops, cl::CommandQueue& queue,
                                                const Node& node, const Operands& in,
                                                const Events& wait);
-// Conv, ConvTranspose, MaxPool, AveragePool, MatMul, a MatMul group, Gemm
-// (node_ops_enqueue_products.cpp). nullopt for other ops.
+// Conv, ConvTranspose, MaxPool, AveragePool, MatMul, a MatMul group, attention, a
+// squeeze-and-excitation, Gemm (node_ops_enqueue_products.cpp). nullopt for other ops.
 std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::CommandQueue& queue,
                                                  const Node& node, const Operands& in,
                                                  const Events& wait);
 
-// The activation the program fused into a Conv or MatMul (attach_activation), if any.
-std::optional<Activation> fused_activation(const Node& node);
+// The activation the program fused into a Conv or MatMul (attach_activation), if any; with
+// `inner`, a squeeze-and-excitation step's first one (kInnerActivationAttrs).
+std::optional<Activation> fused_activation(const Node& node, bool inner = false);
 // The parameters of one of the program's QDQ fusions: attribute `attr` of `node`, `count`
 // floats; null where the node has none.
 Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,

@@ -274,6 +274,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"matmul_qdq_16", 2},
                                                         {"matmul_split_reduce", 2},
                                                         {"attention_rows", 2},
+                                                        {"se_gate", 2},
                                                         {"matmul_group_64", 2},
                                                         {"matmul_group_32", 2},
                                                         {"matmul_group_16", 2},

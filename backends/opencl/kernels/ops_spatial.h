@@ -296,4 +296,21 @@ Result<cl::Event> enqueue_reduce(const OpKernels& ops, cl::CommandQueue& queue, 
                                  const std::vector<bool>& reduce, cl::Buffer& y,
                                  const Events& wait = {});
 
+// A squeeze-and-excitation block's two 1x1 Convs on pooled means, in one launch: y [N, c_out] =
+// act2(b2 + w2 act1(b1 + w1 m)) per sample, m [N, C] (batch * C values), w1 [mid, C], w2 [c_out,
+// mid], the biases (null where absent) [mid] and [c_out]; C <= kMaxExcitedChannels, mid <=
+// kMaxExcitationHidden (what one work group holds).
+struct SqueezeExcitation {
+  int64_t batch = 1, channels = 0, hidden = 0, out_channels = 0;
+  const cl::Buffer* b1 = nullptr;
+  const cl::Buffer* b2 = nullptr;
+  std::optional<Activation> act1{}, act2{};
+};
+inline constexpr int64_t kMaxExcitedChannels = 4096;   // SE_MAX_C
+inline constexpr int64_t kMaxExcitationHidden = 1024;  // SE_MAX_MID
+Result<cl::Event> enqueue_squeeze_excitation(const OpKernels& ops, cl::CommandQueue& queue,
+                                             const cl::Buffer& m, const cl::Buffer& w1,
+                                             const cl::Buffer& w2, const SqueezeExcitation& se,
+                                             cl::Buffer& y, const Events& wait = {});
+
 }  // namespace hsched::opencl

@@ -236,7 +236,8 @@ TEST_F(ClFusionTest, ConcatOfConvsIsWrittenInPlace) {
 
 // Squeeze-and-excitation: x times its per-sample channel gate [N, C, 1, 1] read by the projecting
 // Conv as it loads x (implicit GEMM), and x times constant channel factors [1, C, 1, 1] (the Mul's
-// operands swapped) by a depthwise Conv (direct). Five kernels for nine nodes, the CPU's values.
+// operands swapped) by a depthwise Conv (direct). Four kernels for nine nodes (the gate's two
+// Convs in one launch), the CPU's values.
 TEST_F(ClFusionTest, ChannelScaledConvInputsMatchTheCpu) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {2, 8, 5, 5});
@@ -260,8 +261,8 @@ TEST_F(ClFusionTest, ChannelScaledConvInputsMatchTheCpu) {
   Tensor x(DType::kF32, {2, 8, 5, 5});
   auto values = x.values<float>();
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i));
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {5, 4}, 1e-4, 1e-3, 3);
-  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {5, 4}, 1e-2, 1e-2);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 5}, 1e-4, 1e-3, 3);
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 5}, 1e-2, 1e-2);
 }
 
 // ConvNeXt's layer scale: a Conv's result times constant factors per output channel, in the Conv
@@ -291,6 +292,51 @@ TEST_F(ClFusionTest, ChannelScaledConvOutputsMatchTheCpu) {
   for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.41f * static_cast<float>(i));
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {4, 4}, 1e-4, 1e-3, 3);
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {4, 4}, 1e-2, 1e-2);
+}
+
+// Squeeze-and-excitation: GlobalAveragePool, a 1x1 Conv and its activation, a 1x1 Conv back and
+// its gate, then x times the gate read by the projecting Conv. The two 1x1 Convs run in one
+// se_gate launch: MobileNet-V3's (biases, Relu, HardSigmoid; batch 2) and EfficientNet's (a SiLU
+// exported as x * Sigmoid(x), no first bias, Sigmoid): three kernels each. Where the first Conv's
+// result is also a graph output the Convs run apart (the Relu too): five kernels.
+TEST_F(ClFusionTest, SqueezeExcitationRunsInOneLaunch) {
+  struct Case {
+    int64_t batch;
+    bool silu, exposed;
+    Fused want;
+  };
+  for (const Case c : {Case{2, false, false, {3, 4}}, Case{1, true, false, {3, 5}},
+                       Case{1, false, true, {5, 2}}}) {
+    SCOPED_TRACE("batch " + std::to_string(c.batch) + (c.silu ? ", SiLU" : ", Relu") +
+                 (c.exposed ? ", exposed" : ""));
+    OnnxBuilder b(17);
+    b.input("x", DType::kF32, {c.batch, 24, 6, 6});
+    b.output("y", DType::kF32, {c.batch, 8, 6, 6});
+    if (c.exposed) b.output("s1", DType::kF32, {c.batch, 6, 1, 1});
+    b.initializer_random("w1", {6, 24, 1, 1}, 0.5f, 11).initializer_random("b1", {6}, 0.5f, 12);
+    b.initializer_random("w2", {24, 6, 1, 1}, 0.5f, 13).initializer_random("b2", {24}, 0.5f, 14);
+    b.initializer_random("w3", {8, 24, 1, 1}, 0.5f, 15);
+    b.node("GlobalAveragePool", {"x"}, {"g"});
+    if (c.silu) {
+      b.node("Conv", {"g", "w1"}, {"s1"});
+      b.node("Sigmoid", {"s1"}, {"sig"});
+      b.node("Mul", {"s1", "sig"}, {"h"});
+    } else {
+      b.node("Conv", {"g", "w1", "b1"}, {"s1"});
+      b.node("Relu", {"s1"}, {"h"});
+    }
+    b.node("Conv", {"h", "w2", "b2"}, {"s2"});
+    b.node(c.silu ? "Sigmoid" : "HardSigmoid", {"s2"}, {"gate"});
+    b.node("Mul", {"x", "gate"}, {"xs"});
+    b.node("Conv", {"xs", "w3"}, {"y"});
+    auto graph = import_onnx_model(b.model(), {}, "cl_squeeze_excitation", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x(DType::kF32, {c.batch, 24, 6, 6});
+    auto values = x.values<float>();
+    for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.23f * static_cast<float>(i));
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, c.want, 1e-5, 1e-4, 3);
+    expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, c.want, 1e-2, 1e-2);
+  }
 }
 
 // PyTorch's guard of fully masked attention rows, Where(IsNaN(softmax), c, softmax), in the
