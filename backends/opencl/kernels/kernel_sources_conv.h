@@ -479,6 +479,26 @@ typedef struct {
 } SeShape;
 #define SE_MAX_C 4096
 #define SE_MAX_MID 1024
+// Output `row` (< rows) of a layer w [rows, len] x v (len values in local memory) plus its bias,
+// `lanes` items of the group an output (item lid its lane lid % lanes), in part's slot of the
+// output's first lane (others: garbage). Every item of the group calls it.
+float se_layer(__global const storage_t* w, __global const storage_t* bias, int has_bias,
+               int row, int rows, int len, __local const float* v, int lanes,
+               __local float* part) {
+  const int lid = get_local_id(0), lane = lid % lanes;
+  float acc = 0.0f;
+  if (row < rows) {
+    for (int c = lane; c < len; c += lanes) acc = fma(LOAD(w, row * len + c), v[c], acc);
+  }
+  part[lid] = acc;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = has_bias && row < rows ? LOAD(bias, row) : 0.0f;
+  if (lane == 0) {
+    for (int u = 0; u < lanes; ++u) sum += part[lid + u];
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return sum;
+}
 __kernel __attribute__((reqd_work_group_size(256, 1, 1)))
 void se_gate(__global const storage_t* m, __global const storage_t* w1,
              __global const storage_t* b1, __global const storage_t* w2,
@@ -490,31 +510,15 @@ void se_gate(__global const storage_t* m, __global const storage_t* w1,
   for (int c = lid; c < s.c; c += 256) means[c] = LOAD(m, batch * s.c + c);
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int h0 = 0; h0 < s.mid; h0 += 32) {
-    const int h = h0 + lid / 8, lane = lid % 8;
-    float acc = 0.0f;
-    if (h < s.mid) {
-      for (int c = lane; c < s.c; c += 8) acc = fma(LOAD(w1, h * s.c + c), means[c], acc);
-    }
-    part[lid] = acc;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lane == 0 && h < s.mid) {
-      float sum = s.has_b1 ? LOAD(b1, h) : 0.0f;
-      for (int u = 0; u < 8; ++u) sum += part[lid + u];
-      hidden[h] = apply_unary(s.op1, sum, s.alpha1, s.beta1);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    const int h = h0 + lid / 8;
+    const float v = se_layer(w1, b1, s.has_b1, h, s.mid, s.c, means, 8, part);
+    if (lid % 8 == 0 && h < s.mid) hidden[h] = apply_unary(s.op1, v, s.alpha1, s.beta1);
   }
-  const int o = o0 + lid / 4, lane = lid % 4;
-  float acc = 0.0f;
-  if (o < s.c_out) {
-    for (int h = lane; h < s.mid; h += 4) acc = fma(LOAD(w2, o * s.mid + h), hidden[h], acc);
-  }
-  part[lid] = acc;
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (lane == 0 && o < s.c_out) {
-    float sum = s.has_b2 ? LOAD(b2, o) : 0.0f;
-    for (int u = 0; u < 4; ++u) sum += part[lid + u];
-    STORE(apply_unary(s.op2, sum, s.alpha2, s.beta2), y, batch * s.c_out + o);
+  const int o = o0 + lid / 4;
+  const float v = se_layer(w2, b2, s.has_b2, o, s.c_out, s.mid, hidden, 4, part);
+  if (lid % 4 == 0 && o < s.c_out) {
+    STORE(apply_unary(s.op2, v, s.alpha2, s.beta2), y, batch * s.c_out + o);
   }
 }
 )CL";
