@@ -226,9 +226,8 @@ __kernel void matmul_split_reduce(__global const float* partial,
 // batch * mask_batch + i * n + j; y at batch * y_batch + i * y_row + c. A group of ATT_GROUP
 // items takes ATT_ROWS query rows of one batch (work group (row block, batch)): their Q rows and
 // their N weights stay in local memory (N <= ATT_MAX_KEYS, D <= ATT_MAX_DEPTH), so the scores
-// and weights never reach global memory. Scores: an item a (row, key) pair, the keys' K
-// columns staged in local memory ATT_KEYS_STEP at a time (coalesced loads). Softmax: ATT_LANES
-// items a row, tree reductions. Result: ATT_SPLIT sets of ATT_LANES items, each set summing its share of the
+// and weights never reach global memory. Scores: an item a key. Softmax: ATT_LANES items a row,
+// tree reductions. Result: ATT_SPLIT sets of ATT_LANES items, each set summing its share of the
 // keys for ATT_LANES columns, the shares added in local memory. fp32 throughout; each weight is
 // exp(s - max) / sum as softmax_rows computes it.
 typedef struct {
@@ -241,10 +240,8 @@ typedef struct {
 #define ATT_LANES 64
 #define ATT_SPLIT 4
 #define ATT_GROUP (ATT_LANES * ATT_SPLIT)
-#define ATT_MAX_KEYS 512
+#define ATT_MAX_KEYS 128
 #define ATT_MAX_DEPTH 128
-#define ATT_KEYS_STEP (ATT_GROUP / ATT_ROWS)
-#define ATT_DEPTH_STEP 64
 // The tree reduction (max, or sum with SUM) of `value` over the ATT_LANES items of row r (lane t).
 #define ATT_ROW_REDUCE(value, SUM)                                                             \
   scratch[r][t] = value;                                                                        \
@@ -264,7 +261,6 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
   __local float w[ATT_ROWS][ATT_MAX_KEYS];
   __local float scratch[ATT_ROWS][ATT_LANES];
   __local float shares[ATT_SPLIT][ATT_ROWS][ATT_LANES];
-  __local float k_tile[ATT_DEPTH_STEP][ATT_KEYS_STEP + 1];
   const int lid = get_local_id(0), row0 = get_group_id(0) * ATT_ROWS, batch = get_group_id(1);
   const int n = at.n, d = at.d;
   for (int l = lid; l < ATT_ROWS * d; l += ATT_GROUP) {
@@ -273,33 +269,21 @@ void attention_rows(__global const storage_t* q, __global const storage_t* k,
         ? LOAD(q, at.q_offset + batch * at.q_batch + i * at.q_row + c * at.q_col) : 0.0f;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  {
-    // Scores, ATT_KEYS_STEP keys at a time: their K columns staged in local memory (the loads
-    // walk whichever of K's axes is contiguous), then an item a (row, key) pair.
-    const int r = lid / ATT_KEYS_STEP, jj = lid % ATT_KEYS_STEP;
-    const int kb = at.k_offset + batch * at.k_batch;
-    const bool depth_fast = at.k_row <= at.k_col;
-    for (int j0 = 0; j0 < n; j0 += ATT_KEYS_STEP) {
-      float acc = 0.0f;
-      for (int c0 = 0; c0 < d; c0 += ATT_DEPTH_STEP) {
-        const int depth = min(ATT_DEPTH_STEP, d - c0);
-        for (int l = lid; l < ATT_KEYS_STEP * depth; l += ATT_GROUP) {
-          const int c = depth_fast ? l % depth : l / ATT_KEYS_STEP;
-          const int j = depth_fast ? l / depth : l % ATT_KEYS_STEP;
-          k_tile[c][j] =
-              j0 + j < n ? LOAD(k, kb + (j0 + j) * at.k_col + (c0 + c) * at.k_row) : 0.0f;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int c = 0; c < depth; ++c) acc = fma(q_rows[r][c0 + c], k_tile[c][jj], acc);
-        barrier(CLK_LOCAL_MEM_FENCE);
-      }
-      const int j = j0 + jj, i = min(row0 + r, at.m - 1);
-      if (j < n) {
-        w[r][j] = at.alpha * acc +
-                  (at.has_mask ? LOAD(mask, batch * at.mask_batch + i * n + j) : 0.0f);
-      }
+  for (int j = lid; j < n; j += ATT_GROUP) {
+    float acc[ATT_ROWS];
+    for (int r = 0; r < ATT_ROWS; ++r) acc[r] = 0.0f;
+    const int kb = at.k_offset + batch * at.k_batch + j * at.k_col;
+    for (int c = 0; c < d; ++c) {
+      const float kv = LOAD(k, kb + c * at.k_row);
+      for (int r = 0; r < ATT_ROWS; ++r) acc[r] = fma(q_rows[r][c], kv, acc[r]);
+    }
+    for (int r = 0; r < ATT_ROWS; ++r) {
+      const int i = min(row0 + r, at.m - 1);
+      w[r][j] = at.alpha * acc[r] +
+                (at.has_mask ? LOAD(mask, batch * at.mask_batch + i * n + j) : 0.0f);
     }
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
   {
     const int r = lid / ATT_LANES, t = lid % ATT_LANES;
     float partial = -INFINITY;

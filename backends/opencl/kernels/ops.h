@@ -339,8 +339,9 @@ struct AttentionFusion {
 };
 // Whether enqueue_attention runs these (logical) shapes: both products tiled (tiled_matmul), the
 // second one's batch the first one's, N <= kMaxAttentionKeys and D <= kMaxAttentionDepth (what
-// one work group holds).
-inline constexpr int64_t kMaxAttentionKeys = 512;
+// one work group holds). Keys are bounded where the launch pays on the H200 (docs/benchmarks.md:
+// faster than the three kernels with BERT-Mini's 128 keys, slower with ViT-Tiny's 197).
+inline constexpr int64_t kMaxAttentionKeys = 128;
 inline constexpr int64_t kMaxAttentionDepth = 128;
 bool fused_attention_fits(const Shape& q_shape, const Shape& k_shape, const Shape& v_shape);
 // q_shape, k_shape and v_shape are the buffers' shapes (a view's dims are the operand's).
