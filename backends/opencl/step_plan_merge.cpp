@@ -76,6 +76,35 @@ NodeId sole_reader(const Graph& graph, ValueId value) {
   return v.consumers[0];
 }
 
+// A merging pass's steps: the step that alone reads a value, and the steps merged into others.
+class Merging {
+ public:
+  Merging(const Graph& graph, std::vector<PlannedStep>& steps)
+      : graph_(graph), steps_(steps), merged_(steps.size(), false) {
+    for (size_t i = 0; i < steps.size(); ++i) index_[steps[i].node] = i;
+  }
+  // The step whose node alone reads `value` (sole_reader), else nullptr.
+  PlannedStep* reading(ValueId value) {
+    const NodeId reader = value == kNoValue ? kNoNode : sole_reader(graph_, value);
+    const auto it = reader == kNoNode ? index_.end() : index_.find(reader);
+    return it == index_.end() ? nullptr : &steps_[it->second];
+  }
+  bool merged(size_t i) const { return merged_[i]; }
+  // `part` runs in `into` from now on: absorbed by it, dropped by kept().
+  void merge(const PlannedStep& part, PlannedStep& into) {
+    into.absorbed.push_back(part.node);
+    into.absorbed.insert(into.absorbed.end(), part.absorbed.begin(), part.absorbed.end());
+    merged_[index_.at(part.node)] = true;
+  }
+  std::vector<PlannedStep> kept() { return without_merged(std::move(steps_), merged_); }
+
+ private:
+  const Graph& graph_;
+  std::vector<PlannedStep>& steps_;
+  std::vector<bool> merged_;
+  std::map<NodeId, size_t> index_;  // a step's node -> its index
+};
+
 // A MatMul operand's logical shape: its view's dims, else its value's.
 Shape operand_dims(const Graph& graph, const Node& matmul, size_t i) {
   const std::vector<int64_t> view = matmul.attr_ints(kMatMulViewAttrs[i]);
@@ -206,95 +235,72 @@ std::vector<PlannedStep> group_sibling_products(const Graph& graph,
 }
 
 std::vector<PlannedStep> merge_attention(const Graph& graph, std::vector<PlannedStep> steps) {
-  std::map<NodeId, size_t> step_of;  // a step's node -> its index
-  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
-  const auto step_reading = [&](ValueId value) -> PlannedStep* {
-    const NodeId reader = sole_reader(graph, value);
-    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
-    return it == step_of.end() ? nullptr : &steps[it->second];
-  };
-  std::vector<bool> merged(steps.size(), false);
+  Merging merging(graph, steps);
   for (size_t i = 0; i < steps.size(); ++i) {
     PlannedStep& scores = steps[i];
-    if (merged[i] || !is_step_of(scores, "MatMul")) continue;
-    PlannedStep* weights = step_reading(scores.op.outputs[0]);
+    if (merging.merged(i) || !is_step_of(scores, "MatMul")) continue;
+    PlannedStep* weights = merging.reading(scores.op.outputs[0]);
     if (weights == nullptr || !is_step_of(*weights, "Softmax")) continue;
-    PlannedStep* result = step_reading(weights->op.outputs[0]);
+    PlannedStep* result = merging.reading(weights->op.outputs[0]);
     if (result == nullptr || !is_step_of(*result, "MatMul")) continue;
     auto op = attention_of(graph, scores, *weights, *result);
     if (!op) continue;
     result->op = std::move(*op);
-    for (const PlannedStep* part : {&scores, weights}) {
-      result->absorbed.push_back(part->node);
-      result->absorbed.insert(result->absorbed.end(), part->absorbed.begin(), part->absorbed.end());
-      merged[step_of.at(part->node)] = true;
-    }
+    merging.merge(scores, *result);
+    merging.merge(*weights, *result);
   }
-  return without_merged(std::move(steps), merged);
+  return merging.kept();
 }
 
 std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<PlannedStep> steps) {
-  std::map<NodeId, size_t> step_of;  // a step's node -> its index
-  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
-  std::vector<bool> merged(steps.size(), false);
-  for (size_t i = 0; i < steps.size(); ++i) {
-    PlannedStep& ln = steps[i];
-    if (ln.op.outputs.empty() || ln.op.outputs[0] == kNoValue) continue;
-    const NodeId reader = sole_reader(graph, ln.op.outputs[0]);
-    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
-    if (it == step_of.end() || !norm_merges(graph, ln, steps[it->second])) continue;
-    Node& product = steps[it->second].op;
-    product.inputs[0] = ln.op.inputs[0];
-    product.inputs.resize(kNormBiasInput + 1, kNoValue);
-    product.inputs[kNormScaleInput] = ln.op.inputs[1];
-    if (ln.op.inputs.size() > 2) product.inputs[kNormBiasInput] = ln.op.inputs[2];
-    product.attributes[kMatMulNormAttr] = ln.op.attr_float("epsilon", 1e-5f);
-    auto& absorbed = steps[it->second].absorbed;
-    absorbed.push_back(ln.node);
-    absorbed.insert(absorbed.end(), ln.absorbed.begin(), ln.absorbed.end());
-    merged[i] = true;
+  Merging merging(graph, steps);
+  for (PlannedStep& ln : steps) {
+    if (ln.op.outputs.empty()) continue;
+    PlannedStep* product = merging.reading(ln.op.outputs[0]);
+    if (product == nullptr || !norm_merges(graph, ln, *product)) continue;
+    Node& op = product->op;
+    op.inputs[0] = ln.op.inputs[0];
+    op.inputs.resize(kNormBiasInput + 1, kNoValue);
+    op.inputs[kNormScaleInput] = ln.op.inputs[1];
+    if (ln.op.inputs.size() > 2) op.inputs[kNormBiasInput] = ln.op.inputs[2];
+    op.attributes[kMatMulNormAttr] = ln.op.attr_float("epsilon", 1e-5f);
+    merging.merge(ln, *product);
   }
-  return without_merged(std::move(steps), merged);
+  return merging.kept();
 }
 
 std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
                                                   std::vector<PlannedStep> steps) {
-  std::map<NodeId, size_t> step_of;  // a step's node -> its index
-  for (size_t i = 0; i < steps.size(); ++i) step_of[steps[i].node] = i;
-  std::vector<bool> merged(steps.size(), false);
+  Merging merging(graph, steps);
   const auto bias_of = [](const Node& conv) {
     return conv.inputs.size() > 2 ? conv.inputs[2] : kNoValue;
   };
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const PlannedStep& first = steps[i];
+  for (const PlannedStep& first : steps) {
     const auto w1 = excitation_weights(graph, first);
     if (!w1 || (*w1)[1] > kMaxExcitedChannels || (*w1)[0] > kMaxExcitationHidden) continue;
-    const NodeId reader = sole_reader(graph, first.op.outputs[0]);
-    const auto it = reader == kNoNode ? step_of.end() : step_of.find(reader);
-    if (it == step_of.end()) continue;
-    PlannedStep& second = steps[it->second];
-    const auto w2 = excitation_weights(graph, second);
-    if (!w2 || second.op.inputs[0] != first.op.outputs[0] || (*w2)[1] != (*w1)[0]) continue;
-    Node op{second.op.name,
+    PlannedStep* second = merging.reading(first.op.outputs[0]);
+    const auto w2 = second != nullptr ? excitation_weights(graph, *second) : std::nullopt;
+    if (!w2 || second->op.inputs[0] != first.op.outputs[0] || (*w2)[1] != (*w1)[0]) continue;
+    Node op{second->op.name,
             kSqueezeExcitationOp,
             "",
-            {first.op.inputs[0], first.op.inputs[1], bias_of(first.op), second.op.inputs[1],
-             bias_of(second.op)},
-            second.op.outputs,
+            {first.op.inputs[0], first.op.inputs[1], bias_of(first.op), second->op.inputs[1],
+             bias_of(second->op)},
+            second->op.outputs,
             {}};
     const char* const fused[3] = {kFusedActivationAttr, kFusedAlphaAttr, kFusedBetaAttr};
     for (size_t a = 0; a < 3; ++a) {
-      if (second.op.has_attr(fused[a])) op.attributes[fused[a]] = second.op.attributes.at(fused[a]);
+      if (second->op.has_attr(fused[a])) {
+        op.attributes[fused[a]] = second->op.attributes.at(fused[a]);
+      }
       if (first.op.has_attr(fused[a])) {
         op.attributes[kInnerActivationAttrs[a]] = first.op.attributes.at(fused[a]);
       }
     }
-    second.op = std::move(op);
-    second.absorbed.push_back(first.node);
-    second.absorbed.insert(second.absorbed.end(), first.absorbed.begin(), first.absorbed.end());
-    merged[i] = true;
+    second->op = std::move(op);
+    merging.merge(first, *second);
   }
-  return without_merged(std::move(steps), merged);
+  return merging.kept();
 }
 
 }  // namespace hsched::opencl::detail
