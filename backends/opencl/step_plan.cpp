@@ -60,41 +60,6 @@ std::optional<std::vector<ConcatInput>> concat_slices(
   return inputs;
 }
 
-// Whether `node` leaves its first input's bytes as they are though its op is no view op, so its
-// step aliases that input (PlannedStep::view): a Cast to the input's own dtype, an Expand to the
-// input's own shape, a Gather along an axis of n elements of constant indices that are 0, 1, ...,
-// n - 1 in order (of any shape: the data reshaped). A transformer's mask preamble has all three.
-bool leaves_input_as_is(const Graph& graph, const Node& node) {
-  if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue ||
-      node.outputs.size() != 1) {
-    return false;
-  }
-  const Value& x = graph.value(node.inputs[0]);
-  const Value& y = graph.value(node.outputs[0]);
-  if (x.dtype != y.dtype || !x.shape.is_static() || !y.shape.is_static()) return false;
-  if (node.op_type == "Cast") return true;
-  if (node.op_type == "Expand") return x.shape.dims == y.shape.dims;
-  if (node.op_type != "Gather" || node.inputs.size() != 2 || node.inputs[1] == kNoValue) {
-    return false;
-  }
-  const Value& indices = graph.value(node.inputs[1]);
-  const auto rank = static_cast<int64_t>(x.shape.rank());
-  int64_t axis = node.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (!indices.is_constant() || axis < 0 || axis >= rank) return false;
-  const int64_t n = x.shape.dims[static_cast<size_t>(axis)];
-  const Tensor& t = *indices.constant;
-  if (t.elements() != n) return false;
-  for (int64_t i = 0; i < n; ++i) {
-    const auto at = static_cast<size_t>(i);
-    const int64_t v = t.dtype() == DType::kI64   ? t.values<int64_t>()[at]
-                      : t.dtype() == DType::kI32 ? int64_t{t.values<int32_t>()[at]}
-                                                 : -1;
-    if (v != i) return false;
-  }
-  return true;
-}
-
 // One planning pass over a graph: first the fusions anchored before the steps (found in
 // topological order), then the steps, each taking its operand fusions and its epilogue.
 class StepPlanner {

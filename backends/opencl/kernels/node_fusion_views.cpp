@@ -1,6 +1,7 @@
 // The program's MatMul fusions through views (node_ops.h): operands read in place through
 // Transposes, Splits and view ops (fusable_operand_view, encode_view, decode_view), a result
-// stored transposed (fusable_result_transpose). Graph analysis only.
+// stored transposed (fusable_result_transpose); nodes that alias their input as views do
+// (leaves_input_as_is). Graph analysis only.
 #include <algorithm>
 #include <set>
 
@@ -191,6 +192,37 @@ std::vector<int64_t> transpose_perm(const Node& transpose, size_t rank) {
     for (size_t d = rank; d-- > 0;) perm.push_back(static_cast<int64_t>(d));
   }
   return perm;
+}
+
+bool leaves_input_as_is(const Graph& graph, const Node& node) {
+  if (!node.domain.empty() || node.inputs.empty() || node.inputs[0] == kNoValue ||
+      node.outputs.size() != 1) {
+    return false;
+  }
+  const Value& x = graph.value(node.inputs[0]);
+  const Value& y = graph.value(node.outputs[0]);
+  if (x.dtype != y.dtype || !x.shape.is_static() || !y.shape.is_static()) return false;
+  if (node.op_type == "Cast") return true;
+  if (node.op_type == "Expand") return x.shape.dims == y.shape.dims;
+  if (node.op_type != "Gather" || node.inputs.size() != 2 || node.inputs[1] == kNoValue) {
+    return false;
+  }
+  const Value& indices = graph.value(node.inputs[1]);
+  const auto rank = static_cast<int64_t>(x.shape.rank());
+  int64_t axis = node.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (!indices.is_constant() || axis < 0 || axis >= rank) return false;
+  const int64_t n = x.shape.dims[static_cast<size_t>(axis)];
+  const Tensor& t = *indices.constant;
+  if (t.elements() != n) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    const auto at = static_cast<size_t>(i);
+    const int64_t v = t.dtype() == DType::kI64   ? t.values<int64_t>()[at]
+                      : t.dtype() == DType::kI32 ? int64_t{t.values<int32_t>()[at]}
+                                                 : -1;
+    if (v != i) return false;
+  }
+  return true;
 }
 
 }  // namespace hsched::opencl

@@ -255,6 +255,11 @@ struct OperandView {
 std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
                                                 ValueId operand, bool through_splits,
                                                 const std::vector<bool>& absorbed);
+// Whether `node` leaves its first input's bytes as they are though its op is no view op, so its
+// step aliases that input (a view step): a Cast to the input's own dtype, an Expand to the
+// input's own shape, a Gather along an axis of n elements of constant indices that are 0, 1, ...,
+// n - 1 in order (of any shape: the data reshaped). A transformer's mask preamble has all three.
+bool leaves_input_as_is(const Graph& graph, const Node& node);
 // A view as an attribute's ints (offset, dims, strides) and back; nullopt for a malformed one.
 std::vector<int64_t> encode_view(const StridedView& view);
 std::optional<StridedView> decode_view(const std::vector<int64_t>& ints);
