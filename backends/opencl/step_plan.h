@@ -66,5 +66,9 @@ std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<Planne
 // the hidden layer stays in local memory).
 std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
                                                   std::vector<PlannedStep> steps);
+// Then (step_plan_merge.cpp) a Concat step that copies one input alone, the rest written in place
+// by Convs, made before the last of them: that Conv copies it (kCarriedInput, kConvCarriesAttr)
+// and the Concat runs no kernel.
+std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<PlannedStep> steps);
 
 }  // namespace hsched::opencl::detail

@@ -1,6 +1,6 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
-// (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation:
-// step_plan.h).
+// (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation,
+// carry_concat_copies: step_plan.h).
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -299,6 +299,56 @@ std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
     }
     second->op = std::move(op);
     merging.merge(first, *second);
+  }
+  return merging.kept();
+}
+
+std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<PlannedStep> steps) {
+  Merging merging(graph, steps);
+  for (size_t c = 0; c < steps.size(); ++c) {
+    const PlannedStep& concat = steps[c];
+    const std::vector<int64_t> channels = concat.op.attr_ints(kConcatChannelsAttr);
+    if (!is_step_of(concat, "Concat") || channels.size() != concat.op.inputs.size() ||
+        std::count_if(concat.op.inputs.begin(), concat.op.inputs.end(),
+                      [](ValueId v) { return v != kNoValue; }) != 1) {
+      continue;
+    }
+    const auto i =
+        static_cast<size_t>(std::find_if(concat.op.inputs.begin(), concat.op.inputs.end(),
+                                         [](ValueId v) { return v != kNoValue; }) -
+                            concat.op.inputs.begin());
+    const ValueId out = concat.op.outputs[0], copied = concat.op.inputs[i];
+    // The last Conv writing in place, and the step making what the Concat copies.
+    std::optional<size_t> conv, made;
+    for (size_t j = 0; j < c; ++j) {
+      const PlannedStep& step = steps[j];
+      if (merging.merged(j)) continue;
+      if (is_step_of(step, "Conv") && step.op.outputs[0] == out &&
+          step.op.has_attr(kConvStoredInAttr)) {
+        conv = j;
+      }
+      const auto& outs = step.op.outputs;
+      if (std::find(outs.begin(), outs.end(), copied) != outs.end()) made = j;
+    }
+    const bool ready = graph.value(copied).producer == kNoNode || (made && conv && *made < *conv);
+    const Value& y = graph.value(out);
+    if (!conv || !ready || !y.shape.is_static() || y.shape.rank() < 2) continue;
+    std::vector<Shape> shapes(channels.size(), y.shape.dims);
+    for (size_t k = 0; k < channels.size(); ++k) shapes[k][1] = channels[k];
+    std::vector<std::pair<int64_t, int64_t>> sources(channels.size(), {0, 0});
+    const std::vector<int64_t> read_from = concat.op.attr_ints(kConcatReadFromAttr);
+    if (read_from.size() == 3 * channels.size())
+      sources[i] = {read_from[3 * i], read_from[3 * i + 1]};
+    const auto copies = concat_copies(shapes, concat.op.attr_int("axis", 0), sources,
+                                      concat.op.attr_int(kConcatShuffleAttr, 1));
+    if (!copies.is_ok()) continue;
+    const RowCopy& r = (*copies)[i];
+    PlannedStep& carrier = steps[*conv];
+    carrier.op.inputs.resize(std::max(carrier.op.inputs.size(), kCarriedInput + 1), kNoValue);
+    carrier.op.inputs[kCarriedInput] = copied;
+    carrier.op.attributes[kConvCarriesAttr] = std::vector<int64_t>{
+        r.x_inner, r.x_offset, r.inner, r.y_inner, r.offset, r.plane, r.y_step, r.count};
+    merging.merge(concat, carrier);
   }
   return merging.kept();
 }

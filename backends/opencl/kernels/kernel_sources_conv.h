@@ -35,6 +35,30 @@ typedef struct {
   float y_scale;
 } ConvShape;
 
+// A copy of rows, as a Concat copies an input into its output: element i of [outer, inner] read
+// from x's rows of x_inner elements at x_offset (a Slice read in place; inner and 0 for x as it
+// is) into y's rows of y_inner elements at `offset`, each row's planes of `plane` elements y_step
+// apart (a channel shuffle's interleaving; inner and 0 for a row stored whole).
+typedef struct {
+  int x_inner, x_offset, inner, y_inner, offset, plane, y_step, count;
+} RowCopy;
+
+void copy_row_element(__global const storage_t* x, __global storage_t* y, RowCopy r, int i) {
+  const int rest = i % r.inner;
+  STORE(LOAD(x, (i / r.inner) * r.x_inner + r.x_offset + rest), y,
+        (i / r.inner) * r.y_inner + r.offset + rest / r.plane * r.y_step + rest % r.plane);
+}
+
+// The whole of copy `r` spread over the launch's work items (none when r.count is 0): a Concat's
+// copy of an input carried by the Conv that writes the rest of its output, in the launch that
+// Conv needs anyway. Every item takes part before anything else, so no early return skips it.
+void carry_rows(__global const storage_t* x, __global storage_t* y, RowCopy r) {
+  const int items = get_global_size(0) * get_global_size(1) * get_global_size(2);
+  const int id = (get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) +
+                 get_global_id(0);
+  for (int i = id; i < r.count; i += items) copy_row_element(x, y, r, i);
+}
+
 // A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over
 // the channels read in place), times its channel's factor where it has them.
 float conv_input(__global const storage_t* x, __global const storage_t* in_scale, ConvShape s,
@@ -108,7 +132,8 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
 // tx * CG_WPT + j, read from local memory as one CG_VEC each),
 // over K steps of 16 staged in local memory. Work-group dimension 2 splits K: with one split the
 // epilogue (bias, residual Add, activation, NCHW scatter) is fused; with several each writes its
-// partial sums to partial[split, OC, n * P] and conv_split_reduce finishes.
+// partial sums to partial[split, OC, n * P] and conv_split_reduce finishes. `carry` is a copy the
+// launch makes besides (carry_rows; count 0: none).
 // CG_1X1 (a 1x1 kernel without leading pads): B[k, col] is x's channel k at the column's one
 // input pixel, an address stepping by a channel plane, with none of the window's index arithmetic.
 // Loads this item's share of the weight tile and the gathered im2col tile (TILE wide) of the K
@@ -138,7 +163,9 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
           __global const storage_t* w, __global const storage_t* w_scale,                       \
           __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
           int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
-          int k_chunk, int op, float alpha, float beta) {                                       \
+          int k_chunk, int op, float alpha, float beta, __global const storage_t* carried,      \
+          RowCopy carry) {                                                                      \
+  carry_rows(carried, y, carry);                                                                \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \

@@ -362,18 +362,10 @@ __kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
   STORE(LOAD(x, (o * a + indices[rest / inner]) * inner + rest % inner), y, i);
 }
 
-// One Concat input: [outer, inner] read from x's rows of x_inner elements at x_offset (a Slice
-// read in place; inner and 0 for x as it is) into y's rows of y_inner elements at `offset`, each
-// row's planes of `plane` elements y_step apart (a channel shuffle's interleaving; inner and 0
-// for a row stored whole).
-__kernel void copy_rows(__global const storage_t* x, int x_inner, int x_offset,
-                        __global storage_t* y, int inner, int y_inner, int offset, int plane,
-                        int y_step, int count) {
+// One Concat input copied into its output (RowCopy: kConvSource).
+__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, RowCopy r) {
   const int i = get_global_id(0);
-  if (i >= count) return;
-  const int rest = i % inner;
-  STORE(LOAD(x, (i / inner) * x_inner + x_offset + rest), y,
-        (i / inner) * y_inner + offset + rest / plane * y_step + rest % plane);
+  if (i < r.count) copy_row_element(x, y, r, i);
 }
 
 // One axis of cubic Resize: src [outer, n_in, inner] -> dst [outer, n_out, inner]; output index j

@@ -32,7 +32,7 @@ struct Operand {
   Shape shape;
   // The host tensor: a graph constant, or the run's tensor of a host input (host_input_per_run).
   const Tensor* constant = nullptr;
-  DType dtype = DType::kUndefined;   // the graph value's (bool and 8-bit data are held as floats)
+  DType dtype = DType::kUndefined;  // the graph value's (bool and 8-bit data are held as floats)
 };
 
 struct NodeOperands {
@@ -94,6 +94,12 @@ inline constexpr const char* kConvStoredInAttr = "hsched_conv_stored_in";
 // node copy has kNoValue for the inputs written in place and each input's channels in
 // attribute kConcatChannelsAttr.
 inline constexpr const char* kConcatChannelsAttr = "hsched_concat_channels";
+// Where such a Concat copies one input alone, made before the last of those Convs, that Conv
+// copies it (ShuffleNet's branch passed through): the input (or what its Slice reads) as the
+// Conv's input kCarriedInput, the copy (RowCopy's eight fields, concat_copies) as attribute
+// kConvCarriesAttr; the Concat runs no kernel, and the implicit GEMM's launch makes the copy too.
+inline constexpr size_t kCarriedInput = 7;
+inline constexpr const char* kConvCarriesAttr = "hsched_conv_carries";
 // Slice -> Conv fusion: a Conv (not transposed) whose input 0, f32 [N, C, ...], is a Slice of
 // consecutive channels (axis 1, step 1, constant parameters, no other axis cut) of x that only
 // this Conv reads (ShuffleNet's channel split): x, its channels and the first one read, and the

@@ -124,6 +124,19 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
         .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
   }
   HSCHED_ASSIGN_OR_RETURN(params.quantize_output, fused_quantization(node, in));
+  if (node.has_attr(kConvCarriesAttr)) {  // the program's Concat copy carried by the Conv
+    const std::vector<int64_t> copy = node.attr_ints(kConvCarriesAttr);
+    HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* carried, in.buffer(kCarriedInput));
+    if (copy.size() != 8 || transposed || std::any_of(copy.begin(), copy.end(), [](int64_t v) {
+          return v < 0 || v > std::numeric_limits<cl_int>::max();
+        })) {
+      return invalid_argument(in.context() + ": bad carried copy");
+    }
+    const auto at = [&](size_t i) { return static_cast<cl_int>(copy[i]); };
+    params.carried =
+        ConvParams::CarriedCopy{carried, detail::element_count(in.shape(kCarriedInput)),
+                                RowCopy{at(0), at(1), at(2), at(3), at(4), at(5), at(6), at(7)}};
+  }
   if (transposed) {
     return enqueue_conv_transpose(ops, queue, *x, in.shape(0), *w, w_shape, bias, params, *y,
                                   in.output_shape(), wait);

@@ -31,10 +31,10 @@ struct ConvShape {
   cl_int oc, oh, ow;
   cl_int kh, kw, sh, sw, dh, dw, ph, pw;
   cl_int group;
-  cl_int y_channels, y_c0;  // where the output is stored (ConvParams::stored_in)
-  cl_int has_in_scale, in_scale_batch;  // ConvParams::input_scale
-  cl_int x_channels, x_c0;              // where the input is read (ConvParams::read_from)
-  cl_int y_step;                        // ConvParams::stored_step
+  cl_int y_channels, y_c0;                  // where the output is stored (ConvParams::stored_in)
+  cl_int has_in_scale, in_scale_batch;      // ConvParams::input_scale
+  cl_int x_channels, x_c0;                  // where the input is read (ConvParams::read_from)
+  cl_int y_step;                            // ConvParams::stored_step
   cl_int quantized, x_zero, w_scale_count;  // ConvParams::quantized
   cl_float x_scale;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
@@ -278,11 +278,15 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const char* name = kNames[quantized_kernel(s) ? 1 : 0][one_by_one ? 1 : 0][width];
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, name, x, detail::or_null(params.input_scale), w,
-                                  weight_scale(params), detail::or_null(bias),
-                                  static_cast<cl_int>(bias != nullptr), detail::or_null(res),
-                                  static_cast<cl_int>(res != nullptr), y, partial, s,
-                                  static_cast<cl_int>(k_chunk), op, act.alpha, act.beta));
+  const ConvParams::CarriedCopy carried = params.carried.value_or(ConvParams::CarriedCopy{});
+  if (!row_copy_fits(carried.copy, carried.x_elements, int64_t{s.n} * s.y_channels * s.oh * s.ow)) {
+    return invalid_argument("ops: the copy a Conv carries reaches past its buffers");
+  }
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, name, x, detail::or_null(params.input_scale), w, weight_scale(params),
+               detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
+               static_cast<cl_int>(res != nullptr), y, partial, s, static_cast<cl_int>(k_chunk), op,
+               act.alpha, act.beta, detail::or_null(carried.x), carried.copy));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -457,12 +461,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const Shape& y_shape, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(ConvShape s,
                           conv_shape(x_shape, w_shape, y_shape, params, false, "Conv"));
-  if (element_count(y_shape) == 0) {  // nothing to compute; still an event to chain on
-    cl::Event event;
-    HSCHED_RETURN_IF_ERROR(
-        check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for an empty Conv"));
-    return event;
-  }
+  const bool empty = element_count(y_shape) == 0;
   ConvAlgorithm algorithm = params.algorithm;
   if (algorithm == ConvAlgorithm::kAuto) {
     const bool winograd =
@@ -473,6 +472,23 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                 : winograd                                      ? ConvAlgorithm::kWinograd
                 : conv_flops(s) < kIm2colFlops                  ? ConvAlgorithm::kImplicitGemm
                                                                 : ConvAlgorithm::kIm2colGemm;
+  }
+  if (params.carried && (empty || algorithm != ConvAlgorithm::kImplicitGemm)) {
+    // Only the implicit GEMM's kernels take the copy: the others make it after the Conv.
+    ConvParams alone = params;
+    alone.carried.reset();
+    alone.algorithm = algorithm;
+    HSCHED_RETURN_IF_ERROR(
+        enqueue_conv(ops, queue, x, x_shape, w, w_shape, bias, alone, y, y_shape, wait).status());
+    const ConvParams::CarriedCopy& carried = *params.carried;
+    return enqueue_row_copy(ops, queue, *carried.x, carried.x_elements, y,
+                            int64_t{s.n} * s.y_channels * s.oh * s.ow, carried.copy);
+  }
+  if (empty) {  // nothing to compute; still an event to chain on
+    cl::Event event;
+    HSCHED_RETURN_IF_ERROR(
+        check_cl(queue.enqueueMarkerWithWaitList(&wait, &event), "marker for an empty Conv"));
+    return event;
   }
   if (algorithm == ConvAlgorithm::kWinograd) {
     const std::string refusal = winograd_refusal(s, params);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -230,17 +231,13 @@ Result<cl::Event> enqueue_channel_layer_norm(const OpKernels& ops, cl::CommandQu
   return launch(queue, kernel, shape[0] * plane * 64, wait, "layer_norm_rows");
 }
 
-Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
-                                 const std::vector<const cl::Buffer*>& inputs,
-                                 const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
-                                 const Events& wait,
-                                 const std::vector<std::pair<int64_t, int64_t>>& sources,
-                                 int64_t groups) {
-  if (inputs.empty() || inputs.size() != shapes.size() ||
-      (!sources.empty() && sources.size() != inputs.size())) {
+Result<std::vector<RowCopy>> concat_copies(const std::vector<Shape>& shapes, int64_t axis,
+                                           const std::vector<std::pair<int64_t, int64_t>>& sources,
+                                           int64_t groups) {
+  if (shapes.empty() || (!sources.empty() && sources.size() != shapes.size())) {
     return invalid_argument("ops: Concat needs one shape per input, and an input");
   }
-  if (groups < 1 || (groups > 1 && static_cast<size_t>(groups) != inputs.size())) {
+  if (groups < 1 || (groups > 1 && static_cast<size_t>(groups) != shapes.size())) {
     return invalid_argument("ops: a shuffled Concat needs one input per group");
   }
   const Shape& first = shapes.front();
@@ -259,41 +256,90 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   for (size_t d = 0; d < a; ++d) outer *= first[d];
   for (size_t d = a + 1; d < first.size(); ++d) inner *= first[d];
   HSCHED_RETURN_IF_ERROR(check_int_range(outer * total * inner, "Concat output"));
-  // Each input's copy waits for `wait`; the marker joins them (they touch disjoint elements).
-  Events copies;
+  std::vector<RowCopy> copies;
   int64_t offset = 0;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < shapes.size(); ++i) {
     const int64_t rows_inner = shapes[i][a] * inner;
-    const int64_t count = outer * rows_inner;
     // Where a Slice is read in place: its rows in the buffer, and its first element in a row.
     int64_t x_inner = rows_inner, x_offset = 0;
     if (!sources.empty() && sources[i].first != 0) {
-      const auto [extent, first] = sources[i];
-      if (first < 0 || extent < first + shapes[i][a]) {
+      const auto [extent, from] = sources[i];
+      if (from < 0 || extent < from + shapes[i][a]) {
         return invalid_argument("ops: a Concat input's slice does not fit its buffer");
       }
       HSCHED_RETURN_IF_ERROR(check_int_range(outer * extent * inner, "Concat input"));
       x_inner = extent * inner;
-      x_offset = first * inner;
+      x_offset = from * inner;
     }
     // Shuffled, each of the input's planes along the axis goes `groups` planes after the last.
     const int64_t plane = groups > 1 ? inner : rows_inner, y_step = groups * inner;
-    if (count > 0 && inputs[i] != nullptr) {  // (null: already in place)
-      HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-      HSCHED_RETURN_IF_ERROR(set_args(
-          kernel, "copy_rows", *inputs[i], static_cast<cl_int>(x_inner),
-          static_cast<cl_int>(x_offset), y, static_cast<cl_int>(rows_inner),
-          static_cast<cl_int>(total * inner), static_cast<cl_int>(offset),
-          static_cast<cl_int>(plane), static_cast<cl_int>(y_step), static_cast<cl_int>(count)));
-      HSCHED_ASSIGN_OR_RETURN(cl::Event event, launch(queue, kernel, count, wait, "copy_rows"));
-      copies.push_back(std::move(event));
-    }
+    const auto as_int = [](int64_t v) { return static_cast<cl_int>(v); };
+    copies.push_back(RowCopy{as_int(x_inner), as_int(x_offset), as_int(rows_inner),
+                             as_int(total * inner), as_int(offset), as_int(plane), as_int(y_step),
+                             as_int(outer * rows_inner)});
     offset += groups > 1 ? inner : rows_inner;
   }
-  if (copies.empty()) copies = wait;
+  return copies;
+}
+
+bool row_copy_fits(const RowCopy& copy, int64_t x_elements, int64_t y_elements) {
+  if (copy.count == 0) return true;
+  if (copy.count < 0 || copy.inner <= 0 || copy.plane <= 0 || copy.count % copy.inner != 0 ||
+      copy.inner % copy.plane != 0 || copy.x_offset < 0 || copy.offset < 0 || copy.x_inner < 0 ||
+      copy.y_inner < 0 || copy.y_step < 0) {
+    return false;
+  }
+  // Whole rows of whole planes: the last row's last element is the furthest each side reaches.
+  const int64_t rows = copy.count / copy.inner, last = copy.inner - 1;
+  const int64_t x_end = (rows - 1) * copy.x_inner + copy.x_offset + last;
+  const int64_t y_end =
+      (rows - 1) * copy.y_inner + copy.offset + last / copy.plane * copy.y_step + last % copy.plane;
+  const int64_t int_max = std::numeric_limits<cl_int>::max();
+  return x_end < std::min(x_elements, int_max) && y_end < std::min(y_elements, int_max);
+}
+
+Result<cl::Event> enqueue_row_copy(const OpKernels& ops, cl::CommandQueue& queue,
+                                   const cl::Buffer& x, int64_t x_elements, cl::Buffer& y,
+                                   int64_t y_elements, const RowCopy& copy, const Events& wait) {
+  if (!row_copy_fits(copy, x_elements, y_elements)) {
+    return invalid_argument("ops: a copy of rows reaches past its buffers");
+  }
+  if (copy.count == 0) {
+    cl::Event event;
+    HSCHED_RETURN_IF_ERROR(detail::check_cl(queue.enqueueMarkerWithWaitList(&wait, &event),
+                                            "marker for an empty copy"));
+    return event;
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", x, y, copy));
+  return launch(queue, kernel, copy.count, wait, "copy_rows");
+}
+
+Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
+                                 const std::vector<const cl::Buffer*>& inputs,
+                                 const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
+                                 const Events& wait,
+                                 const std::vector<std::pair<int64_t, int64_t>>& sources,
+                                 int64_t groups) {
+  if (inputs.size() != shapes.size()) {
+    return invalid_argument("ops: Concat needs one shape per input");
+  }
+  HSCHED_ASSIGN_OR_RETURN(const std::vector<RowCopy> copies,
+                          concat_copies(shapes, axis, sources, groups));
+  // Each input's copy waits for `wait`; the marker joins them (they touch disjoint elements).
+  Events done_copies;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (copies[i].count == 0 || inputs[i] == nullptr) continue;  // (null: already in place)
+    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y, copies[i]));
+    HSCHED_ASSIGN_OR_RETURN(cl::Event event,
+                            launch(queue, kernel, copies[i].count, wait, "copy_rows"));
+    done_copies.push_back(std::move(event));
+  }
+  if (done_copies.empty()) done_copies = wait;
   cl::Event done;
-  HSCHED_RETURN_IF_ERROR(
-      detail::check_cl(queue.enqueueMarkerWithWaitList(&copies, &done), "marker after Concat"));
+  HSCHED_RETURN_IF_ERROR(detail::check_cl(queue.enqueueMarkerWithWaitList(&done_copies, &done),
+                                          "marker after Concat"));
   return done;
 }
 
@@ -616,11 +662,11 @@ Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, c
 
 std::optional<ReduceKind> reduce_kind(const std::string& op_type) {
   static const std::map<std::string, ReduceKind> kKinds = {
-      {"ReduceSum", ReduceKind::kSum},         {"ReduceMean", ReduceKind::kMean},
-      {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
-      {"ReduceProd", ReduceKind::kProd},       {"ReduceL1", ReduceKind::kL1},
-      {"ReduceL2", ReduceKind::kL2},           {"ReduceSumSquare", ReduceKind::kSumSquare},
-      {"ReduceLogSum", ReduceKind::kLogSum},   {"ReduceLogSumExp", ReduceKind::kLogSumExp}};
+      {"ReduceSum", ReduceKind::kSum},       {"ReduceMean", ReduceKind::kMean},
+      {"ReduceMax", ReduceKind::kMax},       {"ReduceMin", ReduceKind::kMin},
+      {"ReduceProd", ReduceKind::kProd},     {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},         {"ReduceSumSquare", ReduceKind::kSumSquare},
+      {"ReduceLogSum", ReduceKind::kLogSum}, {"ReduceLogSumExp", ReduceKind::kLogSumExp}};
   const auto it = kKinds.find(op_type);
   if (it == kKinds.end()) return std::nullopt;
   return it->second;

@@ -30,6 +30,14 @@ struct Window {
   std::vector<int64_t> pads_end;    // default 0s when empty
 };
 
+// A copy of rows, as a Concat copies an input into its output (kConvSource's RowCopy): element i
+// of [count / inner, inner] read from x at (i / inner) * x_inner + x_offset + i % inner, stored
+// at (i / inner) * y_inner + offset + (i % inner) / plane * y_step + (i % inner) % plane.
+struct RowCopy {
+  cl_int x_inner = 0, x_offset = 0, inner = 0, y_inner = 0, offset = 0, plane = 0, y_step = 0;
+  cl_int count = 0;
+};
+
 // How enqueue_conv computes a convolution. kAuto picks by shape (see enqueue_conv); the others
 // are for tests and benchmarks. kImplicitGemm and kIm2colGemm need group 1; kWinograd what
 // conv_winograd and enqueue_conv say.
@@ -75,6 +83,14 @@ struct ConvParams {
   // Conv only: the weights' fp32 values on the host ([OC, C / group, KH, KW]) where they are a
   // graph constant, for kWinograd, which transforms them there (once per queue and weights).
   const float* weights_on_host = nullptr;
+  // Conv only: a copy into y's buffer made with the Conv (a Concat's input copied into the output
+  // the Conv writes part of): in the Conv's launch where its kernel takes one, else after it.
+  struct CarriedCopy {
+    const cl::Buffer* x = nullptr;
+    int64_t x_elements = 0;
+    RowCopy copy;
+  };
+  std::optional<CarriedCopy> carried;
 };
 
 // Conv: x [N, C, (H,) W], w [OC, C / group, (KH,) KW], bias [OC] (may be null), y [N, OC, ...].
@@ -209,6 +225,19 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<std::pair<int64_t, int64_t>>& sources = {},
                                  int64_t groups = 1);
 
+// The copy of each input enqueue_concat makes, from the same arguments (count 0: nothing to copy).
+Result<std::vector<RowCopy>> concat_copies(
+    const std::vector<Shape>& shapes, int64_t axis,
+    const std::vector<std::pair<int64_t, int64_t>>& sources = {}, int64_t groups = 1);
+
+// Copy `copy` from x (x_elements) into y (y_elements), after checking that it stays inside both.
+Result<cl::Event> enqueue_row_copy(const OpKernels& ops, cl::CommandQueue& queue,
+                                   const cl::Buffer& x, int64_t x_elements, cl::Buffer& y,
+                                   int64_t y_elements, const RowCopy& copy,
+                                   const Events& wait = {});
+// Whether `copy` reads inside x_elements and writes inside y_elements.
+bool row_copy_fits(const RowCopy& copy, int64_t x_elements, int64_t y_elements);
+
 // Split of x along `axis` (negative counts from the end) into `outputs` of `shapes` (equal to x's
 // off the axis, sizes along it adding up to x's).
 Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, const cl::Buffer& x,
@@ -282,7 +311,16 @@ Result<cl::Event> enqueue_slice(const OpKernels& ops, cl::CommandQueue& queue, c
 
 // The Reduce* ops, in the kernel's order.
 enum class ReduceKind : cl_int {
-  kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp
+  kSum,
+  kMean,
+  kMax,
+  kMin,
+  kProd,
+  kL1,
+  kL2,
+  kSumSquare,
+  kLogSum,
+  kLogSumExp
 };
 
 // The ReduceKind of an ONNX op type (ReduceSum...); nullopt for any other op.

@@ -1,6 +1,7 @@
 // The op layer's convolutions (backends/opencl/kernels/ops_spatial.h) on the first OpenCL device,
-// fp32 and fp16 storage: channel slices read and written in place, and Winograd's F(2x2, 3x3)
-// against the implicit GEMM. Skipped (never passed) without an OpenCL device.
+// fp32 and fp16 storage: channel slices read and written in place, a Concat's copy carried, and
+// Winograd's F(2x2, 3x3) against the implicit GEMM. Skipped (never passed) without an OpenCL
+// device.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -88,6 +89,59 @@ TEST_P(OpenClOpsTest, ConvStoresInterleavedChannelsInPlace) {
       expect_close(interleaved, want, "Conv stored interleaved, " + what);
       params.stored_in = std::make_pair(int64_t{10}, int64_t{1});  // 1 + 4 * 3 is past 9
       params.stored_step = 3;
+      EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, got_buffer, y_shape)
+                       .is_ok())
+          << what;
+    }
+  }
+}
+
+// A Conv carrying a Concat's copy (ConvParams::carried: the other input of a shuffled Concat it
+// writes its channels of, interleaved) stores both, in its launch (implicit GEMM) or after it
+// (the others), batch 1 and 2; a copy reaching past its source is refused.
+TEST_P(OpenClOpsTest, ConvCarriesAConcatCopy) {
+  for (const int64_t n : {1, 2}) {
+    const Shape x_shape = {n, 4, 6, 5}, w_shape = {5, 4, 3, 3}, y_shape = {n, 5, 6, 5};
+    const int64_t plane = 30, full = n * 10 * plane;
+    cl::Buffer x_buffer = upload(stored(random_values(count_of(x_shape), -1, 1, 131)));
+    cl::Buffer w_buffer = upload(stored(random_values(count_of(w_shape), -1, 1, 137)));
+    const std::vector<float> other = stored(random_values(count_of(y_shape), -1, 1, 139));
+    cl::Buffer other_buffer = upload(other);
+    auto copies = concat_copies({y_shape, y_shape}, 1, {}, 2);
+    ASSERT_TRUE(copies.is_ok()) << copies.status().message();
+    for (const ConvAlgorithm algorithm : {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kIm2colGemm,
+                                          ConvAlgorithm::kDirect, ConvAlgorithm::kRows}) {
+      const std::string what = "batch " + std::to_string(n) + ", algorithm " +
+                               std::to_string(static_cast<int>(algorithm));
+      ConvParams params;
+      params.window.kernel = {3, 3};
+      params.window.pads_begin = {1, 1};
+      params.algorithm = algorithm;
+      cl::Buffer want_buffer = output(count_of(y_shape)), got_buffer = output(full);
+      const std::vector<float> want =
+          download(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, want_buffer, y_shape),
+                   want_buffer, count_of(y_shape));
+      params.stored_in = std::make_pair(int64_t{10}, int64_t{1});
+      params.stored_step = 2;
+      params.carried = ConvParams::CarriedCopy{&other_buffer, count_of(y_shape), (*copies)[0]};
+      const std::vector<float> got =
+          download(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
+                                params, got_buffer, y_shape),
+                   got_buffer, full);
+      ASSERT_EQ(got.size(), static_cast<size_t>(full)) << what;
+      std::vector<float> convolved, copied;
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t c = 0; c < 10; ++c) {
+          const auto begin = got.begin() + (b * 10 + c) * plane;
+          (c % 2 == 1 ? convolved : copied)
+              .insert((c % 2 == 1 ? convolved : copied).end(), begin, begin + plane);
+        }
+      }
+      expect_close(convolved, want, "Conv carrying a copy, " + what);
+      EXPECT_EQ(copied, other) << what;
+      params.carried->x_elements = count_of(y_shape) - 1;
       EXPECT_FALSE(enqueue_conv(ops(), queue_, x_buffer, x_shape, w_buffer, w_shape, nullptr,
                                 params, got_buffer, y_shape)
                        .is_ok())

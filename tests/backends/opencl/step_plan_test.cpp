@@ -75,26 +75,31 @@ TEST(ClStepPlanTest, AColumnAddedToAMatMulIsNoBias) {
   EXPECT_EQ(nodes_without_kernels(*graph), std::vector<bool>(2, false));
 }
 
-// A Concat of a Conv's output and the graph input copies the input alone (the Conv writes in
-// place): half its copies. A Concat of two Convs runs none (absorbed); other nodes all theirs.
+// A Concat of a Conv's output and a Sigmoid made after the Conv copies the Sigmoid's alone (the
+// Conv writes in place): half its copies. A Concat of two Convs runs none, nor one of the graph
+// input and a Conv, which copies the input (both absorbed); other nodes all theirs.
 TEST(ClStepPlanTest, AConcatSharesItsCopiesWithConvsWritingInPlace) {
   OnnxBuilder b(17);
   b.input("x", DType::kF32, {1, 4, 5, 5});
   b.output("y", DType::kF32, {1, 6, 5, 5}).output("z", DType::kF32, {1, 4, 5, 5});
+  b.output("v", DType::kF32, {1, 6, 5, 5});
   b.initializer_random("w1", {2, 4, 1, 1}, 0.5f, 1).initializer_random("w2", {2, 4, 1, 1}, 0.5f, 2);
-  b.initializer_random("w3", {2, 4, 1, 1}, 0.5f, 3);
+  b.initializer_random("w3", {2, 4, 1, 1}, 0.5f, 3).initializer_random("w4", {2, 4, 1, 1}, 0.5f, 4);
   b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
-  set_attr(b.node("Concat", {"x", "c1"}, {"y"}, "partial"), "axis", int64_t{1});
+  b.node("Sigmoid", {"x"}, {"s"}, "sigmoid");
+  set_attr(b.node("Concat", {"c1", "s"}, {"y"}, "partial"), "axis", int64_t{1});
   b.node("Conv", {"x", "w2"}, {"c2"}, "conv2");
   b.node("Conv", {"x", "w3"}, {"c3"}, "conv3");
   set_attr(b.node("Concat", {"c2", "c3"}, {"z"}, "whole"), "axis", int64_t{1});
+  b.node("Conv", {"x", "w4"}, {"c4"}, "conv4");
+  set_attr(b.node("Concat", {"x", "c4"}, {"v"}, "carried"), "axis", int64_t{1});
   auto graph = import_onnx_model(b.model(), {}, "cl_concat_share", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   const KernelHints hints = kernel_hints(*graph);
   ASSERT_EQ(hints.copy_share.size(), graph->nodes().size());
   for (NodeId id = 0; id < static_cast<NodeId>(graph->nodes().size()); ++id) {
     const std::string& name = graph->node(id).name;
-    EXPECT_EQ(hints.without[static_cast<size_t>(id)], name == "whole") << name;
+    EXPECT_EQ(hints.without[static_cast<size_t>(id)], name == "whole" || name == "carried") << name;
     EXPECT_DOUBLE_EQ(hints.copy_share[static_cast<size_t>(id)], name == "partial" ? 0.5 : 1.0)
         << name;
   }
