@@ -40,13 +40,20 @@ std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, cons
   if (bias == product || (add.inputs[0] != product && add.inputs[1] != product)) {
     return std::nullopt;
   }
+  // A 1-D operand's product is no [..., M, N] of rows, whatever its shape says (a view's rank is
+  // its dims': encode_view's offset, dims and strides).
+  for (size_t i = 0; i < 2 && i < matmul.inputs.size(); ++i) {
+    const std::vector<int64_t> view = matmul.attr_ints(kMatMulViewAttrs[i]);
+    const size_t rank = view.empty() ? graph.value(matmul.inputs[i]).shape.rank() : view.size() / 2;
+    if (rank < 2) return std::nullopt;
+  }
   const Value& y = graph.value(product);
   const Value& b = graph.value(bias);
   const Value& sum = graph.value(add.outputs[0]);
-  if (!b.is_constant() || b.dtype != DType::kF32 || y.dtype != DType::kF32 ||
-      !y.shape.is_static() || y.shape.rank() < 1 || sum.shape.dims != y.shape.dims ||
-      !b.shape.is_static() || b.shape.rank() > y.shape.rank() || b.shape.rank() < 1 ||
-      b.shape.dims.back() != y.shape.dims.back() ||
+  if (matmul.inputs.size() < 2 || !b.is_constant() || b.dtype != DType::kF32 ||
+      y.dtype != DType::kF32 || !y.shape.is_static() || y.shape.rank() < 1 ||
+      sum.shape.dims != y.shape.dims || !b.shape.is_static() || b.shape.rank() > y.shape.rank() ||
+      b.shape.rank() < 1 || b.shape.dims.back() != y.shape.dims.back() ||
       b.shape.elements() != y.shape.dims.back()) {  // [N] or [1, ..., 1, N]: a row
     return std::nullopt;
   }

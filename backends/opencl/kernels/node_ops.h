@@ -81,7 +81,8 @@ std::optional<Activation> fusable_activation(const Graph& graph, const Node& nod
 inline constexpr const char* kConvAlgorithmAttr = "hsched_conv_algorithm";
 void attach_activation(Node& conv, const Activation& activation);
 // MatMul -> Add fusion: the bias `add` puts on every row of `matmul`'s output (its only reader),
-// when that is a constant f32 of the output's last dim ([N] or [1, ..., N]); nullopt otherwise.
+// when that is a constant f32 of the output's last dim ([N] or [1, ..., N]) and both operands
+// have rank 2 or more; nullopt otherwise.
 // The program appends it to its MatMul copy as input 2, which enqueue_node adds in the product's
 // kernel.
 std::optional<ValueId> fusable_bias(const Graph& graph, const Node& matmul, const Node& add);

@@ -51,6 +51,23 @@ TEST_F(ClFusionTest, FusedBiasAndGeluMatchTheCpu) {
   expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 12}, 1e-4, 1e-3, 3);
 }
 
+// An Add of a row [9] after a MatMul of [7, 9, 3] by a 1-D [3] is no bias of the product's rows
+// (its [7, 9] result is [63] dot products, not 7 x 9 of [M, N]): not fused, the CPU's values (a
+// differential case once added bias[0] to every element).
+TEST_F(ClFusionTest, ARowAfterAMatrixVectorProductIsNoBias) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {7, 9, 3}).output("y", DType::kF32, {7, 9});
+  b.initializer_random("v", {3}, 0.5f, 5).initializer_random("row", {9}, 0.5f, 6);
+  b.node("MatMul", {"x", "v"}, {"p"});
+  b.node("Add", {"p", "row"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "cl_matrix_vector", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {7, 9, 3});
+  auto values = x.values<float>();
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.31f * static_cast<float>(i));
+  expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {2, 0}, 1e-5, 1e-4, 3);
+}
+
 // Residual Adds in their product's epilogue, after the bias, before the activation: a Conv with
 // bias + x then Relu (implicit GEMM), a depthwise Conv + that (direct, the Add's operands
 // swapped), a Conv whose K is split + its input then Relu (the split-K reduction), a MatMul with
