@@ -132,6 +132,7 @@ class StepPlanner {
     steps = merge_layer_norm(graph_, std::move(steps));
     steps = merge_squeeze_excitation(graph_, std::move(steps));
     steps = carry_concat_copies(graph_, std::move(steps));
+    steps = pair_sibling_convs(graph_, std::move(steps));
     mark_constant_steps(steps);
     return steps;
   }

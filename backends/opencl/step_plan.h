@@ -70,5 +70,9 @@ std::vector<PlannedStep> merge_squeeze_excitation(const Graph& graph,
 // by Convs, made before the last of them: that Conv copies it (kCarriedInput, kConvCarriesAttr)
 // and the Concat runs no kernel.
 std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<PlannedStep> steps);
+// Then (step_plan_merge.cpp) two Conv steps of one input storing their outputs in one Concat's,
+// each of group 1 with a bias or none and the same activation (a fire module's expand Convs), run
+// as one kConvPairOp step in the second's place.
+std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<PlannedStep> steps);
 
 }  // namespace hsched::opencl::detail

@@ -1,6 +1,6 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
 // (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation,
-// carry_concat_copies: step_plan.h).
+// carry_concat_copies, pair_sibling_convs: step_plan.h).
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backends/opencl/kernels/node_ops.h"
+#include "backends/opencl/kernels/node_ops_util.h"
 #include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/step_plan.h"
 
@@ -93,6 +94,13 @@ class Merging {
   // `part` runs in `into` from now on: absorbed by it, dropped by kept().
   void merge(const PlannedStep& part, PlannedStep& into) {
     into.absorbed.push_back(part.node);
+    into.absorbed.insert(into.absorbed.end(), part.absorbed.begin(), part.absorbed.end());
+    merged_[index_.at(part.node)] = true;
+  }
+  // `part` runs in `into`'s launch from now on, its compute kept (PlannedStep::grouped); the
+  // nodes it absorbed go with it.
+  void group(const PlannedStep& part, PlannedStep& into) {
+    into.grouped.push_back(part.node);
     into.absorbed.insert(into.absorbed.end(), part.absorbed.begin(), part.absorbed.end());
     merged_[index_.at(part.node)] = true;
   }
@@ -349,6 +357,75 @@ std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<Pla
     carrier.op.attributes[kConvCarriesAttr] = std::vector<int64_t>{
         r.x_inner, r.x_offset, r.inner, r.y_inner, r.offset, r.plane, r.y_step, r.count};
     merging.merge(concat, carrier);
+  }
+  return merging.kept();
+}
+
+// The window and first stored channel of Conv step `conv` that pair_sibling_convs can pair
+// (kConvPairFirstAttr's nine values), or nullopt.
+std::optional<std::vector<int64_t>> pairable_conv(const Graph& graph, const PlannedStep& conv) {
+  const Node& op = conv.op;
+  const std::vector<int64_t> stored = op.attr_ints(kConvStoredInAttr);
+  if (!is_step_of(conv, "Conv") || op.inputs.size() < 2 || op.inputs.size() > 3 ||
+      stored.size() != 2 || op.attr_int("group", 1) != 1 ||
+      op.attr_string("auto_pad", "NOTSET") != "NOTSET" ||
+      !only_attributes(
+          op, {"kernel_shape", "pads", "strides", "dilations", "group", "auto_pad",
+               kConvStoredInAttr, kFusedActivationAttr, kFusedAlphaAttr, kFusedBetaAttr})) {
+    return std::nullopt;
+  }
+  const Value& x = graph.value(op.inputs[0]);
+  const Value& w = graph.value(op.inputs[1]);
+  const Value& y = graph.value(graph.node(conv.node).outputs[0]);
+  if (x.shape.rank() != 4 || !x.shape.is_static() || w.shape.rank() != 4 || !w.shape.is_static() ||
+      !y.shape.is_static() || x.dtype != DType::kF32) {
+    return std::nullopt;
+  }
+  const auto window = node_detail::window_of(op, x.shape.dims, y.shape.dims, &w.shape.dims, false);
+  if (!window.is_ok()) return std::nullopt;
+  const auto two = [](const std::vector<int64_t>& v, int64_t fill) {
+    return v.empty() ? std::vector<int64_t>{fill, fill} : v;
+  };
+  std::vector<int64_t> first = window->kernel;
+  for (const auto& v :
+       {two(window->strides, 1), two(window->dilations, 1), two(window->pads_begin, 0)}) {
+    first.insert(first.end(), v.begin(), v.end());
+  }
+  first.push_back(stored[1]);
+  return first.size() == 9 ? std::optional(first) : std::nullopt;
+}
+
+std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<PlannedStep> steps) {
+  Merging merging(graph, steps);
+  const auto same_activation = [](const Node& a, const Node& b) {
+    return a.attr_int(kFusedActivationAttr, -1) == b.attr_int(kFusedActivationAttr, -1) &&
+           a.attr_float(kFusedAlphaAttr, 0.0f) == b.attr_float(kFusedAlphaAttr, 0.0f) &&
+           a.attr_float(kFusedBetaAttr, 0.0f) == b.attr_float(kFusedBetaAttr, 0.0f);
+  };
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto first = merging.merged(i) ? std::nullopt : pairable_conv(graph, steps[i]);
+    if (!first) continue;
+    const Node& a = steps[i].op;
+    for (size_t j = i + 1; j < steps.size(); ++j) {
+      PlannedStep& later = steps[j];
+      const Node& b = later.op;
+      if (merging.merged(j) || !pairable_conv(graph, later) || b.inputs[0] != a.inputs[0] ||
+          b.outputs[0] != a.outputs[0] ||
+          b.attr_ints(kConvStoredInAttr)[0] != a.attr_ints(kConvStoredInAttr)[0] ||
+          graph.value(graph.node(later.node).outputs[0]).shape.dims.back() !=
+              graph.value(graph.node(steps[i].node).outputs[0]).shape.dims.back() ||
+          !same_activation(a, b)) {
+        continue;
+      }
+      Node pair = b;
+      pair.op_type = kConvPairOp;
+      pair.inputs = {a.inputs[0], a.inputs[1], a.inputs.size() > 2 ? a.inputs[2] : kNoValue,
+                     b.inputs[1], b.inputs.size() > 2 ? b.inputs[2] : kNoValue};
+      pair.attributes[kConvPairFirstAttr] = *first;
+      later.op = std::move(pair);
+      merging.group(steps[i], later);
+      break;
+    }
   }
   return merging.kept();
 }

@@ -157,20 +157,38 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
     }                                                                                           \
     b_next[r] = v;                                                                              \
   }
-#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT)                                   \
+// PAIR_PARAMS and PAIR_PICK: nothing, or (conv_gemm_pair) a second Conv of the same input into
+// the same output (a fire module's two expand Convs writing their Concat): its weights, bias and
+// geometry, picked by work-group dimension 2, which then splits nothing.
+#define CG_SINGLE_PARAMS
+#define CG_SINGLE_PICK                                                                          \
+  const ConvShape s = s_0;                                                                      \
+  __global const storage_t* w = w_0;                                                            \
+  __global const storage_t* bias = bias_0;                                                      \
+  const int has_bias = has_bias_0, split = get_group_id(2), splits = get_num_groups(2);
+#define CG_PAIR_PARAMS                                                                          \
+  , __global const storage_t* w_1, __global const storage_t* bias_1, int has_bias_1, ConvShape s_1
+#define CG_PAIR_PICK                                                                            \
+  const int second = get_group_id(2);                                                           \
+  const ConvShape s = second ? s_1 : s_0;                                                       \
+  __global const storage_t* w = second ? w_1 : w_0;                                             \
+  __global const storage_t* bias = second ? bias_1 : bias_0;                                    \
+  const int has_bias = second ? has_bias_1 : has_bias_0, split = 0, splits = 1;
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, PAIR_PARAMS, PAIR_PICK)          \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
-          __global const storage_t* w, __global const storage_t* w_scale,                       \
-          __global const storage_t* bias, int has_bias, __global const storage_t* res,          \
-          int has_res, __global storage_t* y, __global float* partial, ConvShape s,             \
+          __global const storage_t* w_0, __global const storage_t* w_scale,                     \
+          __global const storage_t* bias_0, int has_bias_0, __global const storage_t* res,      \
+          int has_res, __global storage_t* y, __global float* partial, ConvShape s_0,           \
           int k_chunk, int op, float alpha, float beta, __global const storage_t* carried,      \
-          RowCopy carry) {                                                                      \
+          RowCopy carry PAIR_PARAMS) {                                                          \
   carry_rows(carried, y, carry);                                                                \
+  PAIR_PICK                                                                                     \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
   const int tx = get_local_id(0), ty = get_local_id(1), tid = ty * 16 + tx;                     \
   const int n0 = get_group_id(0) * CG_TILE, m0 = get_group_id(1) * CG_TILE;                     \
-  const int split = get_group_id(2), splits = get_num_groups(2);                                \
+  if (m0 >= s.oc) return; /* (a pair's Conv of fewer channels: the whole group) */              \
   const int khw = s.kh * s.kw, k_total = s.c * khw;                                             \
   const int plane = s.oh * s.ow, cols = s.n * plane;                                            \
   const int k_begin = split * k_chunk, k_end = min(k_total, k_begin + k_chunk);                 \
@@ -220,20 +238,24 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
     }                                                                                           \
   }                                                                                             \
 }
-CG_BODY(conv_gemm_64, 64, 4, float4, 0, 0)
-CG_BODY(conv_gemm_32, 32, 2, float2, 0, 0)
-CG_BODY(conv_gemm_16, 16, 1, float, 0, 0)
-CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1, 0)
-CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1, 0)
-CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1, 0)
+CG_BODY(conv_gemm_64, 64, 4, float4, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_32, 32, 2, float2, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_16, 16, 1, float, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
 // The same for a quantized Conv or one whose output is quantized (ConvShape's quantized and
 // quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue.
-CG_BODY(conv_gemm_q_64, 64, 4, float4, 0, 1)
-CG_BODY(conv_gemm_q_32, 32, 2, float2, 0, 1)
-CG_BODY(conv_gemm_q_16, 16, 1, float, 0, 1)
-CG_BODY(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1)
-CG_BODY(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1)
-CG_BODY(conv_gemm_q_16_1x1, 16, 1, float, 1, 1)
+CG_BODY(conv_gemm_q_64, 64, 4, float4, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_q_32, 32, 2, float2, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_q_16, 16, 1, float, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+CG_BODY(conv_gemm_q_16_1x1, 16, 1, float, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+// Two Convs in one launch (PAIR_PICK), each through the general gather.
+CG_BODY(conv_gemm_pair_64, 64, 4, float4, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
+CG_BODY(conv_gemm_pair_32, 32, 2, float2, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
+CG_BODY(conv_gemm_pair_16, 16, 1, float, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.

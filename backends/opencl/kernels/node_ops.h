@@ -304,6 +304,13 @@ inline constexpr const char* kMatMulNormAttr = "hsched_matmul_norm_epsilon";
 // activation as attach_activation's attributes, the first's as kInnerActivationAttrs.
 // enqueue_node runs it as enqueue_squeeze_excitation.
 inline constexpr const char* kSqueezeExcitationOp = "hsched.SqueezeExcitation";
+// Two Convs of one input storing their outputs in one Concat's (kConvStoredInAttr), 2-D, group 1,
+// each with a bias or none and the same activation (a fire module's expand Convs): one step
+// kConvPairOp, inputs {x, first's weights, its bias, second's weights, its bias}, the second's
+// attributes, and the first's window and first channel as kConvPairFirstAttr {kernel (2), strides
+// (2), dilations (2), leading pads (2), first channel}; enqueue_node runs enqueue_conv_pair.
+inline constexpr const char* kConvPairOp = "hsched.ConvPair";
+inline constexpr const char* kConvPairFirstAttr = "hsched_conv_pair_first";
 inline constexpr const char* kInnerActivationAttrs[3] = {"hsched_inner_activation",
                                                          "hsched_inner_alpha", "hsched_inner_beta"};
 // MatMul -> Transpose fusion: `transpose`, the only reader of the MatMul's f32 `result` (after any

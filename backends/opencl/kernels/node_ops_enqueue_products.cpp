@@ -1,6 +1,8 @@
-// enqueue_node for the products: Conv and ConvTranspose, the pools, MatMul (grouped too),
-// attention and Gemm, with what the program fused into them (activations, quantization). See
+// enqueue_node for the products: Conv (paired too) and ConvTranspose, the pools, MatMul (grouped
+// too), attention and Gemm, with what the program fused into them (activations, quantization). See
 // node_ops_operands.h.
+#include <array>
+
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_operands.h"
 #include "backends/opencl/kernels/node_ops_util.h"
@@ -291,6 +293,39 @@ Result<cl::Event> enqueue_squeeze_excitation_node(const OpKernels& ops, cl::Comm
   return enqueue_squeeze_excitation(ops, queue, *m, *w1, *w2, se, *y, wait);
 }
 
+Result<cl::Event> enqueue_conv_pair_node(const OpKernels& ops, cl::CommandQueue& queue,
+                                         const Node& node, const Operands& in, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
+  const std::vector<int64_t> first = node.attr_ints(kConvPairFirstAttr);
+  const std::vector<int64_t> stored = node.attr_ints(kConvStoredInAttr);
+  const Shape& x_shape = in.shape(0);
+  if (first.size() != 9 || stored.size() != 2 || x_shape.size() != 4 ||
+      in.output_shape().size() != 4 || in.input_count() != 5) {
+    return invalid_argument(in.context() + ": bad Conv pair");
+  }
+  std::array<ConvPart, 2> parts;
+  for (size_t i = 0; i < 2; ++i) {
+    ConvPart& part = parts[i];
+    HSCHED_ASSIGN_OR_RETURN(part.w, in.buffer(1 + 2 * i));
+    part.w_shape = in.shape(1 + 2 * i);
+    part.bias = in.optional_buffer(2 + 2 * i);
+    if (part.w_shape.size() != 4) return invalid_argument(in.context() + ": bad Conv pair");
+    part.y_shape = in.output_shape();
+    part.y_shape[1] = part.w_shape[0];
+    part.params.activation = fused_activation(node);
+    part.params.stored_in = std::make_pair(stored[0], i == 0 ? first[8] : stored[1]);
+  }
+  Window& window = parts[0].params.window;
+  window.kernel = {first[0], first[1]};
+  window.strides = {first[2], first[3]};
+  window.dilations = {first[4], first[5]};
+  window.pads_begin = {first[6], first[7]};
+  HSCHED_ASSIGN_OR_RETURN(parts[1].params.window,
+                          window_of(node, x_shape, parts[1].y_shape, &parts[1].w_shape, false));
+  return enqueue_conv_pair(ops, queue, *x, x_shape, parts[0], parts[1], *y, wait);
+}
+
 Result<cl::Event> enqueue_gemm_node(const OpKernels& ops, cl::CommandQueue& queue, const Node& node,
                                     const Operands& in, const Events& wait) {
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* a, in.buffer(0));
@@ -317,6 +352,7 @@ std::optional<Result<cl::Event>> enqueue_product(const OpKernels& ops, cl::Comma
   if (op == kMatMulGroupOp) return enqueue_matmul_group_node(ops, queue, in, wait);
   if (op == kAttentionOp) return enqueue_attention_node(ops, queue, in, wait);
   if (op == kSqueezeExcitationOp) return enqueue_squeeze_excitation_node(ops, queue, in, wait);
+  if (op == kConvPairOp) return enqueue_conv_pair_node(ops, queue, node, in, wait);
   if (op == "Gemm") return enqueue_gemm_node(ops, queue, node, in, wait);
   return std::nullopt;
 }

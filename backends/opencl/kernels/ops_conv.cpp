@@ -535,6 +535,52 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   return launch(queue, kernel, count, wait, name);
 }
 
+Result<cl::Event> enqueue_conv_pair(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& x_shape,
+                                    const ConvPart& first, const ConvPart& second, cl::Buffer& y,
+                                    const Events& wait) {
+  std::array<ConvShape, 2> s{};
+  for (size_t i = 0; i < 2; ++i) {
+    const ConvPart& part = i == 0 ? first : second;
+    const ConvParams& p = part.params;
+    HSCHED_ASSIGN_OR_RETURN(s[i],
+                            conv_shape(x_shape, part.w_shape, part.y_shape, p, false, "Conv"));
+    if (p.group != 1 || p.residual || p.input_scale || p.read_from || p.quantized ||
+        p.quantize_output || p.carried || element_count(part.y_shape) == 0) {
+      return invalid_argument("ops: a pair of Convs takes group 1 and no fused operand");
+    }
+  }
+  const Activation act = first.params.activation.value_or(Activation{});
+  const Activation other = second.params.activation.value_or(Activation{});
+  if (s[0].oh != s[1].oh || s[0].ow != s[1].ow || s[0].y_channels != s[1].y_channels ||
+      s[0].y_step != s[1].y_step ||
+      first.params.activation.has_value() != second.params.activation.has_value() ||
+      act.op != other.op || act.alpha != other.alpha || act.beta != other.beta) {
+    return invalid_argument("ops: a pair of Convs needs one output size, tensor and activation");
+  }
+  const int64_t cols = int64_t{s[0].n} * s[0].oh * s[0].ow;
+  const int64_t m = std::max(s[0].oc, s[1].oc);
+  const int64_t k =
+      std::max(int64_t{s[0].c} * s[0].kh * s[0].kw, int64_t{s[1].c} * s[1].kh * s[1].kw);
+  const int64_t tile = detail::gemm_tiling(m, cols, k, 2, detail::KSplit::kNever).tile;
+  const char* name = tile == 64   ? "conv_gemm_pair_64"
+                     : tile == 32 ? "conv_gemm_pair_32"
+                                  : "conv_gemm_pair_16";
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
+  const cl_int op = first.params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
+  const cl::Buffer& none = detail::or_null(nullptr);
+  HSCHED_RETURN_IF_ERROR(
+      set_args(kernel, name, x, none, *first.w, none, detail::or_null(first.bias),
+               static_cast<cl_int>(first.bias != nullptr), none, cl_int{0}, y, none, s[0],
+               static_cast<cl_int>(k), op, act.alpha, act.beta, none, RowCopy{}, *second.w,
+               detail::or_null(second.bias), static_cast<cl_int>(second.bias != nullptr), s[1]));
+  const auto groups = [tile](int64_t extent) {
+    return static_cast<size_t>((extent + tile - 1) / tile);
+  };
+  return detail::launch_range(queue, kernel, cl::NDRange(groups(cols) * 16, groups(m) * 16, 2),
+                              cl::NDRange(16, 16, 1), wait, name);
+}
+
 Result<cl::Event> enqueue_conv_transpose(const OpKernels& ops, cl::CommandQueue& queue,
                                          const cl::Buffer& x, const Shape& x_shape,
                                          const cl::Buffer& w, const Shape& w_shape,

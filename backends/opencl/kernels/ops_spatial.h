@@ -113,6 +113,21 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                                const cl::Buffer* bias, const ConvParams& params, cl::Buffer& y,
                                const Shape& y_shape, const Events& wait = {});
 
+// Two Convs of x writing one tensor (a fire module's expand Convs storing their Concat in place:
+// ConvParams::stored_in) in one launch (conv_gemm_pair_*: work-group dimension 2 picks the Conv,
+// K whole): each of group 1 and no fused operand but a bias, one output size, one activation.
+struct ConvPart {
+  const cl::Buffer* w = nullptr;
+  Shape w_shape;
+  const cl::Buffer* bias = nullptr;  // may be null
+  ConvParams params;
+  Shape y_shape;  // the Conv's own output
+};
+Result<cl::Event> enqueue_conv_pair(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, const Shape& x_shape,
+                                    const ConvPart& first, const ConvPart& second, cl::Buffer& y,
+                                    const Events& wait = {});
+
 // What enqueue_conv's kAuto choice computes for a group-1 Conv of `out_channels` outputs at
 // `pixels` positions (N x OH x OW), each reducing `reduction` = C x KH x KW inputs (`pointwise`:
 // a 1x1 kernel, tiled for its own target of work groups). With the

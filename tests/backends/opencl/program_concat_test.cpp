@@ -172,5 +172,36 @@ TEST_F(ClFusionTest, ConcatCopiesRideInTheConvLaunch) {
   }
 }
 
+// A fire module's two expand Convs (1x1 and 3x3 of the squeezed input, each with its bias and
+// Relu, writing their Concat in place) run as one launch, batch 1 and 2, fp32 and fp16 storage:
+// 2 kernels for 6 nodes (the Relus and the Concat absorbed, the 1x1 Conv in the 3x3's launch).
+// Expand Convs with different activations stay apart.
+TEST_F(ClFusionTest, FireModuleExpandsRunAsOneLaunch) {
+  for (const int64_t n : {1, 2}) {
+    SCOPED_TRACE("batch " + std::to_string(n));
+    for (const bool same : {true, false}) {
+      OnnxBuilder b(17);
+      b.input("x", DType::kF32, {n, 12, 9, 7});
+      b.output("y", DType::kF32, {n, 40, 9, 7});
+      b.initializer_random("ws", {8, 12, 1, 1}, 0.5f, 107).initializer_random("bs", {8}, 0.5f, 109);
+      b.initializer_random("w1", {24, 8, 1, 1}, 0.5f, 113)
+          .initializer_random("b1", {24}, 0.5f, 127);
+      b.initializer_random("w3", {16, 8, 3, 3}, 0.3f, 131);
+      b.node("Conv", {"x", "ws", "bs"}, {"s"});
+      b.node("Conv", {"s", "w1", "b1"}, {"e1"});
+      b.node("Relu", {"e1"}, {"r1"});
+      set_attr(b.node("Conv", {"s", "w3"}, {"e3"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+      b.node(same ? "Relu" : "Sigmoid", {"e3"}, {"r3"});
+      set_attr(b.node("Concat", {"r1", "r3"}, {"y"}), "axis", int64_t{1});
+      auto graph = import_onnx_model(b.model(), {}, "cl_fire", {});
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      const Tensor x = wave({n, 12, 9, 7}, 0.21f);
+      const int kernels = same ? 2 : 3;
+      expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat32, {kernels, 3}, 1e-5, 1e-4, 3);
+      expect_fused_matches_cpu(*graph, runtime_, x, Storage::kFloat16, {kernels, 3}, 1e-2, 1e-2);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
