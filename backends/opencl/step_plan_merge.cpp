@@ -316,15 +316,16 @@ std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<Pla
   for (size_t c = 0; c < steps.size(); ++c) {
     const PlannedStep& concat = steps[c];
     const std::vector<int64_t> channels = concat.op.attr_ints(kConcatChannelsAttr);
-    if (!is_step_of(concat, "Concat") || channels.size() != concat.op.inputs.size() ||
-        std::count_if(concat.op.inputs.begin(), concat.op.inputs.end(),
-                      [](ValueId v) { return v != kNoValue; }) != 1) {
+    const std::vector<ValueId>& inputs = concat.op.inputs;
+    const auto copied_at = [&](auto from) {
+      return std::find_if(from, inputs.end(), [](ValueId v) { return v != kNoValue; });
+    };
+    const auto at = copied_at(inputs.begin());
+    if (!is_step_of(concat, "Concat") || channels.size() != inputs.size() || at == inputs.end() ||
+        copied_at(at + 1) != inputs.end()) {  // one input copied, the others written in place
       continue;
     }
-    const auto i =
-        static_cast<size_t>(std::find_if(concat.op.inputs.begin(), concat.op.inputs.end(),
-                                         [](ValueId v) { return v != kNoValue; }) -
-                            concat.op.inputs.begin());
+    const auto i = static_cast<size_t>(at - inputs.begin());
     const ValueId out = concat.op.outputs[0], copied = concat.op.inputs[i];
     // The last Conv writing in place, and the step making what the Concat copies.
     std::optional<size_t> conv, made;
@@ -402,19 +403,18 @@ std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<Plan
            a.attr_float(kFusedAlphaAttr, 0.0f) == b.attr_float(kFusedAlphaAttr, 0.0f) &&
            a.attr_float(kFusedBetaAttr, 0.0f) == b.attr_float(kFusedBetaAttr, 0.0f);
   };
+  std::vector<std::optional<std::vector<int64_t>>> pairable;
+  for (const PlannedStep& step : steps) pairable.push_back(pairable_conv(graph, step));
   for (size_t i = 0; i < steps.size(); ++i) {
-    const auto first = merging.merged(i) ? std::nullopt : pairable_conv(graph, steps[i]);
-    if (!first) continue;
+    const auto& first = pairable[i];
+    if (!first || merging.merged(i)) continue;
     const Node& a = steps[i].op;
     for (size_t j = i + 1; j < steps.size(); ++j) {
       PlannedStep& later = steps[j];
       const Node& b = later.op;
-      if (merging.merged(j) || !pairable_conv(graph, later) || b.inputs[0] != a.inputs[0] ||
-          b.outputs[0] != a.outputs[0] ||
-          b.attr_ints(kConvStoredInAttr)[0] != a.attr_ints(kConvStoredInAttr)[0] ||
-          graph.value(graph.node(later.node).outputs[0]).shape.dims.back() !=
-              graph.value(graph.node(steps[i].node).outputs[0]).shape.dims.back() ||
-          !same_activation(a, b)) {
+      // (One Concat's output: the same channels and plane.)
+      if (merging.merged(j) || !pairable[j] || b.inputs[0] != a.inputs[0] ||
+          b.outputs[0] != a.outputs[0] || !same_activation(a, b)) {
         continue;
       }
       Node pair = b;
@@ -424,6 +424,7 @@ std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<Plan
       pair.attributes[kConvPairFirstAttr] = *first;
       later.op = std::move(pair);
       merging.group(steps[i], later);
+      pairable[j].reset();  // a pair pairs no further
       break;
     }
   }

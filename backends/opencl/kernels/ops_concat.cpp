@@ -84,6 +84,19 @@ bool row_copy_fits(const RowCopy& copy, int64_t x_elements, int64_t y_elements) 
   return x_end < std::min(x_elements, int_max) && y_end < std::min(y_elements, int_max);
 }
 
+namespace {
+
+// One copy_rows launch of `copy` (count > 0), checked by its caller.
+Result<cl::Event> launch_row_copy(const OpKernels& ops, cl::CommandQueue& queue,
+                                  const cl::Buffer& x, cl::Buffer& y, const RowCopy& copy,
+                                  const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", x, y, copy));
+  return launch(queue, kernel, copy.count, wait, "copy_rows");
+}
+
+}  // namespace
+
 Result<cl::Event> enqueue_row_copy(const OpKernels& ops, cl::CommandQueue& queue,
                                    const cl::Buffer& x, int64_t x_elements, cl::Buffer& y,
                                    int64_t y_elements, const RowCopy& copy, const Events& wait) {
@@ -96,9 +109,7 @@ Result<cl::Event> enqueue_row_copy(const OpKernels& ops, cl::CommandQueue& queue
                                             "marker for an empty copy"));
     return event;
   }
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", x, y, copy));
-  return launch(queue, kernel, copy.count, wait, "copy_rows");
+  return launch_row_copy(ops, queue, x, y, copy, wait);
 }
 
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
@@ -116,10 +127,8 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   Events done_copies;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (copies[i].count == 0 || inputs[i] == nullptr) continue;  // (null: already in place)
-    HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-    HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", *inputs[i], y, copies[i]));
     HSCHED_ASSIGN_OR_RETURN(cl::Event event,
-                            launch(queue, kernel, copies[i].count, wait, "copy_rows"));
+                            launch_row_copy(ops, queue, *inputs[i], y, copies[i], wait));
     done_copies.push_back(std::move(event));
   }
   if (done_copies.empty()) done_copies = wait;
