@@ -497,6 +497,8 @@ class StepPlanner {
       attach_quantized_conv(step.op, q->second);
     }
     if (const auto q = quantized_matmuls_.find(id); q != quantized_matmuls_.end()) {
+      // (A Gemm so fused runs as the MatMul computing it: fusable_quantized_matmul said so.)
+      if (step.op.op_type == "Gemm") step.op = *gemm_as_matmul(graph_, step.op);
       attach_quantized_matmul(step.op, q->second);
     }
   }
@@ -527,7 +529,8 @@ class StepPlanner {
         take(graph_.value(result).consumers[0], next->outputs[0]);
       }
     }
-    if (const Node* next = matmul ? sole_reader(result) : nullptr) {
+    const bool has_bias = step.op.inputs.size() > 2 && step.op.inputs[2] != kNoValue;  // a Gemm's
+    if (const Node* next = matmul && !has_bias ? sole_reader(result) : nullptr) {
       if (auto bias = fusable_bias(graph_, step.op, *next)) {
         // MatMul's input 2, added to each row (slots after it may be set: kWeightScaleInput).
         step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);

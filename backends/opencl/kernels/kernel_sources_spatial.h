@@ -75,6 +75,27 @@ void gemv_rows(__global const float* x, int x_offset, __global const float* w, i
   if (lid == 0) y[y_offset + n] = alpha * total + (has_bias ? beta * bias[n] : 0.0f);
 }
 
+// matmul_tiled's product of one row (m 1, one batch) by B whose K axis is contiguous (b_row 1:
+// weights [N, K] read transposed, a classifier's head), any storage: a work group of 64 per
+// output j sums (a[p] - a_zero) * (b[j, p] - b_zero) reading its row of B coalesced, then
+// mm_finish's epilogue (scales, bias, residual, activation, quantization) stores y[j].
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void matmul_row(__global const storage_t* a, __global const storage_t* b,
+                __global const storage_t* b_scale, __global const storage_t* bias,
+                __global const storage_t* res, __global storage_t* y, MatMulShape mm) {
+  __local float scratch[64];
+  const int j = get_group_id(0), lid = get_local_id(0);
+  const int row = mm.b_offset + j * mm.b_col;
+  float partial = 0.0f;
+  for (int p = lid; p < mm.k; p += 64) {
+    partial += (LOAD(a, mm.a_offset + p * mm.a_col) - mm.a_zero) * (LOAD(b, row + p) - mm.b_zero);
+  }
+  const float total = group_sum(partial, scratch);
+  if (lid != 0) return;
+  const float bias_v = mm.has_bias ? LOAD(bias, j) : 0.0f;
+  STORE(mm_finish(total, j, b_scale, bias_v, mm.has_res ? LOAD(res, j) : 0.0f, mm), y, j);
+}
+
 // What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:
 // the groups reshaped back to [N, channels, plane], then per channel times gamma and plus beta,
 // then an activation, op -1 for none).

@@ -247,18 +247,56 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   return std::nullopt;
 }
 
-std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
-                                                                const Node& matmul) {
-  if (matmul.op_type != "MatMul" || !matmul.domain.empty() || matmul.inputs.size() != 2 ||
-      matmul.outputs.size() != 1 || matmul.inputs[0] == kNoValue || matmul.inputs[1] == kNoValue) {
+std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
+  if (gemm.op_type != "Gemm" || !gemm.domain.empty() || gemm.inputs.size() < 2 ||
+      gemm.inputs.size() > 3 || gemm.outputs.size() != 1 || gemm.inputs[0] == kNoValue ||
+      gemm.inputs[1] == kNoValue || gemm.attr_int("transA", 0) != 0) {
     return std::nullopt;
   }
+  const hsched::Shape& a = graph.value(gemm.inputs[0]).shape;
+  const hsched::Shape& b = graph.value(gemm.inputs[1]).shape;
+  if (!a.is_static() || !b.is_static() || a.rank() != 2 || b.rank() != 2) return std::nullopt;
+  const bool trans_b = gemm.attr_int("transB", 0) != 0;
+  const int64_t k = b.dims[trans_b ? 1 : 0], n = b.dims[trans_b ? 0 : 1];
+  if (a.dims[1] != k) return std::nullopt;
+  Node matmul{gemm.name, "MatMul", "", {gemm.inputs[0], gemm.inputs[1]}, gemm.outputs, {}};
+  if (gemm.inputs.size() == 3 && gemm.inputs[2] != kNoValue) {
+    const Value& c = graph.value(gemm.inputs[2]);
+    if (gemm.attr_float("beta", 1.0f) != 1.0f || c.dtype != DType::kF32 || !c.shape.is_static() ||
+        c.shape.elements() != n || c.shape.rank() > 2 ||
+        (c.shape.rank() == 2 && c.shape.dims[0] != 1)) {
+      return std::nullopt;
+    }
+    matmul.inputs.push_back(gemm.inputs[2]);
+  }
+  matmul.attributes[kMatMulAlphaAttr] = gemm.attr_float("alpha", 1.0f);
+  if (trans_b) {
+    matmul.attributes[kMatMulViewAttrs[1]] = encode_view(StridedView{{k, n}, {1, k}, 0});
+  }
+  return matmul;
+}
+
+std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
+                                                                const Node& product) {
+  const std::optional<Node> gemm =
+      product.op_type == "Gemm" ? gemm_as_matmul(graph, product) : std::nullopt;
+  const Node& matmul = gemm ? *gemm : product;
+  if (matmul.op_type != "MatMul" || !matmul.domain.empty() ||
+      (!gemm && matmul.inputs.size() != 2) || matmul.outputs.size() != 1 ||
+      matmul.inputs[0] == kNoValue || matmul.inputs[1] == kNoValue) {
+    return std::nullopt;
+  }
+  // A transposed Gemm's B is [N, K]: its columns are its rows.
+  const bool b_transposed = gemm && gemm->has_attr(kMatMulViewAttrs[1]);
   const Value& a_f = graph.value(matmul.inputs[0]);
   const Value& b_f = graph.value(matmul.inputs[1]);
   if (a_f.dtype != DType::kF32 || b_f.dtype != DType::kF32 || !a_f.shape.is_static() ||
-      !b_f.shape.is_static() || !tiled_matmul(a_f.shape.dims, b_f.shape.dims)) {
+      !b_f.shape.is_static()) {
     return std::nullopt;
   }
+  std::vector<int64_t> b_dims = b_f.shape.dims;
+  if (b_transposed) std::swap(b_dims[0], b_dims[1]);
+  if (!tiled_matmul(a_f.shape.dims, b_dims)) return std::nullopt;
   QuantizedMatMulOperands q;
   const Node* a_dq = made_by(graph, matmul.inputs[0], "DequantizeLinear", &q.a_dequantize);
   const Node* b_dq = made_by(graph, matmul.inputs[1], "DequantizeLinear", &q.b_dequantize);
@@ -271,10 +309,14 @@ std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& gra
   const auto a_params = constant_params(graph, *a_dq, a.dtype, 1, false);
   if (!a_params) return std::nullopt;
   auto b_params = constant_params(graph, *b_dq, b.dtype, 1, false);
-  if (!b_params && b.is_constant() && b.shape.rank() == 2) {  // per column: [K, N], axis 1
-    const int64_t n = b.shape.dims[1];
-    const int64_t axis = b_dq->attr_int("axis", 1);
-    if (axis == 1 || axis == -1) b_params = constant_params(graph, *b_dq, b.dtype, n, true);
+  if (!b_params && b.is_constant() && b.shape.rank() == 2) {  // per column
+    const size_t column_axis = b_transposed ? 0 : 1;
+    const int64_t n = b.shape.dims[column_axis];
+    int64_t axis = b_dq->attr_int("axis", 1);
+    if (axis < 0) axis += 2;
+    if (axis == static_cast<int64_t>(column_axis)) {
+      b_params = constant_params(graph, *b_dq, b.dtype, n, true);
+    }
     if (b_params && n > 1) q.b_scales = b_dq->inputs[1];
   }
   if (!b_params) return std::nullopt;

@@ -170,10 +170,11 @@ struct QuantizedConvOperands {
 };
 std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, const Node& conv);
 void attach_quantized_conv(Node& conv, const QuantizedConvOperands& q);
-// DequantizeLinear -> MatMul fusion: a MatMul (a tiled product, tiled_matmul) of 8-bit a
-// dequantized per tensor by 8-bit b dequantized per tensor, or a 2-D constant b with zero points
-// 0 and scales per column (axis 1), every parameter a constant. The program's MatMul reads a and
-// b (attach_quantized_matmul: attribute kMatMulQuantizedAttr {a_scale, a_zero, b_scale, b_zero},
+// DequantizeLinear -> MatMul fusion: a MatMul (a tiled product, tiled_matmul), or a Gemm the
+// program runs as one (gemm_as_matmul), of 8-bit a dequantized per tensor by 8-bit b dequantized
+// per tensor, or a 2-D constant b with zero points 0 and scales per column (a MatMul's axis 1, a
+// transposed Gemm B's axis 0), every parameter a constant. The program's MatMul reads a and b
+// (attach_quantized_matmul: attribute kMatMulQuantizedAttr {a_scale, a_zero, b_scale, b_zero},
 // b_scale 1 where per column, those scales as input kWeightScaleInput) and sums (a - a_zero) x
 // (b - b_zero) (MatMulFusion's quantized operands).
 inline constexpr const char* kMatMulQuantizedAttr = "hsched_matmul_quantized";
@@ -185,6 +186,10 @@ struct QuantizedMatMulOperands {
 std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
                                                                 const Node& matmul);
 void attach_quantized_matmul(Node& matmul, const QuantizedMatMulOperands& q);
+// A Gemm as the MatMul step computing it: A [M, K] (transA 0) by B [K, N], or [N, K] with transB
+// read through a transposed view (kMatMulViewAttrs[1]), C absent or one row of N added with beta
+// 1: a MatMul of inputs {A, B, C} with alpha as kMatMulAlphaAttr. nullopt for any other Gemm.
+std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm);
 // Conv/MatMul -> QuantizeLinear fusion: `quantize`, the only reader of a Conv's or MatMul's f32
 // result (after its epilogue), to u8 or i8 per tensor by constants: its scale, zero point and
 // range. The product stores the 8-bit integers (attach_output_quantization: attributes

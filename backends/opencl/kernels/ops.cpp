@@ -296,7 +296,8 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"instance_norm_apply", 2},
                                                         {"layer_norm_rows", 2},
                                                         {"layer_norm_rows_q", 2},
-                                                        {"gemv_rows", 2}};
+                                                        {"gemv_rows", 2},
+                                                        {"matmul_row", 2}};
   const auto it = kProgramOf.find(name);
   const int which = it == kProgramOf.end() ? 0 : it->second;
   const cl::Program& program = which == 1 ? reduce_ : which == 2 ? spatial_ : elementwise_;

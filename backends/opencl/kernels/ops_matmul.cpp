@@ -66,11 +66,17 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                                const cl::Buffer& b, cl::Buffer& y, const TiledCall& c,
                                const Events& wait,
                                const std::vector<GroupedProduct>* group = nullptr) {
-  const auto [tile, k_chunk, splits] = detail::gemm_tiling(
-      c.m, c.n, c.k, c.batch,
-      group == nullptr && c.fusion.norm_scale == nullptr ? detail::KSplit::kUnderHalf
-                                                         : detail::KSplit::kNever,
-      detail::kMatMulTargetGroups);
+  // One row by B whose K axis is contiguous (a classifier's head): matmul_row, a work group per
+  // output, K whole.
+  const bool row = group == nullptr && c.m == 1 && c.batch == 1 && c.b_row == 1 &&
+                   c.fusion.norm_scale == nullptr;
+  const auto [tile, k_chunk, splits] =
+      row ? detail::GemmTiling{16, c.k, 1}
+          : detail::gemm_tiling(c.m, c.n, c.k, c.batch,
+                                group == nullptr && c.fusion.norm_scale == nullptr
+                                    ? detail::KSplit::kUnderHalf
+                                    : detail::KSplit::kNever,
+                                detail::kMatMulTargetGroups);
   if (group != nullptr &&
       (c.fusion.residual != nullptr || group->size() != static_cast<size_t>(c.batch))) {
     return internal_error("ops: a MatMul group takes no residual");
@@ -99,7 +105,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
   const bool quantized = e.quantized();
   if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
-  const char* name = (group != nullptr ? kGroup : quantized ? kQuantized : kTiled).at(tile);
+  const char* name =
+      row ? "matmul_row" : (group != nullptr ? kGroup : quantized ? kQuantized : kTiled).at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const MatMulShape shape{i32(c.m),
                           i32(c.n),
@@ -136,6 +143,11 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                                                        : 3),
                           e.norm_epsilon};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
+  if (row) {
+    HSCHED_RETURN_IF_ERROR(
+        detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, shape));
+    return detail::launch(queue, kernel, c.n * 64, wait, name);
+  }
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial,
                                           detail::or_null(e.norm_scale),
                                           detail::or_null(e.norm_bias), shape));

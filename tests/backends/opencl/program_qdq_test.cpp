@@ -311,6 +311,71 @@ TEST_F(ClProgramTest, QdqMatMulsRunAsOneKernel) {
   }
 }
 
+// DequantizeLinear -> Gemm -> QuantizeLinear in one tiled launch: a classifier's head as ONNX
+// Runtime's quantizer writes it (B [N, K] transposed, int8 scaled per row, an int32 bias
+// dequantized per channel, which runs once at compile), and B [K, N] scaled per column with alpha
+// 0.5 and a float bias; one row and three; against the CPU, a step at most and rarely. A Gemm
+// adding C with beta 0.5 keeps its DequantizeLinear and QuantizeLinear kernels.
+TEST_F(ClProgramTest, QdqGemmsRunAsOneKernel) {
+  constexpr int64_t kN = 24;
+  std::vector<int8_t> w(kN * 40);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  std::vector<float> ws, bias_scales;
+  std::vector<int32_t> bias;
+  for (int64_t n = 0; n < kN; ++n) {
+    ws.push_back(0.002f + 0.001f * static_cast<float>(n % 7));
+    bias_scales.push_back(0.04f * ws.back());
+    bias.push_back(static_cast<int32_t>((n * 1237) % 6001) - 3000);
+  }
+  for (const int64_t m : {1, 3}) {
+    for (const float beta : {1.0f, 0.5f}) {
+      OnnxBuilder b(17);
+      b.input("a", DType::kU8, {m, 40});
+      b.output("y", DType::kI8, {m, kN}).output("z", DType::kI8, {m, kN});
+      b.initializer_f32("as", {}, {0.04f})
+          .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+          .initializer("w", Tensor::from_vector(DType::kI8, {kN, 40}, w))
+          .initializer("w2", Tensor::from_vector(DType::kI8, {40, kN}, w))
+          .initializer_f32("ws", {kN}, ws)
+          .initializer("b", Tensor::from_vector(DType::kI32, {kN}, bias))
+          .initializer_f32("bs", {kN}, bias_scales)
+          .initializer_random("c", {kN}, 1.0f, 3)
+          .initializer_f32("ys", {}, {0.25f})
+          .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{3}));
+      b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+      set_attr(b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w"), "axis", 0);
+      set_attr(b.node("DequantizeLinear", {"w2", "ws"}, {"w2d"}, "dq_w2"), "axis", 1);
+      set_attr(b.node("DequantizeLinear", {"b", "bs"}, {"bd"}, "dq_b"), "axis", 0);
+      auto& head = b.node("Gemm", {"ad", "wd", "bd"}, {"p"}, "head");
+      set_attr(head, "transB", 1);
+      set_attr(head, "beta", beta);
+      set_attr(b.node("Gemm", {"ad", "w2d", "c"}, {"q"}, "linear"), "alpha", 0.5f);
+      b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"}, "q_y");
+      b.node("QuantizeLinear", {"q", "ys", "yz"}, {"z"}, "q_z");
+      auto graph = import_onnx_model(b.model(), {}, "cl_qdq_gemm", {});
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      opencl_test::expect_every_node_accepted(*graph);
+      const Tensor a = u8_ramp({m, 40}, 53);
+      const std::vector<Tensor> expected = run_on_cpu(*graph, {a});
+      ASSERT_FALSE(expected.empty());
+      for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+        const std::string where = std::to_string(m) + " rows, beta " + std::to_string(beta) +
+                                  ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
+        auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
+        ASSERT_TRUE(program.is_ok()) << program.status().message();
+        // beta 0.5: the head's Gemm, its A's DequantizeLinear and its QuantizeLinear apart.
+        EXPECT_EQ((*program)->stats().kernels, beta == 1.0f ? 2 : 4) << where;
+        auto outputs = (*program)->run({a});
+        ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+        for (size_t o = 0; o < 2; ++o) {
+          expect_a_step_apart((*outputs)[o], expected[o], 12,
+                              "output " + std::to_string(o) + ", " + where);
+        }
+      }
+    }
+  }
+}
+
 // A MatMul of int8 weights scaled per column then a float bias Add, float out (what ONNX
 // Runtime's MatMulIntegerToFloat is read as): the bias goes in the product's input 2 although the
 // column scales took a later slot first (it was dropped: every output off by its column's bias).
