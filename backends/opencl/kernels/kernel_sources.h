@@ -277,15 +277,16 @@ void NAME(__global const storage_t* x, __global storage_t* y, int size, int kind
 SM_BODY(softmax_rows, 0, SM_NONE, SM_NO_ROW)
 SM_BODY(softmax_rows_q, 1, SM_QDQ_PARAM, SM_NONE)
 
-// y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row.
+// y[row] = mean of x's row (x viewed as [rows, size]), a group of 64 per row; a DequantizeLinear
+// and QuantizeLinear fused in where QdqRow q says.
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size) {
+void row_mean_rows(__global const storage_t* x, __global storage_t* y, int size, QdqRow q) {
   __local float scratch[64];
   const int row = get_group_id(0), lid = get_local_id(0);
   float partial = 0.0f;
-  for (int k = lid; k < size; k += 64) partial += LOAD(x, row * size + k);
+  for (int k = lid; k < size; k += 64) partial += QDQ_LOAD(q, x, row * size + k);
   const float mean = group_reduce(partial, 0, scratch) / size;
-  if (lid == 0) STORE(mean, y, row);
+  if (lid == 0) STORE(QDQ_OUT(q, mean), y, row);
 }
 
 // x viewed as [outer, axis_size, inner]; one work item per (outer, inner). kind 0: Softmax,
@@ -350,13 +351,15 @@ __kernel void layer_norm(__global const storage_t* x, __global const storage_t* 
   }
 }
 
-// x viewed as [rows, size] (rows = N*C, size = spatial); y[row] = mean of the row.
-__kernel void row_mean(__global const storage_t* x, __global storage_t* y, int rows, int size) {
+// x viewed as [rows, size] (rows = N*C, size = spatial); y[row] = mean of the row (QdqRow q as
+// row_mean_rows').
+__kernel void row_mean(__global const storage_t* x, __global storage_t* y, int rows, int size,
+                       QdqRow q) {
   const int row = get_global_id(0);
   if (row >= rows) return;
   float sum = 0.0f;
-  for (int k = 0; k < size; ++k) sum += LOAD(x, row * size + k);
-  STORE(sum / size, y, row);
+  for (int k = 0; k < size; ++k) sum += QDQ_LOAD(q, x, row * size + k);
+  STORE(QDQ_OUT(q, sum / size), y, row);
 }
 )CL";
 

@@ -238,6 +238,9 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   if ((op == "Softmax" || op == "LogSoftmax") && runs_by_rows(graph, node)) {
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
   }
+  if (op == "GlobalAveragePool" && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {
+    return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
+  }
   static const std::set<std::string> kActivations = {
       "Erf",      "Sigmoid",     "Tanh",      "Exp", "Log",  "Sqrt",     "Gelu",     "Relu",
       "Softplus", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softsign", "LeakyRelu"};

@@ -216,8 +216,8 @@ struct QuantizedMove {
 };
 std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id);
 // DequantizeLinear -> op -> QuantizeLinear fusion: a binary Add, Sub, Mul or Div of f32 values, a
-// LayerNormalization of an f32 input, or a Softmax or LogSoftmax that runs by rows
-// (softmax_by_rows), each input (a row op's x) perhaps 8-bit x
+// LayerNormalization or GlobalAveragePool of an f32 input, or a Softmax or LogSoftmax that runs
+// by rows (softmax_by_rows), each input (a row op's x) perhaps 8-bit x
 // dequantized per tensor by constants (not a constant's: that runs once), its output perhaps
 // read only by a QuantizeLinear per tensor by constants, one of them at least: the node's copy
 // reading those x and writing the QuantizeLinear's output, attribute kQdqBinaryAttr {a_scale,

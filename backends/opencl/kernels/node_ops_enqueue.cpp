@@ -117,7 +117,7 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
 }
 
 // The program's DequantizeLinear -> row op -> QuantizeLinear fusion (LayerNormalization,
-// Softmax: kQdqRowAttr), if any.
+// Softmax, GlobalAveragePool: kQdqRowAttr), if any.
 Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in) {
   HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
   if (!p) return std::optional<QdqRow>{};
@@ -472,7 +472,8 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     return enqueue_transpose(ops, queue, *x, view.view, view.perm, *y, wait);
   }
   if (op == "GlobalAveragePool") {
-    return enqueue_global_average_pool(ops, queue, *x, shape, *y, wait);
+    HSCHED_ASSIGN_OR_RETURN(const auto quantized, fused_row_quantization(node, in));
+    return enqueue_global_average_pool(ops, queue, *x, shape, *y, wait, quantized);
   }
   if (op == "Transpose") {
     return enqueue_transpose(ops, queue, *x, shape, node.attr_ints("perm"), *y, wait);

@@ -573,28 +573,30 @@ Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& que
 
 Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQueue& queue,
                                               const cl::Buffer& x, const Shape& shape,
-                                              cl::Buffer& y, const Events& wait) {
+                                              cl::Buffer& y, const Events& wait,
+                                              const std::optional<QdqRow>& quantized) {
   if (shape.size() < 3) {
     return invalid_argument("ops: GlobalAveragePool needs [N, C, spatial...], got rank " +
                             std::to_string(shape.size()));
   }
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape), "GlobalAveragePool input"));
   return enqueue_row_means(ops, queue, x, shape[0] * shape[1], product(shape, 2, shape.size()), y,
-                           wait);
+                           wait, quantized);
 }
 
 Result<cl::Event> enqueue_row_means(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, int64_t rows, int64_t size, cl::Buffer& y,
-                                    const Events& wait) {
+                                    const Events& wait, const std::optional<QdqRow>& quantized) {
   HSCHED_RETURN_IF_ERROR(check_int_range(rows * size, "row means input"));
+  const QdqRow q = quantized.value_or(QdqRow{});
   if (size >= kGroupPerRowFrom) {
     HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean_rows"));
-    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, static_cast<cl_int>(size)));
+    HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean_rows", x, y, static_cast<cl_int>(size), q));
     return launch(queue, kernel, rows * kRowGroup, wait, "row_mean_rows");
   }
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "row_mean"));
-  HSCHED_RETURN_IF_ERROR(
-      set_args(kernel, "row_mean", x, y, static_cast<cl_int>(rows), static_cast<cl_int>(size)));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "row_mean", x, y, static_cast<cl_int>(rows),
+                                  static_cast<cl_int>(size), q));
   return launch(queue, kernel, rows, wait, "row_mean");
 }
 

@@ -231,15 +231,18 @@ Result<cl::Event> enqueue_layer_norm(const OpKernels& ops, cl::CommandQueue& que
                                      const cl::Buffer& scale, const cl::Buffer* bias, float epsilon,
                                      cl::Buffer& y, const Events& wait = {});
 
-// GlobalAveragePool of [N, C, spatial...] into [N, C, 1...].
+// GlobalAveragePool of [N, C, spatial...] into [N, C, 1...]; with `quantized`, QdqRow's fused
+// DequantizeLinear and QuantizeLinear.
 Result<cl::Event> enqueue_global_average_pool(const OpKernels& ops, cl::CommandQueue& queue,
                                               const cl::Buffer& x, const Shape& shape,
-                                              cl::Buffer& y, const Events& wait = {});
+                                              cl::Buffer& y, const Events& wait = {},
+                                              const std::optional<QdqRow>& quantized = {});
 // The mean of each of `rows` contiguous rows of `size` elements of x into y[rows] (a work group
 // a row when rows are long): GlobalAveragePool, and ReduceMean over trailing axes.
 Result<cl::Event> enqueue_row_means(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, int64_t rows, int64_t size, cl::Buffer& y,
-                                    const Events& wait = {});
+                                    const Events& wait = {},
+                                    const std::optional<QdqRow>& quantized = {});
 
 // A MatMul operand read in place from a buffer: element (i_0, ..., i_r-1) of the operand, of
 // shape `dims`, is the buffer's element offset + sum(i_d * strides[d]).

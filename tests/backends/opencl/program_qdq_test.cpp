@@ -453,19 +453,22 @@ TEST_F(ClProgramTest, QdqLayerNormRunsAsOneKernel) {
 
 // DequantizeLinear -> op -> QuantizeLinear in one kernel, u8 in, i8 out, against the CPU's fp32
 // between the Q/DQ nodes (a step apart at most, rarely): Softmax and LogSoftmax along rows of 40
-// (softmax_rows_q), GELU's Erf and a Sigmoid (unary_q).
+// (softmax_rows_q), GELU's Erf and a Sigmoid (unary_q), GlobalAveragePool (row_mean_rows).
 TEST_F(ClProgramTest, QdqSoftmaxesAndActivationsRunAsOneKernel) {
   const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   struct Case {
     const char* op;
     float y_scale;
     int8_t y_zero;
+    int64_t y_size;
   };
-  for (const Case& c : {Case{"Softmax", 1.0f / 256, -128}, Case{"LogSoftmax", 0.05f, 100},
-                        Case{"Erf", 1.0f / 127, 0}, Case{"Sigmoid", 1.0f / 256, -128}}) {
+  for (const Case& c :
+       {Case{"Softmax", 1.0f / 256, -128, 40}, Case{"LogSoftmax", 0.05f, 100, 40},
+        Case{"Erf", 1.0f / 127, 0, 40}, Case{"Sigmoid", 1.0f / 256, -128, 40},
+        Case{"GlobalAveragePool", 0.0037f, 0, 1}}) {
     OnnxBuilder b(17);
     b.input("x", DType::kU8, {2, 3, 40});
-    b.output("y", DType::kI8, {2, 3, 40});
+    b.output("y", DType::kI8, {2, 3, c.y_size});
     b.initializer_f32("xs", {}, {0.01f})
         .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
         .initializer_f32("ys", {}, {c.y_scale})
