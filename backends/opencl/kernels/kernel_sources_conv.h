@@ -43,9 +43,11 @@ typedef struct {
   int x_inner, x_offset, inner, y_inner, offset, plane, y_step, count;
 } RowCopy;
 
-void copy_row_element(__global const storage_t* x, __global storage_t* y, RowCopy r, int i) {
+// (QdqRow q: a DequantizeLinear and QuantizeLinear fused in, a QDQ Concat's requantization.)
+void copy_row_element(__global const storage_t* x, __global storage_t* y, RowCopy r, QdqRow q,
+                      int i) {
   const int rest = i % r.inner;
-  STORE(LOAD(x, (i / r.inner) * r.x_inner + r.x_offset + rest), y,
+  STORE(QDQ_OUT(q, QDQ_LOAD(q, x, (i / r.inner) * r.x_inner + r.x_offset + rest)), y,
         (i / r.inner) * r.y_inner + r.offset + rest / r.plane * r.y_step + rest % r.plane);
 }
 
@@ -56,7 +58,8 @@ void carry_rows(__global const storage_t* x, __global storage_t* y, RowCopy r) {
   const int items = get_global_size(0) * get_global_size(1) * get_global_size(2);
   const int id = (get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) +
                  get_global_id(0);
-  for (int i = id; i < r.count; i += items) copy_row_element(x, y, r, i);
+  const QdqRow none = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  for (int i = id; i < r.count; i += items) copy_row_element(x, y, r, none, i);
 }
 
 // A Conv's input element at (b, c, iy, ix) (channel x_c0 + c of x_channels stored: a Slice over

@@ -383,10 +383,10 @@ __kernel void gather_rows(__global const storage_t* x, __global storage_t* y,
   STORE(LOAD(x, (o * a + indices[rest / inner]) * inner + rest % inner), y, i);
 }
 
-// One Concat input copied into its output (RowCopy: kConvSource).
-__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, RowCopy r) {
+// One Concat input copied into its output (RowCopy: kConvSource), requantized where q says.
+__kernel void copy_rows(__global const storage_t* x, __global storage_t* y, RowCopy r, QdqRow q) {
   const int i = get_global_id(0);
-  if (i < r.count) copy_row_element(x, y, r, i);
+  if (i < r.count) copy_row_element(x, y, r, q, i);
 }
 
 // One axis of cubic Resize: src [outer, n_in, inner] -> dst [outer, n_out, inner]; output index j

@@ -241,6 +241,10 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   if (op == "GlobalAveragePool" && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
   }
+  if (op == "Concat" && node.outputs.size() == 1 && !node.inputs.empty() &&
+      std::find(node.inputs.begin(), node.inputs.end(), kNoValue) == node.inputs.end()) {
+    return fuse_qdq_around(graph, id, node.inputs.size(), kQdqConcatAttr);
+  }
   static const std::set<std::string> kActivations = {
       "Erf",      "Sigmoid",     "Tanh",      "Exp", "Log",  "Sqrt",     "Gelu",     "Relu",
       "Softplus", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softsign", "LeakyRelu"};

@@ -216,8 +216,8 @@ struct QuantizedMove {
 };
 std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id);
 // DequantizeLinear -> op -> QuantizeLinear fusion: a binary Add, Sub, Mul or Div of f32 values, a
-// LayerNormalization or GlobalAveragePool of an f32 input, or a Softmax or LogSoftmax that runs
-// by rows (softmax_by_rows), each input (a row op's x) perhaps 8-bit x
+// LayerNormalization or GlobalAveragePool of an f32 input, a Softmax or LogSoftmax that runs by
+// rows (softmax_by_rows), or a Concat, each input (a row op's x) perhaps 8-bit x
 // dequantized per tensor by constants (not a constant's: that runs once), its output perhaps
 // read only by a QuantizeLinear per tensor by constants, one of them at least: the node's copy
 // reading those x and writing the QuantizeLinear's output, attribute kQdqBinaryAttr {a_scale,
@@ -229,6 +229,9 @@ inline constexpr const char* kQdqRowAttr = "hsched_qdq_row";
 // The same for a float activation (Erf, Sigmoid, Tanh, Exp, Log, Sqrt, Gelu, ...: the op codes of
 // enqueue_unary), its parameters in kQdqUnaryAttr as in kQdqRowAttr (unary_q).
 inline constexpr const char* kQdqUnaryAttr = "hsched_qdq_unary";
+// The same for a Concat, {scale, zero} per input then {y_scale, y_zero, lo, hi} in kQdqConcatAttr:
+// each input's copy requantized (copy_rows).
+inline constexpr const char* kQdqConcatAttr = "hsched_qdq_concat";
 struct QdqFusion {
   Node op;
   std::vector<NodeId> dequantizations;

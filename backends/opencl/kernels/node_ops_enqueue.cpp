@@ -251,9 +251,18 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
       sources[i] = {extent, read_from[3 * i + 1]};
       shapes.back()[1] = count;
     }
+    // With kQdqConcatAttr, each input's DequantizeLinear and the QuantizeLinear fused in.
+    HSCHED_ASSIGN_OR_RETURN(const auto qdq,
+                            fused_params(node, kQdqConcatAttr, 2 * in.input_count() + 4, in));
+    std::vector<QdqRow> quantized;
+    for (size_t i = 0; qdq && i < in.input_count(); ++i) {
+      const std::vector<float>& p = *qdq;
+      const size_t y = 2 * in.input_count();
+      quantized.push_back(QdqRow{p[2 * i], p[2 * i + 1], p[y], p[y + 1], p[y + 2], p[y + 3]});
+    }
     HSCHED_ASSIGN_OR_RETURN(cl::Buffer * out, in.output());
     return enqueue_concat(ops, queue, buffers, shapes, node.attr_int("axis", 0), *out, wait,
-                          sources, node.attr_int(kConcatShuffleAttr, 1));
+                          sources, node.attr_int(kConcatShuffleAttr, 1), quantized);
   }
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
   HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());

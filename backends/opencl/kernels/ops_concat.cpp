@@ -89,9 +89,9 @@ namespace {
 // One copy_rows launch of `copy` (count > 0), checked by its caller.
 Result<cl::Event> launch_row_copy(const OpKernels& ops, cl::CommandQueue& queue,
                                   const cl::Buffer& x, cl::Buffer& y, const RowCopy& copy,
-                                  const Events& wait) {
+                                  const Events& wait, const QdqRow& q = {}) {
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "copy_rows"));
-  HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", x, y, copy));
+  HSCHED_RETURN_IF_ERROR(set_args(kernel, "copy_rows", x, y, copy, q));
   return launch(queue, kernel, copy.count, wait, "copy_rows");
 }
 
@@ -117,9 +117,9 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
                                  const Events& wait,
                                  const std::vector<std::pair<int64_t, int64_t>>& sources,
-                                 int64_t groups) {
-  if (inputs.size() != shapes.size()) {
-    return invalid_argument("ops: Concat needs one shape per input");
+                                 int64_t groups, const std::vector<QdqRow>& quantized) {
+  if (inputs.size() != shapes.size() || (!quantized.empty() && quantized.size() != shapes.size())) {
+    return invalid_argument("ops: Concat needs one shape per input (and its quantization)");
   }
   HSCHED_ASSIGN_OR_RETURN(const std::vector<RowCopy> copies,
                           concat_copies(shapes, axis, sources, groups));
@@ -127,8 +127,10 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   Events done_copies;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (copies[i].count == 0 || inputs[i] == nullptr) continue;  // (null: already in place)
-    HSCHED_ASSIGN_OR_RETURN(cl::Event event,
-                            launch_row_copy(ops, queue, *inputs[i], y, copies[i], wait));
+    HSCHED_ASSIGN_OR_RETURN(
+        cl::Event event,
+        launch_row_copy(ops, queue, *inputs[i], y, copies[i], wait,
+                        quantized.empty() ? QdqRow{} : quantized[i]));
     done_copies.push_back(std::move(event));
   }
   if (done_copies.empty()) done_copies = wait;

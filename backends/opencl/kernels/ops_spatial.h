@@ -232,13 +232,14 @@ Result<cl::Event> enqueue_resize(const OpKernels& ops, cl::CommandQueue& queue, 
 // `sources`, input i's buffer may hold sources[i] = {extent, first} along the axis, the input
 // being first.. of it (a Slice read in place; {0, 0}: as it is). With `groups` G > 1, a channel
 // shuffle of G groups follows (a Reshape to [.., G, C / G, ..], the two swapped, a Reshape back):
-// G inputs of C / G each along the axis, input i's index c stored at c * G + i.
+// G inputs of C / G each along the axis, input i's index c stored at c * G + i. With `quantized`
+// (one per input), each input's copy has its QdqRow's DequantizeLinear and QuantizeLinear fused in.
 Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
                                  const std::vector<const cl::Buffer*>& inputs,
                                  const std::vector<Shape>& shapes, int64_t axis, cl::Buffer& y,
                                  const Events& wait = {},
                                  const std::vector<std::pair<int64_t, int64_t>>& sources = {},
-                                 int64_t groups = 1);
+                                 int64_t groups = 1, const std::vector<QdqRow>& quantized = {});
 
 // The copy of each input enqueue_concat makes, from the same arguments (count 0: nothing to copy).
 Result<std::vector<RowCopy>> concat_copies(

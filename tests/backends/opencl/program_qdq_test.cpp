@@ -376,6 +376,47 @@ TEST_F(ClProgramTest, QdqGemmsRunAsOneKernel) {
   }
 }
 
+// DequantizeLinear of each input -> Concat -> QuantizeLinear as one step (a fire module's
+// QLinearConcat in ONNX Runtime's terms): each input's copy requantized from its own scale and
+// zero point to the output's (copy_rows), u8 in, i8 out, along the channels and the last axis;
+// against the CPU, a step apart at most and rarely.
+TEST_F(ClProgramTest, QdqConcatRequantizesEachInputInItsCopy) {
+  for (const int64_t axis : {1, -1}) {
+    OnnxBuilder b(17);
+    using Dims = std::vector<int64_t>;
+    const Dims x1_dims = axis == 1 ? Dims{2, 5, 40} : Dims{2, 3, 80};
+    b.input("x0", DType::kU8, {2, 3, 40}).input("x1", DType::kU8, x1_dims);
+    b.output("y", DType::kI8, axis == 1 ? Dims{2, 8, 40} : Dims{2, 3, 120});
+    b.initializer_f32("s0", {}, {0.02f})
+        .initializer("z0", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{100}))
+        .initializer_f32("s1", {}, {0.013f})
+        .initializer("z1", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{7}))
+        .initializer_f32("ys", {}, {0.0231f})
+        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-20}));
+    b.node("DequantizeLinear", {"x0", "s0", "z0"}, {"d0"}, "dq_0");
+    b.node("DequantizeLinear", {"x1", "s1", "z1"}, {"d1"}, "dq_1");
+    set_attr(b.node("Concat", {"d0", "d1"}, {"c"}, "concat"), "axis", axis);
+    b.node("QuantizeLinear", {"c", "ys", "yz"}, {"y"}, "q_y");
+    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_concat", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    opencl_test::expect_every_node_accepted(*graph);
+    const Tensor x0 = u8_ramp({2, 3, 40}, 37);
+    const Tensor x1 = u8_ramp(x1_dims, 53);
+    const std::vector<Tensor> expected = run_on_cpu(*graph, {x0, x1});
+    ASSERT_FALSE(expected.empty());
+    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+      const std::string where = "axis " + std::to_string(axis) + ", " +
+                                std::to_string(storage_bytes(storage)) + "-byte storage";
+      auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
+      ASSERT_TRUE(program.is_ok()) << program.status().message();
+      EXPECT_EQ((*program)->stats().kernels, 1) << where;
+      auto outputs = (*program)->run({x0, x1});
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      expect_a_step_apart((*outputs)[0], expected[0], 20, where);
+    }
+  }
+}
+
 // A MatMul of int8 weights scaled per column then a float bias Add, float out (what ONNX
 // Runtime's MatMulIntegerToFloat is read as): the bias goes in the product's input 2 although the
 // column scales took a later slot first (it was dropped: every output off by its column's bias).
