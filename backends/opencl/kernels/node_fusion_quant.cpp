@@ -243,7 +243,13 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   }
   if (op == "Concat" && node.outputs.size() == 1 && !node.inputs.empty() &&
       std::find(node.inputs.begin(), node.inputs.end(), kNoValue) == node.inputs.end()) {
-    return fuse_qdq_around(graph, id, node.inputs.size(), kQdqConcatAttr);
+    // Every input dequantized and the output quantized, or none of it: a Concat of other values
+    // keeps the program's own Concat fusions (inputs written or read in place, a shuffle).
+    auto fusion = fuse_qdq_around(graph, id, node.inputs.size(), kQdqConcatAttr);
+    if (!fusion || fusion->dequantizations.size() != node.inputs.size() || !fusion->quantization) {
+      return std::nullopt;
+    }
+    return fusion;
   }
   static const std::set<std::string> kActivations = {
       "Erf",      "Sigmoid",     "Tanh",      "Exp", "Log",  "Sqrt",     "Gelu",     "Relu",

@@ -217,13 +217,13 @@ struct QuantizedMove {
 std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId id);
 // DequantizeLinear -> op -> QuantizeLinear fusion: a binary Add, Sub, Mul or Div of f32 values, a
 // LayerNormalization or GlobalAveragePool of an f32 input, a Softmax or LogSoftmax that runs by
-// rows (softmax_by_rows), or a Concat, each input (a row op's x) perhaps 8-bit x
-// dequantized per tensor by constants (not a constant's: that runs once), its output perhaps
-// read only by a QuantizeLinear per tensor by constants, one of them at least: the node's copy
-// reading those x and writing the QuantizeLinear's output, attribute kQdqBinaryAttr {a_scale,
-// a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi} (enqueue_qdq_binary) or kQdqRowAttr
-// {x_scale, x_zero, y_scale, y_zero, lo, hi} (ops.h QdqRow), a scale 0 where
-// not quantized; the DequantizeLinear nodes and the QuantizeLinear.
+// rows (softmax_by_rows), or a Concat (every input and its output so), each input (a row op's
+// x) perhaps 8-bit x dequantized per tensor by constants (not a constant's: that runs once),
+// its output perhaps read only by a QuantizeLinear per tensor by constants, one of them at
+// least: the node's copy reading those x and writing the QuantizeLinear's output, attribute
+// kQdqBinaryAttr {a_scale, a_zero, b_scale, b_zero, y_scale, y_zero, lo, hi}
+// (enqueue_qdq_binary) or kQdqRowAttr {x_scale, x_zero, y_scale, y_zero, lo, hi} (ops.h
+// QdqRow), a scale 0 where not quantized; the DequantizeLinear nodes and the QuantizeLinear.
 inline constexpr const char* kQdqBinaryAttr = "hsched_qdq_binary";
 inline constexpr const char* kQdqRowAttr = "hsched_qdq_row";
 // The same for a float activation (Erf, Sigmoid, Tanh, Exp, Log, Sqrt, Gelu, ...: the op codes of

@@ -417,6 +417,37 @@ TEST_F(ClProgramTest, QdqConcatRequantizesEachInputInItsCopy) {
   }
 }
 
+// A Concat of a float Conv's output (written in place) and a dequantized input, quantized: not
+// the QDQ Concat (every input must come dequantized), the Conv still writes in place and the
+// QuantizeLinear still runs (fused, it was skipped with the Concat's step: y never written).
+TEST_F(ClProgramTest, ConcatOfAConvAndADequantizedInputKeepsItsQuantizeLinear) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 4, 6, 6}).input("q", DType::kU8, {1, 2, 6, 6});
+  b.output("y", DType::kI8, {1, 5, 6, 6});
+  b.initializer_random("w", {3, 4, 1, 1}, 0.5f, 11)
+      .initializer_f32("s", {}, {0.02f})
+      .initializer("z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+      .initializer_f32("ys", {}, {0.0213f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{1}));
+  b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  b.node("DequantizeLinear", {"q", "s", "z"}, {"d"}, "dq");
+  set_attr(b.node("Concat", {"c", "d"}, {"cat"}, "concat"), "axis", 1);
+  b.node("QuantizeLinear", {"cat", "ys", "yz"}, {"y"}, "q_y");
+  auto graph = import_onnx_model(b.model(), {}, "cl_concat_conv_dq", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  Tensor x(DType::kF32, {1, 4, 6, 6});
+  auto xs = x.values<float>();
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 17) * 0.1f - 0.8f;
+  const Tensor q = u8_ramp({1, 2, 6, 6}, 41);
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {x, q});
+  ASSERT_FALSE(expected.empty());
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  auto outputs = (*program)->run({x, q});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_a_step_apart((*outputs)[0], expected[0], 20, "a Conv and a dequantized input");
+}
+
 // A MatMul of int8 weights scaled per column then a float bias Add, float out (what ONNX
 // Runtime's MatMulIntegerToFloat is read as): the bias goes in the product's input 2 although the
 // column scales took a later slot first (it was dropped: every output off by its column's bias).
