@@ -595,9 +595,28 @@ class StepPlanner {
       if (auto quantize = fusable_output_quantization(graph_, *q)) {
         attach_output_quantization(step.op, *quantize);
         take(graph_.value(result).consumers[0], q->outputs[0]);
+        if (!matmul) take_requantized_activation(step, result);
       }
     }
     step.op.outputs[0] = result;
+  }
+
+  // The activation fusable_requantized_activation finds after a Conv's quantized `result`, where
+  // the program runs it between its DequantizeLinear and QuantizeLinear: in the Conv's epilogue,
+  // `result` then its QuantizeLinear's.
+  void take_requantized_activation(PlannedStep& step, ValueId& result) {
+    const auto r = fusable_requantized_activation(graph_, result);
+    const auto fused = r ? rewritten_.find(r->activation) : rewritten_.end();
+    const auto dequantized = r ? dequantized_by_.find(r->activation) : dequantized_by_.end();
+    if (fused == rewritten_.end() || dequantized == dequantized_by_.end()) return;
+    step.op.attributes[kConvRequantizedActivationAttr] = r->params;
+    step.absorbed.insert(step.absorbed.end(), dequantized->second.begin(),
+                         dequantized->second.end());
+    step.absorbed.insert(step.absorbed.end(), {r->activation, r->quantization});
+    absorbed_[static_cast<size_t>(r->activation)] = true;
+    result = r->output;
+    dequantized_by_.erase(dequantized);
+    rewritten_.erase(fused);
   }
 
   // Whether `v` exists before node `id` runs: a graph input or constant, or made by a node that
@@ -654,12 +673,12 @@ class StepPlanner {
     std::vector<NodeId> claimed{};
   };
   std::vector<ViewedOperand> viewed_;
-  std::map<ValueId, ValueId> same_as_;                  // a duplicate's output -> the first's
-  std::map<NodeId, std::vector<NodeId>> duplicate_of_;  // the first -> its duplicates
-  std::set<NodeId> hoisted_;                            // run before a product that reads them
-  std::map<NodeId, ScaledConvInput> channel_scaled_;                      // by their Conv
-  std::map<NodeId, SlicedConvInput> channel_sliced_;                      // by their Conv
-  std::map<NodeId, QuantizedConvOperands> quantized_convs_;               // by their Conv
+  std::map<ValueId, ValueId> same_as_;                       // a duplicate's output -> the first's
+  std::map<NodeId, std::vector<NodeId>> duplicate_of_;       // the first -> its duplicates
+  std::set<NodeId> hoisted_;                                 // run before a product that reads them
+  std::map<NodeId, ScaledConvInput> channel_scaled_;         // by their Conv
+  std::map<NodeId, SlicedConvInput> channel_sliced_;         // by their Conv
+  std::map<NodeId, QuantizedConvOperands> quantized_convs_;  // by their Conv
   std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs

@@ -289,6 +289,26 @@ std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
   return matmul;
 }
 
+std::optional<RequantizedActivation> fusable_requantized_activation(const Graph& graph, ValueId q) {
+  NodeId dq_id = kNoNode, id = kNoNode;
+  const Node* dq = node_detail::only_reader(graph, q, &dq_id);
+  if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Node* node = node_detail::only_reader(graph, dq->outputs[0], &id);
+  const auto activation = node ? fusable_activation(graph, *node) : std::nullopt;
+  const auto fusion = activation ? fusable_qdq_elementwise(graph, id) : std::nullopt;
+  if (!fusion || fusion->op.inputs[0] != q || !fusion->quantization) return std::nullopt;
+  const auto& qdq = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqUnaryAttr));
+  RequantizedActivation r{
+      id,
+      *fusion->quantization,
+      fusion->op.outputs[0],
+      {static_cast<float>(activation->op), activation->alpha, activation->beta}};
+  r.params.insert(r.params.end(), qdq.begin(), qdq.end());
+  return r;
+}
+
 std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,
                                                                 const Node& product) {
   const std::optional<Node> gemm =

@@ -203,6 +203,20 @@ struct QuantizedOutput {
 std::optional<QuantizedOutput> fusable_output_quantization(const Graph& graph,
                                                            const Node& quantize);
 void attach_output_quantization(Node& product, const QuantizedOutput& q);
+// Conv -> QuantizeLinear -> DequantizeLinear -> activation -> QuantizeLinear fusion: a Conv's
+// quantized result `q` read only by a DequantizeLinear that only a fusable activation reads,
+// which only a QuantizeLinear reads (the activation between them as fusable_qdq_elementwise
+// runs it): the activation's node, its QuantizeLinear and output, and the parameters
+// {op, alpha, beta, x_scale, x_zero, y_scale, y_zero, lo, hi} the Conv takes as attribute
+// kConvRequantizedActivationAttr (ConvParams::requantized_activation: it stores that
+// QuantizeLinear's integers).
+inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requantized_activation";
+struct RequantizedActivation {
+  NodeId activation = kNoNode, quantization = kNoNode;
+  ValueId output = kNoValue;
+  std::vector<float> params;
+};
+std::optional<RequantizedActivation> fusable_requantized_activation(const Graph& graph, ValueId q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
 // (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
 // whose input 0 is 8-bit x dequantized per tensor by constants and each of whose outputs only a

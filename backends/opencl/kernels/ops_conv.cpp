@@ -39,6 +39,9 @@ struct ConvShape {
   cl_float x_scale;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
+  cl_int post_op;  // ConvParams::requantized_activation, -1 without
+  cl_float post_alpha, post_beta, post_x_scale, post_x_zero, post_y_scale, post_y_zero, post_lo,
+      post_hi;
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -143,6 +146,25 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.y_lo = static_cast<cl_int>(q->lo);
     s.y_hi = static_cast<cl_int>(q->hi);
     s.y_scale = q->scale;
+  }
+  s.post_op = -1;
+  if (const auto& r = params.requantized_activation) {
+    const QdqRow& q = r->qdq;
+    const auto finite = [](float v) { return std::isfinite(v); };
+    if (!params.quantize_output || !(q.x_scale > 0.0f) || !(q.y_scale > 0.0f) ||
+        !finite(q.x_scale) || !finite(q.y_scale) || !finite(q.x_zero) || !finite(q.y_zero) ||
+        q.lo < -128.0f || q.hi > 255.0f || q.lo > q.hi) {
+      return invalid_argument("ops: " + name + " has a bad requantized activation");
+    }
+    s.post_op = static_cast<cl_int>(r->activation.op);
+    s.post_alpha = r->activation.alpha;
+    s.post_beta = r->activation.beta;
+    s.post_x_scale = q.x_scale;
+    s.post_x_zero = q.x_zero;
+    s.post_y_scale = q.y_scale;
+    s.post_y_zero = q.y_zero;
+    s.post_lo = q.lo;
+    s.post_hi = q.hi;
   }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {

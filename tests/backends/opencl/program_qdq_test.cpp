@@ -33,8 +33,9 @@ struct QdqConvCase {
   ConvAlgorithm algorithm;
 };
 
-// Built as a Graph: the import refuses the forcing attribute.
-Graph qdq_conv_graph(const QdqConvCase& c) {
+// Built as a Graph: the import refuses the forcing attribute. With `activation`, the result goes
+// on through DequantizeLinear -> activation -> QuantizeLinear (MobileNet-V3's HardSwish).
+Graph qdq_conv_graph(const QdqConvCase& c, const char* activation = nullptr) {
   Graph g;
   g.name = "cl_qdq_conv";
   g.opset = 17;
@@ -64,7 +65,6 @@ Graph qdq_conv_graph(const QdqConvCase& c) {
   const ValueId conv = g.add_value("c", DType::kF32, y_shape);
   const ValueId y = g.add_value("y", DType::kI8, y_shape);
   g.add_input(x);
-  g.add_output(y);
   g.add_node({"dequantize_x", "DequantizeLinear", "", {x, xs, xz}, {xd}, {}});
   g.add_node({"dequantize_w", "DequantizeLinear", "", {wq, ws}, {wd}, {{"axis", int64_t{0}}}});
   g.add_node({"conv",
@@ -77,9 +77,27 @@ Graph qdq_conv_graph(const QdqConvCase& c) {
                {"group", c.group},
                {kConvAlgorithmAttr, static_cast<int64_t>(c.algorithm)}}});
   g.add_node({"quantize_y", "QuantizeLinear", "", {conv, ys, yz}, {y}, {}});
+  if (activation == nullptr) {
+    g.add_output(y);
+    return g;
+  }
+  const ValueId yd = g.add_value("yd", DType::kF32, y_shape);
+  const ValueId a = g.add_value("a", DType::kF32, y_shape);
+  // (A step of y moves the activation's output by at most 1.5 y steps: its scale 1.6 of y's
+  // keeps a tie in y a step in z.)
+  const ValueId as = g.add_constant("as", f32({}, {1.6f * 0.05f * std::sqrt(k)}));
+  const ValueId az =
+      g.add_constant("az", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-100}));
+  const ValueId z = g.add_value("z", DType::kI8, y_shape);
+  g.add_output(z);
+  g.add_node({"dequantize_y", "DequantizeLinear", "", {y, ys, yz}, {yd}, {}});
+  g.add_node({"activation", activation, "", {yd}, {a}, {}});
+  g.add_node({"quantize_a", "QuantizeLinear", "", {a, as, az}, {z}, {}});
   return g;
 }
 
+// With a HardSwish between its own DequantizeLinear and QuantizeLinear after the Conv, the Conv
+// requantizes, activates and quantizes again in its epilogue: still one kernel.
 TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
   const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
   const QdqConvCase cases[] = {
@@ -91,24 +109,28 @@ TEST_F(ClProgramTest, QdqConvRunsAsOneKernelMatchingTheCpu) {
       {"direct, 3 output channels a work item", 16, 3, 3, 1, 10, ConvAlgorithm::kDirect},
       {"a work group per output", 64, 4, 3, 1, 3, ConvAlgorithm::kRows},
   };
+  Tensor x;
   for (const QdqConvCase& c : cases) {
-    const Graph graph = qdq_conv_graph(c);
-    opencl_test::expect_every_node_accepted(graph);
-    Tensor x(DType::kU8, {1, c.channels, c.size, c.size});
+    x = Tensor(DType::kU8, {1, c.channels, c.size, c.size});
     auto bytes = x.values<uint8_t>();
     for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 131 + 7) % 256);
-    const std::vector<Tensor> expected = run_on_cpu(graph, {x});
-    ASSERT_FALSE(expected.empty()) << c.name;
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      auto program = ClProgram::compile(graph, runtime, storage, 300000);
-      ASSERT_TRUE(program.is_ok()) << c.name << ": " << program.status().message();
-      EXPECT_EQ((*program)->stats().kernels, 1) << c.name;  // the DQs and the Q absorbed
-      auto outputs = (*program)->run({x});
-      ASSERT_TRUE(outputs.is_ok()) << c.name << ": " << outputs.status().message();
-      // fp16 storage rounds the weights' scales (11 bits): more ties fall the other way.
-      expect_a_step_apart(
-          (*outputs)[0], expected[0], storage == Storage::kFloat32 ? 100 : 50,
-          std::string(c.name) + ", " + std::to_string(storage_bytes(storage)) + "-byte storage");
+    for (const char* activation : {"", "HardSwish"}) {
+      const Graph graph = qdq_conv_graph(c, *activation != 0 ? activation : nullptr);
+      opencl_test::expect_every_node_accepted(graph);
+      const std::vector<Tensor> expected = run_on_cpu(graph, {x});
+      ASSERT_FALSE(expected.empty()) << c.name;
+      for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+        const std::string where = std::string(c.name) + " " + activation + ", " +
+                                  std::to_string(storage_bytes(storage)) + "-byte storage";
+        auto program = ClProgram::compile(graph, runtime, storage, 300000);
+        ASSERT_TRUE(program.is_ok()) << where << ": " << program.status().message();
+        EXPECT_EQ((*program)->stats().kernels, 1) << where;  // every DQ and Q absorbed
+        auto outputs = (*program)->run({x});
+        ASSERT_TRUE(outputs.is_ok()) << where << ": " << outputs.status().message();
+        // fp16 storage rounds the weights' scales (11 bits): more ties fall the other way.
+        expect_a_step_apart((*outputs)[0], expected[0], storage == Storage::kFloat32 ? 100 : 50,
+                            where);
+      }
     }
   }
 }
@@ -359,8 +381,8 @@ TEST_F(ClProgramTest, QdqGemmsRunAsOneKernel) {
       const std::vector<Tensor> expected = run_on_cpu(*graph, {a});
       ASSERT_FALSE(expected.empty());
       for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-        const std::string where = std::to_string(m) + " rows, beta " + std::to_string(beta) +
-                                  ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
+        const std::string where = std::to_string(m) + " rows, beta " + std::to_string(beta) + ", " +
+                                  std::to_string(storage_bytes(storage)) + "-byte storage";
         auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
         ASSERT_TRUE(program.is_ok()) << program.status().message();
         // beta 0.5: the head's Gemm, its A's DequantizeLinear and its QuantizeLinear apart.
@@ -534,10 +556,9 @@ TEST_F(ClProgramTest, QdqSoftmaxesAndActivationsRunAsOneKernel) {
     int8_t y_zero;
     int64_t y_size;
   };
-  for (const Case& c :
-       {Case{"Softmax", 1.0f / 256, -128, 40}, Case{"LogSoftmax", 0.05f, 100, 40},
-        Case{"Erf", 1.0f / 127, 0, 40}, Case{"Sigmoid", 1.0f / 256, -128, 40},
-        Case{"GlobalAveragePool", 0.0037f, 0, 1}}) {
+  for (const Case& c : {Case{"Softmax", 1.0f / 256, -128, 40}, Case{"LogSoftmax", 0.05f, 100, 40},
+                        Case{"Erf", 1.0f / 127, 0, 40}, Case{"Sigmoid", 1.0f / 256, -128, 40},
+                        Case{"GlobalAveragePool", 0.0037f, 0, 1}}) {
     OnnxBuilder b(17);
     b.input("x", DType::kU8, {2, 3, 40});
     b.output("y", DType::kI8, {2, 3, c.y_size});
