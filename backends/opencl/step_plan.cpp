@@ -17,49 +17,6 @@ namespace hsched::opencl {
 namespace detail {
 namespace {
 
-// One input of a Concat over the channels: the Conv step that writes it in place, if any, and
-// its channels.
-struct ConcatInput {
-  std::optional<size_t> conv_step;
-  int64_t channels = 0;
-};
-// For a Concat over the channels (axis 1, rank 3 or 4, f32, static, each input once) with at
-// least one input made by a Conv step and read only by it: each input, those Convs' steps marked
-// (they store their outputs in place); nullopt otherwise.
-std::optional<std::vector<ConcatInput>> concat_slices(
-    const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of) {
-  if (concat.outputs.size() != 1 || concat.inputs.empty()) return std::nullopt;
-  const Value& out = graph.value(concat.outputs[0]);
-  const auto rank = static_cast<int64_t>(out.shape.rank());
-  int64_t axis = concat.attr_int("axis", 0);
-  if (axis < 0) axis += rank;
-  if (axis != 1 || (rank != 3 && rank != 4) || out.dtype != DType::kF32 || !out.shape.is_static()) {
-    return std::nullopt;
-  }
-  const auto& outputs = graph.outputs();
-  std::vector<ConcatInput> inputs;
-  std::set<ValueId> seen;
-  bool any_conv = false;
-  for (ValueId v : concat.inputs) {
-    if (v == kNoValue || !seen.insert(v).second) return std::nullopt;
-    const Value& value = graph.value(v);
-    if (value.dtype != DType::kF32 || !value.shape.is_static() ||
-        value.shape.rank() != out.shape.rank()) {
-      return std::nullopt;
-    }
-    ConcatInput input{std::nullopt, value.shape.dims[1]};
-    const auto step = conv_step_of.find(v);
-    if (step != conv_step_of.end() && value.consumers.size() == 1 &&
-        std::find(outputs.begin(), outputs.end(), v) == outputs.end()) {
-      input.conv_step = step->second;
-      any_conv = true;
-    }
-    inputs.push_back(input);
-  }
-  if (!any_conv) return std::nullopt;
-  return inputs;
-}
-
 // One planning pass over a graph: first the fusions anchored before the steps (found in
 // topological order), then the steps, each taking its operand fusions and its epilogue.
 class StepPlanner {
@@ -140,14 +97,17 @@ class StepPlanner {
  private:
   // Steps whose inputs are all graph constants or made by such steps (views alias theirs) run
   // once (PlannedStep::once); never an op that draws random numbers.
-  void mark_constant_steps(std::vector<PlannedStep>& steps) const {
+  static bool draws_random(const std::string& op) {
     static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform",
                                                   "RandomNormalLike", "RandomUniformLike",
                                                   "Bernoulli",        "Multinomial"};
+    return kRandom.count(op) != 0;
+  }
+  void mark_constant_steps(std::vector<PlannedStep>& steps) const {
     std::set<ValueId> made;  // by steps that run once
     for (PlannedStep& step : steps) {
       const auto& inputs = step.op.inputs;
-      step.once = !inputs.empty() && !kRandom.count(step.op.op_type) &&
+      step.once = !inputs.empty() && !draws_random(step.op.op_type) &&
                   std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) {
                     return v == kNoValue || graph_.value(v).is_constant() || made.count(v);
                   });
@@ -595,28 +555,56 @@ class StepPlanner {
       if (auto quantize = fusable_output_quantization(graph_, *q)) {
         attach_output_quantization(step.op, *quantize);
         take(graph_.value(result).consumers[0], q->outputs[0]);
-        if (!matmul) take_requantized_activation(step, result);
+        const bool biased = step.op.inputs.size() > 2 && step.op.inputs[2] != kNoValue;
+        if (!matmul) take_requantized_step(step, result, fusable_requantized_activation, steps);
+        if (matmul && !biased && !step.op.has_attr(kMatMulResultPermAttr)) {
+          take_requantized_step(step, result, fusable_requantized_bias, steps);
+        }
       }
     }
     step.op.outputs[0] = result;
   }
 
-  // The activation fusable_requantized_activation finds after a Conv's quantized `result`, where
-  // the program runs it between its DequantizeLinear and QuantizeLinear: in the Conv's epilogue,
-  // `result` then its QuantizeLinear's.
-  void take_requantized_activation(PlannedStep& step, ValueId& result) {
-    const auto r = fusable_requantized_activation(graph_, result);
-    const auto fused = r ? rewritten_.find(r->activation) : rewritten_.end();
-    const auto dequantized = r ? dequantized_by_.find(r->activation) : dequantized_by_.end();
+  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias after a
+  // MatMul) finds after the product's quantized `result`, where the program runs it between its
+  // DequantizeLinear and QuantizeLinear: in the product's epilogue, `result` then its
+  // QuantizeLinear's.
+  template <typename Find>
+  void take_requantized_step(PlannedStep& step, ValueId& result, Find find,
+                             std::vector<PlannedStep>& steps) {
+    const auto r = find(graph_, result);
+    const auto fused = r ? rewritten_.find(r->node) : rewritten_.end();
+    const auto dequantized = r ? dequantized_by_.find(r->node) : dequantized_by_.end();
     if (fused == rewritten_.end() || dequantized == dequantized_by_.end()) return;
-    step.op.attributes[kConvRequantizedActivationAttr] = r->params;
+    if (r->bias != kNoValue) {  // the MatMul's bias row, its input 2
+      const ValueId bias = same_as(r->bias);
+      if (!from_constants(bias) && !hoist(bias, step.node, steps)) return;
+      step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
+      step.op.inputs[2] = bias;
+      step.op.attributes[kMatMulLateBiasAttr] = r->params;
+    } else {
+      step.op.attributes[kConvRequantizedActivationAttr] = r->params;
+    }
     step.absorbed.insert(step.absorbed.end(), dequantized->second.begin(),
                          dequantized->second.end());
-    step.absorbed.insert(step.absorbed.end(), {r->activation, r->quantization});
-    absorbed_[static_cast<size_t>(r->activation)] = true;
+    step.absorbed.insert(step.absorbed.end(), {r->node, r->quantization});
+    absorbed_[static_cast<size_t>(r->node)] = true;
     result = r->output;
     dequantized_by_.erase(dequantized);
     rewritten_.erase(fused);
+  }
+
+  // Whether `v` is a constant or made from constants alone, `depth` nodes deep at most: the steps
+  // making it run once, at compile time, before any step of a run (mark_constant_steps).
+  bool from_constants(ValueId v, int depth = 8) const {
+    const Value& value = graph_.value(v);
+    if (value.is_constant()) return true;
+    if (depth == 0 || value.producer == kNoNode) return false;
+    const Node& node = graph_.node(value.producer);
+    return !node.inputs.empty() && !draws_random(node.op_type) &&
+           std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+             return in == kNoValue || from_constants(in, depth - 1);
+           });
   }
 
   // Whether `v` exists before node `id` runs: a graph input or constant, or made by a node that

@@ -2,6 +2,9 @@
 // ClProgram::compile and nodes_without_kernels. Internal to the OpenCL backend.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "graph/graph.h"
@@ -44,6 +47,19 @@ struct PlannedStep {
 // copying its other inputs alone, reading those that are Slices of channels in place); then the
 // merging pass below; steps that read only constants marked `once`.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
+
+// One input of a Concat over the channels: the Conv step that writes it in place, if any, and
+// its channels.
+struct ConcatInput {
+  std::optional<size_t> conv_step;
+  int64_t channels = 0;
+};
+// For a Concat over the channels (axis 1, rank 3 or 4, f32, static, each input once) with at
+// least one input made by a Conv step (its index in `conv_step_of`) and read only by it: each
+// input, those Convs' steps marked (they store their outputs in place); nullopt otherwise
+// (step_plan_merge.cpp).
+std::optional<std::vector<ConcatInput>> concat_slices(
+    const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of);
 
 // plan_kernels' last pass (step_plan_merge.cpp): MatMul steps reading one A by constant weights
 // of one shape (attention's Q, K and V projections) run as one kMatMulGroupOp step, up to

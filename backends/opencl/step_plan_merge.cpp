@@ -1,10 +1,12 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
 // (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation,
-// carry_concat_copies, pair_sibling_convs: step_plan.h).
+// carry_concat_copies, pair_sibling_convs: step_plan.h), and concat_slices, the Concat analysis
+// plan_kernels writes Convs in place by.
 #include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "backends/opencl/kernels/node_ops.h"
@@ -213,6 +215,40 @@ std::optional<Shape> excitation_weights(const Graph& graph, const PlannedStep& s
 }
 
 }  // namespace
+
+std::optional<std::vector<ConcatInput>> concat_slices(
+    const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of) {
+  if (concat.outputs.size() != 1 || concat.inputs.empty()) return std::nullopt;
+  const Value& out = graph.value(concat.outputs[0]);
+  const auto rank = static_cast<int64_t>(out.shape.rank());
+  int64_t axis = concat.attr_int("axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis != 1 || (rank != 3 && rank != 4) || out.dtype != DType::kF32 || !out.shape.is_static()) {
+    return std::nullopt;
+  }
+  const auto& outputs = graph.outputs();
+  std::vector<ConcatInput> inputs;
+  std::set<ValueId> seen;
+  bool any_conv = false;
+  for (ValueId v : concat.inputs) {
+    if (v == kNoValue || !seen.insert(v).second) return std::nullopt;
+    const Value& value = graph.value(v);
+    if (value.dtype != DType::kF32 || !value.shape.is_static() ||
+        value.shape.rank() != out.shape.rank()) {
+      return std::nullopt;
+    }
+    ConcatInput input{std::nullopt, value.shape.dims[1]};
+    const auto step = conv_step_of.find(v);
+    if (step != conv_step_of.end() && value.consumers.size() == 1 &&
+        std::find(outputs.begin(), outputs.end(), v) == outputs.end()) {
+      input.conv_step = step->second;
+      any_conv = true;
+    }
+    inputs.push_back(input);
+  }
+  if (!any_conv) return std::nullopt;
+  return inputs;
+}
 
 std::vector<PlannedStep> group_sibling_products(const Graph& graph,
                                                 std::vector<PlannedStep> steps) {

@@ -289,7 +289,7 @@ std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
   return matmul;
 }
 
-std::optional<RequantizedActivation> fusable_requantized_activation(const Graph& graph, ValueId q) {
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q) {
   NodeId dq_id = kNoNode, id = kNoNode;
   const Node* dq = node_detail::only_reader(graph, q, &dq_id);
   if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1) {
@@ -300,13 +300,43 @@ std::optional<RequantizedActivation> fusable_requantized_activation(const Graph&
   const auto fusion = activation ? fusable_qdq_elementwise(graph, id) : std::nullopt;
   if (!fusion || fusion->op.inputs[0] != q || !fusion->quantization) return std::nullopt;
   const auto& qdq = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqUnaryAttr));
-  RequantizedActivation r{
-      id,
-      *fusion->quantization,
-      fusion->op.outputs[0],
-      {static_cast<float>(activation->op), activation->alpha, activation->beta}};
+  RequantizedStep r{
+      .node = id,
+      .quantization = *fusion->quantization,
+      .output = fusion->op.outputs[0],
+      .params = {static_cast<float>(activation->op), activation->alpha, activation->beta}};
   r.params.insert(r.params.end(), qdq.begin(), qdq.end());
   return r;
+}
+
+std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q) {
+  NodeId dq_id = kNoNode, id = kNoNode;
+  const Node* dq = node_detail::only_reader(graph, q, &dq_id);
+  if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const Node* add = node_detail::only_reader(graph, dq->outputs[0], &id);
+  const auto fusion =
+      add != nullptr && add->op_type == "Add" ? fusable_qdq_elementwise(graph, id) : std::nullopt;
+  if (!fusion || !fusion->quantization || fusion->op.inputs.size() != 2) return std::nullopt;
+  const auto& p = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqBinaryAttr));
+  const size_t at = fusion->op.inputs[0] == q ? 0 : 1;  // the product's side
+  const ValueId bias = fusion->op.inputs[1 - at];
+  if (fusion->op.inputs[at] != q || bias == q) return std::nullopt;
+  // The row: N values, f32 or 8-bit dequantized (the planner has them made before the product).
+  const Value& row = graph.value(bias);
+  const hsched::Shape& y = graph.value(q).shape;
+  if (!row.shape.is_static() || !y.is_static() || y.rank() < 2 || row.shape.rank() > y.rank() ||
+      row.shape.elements() != y.dims.back() || row.shape.dims.back() != y.dims.back() ||
+      graph.value(fusion->op.outputs[0]).shape.dims != y.dims) {
+    return std::nullopt;
+  }
+  return RequantizedStep{.node = id,
+                         .quantization = *fusion->quantization,
+                         .output = fusion->op.outputs[0],
+                         .bias = bias,
+                         .params = {p[2 * at], p[2 * at + 1], p[4], p[5], p[6], p[7],
+                                    p[2 * (1 - at)], p[2 * (1 - at) + 1]}};
 }
 
 std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,

@@ -211,12 +211,20 @@ void attach_output_quantization(Node& product, const QuantizedOutput& q);
 // kConvRequantizedActivationAttr (ConvParams::requantized_activation: it stores that
 // QuantizeLinear's integers).
 inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requantized_activation";
-struct RequantizedActivation {
-  NodeId activation = kNoNode, quantization = kNoNode;
-  ValueId output = kNoValue;
+struct RequantizedStep {
+  NodeId node = kNoNode, quantization = kNoNode;
+  ValueId output = kNoValue, bias = kNoValue;  // bias: fusable_requantized_bias's
   std::vector<float> params;
 };
-std::optional<RequantizedActivation> fusable_requantized_activation(const Graph& graph, ValueId q);
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q);
+// MatMul -> QuantizeLinear -> DequantizeLinear -> bias Add -> QuantizeLinear fusion (the QDQ
+// format's Linear: the bias quantized apart): a MatMul's quantized result `q` of N columns read
+// only by a DequantizeLinear that only an Add of a row of N (f32, or 8-bit dequantized) reads,
+// which only a QuantizeLinear reads: the Add's node, its QuantizeLinear, output and bias row, and
+// {x_scale, x_zero, y_scale, y_zero, lo, hi, row_scale, row_zero} (row_scale 0: f32) the MatMul
+// takes as attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
+inline constexpr const char* kMatMulLateBiasAttr = "hsched_matmul_late_bias";
+std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
 // (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
 // whose input 0 is 8-bit x dequantized per tensor by constants and each of whose outputs only a

@@ -222,6 +222,16 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     fusion.y_lo = static_cast<float>(quantize->lo);
     fusion.y_hi = static_cast<float>(quantize->hi);
   }
+  HSCHED_ASSIGN_OR_RETURN(const auto late, fused_params(in.node(), kMatMulLateBiasAttr, 8, in));
+  if (late) {  // the program's DequantizeLinear -> bias Add -> QuantizeLinear fusion
+    const std::vector<float>& p = *late;
+    if (in.optional_buffer(2) == nullptr || in.output_shape().empty() ||
+        detail::element_count(in.shape(2)) != in.output_shape().back()) {
+      return invalid_argument(in.context() + ": the bias after the quantization is not a row");
+    }
+    fusion.late_bias = LateBias{
+        .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
+  }
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 

@@ -257,6 +257,10 @@ struct StridedView {
 // (tiled_matmul()); and before storing the products, in this order: times `alpha`, plus `bias`
 // ([N] in the storage type) on every row, plus `residual` (the stored shape, or with
 // `residual_shared` one [M, N] for every batch: an attention mask), then `activation`.
+struct LateBias {
+  QdqRow q;
+  float bias_scale = 0, bias_zero = 0;
+};
 struct MatMulFusion {
   std::optional<StridedView> a_view{}, b_view{};
   std::vector<int64_t> y_perm{};
@@ -272,6 +276,11 @@ struct MatMulFusion {
   float a_zero = 0, b_zero = 0;
   const cl::Buffer* b_scale = nullptr;
   float y_scale = 0, y_zero = 0, y_lo = 0, y_hi = 255;
+  // With late_bias (and y_scale), the bias comes after that quantization: y holds late_bias.q's
+  // QuantizeLinear of its DequantizeLinear of those integers plus the bias (8-bit integers
+  // dequantized by bias_scale and bias_zero where bias_scale > 0): a DequantizeLinear -> bias
+  // Add -> QuantizeLinear after the product's QuantizeLinear.
+  std::optional<LateBias> late_bias{};
   // With norm_scale ([K]), A's rows normalized first as LayerNormalization over its last axis
   // computes them (norm_epsilon; norm_bias [K] or null): the product of LayerNorm(A) by B. A
   // dense, unquantized A of a tiled product only.

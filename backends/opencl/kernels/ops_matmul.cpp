@@ -46,6 +46,9 @@ struct MatMulShape {
   cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
   cl_int norm;                           // bit 0: A normalized, bit 1: with a bias
   cl_float norm_epsilon;
+  cl_int late_bias;  // MatMulFusion::late_bias
+  cl_float late_x_scale, late_x_zero, late_y_scale, late_y_zero, late_lo, late_hi;
+  cl_float late_b_scale, late_b_zero;
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -105,8 +108,16 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
   const bool quantized = e.quantized();
   if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
-  const char* name =
-      row ? "matmul_row" : (group != nullptr ? kGroup : quantized ? kQuantized : kTiled).at(tile);
+  const LateBias late = e.late_bias.value_or(LateBias{});
+  if (e.late_bias && (e.bias == nullptr || !(e.y_scale > 0.0f) || !(late.q.x_scale > 0.0f) ||
+                      !(late.q.y_scale > 0.0f))) {
+    return invalid_argument("ops: a MatMul's bias after its quantization needs both");
+  }
+  const char* name = row ? "matmul_row"
+                         : (group != nullptr ? kGroup
+                            : quantized      ? kQuantized
+                                             : kTiled)
+                               .at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const MatMulShape shape{i32(c.m),
                           i32(c.n),
@@ -141,11 +152,19 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           i32(e.norm_scale == nullptr  ? 0
                               : e.norm_bias == nullptr ? 1
                                                        : 3),
-                          e.norm_epsilon};
+                          e.norm_epsilon,
+                          i32(e.late_bias.has_value()),
+                          late.q.x_scale,
+                          late.q.x_zero,
+                          late.q.y_scale,
+                          late.q.y_zero,
+                          late.q.lo,
+                          late.q.hi,
+                          late.bias_scale,
+                          late.bias_zero};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
   if (row) {
-    HSCHED_RETURN_IF_ERROR(
-        detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, shape));
+    HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, shape));
     return detail::launch(queue, kernel, c.n * 64, wait, name);
   }
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial,

@@ -470,6 +470,61 @@ TEST_F(ClProgramTest, ConcatOfAConvAndADequantizedInputKeepsItsQuantizeLinear) {
   expect_a_step_apart((*outputs)[0], expected[0], 20, "a Conv and a dequantized input");
 }
 
+// DequantizeLinear -> MatMul -> QuantizeLinear -> DequantizeLinear -> bias Add -> QuantizeLinear
+// (ONNX Runtime's quantizer on a Linear exported as MatMul and Add) as one launch: the product's
+// integers requantized with the bias added between, the bias a dequantized int8 row or 8-bit
+// integers of their own scale (what that quantizer makes of it); batch 2 and one row; against the
+// CPU, a step apart at most and rarely.
+TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
+  std::vector<int8_t> w(40 * 24), row(24);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>((i * 37) % 200 - 100);
+  for (const bool row_input : {false, true}) {
+    for (const int64_t m : {1, 3}) {
+      OnnxBuilder b(17);
+      b.input("a", DType::kU8, {2, m, 40}).input("r", DType::kI8, {24});
+      b.output("y", DType::kI8, {2, m, 24});
+      b.initializer_f32("as", {}, {0.04f})
+          .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+          .initializer("w", Tensor::from_vector(DType::kI8, {40, 24}, w))
+          .initializer_f32("ws", {}, {0.005f})
+          .initializer("bq", Tensor::from_vector(DType::kI8, {24}, row))
+          .initializer_f32("bs", {}, {0.013f})
+          .initializer_f32("ps", {}, {0.3f})
+          .initializer("pz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{4}))
+          .initializer_f32("ys", {}, {0.31f})
+          .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}));
+      b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+      b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
+      b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
+      b.node("QuantizeLinear", {"p", "ps", "pz"}, {"pq"}, "q_p");
+      b.node("DequantizeLinear", {"pq", "ps", "pz"}, {"pd"}, "dq_p");
+      b.node("DequantizeLinear", {row_input ? "r" : "bq", "bs"}, {"bd"}, "dq_bias");
+      b.node("Add", {"pd", "bd"}, {"s"}, "bias");
+      b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
+      auto graph = import_onnx_model(b.model(), {}, "cl_qdq_linear", {});
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      opencl_test::expect_every_node_accepted(*graph);
+      const Tensor a = u8_ramp({2, m, 40}, 53);
+      const Tensor r = Tensor::from_vector(DType::kI8, {24}, row);
+      const std::vector<Tensor> expected = run_on_cpu(*graph, {a, r});
+      ASSERT_FALSE(expected.empty());
+      for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+        const std::string where = std::string(row_input ? "an 8-bit row" : "a float row") +
+                                  ", " + std::to_string(m) + " rows, " +
+                                  std::to_string(storage_bytes(storage)) + "-byte storage";
+        auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
+        ASSERT_TRUE(program.is_ok()) << program.status().message();
+        // (A row dequantized from a constant runs once, at compile.)
+        EXPECT_EQ((*program)->stats().kernels, 1) << where;
+        auto outputs = (*program)->run({a, r});
+        ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+        expect_a_step_apart((*outputs)[0], expected[0], 12, where);
+      }
+    }
+  }
+}
+
 // A MatMul of int8 weights scaled per column then a float bias Add, float out (what ONNX
 // Runtime's MatMulIntegerToFloat is read as): the bias goes in the product's input 2 although the
 // column scales took a later slot first (it was dropped: every output off by its column's bias).
