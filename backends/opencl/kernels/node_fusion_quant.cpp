@@ -289,13 +289,23 @@ std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
   return matmul;
 }
 
-std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q) {
-  NodeId dq_id = kNoNode, id = kNoNode;
+namespace {
+
+// The node that alone reads the DequantizeLinear that alone reads `q` (its id in `id`), if any.
+const Node* read_dequantized(const Graph& graph, ValueId q, NodeId* id) {
+  NodeId dq_id = kNoNode;
   const Node* dq = node_detail::only_reader(graph, q, &dq_id);
   if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1) {
-    return std::nullopt;
+    return nullptr;
   }
-  const Node* node = node_detail::only_reader(graph, dq->outputs[0], &id);
+  return node_detail::only_reader(graph, dq->outputs[0], id);
+}
+
+}  // namespace
+
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q) {
+  NodeId id = kNoNode;
+  const Node* node = read_dequantized(graph, q, &id);
   const auto activation = node ? fusable_activation(graph, *node) : std::nullopt;
   const auto fusion = activation ? fusable_qdq_elementwise(graph, id) : std::nullopt;
   if (!fusion || fusion->op.inputs[0] != q || !fusion->quantization) return std::nullopt;
@@ -310,12 +320,8 @@ std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph
 }
 
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q) {
-  NodeId dq_id = kNoNode, id = kNoNode;
-  const Node* dq = node_detail::only_reader(graph, q, &dq_id);
-  if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1) {
-    return std::nullopt;
-  }
-  const Node* add = node_detail::only_reader(graph, dq->outputs[0], &id);
+  NodeId id = kNoNode;
+  const Node* add = read_dequantized(graph, q, &id);
   const auto fusion =
       add != nullptr && add->op_type == "Add" ? fusable_qdq_elementwise(graph, id) : std::nullopt;
   if (!fusion || !fusion->quantization || fusion->op.inputs.size() != 2) return std::nullopt;

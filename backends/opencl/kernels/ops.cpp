@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 
 #include <CL/cl_half.h>
@@ -522,6 +523,12 @@ constexpr int64_t kGroupPerRowFrom = 32;
 constexpr int64_t kRowGroup = 64;  // the kernels' reqd_work_group_size
 
 }  // namespace
+
+bool requantizes(const QdqRow& q) {
+  const auto finite = [](float v) { return std::isfinite(v); };
+  return q.x_scale > 0.0f && q.y_scale > 0.0f && finite(q.x_scale) && finite(q.y_scale) &&
+         finite(q.x_zero) && finite(q.y_zero) && q.lo >= -128.0f && q.hi <= 255.0f && q.lo <= q.hi;
+}
 
 bool softmax_by_rows(int64_t axis_size, int64_t inner, SoftmaxKind kind) {
   return inner == 1 && axis_size >= kGroupPerRowFrom && kind != SoftmaxKind::kHardmax;

@@ -155,6 +155,9 @@ Result<cl::Event> enqueue_fill(const OpKernels& ops, cl::CommandQueue& queue, fl
 struct QdqRow {
   cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255;
 };
+// Whether `q` dequantizes and quantizes again: both scales positive and finite, finite zero
+// points, an 8-bit range (a product's requantized epilogue).
+bool requantizes(const QdqRow& q);
 
 // y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max). With
 // `quantized`, QdqRow's fused DequantizeLinear and QuantizeLinear.

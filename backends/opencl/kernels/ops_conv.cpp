@@ -150,10 +150,7 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
   s.post_op = -1;
   if (const auto& r = params.requantized_activation) {
     const QdqRow& q = r->qdq;
-    const auto finite = [](float v) { return std::isfinite(v); };
-    if (!params.quantize_output || !(q.x_scale > 0.0f) || !(q.y_scale > 0.0f) ||
-        !finite(q.x_scale) || !finite(q.y_scale) || !finite(q.x_zero) || !finite(q.y_zero) ||
-        q.lo < -128.0f || q.hi > 255.0f || q.lo > q.hi) {
+    if (!params.quantize_output || !requantizes(q)) {
       return invalid_argument("ops: " + name + " has a bad requantized activation");
     }
     s.post_op = static_cast<cl_int>(r->activation.op);

@@ -7,6 +7,7 @@
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
+#include <cmath>
 #include <map>
 
 #include "backends/opencl/kernels/ops.h"
@@ -109,8 +110,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const bool quantized = e.quantized();
   if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
   const LateBias late = e.late_bias.value_or(LateBias{});
-  if (e.late_bias && (e.bias == nullptr || !(e.y_scale > 0.0f) || !(late.q.x_scale > 0.0f) ||
-                      !(late.q.y_scale > 0.0f))) {
+  if (e.late_bias && (e.bias == nullptr || !(e.y_scale > 0.0f) || !requantizes(late.q) ||
+                      !std::isfinite(late.bias_scale) || !std::isfinite(late.bias_zero))) {
     return invalid_argument("ops: a MatMul's bias after its quantization needs both");
   }
   const char* name = row ? "matmul_row"
