@@ -489,8 +489,11 @@ class StepPlanner {
         take(graph_.value(result).consumers[0], next->outputs[0]);
       }
     }
-    const bool has_bias = step.op.inputs.size() > 2 && step.op.inputs[2] != kNoValue;  // a Gemm's
-    if (const Node* next = matmul && !has_bias ? sole_reader(result) : nullptr) {
+    // (A Gemm's C, or a bias fused below.)
+    const auto has_bias = [&] {
+      return step.op.inputs.size() > 2 && step.op.inputs[2] != kNoValue;
+    };
+    if (const Node* next = matmul && !has_bias() ? sole_reader(result) : nullptr) {
       if (auto bias = fusable_bias(graph_, step.op, *next)) {
         // MatMul's input 2, added to each row (slots after it may be set: kWeightScaleInput).
         step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
@@ -555,9 +558,8 @@ class StepPlanner {
       if (auto quantize = fusable_output_quantization(graph_, *q)) {
         attach_output_quantization(step.op, *quantize);
         take(graph_.value(result).consumers[0], q->outputs[0]);
-        const bool biased = step.op.inputs.size() > 2 && step.op.inputs[2] != kNoValue;
         if (!matmul) take_requantized_step(step, result, fusable_requantized_activation, steps);
-        if (matmul && !biased && !step.op.has_attr(kMatMulResultPermAttr)) {
+        if (matmul && !has_bias() && !step.op.has_attr(kMatMulResultPermAttr)) {
           take_requantized_step(step, result, fusable_requantized_bias, steps);
         }
       }
@@ -602,9 +604,8 @@ class StepPlanner {
     if (depth == 0 || value.producer == kNoNode) return false;
     const Node& node = graph_.node(value.producer);
     return !node.inputs.empty() && !draws_random(node.op_type) &&
-           std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
-             return in == kNoValue || from_constants(in, depth - 1);
-           });
+           std::all_of(node.inputs.begin(), node.inputs.end(),
+                       [&](ValueId in) { return in == kNoValue || from_constants(in, depth - 1); });
   }
 
   // Whether `v` exists before node `id` runs: a graph input or constant, or made by a node that
