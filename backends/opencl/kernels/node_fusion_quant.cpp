@@ -243,8 +243,8 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   }
   if (op == "Concat" && node.outputs.size() == 1 && !node.inputs.empty() &&
       std::find(node.inputs.begin(), node.inputs.end(), kNoValue) == node.inputs.end()) {
-    // Every input dequantized and the output quantized, or none of it: a Concat of other values
-    // keeps the program's own Concat fusions (inputs written or read in place, a shuffle).
+    // Only with every input dequantized and the output quantized: any other Concat keeps the
+    // program's own Concat fusions (inputs written or read in place, a shuffle).
     auto fusion = fuse_qdq_around(graph, id, node.inputs.size(), kQdqConcatAttr);
     if (!fusion || fusion->dequantizations.size() != node.inputs.size() || !fusion->quantization) {
       return std::nullopt;
