@@ -93,16 +93,10 @@ class Merging {
     return it == index_.end() ? nullptr : &steps_[it->second];
   }
   bool merged(size_t i) const { return merged_[i]; }
-  // `part` runs in `into` from now on: absorbed by it, dropped by kept().
-  void merge(const PlannedStep& part, PlannedStep& into) {
-    into.absorbed.push_back(part.node);
-    into.absorbed.insert(into.absorbed.end(), part.absorbed.begin(), part.absorbed.end());
-    merged_[index_.at(part.node)] = true;
-  }
-  // `part` runs in `into`'s launch from now on, its compute kept (PlannedStep::grouped); the
-  // nodes it absorbed go with it.
-  void group(const PlannedStep& part, PlannedStep& into) {
-    into.grouped.push_back(part.node);
+  // `part` runs in `into` from now on: absorbed by it (with `grouped`, in its launch with its
+  // compute kept: PlannedStep::grouped), the nodes it absorbed too, dropped by kept().
+  void merge(const PlannedStep& part, PlannedStep& into, bool grouped = false) {
+    (grouped ? into.grouped : into.absorbed).push_back(part.node);
     into.absorbed.insert(into.absorbed.end(), part.absorbed.begin(), part.absorbed.end());
     merged_[index_.at(part.node)] = true;
   }
@@ -398,6 +392,8 @@ std::vector<PlannedStep> carry_concat_copies(const Graph& graph, std::vector<Pla
   return merging.kept();
 }
 
+namespace {
+
 // The window and first stored channel of Conv step `conv` that pair_sibling_convs can pair
 // (kConvPairFirstAttr's nine values), or nullopt.
 std::optional<std::vector<int64_t>> pairable_conv(const Graph& graph, const PlannedStep& conv) {
@@ -432,6 +428,8 @@ std::optional<std::vector<int64_t>> pairable_conv(const Graph& graph, const Plan
   return first.size() == 9 ? std::optional(first) : std::nullopt;
 }
 
+}  // namespace
+
 std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<PlannedStep> steps) {
   Merging merging(graph, steps);
   const auto same_activation = [](const Node& a, const Node& b) {
@@ -459,7 +457,7 @@ std::vector<PlannedStep> pair_sibling_convs(const Graph& graph, std::vector<Plan
                      b.inputs[1], b.inputs.size() > 2 ? b.inputs[2] : kNoValue};
       pair.attributes[kConvPairFirstAttr] = *first;
       later.op = std::move(pair);
-      merging.group(steps[i], later);
+      merging.merge(steps[i], later, true);
       pairable[j].reset();  // a pair pairs no further
       break;
     }

@@ -20,8 +20,8 @@ inline constexpr const char* kConvSource = R"CL(
 // below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
 // quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
 // result (a QuantizeLinear fused in); with post_op >= 0 as well, that integer q is dequantized,
-// activated and quantized again: clamp(rint(op((q - post_x_zero) * post_x_scale) / post_y_scale)
-// + post_y_zero, post_lo, post_hi) (a DequantizeLinear -> activation -> QuantizeLinear).
+// activated and quantized again as QdqRow post says (a DequantizeLinear -> activation ->
+// QuantizeLinear).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
@@ -36,8 +36,8 @@ typedef struct {
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
   int post_op;
-  float post_alpha, post_beta, post_x_scale, post_x_zero, post_y_scale, post_y_zero, post_lo,
-      post_hi;
+  float post_alpha, post_beta;
+  QdqRow post;
 } ConvShape;
 
 // A copy of rows, as a Concat copies an input into its output: element i of [outer, inner] read
@@ -87,9 +87,9 @@ float conv_finish(float acc, int m, __global const storage_t* w_scale, float bia
   if (!s.quantize_y) return v;
   const float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
   if (s.post_op < 0) return q;
-  const float p = apply_unary(s.post_op, (q - s.post_x_zero) * s.post_x_scale, s.post_alpha,
+  const float p = apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale, s.post_alpha,
                               s.post_beta);
-  return clamp(rint(p / s.post_y_scale) + s.post_y_zero, s.post_lo, s.post_hi);
+  return QDQ_OUT(s.post, p);
 }
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).

@@ -49,15 +49,14 @@ typedef struct {
   int norm;
   float norm_epsilon;
   int late_bias;
-  float late_x_scale, late_x_zero, late_y_scale, late_y_zero, late_lo, late_hi;
+  QdqRow late;
   float late_b_scale, late_b_zero;
 } MatMulShape;
 
 // Output (row, col)'s value from its sum: scaled, plus the bias and the residual, activated,
 // quantized where the shape says.
-// With late_bias, the bias comes after the quantization: those integers dequantized (late_x_*),
-// plus the bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again
-// (late_y_*, late_lo, late_hi).
+// With late_bias, the bias comes after the quantization: those integers dequantized, plus the
+// bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
                 MatMulShape mm) {
   float v = mm.alpha * acc;
@@ -67,8 +66,7 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
   v = clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi);
   if (!mm.late_bias) return v;
   const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
-  v = (v - mm.late_x_zero) * mm.late_x_scale + b;
-  return clamp(rint(v / mm.late_y_scale) + mm.late_y_zero, mm.late_lo, mm.late_hi);
+  return QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
 }
 // Names the kernels' code reads for MatMulShape mm's fields.
 #define MM_UNPACK                                                                               \

@@ -2,6 +2,7 @@
 // Conv can carry for a Concat among them.
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,24 @@ using detail::launch;
 using detail::normalize_axis;
 using detail::set_args;
 
+namespace {
+
+// The extent of `shapes` together along axis `a`, each equal to `like` off that axis (a Concat's
+// inputs, a Split's outputs: `what`).
+Result<int64_t> extent_along(const std::vector<Shape>& shapes, const Shape& like, size_t a,
+                             const std::string& what) {
+  int64_t total = 0;
+  for (const Shape& shape : shapes) {
+    bool same = shape.size() == like.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) same = d == a || shape[d] == like[d];
+    if (!same) return invalid_argument("ops: " + what + " differ off the axis");
+    total += shape[a];
+  }
+  return total;
+}
+
+}  // namespace
+
 Result<std::vector<RowCopy>> concat_copies(const std::vector<Shape>& shapes, int64_t axis,
                                            const std::vector<std::pair<int64_t, int64_t>>& sources,
                                            int64_t groups) {
@@ -28,12 +47,8 @@ Result<std::vector<RowCopy>> concat_copies(const std::vector<Shape>& shapes, int
   }
   const Shape& first = shapes.front();
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, first.size(), "Concat"));
-  int64_t total = 0;
+  HSCHED_ASSIGN_OR_RETURN(const int64_t total, extent_along(shapes, first, a, "Concat inputs"));
   for (const Shape& shape : shapes) {
-    bool same = shape.size() == first.size();
-    for (size_t d = 0; same && d < shape.size(); ++d) same = d == a || shape[d] == first[d];
-    if (!same) return invalid_argument("ops: Concat inputs differ off the concat axis");
-    total += shape[a];
     if (groups > 1 && shape[a] != first[a]) {
       return invalid_argument("ops: a shuffled Concat's inputs differ along the axis");
     }
@@ -127,10 +142,9 @@ Result<cl::Event> enqueue_concat(const OpKernels& ops, cl::CommandQueue& queue,
   Events done_copies;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (copies[i].count == 0 || inputs[i] == nullptr) continue;  // (null: already in place)
-    HSCHED_ASSIGN_OR_RETURN(
-        cl::Event event,
-        launch_row_copy(ops, queue, *inputs[i], y, copies[i], wait,
-                        quantized.empty() ? QdqRow{} : quantized[i]));
+    HSCHED_ASSIGN_OR_RETURN(cl::Event event,
+                            launch_row_copy(ops, queue, *inputs[i], y, copies[i], wait,
+                                            quantized.empty() ? QdqRow{} : quantized[i]));
     done_copies.push_back(std::move(event));
   }
   if (done_copies.empty()) done_copies = wait;
@@ -148,13 +162,8 @@ Result<cl::Event> enqueue_split(const OpKernels& ops, cl::CommandQueue& queue, c
     return invalid_argument("ops: Split needs one shape per output, and an output");
   }
   HSCHED_ASSIGN_OR_RETURN(size_t a, normalize_axis(axis, shape.size(), "Split"));
-  int64_t total = 0;
-  for (const Shape& out : shapes) {
-    bool same = out.size() == shape.size();
-    for (size_t d = 0; same && d < out.size(); ++d) same = d == a || out[d] == shape[d];
-    if (!same) return invalid_argument("ops: Split outputs differ from the input off the axis");
-    total += out[a];
-  }
+  HSCHED_ASSIGN_OR_RETURN(const int64_t total,
+                          extent_along(shapes, shape, a, "Split outputs and input"));
   if (total != shape[a]) {
     return invalid_argument("ops: Split outputs add up to " + std::to_string(total) + " of " +
                             std::to_string(shape[a]) + " along the axis");

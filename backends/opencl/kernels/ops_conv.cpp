@@ -40,8 +40,8 @@ struct ConvShape {
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
   cl_int post_op;  // ConvParams::requantized_activation, -1 without
-  cl_float post_alpha, post_beta, post_x_scale, post_x_zero, post_y_scale, post_y_zero, post_lo,
-      post_hi;
+  cl_float post_alpha, post_beta;
+  QdqRow post;
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -156,12 +156,7 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.post_op = static_cast<cl_int>(r->activation.op);
     s.post_alpha = r->activation.alpha;
     s.post_beta = r->activation.beta;
-    s.post_x_scale = q.x_scale;
-    s.post_x_zero = q.x_zero;
-    s.post_y_scale = q.y_scale;
-    s.post_y_zero = q.y_zero;
-    s.post_lo = q.lo;
-    s.post_hi = q.hi;
+    s.post = q;
   }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {

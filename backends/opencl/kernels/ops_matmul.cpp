@@ -48,7 +48,7 @@ struct MatMulShape {
   cl_int norm;                           // bit 0: A normalized, bit 1: with a bias
   cl_float norm_epsilon;
   cl_int late_bias;  // MatMulFusion::late_bias
-  cl_float late_x_scale, late_x_zero, late_y_scale, late_y_zero, late_lo, late_hi;
+  QdqRow late;
   cl_float late_b_scale, late_b_zero;
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
@@ -155,12 +155,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                                                        : 3),
                           e.norm_epsilon,
                           i32(e.late_bias.has_value()),
-                          late.q.x_scale,
-                          late.q.x_zero,
-                          late.q.y_scale,
-                          late.q.y_zero,
-                          late.q.lo,
-                          late.q.hi,
+                          late.q,
                           late.bias_scale,
                           late.bias_zero};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
