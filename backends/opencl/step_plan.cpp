@@ -274,11 +274,24 @@ class StepPlanner {
     absorb_dequantizations();
   }
 
-  // Binary ops and LayerNorms between DequantizeLinear and QuantizeLinear nodes that no other
-  // fusion took.
+  // Chains of ops on one 8-bit tensor (at its first DequantizeLinear), binary ops, LayerNorms...
+  // between DequantizeLinear and QuantizeLinear nodes that no other fusion took.
   void find_qdq_elementwise() {
+    const auto taken = [&](NodeId id) {
+      return absorbed_[static_cast<size_t>(id)] || chains_.count(id) || rewritten_.count(id);
+    };
     for (NodeId id : order_) {
-      if (absorbed_[static_cast<size_t>(id)] || chains_.count(id) || rewritten_.count(id)) continue;
+      if (taken(id)) continue;
+      auto chain = graph_.node(id).op_type == "DequantizeLinear"
+                       ? fusable_qdq_chain(graph_, graph_.node(id).inputs[0])
+                       : std::nullopt;
+      if (chain && !taken(chain->first) &&
+          std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {
+        for (NodeId n : chain->absorbed) absorbed_[static_cast<size_t>(n)] = true;
+        for (const auto& [dq, reader] : chain->reads) rewired_[dq].insert(reader);
+        rewritten_.emplace(chain->first, FusedNode{std::move(chain->op), chain->absorbed});
+      }
+      if (taken(id)) continue;
       auto binary = fusable_qdq_elementwise(graph_, id);
       if (!binary ||
           (binary->quantization && absorbed_[static_cast<size_t>(*binary->quantization)])) {

@@ -3,12 +3,14 @@
 // ops and moves between DequantizeLinear and QuantizeLinear nodes. Graph analysis only;
 // enqueue_node runs what they produce.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <set>
 #include <string>
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_quant.h"
 
 namespace hsched::opencl {
 namespace {
@@ -202,6 +204,11 @@ std::optional<QdqFusion> fuse_qdq_around(const Graph& graph, NodeId id, size_t i
   return fusion;
 }
 
+// The float activations a QDQ fusion runs on the 8-bit data (unary_q, qdq_chain).
+const std::set<std::string> kQdqActivations = {
+    "Erf",      "Sigmoid",     "Tanh",      "Exp", "Log",  "Sqrt",     "Gelu",     "Relu",
+    "Softplus", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softsign", "LeakyRelu"};
+
 // Whether enqueue_softmax_node runs Softmax or LogSoftmax `node` by rows (softmax_by_rows):
 // along the last axis from opset 13, over the input flattened to 2-D at its axis before.
 bool runs_by_rows(const Graph& graph, const Node& node) {
@@ -251,13 +258,195 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
     }
     return fusion;
   }
-  static const std::set<std::string> kActivations = {
-      "Erf",      "Sigmoid",     "Tanh",      "Exp", "Log",  "Sqrt",     "Gelu",     "Relu",
-      "Softplus", "HardSigmoid", "HardSwish", "Elu", "Selu", "Softsign", "LeakyRelu"};
-  if (kActivations.count(op) && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {
+  if (kQdqActivations.count(op) && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {
     return fuse_qdq_around(graph, id, 1, kQdqUnaryAttr);
   }
   return std::nullopt;
+}
+
+namespace {
+
+// fusable_qdq_chain's walk over the chain from x, building its kQdqChainAttr.
+class ChainWalk {
+ public:
+  ChainWalk(const Graph& graph, ValueId x) : graph_(graph), x_(x) {}
+
+  std::optional<QdqChainFusion> walk() {
+    const Value& x = graph_.value(x_);
+    if (!is_byte(x.dtype) || x.is_constant() || !x.shape.is_static()) return std::nullopt;
+    for (NodeId r : x.consumers) {  // x's DequantizeLinears of the first one's parameters
+      const Node& dq = graph_.node(r);
+      if (dq.op_type != "DequantizeLinear" || !dq.domain.empty() || dq.inputs[0] != x_ ||
+          dq.outputs.size() != 1 || dq.outputs[0] == kNoValue) {
+        continue;
+      }
+      const auto p = constant_params(graph_, dq, x.dtype, 1, false);
+      if (!p || (!dequantizations_.empty() &&
+                 (p->scales != x_params_.scales || p->zero != x_params_.zero))) {
+        continue;
+      }
+      x_params_ = *p;
+      dequantizations_.push_back(r);
+      dequantized_.insert(dq.outputs[0]);
+    }
+    // The first op reads x (and constants) alone; the others read the op before them too.
+    NodeId current = kNoNode;
+    for (ValueId d : dequantized_) {
+      for (NodeId r : graph_.value(d).consumers) {
+        if (r == current || !instruction(graph_.node(r), kNoValue)) continue;
+        if (current != kNoNode) return std::nullopt;
+        current = r;
+      }
+    }
+    std::optional<QdqChainFusion> longest;
+    ValueId v = kNoValue;
+    for (size_t ops = 1; current != kNoNode; ++ops) {
+      const Node& node = graph_.node(current);
+      const auto op = instruction(node, v);
+      if (!op || program_.size() == kQdqChainOps) break;
+      program_.push_back(*op);
+      nodes_.push_back(current);
+      v = node.outputs[0];
+      NodeId next_id = kNoNode;
+      const Node* next = node_detail::only_reader(graph_, v, &next_id);
+      const auto q = next ? fusable_output_quantization(graph_, *next) : std::nullopt;
+      current = next ? next_id : kNoNode;
+      if (!q || next->inputs[0] != v) continue;
+      if (ops >= 2) longest = fusion(next_id, *q);
+      // On through the QuantizeLinear's DequantizeLinear, of its parameters, to the next op.
+      const ValueId stored = next->outputs[0];
+      NodeId dq_id = kNoNode;
+      const Node* dq = node_detail::only_reader(graph_, stored, &dq_id);
+      const bool dequantizes = dq != nullptr && dq->op_type == "DequantizeLinear" &&
+                               dq->domain.empty() && dq->outputs.size() == 1 &&
+                               dq->inputs[0] == stored;
+      const auto p = dequantizes
+                         ? constant_params(graph_, *dq, graph_.value(stored).dtype, 1, false)
+                         : std::nullopt;
+      if (!p || p->scales[0] != q->scale || p->zero != q->zero || program_.size() == kQdqChainOps) {
+        break;
+      }
+      program_.push_back({2.0f, 0.0f, 0.0f, 0.0f, q->scale, static_cast<float>(q->zero),
+                          static_cast<float>(q->lo), static_cast<float>(q->hi)});
+      nodes_.insert(nodes_.end(), {next_id, dq_id});
+      v = dq->outputs[0];
+      next = node_detail::only_reader(graph_, v, &next_id);
+      current = next ? next_id : kNoNode;
+    }
+    return longest;
+  }
+
+ private:
+  using Instruction = std::array<float, 8>;
+
+  // Operand code of `v` for an op after the running value `running`: 0 that value, 1 x, 2 one
+  // value made from constants (in `c`).
+  std::optional<float> operand(ValueId v, ValueId running, float* c) const {
+    if (v == kNoValue) return std::nullopt;
+    if (v == running) return 0.0f;
+    if (dequantized_.count(v)) return 1.0f;
+    const auto value = scalar(v, false);
+    if (!value) return std::nullopt;
+    *c = *value;
+    return 2.0f;
+  }
+
+  // The one value of `v` (`stored`: 8-bit integers) where it is a constant or a constant's
+  // QuantizeLinear or DequantizeLinear (ONNX Runtime's quantizer writes a GELU's 1 so), as the
+  // device computes it.
+  std::optional<float> scalar(ValueId v, bool stored, int depth = 2) const {
+    const Value& value = graph_.value(v);
+    if (value.dtype != (stored ? value.dtype : DType::kF32) || (stored && !is_byte(value.dtype)) ||
+        !value.shape.is_static() || value.shape.elements() != 1) {
+      return std::nullopt;
+    }
+    if (value.is_constant()) {
+      const Tensor& t = *value.constant;
+      return value.dtype == DType::kF32  ? t.values<float>()[0]
+             : value.dtype == DType::kU8 ? static_cast<float>(t.values<uint8_t>()[0])
+                                         : static_cast<float>(t.values<int8_t>()[0]);
+    }
+    NodeId id = kNoNode;
+    const Node* node = depth == 0 ? nullptr
+                       : stored   ? made_by(graph_, v, "QuantizeLinear", &id)
+                                  : made_by(graph_, v, "DequantizeLinear", &id);
+    if (node == nullptr) return std::nullopt;
+    const auto in = scalar(node->inputs[0], !stored, depth - 1);
+    if (!in) return std::nullopt;
+    if (!stored) {
+      const auto p = constant_params(graph_, *node, graph_.value(node->inputs[0]).dtype, 1, false);
+      if (!p) return std::nullopt;
+      return (*in - static_cast<float>(p->zero)) * p->scales[0];
+    }
+    const auto q = fusable_output_quantization(graph_, *node);
+    if (!q) return std::nullopt;
+    return std::clamp(std::nearbyint(*in / q->scale) + static_cast<float>(q->zero),
+                      static_cast<float>(q->lo), static_cast<float>(q->hi));
+  }
+
+  // `node`'s op reading `running` (kNoValue: none yet), x or constants, with x's shape out.
+  std::optional<Instruction> instruction(const Node& node, ValueId running) const {
+    if (!node.domain.empty() || node.outputs.size() != 1 || node.outputs[0] == kNoValue ||
+        graph_.value(node.outputs[0]).dtype != DType::kF32 ||
+        graph_.value(node.outputs[0]).shape.dims != graph_.value(x_).shape.dims) {
+      return std::nullopt;
+    }
+    float c = 0.0f;
+    if (kQdqActivations.count(node.op_type) && node.inputs.size() == 1) {
+      const auto a = operand(node.inputs[0], running, &c);
+      const auto act = node_detail::unary_of(node, {});
+      if (!a || *a == 2.0f || !act.is_ok()) return std::nullopt;
+      return Instruction{0.0f, static_cast<float>(act->op), *a, 0.0f, 0.0f, act->alpha, act->beta,
+                         0.0f};
+    }
+    static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div"};
+    if (!kBinary.count(node.op_type) || node.inputs.size() != 2) return std::nullopt;
+    const auto a = operand(node.inputs[0], running, &c);
+    const auto b = operand(node.inputs[1], running, &c);
+    const auto op = binary_op_from_onnx(node.op_type);
+    if (!a || !b || (*a == 2.0f && *b == 2.0f) || !op.is_ok()) return std::nullopt;
+    return Instruction{1.0f, static_cast<float>(*op), *a, *b, c, 0.0f, 0.0f, 0.0f};
+  }
+
+  // The chain so far, ending in QuantizeLinear `q_id`.
+  QdqChainFusion fusion(NodeId q_id, const QuantizedOutput& q) const {
+    std::vector<float> attr = {x_params_.scales[0],
+                               static_cast<float>(x_params_.zero),
+                               q.scale,
+                               static_cast<float>(q.zero),
+                               static_cast<float>(q.lo),
+                               static_cast<float>(q.hi),
+                               static_cast<float>(program_.size()),
+                               0.0f};
+    for (const Instruction& op : program_) attr.insert(attr.end(), op.begin(), op.end());
+    const Node& first = graph_.node(nodes_[0]);
+    QdqChainFusion f{nodes_[0],
+                     Node{first.name, kQdqChainOp, "", {x_}, graph_.node(q_id).outputs, {}},
+                     {nodes_.begin() + 1, nodes_.end()},
+                     {}};
+    f.op.attributes[kQdqChainAttr] = std::move(attr);
+    f.absorbed.push_back(q_id);
+    for (NodeId dq : dequantizations_) {
+      for (NodeId r : graph_.value(graph_.node(dq).outputs[0]).consumers) {
+        if (std::find(nodes_.begin(), nodes_.end(), r) != nodes_.end()) f.reads.emplace_back(dq, r);
+      }
+    }
+    return f;
+  }
+
+  const Graph& graph_;
+  const ValueId x_;
+  ConstantParams x_params_;
+  std::vector<NodeId> dequantizations_;
+  std::set<ValueId> dequantized_;
+  std::vector<Instruction> program_;
+  std::vector<NodeId> nodes_;  // the chain's ops, QuantizeLinears and DequantizeLinears so far
+};
+
+}  // namespace
+
+std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x) {
+  return ChainWalk(graph, x).walk();
 }
 
 std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {

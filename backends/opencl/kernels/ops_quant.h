@@ -55,6 +55,17 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
                                      const Events& wait = {});
 
+// y = a chain of elementwise ops on 8-bit x (`count` values; kQdqChainAttr, node_ops.h), its
+// ops as kernel_sources_quant.h's QdqChain says. Mirrors QdqChain.
+inline constexpr size_t kQdqChainOps = 12;
+struct QdqChain {
+  cl_float head[8] = {};  // x_scale, x_zero, y_scale, y_zero, lo, hi, count, 0
+  cl_float ops[kQdqChainOps][8] = {};
+};
+Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queue,
+                                    const cl::Buffer& x, int64_t count, const QdqChain& chain,
+                                    cl::Buffer& y, const Events& wait = {});
+
 // DynamicQuantizeLinear of x (`count` floats) into y (u8 values), scale and zero (one value
 // each), as the CPU computes them; with fp16 storage the scale is the fp16 nearest.
 Result<cl::Event> enqueue_dynamic_quantize(const OpKernels& ops, cl::CommandQueue& queue,

@@ -1,0 +1,135 @@
+// ClProgram's chains of elementwise ops on one 8-bit tensor (fusable_qdq_chain, qdq_chain): a
+// GELU or SiLU as ONNX Runtime's quantizer writes it, each op between its own DequantizeLinear
+// and QuantizeLinear, runs as one kernel, against the CPU. On the first OpenCL device (PoCL in
+// CI; skipped, not passed, without one).
+#include <cmath>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/opencl/program.h"
+#include "graph/onnx_builder.h"
+#include "graph/onnx_import.h"
+#include "program_test_util.h"
+
+namespace hsched::opencl {
+namespace {
+
+using program_test::ClProgramTest;
+using program_test::expect_a_step_apart;
+using program_test::run_on_cpu;
+using program_test::u8_ramp;
+
+// Adds `name` = DequantizeLinear(QuantizeLinear(constant `value`)), u8 of scale `scale`: how the
+// quantizer writes a GELU's 1 and 0.5.
+void quantized_constant(OnnxBuilder& b, const std::string& name, float value, float scale) {
+  b.initializer_f32(name + "_f", {}, {value})
+      .initializer_f32(name + "_s", {}, {scale})
+      .initializer(name + "_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{0}));
+  b.node("QuantizeLinear", {name + "_f", name + "_s", name + "_z"}, {name + "_q"}, name + "_q");
+  b.node("DequantizeLinear", {name + "_q", name + "_s", name + "_z"}, {name}, name + "_dq");
+}
+
+// Adds QuantizeLinear then DequantizeLinear of `in` into `out` (u8, scale `scale`, zero `zero`).
+void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, float scale,
+                 uint8_t zero) {
+  b.initializer_f32(in + "_s", {}, {scale})
+      .initializer(in + "_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{zero}));
+  b.node("QuantizeLinear", {in, in + "_s", in + "_z"}, {in + "_q"}, in + "_q");
+  b.node("DequantizeLinear", {in + "_q", in + "_s", in + "_z"}, {out}, in + "_dq");
+}
+
+// x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8) quantizes "v".
+OnnxBuilder chain_model(const char* output) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kU8, {2, 3, 40});
+  b.output("y", DType::kI8, {2, 3, 40});
+  b.initializer_f32("xs", {}, {0.05f})
+      .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer_f32("ys", {}, {0.03f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-122}));
+  b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+  b.node("QuantizeLinear", {output, "ys", "yz"}, {"y"}, "q_y");
+  return b;
+}
+
+// A GELU as ONNX Runtime's quantizer writes it: x / sqrt(2) -> Erf, quantized; + 1 (a quantized
+// constant), quantized; x times that, quantized; times 0.5 (quantized too), quantized.
+OnnxBuilder gelu_model() {
+  OnnxBuilder b = chain_model("v");
+  b.initializer_f32("sqrt2", {}, {1.41421356f});
+  quantized_constant(b, "one", 1.0f, 1.0f / 255);
+  quantized_constant(b, "half", 0.5f, 0.5f / 255);
+  b.node("Div", {"xd", "sqrt2"}, {"d"}, "div");
+  b.node("Erf", {"d"}, {"e"}, "erf");
+  requantized(b, "e", "ed", 1.0f / 127, 127);
+  b.node("Add", {"ed", "one"}, {"a"}, "add");
+  requantized(b, "a", "ad", 2.0f / 255, 0);
+  b.node("Mul", {"xd", "ad"}, {"m"}, "mul");
+  requantized(b, "m", "md", 14.0f / 255, 6);
+  b.node("Mul", {"md", "half"}, {"v"}, "mul_half");
+  return b;
+}
+
+// `graph` in fp32 and fp16 storage on u8_ramp's x: `kernels` kernels a run, a step apart from the
+// CPU at most, on at most one element in 20.
+void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
+                                 const Graph& graph, int kernels, const std::string& what) {
+  const Tensor x = u8_ramp({2, 3, 40}, 37);
+  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    const std::string where =
+        what + ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
+    auto program = ClProgram::compile(graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, kernels) << where;
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t i = 0; i < expected.size(); ++i) {
+      expect_a_step_apart((*outputs)[i], expected[i], 20, where);
+    }
+  }
+}
+
+TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
+  auto graph = import_onnx_model(gelu_model().model(), {}, "cl_qdq_gelu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
+}
+
+TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
+  OnnxBuilder b = chain_model("v");
+  b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
+  requantized(b, "s", "sd", 1.0f / 255, 0);
+  b.node("Mul", {"xd", "sd"}, {"v"}, "mul");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_silu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "SiLU");
+}
+
+// With the Erf's quantized value also an output of the graph, the chain ends there (Div, Erf);
+// + 1, the product by x and the halving run as a kernel each, reading x's bytes.
+TEST_F(ClProgramTest, QdqChainEndsAtAValueReadElsewhere) {
+  OnnxBuilder b = gelu_model();
+  b.output("e_q", DType::kU8, {2, 3, 40});
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_gelu_split", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = u8_ramp({2, 3, 40}, 37);
+  const std::vector<Tensor> expected = run_on_cpu(*graph, {x});
+  ASSERT_EQ(expected.size(), 2u);
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 4);
+  auto outputs = (*program)->run({x});
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_a_step_apart((*outputs)[0], expected[0], 20, "GELU's output");
+  const auto got = (*outputs)[1].values<uint8_t>();
+  const auto want = expected[1].values<uint8_t>();
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_LE(std::abs(got[i] - want[i]), 1) << "Erf's output at " << i;
+  }
+}
+
+}  // namespace
+}  // namespace hsched::opencl
