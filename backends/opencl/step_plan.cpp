@@ -47,7 +47,7 @@ class StepPlanner {
           step.absorbed = shuffle->second.nodes;
         }
         if (const auto inputs = concat_slices(graph_, step.op, conv_step_of)) {
-          if (write_in_place(*inputs, groups, step, steps)) continue;
+          if (write_in_place(graph_, *inputs, groups, step, steps)) continue;
         }
         take_concat_slices(step);
       }
@@ -367,41 +367,6 @@ class StepPlanner {
         v.claimed.push_back(n);
       }
     }
-  }
-
-  // The Convs among a Concat's `inputs` store their outputs in its output (`groups` > 1: a
-  // channel shuffle's, input i's channel c at c * groups + i); true when that was all of them
-  // (the Concat and what it absorbed run no kernel), else the Concat `step` copies the others
-  // alone (its in-place inputs kNoValue, each input's channels in kConcatChannelsAttr).
-  bool write_in_place(const std::vector<ConcatInput>& inputs, int64_t groups, PlannedStep& step,
-                      std::vector<PlannedStep>& steps) const {
-    const ValueId out = step.op.outputs[0];
-    int64_t first = 0;
-    std::vector<int64_t> channels;
-    std::optional<size_t> last_conv;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      channels.push_back(inputs[i].channels);
-      if (const auto index = inputs[i].conv_step) {
-        PlannedStep& conv = steps[*index];
-        std::vector<int64_t> stored{graph_.value(out).shape.dims[1], first};
-        if (groups > 1) stored = {stored[0], static_cast<int64_t>(i), groups};
-        conv.op.attributes[kConvStoredInAttr] = std::move(stored);
-        conv.op.outputs[0] = out;
-        step.op.inputs[i] = kNoValue;
-        last_conv = index;
-      }
-      first += inputs[i].channels;
-    }
-    const bool all = std::all_of(inputs.begin(), inputs.end(),
-                                 [](const ConcatInput& in) { return in.conv_step.has_value(); });
-    if (all) {
-      std::vector<NodeId>& absorbed = steps[*last_conv].absorbed;
-      absorbed.push_back(step.node);
-      absorbed.insert(absorbed.end(), step.absorbed.begin(), step.absorbed.end());
-      return true;
-    }
-    step.op.attributes[kConcatChannelsAttr] = std::move(channels);
-    return false;
   }
 
   // The inputs of a Concat over the channels that are Slices of channels only it reads: read in

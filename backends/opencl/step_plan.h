@@ -60,6 +60,12 @@ struct ConcatInput {
 // (step_plan_merge.cpp).
 std::optional<std::vector<ConcatInput>> concat_slices(
     const Graph& graph, const Node& concat, const std::map<ValueId, size_t>& conv_step_of);
+// Then the Convs among those inputs store their outputs in the Concat's (`groups` > 1: a channel
+// shuffle's, input i's channel c at c * groups + i): true when that was all of them (the Concat
+// and what it absorbed run no kernel), else the Concat `step` copies the others alone (its
+// in-place inputs kNoValue, each input's channels in kConcatChannelsAttr).
+bool write_in_place(const Graph& graph, const std::vector<ConcatInput>& inputs, int64_t groups,
+                    PlannedStep& step, std::vector<PlannedStep>& steps);
 
 // plan_kernels' last pass (step_plan_merge.cpp): MatMul steps reading one A by constant weights
 // of one shape (attention's Q, K and V projections) run as one kMatMulGroupOp step, up to

@@ -1,7 +1,7 @@
 // The passes over a ClProgram's planned steps that merge several steps into one
 // (group_sibling_products, merge_attention, merge_layer_norm, merge_squeeze_excitation,
-// carry_concat_copies, pair_sibling_convs: step_plan.h), and concat_slices, the Concat analysis
-// plan_kernels writes Convs in place by.
+// carry_concat_copies, pair_sibling_convs: step_plan.h), and concat_slices and write_in_place, by
+// which plan_kernels writes Convs into a Concat in place.
 #include <algorithm>
 #include <initializer_list>
 #include <map>
@@ -242,6 +242,37 @@ std::optional<std::vector<ConcatInput>> concat_slices(
   }
   if (!any_conv) return std::nullopt;
   return inputs;
+}
+
+bool write_in_place(const Graph& graph, const std::vector<ConcatInput>& inputs, int64_t groups,
+                    PlannedStep& step, std::vector<PlannedStep>& steps) {
+  const ValueId out = step.op.outputs[0];
+  int64_t first = 0;
+  std::vector<int64_t> channels;
+  std::optional<size_t> last_conv;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    channels.push_back(inputs[i].channels);
+    if (const auto index = inputs[i].conv_step) {
+      PlannedStep& conv = steps[*index];
+      std::vector<int64_t> stored{graph.value(out).shape.dims[1], first};
+      if (groups > 1) stored = {stored[0], static_cast<int64_t>(i), groups};
+      conv.op.attributes[kConvStoredInAttr] = std::move(stored);
+      conv.op.outputs[0] = out;
+      step.op.inputs[i] = kNoValue;
+      last_conv = index;
+    }
+    first += inputs[i].channels;
+  }
+  const bool all = std::all_of(inputs.begin(), inputs.end(),
+                               [](const ConcatInput& in) { return in.conv_step.has_value(); });
+  if (all) {
+    std::vector<NodeId>& absorbed = steps[*last_conv].absorbed;
+    absorbed.push_back(step.node);
+    absorbed.insert(absorbed.end(), step.absorbed.begin(), step.absorbed.end());
+    return true;
+  }
+  step.op.attributes[kConcatChannelsAttr] = std::move(channels);
+  return false;
 }
 
 std::vector<PlannedStep> group_sibling_products(const Graph& graph,
