@@ -289,6 +289,7 @@ class StepPlanner {
           std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {
         for (NodeId n : chain->absorbed) absorbed_[static_cast<size_t>(n)] = true;
         for (const auto& [dq, reader] : chain->reads) rewired_[dq].insert(reader);
+        qdq_chain_of_[chain->op.inputs[0]] = chain->first;
         rewritten_.emplace(chain->first, FusedNode{std::move(chain->op), chain->absorbed});
       }
       if (taken(id)) continue;
@@ -540,6 +541,7 @@ class StepPlanner {
         if (matmul && !has_bias() && !step.op.has_attr(kMatMulResultPermAttr)) {
           take_requantized_step(step, result, fusable_requantized_bias, steps);
         }
+        if (matmul) take_qdq_chain(step, result);
       }
     }
     step.op.outputs[0] = result;
@@ -571,6 +573,37 @@ class StepPlanner {
     absorbed_[static_cast<size_t>(r->node)] = true;
     result = r->output;
     dequantized_by_.erase(dequantized);
+    rewritten_.erase(fused);
+  }
+
+  // A chain on a MatMul's quantized `result` (fusable_qdq_chain) that alone reads it, through
+  // DequantizeLinears only it reads: in the product's epilogue, `result` then the chain's output.
+  void take_qdq_chain(PlannedStep& step, ValueId& result) {
+    const auto first = qdq_chain_of_.find(result);
+    const auto fused =
+        first == qdq_chain_of_.end() ? rewritten_.end() : rewritten_.find(first->second);
+    if (fused == rewritten_.end() || outputs_.count(result)) return;
+    std::vector<NodeId> nodes = fused->second.absorbed;
+    nodes.push_back(first->second);
+    const auto in_chain = [&](NodeId n) {
+      return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+    };
+    for (NodeId dq : graph_.value(result).consumers) {
+      const auto& readers = graph_.value(graph_.node(dq).outputs[0]).consumers;
+      if (!absorbed_[static_cast<size_t>(dq)] ||
+          !std::all_of(readers.begin(), readers.end(), in_chain))
+        return;
+    }
+    step.op.attributes[kQdqChainAttr] = fused->second.op.attributes.at(kQdqChainAttr);
+    for (NodeId n : nodes) {
+      step.absorbed.push_back(n);
+      if (const auto dqs = dequantized_by_.find(n); dqs != dequantized_by_.end()) {
+        step.absorbed.insert(step.absorbed.end(), dqs->second.begin(), dqs->second.end());
+        dequantized_by_.erase(dqs);
+      }
+    }
+    absorbed_[static_cast<size_t>(first->second)] = true;
+    result = fused->second.op.outputs[0];
     rewritten_.erase(fused);
   }
 
@@ -649,6 +682,7 @@ class StepPlanner {
   std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs
+  std::map<ValueId, NodeId> qdq_chain_of_;  // a fusable_qdq_chain's 8-bit input -> its first op
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
   std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };

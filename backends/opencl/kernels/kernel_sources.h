@@ -29,10 +29,17 @@ typedef struct {
   ((q).x_scale > 0.0f ? (LOAD(p, i) - (q).x_zero) * (q).x_scale : LOAD(p, i))
 #define QDQ_OUT(q, v) \
   ((q).y_scale > 0.0f ? clamp(rint((v) / (q).y_scale) + (q).y_zero, (q).lo, (q).hi) : (v))
+// A chain of elementwise ops on one 8-bit tensor (qdq_chain_apply; ops.h QdqChain).
+#define QDQ_CHAIN_OPS 12
+typedef struct {
+  float x_scale, x_zero, y_scale, y_zero, lo, hi, count, unused;
+  float ops[QDQ_CHAIN_OPS][8];  // {kind, op, a, b, c, p0, p1, p2}
+} QdqChain;
 )CL";
 
-// apply_unary, shared by the elementwise program and the spatial one (fused conv activations).
-// Any other op code (the host passes -1 for "no activation") is the identity.
+// apply_unary, apply_binary and qdq_chain_apply, shared by the elementwise program and the
+// spatial one (fused activations, a product's epilogue). Any other unary op code (the host
+// passes -1 for "no activation") is the identity.
 inline constexpr const char* kUnaryFunctionSource = R"CL(
 float apply_unary(int op, float x, float alpha, float beta) {
   switch (op) {
@@ -90,6 +97,55 @@ float apply_unary(int op, float x, float alpha, float beta) {
     default: return x;                                          // Identity
   }
 }
+
+float apply_binary(int op, float a, float b) {
+  switch (op) {
+    case 0: return a + b;      // Add
+    case 1: return a - b;      // Sub
+    case 2: return a * b;      // Mul
+    case 3: return a / b;      // Div
+    case 4: return pow(a, b);  // Pow
+    case 5: return fmax(a, b); // Max
+    case 6: return fmin(a, b); // Min
+    // Comparisons and logic give bools as 1 or 0; logic reads any nonzero as true.
+    case 7: return a == b ? 1.0f : 0.0f;                  // Equal
+    case 8: return a < b ? 1.0f : 0.0f;                   // Less
+    case 9: return a <= b ? 1.0f : 0.0f;                  // LessOrEqual
+    case 10: return a > b ? 1.0f : 0.0f;                  // Greater
+    case 11: return a >= b ? 1.0f : 0.0f;                 // GreaterOrEqual
+    case 12: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;  // And
+    case 13: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;  // Or
+    case 14: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
+    case 15: return a >= 0.0f ? a : b * a;                          // PRelu
+    default: return fmod(a, b);                                     // Mod, fmod = 1
+  }
+}
+
+// A chain of elementwise ops on one 8-bit value (QdqChain, the prelude's; kQdqChainAttr,
+// node_ops.h), `stored` its integer: dequantized, then each op in turn on the running value v,
+// x or the op's constant c (operands 0, 1, 2): kind 0 an activation (apply_unary, alpha p0, beta
+// p1), 1 a binary op (apply_binary), 2 a QuantizeLinear then DequantizeLinear of scale c and zero
+// point p0 into [p1, p2]; the last QuantizeLinear's integer. The graph's float operations, so
+// its values.
+float qdq_chain_operand(float which, float v, float x, float c) {
+  return which == 0.0f ? v : which == 1.0f ? x : c;
+}
+float qdq_chain_apply(const QdqChain* c, float stored) {
+  const float x = (stored - c->x_zero) * c->x_scale;
+  float v = x;
+  for (int i = 0; i < (int)c->count; ++i) {
+    const float* o = c->ops[i];
+    const float a = qdq_chain_operand(o[2], v, x, o[4]);
+    if (o[0] == 0.0f) {
+      v = apply_unary((int)o[1], a, o[5], o[6]);
+    } else if (o[0] == 1.0f) {
+      v = apply_binary((int)o[1], a, qdq_chain_operand(o[3], v, x, o[4]));
+    } else {
+      v = (clamp(rint(a / o[4]) + o[5], o[6], o[7]) - o[5]) * o[4];
+    }
+  }
+  return clamp(rint(v / c->y_scale) + c->y_zero, c->lo, c->hi);
+}
 )CL";
 
 inline constexpr const char* kElementwiseSource = R"CL(
@@ -137,29 +193,6 @@ __kernel void batch_norm(__global const storage_t* x, __global const storage_t* 
   const int c = (i / inner) % channels;
   const float k = LOAD(scale, c) / sqrt(LOAD(var, c) + epsilon);
   STORE((LOAD(x, i) - LOAD(mean, c)) * k + LOAD(bias, c), y, i);
-}
-
-float apply_binary(int op, float a, float b) {
-  switch (op) {
-    case 0: return a + b;      // Add
-    case 1: return a - b;      // Sub
-    case 2: return a * b;      // Mul
-    case 3: return a / b;      // Div
-    case 4: return pow(a, b);  // Pow
-    case 5: return fmax(a, b); // Max
-    case 6: return fmin(a, b); // Min
-    // Comparisons and logic give bools as 1 or 0; logic reads any nonzero as true.
-    case 7: return a == b ? 1.0f : 0.0f;                  // Equal
-    case 8: return a < b ? 1.0f : 0.0f;                   // Less
-    case 9: return a <= b ? 1.0f : 0.0f;                  // LessOrEqual
-    case 10: return a > b ? 1.0f : 0.0f;                  // Greater
-    case 11: return a >= b ? 1.0f : 0.0f;                 // GreaterOrEqual
-    case 12: return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;  // And
-    case 13: return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;  // Or
-    case 14: return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;  // Xor
-    case 15: return a >= 0.0f ? a : b * a;                          // PRelu
-    default: return fmod(a, b);                                     // Mod, fmod = 1
-  }
 }
 
 // Output dims right-aligned to rank 6 (leading 1s); an input's stride is 0 along a broadcast dim.

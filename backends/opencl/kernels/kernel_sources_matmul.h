@@ -51,12 +51,14 @@ typedef struct {
   int late_bias;
   QdqRow late;
   float late_b_scale, late_b_zero;
+  QdqChain chain;
 } MatMulShape;
 
 // Output (row, col)'s value from its sum: scaled, plus the bias and the residual, activated,
 // quantized where the shape says.
 // With late_bias, the bias comes after the quantization: those integers dequantized, plus the
 // bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
+// Then a chain of ops on the integers where it has any (qdq_chain_apply).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
                 MatMulShape mm) {
   float v = mm.alpha * acc;
@@ -64,9 +66,11 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
   v = apply_unary(mm.op, v + (mm.late_bias ? 0.0f : bias) + res, mm.act_alpha, mm.act_beta);
   if (!(mm.y_scale > 0.0f)) return v;
   v = clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi);
-  if (!mm.late_bias) return v;
-  const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
-  return QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
+  if (mm.late_bias) {
+    const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
+    v = QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
+  }
+  return mm.chain.count > 0.0f ? qdq_chain_apply(&mm.chain, v) : v;
 }
 // Names the kernels' code reads for MatMulShape mm's fields.
 #define MM_UNPACK                                                                               \

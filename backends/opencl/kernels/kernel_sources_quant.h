@@ -82,38 +82,7 @@ __kernel void qdq_binary(__global const storage_t* a, __global const storage_t* 
   STORE(q.y_scale > 0.0f ? clamp(rint(v / q.y_scale) + q.y_zero, q.lo, q.hi) : v, y, i);
 }
 
-// A chain of elementwise ops on one 8-bit tensor (kQdqChainAttr, node_ops.h): x dequantized, then
-// each op in turn on the running value v, x or the op's constant c (operands 0, 1, 2): kind 0 an
-// activation (apply_unary, alpha p0, beta p1), 1 a binary op (apply_binary), 2 a QuantizeLinear
-// then DequantizeLinear of scale c and zero point p0 into [p1, p2]; y the last QuantizeLinear's
-// integers. The graph's float operations, so its values.
-#define QDQ_CHAIN_OPS 12
-typedef struct {
-  float x_scale, x_zero, y_scale, y_zero, lo, hi, count, unused;
-  float ops[QDQ_CHAIN_OPS][8];  // {kind, op, a, b, c, p0, p1, p2}
-} QdqChain;
-
-float qdq_chain_operand(float which, float v, float x, float c) {
-  return which == 0.0f ? v : which == 1.0f ? x : c;
-}
-
-float qdq_chain_apply(const QdqChain* c, float stored) {
-  const float x = (stored - c->x_zero) * c->x_scale;
-  float v = x;
-  for (int i = 0; i < (int)c->count; ++i) {
-    const float* o = c->ops[i];
-    const float a = qdq_chain_operand(o[2], v, x, o[4]);
-    if (o[0] == 0.0f) {
-      v = apply_unary((int)o[1], a, o[5], o[6]);
-    } else if (o[0] == 1.0f) {
-      v = apply_binary((int)o[1], a, qdq_chain_operand(o[3], v, x, o[4]));
-    } else {
-      v = (clamp(rint(a / o[4]) + o[5], o[6], o[7]) - o[5]) * o[4];
-    }
-  }
-  return clamp(rint(v / c->y_scale) + c->y_zero, c->lo, c->hi);
-}
-
+// y = qdq_chain_apply of each 8-bit x.
 __kernel void qdq_chain(__global const storage_t* x, __global storage_t* y, QdqChain c,
                         int count) {
   const int i = get_global_id(0);

@@ -35,6 +35,35 @@ Result<const std::vector<float>*> fused_params(const Node& node, const char* att
   return params;
 }
 
+Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in) {
+  const auto it = node.attributes.find(kQdqChainAttr);
+  if (it == node.attributes.end()) return std::optional<QdqChain>{};
+  const auto* p = std::get_if<std::vector<float>>(&it->second);
+  const auto bad = [&] { return invalid_argument(in.context() + ": bad quantized chain"); };
+  if (p == nullptr || p->size() < 16 || p->size() % 8 != 0 || (*p)[6] != (p->size() - 8) / 8 ||
+      (p->size() - 8) / 8 > kQdqChainOps) {
+    return bad();
+  }
+  QdqChain chain{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5], (*p)[6], 0.0f, {}};
+  if (!requantizes(
+          QdqRow{chain.x_scale, chain.x_zero, chain.y_scale, chain.y_zero, chain.lo, chain.hi})) {
+    return bad();
+  }
+  const auto operand = [](float f) { return f == 0.0f || f == 1.0f || f == 2.0f; };
+  for (size_t i = 0; i * 8 + 8 < p->size(); ++i) {
+    float* op = chain.ops[i];
+    std::copy_n(p->begin() + static_cast<std::ptrdiff_t>(8 * i + 8), 8, op);
+    const bool ok =
+        op[0] == 0.0f
+            ? op[1] >= 0.0f && op[1] <= static_cast<float>(UnaryOp::kSilu) && operand(op[2])
+        : op[0] == 1.0f ? op[1] >= 0.0f && op[1] <= static_cast<float>(BinaryOp::kDiv) &&
+                              operand(op[2]) && operand(op[3])
+                        : op[0] == 2.0f && op[2] == 0.0f && op[4] > 0.0f;
+    if (!ok) return bad();
+  }
+  return std::optional{chain};
+}
+
 }  // namespace node_detail
 namespace {
 

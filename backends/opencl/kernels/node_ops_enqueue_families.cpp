@@ -145,38 +145,6 @@ std::optional<Result<cl::Event>> enqueue_generator(const OpKernels& ops, cl::Com
   }();
 }
 
-namespace {
-
-// The program's chain of ops on one 8-bit tensor (kQdqChainAttr), checked op by op.
-Result<QdqChain> qdq_chain_of(const Node& node, const Operands& in) {
-  const auto it = node.attributes.find(kQdqChainAttr);
-  const auto* p =
-      it == node.attributes.end() ? nullptr : std::get_if<std::vector<float>>(&it->second);
-  const auto bad = [&] { return invalid_argument(in.context() + ": bad quantized chain"); };
-  if (p == nullptr || p->size() < 16 || p->size() % 8 != 0 || (*p)[6] != (p->size() - 8) / 8 ||
-      (p->size() - 8) / 8 > kQdqChainOps || !((*p)[0] > 0.0f) || !((*p)[2] > 0.0f) ||
-      in.shape(0) != in.output_shape()) {
-    return bad();
-  }
-  QdqChain chain;
-  std::copy_n(p->begin(), 8, chain.head);
-  for (size_t i = 0; i * 8 + 8 < p->size(); ++i) {
-    float* op = chain.ops[i];
-    std::copy_n(p->begin() + static_cast<std::ptrdiff_t>(8 * i + 8), 8, op);
-    const auto operand = [](float f) { return f == 0.0f || f == 1.0f || f == 2.0f; };
-    const bool ok =
-        op[0] == 0.0f
-            ? op[1] >= 0.0f && op[1] <= static_cast<float>(UnaryOp::kSilu) && operand(op[2])
-        : op[0] == 1.0f ? op[1] >= 0.0f && op[1] <= static_cast<float>(BinaryOp::kDiv) &&
-                              operand(op[2]) && operand(op[3])
-                        : op[0] == 2.0f && op[2] == 0.0f && op[4] > 0.0f;
-    if (!ok) return bad();
-  }
-  return chain;
-}
-
-}  // namespace
-
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (check_quant) and the program's
 // kQdqChainOp; nullopt for other ops.
 std::optional<Result<cl::Event>> enqueue_quant(const OpKernels& ops, cl::CommandQueue& queue,
@@ -187,8 +155,12 @@ std::optional<Result<cl::Event>> enqueue_quant(const OpKernels& ops, cl::Command
     return [&]() -> Result<cl::Event> {
       HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* x, in.buffer(0));
       HSCHED_ASSIGN_OR_RETURN(cl::Buffer * y, in.output());
-      HSCHED_ASSIGN_OR_RETURN(const QdqChain chain, qdq_chain_of(node, in));
-      return enqueue_qdq_chain(ops, queue, *x, detail::element_count(in.shape(0)), chain, *y, wait);
+      HSCHED_ASSIGN_OR_RETURN(const auto chain, fused_chain(node, in));
+      if (!chain || in.shape(0) != in.output_shape()) {
+        return invalid_argument(in.context() + ": a quantized chain of another shape");
+      }
+      return enqueue_qdq_chain(ops, queue, *x, detail::element_count(in.shape(0)), *chain, *y,
+                               wait);
     }();
   }
   const bool qlinear = op == "QLinearMatMul" || op == "QLinearConv";

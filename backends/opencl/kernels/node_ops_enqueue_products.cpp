@@ -232,6 +232,8 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     fusion.late_bias = LateBias{
         .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
   }
+  HSCHED_ASSIGN_OR_RETURN(const auto chain, fused_chain(in.node(), in));
+  if (chain) fusion.chain = *chain;
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 

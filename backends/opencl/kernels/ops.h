@@ -158,6 +158,14 @@ struct QdqRow {
 // Whether `q` dequantizes and quantizes again: both scales positive and finite, finite zero
 // points, an 8-bit range (a product's requantized epilogue).
 bool requantizes(const QdqRow& q);
+// A chain of elementwise ops on one 8-bit value (kQdqChainAttr, node_ops.h), as
+// qdq_chain_apply in kernel_sources.h runs it; mirrors QdqChain in its prelude. count 0: none.
+inline constexpr size_t kQdqChainOps = 12;
+struct QdqChain {
+  cl_float x_scale = 0, x_zero = 0, y_scale = 0, y_zero = 0, lo = 0, hi = 255, count = 0,
+           unused = 0;
+  cl_float ops[kQdqChainOps][8] = {};  // {kind, op, a, b, c, p0, p1, p2}
+};
 
 // y = op(x) over `count` elements; alpha/beta as UnaryOp says (Clip: min, max). With
 // `quantized`, QdqRow's fused DequantizeLinear and QuantizeLinear.
@@ -284,6 +292,9 @@ struct MatMulFusion {
   // dequantized by bias_scale and bias_zero where bias_scale > 0): a DequantizeLinear -> bias
   // Add -> QuantizeLinear after the product's QuantizeLinear.
   std::optional<LateBias> late_bias{};
+  // With chain.count > 0 (and y_scale), y holds the chain's integers of those (a kQdqChainOp
+  // after the product's QuantizeLinear).
+  QdqChain chain{};
   // With norm_scale ([K]), A's rows normalized first as LayerNormalization over its last axis
   // computes them (norm_epsilon; norm_bias [K] or null): the product of LayerNorm(A) by B. A
   // dense, unquantized A of a tiled product only.

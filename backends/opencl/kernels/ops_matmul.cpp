@@ -50,6 +50,7 @@ struct MatMulShape {
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
+  QdqChain chain;  // MatMulFusion::chain
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -114,6 +115,9 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                       !std::isfinite(late.bias_scale) || !std::isfinite(late.bias_zero))) {
     return invalid_argument("ops: a MatMul's bias after its quantization needs both");
   }
+  if (e.chain.count > 0 && !(e.y_scale > 0.0f)) {
+    return invalid_argument("ops: a MatMul's chain of quantized ops needs its quantization");
+  }
   const char* name = row ? "matmul_row"
                          : (group != nullptr ? kGroup
                             : quantized      ? kQuantized
@@ -157,7 +161,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           i32(e.late_bias.has_value()),
                           late.q,
                           late.bias_scale,
-                          late.bias_zero};
+                          late.bias_zero,
+                          e.chain};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
   if (row) {
     HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, shape));

@@ -55,13 +55,7 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
                                      const Events& wait = {});
 
-// y = a chain of elementwise ops on 8-bit x (`count` values; kQdqChainAttr, node_ops.h), its
-// ops as kernel_sources_quant.h's QdqChain says. Mirrors QdqChain.
-inline constexpr size_t kQdqChainOps = 12;
-struct QdqChain {
-  cl_float head[8] = {};  // x_scale, x_zero, y_scale, y_zero, lo, hi, count, 0
-  cl_float ops[kQdqChainOps][8] = {};
-};
+// y = `chain` of each 8-bit x (`count` values; qdq_chain).
 Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, int64_t count, const QdqChain& chain,
                                     cl::Buffer& y, const Events& wait = {});

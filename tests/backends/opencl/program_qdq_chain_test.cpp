@@ -39,15 +39,28 @@ void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, 
   b.node("DequantizeLinear", {in + "_q", in + "_s", in + "_z"}, {out}, in + "_dq");
 }
 
-// x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8) quantizes "v".
-OnnxBuilder chain_model(const char* output) {
+// x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8, scale `y_scale`) quantizes "v".
+// With `linear`, x is the quantized product of the input "in" (u8 [2, 3, 40]) by int8 weights.
+OnnxBuilder chain_model(const char* output, bool linear = false, float y_scale = 0.03f) {
   OnnxBuilder b(17);
-  b.input("x", DType::kU8, {2, 3, 40});
+  b.input(linear ? "in" : "x", DType::kU8, {2, 3, 40});
   b.output("y", DType::kI8, {2, 3, 40});
   b.initializer_f32("xs", {}, {0.05f})
       .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
-      .initializer_f32("ys", {}, {0.03f})
+      .initializer_f32("ys", {}, {y_scale})
       .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-122}));
+  if (linear) {
+    std::vector<int8_t> w(40 * 40);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+    b.initializer_f32("in_s", {}, {0.04f})
+        .initializer("in_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+        .initializer("w", Tensor::from_vector(DType::kI8, {40, 40}, w))
+        .initializer_f32("ws", {}, {0.003f});
+    b.node("DequantizeLinear", {"in", "in_s", "in_z"}, {"in_d"}, "dq_in");
+    b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
+    b.node("MatMul", {"in_d", "wd"}, {"p"}, "linear");
+    b.node("QuantizeLinear", {"p", "xs", "xz"}, {"x"}, "q_p");
+  }
   b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
   b.node("QuantizeLinear", {output, "ys", "yz"}, {"y"}, "q_y");
   return b;
@@ -55,8 +68,8 @@ OnnxBuilder chain_model(const char* output) {
 
 // A GELU as ONNX Runtime's quantizer writes it: x / sqrt(2) -> Erf, quantized; + 1 (a quantized
 // constant), quantized; x times that, quantized; times 0.5 (quantized too), quantized.
-OnnxBuilder gelu_model() {
-  OnnxBuilder b = chain_model("v");
+OnnxBuilder gelu_model(bool linear = false, float y_scale = 0.03f) {
+  OnnxBuilder b = chain_model("v", linear, y_scale);
   b.initializer_f32("sqrt2", {}, {1.41421356f});
   quantized_constant(b, "one", 1.0f, 1.0f / 255);
   quantized_constant(b, "half", 0.5f, 0.5f / 255);
@@ -96,6 +109,14 @@ TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
   auto graph = import_onnx_model(gelu_model().model(), {}, "cl_qdq_gelu", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
+}
+
+// After a quantized MatMul, its GELU runs in the product's epilogue: one kernel for all. (y's
+// scale twice x's: a tie in the product's requantization moves y a step at most.)
+TEST_F(ClProgramTest, QdqLinearRunsItsGeluInItsEpilogue) {
+  auto graph = import_onnx_model(gelu_model(true, 0.1f).model(), {}, "cl_qdq_linear_gelu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "a Linear's GELU");
 }
 
 TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
