@@ -289,6 +289,7 @@ class StepPlanner {
           std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {
         for (NodeId n : chain->absorbed) absorbed_[static_cast<size_t>(n)] = true;
         for (const auto& [dq, reader] : chain->reads) rewired_[dq].insert(reader);
+        qdq_chain_of_[chain->op.inputs[0]] = chain->first;
         rewritten_.emplace(chain->first, FusedNode{std::move(chain->op), chain->absorbed});
       }
       if (taken(id)) continue;
@@ -536,28 +537,36 @@ class StepPlanner {
       if (auto quantize = fusable_output_quantization(graph_, *q)) {
         attach_output_quantization(step.op, *quantize);
         take(graph_.value(result).consumers[0], q->outputs[0]);
+        if (!matmul) take_requantized_step(step, result, fusable_requantized_activation, steps);
         if (matmul && !has_bias() && !step.op.has_attr(kMatMulResultPermAttr)) {
-          take_late_bias(step, result, steps);
+          take_requantized_step(step, result, fusable_requantized_bias, steps);
         }
-        take_qdq_chain(step, result);
+        if (matmul) take_qdq_chain(step, result);
       }
     }
     step.op.outputs[0] = result;
   }
 
-  // A Linear's bias Add between the MatMul's quantized `result`'s DequantizeLinear and a
-  // QuantizeLinear (fusable_requantized_bias), where the program runs it so: in the product's
-  // epilogue, the row its input 2, `result` then that QuantizeLinear's.
-  void take_late_bias(PlannedStep& step, ValueId& result, std::vector<PlannedStep>& steps) {
-    const auto r = fusable_requantized_bias(graph_, result);
+  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias after a
+  // MatMul) finds after the product's quantized `result`, where the program runs it between its
+  // DequantizeLinear and QuantizeLinear: in the product's epilogue, `result` then its
+  // QuantizeLinear's.
+  template <typename Find>
+  void take_requantized_step(PlannedStep& step, ValueId& result, Find find,
+                             std::vector<PlannedStep>& steps) {
+    const auto r = find(graph_, result);
     const auto fused = r ? rewritten_.find(r->node) : rewritten_.end();
     const auto dequantized = r ? dequantized_by_.find(r->node) : dequantized_by_.end();
     if (fused == rewritten_.end() || dequantized == dequantized_by_.end()) return;
-    const ValueId bias = same_as(r->bias);
-    if (!from_constants(bias) && !hoist(bias, step.node, steps)) return;
-    step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
-    step.op.inputs[2] = bias;
-    step.op.attributes[kMatMulLateBiasAttr] = r->params;
+    if (r->bias != kNoValue) {  // the MatMul's bias row, its input 2
+      const ValueId bias = same_as(r->bias);
+      if (!from_constants(bias) && !hoist(bias, step.node, steps)) return;
+      step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
+      step.op.inputs[2] = bias;
+      step.op.attributes[kMatMulLateBiasAttr] = r->params;
+    } else {
+      step.op.attributes[kConvRequantizedActivationAttr] = r->params;
+    }
     step.absorbed.insert(step.absorbed.end(), dequantized->second.begin(),
                          dequantized->second.end());
     step.absorbed.insert(step.absorbed.end(), {r->node, r->quantization});
@@ -567,20 +576,15 @@ class StepPlanner {
     rewritten_.erase(fused);
   }
 
-  // A chain of ops on the product's quantized `result` (fusable_qdq_chain, one op or more) that
-  // alone reads it, through DequantizeLinears only it reads, where the program runs it as one step
-  // (a kQdqChainOp, or a single op's QDQ fusion): in the product's epilogue, `result` then the
-  // chain's output.
+  // A chain on a MatMul's quantized `result` (fusable_qdq_chain) that alone reads it, through
+  // DequantizeLinears only it reads: in the product's epilogue, `result` then the chain's output.
   void take_qdq_chain(PlannedStep& step, ValueId& result) {
-    const auto chain = outputs_.count(result) ? std::nullopt : fusable_qdq_chain(graph_, result, 1);
-    const auto fused = chain ? rewritten_.find(chain->first) : rewritten_.end();
-    if (fused == rewritten_.end() ||
-        !std::is_permutation(chain->absorbed.begin(), chain->absorbed.end(),
-                             fused->second.absorbed.begin(), fused->second.absorbed.end())) {
-      return;
-    }
-    std::vector<NodeId> nodes = chain->absorbed;
-    nodes.push_back(chain->first);
+    const auto first = qdq_chain_of_.find(result);
+    const auto fused =
+        first == qdq_chain_of_.end() ? rewritten_.end() : rewritten_.find(first->second);
+    if (fused == rewritten_.end() || outputs_.count(result)) return;
+    std::vector<NodeId> nodes = fused->second.absorbed;
+    nodes.push_back(first->second);
     const auto in_chain = [&](NodeId n) {
       return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
     };
@@ -590,7 +594,7 @@ class StepPlanner {
           !std::all_of(readers.begin(), readers.end(), in_chain))
         return;
     }
-    step.op.attributes[kQdqChainAttr] = chain->op.attributes.at(kQdqChainAttr);
+    step.op.attributes[kQdqChainAttr] = fused->second.op.attributes.at(kQdqChainAttr);
     for (NodeId n : nodes) {
       step.absorbed.push_back(n);
       if (const auto dqs = dequantized_by_.find(n); dqs != dequantized_by_.end()) {
@@ -598,8 +602,8 @@ class StepPlanner {
         dequantized_by_.erase(dqs);
       }
     }
-    absorbed_[static_cast<size_t>(chain->first)] = true;
-    result = chain->op.outputs[0];
+    absorbed_[static_cast<size_t>(first->second)] = true;
+    result = fused->second.op.outputs[0];
     rewritten_.erase(fused);
   }
 
@@ -678,6 +682,7 @@ class StepPlanner {
   std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs
+  std::map<ValueId, NodeId> qdq_chain_of_;  // a fusable_qdq_chain's 8-bit input -> its first op
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
   std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };

@@ -19,8 +19,9 @@ inline constexpr const char* kConvSource = R"CL(
 // constant weights fused in): the Conv sums (x - x_zero) * w, exact in fp32 while the sum stays
 // below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
 // quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
-// result (a QuantizeLinear fused in); with chain.count > 0 as well, that integer goes on through
-// the chain (qdq_chain_apply: a DequantizeLinear -> activation -> QuantizeLinear, a SiLU...).
+// result (a QuantizeLinear fused in); with post_op >= 0 as well, that integer q is dequantized,
+// activated and quantized again as QdqRow post says (a DequantizeLinear -> activation ->
+// QuantizeLinear).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
@@ -34,7 +35,9 @@ typedef struct {
   float x_scale;
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
-  QdqChain chain;
+  int post_op;
+  float post_alpha, post_beta;
+  QdqRow post;
 } ConvShape;
 
 // A copy of rows, as a Concat copies an input into its output: element i of [outer, inner] read
@@ -76,14 +79,17 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 
 // A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
 // quantized, plus the bias and the residual, the activation, quantized where quantize_y, then
-// through the chain where the shape has one.
+// requantized through post_op where the shape says.
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
                   ConvShape s, int op, float alpha, float beta) {
   if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
   const float v = apply_unary(op, acc + bias + res, alpha, beta);
   if (!s.quantize_y) return v;
   const float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
-  return s.chain.count > 0.0f ? qdq_chain_apply(&s.chain, q) : q;
+  if (s.post_op < 0) return q;
+  const float p = apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale, s.post_alpha,
+                              s.post_beta);
+  return QDQ_OUT(s.post, p);
 }
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).

@@ -269,8 +269,7 @@ namespace {
 // fusable_qdq_chain's walk over the chain from x, building its kQdqChainAttr.
 class ChainWalk {
  public:
-  ChainWalk(const Graph& graph, ValueId x, size_t min_ops)
-      : graph_(graph), x_(x), min_ops_(min_ops) {}
+  ChainWalk(const Graph& graph, ValueId x) : graph_(graph), x_(x) {}
 
   std::optional<QdqChainFusion> walk() {
     const Value& x = graph_.value(x_);
@@ -313,7 +312,7 @@ class ChainWalk {
       const auto q = next ? fusable_output_quantization(graph_, *next) : std::nullopt;
       current = next ? next_id : kNoNode;
       if (!q || next->inputs[0] != v) continue;
-      if (ops >= min_ops_) longest = fusion(next_id, *q);
+      if (ops >= 2) longest = fusion(next_id, *q);
       // On through the QuantizeLinear's DequantizeLinear, of its parameters, to the next op.
       const ValueId stored = next->outputs[0];
       NodeId dq_id = kNoNode;
@@ -437,7 +436,6 @@ class ChainWalk {
 
   const Graph& graph_;
   const ValueId x_;
-  const size_t min_ops_;
   ConstantParams x_params_;
   std::vector<NodeId> dequantizations_;
   std::set<ValueId> dequantized_;
@@ -447,8 +445,8 @@ class ChainWalk {
 
 }  // namespace
 
-std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, size_t min_ops) {
-  return ChainWalk(graph, x, min_ops).walk();
+std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x) {
+  return ChainWalk(graph, x).walk();
 }
 
 std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
@@ -493,6 +491,22 @@ const Node* read_dequantized(const Graph& graph, ValueId q, NodeId* id) {
 }
 
 }  // namespace
+
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q) {
+  NodeId id = kNoNode;
+  const Node* node = read_dequantized(graph, q, &id);
+  const auto activation = node ? fusable_activation(graph, *node) : std::nullopt;
+  const auto fusion = activation ? fusable_qdq_elementwise(graph, id) : std::nullopt;
+  if (!fusion || fusion->op.inputs[0] != q || !fusion->quantization) return std::nullopt;
+  const auto& qdq = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqUnaryAttr));
+  RequantizedStep r{
+      .node = id,
+      .quantization = *fusion->quantization,
+      .output = fusion->op.outputs[0],
+      .params = {static_cast<float>(activation->op), activation->alpha, activation->beta}};
+  r.params.insert(r.params.end(), qdq.begin(), qdq.end());
+  return r;
+}
 
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q) {
   NodeId id = kNoNode;

@@ -204,6 +204,20 @@ struct QuantizedOutput {
 std::optional<QuantizedOutput> fusable_output_quantization(const Graph& graph,
                                                            const Node& quantize);
 void attach_output_quantization(Node& product, const QuantizedOutput& q);
+// Conv -> QuantizeLinear -> DequantizeLinear -> activation -> QuantizeLinear fusion: a Conv's
+// quantized result `q` read only by a DequantizeLinear that only a fusable activation reads,
+// which only a QuantizeLinear reads (the activation between them as fusable_qdq_elementwise
+// runs it): the activation's node, its QuantizeLinear and output, and the parameters
+// {op, alpha, beta, x_scale, x_zero, y_scale, y_zero, lo, hi} the Conv takes as attribute
+// kConvRequantizedActivationAttr (ConvParams::requantized_activation: it stores that
+// QuantizeLinear's integers).
+inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requantized_activation";
+struct RequantizedStep {
+  NodeId node = kNoNode, quantization = kNoNode;
+  ValueId output = kNoValue, bias = kNoValue;  // bias: fusable_requantized_bias's
+  std::vector<float> params;
+};
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q);
 // MatMul -> QuantizeLinear -> DequantizeLinear -> bias Add -> QuantizeLinear fusion (the QDQ
 // format's Linear: the bias quantized apart): a MatMul's quantized result `q` of N columns read
 // only by a DequantizeLinear that only an Add of a row of N (f32, or 8-bit dequantized) reads,
@@ -211,11 +225,6 @@ void attach_output_quantization(Node& product, const QuantizedOutput& q);
 // {x_scale, x_zero, y_scale, y_zero, lo, hi, row_scale, row_zero} (row_scale 0: f32) the MatMul
 // takes as attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
 inline constexpr const char* kMatMulLateBiasAttr = "hsched_matmul_late_bias";
-struct RequantizedStep {
-  NodeId node = kNoNode, quantization = kNoNode;
-  ValueId output = kNoValue, bias = kNoValue;
-  std::vector<float> params;
-};
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
 // (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
@@ -253,18 +262,16 @@ struct QdqFusion {
 };
 std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id);
 // A chain of elementwise ops on one 8-bit tensor: non-constant 8-bit `x` through its
-// DequantizeLinears (per tensor, constants: "x"), then `min_ops` or more activations (as
+// DequantizeLinears (per tensor, constants: "x"), then two or more activations (as
 // fusable_qdq_elementwise's) or Add, Sub, Mul, Div of f32 values of x's shape, each reading the
 // op before it (or x first), x or a constant of one value, a QuantizeLinear and DequantizeLinear
 // of the same parameters perhaps between two, each value read by the next op alone, ending in a
 // QuantizeLinear (a GELU or SiLU as ONNX Runtime's quantizer writes it): one kQdqChainOp step
 // in its first op's place, reading x and writing that QuantizeLinear's output, attribute
 // kQdqChainAttr {x_scale, x_zero, y_scale, y_zero, lo, hi, count, 0} then {kind, op, a, b, c,
-// p0, p1, p2} per op as kernel_sources.h's QdqChain, at most kQdqChainOps; it absorbs the
+// p0, p1, p2} per op as kernel_sources_quant.h's QdqChain, at most kQdqChainOps; it absorbs the
 // chain's other nodes and reads x in place of the DequantizeLinears of x its nodes read
-// ({DequantizeLinear, reader} in `reads`). The longest such chain. A Conv or MatMul whose
-// quantized result is x, which the chain alone reads, runs it in its epilogue (kQdqChainAttr on
-// the product: ConvParams::chain, MatMulFusion::chain), one op or more.
+// ({DequantizeLinear, reader} in `reads`). The longest such chain.
 inline constexpr const char* kQdqChainOp = "hsched.QdqChain";
 inline constexpr const char* kQdqChainAttr = "hsched_qdq_chain";
 struct QdqChainFusion {
@@ -273,7 +280,7 @@ struct QdqChainFusion {
   std::vector<NodeId> absorbed;
   std::vector<std::pair<NodeId, NodeId>> reads;
 };
-std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, size_t min_ops = 2);
+std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
 // `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that

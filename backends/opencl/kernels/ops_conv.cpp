@@ -39,7 +39,9 @@ struct ConvShape {
   cl_float x_scale;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
-  QdqChain chain;  // ConvParams::chain
+  cl_int post_op;  // ConvParams::requantized_activation, -1 without
+  cl_float post_alpha, post_beta;
+  QdqRow post;
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -145,11 +147,16 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.y_hi = static_cast<cl_int>(q->hi);
     s.y_scale = q->scale;
   }
-  if (params.chain.count > 0) {
-    if (!params.quantize_output) {
-      return invalid_argument("ops: " + name + "'s chain of quantized ops needs its quantization");
+  s.post_op = -1;
+  if (const auto& r = params.requantized_activation) {
+    const QdqRow& q = r->qdq;
+    if (!params.quantize_output || !requantizes(q)) {
+      return invalid_argument("ops: " + name + " has a bad requantized activation");
     }
-    s.chain = params.chain;
+    s.post_op = static_cast<cl_int>(r->activation.op);
+    s.post_alpha = r->activation.alpha;
+    s.post_beta = r->activation.beta;
+    s.post = q;
   }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {

@@ -4,7 +4,6 @@
 // CI; skipped, not passed, without one).
 #include <cmath>
 #include <string>
-#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,31 +40,25 @@ void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, 
 }
 
 // x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8, scale `y_scale`) quantizes "v".
-// With `product` "MatMul" or "Conv", x is the quantized product of the input "in" (u8 [2, 3, 40])
-// by int8 weights ([40, 40]; a 1-D Conv's [3, 3, 3]).
-OnnxBuilder chain_model(const char* output, const std::string& product = "",
-                        float y_scale = 0.03f) {
-  const bool conv = product == "Conv";
+// With `linear`, x is the quantized product of the input "in" (u8 [2, 3, 40]) by int8 weights.
+OnnxBuilder chain_model(const char* output, bool linear = false, float y_scale = 0.03f) {
   OnnxBuilder b(17);
-  b.input(product.empty() ? "x" : "in", DType::kU8, {2, 3, 40});
+  b.input(linear ? "in" : "x", DType::kU8, {2, 3, 40});
   b.output("y", DType::kI8, {2, 3, 40});
   b.initializer_f32("xs", {}, {0.05f})
       .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
       .initializer_f32("ys", {}, {y_scale})
       .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-122}));
-  if (!product.empty()) {
-    const std::vector<int64_t> dims =
-        conv ? std::vector<int64_t>{3, 3, 3} : std::vector<int64_t>{40, 40};
-    std::vector<int8_t> w(conv ? 27 : 1600);
+  if (linear) {
+    std::vector<int8_t> w(40 * 40);
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
     b.initializer_f32("in_s", {}, {0.04f})
         .initializer("in_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
-        .initializer("w", Tensor::from_vector(DType::kI8, dims, w))
-        .initializer_f32("ws", {}, {conv ? 0.01f : 0.003f});
+        .initializer("w", Tensor::from_vector(DType::kI8, {40, 40}, w))
+        .initializer_f32("ws", {}, {0.003f});
     b.node("DequantizeLinear", {"in", "in_s", "in_z"}, {"in_d"}, "dq_in");
     b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
-    onnx::NodeProto& p = b.node(product, {"in_d", "wd"}, {"p"}, "product");
-    if (conv) set_attr(p, "pads", std::vector<int64_t>{1, 1});
+    b.node("MatMul", {"in_d", "wd"}, {"p"}, "linear");
     b.node("QuantizeLinear", {"p", "xs", "xz"}, {"x"}, "q_p");
   }
   b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
@@ -75,8 +68,8 @@ OnnxBuilder chain_model(const char* output, const std::string& product = "",
 
 // A GELU as ONNX Runtime's quantizer writes it: x / sqrt(2) -> Erf, quantized; + 1 (a quantized
 // constant), quantized; x times that, quantized; times 0.5 (quantized too), quantized.
-OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f) {
-  OnnxBuilder b = chain_model("v", product, y_scale);
+OnnxBuilder gelu_model(bool linear = false, float y_scale = 0.03f) {
+  OnnxBuilder b = chain_model("v", linear, y_scale);
   b.initializer_f32("sqrt2", {}, {1.41421356f});
   quantized_constant(b, "one", 1.0f, 1.0f / 255);
   quantized_constant(b, "half", 0.5f, 0.5f / 255);
@@ -93,8 +86,8 @@ OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f) {
 
 // `graph` in fp32 and fp16 storage on u8_ramp's x: `kernels` kernels a run, a step apart from the
 // CPU at most, on at most one element in 20.
-void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime, const Graph& graph,
-                                 int kernels, const std::string& what) {
+void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
+                                 const Graph& graph, int kernels, const std::string& what) {
   const Tensor x = u8_ramp({2, 3, 40}, 37);
   const std::vector<Tensor> expected = run_on_cpu(graph, {x});
   ASSERT_FALSE(expected.empty());
@@ -118,27 +111,22 @@ TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
   expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
 }
 
-// After a quantized MatMul or Conv, its GELU runs in the product's epilogue: one kernel for all.
-// (y's scale twice x's: a tie in the product's requantization moves y a step at most.)
-TEST_F(ClProgramTest, QdqProductsRunTheirGeluInTheirEpilogue) {
-  for (const char* product : {"MatMul", "Conv"}) {
-    auto graph = import_onnx_model(gelu_model(product, 0.1f).model(), {}, "cl_qdq_gelu", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    expect_kernels_a_step_apart(runtime_, *graph, 1, std::string("a ") + product + "'s GELU");
-  }
+// After a quantized MatMul, its GELU runs in the product's epilogue: one kernel for all. (y's
+// scale twice x's: a tie in the product's requantization moves y a step at most.)
+TEST_F(ClProgramTest, QdqLinearRunsItsGeluInItsEpilogue) {
+  auto graph = import_onnx_model(gelu_model(true, 0.1f).model(), {}, "cl_qdq_linear_gelu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "a Linear's GELU");
 }
 
-// x * Sigmoid(x), alone and after a quantized Conv (YOLO's and EfficientNet's activation).
 TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
-  for (const char* product : {"", "Conv"}) {
-    OnnxBuilder b = chain_model("v", product, *product != 0 ? 0.1f : 0.03f);
-    b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
-    requantized(b, "s", "sd", 1.0f / 255, 0);
-    b.node("Mul", {"xd", "sd"}, {"v"}, "mul");
-    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_silu", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    expect_kernels_a_step_apart(runtime_, *graph, 1, std::string("SiLU after ") + product);
-  }
+  OnnxBuilder b = chain_model("v");
+  b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
+  requantized(b, "s", "sd", 1.0f / 255, 0);
+  b.node("Mul", {"xd", "sd"}, {"v"}, "mul");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_silu", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "SiLU");
 }
 
 // With the Erf's quantized value also an output of the graph, the chain ends there (Div, Erf);
