@@ -289,7 +289,6 @@ class StepPlanner {
           std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {
         for (NodeId n : chain->absorbed) absorbed_[static_cast<size_t>(n)] = true;
         for (const auto& [dq, reader] : chain->reads) rewired_[dq].insert(reader);
-        qdq_chain_of_[chain->op.inputs[0]] = chain->first;
         rewritten_.emplace(chain->first, FusedNode{std::move(chain->op), chain->absorbed});
       }
       if (taken(id)) continue;
@@ -557,7 +556,10 @@ class StepPlanner {
     const auto r = find(graph_, result);
     const auto fused = r ? rewritten_.find(r->node) : rewritten_.end();
     const auto dequantized = r ? dequantized_by_.find(r->node) : dequantized_by_.end();
-    if (fused == rewritten_.end() || dequantized == dequantized_by_.end()) return;
+    if (fused == rewritten_.end() || dequantized == dequantized_by_.end() ||
+        fused->second.op.op_type == kQdqChainOp) {  // (not a longer chain's first op)
+      return;
+    }
     if (r->bias != kNoValue) {  // the MatMul's bias row, its input 2
       const ValueId bias = same_as(r->bias);
       if (!from_constants(bias) && !hoist(bias, step.node, steps)) return;
@@ -576,25 +578,24 @@ class StepPlanner {
     rewritten_.erase(fused);
   }
 
-  // A chain on a MatMul's quantized `result` (fusable_qdq_chain) that alone reads it, through
-  // DequantizeLinears only it reads: in the product's epilogue, `result` then the chain's output.
+  // A chain of ops on a MatMul's quantized `result` (fusable_qdq_chain, one op or more) that
+  // alone reads it, through DequantizeLinears only it reads, where the program runs it as one step
+  // (a kQdqChainOp, or a single op's QDQ fusion): in the MatMul's epilogue, `result` then the
+  // chain's output.
   void take_qdq_chain(PlannedStep& step, ValueId& result) {
-    const auto first = qdq_chain_of_.find(result);
-    const auto fused =
-        first == qdq_chain_of_.end() ? rewritten_.end() : rewritten_.find(first->second);
-    if (fused == rewritten_.end() || outputs_.count(result)) return;
-    std::vector<NodeId> nodes = fused->second.absorbed;
-    nodes.push_back(first->second);
-    const auto in_chain = [&](NodeId n) {
-      return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
-    };
-    for (NodeId dq : graph_.value(result).consumers) {
-      const auto& readers = graph_.value(graph_.node(dq).outputs[0]).consumers;
-      if (!absorbed_[static_cast<size_t>(dq)] ||
-          !std::all_of(readers.begin(), readers.end(), in_chain))
-        return;
+    const auto chain = outputs_.count(result) ? std::nullopt : fusable_qdq_chain(graph_, result, 1);
+    const auto fused = chain && chain->alone ? rewritten_.find(chain->first) : rewritten_.end();
+    if (fused == rewritten_.end() ||
+        !std::is_permutation(chain->absorbed.begin(), chain->absorbed.end(),
+                             fused->second.absorbed.begin(), fused->second.absorbed.end()) ||
+        std::any_of(chain->reads.begin(), chain->reads.end(), [&](const auto& read) {
+          return !absorbed_[static_cast<size_t>(read.first)];
+        })) {
+      return;
     }
-    step.op.attributes[kQdqChainAttr] = fused->second.op.attributes.at(kQdqChainAttr);
+    std::vector<NodeId> nodes = chain->absorbed;
+    nodes.push_back(chain->first);
+    step.op.attributes[kQdqChainAttr] = chain->op.attributes.at(kQdqChainAttr);
     for (NodeId n : nodes) {
       step.absorbed.push_back(n);
       if (const auto dqs = dequantized_by_.find(n); dqs != dequantized_by_.end()) {
@@ -602,8 +603,8 @@ class StepPlanner {
         dequantized_by_.erase(dqs);
       }
     }
-    absorbed_[static_cast<size_t>(first->second)] = true;
-    result = fused->second.op.outputs[0];
+    absorbed_[static_cast<size_t>(chain->first)] = true;
+    result = chain->op.outputs[0];
     rewritten_.erase(fused);
   }
 
@@ -682,7 +683,6 @@ class StepPlanner {
   std::map<NodeId, QuantizedMatMulOperands> quantized_matmuls_;
   std::map<NodeId, std::set<NodeId>> rewired_;  // a DequantizeLinear -> readers of its input
   std::map<NodeId, std::vector<NodeId>> dequantized_by_;  // DequantizeLinears a step absorbs
-  std::map<ValueId, NodeId> qdq_chain_of_;  // a fusable_qdq_chain's 8-bit input -> its first op
   std::map<NodeId, std::vector<std::pair<size_t, SlicedConvInput>>> concat_sliced_;  // by Concat
   std::map<NodeId, ChannelShuffle> shuffles_;                                        // by Concat
 };

@@ -121,8 +121,8 @@ float apply_binary(int op, float a, float b) {
   }
 }
 
-// A chain of elementwise ops on one 8-bit value (QdqChain, the prelude's; kQdqChainAttr,
-// node_ops.h), `stored` its integer: dequantized, then each op in turn on the running value v,
+// A chain of elementwise ops on one 8-bit value (QdqChain, the prelude's, in a buffer: no copy
+// per work item; kQdqChainAttr, node_ops.h), `stored` its integer: dequantized, then each op in turn on the running value v,
 // x or the op's constant c (operands 0, 1, 2): kind 0 an activation (apply_unary, alpha p0, beta
 // p1), 1 a binary op (apply_binary), 2 a QuantizeLinear then DequantizeLinear of scale c and zero
 // point p0 into [p1, p2]; the last QuantizeLinear's integer. The graph's float operations, so
@@ -130,11 +130,11 @@ float apply_binary(int op, float a, float b) {
 float qdq_chain_operand(float which, float v, float x, float c) {
   return which == 0.0f ? v : which == 1.0f ? x : c;
 }
-float qdq_chain_apply(const QdqChain* c, float stored) {
+float qdq_chain_apply(__global const QdqChain* c, float stored) {
   const float x = (stored - c->x_zero) * c->x_scale;
   float v = x;
   for (int i = 0; i < (int)c->count; ++i) {
-    const float* o = c->ops[i];
+    __global const float* o = c->ops[i];
     const float a = qdq_chain_operand(o[2], v, x, o[4]);
     if (o[0] == 0.0f) {
       v = apply_unary((int)o[1], a, o[5], o[6]);

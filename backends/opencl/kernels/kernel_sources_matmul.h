@@ -51,16 +51,16 @@ typedef struct {
   int late_bias;
   QdqRow late;
   float late_b_scale, late_b_zero;
-  QdqChain chain;
+  int chained;
 } MatMulShape;
 
 // Output (row, col)'s value from its sum: scaled, plus the bias and the residual, activated,
 // quantized where the shape says.
 // With late_bias, the bias comes after the quantization: those integers dequantized, plus the
 // bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
-// Then a chain of ops on the integers where it has any (qdq_chain_apply).
+// Then, where mm.chained, the chain of ops on the integers (qdq_chain_apply).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
-                MatMulShape mm) {
+                MatMulShape mm, __global const QdqChain* chain) {
   float v = mm.alpha * acc;
   if (mm.b_scales) v *= LOAD(b_scale, col);
   v = apply_unary(mm.op, v + (mm.late_bias ? 0.0f : bias) + res, mm.act_alpha, mm.act_beta);
@@ -70,7 +70,7 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
     const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
     v = QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
   }
-  return mm.chain.count > 0.0f ? qdq_chain_apply(&mm.chain, v) : v;
+  return mm.chained ? qdq_chain_apply(chain, v) : v;
 }
 // Names the kernels' code reads for MatMulShape mm's fields.
 #define MM_UNPACK                                                                               \
@@ -137,7 +137,8 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
           __global const storage_t* b_scale, __global const storage_t* bias,                    \
           __global const storage_t* res, __global storage_t* y,                                 \
           __global float* partial, __global const storage_t* norm_scale,                       \
-          __global const storage_t* norm_bias, MatMulShape mm GROUP_PARAMS) {                   \
+          __global const storage_t* norm_bias, __global const QdqChain* chain,                  \
+          MatMulShape mm GROUP_PARAMS) {                                                        \
   MM_UNPACK                                                                                     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
@@ -178,7 +179,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
         const int at = y_base + row * y_row + col;                                              \
         const float r = has_res ? LOAD(res, batch * res_batch + row * y_row + col) : 0.0f;      \
         const float bias_v = has_bias ? LOAD(bias, col) : 0.0f;                                 \
-        STORE(QUANT ? mm_finish(acc[i][j], col, b_scale, bias_v, r, mm)                         \
+        STORE(QUANT ? mm_finish(acc[i][j], col, b_scale, bias_v, r, mm, chain)                  \
                     : apply_unary(op, alpha * acc[i][j] + bias_v + r, act_alpha, act_beta),     \
               y, at);                                                                           \
       } else {                                                                                  \
@@ -221,7 +222,7 @@ MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
 __kernel void matmul_split_reduce(__global const float* partial,
                                   __global const storage_t* b_scale, __global const storage_t* bias,
                                   __global const storage_t* res, __global storage_t* y,
-                                  MatMulShape mm, int count) {
+                                  __global const QdqChain* chain, MatMulShape mm, int count) {
   MM_UNPACK
   const int i = get_global_id(0);
   if (i >= count) return;
@@ -229,7 +230,8 @@ __kernel void matmul_split_reduce(__global const float* partial,
   for (int s = 0; s < splits; ++s) sum += partial[s * count + i];
   const int in_batch = (i / n % m) * y_row + i % n, at = (i / (m * n)) * y_batch + in_batch;
   const float r = has_res ? LOAD(res, (i / (m * n)) * res_batch + in_batch) : 0.0f;
-  STORE(mm_finish(sum, i % n, b_scale, has_bias ? LOAD(bias, i % n) : 0.0f, r, mm), y, at);
+  STORE(mm_finish(sum, i % n, b_scale, has_bias ? LOAD(bias, i % n) : 0.0f, r, mm, chain), y,
+        at);
 }
 
 // Attention in one launch: y[batch][i, c] = out_alpha * sum_j w[i, j] V[batch][j, c], w the

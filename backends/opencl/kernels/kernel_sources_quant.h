@@ -83,11 +83,11 @@ __kernel void qdq_binary(__global const storage_t* a, __global const storage_t* 
 }
 
 // y = qdq_chain_apply of each 8-bit x.
-__kernel void qdq_chain(__global const storage_t* x, __global storage_t* y, QdqChain c,
-                        int count) {
+__kernel void qdq_chain(__global const storage_t* x, __global storage_t* y,
+                        __global const QdqChain* chain, int count) {
   const int i = get_global_id(0);
   if (i >= count) return;
-  STORE(qdq_chain_apply(&c, LOAD(x, i)), y, i);
+  STORE(qdq_chain_apply(chain, LOAD(x, i)), y, i);
 }
 
 // Output element i of [batch, m, n]: a [batch?, m, k] by b [batch?, k, n] (batch strides 0 where

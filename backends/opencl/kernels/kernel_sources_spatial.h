@@ -82,7 +82,8 @@ void gemv_rows(__global const float* x, int x_offset, __global const float* w, i
 __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
 void matmul_row(__global const storage_t* a, __global const storage_t* b,
                 __global const storage_t* b_scale, __global const storage_t* bias,
-                __global const storage_t* res, __global storage_t* y, MatMulShape mm) {
+                __global const storage_t* res, __global storage_t* y,
+                __global const QdqChain* chain, MatMulShape mm) {
   __local float scratch[64];
   const int j = get_group_id(0), lid = get_local_id(0);
   const int row = mm.b_offset + j * mm.b_col;
@@ -93,7 +94,8 @@ void matmul_row(__global const storage_t* a, __global const storage_t* b,
   const float total = group_sum(partial, scratch);
   if (lid != 0) return;
   const float bias_v = mm.has_bias ? LOAD(bias, j) : 0.0f;
-  STORE(mm_finish(total, j, b_scale, bias_v, mm.has_res ? LOAD(res, j) : 0.0f, mm), y, j);
+  STORE(mm_finish(total, j, b_scale, bias_v, mm.has_res ? LOAD(res, j) : 0.0f, mm, chain), y,
+        j);
 }
 
 // What InstanceNormalization's kernels apply after normalising element i (GroupNorm as exported:

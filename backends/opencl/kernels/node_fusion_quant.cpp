@@ -269,7 +269,8 @@ namespace {
 // fusable_qdq_chain's walk over the chain from x, building its kQdqChainAttr.
 class ChainWalk {
  public:
-  ChainWalk(const Graph& graph, ValueId x) : graph_(graph), x_(x) {}
+  ChainWalk(const Graph& graph, ValueId x, size_t min_ops)
+      : graph_(graph), x_(x), min_ops_(min_ops) {}
 
   std::optional<QdqChainFusion> walk() {
     const Value& x = graph_.value(x_);
@@ -312,7 +313,7 @@ class ChainWalk {
       const auto q = next ? fusable_output_quantization(graph_, *next) : std::nullopt;
       current = next ? next_id : kNoNode;
       if (!q || next->inputs[0] != v) continue;
-      if (ops >= 2) longest = fusion(next_id, *q);
+      if (ops >= min_ops_) longest = fusion(next_id, *q);
       // On through the QuantizeLinear's DequantizeLinear, of its parameters, to the next op.
       const ValueId stored = next->outputs[0];
       NodeId dq_id = kNoNode;
@@ -426,9 +427,15 @@ class ChainWalk {
                      {}};
     f.op.attributes[kQdqChainAttr] = std::move(attr);
     f.absorbed.push_back(q_id);
+    const auto in_chain = [&](NodeId n) {
+      return std::find(nodes_.begin(), nodes_.end(), n) != nodes_.end();
+    };
+    f.alone = graph_.value(x_).consumers.size() == dequantizations_.size();
     for (NodeId dq : dequantizations_) {
-      for (NodeId r : graph_.value(graph_.node(dq).outputs[0]).consumers) {
-        if (std::find(nodes_.begin(), nodes_.end(), r) != nodes_.end()) f.reads.emplace_back(dq, r);
+      const ValueId out = graph_.node(dq).outputs[0];
+      for (NodeId r : graph_.value(out).consumers) {
+        if (in_chain(r)) f.reads.emplace_back(dq, r);
+        f.alone = f.alone && in_chain(r) && !node_detail::is_graph_output(graph_, out);
       }
     }
     return f;
@@ -436,6 +443,7 @@ class ChainWalk {
 
   const Graph& graph_;
   const ValueId x_;
+  const size_t min_ops_;
   ConstantParams x_params_;
   std::vector<NodeId> dequantizations_;
   std::set<ValueId> dequantized_;
@@ -445,8 +453,8 @@ class ChainWalk {
 
 }  // namespace
 
-std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x) {
-  return ChainWalk(graph, x).walk();
+std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, size_t min_ops) {
+  return ChainWalk(graph, x, min_ops).walk();
 }
 
 std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {

@@ -262,16 +262,19 @@ struct QdqFusion {
 };
 std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id);
 // A chain of elementwise ops on one 8-bit tensor: non-constant 8-bit `x` through its
-// DequantizeLinears (per tensor, constants: "x"), then two or more activations (as
+// DequantizeLinears (per tensor, constants: "x"), then `min_ops` or more activations (as
 // fusable_qdq_elementwise's) or Add, Sub, Mul, Div of f32 values of x's shape, each reading the
 // op before it (or x first), x or a constant of one value, a QuantizeLinear and DequantizeLinear
 // of the same parameters perhaps between two, each value read by the next op alone, ending in a
 // QuantizeLinear (a GELU or SiLU as ONNX Runtime's quantizer writes it): one kQdqChainOp step
 // in its first op's place, reading x and writing that QuantizeLinear's output, attribute
 // kQdqChainAttr {x_scale, x_zero, y_scale, y_zero, lo, hi, count, 0} then {kind, op, a, b, c,
-// p0, p1, p2} per op as kernel_sources_quant.h's QdqChain, at most kQdqChainOps; it absorbs the
+// p0, p1, p2} per op as kernel_sources.h's QdqChain, at most kQdqChainOps; it absorbs the
 // chain's other nodes and reads x in place of the DequantizeLinears of x its nodes read
-// ({DequantizeLinear, reader} in `reads`). The longest such chain.
+// ({DequantizeLinear, reader} in `reads`; `alone`: x is read only by DequantizeLinears that only
+// the chain reads). The longest such chain. A MatMul whose quantized result is x, which the
+// chain alone reads, runs it in its epilogue (kQdqChainAttr on the MatMul: MatMulFusion::chain),
+// one op or more.
 inline constexpr const char* kQdqChainOp = "hsched.QdqChain";
 inline constexpr const char* kQdqChainAttr = "hsched_qdq_chain";
 struct QdqChainFusion {
@@ -279,8 +282,9 @@ struct QdqChainFusion {
   Node op;
   std::vector<NodeId> absorbed;
   std::vector<std::pair<NodeId, NodeId>> reads;
+  bool alone = false;
 };
-std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x);
+std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, size_t min_ops = 2);
 // Conv/MatMul -> Add fusion: `add`, the only reader of a Conv's or MatMul's f32 result `product`
 // (after its bias), adding a tensor of the same shape and dtype (a residual connection) or, with
 // `shared` (a MatMul), one [M, N] for every batch of the product (an attention mask): that

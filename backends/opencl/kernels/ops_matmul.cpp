@@ -36,7 +36,7 @@ using detail::float_scratch;
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
 // matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 10;
+constexpr cl_uint kMatMulArgs = 11;
 // Mirrors MatMulShape in kernel_sources_matmul.h.
 struct MatMulShape {
   cl_int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
@@ -50,7 +50,7 @@ struct MatMulShape {
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
-  QdqChain chain;  // MatMulFusion::chain
+  cl_int chained;  // MatMulFusion::chain (its own argument)
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -162,15 +162,20 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           late.q,
                           late.bias_scale,
                           late.bias_zero,
-                          e.chain};
+                          i32(e.chain.count > 0)};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
+  cl::Buffer chain;
+  if (e.chain.count > 0) {
+    HSCHED_ASSIGN_OR_RETURN(chain, detail::constant_buffer(ops, queue, &e.chain, sizeof e.chain));
+  }
   if (row) {
-    HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, shape));
+    HSCHED_RETURN_IF_ERROR(
+        detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, chain, shape));
     return detail::launch(queue, kernel, c.n * 64, wait, name);
   }
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial,
                                           detail::or_null(e.norm_scale),
-                                          detail::or_null(e.norm_bias), shape));
+                                          detail::or_null(e.norm_bias), chain, shape));
   if (group != nullptr) {
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
@@ -193,7 +198,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel reduce,
                           detail::queue_kernel(ops, queue, "matmul_split_reduce"));
   HSCHED_RETURN_IF_ERROR(detail::set_args(reduce, "matmul_split_reduce", partial, b_scale, bias,
-                                          residual, y, shape, i32(count)));
+                                          residual, y, chain, shape, i32(count)));
   return detail::launch(queue, reduce, count, {}, "matmul_split_reduce");
 }
 

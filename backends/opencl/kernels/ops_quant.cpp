@@ -132,9 +132,11 @@ Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queu
                                     const cl::Buffer& x, int64_t count, const QdqChain& chain,
                                     cl::Buffer& y, const Events& wait) {
   HSCHED_RETURN_IF_ERROR(detail::check_int_range(count, "quantized chain"));
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer program,
+                          detail::constant_buffer(ops, queue, &chain, sizeof chain));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "qdq_chain"));
   HSCHED_RETURN_IF_ERROR(
-      detail::set_args(kernel, "qdq_chain", x, y, chain, static_cast<cl_int>(count)));
+      detail::set_args(kernel, "qdq_chain", x, y, program, static_cast<cl_int>(count)));
   return detail::launch(queue, kernel, count, wait, "qdq_chain");
 }
 

@@ -4,6 +4,7 @@
 // CI; skipped, not passed, without one).
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -40,25 +41,31 @@ void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, 
 }
 
 // x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8, scale `y_scale`) quantizes "v".
-// With `linear`, x is the quantized product of the input "in" (u8 [2, 3, 40]) by int8 weights.
-OnnxBuilder chain_model(const char* output, bool linear = false, float y_scale = 0.03f) {
+// With `product` "MatMul" or "Conv", x is the quantized product of the input "in" (u8 [2, 3, 40])
+// by int8 weights ([40, 40]; a 1-D Conv's [3, 3, 3]).
+OnnxBuilder chain_model(const char* output, const std::string& product = "",
+                        float y_scale = 0.03f) {
+  const bool conv = product == "Conv";
   OnnxBuilder b(17);
-  b.input(linear ? "in" : "x", DType::kU8, {2, 3, 40});
+  b.input(product.empty() ? "x" : "in", DType::kU8, {2, 3, 40});
   b.output("y", DType::kI8, {2, 3, 40});
   b.initializer_f32("xs", {}, {0.05f})
       .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
       .initializer_f32("ys", {}, {y_scale})
       .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-122}));
-  if (linear) {
-    std::vector<int8_t> w(40 * 40);
+  if (!product.empty()) {
+    const std::vector<int64_t> dims =
+        conv ? std::vector<int64_t>{3, 3, 3} : std::vector<int64_t>{40, 40};
+    std::vector<int8_t> w(conv ? 27 : 1600);
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
     b.initializer_f32("in_s", {}, {0.04f})
         .initializer("in_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
-        .initializer("w", Tensor::from_vector(DType::kI8, {40, 40}, w))
-        .initializer_f32("ws", {}, {0.003f});
+        .initializer("w", Tensor::from_vector(DType::kI8, dims, w))
+        .initializer_f32("ws", {}, {conv ? 0.01f : 0.003f});
     b.node("DequantizeLinear", {"in", "in_s", "in_z"}, {"in_d"}, "dq_in");
     b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
-    b.node("MatMul", {"in_d", "wd"}, {"p"}, "linear");
+    onnx::NodeProto& p = b.node(product, {"in_d", "wd"}, {"p"}, "product");
+    if (conv) set_attr(p, "pads", std::vector<int64_t>{1, 1});
     b.node("QuantizeLinear", {"p", "xs", "xz"}, {"x"}, "q_p");
   }
   b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
@@ -68,8 +75,8 @@ OnnxBuilder chain_model(const char* output, bool linear = false, float y_scale =
 
 // A GELU as ONNX Runtime's quantizer writes it: x / sqrt(2) -> Erf, quantized; + 1 (a quantized
 // constant), quantized; x times that, quantized; times 0.5 (quantized too), quantized.
-OnnxBuilder gelu_model(bool linear = false, float y_scale = 0.03f) {
-  OnnxBuilder b = chain_model("v", linear, y_scale);
+OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f) {
+  OnnxBuilder b = chain_model("v", product, y_scale);
   b.initializer_f32("sqrt2", {}, {1.41421356f});
   quantized_constant(b, "one", 1.0f, 1.0f / 255);
   quantized_constant(b, "half", 0.5f, 0.5f / 255);
@@ -86,8 +93,8 @@ OnnxBuilder gelu_model(bool linear = false, float y_scale = 0.03f) {
 
 // `graph` in fp32 and fp16 storage on u8_ramp's x: `kernels` kernels a run, a step apart from the
 // CPU at most, on at most one element in 20.
-void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
-                                 const Graph& graph, int kernels, const std::string& what) {
+void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime, const Graph& graph,
+                                 int kernels, const std::string& what) {
   const Tensor x = u8_ramp({2, 3, 40}, 37);
   const std::vector<Tensor> expected = run_on_cpu(graph, {x});
   ASSERT_FALSE(expected.empty());
@@ -111,14 +118,20 @@ TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
   expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
 }
 
-// After a quantized MatMul, its GELU runs in the product's epilogue: one kernel for all. (y's
-// scale twice x's: a tie in the product's requantization moves y a step at most.)
-TEST_F(ClProgramTest, QdqLinearRunsItsGeluInItsEpilogue) {
-  auto graph = import_onnx_model(gelu_model(true, 0.1f).model(), {}, "cl_qdq_linear_gelu", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  expect_kernels_a_step_apart(runtime_, *graph, 1, "a Linear's GELU");
+// After a quantized MatMul, its GELU runs in the product's epilogue: one kernel for all; after a
+// quantized Conv, in a kernel of its own. (y's scale twice x's: a tie in the product's
+// requantization moves y a step at most.)
+TEST_F(ClProgramTest, QdqMatMulRunsItsGeluInItsEpilogue) {
+  for (const char* product : {"MatMul", "Conv"}) {
+    auto graph = import_onnx_model(gelu_model(product, 0.1f).model(), {}, "cl_qdq_gelu", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    expect_kernels_a_step_apart(runtime_, *graph, std::string(product) == "Conv" ? 2 : 1,
+                                std::string("a ") + product + "'s GELU");
+  }
 }
 
+// x * Sigmoid(x) alone (YOLO's and EfficientNet's activation) as one kernel; a Sigmoid alone
+// after a quantized MatMul in its epilogue (a chain of one op).
 TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
   OnnxBuilder b = chain_model("v");
   b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
@@ -127,6 +140,26 @@ TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_silu", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   expect_kernels_a_step_apart(runtime_, *graph, 1, "SiLU");
+  OnnxBuilder sigmoid = chain_model("v", "MatMul", 0.01f);
+  sigmoid.node("Sigmoid", {"xd"}, {"v"}, "sigmoid");
+  graph = import_onnx_model(sigmoid.model(), {}, "cl_qdq_linear_sigmoid", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "a MatMul's Sigmoid");
+}
+
+// A Conv's quantized result through a Sigmoid then + 1, each between its DequantizeLinear and
+// QuantizeLinear: a chain of two the Conv does not take (its epilogue takes one activation
+// alone), so it runs after the Conv, the + 1 included (the Conv took the Sigmoid alone, dropping
+// the rest of the chain: y never written).
+TEST_F(ClProgramTest, QdqConvLeavesALongerChainWhole) {
+  OnnxBuilder b = chain_model("v", "Conv", 0.1f);
+  quantized_constant(b, "one", 1.0f, 1.0f / 255);
+  b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
+  requantized(b, "s", "sd", 1.0f / 255, 0);
+  b.node("Add", {"sd", "one"}, {"v"}, "add");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_conv_sigmoid_add", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  expect_kernels_a_step_apart(runtime_, *graph, 2, "a Conv's Sigmoid + 1");
 }
 
 // With the Erf's quantized value also an output of the graph, the chain ends there (Div, Erf);
