@@ -4,6 +4,7 @@
 // CI; skipped, not passed, without one).
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,13 +42,13 @@ void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, 
 }
 
 // x (u8 [2, 3, 40]) dequantized into "xd"; the output y (i8, scale `y_scale`) quantizes "v".
-// With `product` "MatMul" or "Conv", x is the quantized product of the input "in" (u8 [2, 3, 40])
-// by int8 weights ([40, 40]; a 1-D Conv's [3, 3, 3]).
-OnnxBuilder chain_model(const char* output, const std::string& product = "",
-                        float y_scale = 0.03f) {
+// With `product` "MatMul" or "Conv", x is the quantized product of the input "in" (u8 [2, 3, k])
+// by int8 weights ([k, 40]; a 1-D Conv's [3, 3, 3], k 40).
+OnnxBuilder chain_model(const char* output, const std::string& product = "", float y_scale = 0.03f,
+                        int64_t k = 40) {
   const bool conv = product == "Conv";
   OnnxBuilder b(17);
-  b.input(product.empty() ? "x" : "in", DType::kU8, {2, 3, 40});
+  b.input(product.empty() ? "x" : "in", DType::kU8, {2, 3, product.empty() ? 40 : k});
   b.output("y", DType::kI8, {2, 3, 40});
   b.initializer_f32("xs", {}, {0.05f})
       .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
@@ -55,13 +56,14 @@ OnnxBuilder chain_model(const char* output, const std::string& product = "",
       .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-122}));
   if (!product.empty()) {
     const std::vector<int64_t> dims =
-        conv ? std::vector<int64_t>{3, 3, 3} : std::vector<int64_t>{40, 40};
-    std::vector<int8_t> w(conv ? 27 : 1600);
+        conv ? std::vector<int64_t>{3, 3, 3} : std::vector<int64_t>{k, 40};
+    std::vector<int8_t> w(static_cast<size_t>(dims[0] * dims[1] * (conv ? 3 : 1)));
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
     b.initializer_f32("in_s", {}, {0.04f})
         .initializer("in_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
         .initializer("w", Tensor::from_vector(DType::kI8, dims, w))
-        .initializer_f32("ws", {}, {conv ? 0.01f : 0.003f});
+        .initializer_f32("ws", {},
+                         {conv ? 0.01f : 0.003f * std::sqrt(40.0f / static_cast<float>(k))});
     b.node("DequantizeLinear", {"in", "in_s", "in_z"}, {"in_d"}, "dq_in");
     b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
     onnx::NodeProto& p = b.node(product, {"in_d", "wd"}, {"p"}, "product");
@@ -75,8 +77,8 @@ OnnxBuilder chain_model(const char* output, const std::string& product = "",
 
 // A GELU as ONNX Runtime's quantizer writes it: x / sqrt(2) -> Erf, quantized; + 1 (a quantized
 // constant), quantized; x times that, quantized; times 0.5 (quantized too), quantized.
-OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f) {
-  OnnxBuilder b = chain_model("v", product, y_scale);
+OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f, int64_t k = 40) {
+  OnnxBuilder b = chain_model("v", product, y_scale, k);
   b.initializer_f32("sqrt2", {}, {1.41421356f});
   quantized_constant(b, "one", 1.0f, 1.0f / 255);
   quantized_constant(b, "half", 0.5f, 0.5f / 255);
@@ -91,11 +93,11 @@ OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f) {
   return b;
 }
 
-// `graph` in fp32 and fp16 storage on u8_ramp's x: `kernels` kernels a run, a step apart from the
-// CPU at most, on at most one element in 20.
+// `graph` in fp32 and fp16 storage on u8_ramp's input: `kernels` kernels a run, a step apart from
+// the CPU at most, on at most one element in 20.
 void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime, const Graph& graph,
                                  int kernels, const std::string& what) {
-  const Tensor x = u8_ramp({2, 3, 40}, 37);
+  const Tensor x = u8_ramp(graph.value(graph.inputs()[0]).shape.dims, 37);
   const std::vector<Tensor> expected = run_on_cpu(graph, {x});
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
@@ -118,15 +120,17 @@ TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
   expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
 }
 
-// After a quantized MatMul, its GELU runs in the product's epilogue: one kernel for all; after a
-// quantized Conv, in a kernel of its own. (y's scale twice x's: a tie in the product's
-// requantization moves y a step at most.)
+// After a quantized MatMul, its GELU runs in the product's epilogue: one step for all (K 1024:
+// the product split over K, the GELU in the sum of the parts); after a quantized Conv, in a
+// kernel of its own. (y's scale twice x's: a tie in the product's requantization moves y a step
+// at most.)
 TEST_F(ClProgramTest, QdqMatMulRunsItsGeluInItsEpilogue) {
-  for (const char* product : {"MatMul", "Conv"}) {
-    auto graph = import_onnx_model(gelu_model(product, 0.1f).model(), {}, "cl_qdq_gelu", {});
+  for (const auto& [product, k, kernels] :
+       {std::tuple{"MatMul", 40, 1}, std::tuple{"MatMul", 1024, 1}, std::tuple{"Conv", 40, 2}}) {
+    auto graph = import_onnx_model(gelu_model(product, 0.1f, k).model(), {}, "cl_qdq_gelu", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    expect_kernels_a_step_apart(runtime_, *graph, std::string(product) == "Conv" ? 2 : 1,
-                                std::string("a ") + product + "'s GELU");
+    expect_kernels_a_step_apart(runtime_, *graph, kernels,
+                                std::string("a ") + product + "'s GELU, K " + std::to_string(k));
   }
 }
 
