@@ -250,91 +250,147 @@ class QdqFuser {
     return true;
   }
 
-  // A chain of elementwise fp32 ops from a DequantizeLinear to a QuantizeLinear, starting at step
-  // s, each op's other operands constants of one value and each value in between read by the
-  // next op alone: one kQdqTableOp step, its table computed by the chain's own kernels.
+  // A chain of elementwise fp32 ops from a DequantizeLinear of 8-bit x to a QuantizeLinear,
+  // starting at step s: each op reads the op before it (x first), x again (a DequantizeLinear of
+  // x of the same parameters: a GELU's product by x, a SiLU's) or constants of one value; a
+  // QuantizeLinear and DequantizeLinear of the same parameters may come between two ops (ONNX
+  // Runtime's quantizer writes a GELU so); each value in between is read by the next step alone.
+  // The longest such chain is one kQdqTableOp step, its table computed by the chain's kernels.
   bool fuse_table(size_t s) {
     constexpr size_t kMaxChain = 16;
-    std::vector<size_t> chain;
-    std::optional<size_t> q;
-    for (size_t step = s;;) {
-      const Node& node = *nodes_[step];
-      const auto input = table_input(node);
-      if (!input || chain.size() == kMaxChain) return false;
-      if (!chain.empty() && node.inputs[*input] != nodes_[chain.back()]->outputs[0]) return false;
-      chain.push_back(step);
-      q = output_quantization(node.outputs[0]);
-      if (q) break;
-      const auto next = uses_.sole_consumer(node.outputs[0]);
-      if (!next || absorbed_[*next]) return false;
-      step = *next;
-    }
     const Node& first = *nodes_[s];
-    const auto dq = activation_dequantization(first.inputs[*table_input(first)]);
+    const auto data = std::find_if(first.inputs.begin(), first.inputs.end(), [&](ValueId v) {
+      return v != kNoValue && !graph_.value(v).is_constant();
+    });
+    const auto dq = data == first.inputs.end() ? std::nullopt : activation_dequantization(*data);
     if (!dq) return false;
-    std::optional<Tensor> table = chain_table(chain, *nodes_[*dq], *nodes_[*q]);
+    std::vector<size_t> chain, longest;  // op steps, and QuantizeLinear, DequantizeLinear pairs
+    std::optional<size_t> q;
+    ValueId running = kNoValue;
+    for (std::optional<size_t> step = s; step && !absorbed_[*step] && chain.size() < kMaxChain;) {
+      if (!table_takes(*nodes_[*step], running, *dq)) break;
+      chain.push_back(*step);
+      running = nodes_[*step]->outputs[0];
+      step = uses_.sole_consumer(running);
+      const auto quantize = output_quantization(running);
+      if (!quantize) continue;
+      longest = chain;
+      q = quantize;
+      // On through its DequantizeLinear of the same parameters, which the next op alone reads.
+      const ValueId stored = nodes_[*quantize]->outputs[0];
+      const auto d = uses_.sole_consumer(stored);
+      if (!d || absorbed_[*d] || nodes_[*d]->op_type != "DequantizeLinear" ||
+          !same_params(*nodes_[*d], *nodes_[*quantize])) {
+        break;
+      }
+      chain.insert(chain.end(), {*quantize, *d});
+      running = nodes_[*d]->outputs[0];
+      step = uses_.sole_consumer(running);
+    }
+    if (!q) return false;
+    std::optional<Tensor> table = chain_table(longest, *dq, *nodes_[*q]);
     if (!table) return false;
+    for (size_t step : longest) {  // the ops' reads of x go
+      if (nodes_[step]->op_type == "DequantizeLinear") continue;
+      for (ValueId v : nodes_[step]->inputs) {
+        if (v != kNoValue && is_x(v, *dq)) stop_reading(*activation_dequantization(v));
+      }
+    }
     Node& node = *nodes_[s];
     node.op_type = kQdqTableOp;
     node.attributes = {{"table", std::move(*table)}};
     node.inputs = {nodes_[*dq]->inputs[0]};
     node.outputs = {nodes_[*q]->outputs[0]};
-    for (size_t i = 1; i < chain.size(); ++i) absorbed_[chain[i]] = true;
+    for (size_t i = 1; i < longest.size(); ++i) absorbed_[longest[i]] = true;
     absorbed_[*q] = true;
-    stop_reading(*dq);
     return true;
   }
 
-  // The data input of an elementwise fp32 op a table can take: a unary op, or an arithmetic op
-  // whose other operand is a constant of one value, with the data's shape out.
-  std::optional<size_t> table_input(const Node& node) const {
+  // Whether `v` is x: the output of DequantizeLinear step `dq`, or of another of the same 8-bit
+  // data and parameters.
+  bool is_x(ValueId v, size_t dq) const {
+    const auto d = activation_dequantization(v);
+    if (!d) return false;
+    const Node& a = *nodes_[*d];
+    const Node& b = *nodes_[dq];
+    const DType dtype = graph_.value(b.inputs[0]).dtype;
+    return a.inputs[0] == b.inputs[0] && scalar(a.inputs[1]) == scalar(b.inputs[1]) &&
+           zero_point(a, dtype) == zero_point(b, dtype);
+  }
+
+  // Whether a table takes elementwise fp32 `node` after `running`, the chain's value before it
+  // (kNoValue: the first, which reads x, DequantizeLinear step `dq`'s): a unary op of it, or an
+  // arithmetic op of it and x or a constant of one value, with x's shape out.
+  bool table_takes(const Node& node, ValueId running, size_t dq) const {
     static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
     const bool is_unary = is_elementwise_unary(node.op_type);
     if ((!is_unary && !binary.count(node.op_type)) || node.outputs.size() != 1 ||
-        node.outputs[0] == kNoValue || !node.domain.empty() || node.inputs.empty()) {
-      return std::nullopt;
+        node.outputs[0] == kNoValue || !node.domain.empty() || node.inputs.empty() ||
+        (!is_unary && node.inputs.size() != 2)) {
+      return false;
     }
-    if (!is_unary && node.inputs.size() != 2) return std::nullopt;
-    std::optional<size_t> data;
+    bool reads = false;  // the running value (x for the first op)
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const ValueId v = node.inputs[i];
       if (v == kNoValue) continue;
       const Value& value = graph_.value(v);
-      if (value.dtype != DType::kF32) return std::nullopt;
-      if (value.is_constant() && value.constant->elements() == 1) continue;
-      if (data || (is_unary && i != 0)) return std::nullopt;
-      data = i;
+      if (value.dtype != DType::kF32) return false;
+      const bool x = is_x(v, dq);
+      if (v == running || (running == kNoValue && x)) {
+        reads = true;
+      } else if ((is_unary && i == 0) ||
+                 (!x && (!value.is_constant() || value.constant->elements() != 1))) {
+        return false;
+      }
     }
     const Value& out = graph_.value(node.outputs[0]);
-    if (!data || out.dtype != DType::kF32 ||
-        out.shape.dims != graph_.value(node.inputs[*data]).shape.dims) {
-      return std::nullopt;
-    }
-    return data;
+    return reads && out.dtype == DType::kF32 &&
+           out.shape.dims == graph_.value(nodes_[dq]->outputs[0]).shape.dims;
   }
 
-  // The 256 outputs of Q(chain(DQ(x))) by x's byte: the DequantizeLinear's and QuantizeLinear's
-  // formulas (quant_kernels.cpp) around the chain's kernels run on the 256 values, so the bytes
-  // the unfused steps give. nullopt when a kernel refuses.
-  std::optional<Tensor> chain_table(const std::vector<size_t>& chain, const Node& dq,
+  // The 256 outputs of Q(chain(DQ(x))) by x's byte, DequantizeLinear step `dq` making x: the
+  // DequantizeLinear's and QuantizeLinear's formulas (quant_kernels.cpp) around the chain's
+  // kernels run on the 256 values, so the bytes the unfused steps give. nullopt when a kernel
+  // refuses.
+  std::optional<Tensor> chain_table(const std::vector<size_t>& chain, size_t dq,
                                     const Node& q) const {
     static const KernelRegistry registry = make_cpu_kernel_registry();
     constexpr int64_t kCount = 256;
-    const DType in_dtype = graph_.value(dq.inputs[0]).dtype;
-    const float in_scale = scalar(dq.inputs[1]);
-    const int32_t in_zp = zero_point(dq, in_dtype);
-    std::vector<float> x(kCount);
+    const auto dequantize = [&](const Node& node, int32_t stored) {
+      const DType dtype = graph_.value(node.inputs[0]).dtype;
+      return static_cast<float>(stored - zero_point(node, dtype)) * scalar(node.inputs[1]);
+    };
+    const DType in_dtype = graph_.value(nodes_[dq]->inputs[0]).dtype;
+    std::vector<float> bytes(kCount);
     for (int64_t b = 0; b < kCount; ++b) {
-      const int32_t v = in_dtype == DType::kU8 ? static_cast<int32_t>(b)
-                                               : int32_t{static_cast<int8_t>(b)};
-      x[static_cast<size_t>(b)] = static_cast<float>(v - in_zp) * in_scale;
+      const int32_t v =
+          in_dtype == DType::kU8 ? static_cast<int32_t>(b) : int32_t{static_cast<int8_t>(b)};
+      bytes[static_cast<size_t>(b)] = dequantize(*nodes_[dq], v);
     }
-    Tensor current = Tensor::from_vector(DType::kF32, {kCount}, x);
+    const Tensor x = Tensor::from_vector(DType::kF32, {kCount}, bytes);
+    Tensor current = x.clone();
+    ValueId running = kNoValue;
     const Value data{"", DType::kF32, Shape({kCount}), kNoNode, {}, std::nullopt};
     CpuContext context;
     context.threads = 1;
     for (size_t step : chain) {
       const Node& node = *nodes_[step];
+      if (node.op_type == "QuantizeLinear") {  // and the DequantizeLinear after it
+        const bool u8 = graph_.value(node.outputs[0]).dtype == DType::kU8;
+        const float scale = scalar(node.inputs[1]);
+        const int32_t zp = zero_point(node, u8 ? DType::kU8 : DType::kI8);
+        for (float& v : current.values<float>()) {
+          v = static_cast<float>((u8 ? int32_t{saturate_round<uint8_t>(v / scale, zp)}
+                                     : int32_t{saturate_round<int8_t>(v / scale, zp)}) -
+                                 zp) *
+              scale;
+        }
+        continue;
+      }
+      if (node.op_type == "DequantizeLinear") {
+        running = node.outputs[0];
+        continue;
+      }
       // The operands of one value as scalars: the op then broadcasts nothing onto the 256.
       std::vector<Value> scalars(node.inputs.size());
       KernelSpec spec{node, {}, {&data}, graph_.opset, &context};
@@ -342,8 +398,9 @@ class QdqFuser {
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         const ValueId v = node.inputs[i];
         if (v == kNoValue || !graph_.value(v).is_constant()) {
+          const bool previous = v == running || (running == kNoValue && v != kNoValue);
           spec.inputs.push_back(v == kNoValue ? nullptr : &data);
-          in.push_back(v == kNoValue ? nullptr : &current);
+          in.push_back(v == kNoValue ? nullptr : previous ? &current : &x);
           continue;
         }
         Tensor one = Tensor::uninitialized(DType::kF32, {});
@@ -359,6 +416,7 @@ class QdqFuser {
       Tensor* out = &next;
       if (!(*kernel)->run(in, std::span<Tensor* const>(&out, 1)).is_ok()) return std::nullopt;
       current = std::move(next);
+      running = node.outputs[0];
     }
     const DType out_dtype = graph_.value(q.outputs[0]).dtype;
     const float y_scale = scalar(q.inputs[1]);

@@ -5,12 +5,12 @@
 // per-channel layer scale folded into the Conv's weights; a channel Concat, a squeeze-and-excite
 // block (GlobalAveragePool, broadcast Mul) kept channels-last; view ops run as aliases;
 // attention's scaled q and transposed, scaled k read by the MatMul directly.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "backends/cpu/program.h"
 #include "graph/onnx_builder.h"
@@ -363,6 +363,65 @@ TEST(FusionTest, Int8ElementwiseChainIsOneTableLookupWithTheUnfusedBytes) {
   EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end()));
   // The factor spans [0, 1]: about 1 / 0.031 distinct steps.
   EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 30u);
+}
+
+// A GELU as ONNX Runtime's quantizer writes it, each op between its own Q/DQ pair and x read twice
+// (DQ -> Div -> Erf -> Q -> DQ -> Add(1) -> Q -> DQ -> Mul by x -> Q -> DQ -> Mul(0.5) -> Q), and a
+// SiLU likewise (Sigmoid -> Q -> DQ -> Mul by x -> Q): each one kQdqTableOp step whose bytes are
+// the unfused steps' for each of the 256 inputs.
+TEST(FusionTest, Int8GeluAndSiluBetweenQdqPairsAreOneTableLookup) {
+  for (const bool gelu : {true, false}) {
+    OnnxBuilder b(17);
+    const std::vector<int64_t> act{1, 4, 8, 8};  // 256 values: every byte once
+    b.input("x", DType::kF32, act);
+    b.output("y", DType::kF32, act);
+    add_quantization_parameters(b);
+    b.initializer_f32("sqrt2", {}, {1.4142135f}).initializer_f32("one", {}, {1.0f});
+    b.initializer_f32("half", {}, {0.5f}).initializer_f32("s_unit", {}, {1.0f / 255});
+    b.initializer_f32("s_out", {}, {0.031f}).initializer("zp_0", Tensor(DType::kU8, {}));
+    b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
+    b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
+    const auto requantize = [&](const std::string& v, const char* scale) {
+      b.node("QuantizeLinear", {v, scale, "zp_0"}, {v + "_q"});
+      b.node("DequantizeLinear", {v + "_q", scale, "zp_0"}, {v + "_d"});
+    };
+    if (gelu) {
+      requantize("one", "s_unit");
+      requantize("half", "s_unit");
+      b.node("Div", {"d0", "sqrt2"}, {"scaled"});
+      b.node("Erf", {"scaled"}, {"erf"});
+      requantize("erf", "s");
+      b.node("Add", {"erf_d", "one_d"}, {"plus"});
+      requantize("plus", "s_unit");
+      b.node("Mul", {"d0", "plus_d"}, {"times_x"});
+      requantize("times_x", "s");
+      b.node("Mul", {"times_x_d", "half_d"}, {"out"});
+    } else {
+      b.node("Sigmoid", {"d0"}, {"sigmoid"});
+      requantize("sigmoid", "s_unit");
+      b.node("Mul", {"sigmoid_d", "d0"}, {"out"});
+    }
+    b.node("QuantizeLinear", {"out", "s_out", "zp_0"}, {"q1"});
+    b.node("DequantizeLinear", {"q1", "s_out", "zp_0"}, {"y"});
+    auto graph = import_onnx_model(b.model(), {}, "int8_chain", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    Tensor x = Tensor::uninitialized(DType::kF32, act);
+    for (size_t i = 0; i < 256; ++i) {
+      x.values<float>()[i] = (static_cast<float>(i) - 128.0f) * 0.05f;
+    }
+    auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
+    auto unfused = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+    ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+    ASSERT_TRUE(unfused.is_ok()) << unfused.status().message();
+    EXPECT_EQ((*fused)->stats().kernels, 3) << gelu;  // Q, the table, DQ
+    auto got = (*fused)->run({x});
+    auto want = (*unfused)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    ASSERT_TRUE(want.is_ok()) << want.status().message();
+    const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end())) << gelu;
+    EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 100u) << gelu;
+  }
 }
 
 // The QOperator format (QLinearConv nodes in the model, as ONNX Runtime's quantize_static writes
