@@ -3,7 +3,7 @@
 // integer op, QLinearConv or QLinearMatMul, as ONNX Runtime and OpenVINO run the QDQ format:
 // products summed exactly in int32, the bias added as int32, one requantization to the output's
 // 8 bits. An Add or Mul between them runs as one pass over the 8-bit data (kQdqBinaryOp), a chain
-// of elementwise ops with constant operands as one table lookup (kQdqTableOp). An op that only
+// of elementwise ops on one 8-bit tensor as one table lookup (kQdqTableOp). An op that only
 // moves elements (Reshape, Transpose, Split...) between a DequantizeLinear and QuantizeLinear of
 // the same parameters runs on the 8-bit data, the pair dropped. The float tensors in between are
 // never written. Internal to the CPU program.
@@ -22,10 +22,11 @@ namespace hsched::cpu {
 // y = Q(DQ(a) op DQ(b)) with the same float operations, so the same bytes.
 inline constexpr const char* kQdqBinaryOp = "hsched.QdqBinary";
 
-// The op a chain of elementwise fp32 ops between a DequantizeLinear and a QuantizeLinear becomes
-// when every other operand is a constant of one value (a GELU's Div, Erf, Add and Mul, a scaling,
-// an activation): 256 possible inputs, so one lookup. Input: x (8-bit). Attribute `table`: the
-// 256 outputs (the QuantizeLinear's dtype) by x's byte, computed by the chain's own kernels.
+// The op a chain of elementwise fp32 ops between a DequantizeLinear of x and a QuantizeLinear
+// becomes when every other operand is x again or a constant of one value, Q/DQ pairs perhaps
+// between the ops (a GELU, a SiLU, a scaling, an activation): 256 possible inputs, so one lookup.
+// Input: x (8-bit). Attribute `table`: the 256 outputs (the QuantizeLinear's dtype) by x's byte,
+// computed by the chain's own kernels.
 inline constexpr const char* kQdqTableOp = "hsched.QdqTable";
 
 // Whether `b` broadcasts onto `a` as kQdqBinaryOp takes it: one value, or a's last dims
