@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/kernel.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/step_uses.h"
+#include "graph/qdq_scalar.h"
 
 namespace hsched::cpu {
 namespace {
@@ -260,7 +261,7 @@ class QdqFuser {
     constexpr size_t kMaxChain = 16;
     const Node& first = *nodes_[s];
     const auto data = std::find_if(first.inputs.begin(), first.inputs.end(), [&](ValueId v) {
-      return v != kNoValue && !graph_.value(v).is_constant();
+      return v != kNoValue && !qdq_constant_scalar(graph_, v);
     });
     const auto dq = data == first.inputs.end() ? std::nullopt : activation_dequantization(*data);
     if (!dq) return false;
@@ -320,7 +321,8 @@ class QdqFuser {
 
   // Whether a table takes elementwise fp32 `node` after `running`, the chain's value before it
   // (kNoValue: the first, which reads x, DequantizeLinear step `dq`'s): a unary op of it, or an
-  // arithmetic op of it and x or a constant of one value, with x's shape out.
+  // arithmetic op of it and x or one value made from constants (qdq_constant_scalar: the
+  // program folds it, nodes_without_steps only marks it folded), with x's shape out.
   bool table_takes(const Node& node, ValueId running, size_t dq) const {
     static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
     const bool is_unary = is_elementwise_unary(node.op_type);
@@ -338,8 +340,7 @@ class QdqFuser {
       const bool x = is_x(v, dq);
       if (v == running || (running == kNoValue && x)) {
         reads = true;
-      } else if ((is_unary && i == 0) ||
-                 (!x && (!value.is_constant() || value.constant->elements() != 1))) {
+      } else if ((is_unary && i == 0) || (!x && !qdq_constant_scalar(graph_, v))) {
         return false;
       }
     }
@@ -397,14 +398,15 @@ class QdqFuser {
       std::vector<const Tensor*> in;
       for (size_t i = 0; i < node.inputs.size(); ++i) {
         const ValueId v = node.inputs[i];
-        if (v == kNoValue || !graph_.value(v).is_constant()) {
+        const auto constant = qdq_constant_scalar(graph_, v);
+        if (!constant) {
           const bool previous = v == running || (running == kNoValue && v != kNoValue);
           spec.inputs.push_back(v == kNoValue ? nullptr : &data);
           in.push_back(v == kNoValue ? nullptr : previous ? &current : &x);
           continue;
         }
         Tensor one = Tensor::uninitialized(DType::kF32, {});
-        one.values<float>()[0] = scalar(v);
+        one.values<float>()[0] = *constant;
         scalars[i] =
             Value{"", DType::kF32, Shape(std::vector<int64_t>{}), kNoNode, {}, std::move(one)};
         spec.inputs.push_back(&scalars[i]);

@@ -11,6 +11,7 @@
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
 #include "backends/opencl/kernels/ops_quant.h"
+#include "graph/qdq_scalar.h"
 
 namespace hsched::opencl {
 namespace {
@@ -341,48 +342,15 @@ class ChainWalk {
   using Instruction = std::array<float, 8>;
 
   // Operand code of `v` for an op after the running value `running`: 0 that value, 1 x, 2 one
-  // value made from constants (in `c`).
+  // value made from constants (in `c`: qdq_constant_scalar).
   std::optional<float> operand(ValueId v, ValueId running, float* c) const {
     if (v == kNoValue) return std::nullopt;
     if (v == running) return 0.0f;
     if (dequantized_.count(v)) return 1.0f;
-    const auto value = scalar(v, false);
+    const auto value = qdq_constant_scalar(graph_, v);
     if (!value) return std::nullopt;
     *c = *value;
     return 2.0f;
-  }
-
-  // The one value of `v` (`stored`: 8-bit integers) where it is a constant or a constant's
-  // QuantizeLinear or DequantizeLinear (ONNX Runtime's quantizer writes a GELU's 1 so), as the
-  // device computes it.
-  std::optional<float> scalar(ValueId v, bool stored, int depth = 2) const {
-    const Value& value = graph_.value(v);
-    if (value.dtype != (stored ? value.dtype : DType::kF32) || (stored && !is_byte(value.dtype)) ||
-        !value.shape.is_static() || value.shape.elements() != 1) {
-      return std::nullopt;
-    }
-    if (value.is_constant()) {
-      const Tensor& t = *value.constant;
-      return value.dtype == DType::kF32  ? t.values<float>()[0]
-             : value.dtype == DType::kU8 ? static_cast<float>(t.values<uint8_t>()[0])
-                                         : static_cast<float>(t.values<int8_t>()[0]);
-    }
-    NodeId id = kNoNode;
-    const Node* node = depth == 0 ? nullptr
-                       : stored   ? made_by(graph_, v, "QuantizeLinear", &id)
-                                  : made_by(graph_, v, "DequantizeLinear", &id);
-    if (node == nullptr) return std::nullopt;
-    const auto in = scalar(node->inputs[0], !stored, depth - 1);
-    if (!in) return std::nullopt;
-    if (!stored) {
-      const auto p = constant_params(graph_, *node, graph_.value(node->inputs[0]).dtype, 1, false);
-      if (!p) return std::nullopt;
-      return (*in - static_cast<float>(p->zero)) * p->scales[0];
-    }
-    const auto q = fusable_output_quantization(graph_, *node);
-    if (!q) return std::nullopt;
-    return std::clamp(std::nearbyint(*in / q->scale) + static_cast<float>(q->zero),
-                      static_cast<float>(q->lo), static_cast<float>(q->hi));
   }
 
   // `node`'s op reading `running` (kNoValue: none yet), x or constants, with x's shape out.

@@ -187,8 +187,9 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
   b.node("Reshape", {"x3_dq", "flat"}, {"r6"}, "reshape");
   qdq_output("r6", "y6");
   b.output("y5", DType::kF32, {2, 12, 3}).output("y6", DType::kF32, {4, 12});
-  // Add of two 8-bit operands and Mul by a float row become one pass each, bit for bit; an Add
-  // whose other operand is not a suffix of the shape ([4, 1] onto [4, 12]) stays.
+  // Add of an 8-bit operand to itself (a function of its byte: a table) and Mul by a float row
+  // become one pass each, bit for bit; an Add whose other operand is not a suffix of the shape
+  // ([4, 1] onto [4, 12]) stays.
   b.initializer_random("row", {12}, 2.0f, 9).initializer_random("column", {4, 1}, 2.0f, 10);
   b.node("Add", {"x3_dq", "x3_dq"}, {"a7"}, "add_twice");
   qdq_output("a7", "y7");
@@ -206,14 +207,15 @@ TEST(StepPlanTest, QdqRegionsRunAsIntegerOps) {
     const std::string& name = graph->node(id).name;
     const auto at = static_cast<size_t>(id);
     const std::string expected =
-        name == "conv"                             ? "QLinearConv"
-        : name == "matmul" || name == "gemm"       ? "QLinearMatMul"
-        : name == "conv_other_bias"                ? "Conv"
-        : name == "transpose"                      ? "Transpose"
-        : name == "add_twice" || name == "mul_row" ? "hsched.QdqBinary"
-        : name == "add_column"                     ? "Add"
-        : name == "r6_q"                           ? "QuantizeLinear"
-        : name == "x_dq" || name == "x3_dq"        ? "DequantizeLinear"  // unfused readers
+        name == "conv"                       ? "QLinearConv"
+        : name == "matmul" || name == "gemm" ? "QLinearMatMul"
+        : name == "conv_other_bias"          ? "Conv"
+        : name == "transpose"                ? "Transpose"
+        : name == "add_twice"                ? "hsched.QdqTable"  // x + x: x's function
+        : name == "mul_row"                  ? "hsched.QdqBinary"
+        : name == "add_column"               ? "Add"
+        : name == "r6_q"                     ? "QuantizeLinear"
+        : name == "x_dq" || name == "x3_dq"  ? "DequantizeLinear"  // unfused readers
         : name == "c1_q" || name == "m2_q" || name == "g3_q" || name == "t5_q" || name == "a7_q" ||
                 name == "m8_q" || name == "x2_dq"
             ? ""  // absorbed
