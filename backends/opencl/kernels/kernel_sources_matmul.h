@@ -130,15 +130,15 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
                     : 0.0f;                                                                     \
   }
 // GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
-// their choice by the batch index, which is then the product's.
-#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK, QUANT)                  \
+// their choice by the batch index, which is then the product's; or (matmul_qdq) the chain, CHAIN
+// (else 0): a float product's launch carries no argument it never reads.
+#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK, QUANT, CHAIN)           \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* b_scale, __global const storage_t* bias,                    \
           __global const storage_t* res, __global storage_t* y,                                 \
           __global float* partial, __global const storage_t* norm_scale,                       \
-          __global const storage_t* norm_bias, __global const QdqChain* chain,                  \
-          MatMulShape mm GROUP_PARAMS) {                                                        \
+          __global const storage_t* norm_bias, MatMulShape mm GROUP_PARAMS) {                   \
   MM_UNPACK                                                                                     \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
@@ -179,7 +179,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
         const int at = y_base + row * y_row + col;                                              \
         const float r = has_res ? LOAD(res, batch * res_batch + row * y_row + col) : 0.0f;      \
         const float bias_v = has_bias ? LOAD(bias, col) : 0.0f;                                 \
-        STORE(QUANT ? mm_finish(acc[i][j], col, b_scale, bias_v, r, mm, chain)                  \
+        STORE(QUANT ? mm_finish(acc[i][j], col, b_scale, bias_v, r, mm, CHAIN)                  \
                     : apply_unary(op, alpha * acc[i][j] + bias_v + r, act_alpha, act_beta),     \
               y, at);                                                                           \
       } else {                                                                                  \
@@ -189,14 +189,15 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   }                                                                                             \
 }
 #define MM_PLAIN
-MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0)
-MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0)
-MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0)
+MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0)
+MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0)
+MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0)
 // The same for 8-bit operands or a quantized result (MatMulShape's zero points, b_scales and
 // y_scale): operands less their zero points, mm_finish's epilogue.
-MM_BODY(matmul_qdq_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 1)
-MM_BODY(matmul_qdq_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 1)
-MM_BODY(matmul_qdq_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 1)
+#define MM_CHAIN_PARAM , __global const QdqChain* chain
+MM_BODY(matmul_qdq_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
+MM_BODY(matmul_qdq_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
+MM_BODY(matmul_qdq_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
 
 // Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
 // are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only.
@@ -213,9 +214,9 @@ MM_BODY(matmul_qdq_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 1)
   } else if (batch == 3) {                                                                      \
     b = b3; bias = bias3; y = y3;                                                               \
   }
-MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
-MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
-MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0)
+MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
+MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
+MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

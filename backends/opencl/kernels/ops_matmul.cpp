@@ -35,8 +35,8 @@ using detail::float_scratch;
 // host time on NVIDIA's driver and is enqueued anew every run, a replayed kernel 7-9 us. Larger
 // ones in CLBlast, whose tuned kernels win there.
 constexpr int64_t kTiledMaxMacs = int64_t{1} << 27;
-// matmul_tiled's arguments; matmul_group's follow them.
-constexpr cl_uint kMatMulArgs = 11;
+// matmul_tiled's arguments; matmul_group's products and matmul_qdq's chain follow them.
+constexpr cl_uint kMatMulArgs = 10;
 // Mirrors MatMulShape in kernel_sources_matmul.h.
 struct MatMulShape {
   cl_int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
@@ -175,7 +175,10 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, name, a, b, b_scale, bias, residual, y, partial,
                                           detail::or_null(e.norm_scale),
-                                          detail::or_null(e.norm_bias), chain, shape));
+                                          detail::or_null(e.norm_bias), shape));
+  if (quantized) {  // matmul_qdq's chain after the common arguments
+    HSCHED_RETURN_IF_ERROR(detail::set_args_from(kernel, name, kMatMulArgs, chain));
+  }
   if (group != nullptr) {
     // Products 1-3 after the common arguments (the last one's again where fewer).
     const auto product = [&](size_t p) { return (*group)[std::min(p, group->size() - 1)]; };
