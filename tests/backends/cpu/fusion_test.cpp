@@ -409,17 +409,12 @@ TEST(FusionTest, Int8GeluAndSiluBetweenQdqPairsAreOneTableLookup) {
     for (size_t i = 0; i < 256; ++i) {
       x.values<float>()[i] = (static_cast<float>(i) - 128.0f) * 0.05f;
     }
-    auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, true});
-    auto unfused = CpuProgram::compile(*graph, CpuOptions{2, false, false});
-    ASSERT_TRUE(fused.is_ok()) << fused.status().message();
-    ASSERT_TRUE(unfused.is_ok()) << unfused.status().message();
-    EXPECT_EQ((*fused)->stats().kernels, 3) << gelu;  // Q, the table, DQ
-    auto got = (*fused)->run({x});
-    auto want = (*unfused)->run({x});
+    const auto fused = expect_matches_unfused(*graph, {x}, CpuOptions{2, true, true}, 0.0);
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->stats().kernels, 3) << gelu;  // Q, the table, DQ
+    auto got = fused->run({x});
     ASSERT_TRUE(got.is_ok()) << got.status().message();
-    ASSERT_TRUE(want.is_ok()) << want.status().message();
-    const auto a = got->at(0).values<float>(), e = want->at(0).values<float>();
-    EXPECT_TRUE(std::equal(a.begin(), a.end(), e.begin(), e.end())) << gelu;
+    const auto a = got->at(0).values<float>();
     EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 100u) << gelu;
   }
 }
