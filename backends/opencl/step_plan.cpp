@@ -282,8 +282,9 @@ class StepPlanner {
     };
     for (NodeId id : order_) {
       if (taken(id)) continue;
-      auto chain = graph_.node(id).op_type == "DequantizeLinear"
-                       ? fusable_qdq_chain(graph_, graph_.node(id).inputs[0])
+      const Node& node = graph_.node(id);
+      auto chain = node.op_type == "DequantizeLinear" && !node.inputs.empty()
+                       ? fusable_qdq_chain(graph_, node.inputs[0])
                        : std::nullopt;
       if (chain && !taken(chain->first) &&
           std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {

@@ -422,6 +422,7 @@ class ChainWalk {
 }  // namespace
 
 std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, size_t min_ops) {
+  if (x == kNoValue) return std::nullopt;
   return ChainWalk(graph, x, min_ops).walk();
 }
 
