@@ -117,26 +117,20 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
     gen_graphs.write_case(case_dir, model, feeds)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--devices", default="cpu")
-    parser.add_argument("--precision", default="fp32", help="as hsched run's (int8 for the NPU)")
-    parser.add_argument("--hsched", default=os.path.join(ROOT, "build", "release", "cli",
-                                                         "hsched"))
-    parser.add_argument("--out", default=os.path.join(ROOT, "build", "ms-quantized-ops"))
-    parser.add_argument("--steps", type=int, default=1)
-    parser.add_argument("--rtol", type=float, default=1e-5)
-    args = parser.parse_args()
+def compare(case_list, args, name_of_run):
+    """Writes `case_list` ((name, nodes, initializers, inputs, outputs, feeds, opset) each) under
+    args.out, runs ONNX Runtime and `hsched run` on each, prints a line a case and returns how
+    many mismatched or were refused by hsched."""
     shutil.rmtree(args.out, ignore_errors=True)
     dirs = []
-    for name, *parts in cases():
+    for name, *parts in case_list:
         dirs.append(os.path.join(args.out, name))
         write_case(dirs[-1], *parts)
     reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
                                input="\n".join(dirs) + "\n", capture_output=True, text=True)
     results = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
     if len(results) != len(dirs):
-        sys.exit(f"ms_quantized_ops: ort_reference.js answered {len(results)} of {len(dirs)} "
+        sys.exit(f"{name_of_run}: ort_reference.js answered {len(results)} of {len(dirs)} "
                  f"cases: {reference.stderr.strip()[:300]}")
     failed = 0
     for case_dir, ort in zip(dirs, results):
@@ -168,7 +162,25 @@ def main():
         failed += not ok
         print(f"{name}: {'ok' if ok else 'FAILED'}: largest difference {worst:g}{unit}, "
               f"{int((diff > 0).sum())} of {diff.size} values differ")
-    sys.exit(1 if failed else 0)
+    return failed
+
+
+def arguments(description, out):
+    """The command line of a comparison against ONNX Runtime (compare's `args`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--devices", default="cpu")
+    parser.add_argument("--precision", default="fp32", help="as hsched run's (int8 for the NPU)")
+    parser.add_argument("--hsched", default=os.path.join(ROOT, "build", "release", "cli",
+                                                         "hsched"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "build", out))
+    parser.add_argument("--steps", type=int, default=1)
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    return parser
+
+
+def main():
+    args = arguments(__doc__.splitlines()[0], "ms-quantized-ops").parse_args()
+    sys.exit(1 if compare(cases(), args, "ms_quantized_ops") else 0)
 
 
 if __name__ == "__main__":
