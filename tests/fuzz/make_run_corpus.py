@@ -116,6 +116,25 @@ def qdq_conv():
                        inits))
 
 
+def qdq_gelu():
+    """A GELU as ONNX Runtime's quantizer writes it: each op between its own Q/DQ pair, x read
+    twice, the 1 and the 0.5 through their own Q/DQ (one table lookup on the CPU)."""
+    def requantized(name, scale):
+        return [helper.make_node("QuantizeLinear", [name, scale, "z"], [name + "_q"]),
+                helper.make_node("DequantizeLinear", [name + "_q", scale, "z"], [name + "_d"])]
+    nodes = (requantized("x", "s") + requantized("one", "unit") + requantized("half", "unit") + [
+        helper.make_node("Div", ["x_d", "sqrt2"], ["scaled"]),
+        helper.make_node("Erf", ["scaled"], ["erf"])] + requantized("erf", "s") + [
+        helper.make_node("Add", ["erf_d", "one_d"], ["plus"])] + requantized("plus", "unit") + [
+        helper.make_node("Mul", ["x_d", "plus_d"], ["times_x"])] + requantized("times_x", "s") + [
+        helper.make_node("Mul", ["times_x_d", "half_d"], ["gelu"])] + requantized("gelu", "s") + [
+        helper.make_node("Identity", ["gelu_d"], ["y"])])
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.float32), n) for n, v in
+             [("s", 0.05), ("unit", 1 / 255), ("sqrt2", 1.4142135), ("one", 1.0), ("half", 0.5)]]
+    inits.append(numpy_helper.from_array(np.array(0, dtype=np.uint8), "z"))
+    return model(graph(nodes, "qdq_gelu", [vi("x", F, [2, 8])], [vi("y", F, [2, 8])], inits))
+
+
 def ms_qoperator():
     """ONNX Runtime's com.microsoft quantized ops: QLinearAdd, QLinearSigmoid, QLinearConcat, QGemm."""
     ms = "com.microsoft"
@@ -240,6 +259,7 @@ def valid_seeds():
         "seed-matmul-add-dynamic-batch": matmul_add(),
         "seed-split-concat": split_concat(),
         "seed-qdq-conv": qdq_conv(),
+        "seed-qdq-gelu": qdq_gelu(),
         "seed-ms-qoperator": ms_qoperator(),
         "seed-local-function": local_function(),
         "seed-if": if_branches(),
