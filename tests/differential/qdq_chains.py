@@ -7,11 +7,11 @@ and by ONNX Runtime with its graph optimizations off (ort_reference.js), outputs
     /usr/bin/python3 tests/differential/qdq_chains.py [--count 60] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N]
 
-Each case: u8 x [4, 64] holding every byte, its DequantizeLinear, then 2 to 6 ops (an activation
+Each case: u8 or i8 x [4, 64] holding every byte, its DequantizeLinear, then 2 to 6 ops (an activation
 of the value before, or Add, Sub, Mul, Div of it and x, a constant or a constant through its own
 QuantizeLinear and DequantizeLinear, either side), a QuantizeLinear and DequantizeLinear after
-an op at random, the last QuantizeLinear into u8 or i8; scales fitted to each value's range on
-x, so little saturates. Prints a line per case and exits 1 when one mismatches or is refused.
+an op at random (u8 or i8), the last QuantizeLinear into u8 or i8; scales fitted to each value's
+range on x, so little saturates. Prints a line per case and exits 1 when one mismatches or is refused.
 """
 import os
 import sys
@@ -57,7 +57,7 @@ def case(rng, index):
         inits.append(numpy_helper.from_array(array, name))
         return name
 
-    def quantize(value_name, values, dtype=T.UINT8):
+    def quantize(value_name, values, dtype):
         """Q then DQ of `value_name`: the requantized name and values."""
         scale, zero = fitted(values, dtype)
         s, z = constant(scale), constant(zero, dtype)
@@ -68,9 +68,15 @@ def case(rng, index):
         stored = np.clip(np.round(values / scale) + zero, lo, hi)
         return d, ((stored - zero) * scale).astype(np.float32)
 
-    x_bytes = rng.permutation(256).astype(np.uint8).reshape(SHAPE)
-    x_scale, x_zero = np.float32(rng.uniform(0.01, 0.05)), int(rng.integers(60, 200))
-    xs, xz = constant(x_scale), constant(x_zero, T.UINT8)
+    def any_type():
+        return T.UINT8 if rng.random() < 0.5 else T.INT8
+
+    x_type = any_type()
+    x_bytes = rng.permutation(256).reshape(SHAPE) - (128 if x_type == T.INT8 else 0)
+    x_bytes = x_bytes.astype(np.int8 if x_type == T.INT8 else np.uint8)
+    x_scale = np.float32(rng.uniform(0.01, 0.05))
+    x_zero = int(rng.integers(60, 200)) - (128 if x_type == T.INT8 else 0)
+    xs, xz = constant(x_scale), constant(x_zero, x_type)
     nodes.append(helper.make_node("DequantizeLinear", ["x", xs, xz], ["xd"]))
     x = ((x_bytes.astype(np.float32) - x_zero) * x_scale).astype(np.float32)
     current, values = "xd", x
@@ -90,7 +96,8 @@ def case(rng, index):
                 c = np.float32(rng.uniform(0.5, 2.0) * rng.choice([-1, 1]))
                 other, other_values = constant(c), c
                 if kind == 2:  # a constant through its own QuantizeLinear and DequantizeLinear
-                    other, other_values = quantize(other, np.array([c], dtype=np.float32))
+                    other, other_values = quantize(other, np.array([c], dtype=np.float32),
+                                                   any_type())
                     other_values = other_values[0]
             # A divisor kept away from 0: x's dequantized values cross it.
             if op == "Div" and kind == 0:
@@ -102,12 +109,12 @@ def case(rng, index):
             values = BINARY[op](first, second).astype(np.float32)
         current = out
         if i + 1 < ops and rng.random() < 0.6:
-            current, values = quantize(current, values)
-    y_type = T.UINT8 if rng.random() < 0.5 else T.INT8
+            current, values = quantize(current, values, any_type())
+    y_type = any_type()
     ys, yz = fitted(values, y_type)
     nodes.append(helper.make_node("QuantizeLinear", [current, constant(ys), constant(yz, y_type)],
                                   ["y"]))
-    inputs = [helper.make_tensor_value_info("x", T.UINT8, SHAPE)]
+    inputs = [helper.make_tensor_value_info("x", x_type, SHAPE)]
     outputs = [helper.make_tensor_value_info("y", y_type, SHAPE)]
     return (f"chain-{index:03d}-{ops}ops", nodes, inits, inputs, outputs, [("x", x_bytes)], 17)
 
