@@ -7,11 +7,12 @@ and by ONNX Runtime with its graph optimizations off (ort_reference.js), outputs
     /usr/bin/python3 tests/differential/qdq_chains.py [--count 60] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N]
 
-Each case: u8 or i8 x [4, 64] holding every byte, its DequantizeLinear, then 2 to 6 ops (an activation
-of the value before, or Add, Sub, Mul, Div of it and x, a constant or a constant through its own
-QuantizeLinear and DequantizeLinear, either side), a QuantizeLinear and DequantizeLinear after
-an op at random (u8 or i8), the last QuantizeLinear into u8 or i8; scales fitted to each value's
-range on x, so little saturates. Prints a line per case and exits 1 when one mismatches or is refused.
+Each case: u8 or i8 x [4, 64] holding every byte, its DequantizeLinear, then 2 to 6 ops (an
+activation of the value before, or Add, Sub, Mul, Div of it and x, a constant or a constant
+through its own QuantizeLinear and DequantizeLinear, either side), a QuantizeLinear and
+DequantizeLinear after an op at random (u8 or i8), the last QuantizeLinear into u8 or i8; scales
+fitted to each value's range on x, so little saturates. Prints a line per case and exits 1 when
+one mismatches or is refused.
 """
 import os
 import sys

@@ -121,12 +121,12 @@ float apply_binary(int op, float a, float b) {
   }
 }
 
-// A chain of elementwise ops on one 8-bit value (QdqChain, the prelude's, in a buffer: no copy
-// per work item; kQdqChainAttr, node_ops.h), `stored` its integer: dequantized, then each op in turn on the running value v,
-// x or the op's constant c (operands 0, 1, 2): kind 0 an activation (apply_unary, alpha p0, beta
-// p1), 1 a binary op (apply_binary), 2 a QuantizeLinear then DequantizeLinear of scale c and zero
-// point p0 into [p1, p2]; the last QuantizeLinear's integer. The graph's float operations, so
-// its values.
+// A chain of elementwise ops on one 8-bit value (QdqChain, the prelude's, read from a buffer;
+// kQdqChainAttr, node_ops.h), `stored` its integer: dequantized, then each op in turn on the
+// running value v, x or the op's constant c (operands 0, 1, 2): kind 0 an activation
+// (apply_unary, alpha p0, beta p1), 1 a binary op (apply_binary), 2 a QuantizeLinear then
+// DequantizeLinear of scale c and zero point p0 into [p1, p2]; the last QuantizeLinear's integer.
+// The graph's float operations, so its values.
 float qdq_chain_operand(float which, float v, float x, float c) {
   return which == 0.0f ? v : which == 1.0f ? x : c;
 }
