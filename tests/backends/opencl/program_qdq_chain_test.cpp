@@ -19,6 +19,7 @@ namespace {
 
 using program_test::ClProgramTest;
 using program_test::expect_a_step_apart;
+using program_test::expect_kernels_a_step_apart;
 using program_test::run_on_cpu;
 using program_test::u8_ramp;
 
@@ -91,27 +92,6 @@ OnnxBuilder gelu_model(const std::string& product = "", float y_scale = 0.03f, i
   requantized(b, "m", "md", 14.0f / 255, 6);
   b.node("Mul", {"md", "half"}, {"v"}, "mul_half");
   return b;
-}
-
-// `graph` in fp32 and fp16 storage on u8_ramp's input: `kernels` kernels a run, a step apart from
-// the CPU at most, on at most one element in 20.
-void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime, const Graph& graph,
-                                 int kernels, const std::string& what) {
-  const Tensor x = u8_ramp(graph.value(graph.inputs()[0]).shape.dims, 37);
-  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
-  ASSERT_FALSE(expected.empty());
-  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-    const std::string where =
-        what + ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
-    auto program = ClProgram::compile(graph, runtime, storage, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    EXPECT_EQ((*program)->stats().kernels, kernels) << where;
-    auto outputs = (*program)->run({x});
-    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-    for (size_t i = 0; i < expected.size(); ++i) {
-      expect_a_step_apart((*outputs)[i], expected[i], 20, where);
-    }
-  }
 }
 
 TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {

@@ -19,6 +19,7 @@ namespace {
 
 using program_test::ClProgramTest;
 using program_test::expect_a_step_apart;
+using program_test::expect_kernels_a_step_apart;
 using program_test::run_on_cpu;
 using program_test::u8_ramp;
 
@@ -510,8 +511,8 @@ TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
       const std::vector<Tensor> expected = run_on_cpu(*graph, {a, r});
       ASSERT_FALSE(expected.empty());
       for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-        const std::string where = std::string(row_input ? "an 8-bit row" : "a float row") +
-                                  ", " + std::to_string(m) + " rows, " +
+        const std::string where = std::string(row_input ? "an 8-bit row" : "a float row") + ", " +
+                                  std::to_string(m) + " rows, " +
                                   std::to_string(storage_bytes(storage)) + "-byte storage";
         auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
         ASSERT_TRUE(program.is_ok()) << program.status().message();
@@ -559,24 +560,11 @@ TEST_F(ClProgramTest, PerColumnQuantizedMatMulKeepsItsBias) {
 }
 
 // `graph` (u8 x [2, 3, 40] in, i8 y out: a one-input op between its DequantizeLinear and
-// QuantizeLinear) as one kernel in fp32 and fp16 storage, on u8_ramp's x: a step apart from the
-// CPU's fp32 between the Q/DQ nodes at most, on at most one element in 20.
+// QuantizeLinear), every node accepted, as one kernel (expect_kernels_a_step_apart).
 void expect_one_kernel_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
                                     const Graph& graph, const std::string& what) {
   opencl_test::expect_every_node_accepted(graph);
-  const Tensor x = u8_ramp({2, 3, 40}, 37);
-  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
-  ASSERT_FALSE(expected.empty());
-  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-    const std::string where =
-        what + ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
-    auto program = ClProgram::compile(graph, runtime, storage, 300000);
-    ASSERT_TRUE(program.is_ok()) << program.status().message();
-    EXPECT_EQ((*program)->stats().kernels, 1) << where;
-    auto outputs = (*program)->run({x});
-    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-    expect_a_step_apart((*outputs)[0], expected[0], 20, where);
-  }
+  expect_kernels_a_step_apart(runtime, graph, 1, what);
 }
 
 // DequantizeLinear -> LayerNormalization -> QuantizeLinear in one kernel (layer_norm_rows_q), u8

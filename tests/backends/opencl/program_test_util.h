@@ -1,5 +1,5 @@
-// What the ClProgram tests of program_test.cpp and program_qdq_test.cpp share: their fixture and
-// the CPU's outputs to compare against.
+// What the ClProgram tests of program_test.cpp, program_qdq_test.cpp and
+// program_qdq_chain_test.cpp share: their fixture and the CPU's outputs to compare against.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/opencl/program.h"
 #include "opencl_test_util.h"
 #include "support/cpu_run.h"
 
@@ -41,6 +42,28 @@ inline void expect_a_step_apart(const Tensor& got, const Tensor& want, int rarel
   EXPECT_LE(worst, 1) << where;
   EXPECT_LE(off, static_cast<int>(g.size()) / rarely) << where;
   EXPECT_LT(clamped, static_cast<int>(g.size()) / 4) << where << ": mostly saturated";
+}
+
+// `graph` (8-bit input 0 in, i8 outputs) compiled in fp32 and fp16 storage and run on u8_ramp's
+// input: `kernels` kernels a run, each output a step apart from the CPU's at most, on at most one
+// element in 20.
+inline void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
+                                        const Graph& graph, int kernels, const std::string& what) {
+  const Tensor x = u8_ramp(graph.value(graph.inputs()[0]).shape.dims, 37);
+  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
+  ASSERT_FALSE(expected.empty());
+  for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
+    const std::string where =
+        what + ", " + std::to_string(storage_bytes(storage)) + "-byte storage";
+    auto program = ClProgram::compile(graph, runtime, storage, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    EXPECT_EQ((*program)->stats().kernels, kernels) << where;
+    auto outputs = (*program)->run({x});
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    for (size_t i = 0; i < expected.size(); ++i) {
+      expect_a_step_apart((*outputs)[i], expected[i], 20, where);
+    }
+  }
 }
 
 // The first OpenCL device's runtime, once for the suite (program_test.cpp and
