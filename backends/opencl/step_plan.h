@@ -48,6 +48,13 @@ struct PlannedStep {
 // merging pass below; steps that read only constants marked `once`.
 Result<std::vector<PlannedStep>> plan_kernels(const Graph& graph);
 
+// Nodes that compute what an earlier node computes (the same op, attributes and inputs, constants
+// compared by value: each attention layer's mask made anew from the same input), each with that
+// earlier node, whose output its readers read instead, in `order`. Only ops no fusion takes as a
+// producer whose output it leaves unstored (masks, casts, comparisons), never a graph output.
+std::vector<std::pair<NodeId, NodeId>> duplicate_nodes(const Graph& graph,
+                                                       const std::vector<NodeId>& order);
+
 // One input of a Concat over the channels: the Conv step that writes it in place, if any, and
 // its channels.
 struct ConcatInput {

@@ -51,6 +51,9 @@ typedef struct {
   int late_bias;
   QdqRow late;
   float late_b_scale, late_b_zero;
+  int late_res;
+  QdqRow late_r;
+  float late_r_scale, late_r_zero;
   int chained;
 } MatMulShape;
 
@@ -58,19 +61,25 @@ typedef struct {
 // quantized where the shape says.
 // With late_bias, the bias comes after the quantization: those integers dequantized, plus the
 // bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
-// Then, where mm.chained, the chain of ops on the integers (qdq_chain_apply).
+// With late_res, the residual res (8-bit integers) comes after that alike (QdqRow late_r).
+// Then, where mm.chained has bit 0, the chain of ops on the integers (qdq_chain_apply, chain[0]).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
                 MatMulShape mm, __global const QdqChain* chain) {
   float v = mm.alpha * acc;
   if (mm.b_scales) v *= LOAD(b_scale, col);
-  v = apply_unary(mm.op, v + (mm.late_bias ? 0.0f : bias) + res, mm.act_alpha, mm.act_beta);
+  v = apply_unary(mm.op, v + (mm.late_bias ? 0.0f : bias) + (mm.late_res ? 0.0f : res),
+                  mm.act_alpha, mm.act_beta);
   if (!(mm.y_scale > 0.0f)) return v;
   v = clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi);
   if (mm.late_bias) {
     const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
     v = QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
   }
-  return mm.chained ? qdq_chain_apply(chain, v) : v;
+  if (mm.late_res) {
+    v = QDQ_OUT(mm.late_r, (v - mm.late_r.x_zero) * mm.late_r.x_scale +
+                               (res - mm.late_r_zero) * mm.late_r_scale);
+  }
+  return (mm.chained & 1) ? qdq_chain_apply(chain, v) : v;
 }
 // Names the kernels' code reads for MatMulShape mm's fields.
 #define MM_UNPACK                                                                               \
@@ -112,6 +121,10 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
   (mm.norm ? ((v) - row_mean[am]) * row_rstd[am] * LOAD(norm_scale, pa) +                       \
                  ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f)                                   \
            : (v))
+// An 8-bit operand's integer v as the product reads it: with bit `at` of mm.chained, the chain of
+// ops (chains[at]: 1 A's, 2 B's) that the graph runs on it before (quantized q and k scaled).
+#define MM_CHAINED(v, QUANT, at)                                                                \
+  (QUANT && (mm.chained & (1 << (at))) ? qdq_chain_apply(chains_ + (at), (v)) : (v))
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
 // neighbouring items.
@@ -122,11 +135,13 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
     const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
     a_next[r] = (i < m && pa < k_end)                                                           \
-                    ? MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa) -             \
+                    ? MM_CHAINED(MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa),   \
+                                 QUANT, 1) -                                                    \
                           (QUANT ? mm.a_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
     b_next[r] = (j < n && pb < k_end)                                                           \
-                    ? LOAD(b, b_base + pb * b_row + j * b_col) - (QUANT ? mm.b_zero : 0.0f)     \
+                    ? MM_CHAINED(LOAD(b, b_base + pb * b_row + j * b_col), QUANT, 2) -          \
+                          (QUANT ? mm.b_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
   }
 // GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
@@ -140,6 +155,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
           __global float* partial, __global const storage_t* norm_scale,                       \
           __global const storage_t* norm_bias, MatMulShape mm GROUP_PARAMS) {                   \
   MM_UNPACK                                                                                     \
+  __global const QdqChain* const chains_ = CHAIN;                                               \
   __local float a_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float b_tile[16][MM_TILE] __attribute__((aligned(16)));                              \
   __local float row_mean[MM_TILE], row_rstd[MM_TILE];                                           \

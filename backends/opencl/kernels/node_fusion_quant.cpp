@@ -426,6 +426,43 @@ std::optional<QdqChainFusion> fusable_qdq_chain(const Graph& graph, ValueId x, s
   return ChainWalk(graph, x, min_ops).walk();
 }
 
+std::optional<QdqChainFusion> fusable_operand_chain(const Graph& graph, const Node& matmul,
+                                                    ValueId operand) {
+  NodeId id = kNoNode;
+  const Node* dq = node_detail::only_reader(graph, operand, &id);
+  if (dq == nullptr || dq->op_type != "DequantizeLinear" || dq->outputs.size() != 1 ||
+      node_detail::only_reader(graph, dq->outputs[0], &id) != &matmul) {
+    return std::nullopt;
+  }
+  const Node* q = made_by(graph, operand, "QuantizeLinear", &id);
+  if (q == nullptr || q->inputs.empty()) return std::nullopt;
+  // The chain's x is an 8-bit value some DequantizeLinear before the QuantizeLinear reads: each
+  // one found walking back through the ops (and Q/DQ pairs between them) is tried, the chain of
+  // the most ops ending at the operand taken.
+  std::optional<QdqChainFusion> best;
+  std::vector<ValueId> way{q->inputs[0]};
+  std::set<ValueId> seen;
+  for (size_t at = 0; at < way.size() && at < 4 * kQdqChainOps; ++at) {
+    const ValueId v = way[at];
+    if (v == kNoValue || !seen.insert(v).second || graph.value(v).producer == kNoNode) continue;
+    const Node& node = graph.node(graph.value(v).producer);
+    if (node.op_type != "DequantizeLinear") {
+      way.insert(way.end(), node.inputs.begin(), node.inputs.end());
+      continue;
+    }
+    const ValueId x = node.inputs.empty() ? kNoValue : node.inputs[0];
+    if (x == kNoValue || graph.value(x).is_constant()) continue;
+    auto chain = fusable_qdq_chain(graph, x, 1);
+    if (chain && chain->alone && chain->op.outputs[0] == operand &&
+        (!best || chain->absorbed.size() > best->absorbed.size())) {
+      best = std::move(chain);
+    }
+    const Node* pair = made_by(graph, x, "QuantizeLinear", &id);
+    if (pair != nullptr && !pair->inputs.empty()) way.push_back(pair->inputs[0]);
+  }
+  return best;
+}
+
 std::optional<Node> gemm_as_matmul(const Graph& graph, const Node& gemm) {
   if (gemm.op_type != "Gemm" || !gemm.domain.empty() || gemm.inputs.size() < 2 ||
       gemm.inputs.size() > 3 || gemm.outputs.size() != 1 || gemm.inputs[0] == kNoValue ||
@@ -485,7 +522,11 @@ std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph
   return r;
 }
 
-std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q) {
+namespace {
+
+// The Add of fusable_requantized_bias and fusable_requantized_residual: its other input as
+// `bias`, the result's shape static and the Add's.
+std::optional<RequantizedStep> requantized_add(const Graph& graph, ValueId q) {
   NodeId id = kNoNode;
   const Node* add = read_dequantized(graph, q, &id);
   const auto fusion =
@@ -493,22 +534,43 @@ std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, Valu
   if (!fusion || !fusion->quantization || fusion->op.inputs.size() != 2) return std::nullopt;
   const auto& p = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqBinaryAttr));
   const size_t at = fusion->op.inputs[0] == q ? 0 : 1;  // the product's side
-  const ValueId bias = fusion->op.inputs[1 - at];
-  if (fusion->op.inputs[at] != q || bias == q) return std::nullopt;
-  // The row: N values, f32 or 8-bit dequantized (the planner has them made before the product).
-  const Value& row = graph.value(bias);
+  const ValueId other = fusion->op.inputs[1 - at];
   const hsched::Shape& y = graph.value(q).shape;
-  if (!row.shape.is_static() || !y.is_static() || y.rank() < 2 || row.shape.rank() > y.rank() ||
-      row.shape.elements() != y.dims.back() || row.shape.dims.back() != y.dims.back() ||
-      graph.value(fusion->op.outputs[0]).shape.dims != y.dims) {
+  if (fusion->op.inputs[at] != q || other == q || !y.is_static() || y.rank() < 2 ||
+      graph.value(fusion->op.outputs[0]).shape.dims != y.dims ||
+      !graph.value(other).shape.is_static()) {
     return std::nullopt;
   }
   return RequantizedStep{.node = id,
                          .quantization = *fusion->quantization,
                          .output = fusion->op.outputs[0],
-                         .bias = bias,
+                         .bias = other,
                          .params = {p[2 * at], p[2 * at + 1], p[4], p[5], p[6], p[7],
                                     p[2 * (1 - at)], p[2 * (1 - at) + 1]}};
+}
+
+}  // namespace
+
+std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q) {
+  auto r = requantized_add(graph, q);
+  if (!r) return std::nullopt;
+  // The row: N values, f32 or 8-bit dequantized (the planner has them made before the product).
+  const hsched::Shape& row = graph.value(r->bias).shape;
+  const hsched::Shape& y = graph.value(q).shape;
+  if (row.rank() > y.rank() || row.elements() != y.dims.back() ||
+      row.dims.back() != y.dims.back()) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::optional<RequantizedStep> fusable_requantized_residual(const Graph& graph, ValueId q) {
+  auto r = requantized_add(graph, q);
+  if (!r || !(r->params[6] > 0.0f) || graph.value(r->bias).shape.dims != graph.value(q).shape.dims) {
+    return std::nullopt;
+  }
+  r->residual = std::exchange(r->bias, kNoValue);
+  return r;
 }
 
 std::optional<QuantizedMatMulOperands> fusable_quantized_matmul(const Graph& graph,

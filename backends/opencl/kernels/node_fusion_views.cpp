@@ -96,30 +96,59 @@ bool view_node(const Graph& graph, const Node& node, ValueId out, bool through_s
   return true;
 }
 
-}  // namespace
+// One step of an operand's walk towards its base: `node`, whose output `out` the walk came by,
+// stored as `stored` (out, or a quantized move's 8-bit output), reading `below`.
+struct ViewLink {
+  NodeId node = kNoNode;
+  ValueId out = kNoValue, stored = kNoValue, below = kNoValue;
+};
 
-std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
-                                                ValueId operand, bool through_splits,
-                                                const std::vector<bool>& absorbed) {
+// The link making `v`: a view node (f32), or with `quantized` a quantized move whose
+// QuantizeLinear makes 8-bit `v`, read by one DequantizeLinear only one node reads.
+std::optional<ViewLink> view_link(const Graph& graph, ValueId v, bool quantized,
+                                  bool through_splits, const std::vector<bool>& absorbed) {
+  NodeId id = graph.value(v).producer, reader = kNoNode;
+  const Node* next = only_reader(graph, v, &reader);
+  if (id == kNoNode || next == nullptr) return std::nullopt;
+  if (!quantized) {
+    if (absorbed[static_cast<size_t>(id)] || !view_node(graph, graph.node(id), v, through_splits)) {
+      return std::nullopt;
+    }
+    return ViewLink{id, v, v, graph.node(id).inputs[0]};
+  }
+  const Node& q = graph.node(id);
+  if (q.op_type != "QuantizeLinear" || q.inputs.empty() || q.inputs[0] == kNoValue ||
+      next->op_type != "DequantizeLinear" || next->outputs.size() != 1 ||
+      only_reader(graph, next->outputs[0], &reader) == nullptr) {
+    return std::nullopt;
+  }
+  const ValueId out = q.inputs[0];
+  const NodeId move = graph.value(out).producer;
+  if (move == kNoNode || absorbed[static_cast<size_t>(move)] ||
+      !view_node(graph, graph.node(move), out, through_splits)) {
+    return std::nullopt;
+  }
+  const auto fused = fusable_quantized_move(graph, move);
+  if (!fused) return std::nullopt;
+  return ViewLink{move, out, v, fused->op.inputs[0]};
+}
+
+// fusable_operand_view's walk, f32 or (quantized) 8-bit.
+std::optional<OperandView> operand_view(const Graph& graph, const Node& matmul, size_t i,
+                                        ValueId operand, bool quantized, bool through_splits,
+                                        const std::vector<bool>& absorbed) {
   if (i >= 2 || matmul.inputs.size() < 2 || operand == kNoValue) return std::nullopt;
   const Value& a = graph.value(matmul.inputs[0]);
   const Value& b = graph.value(matmul.inputs[1]);
   if (!a.shape.is_static() || !b.shape.is_static() || !tiled_matmul(a.shape.dims, b.shape.dims)) {
     return std::nullopt;
   }
-  // From the operand towards the base: each node with the output the walk came by.
-  std::vector<std::pair<NodeId, ValueId>> chain;
+  // From the operand towards the base.
+  std::vector<ViewLink> chain;
   ValueId base = operand;
-  for (;;) {
-    const NodeId id = graph.value(base).producer;
-    NodeId reader = kNoNode;
-    if (id == kNoNode || absorbed[static_cast<size_t>(id)] ||
-        only_reader(graph, base, &reader) == nullptr ||
-        !view_node(graph, graph.node(id), base, through_splits)) {
-      break;
-    }
-    chain.emplace_back(id, base);
-    base = graph.node(id).inputs[0];
+  while (auto link = view_link(graph, base, quantized, through_splits, absorbed)) {
+    chain.push_back(*link);
+    base = link->below;
   }
   // The view, built from the base; where a node cannot be expressed, its output becomes the
   // base, and while the MatMul cannot read the view (batch axes that do not collapse into one
@@ -128,27 +157,41 @@ std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& 
   for (bool readable = false; !readable && !chain.empty();) {
     view = dense_view(graph.value(base).shape.dims);
     for (size_t n = chain.size(); n-- > 0;) {
-      const auto [id, out] = chain[n];
-      if (!apply_view_node(graph, graph.node(id), out, view)) {
-        base = out;
-        view = dense_view(graph.value(out).shape.dims);
+      if (!apply_view_node(graph, graph.node(chain[n].node), chain[n].out, view)) {
+        base = chain[n].stored;
+        view = dense_view(graph.value(base).shape.dims);
         chain.resize(n);
       }
     }
     readable = chain.empty() || operand_strides(view).has_value();
     if (!readable) {
-      base = chain.back().second;
+      base = chain.back().stored;
       chain.pop_back();
     }
   }
-  const bool moves = std::any_of(chain.begin(), chain.end(), [&](const auto& link) {
-    const std::string& op = graph.node(link.first).op_type;
+  const bool moves = std::any_of(chain.begin(), chain.end(), [&](const ViewLink& link) {
+    const std::string& op = graph.node(link.node).op_type;
     return op == "Transpose" || op == "Split";
   });
   if (!moves) return std::nullopt;
   OperandView fused{base, std::move(view), {}};
-  for (const auto& link : chain) fused.through.push_back(link.first);
+  for (const ViewLink& link : chain) fused.through.push_back(link.node);
   return fused;
+}
+
+}  // namespace
+
+std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
+                                                ValueId operand, bool through_splits,
+                                                const std::vector<bool>& absorbed) {
+  return operand_view(graph, matmul, i, operand, false, through_splits, absorbed);
+}
+
+std::optional<OperandView> fusable_quantized_operand_view(const Graph& graph, const Node& matmul,
+                                                          size_t i, ValueId operand,
+                                                          bool through_splits,
+                                                          const std::vector<bool>& absorbed) {
+  return operand_view(graph, matmul, i, operand, true, through_splits, absorbed);
 }
 
 std::vector<int64_t> encode_view(const StridedView& view) {

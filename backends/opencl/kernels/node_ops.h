@@ -215,6 +215,7 @@ inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requa
 struct RequantizedStep {
   NodeId node = kNoNode, quantization = kNoNode;
   ValueId output = kNoValue, bias = kNoValue;  // bias: fusable_requantized_bias's
+  ValueId residual = kNoValue;                  // fusable_requantized_residual's
   std::vector<float> params;
 };
 std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q);
@@ -226,6 +227,13 @@ std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph
 // takes as attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
 inline constexpr const char* kMatMulLateBiasAttr = "hsched_matmul_late_bias";
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q);
+// The same for an Add of a tensor of the result's shape, 8-bit dequantized per tensor (a
+// residual connection after a quantized Linear): the Add's node, its QuantizeLinear, output and
+// that 8-bit residual, and {x_scale, x_zero, y_scale, y_zero, lo, hi, residual_scale,
+// residual_zero} the MatMul takes as attribute kMatMulLateResidualAttr with the residual as its
+// input kResidualInput (MatMulFusion::late_residual), after any late bias.
+inline constexpr const char* kMatMulLateResidualAttr = "hsched_matmul_late_residual";
+std::optional<RequantizedStep> fusable_requantized_residual(const Graph& graph, ValueId q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values
 // (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose, Split, Gather's data, MaxPool)
 // whose input 0 is 8-bit x dequantized per tensor by constants and each of whose outputs only a
@@ -317,6 +325,24 @@ struct OperandView {
 std::optional<OperandView> fusable_operand_view(const Graph& graph, const Node& matmul, size_t i,
                                                 ValueId operand, bool through_splits,
                                                 const std::vector<bool>& absorbed);
+// The same for a quantized MatMul's 8-bit operand (fusable_quantized_matmul's a or b): made from
+// 8-bit `base` by quantized moves (fusable_quantized_move: a Transpose, Split or view op between
+// a DequantizeLinear and QuantizeLinears of the same parameters, so the integers move unchanged),
+// each 8-bit value between read by one DequantizeLinear that only the next node reads. `through`
+// lists the moves.
+std::optional<OperandView> fusable_quantized_operand_view(const Graph& graph, const Node& matmul,
+                                                          size_t i, ValueId operand,
+                                                          bool through_splits,
+                                                          const std::vector<bool>& absorbed);
+// MatMul <- quantized chain fusion: a quantized MatMul's 8-bit operand `i` the output of a chain
+// of ops on 8-bit x (fusable_qdq_chain, one op or more: attention's q or k scaled and quantized
+// again) that x's DequantizeLinears feed alone, the operand read by one DequantizeLinear only
+// the MatMul reads. The program reads x (or its view) through the chain: attribute
+// kMatMulOperandChainAttrs[i], kQdqChainAttr's layout (MatMulFusion::a_chain, b_chain).
+inline constexpr const char* kMatMulOperandChainAttrs[2] = {"hsched_matmul_a_chain",
+                                                            "hsched_matmul_b_chain"};
+std::optional<QdqChainFusion> fusable_operand_chain(const Graph& graph, const Node& matmul,
+                                                    ValueId operand);
 // Whether `node` leaves its first input's bytes as they are though its op is no view op, so its
 // step aliases that input (a view step): a Cast to the input's own dtype, an Expand to the
 // input's own shape, a Gather along an axis of n elements of constant indices that are 0, 1, ...,

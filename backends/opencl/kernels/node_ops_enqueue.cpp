@@ -35,8 +35,9 @@ Result<const std::vector<float>*> fused_params(const Node& node, const char* att
   return params;
 }
 
-Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in) {
-  const auto it = node.attributes.find(kQdqChainAttr);
+Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in,
+                                            const char* attr) {
+  const auto it = node.attributes.find(attr);
   if (it == node.attributes.end()) return std::optional<QdqChain>{};
   const auto* p = std::get_if<std::vector<float>>(&it->second);
   const auto bad = [&] { return invalid_argument(in.context() + ": bad quantized chain"); };

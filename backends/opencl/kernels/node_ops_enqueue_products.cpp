@@ -232,8 +232,24 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     fusion.late_bias = LateBias{
         .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
   }
+  HSCHED_ASSIGN_OR_RETURN(const auto residual,
+                          fused_params(in.node(), kMatMulLateResidualAttr, 8, in));
+  if (residual) {  // the program's DequantizeLinear -> residual Add -> QuantizeLinear fusion
+    const std::vector<float>& p = *residual;
+    if (fusion.residual == nullptr || residual_shared) {
+      return invalid_argument(in.context() + ": the residual after the quantization is not y's");
+    }
+    fusion.late_residual = LateBias{
+        .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
+  }
   HSCHED_ASSIGN_OR_RETURN(const auto chain, fused_chain(in.node(), in));
   if (chain) fusion.chain = *chain;
+  QdqChain* operand_chains[2] = {&fusion.a_chain, &fusion.b_chain};
+  for (size_t i = 0; i < 2; ++i) {
+    HSCHED_ASSIGN_OR_RETURN(const auto read_by,
+                            fused_chain(in.node(), in, kMatMulOperandChainAttrs[i]));
+    if (read_by) *operand_chains[i] = *read_by;
+  }
   return enqueue_matmul(ops, queue, *a, a_shape, *b, b_shape, *y, wait, fusion);
 }
 

@@ -85,7 +85,9 @@ std::optional<Activation> fused_activation(const Node& node, bool inner = false)
 // floats; null where the node has none.
 Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
                                                const Operands& in);
-// The program's chain of ops on one 8-bit tensor (kQdqChainAttr), checked op by op, if any.
-Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in);
+// The program's chain of ops on one 8-bit tensor (attribute `attr`: kQdqChainAttr,
+// kMatMulOperandChainAttrs), checked op by op, if any.
+Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in,
+                                            const char* attr = kQdqChainAttr);
 
 }  // namespace hsched::opencl::node_detail

@@ -292,9 +292,17 @@ struct MatMulFusion {
   // dequantized by bias_scale and bias_zero where bias_scale > 0): a DequantizeLinear -> bias
   // Add -> QuantizeLinear after the product's QuantizeLinear.
   std::optional<LateBias> late_bias{};
+  // With late_residual (and y_scale), the residual (8-bit integers of y's shape, dequantized by
+  // bias_scale and bias_zero) comes after that alike: a DequantizeLinear -> residual Add ->
+  // QuantizeLinear after the product's (or its late bias's) QuantizeLinear.
+  std::optional<LateBias> late_residual{};
   // With chain.count > 0 (and y_scale), y holds the chain's integers of those (a kQdqChainOp
   // after the product's QuantizeLinear).
   QdqChain chain{};
+  // With a_chain.count > 0 (b_chain alike), each of A's 8-bit integers is read through that chain
+  // (its x_scale and x_zero A's stored integers', its y_scale and y_zero those a_zero and alpha
+  // then take): the chain of ops the graph runs on A before the product.
+  QdqChain a_chain{}, b_chain{};
   // With norm_scale ([K]), A's rows normalized first as LayerNormalization over its last axis
   // computes them (norm_epsilon; norm_bias [K] or null): the product of LayerNorm(A) by B. A
   // dense, unquantized A of a tiled product only.
@@ -303,7 +311,8 @@ struct MatMulFusion {
   float norm_epsilon = 1e-5f;
   // Whether the product needs the quantized kernels (matmul_qdq_*).
   bool quantized() const {
-    return a_zero != 0.0f || b_zero != 0.0f || b_scale != nullptr || y_scale > 0.0f;
+    return a_zero != 0.0f || b_zero != 0.0f || b_scale != nullptr || y_scale > 0.0f ||
+           a_chain.count > 0 || b_chain.count > 0;
   }
 };
 // MatMul of [..., M, K] by [..., K, N] (ranks >= 2, batch dims broadcast) into [..., M, N], with

@@ -50,7 +50,10 @@ struct MatMulShape {
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
-  cl_int chained;  // MatMulFusion::chain (its own argument)
+  cl_int late_res;  // MatMulFusion::late_residual
+  QdqRow late_r;
+  cl_float late_r_scale, late_r_zero;
+  cl_int chained;  // bits 0-2: MatMulFusion::chain, a_chain, b_chain (their own argument)
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
 // y[m, n] = act(alpha A B (+ bias[n]) (+ residual[m, n])); A[i][p] of batch b at element
@@ -74,7 +77,8 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   // One row by B whose K axis is contiguous (a classifier's head): matmul_row, a work group per
   // output, K whole.
   const bool row = group == nullptr && c.m == 1 && c.batch == 1 && c.b_row == 1 &&
-                   c.fusion.norm_scale == nullptr;
+                   c.fusion.norm_scale == nullptr && c.fusion.a_chain.count == 0 &&
+                   c.fusion.b_chain.count == 0;
   const auto [tile, k_chunk, splits] =
       row ? detail::GemmTiling{16, c.k, 1}
           : detail::gemm_tiling(c.m, c.n, c.k, c.batch,
@@ -114,6 +118,13 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (e.late_bias && (e.bias == nullptr || !(e.y_scale > 0.0f) || !requantizes(late.q) ||
                       !std::isfinite(late.bias_scale) || !std::isfinite(late.bias_zero))) {
     return invalid_argument("ops: a MatMul's bias after its quantization needs both");
+  }
+  const LateBias late_res = e.late_residual.value_or(LateBias{});
+  if (e.late_residual &&
+      (e.residual == nullptr || e.residual_shared || !(e.y_scale > 0.0f) ||
+       !requantizes(late_res.q) || !(late_res.bias_scale > 0.0f) ||
+       !std::isfinite(late_res.bias_scale) || !std::isfinite(late_res.bias_zero))) {
+    return invalid_argument("ops: a MatMul's residual after its quantization needs both");
   }
   if (e.chain.count > 0 && !(e.y_scale > 0.0f)) {
     return invalid_argument("ops: a MatMul's chain of quantized ops needs its quantization");
@@ -162,11 +173,19 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           late.q,
                           late.bias_scale,
                           late.bias_zero,
-                          i32(e.chain.count > 0)};
+                          i32(e.late_residual.has_value()),
+                          late_res.q,
+                          late_res.bias_scale,
+                          late_res.bias_zero,
+                          i32((e.chain.count > 0 ? 1 : 0) | (e.a_chain.count > 0 ? 2 : 0) |
+                              (e.b_chain.count > 0 ? 4 : 0))};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);
-  cl::Buffer chain;
-  if (e.chain.count > 0) {
-    HSCHED_ASSIGN_OR_RETURN(chain, detail::constant_buffer(ops, queue, &e.chain, sizeof e.chain));
+  cl::Buffer chain;  // the result's chain, then A's and B's where they have one
+  if (shape.chained != 0) {
+    const QdqChain chains[3] = {e.chain, e.a_chain, e.b_chain};
+    const size_t count = shape.chained > 1 ? 3 : 1;
+    HSCHED_ASSIGN_OR_RETURN(chain,
+                            detail::constant_buffer(ops, queue, chains, count * sizeof(QdqChain)));
   }
   if (row) {
     HSCHED_RETURN_IF_ERROR(
