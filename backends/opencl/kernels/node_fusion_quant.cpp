@@ -566,9 +566,15 @@ std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, Valu
 
 std::optional<RequantizedStep> fusable_requantized_residual(const Graph& graph, ValueId q) {
   auto r = requantized_add(graph, q);
-  if (!r || !(r->params[6] > 0.0f) || graph.value(r->bias).shape.dims != graph.value(q).shape.dims) {
-    return std::nullopt;
-  }
+  if (!r || !(r->params[6] > 0.0f)) return std::nullopt;
+  // Of y's shape, or one [M, N] for every batch (an attention mask).
+  const std::vector<int64_t>& res = graph.value(r->bias).shape.dims;
+  const std::vector<int64_t>& y = graph.value(q).shape.dims;
+  const size_t rank = res.size();
+  const bool shared = rank >= 2 && rank <= y.size() && res[rank - 1] == y.back() &&
+                      res[rank - 2] == y[y.size() - 2] &&
+                      std::all_of(res.begin(), res.end() - 2, [](int64_t d) { return d == 1; });
+  if (res != y && !shared) return std::nullopt;
   r->residual = std::exchange(r->bias, kNoValue);
   return r;
 }

@@ -227,8 +227,9 @@ std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph
 // takes as attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
 inline constexpr const char* kMatMulLateBiasAttr = "hsched_matmul_late_bias";
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q);
-// The same for an Add of a tensor of the result's shape, 8-bit dequantized per tensor (a
-// residual connection after a quantized Linear): the Add's node, its QuantizeLinear, output and
+// The same for an Add of a tensor of the result's shape (or one [M, N] for every batch: an
+// attention mask), 8-bit dequantized per tensor (a residual connection after a quantized Linear,
+// a mask after attention's scores): the Add's node, its QuantizeLinear, output and
 // that 8-bit residual, and {x_scale, x_zero, y_scale, y_zero, lo, hi, residual_scale,
 // residual_zero} the MatMul takes as attribute kMatMulLateResidualAttr with the residual as its
 // input kResidualInput (MatMulFusion::late_residual), after any late bias.

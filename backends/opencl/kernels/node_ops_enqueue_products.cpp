@@ -236,8 +236,8 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
                           fused_params(in.node(), kMatMulLateResidualAttr, 8, in));
   if (residual) {  // the program's DequantizeLinear -> residual Add -> QuantizeLinear fusion
     const std::vector<float>& p = *residual;
-    if (fusion.residual == nullptr || residual_shared) {
-      return invalid_argument(in.context() + ": the residual after the quantization is not y's");
+    if (fusion.residual == nullptr) {
+      return invalid_argument(in.context() + ": a residual after the quantization needs one");
     }
     fusion.late_residual = LateBias{
         .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};

@@ -121,7 +121,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   const LateBias late_res = e.late_residual.value_or(LateBias{});
   if (e.late_residual &&
-      (e.residual == nullptr || e.residual_shared || !(e.y_scale > 0.0f) ||
+      (e.residual == nullptr || !(e.y_scale > 0.0f) ||
        !requantizes(late_res.q) || !(late_res.bias_scale > 0.0f) ||
        !std::isfinite(late_res.bias_scale) || !std::isfinite(late_res.bias_zero))) {
     return invalid_argument("ops: a MatMul's residual after its quantization needs both");
