@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <variant>
 
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_util.h"
@@ -88,7 +89,17 @@ class Merging {
   }
   // The step whose node alone reads `value` (sole_reader), else nullptr.
   PlannedStep* reading(ValueId value) {
-    const NodeId reader = value == kNoValue ? kNoNode : sole_reader(graph_, value);
+    NodeId reader = value == kNoValue ? kNoNode : sole_reader(graph_, value);
+    // 8-bit integers: the step reading them in place of their one DequantizeLinear.
+    const Value* v = value == kNoValue ? nullptr : &graph_.value(value);
+    const auto& outputs = graph_.outputs();
+    if (v != nullptr && (v->dtype == DType::kU8 || v->dtype == DType::kI8) &&
+        v->consumers.size() == 1 &&
+        std::find(outputs.begin(), outputs.end(), value) == outputs.end() &&
+        graph_.node(v->consumers[0]).op_type == "DequantizeLinear" &&
+        graph_.node(v->consumers[0]).outputs.size() == 1) {
+      reader = sole_reader(graph_, graph_.node(v->consumers[0]).outputs[0]);
+    }
     const auto it = reader == kNoNode ? index_.end() : index_.find(reader);
     return it == index_.end() ? nullptr : &steps_[it->second];
   }
@@ -163,21 +174,28 @@ std::optional<Node> attention_of(const Graph& graph, const PlannedStep& scores,
 bool norm_merges(const Graph& graph, const PlannedStep& ln, const PlannedStep& product) {
   const Node& n = ln.op;
   const Node& p = product.op;
+  // A quantized one: 8-bit in and out, into a quantized product.
+  const auto row = n.attributes.find(kQdqRowAttr);
+  const auto* q =
+      row == n.attributes.end() ? nullptr : std::get_if<std::vector<float>>(&row->second);
+  const bool quantized = q != nullptr && q->size() == 6 && (*q)[0] > 0.0f && (*q)[2] > 0.0f;
   if (ln.view || n.op_type != "LayerNormalization" || !n.domain.empty() || n.inputs.size() < 2 ||
       n.inputs[0] == kNoValue || n.inputs[1] == kNoValue || n.outputs.empty() ||
       std::any_of(n.outputs.begin() + 1, n.outputs.end(),
                   [](ValueId v) { return v != kNoValue; }) ||
-      !only_attributes(n, {"axis", "epsilon", "stash_type"}) || n.attr_int("stash_type", 1) != 1 ||
+      !only_attributes(n, {"axis", "epsilon", "stash_type", kQdqRowAttr}) ||
+      n.attr_int("stash_type", 1) != 1 || (n.has_attr(kQdqRowAttr) && !quantized) ||
       !is_step_of(product, "MatMul") || p.inputs.size() < 2 || p.inputs.size() > kNormScaleInput ||
       p.inputs[0] != n.outputs[0] || p.has_attr(kMatMulViewAttrs[0]) ||
-      p.has_attr(kMatMulQuantizedAttr)) {
+      p.has_attr(kMatMulOperandChainAttrs[0]) || p.has_attr(kMatMulQuantizedAttr) != quantized) {
     return false;
   }
   const Value& x = graph.value(n.inputs[0]);
   const int64_t rank = static_cast<int64_t>(x.shape.rank());
   const int64_t axis = n.attr_int("axis", -1);
   const Shape a = operand_dims(graph, p, 0), b = operand_dims(graph, p, 1);
-  return x.dtype == DType::kF32 && x.shape.is_static() && rank >= 2 &&
+  const bool eight_bit = x.dtype == DType::kU8 || x.dtype == DType::kI8;
+  return (quantized ? eight_bit : x.dtype == DType::kF32) && x.shape.is_static() && rank >= 2 &&
          (axis == -1 || axis == rank - 1) && a == x.shape.dims && tiled_matmul(a, b);
 }
 
@@ -333,6 +351,8 @@ std::vector<PlannedStep> merge_layer_norm(const Graph& graph, std::vector<Planne
     op.inputs[kNormScaleInput] = ln.op.inputs[1];
     if (ln.op.inputs.size() > 2) op.inputs[kNormBiasInput] = ln.op.inputs[2];
     op.attributes[kMatMulNormAttr] = ln.op.attr_float("epsilon", 1e-5f);
+    if (ln.op.has_attr(kQdqRowAttr))
+      op.attributes[kMatMulNormQdqAttr] = ln.op.attributes.at(kQdqRowAttr);
     merging.merge(ln, *product);
   }
   return merging.kept();

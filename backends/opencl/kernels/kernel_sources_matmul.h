@@ -39,6 +39,9 @@ inline constexpr const char* kMatMulSource = R"CL(
 // norm_bias) A's rows are those of LayerNormalization over K: (a - mean) / sqrt(variance +
 // norm_epsilon) * norm_scale[p] (+ norm_bias[p]), the statistics of each of the group's rows
 // computed first, two passes over its K values (as layer_norm_rows); K is then never split.
+// With norm_q.x_scale > 0 (matmul_qdq), a's integers are dequantized first and the normalized
+// values quantized again (layer_norm_rows_q's QdqRow), the statistics summed as that kernel sums
+// them (MM_ROW_STATS_Q).
 typedef struct {
   int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
   int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
@@ -48,6 +51,7 @@ typedef struct {
   float y_scale, y_zero, y_lo, y_hi;
   int norm;
   float norm_epsilon;
+  QdqRow norm_q;
   int late_bias;
   QdqRow late;
   float late_b_scale, late_b_zero;
@@ -116,11 +120,54 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
       barrier(CLK_LOCAL_MEM_FENCE);                                                             \
     }                                                                                           \
   }
+// The sum of `value` over the 64 items of tid's quarter of a 16 x 16 group, in group_sum's order
+// (layer_norm_rows'), every one of them getting it; `scratch` holds 256 floats.
+float mm_lane_sum(float value, int tid, __local float* scratch) {
+  const int lane = tid % 64;
+  scratch[tid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int half_size = 32; half_size > 0; half_size >>= 1) {
+    if (lane < half_size) scratch[tid] += scratch[tid + half_size];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  const float total = scratch[tid - lane];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return total;
+}
+// The same for matmul_qdq, row by row as layer_norm_rows_q sums (group_sum's order over 64
+// lanes, 4 rows a round), of A's dequantized integers (mm.norm_q).
+#define MM_NORM_DQ(v) (((v) - mm.norm_q.x_zero) * mm.norm_q.x_scale)
+#define MM_ROW_STATS_Q(TILE)                                                                    \
+  if (mm.norm) {                                                                                \
+    __local float* part_ = &a_tile[0][0];                                                       \
+    const int lane_ = tid % 64;                                                                 \
+    for (int r_ = tid / 64; r_ < TILE; r_ += 4) {                                               \
+      const int i_ = m0 + r_, at_ = a_base + i_ * a_row;                                        \
+      float s_ = 0.0f;                                                                          \
+      for (int p_ = lane_; i_ < m && p_ < k; p_ += 64) {                                        \
+        s_ += MM_NORM_DQ(LOAD(a, at_ + p_ * a_col));                                            \
+      }                                                                                         \
+      const float mean_ = mm_lane_sum(s_, tid, part_) / k;                                      \
+      s_ = 0.0f;                                                                                \
+      for (int p_ = lane_; i_ < m && p_ < k; p_ += 64) {                                        \
+        const float d_ = MM_NORM_DQ(LOAD(a, at_ + p_ * a_col)) - mean_;                         \
+        s_ += d_ * d_;                                                                          \
+      }                                                                                         \
+      const float rstd_ = rsqrt(mm_lane_sum(s_, tid, part_) / k + mm.norm_epsilon);             \
+      if (lane_ == 0) {                                                                         \
+        row_mean[r_] = mean_;                                                                   \
+        row_rstd[r_] = rstd_;                                                                   \
+      }                                                                                         \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }
 // A's element (row am of the tile, column pa) as read: normalized with mm.norm.
 #define MM_NORM_A(v, am, pa)                                                                    \
-  (mm.norm ? ((v) - row_mean[am]) * row_rstd[am] * LOAD(norm_scale, pa) +                       \
-                 ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f)                                   \
+  (mm.norm ? QDQ_OUT(mm.norm_q, (MM_NORM_IN(v) - row_mean[am]) * row_rstd[am] *                 \
+                                        LOAD(norm_scale, pa) +                                  \
+                                    ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f))               \
            : (v))
+#define MM_NORM_IN(v) (mm.norm_q.x_scale > 0.0f ? MM_NORM_DQ(v) : (v))
 // An 8-bit operand's integer v as the product reads it: with bit `at` of mm.chained, the chain of
 // ops (chains[at]: 1 A's, 2 B's) that the graph runs on it before (quantized q and k scaled).
 #define MM_CHAINED(v, QUANT, at)                                                                \
@@ -166,7 +213,11 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
   const int y_base = batch * y_batch;                                                           \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
-  MM_ROW_STATS(MM_TILE)                                                                         \
+  if (QUANT) {                                                                                  \
+    MM_ROW_STATS_Q(MM_TILE)                                                                     \
+  } else {                                                                                      \
+    MM_ROW_STATS(MM_TILE)                                                                       \
+  }                                                                                             \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \

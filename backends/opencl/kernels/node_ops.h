@@ -374,10 +374,14 @@ inline constexpr const char* kAttentionOutAlphaAttr = "hsched_attention_out_alph
 // tiled product (tiled_matmul): the MatMul reads the LayerNormalization's input, its scale and
 // bias as inputs kNormScaleInput and kNormBiasInput (kNoValue without a bias; kNoValue fills the
 // inputs between), its epsilon as attribute kMatMulNormAttr, and normalizes A's rows as it loads
-// them (MatMulFusion::norm_scale).
+// them (MatMulFusion::norm_scale). A quantized LayerNormalization (kQdqRowAttr: 8-bit in and out)
+// merges so into a quantized MatMul, its QdqRow as attribute kMatMulNormQdqAttr
+// (MatMulFusion::norm_q): A's integers dequantized, normalized and quantized again as it loads
+// them, the row statistics summed in the LayerNormalization kernel's order (the same integers).
 inline constexpr size_t kNormScaleInput = 6;
 inline constexpr size_t kNormBiasInput = 7;
 inline constexpr const char* kMatMulNormAttr = "hsched_matmul_norm_epsilon";
+inline constexpr const char* kMatMulNormQdqAttr = "hsched_matmul_norm_qdq";
 // Squeeze-and-excitation (merge_squeeze_excitation, step_plan.h): a Conv step of a pooled
 // [N, C, 1, 1] by constant f32 weights [mid, C, 1, 1] (its bias, its activation), whose result only
 // a second such Conv step reads (weights [c_out, mid, 1, 1], its bias and activation), within

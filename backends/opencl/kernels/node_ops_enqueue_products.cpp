@@ -214,6 +214,8 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
       return invalid_argument(in.context() + ": LayerNormalization scale or bias is not [K]");
     }
     fusion.norm_epsilon = in.node().attr_float(kMatMulNormAttr, 1e-5f);
+    HSCHED_ASSIGN_OR_RETURN(const auto q, fused_params(in.node(), kMatMulNormQdqAttr, 6, in));
+    if (q) fusion.norm_q = QdqRow{(*q)[0], (*q)[1], (*q)[2], (*q)[3], (*q)[4], (*q)[5]};
   }
   HSCHED_ASSIGN_OR_RETURN(const auto quantize, fused_quantization(in.node(), in));
   if (quantize) {

@@ -309,6 +309,9 @@ struct MatMulFusion {
   const cl::Buffer* norm_scale = nullptr;
   const cl::Buffer* norm_bias = nullptr;
   float norm_epsilon = 1e-5f;
+  // With norm_q.x_scale > 0 (8-bit A of a quantized product), A's integers are dequantized before
+  // that normalization and quantized again after it (a quantized LayerNormalization).
+  QdqRow norm_q{};
   // Whether the product needs the quantized kernels (matmul_qdq_*).
   bool quantized() const {
     return a_zero != 0.0f || b_zero != 0.0f || b_scale != nullptr || y_scale > 0.0f ||

@@ -47,6 +47,7 @@ struct MatMulShape {
   cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
   cl_int norm;                           // bit 0: A normalized, bit 1: with a bias
   cl_float norm_epsilon;
+  QdqRow norm_q;  // MatMulFusion::norm_q
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
@@ -169,6 +170,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                               : e.norm_bias == nullptr ? 1
                                                        : 3),
                           e.norm_epsilon,
+                          e.norm_q,
                           i32(e.late_bias.has_value()),
                           late.q,
                           late.bias_scale,
@@ -459,8 +461,12 @@ Result<ProductPlan> plan_product(const Shape& a_shape, const Shape& b_shape,
   if ((fusion.quantized() || fusion.norm_scale != nullptr) && !tiled && p.y_count * k > 0) {
     return invalid_argument("ops: a quantized or normalizing MatMul needs the tiled kernel");
   }
-  if (fusion.norm_scale != nullptr && (fusion.a_view || fusion.quantized())) {
-    return invalid_argument("ops: a normalizing MatMul reads a dense, unquantized A");
+  const bool norm_quantized = fusion.norm_q.x_scale > 0.0f;
+  if (fusion.norm_scale != nullptr &&
+      (fusion.a_view || fusion.a_chain.count > 0 || fusion.quantized() != norm_quantized ||
+       (norm_quantized && !requantizes(fusion.norm_q)))) {
+    return invalid_argument(
+        "ops: a normalizing MatMul reads a dense A, quantized as its normalization is");
   }
   if (!tiled || p.y_count == 0 || k == 0) return p;
   const OperandStrides as = a_strides.value_or(OperandStrides{.batch = m * k, .row = k});

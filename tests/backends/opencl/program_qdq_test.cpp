@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -524,65 +523,6 @@ TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
         ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
         expect_a_step_apart((*outputs)[0], expected[0], 12, where);
       }
-    }
-  }
-}
-
-// The same Linear (or its product alone) then a residual Add of 8-bit x of the result's shape
-// between its DequantizeLinear and QuantizeLinear (a transformer's attention projection or MLP
-// output), or of one [M, N] for both batches (an attention mask): one launch, the residual added
-// after the bias's requantization.
-TEST_F(ClProgramTest, QdqLinearAddsItsResidualAfterItsBias) {
-  std::vector<int8_t> w(40 * 24), row(24);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
-  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>((i * 37) % 200 - 100);
-  for (const auto& [bias, x_batch] :
-       {std::pair{true, 2}, std::pair{false, 2}, std::pair{false, 1}}) {
-    OnnxBuilder b(17);
-    b.input("a", DType::kU8, {2, 3, 40}).input("x", DType::kU8, {x_batch, 3, 24});
-    b.output("y", DType::kI8, {2, 3, 24});
-    b.initializer_f32("as", {}, {0.04f})
-        .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
-        .initializer("w", Tensor::from_vector(DType::kI8, {40, 24}, w))
-        .initializer_f32("ws", {}, {0.005f})
-        .initializer("bq", Tensor::from_vector(DType::kI8, {24}, row))
-        .initializer_f32("bs", {}, {0.013f})
-        .initializer_f32("ps", {}, {0.3f})
-        .initializer("pz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{4}))
-        .initializer_f32("xs", {}, {0.07f})
-        .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{130}))
-        .initializer_f32("ys", {}, {0.37f})
-        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}));
-    b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
-    b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
-    b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
-    b.node("QuantizeLinear", {"p", "ps", "pz"}, {"pq"}, "q_p");
-    b.node("DequantizeLinear", {"pq", "ps", "pz"}, {"pd"}, "dq_p");
-    if (bias) {
-      b.node("DequantizeLinear", {"bq", "bs"}, {"bd"}, "dq_bias");
-      b.node("Add", {"pd", "bd"}, {"s"}, "bias");
-      b.node("QuantizeLinear", {"s", "ps", "pz"}, {"sq"}, "q_s");
-      b.node("DequantizeLinear", {"sq", "ps", "pz"}, {"sd"}, "dq_s");
-    }
-    b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
-    b.node("Add", {"xd", bias ? "sd" : "pd"}, {"r"}, "residual");
-    b.node("QuantizeLinear", {"r", "ys", "yz"}, {"y"}, "q_y");
-    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_linear_residual", {});
-    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    const Tensor a = u8_ramp({2, 3, 40}, 53);
-    const Tensor x = u8_ramp({x_batch, 3, 24}, 29);
-    const std::vector<Tensor> expected = run_on_cpu(*graph, {a, x});
-    ASSERT_FALSE(expected.empty());
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      const std::string where = std::string(bias ? "with" : "without") + " a bias, " +
-                                (x_batch == 1 ? "shared, " : "") +
-                                std::to_string(storage_bytes(storage)) + "-byte storage";
-      auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
-      ASSERT_TRUE(program.is_ok()) << program.status().message();
-      EXPECT_EQ((*program)->stats().kernels, 1) << where;
-      auto outputs = (*program)->run({a, x});
-      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-      expect_a_step_apart((*outputs)[0], expected[0], 12, where);
     }
   }
 }

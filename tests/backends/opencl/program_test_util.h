@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/opencl/program.h"
+#include "graph/onnx_builder.h"
 #include "opencl_test_util.h"
 #include "support/cpu_run.h"
 
@@ -64,6 +65,25 @@ inline void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& ru
       expect_a_step_apart((*outputs)[i], expected[i], 20, where);
     }
   }
+}
+
+// Adds `name` = DequantizeLinear(QuantizeLinear(constant `value`)), u8 of scale `scale`: how the
+// quantizer writes a GELU's 1 and 0.5.
+inline void quantized_constant(OnnxBuilder& b, const std::string& name, float value, float scale) {
+  b.initializer_f32(name + "_f", {}, {value})
+      .initializer_f32(name + "_s", {}, {scale})
+      .initializer(name + "_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{0}));
+  b.node("QuantizeLinear", {name + "_f", name + "_s", name + "_z"}, {name + "_q"}, name + "_q");
+  b.node("DequantizeLinear", {name + "_q", name + "_s", name + "_z"}, {name}, name + "_dq");
+}
+
+// Adds QuantizeLinear then DequantizeLinear of `in` into `out` (u8, scale `scale`, zero `zero`).
+inline void requantized(OnnxBuilder& b, const std::string& in, const std::string& out, float scale,
+                        uint8_t zero) {
+  b.initializer_f32(in + "_s", {}, {scale})
+      .initializer(in + "_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{zero}));
+  b.node("QuantizeLinear", {in, in + "_s", in + "_z"}, {in + "_q"}, in + "_q");
+  b.node("DequantizeLinear", {in + "_q", in + "_s", in + "_z"}, {out}, in + "_dq");
 }
 
 // The first OpenCL device's runtime, once for the suite (program_test.cpp and
