@@ -26,6 +26,7 @@ void StepPlanner::find_quantized_operand_views() {
           std::is_permutation(chain->absorbed.begin(), chain->absorbed.end(),
                               fused->second.absorbed.begin(), fused->second.absorbed.end())) {
         v.chain = std::get<std::vector<float>>(chain->op.attributes.at(kQdqChainAttr));
+        v.chain[7] = graph_.value(chain->op.inputs[0]).dtype == DType::kI8 ? -128.0f : 0.0f;
         v.chain_first = chain->first;
         v.operand = operand = chain->op.inputs[0];
       }

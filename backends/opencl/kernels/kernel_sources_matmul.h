@@ -120,46 +120,58 @@ float mm_finish(float acc, int col, __global const storage_t* b_scale, float bia
       barrier(CLK_LOCAL_MEM_FENCE);                                                             \
     }                                                                                           \
   }
-// The sum of `value` over the 64 items of tid's quarter of a 16 x 16 group, in group_sum's order
-// (layer_norm_rows'), every one of them getting it; `scratch` holds 256 floats.
-float mm_lane_sum(float value, int tid, __local float* scratch) {
-  const int lane = tid % 64;
-  scratch[tid] = value;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (int half_size = 32; half_size > 0; half_size >>= 1) {
-    if (lane < half_size) scratch[tid] += scratch[tid + half_size];
-    barrier(CLK_LOCAL_MEM_FENCE);
+// group_sum's total of 64 values s[0..63] (layer_norm_rows' order: its tree, level by level):
+// the part of lanes l, l + 4, ... (l < 4) as the tree holds it at s[l] after its level 4, then
+// those four.
+float mm_tree_part(__local const float* s, int l) {
+  float c[2];
+  for (int h = 0; h < 2; ++h) {
+    const int at = l + 4 * h;
+    const float b0 = (s[at] + s[at + 32]) + (s[at + 16] + s[at + 48]);
+    const float b1 = (s[at + 8] + s[at + 40]) + (s[at + 24] + s[at + 56]);
+    c[h] = b0 + b1;
   }
-  const float total = scratch[tid - lane];
-  barrier(CLK_LOCAL_MEM_FENCE);
-  return total;
+  return c[0] + c[1];
 }
-// The same for matmul_qdq, row by row as layer_norm_rows_q sums (group_sum's order over 64
-// lanes, 4 rows a round), of A's dequantized integers (mm.norm_q).
+// The same for matmul_qdq, as layer_norm_rows_q sums (a row's 64 lanes each summing every 64th
+// value, then group_sum's tree), of A's dequantized integers (mm.norm_q): TILE / 4 rows a round,
+// their lanes' sums in a_tile, the tree's four parts of each row in b_tile.
 #define MM_NORM_DQ(v) (((v) - mm.norm_q.x_zero) * mm.norm_q.x_scale)
 #define MM_ROW_STATS_Q(TILE)                                                                    \
   if (mm.norm) {                                                                                \
-    __local float* part_ = &a_tile[0][0];                                                       \
-    const int lane_ = tid % 64;                                                                 \
-    for (int r_ = tid / 64; r_ < TILE; r_ += 4) {                                               \
-      const int i_ = m0 + r_, at_ = a_base + i_ * a_row;                                        \
-      float s_ = 0.0f;                                                                          \
-      for (int p_ = lane_; i_ < m && p_ < k; p_ += 64) {                                        \
-        s_ += MM_NORM_DQ(LOAD(a, at_ + p_ * a_col));                                            \
-      }                                                                                         \
-      const float mean_ = mm_lane_sum(s_, tid, part_) / k;                                      \
-      s_ = 0.0f;                                                                                \
-      for (int p_ = lane_; i_ < m && p_ < k; p_ += 64) {                                        \
-        const float d_ = MM_NORM_DQ(LOAD(a, at_ + p_ * a_col)) - mean_;                         \
-        s_ += d_ * d_;                                                                          \
-      }                                                                                         \
-      const float rstd_ = rsqrt(mm_lane_sum(s_, tid, part_) / k + mm.norm_epsilon);             \
-      if (lane_ == 0) {                                                                         \
-        row_mean[r_] = mean_;                                                                   \
-        row_rstd[r_] = rstd_;                                                                   \
+    __local float* lanes_ = &a_tile[0][0];                                                      \
+    __local float* parts_ = &b_tile[0][0];                                                      \
+    for (int round_ = 0; round_ < 4; ++round_) {                                                \
+      for (int pass_ = 0; pass_ < 2; ++pass_) {                                                 \
+        for (int e_ = tid; e_ < 16 * TILE; e_ += 256) {                                         \
+          const int r_ = round_ * (TILE / 4) + e_ / 64, i_ = m0 + r_;                           \
+          const int at_ = a_base + i_ * a_row;                                                  \
+          float s_ = 0.0f;                                                                      \
+          if (pass_ == 0) {                                                                     \
+            for (int p_ = e_ % 64; i_ < m && p_ < k; p_ += 64) {                                \
+              s_ += MM_NORM_DQ(LOAD(a, at_ + p_ * a_col));                                      \
+            }                                                                                   \
+          } else {                                                                              \
+            for (int p_ = e_ % 64; i_ < m && p_ < k; p_ += 64) {                                \
+              const float d_ = MM_NORM_DQ(LOAD(a, at_ + p_ * a_col)) - row_mean[r_];            \
+              s_ += d_ * d_;                                                                    \
+            }                                                                                   \
+          }                                                                                     \
+          lanes_[e_] = s_;                                                                      \
+        }                                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+        if (tid < TILE) parts_[tid] = mm_tree_part(lanes_ + (tid / 4) * 64, tid % 4);           \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+        if (tid < TILE / 4) {                                                                   \
+          const __local float* d_ = parts_ + 4 * tid;                                           \
+          const float total_ = (d_[0] + d_[2]) + (d_[1] + d_[3]);                               \
+          const int r_ = round_ * (TILE / 4) + tid;                                             \
+          if (pass_ == 0) row_mean[r_] = total_ / k;                                            \
+          else row_rstd[r_] = rsqrt(total_ / k + mm.norm_epsilon);                              \
+        }                                                                                       \
+        barrier(CLK_LOCAL_MEM_FENCE);                                                           \
       }                                                                                         \
     }                                                                                           \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }
 // A's element (row am of the tile, column pa) as read: normalized with mm.norm.
 #define MM_NORM_A(v, am, pa)                                                                    \
@@ -169,9 +181,26 @@ float mm_lane_sum(float value, int tid, __local float* scratch) {
            : (v))
 #define MM_NORM_IN(v) (mm.norm_q.x_scale > 0.0f ? MM_NORM_DQ(v) : (v))
 // An 8-bit operand's integer v as the product reads it: with bit `at` of mm.chained, the chain of
-// ops (chains[at]: 1 A's, 2 B's) that the graph runs on it before (quantized q and k scaled).
+// ops that the graph runs on it before (quantized q and k scaled; chains_[at], 1 A's, 2 B's),
+// looked up in the table of its 256 results the group makes first (MM_CHAIN_TABLES; the chain's
+// `unused` holds x's lowest integer, 0 or -128).
 #define MM_CHAINED(v, QUANT, at)                                                                \
-  (QUANT && (mm.chained & (1 << (at))) ? qdq_chain_apply(chains_ + (at), (v)) : (v))
+  (QUANT && (mm.chained & (1 << (at)))                                                          \
+       ? tables_[((at) - 1) * 256 + clamp((int)((v) - lowest_[(at) - 1]), 0, 255)]             \
+       : (v))
+#define MM_CHAIN_TABLES(QUANT)                                                                  \
+  __local float tables_[QUANT ? 512 : 1];                                                       \
+  float lowest_[2] = {0.0f, 0.0f};                                                              \
+  if (QUANT && (mm.chained & 6)) {                                                              \
+    for (int at_ = 1; at_ <= 2; ++at_) {                                                        \
+      if (mm.chained & (1 << at_)) {                                                            \
+        lowest_[at_ - 1] = chains_[at_].unused;                                                 \
+        tables_[(at_ - 1) * 256 + tid] =                                                        \
+            qdq_chain_apply(chains_ + at_, lowest_[at_ - 1] + (float)tid);                      \
+      }                                                                                         \
+    }                                                                                           \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                               \
+  }
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
 // neighbouring items.
@@ -218,6 +247,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   } else {                                                                                      \
     MM_ROW_STATS(MM_TILE)                                                                       \
   }                                                                                             \
+  MM_CHAIN_TABLES(QUANT)                                                                        \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \

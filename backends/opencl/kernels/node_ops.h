@@ -339,7 +339,8 @@ std::optional<OperandView> fusable_quantized_operand_view(const Graph& graph, co
 // of ops on 8-bit x (fusable_qdq_chain, one op or more: attention's q or k scaled and quantized
 // again) that x's DequantizeLinears feed alone, the operand read by one DequantizeLinear only
 // the MatMul reads. The program reads x (or its view) through the chain: attribute
-// kMatMulOperandChainAttrs[i], kQdqChainAttr's layout (MatMulFusion::a_chain, b_chain).
+// kMatMulOperandChainAttrs[i], kQdqChainAttr's layout, its eighth float x's lowest integer (0 or
+// -128: the kernel tabulates the chain's 256 results; MatMulFusion::a_chain, b_chain).
 inline constexpr const char* kMatMulOperandChainAttrs[2] = {"hsched_matmul_a_chain",
                                                             "hsched_matmul_b_chain"};
 std::optional<QdqChainFusion> fusable_operand_chain(const Graph& graph, const Node& matmul,

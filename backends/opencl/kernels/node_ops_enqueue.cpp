@@ -45,8 +45,10 @@ Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in
       (p->size() - 8) / 8 > kQdqChainOps) {
     return bad();
   }
-  QdqChain chain{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5], (*p)[6], 0.0f, {}};
-  if (!requantizes(
+  // (A MatMul operand's chain: x's lowest integer in `unused`.)
+  QdqChain chain{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5], (*p)[6], (*p)[7], {}};
+  if ((chain.unused != 0.0f && chain.unused != -128.0f) ||
+      !requantizes(
           QdqRow{chain.x_scale, chain.x_zero, chain.y_scale, chain.y_zero, chain.lo, chain.hi})) {
     return bad();
   }

@@ -301,7 +301,8 @@ struct MatMulFusion {
   QdqChain chain{};
   // With a_chain.count > 0 (b_chain alike), each of A's 8-bit integers is read through that chain
   // (its x_scale and x_zero A's stored integers', its y_scale and y_zero those a_zero and alpha
-  // then take): the chain of ops the graph runs on A before the product.
+  // then take; `unused` the lowest integer of A's type, 0 or -128): the chain of ops the graph
+  // runs on A before the product.
   QdqChain a_chain{}, b_chain{};
   // With norm_scale ([K]), A's rows normalized first as LayerNormalization over its last axis
   // computes them (norm_epsilon; norm_bias [K] or null): the product of LayerNorm(A) by B. A
