@@ -21,6 +21,7 @@ namespace {
 using program_test::ClProgramTest;
 using program_test::expect_a_step_apart;
 using program_test::expect_kernels_a_step_apart;
+using program_test::quantized_linear;
 using program_test::run_on_cpu;
 using program_test::u8_ramp;
 
@@ -478,29 +479,14 @@ TEST_F(ClProgramTest, ConcatOfAConvAndADequantizedInputKeepsItsQuantizeLinear) {
 // integers of their own scale (what that quantizer makes of it); batch 2 and one row; against the
 // CPU, a step apart at most and rarely.
 TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
-  std::vector<int8_t> w(40 * 24), row(24);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
-  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>((i * 37) % 200 - 100);
   for (const bool row_input : {false, true}) {
     for (const int64_t m : {1, 3}) {
       OnnxBuilder b(17);
       b.input("a", DType::kU8, {2, m, 40}).input("r", DType::kI8, {24});
       b.output("y", DType::kI8, {2, m, 24});
-      b.initializer_f32("as", {}, {0.04f})
-          .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
-          .initializer("w", Tensor::from_vector(DType::kI8, {40, 24}, w))
-          .initializer_f32("ws", {}, {0.005f})
-          .initializer("bq", Tensor::from_vector(DType::kI8, {24}, row))
-          .initializer_f32("bs", {}, {0.013f})
-          .initializer_f32("ps", {}, {0.3f})
-          .initializer("pz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{4}))
-          .initializer_f32("ys", {}, {0.31f})
+      quantized_linear(b);
+      b.initializer_f32("ys", {}, {0.31f})
           .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}));
-      b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
-      b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
-      b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
-      b.node("QuantizeLinear", {"p", "ps", "pz"}, {"pq"}, "q_p");
-      b.node("DequantizeLinear", {"pq", "ps", "pz"}, {"pd"}, "dq_p");
       b.node("DequantizeLinear", {row_input ? "r" : "bq", "bs"}, {"bd"}, "dq_bias");
       b.node("Add", {"pd", "bd"}, {"s"}, "bias");
       b.node("QuantizeLinear", {"s", "ys", "yz"}, {"y"}, "q_y");
@@ -508,6 +494,8 @@ TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
       ASSERT_TRUE(graph.is_ok()) << graph.status().message();
       opencl_test::expect_every_node_accepted(*graph);
       const Tensor a = u8_ramp({2, m, 40}, 53);
+      std::vector<int8_t> row(24);
+      for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>(i * 11 % 200 - 100);
       const Tensor r = Tensor::from_vector(DType::kI8, {24}, row);
       const std::vector<Tensor> expected = run_on_cpu(*graph, {a, r});
       ASSERT_FALSE(expected.empty());

@@ -22,6 +22,7 @@ using program_test::ClProgramTest;
 using program_test::expect_a_step_apart;
 using program_test::expect_kernels_a_step_apart;
 using program_test::quantized_constant;
+using program_test::quantized_linear;
 using program_test::requantized;
 using program_test::run_on_cpu;
 using program_test::u8_ramp;
@@ -57,8 +58,9 @@ TEST_F(ClProgramTest, QdqAttentionReadsQkvThroughItsMovesAndScales) {
   move("Reshape", {"xd", "heads"}, "r", "reshape");
   set_attr(move("Transpose", {"r"}, "t", "transpose"), "perm", std::vector<int64_t>{2, 0, 3, 1, 4});
   b.node("Split", {"t", "thirds"}, {"s0", "s1", "s2"}, "split");
-  for (const char* part : {"s0", "s1", "s2"})
+  for (const char* part : {"s0", "s1", "s2"}) {
     requantized(b, part, std::string(part) + "d", 0.05f, 120);
+  }
   move("Squeeze", {"s0d", "axis0"}, "q", "squeeze_q");
   move("Squeeze", {"s1d", "axis0"}, "k", "squeeze_k");
   move("Squeeze", {"s2d", "axis0"}, "v", "squeeze_v");
@@ -91,31 +93,16 @@ TEST_F(ClProgramTest, QdqAttentionReadsQkvThroughItsMovesAndScales) {
 // output), or of one [M, N] for both batches (an attention mask): one launch, the residual added
 // after the bias's requantization.
 TEST_F(ClProgramTest, QdqLinearAddsItsResidualAfterItsBias) {
-  std::vector<int8_t> w(40 * 24), row(24);
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
-  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>((i * 37) % 200 - 100);
   for (const auto& [bias, x_batch] :
        {std::pair{true, 2}, std::pair{false, 2}, std::pair{false, 1}}) {
     OnnxBuilder b(17);
     b.input("a", DType::kU8, {2, 3, 40}).input("x", DType::kU8, {x_batch, 3, 24});
     b.output("y", DType::kI8, {2, 3, 24});
-    b.initializer_f32("as", {}, {0.04f})
-        .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
-        .initializer("w", Tensor::from_vector(DType::kI8, {40, 24}, w))
-        .initializer_f32("ws", {}, {0.005f})
-        .initializer("bq", Tensor::from_vector(DType::kI8, {24}, row))
-        .initializer_f32("bs", {}, {0.013f})
-        .initializer_f32("ps", {}, {0.3f})
-        .initializer("pz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{4}))
-        .initializer_f32("xs", {}, {0.07f})
+    quantized_linear(b);
+    b.initializer_f32("xs", {}, {0.07f})
         .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{130}))
         .initializer_f32("ys", {}, {0.37f})
         .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-3}));
-    b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
-    b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
-    b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
-    b.node("QuantizeLinear", {"p", "ps", "pz"}, {"pq"}, "q_p");
-    b.node("DequantizeLinear", {"pq", "ps", "pz"}, {"pd"}, "dq_p");
     if (bias) {
       b.node("DequantizeLinear", {"bq", "bs"}, {"bd"}, "dq_bias");
       b.node("Add", {"pd", "bd"}, {"s"}, "bias");

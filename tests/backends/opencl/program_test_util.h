@@ -86,6 +86,29 @@ inline void requantized(OnnxBuilder& b, const std::string& in, const std::string
   b.node("DequantizeLinear", {in + "_q", in + "_s", in + "_z"}, {out}, in + "_dq");
 }
 
+// Adds to `b` a quantized MatMul as ONNX Runtime's quantizer writes a Linear's: input "a" (u8
+// [..., 40], scale 0.04, zero point 120) by int8 weights [40, 24] (scale 0.005), quantized to i8
+// (scale "ps" 0.3, zero point "pz" 4) as "pq" and dequantized as "pd"; and "bq", an i8 bias
+// row of 24 (scale "bs" 0.013), for the caller to add.
+inline void quantized_linear(OnnxBuilder& b) {
+  std::vector<int8_t> w(40 * 24), row(24);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+  for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>((i * 37) % 200 - 100);
+  b.initializer_f32("as", {}, {0.04f})
+      .initializer("az", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer("w", Tensor::from_vector(DType::kI8, {40, 24}, w))
+      .initializer_f32("ws", {}, {0.005f})
+      .initializer("bq", Tensor::from_vector(DType::kI8, {24}, row))
+      .initializer_f32("bs", {}, {0.013f})
+      .initializer_f32("ps", {}, {0.3f})
+      .initializer("pz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{4}));
+  b.node("DequantizeLinear", {"a", "as", "az"}, {"ad"}, "dq_a");
+  b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
+  b.node("MatMul", {"ad", "wd"}, {"p"}, "linear");
+  b.node("QuantizeLinear", {"p", "ps", "pz"}, {"pq"}, "q_p");
+  b.node("DequantizeLinear", {"pq", "ps", "pz"}, {"pd"}, "dq_p");
+}
+
 // The first OpenCL device's runtime, once for the suite (program_test.cpp and
 // program_qdq_test.cpp); skipped without a device.
 class ClProgramTest : public opencl_test::SuiteRuntimeTest {};
