@@ -30,10 +30,10 @@ void StepPlanner::find_quantized_operand_views() {
         v.chain_first = chain->first;
         v.operand = operand = chain->op.inputs[0];
       }
-      // (A chain alone stays where it is: run once per value, not at every read.)
+      // (A chain with no view is read so too: tabulated, it costs 256 evaluations a work group.)
       auto view = fusable_quantized_operand_view(graph_, matmul, i, operand, true, absorbed_);
-      if (!view) continue;
-      v.view = std::move(*view);
+      if (!view && v.chain.empty()) continue;
+      v.view = view ? std::move(*view) : OperandView{operand, {}, {}};
       viewed_.push_back(std::move(v));
     }
   }
@@ -50,6 +50,11 @@ void StepPlanner::find_qdq_elementwise() {
     auto chain = node.op_type == "DequantizeLinear" && !node.inputs.empty()
                      ? fusable_qdq_chain(graph_, node.inputs[0])
                      : std::nullopt;
+    if (!chain && node.op_type == "DequantizeLinear" && !node.inputs.empty()) {
+      // One op that only a chain runs (a NaN guard), not fusable_qdq_elementwise's.
+      chain = fusable_qdq_chain(graph_, node.inputs[0], 1);
+      if (chain && fusable_qdq_elementwise(graph_, chain->first)) chain.reset();
+    }
     if (chain && !taken(chain->first) &&
         std::none_of(chain->absorbed.begin(), chain->absorbed.end(), taken)) {
       for (NodeId n : chain->absorbed) absorbed_[static_cast<size_t>(n)] = true;
@@ -135,8 +140,9 @@ void StepPlanner::take_requantized_step(PlannedStep& step, ValueId& result,
                                                                                ValueId),
                                         std::vector<PlannedStep>& steps) {
   const auto r = find(graph_, result);
-  const auto fused = r ? rewritten_.find(r->node) : rewritten_.end();
-  const auto dequantized = r ? dequantized_by_.find(r->node) : dequantized_by_.end();
+  const bool free = r && !absorbed_[static_cast<size_t>(r->node)];  // (not a MatMul operand's)
+  const auto fused = free ? rewritten_.find(r->node) : rewritten_.end();
+  const auto dequantized = free ? dequantized_by_.find(r->node) : dequantized_by_.end();
   if (fused == rewritten_.end() || dequantized == dequantized_by_.end() ||
       fused->second.op.op_type == kQdqChainOp) {  // (not a longer chain's first op)
     return;
@@ -166,7 +172,9 @@ void StepPlanner::take_requantized_step(PlannedStep& step, ValueId& result,
 
 void StepPlanner::take_qdq_chain(PlannedStep& step, ValueId& result) {
   const auto chain = outputs_.count(result) ? std::nullopt : fusable_qdq_chain(graph_, result, 1);
-  const auto fused = chain && chain->alone ? rewritten_.find(chain->first) : rewritten_.end();
+  const auto fused = chain && chain->alone && !absorbed_[static_cast<size_t>(chain->first)]
+                         ? rewritten_.find(chain->first)
+                         : rewritten_.end();
   if (fused == rewritten_.end() ||
       !std::is_permutation(chain->absorbed.begin(), chain->absorbed.end(),
                            fused->second.absorbed.begin(), fused->second.absorbed.end()) ||

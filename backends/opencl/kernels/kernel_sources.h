@@ -94,6 +94,7 @@ float apply_unary(int op, float x, float alpha, float beta) {
     case 40: return isinf(x) && (x > 0.0f ? beta != 0.0f : alpha != 0.0f) ? 1.0f : 0.0f;
     case 41: return alpha * x;                                  // Scale
     case 42: return x / (1.0f + exp(-x));                       // SiLU
+    case 43: return isnan(x) ? alpha : x;                       // NaN to alpha (a NaN guard)
     default: return x;                                          // Identity
   }
 }

@@ -308,6 +308,9 @@ class ChainWalk {
       if (!op || program_.size() == kQdqChainOps) break;
       program_.push_back(*op);
       nodes_.push_back(current);
+      if ((*op)[0] == 0.0f && (*op)[1] == static_cast<float>(UnaryOp::kNanTo)) {  // its IsNaN
+        nodes_.push_back(graph_.value(node.inputs[0]).producer);
+      }
       v = node.outputs[0];
       NodeId next_id = kNoNode;
       const Node* next = node_detail::only_reader(graph_, v, &next_id);
@@ -368,6 +371,7 @@ class ChainWalk {
       return Instruction{0.0f, static_cast<float>(act->op), *a, 0.0f, 0.0f, act->alpha, act->beta,
                          0.0f};
     }
+    if (node.op_type == "Where" && node.inputs.size() == 3) return nan_guard(node, running);
     static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div"};
     if (!kBinary.count(node.op_type) || node.inputs.size() != 2) return std::nullopt;
     const auto a = operand(node.inputs[0], running, &c);
@@ -375,6 +379,22 @@ class ChainWalk {
     const auto op = binary_op_from_onnx(node.op_type);
     if (!a || !b || (*a == 2.0f && *b == 2.0f) || !op.is_ok()) return std::nullopt;
     return Instruction{1.0f, static_cast<float>(*op), *a, *b, c, 0.0f, 0.0f, 0.0f};
+  }
+
+  // A NaN guard, Where(IsNaN(v), c, v) of the running value or x (v) and a constant c, the IsNaN
+  // read by the Where alone (walk() takes it too).
+  std::optional<Instruction> nan_guard(const Node& where, ValueId running) const {
+    NodeId id = kNoNode;
+    const Node* isnan = made_by(graph_, where.inputs[0], "IsNaN", &id);
+    float c = 0.0f, unused = 0.0f;
+    const auto v = isnan != nullptr && isnan->inputs.size() == 1 &&
+                           isnan->inputs[0] == where.inputs[2] &&
+                           graph_.value(where.inputs[0]).consumers.size() == 1
+                       ? operand(where.inputs[2], running, &unused)
+                       : std::nullopt;
+    const auto k = operand(where.inputs[1], running, &c);
+    if (!v || *v == 2.0f || !k || *k != 2.0f) return std::nullopt;
+    return Instruction{0.0f, static_cast<float>(UnaryOp::kNanTo), *v, 0.0f, 0.0f, c, 0.0f, 0.0f};
   }
 
   // The chain so far, ending in QuantizeLinear `q_id`.

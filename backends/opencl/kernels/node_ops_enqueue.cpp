@@ -58,7 +58,7 @@ Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in
     std::copy_n(p->begin() + static_cast<std::ptrdiff_t>(8 * i + 8), 8, op);
     const bool ok =
         op[0] == 0.0f
-            ? op[1] >= 0.0f && op[1] <= static_cast<float>(UnaryOp::kSilu) && operand(op[2])
+            ? op[1] >= 0.0f && op[1] <= static_cast<float>(UnaryOp::kNanTo) && operand(op[2])
         : op[0] == 1.0f ? op[1] >= 0.0f && op[1] <= static_cast<float>(BinaryOp::kDiv) &&
                               operand(op[2]) && operand(op[3])
                         : op[0] == 2.0f && op[2] == 0.0f && op[4] > 0.0f;

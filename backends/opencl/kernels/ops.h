@@ -77,6 +77,7 @@ enum class UnaryOp : int {
   kIsInf,            // alpha, beta: detect_negative, detect_positive (1 or 0)
   kScale,            // alpha * x (Mean's division, a copy with alpha 1)
   kSilu,             // x * sigmoid(x) (an exported SiLU's two nodes, node_ops.h)
+  kNanTo,            // alpha where x is NaN, else x (Where(IsNaN(x), alpha, x))
 };
 // The comparisons and the logic ops give bools as 1 or 0; the logic ops read nonzero as true.
 enum class BinaryOp : int {

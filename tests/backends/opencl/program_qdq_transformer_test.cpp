@@ -1,8 +1,9 @@
 // ClProgram's fusions of a quantized transformer block (the QDQ format, as ONNX Runtime's
 // quantizer writes it): attention's MatMuls reading qkv through its quantized moves and q's and
 // k's scaling, the second storing its result transposed; a Linear adding its residual (or an
-// attention mask) in its epilogue; a LayerNormalization run by the MatMul reading it. Against the
-// CPU, on the first OpenCL device (PoCL in CI; skipped, not passed, without one).
+// attention mask) in its epilogue; a LayerNormalization and a NaN guard run by the MatMul reading
+// them. Against the CPU, on the first OpenCL device (PoCL in CI; skipped, not passed, without
+// one).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -86,6 +87,43 @@ TEST_F(ClProgramTest, QdqAttentionReadsQkvThroughItsMovesAndScales) {
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_attention", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   expect_kernels_a_step_apart(runtime_, *graph, 3, "quantized attention");
+}
+
+// BERT's attention weights as ONNX Runtime's quantizer writes them: the quantized Softmax, then
+// PyTorch's guard Where(IsNaN(p), 0, p) of its dequantized value (never NaN) quantized again to
+// another scale, read by the product with V: two kernels, the guard and its requantization
+// tabulated by the MatMul reading them (a chain of one op that nothing else fuses).
+TEST_F(ClProgramTest, QdqNanGuardRunsInTheMatMulReadingIt) {
+  OnnxBuilder b(17);
+  b.input("s", DType::kU8, {1, 2, 40, 40}).input("v", DType::kU8, {1, 2, 40, 8});
+  b.output("y", DType::kI8, {1, 2, 40, 8});
+  b.initializer_f32("ss", {}, {0.08f})
+      .initializer("sz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+      .initializer_f32("vs", {}, {0.05f})
+      .initializer("vz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+      .initializer_f32("zero", {1}, {0.0f})
+      .initializer_f32("ys", {}, {0.02f})
+      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}));
+  b.node("DequantizeLinear", {"s", "ss", "sz"}, {"sd"}, "dq_s");
+  set_attr(b.node("Softmax", {"sd"}, {"p"}, "softmax"), "axis", int64_t{-1});
+  requantized(b, "p", "pd", 1.0f / 255, 0);
+  b.node("IsNaN", {"pd"}, {"nan"}, "isnan");
+  b.node("Where", {"nan", "zero", "pd"}, {"g"}, "guard");
+  requantized(b, "g", "gd", 0.002f, 0);
+  b.node("DequantizeLinear", {"v", "vs", "vz"}, {"vd"}, "dq_v");
+  b.node("MatMul", {"gd", "vd"}, {"o"}, "av");
+  b.node("QuantizeLinear", {"o", "ys", "yz"}, {"y"}, "q_y");
+  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_nan_guard", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const std::vector<Tensor> inputs = {u8_ramp({1, 2, 40, 40}, 37), u8_ramp({1, 2, 40, 8}, 53)};
+  const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
+  ASSERT_FALSE(expected.empty());
+  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  EXPECT_EQ((*program)->stats().kernels, 2);
+  auto outputs = (*program)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  expect_a_step_apart((*outputs)[0], expected[0], 20, "attention weights through a NaN guard");
 }
 
 // The same Linear (or its product alone) then a residual Add of 8-bit x of the result's shape
