@@ -173,13 +173,15 @@ float mm_tree_part(__local const float* s, int l) {
       }                                                                                         \
     }                                                                                           \
   }
-// A's element (row am of the tile, column pa) as read: normalized with mm.norm.
-#define MM_NORM_A(v, am, pa)                                                                    \
-  (mm.norm ? QDQ_OUT(mm.norm_q, (MM_NORM_IN(v) - row_mean[am]) * row_rstd[am] *                 \
-                                        LOAD(norm_scale, pa) +                                  \
-                                    ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f))               \
-           : (v))
-#define MM_NORM_IN(v) (mm.norm_q.x_scale > 0.0f ? MM_NORM_DQ(v) : (v))
+// A's element (row am of the tile, column pa) as read: normalized with mm.norm; in matmul_qdq
+// (QUANT) its integer dequantized first and the result quantized (mm.norm_q).
+#define MM_NORMED(x, am, pa)                                                                    \
+  (((x) - row_mean[am]) * row_rstd[am] * LOAD(norm_scale, pa) +                                 \
+   ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f))
+#define MM_NORM_A(v, am, pa, QUANT)                                                             \
+  (!mm.norm  ? (v)                                                                              \
+   : !QUANT ? MM_NORMED(v, am, pa)                                                              \
+            : QDQ_OUT(mm.norm_q, MM_NORMED(MM_NORM_DQ(v), am, pa)))
 // An 8-bit operand's integer v as the product reads it: with bit `at` of mm.chained, the chain of
 // ops that the graph runs on it before (quantized q and k scaled; chains_[at], 1 A's, 2 B's),
 // looked up in the table of its 256 results the group makes first (MM_CHAIN_TABLES; the chain's
@@ -211,7 +213,8 @@ float mm_tree_part(__local const float* s, int l) {
     const int bk = b_col == 1 ? l / TILE : l % 16, bj = b_col == 1 ? l % TILE : l / 16;   \
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
     a_next[r] = (i < m && pa < k_end)                                                           \
-                    ? MM_CHAINED(MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa),   \
+                    ? MM_CHAINED(MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa,    \
+                                           QUANT),                                              \
                                  QUANT, 1) -                                                    \
                           (QUANT ? mm.a_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
