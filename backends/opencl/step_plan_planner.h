@@ -51,8 +51,9 @@ class StepPlanner {
   void find_fusions();
 
   // A quantized MatMul's 8-bit operands read through the chain of ops making them
-  // (fusable_operand_chain, where the program runs it as one step) and through quantized moves
-  // (fusable_quantized_operand_view), as settle_operand_views settles them.
+  // (fusable_operand_chain, where the program runs it as one step; the MatMul tabulates it) and
+  // through quantized moves (fusable_quantized_operand_view), as settle_operand_views settles
+  // them.
   void find_quantized_operand_views();
 
   // Chains of ops on one 8-bit tensor (at its first DequantizeLinear), binary ops, LayerNorms...
@@ -90,9 +91,10 @@ class StepPlanner {
   // the move's.
   void take_result_move(PlannedStep& step, ValueId& result);
 
-  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias after a
-  // MatMul) finds after the product's quantized `result`, where the program runs it between its
-  // DequantizeLinear and QuantizeLinear: in the product's epilogue, `result` then its
+  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias or
+  // fusable_requantized_residual after a MatMul) finds after the product's quantized `result`,
+  // where the program runs it between its DequantizeLinear and QuantizeLinear (and no MatMul
+  // reads it as an operand's chain): in the product's epilogue, `result` then its
   // QuantizeLinear's.
   void take_requantized_step(PlannedStep& step, ValueId& result,
                              std::optional<RequantizedStep> (*find)(const Graph&, ValueId),

@@ -272,7 +272,8 @@ struct QdqFusion {
 std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id);
 // A chain of elementwise ops on one 8-bit tensor: non-constant 8-bit `x` through its
 // DequantizeLinears (per tensor, constants: "x"), then `min_ops` or more activations (as
-// fusable_qdq_elementwise's) or Add, Sub, Mul, Div of f32 values of x's shape, each reading the
+// fusable_qdq_elementwise's), Add, Sub, Mul, Div of f32 values of x's shape or, first, a NaN
+// guard Where(IsNaN(v), c, v) (kNanTo; the IsNaN read by it alone), each reading the
 // op before it (or x first), x or a constant of one value, a QuantizeLinear and DequantizeLinear
 // of the same parameters perhaps between two, each value read by the next op alone, ending in a
 // QuantizeLinear (a GELU or SiLU as ONNX Runtime's quantizer writes it): one kQdqChainOp step
