@@ -215,7 +215,7 @@ inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requa
 struct RequantizedStep {
   NodeId node = kNoNode, quantization = kNoNode;
   ValueId output = kNoValue, bias = kNoValue;  // bias: fusable_requantized_bias's
-  ValueId residual = kNoValue;                  // fusable_requantized_residual's
+  ValueId residual = kNoValue;                 // fusable_requantized_residual's
   std::vector<float> params;
 };
 std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q);

@@ -47,7 +47,7 @@ struct MatMulShape {
   cl_float y_scale, y_zero, y_lo, y_hi;  // MatMulFusion::quantize_output
   cl_int norm;                           // bit 0: A normalized, bit 1: with a bias
   cl_float norm_epsilon;
-  QdqRow norm_q;  // MatMulFusion::norm_q
+  QdqRow norm_q;     // MatMulFusion::norm_q
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
@@ -122,9 +122,9 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   const LateBias late_res = e.late_residual.value_or(LateBias{});
   if (e.late_residual &&
-      (e.residual == nullptr || !(e.y_scale > 0.0f) ||
-       !requantizes(late_res.q) || !(late_res.bias_scale > 0.0f) ||
-       !std::isfinite(late_res.bias_scale) || !std::isfinite(late_res.bias_zero))) {
+      (e.residual == nullptr || !(e.y_scale > 0.0f) || !requantizes(late_res.q) ||
+       !(late_res.bias_scale > 0.0f) || !std::isfinite(late_res.bias_scale) ||
+       !std::isfinite(late_res.bias_zero))) {
     return invalid_argument("ops: a MatMul's residual after its quantization needs both");
   }
   if (e.chain.count > 0 && !(e.y_scale > 0.0f)) {
