@@ -91,14 +91,13 @@ class Merging {
   PlannedStep* reading(ValueId value) {
     NodeId reader = value == kNoValue ? kNoNode : sole_reader(graph_, value);
     // 8-bit integers: the step reading them in place of their one DequantizeLinear.
-    const Value* v = value == kNoValue ? nullptr : &graph_.value(value);
-    const auto& outputs = graph_.outputs();
-    if (v != nullptr && (v->dtype == DType::kU8 || v->dtype == DType::kI8) &&
-        v->consumers.size() == 1 &&
-        std::find(outputs.begin(), outputs.end(), value) == outputs.end() &&
-        graph_.node(v->consumers[0]).op_type == "DequantizeLinear" &&
-        graph_.node(v->consumers[0]).outputs.size() == 1) {
-      reader = sole_reader(graph_, graph_.node(v->consumers[0]).outputs[0]);
+    NodeId dq_id = kNoNode;
+    const DType dtype = value == kNoValue ? DType::kF32 : graph_.value(value).dtype;
+    const Node* dq = dtype == DType::kU8 || dtype == DType::kI8
+                         ? node_detail::only_reader(graph_, value, &dq_id)
+                         : nullptr;
+    if (dq != nullptr && dq->op_type == "DequantizeLinear" && dq->outputs.size() == 1) {
+      reader = sole_reader(graph_, dq->outputs[0]);
     }
     const auto it = reader == kNoNode ? index_.end() : index_.find(reader);
     return it == index_.end() ? nullptr : &steps_[it->second];

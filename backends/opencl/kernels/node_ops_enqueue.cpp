@@ -67,11 +67,19 @@ Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in
   return std::optional{chain};
 }
 
+Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in,
+                                                     const char* attr) {
+  HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, attr, 6, in));
+  if (!p) return std::optional<QdqRow>{};
+  return std::optional{QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]}};
+}
+
 }  // namespace node_detail
 namespace {
 
 using node_detail::fused_activation;
 using node_detail::fused_params;
+using node_detail::fused_row_quantization;
 using node_detail::Operands;
 
 int64_t product(const Shape& shape, size_t begin, size_t end) {
@@ -146,14 +154,6 @@ Result<cl::Event> enqueue_view(const OpKernels& ops, cl::CommandQueue& queue, co
   HSCHED_RETURN_IF_ERROR(detail::check_cl(
       queue.enqueueCopyBuffer(*x, *y, 0, 0, bytes, &wait, &event), "copy for view"));
   return event;
-}
-
-// The program's DequantizeLinear -> row op -> QuantizeLinear fusion (LayerNormalization,
-// Softmax, GlobalAveragePool: kQdqRowAttr), if any.
-Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in) {
-  HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(node, kQdqRowAttr, 6, in));
-  if (!p) return std::optional<QdqRow>{};
-  return std::optional{QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]}};
 }
 
 Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& queue,

@@ -214,8 +214,9 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
       return invalid_argument(in.context() + ": LayerNormalization scale or bias is not [K]");
     }
     fusion.norm_epsilon = in.node().attr_float(kMatMulNormAttr, 1e-5f);
-    HSCHED_ASSIGN_OR_RETURN(const auto q, fused_params(in.node(), kMatMulNormQdqAttr, 6, in));
-    if (q) fusion.norm_q = QdqRow{(*q)[0], (*q)[1], (*q)[2], (*q)[3], (*q)[4], (*q)[5]};
+    HSCHED_ASSIGN_OR_RETURN(const auto q,
+                            fused_row_quantization(in.node(), in, kMatMulNormQdqAttr));
+    if (q) fusion.norm_q = *q;
   }
   HSCHED_ASSIGN_OR_RETURN(const auto quantize, fused_quantization(in.node(), in));
   if (quantize) {
@@ -224,25 +225,22 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
     fusion.y_lo = static_cast<float>(quantize->lo);
     fusion.y_hi = static_cast<float>(quantize->hi);
   }
-  HSCHED_ASSIGN_OR_RETURN(const auto late, fused_params(in.node(), kMatMulLateBiasAttr, 8, in));
-  if (late) {  // the program's DequantizeLinear -> bias Add -> QuantizeLinear fusion
-    const std::vector<float>& p = *late;
-    if (in.optional_buffer(2) == nullptr || in.output_shape().empty() ||
-        detail::element_count(in.shape(2)) != in.output_shape().back()) {
-      return invalid_argument(in.context() + ": the bias after the quantization is not a row");
-    }
-    fusion.late_bias = LateBias{
-        .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
+  // The program's DequantizeLinear -> bias Add (a row) or residual Add -> QuantizeLinear fusions.
+  const auto late_step = [&](const char* attr) -> Result<std::optional<LateBias>> {
+    HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(in.node(), attr, 8, in));
+    if (!p) return std::optional<LateBias>{};
+    return std::optional{LateBias{.q = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]},
+                                  .bias_scale = (*p)[6],
+                                  .bias_zero = (*p)[7]}};
+  };
+  HSCHED_ASSIGN_OR_RETURN(fusion.late_bias, late_step(kMatMulLateBiasAttr));
+  if (fusion.late_bias && (in.optional_buffer(2) == nullptr || in.output_shape().empty() ||
+                           detail::element_count(in.shape(2)) != in.output_shape().back())) {
+    return invalid_argument(in.context() + ": the bias after the quantization is not a row");
   }
-  HSCHED_ASSIGN_OR_RETURN(const auto residual,
-                          fused_params(in.node(), kMatMulLateResidualAttr, 8, in));
-  if (residual) {  // the program's DequantizeLinear -> residual Add -> QuantizeLinear fusion
-    const std::vector<float>& p = *residual;
-    if (fusion.residual == nullptr) {
-      return invalid_argument(in.context() + ": a residual after the quantization needs one");
-    }
-    fusion.late_residual = LateBias{
-        .q = QdqRow{p[0], p[1], p[2], p[3], p[4], p[5]}, .bias_scale = p[6], .bias_zero = p[7]};
+  HSCHED_ASSIGN_OR_RETURN(fusion.late_residual, late_step(kMatMulLateResidualAttr));
+  if (fusion.late_residual && fusion.residual == nullptr) {
+    return invalid_argument(in.context() + ": a residual after the quantization needs one");
   }
   HSCHED_ASSIGN_OR_RETURN(const auto chain, fused_chain(in.node(), in));
   if (chain) fusion.chain = *chain;

@@ -85,6 +85,10 @@ std::optional<Activation> fused_activation(const Node& node, bool inner = false)
 // floats; null where the node has none.
 Result<const std::vector<float>*> fused_params(const Node& node, const char* attr, size_t count,
                                                const Operands& in);
+// The program's DequantizeLinear -> row op -> QuantizeLinear fusion (attribute `attr`:
+// kQdqRowAttr of a LayerNormalization, Softmax, GlobalAveragePool; kMatMulNormQdqAttr), if any.
+Result<std::optional<QdqRow>> fused_row_quantization(const Node& node, const Operands& in,
+                                                     const char* attr = kQdqRowAttr);
 // The program's chain of ops on one 8-bit tensor (attribute `attr`: kQdqChainAttr,
 // kMatMulOperandChainAttrs), checked op by op, if any.
 Result<std::optional<QdqChain>> fused_chain(const Node& node, const Operands& in,

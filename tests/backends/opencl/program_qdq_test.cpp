@@ -497,20 +497,11 @@ TEST_F(ClProgramTest, QdqLinearAddsItsBiasAfterTheProductsQuantization) {
       std::vector<int8_t> row(24);
       for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<int8_t>(i * 11 % 200 - 100);
       const Tensor r = Tensor::from_vector(DType::kI8, {24}, row);
-      const std::vector<Tensor> expected = run_on_cpu(*graph, {a, r});
-      ASSERT_FALSE(expected.empty());
-      for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-        const std::string where = std::string(row_input ? "an 8-bit row" : "a float row") + ", " +
-                                  std::to_string(m) + " rows, " +
-                                  std::to_string(storage_bytes(storage)) + "-byte storage";
-        auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
-        ASSERT_TRUE(program.is_ok()) << program.status().message();
-        // (A row dequantized from a constant runs once, at compile.)
-        EXPECT_EQ((*program)->stats().kernels, 1) << where;
-        auto outputs = (*program)->run({a, r});
-        ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-        expect_a_step_apart((*outputs)[0], expected[0], 12, where);
-      }
+      // (A row dequantized from a constant runs once, at compile.)
+      expect_kernels_a_step_apart(runtime_, *graph, 1,
+                                  std::string(row_input ? "an 8-bit row" : "a float row") + ", " +
+                                      std::to_string(m) + " rows",
+                                  {a, r}, 12);
     }
   }
 }

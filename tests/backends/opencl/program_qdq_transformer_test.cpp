@@ -152,21 +152,10 @@ TEST_F(ClProgramTest, QdqLinearAddsItsResidualAfterItsBias) {
     b.node("QuantizeLinear", {"r", "ys", "yz"}, {"y"}, "q_y");
     auto graph = import_onnx_model(b.model(), {}, "cl_qdq_linear_residual", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    const Tensor a = u8_ramp({2, 3, 40}, 53);
-    const Tensor x = u8_ramp({x_batch, 3, 24}, 29);
-    const std::vector<Tensor> expected = run_on_cpu(*graph, {a, x});
-    ASSERT_FALSE(expected.empty());
-    for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
-      const std::string where = std::string(bias ? "with" : "without") + " a bias, " +
-                                (x_batch == 1 ? "shared, " : "") +
-                                std::to_string(storage_bytes(storage)) + "-byte storage";
-      auto program = ClProgram::compile(*graph, runtime_, storage, 300000);
-      ASSERT_TRUE(program.is_ok()) << program.status().message();
-      EXPECT_EQ((*program)->stats().kernels, 1) << where;
-      auto outputs = (*program)->run({a, x});
-      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-      expect_a_step_apart((*outputs)[0], expected[0], 12, where);
-    }
+    expect_kernels_a_step_apart(
+        runtime_, *graph, 1,
+        std::string(bias ? "with" : "without") + " a bias" + (x_batch == 1 ? ", shared" : ""),
+        {u8_ramp({2, 3, 40}, 53), u8_ramp({x_batch, 3, 24}, 29)}, 12);
   }
 }
 

@@ -45,13 +45,14 @@ inline void expect_a_step_apart(const Tensor& got, const Tensor& want, int rarel
   EXPECT_LT(clamped, static_cast<int>(g.size()) / 4) << where << ": mostly saturated";
 }
 
-// `graph` (8-bit input 0 in, i8 outputs) compiled in fp32 and fp16 storage and run on u8_ramp's
-// input: `kernels` kernels a run, each output a step apart from the CPU's at most, on at most one
-// element in 20.
+// `graph` (i8 outputs) compiled in fp32 and fp16 storage and run on `inputs` (none: u8_ramp's
+// for its one 8-bit input): `kernels` kernels a run, each output a step apart from the CPU's at
+// most, on at most one element in `rarely`.
 inline void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& runtime,
-                                        const Graph& graph, int kernels, const std::string& what) {
-  const Tensor x = u8_ramp(graph.value(graph.inputs()[0]).shape.dims, 37);
-  const std::vector<Tensor> expected = run_on_cpu(graph, {x});
+                                        const Graph& graph, int kernels, const std::string& what,
+                                        std::vector<Tensor> inputs = {}, int rarely = 20) {
+  if (inputs.empty()) inputs.push_back(u8_ramp(graph.value(graph.inputs()[0]).shape.dims, 37));
+  const std::vector<Tensor> expected = run_on_cpu(graph, inputs);
   ASSERT_FALSE(expected.empty());
   for (Storage storage : {Storage::kFloat32, Storage::kFloat16}) {
     const std::string where =
@@ -59,10 +60,10 @@ inline void expect_kernels_a_step_apart(const std::shared_ptr<DeviceRuntime>& ru
     auto program = ClProgram::compile(graph, runtime, storage, 300000);
     ASSERT_TRUE(program.is_ok()) << program.status().message();
     EXPECT_EQ((*program)->stats().kernels, kernels) << where;
-    auto outputs = (*program)->run({x});
+    auto outputs = (*program)->run(inputs);
     ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
     for (size_t i = 0; i < expected.size(); ++i) {
-      expect_a_step_apart((*outputs)[i], expected[i], 20, where);
+      expect_a_step_apart((*outputs)[i], expected[i], rarely, where);
     }
   }
 }
