@@ -386,15 +386,18 @@ class ChainWalk {
   std::optional<Instruction> nan_guard(const Node& where, ValueId running) const {
     NodeId id = kNoNode;
     const Node* isnan = made_by(graph_, where.inputs[0], "IsNaN", &id);
+    if (isnan == nullptr || isnan->inputs.size() != 1 || isnan->inputs[0] != where.inputs[2] ||
+        graph_.value(where.inputs[0]).consumers.size() != 1) {
+      return std::nullopt;
+    }
     float c = 0.0f, unused = 0.0f;
-    const auto v = isnan != nullptr && isnan->inputs.size() == 1 &&
-                           isnan->inputs[0] == where.inputs[2] &&
-                           graph_.value(where.inputs[0]).consumers.size() == 1
-                       ? operand(where.inputs[2], running, &unused)
-                       : std::nullopt;
-    const auto k = operand(where.inputs[1], running, &c);
-    if (!v || *v == 2.0f || !k || *k != 2.0f) return std::nullopt;
-    return Instruction{0.0f, static_cast<float>(UnaryOp::kNanTo), *v, 0.0f, 0.0f, c, 0.0f, 0.0f};
+    const std::optional<float> v = operand(where.inputs[2], running, &unused);
+    const std::optional<float> k = operand(where.inputs[1], running, &c);
+    if (!v.has_value() || v.value() == 2.0f || !k.has_value() || k.value() != 2.0f) {
+      return std::nullopt;
+    }
+    return Instruction{0.0f, static_cast<float>(UnaryOp::kNanTo), v.value(), 0.0f, 0.0f, c,
+                       0.0f, 0.0f};
   }
 
   // The chain so far, ending in QuantizeLinear `q_id`.
