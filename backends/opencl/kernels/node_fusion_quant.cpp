@@ -386,8 +386,9 @@ class ChainWalk {
   std::optional<Instruction> nan_guard(const Node& where, ValueId running) const {
     NodeId id = kNoNode;
     const Node* isnan = made_by(graph_, where.inputs[0], "IsNaN", &id);
+    NodeId reader = kNoNode;
     if (isnan == nullptr || isnan->inputs.size() != 1 || isnan->inputs[0] != where.inputs[2] ||
-        graph_.value(where.inputs[0]).consumers.size() != 1) {
+        node_detail::only_reader(graph_, where.inputs[0], &reader) == nullptr) {
       return std::nullopt;
     }
     float c = 0.0f, unused = 0.0f;

@@ -92,38 +92,53 @@ TEST_F(ClProgramTest, QdqAttentionReadsQkvThroughItsMovesAndScales) {
 // BERT's attention weights as ONNX Runtime's quantizer writes them: the quantized Softmax, then
 // PyTorch's guard Where(IsNaN(p), 0, p) of its dequantized value (never NaN) quantized again to
 // another scale, read by the product with V: two kernels, the guard and its requantization
-// tabulated by the MatMul reading them (a chain of one op that nothing else fuses).
+// tabulated by the MatMul reading them (a chain of one op that nothing else fuses). With the
+// IsNaN's mask also a graph output the guard is not fused, and the mask is still written (the
+// fused program once read it from a buffer never made: a crash found by qdq_graphs.py).
 TEST_F(ClProgramTest, QdqNanGuardRunsInTheMatMulReadingIt) {
-  OnnxBuilder b(17);
-  b.input("s", DType::kU8, {1, 2, 40, 40}).input("v", DType::kU8, {1, 2, 40, 8});
-  b.output("y", DType::kI8, {1, 2, 40, 8});
-  b.initializer_f32("ss", {}, {0.08f})
-      .initializer("sz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
-      .initializer_f32("vs", {}, {0.05f})
-      .initializer("vz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
-      .initializer_f32("zero", {1}, {0.0f})
-      .initializer_f32("ys", {}, {0.02f})
-      .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}));
-  b.node("DequantizeLinear", {"s", "ss", "sz"}, {"sd"}, "dq_s");
-  set_attr(b.node("Softmax", {"sd"}, {"p"}, "softmax"), "axis", int64_t{-1});
-  requantized(b, "p", "pd", 1.0f / 255, 0);
-  b.node("IsNaN", {"pd"}, {"nan"}, "isnan");
-  b.node("Where", {"nan", "zero", "pd"}, {"g"}, "guard");
-  requantized(b, "g", "gd", 0.002f, 0);
-  b.node("DequantizeLinear", {"v", "vs", "vz"}, {"vd"}, "dq_v");
-  b.node("MatMul", {"gd", "vd"}, {"o"}, "av");
-  b.node("QuantizeLinear", {"o", "ys", "yz"}, {"y"}, "q_y");
-  auto graph = import_onnx_model(b.model(), {}, "cl_qdq_nan_guard", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  const std::vector<Tensor> inputs = {u8_ramp({1, 2, 40, 40}, 37), u8_ramp({1, 2, 40, 8}, 53)};
-  const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
-  ASSERT_FALSE(expected.empty());
-  auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
-  ASSERT_TRUE(program.is_ok()) << program.status().message();
-  EXPECT_EQ((*program)->stats().kernels, 2);
-  auto outputs = (*program)->run(inputs);
-  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  expect_a_step_apart((*outputs)[0], expected[0], 20, "attention weights through a NaN guard");
+  for (const bool mask_is_output : {false, true}) {
+    SCOPED_TRACE(mask_is_output ? "the mask a graph output" : "the mask read by the guard alone");
+    OnnxBuilder b(17);
+    b.input("s", DType::kU8, {1, 2, 40, 40}).input("v", DType::kU8, {1, 2, 40, 8});
+    b.output("y", DType::kI8, {1, 2, 40, 8});
+    if (mask_is_output) b.output("nan", DType::kBool, {1, 2, 40, 40});
+    b.initializer_f32("ss", {}, {0.08f})
+        .initializer("sz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+        .initializer_f32("vs", {}, {0.05f})
+        .initializer("vz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+        .initializer_f32("zero", {1}, {0.0f})
+        .initializer_f32("ys", {}, {0.02f})
+        .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-5}));
+    b.node("DequantizeLinear", {"s", "ss", "sz"}, {"sd"}, "dq_s");
+    set_attr(b.node("Softmax", {"sd"}, {"p"}, "softmax"), "axis", int64_t{-1});
+    requantized(b, "p", "pd", 1.0f / 255, 0);
+    b.node("IsNaN", {"pd"}, {"nan"}, "isnan");
+    b.node("Where", {"nan", "zero", "pd"}, {"g"}, "guard");
+    requantized(b, "g", "gd", 0.002f, 0);
+    b.node("DequantizeLinear", {"v", "vs", "vz"}, {"vd"}, "dq_v");
+    b.node("MatMul", {"gd", "vd"}, {"o"}, "av");
+    b.node("QuantizeLinear", {"o", "ys", "yz"}, {"y"}, "q_y");
+    auto graph = import_onnx_model(b.model(), {}, "cl_qdq_nan_guard", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    const std::vector<Tensor> inputs = {u8_ramp({1, 2, 40, 40}, 37), u8_ramp({1, 2, 40, 8}, 53)};
+    const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
+    ASSERT_EQ(expected.size(), mask_is_output ? 2u : 1u);
+    auto program = ClProgram::compile(*graph, runtime_, Storage::kFloat32, 300000);
+    ASSERT_TRUE(program.is_ok()) << program.status().message();
+    if (!mask_is_output) {
+      EXPECT_EQ((*program)->stats().kernels, 2);
+    }
+    auto outputs = (*program)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    ASSERT_EQ(outputs->size(), expected.size());
+    expect_a_step_apart((*outputs)[0], expected[0], 20, "attention weights through a NaN guard");
+    if (mask_is_output) {
+      const auto mask = (*outputs)[1].values<uint8_t>();
+      const auto want = expected[1].values<uint8_t>();
+      ASSERT_EQ(mask.size(), want.size());
+      EXPECT_TRUE(std::equal(mask.begin(), mask.end(), want.begin())) << "the mask";
+    }
+  }
 }
 
 // The same Linear (or its product alone) then a residual Add of 8-bit x of the result's shape
