@@ -356,12 +356,18 @@ def parse_args():
     args = parser.parse_args()
     if not os.access(args.hsched, os.X_OK):
         parser.error(f"{args.hsched}: no hsched program (build first or pass --hsched)")
-    if "npu" in args.devices.split(",") and "ZE_ENABLE_ALT_DRIVERS" not in os.environ:
-        sim = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(args.hsched))),
+    use_simulated_npu(args.devices, args.hsched)
+    return args
+
+
+def use_simulated_npu(devices, hsched):
+    """With npu in `devices` and no ZE_ENABLE_ALT_DRIVERS set, the simulated NPU driver beside
+    `hsched` for this process and the runs it starts."""
+    if "npu" in devices.split(",") and "ZE_ENABLE_ALT_DRIVERS" not in os.environ:
+        sim = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(hsched))),
                            "backends", "level_zero", "sim", "libze_hsched_sim.so")
         if os.path.exists(sim):
             os.environ["ZE_ENABLE_ALT_DRIVERS"] = sim
-    return args
 
 
 def generate_all(args, work, ort, slots, stop):

@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import gen_graphs  # noqa: E402
-from diff_test import read_tensor  # noqa: E402
+from diff_test import read_tensor, use_simulated_npu  # noqa: E402
 
 MS = "com.microsoft"
 
@@ -121,6 +121,7 @@ def compare(case_list, args, name_of_run):
     """Writes `case_list` ((name, nodes, initializers, inputs, outputs, feeds, opset) each) under
     args.out, runs ONNX Runtime and `hsched run` on each, prints a line a case and returns how
     many mismatched or were refused by hsched."""
+    use_simulated_npu(args.devices, args.hsched)
     shutil.rmtree(args.out, ignore_errors=True)
     dirs = []
     for name, *parts in case_list:

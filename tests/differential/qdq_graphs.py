@@ -1,0 +1,360 @@
+#!/usr/bin/python3
+"""Random float graphs (gen_graphs.py) quantized into the QDQ format as ONNX Runtime's
+`quantize_static` writes it, run by `hsched run --devices DEVICES` and by ONNX Runtime with its
+graph optimizations off (ort_reference.js), outputs compared in quantization steps.
+
+    /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
+        [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
+
+Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
+blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
+calibrated by ONNX Runtime on its own test input (every float tensor's range), then quantized:
+- every float tensor an op of QUANTIZED makes or reads gets a QuantizeLinear -> DequantizeLinear
+  pair (uint8, asymmetric, the range widened to 0), read by all its readers; a move's output
+  (MOVES) takes its input's parameters, as ONNX Runtime's quantizer gives it;
+- a constant MatMul, Conv or Gemm weight becomes int8, symmetric, a scale per output channel
+  (now and then one per tensor); a Conv's or Gemm's bias int32 at the input's scale times the
+  weight's; any other float constant such an op reads uint8 with its own range;
+- a graph output is the DequantizeLinear of its pair (a float), compared in steps of its scale.
+A case fails when an output differs from ONNX Runtime's by more than --steps (default 2: a value
+rounding a tie the other way moves what reads it) or hsched refuses or crashes on it. Prints a line
+per case and exits 1 on a failure.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gen_graphs  # noqa: E402
+import graph_builders as gb  # noqa: E402
+import ms_quantized_ops  # noqa: E402
+import nn_builders as nb  # noqa: E402
+from diff_test import read_tensor, use_simulated_npu  # noqa: E402
+
+# The blocks quantized models are made of, and how often each is drawn.
+MENU = [(gb.unary, 3), (gb.gelu, 2), (gb.clip, 1), (gb.binary, 6), (gb.reshape, 3),
+        (gb.transpose, 3), (gb.flatten, 1), (gb.squeeze_unsqueeze, 2), (gb.concat, 2),
+        (gb.split, 2), (gb.gather, 1), (nb.softmax, 2), (nb.matmul, 4), (nb.gemm, 2),
+        (nb.conv_block, 4), (nb.pool, 2), (nb.layer_norm, 3), (nb.instance_norm, 1),
+        (nb.attention, 2), (nb.vit_attention, 2), (nb.se_block, 1), (nb.fire, 1),
+        (nb.shuffle_unit, 1), (nb.pad, 1), (nb.resize, 1)]
+# Transformer blocks alone (--menu transformer): the QDQ fusions of attention, Linears,
+# LayerNormalization and GELU.
+TRANSFORMER_MENU = [(nb.matmul, 4), (nb.gemm, 1), (nb.layer_norm, 4), (nb.attention, 4),
+                    (nb.vit_attention, 4), (gb.gelu, 3), (gb.binary, 4), (nb.softmax, 1),
+                    (gb.reshape, 1), (gb.transpose, 1), (gb.split, 1), (gb.unary, 1)]
+QUANTIZED = {"Conv", "MatMul", "Gemm", "Add", "Sub", "Mul", "Div", "Relu", "Clip", "LeakyRelu",
+             "Sigmoid", "Tanh", "Erf", "HardSigmoid", "HardSwish", "Softmax", "LogSoftmax",
+             "LayerNormalization", "InstanceNormalization", "AveragePool", "MaxPool",
+             "GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "Concat", "Resize", "Pad",
+             "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Split", "Gather",
+             "Slice"}
+MOVES = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Split", "Gather", "Slice",
+         "MaxPool", "GlobalMaxPool", "Pad"}
+# Ops whose other float constants are quantized too (the rest keep Resize's scales, Clip's
+# bounds, Pad's value as they are).
+CONSTANTS = {"Add", "Sub", "Mul", "Div", "LayerNormalization", "InstanceNormalization", "Concat"}
+WEIGHTS = {"Conv": 0, "Gemm": None, "MatMul": 1}  # the weight's output-channel axis (Gemm: transB)
+
+
+def float_values(model):
+    """Names of the float tensors the nodes make and the graph's float inputs."""
+    inferred = onnx.shape_inference.infer_shapes(model)
+    types = {v.name: v.type.tensor_type.elem_type
+             for v in list(inferred.graph.value_info) + list(inferred.graph.input) +
+             list(inferred.graph.output)}
+    made = [o for n in model.graph.node for o in n.output if o]
+    return {name for name in made + [i.name for i in model.graph.input]
+            if types.get(name) == T.FLOAT}
+
+
+def calibration_ranges(model, inputs, case_dir, floats):
+    """(min, max) of each float tensor on the case's input, by ONNX Runtime."""
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    outputs = {o.name for o in probe.graph.output}
+    inner = sorted(floats - outputs - {i.name for i in probe.graph.input})
+    probe.graph.output.extend(helper.make_tensor_value_info(n, T.FLOAT, None) for n in inner)
+    gen_graphs.write_case(case_dir, probe, inputs)
+    run = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
+                         input=case_dir + "\n", capture_output=True, text=True)
+    answer = json.loads(run.stdout.splitlines()[0]) if run.stdout.strip() else {"ok": False}
+    if not answer["ok"]:
+        return None
+    ranges = {name: (float(array.min()), float(array.max())) if array.size else (0.0, 0.0)
+              for name, array in inputs if name in floats}
+    data = os.path.join(case_dir, "test_data_set_0")
+    for k, out in enumerate(probe.graph.output):
+        array = read_tensor(os.path.join(data, f"output_{k}.pb"))
+        if out.name in floats and array.size and np.isfinite(array).all():
+            ranges[out.name] = (float(array.min()), float(array.max()))
+    return ranges
+
+
+def fitted(lo, hi):
+    """uint8 scale and zero point covering [lo, hi] widened to 0."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = max(hi - lo, 1e-4) / 255
+    return np.float32(scale), int(np.clip(round(-lo / scale), 0, 255))
+
+
+class Quantizer:
+    """Rewrites one model into the QDQ format (see the module's text)."""
+
+    def __init__(self, model, ranges, rng):
+        self.model, self.ranges, self.rng = model, ranges, rng
+        self.inits = {i.name: i for i in model.graph.initializer}
+        self.nodes, self.new_inits = [], []
+        self.params = {}  # tensor -> (scale, zero)
+        self.dequantized = {}  # tensor -> its DequantizeLinear's output
+        self.count = 0
+
+    def fresh(self, base):
+        self.count += 1
+        return f"{base}_q{self.count}"
+
+    def constant(self, array, base):
+        name = self.fresh(base)
+        self.new_inits.append(numpy_helper.from_array(array, name))
+        return name
+
+    def pair(self, tensor, params):
+        """Q -> DQ of `tensor` with `params`; every reader then reads the DQ output."""
+        scale, zero = params
+        s = self.constant(np.array(scale, np.float32), tensor + "_scale")
+        z = self.constant(np.array(zero, np.uint8), tensor + "_zero")
+        q, d = self.fresh(tensor + "_Q"), self.fresh(tensor + "_DQ")
+        self.nodes.append(helper.make_node("QuantizeLinear", [tensor, s, z], [q]))
+        self.nodes.append(helper.make_node("DequantizeLinear", [q, s, z], [d]))
+        self.params[tensor], self.dequantized[tensor] = params, d
+        return d
+
+    def activation(self, tensor, params=None):
+        if tensor in self.dequantized:
+            return self.dequantized[tensor]
+        if params is None:
+            if tensor not in self.ranges:
+                return tensor
+            params = fitted(*self.ranges[tensor])
+        return self.pair(tensor, params)
+
+    def weight(self, node, init):
+        """int8 symmetric weight of `node` (per output channel now and then not), dequantized."""
+        w = numpy_helper.to_array(init).astype(np.float32)
+        axis = WEIGHTS[node.op_type]
+        if axis is None:
+            trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
+            axis = 0 if trans_b else 1
+        per_channel = w.ndim >= 2 and self.rng.random() < 0.8
+        if per_channel:
+            reduce = tuple(i for i in range(w.ndim) if i != axis)
+            scale = np.maximum(np.abs(w).max(axis=reduce), 1e-6) / 127
+            shape = [1] * w.ndim
+            shape[axis] = -1
+            q = np.clip(np.round(w / scale.reshape(shape)), -127, 127).astype(np.int8)
+        else:
+            scale = np.array(max(float(np.abs(w).max()), 1e-6) / 127, np.float32)
+            q = np.clip(np.round(w / scale), -127, 127).astype(np.int8)
+        scale = scale.astype(np.float32)
+        inputs = [self.constant(q, init.name), self.constant(scale, init.name + "_scale"),
+                  self.constant(np.zeros(scale.shape, np.int8), init.name + "_zero")]
+        out = self.fresh(init.name + "_DQ")
+        attrs = {"axis": axis} if per_channel else {}
+        self.nodes.append(helper.make_node("DequantizeLinear", inputs, [out], **attrs))
+        return out, scale
+
+    def bias(self, init, x_scale, w_scale):
+        b = numpy_helper.to_array(init).astype(np.float64)
+        scale = (np.float32(x_scale) * w_scale).astype(np.float32)
+        if b.ndim != 1 or np.any(scale == 0) or scale.size not in (1, b.size):
+            return init.name
+        q = np.round(b / scale.astype(np.float64))
+        if np.abs(q).max(initial=0) >= 2**31:
+            return init.name
+        out = self.fresh(init.name + "_DQ")
+        inputs = [self.constant(q.astype(np.int32), init.name),
+                  self.constant(scale, init.name + "_scale"),
+                  self.constant(np.zeros(scale.shape, np.int32), init.name + "_zero")]
+        attrs = {"axis": 0} if scale.size > 1 else {}
+        self.nodes.append(helper.make_node("DequantizeLinear", inputs, [out], **attrs))
+        return out
+
+    def float_constant(self, init):
+        array = numpy_helper.to_array(init).astype(np.float32)
+        if array.size == 0:
+            return init.name
+        scale, zero = fitted(float(array.min()), float(array.max()))
+        q = np.clip(np.round(array / scale) + zero, 0, 255).astype(np.uint8)
+        out = self.fresh(init.name + "_DQ")
+        inputs = [self.constant(q, init.name), self.constant(np.array(scale), init.name + "_s"),
+                  self.constant(np.array(zero, np.uint8), init.name + "_z")]
+        self.nodes.append(helper.make_node("DequantizeLinear", inputs, [out]))
+        return out
+
+    def node(self, node):
+        """`node` reading quantized inputs, its float outputs quantized."""
+        if node.op_type not in QUANTIZED or node.domain:
+            self.nodes.append(self.reading_dequantized(node))
+            return
+        inputs = list(node.input)
+        w_scale = None
+        for k, name in enumerate(inputs):
+            init = self.inits.get(name)
+            floats = init is not None and init.data_type == T.FLOAT
+            if k == 1 and floats and node.op_type in WEIGHTS:
+                inputs[k], w_scale = self.weight(node, init)
+            elif k == 2 and floats and node.op_type in ("Conv", "Gemm") and w_scale is not None:
+                inputs[k] = self.bias(init, self.params.get(node.input[0], (1.0, 0))[0], w_scale)
+            elif floats and node.op_type in CONSTANTS:
+                inputs[k] = self.float_constant(init)
+            elif name in self.ranges:
+                inputs[k] = self.activation(name)
+        copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
+        copy.attribute.extend(node.attribute)
+        self.nodes.append(copy)
+        same = self.params.get(node.input[0]) if node.op_type in MOVES else None
+        for out in node.output:
+            if out in self.ranges:
+                self.activation(out, same)
+
+    def reading_dequantized(self, node):
+        copy = onnx.NodeProto()
+        copy.CopyFrom(node)
+        for k, name in enumerate(copy.input):
+            copy.input[k] = self.dequantized.get(name, name)
+        return copy
+
+    def quantized(self):
+        graph = self.model.graph
+        for name in [i.name for i in graph.input]:
+            if name in self.ranges and any(
+                    name in n.input and n.op_type in QUANTIZED for n in graph.node):
+                self.activation(name)
+        for node in graph.node:
+            self.node(node)
+        # A graph output is its pair's DequantizeLinear, under the output's name.
+        outputs = []
+        for out in graph.output:
+            if out.name not in self.dequantized:
+                outputs.append(out)
+                continue
+            renamed = self.fresh(out.name)
+            for n in self.nodes:
+                for k, name in enumerate(n.output):
+                    if name == out.name:
+                        n.output[k] = renamed
+                for k, name in enumerate(n.input):
+                    if name == out.name:
+                        n.input[k] = renamed
+            dq = self.dequantized[out.name]
+            for n in self.nodes:
+                if dq in n.output:
+                    n.output[list(n.output).index(dq)] = out.name
+                for k, name in enumerate(n.input):
+                    if name == dq:
+                        n.input[k] = out.name
+            outputs.append(out)
+        used = {i for n in self.nodes for i in n.input}
+        inits = [i for i in graph.initializer if i.name in used] + self.new_inits
+        model = helper.make_model(
+            helper.make_graph(self.nodes, "qdq", list(graph.input), outputs, inits),
+            opset_imports=list(self.model.opset_import))
+        model.ir_version = 8
+        return model
+
+
+def output_scales(model):
+    """Scale of each graph output made by a DequantizeLinear (None for the others)."""
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    made = {o: n for n in model.graph.node for o in n.output}
+    scales = []
+    for out in model.graph.output:
+        node = made.get(out.name)
+        ok = node is not None and node.op_type == "DequantizeLinear"
+        scales.append(float(inits[node.input[1]]) if ok else None)
+    return scales
+
+
+def make_case(seed, index, case_dir):
+    """Writes case `index`'s QDQ model and inputs; False when ONNX Runtime cannot calibrate."""
+    model, inputs = gen_graphs.generate(seed, index)
+    floats = float_values(model)
+    ranges = calibration_ranges(model, inputs, case_dir + "-calibration", floats)
+    if ranges is None:
+        return False
+    rng = np.random.default_rng([seed, index, 1])
+    gen_graphs.write_case(case_dir, Quantizer(model, ranges, rng).quantized(), inputs)
+    return True
+
+
+def main():
+    parser = ms_quantized_ops.arguments(__doc__.splitlines()[0], "qdq-graphs")
+    parser.add_argument("--count", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--menu", choices=["all", "transformer"], default="all")
+    parser.set_defaults(steps=2)
+    args = parser.parse_args()
+    use_simulated_npu(args.devices, args.hsched)
+    gen_graphs.MENU = TRANSFORMER_MENU if args.menu == "transformer" else MENU
+    shutil.rmtree(args.out, ignore_errors=True)
+    dirs = []
+    for index in range(args.first, args.first + args.count):
+        case_dir = os.path.join(args.out, f"case_{index:05d}")
+        if make_case(args.seed, index, case_dir):
+            dirs.append(case_dir)
+        else:
+            print(f"{os.path.basename(case_dir)}: ort-refused (calibration)")
+    failed = 0
+    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
+                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
+    answers = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
+    for case_dir, ort in zip(dirs, answers):
+        name = os.path.basename(case_dir)
+        if not ort["ok"]:
+            print(f"{name}: ort-refused ({ort['error'][:120]})")
+            continue
+        model = onnx.load(os.path.join(case_dir, "model.onnx"))
+        out_dir = os.path.join(case_dir, "hsched")
+        run = subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"),
+                              "--devices", args.devices, "--precision", args.precision,
+                              "--inputs",
+                              os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
+                              "--iterations", "1", "--warmup", "0"],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            failed += 1
+            print(f"{name}: FAILED: hsched exit {run.returncode}: {run.stderr.strip()[:200]}")
+            continue
+        worst, lines = 0.0, []
+        for k, scale in enumerate(output_scales(model)):
+            want = read_tensor(os.path.join(case_dir, "test_data_set_0", f"output_{k}.pb"))
+            got = read_tensor(os.path.join(out_dir, f"output_{k}.pb"))
+            if got.shape != want.shape or got.dtype != want.dtype:
+                worst = float("inf")
+                lines.append(f"output {k}: {got.dtype}{got.shape} against {want.dtype}"
+                             f"{want.shape}")
+                continue
+            diff = np.atleast_1d(np.abs(got.astype(np.float64) - want.astype(np.float64)))
+            if want.dtype.kind == "f":
+                diff[np.atleast_1d(np.isnan(got) & np.isnan(want))] = 0
+            unit = scale if scale else max(1e-4, 1e-3 * float(np.abs(want).max(initial=0)))
+            steps = float(diff.max(initial=0)) / unit
+            worst = max(worst, steps if not np.isnan(steps) else float("inf"))
+            lines.append(f"output {k}: {steps:.2f}{' steps' if scale else ' (float, 1e-3)'}, "
+                         f"{int((diff > 0).sum())} of {diff.size} differ")
+        ok = worst <= args.steps
+        failed += not ok
+        print(f"{name}: {'ok' if ok else 'FAILED'}: {'; '.join(lines)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
