@@ -10,11 +10,13 @@ Each case: a graph of gen_graphs.py drawn from the blocks quantized models are m
 blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
 calibrated by ONNX Runtime on its own test input (every float tensor's range), then quantized:
 - every float tensor an op of QUANTIZED makes or reads gets a QuantizeLinear -> DequantizeLinear
-  pair (uint8, asymmetric, the range widened to 0), read by all its readers; a move's output
-  (MOVES) takes its input's parameters, as ONNX Runtime's quantizer gives it;
+  pair (asymmetric, the range widened to 0; uint8, in a third of the cases int8 as ONNX
+  Runtime's QInt8 activations), read by all its readers; a move's output (MOVES) takes its
+  input's parameters, as ONNX Runtime's quantizer gives it;
 - a constant MatMul, Conv or Gemm weight becomes int8, symmetric, a scale per output channel
   (now and then one per tensor); a Conv's or Gemm's bias int32 at the input's scale times the
-  weight's; any other float constant such an op reads uint8 with its own range;
+  weight's; a float constant of an arithmetic op, a normalization or a Concat 8-bit as the
+  activations, with its own range;
 - a graph output is the DequantizeLinear of its pair (a float), compared in steps of its scale.
 A case fails when an output differs from ONNX Runtime's by more than --steps (default 2: a value
 rounding a tie the other way moves what reads it) or hsched refuses or crashes on it. Prints a line
@@ -117,6 +119,7 @@ class Quantizer:
         self.params = {}  # tensor -> (scale, zero)
         self.dequantized = {}  # tensor -> its DequantizeLinear's output
         self.count = 0
+        self.signed = rng.random() < 1 / 3  # int8 activations, else uint8
 
     def fresh(self, base):
         self.count += 1
@@ -127,11 +130,16 @@ class Quantizer:
         self.new_inits.append(numpy_helper.from_array(array, name))
         return name
 
+    def stored(self, unsigned):
+        """Values of [0, 255] in the activations' type."""
+        unsigned = np.asarray(unsigned)
+        return (unsigned - 128).astype(np.int8) if self.signed else unsigned.astype(np.uint8)
+
     def pair(self, tensor, params):
         """Q -> DQ of `tensor` with `params`; every reader then reads the DQ output."""
         scale, zero = params
         s = self.constant(np.array(scale, np.float32), tensor + "_scale")
-        z = self.constant(np.array(zero, np.uint8), tensor + "_zero")
+        z = self.constant(self.stored(zero), tensor + "_zero")
         q, d = self.fresh(tensor + "_Q"), self.fresh(tensor + "_DQ")
         self.nodes.append(helper.make_node("QuantizeLinear", [tensor, s, z], [q]))
         self.nodes.append(helper.make_node("DequantizeLinear", [q, s, z], [d]))
@@ -193,10 +201,10 @@ class Quantizer:
         if array.size == 0:
             return init.name
         scale, zero = fitted(float(array.min()), float(array.max()))
-        q = np.clip(np.round(array / scale) + zero, 0, 255).astype(np.uint8)
+        q = self.stored(np.clip(np.round(array / scale) + zero, 0, 255))
         out = self.fresh(init.name + "_DQ")
         inputs = [self.constant(q, init.name), self.constant(np.array(scale), init.name + "_s"),
-                  self.constant(np.array(zero, np.uint8), init.name + "_z")]
+                  self.constant(self.stored(zero), init.name + "_z")]
         self.nodes.append(helper.make_node("DequantizeLinear", inputs, [out]))
         return out
 
