@@ -5,6 +5,7 @@ graph optimizations off (ort_reference.js), outputs compared in quantization ste
 
     /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
+        [--split-every K]
 
 Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
 blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
@@ -310,6 +311,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--menu", choices=["all", "transformer"], default="all")
+    parser.add_argument("--split-every", type=int, default=0,
+                        help="as hsched run's: partitions of K nodes, devices in turn")
     parser.set_defaults(steps=2)
     args = parser.parse_args()
     use_simulated_npu(args.devices, args.hsched)
@@ -333,12 +336,13 @@ def main():
             continue
         model = onnx.load(os.path.join(case_dir, "model.onnx"))
         out_dir = os.path.join(case_dir, "hsched")
-        run = subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"),
-                              "--devices", args.devices, "--precision", args.precision,
-                              "--inputs",
-                              os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
-                              "--iterations", "1", "--warmup", "0"],
-                             capture_output=True, text=True)
+        command = [args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
+                   args.devices, "--precision", args.precision, "--inputs",
+                   os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
+                   "--iterations", "1", "--warmup", "0"]
+        if args.split_every:
+            command += ["--split-every", str(args.split_every)]
+        run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode != 0:
             failed += 1
             print(f"{name}: FAILED: hsched exit {run.returncode}: {run.stderr.strip()[:200]}")
