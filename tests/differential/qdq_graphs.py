@@ -242,6 +242,14 @@ class Quantizer:
             copy.input[k] = self.dequantized.get(name, name)
         return copy
 
+    def rename(self, old, new):
+        """Tensor `old` is `new` in every node from now on."""
+        for n in self.nodes:
+            for names in (n.input, n.output):
+                for k, name in enumerate(names):
+                    if name == old:
+                        names[k] = new
+
     def quantized(self):
         graph = self.model.graph
         for name in [i.name for i in graph.input]:
@@ -256,21 +264,8 @@ class Quantizer:
             if out.name not in self.dequantized:
                 outputs.append(out)
                 continue
-            renamed = self.fresh(out.name)
-            for n in self.nodes:
-                for k, name in enumerate(n.output):
-                    if name == out.name:
-                        n.output[k] = renamed
-                for k, name in enumerate(n.input):
-                    if name == out.name:
-                        n.input[k] = renamed
-            dq = self.dequantized[out.name]
-            for n in self.nodes:
-                if dq in n.output:
-                    n.output[list(n.output).index(dq)] = out.name
-                for k, name in enumerate(n.input):
-                    if name == dq:
-                        n.input[k] = out.name
+            self.rename(out.name, self.fresh(out.name))
+            self.rename(self.dequantized[out.name], out.name)
             outputs.append(out)
         used = {i for n in self.nodes for i in n.input}
         inits = [i for i in graph.initializer if i.name in used] + self.new_inits
