@@ -5,7 +5,7 @@ graph optimizations off (ort_reference.js), outputs compared in quantization ste
 
     /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
-        [--split-every K]
+        [--split-every K] [--qoperator SHARE]
 
 Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
 blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
@@ -18,7 +18,12 @@ calibrated by ONNX Runtime on its own test input (every float tensor's range), t
   (now and then one per tensor); a Conv's or Gemm's bias int32 at the input's scale times the
   weight's; a float constant of an arithmetic op, a normalization or a Concat 8-bit as the
   activations, with its own range;
-- a graph output is the DequantizeLinear of its pair (a float), compared in steps of its scale.
+- a graph output is the DequantizeLinear of its pair (a float), compared in steps of its scale;
+- with --qoperator SHARE, that share of the Convs, MatMuls, Adds, Muls, Sigmoids, LeakyRelus,
+  pools and Concats between DequantizeLinears and a QuantizeLinear becomes its QOperator form
+  (QLinearConv, QLinearMatMul, ONNX Runtime's QLinearAdd...), as its QOperator format writes it.
+The comparison is for fp32 storage: fp16 storage (--precision fp16, the simulated NPU) rounds
+the dequantized values between the pairs, which steps of the output's scale do not allow for.
 A case fails when an output differs from ONNX Runtime's by more than --steps (default 2: a value
 rounding a tie the other way moves what reads it) or hsched refuses or crashes on it. Prints a line
 per case and exits 1 on a failure.
@@ -40,6 +45,7 @@ import graph_builders as gb  # noqa: E402
 import ms_quantized_ops  # noqa: E402
 import nn_builders as nb  # noqa: E402
 from diff_test import read_tensor, use_simulated_npu  # noqa: E402
+from ms_quantized_ops import MS  # noqa: E402
 
 # The blocks quantized models are made of, and how often each is drawn.
 MENU = [(gb.unary, 3), (gb.gelu, 2), (gb.clip, 1), (gb.binary, 6), (gb.reshape, 3),
@@ -64,7 +70,7 @@ MOVES = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Split", "Ga
 # Ops whose other float constants are quantized too (the rest keep Resize's scales, Clip's
 # bounds, Pad's value as they are).
 CONSTANTS = {"Add", "Sub", "Mul", "Div", "LayerNormalization", "InstanceNormalization", "Concat"}
-WEIGHTS = {"Conv": 0, "Gemm": None, "MatMul": 1}  # the weight's output-channel axis (Gemm: transB)
+WEIGHTS = {"Conv": 0, "Gemm": None, "MatMul": -1}  # the weight's output-channel axis (Gemm: transB)
 
 
 def float_values(model):
@@ -106,7 +112,7 @@ def fitted(lo, hi):
     a range symmetric about 0 (Atan of inputs -3 and 3) would put its ends exactly half a step
     off the grid, where one ulp of the op decides the rounding."""
     lo, hi = min(lo, 0.0) * 1.0137, max(hi, 0.0) * 1.0291
-    scale = max(hi - lo, 1e-4) / 255
+    scale = max(hi - lo, 1e-2) / 255  # a range of float noise (a LayerNorm over one value) wider
     return np.float32(scale), int(np.clip(round(-lo / scale), 0, 255))
 
 
@@ -159,7 +165,7 @@ class Quantizer:
     def weight(self, node, init):
         """int8 symmetric weight of `node` (per output channel now and then not), dequantized."""
         w = numpy_helper.to_array(init).astype(np.float32)
-        axis = WEIGHTS[node.op_type]
+        axis = WEIGHTS[node.op_type] % w.ndim if WEIGHTS[node.op_type] is not None else None
         if axis is None:
             trans_b = next((a.i for a in node.attribute if a.name == "transB"), 0)
             axis = 0 if trans_b else 1
@@ -276,6 +282,80 @@ class Quantizer:
         return model
 
 
+# The QOperator form of an op between DequantizeLinears and a QuantizeLinear (--qoperator): the
+# operator, its domain, and whether its output's scale and zero point come first (QLinearConcat).
+QOPERATORS = {"Conv": ("QLinearConv", "", False), "MatMul": ("QLinearMatMul", "", False),
+              "Add": ("QLinearAdd", MS, False), "Mul": ("QLinearMul", MS, False),
+              "Sigmoid": ("QLinearSigmoid", MS, False),
+              "LeakyRelu": ("QLinearLeakyRelu", MS, False),
+              "GlobalAveragePool": ("QLinearGlobalAveragePool", MS, False),
+              "AveragePool": ("QLinearAveragePool", MS, False),
+              "Concat": ("QLinearConcat", MS, True)}
+
+
+def to_qoperator(model, rng, share):
+    """`model` with about `share` of the ops QOPERATORS names, where they read DequantizeLinears
+    and only a QuantizeLinear reads them, in their QOperator form (ONNX's QLinearConv and
+    QLinearMatMul, ONNX Runtime's com.microsoft ops), as its quantizer's QOperator format and
+    its saved optimized models write them; the rest stays in the QDQ form."""
+    graph = model.graph
+    nodes = list(graph.node)
+    made = {o: n for n in nodes for o in n.output}
+    readers = {}
+    for n in nodes:
+        for i in n.input:
+            readers.setdefault(i, []).append(n)
+    outputs = {o.name for o in graph.output}
+    inits = {i.name: i for i in graph.initializer}
+    rewritten, dropped = {}, set()
+    for n in nodes:
+        if n.op_type not in QOPERATORS or n.domain or rng.random() >= share:
+            continue
+        out = n.output[0]
+        q = readers.get(out, [None])[0]
+        if (len(n.output) != 1 or len(readers.get(out, [])) != 1 or out in outputs or
+                q.op_type != "QuantizeLinear"):
+            continue
+        dqs = [made.get(i) for i in n.input]
+        if any(d is None or d.op_type != "DequantizeLinear" for d in dqs):
+            continue
+        weight = n.op_type in ("Conv", "MatMul")
+        per_tensor = [numpy_helper.to_array(inits[d.input[1]]).size == 1 if d.input[1] in inits
+                      else False for d in dqs]
+        if not all(per_tensor[:1 if weight else len(dqs)]):
+            continue
+        op, domain, output_first = QOPERATORS[n.op_type]
+        quantized = [name for d in dqs[:2 if weight else len(dqs)] for name in d.input[:3]]
+        if n.op_type == "MatMul" and not per_tensor[1]:
+            # Per column in ONNX's N-D form [1, N], the one ONNX Runtime's QLinearMatMul takes.
+            if len(inits[dqs[1].input[0]].dims) != 2:
+                continue
+            for k in (4, 5):
+                column = numpy_helper.to_array(inits[quantized[k]])
+                row = numpy_helper.from_array(column.reshape(1, -1), quantized[k] + "_row")
+                graph.initializer.append(row)
+                inits[row.name] = row
+                quantized[k] = row.name
+        if output_first:
+            inputs = list(q.input[1:3]) + quantized
+        else:
+            inputs = quantized + list(q.input[1:3]) + [d.input[0] for d in dqs[2:] if weight]
+        node = helper.make_node(op, inputs, list(q.output), name=n.name, domain=domain)
+        node.attribute.extend(n.attribute)
+        if domain == MS and n.op_type in ("GlobalAveragePool", "AveragePool"):
+            node.attribute.append(helper.make_attribute("channels_last", 0))
+        rewritten[id(n)] = node
+        dropped.add(id(q))
+    kept = [rewritten.get(id(n), n) for n in nodes if id(n) not in dropped]
+    read = {i for n in kept for i in n.input} | outputs
+    kept = [n for n in kept if n.op_type != "DequantizeLinear" or n.output[0] in read]
+    del graph.node[:]
+    graph.node.extend(kept)
+    if any(n.domain == MS for n in kept):
+        model.opset_import.append(helper.make_opsetid(MS, 1))
+    return model
+
+
 def output_scales(model):
     """Scale of each graph output made by a DequantizeLinear (None for the others)."""
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
@@ -288,15 +368,19 @@ def output_scales(model):
     return scales
 
 
-def make_case(seed, index, case_dir):
-    """Writes case `index`'s QDQ model and inputs; False when ONNX Runtime cannot calibrate."""
+def make_case(seed, index, case_dir, qoperator):
+    """Writes case `index`'s QDQ model (`qoperator` of its ops in the QOperator form) and
+    inputs; False when ONNX Runtime cannot calibrate."""
     model, inputs = gen_graphs.generate(seed, index)
     floats = float_values(model)
     ranges = calibration_ranges(model, inputs, case_dir + "-calibration", floats)
     if ranges is None:
         return False
     rng = np.random.default_rng([seed, index, 1])
-    gen_graphs.write_case(case_dir, Quantizer(model, ranges, rng).quantized(), inputs)
+    quantized = Quantizer(model, ranges, rng).quantized()
+    if qoperator > 0:
+        quantized = to_qoperator(quantized, rng, qoperator)
+    gen_graphs.write_case(case_dir, quantized, inputs)
     return True
 
 
@@ -308,6 +392,8 @@ def main():
     parser.add_argument("--menu", choices=["all", "transformer"], default="all")
     parser.add_argument("--split-every", type=int, default=0,
                         help="as hsched run's: partitions of K nodes, devices in turn")
+    parser.add_argument("--qoperator", type=float, default=0.0,
+                        help="share of the ops QOPERATORS names in their QOperator form")
     parser.set_defaults(steps=2)
     args = parser.parse_args()
     use_simulated_npu(args.devices, args.hsched)
@@ -316,7 +402,7 @@ def main():
     dirs = []
     for index in range(args.first, args.first + args.count):
         case_dir = os.path.join(args.out, f"case_{index:05d}")
-        if make_case(args.seed, index, case_dir):
+        if make_case(args.seed, index, case_dir, args.qoperator):
             dirs.append(case_dir)
         else:
             print(f"{os.path.basename(case_dir)}: ort-refused (calibration)")

@@ -24,9 +24,21 @@
 
 namespace hsched::cpu {
 
+bool per_channel_shape(const Shape& shape, int64_t channels, int matrix_axis) {
+  if (channels < 0) return false;
+  if (shape.dims == std::vector<int64_t>{channels}) return true;
+  const int64_t rank = shape.rank();
+  if (matrix_axis == 0 || rank < 2) return false;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (shape.dims[i] != (i == rank + matrix_axis ? channels : 1)) return false;
+  }
+  return true;
+}
+
 Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
                                      size_t zero_point_input, DType data_dtype,
-                                     const std::string& what, int64_t channels, bool same_shape) {
+                                     const std::string& what, int64_t channels, bool same_shape,
+                                     int matrix_axis) {
   if (!spec.has_input(scale_input)) return invalid_node(spec, "needs " + what + "_scale");
   const Value& scale = *spec.inputs[scale_input];
   if (scale.dtype != DType::kF32) {
@@ -35,7 +47,7 @@ Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
   }
   QuantParam param{scale_input, zero_point_input, scale.shape.elements()};
   const bool one = param.count == 1 && scale.shape.rank() <= 1;
-  const bool per_channel = channels >= 0 && scale.shape.dims == std::vector<int64_t>{channels};
+  const bool per_channel = per_channel_shape(scale.shape, channels, matrix_axis);
   if (!one && !per_channel) {
     return invalid_node(spec,
                         what + "_scale " + scale.shape.to_string() +
@@ -50,9 +62,10 @@ Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
                                     ", its data " + std::string(dtype_name(data_dtype)));
     }
     const int64_t count = zp.shape.elements();
-    const bool fits =
-        same_shape ? count == param.count : count == 1 || (channels >= 0 && count == channels);
-    if (!fits || zp.shape.rank() > 1) {
+    const bool one_value = count == 1 && zp.shape.rank() <= 1;
+    const bool fits = same_shape ? count == param.count && (one_value || zp.shape == scale.shape)
+                                 : one_value || per_channel_shape(zp.shape, channels, matrix_axis);
+    if (!fits) {
       const std::string expected =
           same_shape ? "the shape of " + what + "_scale (" + scale.shape.to_string() + ")"
                      : "one value" + (channels >= 0 ? " or " + std::to_string(channels) : "");

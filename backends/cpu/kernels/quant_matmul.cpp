@@ -71,17 +71,18 @@ Result<MatMulGeometry> matmul_geometry(const KernelSpec& spec, size_t a_input, s
   return g;
 }
 
-// A zero point alone (MatMulInteger): omitted, one value, or one per row of A / column of B.
+// A zero point alone (MatMulInteger): omitted, one value, or one per row of A / column of B
+// (`matrix_axis` -2 / -1: per_channel_shape).
 Status check_zero_point(const KernelSpec& spec, size_t input, DType data_dtype,
-                        const std::string& what, int64_t channels) {
+                        const std::string& what, int64_t channels, int matrix_axis) {
   if (!spec.has_input(input)) return Status::ok();
   const Value& zp = *spec.inputs[input];
   if (zp.dtype != data_dtype) {
     return invalid_node(spec, what + " is " + std::string(dtype_name(zp.dtype)) + ", its data " +
                                   std::string(dtype_name(data_dtype)));
   }
-  const int64_t count = zp.shape.elements();
-  if (zp.shape.rank() > 1 || (count != 1 && count != channels)) {
+  const bool one = zp.shape.elements() == 1 && zp.shape.rank() <= 1;
+  if (!one && !per_channel_shape(zp.shape, channels, matrix_axis)) {
     return invalid_node(spec, what + " " + zp.shape.to_string() + " must hold one value or " +
                                   std::to_string(channels));
   }
@@ -283,8 +284,10 @@ Result<std::unique_ptr<Kernel>> make_qlinear_matmul(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_operands(spec, plan));
   HSCHED_ASSIGN_OR_RETURN(plan.geometry, matmul_geometry(spec, plan.a, plan.b));
   const DType a_dtype = spec.inputs[plan.a]->dtype, b_dtype = spec.inputs[plan.b]->dtype;
-  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 1, 2, a_dtype, "a", plan.geometry.m).status());
-  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 4, 5, b_dtype, "b", plan.geometry.n).status());
+  HSCHED_RETURN_IF_ERROR(
+      check_quant_param(spec, 1, 2, a_dtype, "a", plan.geometry.m, false, -2).status());
+  HSCHED_RETURN_IF_ERROR(
+      check_quant_param(spec, 4, 5, b_dtype, "b", plan.geometry.n, false, -1).status());
   plan.y_dtype = spec.has_input(7) ? spec.inputs[7]->dtype : DType::kU8;
   if (!is_quantized_dtype(plan.y_dtype) || spec.outputs[0]->dtype != plan.y_dtype) {
     return invalid_node(spec, "output is " + std::string(dtype_name(spec.outputs[0]->dtype)) +
@@ -316,9 +319,9 @@ Result<std::unique_ptr<Kernel>> make_matmul_integer(const KernelSpec& spec) {
   }
   HSCHED_ASSIGN_OR_RETURN(plan.geometry, matmul_geometry(spec, plan.a, plan.b));
   HSCHED_RETURN_IF_ERROR(
-      check_zero_point(spec, 2, spec.inputs[0]->dtype, "a_zero_point", plan.geometry.m));
+      check_zero_point(spec, 2, spec.inputs[0]->dtype, "a_zero_point", plan.geometry.m, -2));
   HSCHED_RETURN_IF_ERROR(
-      check_zero_point(spec, 3, spec.inputs[1]->dtype, "b_zero_point", plan.geometry.n));
+      check_zero_point(spec, 3, spec.inputs[1]->dtype, "b_zero_point", plan.geometry.n, -1));
   return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     return run_quant_matmul(plan, in, out);
   });

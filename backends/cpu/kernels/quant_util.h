@@ -55,10 +55,17 @@ struct QuantParam {
 // per-channel). `channels` < 0 forbids per-channel. `what` names the pair in errors ("w").
 // `same_shape`: the zero point has the scale's shape (QuantizeLinear, DequantizeLinear); otherwise
 // each is per tensor or per channel on its own (a per-channel scale with one zero point).
+// `matrix_axis` -1 (B's columns) or -2 (A's rows) of a matrix product: per channel may also be
+// written as ONNX's N-D form, that axis holding the channels and every other dim 1 ([1, N] for B,
+// as ONNX Runtime requires it).
 Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
                                      size_t zero_point_input, DType data_dtype,
                                      const std::string& what, int64_t channels,
-                                     bool same_shape = false);
+                                     bool same_shape = false, int matrix_axis = 0);
+
+// Whether `shape` holds `channels` parameters as check_quant_param takes them: [channels], or
+// with a `matrix_axis` (-1, -2) the N-D form whose other dims are 1.
+bool per_channel_shape(const Shape& shape, int64_t channels, int matrix_axis);
 
 // Input i of a kernel's run, or nullptr when the node omits it (or has fewer inputs).
 inline const Tensor* optional_input(std::span<const Tensor* const> inputs, size_t i) {

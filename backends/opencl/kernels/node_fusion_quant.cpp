@@ -397,8 +397,8 @@ class ChainWalk {
     if (!v.has_value() || v.value() == 2.0f || !k.has_value() || k.value() != 2.0f) {
       return std::nullopt;
     }
-    return Instruction{0.0f, static_cast<float>(UnaryOp::kNanTo), v.value(), 0.0f, 0.0f, c,
-                       0.0f, 0.0f};
+    return Instruction{0.0f, static_cast<float>(UnaryOp::kNanTo), v.value(), 0.0f, 0.0f, c, 0.0f,
+                       0.0f};
   }
 
   // The chain so far, ending in QuantizeLinear `q_id`.

@@ -269,6 +269,12 @@ TEST(CpuQuant, QLinearMatMulRequantizesPerTensorAndPerColumn) {
                   {{DType::kU8, {2, 2}}}, 10);
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_EQ(ints_of<uint8_t>((*c)[0]), (std::vector<int>{17, 8, 12, 10}));
+  // The same per column in ONNX's N-D form, [1, N], as ONNX Runtime requires it.
+  auto n_d = run_op("QLinearMatMul", {},
+                    qlinear_matmul_inputs(a, b, f32({1, 2}, {1, 0.25f}), i8({1, 2}, {0, 0})),
+                    {{DType::kU8, {2, 2}}}, 10);
+  ASSERT_TRUE(n_d.is_ok()) << n_d.status().message();
+  EXPECT_EQ(ints_of<uint8_t>((*n_d)[0]), (std::vector<int>{17, 8, 12, 10}));
 }
 
 TEST(CpuQuant, QLinearMatMulBroadcastsBatches) {
@@ -298,6 +304,13 @@ TEST(CpuQuant, MatMulIntegerSubtractsZeroPoints) {
              {{DType::kI32, {2, 2}}}, 10);
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   EXPECT_EQ(ints_of<int32_t>((*r)[0]), (std::vector<int>{12, 8, 0, 0}));
+  // The same in ONNX's N-D forms: [M, 1] and [1, N].
+  auto n_d = run_op(
+      "MatMulInteger", {},
+      {{i8({2, 1}, {5, 5})}, {i8({1, 2}, {3, 3})}, {i8({2, 1}, {1, 5})}, {i8({1, 2}, {0, 1})}},
+      {{DType::kI32, {2, 2}}}, 10);
+  ASSERT_TRUE(n_d.is_ok()) << n_d.status().message();
+  EXPECT_EQ(ints_of<int32_t>((*n_d)[0]), (std::vector<int>{12, 8, 0, 0}));
   auto o = run_op("MatMulInteger", {}, {{u8({1, 2}, {255, 255})}, {i8({2, 1}, {-128, -128})}},
                   {{DType::kI32, {1, 1}}}, 10);
   ASSERT_TRUE(o.is_ok()) << o.status().message();
@@ -319,6 +332,16 @@ TEST(CpuQuant, QuantizedMatMulsRefuseMalformedNodes) {
       run_op("MatMulInteger", {}, {{a}, {u8({3, 2}, {1, 2, 3, 4, 5, 6})}, {u8({3}, {1, 2, 3})}},
              {{DType::kI32, {2, 2}}}, 10),
       "MatMulInteger", "a_zero_point");
+  // Per row of A is [M, 1] in the N-D form, per column of B [1, N]: not the other way round.
+  expect_refused(
+      run_op("MatMulInteger", {}, {{a}, {u8({3, 2}, {1, 2, 3, 4, 5, 6})}, {u8({1, 2}, {1, 2})}},
+             {{DType::kI32, {2, 2}}}, 10),
+      "MatMulInteger", "a_zero_point");
+  expect_refused(run_op("QLinearMatMul", {},
+                        qlinear_matmul_inputs(a, i8({3, 2}, {1, 2, 3, 4, 5, 6}),
+                                              f32({2, 1}, {1, 1}), i8({2, 1}, {0, 0})),
+                        {{DType::kU8, {2, 2}}}, 10),
+                 "QLinearMatMul", "b_scale 2x1");
   expect_refused(run_op("QLinearMatMul", {},
                         qlinear_matmul_inputs(a, i8({3, 2}, {1, 2, 3, 4, 5, 6}),
                                               f32({3}, {1, 1, 1}), i8({3}, {0, 0, 0})),
