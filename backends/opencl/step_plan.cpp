@@ -393,14 +393,13 @@ void StepPlanner::take_epilogue(PlannedStep& step, bool matmul, std::vector<Plan
     if (auto quantize = fusable_output_quantization(graph_, *q)) {
       attach_output_quantization(step.op, *quantize);
       take(graph_.value(result).consumers[0], q->outputs[0]);
-      if (!matmul) take_requantized_step(step, result, fusable_requantized_activation, steps);
       if (matmul && !has_bias() && !step.op.has_attr(kMatMulResultPermAttr)) {
         take_requantized_step(step, result, fusable_requantized_bias, steps);
       }
       if (matmul && !step.op.has_attr(kMatMulResultPermAttr)) {
         take_requantized_step(step, result, fusable_requantized_residual, steps);
       }
-      if (matmul) take_qdq_chain(step, result);
+      take_qdq_chain(step, result);
       if (matmul && !with_residual && !step.op.has_attr(kMatMulLateResidualAttr)) {
         take_result_move(step, result);
       }

@@ -91,8 +91,8 @@ class StepPlanner {
   // the move's.
   void take_result_move(PlannedStep& step, ValueId& result);
 
-  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias or
-  // fusable_requantized_residual after a MatMul) finds after the product's quantized `result`,
+  // What `find` (fusable_requantized_bias or fusable_requantized_residual after a MatMul) finds
+  // after the product's quantized `result`,
   // where the program runs it between its DequantizeLinear and QuantizeLinear (and no MatMul
   // reads it as an operand's chain): in the product's epilogue, `result` then its
   // QuantizeLinear's.
@@ -100,10 +100,11 @@ class StepPlanner {
                              std::optional<RequantizedStep> (*find)(const Graph&, ValueId),
                              std::vector<PlannedStep>& steps);
 
-  // A chain of ops on a MatMul's quantized `result` (fusable_qdq_chain, one op or more) that
-  // alone reads it, through DequantizeLinears only it reads, where the program runs it as one step
-  // (a kQdqChainOp, or a single op's QDQ fusion): in the MatMul's epilogue, `result` then the
-  // chain's output.
+  // A chain of ops on a Conv's or MatMul's quantized `result` (fusable_qdq_chain, one op or
+  // more: an activation between its DequantizeLinear and QuantizeLinear, a quantized SiLU or
+  // GELU) that alone reads it, through DequantizeLinears only it reads, where the program runs it
+  // as one step (a kQdqChainOp, or a single op's QDQ fusion): in the product's epilogue, `result`
+  // then the chain's output.
   void take_qdq_chain(PlannedStep& step, ValueId& result);
 
   // Whether `v` is a constant or made from constants alone, `depth` nodes deep at most: the steps

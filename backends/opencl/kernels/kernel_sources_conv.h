@@ -19,9 +19,9 @@ inline constexpr const char* kConvSource = R"CL(
 // constant weights fused in): the Conv sums (x - x_zero) * w, exact in fp32 while the sum stays
 // below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
 // quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
-// result (a QuantizeLinear fused in); with post_op >= 0 as well, that integer q is dequantized,
-// activated and quantized again as QdqRow post says (a DequantizeLinear -> activation ->
-// QuantizeLinear).
+// result (a QuantizeLinear fused in); with chained as well, the integer of the chain of ops the
+// graph runs on that integer (a DequantizeLinear -> activation -> QuantizeLinear, a SiLU's
+// Sigmoid and product with a requantization between: qdq_chain_apply of the kernel's chain).
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
@@ -35,9 +35,7 @@ typedef struct {
   float x_scale;
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
-  int post_op;
-  float post_alpha, post_beta;
-  QdqRow post;
+  int chained;
 } ConvShape;
 
 // A copy of rows, as a Concat copies an input into its output: element i of [outer, inner] read
@@ -79,17 +77,14 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 
 // A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
 // quantized, plus the bias and the residual, the activation, quantized where quantize_y, then
-// requantized through post_op where the shape says.
+// through `chain` where the shape says (chained).
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
-                  ConvShape s, int op, float alpha, float beta) {
+                  ConvShape s, int op, float alpha, float beta, __global const QdqChain* chain) {
   if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
   const float v = apply_unary(op, acc + bias + res, alpha, beta);
   if (!s.quantize_y) return v;
   const float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
-  if (s.post_op < 0) return q;
-  const float p = apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale, s.post_alpha,
-                              s.post_beta);
-  return QDQ_OUT(s.post, p);
+  return s.chained ? qdq_chain_apply(chain, q) : q;
 }
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).
@@ -127,7 +122,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
                             __global const storage_t* w_scale,
                             __global const storage_t* bias, int has_bias,
                             __global const storage_t* res, int has_res, ConvShape s, int op,
-                            float alpha, float beta, int count) {
+                            float alpha, float beta, int count, __global const QdqChain* chain) {
   const int i = get_global_id(0);
   if (i >= count) return;
   const int plane = s.oh * s.ow;
@@ -135,7 +130,7 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   const int c = rest / plane, p = rest % plane;
   const float v = conv_finish(t[(c * s.n + b) * plane + p], c, w_scale,
                               has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f, s,
-                              op, alpha, beta);
+                              op, alpha, beta, chain);
   STORE(v, y, conv_stored(s, i));
 }
 
@@ -194,7 +189,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
           __global const storage_t* bias_0, int has_bias_0, __global const storage_t* res,      \
           int has_res, __global storage_t* y, __global float* partial, ConvShape s_0,           \
           int k_chunk, int op, float alpha, float beta, __global const storage_t* carried,      \
-          RowCopy carry PAIR_PARAMS) {                                                          \
+          RowCopy carry, __global const QdqChain* chain PAIR_PARAMS) {                          \
   carry_rows(carried, y, carry);                                                                \
   PAIR_PICK                                                                                     \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
@@ -242,7 +237,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
         const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
         STORE(QUANT ? conv_finish(acc[i][j], m, w_scale, bias_m,                                \
-                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta)          \
+                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta, chain)   \
                     : apply_unary(op, v, alpha, beta),                                          \
               y, conv_stored(s, out));                                                          \
       } else {                                                                                  \
@@ -276,7 +271,8 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
                                 __global const storage_t* w_scale,
                                 __global const storage_t* bias, int has_bias,
                                 __global const storage_t* res, int has_res, int splits,
-                                ConvShape s, int op, float alpha, float beta, int count) {
+                                ConvShape s, int op, float alpha, float beta, int count,
+                                __global const QdqChain* chain) {
   const int n = s.n, channels = s.oc, plane = s.oh * s.ow;
   const int i = get_global_id(0);
   if (i >= count) return;
@@ -287,7 +283,7 @@ __kernel void conv_split_reduce(__global const float* partial, __global storage_
   float v = 0.0f;
   for (int k = 0; k < splits; ++k, at += stride) v += partial[at];
   v = conv_finish(v, c, w_scale, has_bias ? LOAD(bias, c) : 0.0f, has_res ? LOAD(res, i) : 0.0f,
-                  s, op, alpha, beta);
+                  s, op, alpha, beta, chain);
   STORE(v, y, conv_stored(s, i));
 }
 
@@ -369,7 +365,8 @@ __kernel void NAME(__global const storage_t* x, __global const storage_t* in_sca
                    __global const storage_t* w, __global const storage_t* w_scale,             \
                    __global const storage_t* bias, int has_bias,                                \
                    __global const storage_t* res, int has_res, __global storage_t* y,           \
-                   ConvShape s, int op, float alpha, float beta, int count) {                   \
+                   ConvShape s, int op, float alpha, float beta, int count,                     \
+                   __global const QdqChain* chain) {                                            \
   const int i = get_global_id(0);                                                               \
   if (i >= count) return;                                                                       \
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;             \
@@ -392,7 +389,7 @@ __kernel void NAME(__global const storage_t* x, __global const storage_t* in_sca
   }                                                                                             \
   const float r = has_res ? LOAD(res, i) : 0.0f;                                                \
   STORE(QUANT ? conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f, r, s, op,       \
-                            alpha, beta)                                                        \
+                            alpha, beta, chain)                                                 \
               : apply_unary(op, sum + r, alpha, beta),                                          \
         y, conv_stored(s, i));                                                                  \
 }
@@ -411,7 +408,7 @@ conv_direct_pixel(__global const storage_t* x, __global const storage_t* in_scal
                   __global const storage_t* w, __global const storage_t* w_scale,
                   __global const storage_t* bias, int has_bias, __global const storage_t* res,
                   int has_res, __global storage_t* y, ConvShape s, int op, float alpha,
-                  float beta, int count) {
+                  float beta, int count, __global const QdqChain* chain) {
   __local float part[PIXEL_SLICES - 1][4][PIXEL_LANES];
   const int lane = get_local_id(0) % PIXEL_LANES, slice = get_local_id(0) / PIXEL_LANES;
   const int i = get_group_id(0) * PIXEL_LANES + lane;
@@ -450,7 +447,8 @@ conv_direct_pixel(__global const storage_t* x, __global const storage_t* in_scal
     if (m >= s.oc) break;
     const int out = (b * s.oc + m) * plane + p;
     const float r = has_res ? LOAD(res, out) : 0.0f;
-    STORE(conv_finish(acc[m], m, w_scale, has_bias ? LOAD(bias, m) : 0.0f, r, s, op, alpha, beta),
+    STORE(conv_finish(acc[m], m, w_scale, has_bias ? LOAD(bias, m) : 0.0f, r, s, op, alpha, beta,
+                      chain),
           y, conv_stored(s, out));
   }
 }
@@ -507,7 +505,7 @@ void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
                __global const storage_t* w, __global const storage_t* w_scale,
                __global const storage_t* bias, int has_bias,
                __global const storage_t* res, int has_res, __global storage_t* y, ConvShape s,
-               int op, float alpha, float beta) {
+               int op, float alpha, float beta, __global const QdqChain* chain) {
   __local float scratch[64];
   const int i = get_group_id(0), lid = get_local_id(0);
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;
@@ -525,7 +523,7 @@ void conv_rows(__global const storage_t* x, __global const storage_t* in_scale,
   const float sum = group_sum(partial, scratch);
   if (lid != 0) return;
   STORE(conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f,
-                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta),
+                    has_res ? LOAD(res, i) : 0.0f, s, op, alpha, beta, chain),
         y, conv_stored(s, i));
 }
 

@@ -39,9 +39,7 @@ struct ConvShape {
   cl_float x_scale;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
-  cl_int post_op;  // ConvParams::requantized_activation, -1 without
-  cl_float post_alpha, post_beta;
-  QdqRow post;
+  cl_int chained;  // ConvParams::chain
 };
 
 // `values` (1 per spatial axis, or empty for `fallback`) as the (h, w) pair; 1-D ops get h = 1
@@ -147,16 +145,11 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.y_hi = static_cast<cl_int>(q->hi);
     s.y_scale = q->scale;
   }
-  s.post_op = -1;
-  if (const auto& r = params.requantized_activation) {
-    const QdqRow& q = r->qdq;
-    if (!params.quantize_output || !requantizes(q)) {
-      return invalid_argument("ops: " + name + " has a bad requantized activation");
+  if (params.chain.count > 0) {
+    if (!params.quantize_output) {
+      return invalid_argument("ops: " + name + "'s chain of quantized ops needs its quantization");
     }
-    s.post_op = static_cast<cl_int>(r->activation.op);
-    s.post_alpha = r->activation.alpha;
-    s.post_beta = r->activation.beta;
-    s.post = q;
+    s.chained = 1;
   }
   if (s.kh < 1 || s.kw < 1 || s.sh < 1 || s.sw < 1 || s.dh < 1 || s.dw < 1 || s.ph < 0 ||
       s.pw < 0) {
@@ -164,6 +157,14 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
                             " kernel, strides and dilations must be >= 1, pads >= 0");
   }
   return s;
+}
+
+// The buffer of a Conv's chain of quantized ops (ConvParams::chain): its kernels' last argument,
+// a null one without.
+Result<cl::Buffer> chain_buffer(const OpKernels& ops, cl::CommandQueue& queue,
+                                const ConvParams& params) {
+  if (params.chain.count == 0) return detail::or_null(nullptr);
+  return detail::constant_buffer(ops, queue, &params.chain, sizeof params.chain);
 }
 
 // Whether a Conv runs the quantized kernels (conv_gemm_q_*, conv_direct_q): 8-bit operands or a
@@ -244,12 +245,13 @@ Result<cl::Event> conv_gemm(const OpKernels& ops, cl::CommandQueue& queue, const
     return gemm_done;
   }
   const Activation act = params.activation.value_or(Activation{});
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer chain, chain_buffer(ops, queue, params));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel epilogue, detail::queue_kernel(ops, queue, "conv_epilogue"));
   HSCHED_RETURN_IF_ERROR(set_args(epilogue, "conv_epilogue", t, y, weight_scale(params),
                                   detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
                                   detail::or_null(res), static_cast<cl_int>(res != nullptr), s,
                                   fused ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha,
-                                  act.beta, static_cast<cl_int>(y_count)));
+                                  act.beta, static_cast<cl_int>(y_count), chain));
   return launch(queue, epilogue, y_count, {}, "conv_epilogue");
 }
 
@@ -290,6 +292,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
        {"conv_gemm_q_64_1x1", "conv_gemm_q_32_1x1", "conv_gemm_q_16_1x1"}}};
   const int width = tile == 64 ? 0 : tile == 32 ? 1 : 2;
   const char* name = kNames[quantized_kernel(s) ? 1 : 0][one_by_one ? 1 : 0][width];
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer chain, chain_buffer(ops, queue, params));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   const ConvParams::CarriedCopy carried = params.carried.value_or(ConvParams::CarriedCopy{});
@@ -300,7 +303,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
       set_args(kernel, name, x, detail::or_null(params.input_scale), w, weight_scale(params),
                detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                static_cast<cl_int>(res != nullptr), y, partial, s, static_cast<cl_int>(k_chunk), op,
-               act.alpha, act.beta, detail::or_null(carried.x), carried.copy));
+               act.alpha, act.beta, detail::or_null(carried.x), carried.copy, chain));
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -316,7 +319,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
                                   detail::or_null(bias), static_cast<cl_int>(bias != nullptr),
                                   detail::or_null(res), static_cast<cl_int>(res != nullptr),
                                   static_cast<cl_int>(splits), s, op, act.alpha, act.beta,
-                                  static_cast<cl_int>(count)));
+                                  static_cast<cl_int>(count), chain));
   return launch(queue, reduce, count, {}, "conv_split_reduce");
 }
 
@@ -528,6 +531,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                      : per_pixel           ? "conv_direct_pixel"
                      : quantized_kernel(s) ? "conv_direct_q"
                                            : "conv_direct";
+  HSCHED_ASSIGN_OR_RETURN(const cl::Buffer chain, chain_buffer(ops, queue, params));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
   HSCHED_RETURN_IF_ERROR(
@@ -535,12 +539,15 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                static_cast<cl_int>(res != nullptr), y, s,
                params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta));
+  // conv_rows takes the chain next; the others their item count, then the chain.
   if (rows) {
+    HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(13, chain), "setArg of conv_rows"));
     return detail::launch_range(queue, kernel, cl::NDRange(static_cast<size_t>(count) * 64),
                                 cl::NDRange(64), wait, name);
   }
   HSCHED_RETURN_IF_ERROR(
       check_cl(kernel.setArg(13, static_cast<cl_int>(count)), "setArg of conv_direct"));
+  HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(14, chain), "setArg of conv_direct"));
   if (per_pixel) {  // work groups of positions by channel slices
     const auto groups = static_cast<size_t>((count + kPixelLanes - 1) / kPixelLanes);
     return detail::launch_range(queue, kernel, cl::NDRange(groups * kPixelGroup),
@@ -586,7 +593,7 @@ Result<cl::Event> enqueue_conv_pair(const OpKernels& ops, cl::CommandQueue& queu
   HSCHED_RETURN_IF_ERROR(
       set_args(kernel, name, x, none, *first.w, none, detail::or_null(first.bias),
                static_cast<cl_int>(first.bias != nullptr), none, cl_int{0}, y, none, s[0],
-               static_cast<cl_int>(k), op, act.alpha, act.beta, none, RowCopy{}, *second.w,
+               static_cast<cl_int>(k), op, act.alpha, act.beta, none, RowCopy{}, none, *second.w,
                detail::or_null(second.bias), static_cast<cl_int>(second.bias != nullptr), s[1]));
   const auto groups = [tile](int64_t extent) {
     return static_cast<size_t>((extent + tile - 1) / tile);

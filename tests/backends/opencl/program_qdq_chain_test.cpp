@@ -4,7 +4,7 @@
 // CI; skipped, not passed, without one).
 #include <cmath>
 #include <string>
-#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -83,16 +83,15 @@ TEST_F(ClProgramTest, QdqGeluRunsAsOneKernel) {
   expect_kernels_a_step_apart(runtime_, *graph, 1, "GELU");
 }
 
-// After a quantized MatMul, its GELU runs in the product's epilogue: one step for all (K 1024:
-// the product split over K, the GELU in the sum of the parts); after a quantized Conv, in a
-// kernel of its own. (y's scale twice x's: a tie in the product's requantization moves y a step
-// at most.)
-TEST_F(ClProgramTest, QdqMatMulRunsItsGeluInItsEpilogue) {
-  for (const auto& [product, k, kernels] :
-       {std::tuple{"MatMul", 40, 1}, std::tuple{"MatMul", 1024, 1}, std::tuple{"Conv", 40, 2}}) {
+// After a quantized MatMul or Conv, its GELU runs in the product's epilogue: one step for all
+// (K 1024: the product split over K, the GELU in the sum of the parts). (y's scale twice x's: a
+// tie in the product's requantization moves y a step at most.)
+TEST_F(ClProgramTest, QdqProductRunsItsGeluInItsEpilogue) {
+  for (const auto& [product, k] :
+       {std::pair{"MatMul", 40}, std::pair{"MatMul", 1024}, std::pair{"Conv", 40}}) {
     auto graph = import_onnx_model(gelu_model(product, 0.1f, k).model(), {}, "cl_qdq_gelu", {});
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-    expect_kernels_a_step_apart(runtime_, *graph, kernels,
+    expect_kernels_a_step_apart(runtime_, *graph, 1,
                                 std::string("a ") + product + "'s GELU, K " + std::to_string(k));
   }
 }
@@ -114,11 +113,10 @@ TEST_F(ClProgramTest, QdqSiluRunsAsOneKernel) {
   expect_kernels_a_step_apart(runtime_, *graph, 1, "a MatMul's Sigmoid");
 }
 
-// A Conv's quantized result through a Sigmoid then + 1, each between its DequantizeLinear and
-// QuantizeLinear: a chain of two the Conv does not take (its epilogue takes one activation
-// alone), so it runs after the Conv, the + 1 included (the Conv took the Sigmoid alone, dropping
-// the rest of the chain: y never written).
-TEST_F(ClProgramTest, QdqConvLeavesALongerChainWhole) {
+// A Conv's quantized result through a chain of ops (a Sigmoid then + 1, each between its
+// DequantizeLinear and QuantizeLinear) runs in the Conv's epilogue, the + 1 included (a first
+// version took the Sigmoid alone and dropped the rest: y never written).
+TEST_F(ClProgramTest, QdqConvRunsItsChain) {
   OnnxBuilder b = chain_model("v", "Conv", 0.1f);
   quantized_constant(b, "one", 1.0f, 1.0f / 255);
   b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
@@ -126,7 +124,64 @@ TEST_F(ClProgramTest, QdqConvLeavesALongerChainWhole) {
   b.node("Add", {"sd", "one"}, {"v"}, "add");
   auto graph = import_onnx_model(b.model(), {}, "cl_qdq_conv_sigmoid_add", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  expect_kernels_a_step_apart(runtime_, *graph, 2, "a Conv's Sigmoid + 1");
+  expect_kernels_a_step_apart(runtime_, *graph, 1, "a Conv's Sigmoid + 1");
+}
+
+// A quantized SiLU after each kind of quantized Conv kernel (YOLO's and EfficientNet's block as
+// ONNX Runtime's quantizer writes it: Conv, Q, DQ, Sigmoid, Q, DQ, Mul by the Conv's value, Q):
+// in the Conv's launches, as many as the Conv alone takes (the implicit GEMM, with K split or not,
+// the direct kernel of a depthwise Conv, the per-pixel one of 3 output channels).
+TEST_F(ClProgramTest, QdqConvRunsASiluInItsLaunches) {
+  struct Case {
+    int64_t c, oc, group, hw;
+  };
+  for (const Case& k :
+       {Case{16, 32, 1, 12}, Case{512, 8, 1, 4}, Case{16, 16, 16, 12}, Case{16, 3, 1, 12}}) {
+    const std::string what = "C " + std::to_string(k.c) + ", OC " + std::to_string(k.oc) +
+                             ", group " + std::to_string(k.group);
+    const auto model = [&](bool silu) {
+      OnnxBuilder b(17);
+      b.input("in", DType::kU8, {1, k.c, k.hw, k.hw});
+      b.output("y", DType::kI8, {1, k.oc, k.hw, k.hw});
+      const std::vector<int64_t> dims = {k.oc, k.c / k.group, 3, 3};
+      std::vector<int8_t> w(static_cast<size_t>(dims[0] * dims[1] * 9));
+      for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>((i * 7919 + 5) % 255 - 127);
+      const float w_scale = 0.3f / std::sqrt(static_cast<float>(dims[1] * 9));
+      b.initializer_f32("in_s", {}, {0.04f})
+          .initializer("in_z", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{128}))
+          .initializer("w", Tensor::from_vector(DType::kI8, dims, w))
+          .initializer_f32("ws", {}, {w_scale / 127})
+          .initializer_f32("xs", {}, {0.05f})
+          .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{120}))
+          .initializer_f32("ys", {}, {0.03f})
+          .initializer("yz", Tensor::from_vector(DType::kI8, {}, std::vector<int8_t>{-100}));
+      b.node("DequantizeLinear", {"in", "in_s", "in_z"}, {"in_d"}, "dq_in");
+      b.node("DequantizeLinear", {"w", "ws"}, {"wd"}, "dq_w");
+      onnx::NodeProto& conv = b.node("Conv", {"in_d", "wd"}, {"p"}, "conv");
+      set_attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+      set_attr(conv, "group", k.group);
+      if (!silu) {
+        b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"}, "q_y");
+        return b.model();
+      }
+      b.node("QuantizeLinear", {"p", "xs", "xz"}, {"x"}, "q_p");
+      b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+      b.node("Sigmoid", {"xd"}, {"s"}, "sigmoid");
+      requantized(b, "s", "sd", 1.0f / 255, 0);
+      b.node("Mul", {"xd", "sd"}, {"v"}, "mul");
+      b.node("QuantizeLinear", {"v", "ys", "yz"}, {"y"}, "q_y");
+      return b.model();
+    };
+    onnx::ModelProto conv_alone = model(false), conv_silu = model(true);
+    auto alone = import_onnx_model(conv_alone, {}, "cl_qdq_conv", {});
+    ASSERT_TRUE(alone.is_ok()) << alone.status().message();
+    auto plain = ClProgram::compile(*alone, runtime_, Storage::kFloat32, 300000);
+    ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+    auto graph = import_onnx_model(conv_silu, {}, "cl_qdq_conv_silu", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    expect_kernels_a_step_apart(runtime_, *graph, (*plain)->stats().kernels, what,
+                                {u8_ramp({1, k.c, k.hw, k.hw}, 37)});
+  }
 }
 
 // With the Erf's quantized value also an output of the graph, the chain ends there (Div, Erf);
