@@ -399,6 +399,7 @@ void StepPlanner::take_epilogue(PlannedStep& step, bool matmul, std::vector<Plan
       if (matmul && !step.op.has_attr(kMatMulResultPermAttr)) {
         take_requantized_step(step, result, fusable_requantized_residual, steps);
       }
+      if (!matmul) take_requantized_step(step, result, fusable_requantized_activation, steps);
       take_qdq_chain(step, result);
       if (matmul && !with_residual && !step.op.has_attr(kMatMulLateResidualAttr)) {
         take_result_move(step, result);

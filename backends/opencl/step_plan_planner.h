@@ -91,8 +91,8 @@ class StepPlanner {
   // the move's.
   void take_result_move(PlannedStep& step, ValueId& result);
 
-  // What `find` (fusable_requantized_bias or fusable_requantized_residual after a MatMul) finds
-  // after the product's quantized `result`,
+  // What `find` (fusable_requantized_activation after a Conv, fusable_requantized_bias or
+  // fusable_requantized_residual after a MatMul) finds after the product's quantized `result`,
   // where the program runs it between its DequantizeLinear and QuantizeLinear (and no MatMul
   // reads it as an operand's chain): in the product's epilogue, `result` then its
   // QuantizeLinear's.
@@ -102,9 +102,9 @@ class StepPlanner {
 
   // A chain of ops on a Conv's or MatMul's quantized `result` (fusable_qdq_chain, one op or
   // more: an activation between its DequantizeLinear and QuantizeLinear, a quantized SiLU or
-  // GELU) that alone reads it, through DequantizeLinears only it reads, where the program runs it
-  // as one step (a kQdqChainOp, or a single op's QDQ fusion): in the product's epilogue, `result`
-  // then the chain's output.
+  // GELU; after a Conv's one requantized activation, what follows it) that alone reads it, through
+  // DequantizeLinears only it reads, where the program runs it as one step (a kQdqChainOp, or a
+  // single op's QDQ fusion): in the product's epilogue, `result` then the chain's output.
   void take_qdq_chain(PlannedStep& step, ValueId& result);
 
   // Whether `v` is a constant or made from constants alone, `depth` nodes deep at most: the steps

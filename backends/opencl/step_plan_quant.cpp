@@ -153,12 +153,14 @@ void StepPlanner::take_requantized_step(PlannedStep& step, ValueId& result,
     step.op.inputs.resize(std::max<size_t>(step.op.inputs.size(), 3), kNoValue);
     step.op.inputs[2] = bias;
     step.op.attributes[kMatMulLateBiasAttr] = r->params;
-  } else {  // the MatMul's residual, its input kResidualInput
+  } else if (r->residual != kNoValue) {  // the MatMul's residual, its input kResidualInput
     const ValueId residual = same_as(r->residual);
     if (!from_constants(residual) && !hoist(residual, step.node, steps)) return;
     step.op.inputs.resize(std::max(step.op.inputs.size(), kResidualInput + 1), kNoValue);
     step.op.inputs[kResidualInput] = residual;
     step.op.attributes[kMatMulLateResidualAttr] = r->params;
+  } else {
+    step.op.attributes[kConvRequantizedActivationAttr] = r->params;
   }
   step.absorbed.insert(step.absorbed.end(), dequantized->second.begin(), dequantized->second.end());
   step.absorbed.insert(step.absorbed.end(), {r->node, r->quantization});

@@ -19,9 +19,11 @@ inline constexpr const char* kConvSource = R"CL(
 // constant weights fused in): the Conv sums (x - x_zero) * w, exact in fp32 while the sum stays
 // below 2^24, then multiplies by x_scale and the weights' scale (1 or oc values of w_scale). With
 // quantize_y it stores QuantizeLinear's clamp(rint(v / y_scale) + y_zero, y_lo, y_hi) of its
-// result (a QuantizeLinear fused in); with chained as well, the integer of the chain of ops the
-// graph runs on that integer (a DequantizeLinear -> activation -> QuantizeLinear, a SiLU's
-// Sigmoid and product with a requantization between: qdq_chain_apply of the kernel's chain).
+// result (a QuantizeLinear fused in); with post_op >= 0 as well, that integer q is dequantized,
+// activated and quantized again as QdqRow post says (a DequantizeLinear -> activation ->
+// QuantizeLinear); with chained, the integer is then run through the kernel's chain of ops (a
+// SiLU's Sigmoid and product with a requantization between: qdq_chain_apply). One activation
+// travels in the struct, a chain in a buffer: a buffer argument costs NVIDIA's enqueue more.
 typedef struct {
   int n, c, h, w;
   int oc, oh, ow;
@@ -35,6 +37,9 @@ typedef struct {
   float x_scale;
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
+  int post_op;
+  float post_alpha, post_beta;
+  QdqRow post;
   int chained;
 } ConvShape;
 
@@ -77,13 +82,17 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 
 // A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
 // quantized, plus the bias and the residual, the activation, quantized where quantize_y, then
-// through `chain` where the shape says (chained).
+// requantized through post_op and `chain` where the shape says.
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
                   ConvShape s, int op, float alpha, float beta, __global const QdqChain* chain) {
   if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
   const float v = apply_unary(op, acc + bias + res, alpha, beta);
   if (!s.quantize_y) return v;
-  const float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
+  float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
+  if (s.post_op >= 0) {
+    q = QDQ_OUT(s.post, apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale,
+                                    s.post_alpha, s.post_beta));
+  }
   return s.chained ? qdq_chain_apply(chain, q) : q;
 }
 

@@ -530,6 +530,22 @@ const Node* read_dequantized(const Graph& graph, ValueId q, NodeId* id) {
 
 }  // namespace
 
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q) {
+  NodeId id = kNoNode;
+  const Node* node = read_dequantized(graph, q, &id);
+  const auto activation = node ? fusable_activation(graph, *node) : std::nullopt;
+  const auto fusion = activation ? fusable_qdq_elementwise(graph, id) : std::nullopt;
+  if (!fusion || fusion->op.inputs[0] != q || !fusion->quantization) return std::nullopt;
+  const auto& qdq = std::get<std::vector<float>>(fusion->op.attributes.at(kQdqUnaryAttr));
+  RequantizedStep r{
+      .node = id,
+      .quantization = *fusion->quantization,
+      .output = fusion->op.outputs[0],
+      .params = {static_cast<float>(activation->op), activation->alpha, activation->beta}};
+  r.params.insert(r.params.end(), qdq.begin(), qdq.end());
+  return r;
+}
+
 namespace {
 
 // The Add of fusable_requantized_bias and fusable_requantized_residual: its other input as

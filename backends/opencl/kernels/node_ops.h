@@ -204,12 +204,21 @@ struct QuantizedOutput {
 std::optional<QuantizedOutput> fusable_output_quantization(const Graph& graph,
                                                            const Node& quantize);
 void attach_output_quantization(Node& product, const QuantizedOutput& q);
+// Conv -> QuantizeLinear -> DequantizeLinear -> activation -> QuantizeLinear fusion: a Conv's
+// quantized result `q` read only by a DequantizeLinear that only a fusable activation reads,
+// which only a QuantizeLinear reads (the activation between them as fusable_qdq_elementwise
+// runs it): the activation's node, its QuantizeLinear and output, and the parameters
+// {op, alpha, beta, x_scale, x_zero, y_scale, y_zero, lo, hi} the Conv takes as attribute
+// kConvRequantizedActivationAttr (ConvParams::requantized_activation: it stores that
+// QuantizeLinear's integers).
+inline constexpr const char* kConvRequantizedActivationAttr = "hsched_conv_requantized_activation";
 struct RequantizedStep {
   NodeId node = kNoNode, quantization = kNoNode;
   ValueId output = kNoValue, bias = kNoValue;  // bias: fusable_requantized_bias's
   ValueId residual = kNoValue;                 // fusable_requantized_residual's
   std::vector<float> params;
 };
+std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph, ValueId q);
 // MatMul -> QuantizeLinear -> DequantizeLinear -> bias Add -> QuantizeLinear fusion (the QDQ
 // format's Linear: the bias quantized apart): a MatMul's quantized result `q` of N columns read
 // only by a DequantizeLinear that only an Add of a row of N (f32, or 8-bit dequantized) reads,

@@ -126,6 +126,14 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
         .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
   }
   HSCHED_ASSIGN_OR_RETURN(params.quantize_output, fused_quantization(node, in));
+  HSCHED_ASSIGN_OR_RETURN(const auto requantized,
+                          fused_params(node, kConvRequantizedActivationAttr, 9, in));
+  if (requantized) {  // the program's DequantizeLinear -> activation -> QuantizeLinear fusion
+    const std::vector<float>& p = *requantized;
+    params.requantized_activation = ConvParams::RequantizedActivation{
+        .activation = Activation{.op = static_cast<UnaryOp>(p[0]), .alpha = p[1], .beta = p[2]},
+        .qdq = QdqRow{p[3], p[4], p[5], p[6], p[7], p[8]}};
+  }
   HSCHED_ASSIGN_OR_RETURN(const auto chain, fused_chain(node, in));
   if (chain) params.chain = *chain;       // the program's quantized chain after the Conv
   if (node.has_attr(kConvCarriesAttr)) {  // the program's Concat copy carried by the Conv

@@ -39,6 +39,9 @@ struct ConvShape {
   cl_float x_scale;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
+  cl_int post_op;  // ConvParams::requantized_activation, -1 without
+  cl_float post_alpha, post_beta;
+  QdqRow post;
   cl_int chained;  // ConvParams::chain
 };
 
@@ -144,6 +147,17 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.y_lo = static_cast<cl_int>(q->lo);
     s.y_hi = static_cast<cl_int>(q->hi);
     s.y_scale = q->scale;
+  }
+  s.post_op = -1;
+  if (const auto& r = params.requantized_activation) {
+    const QdqRow& q = r->qdq;
+    if (!params.quantize_output || !requantizes(q)) {
+      return invalid_argument("ops: " + name + " has a bad requantized activation");
+    }
+    s.post_op = static_cast<cl_int>(r->activation.op);
+    s.post_alpha = r->activation.alpha;
+    s.post_beta = r->activation.beta;
+    s.post = q;
   }
   if (params.chain.count > 0) {
     if (!params.quantize_output) {

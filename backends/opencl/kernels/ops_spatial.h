@@ -80,9 +80,17 @@ struct ConvParams {
     int64_t zero = 0, lo = 0, hi = 255;
   };
   std::optional<QuantizedOutput> quantize_output;
+  // Conv only, with quantize_output: y holds QdqRow's quantization of `activation` of its
+  // dequantization of those integers (a DequantizeLinear -> activation -> QuantizeLinear that
+  // alone reads the Conv's quantized result, fused in).
+  struct RequantizedActivation {
+    Activation activation;
+    QdqRow qdq;
+  };
+  std::optional<RequantizedActivation> requantized_activation;
   // Conv only, with quantize_output and chain.count > 0: y holds the chain's integers of those
-  // (the chain of elementwise ops that alone reads the Conv's quantized result, fused in: a
-  // DequantizeLinear -> activation -> QuantizeLinear, a quantized SiLU).
+  // (after requantized_activation's, where it has one): the chain of elementwise ops that alone
+  // reads the Conv's quantized result, fused in (a quantized SiLU or GELU).
   QdqChain chain{};
   // Conv only: the weights' fp32 values on the host ([OC, C / group, KH, KW]) where they are a
   // graph constant, for kWinograd, which transforms them there (once per queue and weights).
