@@ -236,10 +236,15 @@ class Quantizer:
         copy = helper.make_node(node.op_type, inputs, list(node.output), name=node.name)
         copy.attribute.extend(node.attribute)
         self.nodes.append(copy)
-        same = self.params.get(node.input[0]) if node.op_type in MOVES else None
+        params = self.params.get(node.input[0]) if node.op_type in MOVES else None
         for out in node.output:
+            if out in self.ranges and node.op_type in ("AveragePool", "GlobalAveragePool"):
+                # A mean of integers on its input's grid lands on exact ties, which ONNX Runtime's
+                # QLinearAveragePool rounds otherwise than QuantizeLinear: another grid.
+                lo, hi = self.ranges[out]
+                params = fitted(lo, hi * 1.0173)
             if out in self.ranges:
-                self.activation(out, same)
+                self.activation(out, params)
 
     def reading_dequantized(self, node):
         copy = onnx.NodeProto()
@@ -445,7 +450,7 @@ def main():
             worst = max(worst, steps if not np.isnan(steps) else float("inf"))
             lines.append(f"output {k}: {steps:.2f}{' steps' if scale else ' (float, 1e-3)'}, "
                          f"{int((diff > 0).sum())} of {diff.size} differ")
-        ok = worst <= args.steps
+        ok = worst <= args.steps + 1e-3  # (a step computed in floats)
         failed += not ok
         print(f"{name}: {'ok' if ok else 'FAILED'}: {'; '.join(lines)}")
     return 1 if failed else 0
