@@ -49,11 +49,14 @@ Result<QuantParam> check_quant_param(const KernelSpec& spec, size_t scale_input,
   const bool one = param.count == 1 && scale.shape.rank() <= 1;
   const bool per_channel = per_channel_shape(scale.shape, channels, matrix_axis);
   if (!one && !per_channel) {
-    return invalid_node(spec,
-                        what + "_scale " + scale.shape.to_string() +
-                            (channels < 0 ? " must hold one value"
-                                          : " must hold one value or " + std::to_string(channels) +
-                                                " (one per channel)"));
+    const std::string n = std::to_string(channels);
+    const std::string forms = matrix_axis == -1   ? ", as [" + n + "] or [1, " + n + "]"
+                              : matrix_axis == -2 ? ", as [" + n + "] or [" + n + ", 1]"
+                                                  : "";
+    return invalid_node(spec, what + "_scale " + scale.shape.to_string() +
+                                  (channels < 0 ? " must hold one value"
+                                                : " must hold one value or " + n +
+                                                      " (one per channel" + forms + ")"));
   }
   if (spec.has_input(zero_point_input)) {
     const Value& zp = *spec.inputs[zero_point_input];
