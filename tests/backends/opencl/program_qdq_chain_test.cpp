@@ -129,14 +129,16 @@ TEST_F(ClProgramTest, QdqConvRunsItsChain) {
 
 // A quantized SiLU after each kind of quantized Conv kernel (YOLO's and EfficientNet's block as
 // ONNX Runtime's quantizer writes it: Conv, Q, DQ, Sigmoid, Q, DQ, Mul by the Conv's value, Q):
-// in the Conv's launches, as many as the Conv alone takes (the implicit GEMM, with K split or not,
-// the direct kernel of a depthwise Conv, the per-pixel one of 3 output channels).
+// in the Conv's launches, as many as the Conv alone takes. The cases run each Conv kernel that
+// finishes a quantized Conv: the implicit GEMM, with K split (and conv_split_reduce) or not,
+// conv_rows (few outputs, long sums), the direct kernel (depthwise) and the per-pixel one (3
+// output channels).
 TEST_F(ClProgramTest, QdqConvRunsASiluInItsLaunches) {
   struct Case {
     int64_t c, oc, group, hw;
   };
-  for (const Case& k :
-       {Case{16, 32, 1, 12}, Case{512, 8, 1, 4}, Case{16, 16, 16, 12}, Case{16, 3, 1, 12}}) {
+  for (const Case& k : {Case{16, 32, 1, 12}, Case{512, 32, 1, 12}, Case{512, 8, 1, 4},
+                        Case{16, 16, 16, 12}, Case{16, 3, 1, 40}}) {
     const std::string what = "C " + std::to_string(k.c) + ", OC " + std::to_string(k.oc) +
                              ", group " + std::to_string(k.group);
     const auto model = [&](bool silu) {
