@@ -19,9 +19,10 @@ calibrated by ONNX Runtime on its own test input (every float tensor's range), t
   weight's; a float constant of an arithmetic op, a normalization or a Concat 8-bit as the
   activations, with its own range;
 - a graph output is the DequantizeLinear of its pair (a float), compared in steps of its scale;
-- with --qoperator SHARE, that share of the Convs, MatMuls, Adds, Muls, Sigmoids, LeakyRelus,
-  pools and Concats between DequantizeLinears and a QuantizeLinear becomes its QOperator form
-  (QLinearConv, QLinearMatMul, ONNX Runtime's QLinearAdd...), as its QOperator format writes it.
+- with --qoperator SHARE, that share of the Convs, MatMuls, Gemms, Adds, Muls, Sigmoids,
+  LeakyRelus, pools and Concats between DequantizeLinears and a QuantizeLinear becomes its
+  QOperator form (QLinearConv, QLinearMatMul, ONNX Runtime's QGemm, QLinearAdd...), as its
+  QOperator format writes it.
 The comparison is for fp32 storage: fp16 storage (--precision fp16, the simulated NPU) rounds
 the dequantized values between the pairs, which steps of the output's scale do not allow for.
 A case fails when an output differs from ONNX Runtime's by more than --steps (default 2: a value
@@ -295,7 +296,7 @@ QOPERATORS = {"Conv": ("QLinearConv", "", False), "MatMul": ("QLinearMatMul", ""
               "LeakyRelu": ("QLinearLeakyRelu", MS, False),
               "GlobalAveragePool": ("QLinearGlobalAveragePool", MS, False),
               "AveragePool": ("QLinearAveragePool", MS, False),
-              "Concat": ("QLinearConcat", MS, True)}
+              "Concat": ("QLinearConcat", MS, True), "Gemm": ("QGemm", MS, False)}
 
 
 def to_qoperator(model, rng, share):
@@ -324,11 +325,17 @@ def to_qoperator(model, rng, share):
         dqs = [made.get(i) for i in n.input]
         if any(d is None or d.op_type != "DequantizeLinear" for d in dqs):
             continue
-        weight = n.op_type in ("Conv", "MatMul")
+        weight = n.op_type in ("Conv", "MatMul", "Gemm")
+        if n.op_type == "Gemm" and any(a.name in ("alpha", "beta") and a.f != 1.0
+                                       for a in n.attribute):
+            continue  # (QGemm's C is at alpha * a_scale * b_scale; it has no beta)
         per_tensor = [numpy_helper.to_array(inits[d.input[1]]).size == 1 if d.input[1] in inits
                       else False for d in dqs]
         if not all(per_tensor[:1 if weight else len(dqs)]):
             continue
+        if weight and len(dqs) > 2 and (dqs[2].input[0] not in inits or
+                                         inits[dqs[2].input[0]].data_type != T.INT32):
+            continue  # (a product's bias: int32 at the input's and weight's scales)
         op, domain, output_first = QOPERATORS[n.op_type]
         quantized = [name for d in dqs[:2 if weight else len(dqs)] for name in d.input[:3]]
         if n.op_type == "MatMul" and not per_tensor[1]:
@@ -343,10 +350,13 @@ def to_qoperator(model, rng, share):
                 quantized[k] = row.name
         if output_first:
             inputs = list(q.input[1:3]) + quantized
+        elif n.op_type == "Gemm":  # C (int32) before the output's parameters
+            inputs = quantized + ([d.input[0] for d in dqs[2:]] or [""]) + list(q.input[1:3])
+            node_attrs = [a for a in n.attribute if a.name in ("alpha", "transA", "transB")]
         else:
             inputs = quantized + list(q.input[1:3]) + [d.input[0] for d in dqs[2:] if weight]
         node = helper.make_node(op, inputs, list(q.output), name=n.name, domain=domain)
-        node.attribute.extend(n.attribute)
+        node.attribute.extend(node_attrs if n.op_type == "Gemm" else n.attribute)
         if domain == MS and n.op_type in ("GlobalAveragePool", "AveragePool"):
             node.attribute.append(helper.make_attribute("channels_last", 0))
         rewritten[id(n)] = node
