@@ -117,6 +117,27 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
     gen_graphs.write_case(case_dir, model, feeds)
 
 
+def ort_reference(dirs, name_of_run):
+    """ONNX Runtime's outputs of each case folder of `dirs`, written beside its inputs by one
+    ort_reference.js process: its answer a case ({"ok": ..., "error": ...}), in order."""
+    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
+                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
+    results = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
+    if len(results) != len(dirs):
+        sys.exit(f"{name_of_run}: ort_reference.js answered {len(results)} of {len(dirs)} "
+                 f"cases: {reference.stderr.strip()[:300]}")
+    return results
+
+
+def run_hsched(args, case_dir, extra=()):
+    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/hsched."""
+    return subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
+                           args.devices, "--precision", args.precision, "--inputs",
+                           os.path.join(case_dir, "test_data_set_0"), "--outputs",
+                           os.path.join(case_dir, "hsched"), "--iterations", "1", "--warmup", "0",
+                           *extra], capture_output=True, text=True)
+
+
 def compare(case_list, args, name_of_run):
     """Writes `case_list` ((name, nodes, initializers, inputs, outputs, feeds, opset) each) under
     args.out, runs ONNX Runtime and `hsched run` on each, prints a line a case and returns how
@@ -127,24 +148,14 @@ def compare(case_list, args, name_of_run):
     for name, *parts in case_list:
         dirs.append(os.path.join(args.out, name))
         write_case(dirs[-1], *parts)
-    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
-                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
-    results = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
-    if len(results) != len(dirs):
-        sys.exit(f"{name_of_run}: ort_reference.js answered {len(results)} of {len(dirs)} "
-                 f"cases: {reference.stderr.strip()[:300]}")
     failed = 0
-    for case_dir, ort in zip(dirs, results):
+    for case_dir, ort in zip(dirs, ort_reference(dirs, name_of_run)):
         name = os.path.basename(case_dir)
         if not ort["ok"]:
             print(f"{name}: ort-refused ({ort['error'][:120]})")
             continue
         out_dir = os.path.join(case_dir, "hsched")
-        run = subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"),
-                              "--devices", args.devices, "--precision", args.precision, "--inputs",
-                              os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
-                              "--iterations", "1", "--warmup", "0"],
-                             capture_output=True, text=True)
+        run = run_hsched(args, case_dir)
         if run.returncode != 0:
             print(f"{name}: FAILED: hsched exit {run.returncode}: {run.stderr.strip()[:200]}")
             failed += 1

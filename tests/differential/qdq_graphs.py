@@ -29,10 +29,8 @@ A case fails when an output differs from ONNX Runtime's by more than --steps (de
 rounding a tie the other way moves what reads it) or hsched refuses or crashes on it. Prints a line
 per case and exits 1 on a failure.
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -85,19 +83,21 @@ def float_values(model):
             if types.get(name) == T.FLOAT}
 
 
-def calibration_ranges(model, inputs, case_dir, floats):
-    """(min, max) of each float tensor on the case's input, by ONNX Runtime."""
+def write_probe(model, inputs, case_dir, floats):
+    """Writes `model` with every float tensor of `floats` as an output, for ONNX Runtime to
+    calibrate it on `inputs`; returns that model."""
     probe = onnx.ModelProto()
     probe.CopyFrom(model)
     outputs = {o.name for o in probe.graph.output}
     inner = sorted(floats - outputs - {i.name for i in probe.graph.input})
     probe.graph.output.extend(helper.make_tensor_value_info(n, T.FLOAT, None) for n in inner)
     gen_graphs.write_case(case_dir, probe, inputs)
-    run = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
-                         input=case_dir + "\n", capture_output=True, text=True)
-    answer = json.loads(run.stdout.splitlines()[0]) if run.stdout.strip() else {"ok": False}
-    if not answer["ok"]:
-        return None
+    return probe
+
+
+def calibration_ranges(probe, inputs, case_dir, floats):
+    """(min, max) of each float tensor on the case's input, from ONNX Runtime's run of
+    write_probe's model."""
     ranges = {name: (float(array.min()), float(array.max())) if array.size else (0.0, 0.0)
               for name, array in inputs if name in floats}
     data = os.path.join(case_dir, "test_data_set_0")
@@ -383,24 +383,59 @@ def output_scales(model):
     return scales
 
 
-def make_case(seed, index, case_dir, qoperator):
-    """Writes case `index`'s QDQ model (`qoperator` of its ops in the QOperator form) and
-    inputs; False when ONNX Runtime cannot calibrate."""
-    model, inputs = gen_graphs.generate(seed, index)
-    rng = np.random.default_rng([seed, index, 1])
-    # Off gen_graphs' exact values (multiples of 1/2), whose means and sums on a quantization
-    # grid land on exact rounding ties.
-    inputs = [(name, (a + rng.uniform(-0.01, 0.01, a.shape)).astype(np.float32)
-               if a.dtype == np.float32 else a) for name, a in inputs]
-    floats = float_values(model)
-    ranges = calibration_ranges(model, inputs, case_dir + "-calibration", floats)
-    if ranges is None:
-        return False
-    quantized = Quantizer(model, ranges, rng).quantized()
-    if qoperator > 0:
-        quantized = to_qoperator(quantized, rng, qoperator)
-    gen_graphs.write_case(case_dir, quantized, inputs)
-    return True
+def make_cases(args):
+    """Writes the QDQ cases of args.seed (args.qoperator of their ops in the QOperator form) under
+    args.out, all calibrated by one ONNX Runtime process; their folders, less those ONNX Runtime
+    could not calibrate."""
+    cases = []
+    for index in range(args.first, args.first + args.count):
+        model, inputs = gen_graphs.generate(args.seed, index)
+        rng = np.random.default_rng([args.seed, index, 1])
+        # Off gen_graphs' exact values (multiples of 1/2), whose means and sums on a quantization
+        # grid land on exact rounding ties.
+        inputs = [(name, (a + rng.uniform(-0.01, 0.01, a.shape)).astype(np.float32)
+                   if a.dtype == np.float32 else a) for name, a in inputs]
+        case_dir = os.path.join(args.out, f"case_{index:05d}")
+        floats = float_values(model)
+        probe = write_probe(model, inputs, case_dir + "-calibration", floats)
+        cases.append((case_dir, model, inputs, rng, floats, probe))
+    calibrated = ms_quantized_ops.ort_reference([c[0] + "-calibration" for c in cases],
+                                                "qdq_graphs calibration")
+    dirs = []
+    for (case_dir, model, inputs, rng, floats, probe), ort in zip(cases, calibrated):
+        if not ort["ok"]:
+            print(f"{os.path.basename(case_dir)}: ort-refused (calibration)")
+            continue
+        ranges = calibration_ranges(probe, inputs, case_dir + "-calibration", floats)
+        quantized = Quantizer(model, ranges, rng).quantized()
+        if args.qoperator > 0:
+            quantized = to_qoperator(quantized, rng, args.qoperator)
+        gen_graphs.write_case(case_dir, quantized, inputs)
+        dirs.append(case_dir)
+    return dirs
+
+
+def steps_apart(case_dir):
+    """The largest difference of hsched's outputs from ONNX Runtime's, in steps of each output's
+    scale (a float output: in 1e-3 of its largest value), and a line on each output."""
+    model = onnx.load(os.path.join(case_dir, "model.onnx"))
+    worst, lines = 0.0, []
+    for k, scale in enumerate(output_scales(model)):
+        want = read_tensor(os.path.join(case_dir, "test_data_set_0", f"output_{k}.pb"))
+        got = read_tensor(os.path.join(case_dir, "hsched", f"output_{k}.pb"))
+        if got.shape != want.shape or got.dtype != want.dtype:
+            worst = float("inf")
+            lines.append(f"output {k}: {got.dtype}{got.shape} against {want.dtype}{want.shape}")
+            continue
+        diff = np.atleast_1d(np.abs(got.astype(np.float64) - want.astype(np.float64)))
+        if want.dtype.kind == "f":
+            diff[np.atleast_1d(np.isnan(got) & np.isnan(want))] = 0
+        unit = scale if scale else max(1e-4, 1e-3 * float(np.abs(want).max(initial=0)))
+        steps = float(diff.max(initial=0)) / unit
+        worst = max(worst, steps if not np.isnan(steps) else float("inf"))
+        lines.append(f"output {k}: {steps:.2f}{' steps' if scale else ' (float, 1e-3)'}, "
+                     f"{int((diff > 0).sum())} of {diff.size} differ")
+    return worst, lines
 
 
 def main():
@@ -418,52 +453,20 @@ def main():
     use_simulated_npu(args.devices, args.hsched)
     gen_graphs.MENU = TRANSFORMER_MENU if args.menu == "transformer" else MENU
     shutil.rmtree(args.out, ignore_errors=True)
-    dirs = []
-    for index in range(args.first, args.first + args.count):
-        case_dir = os.path.join(args.out, f"case_{index:05d}")
-        if make_case(args.seed, index, case_dir, args.qoperator):
-            dirs.append(case_dir)
-        else:
-            print(f"{os.path.basename(case_dir)}: ort-refused (calibration)")
+    dirs = make_cases(args)
+    extra = ["--split-every", str(args.split_every)] if args.split_every else []
     failed = 0
-    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
-                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
-    answers = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
-    for case_dir, ort in zip(dirs, answers):
+    for case_dir, ort in zip(dirs, ms_quantized_ops.ort_reference(dirs, "qdq_graphs")):
         name = os.path.basename(case_dir)
         if not ort["ok"]:
             print(f"{name}: ort-refused ({ort['error'][:120]})")
             continue
-        model = onnx.load(os.path.join(case_dir, "model.onnx"))
-        out_dir = os.path.join(case_dir, "hsched")
-        command = [args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
-                   args.devices, "--precision", args.precision, "--inputs",
-                   os.path.join(case_dir, "test_data_set_0"), "--outputs", out_dir,
-                   "--iterations", "1", "--warmup", "0"]
-        if args.split_every:
-            command += ["--split-every", str(args.split_every)]
-        run = subprocess.run(command, capture_output=True, text=True)
+        run = ms_quantized_ops.run_hsched(args, case_dir, extra)
         if run.returncode != 0:
             failed += 1
             print(f"{name}: FAILED: hsched exit {run.returncode}: {run.stderr.strip()[:200]}")
             continue
-        worst, lines = 0.0, []
-        for k, scale in enumerate(output_scales(model)):
-            want = read_tensor(os.path.join(case_dir, "test_data_set_0", f"output_{k}.pb"))
-            got = read_tensor(os.path.join(out_dir, f"output_{k}.pb"))
-            if got.shape != want.shape or got.dtype != want.dtype:
-                worst = float("inf")
-                lines.append(f"output {k}: {got.dtype}{got.shape} against {want.dtype}"
-                             f"{want.shape}")
-                continue
-            diff = np.atleast_1d(np.abs(got.astype(np.float64) - want.astype(np.float64)))
-            if want.dtype.kind == "f":
-                diff[np.atleast_1d(np.isnan(got) & np.isnan(want))] = 0
-            unit = scale if scale else max(1e-4, 1e-3 * float(np.abs(want).max(initial=0)))
-            steps = float(diff.max(initial=0)) / unit
-            worst = max(worst, steps if not np.isnan(steps) else float("inf"))
-            lines.append(f"output {k}: {steps:.2f}{' steps' if scale else ' (float, 1e-3)'}, "
-                         f"{int((diff > 0).sum())} of {diff.size} differ")
+        worst, lines = steps_apart(case_dir)
         ok = worst <= args.steps + 1e-3  # (a step computed in floats)
         failed += not ok
         print(f"{name}: {'ok' if ok else 'FAILED'}: {'; '.join(lines)}")
