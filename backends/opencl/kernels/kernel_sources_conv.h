@@ -82,7 +82,8 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 
 // A Conv's output element from `acc`, its sum over the window at output channel m: scaled where
 // quantized, plus the bias and the residual, the activation, quantized where quantize_y, then
-// requantized through post_op and `chain` where the shape says.
+// requantized through post_op and `chain` where the shape says (a kernel without a chain passes
+// a literal 0, and its code none of it).
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
                   ConvShape s, int op, float alpha, float beta, __global const QdqChain* chain) {
   if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
@@ -93,7 +94,7 @@ float conv_finish(float acc, int m, __global const storage_t* w_scale, float bia
     q = QDQ_OUT(s.post, apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale,
                                     s.post_alpha, s.post_beta));
   }
-  return s.chained ? qdq_chain_apply(chain, q) : q;
+  return chain != 0 && s.chained ? qdq_chain_apply(chain, q) : q;
 }
 
 // Where a Conv stores its output element i (NCHW over its own oc channels).
@@ -176,7 +177,10 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   }
 // PAIR_PARAMS and PAIR_PICK: nothing, or (conv_gemm_pair) a second Conv of the same input into
 // the same output (a fire module's two expand Convs writing their Concat): its weights, bias and
-// geometry, picked by work-group dimension 2, which then splits nothing.
+// geometry, picked by work-group dimension 2, which then splits nothing. CHAIN_PARAM and CHAIN:
+// nothing and 0, or (conv_gemm_qc) the chain argument and its name: only a Conv with a chain
+// (ConvShape chained) carries its code and argument (on the H200 both cost every other quantized
+// Conv's launches time, docs/benchmarks.md).
 #define CG_SINGLE_PARAMS
 #define CG_SINGLE_PICK                                                                          \
   const ConvShape s = s_0;                                                                      \
@@ -191,14 +195,16 @@ __kernel void conv_epilogue(__global const float* t, __global storage_t* y,
   __global const storage_t* w = second ? w_1 : w_0;                                             \
   __global const storage_t* bias = second ? bias_1 : bias_0;                                    \
   const int has_bias = second ? has_bias_1 : has_bias_0, split = 0, splits = 1;
-#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, PAIR_PARAMS, PAIR_PICK)          \
+#define CG_CHAIN_PARAM , __global const QdqChain* chain
+#define CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, PAIR_PARAMS, PAIR_PICK, CHAIN_PARAM, \
+                CHAIN)                                                                          \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* x, __global const storage_t* in_scale,                     \
           __global const storage_t* w_0, __global const storage_t* w_scale,                     \
           __global const storage_t* bias_0, int has_bias_0, __global const storage_t* res,      \
           int has_res, __global storage_t* y, __global float* partial, ConvShape s_0,           \
           int k_chunk, int op, float alpha, float beta, __global const storage_t* carried,      \
-          RowCopy carry, __global const QdqChain* chain PAIR_PARAMS) {                          \
+          RowCopy carry CHAIN_PARAM PAIR_PARAMS) {                                              \
   carry_rows(carried, y, carry);                                                                \
   PAIR_PICK                                                                                     \
   __local float a_tile[16][CG_TILE] __attribute__((aligned(16)));                              \
@@ -246,7 +252,7 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
         const int out = ((n / plane) * s.oc + m) * plane + n % plane;                           \
         const float v = acc[i][j] + bias_m + (has_res ? LOAD(res, out) : 0.0f);               \
         STORE(QUANT ? conv_finish(acc[i][j], m, w_scale, bias_m,                                \
-                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta, chain)   \
+                                  has_res ? LOAD(res, out) : 0.0f, s, op, alpha, beta, CHAIN)   \
                     : apply_unary(op, v, alpha, beta),                                          \
               y, conv_stored(s, out));                                                          \
       } else {                                                                                  \
@@ -255,24 +261,38 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
     }                                                                                           \
   }                                                                                             \
 }
-CG_BODY(conv_gemm_64, 64, 4, float4, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_32, 32, 2, float2, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_16, 16, 1, float, 0, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_64_1x1, 64, 4, float4, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_32_1x1, 32, 2, float2, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_16_1x1, 16, 1, float, 1, 0, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+// One Conv: float (QUANT 0), quantized (QUANT 1) with or without a chain (CHAINED).
+#define CG_ONE(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, CHAINED)                            \
+  CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, CG_SINGLE_PARAMS, CG_SINGLE_PICK,        \
+          CHAINED##_PARAM, CHAINED##_NAME)
+#define CG_NO_CHAIN_PARAM
+#define CG_NO_CHAIN_NAME 0
+#define CG_CHAIN_NAME chain
+CG_ONE(conv_gemm_64, 64, 4, float4, 0, 0, CG_NO_CHAIN)
+CG_ONE(conv_gemm_32, 32, 2, float2, 0, 0, CG_NO_CHAIN)
+CG_ONE(conv_gemm_16, 16, 1, float, 0, 0, CG_NO_CHAIN)
+CG_ONE(conv_gemm_64_1x1, 64, 4, float4, 1, 0, CG_NO_CHAIN)
+CG_ONE(conv_gemm_32_1x1, 32, 2, float2, 1, 0, CG_NO_CHAIN)
+CG_ONE(conv_gemm_16_1x1, 16, 1, float, 1, 0, CG_NO_CHAIN)
 // The same for a quantized Conv or one whose output is quantized (ConvShape's quantized and
-// quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue.
-CG_BODY(conv_gemm_q_64, 64, 4, float4, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_q_32, 32, 2, float2, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_q_16, 16, 1, float, 0, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
-CG_BODY(conv_gemm_q_16_1x1, 16, 1, float, 1, 1, CG_SINGLE_PARAMS, CG_SINGLE_PICK)
+// quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue; conv_gemm_qc_* with
+// the chain after it (ConvShape chained).
+CG_ONE(conv_gemm_q_64, 64, 4, float4, 0, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_q_32, 32, 2, float2, 0, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_q_16, 16, 1, float, 0, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_q_16_1x1, 16, 1, float, 1, 1, CG_NO_CHAIN)
+CG_ONE(conv_gemm_qc_64, 64, 4, float4, 0, 1, CG_CHAIN)
+CG_ONE(conv_gemm_qc_32, 32, 2, float2, 0, 1, CG_CHAIN)
+CG_ONE(conv_gemm_qc_16, 16, 1, float, 0, 1, CG_CHAIN)
+CG_ONE(conv_gemm_qc_64_1x1, 64, 4, float4, 1, 1, CG_CHAIN)
+CG_ONE(conv_gemm_qc_32_1x1, 32, 2, float2, 1, 1, CG_CHAIN)
+CG_ONE(conv_gemm_qc_16_1x1, 16, 1, float, 1, 1, CG_CHAIN)
 // Two Convs in one launch (PAIR_PICK), each through the general gather.
-CG_BODY(conv_gemm_pair_64, 64, 4, float4, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
-CG_BODY(conv_gemm_pair_32, 32, 2, float2, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
-CG_BODY(conv_gemm_pair_16, 16, 1, float, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK)
+CG_BODY(conv_gemm_pair_64, 64, 4, float4, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK, , 0)
+CG_BODY(conv_gemm_pair_32, 32, 2, float2, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK, , 0)
+CG_BODY(conv_gemm_pair_16, 16, 1, float, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK, , 0)
 
 // Sums conv_gemm's split-K partials [splits, channels, n * plane] into NCHW y with bias, residual
 // and activation.
@@ -368,14 +388,14 @@ __kernel void winograd_output(__global const storage_t* m, __global storage_t* y
 }
 
 // Direct convolution (grouped and depthwise; any group): w is [oc, c / group, kh, kw]; bias,
-// residual Add and activation fused as in conv_gemm.
-#define CD_BODY(NAME, QUANT)                                                                    \
+// residual Add and activation fused as in conv_gemm; the chain as conv_gemm's CHAINED says.
+#define CD_BODY(NAME, QUANT, CHAINED)                                                           \
 __kernel void NAME(__global const storage_t* x, __global const storage_t* in_scale,            \
                    __global const storage_t* w, __global const storage_t* w_scale,             \
                    __global const storage_t* bias, int has_bias,                                \
                    __global const storage_t* res, int has_res, __global storage_t* y,           \
-                   ConvShape s, int op, float alpha, float beta, int count,                     \
-                   __global const QdqChain* chain) {                                            \
+                   ConvShape s, int op, float alpha, float beta,                                \
+                   int count CHAINED##_PARAM) {                                                 \
   const int i = get_global_id(0);                                                               \
   if (i >= count) return;                                                                       \
   const int ox = i % s.ow, oy = (i / s.ow) % s.oh, oc = (i / (s.ow * s.oh)) % s.oc;             \
@@ -398,12 +418,13 @@ __kernel void NAME(__global const storage_t* x, __global const storage_t* in_sca
   }                                                                                             \
   const float r = has_res ? LOAD(res, i) : 0.0f;                                                \
   STORE(QUANT ? conv_finish(sum, oc, w_scale, has_bias ? LOAD(bias, oc) : 0.0f, r, s, op,       \
-                            alpha, beta, chain)                                                 \
+                            alpha, beta, CHAINED##_NAME)                                        \
               : apply_unary(op, sum + r, alpha, beta),                                          \
         y, conv_stored(s, i));                                                                  \
 }
-CD_BODY(conv_direct, 0)
-CD_BODY(conv_direct_q, 1)  // quantized or quantize_y, as conv_gemm_q_*
+CD_BODY(conv_direct, 0, CG_NO_CHAIN)
+CD_BODY(conv_direct_q, 1, CG_NO_CHAIN)  // quantized or quantize_y, as conv_gemm_q_*
+CD_BODY(conv_direct_qc, 1, CG_CHAIN)    // and a chain, as conv_gemm_qc_*
 
 // Direct convolution of group 1 and at most 4 output channels (a decoder's last Conv to RGB):
 // work groups of 256 items, 32 output positions (count = N x OH x OW) by 8 slices of the input

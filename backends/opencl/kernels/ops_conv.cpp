@@ -299,13 +299,17 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
   const cl_int op = params.activation ? static_cast<cl_int>(act.op) : cl_int{-1};
   // A 1x1 kernel without leading pads gathers no window (a trailing pad's pixels read zeros).
   const bool one_by_one = s.kh == 1 && s.kw == 1 && s.ph == 0 && s.pw == 0;
-  static constexpr const char* kNames[2][2][3] = {
+  // Float, quantized, quantized with a chain (its argument last).
+  static constexpr const char* kNames[3][2][3] = {
       {{"conv_gemm_64", "conv_gemm_32", "conv_gemm_16"},
        {"conv_gemm_64_1x1", "conv_gemm_32_1x1", "conv_gemm_16_1x1"}},
       {{"conv_gemm_q_64", "conv_gemm_q_32", "conv_gemm_q_16"},
-       {"conv_gemm_q_64_1x1", "conv_gemm_q_32_1x1", "conv_gemm_q_16_1x1"}}};
+       {"conv_gemm_q_64_1x1", "conv_gemm_q_32_1x1", "conv_gemm_q_16_1x1"}},
+      {{"conv_gemm_qc_64", "conv_gemm_qc_32", "conv_gemm_qc_16"},
+       {"conv_gemm_qc_64_1x1", "conv_gemm_qc_32_1x1", "conv_gemm_qc_16_1x1"}}};
   const int width = tile == 64 ? 0 : tile == 32 ? 1 : 2;
-  const char* name = kNames[quantized_kernel(s) ? 1 : 0][one_by_one ? 1 : 0][width];
+  const int kind = s.chained ? 2 : quantized_kernel(s) ? 1 : 0;
+  const char* name = kNames[kind][one_by_one ? 1 : 0][width];
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer chain, chain_buffer(ops, queue, params));
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const cl::Buffer* res = params.residual;
@@ -317,7 +321,10 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
       set_args(kernel, name, x, detail::or_null(params.input_scale), w, weight_scale(params),
                detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                static_cast<cl_int>(res != nullptr), y, partial, s, static_cast<cl_int>(k_chunk), op,
-               act.alpha, act.beta, detail::or_null(carried.x), carried.copy, chain));
+               act.alpha, act.beta, detail::or_null(carried.x), carried.copy));
+  if (s.chained) {
+    HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(17, chain), "setArg of conv_gemm_qc"));
+  }
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
     return static_cast<size_t>((extent + tile - 1) / tile);
   };
@@ -543,6 +550,7 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t count = element_count(y_shape) / (per_pixel ? s.oc : 1);
   const char* name = rows                  ? "conv_rows"
                      : per_pixel           ? "conv_direct_pixel"
+                     : s.chained           ? "conv_direct_qc"
                      : quantized_kernel(s) ? "conv_direct_q"
                                            : "conv_direct";
   HSCHED_ASSIGN_OR_RETURN(const cl::Buffer chain, chain_buffer(ops, queue, params));
@@ -553,7 +561,8 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
                detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                static_cast<cl_int>(res != nullptr), y, s,
                params.activation ? static_cast<cl_int>(act.op) : cl_int{-1}, act.alpha, act.beta));
-  // conv_rows takes the chain next; the others their item count, then the chain.
+  // conv_rows takes the chain next; the others their item count, then conv_direct_pixel and
+  // conv_direct_qc the chain.
   if (rows) {
     HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(13, chain), "setArg of conv_rows"));
     return detail::launch_range(queue, kernel, cl::NDRange(static_cast<size_t>(count) * 64),
@@ -561,7 +570,9 @@ Result<cl::Event> enqueue_conv(const OpKernels& ops, cl::CommandQueue& queue, co
   }
   HSCHED_RETURN_IF_ERROR(
       check_cl(kernel.setArg(13, static_cast<cl_int>(count)), "setArg of conv_direct"));
-  HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(14, chain), "setArg of conv_direct"));
+  if (per_pixel || s.chained) {
+    HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(14, chain), "setArg of conv_direct"));
+  }
   if (per_pixel) {  // work groups of positions by channel slices
     const auto groups = static_cast<size_t>((count + kPixelLanes - 1) / kPixelLanes);
     return detail::launch_range(queue, kernel, cl::NDRange(groups * kPixelGroup),
@@ -607,7 +618,7 @@ Result<cl::Event> enqueue_conv_pair(const OpKernels& ops, cl::CommandQueue& queu
   HSCHED_RETURN_IF_ERROR(
       set_args(kernel, name, x, none, *first.w, none, detail::or_null(first.bias),
                static_cast<cl_int>(first.bias != nullptr), none, cl_int{0}, y, none, s[0],
-               static_cast<cl_int>(k), op, act.alpha, act.beta, none, RowCopy{}, none, *second.w,
+               static_cast<cl_int>(k), op, act.alpha, act.beta, none, RowCopy{}, *second.w,
                detail::or_null(second.bias), static_cast<cl_int>(second.bias != nullptr), s[1]));
   const auto groups = [tile](int64_t extent) {
     return static_cast<size_t>((extent + tile - 1) / tile);
