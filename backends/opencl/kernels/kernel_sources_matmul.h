@@ -173,15 +173,15 @@ float mm_tree_part(__local const float* s, int l) {
       }                                                                                         \
     }                                                                                           \
   }
-// A's element (row am of the tile, column pa) as read: normalized with mm.norm; in matmul_qdq
-// (QUANT) its integer dequantized first and the result quantized (mm.norm_q).
+// A's element (row am of the tile, column pa) as read: normalized with mm.norm in a kernel with
+// NORM; in matmul_qdq (QUANT) its integer dequantized first and the result quantized (mm.norm_q).
 #define MM_NORMED(x, am, pa)                                                                    \
   (((x) - row_mean[am]) * row_rstd[am] * LOAD(norm_scale, pa) +                                 \
    ((mm.norm & 2) ? LOAD(norm_bias, pa) : 0.0f))
-#define MM_NORM_A(v, am, pa, QUANT)                                                             \
-  (!mm.norm  ? (v)                                                                              \
-   : !QUANT ? MM_NORMED(v, am, pa)                                                              \
-            : QDQ_OUT(mm.norm_q, MM_NORMED(MM_NORM_DQ(v), am, pa)))
+#define MM_NORM_A(v, am, pa, QUANT, NORM)                                                       \
+  (!(NORM) || !mm.norm ? (v)                                                                    \
+   : !QUANT            ? MM_NORMED(v, am, pa)                                                    \
+                        : QDQ_OUT(mm.norm_q, MM_NORMED(MM_NORM_DQ(v), am, pa)))
 // An 8-bit operand's integer v as the product reads it: with bit `at` of mm.chained, the chain of
 // ops that the graph runs on it before (quantized q and k scaled; chains_[at], 1 A's, 2 B's),
 // looked up in the table of its 256 results the group makes first (MM_CHAIN_TABLES; the chain's
@@ -205,8 +205,8 @@ float mm_tree_part(__local const float* s, int l) {
   }
 // Loads this item's share of the A and B tiles (TILE wide) of the K step at K0 into a_next and
 // b_next: element l = tid + 256 r of a tile, walking the operand's contiguous axis across
-// neighbouring items.
-#define MM_FETCH(K0, TILE, QUANT)                                                               \
+// neighbouring items. NORM and TABLES: whether the kernel has MM_NORM_A's and MM_CHAINED's code.
+#define MM_FETCH(K0, TILE, QUANT, NORM, TABLES)                                                 \
   for (int r = 0; r < TILE / 16; ++r) {                                                      \
     const int l = tid + 256 * r;                                                                \
     const int ak = a_col == 1 ? l % 16 : l / TILE, am = a_col == 1 ? l / 16 : l % TILE;   \
@@ -214,19 +214,23 @@ float mm_tree_part(__local const float* s, int l) {
     const int i = m0 + am, pa = (K0) + ak, j = n0 + bj, pb = (K0) + bk;                         \
     a_next[r] = (i < m && pa < k_end)                                                           \
                     ? MM_CHAINED(MM_NORM_A(LOAD(a, a_base + i * a_row + pa * a_col), am, pa,    \
-                                           QUANT),                                              \
-                                 QUANT, 1) -                                                    \
+                                           QUANT, NORM),                                        \
+                                 (QUANT) && (TABLES), 1) -                                      \
                           (QUANT ? mm.a_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
     b_next[r] = (j < n && pb < k_end)                                                           \
-                    ? MM_CHAINED(LOAD(b, b_base + pb * b_row + j * b_col), QUANT, 2) -          \
+                    ? MM_CHAINED(LOAD(b, b_base + pb * b_row + j * b_col), (QUANT) && (TABLES), \
+                                 2) -                                                           \
                           (QUANT ? mm.b_zero : 0.0f)                                            \
                     : 0.0f;                                                                     \
   }
 // GROUP_PARAMS and GROUP_PICK: nothing, or (matmul_group) the B, bias and y of products 1-3 and
 // their choice by the batch index, which is then the product's; or (matmul_qdq) the chain, CHAIN
-// (else 0): a float product's launch carries no argument it never reads.
-#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK, QUANT, CHAIN)           \
+// (else 0): a float product's launch carries no argument it never reads. NORM and TABLES (0 or
+// 1): whether the kernel has the code of a LayerNormalization on A (mm.norm) and of operands read
+// through chains (mm.chained bits 1 and 2), which a quantized product without them does not run.
+#define MM_BODY(NAME, MM_TILE, MM_WPT, MM_VEC, GROUP_PARAMS, GROUP_PICK, QUANT, CHAIN, NORM,     \
+                TABLES)                                                                         \
 __kernel __attribute__((reqd_work_group_size(16, 16, 1)))                                       \
 void NAME(__global const storage_t* a, __global const storage_t* b,                            \
           __global const storage_t* b_scale, __global const storage_t* bias,                    \
@@ -245,19 +249,19 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   const int a_base = a_offset + batch * a_batch, b_base = b_offset + batch * b_batch;           \
   const int y_base = batch * y_batch;                                                           \
   const int k_begin = split * k_chunk, k_end = min(k, k_begin + k_chunk);                       \
-  if (QUANT) {                                                                                  \
+  if (NORM && QUANT) {                                                                          \
     MM_ROW_STATS_Q(MM_TILE)                                                                     \
-  } else {                                                                                      \
+  } else if (NORM) {                                                                            \
     MM_ROW_STATS(MM_TILE)                                                                       \
   }                                                                                             \
-  MM_CHAIN_TABLES(QUANT)                                                                        \
+  MM_CHAIN_TABLES((QUANT) && (TABLES))                                                          \
   float acc[MM_WPT][MM_WPT];                                                                    \
   for (int i = 0; i < MM_WPT; ++i)                                                              \
     for (int j = 0; j < MM_WPT; ++j) acc[i][j] = 0.0f;                                          \
   /* Each item stages MM_TILE / 16 elements of each tile per step; the next step's are loaded */ \
   /* into registers before this step's products, so their latency hides behind them. */         \
   float a_next[MM_TILE / 16], b_next[MM_TILE / 16];                                             \
-  MM_FETCH(k_begin, MM_TILE, QUANT)                                                             \
+  MM_FETCH(k_begin, MM_TILE, QUANT, NORM, TABLES)                                               \
   for (int k0 = k_begin; k0 < k_end; k0 += 16) {                                                \
     for (int r = 0; r < MM_TILE / 16; ++r) {                                                    \
       const int l = tid + 256 * r;                                                              \
@@ -265,7 +269,7 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
       b_tile[b_col == 1 ? l / MM_TILE : l % 16][b_col == 1 ? l % MM_TILE : l / 16] = b_next[r]; \
     }                                                                                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
-    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE, QUANT)                                      \
+    if (k0 + 16 < k_end) MM_FETCH(k0 + 16, MM_TILE, QUANT, NORM, TABLES)                        \
     TILE_FMA(MM_VEC, MM_WPT)                                                                    \
     barrier(CLK_LOCAL_MEM_FENCE);                                                               \
   }                                                                                             \
@@ -289,15 +293,25 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   }                                                                                             \
 }
 #define MM_PLAIN
-MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0)
-MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0)
-MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0)
+MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
 // The same for 8-bit operands or a quantized result (MatMulShape's zero points, b_scales and
-// y_scale): operands less their zero points, mm_finish's epilogue.
+// y_scale): operands less their zero points, mm_finish's epilogue; with a LayerNormalization on A
+// (matmul_qdq_n_*), operands read through chains (_t_) or both (_nt_).
 #define MM_CHAIN_PARAM , __global const QdqChain* chain
-MM_BODY(matmul_qdq_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
-MM_BODY(matmul_qdq_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
-MM_BODY(matmul_qdq_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
+MM_BODY(matmul_qdq_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
+MM_BODY(matmul_qdq_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
+MM_BODY(matmul_qdq_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
+MM_BODY(matmul_qdq_n_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
+MM_BODY(matmul_qdq_n_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
+MM_BODY(matmul_qdq_n_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
+MM_BODY(matmul_qdq_t_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
+MM_BODY(matmul_qdq_t_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
+MM_BODY(matmul_qdq_t_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
+MM_BODY(matmul_qdq_nt_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
+MM_BODY(matmul_qdq_nt_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
+MM_BODY(matmul_qdq_nt_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
 
 // Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
 // are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only.
@@ -314,9 +328,9 @@ MM_BODY(matmul_qdq_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain)
   } else if (batch == 3) {                                                                      \
     b = b3; bias = bias3; y = y3;                                                               \
   }
-MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
-MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
-MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0)
+MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
+MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
+MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

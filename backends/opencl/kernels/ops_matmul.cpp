@@ -7,6 +7,7 @@
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -109,8 +110,12 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
   static const std::map<int64_t, const char*> kTiled = {
       {64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}};
-  static const std::map<int64_t, const char*> kQuantized = {
-      {64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}};
+  // matmul_qdq_*: with A normalized (bit 0), with operands read through chains (bit 1).
+  static const std::array<std::map<int64_t, const char*>, 4> kQuantized = {{
+      {{64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}},
+      {{64, "matmul_qdq_n_64"}, {32, "matmul_qdq_n_32"}, {16, "matmul_qdq_n_16"}},
+      {{64, "matmul_qdq_t_64"}, {32, "matmul_qdq_t_32"}, {16, "matmul_qdq_t_16"}},
+      {{64, "matmul_qdq_nt_64"}, {32, "matmul_qdq_nt_32"}, {16, "matmul_qdq_nt_16"}}}};
   static const std::map<int64_t, const char*> kGroup = {
       {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
   const bool quantized = e.quantized();
@@ -130,9 +135,11 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (e.chain.count > 0 && !(e.y_scale > 0.0f)) {
     return invalid_argument("ops: a MatMul's chain of quantized ops needs its quantization");
   }
+  const size_t form = (e.norm_scale != nullptr ? 1 : 0) |
+                      (e.a_chain.count > 0 || e.b_chain.count > 0 ? 2 : 0);
   const char* name = row ? "matmul_row"
                          : (group != nullptr ? kGroup
-                            : quantized      ? kQuantized
+                            : quantized      ? kQuantized[form]
                                              : kTiled)
                                .at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
