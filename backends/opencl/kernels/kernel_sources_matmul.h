@@ -293,9 +293,13 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
   }                                                                                             \
 }
 #define MM_PLAIN
-MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
-MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
-MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
+MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
+MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
+// With a LayerNormalization on A (mm.norm).
+MM_BODY(matmul_tiled_n_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+MM_BODY(matmul_tiled_n_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+MM_BODY(matmul_tiled_n_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
 // The same for 8-bit operands or a quantized result (MatMulShape's zero points, b_scales and
 // y_scale): operands less their zero points, mm_finish's epilogue; with a LayerNormalization on A
 // (matmul_qdq_n_*), operands read through chains (_t_) or both (_nt_).
@@ -314,7 +318,8 @@ MM_BODY(matmul_qdq_nt_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 
 MM_BODY(matmul_qdq_nt_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
 
 // Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
-// are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only.
+// are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only,
+// A as read (no normalization).
 #define MM_GROUP_PARAMS                                                                          \
   , __global const storage_t* b1, __global const storage_t* b2, __global const storage_t* b3,   \
       __global const storage_t* bias1, __global const storage_t* bias2,                         \
@@ -328,9 +333,9 @@ MM_BODY(matmul_qdq_nt_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1
   } else if (batch == 3) {                                                                      \
     b = b3; bias = bias3; y = y3;                                                               \
   }
-MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
-MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
-MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 1, 0)
+MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
+MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
+MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.

@@ -108,8 +108,10 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
   const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
-  static const std::map<int64_t, const char*> kTiled = {
-      {64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}};
+  // matmul_tiled_*, and with A normalized matmul_tiled_n_*.
+  static const std::array<std::map<int64_t, const char*>, 2> kTiled = {{
+      {{64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}},
+      {{64, "matmul_tiled_n_64"}, {32, "matmul_tiled_n_32"}, {16, "matmul_tiled_n_16"}}}};
   // matmul_qdq_*: with A normalized (bit 0), with operands read through chains (bit 1).
   static const std::array<std::map<int64_t, const char*>, 4> kQuantized = {{
       {{64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}},
@@ -140,7 +142,7 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const char* name = row ? "matmul_row"
                          : (group != nullptr ? kGroup
                             : quantized      ? kQuantized[form]
-                                             : kTiled)
+                                             : kTiled[form & 1])
                                .at(tile);
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const MatMulShape shape{i32(c.m),
@@ -605,7 +607,8 @@ Result<cl::Event> enqueue_matmul_group(const OpKernels& ops, cl::CommandQueue& q
                                        const std::vector<GroupedProduct>& products,
                                        const Events& wait, const MatMulFusion& fusion) {
   if (products.empty() || products.size() > kMaxGroupedProducts || fusion.bias != nullptr ||
-      fusion.residual != nullptr || fusion.activation || !fusion.y_perm.empty() || fusion.b_view) {
+      fusion.residual != nullptr || fusion.activation || !fusion.y_perm.empty() || fusion.b_view ||
+      fusion.norm_scale != nullptr) {
     return invalid_argument("ops: a MatMul group takes 1 to " +
                             std::to_string(kMaxGroupedProducts) +
                             " products of A's view and a factor alone");
