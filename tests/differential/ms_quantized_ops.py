@@ -130,12 +130,25 @@ def ort_reference(dirs, name_of_run):
 
 
 def run_hsched(args, case_dir, extra=()):
-    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/hsched."""
+    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/hsched, its report as
+    JSON on stdout. No compile deadline: a cold compile (PoCL's of a new program takes tens of
+    seconds) would hand the case to the CPU and test nothing of the device."""
     return subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
                            args.devices, "--precision", args.precision, "--inputs",
                            os.path.join(case_dir, "test_data_set_0"), "--outputs",
                            os.path.join(case_dir, "hsched"), "--iterations", "1", "--warmup", "0",
-                           *extra], capture_output=True, text=True)
+                           "--compile-timeout-ms", str(24 * 3600 * 1000), "--json", *extra],
+                          capture_output=True, text=True)
+
+
+def ran_on(run):
+    """The devices that ran nodes in a successful run_hsched, as its line says them."""
+    try:
+        partitions = json.loads(run.stdout)["partitions"]
+    except (ValueError, KeyError):
+        return "no report"
+    devices = sorted({p["device"] for p in partitions if p["nodes"] > 0})
+    return "on " + "+".join(devices) if devices else "no nodes"
 
 
 def compare(case_list, args, name_of_run):
@@ -172,8 +185,8 @@ def compare(case_list, args, name_of_run):
         worst = float(diff.max()) if diff.size else 0.0
         ok = got.shape == want.shape and got.dtype == want.dtype and worst <= bound
         failed += not ok
-        print(f"{name}: {'ok' if ok else 'FAILED'}: largest difference {worst:g}{unit}, "
-              f"{int((diff > 0).sum())} of {diff.size} values differ")
+        print(f"{name}: {'ok' if ok else 'FAILED'} ({ran_on(run)}): largest difference "
+              f"{worst:g}{unit}, {int((diff > 0).sum())} of {diff.size} values differ")
     return failed
 
 

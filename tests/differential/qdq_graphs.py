@@ -469,7 +469,8 @@ def main():
         worst, lines = steps_apart(case_dir)
         ok = worst <= args.steps + 1e-3  # (a step computed in floats)
         failed += not ok
-        print(f"{name}: {'ok' if ok else 'FAILED'}: {'; '.join(lines)}")
+        print(f"{name}: {'ok' if ok else 'FAILED'} ({ms_quantized_ops.ran_on(run)}): "
+              f"{'; '.join(lines)}")
     return 1 if failed else 0
 
 
