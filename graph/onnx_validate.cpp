@@ -177,10 +177,9 @@ Status check_spatial_attributes(const onnx::NodeProto& node, const std::string& 
 }
 
 Result<int64_t> default_opset(const onnx::ModelProto& model) {
-  if (model.ir_version() < 3 || model.ir_version() > onnx::Version::IR_VERSION) {
+  if (model.ir_version() < 3 || model.ir_version() > kNewestIrVersion) {
     return invalid_argument("IR version " + std::to_string(model.ir_version()) +
-                            " is not supported (3 to " + std::to_string(onnx::Version::IR_VERSION) +
-                            ")");
+                            " is not supported (3 to " + std::to_string(kNewestIrVersion) + ")");
   }
   int64_t opset = -1;
   for (const auto& import : model.opset_import()) {
@@ -396,6 +395,7 @@ std::string node_description(const onnx::NodeProto& node, int index) {
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external) {
   HSCHED_ASSIGN_OR_RETURN(int64_t opset, default_opset(model));
   if (!model.has_graph()) return invalid_argument("the model has no graph");
+  if (model.ir_version() > onnx::Version::IR_VERSION) HSCHED_RETURN_IF_ERROR(read_as_ir8(model));
   HSCHED_RETURN_IF_ERROR(inline_model_functions(model, opset));
   if (opset > kMaxOpset) {
     HSCHED_RETURN_IF_ERROR(lower_opset18(model));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include "graph/node_proto.h"
@@ -33,6 +34,40 @@ const std::set<std::string>& ops_new_in_18() {
                                             "BitwiseXor",        "CenterCropPad", "Col2Im",
                                             "GroupNormalization"};
   return ops;
+}
+
+// The overload a node (field 8) or function (field 13) of IR 10 names, kept by libonnx 1.12's
+// proto as an unknown field; empty without.
+std::string unknown_overload(const google::protobuf::UnknownFieldSet& fields, int number) {
+  for (int i = 0; i < fields.field_count(); ++i) {
+    const google::protobuf::UnknownField& field = fields.field(i);
+    if (field.number() == number &&
+        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        !field.length_delimited().empty()) {
+      return field.length_delimited();
+    }
+  }
+  return "";
+}
+
+// A node of `nodes` (a graph's or a function's) or of their subgraphs that names a function
+// overload.
+Status refuse_overloads(const google::protobuf::RepeatedPtrField<onnx::NodeProto>& nodes) {
+  for (int i = 0; i < nodes.size(); ++i) {
+    const onnx::NodeProto& node = nodes.Get(i);
+    const std::string overload = unknown_overload(node.unknown_fields(), 8);
+    if (!overload.empty()) {
+      return invalid_argument(node_description(node, i) + " calls the function overload '" +
+                              overload.substr(0, 64) + "' (IR 10), which hsched does not read");
+    }
+    for (const onnx::AttributeProto& attr : node.attribute()) {
+      if (attr.has_g()) HSCHED_RETURN_IF_ERROR(refuse_overloads(attr.g().node()));
+      for (const onnx::GraphProto& g : attr.graphs()) {
+        HSCHED_RETURN_IF_ERROR(refuse_overloads(g.node()));
+      }
+    }
+  }
+  return Status::ok();
 }
 
 // Keeps the first `count` inputs.
@@ -166,6 +201,20 @@ Status lower_opset18(onnx::ModelProto& model) {
   for (auto& import : *model.mutable_opset_import()) {
     if (is_default_domain(import.domain())) import.set_version(kMaxOpset);
   }
+  return Status::ok();
+}
+
+Status read_as_ir8(onnx::ModelProto& model) {
+  HSCHED_RETURN_IF_ERROR(refuse_overloads(model.graph().node()));
+  for (const onnx::FunctionProto& function : model.functions()) {
+    const std::string overload = unknown_overload(function.unknown_fields(), 13);
+    if (!overload.empty()) {
+      return invalid_argument("function '" + function.name() + "' is the overload '" +
+                              overload.substr(0, 64) + "' (IR 10), which hsched does not read");
+    }
+    HSCHED_RETURN_IF_ERROR(refuse_overloads(function.node()));
+  }
+  model.set_ir_version(onnx::Version::IR_VERSION);
   return Status::ok();
 }
 

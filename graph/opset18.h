@@ -17,6 +17,17 @@ namespace hsched {
 // The newest opset hsched reads (the ones above kMaxOpset through lower_opset18).
 inline constexpr int64_t kNewestOpset = 18;
 
+// The newest IR version hsched reads (the ones above libonnx 1.12's 8 through read_as_ir8).
+inline constexpr int64_t kNewestIrVersion = 10;
+
+// Reads a model of IR version 9 or 10 (ONNX 1.13 to 1.16; the exporters of today write them for
+// opsets hsched reads) as IR 8, libonnx 1.12's, and sets its ir_version to 8. What those versions
+// add: float8 and 4-bit element types, which validation refuses as any type it does not know, and
+// fields libonnx 1.12 keeps as unknown ones: metadata of nodes, graphs, values and functions
+// (ignored) and function overloads, refused with one line naming the node or function (functions
+// are inlined by domain and name alone).
+Status read_as_ir8(onnx::ModelProto& model);
+
 // Rewrites the nodes of the default domain in the main graph and in If branches (model-local
 // functions are inlined before this runs) into their opset-17 forms, then sets the model's
 // default-domain import to 17:

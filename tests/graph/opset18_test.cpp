@@ -126,5 +126,33 @@ TEST(Opset18Test, WhatOpset17CannotSayIsRefusedNamingTheNode) {
   }
 }
 
+// IR versions 9 and 10 (graph/opset18.h read_as_ir8): metadata ignored, overloads refused.
+TEST(Opset18Test, NewerIrVersionsReadAsIr8) {
+  const auto relu_model = [](int64_t ir_version) {
+    OnnxBuilder b(18);
+    b.input("x", DType::kF32, {4}).output("y", DType::kF32, {4});
+    b.node("Relu", {"x"}, {"y"}, "relu");
+    b.model().set_ir_version(ir_version);
+    return b;
+  };
+  for (const int64_t ir_version : {9, 10}) {
+    OnnxBuilder b = relu_model(ir_version);
+    // metadata_props (field 9 of NodeProto in IR 10): an entry {key 1, value 2} libonnx 1.12 does
+    // not know.
+    b.model().mutable_graph()->mutable_node(0)->mutable_unknown_fields()->AddLengthDelimited(
+        9, std::string("\x0a\x01k\x12\x01v", 6));
+    auto graph = import18(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_EQ(only_node(*graph, "Relu").name, "relu");
+  }
+  OnnxBuilder overloaded = relu_model(10);
+  overloaded.model().mutable_graph()->mutable_node(0)->mutable_unknown_fields()->AddLengthDelimited(
+      8, "fast");
+  expect_refused(import18(overloaded),
+                 "node 'relu' (Relu) calls the function overload 'fast' (IR 10)");
+  OnnxBuilder newest = relu_model(11);
+  expect_refused(import18(newest), "IR version 11 is not supported (3 to 10)");
+}
+
 }  // namespace
 }  // namespace hsched
