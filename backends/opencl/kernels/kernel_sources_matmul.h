@@ -292,30 +292,25 @@ void NAME(__global const storage_t* a, __global const storage_t* b,             
     }                                                                                           \
   }                                                                                             \
 }
-#define MM_PLAIN
-MM_BODY(matmul_tiled_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
-MM_BODY(matmul_tiled_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
-MM_BODY(matmul_tiled_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 0, 0)
-// With a LayerNormalization on A (mm.norm).
-MM_BODY(matmul_tiled_n_64, 64, 4, float4, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
-MM_BODY(matmul_tiled_n_32, 32, 2, float2, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
-MM_BODY(matmul_tiled_n_16, 16, 1, float, MM_PLAIN, MM_PLAIN, 0, 0, 1, 0)
+// The three tile widths of NAME; WITH is MM_PLAIN, MM_CHAIN or MM_GROUP, whose _PARAMS and
+// _PICK are its GROUP_PARAMS and GROUP_PICK (pasted, so that their commas stay in one argument).
+#define MM_TILES(NAME, WITH, QUANT, CHAIN, NORM, TABLES)                                        \
+  MM_BODY(NAME##_64, 64, 4, float4, WITH##_PARAMS, WITH##_PICK, QUANT, CHAIN, NORM, TABLES)      \
+  MM_BODY(NAME##_32, 32, 2, float2, WITH##_PARAMS, WITH##_PICK, QUANT, CHAIN, NORM, TABLES)      \
+  MM_BODY(NAME##_16, 16, 1, float, WITH##_PARAMS, WITH##_PICK, QUANT, CHAIN, NORM, TABLES)
+#define MM_PLAIN_PARAMS
+#define MM_PLAIN_PICK
+MM_TILES(matmul_tiled, MM_PLAIN, 0, 0, 0, 0)
+MM_TILES(matmul_tiled_n, MM_PLAIN, 0, 0, 1, 0)  // with a LayerNormalization on A (mm.norm)
 // The same for 8-bit operands or a quantized result (MatMulShape's zero points, b_scales and
 // y_scale): operands less their zero points, mm_finish's epilogue; with a LayerNormalization on A
 // (matmul_qdq_n_*), operands read through chains (_t_) or both (_nt_).
-#define MM_CHAIN_PARAM , __global const QdqChain* chain
-MM_BODY(matmul_qdq_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
-MM_BODY(matmul_qdq_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
-MM_BODY(matmul_qdq_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 0)
-MM_BODY(matmul_qdq_n_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
-MM_BODY(matmul_qdq_n_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
-MM_BODY(matmul_qdq_n_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 0)
-MM_BODY(matmul_qdq_t_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
-MM_BODY(matmul_qdq_t_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
-MM_BODY(matmul_qdq_t_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 0, 1)
-MM_BODY(matmul_qdq_nt_64, 64, 4, float4, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
-MM_BODY(matmul_qdq_nt_32, 32, 2, float2, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
-MM_BODY(matmul_qdq_nt_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1)
+#define MM_CHAIN_PARAMS , __global const QdqChain* chain
+#define MM_CHAIN_PICK
+MM_TILES(matmul_qdq, MM_CHAIN, 1, chain, 0, 0)
+MM_TILES(matmul_qdq_n, MM_CHAIN, 1, chain, 1, 0)
+MM_TILES(matmul_qdq_t, MM_CHAIN, 1, chain, 0, 1)
+MM_TILES(matmul_qdq_nt, MM_CHAIN, 1, chain, 1, 1)
 
 // Up to four products of one A (a_batch 0) in one launch, batch p the product p: b, bias and y
 // are product 0's, b1..b3 (bias1.., y1..) the others' (repeats where fewer). One K split only,
@@ -333,9 +328,7 @@ MM_BODY(matmul_qdq_nt_16, 16, 1, float, MM_CHAIN_PARAM, MM_PLAIN, 1, chain, 1, 1
   } else if (batch == 3) {                                                                      \
     b = b3; bias = bias3; y = y3;                                                               \
   }
-MM_BODY(matmul_group_64, 64, 4, float4, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
-MM_BODY(matmul_group_32, 32, 2, float2, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
-MM_BODY(matmul_group_16, 16, 1, float, MM_GROUP_PARAMS, MM_GROUP_PICK, 0, 0, 0, 0)
+MM_TILES(matmul_group, MM_GROUP, 0, 0, 0, 0)
 
 // Sums matmul_tiled's split-K partials [splits][batches][m, n] (count elements each) into y with
 // matmul_tiled's epilogue and output strides.
