@@ -175,6 +175,27 @@ def malformed_seeds():
     return seeds
 
 
+def ir10_seeds():
+    """tiny_cnn as IR 10 writes it: node metadata (NodeProto field 9, unknown to onnx 1.12's
+    proto, kept as unknown bytes); then one node naming a function overload (field 8), refused."""
+    def with_field(node, field, payload):
+        tag = bytes([(field << 3) | 2, len(payload)])  # a length-delimited field, short payload
+        return onnx.NodeProto.FromString(node.SerializeToString() + tag + payload)
+    seeds = {}
+    m = tiny_cnn(17)
+    m.ir_version = 10
+    entry = b"\x0a\x03src\x12\x04conv"  # StringStringEntryProto {key "src", value "conv"}
+    nodes = [with_field(n, 9, entry) for n in m.graph.node]
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    seeds["ir10-node-metadata"] = m
+    overloaded = onnx.ModelProto()
+    overloaded.CopyFrom(m)
+    overloaded.graph.node[0].CopyFrom(with_field(overloaded.graph.node[0], 8, b"fast"))
+    seeds["malformed-ir10-overload"] = overloaded
+    return seeds
+
+
 def main():
     os.makedirs(OUT_DIR, exist_ok=True)
     seeds = {}
@@ -188,6 +209,7 @@ def main():
     for name, m in seeds.items():
         onnx.checker.check_model(m)  # the valid seeds must be valid for libonnx too
     seeds.update({"seed-" + k: v for k, v in malformed_seeds().items()})
+    seeds.update({"seed-" + k: v for k, v in ir10_seeds().items()})  # newer than onnx 1.12's checker
     total = 0
     for name, m in sorted(seeds.items()):
         data = m.SerializeToString(deterministic=True)

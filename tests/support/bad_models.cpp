@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 #include <limits>
@@ -246,6 +247,13 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
     auto model = relu_model().model();
     model.mutable_opset_import(0)->set_version(19);
     cases.push_back({"NewOpset", {save(dir, "opset19.onnx", model)}, "opset 19 is not supported"});
+  }
+  {  // IR 10's function overload (NodeProto field 8), which onnx 1.12's proto keeps as unknown.
+    auto model = relu_model().model();
+    model.set_ir_version(10);
+    model.mutable_graph()->mutable_node(0)->mutable_unknown_fields()->AddLengthDelimited(8, "fast");
+    cases.push_back({"FunctionOverload", {save(dir, "overload.onnx", model)},
+                     "calls the function overload 'fast' (IR 10)"});
   }
   {
     auto model = relu_model().model();
