@@ -261,34 +261,27 @@ void NAME(__global const storage_t* x, __global const storage_t* in_scale,      
     }                                                                                           \
   }                                                                                             \
 }
-// One Conv: float (QUANT 0), quantized (QUANT 1) with or without a chain (CHAINED).
-#define CG_ONE(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, CHAINED)                            \
-  CG_BODY(NAME, CG_TILE, CG_WPT, CG_VEC, CG_1X1, QUANT, CG_SINGLE_PARAMS, CG_SINGLE_PICK,        \
+// One Conv, the three tile widths (NAME_64 ... NAME_16, then SUFFIX): float (QUANT 0), quantized
+// (QUANT 1) with or without a chain (CHAINED).
+#define CG_TILES(NAME, SUFFIX, CG_1X1, QUANT, CHAINED)                                          \
+  CG_BODY(NAME##_64##SUFFIX, 64, 4, float4, CG_1X1, QUANT, CG_SINGLE_PARAMS, CG_SINGLE_PICK,    \
+          CHAINED##_PARAM, CHAINED##_NAME)                                                      \
+  CG_BODY(NAME##_32##SUFFIX, 32, 2, float2, CG_1X1, QUANT, CG_SINGLE_PARAMS, CG_SINGLE_PICK,    \
+          CHAINED##_PARAM, CHAINED##_NAME)                                                      \
+  CG_BODY(NAME##_16##SUFFIX, 16, 1, float, CG_1X1, QUANT, CG_SINGLE_PARAMS, CG_SINGLE_PICK,     \
           CHAINED##_PARAM, CHAINED##_NAME)
 #define CG_NO_CHAIN_PARAM
 #define CG_NO_CHAIN_NAME 0
 #define CG_CHAIN_NAME chain
-CG_ONE(conv_gemm_64, 64, 4, float4, 0, 0, CG_NO_CHAIN)
-CG_ONE(conv_gemm_32, 32, 2, float2, 0, 0, CG_NO_CHAIN)
-CG_ONE(conv_gemm_16, 16, 1, float, 0, 0, CG_NO_CHAIN)
-CG_ONE(conv_gemm_64_1x1, 64, 4, float4, 1, 0, CG_NO_CHAIN)
-CG_ONE(conv_gemm_32_1x1, 32, 2, float2, 1, 0, CG_NO_CHAIN)
-CG_ONE(conv_gemm_16_1x1, 16, 1, float, 1, 0, CG_NO_CHAIN)
+CG_TILES(conv_gemm, , 0, 0, CG_NO_CHAIN)
+CG_TILES(conv_gemm, _1x1, 1, 0, CG_NO_CHAIN)
 // The same for a quantized Conv or one whose output is quantized (ConvShape's quantized and
 // quantize_y): 8-bit inputs less their zero point, conv_finish's epilogue; conv_gemm_qc_* with
 // the chain after it (ConvShape chained).
-CG_ONE(conv_gemm_q_64, 64, 4, float4, 0, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_q_32, 32, 2, float2, 0, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_q_16, 16, 1, float, 0, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_q_64_1x1, 64, 4, float4, 1, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_q_32_1x1, 32, 2, float2, 1, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_q_16_1x1, 16, 1, float, 1, 1, CG_NO_CHAIN)
-CG_ONE(conv_gemm_qc_64, 64, 4, float4, 0, 1, CG_CHAIN)
-CG_ONE(conv_gemm_qc_32, 32, 2, float2, 0, 1, CG_CHAIN)
-CG_ONE(conv_gemm_qc_16, 16, 1, float, 0, 1, CG_CHAIN)
-CG_ONE(conv_gemm_qc_64_1x1, 64, 4, float4, 1, 1, CG_CHAIN)
-CG_ONE(conv_gemm_qc_32_1x1, 32, 2, float2, 1, 1, CG_CHAIN)
-CG_ONE(conv_gemm_qc_16_1x1, 16, 1, float, 1, 1, CG_CHAIN)
+CG_TILES(conv_gemm_q, , 0, 1, CG_NO_CHAIN)
+CG_TILES(conv_gemm_q, _1x1, 1, 1, CG_NO_CHAIN)
+CG_TILES(conv_gemm_qc, , 0, 1, CG_CHAIN)
+CG_TILES(conv_gemm_qc, _1x1, 1, 1, CG_CHAIN)
 // Two Convs in one launch (PAIR_PICK), each through the general gather.
 CG_BODY(conv_gemm_pair_64, 64, 4, float4, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK, , 0)
 CG_BODY(conv_gemm_pair_32, 32, 2, float2, 0, 0, CG_PAIR_PARAMS, CG_PAIR_PICK, , 0)
