@@ -322,7 +322,7 @@ Result<cl::Event> conv_implicit_gemm(const OpKernels& ops, cl::CommandQueue& que
                detail::or_null(bias), static_cast<cl_int>(bias != nullptr), detail::or_null(res),
                static_cast<cl_int>(res != nullptr), y, partial, s, static_cast<cl_int>(k_chunk), op,
                act.alpha, act.beta, detail::or_null(carried.x), carried.copy));
-  if (s.chained) {
+  if (s.chained) {  // conv_gemm_qc_*: the chain after the 17 arguments every conv_gemm takes
     HSCHED_RETURN_IF_ERROR(check_cl(kernel.setArg(17, chain), "setArg of conv_gemm_qc"));
   }
   const auto groups = [tile = tile](int64_t extent) {  // clang 14 captures no structured binding
