@@ -7,9 +7,8 @@
 // CLBlast takes no wait list, so `wait` becomes a barrier on the (in-order) queue first.
 #include <clblast.h>
 
-#include <array>
 #include <cmath>
-#include <map>
+#include <string>
 
 #include "backends/opencl/kernels/ops.h"
 #include "backends/opencl/kernels/ops_scratch.h"
@@ -108,18 +107,6 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   const int64_t y_row = c.y_row == 0 ? c.n : c.y_row;
   const int64_t y_batch = c.y_row == 0 ? c.m * c.n : c.y_batch;
   const int64_t res_batch = e.residual_shared ? 0 : y_batch;
-  // matmul_tiled_*, and with A normalized matmul_tiled_n_*.
-  static const std::array<std::map<int64_t, const char*>, 2> kTiled = {{
-      {{64, "matmul_tiled_64"}, {32, "matmul_tiled_32"}, {16, "matmul_tiled_16"}},
-      {{64, "matmul_tiled_n_64"}, {32, "matmul_tiled_n_32"}, {16, "matmul_tiled_n_16"}}}};
-  // matmul_qdq_*: with A normalized (bit 0), with operands read through chains (bit 1).
-  static const std::array<std::map<int64_t, const char*>, 4> kQuantized = {{
-      {{64, "matmul_qdq_64"}, {32, "matmul_qdq_32"}, {16, "matmul_qdq_16"}},
-      {{64, "matmul_qdq_n_64"}, {32, "matmul_qdq_n_32"}, {16, "matmul_qdq_n_16"}},
-      {{64, "matmul_qdq_t_64"}, {32, "matmul_qdq_t_32"}, {16, "matmul_qdq_t_16"}},
-      {{64, "matmul_qdq_nt_64"}, {32, "matmul_qdq_nt_32"}, {16, "matmul_qdq_nt_16"}}}};
-  static const std::map<int64_t, const char*> kGroup = {
-      {64, "matmul_group_64"}, {32, "matmul_group_32"}, {16, "matmul_group_16"}};
   const bool quantized = e.quantized();
   if (group != nullptr && quantized) return internal_error("ops: a MatMul group is not quantized");
   const LateBias late = e.late_bias.value_or(LateBias{});
@@ -137,13 +124,16 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
   if (e.chain.count > 0 && !(e.y_scale > 0.0f)) {
     return invalid_argument("ops: a MatMul's chain of quantized ops needs its quantization");
   }
-  const size_t form = (e.norm_scale != nullptr ? 1 : 0) |
-                      (e.a_chain.count > 0 || e.b_chain.count > 0 ? 2 : 0);
-  const char* name = row ? "matmul_row"
-                         : (group != nullptr ? kGroup
-                            : quantized      ? kQuantized[form]
-                                             : kTiled[form & 1])
-                               .at(tile);
+  // matmul_group_T, matmul_tiled_T or matmul_qdq_T of tile T, the last two with _n where A is
+  // normalized, matmul_qdq with _t where operands are read through chains (matmul_qdq_nt_T both).
+  const bool norm = group == nullptr && e.norm_scale != nullptr;
+  const bool tables = quantized && (e.a_chain.count > 0 || e.b_chain.count > 0);
+  std::string kernel_name = group != nullptr ? "matmul_group"
+                            : quantized      ? "matmul_qdq"
+                                             : "matmul_tiled";
+  if (norm || tables) kernel_name += std::string("_") + (norm ? "n" : "") + (tables ? "t" : "");
+  kernel_name += "_" + std::to_string(tile);
+  const char* name = row ? "matmul_row" : kernel_name.c_str();
   HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, name));
   const MatMulShape shape{i32(c.m),
                           i32(c.n),
