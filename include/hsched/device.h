@@ -153,6 +153,10 @@ struct DeviceProfile {
   // exists the cost model interpolates it instead of the roofline above. The byte classes are
   // measured in fp32 and used for every precision by the bytes moved.
   std::map<std::pair<CostClass, Precision>, Curve> curves;
+  // Measured by `hsched calibrate` on QDQ graphs, per compute class: a QDQ model's quantized
+  // layers as the device runs them on 8-bit data, whatever precision the partition is planned in.
+  // Apart from `curves`' int8, which on the CPU is its dynamic quantization of fp32 graphs.
+  std::map<CostClass, Curve> qdq_curves;
   std::string calibration;  // how and when: "hsched calibrate 2026-11-24, 2 threads"; "" if not
   // A sample of the calibration's benchmarks, each its long chain's time as measured: `hsched
   // calibrate --check` times them again and tells how far the device's speed moved since.

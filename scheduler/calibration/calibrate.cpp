@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "graph/onnx_builder.h"
@@ -19,6 +20,7 @@
 #include "scheduler/calibration/calibrate_specs.h"
 #include "scheduler/planner/cost_model.h"
 #include "scheduler/planner/schedule.h"
+#include "scheduler/quantize/quantize_proto.h"
 #include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
 
@@ -45,6 +47,10 @@ constexpr std::chrono::milliseconds kIdle{2};
 // What a benchmark's run reports: its partitions' compute (less their copies), their copies, or
 // (through the executor only) the caller's wall time of the request outside its partitions.
 enum class Part { kCompute, kUpload, kDownload, kDispatch };
+
+// A curve of the profile: DeviceProfile::curves' (class, precision), or with `qdq` its
+// qdq_curves' class.
+using CurveKey = std::tuple<CostClass, Precision, bool>;
 
 struct Bench {
   Spec spec;
@@ -79,11 +85,27 @@ std::vector<Tensor> random_inputs(const Graph& graph) {
   return inputs;
 }
 
-// The benchmark's graph with `nodes` nodes.
-Result<Graph> spec_graph(const Spec& spec, int nodes) {
+// The benchmark's graph with `nodes` nodes: as built, or where the spec is `quantized` and
+// `as_run`, its QDQ form as hsched's quantizer writes it (activation ranges from one random
+// input set). A point's work is counted on the graph as built: the same FLOPs at the same ids.
+Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run = true) {
   OnnxBuilder builder(kOpset, spec.name);
   spec.build(builder, nodes);
+  if (!spec.quantized || !as_run) return import_onnx_model(builder.model(), {}, spec.name, "");
+  onnx::ModelProto built = builder.model();  // the import consumes what it reads
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(built, {}, spec.name, ""));
+  QuantizeOptions quantize;
+  quantize.calibration = {random_inputs(graph)};
+  quantize.cpu_threads = 1;
+  const Model model(std::make_shared<const Graph>(std::move(graph)), spec.name);
+  HSCHED_RETURN_IF_ERROR(quantize_proto(builder.model(), model, {}, quantize, spec.name, ".").status());
   return import_onnx_model(builder.model(), {}, spec.name, "");
+}
+
+// The work of the node a benchmark's point is plotted at, as the cost model counts it.
+Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device) {
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(spec, nodes, false));
+  return planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
 }
 
 // Builds, plans on `device` alone (the host as the plan's last resort) and compiles: through
@@ -103,10 +125,12 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
   target.source = "calibrate";
   target.devices.push_back(host);
   if (device.id != host.id) target.devices.push_back(device);
-  const Policy policy = devices_policy(device.id, bench.spec.precision);
+  // A QDQ graph runs in the device's base precision, its 8-bit steps made by its Q/DQ nodes.
+  const Precision planned = bench.spec.quantized ? base_precision(device) : bench.spec.precision;
+  const Policy policy = devices_policy(device.id, planned);
   HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(*bench.graph, target, policy));
   for (const NodePlacement& node : plan.nodes) {
-    if (node.device != device.id || node.precision != bench.spec.precision) {
+    if (node.device != device.id || node.precision != planned) {
       std::string why = node.detail.empty() ? "" : " (" + node.detail + ")";
       return Status(ErrorCode::kUnimplemented, bench.spec.name + ": " + device.id +
                                                    " does not take " +
@@ -114,9 +138,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  bench.work = planner::node_work(*bench.graph, bench.spec.work_node, bench.spec.precision, device,
-                         bench.spec.cost_class)
-                   .work;
+  HSCHED_ASSIGN_OR_RETURN(bench.work, point_work(bench.spec, nodes, device));
   const auto start = std::chrono::steady_clock::now();
   if (compiler != nullptr) {
     // Every node in one partition, a fan of independent nodes included.
@@ -262,11 +284,18 @@ Curve smoothed(Curve curve) {
 
 // The earlier point that holds `bench` (named alone or merged with others), or nullptr.
 const CurvePoint* find_point(const DeviceProfile& previous, const std::string& bench) {
-  for (const auto& [key, curve] : previous.curves) {
+  const auto in = [&](const Curve& curve) -> const CurvePoint* {
     for (const CurvePoint& point : curve) {
       const std::string names = "+" + point.bench + "+";
       if (names.find("+" + bench + "+") != std::string::npos) return &point;
     }
+    return nullptr;
+  };
+  for (const auto& [key, curve] : previous.curves) {
+    if (const CurvePoint* point = in(curve)) return point;
+  }
+  for (const auto& [key, curve] : previous.qdq_curves) {
+    if (const CurvePoint* point = in(curve)) return point;
   }
   return nullptr;
 }
@@ -341,6 +370,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
   DeviceProfile& profile = report.profile;
   profile = device;
   profile.curves.clear();
+  profile.qdq_curves.clear();
   const std::string threads = threads_text(options);
   const bool reuse = previous != nullptr && !options.fresh && previous->name == device.name &&
                      previous->locator == device.locator &&
@@ -381,17 +411,16 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
   runtime::PartitionCompiler profiling_compiler(profiling_options);
   std::vector<Bench> benches;
   std::vector<CurvePoint> reused;
-  std::vector<std::pair<CostClass, Precision>> reused_keys;
+  std::vector<CurveKey> reused_keys;
   const auto add_bench = [&](Spec spec) -> Status {
     if (reuse) {
       if (const CurvePoint* point = find_point(*previous, spec.name)) {
         // Its work counted as the cost model counts it now, which may differ from then.
-        HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(spec, kShortChain));
+        HSCHED_ASSIGN_OR_RETURN(const double work, point_work(spec, kShortChain, device));
         reused.push_back(*point);
         reused.back().bench = spec.name;
-        reused.back().work =
-            planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
-        reused_keys.push_back({spec.cost_class, spec.precision});
+        reused.back().work = work;
+        reused_keys.push_back({spec.cost_class, spec.precision, spec.quantized});
         ++report.reused;
         if (probe_names.count(spec.name) != 0) {
           for (const CurvePoint& probe : previous->probe) {
@@ -460,7 +489,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
            {std::pair{"_up", CostClass::kUpload}, std::pair{"_down", CostClass::kDownload}}) {
         reused.push_back(*find_point(*previous, base + suffix));
         reused.back().bench = base + suffix;
-        reused_keys.push_back({cost_class, Precision::kFp32});
+        reused_keys.push_back({cost_class, Precision::kFp32, false});
         ++report.reused;
       }
       continue;
@@ -554,7 +583,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
   }
 
   // Curves: per-node time, the long chain's less the short one's over the nodes between them.
-  std::map<std::pair<CostClass, Precision>, Curve> curves;
+  std::map<CurveKey, Curve> curves;
   std::vector<double> compile_per_node;
   const double extra_nodes = kLongChain - kShortChain;
   // The long chain's time less the short one's: `nodes` more nodes. `noise` in ms.
@@ -574,7 +603,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
     // The noise of a difference: the chains' spreads, relative to what is left.
     constexpr double kMaxSpread = 100;  // a difference lost in the noise says so, boundedly
     const double spread = std::min(kMaxSpread, noise / std::max(1e-6, extra_ms));
-    curves[{bench.spec.cost_class, bench.spec.precision}].push_back(
+    curves[{bench.spec.cost_class, bench.spec.precision, bench.spec.quantized}].push_back(
         {bench.spec.name, bench.work, ms, spread});
     if (probe_names.count(bench.spec.name) != 0) {
       // The long chain's own time: a difference of two chains is too noisy to tell a speed by.
@@ -584,7 +613,9 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
     compile_per_node.push_back(
         std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
     report.lines.push_back(figure_line(std::string(cost_class_name(bench.spec.cost_class)) + " " +
-                                           precision_name(bench.spec.precision),
+                                           (bench.spec.quantized
+                                                ? "qdq"
+                                                : precision_name(bench.spec.precision)),
                                        bench.spec.name, bench.work,
                                        is_compute_class(bench.spec.cost_class), ms, spread));
     ++report.measured;
@@ -597,7 +628,7 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
           measured[kFirstBench + benches.size() + 2 * c + static_cast<size_t>(side)];
       const CostClass cost_class = side == 0 ? CostClass::kUpload : CostClass::kDownload;
       const std::string name = bench.spec.name + (side == 0 ? "_up" : "_down");
-      curves[{cost_class, Precision::kFp32}].push_back(
+      curves[{cost_class, Precision::kFp32, false}].push_back(
           {name, bytes, std::max(1e-6, m.ms), m.spread});
       report.lines.push_back(
           figure_line(cost_class_name(cost_class), name, bytes, false, m.ms, m.spread));
@@ -605,7 +636,11 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
     }
   }
   for (size_t r = 0; r < reused.size(); ++r) curves[reused_keys[r]].push_back(reused[r]);
-  for (auto& [key, curve] : curves) profile.curves[key] = smoothed(std::move(curve));
+  for (auto& [key, curve] : curves) {
+    const auto& [cost_class, precision, qdq] = key;
+    (qdq ? profile.qdq_curves[cost_class] : profile.curves[{cost_class, precision}]) =
+        smoothed(std::move(curve));
+  }
 
   // Scalars for what has no curve (the roofline's fallbacks) and for reports.
   if (reuse || compile_per_node.empty()) {

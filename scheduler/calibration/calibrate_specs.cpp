@@ -656,6 +656,14 @@ std::vector<Spec> specs_for(const DeviceProfile& device) {
     if (precision == Precision::kInt8 && !on_host) continue;
     for (Spec& spec : compute_specs(precision, on_host)) specs.push_back(std::move(spec));
   }
+  // int8 as a QDQ model computes it, on every device that takes one (DeviceProfile::qdq_curves;
+  // a device that refuses a benchmark's nodes skips it).
+  for (Spec& spec : compute_specs(Precision::kInt8, on_host)) {
+    if (!spec.timed_op.empty() || spec.baseline) continue;
+    spec.quantized = true;
+    spec.name += "_qdq";
+    specs.push_back(std::move(spec));
+  }
   for (Spec& spec : memory_specs(on_host)) {
     spec.precision = base;
     if (!spec.fused_on_host || on_host) specs.push_back(std::move(spec));

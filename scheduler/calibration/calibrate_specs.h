@@ -19,6 +19,10 @@ struct Spec {
   Precision precision = Precision::kFp32;
   int nodes = 0;               // fixed chain length; 0: measured as a short and a long chain
   bool fused_on_host = false;  // measured on the CPU only (fused there, or in its CPU setting)
+  // Built in fp32, run in the QDQ form hsched's quantizer gives it (a QDQ model's 8-bit layers,
+  // its Q/DQ nodes fused into them), planned in the device's base precision: a point of its
+  // qdq_curves. `precision` is then int8 (the name's "_int8_qdq").
+  bool quantized = false;
   std::function<void(OnnxBuilder&, int nodes)> build;
   // The node of the chain's first link whose work the point is plotted at (a fan's first node
   // may be the producer every link reads).

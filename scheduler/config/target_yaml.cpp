@@ -50,6 +50,16 @@ void emit_curves(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::EndMap;
 }
 
+void emit_qdq_curves(YAML::Emitter& out, const DeviceProfile& device) {
+  out << YAML::Key << "qdq_curves" << YAML::Value << YAML::BeginMap;
+  for (const auto& [cost_class, curve] : device.qdq_curves) {
+    if (curve.empty()) continue;
+    out << YAML::Key << cost_class_name(cost_class) << YAML::Value;
+    emit_points(out, curve);
+  }
+  out << YAML::EndMap;
+}
+
 void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::BeginMap;
   out << YAML::Key << "id" << YAML::Value << device.id;
@@ -107,6 +117,7 @@ void emit_device(YAML::Emitter& out, const DeviceProfile& device) {
   out << YAML::Key << "compile_ms_per_partition" << YAML::Value
       << number(device.compile_ms_per_partition);
   if (!device.curves.empty()) emit_curves(out, device);
+  if (!device.qdq_curves.empty()) emit_qdq_curves(out, device);
   if (!device.probe.empty()) {
     out << YAML::Key << "probe" << YAML::Value;
     emit_points(out, device.probe);

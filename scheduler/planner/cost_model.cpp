@@ -179,6 +179,16 @@ bool computes_transcendental(const std::string& op_type) {
   return kOps.count(op_type) != 0;
 }
 
+bool quantized_layer(const Graph& graph, const Node& node) {
+  if (node.op_type != "Conv" && node.op_type != "MatMul" && node.op_type != "Gemm") return false;
+  if (!node.domain.empty() || node.inputs.size() < 2) return false;
+  return std::all_of(node.inputs.begin(), node.inputs.begin() + 2, [&](ValueId id) {
+    if (id == kNoValue) return false;
+    const NodeId producer = graph.value(id).producer;
+    return producer != kNoNode && graph.node(producer).op_type == "DequantizeLinear";
+  });
+}
+
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, const Device& backend,
                    std::optional<CostClass> as_class) {
@@ -230,6 +240,11 @@ const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Preci
   return it == device.curves.end() || it->second.empty() ? nullptr : &it->second;
 }
 
+const Curve* find_qdq_curve(const DeviceProfile& device, CostClass cost_class) {
+  const auto it = device.qdq_curves.find(cost_class);
+  return it == device.qdq_curves.end() || it->second.empty() ? nullptr : &it->second;
+}
+
 CostModel::CostModel(const Target& target, int64_t expected_runs, const BackendRegistry& registry)
     : target_(target), expected_runs_(std::max<int64_t>(1, expected_runs)) {
   for (const DeviceProfile& device : target_.devices) {
@@ -271,7 +286,9 @@ double CostModel::node_ms(const Graph& graph, NodeId node, const DeviceProfile& 
     const NodeWork work = node_work(graph, node, precision, device, backend, as_class);
     // A measured time already includes the launch: the node costs as many points as its
     // backend says (its kernels, or fewer where a benchmark point runs several).
-    const Curve* curve = find_curve(device, work.cost_class, precision);
+    const Curve* curve = nullptr;
+    if (quantized_layer(graph, graph.node(node))) curve = find_qdq_curve(device, work.cost_class);
+    if (curve == nullptr) curve = find_curve(device, work.cost_class, precision);
     if (curve != nullptr && work.work >= 0) {
       const double points = backend.curve_points(graph, node, work.cost_class);
       return points * interpolate_ms(*curve, work.work / points);

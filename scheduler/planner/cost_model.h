@@ -29,6 +29,10 @@ struct NodeWork {
 // producer's epilogue or not, as opposed to arithmetic, free in registers once fused.
 bool computes_transcendental(const std::string& op_type);
 
+// A Conv, MatMul or Gemm whose two operands are DequantizeLinear outputs: a layer of a QDQ model,
+// which a backend runs on the 8-bit values.
+bool quantized_layer(const Graph& graph, const Node& node);
+
 // The work of `node` on `device` as its class counts it (FLOP or bytes), and the class: the
 // backend's hints (Device::executed_work: padded tiles, a GPU's fill) apply. A channel norm
 // counts 1 KiB more a pixel (its per-row cost). A stem or strided Conv on a device calibrated
@@ -50,6 +54,8 @@ double interpolate_ms(const Curve& curve, double work);
 // The curve a device has for (class, precision): the byte classes fall back to their fp32 curve
 // (bytes are already counted in the precision). nullptr when not calibrated.
 const Curve* find_curve(const DeviceProfile& device, CostClass cost_class, Precision precision);
+// The device's QDQ curve of a compute class (DeviceProfile::qdq_curves), nullptr when none.
+const Curve* find_qdq_curve(const DeviceProfile& device, CostClass cost_class);
 
 class CostModel {
  public:
@@ -64,7 +70,9 @@ class CostModel {
   // curve for the node's class at its work, else max(flop / (peak * efficiency), bytes /
   // bandwidth) + launch overhead. Bytes of float tensors scale with the precision's element size
   // (fp16/bf16 half, int8 a quarter). kNotAllowed when the device lacks the precision.
-  // `as_class`: the node heads a fused chain that runs as an op of that class.
+  // `as_class`: the node heads a fused chain that runs as an op of that class. A QDQ model's
+  // quantized layer (quantized_layer) costs the device's QDQ curve of its class where it has one
+  // (DeviceProfile::qdq_curves): the backends run it on the 8-bit data, its Q/DQ nodes fused in.
   double node_ms(const Graph& graph, NodeId node, const DeviceProfile& device, Precision precision,
                  std::optional<CostClass> as_class = std::nullopt) const;
 

@@ -18,6 +18,7 @@
 #include "hsched/atomic_file.h"
 #include "scheduler/quantize/calibrate_ranges.h"
 #include "scheduler/quantize/quantize_plan.h"
+#include "scheduler/quantize/quantize_proto.h"
 
 namespace hsched {
 namespace {
@@ -324,10 +325,9 @@ Result<QuantizeSummary> quantize_model(const fs::path& path, const ImportOptions
   return quantize_model(model, path, import, options, output);
 }
 
-Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
+Result<QuantizeSummary> quantize_proto(onnx::ModelProto& proto, const Model& model,
                                        const ImportOptions& import, const QuantizeOptions& options,
-                                       const fs::path& output) {
-  const std::string display = path.string();
+                                       const std::string& display, const fs::path& base_dir) {
   if (options.calibration.empty()) return invalid_argument("quantize: no calibration input sets");
   if (options.activations != DType::kU8 && options.activations != DType::kI8) {
     return invalid_argument("quantize: activations are u8 or i8");
@@ -339,19 +339,11 @@ Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
   if (options.entropy && options.percentile < 100) {
     return invalid_argument("quantize: entropy calibration and a percentile exclude each other");
   }
-  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
-  onnx::ModelProto proto;
-  if (!proto.ParseFromArray(file->data(), static_cast<int>(file->size()))) {
-    return invalid_argument(display + ": not an ONNX model (protobuf parsing failed)");
-  }
   const int64_t opset = default_opset(proto);
   if (opset < 10) {
     return invalid_argument(display + ": opset " + std::to_string(opset) +
                             " has no QuantizeLinear (needs opset 10 or later)");
   }
-  fs::path base_dir = path.parent_path();
-  if (base_dir.empty()) base_dir = ".";
-
   QuantizeSummary summary;
   summary.per_channel = options.per_channel && opset >= 13;  // per-axis DequantizeLinear: 13
   const QuantizePlan plan =
@@ -360,7 +352,30 @@ Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
                           calibrate_ranges(proto, plan, model, import, options, display, base_dir));
   Rewriter rewriter(proto, model.graph(), base_dir, options.activations);
   HSCHED_RETURN_IF_ERROR(rewriter.apply(plan, ranges).with_context(display));
+  summary.quantized = plan.quantized;
+  summary.kept = plan.kept;
+  summary.weights = static_cast<int64_t>(plan.weights.size());
+  summary.activations = static_cast<int64_t>(plan.activations.size());
+  summary.relu_folded = static_cast<int64_t>(plan.removed.size());
+  summary.calibration_runs = static_cast<int>(options.calibration.size());
+  summary.percentile = options.percentile;
+  summary.entropy = options.entropy;
+  return summary;
+}
 
+Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
+                                       const ImportOptions& import, const QuantizeOptions& options,
+                                       const fs::path& output) {
+  const std::string display = path.string();
+  HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<MappedFile> file, MappedFile::open(path));
+  onnx::ModelProto proto;
+  if (!proto.ParseFromArray(file->data(), static_cast<int>(file->size()))) {
+    return invalid_argument(display + ": not an ONNX model (protobuf parsing failed)");
+  }
+  fs::path base_dir = path.parent_path();
+  if (base_dir.empty()) base_dir = ".";
+  HSCHED_ASSIGN_OR_RETURN(QuantizeSummary summary,
+                          quantize_proto(proto, model, import, options, display, base_dir));
   std::string bytes;
   if (proto.ByteSizeLong() > static_cast<size_t>(kMaxProtobufBytes) ||
       !proto.SerializeToString(&bytes)) {
@@ -370,15 +385,6 @@ Result<QuantizeSummary> quantize_model(const Model& model, const fs::path& path,
   HSCHED_RETURN_IF_ERROR(
       import_onnx_bytes(bytes, import, output.string() + " (as written)", {}).status());
   HSCHED_RETURN_IF_ERROR(write_file_atomically(output, bytes));
-
-  summary.quantized = plan.quantized;
-  summary.kept = plan.kept;
-  summary.weights = static_cast<int64_t>(plan.weights.size());
-  summary.activations = static_cast<int64_t>(plan.activations.size());
-  summary.relu_folded = static_cast<int64_t>(plan.removed.size());
-  summary.calibration_runs = static_cast<int>(options.calibration.size());
-  summary.percentile = options.percentile;
-  summary.entropy = options.entropy;
   return summary;
 }
 

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -149,7 +151,7 @@ TEST(CalibrationSpecsTest, TheHostTimesGlobalPoolsAfterAConv) {
 TEST(CalibrationSpecsTest, TheHostTimesLinearLayersWithTheirBias) {
   const auto products = [](DeviceApi api) {
     return specs_on(api, [](const Spec& spec) {
-      return spec.cost_class == CostClass::kGemm &&
+      return spec.cost_class == CostClass::kGemm && !spec.quantized &&
              spec.name.find("attention") == std::string::npos;
     });
   };
@@ -275,6 +277,7 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   cpu.curves[{CostClass::kConv, Precision::kFp32}] = {{"a", 1e6, 0.02, 0.05},
                                                       {"b+c", 2.5e8, 1.1, 0.1}};
   cpu.curves[{CostClass::kElementwise, Precision::kFp32}] = {{"d", 4096, 0.001, 0}};
+  cpu.qdq_curves[CostClass::kGemm] = {{"e_int8_qdq", 2e6, 0.01, 0.03}};
   cpu.probe = {{"d", 4096, 0.0012, 0.02}, {"a", 1e6, 0.021, 0.04}};  // as measured, any order
   Target target{"calibrated-test", "", {cpu}};
   const auto path = std::filesystem::temp_directory_path() /
@@ -299,6 +302,10 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
   EXPECT_DOUBLE_EQ(conv[1].work, 2.5e8);
   EXPECT_DOUBLE_EQ(conv[1].ms, 1.1);
   EXPECT_DOUBLE_EQ(conv[1].spread, 0.1);
+  ASSERT_EQ(back.qdq_curves.size(), 1u);
+  ASSERT_EQ(back.qdq_curves.at(CostClass::kGemm).size(), 1u);
+  EXPECT_EQ(back.qdq_curves.at(CostClass::kGemm)[0].bench, "e_int8_qdq");
+  EXPECT_DOUBLE_EQ(back.qdq_curves.at(CostClass::kGemm)[0].ms, 0.01);
   ASSERT_EQ(back.probe.size(), 2u);
   EXPECT_EQ(back.probe[0].bench, "d");
   EXPECT_DOUBLE_EQ(back.probe[0].ms, 0.0012);
@@ -403,6 +410,45 @@ TEST_F(CheckDeviceTest, AProfileWithoutAProbeOrOfOtherThreadsIsRefused) {
   ASSERT_FALSE(unknown.is_ok());
   EXPECT_NE(unknown.status().message().find("none of"), std::string::npos)
       << unknown.status().message();
+}
+
+// Every device times its compute classes in int8 as a QDQ model runs them: each fp32 product
+// and convolution without a profiled step has a quantized twin ("_int8_qdq"). On the CPU such a
+// benchmark runs whole (its Q/DQ nodes fused into 8-bit steps) and gives a QDQ curve, apart from
+// the int8 curves of its dynamic quantization.
+TEST_F(CheckDeviceTest, EveryDeviceTimesItsProductsOnQdqGraphs) {
+  for (DeviceApi api : {DeviceApi::kHost, DeviceApi::kOpenCl}) {
+    std::set<std::string> fp32, qdq;
+    for (const Spec& spec : specs_on(api, [](const Spec& spec) {
+           return is_compute_class(spec.cost_class) && spec.timed_op.empty() && !spec.baseline;
+         })) {
+      if (!spec.quantized) {
+        EXPECT_EQ(spec.precision, Precision::kFp32) << spec.name;
+        fp32.insert(spec.name.substr(0, spec.name.size() - std::string("fp32").size()));
+        continue;
+      }
+      EXPECT_EQ(spec.precision, Precision::kInt8) << spec.name;
+      ASSERT_EQ(spec.name.substr(spec.name.size() - 9), "_int8_qdq") << spec.name;
+      qdq.insert(spec.name.substr(0, spec.name.size() - std::string("int8_qdq").size()));
+    }
+    EXPECT_GT(qdq.size(), 50u);
+    EXPECT_EQ(fp32, qdq);
+  }
+  std::string bench;
+  for (const Spec& spec : specs_for(host_)) {
+    if (spec.quantized && spec.cost_class == CostClass::kConv) bench = spec.name;
+  }
+  ASSERT_FALSE(bench.empty());
+  options_.only = {bench};
+  Result<CalibrationReport> report = calibrate_device(host_, host_, nullptr, options_);
+  ASSERT_TRUE(report.is_ok()) << report.status().message();
+  EXPECT_EQ(report->measured, 1) << bench;
+  EXPECT_EQ(report->profile.curves.count({CostClass::kConv, Precision::kInt8}), 0u);
+  const auto curve = report->profile.qdq_curves.find(CostClass::kConv);
+  ASSERT_NE(curve, report->profile.qdq_curves.end());
+  ASSERT_EQ(curve->second.size(), 1u);
+  EXPECT_EQ(curve->second[0].bench, bench);
+  EXPECT_GT(curve->second[0].ms, 0);
 }
 
 }  // namespace

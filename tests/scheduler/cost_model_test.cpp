@@ -188,6 +188,51 @@ TEST_F(CostModelTest, CurveReplacesTheRooflineOfItsClassAndPrecision) {
   EXPECT_GT(model.node_ms(row.graph, row.node, gpu, Precision::kFp16), 0.5);
 }
 
+// A QDQ model's MatMul (both operands DequantizeLinear outputs) runs on the 8-bit data: on a
+// device calibrated on QDQ graphs it costs their curve in whatever precision it is planned (an
+// OpenCL GPU runs a QDQ graph in fp32), elsewhere the planned precision's curve. A MatMul with
+// one operand in float is not such a layer.
+TEST_F(CostModelTest, AQdqLayerCostsTheInt8CurveWhereCalibrated) {
+  // y = DequantizeLinear(a8) x B [256, 256], B = DequantizeLinear(b8) where `quantized_b`.
+  const auto product = [](bool quantized_b) {
+    Graph graph;
+    const auto dequantize = [&](const std::string& name, DType dtype, bool constant) {
+      const ValueId q = constant ? graph.add_constant(name, Tensor(dtype, {256, 256}))
+                                 : graph.add_value(name, dtype, Shape{256, 256});
+      const ValueId scale = graph.add_constant(name + ".scale", Tensor(DType::kF32, {}));
+      const ValueId y = graph.add_value(name + ".dq", DType::kF32, Shape{256, 256});
+      Node node;
+      node.op_type = "DequantizeLinear";
+      node.inputs = {q, scale};
+      node.outputs = {y};
+      graph.add_node(std::move(node));
+      return y;
+    };
+    const ValueId a = dequantize("a", DType::kU8, false);
+    const ValueId b = quantized_b ? dequantize("b", DType::kI8, true)
+                                  : graph.add_constant("b", Tensor(DType::kF32, {256, 256}));
+    Node matmul;
+    matmul.op_type = "MatMul";
+    matmul.inputs = {a, b};
+    matmul.outputs = {graph.add_value("y", DType::kF32, Shape{256, 256})};
+    const NodeId node = graph.add_node(std::move(matmul));
+    return std::make_pair(std::move(graph), node);
+  };
+  const auto [layer, node] = product(true);
+  const auto [half, half_node] = product(false);
+  EXPECT_TRUE(quantized_layer(layer, layer.node(node)));
+  EXPECT_FALSE(quantized_layer(half, half.node(half_node)));  // B is float
+
+  DeviceProfile& gpu = target_.devices[1];
+  gpu.curves[{CostClass::kGemm, Precision::kFp32}] = {{"fp32", 1e6, 0.01, 0}};
+  const double fp32_ms = CostModel(target_, 1).node_ms(layer, node, gpu, Precision::kFp32);
+  gpu.qdq_curves[CostClass::kGemm] = {{"qdq", 1e6, 0.03, 0}};
+  const CostModel model(target_, 1);
+  EXPECT_NEAR(model.node_ms(layer, node, gpu, Precision::kFp32), 3 * fp32_ms, 1e-12);
+  EXPECT_NEAR(model.node_ms(layer, node, gpu, Precision::kFp16), 3 * fp32_ms, 1e-12);
+  EXPECT_NEAR(model.node_ms(half, half_node, gpu, Precision::kFp32), fp32_ms, 1e-12);
+}
+
 TEST(InterpolateTest, ClampsBelowAndKeepsTheLastRateAbove) {
   const Curve curve{{"a", 100, 1.0, 0}, {"b", 1000, 2.0, 0}, {"c", 10000, 10.0, 0}};
   EXPECT_DOUBLE_EQ(interpolate_ms(curve, 10), 1.0);  // nothing runs faster than the smallest
