@@ -8,26 +8,21 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
-#include <random>
 #include <set>
 #include <thread>
 #include <tuple>
 #include <utility>
 
-#include "graph/onnx_builder.h"
-#include "graph/onnx_import.h"
 #include "hsched/config.h"
 #include "scheduler/calibration/calibrate_specs.h"
 #include "scheduler/planner/cost_model.h"
 #include "scheduler/planner/schedule.h"
-#include "scheduler/quantize/quantize_proto.h"
 #include "scheduler/runtime/compile.h"
 #include "scheduler/runtime/partition_program.h"
 
 namespace hsched::calibration {
 namespace {
 
-constexpr int64_t kOpset = 17;
 constexpr int kProgressSteps = 100;  // progress reported in 1% steps
 // Every benchmark runs as a short and a long chain (or fan) of equal nodes: the difference is
 // the nodes alone, without the partition's overhead or the layout changes at its ends.
@@ -70,42 +65,6 @@ ExecutorOptions executor_options_of(const CalibrateOptions& options) {
   executor.cpu_threads = options.cpu_threads;
   executor.time_transfers = true;  // the copy classes are measured apart from the compute
   return executor;
-}
-
-std::vector<Tensor> random_inputs(const Graph& graph) {
-  std::vector<Tensor> inputs;
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  for (ValueId id : graph.inputs()) {
-    const Value& value = graph.value(id);
-    Tensor tensor(value.dtype, value.shape.dims);
-    for (float& v : tensor.values<float>()) v = uniform(rng);
-    inputs.push_back(std::move(tensor));
-  }
-  return inputs;
-}
-
-// The benchmark's graph with `nodes` nodes: as built, or where the spec is `quantized` and
-// `as_run`, its QDQ form as hsched's quantizer writes it (activation ranges from one random
-// input set). A point's work is counted on the graph as built: the same FLOPs at the same ids.
-Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run = true) {
-  OnnxBuilder builder(kOpset, spec.name);
-  spec.build(builder, nodes);
-  if (!spec.quantized || !as_run) return import_onnx_model(builder.model(), {}, spec.name, "");
-  onnx::ModelProto built = builder.model();  // the import consumes what it reads
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(built, {}, spec.name, ""));
-  QuantizeOptions quantize;
-  quantize.calibration = {random_inputs(graph)};
-  quantize.cpu_threads = 1;
-  const Model model(std::make_shared<const Graph>(std::move(graph)), spec.name);
-  HSCHED_RETURN_IF_ERROR(quantize_proto(builder.model(), model, {}, quantize, spec.name, ".").status());
-  return import_onnx_model(builder.model(), {}, spec.name, "");
-}
-
-// The work of the node a benchmark's point is plotted at, as the cost model counts it.
-Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device) {
-  HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(spec, nodes, false));
-  return planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
 }
 
 // Builds, plans on `device` alone (the host as the plan's last resort) and compiles: through
@@ -612,12 +571,10 @@ Result<CalibrationReport> calibrate_one_device(const DeviceProfile& device, cons
     }
     compile_per_node.push_back(
         std::max(0.0, (bench.compile_ms - benches[b].compile_ms) / extra_nodes));
-    report.lines.push_back(figure_line(std::string(cost_class_name(bench.spec.cost_class)) + " " +
-                                           (bench.spec.quantized
-                                                ? "qdq"
-                                                : precision_name(bench.spec.precision)),
-                                       bench.spec.name, bench.work,
-                                       is_compute_class(bench.spec.cost_class), ms, spread));
+    report.lines.push_back(figure_line(
+        std::string(cost_class_name(bench.spec.cost_class)) + " " +
+            (bench.spec.quantized ? "qdq" : precision_name(bench.spec.precision)),
+        bench.spec.name, bench.work, is_compute_class(bench.spec.cost_class), ms, spread));
     ++report.measured;
   }
   for (size_t c = 0; c < copy_benches.size(); ++c) {

@@ -8,8 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "graph/graph.h"
 #include "graph/onnx_builder.h"
 #include "hsched/device.h"
+#include "hsched/status.h"
+#include "hsched/tensor.h"
 
 namespace hsched::calibration {
 
@@ -42,6 +45,17 @@ Precision base_precision(const DeviceProfile& device);
 // What to measure on `device`: every compute class in each precision it computes, the byte
 // classes in base_precision (those fused into one step on the CPU only there).
 std::vector<Spec> specs_for(const DeviceProfile& device);
+
+// Inputs uniform in [-1, 1) for every graph input (float), the same on every call.
+std::vector<Tensor> random_inputs(const Graph& graph);
+
+// The benchmark's graph with `nodes` nodes: as built, or where the spec is `quantized` and
+// `as_run`, its QDQ form as hsched's quantizer writes it (activation ranges from random_inputs).
+Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run = true);
+
+// The work of the node a benchmark's point is plotted at, as the cost model counts it: on the
+// graph as built (a QDQ form has the same FLOPs at other node ids).
+Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device);
 
 // A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
 Spec tiny_spec(int nodes);

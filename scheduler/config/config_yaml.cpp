@@ -378,11 +378,10 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
       node.read("dispatch_overhead_us", kOptional, kMicroseconds, &dispatch_overhead_us));
   device.dispatch_overhead_ms = dispatch_overhead_us / 1000.0;
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
-  HSCHED_RETURN_IF_ERROR(node.read_with("qdq_curves", kOptional, &device.qdq_curves,
-                                        [](const ConfigNode& by_class) {
-                                          return read_enum_map<Curve>(by_class, kCostClasses,
-                                                                      read_curve);
-                                        }));
+  HSCHED_RETURN_IF_ERROR(
+      node.read_with("qdq_curves", kOptional, &device.qdq_curves, [](const ConfigNode& by_class) {
+        return read_enum_map<Curve>(by_class, kCostClasses, read_curve);
+      }));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
   HSCHED_RETURN_IF_ERROR(node.read_with("probe", kOptional, &device.probe, read_points));
   // Where a calibrated device was found; `--target FILE` runs on it when it is present again.

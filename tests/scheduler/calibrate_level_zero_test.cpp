@@ -1,7 +1,7 @@
 // Calibrating a device that computes no fp32: hsched's simulated NPU (fp16 and int8) through the
 // real Level Zero loader. Its overhead chains and byte classes run in its base precision, fp16
-// (before, its first overhead chain was planned in fp32 and the calibration failed). Skipped,
-// not passed, without the simulated driver.
+// (before, its first overhead chain was planned in fp32 and the calibration failed); its QDQ
+// benchmarks in fp16 too. Skipped, not passed, without the simulated driver.
 #include <algorithm>
 
 #include <gtest/gtest.h>
@@ -36,10 +36,19 @@ TEST(CalibrateLevelZeroTest, ADeviceWithoutFp32IsCalibratedInItsBasePrecision) {
     }
   }
   ASSERT_FALSE(options.only.empty());
+  // And one convolution in QDQ form, planned in fp16 (the Q/DQ nodes as FakeQuantize).
+  for (const Spec& spec : specs_for(npu)) {
+    if (spec.quantized && spec.cost_class == CostClass::kConv) {
+      options.only.push_back(spec.name);
+      break;
+    }
+  }
+  ASSERT_EQ(options.only.size(), 2u);
   Result<CalibrationReport> report = calibrate_device(npu, host, nullptr, options);
   ASSERT_TRUE(report.is_ok()) << report.status().message();
-  EXPECT_EQ(report->measured, 1);
+  EXPECT_EQ(report->measured, 2);
   EXPECT_EQ(report->profile.curves.count({CostClass::kElementwise, Precision::kFp16}), 1u);
+  EXPECT_EQ(report->profile.qdq_curves.count(CostClass::kConv), 1u);
   // The fp16 overhead chains ran: a partition's cost beyond its nodes plus one tiny node's is
   // the short chain's time. (Either alone may be 0: with one round on a loaded machine the long
   // chain can measure more than the short one's per-node share, and run_overhead_ms is then 0.)

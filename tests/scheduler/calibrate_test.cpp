@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
-#include "scheduler/calibration/calibrate_specs.h"
 #include "hsched/config.h"
+#include "scheduler/calibration/calibrate_specs.h"
 #include "scheduler/config/discover.h"
 
 namespace hsched::calibration {
