@@ -316,15 +316,21 @@ TEST(TargetYamlTest, CalibratedProfileRoundTrips) {
 TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("hsched-bad-curve-" + std::to_string(::getpid()) + ".yaml");
-  std::ofstream(path) << "schema_version: 1\nkind: target\nname: t\ndevices:\n"
-                         "  - {id: cpu0, kind: cpu, peak_gflops: {fp32: 10}, "
-                         "memory_bandwidth_gbps: 1, memory_gib: 1, ops: '*',\n"
-                         "     curves: {conv: {fp32: [{work: 10, ms: 1}, {work: 5, ms: 2}]}}}\n";
-  auto loaded = load_target(path.string());
-  std::filesystem::remove(path);
-  ASSERT_FALSE(loaded.is_ok());
-  EXPECT_NE(loaded.status().message().find("devices[0].curves.conv.fp32"), std::string::npos)
-      << loaded.status().message();
+  const auto refusal = [&](const std::string& curves) {
+    std::ofstream(path) << "schema_version: 1\nkind: target\nname: t\ndevices:\n"
+                           "  - {id: cpu0, kind: cpu, peak_gflops: {fp32: 10}, "
+                           "memory_bandwidth_gbps: 1, memory_gib: 1, ops: '*',\n     "
+                        << curves << "}\n";
+    auto loaded = load_target(path.string());
+    std::filesystem::remove(path);
+    return loaded.is_ok() ? std::string() : loaded.status().message();
+  };
+  const std::string order = "[{work: 10, ms: 1}, {work: 5, ms: 2}]";
+  EXPECT_NE(refusal("curves: {conv: {fp32: " + order + "}}").find("devices[0].curves.conv.fp32"),
+            std::string::npos);
+  EXPECT_NE(refusal("qdq_curves: {gemm: " + order + "}").find("devices[0].qdq_curves.gemm"),
+            std::string::npos);
+  EXPECT_NE(refusal("qdq_curves: {gemmm: [{work: 1, ms: 1}]}").find("gemmm"), std::string::npos);
 }
 
 TEST(BindPresentTest, CalibratedDevicesRunWhereTheyWereMeasured) {
