@@ -61,6 +61,7 @@ constexpr NameTable<CostClass, kCostClassCount> kCostClassNames{{
     {CostClass::kReduction, "reduction"},
     {CostClass::kDataMovement, "data_movement"},
     {CostClass::kConcat, "concat"},
+    {CostClass::kQuantize, "quantize"},
     {CostClass::kUpload, "upload"},
     {CostClass::kDownload, "download"},
 }};

@@ -69,10 +69,12 @@ enum class CostClass {
   kDataMovement,
   kConcat,    // Concat: a copy of each input into its place; bytes. A device without the curve
               // times it as data_movement (whose benchmarks transpose)
+  kQuantize,  // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear as steps of their own (no
+              // quantized layer took them in); bytes. A device without the curve: elementwise
   kUpload,    // host -> device copy of one tensor; work: bytes
   kDownload,  // device -> host copy of one tensor; work: bytes
 };
-inline constexpr int kCostClassCount = 20;
+inline constexpr int kCostClassCount = 21;
 inline constexpr int64_t kGemvMaxRows = 4;
 const char* cost_class_name(CostClass cost_class);  // "conv", "depthwise_conv", ...
 std::optional<CostClass> parse_cost_class(const std::string& name);

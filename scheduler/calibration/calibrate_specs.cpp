@@ -426,6 +426,42 @@ Spec concat_spec(const std::string& size, const std::vector<int64_t>& image, boo
                   });
 }
 
+// x [1, 64, h, h] -> `nodes` (even) links of QuantizeLinear, DequantizeLinear and an
+// InstanceNormalization, `op`'s steps (one of the first two) timed alone: the Q/DQ nodes a QDQ
+// model runs as steps of their own between float layers (vae_decoder_small's around its
+// normalizations), which on this machine's CPU took up to 3 times an Add's time per byte.
+Spec quantize_spec(const std::string& op, int64_t elements) {
+  constexpr int64_t kChannels = 64;
+  const auto h = static_cast<int64_t>(
+      std::lround(std::sqrt(static_cast<double>(elements / kChannels))));
+  Spec spec;
+  spec.name = std::string(op == "QuantizeLinear" ? "quantize_" : "dequantize_") +
+              size_name(elements);
+  spec.cost_class = CostClass::kQuantize;
+  spec.fused_on_host = true;
+  spec.work_node = op == "QuantizeLinear" ? 0 : 1;
+  spec.timed_op = op;
+  spec.build = [h](OnnxBuilder& b, int nodes) {
+    const std::vector<int64_t> dims{1, kChannels, h, h};
+    b.input("x", DType::kF32, dims);
+    b.initializer_f32("scale", {}, {0.02f});
+    b.initializer("zero_point", Tensor::from_vector<uint8_t>(DType::kU8, {}, {128}));
+    b.initializer_f32("gamma", {kChannels}, std::vector<float>(kChannels, 1.0f));
+    b.initializer_f32("beta", {kChannels}, std::vector<float>(kChannels, 0.0f));
+    std::string x = "x";
+    for (int i = 0; i < nodes; ++i) {
+      const std::string link = "l" + std::to_string(i);
+      const std::string y = i + 1 == nodes ? "y" : link;
+      b.node("QuantizeLinear", {x, "scale", "zero_point"}, {link + ".q"});
+      b.node("DequantizeLinear", {link + ".q", "scale", "zero_point"}, {link + ".dq"});
+      b.node("InstanceNormalization", {link + ".dq", "gamma", "beta"}, {y});
+      x = y;
+    }
+    b.output("y", DType::kF32, dims);
+  };
+  return spec;
+}
+
 // `on_host`: the normalizations up to 256 Ki elements are measured after a MatMul, as they run
 // in a model (after_matmul_spec); larger ones, and on other devices, in chains of their own.
 std::vector<Spec> memory_specs(bool on_host) {
@@ -462,6 +498,11 @@ std::vector<Spec> memory_specs(bool on_host) {
                        b.initializer_random(bias, {kRow}, 0.1f, next_seed());
                        set_attr(b.node("LayerNormalization", {x, scale, bias}, {y}), "axis", -1);
                      }));
+    }
+    if (on_host && elements <= (int64_t{4} << 20)) {
+      for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) {
+        specs.push_back(quantize_spec(op, elements));
+      }
     }
     specs.push_back(chain_spec("sigmoid_" + size, CostClass::kTranscendental, {elements},
                                [](OnnxBuilder& b, const std::string& x, const std::string& y) {

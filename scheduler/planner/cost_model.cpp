@@ -131,6 +131,8 @@ std::optional<CostClass> coarser_class(const Graph& graph, const Node& node, Cos
       return conv_cost_class(graph, node, false);
     case CostClass::kConcat:
       return CostClass::kDataMovement;
+    case CostClass::kQuantize:
+      return CostClass::kElementwise;
     default:
       return std::nullopt;
   }
@@ -144,6 +146,9 @@ CostClass cost_class_of(const Graph& graph, const Node& node) {
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return CostClass::kGlobalPool;
   if (op == "Concat") return CostClass::kConcat;
+  if (op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear") {
+    return CostClass::kQuantize;
+  }
   switch (op_class_of(op)) {
     case OpClass::kPooling:
       return CostClass::kPooling;

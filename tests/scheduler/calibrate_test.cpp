@@ -216,6 +216,26 @@ TEST(CalibrationSpecsTest, TheHostTimesStemsAndStridedConvsApart) {
   }
 }
 
+// The CPU times QuantizeLinear and DequantizeLinear as a QDQ model runs them where no quantized
+// layer takes them in: steps of their own between float layers (an InstanceNormalization), each
+// op's steps profiled alone. Other devices cost them as elementwise ops.
+TEST(CalibrationSpecsTest, TheHostTimesQuantizeStepsBetweenFloatLayers) {
+  EXPECT_TRUE(specs_on(DeviceApi::kOpenCl, [](const Spec& spec) {
+                return spec.cost_class == CostClass::kQuantize;
+              }).empty());
+  const std::vector<Spec> specs = specs_on(
+      DeviceApi::kHost, [](const Spec& spec) { return spec.cost_class == CostClass::kQuantize; });
+  ASSERT_EQ(specs.size(), 12u);
+  for (const Spec& spec : specs) {
+    OnnxBuilder builder(17, spec.name);
+    spec.build(builder, 2);
+    const auto& nodes = builder.model().graph().node();
+    ASSERT_EQ(nodes.size(), 6) << spec.name;
+    EXPECT_EQ(nodes[spec.work_node].op_type(), spec.timed_op) << spec.name;
+    EXPECT_EQ(nodes[2].op_type(), "InstanceNormalization") << spec.name;
+  }
+}
+
 // Pools are timed as CNNs pool (3x3 at stride 2) and Concats as SqueezeNet joins two images, in
 // fans; on the CPU after 1x1 Convs and before GlobalAveragePools (its channels-last layout), their
 // steps timed.

@@ -421,8 +421,19 @@ TEST(NodeWorkTest, TranscendentalOpsAndGlobalPoolsHaveClassesOfTheirOwn) {
   EXPECT_EQ(node_work(one_node("MaxPool", {1, 16, 8, 8}, {1, 16, 8, 8}), 0, Precision::kFp32, cpu())
                 .cost_class,
             CostClass::kPooling);
+  // A QuantizeLinear or DequantizeLinear left as a step of its own: its class where calibrated
+  // (the CPU), elementwise on a device without the curve.
+  DeviceProfile host = cpu();
+  for (const std::string op : {"QuantizeLinear", "DequantizeLinear"}) {
+    const Graph graph = one_node(op, {1024}, {1024});
+    EXPECT_EQ(node_work(graph, 0, Precision::kFp32, host).cost_class, CostClass::kElementwise);
+    host.curves[{CostClass::kQuantize, Precision::kFp32}] = {{"", 1e3, 0.01, 0}};
+    EXPECT_EQ(node_work(graph, 0, Precision::kFp32, host).cost_class, CostClass::kQuantize);
+    host.curves.clear();
+  }
   // Their names round-trip (the calibrated profile's YAML keys).
-  for (CostClass c : {CostClass::kTranscendental, CostClass::kEpilogue, CostClass::kGlobalPool}) {
+  for (CostClass c : {CostClass::kTranscendental, CostClass::kEpilogue, CostClass::kGlobalPool,
+                      CostClass::kQuantize}) {
     EXPECT_EQ(parse_cost_class(cost_class_name(c)), c) << cost_class_name(c);
   }
 }
