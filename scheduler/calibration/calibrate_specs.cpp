@@ -429,14 +429,14 @@ Spec concat_spec(const std::string& size, const std::vector<int64_t>& image, boo
 // x [1, 64, h, h] -> `nodes` (even) links of QuantizeLinear, DequantizeLinear and an
 // InstanceNormalization, `op`'s steps (one of the first two) timed alone: the Q/DQ nodes a QDQ
 // model runs as steps of their own between float layers (vae_decoder_small's around its
-// normalizations), which on this machine's CPU took up to 3 times an Add's time per byte.
+// normalizations), which on this machine's CPU took 2 to 4 times an Add's time per byte.
 Spec quantize_spec(const std::string& op, int64_t elements) {
   constexpr int64_t kChannels = 64;
-  const auto h = static_cast<int64_t>(
-      std::lround(std::sqrt(static_cast<double>(elements / kChannels))));
+  const auto h =
+      static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(elements / kChannels))));
   Spec spec;
-  spec.name = std::string(op == "QuantizeLinear" ? "quantize_" : "dequantize_") +
-              size_name(elements);
+  spec.name =
+      std::string(op == "QuantizeLinear" ? "quantize_" : "dequantize_") + size_name(elements);
   spec.cost_class = CostClass::kQuantize;
   spec.fused_on_host = true;
   spec.work_node = op == "QuantizeLinear" ? 0 : 1;
