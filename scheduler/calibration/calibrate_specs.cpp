@@ -13,26 +13,6 @@ namespace {
 
 constexpr int64_t kTinyElements = 16;
 
-uint32_t next_seed() {
-  static uint32_t seed = 1;
-  return seed++;
-}
-
-// y = a k x k Conv of x (`cin` channels) to `cout` by `stride`, padded by `pad`, with a bias;
-// depthwise (cout == cin, a group per channel) or of one group. Its weights are w and w + ".b".
-void add_conv(OnnxBuilder& b, const std::string& x, int64_t cin, int64_t cout, int64_t k,
-              int64_t stride, int64_t pad, bool depthwise, const std::string& w,
-              const std::string& y) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>((depthwise ? 1 : cin) * k * k));
-  b.initializer_random(w, {cout, depthwise ? 1 : cin, k, k}, scale, next_seed());
-  b.initializer_random(w + ".b", {cout}, 0.05f, next_seed());
-  onnx::NodeProto& node = b.node("Conv", {x, w, w + ".b"}, {y});
-  set_attr(node, "kernel_shape", std::vector<int64_t>{k, k});
-  set_attr(node, "pads", std::vector<int64_t>{pad, pad, pad, pad});
-  if (stride != 1) set_attr(node, "strides", std::vector<int64_t>{stride, stride});
-  if (depthwise) set_attr(node, "group", cin);
-}
-
 // x [1, c, h, h] -> `nodes` Convs (k x k, stride 1, same padding, `group` groups) -> y.
 Spec conv_spec(int64_t c, int64_t h, int64_t k, bool depthwise) {
   Spec spec;
@@ -104,25 +84,6 @@ Spec matmul_fan_spec(int64_t m, int64_t k, int64_t n, bool bias) {
       add_linear(b, "x", "w" + std::to_string(i), k, n, bias, y);
       b.output(y, DType::kF32, {m, n});
     }
-  };
-  return spec;
-}
-
-// A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
-Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims,
-                std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add) {
-  Spec spec;
-  spec.name = std::move(name);
-  spec.cost_class = cost_class;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    b.input("x", DType::kF32, dims);
-    std::string x = "x";
-    for (int i = 0; i < nodes; ++i) {
-      const std::string y = i + 1 == nodes ? "y" : "t" + std::to_string(i);
-      add(b, x, y);
-      x = y;
-    }
-    b.output("y", DType::kF32, dims);
   };
   return spec;
 }
@@ -320,59 +281,6 @@ Spec after_matmul_spec(const std::string& op, CostClass cost_class, int64_t rows
       x = y;
     }
     b.output("y", DType::kF32, dims);
-  };
-  return spec;
-}
-
-std::string size_name(int64_t elements) {
-  if (elements >= (1 << 20)) return std::to_string(elements >> 20) + "M";
-  return elements >= (1 << 10) ? std::to_string(elements >> 10) + "K" : std::to_string(elements);
-}
-
-using AddNode =
-    std::function<void(OnnxBuilder&, const std::vector<std::string>&, const std::string&)>;
-
-// A fan of `nodes` `op` nodes over x [1, c, h, h] (and z alike when `inputs` is 2), each made by
-// `add(b, inputs, output)`, its output of `out` dims. `on_host`: as a CNN runs them on the CPU,
-// each node's output read by a GlobalAveragePool (which keeps the fan's outputs small and the
-// node in the CPU's channels-last layout), their steps timed; `from_convs`: the inputs are what
-// 1x1 Convs of x wrote in that layout, as a layer's are (a fan over the plain graph input paid a
-// reorder per node: 10 GB/s for a stride-2 MaxPool of 1 Mi elements on this machine).
-Spec fan_spec(std::string name, CostClass cost_class, const std::string& op, int inputs,
-              const std::vector<int64_t>& image, const std::vector<int64_t>& out, bool on_host,
-              bool from_convs, AddNode add) {
-  Spec spec;
-  spec.name = std::move(name);
-  spec.cost_class = cost_class;
-  if (on_host) spec.timed_op = op;
-  spec.work_node = from_convs ? inputs : 0;
-  spec.build = [=](OnnxBuilder& b, int nodes) {
-    const int64_t c = image[1];
-    b.input("x", DType::kF32, image);
-    std::vector<std::string> in;
-    for (int i = 0; i < inputs; ++i) {
-      const std::string value = from_convs ? "producer" + std::to_string(i) : i == 0 ? "x" : "z";
-      if (from_convs) {
-        b.initializer_random(value + ".w", {c, c, 1, 1}, 1.0f / std::sqrt(static_cast<float>(c)),
-                             next_seed());
-        b.node("Conv", {"x", value + ".w"}, {value});
-      } else if (i > 0) {
-        b.input(value, DType::kF32, image);
-      }
-      in.push_back(value);
-    }
-    for (int i = 0; i < nodes; ++i) {
-      const std::string y = "y" + std::to_string(i);
-      if (!on_host) {
-        add(b, in, y);
-        b.output(y, DType::kF32, out);
-        continue;
-      }
-      const std::string node = "op" + std::to_string(i);
-      add(b, in, node);
-      b.node("GlobalAveragePool", {node}, {y});
-      b.output(y, DType::kF32, {1, out[1], 1, 1});
-    }
   };
   return spec;
 }

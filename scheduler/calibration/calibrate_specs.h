@@ -46,6 +46,37 @@ Precision base_precision(const DeviceProfile& device);
 // classes in base_precision (those fused into one step on the CPU only there).
 std::vector<Spec> specs_for(const DeviceProfile& device);
 
+// Building blocks of the benchmarks (spec_graph.cpp).
+
+// The seed of the next random initializer: each benchmark's weights differ from the last's.
+uint32_t next_seed();
+
+// y = a k x k Conv of x (`cin` channels) to `cout` by `stride`, padded by `pad`, with a bias;
+// depthwise (cout == cin, a group per channel) or of one group. Its weights are w and w + ".b".
+void add_conv(OnnxBuilder& b, const std::string& x, int64_t cin, int64_t cout, int64_t k,
+              int64_t stride, int64_t pad, bool depthwise, const std::string& w,
+              const std::string& y);
+
+// A chain of `nodes` shape-keeping nodes `add(b, in, out)` over x of `dims`.
+Spec chain_spec(std::string name, CostClass cost_class, std::vector<int64_t> dims,
+                std::function<void(OnnxBuilder&, const std::string&, const std::string&)> add);
+
+// "1K", "4M": a benchmark's size in its name.
+std::string size_name(int64_t elements);
+
+using AddNode =
+    std::function<void(OnnxBuilder&, const std::vector<std::string>&, const std::string&)>;
+
+// A fan of `nodes` `op` nodes over x [1, c, h, h] (and z alike when `inputs` is 2), each made by
+// `add(b, inputs, output)`, its output of `out` dims. `on_host`: as a CNN runs them on the CPU,
+// each node's output read by a GlobalAveragePool (which keeps the fan's outputs small and the
+// node in the CPU's channels-last layout), their steps timed; `from_convs`: the inputs are what
+// 1x1 Convs of x wrote in that layout, as a layer's are (a fan over the plain graph input paid a
+// reorder per node: 10 GB/s for a stride-2 MaxPool of 1 Mi elements on this machine).
+Spec fan_spec(std::string name, CostClass cost_class, const std::string& op, int inputs,
+              const std::vector<int64_t>& image, const std::vector<int64_t>& out, bool on_host,
+              bool from_convs, AddNode add);
+
 // Inputs uniform in [-1, 1) for every graph input (float), the same on every call.
 std::vector<Tensor> random_inputs(const Graph& graph);
 
