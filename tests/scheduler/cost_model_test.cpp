@@ -291,13 +291,16 @@ Graph conv_node(int64_t c, int64_t oc, int64_t h, int64_t k = 3) {
   return graph;
 }
 
-TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
-  // 32 channels to 5 at 256 x 256: the CPU's work is its FLOPs; the OpenCL kernels compute whole
-  // 64-row tiles, so 5 outputs cost what 64 do there.
+TEST(NodeWorkTest, ConvsCountTheFlopsOfTheirPaddedBlocksAndTiles) {
+  // 32 channels to 5 at 256 x 256: the CPU (oneDNN) computes output channels in blocks of 16, so
+  // 5 cost what 16 do; the OpenCL kernels compute whole 64-row tiles, so 5 outputs cost what 64
+  // do there.
   const Graph five = conv_node(32, 5, 256);
   const Graph wide = conv_node(32, 64, 256);
   const double flops = 2.0 * 5 * 65536 * 32 * 9;
-  EXPECT_DOUBLE_EQ(node_work(five, 0, Precision::kFp32, cpu()).work, flops);
+  EXPECT_DOUBLE_EQ(node_work(five, 0, Precision::kFp32, cpu()).work, flops * 16 / 5);
+  EXPECT_DOUBLE_EQ(node_work(conv_node(32, 16, 256), 0, Precision::kFp32, cpu()).work,
+                   flops * 16 / 5);
   const NodeWork on_opencl = node_work(five, 0, Precision::kFp32, opencl_cpu());
   EXPECT_EQ(on_opencl.cost_class, CostClass::kConv);
   EXPECT_DOUBLE_EQ(on_opencl.work, flops * 64 / 5);
@@ -308,10 +311,12 @@ TEST(NodeWorkTest, AnOpenClConvCountsTheFlopsOfItsPaddedTiles) {
   // On a GPU the same, with 2^17 outputs more: 64 x 65536 fill it (3% more).
   EXPECT_DOUBLE_EQ(node_work(five, 0, Precision::kFp32, gpu()).work,
                    on_opencl.work * (64.0 * 65536 + 131072) / (64.0 * 65536));
-  // A VAE's last Conv, to 3 channels: the direct kernel computes only those, its FLOPs.
+  // A VAE's last Conv, to 3 channels: the direct kernel computes only those, its FLOPs (the
+  // CPU 16 channels' worth).
   const Graph rgb = conv_node(32, 3, 256);
-  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, opencl_cpu()).work,
-                   node_work(rgb, 0, Precision::kFp32, cpu()).work);
+  const double rgb_flops = 2.0 * 3 * 65536 * 32 * 9;
+  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, opencl_cpu()).work, rgb_flops);
+  EXPECT_DOUBLE_EQ(node_work(rgb, 0, Precision::kFp32, cpu()).work, rgb_flops * 16 / 3);
 }
 
 TEST(NodeWorkTest, AGpuConvFollowsItsInputChannelsWhenItsOutputsAreFew) {
