@@ -146,10 +146,7 @@ std::optional<CostClass> parse_cost_class(const std::string& name) {
   return parse_name(kCostClassNames, name);
 }
 bool is_compute_class(CostClass cost_class) {
-  return cost_class == CostClass::kConv || cost_class == CostClass::kPointwiseConv ||
-         cost_class == CostClass::kDepthwiseConv || cost_class == CostClass::kStemConv ||
-         cost_class == CostClass::kStridedConv || cost_class == CostClass::kStridedDepthwiseConv ||
-         cost_class == CostClass::kGemm || cost_class == CostClass::kGemv;
+  return static_cast<int>(cost_class) <= static_cast<int>(CostClass::kGemv);  // they come first
 }
 
 std::optional<DeviceKind> parse_device_kind(const std::string& name) {

@@ -34,6 +34,10 @@ constexpr EnumNames<DeviceApi> kDeviceApis{"device API", device_api_name, 3};
 constexpr EnumNames<Precision> kPrecisions{"precision", precision_name, 4};
 constexpr EnumNames<OpClass> kOpClasses{"op class", op_class_name, kOpClassCount};
 constexpr EnumNames<CostClass> kCostClasses{"cost class", cost_class_name, kCostClassCount};
+// The classes counted in FLOP: the enum's first (device.h), the keys of qdq_curves.
+constexpr int kComputeClassCount = static_cast<int>(CostClass::kGemv) + 1;
+constexpr EnumNames<CostClass> kComputeClasses{"compute class", cost_class_name,
+                                               kComputeClassCount};
 constexpr EnumNames<FallbackMode> kFallbackModes{"fallback mode", fallback_mode_name, 3};
 constexpr EnumNames<Objective> kObjectives{"objective", objective_name, 2};
 constexpr EnumNames<AccuracyMetric> kAccuracyMetrics{"metric", accuracy_metric_name, 2};
@@ -380,7 +384,7 @@ Result<DeviceProfile> parse_device(const ConfigNode& node) {
   HSCHED_RETURN_IF_ERROR(node.read_with("curves", kOptional, &device.curves, read_curves));
   HSCHED_RETURN_IF_ERROR(
       node.read_with("qdq_curves", kOptional, &device.qdq_curves, [](const ConfigNode& by_class) {
-        return read_enum_map<Curve>(by_class, kCostClasses, read_curve);
+        return read_enum_map<Curve>(by_class, kComputeClasses, read_curve);
       }));
   HSCHED_RETURN_IF_ERROR(node.read("calibration", kOptional, &device.calibration));
   HSCHED_RETURN_IF_ERROR(node.read_with("probe", kOptional, &device.probe, read_points));

@@ -351,6 +351,11 @@ TEST(TargetYamlTest, CurveOutOfOrderIsRefusedNamingTheKey) {
   EXPECT_NE(refusal("qdq_curves: {gemm: " + order + "}").find("devices[0].qdq_curves.gemm"),
             std::string::npos);
   EXPECT_NE(refusal("qdq_curves: {gemmm: [{work: 1, ms: 1}]}").find("gemmm"), std::string::npos);
+  // Bytes classes have no QDQ form.
+  const std::string bytes = refusal("qdq_curves: {elementwise: [{work: 1, ms: 1}]}");
+  EXPECT_NE(bytes.find("devices[0].qdq_curves.elementwise: unknown compute class"),
+            std::string::npos)
+      << bytes;
 }
 
 TEST(BindPresentTest, CalibratedDevicesRunWhereTheyWereMeasured) {
