@@ -53,7 +53,7 @@ enum class CostClass {
   kGemm,                  // MatMul, Gemm with more than a few rows; work: FLOP
   // MatMul, Gemm with at most kGemvMaxRows rows (batch-1 FC layers), and convolutions of at most
   // that many output pixels (squeeze-excitation); work: FLOP
-  kGemv,  // the last class counted in FLOP (the compute classes come first)
+  kGemv,            // the last class counted in FLOP (the compute classes come first)
   kElementwise,     // arithmetic, activations without a transcendental function (Add, Relu...);
                     // work: bytes read + written (so for every class below)
   kTranscendental,  // elementwise ops computing a polynomial or division per element (Sigmoid,
