@@ -81,7 +81,8 @@ Spec fan_spec(std::string name, CostClass cost_class, const std::string& op, int
 std::vector<Tensor> random_inputs(const Graph& graph);
 
 // The benchmark's graph with `nodes` nodes: as built, or where the spec is `quantized` and
-// `as_run`, its QDQ form as hsched's quantizer writes it (activation ranges from random_inputs).
+// `as_run`, its QDQ form as hsched's quantizer writes it (activation ranges from random_inputs),
+// its outputs left 8-bit.
 Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run = true);
 
 // The work of the node a benchmark's point is plotted at, as the cost model counts it: on the
