@@ -97,7 +97,7 @@ Result<Bench> make_bench(Spec spec, int nodes, const DeviceProfile& device,
     }
   }
   bench.inputs = random_inputs(*bench.graph);
-  HSCHED_ASSIGN_OR_RETURN(bench.work, point_work(bench.spec, nodes, device));
+  HSCHED_ASSIGN_OR_RETURN(bench.work, point_work(bench.spec, nodes, device, bench.graph.get()));
   const auto start = std::chrono::steady_clock::now();
   if (compiler != nullptr) {
     // Every node in one partition, a fan of independent nodes included.

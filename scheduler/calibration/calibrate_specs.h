@@ -86,8 +86,10 @@ std::vector<Tensor> random_inputs(const Graph& graph);
 Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run = true);
 
 // The work of the node a benchmark's point is plotted at, as the cost model counts it: on the
-// graph as built (a QDQ form has the same FLOPs at other node ids).
-Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device);
+// graph as built (a QDQ form has the same FLOPs at other node ids). `as_run`, where given, is
+// spec_graph's result already made: it is that graph unless the spec is quantized.
+Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device,
+                          const Graph* as_run = nullptr);
 
 // A chain of `nodes` Relus over a few floats: what a partition and a node cost around the work.
 Spec tiny_spec(int nodes);

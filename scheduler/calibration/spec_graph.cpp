@@ -147,7 +147,7 @@ Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run) {
   HSCHED_ASSIGN_OR_RETURN(Graph graph, import_onnx_model(built, {}, spec.name, ""));
   QuantizeOptions quantize;
   quantize.calibration = {random_inputs(graph)};
-  quantize.activations = DType::kU8;
+  quantize.activations = DType::kU8;  // the type keep_outputs_quantized gives the outputs
   quantize.cpu_threads = 1;
   const Model model(std::make_shared<const Graph>(std::move(graph)), spec.name);
   HSCHED_RETURN_IF_ERROR(
@@ -156,9 +156,14 @@ Result<Graph> spec_graph(const Spec& spec, int nodes, bool as_run) {
   return import_onnx_model(builder.model(), {}, spec.name, "");
 }
 
-Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device) {
+Result<double> point_work(const Spec& spec, int nodes, const DeviceProfile& device,
+                          const Graph* as_run) {
+  const auto work = [&](const Graph& graph) {
+    return planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
+  };
+  if (as_run != nullptr && !spec.quantized) return work(*as_run);
   HSCHED_ASSIGN_OR_RETURN(Graph graph, spec_graph(spec, nodes, false));
-  return planner::node_work(graph, spec.work_node, spec.precision, device, spec.cost_class).work;
+  return work(graph);
 }
 
 }  // namespace hsched::calibration
