@@ -26,9 +26,19 @@ int64_t resident_bytes() {
   return resident * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
 }
 
+// gcc defines __SANITIZE_ADDRESS__ and __SANITIZE_THREAD__; clang 14 answers __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HSCHED_SANITIZED_HEAP 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HSCHED_SANITIZED_HEAP 1
+#endif
+
 #if defined(__GLIBC__)
 TEST(HeapTest, FreedBuffersOfAnEndedThreadLeaveTheResidentSet) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#ifdef HSCHED_SANITIZED_HEAP
   GTEST_SKIP() << "the sanitizer's allocator replaces glibc's malloc arenas";
 #endif
   // What an Executable's end leaves: buffers made on a thread that has since ended (a compile

@@ -39,7 +39,9 @@ template <typename F>
   constexpr int64_t kBlock = 16;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
+#if !defined(__clang__)  // gcc's vectoriser; clang (the sanitizer builds) checks aliasing itself
 #pragma GCC ivdep
+#endif
     for (int64_t j = 0; j < kBlock; ++j) f(i + j);
   }
   for (; i < n; ++i) f(i);

@@ -216,6 +216,7 @@ Result<std::unique_ptr<Kernel>> make_mod(const KernelSpec& spec) {
       kernel = binary_kernel<T, T, T>(
           spec,
           [c_fmod](T a, T b) -> T {
+            (void)c_fmod;  // read for signed T only
             if constexpr (std::is_signed_v<T>) {
               if (b == T{-1}) return T{0};  // INT_MIN % -1 overflows in C++
             }
@@ -415,6 +416,8 @@ KernelFactory variadic(F f, std::vector<DType> allowed, bool mean = false, HalfF
     HSCHED_RETURN_IF_ERROR(check_broadcast(spec, 0, count));
     if constexpr (!std::is_same_v<HalfF, std::nullptr_t>) {
       if (dtype == DType::kF16) return variadic_kernel<uint16_t>(spec, half_f, false);
+    } else {
+      (void)half_f;
     }
     Result<std::unique_ptr<Kernel>> kernel = unsupported(spec, "dtype");
     dispatch_numeric_wide(dtype, [&](auto zero) {

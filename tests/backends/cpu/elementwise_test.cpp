@@ -318,7 +318,7 @@ TEST(ElementwiseBinary, FloatArithmeticBroadcasts) {
       const Tensor a = random_f32(da, 1, positive ? 0.5f : -2.0f, 2.0f);
       const Tensor b = random_f32(db, 2, positive ? 0.5f : -2.0f, 2.0f);
       const Tensor expected = ref_nary<float, float>(
-          DType::kF32, {&a, &b}, [&](const std::vector<float>& v) { return fn(v[0], v[1]); });
+          DType::kF32, {&a, &b}, [&fn = fn](const std::vector<float>& v) { return fn(v[0], v[1]); });
       const AttributeMap attrs = op == "Mod" ? AttributeMap{{"fmod", int64_t{1}}} : AttributeMap{};
       EXPECT_TRUE(all_close(run1(op, attrs, {{a}, {b}}, DType::kF32, expected.dims()), expected));
     }
@@ -344,7 +344,7 @@ TEST(ElementwiseBinary, Int64ArithmeticTruncatesAndWraps) {
       SCOPED_TRACE(op);
       const Tensor expected =
           ref_nary<int64_t, int64_t>(DType::kI64, {&a, divisor},
-                                     [&](const std::vector<int64_t>& v) { return fn(v[0], v[1]); });
+                                     [&fn = fn](const std::vector<int64_t>& v) { return fn(v[0], v[1]); });
       EXPECT_TRUE(all_close(run1(op, {}, {{a}, {*divisor}}, DType::kI64, {4, 5, 9}), expected));
     }
     // Mod: fmod=0 takes the divisor's sign (Python), fmod=1 the dividend's (C).
@@ -407,7 +407,7 @@ TEST(ElementwiseBinary, ComparisonsAndLogicGiveBool) {
       Tensor b = random_f32(db, 6, 0.0f, 4.0f);
       for (float& v : a.values<float>()) v = std::floor(v);
       for (float& v : b.values<float>()) v = std::floor(v);
-      auto ref = [&](const std::vector<float>& v) { return uint8_t{fn(v[0], v[1])}; };
+      auto ref = [&fn = fn](const std::vector<float>& v) { return uint8_t{fn(v[0], v[1])}; };
       const Tensor expected = ref_nary<float, uint8_t>(DType::kBool, {&a, &b}, ref);
       EXPECT_TRUE(all_close(run1(op, {}, {{a}, {b}}, DType::kBool, expected.dims()), expected));
       // The same on int64.
@@ -429,7 +429,7 @@ TEST(ElementwiseBinary, ComparisonsAndLogicGiveBool) {
                                                 {"Equal", [](bool x, bool y) { return x == y; }}}) {
     const Tensor expected = ref_nary<uint8_t, uint8_t>(
         DType::kBool, {&p, &q},
-        [&](const std::vector<uint8_t>& v) { return uint8_t{fn(v[0] != 0, v[1] != 0)}; });
+        [&fn = fn](const std::vector<uint8_t>& v) { return uint8_t{fn(v[0] != 0, v[1] != 0)}; });
     EXPECT_TRUE(all_close(run1(op, {}, {{p}, {q}}, DType::kBool, {2, 3, 5}), expected)) << op;
   }
   EXPECT_EQ(run_status("Less", {}, {{p}, {q}}, DType::kBool, {2, 3, 5}).code(),
