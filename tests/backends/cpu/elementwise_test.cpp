@@ -318,7 +318,8 @@ TEST(ElementwiseBinary, FloatArithmeticBroadcasts) {
       const Tensor a = random_f32(da, 1, positive ? 0.5f : -2.0f, 2.0f);
       const Tensor b = random_f32(db, 2, positive ? 0.5f : -2.0f, 2.0f);
       const Tensor expected = ref_nary<float, float>(
-          DType::kF32, {&a, &b}, [&fn = fn](const std::vector<float>& v) { return fn(v[0], v[1]); });
+          DType::kF32, {&a, &b},
+          [&fn = fn](const std::vector<float>& v) { return fn(v[0], v[1]); });
       const AttributeMap attrs = op == "Mod" ? AttributeMap{{"fmod", int64_t{1}}} : AttributeMap{};
       EXPECT_TRUE(all_close(run1(op, attrs, {{a}, {b}}, DType::kF32, expected.dims()), expected));
     }
@@ -342,9 +343,9 @@ TEST(ElementwiseBinary, Int64ArithmeticTruncatesAndWraps) {
   for (const Tensor* divisor : std::vector<const Tensor*>{&b, &neg_b}) {
     for (const auto& [op, fn] : ops) {
       SCOPED_TRACE(op);
-      const Tensor expected =
-          ref_nary<int64_t, int64_t>(DType::kI64, {&a, divisor},
-                                     [&fn = fn](const std::vector<int64_t>& v) { return fn(v[0], v[1]); });
+      const Tensor expected = ref_nary<int64_t, int64_t>(
+          DType::kI64, {&a, divisor},
+          [&fn = fn](const std::vector<int64_t>& v) { return fn(v[0], v[1]); });
       EXPECT_TRUE(all_close(run1(op, {}, {{a}, {*divisor}}, DType::kI64, {4, 5, 9}), expected));
     }
     // Mod: fmod=0 takes the divisor's sign (Python), fmod=1 the dividend's (C).
