@@ -6,7 +6,7 @@ QLinearSoftmax uses a lookup table of exponentials), float outputs within --rtol
 value (default 1e-5; the simulated NPU computes in fp16: 2e-3).
 
     /usr/bin/python3 tests/differential/ms_quantized_ops.py [--devices cpu] [--precision fp32]
-        [--hsched BIN] [--out DIR] [--steps N] [--rtol R]
+        [--hsched BIN] [--out DIR] [--steps N] [--rtol R] [--reference node|python]
 
 hsched reads these ops as their standard definitions (graph/ms_quantized_ops.h). ONNX Runtime
 has no CPU kernel for QLinearReduceMean: that case is reported as ort-refused, not compared.
@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import gen_graphs  # noqa: E402
-from diff_test import read_tensor, use_simulated_npu  # noqa: E402
+from diff_test import OrtReference, read_tensor, use_simulated_npu  # noqa: E402
 
 MS = "com.microsoft"
 
@@ -117,15 +117,17 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
     gen_graphs.write_case(case_dir, model, feeds)
 
 
-def ort_reference(dirs, name_of_run):
+def ort_reference(dirs, name_of_run, reference="node"):
     """ONNX Runtime's outputs of each case folder of `dirs`, written beside its inputs by one
-    ort_reference.js process: its answer a case ({"ok": ..., "error": ...}), in order."""
-    reference = subprocess.run(["node", os.path.join(HERE, "ort_reference.js")],
-                               input="\n".join(dirs) + "\n", capture_output=True, text=True)
-    results = [json.loads(line) for line in reference.stdout.splitlines() if line.strip()]
+    ort_reference.js process (`python`: ort_reference.py): its answer a case ({"ok": ...,
+    "error": ...}), in order."""
+    command = OrtReference.COMMANDS[reference]
+    answer = subprocess.run(command, input="\n".join(dirs) + "\n", capture_output=True,
+                            text=True)
+    results = [json.loads(line) for line in answer.stdout.splitlines() if line.strip()]
     if len(results) != len(dirs):
-        sys.exit(f"{name_of_run}: ort_reference.js answered {len(results)} of {len(dirs)} "
-                 f"cases: {reference.stderr.strip()[:300]}")
+        sys.exit(f"{name_of_run}: {os.path.basename(command[-1])} answered {len(results)} of "
+                 f"{len(dirs)} cases: {answer.stderr.strip()[:300]}")
     return results
 
 
@@ -162,7 +164,7 @@ def compare(case_list, args, name_of_run):
         dirs.append(os.path.join(args.out, name))
         write_case(dirs[-1], *parts)
     failed = 0
-    for case_dir, ort in zip(dirs, ort_reference(dirs, name_of_run)):
+    for case_dir, ort in zip(dirs, ort_reference(dirs, name_of_run, args.reference)):
         name = os.path.basename(case_dir)
         if not ort["ok"]:
             print(f"{name}: ort-refused ({ort['error'][:120]})")
@@ -200,6 +202,8 @@ def arguments(description, out):
     parser.add_argument("--out", default=os.path.join(ROOT, "build", out))
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--reference", default="node", choices=sorted(OrtReference.COMMANDS),
+                        help="ONNX Runtime through node (onnxruntime-node) or its Python package")
     return parser
 
 

@@ -5,7 +5,7 @@ graph optimizations off (ort_reference.js), outputs compared in quantization ste
 
     /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
-        [--split-every K] [--qoperator SHARE]
+        [--split-every K] [--qoperator SHARE] [--reference node|python]
 
 Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
 blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
@@ -400,7 +400,7 @@ def make_cases(args):
         probe = write_probe(model, inputs, case_dir + "-calibration", floats)
         cases.append((case_dir, model, inputs, rng, floats, probe))
     calibrated = ms_quantized_ops.ort_reference([c[0] + "-calibration" for c in cases],
-                                                "qdq_graphs calibration")
+                                                "qdq_graphs calibration", args.reference)
     dirs = []
     for (case_dir, model, inputs, rng, floats, probe), ort in zip(cases, calibrated):
         if not ort["ok"]:
@@ -456,7 +456,8 @@ def main():
     dirs = make_cases(args)
     extra = ["--split-every", str(args.split_every)] if args.split_every else []
     failed = 0
-    for case_dir, ort in zip(dirs, ms_quantized_ops.ort_reference(dirs, "qdq_graphs")):
+    references = ms_quantized_ops.ort_reference(dirs, "qdq_graphs", args.reference)
+    for case_dir, ort in zip(dirs, references):
         name = os.path.basename(case_dir)
         if not ort["ok"]:
             print(f"{name}: ort-refused ({ort['error'][:120]})")
