@@ -13,8 +13,8 @@ fi
 packages=(
   build-essential cmake ninja-build git pkg-config  # toolchain (gcc 12, CMake 3.25)
   lld                                                # the linker (half GNU ld's time)
-  clang libclang-rt-14-dev                           # libFuzzer + sanitizer runtimes (fuzz preset)
-  libomp-14-dev                                      # OpenMP for clang (backends/cpu in the fuzz preset)
+  clang libclang-rt-14-dev                           # asan and fuzz presets: sanitizers, libFuzzer
+  libomp-14-dev                                      # OpenMP for clang (asan and fuzz presets)
   libonnx-dev libprotobuf-dev protobuf-compiler      # graph/: ONNX import
   libboost-graph-dev                                 # graph/: topological order, cycles
   libssl-dev                                         # core/binary_cache: SHA-256 (libcrypto EVP)
