@@ -1,13 +1,14 @@
 #include "backends/cpu/kernels/layout_util.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <type_traits>
 
 #if defined(__SSE2__)
 #include <immintrin.h>
 #endif
+
+#include "backends/cpu/kernels/elementwise.h"
 
 namespace hsched::cpu {
 namespace {
@@ -261,35 +262,6 @@ Result<std::vector<float>> read_floats(const Tensor& tensor, const std::string& 
   return std::vector<float>(v.begin(), v.end());
 }
 
-namespace {
-
-uint16_t float_to_half_bits(float value) {
-  const auto bits = std::bit_cast<uint32_t>(value);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xffu) - 127 + 15;
-  uint32_t mantissa = bits & 0x7fffffu;
-  if (((bits >> 23) & 0xffu) == 0xffu) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0u));
-  }
-  if (exponent >= 31) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
-  if (exponent <= 0) {                                               // subnormal or zero
-    if (exponent < -10) return static_cast<uint16_t>(sign);
-    mantissa |= 0x800000u;
-    const int shift = 14 - exponent;
-    uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1);
-    const uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t half = sign | (static_cast<uint32_t>(exponent) << 10) | (mantissa >> 13);
-  const uint32_t rest = mantissa & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // round to nearest even
-  return static_cast<uint16_t>(half);
-}
-
-}  // namespace
-
 void encode_scalar(double value, DType dtype, std::byte* out) {
   auto put = [&](auto v) { std::memcpy(out, &v, sizeof(v)); };
   switch (dtype) {
@@ -297,13 +269,11 @@ void encode_scalar(double value, DType dtype, std::byte* out) {
       put(static_cast<float>(value));
       break;
     case DType::kF16:
-      put(float_to_half_bits(static_cast<float>(value)));
+      put(float_to_half(static_cast<float>(value)));
       break;
-    case DType::kBF16: {
-      const auto bits = std::bit_cast<uint32_t>(static_cast<float>(value));
-      put(static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16));
+    case DType::kBF16:
+      put(float_to_bf16(static_cast<float>(value)));
       break;
-    }
     case DType::kI8:
       put(static_cast<int8_t>(value));
       break;
