@@ -318,11 +318,16 @@ class OrtReference:
 
     @staticmethod
     def run(dirs, reference="node"):
-        ort = OrtReference(reference)
-        for d in dirs:
-            ort.send(d)
-        ort.close()
-        return dict(ort.replies())
+        """One process for the batch `dirs` (written at once and read to the end, so no pipe
+        fills): {dir: error or None}."""
+        command = OrtReference.COMMANDS[reference]
+        answer = subprocess.run(command, input="".join(d + "\n" for d in dirs),
+                                capture_output=True, text=True)
+        replies = [json.loads(line) for line in answer.stdout.splitlines() if line.strip()]
+        if len(replies) != len(dirs):
+            raise RuntimeError(f"{os.path.basename(command[-1])} answered {len(replies)} of "
+                               f"{len(dirs)} cases: {answer.stderr.strip()[:300]}")
+        return {r["case"]: None if r["ok"] else r["error"] for r in replies}
 
 
 def default_hsched():

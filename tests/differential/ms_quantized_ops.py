@@ -119,16 +119,12 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
 
 def ort_reference(dirs, name_of_run, reference="node"):
     """ONNX Runtime's outputs of each case folder of `dirs`, written beside its inputs by one
-    ort_reference.js process (`python`: ort_reference.py): its answer a case ({"ok": ...,
-    "error": ...}), in order."""
-    command = OrtReference.COMMANDS[reference]
-    answer = subprocess.run(command, input="\n".join(dirs) + "\n", capture_output=True,
-                            text=True)
-    results = [json.loads(line) for line in answer.stdout.splitlines() if line.strip()]
-    if len(results) != len(dirs):
-        sys.exit(f"{name_of_run}: {os.path.basename(command[-1])} answered {len(results)} of "
-                 f"{len(dirs)} cases: {answer.stderr.strip()[:300]}")
-    return results
+    reference process (diff_test.OrtReference): its error a case (None: it ran), in order."""
+    try:
+        errors = OrtReference.run(dirs, reference)
+    except RuntimeError as e:
+        sys.exit(f"{name_of_run}: {e}")
+    return [errors[d] for d in dirs]
 
 
 def run_hsched(args, case_dir, extra=()):
@@ -164,10 +160,10 @@ def compare(case_list, args, name_of_run):
         dirs.append(os.path.join(args.out, name))
         write_case(dirs[-1], *parts)
     failed = 0
-    for case_dir, ort in zip(dirs, ort_reference(dirs, name_of_run, args.reference)):
+    for case_dir, error in zip(dirs, ort_reference(dirs, name_of_run, args.reference)):
         name = os.path.basename(case_dir)
-        if not ort["ok"]:
-            print(f"{name}: ort-refused ({ort['error'][:120]})")
+        if error is not None:
+            print(f"{name}: ort-refused ({error[:120]})")
             continue
         out_dir = os.path.join(case_dir, "hsched")
         run = run_hsched(args, case_dir)

@@ -402,8 +402,8 @@ def make_cases(args):
     calibrated = ms_quantized_ops.ort_reference([c[0] + "-calibration" for c in cases],
                                                 "qdq_graphs calibration", args.reference)
     dirs = []
-    for (case_dir, model, inputs, rng, floats, probe), ort in zip(cases, calibrated):
-        if not ort["ok"]:
+    for (case_dir, model, inputs, rng, floats, probe), error in zip(cases, calibrated):
+        if error is not None:
             print(f"{os.path.basename(case_dir)}: ort-refused (calibration)")
             continue
         ranges = calibration_ranges(probe, inputs, case_dir + "-calibration", floats)
@@ -457,10 +457,10 @@ def main():
     extra = ["--split-every", str(args.split_every)] if args.split_every else []
     failed = 0
     references = ms_quantized_ops.ort_reference(dirs, "qdq_graphs", args.reference)
-    for case_dir, ort in zip(dirs, references):
+    for case_dir, error in zip(dirs, references):
         name = os.path.basename(case_dir)
-        if not ort["ok"]:
-            print(f"{name}: ort-refused ({ort['error'][:120]})")
+        if error is not None:
+            print(f"{name}: ort-refused ({error[:120]})")
             continue
         run = ms_quantized_ops.run_hsched(args, case_dir, extra)
         if run.returncode != 0:
