@@ -83,14 +83,22 @@ Result<std::vector<PlannedStep>> StepPlanner::plan() {
 }
 
 void StepPlanner::mark_constant_steps(std::vector<PlannedStep>& steps) const {
+  // A value several steps write (a Concat whose parts Convs write in place) is made every run.
+  std::map<ValueId, int> writers;
+  for (const PlannedStep& step : steps) {
+    for (ValueId v : step.op.outputs) ++writers[v];
+  }
   std::set<ValueId> made;  // by steps that run once
   for (PlannedStep& step : steps) {
     const auto& inputs = step.op.inputs;
+    const auto& outputs = step.op.outputs;
     step.once = !inputs.empty() && !draws_random(step.op.op_type) &&
                 std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) {
                   return v == kNoValue || graph_.value(v).is_constant() || made.count(v);
-                });
-    if (step.once) made.insert(step.op.outputs.begin(), step.op.outputs.end());
+                }) &&
+                std::none_of(outputs.begin(), outputs.end(),
+                             [&](ValueId v) { return v != kNoValue && writers[v] > 1; });
+    if (step.once) made.insert(outputs.begin(), outputs.end());
   }
 }
 

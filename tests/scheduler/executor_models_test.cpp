@@ -11,6 +11,7 @@
 // bf16 tolerance
 // (|a-b| <= 5e-2 + 1e-1*|b|) with cosine similarity >= 0.999 per output.
 // INT8 (ONNX Runtime's QDQ models) under `--devices opencl` within steps of ORT's int8 outputs.
+// The differential testers' kept OpenCL cases under `--devices opencl` in fp32.
 // Skipped (never passed) without an OpenCL device (bf16: a CPU without AVX512_BF16) or without the
 // models.
 #include <algorithm>
@@ -148,6 +149,30 @@ TEST_P(OpenClModelTest, MatchesReferenceOutputs) {
                 << " is below fp16's range; cosine not checked\n";
     }
   }
+}
+
+// Every case the differential testers kept for OpenCL (tests/differential/cases/opencl-*: a
+// minimized graph, its inputs and ONNX Runtime's outputs) planned with `--devices opencl`, in
+// fp32, within the fp32 tolerance (the CPU runs every kept case in cpu/models_test.cpp).
+TEST(OpenClDifferentialCaseTest, EveryKeptOpenClCaseMatchesOnnxRuntime) {
+  if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+  int cases = 0;
+  for (const auto& entry : fs::directory_iterator(HSCHED_DIFFERENTIAL_CASES_DIR)) {
+    const fs::path dir = entry.path();
+    if (dir.filename().string().rfind("opencl-", 0) != 0) continue;
+    auto graph = import_onnx_file(dir / "model.onnx", {});
+    ASSERT_TRUE(graph.is_ok()) << dir << ": " << graph.status().message();
+    ExecutorOptions options;
+    options.cache_dir = cache_dir();
+    options.compile_timeout_ms = 300000;
+    auto exe = compile(*graph, test::opencl_plan(*graph, Precision::kFp32), options);
+    ASSERT_TRUE(exe.is_ok()) << dir << ": " << exe.status().message();
+    // Twice: a step taken for one of constants alone runs at compile time only.
+    expect_reference_outputs(**exe, dir, 1e-4, 1e-3, 0.999);
+    expect_reference_outputs(**exe, dir, 1e-4, 1e-3, 0.999);
+    ++cases;
+  }
+  EXPECT_GE(cases, 1);
 }
 
 // The shared INT8 models (ONNX Runtime's QDQ) under `--devices opencl`: the QuantizeLinear and
