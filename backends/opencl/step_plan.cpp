@@ -92,12 +92,14 @@ void StepPlanner::mark_constant_steps(std::vector<PlannedStep>& steps) const {
   for (PlannedStep& step : steps) {
     const auto& inputs = step.op.inputs;
     const auto& outputs = step.op.outputs;
-    step.once = !inputs.empty() && !draws_random(step.op.op_type) &&
-                std::all_of(inputs.begin(), inputs.end(), [&](ValueId v) {
-                  return v == kNoValue || graph_.value(v).is_constant() || made.count(v);
-                }) &&
-                std::none_of(outputs.begin(), outputs.end(),
-                             [&](ValueId v) { return v != kNoValue && writers[v] > 1; });
+    step.once =
+        !inputs.empty() && !draws_random(step.op.op_type) &&
+        std::all_of(inputs.begin(), inputs.end(),
+                    [&](ValueId v) {
+                      return v == kNoValue || graph_.value(v).is_constant() || made.count(v);
+                    }) &&
+        std::none_of(outputs.begin(), outputs.end(),
+                     [&](ValueId v) { return v != kNoValue && writers[v] > 1; });
     if (step.once) made.insert(outputs.begin(), outputs.end());
   }
 }
