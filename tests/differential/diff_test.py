@@ -4,8 +4,8 @@
 
     /usr/bin/python3 tests/differential/diff_test.py [--count N] [--seed S] [--first I]
         [--devices cpu|opencl|npu|...] [--precision fp32|fp16] [--split-every K] [--jobs N]
-        [--hsched BIN] [--timeout SEC] [--reference node|python] [--keep-failures DIR]
-        [--cases DIR] [--no-minimize]
+        [--hsched BIN] [--timeout SEC] [--compile-timeout-ms MS] [--reference node|python]
+        [--keep-failures DIR] [--cases DIR] [--no-minimize]
 
 Each case ends as one of: pass; refused (hsched exit 2 with a reason: counted, grouped by reason,
 not a failure); ort-refused (ONNX Runtime cannot load or run the model: skipped); fp16-limited
@@ -237,6 +237,8 @@ def hsched_command(args, case_dir, out_dir):
                "--iterations", "1", "--warmup", "0", "--threads", "1", "--json"]
     if args.split_every:
         command += ["--split-every", str(args.split_every)]
+    if args.compile_timeout_ms:
+        command += ["--compile-timeout-ms", str(args.compile_timeout_ms)]
     return command
 
 
@@ -349,6 +351,8 @@ def parse_args():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--hsched", default=default_hsched())
     parser.add_argument("--timeout", type=int, default=60, help="seconds per hsched run")
+    parser.add_argument("--compile-timeout-ms", type=int,
+                        help="hsched run's (a cold GPU machine compiles for longer than its 30 s)")
     parser.add_argument("--reference", default="node", choices=sorted(OrtReference.COMMANDS),
                         help="ONNX Runtime from node (onnxruntime-node) or python (onnxruntime)")
     parser.add_argument("--keep-failures", help="copy every failing case here, unminimized")

@@ -127,16 +127,16 @@ def ort_reference(dirs, name_of_run, reference="node"):
     return [errors[d] for d in dirs]
 
 
-def run_hsched(args, case_dir, extra=()):
-    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/hsched, its report as
+def run_hsched(args, case_dir, extra=(), out="hsched"):
+    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/out, its report as
     JSON on stdout. No compile deadline: a cold compile (PoCL's of a new program takes tens of
     seconds) would hand the case to the CPU and test nothing of the device."""
     return subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
                            args.devices, "--precision", args.precision, "--inputs",
                            os.path.join(case_dir, "test_data_set_0"), "--outputs",
-                           os.path.join(case_dir, "hsched"), "--iterations", "1", "--warmup", "0",
+                           os.path.join(case_dir, out), "--iterations", "1", "--warmup", "0",
                            "--compile-timeout-ms", str(24 * 3600 * 1000), "--json", *extra],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=args.timeout)
 
 
 def ran_on(run):
@@ -198,6 +198,7 @@ def arguments(description, out):
     parser.add_argument("--out", default=os.path.join(ROOT, "build", out))
     parser.add_argument("--steps", type=int, default=1)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--timeout", type=int, default=600, help="seconds per hsched run")
     parser.add_argument("--reference", default="node", choices=sorted(OrtReference.COMMANDS),
                         help="ONNX Runtime through node (onnxruntime-node) or its Python package")
     return parser

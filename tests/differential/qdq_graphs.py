@@ -415,14 +415,15 @@ def make_cases(args):
     return dirs
 
 
-def steps_apart(case_dir):
-    """The largest difference of hsched's outputs from ONNX Runtime's, in steps of each output's
-    scale (a float output: in 1e-3 of its largest value), and a line on each output."""
+def steps_apart(case_dir, got_dir="hsched"):
+    """The largest difference of the outputs in case_dir/got_dir (hsched's) from ONNX Runtime's,
+    in steps of each output's scale (a float output: in 1e-3 of its largest value), and a line on
+    each output."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"))
     worst, lines = 0.0, []
     for k, scale in enumerate(output_scales(model)):
         want = read_tensor(os.path.join(case_dir, "test_data_set_0", f"output_{k}.pb"))
-        got = read_tensor(os.path.join(case_dir, "hsched", f"output_{k}.pb"))
+        got = read_tensor(os.path.join(case_dir, got_dir, f"output_{k}.pb"))
         if got.shape != want.shape or got.dtype != want.dtype:
             worst = float("inf")
             lines.append(f"output {k}: {got.dtype}{got.shape} against {want.dtype}{want.shape}")
