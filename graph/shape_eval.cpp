@@ -405,6 +405,41 @@ Result<Small> gather_elements(const Small& data, const Small& indices, int64_t a
   return out;
 }
 
+// Transpose by `perm` (the axes reversed without one), which must order every axis once.
+Result<Small> transpose(const Small& data, std::optional<std::vector<int64_t>> perm) {
+  const size_t rank = data.dims.size();
+  if (!perm) {
+    perm.emplace(rank);
+    for (size_t d = 0; d < rank; ++d) (*perm)[d] = static_cast<int64_t>(rank - 1 - d);
+  }
+  std::vector<bool> seen(rank, false);
+  if (perm->size() != rank) return invalid_argument("Transpose: perm does not match the rank");
+  for (int64_t p : *perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) {
+      return invalid_argument("Transpose: perm is not a permutation of the axes");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const std::vector<int64_t> in_strides = strides_of(data.dims);
+  Small out;
+  out.dtype = data.dtype;
+  for (int64_t p : *perm) out.dims.push_back(data.dims[static_cast<size_t>(p)]);
+  std::vector<int64_t> coord(rank, 0);
+  for (size_t k = 0; k < data.size(); ++k) {
+    int64_t src = 0;
+    for (size_t d = 0; d < rank; ++d) src += coord[d] * in_strides[static_cast<size_t>((*perm)[d])];
+    if (data.is_real())
+      out.reals.push_back(data.reals[static_cast<size_t>(src)]);
+    else
+      out.ints.push_back(data.ints[static_cast<size_t>(src)]);
+    for (size_t d = rank; d-- > 0;) {  // the next coordinate of the output
+      if (++coord[d] < out.dims[d]) break;
+      coord[d] = 0;
+    }
+  }
+  return out;
+}
+
 const std::set<std::string>& evaluable_ops() {
   static const std::set<std::string> kOps{"Abs",         "Add",
                                           "And",         "Cast",
@@ -425,8 +460,8 @@ const std::set<std::string>& evaluable_ops() {
                                           "Reshape",     "Shape",
                                           "Size",        "Slice",
                                           "Sqrt",        "Squeeze",
-                                          "Sub",         "Unsqueeze",
-                                          "Where"};
+                                          "Sub",         "Transpose",
+                                          "Unsqueeze",   "Where"};
   return kOps;
 }
 
@@ -551,6 +586,12 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     }
     return reduce(op, *in[0], axes_of(attrs, in, 1), attr_int("keepdims", 1) != 0,
                   attr_int("noop_with_empty_axes", 0) != 0);
+  }
+  if (op == "Transpose") {
+    HSCHED_RETURN_IF_ERROR(need(1));
+    auto it = attrs.find("perm");
+    const auto* perm = it == attrs.end() ? nullptr : std::get_if<std::vector<int64_t>>(&it->second);
+    return transpose(*in[0], perm ? std::optional(*perm) : std::nullopt);
   }
   if (op == "Range") {
     HSCHED_RETURN_IF_ERROR(need(3));

@@ -102,6 +102,47 @@ TEST_P(OpsetTest, WithoutInputShapeTheBatchStaysDynamic) {
 
 INSTANTIATE_TEST_SUITE_P(Opsets, OpsetTest, ::testing::Values(7, 8, 9, 11, 13, 17));
 
+// F.pad(x, (0, pad_w, 0, pad_h)) with its amounts computed from x's shape (Swin's and
+// EfficientNet-TF's "same" padding) as torch.onnx's TorchScript exporter writes it: the pairs
+// concatenated with zeros for the other axes, reshaped to [-1, 2], reversed, transposed, flattened.
+// A static input makes the pads a constant and the Pad's output static.
+TEST(ImportTest, TorchPadAmountsFromTheShapeFold) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {1, 3, 7, 6}).output("y", DType::kF32, {1, 3, 8, 8});
+  b.initializer_i64("i2", {}, {2}).initializer_i64("i3", {}, {3});
+  b.initializer_i64("four", {}, {4}).initializer_i64("zero", {1}, {0});
+  b.initializer_i64("axes0", {1}, {0}).initializer_i64("extension", {1}, {4});
+  b.initializer_i64("pairs", {2}, {-1, 2}).initializer_i64("flat", {1}, {-1});
+  b.initializer_i64("start", {1}, {-1}).initializer_i64("end", {1}, {INT64_MIN});
+  b.initializer_i64("step", {1}, {-1});
+  b.node("Shape", {"x"}, {"shape"});
+  for (const char* axis : {"2", "3"}) {  // (4 - d % 4) % 4
+    const std::string d = std::string("d") + axis;
+    b.node("Gather", {"shape", std::string("i") + axis}, {d});
+    b.node("Mod", {d, "four"}, {d + "m"});
+    b.node("Sub", {"four", d + "m"}, {d + "s"});
+    b.node("Mod", {d + "s", "four"}, {d + "p"});
+    b.node("Unsqueeze", {d + "p", "axes0"}, {d + "u"});
+  }
+  set_attr(b.node("Concat", {"zero", "d3u", "zero", "d2u"}, {"pad"}), "axis", 0);
+  onnx::AttributeProto* zero_i64 = b.node("ConstantOfShape", {"extension"}, {"rest"}).add_attribute();
+  zero_i64->set_name("value");
+  zero_i64->set_type(onnx::AttributeProto::TENSOR);
+  zero_i64->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  zero_i64->mutable_t()->add_dims(1);
+  zero_i64->mutable_t()->add_int64_data(0);
+  set_attr(b.node("Concat", {"pad", "rest"}, {"all"}), "axis", 0);
+  b.node("Reshape", {"all", "pairs"}, {"by_axis"});
+  b.node("Slice", {"by_axis", "start", "end", "axes0", "step"}, {"reversed"});
+  set_attr(b.node("Transpose", {"reversed"}, {"ends_last"}), "perm", std::vector<int64_t>{1, 0});
+  b.node("Reshape", {"ends_last", "flat"}, {"pads"});
+  b.node("Pad", {"x", "pads"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "torch_pad", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(op_types(*graph), (std::vector<std::string>{"Pad"}));
+  EXPECT_EQ(graph->value(graph->outputs().at(0)).shape, Shape({1, 3, 8, 8}));
+}
+
 TEST(ImportTest, OldOpsetWithExternalDataIsRefused) {
   onnx::ModelProto model = opset_model(8);
   onnx::TensorProto& w = *model.mutable_graph()->mutable_initializer(0);

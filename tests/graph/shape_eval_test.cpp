@@ -182,6 +182,25 @@ TEST(ShapeEvalTest, ArithmeticRefusesOverflowAndDivisionByZero) {
   EXPECT_EQ(ints(*div)[0], -3);  // truncates
 }
 
+// torch.onnx's F.pad pads, [begin..., end...] from pairs: [4, 2] pairs transposed to [2, 4]; the
+// default perm reverses the axes; a perm not of every axis once is refused.
+TEST(ShapeEvalTest, TransposeByPermOrReversed) {
+  const Tensor pairs = i64({4, 2}, {0, 0, 0, 0, 0, 1, 0, 3});
+  auto out = eval("Transpose", {&pairs}, {{"perm", std::vector<int64_t>{1, 0}}});
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_EQ(out->dims(), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(ints(*out), (std::vector<int64_t>{0, 0, 0, 0, 0, 0, 1, 3}));
+  const Tensor cube = i64({1, 2, 3}, {1, 2, 3, 4, 5, 6});
+  auto reversed = eval("Transpose", {&cube});
+  ASSERT_TRUE(reversed.is_ok()) << reversed.status().message();
+  EXPECT_EQ(reversed->dims(), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ(ints(*reversed), (std::vector<int64_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(eval("Transpose", {&cube}, {{"perm", std::vector<int64_t>{0, 0, 1}}}).status().code(),
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(eval("Transpose", {&cube}, {{"perm", std::vector<int64_t>{1, 0}}}).status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
 TEST(ShapeEvalTest, LargeResultsAreLeftUnfolded) {
   const Tensor dims = i64({2}, {1024, 1024});
   EXPECT_EQ(eval("ConstantOfShape", {&dims}).status().code(), ErrorCode::kUnimplemented);
