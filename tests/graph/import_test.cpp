@@ -125,7 +125,8 @@ TEST(ImportTest, TorchPadAmountsFromTheShapeFold) {
     b.node("Unsqueeze", {d + "p", "axes0"}, {d + "u"});
   }
   set_attr(b.node("Concat", {"zero", "d3u", "zero", "d2u"}, {"pad"}), "axis", 0);
-  onnx::AttributeProto* zero_i64 = b.node("ConstantOfShape", {"extension"}, {"rest"}).add_attribute();
+  onnx::AttributeProto* zero_i64 =
+      b.node("ConstantOfShape", {"extension"}, {"rest"}).add_attribute();
   zero_i64->set_name("value");
   zero_i64->set_type(onnx::AttributeProto::TENSOR);
   zero_i64->mutable_t()->set_data_type(onnx::TensorProto::INT64);
