@@ -15,7 +15,7 @@
 #include "graph/loop_unroll.h"
 #include "graph/ms_quantized_ops.h"
 #include "graph/onnx_import.h"
-#include "graph/opset18.h"
+#include "graph/newer_opsets.h"
 
 namespace hsched {
 namespace {
@@ -398,7 +398,7 @@ Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& externa
   if (model.ir_version() > onnx::Version::IR_VERSION) HSCHED_RETURN_IF_ERROR(read_as_ir8(model));
   HSCHED_RETURN_IF_ERROR(inline_model_functions(model, opset));
   if (opset > kMaxOpset) {
-    HSCHED_RETURN_IF_ERROR(lower_opset18(model));
+    HSCHED_RETURN_IF_ERROR(lower_newer_opsets(model, opset));
     opset = kMaxOpset;
   }
   HSCHED_RETURN_IF_ERROR(lower_microsoft_quantized_ops(model, opset));

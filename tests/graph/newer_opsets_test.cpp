@@ -1,6 +1,9 @@
-// Opset-18 models: the nodes opset 18 changed are read in their opset-17 forms (graph/opset18.h),
-// and what opset 17 cannot express is refused with one line naming the node.
+// Models of opsets 18 to 22: the nodes those opsets changed are read in their opset-17 forms
+// (graph/newer_opsets.h), and what opset 17 cannot express is refused with one line naming the
+// node.
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -26,7 +29,7 @@ const Node& only_node(const Graph& graph, const std::string& op) {
   return graph.nodes().front();
 }
 
-TEST(Opset18Test, ReduceAxesInputBecomesTheAttribute) {
+TEST(NewerOpsetsTest, ReduceAxesInputBecomesTheAttribute) {
   for (const bool from_constant_node : {false, true}) {
     OnnxBuilder b(18);
     b.input("x", DType::kF32, {2, 3, 4}).output("y", DType::kF32, {2, 1, 1});
@@ -52,7 +55,7 @@ TEST(Opset18Test, ReduceAxesInputBecomesTheAttribute) {
   EXPECT_FALSE(only_node(*graph, "ReduceMax").has_attr("noop_with_empty_axes"));
 }
 
-TEST(Opset18Test, SplitWithNumOutputsImports) {
+TEST(NewerOpsetsTest, SplitWithNumOutputsImports) {
   OnnxBuilder b(18);
   b.input("x", DType::kF32, {6, 2})
       .output("a", DType::kF32, {3, 2})
@@ -70,7 +73,7 @@ TEST(Opset18Test, SplitWithNumOutputsImports) {
   expect_refused(import18(other), "node 'split' (Split): num_outputs 3 differs from its 2 outputs");
 }
 
-TEST(Opset18Test, WhatOpset17CannotSayIsRefusedNamingTheNode) {
+TEST(NewerOpsetsTest, WhatOpset17CannotSayIsRefusedNamingTheNode) {
   {  // axes computed by the graph
     OnnxBuilder b(18);
     b.input("x", DType::kF32, {2, 3})
@@ -120,14 +123,117 @@ TEST(Opset18Test, WhatOpset17CannotSayIsRefusedNamingTheNode) {
   }
   {
     OnnxBuilder b(19);
+    b.input("x", DType::kF32, {1, 1, 4}).output("y", DType::kF32, {1, 1, 4});
+    b.initializer_i64("pads", {6}, {0, 0, 1, 0, 0, 1});
+    set_attr(b.node("Pad", {"x", "pads"}, {"y"}, "wrap"), "mode", std::string("wrap"));
+    expect_refused(import18(b), "node 'wrap' (Pad): mode 'wrap' is not supported");
+  }
+  {
+    OnnxBuilder b(19);
+    b.input("x", DType::kF32, {1, 1, 6, 6}).output("y", DType::kF32, {1, 1, 2, 2});
+    auto& pool = b.node("AveragePool", {"x"}, {"y"}, "pool");
+    set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+    set_attr(pool, "dilations", std::vector<int64_t>{2, 2});
+    expect_refused(import18(b), "node 'pool' (AveragePool): attribute 'dilations' other than 1");
+  }
+  {
+    OnnxBuilder b(21);
+    b.input("x", DType::kF32, {4, 4}).output("y", DType::kI8, {4, 4});
+    b.initializer_f32("scale", {2, 4}, {1, 1, 1, 1, 1, 1, 1, 1});
+    auto& quantize = b.node("QuantizeLinear", {"x", "scale"}, {"y"}, "blocked");
+    set_attr(quantize, "block_size", int64_t{2});
+    set_attr(quantize, "axis", int64_t{0});
+    expect_refused(import18(b), "node 'blocked' (QuantizeLinear): attribute 'block_size'");
+  }
+  {
+    OnnxBuilder b(20);
+    b.input("x", DType::kF32, {1, 8, 2}).output("y", DType::kF32, {1, 8, 2});
+    b.node("DFT", {"x"}, {"y"}, "dft");
+    expect_refused(import18(b), "node 'dft' (DFT): DFT of opset 20");
+  }
+  {
+    OnnxBuilder b(19);
+    b.input("x", DType::kF32, {1, 1, 4, 4}).output("y", DType::kF32, {1, 1, 2, 2});
+    b.initializer_f32("w", {1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+    b.initializer_f32("offset", {1, 18, 2, 2}, std::vector<float>(72, 0.0f));
+    b.node("DeformConv", {"x", "w", "offset"}, {"y"}, "deform");
+    expect_refused(import18(b), "node 'deform' (DeformConv): the op is new in opset 19");
+  }
+  {
+    OnnxBuilder b(23);
     b.input("x", DType::kF32, {4}).output("y", DType::kF32, {4});
     b.node("Relu", {"x"}, {"y"});
-    expect_refused(import18(b), "opset 19 is not supported (1 to 18)");
+    expect_refused(import18(b), "opset 23 is not supported (1 to 22)");
   }
 }
 
-// IR versions 9 and 10 (graph/opset18.h read_as_ir8): metadata ignored, overloads refused.
-TEST(Opset18Test, NewerIrVersionsReadAsIr8) {
+std::vector<std::string> op_types(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (const Node& node : graph.nodes()) ops.push_back(node.op_type);
+  return ops;
+}
+
+// Gelu of opset 20 becomes the ops torch.onnx wrote it in before: for approximate 'none' the
+// pattern the backends fuse (x / sqrt 2, Erf, + 1, x times, * 0.5), for 'tanh' its formula; in
+// fp32 its constants are fp32 initializers, in fp16 float ones cast like x.
+TEST(NewerOpsetsTest, GeluBecomesItsFormula) {
+  for (const std::string approximate : {"none", "tanh"}) {
+    for (const DType dtype : {DType::kF32, DType::kF16}) {
+      OnnxBuilder b(20);
+      b.input("x", dtype, {2, 3}).output("y", dtype, {2, 3});
+      set_attr(b.node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", approximate);
+      auto graph = import18(b);
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      const auto ops = op_types(*graph);
+      if (approximate == "none" && dtype == DType::kF32) {
+        EXPECT_EQ(ops, (std::vector<std::string>{"Div", "Erf", "Add", "Mul", "Mul"}));
+      }
+      EXPECT_EQ(std::count(ops.begin(), ops.end(), approximate == "none" ? "Erf" : "Tanh"), 1);
+      EXPECT_EQ(graph->value(graph->outputs().at(0)).dtype, dtype);
+    }
+  }
+  OnnxBuilder b(20);
+  b.input("x", DType::kF32, {2}).output("y", DType::kF32, {2});
+  set_attr(b.node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", std::string("fast"));
+  expect_refused(import18(b), "node 'gelu' (Gelu): approximate 'fast'");
+}
+
+// QuantizeLinear of opset 21 with output_dtype int8 and no zero point: an int8 zero point of 0;
+// DequantizeLinear's block_size 0 and Cast's saturate are dropped; GridSample's 'linear' of
+// opset 20 is opset 16's 'bilinear'; AveragePool's dilations of 1 are dropped.
+TEST(NewerOpsetsTest, AttributesOfNewerOpsetsAtTheirOldMeaning) {
+  OnnxBuilder b(21);
+  b.input("x", DType::kF32, {1, 1, 4, 4}).input("grid", DType::kF32, {1, 2, 2, 2});
+  b.output("y", DType::kF32, {1, 1, 4, 4}).output("sampled", DType::kF32, {1, 1, 2, 2});
+  b.output("pooled", DType::kF32, {1, 1, 3, 3});
+  b.initializer_f32("scale", {}, {0.5f});
+  set_attr(b.node("QuantizeLinear", {"x", "scale"}, {"q"}, "quantize"), "output_dtype",
+           int64_t{onnx::TensorProto::INT8});
+  set_attr(b.node("DequantizeLinear", {"q", "scale"}, {"dq"}, "dequantize"), "block_size",
+           int64_t{0});
+  auto& cast = b.node("Cast", {"dq"}, {"y"}, "cast");
+  set_attr(cast, "to", int64_t{onnx::TensorProto::FLOAT});
+  set_attr(cast, "saturate", int64_t{1});
+  set_attr(b.node("GridSample", {"x", "grid"}, {"sampled"}, "sample"), "mode",
+           std::string("linear"));
+  auto& pool = b.node("AveragePool", {"x"}, {"pooled"}, "pool");
+  set_attr(pool, "kernel_shape", std::vector<int64_t>{2, 2});
+  set_attr(pool, "dilations", std::vector<int64_t>{1, 1});
+  auto graph = import18(b);
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->opset, 17);
+  const Node& quantize = only_node(*graph, "QuantizeLinear");
+  ASSERT_EQ(quantize.inputs.size(), 3u);
+  EXPECT_EQ(graph->value(quantize.inputs[2]).dtype, DType::kI8);
+  EXPECT_EQ(graph->value(quantize.outputs[0]).dtype, DType::kI8);
+  EXPECT_FALSE(only_node(*graph, "DequantizeLinear").has_attr("block_size"));
+  EXPECT_FALSE(only_node(*graph, "Cast").has_attr("saturate"));
+  EXPECT_EQ(only_node(*graph, "GridSample").attr_string("mode", ""), "bilinear");
+  EXPECT_FALSE(only_node(*graph, "AveragePool").has_attr("dilations"));
+}
+
+// IR versions 9 and 10 (graph/newer_opsets.h read_as_ir8): metadata ignored, overloads refused.
+TEST(NewerOpsetsTest, NewerIrVersionsReadAsIr8) {
   const auto relu_model = [](int64_t ir_version) {
     OnnxBuilder b(18);
     b.input("x", DType::kF32, {4}).output("y", DType::kF32, {4});
