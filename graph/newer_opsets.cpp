@@ -34,10 +34,10 @@ const std::set<std::string>& reduce_ops_with_axes_input() {
 // Ops of opsets 18 to 22 with no opset-17 form here, and the opset each came in.
 const std::map<std::string, int>& new_ops() {
   static const std::map<std::string, int> ops = {
-      {"BitwiseAnd", 18}, {"BitwiseNot", 18},     {"BitwiseOr", 18},      {"BitwiseXor", 18},
-      {"CenterCropPad", 18}, {"Col2Im", 18},      {"GroupNormalization", 18},
-      {"DeformConv", 19}, {"AffineGrid", 20},     {"ImageDecoder", 20},   {"RegexFullMatch", 20},
-      {"StringConcat", 20}, {"StringSplit", 20}};
+      {"BitwiseAnd", 18},    {"BitwiseNot", 18},   {"BitwiseOr", 18},          {"BitwiseXor", 18},
+      {"CenterCropPad", 18}, {"Col2Im", 18},       {"GroupNormalization", 18}, {"DeformConv", 19},
+      {"AffineGrid", 20},    {"ImageDecoder", 20}, {"RegexFullMatch", 20},     {"StringConcat", 20},
+      {"StringSplit", 20}};
   return ops;
 }
 
@@ -124,12 +124,12 @@ Status drop_neutral(onnx::NodeProto& node, const std::string& label, const std::
   const auto* attr = find_attr(node, name);
   if (attr != nullptr) {
     const bool ints = attr->type() == onnx::AttributeProto::INTS;
-    const bool is_neutral =
-        ints ? std::all_of(attr->ints().begin(), attr->ints().end(),
-                           [&](int64_t v) { return v == neutral; })
-             : attr->i() == neutral;
-    if (!is_neutral) return refuse(label, "attribute '" + name + "' other than " +
-                                              std::to_string(neutral) + " is not supported");
+    const bool is_neutral = ints ? std::all_of(attr->ints().begin(), attr->ints().end(),
+                                               [&](int64_t v) { return v == neutral; })
+                                 : attr->i() == neutral;
+    if (!is_neutral)
+      return refuse(label, "attribute '" + name + "' other than " + std::to_string(neutral) +
+                               " is not supported");
   }
   erase_attr(node, name);
   return Status::ok();
@@ -182,8 +182,11 @@ int32_t declared_type(const Scope& scope, const std::string& name) {
 class Replacement {
  public:
   Replacement(onnx::GraphProto& graph, const onnx::NodeProto& node, const Scope& scope)
-      : graph_(graph), prefix_(node.output(0) + "/hsched_" + node.op_type() + "_"),
-        name_(node.name()), type_(declared_type(scope, node.input(0))), like_(node.input(0)) {}
+      : graph_(graph),
+        prefix_(node.output(0) + "/hsched_" + node.op_type() + "_"),
+        name_(node.name()),
+        type_(declared_type(scope, node.input(0))),
+        like_(node.input(0)) {}
 
   // A scalar of x's type: an initializer where the scope declares x's type, else a float one
   // cast like x.
@@ -309,7 +312,8 @@ Result<std::optional<std::vector<onnx::NodeProto>>> lower_node(onnx::NodeProto& 
   } else if (op == "Pad") {
     if (has_input(node, 3)) return refuse(label, "input 'axes' is not supported");
     const auto* mode = find_attr(node, "mode");
-    if (mode != nullptr && mode->s() == "wrap") return refuse(label, "mode 'wrap' is not supported");
+    if (mode != nullptr && mode->s() == "wrap")
+      return refuse(label, "mode 'wrap' is not supported");
     keep_inputs(node, 3);
   } else if (op == "Resize") {
     if (int_attr(node, "antialias", 0) != 0) return refuse(label, "antialias is not supported");
@@ -321,7 +325,8 @@ Result<std::optional<std::vector<onnx::NodeProto>>> lower_node(onnx::NodeProto& 
     }
     const auto* coordinates = find_attr(node, "coordinate_transformation_mode");
     if (coordinates != nullptr && coordinates->s() == "half_pixel_symmetric") {
-      return refuse(label, "coordinate_transformation_mode 'half_pixel_symmetric' is not supported");
+      return refuse(label,
+                    "coordinate_transformation_mode 'half_pixel_symmetric' is not supported");
     }
     erase_attr(node, "antialias");
     erase_attr(node, "keep_aspect_ratio_policy");

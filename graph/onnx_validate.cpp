@@ -14,8 +14,8 @@
 #include "graph/if_inline.h"
 #include "graph/loop_unroll.h"
 #include "graph/ms_quantized_ops.h"
-#include "graph/onnx_import.h"
 #include "graph/newer_opsets.h"
+#include "graph/onnx_import.h"
 
 namespace hsched {
 namespace {

@@ -39,8 +39,8 @@ std::string node_description(const onnx::NodeProto& node, int index);
 // nodes counted in kMaxNodes): each is checked and sorted the same way, may read the names of
 // the graphs around it, and what it reads counts as an input of its If when sorting. Returns the
 // version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets; opset 18
-// is rewritten to 17 after the functions are inlined, graph/newer_opsets.h). ONNX Runtime's quantized
-// operators of its com.microsoft domain are then rewritten into standard ones
+// is rewritten to 17 after the functions are inlined, graph/newer_opsets.h). ONNX Runtime's
+// quantized operators of its com.microsoft domain are then rewritten into standard ones
 // (graph/ms_quantized_ops.h).
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);
 
