@@ -38,8 +38,8 @@ std::string node_description(const onnx::NodeProto& node, int index);
 // on it. The only subgraphs accepted are the branches of an If (nested at most 4 deep, their
 // nodes counted in kMaxNodes): each is checked and sorted the same way, may read the names of
 // the graphs around it, and what it reads counts as an input of its If when sorting. Returns the
-// version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets; opset 18
-// is rewritten to 17 after the functions are inlined, graph/newer_opsets.h). ONNX Runtime's
+// version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets; opsets 18
+// to 22 are rewritten to 17 after the functions are inlined, graph/newer_opsets.h). ONNX Runtime's
 // quantized operators of its com.microsoft domain are then rewritten into standard ones
 // (graph/ms_quantized_ops.h).
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);

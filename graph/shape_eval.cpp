@@ -441,27 +441,14 @@ Result<Small> transpose(const Small& data, std::optional<std::vector<int64_t>> p
 }
 
 const std::set<std::string>& evaluable_ops() {
-  static const std::set<std::string> kOps{"Abs",         "Add",
-                                          "And",         "Cast",
-                                          "Ceil",        "Concat",
-                                          "Constant",    "ConstantOfShape",
-                                          "Div",         "Equal",
-                                          "Expand",      "Floor",
-                                          "Gather",      "GatherElements",
-                                          "Greater",     "GreaterOrEqual",
-                                          "Identity",    "Less",
-                                          "LessOrEqual", "Max",
-                                          "Min",         "Mod",
-                                          "Mul",         "Neg",
-                                          "Not",         "Or",
-                                          "Range",       "Reciprocal",
-                                          "ReduceMax",   "ReduceMin",
-                                          "ReduceProd",  "ReduceSum",
-                                          "Reshape",     "Shape",
-                                          "Size",        "Slice",
-                                          "Sqrt",        "Squeeze",
-                                          "Sub",         "Transpose",
-                                          "Unsqueeze",   "Where"};
+  // clang-format off
+  static const std::set<std::string> kOps{
+      "Abs", "Add", "And", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Div",
+      "Equal", "Expand", "Floor", "Gather", "GatherElements", "Greater", "GreaterOrEqual",
+      "Identity", "Less", "LessOrEqual", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Or", "Range",
+      "Reciprocal", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Shape",
+      "Size", "Slice", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze", "Where"};
+  // clang-format on
   return kOps;
 }
 
@@ -586,6 +573,32 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
     }
     return reduce(op, *in[0], axes_of(attrs, in, 1), attr_int("keepdims", 1) != 0,
                   attr_int("noop_with_empty_axes", 0) != 0);
+  }
+  if (op == "Clip") {  // Min(Max(x, min), max), bounds as inputs from opset 11, else attributes
+    HSCHED_RETURN_IF_ERROR(need(1));
+    Small out = *in[0];
+    for (const bool upper : {false, true}) {
+      const size_t at = upper ? 2 : 1;
+      std::optional<Small> attr_bound;
+      const Small* bound = nullptr;
+      if (opset < 11) {
+        auto it = attrs.find(upper ? "max" : "min");
+        const float* v = it == attrs.end() ? nullptr : std::get_if<float>(&it->second);
+        if (v == nullptr) continue;
+        if (!out.is_real()) return unimplemented("Clip: float bounds of an integer tensor");
+        attr_bound = Small{out.dtype, {}, {}, {static_cast<double>(*v)}};
+        bound = &*attr_bound;
+      } else {
+        if (in.size() <= at || inputs[at].omitted) continue;
+        if (in[at] == nullptr) return unimplemented("Clip: a bound is unknown");
+        bound = in[at];
+      }
+      if (bound->is_real() != out.is_real()) {
+        return invalid_argument("Clip: the bounds are not of the input's kind");
+      }
+      HSCHED_ASSIGN_OR_RETURN(out, binary(upper ? "Min" : "Max", {&out, bound}));
+    }
+    return out;
   }
   if (op == "Transpose") {
     HSCHED_RETURN_IF_ERROR(need(1));

@@ -201,6 +201,27 @@ TEST(ShapeEvalTest, TransposeByPermOrReversed) {
             ErrorCode::kInvalidArgument);
 }
 
+// timm's "same" padding: max(amount, 0) exported as Clip with only a lower bound; the bounds
+// are attributes before opset 11.
+TEST(ShapeEvalTest, ClipByInputsOrAttributes) {
+  const Tensor x = i64({4}, {-3, 0, 2, 9});
+  const Tensor zero = i64({}, {0});
+  const Tensor five = i64({}, {5});
+  auto low = eval("Clip", {&x, &zero});
+  ASSERT_TRUE(low.is_ok()) << low.status().message();
+  EXPECT_EQ(ints(*low), (std::vector<int64_t>{0, 0, 2, 9}));
+  auto high = eval("Clip", {&x, nullptr, &five});
+  ASSERT_TRUE(high.is_ok()) << high.status().message();
+  EXPECT_EQ(ints(*high), (std::vector<int64_t>{-3, 0, 2, 5}));
+  const Tensor real = Tensor::from_vector(DType::kF32, {2}, std::vector<float>{-1.5f, 7.0f});
+  auto old = eval("Clip", {&real}, {{"min", 0.0f}, {"max", 6.0f}}, 6);
+  ASSERT_TRUE(old.is_ok()) << old.status().message();
+  const auto values = old->values<float>();
+  EXPECT_EQ(std::vector<float>(values.begin(), values.end()), (std::vector<float>{0.0f, 6.0f}));
+  const Tensor half = Tensor::from_vector(DType::kF32, {}, std::vector<float>{0.5f});
+  EXPECT_EQ(eval("Clip", {&x, &half}).status().code(), ErrorCode::kInvalidArgument);
+}
+
 TEST(ShapeEvalTest, LargeResultsAreLeftUnfolded) {
   const Tensor dims = i64({2}, {1024, 1024});
   EXPECT_EQ(eval("ConstantOfShape", {&dims}).status().code(), ErrorCode::kUnimplemented);
