@@ -12,7 +12,8 @@ namespace hsched {
 // an input X of rank below 3, a weight whose rank differs from X's, or kernel_shape, strides,
 // dilations or pads of the wrong length make the node's inference fail (libonnx records it and
 // leaves the outputs untyped; hsched then refuses the model naming the value) instead of reading
-// out of bounds.
+// out of bounds. Einsum's (version 12) is followed by the output's dims where every input's dims
+// are known (libonnx 1.12 infers only its rank: MaxViT's attention had no static shape).
 void install_inference_guards();
 
 }  // namespace hsched

@@ -1,12 +1,14 @@
 // ONNX import: generated models at opsets 9, 11, 13 and 17, --input-shape, shape folding,
 // node ordering and external data.
-#include <gtest/gtest.h>
-#include <onnx/onnx_pb.h>
-
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "graph/onnx_builder.h"
 #include "graph/onnx_import.h"
@@ -142,6 +144,28 @@ TEST(ImportTest, TorchPadAmountsFromTheShapeFold) {
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   EXPECT_EQ(op_types(*graph), (std::vector<std::string>{"Pad"}));
   EXPECT_EQ(graph->value(graph->outputs().at(0)).shape, Shape({1, 3, 8, 8}));
+}
+
+// Einsum's output dims from its inputs' (libonnx 1.12 infers only the rank): explicit outputs
+// with spaces and capital letters as torch.onnx writes MaxViT's attention, an implicit output,
+// an ellipsis broadcast.
+TEST(ImportTest, EinsumOutputsGetStaticShapes) {
+  const std::vector<
+      std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>
+      cases = {
+          {"B G H I D, B G H J D -> B G H I J", {1, 4, 2, 7, 8}, {1, 4, 2, 5, 8}, {1, 4, 2, 7, 5}},
+          {"ij,jk", {3, 4}, {4, 6}, {3, 6}},
+          {"...ij,...jk->...ik", {2, 1, 3, 4}, {2, 5, 4, 6}, {2, 5, 3, 6}}};
+  for (const auto& [equation, a, c, want] : cases) {
+    OnnxBuilder b(17);
+    b.input("a", DType::kF32, a).input("c", DType::kF32, c);
+    b.output("y", DType::kF32, std::vector<int64_t>(want.size(), kDynamicDim));
+    set_attr(b.node("Einsum", {"a", "c"}, {"y"}, "einsum"), "equation", equation);
+    auto graph = import_onnx_model(b.model(), {}, "einsum", {});
+    ASSERT_TRUE(graph.is_ok()) << equation << ": " << graph.status().message();
+    EXPECT_EQ(graph->value(graph->outputs().at(0)).shape.to_string(), Shape(want).to_string())
+        << equation;
+  }
 }
 
 TEST(ImportTest, OldOpsetWithExternalDataIsRefused) {

@@ -245,8 +245,8 @@ std::vector<BadInput> make_bad_inputs(const fs::path& dir) {
   }
   {
     auto model = relu_model().model();
-    model.mutable_opset_import(0)->set_version(19);
-    cases.push_back({"NewOpset", {save(dir, "opset19.onnx", model)}, "opset 19 is not supported"});
+    model.mutable_opset_import(0)->set_version(23);
+    cases.push_back({"NewOpset", {save(dir, "opset23.onnx", model)}, "opset 23 is not supported"});
   }
   {  // IR 10's function overload (NodeProto field 8), which onnx 1.12's proto keeps as unknown.
     auto model = relu_model().model();
