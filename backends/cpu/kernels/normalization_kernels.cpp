@@ -466,17 +466,39 @@ HSCHED_VECTOR_CLONES void affine_rows(const float* x, float* y, int64_t begin, i
   }
 }
 
+// Per channel of `rows` rows of n (row r of channel r % channels): the mean and the population
+// variance, in double.
+void channel_statistics(const float* x, int64_t rows, int64_t n, int64_t channels,
+                        std::vector<double>& mean, std::vector<double>& var) {
+  mean.assign(static_cast<size_t>(channels), 0.0);
+  var.assign(static_cast<size_t>(channels), 0.0);
+  const double count = static_cast<double>(rows / channels) * static_cast<double>(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += x[r * n + i];
+    mean[static_cast<size_t>(r % channels)] += sum;
+  }
+  for (double& m : mean) m /= count;
+  for (int64_t r = 0; r < rows; ++r) {
+    const double m = mean[static_cast<size_t>(r % channels)];
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += (x[r * n + i] - m) * (x[r * n + i] - m);
+    var[static_cast<size_t>(r % channels)] += sum;
+  }
+  for (double& v : var) v /= count;
+}
+
 // y = (x - mean) / sqrt(var + epsilon) * scale + B per channel of [N, C, ...], folded into one
-// multiply-add per element. Training mode (running statistics as outputs) is refused.
+// multiply-add per element. With training_mode 1 (weight standardization as NFNet and BiT write
+// it: F.batch_norm with training=True) mean and var are x's own per channel, and the running
+// statistics, where asked for, are input_mean * momentum + mean * (1 - momentum) and likewise.
 Result<std::unique_ptr<Kernel>> make_batch_norm(const KernelSpec& spec) {
   HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32}, "X"));
-  if (spec.node.attr_int("training_mode", 0) != 0) {
-    return unsupported(spec, "attribute 'training_mode' = 1 (only inference is supported)");
-  }
+  const bool training = spec.node.attr_int("training_mode", 0) != 0;
   if (spec.node.attr_int("spatial", 1) != 1) {
     return unsupported(spec, "attribute 'spatial' = 0 (per-activation statistics)");
   }
-  for (size_t i = 1; i < spec.outputs.size(); ++i) {
+  for (size_t i = 1; i < spec.outputs.size() && !training; ++i) {
     if (has_output(spec, i)) {
       return unsupported(spec, "output " + std::to_string(i) +
                                    " (training statistics) is not supported in inference");
@@ -495,20 +517,46 @@ Result<std::unique_ptr<Kernel>> make_batch_norm(const KernelSpec& spec) {
   const int64_t rows = dims[0] * channels;
   const int64_t n = reduction::product(dims, 2, dims.size());
   HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * n, "Y"));
+  const bool running[] = {training && has_output(spec, 1), training && has_output(spec, 2)};
+  for (size_t i = 1; i <= 2; ++i) {
+    if (running[i - 1]) {
+      HSCHED_RETURN_IF_ERROR(check_output(spec, i, DType::kF32, channels,
+                                          i == 1 ? "running_mean" : "running_var"));
+    }
+  }
+  if (training && rows * n == 0) {
+    return invalid_argument(node_context(spec.node) + ": training_mode with an empty input");
+  }
   const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
-  return make_kernel([rows, n, channels, epsilon](std::span<const Tensor* const> in,
-                                                  std::span<Tensor* const> out) {
+  const float momentum = spec.node.attr_float("momentum", 0.9f);
+  return make_kernel([rows, n, channels, epsilon, momentum, training, running](
+                         std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     std::vector<float> a(static_cast<size_t>(channels)), b(static_cast<size_t>(channels));
     const float* scale = in[1]->values<float>().data();
     const float* bias = in[2]->values<float>().data();
-    const float* mean = in[3]->values<float>().data();
-    const float* var = in[4]->values<float>().data();
-    for (int64_t c = 0; c < channels; ++c) {
-      const double k = scale[c] / std::sqrt(static_cast<double>(var[c]) + epsilon);
+    const float* x = in[0]->values<float>().data();
+    std::vector<double> mean(in[3]->values<float>().begin(), in[3]->values<float>().end());
+    std::vector<double> var(in[4]->values<float>().begin(), in[4]->values<float>().end());
+    if (training) {
+      std::vector<double> batch_mean, batch_var;
+      channel_statistics(x, rows, n, channels, batch_mean, batch_var);
+      for (size_t i = 1; i <= 2; ++i) {
+        if (!running[i - 1]) continue;
+        const std::vector<double>& given = i == 1 ? mean : var;
+        const std::vector<double>& batch = i == 1 ? batch_mean : batch_var;
+        float* r = out[i]->values<float>().data();
+        for (size_t c = 0; c < given.size(); ++c) {
+          r[c] = static_cast<float>(given[c] * momentum + batch[c] * (1.0 - momentum));
+        }
+      }
+      mean = std::move(batch_mean);
+      var = std::move(batch_var);
+    }
+    for (size_t c = 0; c < static_cast<size_t>(channels); ++c) {
+      const double k = scale[c] / std::sqrt(var[c] + epsilon);
       a[c] = static_cast<float>(k);
       b[c] = static_cast<float>(bias[c] - mean[c] * k);
     }
-    const float* x = in[0]->values<float>().data();
     float* y = out[0]->values<float>().data();
     parallel_range(
         rows,

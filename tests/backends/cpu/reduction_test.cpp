@@ -587,7 +587,7 @@ TEST(InstanceNormTest, LargeSpatialAndOddShapes) {
   }
 }
 
-TEST(BatchNormTest, InferenceMatchesReferenceAndRefusesTraining) {
+TEST(BatchNormTest, InferenceMatchesReference) {
   for (const Dims& dims : {Dims{2, 3, 5, 7}, Dims{4, 3}, Dims{1, 3, 9}}) {
     const Tensor x = random_f32(dims, 71);
     const Tensor scale = random_f32({3}, 72), bias = random_f32({3}, 73);
@@ -607,12 +607,37 @@ TEST(BatchNormTest, InferenceMatchesReferenceAndRefusesTraining) {
     ASSERT_TRUE(out.is_ok()) << out.status().message();
     EXPECT_TRUE(all_close(out->at(0), to_f32(dims, want))) << x.shape().to_string();
   }
-  const Tensor x = random_f32({1, 3, 2}, 1), p = random_f32({3}, 2, 0.5f, 1.0f);
-  auto training = run_op("BatchNormalization", {{"training_mode", int64_t{1}}},
-                         {{x}, {p}, {p}, {p}, {p}}, {{DType::kF32, {1, 3, 2}}}, 15);
-  ASSERT_FALSE(training.is_ok());
-  EXPECT_EQ(training.status().code(), ErrorCode::kUnimplemented);
-  EXPECT_NE(training.status().message().find("training_mode"), std::string::npos);
+}
+
+// training_mode 1 (NFNet's and BiT's weight standardization: F.batch_norm with training=True):
+// normalized by x's own per-channel mean and population variance; the running statistics, where
+// asked for, blend the given ones by momentum.
+TEST(BatchNormTest, TrainingModeUsesTheInputsStatistics) {
+  const Dims dims{2, 3, 5};
+  const Tensor x = random_f32(dims, 81);
+  const Tensor scale = random_f32({3}, 82), bias = random_f32({3}, 83);
+  const Tensor mean = random_f32({3}, 84), var = random_f32({3}, 85, 0.1f, 2.0f);
+  const auto v = x.values<float>();
+  std::vector<double> m(3, 0.0), s2(3, 0.0), want(v.size());
+  for (size_t i = 0; i < v.size(); ++i) m[(i / 5) % 3] += v[i] / 10.0;
+  for (size_t i = 0; i < v.size(); ++i) s2[(i / 5) % 3] += (v[i] - m[(i / 5) % 3]) * (v[i] - m[(i / 5) % 3]) / 10.0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const size_t c = (i / 5) % 3;
+    want[i] = (v[i] - m[c]) / std::sqrt(s2[c] + 1e-5) * scale.values<float>()[c] +
+              bias.values<float>()[c];
+  }
+  std::vector<double> running_mean(3), running_var(3);
+  for (size_t c = 0; c < 3; ++c) {
+    running_mean[c] = mean.values<float>()[c] * 0.25 + m[c] * 0.75;
+    running_var[c] = var.values<float>()[c] * 0.25 + s2[c] * 0.75;
+  }
+  auto out = run_op("BatchNormalization", {{"training_mode", int64_t{1}}, {"momentum", 0.25f}},
+                    {{x}, {scale}, {bias}, {mean}, {var}},
+                    {{DType::kF32, dims}, {DType::kF32, {3}}, {DType::kF32, {3}}}, 15);
+  ASSERT_TRUE(out.is_ok()) << out.status().message();
+  EXPECT_TRUE(all_close(out->at(0), to_f32(dims, want)));
+  EXPECT_TRUE(all_close(out->at(1), to_f32({3}, running_mean)));
+  EXPECT_TRUE(all_close(out->at(2), to_f32({3}, running_var)));
 }
 
 // ---- Global pools, LpNormalization -------------------------------------------------------------
