@@ -63,54 +63,48 @@ def torchvision_model(name, size=224, family="", frames=None, **kw):
     return build
 
 
+def wrapped(model, call):
+    """A module running call(model, *inputs): outputs picked from what the model returns, or
+    inputs passed the way it takes them."""
+    import torch
+
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *inputs):
+            return call(self.model, *inputs)
+    return Wrapped()
+
+
 def torchvision_dense(name):
     """A segmentation model: its "out" map."""
     def build():
-        import torch
         import torchvision.models.segmentation as seg
-
-        class Out(torch.nn.Module):
-            def __init__(self, model):
-                super().__init__()
-                self.model = model
-
-            def forward(self, x):
-                return self.model(x)["out"]
-        return Out(getattr(seg, name)(weights=None, weights_backbone=None)), (image(),), ["images"]
+        model = getattr(seg, name)(weights=None, weights_backbone=None)
+        return wrapped(model, lambda m, x: m(x)["out"]), (image(),), ["images"]
     return build
 
 
 def torchvision_detector(name, size=320):
     """A detector on one image: its boxes, scores and labels."""
     def build():
-        import torch
         import torchvision.models.detection as det
 
-        class Boxes(torch.nn.Module):
-            def __init__(self, model):
-                super().__init__()
-                self.model = model
-
-            def forward(self, x):
-                found = self.model([x[0]])[0]
-                return found["boxes"], found["scores"], found["labels"]
+        def boxes(m, x):
+            found = m([x[0]])[0]
+            return found["boxes"], found["scores"], found["labels"]
         model = getattr(det, name)(weights=None, weights_backbone=None)
-        return Boxes(model), (image(size),), ["images"]
+        return wrapped(model, boxes), (image(size),), ["images"]
     return build
 
 
 def raft_small():
-    import torch
     import torchvision.models.optical_flow as flow
-
-    class Flow(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = flow.raft_small(weights=None)
-
-        def forward(self, a, b):
-            return self.model(a, b, num_flow_updates=3)[-1]
-    return Flow(), (image(128), image(128)), ["image1", "image2"]
+    model = flow.raft_small(weights=None)
+    return (wrapped(model, lambda m, a, b: m(a, b, num_flow_updates=3)[-1]),
+            (image(128), image(128)), ["image1", "image2"])
 
 
 def timm_model(name, size=224):
@@ -146,15 +140,10 @@ def transformers_model(model_class, config_class, inputs=("input_ids", "attentio
                                                   2 * config.get("max_source_positions", 1)),
                     "input_values": torch.randn(1, 16000)}
 
-        class Keywords(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-
-            def forward(self, *values):
-                result = self.model(**dict(zip(inputs, values)))
-                return getattr(result, output) if hasattr(result, output) else result[0]
-        return Keywords(), tuple(examples[i] for i in inputs), list(inputs)
+        def call(m, *values):
+            result = m(**dict(zip(inputs, values)))
+            return getattr(result, output) if hasattr(result, output) else result[0]
+        return wrapped(model, call), tuple(examples[i] for i in inputs), list(inputs)
     return build
 
 
@@ -254,9 +243,9 @@ def write_inputs(case_dir, names, values):
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
-def export(name, work):
-    """Exports ZOO[name] (and its INT8 form) under work; {"nodes", "ops", "int8"} or
-    {"error"}."""
+def export(name, work, int8=True):
+    """Exports ZOO[name] (and, with `int8`, its INT8 form) under work; {"nodes", "ops", "int8"}
+    or {"error"}."""
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -280,6 +269,8 @@ def export(name, work):
     model = onnx.load(path)
     result = {"nodes": len(model.graph.node), "opset": model.opset_import[0].version,
               "ops": sorted({n.op_type for n in model.graph.node})}
+    if not int8:
+        return result
     try:
         result["int8"] = quantize(case_dir, names, arrays)
     except Exception as e:  # noqa: BLE001
@@ -366,7 +357,8 @@ def main():
     parser.add_argument("--no-int8", action="store_true")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=300, help="seconds per hsched run")
-    parser.add_argument("--work", help="where the models go (default: a temporary folder)")
+    parser.add_argument("--work", help="where the models go and stay (default: a temporary "
+                        "folder, removed at the end)")
     parser.add_argument("--cases", default=os.path.join(HERE, "cases"))
     parser.add_argument("--json", help="write every result here")
     parser.add_argument("--deadline", type=float, default=0,
@@ -384,12 +376,13 @@ def main():
     # A process a model (torch keeps what it loaded).
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs,
                                                 max_tasks_per_child=1) as pool:
-        exported = dict(zip(names, pool.map(export, names, [work] * len(names))))
+        exported = dict(zip(names, pool.map(export, names, [work] * len(names),
+                                            [not args.no_int8] * len(names))))
     print(f"exported {sum('error' not in e for e in exported.values())} of {len(names)} models "
           f"in {time.monotonic() - start:.0f} s", flush=True)
     cases = [(n, os.path.join(work, n), run_fp32) for n in names if "error" not in exported[n]]
     cases += [(n + "_int8", os.path.join(work, n + "_int8"), run_int8) for n in names
-              if not args.no_int8 and exported[n].get("int8") == "ok"]
+              if exported[n].get("int8") == "ok"]
     errors = diff_test.OrtReference.run([c[1] for c in cases], "python")
     refused = {name: errors[case_dir] for name, case_dir, _ in cases if errors[case_dir]}
     cases = [c for c in cases if c[0] not in refused]
@@ -422,7 +415,7 @@ def main():
             saved.append(minimize.minimize_and_save(min_args, os.path.join(work, name), result,
                                                     origin))
     for name, e in exported.items():
-        if "error" in e or e.get("int8") != "ok":
+        if "error" in e or e.get("int8", "ok") != "ok":
             print(f"{name:40} not exported: {e.get('error') or e.get('int8')}")
     for name, error in refused.items():
         print(f"{name:40} ort-refused: {error[:160]}")
@@ -437,6 +430,8 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"exported": exported, "ort_refused": refused,
                        "runs": {f"{n} {d}": r for (n, d), r in results.items()}}, f, indent=1)
+    if not args.work:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
 
 
