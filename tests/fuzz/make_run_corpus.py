@@ -248,12 +248,25 @@ def opset18_forms():
                        [i64("axes", [1])]), opset=18)
 
 
+def opset20_forms():
+    # Read through the opset-17 forms: Gelu as its formula, AveragePool's dilations of 1.
+    nodes = [
+        helper.make_node("Gelu", ["x"], ["g"], name="gelu"),
+        helper.make_node("AveragePool", ["g"], ["p"], name="pool", kernel_shape=[2, 2],
+                         dilations=[1, 1]),
+        helper.make_node("Gelu", ["p"], ["y"], name="gelu_tanh", approximate="tanh"),
+    ]
+    return model(graph(nodes, "opset20", [vi("x", F, [1, 2, 4, 4])], [vi("y", F, [1, 2, 3, 3])]),
+                 opset=20)
+
+
 def valid_seeds():
     return {
         "seed-if-runtime-condition": if_runtime_condition(),
         "seed-loop-constant-trips": loop_constant_trips(),
         "seed-scan-reversed": scan_reversed(),
         "seed-opset18-forms": opset18_forms(),
+        "seed-opset20-forms": opset20_forms(),
         "seed-conv-relu-pool": conv_relu(),
         "seed-gemm-softmax": gemm_softmax(),
         "seed-matmul-add-dynamic-batch": matmul_add(),
