@@ -84,7 +84,8 @@ std::optional<std::vector<int64_t>> einsum_dims(std::string equation,
     const size_t dots = term.find("...");
     const bool has_dots = dots != std::string::npos;
     if (has_dots) term.erase(dots, 3);
-    if (!std::all_of(term.begin(), term.end(), [](char c) { return std::isalpha(c) != 0; })) {
+    if (!std::all_of(term.begin(), term.end(),
+                     [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; })) {
       return std::nullopt;
     }
     const auto rank = static_cast<int64_t>(dims[t].size());
