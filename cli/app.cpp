@@ -158,7 +158,8 @@ int run_checked(int argc, const char* const* argv, std::ostream& out, std::ostre
   CLI::App* run = app.add_subcommand("run", "Compile a model for the devices and run it, timed");
   add_model_plan_flags(*run, run_args.model_path, run_args.input_shapes, run_args.source);
   run->add_option("--inputs", run_args.inputs_dir,
-                  "Folder of input_K.pb tensors (default: seeded random inputs)");
+                  "Folder of input_K.pb tensors (default: seeded random inputs); dims the "
+                  "model leaves open and no --input-shape fixes are taken from them");
   run->add_option("--outputs", run_args.outputs_dir, "Write output_K.pb tensors to this folder");
   run->add_option("--iterations", run_args.iterations, "Timed runs (default 10)");
   run->add_option("--warmup", run_args.warmup, "Untimed runs first (default 2)");

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -74,6 +75,33 @@ Result<std::vector<Tensor>> in_copy_memory(Executable& exe, std::vector<Tensor> 
     inputs[k] = std::move(copy);
   }
   return inputs;
+}
+
+// "NAME=d1,d2,..." for each input of `model` whose dims the model leaves open and no flag of
+// `given` (--input-shape) names, from its input_K.pb in `dir` where that file agrees with the dims
+// the model fixes (load_inputs refuses the others, saying why).
+Result<std::vector<std::string>> shapes_of_input_files(const Model& model, const std::string& dir,
+                                                       const std::vector<std::string>& given) {
+  std::set<std::string> named;
+  for (const std::string& flag : given) named.insert(flag.substr(0, flag.rfind('=')));
+  std::vector<std::string> shapes;
+  const std::vector<TensorInfo> infos = model.inputs();
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const TensorInfo& info = infos[k];
+    const fs::path path = fs::path(dir) / ("input_" + std::to_string(k) + ".pb");
+    if (info.shape.is_static() || named.count(info.name) != 0 || !fs::exists(path)) continue;
+    HSCHED_ASSIGN_OR_RETURN(Tensor tensor, read_tensor_file(path));
+    const std::vector<int64_t>& dims = tensor.dims();
+    bool agrees = dims.size() == info.shape.dims.size();
+    for (size_t d = 0; agrees && d < dims.size(); ++d) {
+      agrees = dims[d] > 0 && (info.shape.dims[d] == kDynamicDim || info.shape.dims[d] == dims[d]);
+    }
+    if (!agrees) continue;
+    std::string flag = info.name + "=";
+    for (size_t d = 0; d < dims.size(); ++d) flag += (d > 0 ? "," : "") + std::to_string(dims[d]);
+    shapes.push_back(std::move(flag));
+  }
+  return shapes;
 }
 
 }  // namespace
@@ -440,6 +468,16 @@ Result<std::string> run_model(const RunArgs& args, std::ostream& warnings) {
   plan_args.input_shapes = args.input_shapes;
   plan_args.source = args.source;
   HSCHED_ASSIGN_OR_RETURN(PlannedModel planned, plan_model(plan_args));
+  if (!args.inputs_dir.empty()) {  // the dims the model leaves open, from the input files
+    HSCHED_ASSIGN_OR_RETURN(
+        const std::vector<std::string> fixed,
+        shapes_of_input_files(planned.model, args.inputs_dir, plan_args.input_shapes));
+    if (!fixed.empty()) {
+      plan_args.input_shapes.insert(plan_args.input_shapes.end(), fixed.begin(), fixed.end());
+      HSCHED_ASSIGN_OR_RETURN(PlannedModel replanned, plan_model(plan_args));
+      planned = std::move(replanned);
+    }
+  }
   const Model& model = planned.model;
   HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> inputs, load_inputs(model, args.inputs_dir));
 

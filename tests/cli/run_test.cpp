@@ -125,6 +125,37 @@ TEST(RunCliTest, InputOfTheWrongShapeIsRefusedWithNothingWritten) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out"));
 }
 
+// A model with a batch dim left open (torch's dynamic_axes) runs on the input files' dims; a
+// file that contradicts a fixed dim is refused as before.
+TEST(RunCliTest, InputFilesFixTheDimsTheModelLeavesOpen) {
+  test::TempDir dir;
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {kDynamicDim, 4}).output("y", DType::kF32, {kDynamicDim, 4});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  test::write_file(dir / "batch.onnx", b.serialize());
+  const std::string model = (dir / "batch.onnx").string();
+  std::filesystem::create_directories(dir / "in");
+  const Tensor x =
+      Tensor::from_vector(DType::kF32, {2, 4}, std::vector<float>{-1, 2, -3, 4, 5, -6, 7, -8});
+  ASSERT_TRUE(write_tensor_file(x, "x", dir / "in" / "input_0.pb").is_ok());
+  const auto run =
+      cli_test::run_cli({"run", model, "--devices", "cpu", "--inputs", (dir / "in").string(),
+                         "--outputs", (dir / "out").string(), "--iterations", "1", "--json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto y = read_tensor_file(dir / "out" / "output_0.pb");
+  ASSERT_TRUE(y.is_ok()) << y.status().message();
+  EXPECT_EQ(y->dims(), (std::vector<int64_t>{2, 4}));
+  const auto v = y->values<float>();
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end()), (std::vector<float>{0, 2, 0, 4, 5, 0, 7, 0}));
+  const Tensor wide = Tensor::from_vector(DType::kF32, {1, 3}, std::vector<float>{1, 2, 3});
+  ASSERT_TRUE(write_tensor_file(wide, "x", dir / "in" / "input_0.pb").is_ok());
+  const auto refused = cli_test::run_cli({"run", model, "--inputs", (dir / "in").string()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("input_0.pb: holds f32 1x3 but input 'x' is f32 ?x4"),
+            std::string::npos)
+      << refused.err;
+}
+
 TEST(RunCliTest, OpTheCpuLacksIsOneLineNamingNodeAndOp) {
   test::TempDir dir;
   OnnxBuilder b(17);
