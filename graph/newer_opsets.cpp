@@ -10,6 +10,7 @@
 #include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
+#include "graph/node_expansion.h"
 #include "graph/node_proto.h"
 #include "graph/onnx_import.h"
 #include "graph/onnx_validate.h"
@@ -17,12 +18,6 @@
 
 namespace hsched {
 namespace {
-
-// The graphs a node can read names from, innermost last.
-using Scope = std::vector<const onnx::GraphProto*>;
-
-// Deeper If branches are refused by validation; they are not rewritten.
-constexpr int kMaxDepth = 8;
 
 const std::set<std::string>& reduce_ops_with_axes_input() {
   static const std::set<std::string> ops = {"ReduceL1",        "ReduceL2",   "ReduceLogSum",
@@ -160,106 +155,49 @@ Status lower_reduce(onnx::NodeProto& node, const std::string& label, const Scope
   return Status::ok();
 }
 
-// The element type of `name` as the scope declares it (an input, output, value_info or
-// initializer); UNDEFINED when it does not.
-int32_t declared_type(const Scope& scope, const std::string& name) {
-  for (auto graph = scope.rbegin(); graph != scope.rend(); ++graph) {
-    for (const auto* infos : {&(*graph)->input(), &(*graph)->value_info(), &(*graph)->output()}) {
-      for (const onnx::ValueInfoProto& info : *infos) {
-        if (info.name() == name && info.type().has_tensor_type()) {
-          return info.type().tensor_type().elem_type();
-        }
-      }
-    }
-    for (const auto& init : (*graph)->initializer()) {
-      if (init.name() == name) return init.data_type();
-    }
-  }
-  return onnx::TensorProto::UNDEFINED;
-}
-
-// Builds the nodes and scalar constants that replace one node (Gelu's opset-17 form).
-class Replacement {
- public:
-  Replacement(onnx::GraphProto& graph, const onnx::NodeProto& node, const Scope& scope)
-      : graph_(graph),
-        prefix_(node.output(0) + "/hsched_" + node.op_type() + "_"),
-        name_(node.name()),
-        type_(declared_type(scope, node.input(0))),
-        like_(node.input(0)) {}
-
-  // A scalar of x's type: an initializer where the scope declares x's type, else a float one
-  // cast like x.
-  std::string scalar(float value) {
-    const std::string name = prefix_ + std::to_string(count_++);
-    onnx::TensorProto& init = *graph_.add_initializer();
-    init.set_name(name);
-    const bool known = type_ == onnx::TensorProto::FLOAT || type_ == onnx::TensorProto::DOUBLE;
-    if (known && type_ == onnx::TensorProto::DOUBLE) {
-      init.set_data_type(onnx::TensorProto::DOUBLE);
-      init.add_double_data(value);
-      return name;
-    }
-    init.set_data_type(onnx::TensorProto::FLOAT);
-    init.add_float_data(value);
-    return known ? name : op("CastLike", {name, like_});
-  }
-
-  // Adds node `op_type` of `inputs`; its output, named `output` or a fresh name.
-  std::string op(const std::string& op_type, const std::vector<std::string>& inputs,
-                 const std::string& output = "") {
-    onnx::NodeProto& n = nodes_.emplace_back();
-    n.set_op_type(op_type);
-    n.set_name(name_ + "/" + op_type + "_" + std::to_string(nodes_.size()));
-    for (const std::string& in : inputs) n.add_input(in);
-    n.add_output(output.empty() ? prefix_ + std::to_string(count_++) : output);
-    return n.output(0);
-  }
-
-  std::vector<onnx::NodeProto> take() { return std::move(nodes_); }
-
- private:
-  onnx::GraphProto& graph_;
-  std::string prefix_, name_;
-  int32_t type_;
-  std::string like_;
-  int count_ = 0;
-  std::vector<onnx::NodeProto> nodes_;
-};
-
 // Gelu (opset 20) as its formula, the way torch.onnx wrote it before: "none" as
 // x * (1 + Erf(x / sqrt 2)) * 0.5 (the form the CPU and OpenCL backends fuse), "tanh" as
 // x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) * 0.5.
-Result<std::vector<onnx::NodeProto>> gelu_nodes(const onnx::NodeProto& node,
-                                                const std::string& label, const Scope& scope,
-                                                onnx::GraphProto& graph) {
-  const auto* approximate = find_attr(node, "approximate");
+Status lower_gelu(Expansion& e, const Scope& scope) {
+  const auto* approximate = find_attr(e.node(), "approximate");
   const std::string mode = approximate != nullptr ? approximate->s() : "none";
   if (mode != "none" && mode != "tanh") {
-    return invalid_argument(label + ": approximate '" + mode + "' is not 'none' or 'tanh'");
+    return invalid_argument(e.label() + ": approximate '" + mode + "' is not 'none' or 'tanh'");
   }
-  if (node.input_size() != 1 || node.output_size() != 1 || node.input(0).empty()) {
-    return invalid_argument(label + ": Gelu takes one input and gives one output");
-  }
-  Replacement r(graph, node, scope);
-  const std::string& x = node.input(0);
+  HSCHED_RETURN_IF_ERROR(e.check_inputs({0}, 1));
+  const std::string& x = e.input(0);
+  // A constant of x's type: float, else a float cast like x.
+  const bool float_x = declared_type(scope, x) == onnx::TensorProto::FLOAT;
+  const auto constant = [&](float value) {
+    const std::string c = e.float_constant(value);
+    if (float_x) return c;
+    const std::string cast = e.fresh("cast");
+    e.add("CastLike", {c, x}, {cast}, cast);
+    return cast;
+  };
+  const auto op = [&](const std::string& type, const std::vector<std::string>& inputs,
+                      std::string out = "") {
+    if (out.empty()) out = e.fresh(type);
+    e.add(type, inputs, {out}, out.substr(out.rfind('/') + 1));
+    return out;
+  };
   std::string inner;
   if (mode == "none") {
-    inner = r.op("Erf", {r.op("Div", {x, r.scalar(1.41421356237f)})});
+    inner = op("Erf", {op("Div", {x, constant(1.41421356237f)})});
   } else {
-    const std::string cube = r.op("Mul", {r.op("Mul", {x, x}), x});
-    const std::string sum = r.op("Add", {x, r.op("Mul", {cube, r.scalar(0.044715f)})});
-    inner = r.op("Tanh", {r.op("Mul", {sum, r.scalar(0.7978845608f)})});
+    const std::string cube = op("Mul", {op("Mul", {x, x}), x});
+    const std::string sum = op("Add", {x, op("Mul", {cube, constant(0.044715f)})});
+    inner = op("Tanh", {op("Mul", {sum, constant(0.7978845608f)})});
   }
-  const std::string product = r.op("Mul", {x, r.op("Add", {inner, r.scalar(1.0f)})});
-  r.op("Mul", {product, r.scalar(0.5f)}, node.output(0));
-  return r.take();
+  const std::string product = op("Mul", {x, op("Add", {inner, constant(1.0f)})});
+  op("Mul", {product, constant(0.5f)}, e.node().output(0));
+  return Status::ok();
 }
 
 // QuantizeLinear's attributes of opsets 19 and 21: saturate (float8 only) dropped, block_size 0
 // dropped, output_dtype dropped where the zero point (or its absence: uint8) already says it and
 // an int8 zero point of 0 added where it is int8 without one.
-Status lower_quantize(onnx::NodeProto& node, const std::string& label, onnx::GraphProto& graph) {
+Status lower_quantize(onnx::NodeProto& node, const std::string& label, Expansion& e) {
   erase_attr(node, "saturate");
   HSCHED_RETURN_IF_ERROR(drop_neutral(node, label, "block_size", 0));
   const int64_t output_dtype = int_attr(node, "output_dtype", 0);
@@ -270,34 +208,29 @@ Status lower_quantize(onnx::NodeProto& node, const std::string& label, onnx::Gra
   if (output_dtype != onnx::TensorProto::INT8) {
     return refuse(label, "output_dtype " + std::to_string(output_dtype) + " is not int8 or uint8");
   }
-  onnx::TensorProto& zero = *graph.add_initializer();
-  zero.set_name(node.output(0) + "/hsched_zero_point");
-  zero.set_data_type(onnx::TensorProto::INT8);
-  zero.add_int32_data(0);
+  if (node.output_size() != 1 || node.output(0).empty()) {
+    return invalid_argument(label + ": expected one output");
+  }
   while (node.input_size() < 2) node.add_input("");
-  node.add_input(zero.name());
+  node.add_input(e.int8_zero());
   return Status::ok();
 }
 
-// Rewrites `node`, of a model of `opset`, into its opset-17 form in place; a node that becomes
-// several is returned as them.
-Result<std::optional<std::vector<onnx::NodeProto>>> lower_node(onnx::NodeProto& node,
-                                                               const std::string& label,
-                                                               const Scope& scope,
-                                                               onnx::GraphProto& graph,
-                                                               int64_t opset) {
+// Rewrites `node`, of a model of `opset`, into its opset-17 form: in place (false), or as the
+// nodes of `e` (true). The initializers `e` made go into the graph either way.
+Result<bool> lower_node(onnx::NodeProto& node, Expansion& e, const Scope& scope, int64_t opset) {
   const std::string& op = node.op_type();
-  std::optional<std::vector<onnx::NodeProto>> none;
+  const std::string& label = e.label();
   if (reduce_ops_with_axes_input().count(op) != 0) {
     HSCHED_RETURN_IF_ERROR(lower_reduce(node, label, scope));
-    return none;
+    return false;
   }
   if (const auto added = new_ops().find(op); added != new_ops().end()) {
     return refuse(label, "the op is new in opset " + std::to_string(added->second));
   }
   if (op == "Gelu" && opset >= 20) {
-    HSCHED_ASSIGN_OR_RETURN(auto nodes, gelu_nodes(node, label, scope, graph));
-    return std::optional(std::move(nodes));
+    HSCHED_RETURN_IF_ERROR(lower_gelu(e, scope));
+    return true;
   }
   if (op == "Split" && find_attr(node, "num_outputs") != nullptr) {
     const int64_t n = int_attr(node, "num_outputs", 0);
@@ -343,7 +276,7 @@ Result<std::optional<std::vector<onnx::NodeProto>>> lower_node(onnx::NodeProto& 
   } else if (op == "Cast" || op == "CastLike") {
     erase_attr(node, "saturate");  // (float8 only)
   } else if (op == "QuantizeLinear") {
-    HSCHED_RETURN_IF_ERROR(lower_quantize(node, label, graph));
+    HSCHED_RETURN_IF_ERROR(lower_quantize(node, label, e));
   } else if (op == "DequantizeLinear") {
     HSCHED_RETURN_IF_ERROR(drop_neutral(node, label, "block_size", 0));
   } else if (op == "GridSample" && opset >= 20) {
@@ -360,7 +293,7 @@ Result<std::optional<std::vector<onnx::NodeProto>>> lower_node(onnx::NodeProto& 
   } else if (op == "DFT" && opset >= 20) {
     return refuse(label, "DFT of opset 20 (its axis an input) is not supported");
   }
-  return none;
+  return false;
 }
 
 Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opset) {
@@ -369,7 +302,7 @@ Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opse
   std::optional<google::protobuf::RepeatedPtrField<onnx::NodeProto>> lowered;
   for (int i = 0; i < graph.node_size(); ++i) {
     onnx::NodeProto& node = *graph.mutable_node(i);
-    if (depth < kMaxDepth) {
+    if (depth < kMaxRewriteDepth) {
       for (auto& attr : *node.mutable_attribute()) {
         if (attr.has_g()) {
           HSCHED_RETURN_IF_ERROR(lower_graph(*attr.mutable_g(), scope, depth + 1, opset));
@@ -379,18 +312,20 @@ Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opse
         }
       }
     }
-    std::optional<std::vector<onnx::NodeProto>> nodes;
-    if (is_default_domain(node.domain())) {
-      HSCHED_ASSIGN_OR_RETURN(nodes,
-                              lower_node(node, node_description(node, i), scope, graph, opset));
+    if (!is_default_domain(node.domain())) {
+      if (lowered) *lowered->Add() = node;
+      continue;
     }
-    if (nodes && !lowered) lowered.emplace(graph.node().begin(), graph.node().begin() + i);
+    Expansion e(node, i, scope, opset);
+    HSCHED_ASSIGN_OR_RETURN(const bool replaced, lower_node(node, e, scope, opset));
+    for (onnx::TensorProto& t : e.initializers()) *graph.add_initializer() = std::move(t);
+    if (replaced && !lowered) lowered.emplace(graph.node().begin(), graph.node().begin() + i);
     if (!lowered) continue;
-    if (!nodes) {
+    if (!replaced) {
       *lowered->Add() = node;
       continue;
     }
-    for (onnx::NodeProto& n : *nodes) *lowered->Add() = std::move(n);
+    for (onnx::NodeProto& n : e.nodes()) *lowered->Add() = std::move(n);
   }
   if (lowered) graph.mutable_node()->Swap(&*lowered);
   return Status::ok();
