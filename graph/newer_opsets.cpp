@@ -155,42 +155,15 @@ Status lower_reduce(onnx::NodeProto& node, const std::string& label, const Scope
   return Status::ok();
 }
 
-// Gelu (opset 20) as its formula, the way torch.onnx wrote it before: "none" as
-// x * (1 + Erf(x / sqrt 2)) * 0.5 (the form the CPU and OpenCL backends fuse), "tanh" as
-// x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) * 0.5.
-Status lower_gelu(Expansion& e, const Scope& scope) {
+// Gelu (opset 20) as its formula (Expansion::gelu).
+Status lower_gelu(Expansion& e) {
   const auto* approximate = find_attr(e.node(), "approximate");
   const std::string mode = approximate != nullptr ? approximate->s() : "none";
   if (mode != "none" && mode != "tanh") {
     return invalid_argument(e.label() + ": approximate '" + mode + "' is not 'none' or 'tanh'");
   }
   HSCHED_RETURN_IF_ERROR(e.check_inputs({0}, 1));
-  const std::string& x = e.input(0);
-  // A constant of x's type: float, else a float cast like x.
-  const bool float_x = declared_type(scope, x) == onnx::TensorProto::FLOAT;
-  const auto constant = [&](float value) {
-    const std::string c = e.float_constant(value);
-    if (float_x) return c;
-    const std::string cast = e.fresh("cast");
-    e.add("CastLike", {c, x}, {cast}, cast);
-    return cast;
-  };
-  const auto op = [&](const std::string& type, const std::vector<std::string>& inputs,
-                      std::string out = "") {
-    if (out.empty()) out = e.fresh(type);
-    e.add(type, inputs, {out}, out.substr(out.rfind('/') + 1));
-    return out;
-  };
-  std::string inner;
-  if (mode == "none") {
-    inner = op("Erf", {op("Div", {x, constant(1.41421356237f)})});
-  } else {
-    const std::string cube = op("Mul", {op("Mul", {x, x}), x});
-    const std::string sum = op("Add", {x, op("Mul", {cube, constant(0.044715f)})});
-    inner = op("Tanh", {op("Mul", {sum, constant(0.7978845608f)})});
-  }
-  const std::string product = op("Mul", {x, op("Add", {inner, constant(1.0f)})});
-  op("Mul", {product, constant(0.5f)}, e.node().output(0));
+  e.gelu(e.input(0), mode == "tanh", e.node().output(0));
   return Status::ok();
 }
 
@@ -229,7 +202,7 @@ Result<bool> lower_node(onnx::NodeProto& node, Expansion& e, const Scope& scope,
     return refuse(label, "the op is new in opset " + std::to_string(added->second));
   }
   if (op == "Gelu" && opset >= 20) {
-    HSCHED_RETURN_IF_ERROR(lower_gelu(e, scope));
+    HSCHED_RETURN_IF_ERROR(lower_gelu(e));
     return true;
   }
   if (op == "Split" && find_attr(node, "num_outputs") != nullptr) {

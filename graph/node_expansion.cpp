@@ -130,6 +130,32 @@ std::string Expansion::float_constant(float value) {
   return t.name();
 }
 
+std::string Expansion::constant_like(float value, const std::string& like) {
+  const std::string c = float_constant(value);
+  if (declared_type(scope_, like) == onnx::TensorProto::FLOAT) return c;
+  return op("CastLike", {c, like});
+}
+
+std::string Expansion::op(const std::string& op, const std::vector<std::string>& inputs,
+                          std::string output) {
+  if (output.empty()) output = fresh(op);
+  add(op, inputs, {output}, output.substr(output.rfind('/') + 1));
+  return output;
+}
+
+void Expansion::gelu(const std::string& x, bool tanh, const std::string& output) {
+  std::string inner;
+  if (!tanh) {
+    inner = op("Erf", {op("Div", {x, constant_like(1.41421356237f, x)})});
+  } else {
+    const std::string cube = op("Mul", {op("Mul", {x, x}), x});
+    const std::string sum = op("Add", {x, op("Mul", {cube, constant_like(0.044715f, x)})});
+    inner = op("Tanh", {op("Mul", {sum, constant_like(0.7978845608f, x)})});
+  }
+  const std::string product = op("Mul", {x, op("Add", {inner, constant_like(1.0f, x)})});
+  op("Mul", {product, constant_like(0.5f, x)}, output);
+}
+
 std::string Expansion::int8_zero() {
   onnx::TensorProto& t = initializers_.emplace_back();
   t.set_name(fresh("zero_point"));

@@ -1,5 +1,5 @@
 // Rewriting one ONNX node into several, for the passes that read an unvalidated model before
-// validation (graph/newer_opsets.h, graph/ms_quantized_ops.h): the scope of names a node reads,
+// validation (graph/newer_opsets.h, graph/microsoft_ops.h): the scope of names a node reads,
 // the element type the scope declares for a name, and the nodes and initializers that replace a
 // node.
 #pragma once
@@ -71,8 +71,20 @@ class Expansion {
   std::vector<onnx::TensorProto>& initializers() { return initializers_; }
 
   std::string float_constant(float value);
+  // A scalar of `like`'s type: a float initializer where the scope declares `like` float, else
+  // one cast like it.
+  std::string constant_like(float value, const std::string& like);
   // An int8 zero point of 0.
   std::string int8_zero();
+
+  // Node `op` of `inputs` into `output` (a fresh value when empty); its output.
+  std::string op(const std::string& op, const std::vector<std::string>& inputs,
+                 std::string output = "");
+
+  // GELU of x into `output` as the ops torch.onnx wrote it before opset 20: x * (1 + Erf(x /
+  // sqrt 2)) * 0.5 (the form the CPU and OpenCL backends fuse), or with `tanh`
+  // x * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) * 0.5.
+  void gelu(const std::string& x, bool tanh, const std::string& output);
 
  private:
   int32_t element_type(const std::string& x, const std::string& zero_point) const;

@@ -1,5 +1,5 @@
 // Small readers and editors of ONNX NodeProtos, for the passes that rewrite an unvalidated model
-// before validation (graph/newer_opsets.h, graph/ms_quantized_ops.h).
+// before validation (graph/newer_opsets.h, graph/microsoft_ops.h).
 #pragma once
 
 #include <cstdint>

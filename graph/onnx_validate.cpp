@@ -13,7 +13,7 @@
 #include "graph/graph.h"
 #include "graph/if_inline.h"
 #include "graph/loop_unroll.h"
-#include "graph/ms_quantized_ops.h"
+#include "graph/microsoft_ops.h"
 #include "graph/newer_opsets.h"
 #include "graph/onnx_import.h"
 
@@ -401,7 +401,7 @@ Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& externa
     HSCHED_RETURN_IF_ERROR(lower_newer_opsets(model, opset));
     opset = kMaxOpset;
   }
-  HSCHED_RETURN_IF_ERROR(lower_microsoft_quantized_ops(model, opset));
+  HSCHED_RETURN_IF_ERROR(lower_microsoft_ops(model, opset));
   Validation validation{opset, external};
   HSCHED_RETURN_IF_ERROR(validate_graph(*model.mutable_graph(), validation, nullptr, 0));
   return opset;

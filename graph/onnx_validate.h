@@ -41,7 +41,7 @@ std::string node_description(const onnx::NodeProto& node, int index);
 // version of the default ONNX domain (1 to kMaxOpset: the caller upgrades old opsets; opsets 18
 // to 22 are rewritten to 17 after the functions are inlined, graph/newer_opsets.h). ONNX Runtime's
 // quantized operators of its com.microsoft domain are then rewritten into standard ones
-// (graph/ms_quantized_ops.h).
+// (graph/microsoft_ops.h).
 Result<int64_t> validate_and_sort(onnx::ModelProto& model, ExternalData& external);
 
 }  // namespace hsched

@@ -443,11 +443,11 @@ Result<Small> transpose(const Small& data, std::optional<std::vector<int64_t>> p
 const std::set<std::string>& evaluable_ops() {
   // clang-format off
   static const std::set<std::string> kOps{
-      "Abs", "Add", "And", "Cast", "Ceil", "Clip", "Concat", "Constant", "ConstantOfShape", "Div",
-      "Equal", "Expand", "Floor", "Gather", "GatherElements", "Greater", "GreaterOrEqual",
-      "Identity", "Less", "LessOrEqual", "Max", "Min", "Mod", "Mul", "Neg", "Not", "Or", "Range",
-      "Reciprocal", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape", "Shape",
-      "Size", "Slice", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze", "Where"};
+      "Abs", "Add", "And", "Cast", "CastLike", "Ceil", "Clip", "Concat", "Constant",
+      "ConstantOfShape", "Div", "Equal", "Expand", "Floor", "Gather", "GatherElements", "Greater",
+      "GreaterOrEqual", "Identity", "Less", "LessOrEqual", "Max", "Min", "Mod", "Mul", "Neg", "Not",
+      "Or", "Range", "Reciprocal", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSum", "Reshape",
+      "Shape", "Size", "Slice", "Sqrt", "Squeeze", "Sub", "Transpose", "Unsqueeze", "Where"};
   // clang-format on
   return kOps;
 }
@@ -518,6 +518,13 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
   if (op == "Cast") {
     HSCHED_RETURN_IF_ERROR(need(1));
     return cast(*in[0], attr_int("to", 0));
+  }
+  if (op == "CastLike") {  // (the rewrites' constants of a value's type: node_expansion.h)
+    HSCHED_RETURN_IF_ERROR(need(1));
+    if (inputs.size() < 2 || inputs[1].dtype == DType::kUndefined) {
+      return unimplemented("CastLike: the target's type is unknown");
+    }
+    return cast(*in[0], dtype_to_onnx(inputs[1].dtype));
   }
   if (op == "Gather") {
     HSCHED_RETURN_IF_ERROR(need(2));
@@ -664,8 +671,9 @@ Result<Small> evaluate_one(const std::string& op, const AttributeMap& attrs,
 
 bool is_evaluable_op(const std::string& op_type) { return evaluable_ops().count(op_type) != 0; }
 
-bool needs_only_input_shape(const std::string& op_type) {
-  return op_type == "Shape" || op_type == "Size";
+bool needs_only_input_type(const std::string& op_type, int index) {
+  return index == (op_type == "CastLike" ? 1 : 0) &&
+         (op_type == "Shape" || op_type == "Size" || op_type == "CastLike");
 }
 
 Result<std::vector<Tensor>> evaluate_op(const std::string& op_type, const AttributeMap& attrs,

@@ -19,16 +19,18 @@ namespace hsched {
 inline constexpr int64_t kMaxFoldElements = int64_t{1} << 16;
 
 struct EvalInput {
-  const Tensor* value = nullptr;  // null when only the shape is known, or the input is omitted
-  Shape shape;                    // the value's shape (enough for Shape and Size)
-  bool omitted = false;           // an optional input left out ("")
+  const Tensor* value = nullptr;    // null when only the shape is known, or the input is omitted
+  Shape shape;                      // the value's shape (enough for Shape and Size)
+  DType dtype = DType::kUndefined;  // the value's element type (enough for CastLike's target)
+  bool omitted = false;             // an optional input left out ("")
 };
 
 // True for the ops evaluate_op() knows.
 bool is_evaluable_op(const std::string& op_type);
 
-// True when the op needs only the shape of input 0, not its value (Shape, Size).
-bool needs_only_input_shape(const std::string& op_type);
+// True when the op needs only the shape or element type of input `index`, not its value (Shape's
+// and Size's input 0, CastLike's 1).
+bool needs_only_input_type(const std::string& op_type, int index);
 
 // Computes the outputs of one node. Errors: Unimplemented when the op, a dtype or the size is
 // beyond the evaluator (the caller leaves the node alone); InvalidArgument when the inputs are

@@ -204,9 +204,16 @@ Result<int> fold_pass(onnx::GraphProto& graph, int64_t opset, ExternalData& exte
       } else {
         in.value = lookup(name);
         auto type = types.find(name);
-        if (type != types.end()) in.shape = shape_from_type(*type->second);
-        if (in.value != nullptr) in.shape = in.value->shape();
-        ready = in.value != nullptr || (k == 0 && needs_only_input_shape(node.op_type()));
+        if (type != types.end()) {
+          in.shape = shape_from_type(*type->second);
+          in.dtype =
+              dtype_from_onnx(type->second->tensor_type().elem_type()).value_or(DType::kUndefined);
+        }
+        if (in.value != nullptr) {
+          in.shape = in.value->shape();
+          in.dtype = in.value->dtype();
+        }
+        ready = in.value != nullptr || needs_only_input_type(node.op_type(), k);
       }
       inputs.push_back(std::move(in));
     }

@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""ONNX Runtime's quantized operators of its com.microsoft domain, one small model each, run by
-`hsched run --devices DEVICES` and by ONNX Runtime's own kernels (ort_reference.js), outputs
-compared: 8-bit outputs within --steps quantization steps (default 1: ONNX Runtime's
-QLinearSoftmax uses a lookup table of exponentials), float outputs within --rtol of the largest
-value (default 1e-5; the simulated NPU computes in fp16: 2e-3).
+"""ONNX Runtime's quantized and fused operators of its com.microsoft domain, one small model
+each, run by `hsched run --devices DEVICES` and by ONNX Runtime's own kernels
+(ort_reference.js), outputs compared: 8-bit outputs within --steps quantization steps (default
+1: ONNX Runtime's QLinearSoftmax uses a lookup table of exponentials), float outputs within
+--rtol of the largest value (default 1e-5; the simulated NPU computes in fp16: 2e-3).
 
     /usr/bin/python3 tests/differential/ms_quantized_ops.py [--devices cpu] [--precision fp32]
         [--hsched BIN] [--out DIR] [--steps N] [--rtol R] [--reference node|python]
 
-hsched reads these ops as their standard definitions (graph/ms_quantized_ops.h). ONNX Runtime
+hsched reads these ops as their standard definitions (graph/microsoft_ops.h). ONNX Runtime
 has no CPU kernel for QLinearReduceMean: that case is reported as ort-refused, not compared.
 Prints a line per case and exits 1 when a case mismatches or hsched refuses it.
 """
@@ -106,6 +106,59 @@ def cases():
         "DynamicQuantizeMatMul", ["a", "w", "ws", "", "bias"], ["y"], domain=MS)],
         matmul, [tensor_info("a", [4, 6], T.FLOAT)], [tensor_info("y", [4, 5], T.FLOAT)],
         [("a", rng.normal(size=[4, 6]).astype(np.float32))], 17))
+    return out + fused_cases(rng)
+
+
+def fused_cases(rng):
+    """The float fusions ONNX Runtime's graph optimizer saves (FusedConv, FusedGemm, FusedMatMul,
+    the GELUs, SkipLayerNormalization), one case each (several activations for FusedConv)."""
+    def f(*shape):
+        return rng.normal(size=shape).astype(np.float32)
+
+    def init(**arrays):
+        return [numpy_helper.from_array(v, n) for n, v in arrays.items()]
+
+    x, w, bias, z = f(1, 3, 6, 6), f(4, 3, 3, 3), f(4), f(1, 4, 6, 6)
+    out = []
+    for i, (activation, params) in enumerate([("Relu", []), ("LeakyRelu", [0.2]),
+                                             ("HardSigmoid", [0.3, 0.4]), ("Clip", [-0.5, 1.5]),
+                                             ("Sigmoid", []), ("Tanh", [])]):
+        attrs = {"activation": activation, "kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}
+        if params:
+            attrs["activation_params"] = params
+        inputs = ["x", "w", "b"] + (["z"] if i == 0 else [])
+        out.append((f"FusedConv_{activation}", [helper.make_node(
+            "FusedConv", inputs, ["y"], domain=MS, **attrs)], init(w=w, b=bias, z=z),
+            [tensor_info("x", [1, 3, 6, 6], T.FLOAT)], [tensor_info("y", [1, 4, 6, 6], T.FLOAT)],
+            [("x", x)], 17))
+    out.append(("FusedGemm", [helper.make_node(
+        "FusedGemm", ["a", "w", "c"], ["y"], domain=MS, transB=1, alpha=0.5, beta=2.0,
+        activation="LeakyRelu", activation_alpha=0.1)], init(w=f(5, 6), c=f(5)),
+        [tensor_info("a", [4, 6], T.FLOAT)], [tensor_info("y", [4, 5], T.FLOAT)],
+        [("a", f(4, 6))], 17))
+    out.append(("FusedMatMul", [helper.make_node(
+        "FusedMatMul", ["a", "b"], ["y"], domain=MS, alpha=0.125)], [],
+        [tensor_info("a", [2, 3, 4], T.FLOAT), tensor_info("b", [2, 4, 5], T.FLOAT)],
+        [tensor_info("y", [2, 3, 5], T.FLOAT)], [("a", f(2, 3, 4)), ("b", f(2, 4, 5))], 17))
+    v, vb = f(2, 3, 8) * 2, f(8)
+    for op, inputs, attrs in [("Gelu", ["x"], {}), ("BiasGelu", ["x", "vb"], {}),
+                              ("FastGelu", ["x", "vb"], {}), ("FastGelu", ["x"], {}),
+                              ("QuickGelu", ["x"], {"alpha": 1.702}),
+                              ("QuickGelu", ["x"], {"alpha": 1.0})]:
+        out.append((f"{op}_{len(inputs)}_{attrs.get('alpha', '')}", [helper.make_node(
+            op, inputs, ["y"], domain=MS, **attrs)], init(vb=vb),
+            [tensor_info("x", [2, 3, 8], T.FLOAT)], [tensor_info("y", [2, 3, 8], T.FLOAT)],
+            [("x", v)], 17))
+    g, beta = f(8), f(8)
+    for name, inputs, outputs in [("SkipLayerNormalization", ["x", "s", "g", "beta", "vb"],
+                                   ["y", "", "", "sum"]),
+                                  ("SkipLayerNormalization_plain", ["x", "s", "g"], ["y"])]:
+        out.append((name, [helper.make_node("SkipLayerNormalization", inputs, outputs,
+                                            domain=MS, epsilon=1e-5)],
+                    init(g=g, beta=beta, vb=vb),
+                    [tensor_info("x", [2, 3, 8], T.FLOAT), tensor_info("s", [2, 3, 8], T.FLOAT)],
+                    [tensor_info(o, [2, 3, 8], T.FLOAT) for o in outputs if o],
+                    [("x", f(2, 3, 8)), ("s", f(2, 3, 8))], 17))
     return out
 
 

@@ -192,6 +192,16 @@ TEST(NewerOpsetsTest, GeluBecomesItsFormula) {
       EXPECT_EQ(graph->value(graph->outputs().at(0)).dtype, dtype);
     }
   }
+  {  // x's type undeclared (an intermediate value): constants cast like x, folded once inferred
+    OnnxBuilder b(20);
+    b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+    b.node("Relu", {"x"}, {"r"}, "relu");
+    b.node("Gelu", {"r"}, {"y"}, "gelu");
+    auto graph = import18(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_EQ(op_types(*graph),
+              (std::vector<std::string>{"Relu", "Div", "Erf", "Add", "Mul", "Mul"}));
+  }
   OnnxBuilder b(20);
   b.input("x", DType::kF32, {2}).output("y", DType::kF32, {2});
   set_attr(b.node("Gelu", {"x"}, {"y"}, "gelu"), "approximate", std::string("fast"));

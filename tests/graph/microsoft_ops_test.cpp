@@ -1,7 +1,8 @@
-// ONNX Runtime's quantized operators of its com.microsoft domain (graph/ms_quantized_ops.h): each
-// imports as the standard nodes that define it, and the CPU computes what its definition says
-// (checked against a direct computation of dequantize, the float op, quantize); what cannot be
-// expressed is refused with one line naming the node.
+// ONNX Runtime's quantized and fused operators of its com.microsoft domain
+// (graph/microsoft_ops.h): each imports as the standard nodes that define it, and the CPU computes
+// what its definition says (checked against a direct computation: dequantize, the float op,
+// quantize; the fused ops' formulas); what cannot be expressed is refused with one line naming the
+// node. tests/differential/ms_quantized_ops.py checks them against ONNX Runtime's own kernels.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -346,6 +347,124 @@ TEST(MsQuantizedOpsTest, DomainCopiesOfOnnxOperatorsImportAsThem) {
   // y = x * (2 * 0.5), through steps of 0.1 then 0.2: 0.3 is 1.5 steps of y, rounded to even.
   EXPECT_EQ(std::vector<float>(out[0].values<float>().begin(), out[0].values<float>().end()),
             (std::vector<float>{1.0f, -2.0f, 0.4f, 4.0f}));
+}
+
+std::vector<float> floats(const Tensor& t) {
+  const auto v = t.values<float>();
+  return {v.begin(), v.end()};
+}
+
+// FusedConv: Conv plus Z, then Relu; FusedMatMul: alpha times the product; Gelu and QuickGelu:
+// their formulas; SkipLayerNormalization: LayerNormalization of input + skip + bias, the sum as
+// its fourth output. All as ONNX Runtime's optimizer saves them (its `extended` level).
+TEST(MsFusedOpsTest, FusionsComputeTheirDefinition) {
+  const std::vector<float> x = {-2.0f, -0.5f, 0.0f, 0.25f, 1.0f, 3.0f};
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kF32, {1, 1, 2, 3}).input("z", DType::kF32, {1, 1, 2, 3});
+    b.output("y", DType::kF32, {1, 1, 2, 3});
+    b.initializer_f32("w", {1, 1, 1, 1}, {2.0f}).initializer_f32("b", {1}, {-1.0f});
+    auto& conv = ms_node(b, "FusedConv", {"x", "w", "b", "z"}, {"y"});
+    set_attr(conv, "activation", std::string("Relu"));
+    set_attr(conv, "kernel_shape", std::vector<int64_t>{1, 1});
+    auto graph = import_ms(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_FALSE(has_op(*graph, "FusedConv"));
+    const Tensor in = Tensor::from_vector(DType::kF32, {1, 1, 2, 3}, x);
+    const auto out = run_on_cpu(*graph, {in, in});
+    ASSERT_EQ(out.size(), 1u);
+    std::vector<float> want;
+    for (float v : x) want.push_back(std::max(0.0f, 2.0f * v - 1.0f + v));
+    EXPECT_EQ(floats(out[0]), want);
+  }
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("a", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 2});
+    b.initializer_f32("w", {3, 2}, {1, 2, 3, 4, 5, 6});
+    set_attr(ms_node(b, "FusedMatMul", {"a", "w"}, {"y"}), "alpha", 0.5f);
+    auto graph = import_ms(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    const auto out = run_on_cpu(*graph, {Tensor::from_vector(DType::kF32, {2, 3}, x)});
+    ASSERT_EQ(out.size(), 1u);
+    const float w[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+    std::vector<float> want;
+    for (size_t r = 0; r < 2; ++r) {
+      for (size_t c = 0; c < 2; ++c) {
+        float sum = 0;
+        for (size_t k = 0; k < 3; ++k) sum += x[r * 3 + k] * w[k][c];
+        want.push_back(0.5f * sum);
+      }
+    }
+    EXPECT_EQ(floats(out[0]), want);
+  }
+  for (const std::string op : {"Gelu", "QuickGelu"}) {
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kF32, {6}).output("y", DType::kF32, {6});
+    set_attr(ms_node(b, op, {"x"}, {"y"}), "alpha", 1.702f);  // (Gelu has none; ignored)
+    auto graph = import_ms(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    const auto out = run_on_cpu(*graph, {Tensor::from_vector(DType::kF32, {6}, x)});
+    ASSERT_EQ(out.size(), 1u);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double v = x[i];
+      const double want = op == "Gelu" ? 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))
+                                       : v / (1 + std::exp(-1.702 * v));
+      EXPECT_NEAR(out[0].values<float>()[i], want, 1e-6) << op << " of " << v;
+    }
+  }
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kF32, {2, 3}).input("skip", DType::kF32, {2, 3});
+    b.output("y", DType::kF32, {2, 3}).output("sum", DType::kF32, {2, 3});
+    b.initializer_f32("gamma", {3}, {1, 2, 3}).initializer_f32("beta", {3}, {0, 1, 0});
+    b.initializer_f32("bias", {3}, {0.5f, 0, -0.5f});
+    set_attr(ms_node(b, "SkipLayerNormalization", {"x", "skip", "gamma", "beta", "bias"},
+                     {"y", "", "", "sum"}),
+             "epsilon", 1e-5f);
+    auto graph = import_ms(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    const Tensor in = Tensor::from_vector(DType::kF32, {2, 3}, x);
+    const auto out = run_on_cpu(*graph, {in, in});
+    ASSERT_EQ(out.size(), 2u);
+    const float bias[] = {0.5f, 0, -0.5f}, gamma[] = {1, 2, 3}, beta[] = {0, 1, 0};
+    for (size_t row = 0; row < 2; ++row) {
+      double s[3], mean = 0, var = 0;
+      for (size_t c = 0; c < 3; ++c) mean += s[c] = 2.0 * x[row * 3 + c] + bias[c];
+      mean /= 3;
+      for (double v : s) var += (v - mean) * (v - mean) / 3;
+      for (size_t c = 0; c < 3; ++c) {
+        EXPECT_FLOAT_EQ(out[1].values<float>()[row * 3 + c], static_cast<float>(s[c]));
+        EXPECT_NEAR(out[0].values<float>()[row * 3 + c],
+                    (s[c] - mean) / std::sqrt(var + 1e-5) * gamma[c] + beta[c], 1e-5);
+      }
+    }
+  }
+}
+
+TEST(MsFusedOpsTest, WhatCannotBeExpressedIsRefusedNamingTheNode) {
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("a", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 2});
+    b.initializer_f32("w", {2, 3}, {1, 2, 3, 4, 5, 6});
+    set_attr(ms_node(b, "FusedMatMul", {"a", "w"}, {"y"}), "transB", int64_t{1});
+    expect_refused(b, "'q_FusedMatMul' (FusedMatMul): attribute transB = 1");
+  }
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kF32, {1, 1, 2, 2}).output("y", DType::kF32, {1, 1, 2, 2});
+    b.initializer_f32("w", {1, 1, 1, 1}, {2.0f});
+    auto& conv = ms_node(b, "FusedConv", {"x", "w"}, {"y"});
+    set_attr(conv, "activation", std::string("Selu"));
+    expect_refused(b, "(FusedConv): activation 'Selu' is not supported");
+  }
+  {
+    OnnxBuilder b = ms_builder();
+    b.input("x", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 3});
+    b.output("mean", DType::kF32, {2, 1});
+    b.initializer_f32("gamma", {3}, {1, 2, 3});
+    ms_node(b, "SkipLayerNormalization", {"x", "x", "gamma"}, {"y", "mean"});
+    expect_refused(b, "its mean and inv_std_var outputs are not supported");
+  }
 }
 
 TEST(MsQuantizedOpsTest, WhatCannotBeExpressedIsRefusedNamingTheNode) {
