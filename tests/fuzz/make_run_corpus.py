@@ -164,6 +164,34 @@ def ms_qoperator():
     return m
 
 
+def ms_fused():
+    """ONNX Runtime's com.microsoft float fusions: FusedConv, Gelu, SkipLayerNormalization,
+    FusedMatMul (as its optimizer saves a model)."""
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("FusedConv", ["x", "w", "b"], ["c"], name="fused_conv", domain=ms,
+                         activation="LeakyRelu", activation_params=[0.1], kernel_shape=[1, 1]),
+        helper.make_node("Reshape", ["c", "shape"], ["r"], name="reshape"),
+        helper.make_node("Gelu", ["r"], ["g"], name="gelu", domain=ms),
+        helper.make_node("SkipLayerNormalization", ["g", "r", "gamma"], ["n"], name="skip_norm",
+                         domain=ms, epsilon=1e-5),
+        helper.make_node("FusedMatMul", ["n", "m"], ["y"], name="fused_matmul", domain=ms,
+                         alpha=0.5),
+    ]
+    inits = [
+        numpy_helper.from_array(np.linspace(-1, 1, 8, dtype=np.float32).reshape([4, 2, 1, 1]),
+                                "w"),
+        numpy_helper.from_array(np.array([0.1, -0.1, 0.2, 0], dtype=np.float32), "b"),
+        numpy_helper.from_array(np.array([1, 4, 4], dtype=np.int64), "shape"),
+        numpy_helper.from_array(np.ones([4], dtype=np.float32), "gamma"),
+        numpy_helper.from_array(np.eye(4, 3, dtype=np.float32), "m"),
+    ]
+    m = model(graph(nodes, "ms_fused", [vi("x", F, [1, 2, 2, 2])], [vi("y", F, [1, 4, 3])],
+                    inits), opset=17)
+    m.opset_import.append(helper.make_opsetid(ms, 1))
+    return m
+
+
 def local_function():
     """A model-local function (domain "local") called twice."""
     fn = helper.make_function(
@@ -267,6 +295,7 @@ def valid_seeds():
         "seed-scan-reversed": scan_reversed(),
         "seed-opset18-forms": opset18_forms(),
         "seed-opset20-forms": opset20_forms(),
+        "seed-ms-fused": ms_fused(),
         "seed-conv-relu-pool": conv_relu(),
         "seed-gemm-softmax": gemm_softmax(),
         "seed-matmul-add-dynamic-batch": matmul_add(),
