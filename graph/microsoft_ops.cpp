@@ -17,6 +17,7 @@ namespace hsched {
 namespace {
 
 constexpr char kDomain[] = "com.microsoft";
+
 // QLinearAdd, QLinearMul: A, A_scale, [A_zero_point], B, B_scale, [B_zero_point], C_scale,
 // [C_zero_point].
 Status lower_binary(Expansion& e, const std::string& op) {

@@ -520,8 +520,8 @@ Result<std::unique_ptr<Kernel>> make_batch_norm(const KernelSpec& spec) {
   const bool running[] = {training && has_output(spec, 1), training && has_output(spec, 2)};
   for (size_t i = 1; i <= 2; ++i) {
     if (running[i - 1]) {
-      HSCHED_RETURN_IF_ERROR(check_output(spec, i, DType::kF32, channels,
-                                          i == 1 ? "running_mean" : "running_var"));
+      HSCHED_RETURN_IF_ERROR(
+          check_output(spec, i, DType::kF32, channels, i == 1 ? "running_mean" : "running_var"));
     }
   }
   if (training && rows * n == 0) {

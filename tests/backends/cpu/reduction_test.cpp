@@ -620,7 +620,8 @@ TEST(BatchNormTest, TrainingModeUsesTheInputsStatistics) {
   const auto v = x.values<float>();
   std::vector<double> m(3, 0.0), s2(3, 0.0), want(v.size());
   for (size_t i = 0; i < v.size(); ++i) m[(i / 5) % 3] += v[i] / 10.0;
-  for (size_t i = 0; i < v.size(); ++i) s2[(i / 5) % 3] += (v[i] - m[(i / 5) % 3]) * (v[i] - m[(i / 5) % 3]) / 10.0;
+  for (size_t i = 0; i < v.size(); ++i)
+    s2[(i / 5) % 3] += (v[i] - m[(i / 5) % 3]) * (v[i] - m[(i / 5) % 3]) / 10.0;
   for (size_t i = 0; i < v.size(); ++i) {
     const size_t c = (i / 5) % 3;
     want[i] = (v[i] - m[c]) / std::sqrt(s2[c] + 1e-5) * scale.values<float>()[c] +
