@@ -233,22 +233,31 @@ Status lower_fused_gemm(Expansion& e) {
   return activation(e, kind->s(), params, y, e.node().output(0));
 }
 
-// FusedMatMul: A, B, alpha times MatMul(A, B); operands transposed (transA, transB,
-// transBatchA, transBatchB) are refused: their permutation needs ranks this rewrite does not know.
+// alpha (the node's attribute) times MatMul(a, b) into the node's output.
+void fused_matmul(Expansion& e, const std::string& a, const std::string& b) {
+  const auto* alpha = find_attr(e.node(), "alpha");
+  if (alpha == nullptr || alpha->f() == 1.0f) {
+    e.op("MatMul", {a, b}, e.node().output(0));
+    return;
+  }
+  e.op("Mul", {e.op("MatMul", {a, b}), e.constant_like(alpha->f(), a)}, e.node().output(0));
+}
+
+// FusedMatMul: A, B, alpha times MatMul(A, B). With transA or transB the node is kept for
+// lower_transposed_fused_matmuls (the transposes need the operands' ranks, known after shape
+// inference); transBatchA and transBatchB are refused.
 Status lower_fused_matmul(Expansion& e) {
   HSCHED_RETURN_IF_ERROR(e.check_inputs({0, 1}, 2));
-  for (const char* name : {"transA", "transB", "transBatchA", "transBatchB"}) {
+  for (const char* name : {"transBatchA", "transBatchB"}) {
     if (int_attr(e.node(), name, 0) != 0) {
       return e.refuse(std::string("attribute ") + name + " = 1 is not supported");
     }
   }
-  const auto* alpha = find_attr(e.node(), "alpha");
-  if (alpha == nullptr || alpha->f() == 1.0f) {
-    e.op("MatMul", {e.input(0), e.input(1)}, e.node().output(0));
+  if (int_attr(e.node(), "transA", 0) != 0 || int_attr(e.node(), "transB", 0) != 0) {
+    e.nodes().push_back(e.node());
     return Status::ok();
   }
-  const std::string product = e.op("MatMul", {e.input(0), e.input(1)});
-  e.op("Mul", {product, e.constant_like(alpha->f(), e.input(0))}, e.node().output(0));
+  fused_matmul(e, e.input(0), e.input(1));
   return Status::ok();
 }
 
@@ -398,7 +407,60 @@ Status lower_graph(onnx::GraphProto& graph, Scope scope, int depth, int64_t opse
   return Status::ok();
 }
 
+// The rank `graph` declares for `name` (an input, value_info, output or initializer), or -1.
+int declared_rank(const onnx::GraphProto& graph, const std::string& name) {
+  for (const auto* infos : {&graph.input(), &graph.value_info(), &graph.output()}) {
+    for (const auto& info : *infos) {
+      if (info.name() == name && info.type().tensor_type().has_shape()) {
+        return info.type().tensor_type().shape().dim_size();
+      }
+    }
+  }
+  for (const auto& init : graph.initializer()) {
+    if (init.name() == name) return init.dims_size();
+  }
+  return -1;
+}
+
 }  // namespace
+
+Result<int> lower_transposed_fused_matmuls(onnx::GraphProto& graph, int64_t opset) {
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  int rewritten = 0;
+  const Scope scope = {&graph};
+  for (int i = 0; i < graph.node_size(); ++i) {
+    onnx::NodeProto& node = *graph.mutable_node(i);
+    const int ranks[] = {node.input_size() > 0 ? declared_rank(graph, node.input(0)) : -1,
+                         node.input_size() > 1 ? declared_rank(graph, node.input(1)) : -1};
+    if (node.domain() != kDomain || node.op_type() != "FusedMatMul" || ranks[0] < 0 ||
+        ranks[1] < 0) {
+      *nodes.Add() = std::move(node);
+      continue;
+    }
+    Expansion e(node, i, scope, opset);
+    std::string operands[] = {node.input(0), node.input(1)};
+    for (int k = 0; k < 2; ++k) {
+      if (int_attr(node, k == 0 ? "transA" : "transB", 0) == 0) continue;
+      if (ranks[k] < 2) return e.refuse("a transposed operand of rank below 2");
+      std::vector<int64_t> perm(static_cast<size_t>(ranks[k]));
+      for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+      std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+      const std::string transposed = e.fresh("transposed");
+      onnx::AttributeProto* attr =
+          e.add("Transpose", {operands[k]}, {transposed}, transposed).add_attribute();
+      attr->set_name("perm");
+      attr->set_type(onnx::AttributeProto::INTS);
+      for (int64_t d : perm) attr->add_ints(d);
+      operands[k] = transposed;
+    }
+    fused_matmul(e, operands[0], operands[1]);
+    for (auto& n : e.nodes()) *nodes.Add() = std::move(n);
+    for (auto& t : e.initializers()) *graph.add_initializer() = std::move(t);
+    ++rewritten;
+  }
+  graph.mutable_node()->Swap(&nodes);
+  return rewritten;
+}
 
 Status lower_microsoft_ops(onnx::ModelProto& model, int64_t opset) {
   return lower_graph(*model.mutable_graph(), {}, 0, opset);

@@ -12,6 +12,7 @@
 #include "hsched/status.h"
 
 namespace onnx {
+class GraphProto;
 class ModelProto;
 }  // namespace onnx
 
@@ -30,7 +31,8 @@ namespace hsched {
 //   same definition (QLinearConv's channels_last must be 0);
 // - FusedConv (X, W, [B], [Z]) and FusedGemm: Conv (plus Z) or Gemm, then the activation (Relu,
 //   Tanh, Sigmoid, LeakyRelu, HardSigmoid, Clip from opset 11; others refused);
-// - FusedMatMul: MatMul times alpha (transposed operands refused);
+// - FusedMatMul: MatMul times alpha; with transA or transB it stays for
+//   lower_transposed_fused_matmuls (transBatchA and transBatchB are refused);
 // - Gelu, BiasGelu (A + B), FastGelu (X plus an optional bias, tanh form), QuickGelu
 //   (x * Sigmoid(alpha x)): their formulas, as graph/node_expansion.h Expansion::gelu writes GELU;
 // - SkipLayerNormalization: LayerNormalization (opset 17 on) of input + skip (+ bias) over the
@@ -42,5 +44,12 @@ namespace hsched {
 // them, naming the domain). Runs on an unvalidated model, reading names, attributes and
 // initializer types only; errors are one line naming the node.
 Status lower_microsoft_ops(onnx::ModelProto& model, int64_t opset);
+
+// FusedMatMul with transA or transB (its Transpose fused in, as ONNX Runtime's optimizer writes
+// attention's Q times K transposed) whose operands' ranks `graph` now declares: Transpose of the
+// last two axes of each transposed operand, MatMul, times alpha. Run by shape folding after each
+// round of inference; returns how many nodes it rewrote (one left untyped stays, and the planner
+// refuses it naming its domain).
+Result<int> lower_transposed_fused_matmuls(onnx::GraphProto& graph, int64_t opset);
 
 }  // namespace hsched

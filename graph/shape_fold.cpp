@@ -11,6 +11,7 @@
 #include "graph/if_inline.h"
 #include "graph/inference_guards.h"
 #include "graph/loop_unroll.h"
+#include "graph/microsoft_ops.h"
 #include "graph/onnx_validate.h"
 #include "graph/rank_bound.h"
 #include "graph/shape_eval.h"
@@ -275,8 +276,9 @@ Status infer_and_fold(onnx::ModelProto& model, int64_t opset, ExternalData& exte
                             unroll_constant_loops(graph, external, opset, expansion_budget));
     HSCHED_ASSIGN_OR_RETURN(const int scanned, unroll_scans(graph, opset, expansion_budget));
     inlined += unrolled + scanned;
-    HSCHED_ASSIGN_OR_RETURN(const int expanded,
-                            expand_function_ops(graph, opset, expansion_budget));
+    HSCHED_ASSIGN_OR_RETURN(int expanded, expand_function_ops(graph, opset, expansion_budget));
+    HSCHED_ASSIGN_OR_RETURN(const int fused_matmuls, lower_transposed_fused_matmuls(graph, opset));
+    expanded += fused_matmuls;
     int selects = 0;
     if (folded + inlined + expanded == 0) {
       HSCHED_ASSIGN_OR_RETURN(auto more, predicate_ifs(graph));

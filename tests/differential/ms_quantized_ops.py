@@ -140,6 +140,12 @@ def fused_cases(rng):
         "FusedMatMul", ["a", "b"], ["y"], domain=MS, alpha=0.125)], [],
         [tensor_info("a", [2, 3, 4], T.FLOAT), tensor_info("b", [2, 4, 5], T.FLOAT)],
         [tensor_info("y", [2, 3, 5], T.FLOAT)], [("a", f(2, 3, 4)), ("b", f(2, 4, 5))], 17))
+    out.append(("FusedMatMul_transposed", [
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("FusedMatMul", ["r", "b"], ["y"], domain=MS, alpha=0.25, transA=1,
+                         transB=1)], [],
+        [tensor_info("a", [2, 4, 3], T.FLOAT), tensor_info("b", [2, 5, 4], T.FLOAT)],
+        [tensor_info("y", [2, 3, 5], T.FLOAT)], [("a", f(2, 4, 3)), ("b", f(2, 5, 4))], 17))
     v, vb = f(2, 3, 8) * 2, f(8)
     for op, inputs, attrs in [("Gelu", ["x"], {}), ("BiasGelu", ["x", "vb"], {}),
                               ("FastGelu", ["x", "vb"], {}), ("FastGelu", ["x"], {}),

@@ -397,6 +397,32 @@ TEST(MsFusedOpsTest, FusionsComputeTheirDefinition) {
     }
     EXPECT_EQ(floats(out[0]), want);
   }
+  {  // transA and transB (attention's Q times K transposed), rewritten once the ranks are known
+    OnnxBuilder b = ms_builder();
+    b.input("a", DType::kF32, {3, 2}).output("y", DType::kF32, {2, 2});
+    b.initializer_f32("w", {2, 3}, {1, 3, 5, 2, 4, 6});
+    b.node("Relu", {"a"}, {"r"}, "relu");  // (r's rank known only after inference)
+    auto& node = ms_node(b, "FusedMatMul", {"r", "w"}, {"y"});
+    set_attr(node, "transA", int64_t{1});
+    set_attr(node, "transB", int64_t{1});
+    set_attr(node, "alpha", 0.5f);
+    auto graph = import_ms(b);
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    EXPECT_FALSE(has_op(*graph, "FusedMatMul"));
+    const std::vector<float> a_t = {-2.0f, 0.25f, -0.5f, 1.0f, 0.0f, 3.0f};  // x transposed
+    const auto out = run_on_cpu(*graph, {Tensor::from_vector(DType::kF32, {3, 2}, a_t)});
+    ASSERT_EQ(out.size(), 1u);
+    const float w[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+    std::vector<float> want;
+    for (size_t r = 0; r < 2; ++r) {
+      for (size_t c = 0; c < 2; ++c) {
+        float sum = 0;
+        for (size_t k = 0; k < 3; ++k) sum += std::max(0.0f, x[r * 3 + k]) * w[k][c];
+        want.push_back(0.5f * sum);
+      }
+    }
+    EXPECT_EQ(floats(out[0]), want);
+  }
   for (const std::string op : {"Gelu", "QuickGelu"}) {
     OnnxBuilder b = ms_builder();
     b.input("x", DType::kF32, {6}).output("y", DType::kF32, {6});
@@ -446,8 +472,8 @@ TEST(MsFusedOpsTest, WhatCannotBeExpressedIsRefusedNamingTheNode) {
     OnnxBuilder b = ms_builder();
     b.input("a", DType::kF32, {2, 3}).output("y", DType::kF32, {2, 2});
     b.initializer_f32("w", {2, 3}, {1, 2, 3, 4, 5, 6});
-    set_attr(ms_node(b, "FusedMatMul", {"a", "w"}, {"y"}), "transB", int64_t{1});
-    expect_refused(b, "'q_FusedMatMul' (FusedMatMul): attribute transB = 1");
+    set_attr(ms_node(b, "FusedMatMul", {"a", "w"}, {"y"}), "transBatchB", int64_t{1});
+    expect_refused(b, "'q_FusedMatMul' (FusedMatMul): attribute transBatchB = 1");
   }
   {
     OnnxBuilder b = ms_builder();
