@@ -354,6 +354,20 @@ std::vector<float> floats(const Tensor& t) {
   return {v.begin(), v.end()};
 }
 
+// 0.5 times a [2, 3] matrix (row-major) by [[1, 2], [3, 4], [5, 6]]: the FusedMatMul cases' want.
+std::vector<float> half_product(const std::vector<float>& a) {
+  const float w[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  std::vector<float> want;
+  for (size_t r = 0; r < 2; ++r) {
+    for (size_t c = 0; c < 2; ++c) {
+      float sum = 0;
+      for (size_t k = 0; k < 3; ++k) sum += a[r * 3 + k] * w[k][c];
+      want.push_back(0.5f * sum);
+    }
+  }
+  return want;
+}
+
 // FusedConv: Conv plus Z, then Relu; FusedMatMul: alpha times the product; Gelu and QuickGelu:
 // their formulas; SkipLayerNormalization: LayerNormalization of input + skip + bias, the sum as
 // its fourth output. All as ONNX Runtime's optimizer saves them (its `extended` level).
@@ -386,16 +400,7 @@ TEST(MsFusedOpsTest, FusionsComputeTheirDefinition) {
     ASSERT_TRUE(graph.is_ok()) << graph.status().message();
     const auto out = run_on_cpu(*graph, {Tensor::from_vector(DType::kF32, {2, 3}, x)});
     ASSERT_EQ(out.size(), 1u);
-    const float w[3][2] = {{1, 2}, {3, 4}, {5, 6}};
-    std::vector<float> want;
-    for (size_t r = 0; r < 2; ++r) {
-      for (size_t c = 0; c < 2; ++c) {
-        float sum = 0;
-        for (size_t k = 0; k < 3; ++k) sum += x[r * 3 + k] * w[k][c];
-        want.push_back(0.5f * sum);
-      }
-    }
-    EXPECT_EQ(floats(out[0]), want);
+    EXPECT_EQ(floats(out[0]), half_product(x));
   }
   {  // transA and transB (attention's Q times K transposed), rewritten once the ranks are known
     OnnxBuilder b = ms_builder();
@@ -412,16 +417,9 @@ TEST(MsFusedOpsTest, FusionsComputeTheirDefinition) {
     const std::vector<float> a_t = {-2.0f, 0.25f, -0.5f, 1.0f, 0.0f, 3.0f};  // x transposed
     const auto out = run_on_cpu(*graph, {Tensor::from_vector(DType::kF32, {3, 2}, a_t)});
     ASSERT_EQ(out.size(), 1u);
-    const float w[3][2] = {{1, 2}, {3, 4}, {5, 6}};
-    std::vector<float> want;
-    for (size_t r = 0; r < 2; ++r) {
-      for (size_t c = 0; c < 2; ++c) {
-        float sum = 0;
-        for (size_t k = 0; k < 3; ++k) sum += std::max(0.0f, x[r * 3 + k]) * w[k][c];
-        want.push_back(0.5f * sum);
-      }
-    }
-    EXPECT_EQ(floats(out[0]), want);
+    std::vector<float> relu_x;
+    for (float v : x) relu_x.push_back(std::max(0.0f, v));
+    EXPECT_EQ(floats(out[0]), half_product(relu_x));
   }
   for (const std::string op : {"Gelu", "QuickGelu"}) {
     OnnxBuilder b = ms_builder();
