@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/version_converter/convert.h>
 
 #include "core/mapped_file.h"
+#include "graph/half_models.h"
 #include "graph/onnx_validate.h"
 #include "graph/shape_fold.h"
 #include "graph/tensor_proto.h"
@@ -235,7 +237,8 @@ Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
   HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
   HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));
-  return to_graph(model, opset, external);
+  HSCHED_ASSIGN_OR_RETURN(Graph graph, to_graph(model, opset, external));
+  return widen_half_values(std::move(graph));
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <memory>
 #include <sstream>
 
-#include "backends/cpu/kernels/elementwise.h"
+#include "core/float16.h"
 #include "scheduler/config/discover.h"
 
 namespace hsched::conformance {
@@ -48,7 +48,7 @@ std::vector<double> as_doubles(const Tensor& t) {
       for (float x : t.values<float>()) v.push_back(x);
       break;
     case DType::kF16:
-      for (uint16_t x : t.values<uint16_t>()) v.push_back(cpu::half_to_float(x));
+      for (uint16_t x : t.values<uint16_t>()) v.push_back(half_to_float(x));
       break;
     case DType::kI64:
       for (int64_t x : t.values<int64_t>()) v.push_back(static_cast<double>(x));

@@ -5,7 +5,7 @@ exporter, and its dynamo exporter for the `_dynamo` names), quantized by ONNX Ru
 `quantize_static`; run by `hsched run` on each listed device and compared with ONNX Runtime.
 
     python3 tests/differential/model_zoo.py --hsched BIN [--devices cpu,gpu] [--models a,b]
-        [--no-int8] [--jobs N] [--work DIR] [--cases DIR] [--json FILE] [--deadline SEC]
+        [--no-int8] [--half] [--jobs N] [--work DIR] [--cases DIR] [--json FILE] [--deadline SEC]
 
 It needs torch, torchvision, timm, transformers and onnxruntime's Python package: the GPU
 machine of the device tool has them (bench/gpu/README.md). `--models` takes names of ZOO (all by
@@ -16,6 +16,11 @@ the last 8 masked out), and ONNX Runtime (graph optimizations off, as ort_refere
 reference outputs. Its INT8 form is ONNX Runtime's own static quantization as
 ../shared/models-int8 was made: `quant_pre_process`, QDQ, per-channel symmetric int8 weights,
 uint8 activations, MinMax calibration on the test input and 8 redrawn ones.
+
+With --half the models' float16 forms alone are tested instead (`model.half()`, traced on the GPU
+where there is one, exported likewise; inputs in float16), compared at fp16's tolerance: ONNX
+Runtime runs them through casts around its float kernels, hsched in float32 between their float16
+inputs and outputs (graph/half_models.h).
 
 Verdicts, a line per model and device:
 - fp32: diff_test.py's (pass, refused with a reason, mismatch, crash, hang) at its tolerance. A
@@ -243,18 +248,23 @@ def write_inputs(case_dir, names, values):
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
-def export(name, work, int8=True):
-    """Exports ZOO[name] (and, with `int8`, its INT8 form) under work; {"nodes", "ops", "int8"}
-    or {"error"}."""
+def export(name, work, int8=True, half=False):
+    """Exports ZOO[name] (and, with `int8`, its INT8 form) under work, or with `half` its
+    `model.half()` form as name_half; {"nodes", "ops", "int8"} or {"error"}."""
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    case_dir = os.path.join(work, name)
+    case_dir = os.path.join(work, name + ("_half" if half else ""))
     os.makedirs(case_dir, exist_ok=True)
     path = os.path.join(case_dir, "model.onnx")
     try:
         module, inputs, names = ZOO[name]()
         module.eval()
+        if half:  # traced on the GPU where there is one: torch's CPU lacks some float16 kernels
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            module = module.to(device).half()
+            inputs = tuple(t.to(device).half() if t.is_floating_point() else t.to(device)
+                           for t in inputs)
         with torch.no_grad():
             if name.endswith("_dynamo"):
                 torch.onnx.export(module, inputs, path, dynamo=True, input_names=names,
@@ -264,12 +274,12 @@ def export(name, work, int8=True):
                                   input_names=names, do_constant_folding=True)
     except Exception as e:  # noqa: BLE001  (a builder or exporter failure: not hsched's)
         return {"error": f"export: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-    arrays = [t.numpy() for t in inputs]
+    arrays = [t.cpu().numpy() for t in inputs]
     write_inputs(case_dir, names, arrays)
     model = onnx.load(path)
     result = {"nodes": len(model.graph.node), "opset": model.opset_import[0].version,
               "ops": sorted({n.op_type for n in model.graph.node})}
-    if not int8:
+    if not int8 or half:
         return result
     try:
         result["int8"] = quantize(case_dir, names, arrays)
@@ -325,6 +335,13 @@ def run_fp32(args, case_dir, devices):
     return diff_test.run_hsched(run_args, case_dir)
 
 
+def run_half(args, case_dir, devices):
+    """diff_test's verdict on a model stored in float16, at fp16's tolerance."""
+    run_args = argparse.Namespace(**{**vars(args), "devices": devices, "precision": "fp32",
+                                     "tolerance": "fp16"})
+    return diff_test.run_hsched(run_args, case_dir)
+
+
 def run_int8(args, case_dir, devices):
     """steps_apart's verdict on the QDQ model, with ONNX Runtime's own levels as the floor."""
     run_args = argparse.Namespace(**{**vars(args), "devices": devices, "precision": "fp32"})
@@ -355,6 +372,8 @@ def main():
     parser.add_argument("--devices", default="cpu", help="comma-separated: one run each")
     parser.add_argument("--models", default=",".join(ZOO))
     parser.add_argument("--no-int8", action="store_true")
+    parser.add_argument("--half", action="store_true",
+                        help="the models' float16 forms (model.half()) alone, at fp16's tolerance")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=300, help="seconds per hsched run")
     parser.add_argument("--work", help="where the models go and stay (default: a temporary "
@@ -377,10 +396,15 @@ def main():
     with concurrent.futures.ProcessPoolExecutor(max_workers=args.jobs,
                                                 max_tasks_per_child=1) as pool:
         exported = dict(zip(names, pool.map(export, names, [work] * len(names),
-                                            [not args.no_int8] * len(names))))
+                                            [not args.no_int8] * len(names),
+                                            [args.half] * len(names))))
     print(f"exported {sum('error' not in e for e in exported.values())} of {len(names)} models "
           f"in {time.monotonic() - start:.0f} s", flush=True)
-    cases = [(n, os.path.join(work, n), run_fp32) for n in names if "error" not in exported[n]]
+    if args.half:
+        cases = [(n + "_half", os.path.join(work, n + "_half"), run_half) for n in names
+                 if "error" not in exported[n]]
+    else:
+        cases = [(n, os.path.join(work, n), run_fp32) for n in names if "error" not in exported[n]]
     cases += [(n + "_int8", os.path.join(work, n + "_int8"), run_int8) for n in names
               if exported[n].get("int8") == "ok"]
     errors = diff_test.OrtReference.run([c[1] for c in cases], "python")
@@ -404,9 +428,10 @@ def main():
         for future in concurrent.futures.as_completed(futures):
             results[futures[future]] = future.result()
     saved = []
+    run_of = {name: run for name, _, run in cases}
     for (name, devices), result in sorted(results.items()):
         print(f"{name:40} {devices:5} {result['status']:9} {result.get('detail', '')[:160]}")
-        if result["status"] in diff_test.FAILURES and not name.endswith("_int8") and not late():
+        if result["status"] in diff_test.FAILURES and run_of[name] is run_fp32 and not late():
             import minimize  # noqa: E402  (only a failing run needs it)
             min_args = argparse.Namespace(**{**vars(args), "devices": devices,
                                              "precision": "fp32"})

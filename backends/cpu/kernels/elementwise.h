@@ -12,19 +12,13 @@
 
 #include "backends/cpu/kernels/kernel.h"
 #include "backends/cpu/kernels/parallel.h"
+#include "core/float16.h"  // half_to_float, float_to_half, bf16_to_float, float_to_bf16
 
 namespace hsched::cpu {
 
 // The elementwise fp32 ops of one data input (Clip's bounds are scalars) that run whatever the
 // layout and, between a DequantizeLinear and a QuantizeLinear, as one table lookup.
 bool is_elementwise_unary(const std::string& op);
-
-// IEEE 754 binary16 and bfloat16 bit patterns <-> binary32. Narrowing rounds to nearest even,
-// overflows to infinity and keeps NaN a (quiet) NaN; widening is exact.
-float half_to_float(uint16_t bits);
-uint16_t float_to_half(float value);
-float bf16_to_float(uint16_t bits);
-uint16_t float_to_bf16(float value);
 
 // Calls f(i) for i in [0, n): blocks of a fixed 16 iterations, then a scalar tail. GCC 12 at -O2
 // uses the "very cheap" vectoriser cost model, which vectorises only loops whose trip count is a

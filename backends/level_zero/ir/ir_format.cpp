@@ -1,9 +1,7 @@
 #include "backends/level_zero/ir/ir_format.h"
 
-#include <bit>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 namespace hsched::ir::detail {
 namespace {
@@ -40,43 +38,6 @@ std::string_view port_precision_name(DType type) {
     if (t.type == type) return t.precision;
   }
   return "UNSPECIFIED";
-}
-
-uint16_t float_to_half(float value) {
-  const uint32_t bits = std::bit_cast<uint32_t>(value);
-  const uint32_t sign = (bits >> 16) & 0x8000u;
-  const uint32_t abs = bits & 0x7FFFFFFFu;
-  if (abs > 0x7F800000u) return static_cast<uint16_t>(sign | 0x7E00u);   // NaN stays NaN
-  if (abs >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds past 65504
-  if (abs < 0x38800000u) {
-    // Subnormal half (or zero): value / 2^-24, rounded to nearest even.
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of 2^-24
-    const uint32_t exponent = abs >> 23;
-    const uint32_t mantissa = (abs & 0x7FFFFFu) | 0x800000u;
-    const uint32_t shift = 126 - exponent;  // 14..24: align to units of 2^-24
-    uint32_t half = mantissa >> shift;
-    const uint32_t rest = mantissa & ((1u << shift) - 1);
-    const uint32_t halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (half & 1u))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  // Normal: rebias the exponent (127 -> 15) and round the 13 dropped mantissa bits.
-  uint32_t half = ((abs - 0x38000000u) >> 13);
-  const uint32_t rest = abs & 0x1FFFu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;  // may carry into exponent
-  return static_cast<uint16_t>(sign | half);
-}
-
-float half_to_float(uint16_t bits) {
-  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  const uint32_t exponent = (bits >> 10) & 0x1Fu;
-  const uint32_t mantissa = bits & 0x3FFu;
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
-  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
 }
 
 std::string format_ints(const std::vector<int64_t>& values) {

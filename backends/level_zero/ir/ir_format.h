@@ -30,10 +30,6 @@ std::string_view element_type_name(DType type);
 std::optional<DType> element_type_from_name(std::string_view name);
 std::string_view port_precision_name(DType type);
 
-// IEEE half <-> float, round to nearest even (overflow to infinity, as a conversion does).
-uint16_t float_to_half(float value);
-float half_to_float(uint16_t bits);
-
 // "1,2,3" (empty string for an empty list).
 std::string format_ints(const std::vector<int64_t>& values);
 // Shortest text that reads back as the same float.

@@ -6,6 +6,7 @@
 
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/ir/ir_format.h"
+#include "core/float16.h"
 
 namespace hsched::ir {
 namespace detail {

@@ -18,13 +18,13 @@
 #include <gtest/gtest.h>
 #include <level_zero/ze_api.h>
 
-#include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/program.h"
 #include "backends/level_zero/ir/ir.h"
 #include "backends/level_zero/sim/faults.h"
 #include "backends/level_zero/sim/native_blob.h"
 #include "backends/level_zero/sim/npu_numerics.h"
 #include "backends/level_zero/ze_graph_ext.h"
+#include "core/float16.h"
 #include "graph/graph.h"
 
 namespace hsched::zesim {
@@ -60,7 +60,7 @@ inline std::string failed(const char* call, ze_result_t result) {
   } while (0)
 
 // float -> nearest fp16 -> float.
-inline float round_fp16(float x) { return cpu::half_to_float(cpu::float_to_half(x)); }
+inline float round_fp16(float x) { return half_to_float(float_to_half(x)); }
 
 // The small graph the tests run: y = Relu(Conv(x, W, B) + s), z = GlobalAveragePool(y).
 // Arguments: x [1,3,8,8], s [1,4,1,1] (inputs), y [1,4,8,8], z [1,4,1,1] (outputs).
