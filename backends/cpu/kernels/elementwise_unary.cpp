@@ -119,6 +119,15 @@ KernelFactory vector_math_unary(VectorMathRun run) {
   };
 }
 
+// A float -> bool kernel of an f32 or f64 input (checked); `predicate` is generic over both.
+template <typename Predicate>
+Result<std::unique_ptr<Kernel>> float_predicate(const KernelSpec& spec, Predicate predicate) {
+  if (spec.inputs[0]->dtype == DType::kF64) {
+    return unary_kernel<double, uint8_t>([predicate](double x) { return predicate(x); });
+  }
+  return unary_kernel<float, uint8_t>([predicate](float x) { return predicate(x); });
+}
+
 // Factory of a T -> T op over the numeric dtypes in `allowed`; make_fn(T{}) returns the function.
 template <typename MakeFn>
 KernelFactory numeric_unary(std::vector<DType> allowed, MakeFn make_fn) {
@@ -319,17 +328,18 @@ void register_unary_kernels(KernelRegistry& registry) {
                              }));
 
   // Predicates and logic.
+  // f64 too: torch exports T5's float16 overflow guard as a Cast to double, IsInf.
   registry.add("IsInf", [](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
-    HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32}, DType::kBool));
+    HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32, DType::kF64}, DType::kBool));
     const bool negative = spec.node.attr_int("detect_negative", 1) != 0;
     const bool positive = spec.node.attr_int("detect_positive", 1) != 0;
-    return unary_kernel<float, uint8_t>([negative, positive](float x) {
+    return float_predicate(spec, [negative, positive](auto x) {
       return static_cast<uint8_t>(std::isinf(x) && (x > 0 ? positive : negative));
     });
   });
   registry.add("IsNaN", [](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
-    HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32}, DType::kBool));
-    return unary_kernel<float, uint8_t>([](float x) { return static_cast<uint8_t>(x != x); });
+    HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kF32, DType::kF64}, DType::kBool));
+    return float_predicate(spec, [](auto x) { return static_cast<uint8_t>(x != x); });
   });
   registry.add("Not", [](const KernelSpec& spec) -> Result<std::unique_ptr<Kernel>> {
     HSCHED_RETURN_IF_ERROR(check_unary(spec, {DType::kBool}));

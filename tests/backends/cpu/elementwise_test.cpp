@@ -259,6 +259,13 @@ TEST(ElementwiseUnary, RoundSignAndIsInfAtTheirEdges) {
   EXPECT_EQ(flags({}), (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(flags({{"detect_positive", int64_t{0}}}), (std::vector<int>{1, 0, 0, 0}));
   EXPECT_EQ(flags({{"detect_negative", int64_t{0}}}), (std::vector<int>{0, 1, 0, 0}));
+  // float64 (torch exports T5's float16 overflow guard as Cast to double, IsInf): 1e300 is finite.
+  const double dinf = std::numeric_limits<double>::infinity();
+  const Tensor d = make<double>(DType::kF64, {4}, {-dinf, 1e300, dinf, std::nan("")});
+  EXPECT_TRUE(all_close(run1("IsInf", {{"detect_negative", int64_t{0}}}, {{d}}, DType::kBool, {4}),
+                        make<uint8_t>(DType::kBool, {4}, {0, 0, 1, 0})));
+  EXPECT_TRUE(all_close(run1("IsNaN", {}, {{d}}, DType::kBool, {4}),
+                        make<uint8_t>(DType::kBool, {4}, {0, 0, 0, 1})));
 }
 
 TEST(ElementwiseUnary, IsNaNNotAndIdentityOfOtherDtypes) {
