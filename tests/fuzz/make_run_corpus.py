@@ -288,6 +288,24 @@ def opset20_forms():
                  opset=20)
 
 
+def half_model():
+    # Stored in float16 (graph/half_models.h): a float16 input, weights and output, ConstantOfShape
+    # of a float16 value, and a float32 side path cast to float16 (a rounding kept).
+    h = TensorProto.FLOAT16
+    w = numpy_helper.from_array(
+        np.random.default_rng(7).uniform(-0.5, 0.5, (2, 2, 3, 3)).astype(np.float16), "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("ConstantOfShape", ["shape"], ["fill"], name="fill",
+                         value=numpy_helper.from_array(np.array([0.5], dtype=np.float16))),
+        helper.make_node("Add", ["c", "fill"], ["a"], name="add"),
+        helper.make_node("Cast", ["side"], ["side16"], name="to_half", to=h),
+        helper.make_node("Mul", ["a", "side16"], ["y"], name="mul"),
+    ]
+    return model(graph(nodes, "half", [vi("x", h, [1, 2, 4, 4]), vi("side", F, [1, 2, 4, 4])],
+                       [vi("y", h, [1, 2, 4, 4])], [w, i64("shape", [1, 2, 4, 4])]))
+
+
 def valid_seeds():
     return {
         "seed-if-runtime-condition": if_runtime_condition(),
@@ -296,6 +314,7 @@ def valid_seeds():
         "seed-opset18-forms": opset18_forms(),
         "seed-opset20-forms": opset20_forms(),
         "seed-ms-fused": ms_fused(),
+        "seed-half-model": half_model(),
         "seed-conv-relu-pool": conv_relu(),
         "seed-gemm-softmax": gemm_softmax(),
         "seed-matmul-add-dynamic-batch": matmul_add(),
