@@ -68,6 +68,31 @@ def test_resnet18_from_numpy_matches_the_reference():
 # progressive=True on a plan of the whole model on the OpenCL device (PoCL), an empty program
 # cache: the first request is answered on the CPU, and once the device's build is done requests
 # run there, with the reference's outputs both times.
+def test_float16_model_takes_and_gives_float16_arrays(tmp_path):
+    # resnet18 stored in float16, as model.half() exports it: run from a float16 array, its output
+    # float16 and within float16's error of the float32 reference.
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+    folder = model_dir("resnet18")
+    m = onnx.load(str(folder / "model.onnx"))
+    for k, init in enumerate(m.graph.initializer):
+        if init.data_type == onnx.TensorProto.FLOAT:
+            half = numpy_helper.to_array(init).astype(np.float16)
+            m.graph.initializer[k].CopyFrom(numpy_helper.from_array(half, init.name))
+    for value in list(m.graph.input) + list(m.graph.output):
+        value.type.tensor_type.elem_type = onnx.TensorProto.FLOAT16
+    del m.graph.value_info[:]
+    onnx.save(m, str(tmp_path / "resnet18_fp16.onnx"))
+    model = hsched.load(str(tmp_path / "resnet18_fp16.onnx"))
+    exe = model.compile(model.plan(policy="cpu-only"), threads=2)
+    x = tensor(folder / "test_data_set_0" / "input_0.pb").astype(np.float16)
+    got = exe.run({model.inputs[0]: x})[model.outputs[0]]
+    want = tensor(folder / "test_data_set_0" / "output_0.pb")
+    assert got.dtype == np.float16 and got.shape == want.shape
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=3e-2, atol=3e-2)
+    assert int(np.argmax(got)) == int(np.argmax(want))
+
+
 def test_progressive_compile_answers_on_the_cpu_then_moves_to_the_device(tmp_path):
     opencl = [d["id"] for d in hsched.devices() if d["api"] == "opencl"]
     if not opencl:
