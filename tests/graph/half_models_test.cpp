@@ -76,6 +76,25 @@ OnnxBuilder conv_net(DType dtype) {
   return b;
 }
 
+// Runs conv_net stored in `dtype` and in float32 on the same input: the half model's output must
+// be the float32 output rounded once to `dtype` (exact: both compute the same float32 sums).
+void expect_float32_rounded_once(const Graph& graph, DType dtype, int seed) {
+  OnnxBuilder float_builder = conv_net(DType::kF32);
+  const Graph reference = imported(float_builder);
+  const std::vector<float> x = grid_values(50, seed);
+  const auto got = run_on_cpu(graph, {half_tensor({1, 2, 5, 5}, x, dtype)});
+  const auto want = run_on_cpu(reference, {Tensor::from_vector(DType::kF32, {1, 2, 5, 5}, x)});
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(want.size(), 1u);
+  ASSERT_EQ(got[0].dtype(), dtype);
+  const std::vector<float> values = floats_of(got[0]);
+  std::vector<float> expected = floats_of(want[0]);
+  for (float& v : expected) {
+    v = dtype == DType::kF16 ? half_to_float(float_to_half(v)) : bf16_to_float(float_to_bf16(v));
+  }
+  EXPECT_EQ(values, expected);
+}
+
 TEST(HalfModelsTest, Float16ModelRunsInFloat32BetweenItsHalfInterface) {
   OnnxBuilder half_builder = conv_net(DType::kF16);
   const Graph graph = imported(half_builder);
@@ -93,41 +112,14 @@ TEST(HalfModelsTest, Float16ModelRunsInFloat32BetweenItsHalfInterface) {
   EXPECT_EQ(graph.nodes().front().op_type, "Cast");
   EXPECT_EQ(graph.nodes()[1].name, "conv");
   EXPECT_EQ(graph.nodes().back().op_type, "Cast");
-
-  OnnxBuilder float_builder = conv_net(DType::kF32);
-  const Graph reference = imported(float_builder);
-  const std::vector<float> x = grid_values(50, 4);
-  const auto got = run_on_cpu(graph, {half_tensor({1, 2, 5, 5}, x)});
-  const auto want = run_on_cpu(reference, {Tensor::from_vector(DType::kF32, {1, 2, 5, 5}, x)});
-  ASSERT_EQ(got.size(), 1u);
-  ASSERT_EQ(want.size(), 1u);
-  ASSERT_EQ(got[0].dtype(), DType::kF16);
-  // The float32 result rounded once to float16: exact, since both compute the same float32 sums.
-  const std::vector<float> values = floats_of(got[0]);
-  const std::vector<float> expected = floats_of(want[0]);
-  ASSERT_EQ(values.size(), expected.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    EXPECT_EQ(values[i], half_to_float(float_to_half(expected[i]))) << "element " << i;
-  }
+  expect_float32_rounded_once(graph, DType::kF16, 4);
 }
 
 TEST(HalfModelsTest, BFloat16ModelRunsInFloat32) {
   OnnxBuilder half_builder = conv_net(DType::kBF16);
   const Graph graph = imported(half_builder);
   ASSERT_FALSE(computes_in_half(graph));
-  OnnxBuilder float_builder = conv_net(DType::kF32);
-  const Graph reference = imported(float_builder);
-  const std::vector<float> x = grid_values(50, 5);
-  const auto got = run_on_cpu(graph, {half_tensor({1, 2, 5, 5}, x, DType::kBF16)});
-  const auto want = run_on_cpu(reference, {Tensor::from_vector(DType::kF32, {1, 2, 5, 5}, x)});
-  ASSERT_EQ(got.size(), 1u);
-  ASSERT_EQ(want.size(), 1u);
-  ASSERT_EQ(got[0].dtype(), DType::kBF16);
-  const std::vector<float> values = floats_of(got[0]);
-  const std::vector<float> expected = floats_of(want[0]);
-  for (size_t i = 0; i < values.size(); ++i) {
-    EXPECT_EQ(values[i], bf16_to_float(float_to_bf16(expected[i]))) << "element " << i;
-  }
+  expect_float32_rounded_once(graph, DType::kBF16, 5);
 }
 
 // A mixed-precision graph: float32 input, Cast and CastLike to float16 round as the model says.
