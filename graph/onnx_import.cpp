@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
@@ -76,6 +77,37 @@ Status run_checker(const onnx::ModelProto& model, const fs::path& base_dir) {
     onnx::checker::check_graph(model.graph(), context, onnx::checker::LexicalScopeContext());
   } catch (const std::exception& e) {
     return invalid_argument("ONNX checker: " + first_line(e.what()));
+  }
+  return Status::ok();
+}
+
+// run_checker for a model whose graph outputs may declare no shape. libonnx 1.12's checker wants
+// one on every graph input and output; the IR reads a missing shape as an unknown one, and ONNX
+// Runtime runs such models (`make_tensor_value_info(name, type, None)` writes them). An output's
+// shape is inferred, so the checker sees an empty one in its place, taken away again after.
+Status run_checker_on_outputs_of_any_shape(onnx::ModelProto& model, const fs::path& base_dir) {
+  std::vector<onnx::TypeProto_Tensor*> shapeless;
+  for (auto& output : *model.mutable_graph()->mutable_output()) {
+    if (output.type().has_tensor_type() && !output.type().tensor_type().has_shape()) {
+      shapeless.push_back(output.mutable_type()->mutable_tensor_type());
+      shapeless.back()->mutable_shape();
+    }
+  }
+  Status status = run_checker(model, base_dir);
+  for (onnx::TypeProto_Tensor* type : shapeless) type->clear_shape();
+  return status;
+}
+
+// A graph input (not an initializer) that declares no shape, and no --input-shape gave it one.
+Status check_input_shapes_declared(const onnx::GraphProto& graph) {
+  std::unordered_set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  for (const auto& input : graph.input()) {
+    if (input.type().has_tensor_type() && !input.type().tensor_type().has_shape() &&
+        initializers.count(input.name()) == 0) {
+      return invalid_argument("input '" + input.name() + "' declares no shape: give its dims " +
+                              "with --input-shape " + input.name() + "=D1,D2,...");
+    }
   }
   return Status::ok();
 }
@@ -212,7 +244,7 @@ Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, ExternalData& e
     }
   }
   HSCHED_RETURN_IF_ERROR(validate_and_sort(model, external).status());
-  HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
+  HSCHED_RETURN_IF_ERROR(run_checker_on_outputs_of_any_shape(model, base_dir));
   if (opset < 7) HSCHED_RETURN_IF_ERROR(check_gemm_ranks_for_upgrade(model.graph()));
   try {
     model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
@@ -235,7 +267,8 @@ Result<Graph> import_model(onnx::ModelProto& model, const ImportOptions& options
                             std::to_string(kMinOpset));
   }
   HSCHED_RETURN_IF_ERROR(apply_input_shapes(*model.mutable_graph(), options));
-  HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
+  HSCHED_RETURN_IF_ERROR(check_input_shapes_declared(model.graph()));
+  HSCHED_RETURN_IF_ERROR(run_checker_on_outputs_of_any_shape(model, base_dir));
   HSCHED_RETURN_IF_ERROR(infer_and_fold(model, opset, external, !options.input_shapes.empty()));
   HSCHED_ASSIGN_OR_RETURN(Graph graph, to_graph(model, opset, external));
   return widen_half_values(std::move(graph));

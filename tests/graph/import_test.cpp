@@ -307,6 +307,35 @@ TEST(ImportTest, InputShapeMustAgreeWithFixedDims) {
       << status.message();
 }
 
+// A graph input or output may declare its type without a shape (`make_tensor_value_info(name,
+// type, None)`), which libonnx 1.12's checker alone refuses: an output's shape is inferred; an
+// input's comes from --input-shape, or the refusal names the input and the flag.
+TEST(ImportTest, GraphValuesDeclaredWithoutShape) {
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {2, 3});
+  b.output("y", DType::kF32, {2, 3});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  b.model().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  onnx::ModelProto shapeless_input = b.model();
+  auto graph = import_onnx_model(b.model(), {}, "m.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->value(graph->outputs().at(0)).shape.to_string(), Shape({2, 3}).to_string());
+
+  shapeless_input.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
+      ->clear_shape();
+  onnx::ModelProto copy = shapeless_input;
+  const Status status = import_onnx_model(copy, {}, "m.onnx", {}).status();
+  EXPECT_NE(status.message().find("m.onnx: input 'x' declares no shape: give its dims with "
+                                  "--input-shape x="),
+            std::string::npos)
+      << status.message();
+  ImportOptions options;
+  ASSERT_TRUE(add_input_shape_flag("x=2,3", options).is_ok());
+  graph = import_onnx_model(shapeless_input, options, "m.onnx", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  EXPECT_EQ(graph->value(graph->outputs().at(0)).shape.to_string(), Shape({2, 3}).to_string());
+}
+
 TEST(ImportTest, InputShapeFlagGivenTwiceIsRefused) {
   ImportOptions options;
   ASSERT_TRUE(add_input_shape_flag("x=1,2", options).is_ok());
