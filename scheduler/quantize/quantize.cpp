@@ -47,6 +47,26 @@ int64_t default_opset(const onnx::ModelProto& model) {
   return 0;
 }
 
+// A half (float16 or bfloat16) initializer, graph input or output of `graph`, or "": the rewrite
+// writes float32 scales and taps beside the proto's own types, which a half model does not take
+// (QuantizeLinear reads float16 only from opset 19).
+std::string half_tensor_of(const onnx::GraphProto& graph) {
+  const auto is_half = [](int32_t type) {
+    return type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
+  };
+  for (const auto& init : graph.initializer()) {
+    if (is_half(init.data_type())) return "initializer '" + init.name() + "'";
+  }
+  for (const auto* values : {&graph.input(), &graph.output()}) {
+    for (const auto& value : *values) {
+      if (value.type().has_tensor_type() && is_half(value.type().tensor_type().elem_type())) {
+        return "'" + value.name() + "'";
+      }
+    }
+  }
+  return "";
+}
+
 // Writes the rewritten graph into `model`: new initializers and nodes, readers rewired.
 class Rewriter {
  public:
@@ -338,6 +358,10 @@ Result<QuantizeSummary> quantize_proto(onnx::ModelProto& proto, const Model& mod
   }
   if (options.entropy && options.percentile < 100) {
     return invalid_argument("quantize: entropy calibration and a percentile exclude each other");
+  }
+  if (const std::string half = half_tensor_of(proto.graph()); !half.empty()) {
+    return invalid_argument(display + ": the model is stored in a half type (" + half +
+                            "); quantize its float32 form");
   }
   const int64_t opset = default_opset(proto);
   if (opset < 10) {

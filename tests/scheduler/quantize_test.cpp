@@ -292,6 +292,20 @@ TEST(QuantizeTest, NonFiniteWeightIsRefusedByName) {
   expect_refused(summary, "holds a non-finite value", dir / "q.onnx");
 }
 
+// A model stored in float16 runs (computed in float32), but its QDQ form would need float32
+// scales beside float16 values: refused naming a half tensor, nothing written.
+TEST(QuantizeTest, HalfModelIsRefusedByName) {
+  test::TempDir dir;
+  OnnxBuilder b(13);
+  b.input("x", DType::kF16, {1, 4, 6, 6}).output("y", DType::kF16, {1, 4, 6, 6});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  test::write_file(dir / "m.onnx", b.serialize());
+  QuantizeOptions options;
+  options.calibration = {{Tensor(DType::kF16, {1, 4, 6, 6})}};
+  auto summary = quantize_model(dir / "m.onnx", {}, options, dir / "q.onnx");
+  expect_refused(summary, "m.onnx: the model is stored in a half type ('x')", dir / "q.onnx");
+}
+
 TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
   test::TempDir dir;
   write_small_cnn(dir / "cnn.onnx", 17);
