@@ -12,20 +12,24 @@
 // (|a-b| <= 5e-2 + 1e-1*|b|) with cosine similarity >= 0.999 per output.
 // INT8 (ONNX Runtime's QDQ models) under `--devices opencl` within steps of ORT's int8 outputs.
 // The differential testers' kept OpenCL cases under `--devices opencl` in fp32.
+// Models stored in float16, split between the CPU and OpenCL, within fp16's tolerance.
 // Skipped (never passed) without an OpenCL device (bf16: a CPU without AVX512_BF16) or without the
 // models.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "backends/cpu/device.h"
 #include "backends/opencl/opencl_test_util.h"
 #include "executor_test_util.h"
 #include "graph/onnx_import.h"
+#include "graph/tensor_proto.h"
 #include "hsched/config.h"
 #include "scheduler/config/discover.h"
 #include "scheduler/planner/schedule.h"
@@ -266,6 +270,81 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
   EXPECT_EQ(apis, (std::set<DeviceApi>{DeviceApi::kHost, DeviceApi::kOpenCl}));
   expect_reference_outputs(**exe, dir, 1e-4, 1e-3, 0);
 }
+
+// The model at `path` as a float16 converter writes it (`model.half()`): its float initializers,
+// float graph inputs and outputs and Casts to float in float16.
+Result<Graph> import_as_float16(const fs::path& path) {
+  onnx::ModelProto model;
+  std::ifstream in(path, std::ios::binary);
+  if (!model.ParseFromIstream(&in)) return invalid_argument(path.string() + ": not a model");
+  onnx::GraphProto& graph = *model.mutable_graph();
+  for (onnx::TensorProto& init : *graph.mutable_initializer()) {
+    if (init.data_type() != onnx::TensorProto::FLOAT) continue;
+    HSCHED_ASSIGN_OR_RETURN(Tensor values, tensor_from_proto(init, nullptr));
+    const std::string name = init.name();  // tensor_to_proto clears `init` first
+    tensor_to_proto(test::to_float16(values), name, &init);
+  }
+  for (auto* values : {graph.mutable_input(), graph.mutable_output()}) {
+    for (onnx::ValueInfoProto& value : *values) {
+      auto* type = value.mutable_type()->mutable_tensor_type();
+      if (type->elem_type() == onnx::TensorProto::FLOAT) {
+        type->set_elem_type(onnx::TensorProto::FLOAT16);
+      }
+    }
+  }
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    for (onnx::AttributeProto& attr : *node.mutable_attribute()) {
+      if (node.op_type() == "Cast" && attr.name() == "to" && attr.i() == onnx::TensorProto::FLOAT) {
+        attr.set_i(onnx::TensorProto::FLOAT16);
+      }
+    }
+  }
+  graph.clear_value_info();
+  return import_onnx_model(model, {}, path.string(), path.parent_path());
+}
+
+// Models stored in float16 (graph/half_models.h), split between the host CPU and OpenCL every 3
+// nodes: float16 inputs in, float16 outputs out, within fp16's tolerance of the float32 model's
+// reference (where that is within fp16's range).
+class HalfStoredModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HalfStoredModelTest, MatchesReferenceOutputs) {
+  const std::string& name = GetParam();
+  const fs::path dir = test::models_dir() / name;
+  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
+  if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
+  auto graph = import_as_float16(dir / "model.onnx");
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  auto target = restrict_devices(discover_target(), "cpu,opencl");
+  ASSERT_TRUE(target.is_ok()) << target.status().message();
+  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
+  policy.split_every = 3;
+  auto plan = schedule(*graph, *target, policy);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ExecutorOptions options;
+  options.cache_dir = cache_dir();
+  options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
+  auto exe = compile(*graph, *plan, options);
+  ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+  std::vector<Tensor> inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+  for (Tensor& input : inputs) {
+    if (input.dtype() == DType::kF32) input = test::to_float16(input);
+  }
+  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  auto outputs = (*exe)->run(inputs);
+  ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+  ASSERT_EQ(outputs->size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ((*outputs)[i].dtype(), DType::kF16);
+    const Comparison c = compare(test::to_float32((*outputs)[i]), expected[i], 5e-2, 5e-2);
+    EXPECT_LE(c.worst_excess, 0) << name << " output " << i << ": element " << c.worst_index
+                                 << " out of tolerance; max |a-b| " << c.max_abs;
+    EXPECT_GE(c.cosine, 0.999) << name << " output " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, HalfStoredModelTest,
+                         ::testing::Values("resnet18", "squeezenet1_1", "bert_mini", "vit_tiny"));
 
 class CpuBf16ModelTest : public ::testing::TestWithParam<std::string> {};
 

@@ -1,6 +1,7 @@
 // A shared model's test data: the tensors of <dir>/<prefix>K.pb for K = 0, 1... until one is
 // missing (the ONNX backend-test layout of ../shared/models). A file that does not parse fails
-// the calling test. And how an INT8 model's output agrees with ONNX Runtime's int8 reference.
+// the calling test. Conversions to and from float16, and how an INT8 model's output agrees with
+// ONNX Runtime's int8 reference.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/float16.h"
 #include "graph/graph.h"
 #include "graph/tensor_proto.h"
 
@@ -27,6 +29,20 @@ inline std::vector<Tensor> read_tensors(const std::filesystem::path& dir,
     if (tensor.is_ok()) tensors.push_back(std::move(tensor).value());
   }
   return tensors;
+}
+
+// A float32 tensor's values rounded to float16, and a float16 tensor's widened to float32.
+inline Tensor to_float16(const Tensor& t) {
+  Tensor out(DType::kF16, t.dims());
+  std::transform(t.values<float>().begin(), t.values<float>().end(),
+                 out.values<uint16_t>().begin(), float_to_half);
+  return out;
+}
+inline Tensor to_float32(const Tensor& t) {
+  Tensor out(DType::kF32, t.dims());
+  std::transform(t.values<uint16_t>().begin(), t.values<uint16_t>().end(),
+                 out.values<float>().begin(), half_to_float);
+  return out;
 }
 
 // An INT8 model's first output `got` against the reference `want`: the largest difference in
