@@ -220,7 +220,7 @@ Result<Small> squeeze(Small data, std::optional<std::vector<int64_t>> axes, bool
 Result<Small> cast(const Small& x, int64_t to) {
   const auto dtype = dtype_from_onnx(static_cast<int32_t>(to));
   // Only dtypes to_small reads are folded (u64 values past 2^63 do not fit Small's int64).
-  if (!dtype || *dtype == DType::kF16 || *dtype == DType::kBF16 || *dtype == DType::kU64) {
+  if (!dtype || *dtype == DType::kU64) {
     return unimplemented("Cast to " + std::string(onnx_dtype_name(static_cast<int32_t>(to))) +
                          " is not folded");
   }

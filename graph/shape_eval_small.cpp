@@ -5,6 +5,8 @@
 #include <functional>
 #include <limits>
 
+#include "core/float16.h"
+
 namespace hsched::shape_eval_detail {
 Status too_big(int64_t elements) {
   return unimplemented("a result of " + std::to_string(elements) + " elements is too large to fold");
@@ -30,6 +32,12 @@ Result<Small> to_small(const Tensor& t) {
       break;
     case DType::kF64:
       for (double v : t.values<double>()) s.reals.push_back(v);
+      break;
+    case DType::kF16:
+      for (uint16_t v : t.values<uint16_t>()) s.reals.push_back(half_to_float(v));
+      break;
+    case DType::kBF16:
+      for (uint16_t v : t.values<uint16_t>()) s.reals.push_back(bf16_to_float(v));
       break;
     case DType::kI64: widen(t.values<int64_t>()); break;
     case DType::kI16: widen(t.values<int16_t>()); break;
@@ -73,6 +81,16 @@ Tensor to_tensor(const Small& s) {
       for (size_t i = 0; i < n; ++i) out[i] = s.reals[i];
       break;
     }
+    case DType::kF16: {  // rounded once from float (reals of half inputs are exact there)
+      auto out = t.values<uint16_t>();
+      for (size_t i = 0; i < n; ++i) out[i] = float_to_half(static_cast<float>(s.reals[i]));
+      break;
+    }
+    case DType::kBF16: {
+      auto out = t.values<uint16_t>();
+      for (size_t i = 0; i < n; ++i) out[i] = float_to_bf16(static_cast<float>(s.reals[i]));
+      break;
+    }
     case DType::kI64: narrow(t.values<int64_t>()); break;
     case DType::kI32: narrow(t.values<int32_t>()); break;
     case DType::kI16: narrow(t.values<int16_t>()); break;
@@ -81,7 +99,7 @@ Tensor to_tensor(const Small& s) {
     case DType::kU16: narrow(t.values<uint16_t>()); break;
     case DType::kU8:
     case DType::kBool: narrow(t.values<uint8_t>()); break;
-    default: break;  // f16, bf16, u64: never folded (to_small and cast refuse them)
+    default: break;  // u64: never folded (to_small and cast refuse it)
   }
   return t;
 }

@@ -184,6 +184,36 @@ TEST(HalfModelsTest, HalfAttributesInputsAndConstantsAsOutputs) {
   EXPECT_EQ(floats_of(got[2]), (std::vector<float>{0.5f, -2.0f}));
 }
 
+// Constant chains of half values fold as float32 ones do (the Identity of each bias that
+// torch.onnx writes, a Cast of a float32 constant to float16): the Conv reads constants, which a
+// device that takes only constant weights (the NPU's IR) needs.
+TEST(HalfModelsTest, ConstantChainsOfHalfValuesFold) {
+  OnnxBuilder b(kOpset);
+  b.input("x", DType::kF16, {1, 2, 5, 5});
+  b.initializer("w", half_tensor({3, 2, 3, 3}, grid_values(54, 1)));
+  b.initializer("bias", half_tensor({3}, {0.5f, -1.0f, 0.25f}));
+  b.initializer_f32("scale", {1}, {1.0f + 0x1p-12f});
+  b.node("Identity", {"bias"}, {"bias_copy"}, "bias_identity");
+  set_attr(b.node("Cast", {"scale"}, {"scale16"}, "scale_to_half"), "to", int64_t{10});
+  b.node("Conv", {"x", "w", "bias_copy"}, {"c"}, "conv");
+  b.node("Mul", {"c", "scale16"}, {"y"}, "mul");
+  b.output("y", DType::kF16, {1, 3, 3, 3});
+  const Graph graph = imported(b);
+  for (const Node& node : graph.nodes()) {
+    EXPECT_NE(node.op_type, "Identity");
+    if (node.op_type == "Conv") {
+      ASSERT_EQ(node.inputs.size(), 3u);
+      EXPECT_TRUE(graph.value(node.inputs[2]).is_constant());
+    }
+    if (node.op_type == "Mul") {
+      const Value& scale = graph.value(node.inputs[1]);
+      ASSERT_TRUE(scale.is_constant());
+      EXPECT_EQ(scale.dtype, DType::kF32);
+      EXPECT_EQ(scale.constant->values<float>()[0], 1.0f);  // rounded to float16 when folded
+    }
+  }
+}
+
 // Casts alone (ONNX's Cast node tests) are left as the model wrote them.
 TEST(HalfModelsTest, GraphOfCastsAloneIsUnchanged) {
   OnnxBuilder b(kOpset);
