@@ -3,7 +3,8 @@
 float16 conversion does, run by `hsched run` and by ONNX Runtime on the same file, outputs compared.
 
     /usr/bin/python3 tests/differential/half_models.py [--models DIR] [--only a,b]
-        [--devices cpu] [--hsched BIN] [--reference node|python] [--work DIR]
+        [--devices cpu] [--precision fp32|fp16] [--hsched BIN] [--reference node|python]
+        [--work DIR]
 
 Every model folder of --models (../shared/models by default: MODEL/model.onnx and
 MODEL/test_data_set_0/input_K.pb) is converted twice:
@@ -125,10 +126,12 @@ def main():
     parser.add_argument("--devices", default="cpu", help="comma-separated: one run each")
     parser.add_argument("--hsched", default=diff_test.default_hsched())
     parser.add_argument("--reference", default="node", choices=sorted(diff_test.OrtReference.COMMANDS))
+    parser.add_argument("--precision", default="fp32", choices=sorted(diff_test.TOLERANCE),
+                        help="hsched's (fp16 for the NPU, which computes no fp32)")
     parser.add_argument("--timeout", type=int, default=600)
     parser.add_argument("--work", help="keep the cases here (default: a temporary folder)")
     args = parser.parse_args()
-    args.precision, args.tolerance = "fp32", "fp16"  # hsched at its default; fp16's tolerance
+    args.tolerance = "fp16"
     args.split_every, args.compile_timeout_ms = 0, 0
     diff_test.use_simulated_npu(args.devices, args.hsched)
     work = args.work or tempfile.mkdtemp(prefix="hsched-half-")
