@@ -3,7 +3,7 @@
 (ort_reference.js, or ort_reference.py with --reference python), outputs compared.
 
     /usr/bin/python3 tests/differential/diff_test.py [--count N] [--seed S] [--first I]
-        [--devices cpu|opencl|npu|...] [--precision fp32|fp16] [--split-every K] [--jobs N]
+        [--devices cpu|opencl|npu|...] [--precision fp32|fp16|bf16] [--split-every K] [--jobs N]
         [--hsched BIN] [--timeout SEC] [--compile-timeout-ms MS] [--reference node|python]
         [--keep-failures DIR] [--cases DIR] [--no-minimize]
 
@@ -17,7 +17,8 @@ Mismatches, crashes and hangs are failures: each is minimized (minimize.py) and 
 output_K.pb, failure.txt saying how it failed). --keep-failures DIR also keeps the whole case.
 
 Tolerance: |hsched - ort| <= atol + rtol |ort| elementwise, NaN equal to NaN, integers and bools
-exactly; fp32 rtol 1e-3, atol 1e-4; fp16 (--precision fp16, the NPU) rtol 3e-2, atol 3e-2.
+exactly; fp32 rtol 1e-3, atol 1e-4; fp16 (--precision fp16, the NPU) rtol 3e-2, atol 3e-2; bf16
+(--precision bf16, the CPU's bf16 convolutions and matmuls) rtol 1e-1, atol 5e-2.
 atol is scaled by the largest magnitude in the expected tensor when that is above 1, so a value
 that cancels to near 0 in a tensor of large values is held to the error of its inputs.
 
@@ -57,7 +58,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import gen_graphs  # noqa: E402
 
-TOLERANCE = {"fp32": (1e-3, 1e-4), "fp16": (3e-2, 3e-2)}  # (rtol, atol)
+TOLERANCE = {"fp32": (1e-3, 1e-4), "fp16": (3e-2, 3e-2), "bf16": (1e-1, 5e-2)}  # (rtol, atol)
 FAILURES = ("mismatch", "crash", "hang")
 STATUSES = ("pass", "refused", "ort-refused", "fp16-limited") + FAILURES
 
@@ -76,7 +77,8 @@ def compare(expected, got, rtol, atol, slack=None):
         return f"dtype {got.dtype}, expected {expected.dtype}"
     if expected.shape != got.shape:
         return f"shape {list(got.shape)}, expected {list(expected.shape)}"
-    if expected.dtype.kind != "f":
+    # ml_dtypes' bfloat16 (onnx's numpy_helper on newer onnx) is a float of kind 'V'.
+    if expected.dtype.kind != "f" and expected.dtype.name != "bfloat16":
         diff = int((expected != got).sum())
         return None if diff == 0 else f"{diff} of {expected.size} elements differ"
     e, g = expected.astype(np.float64), got.astype(np.float64)

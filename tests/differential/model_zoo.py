@@ -5,7 +5,8 @@ exporter, and its dynamo exporter for the `_dynamo` names), quantized by ONNX Ru
 `quantize_static`; run by `hsched run` on each listed device and compared with ONNX Runtime.
 
     python3 tests/differential/model_zoo.py --hsched BIN [--devices cpu,gpu] [--models a,b]
-        [--no-int8] [--half] [--jobs N] [--work DIR] [--cases DIR] [--json FILE] [--deadline SEC]
+        [--no-int8] [--half [float16|bfloat16]] [--precision P] [--jobs N] [--work DIR]
+        [--cases DIR] [--json FILE] [--deadline SEC]
 
 It needs torch, torchvision, timm, transformers and onnxruntime's Python package: the GPU
 machine of the device tool has them (bench/gpu/README.md). `--models` takes names of ZOO (all by
@@ -21,7 +22,10 @@ With --half the models' float16 forms alone are tested instead (`model.half()`, 
 where there is one, exported likewise; inputs in float16), compared at fp16's tolerance: ONNX
 Runtime runs them through casts around its float kernels, hsched in float32 between their float16
 inputs and outputs (graph/half_models.h). Where ONNX Runtime cannot load one (its float16
-LayerNormalization), torch's own outputs of the half model on the GPU are the reference.
+LayerNormalization), torch's own outputs of the half model on the GPU are the reference. With
+--half bfloat16 their bfloat16 forms (`model.to(torch.bfloat16)`), at bf16's tolerance, against
+torch's outputs where ONNX Runtime (which has few bfloat16 kernels) cannot run them. --precision
+is hsched's for the half forms (fp16: fp16 storage on the GPU).
 
 Verdicts, a line per model and device:
 - fp32: diff_test.py's (pass, refused with a reason, mismatch, crash, hang) at its tolerance. A
@@ -249,13 +253,26 @@ def write_inputs(case_dir, names, values):
             f.write(numpy_helper.from_array(value, name).SerializeToString())
 
 
-def export(name, work, int8=True, half=False):
-    """Exports ZOO[name] (and, with `int8`, its INT8 form) under work, or with `half` its
-    `model.half()` form as name_half; {"nodes", "ops", "int8"} or {"error"}."""
+HALF_SUFFIX = {"float16": "_half", "bfloat16": "_bf16"}
+
+
+def to_numpy(tensor):
+    """A torch tensor's values; bfloat16 as ml_dtypes' bfloat16 (onnx's numpy_helper reads it)."""
+    import torch
+    if tensor.dtype == torch.bfloat16:
+        import ml_dtypes
+        return tensor.float().cpu().numpy().astype(ml_dtypes.bfloat16)
+    return tensor.cpu().numpy()
+
+
+def export(name, work, int8=True, half=None):
+    """Exports ZOO[name] (and, with `int8`, its INT8 form) under work, or with `half` (float16 or
+    bfloat16) its form of that type as name_half or name_bf16; {"nodes", "ops", "int8"} or
+    {"error"}."""
     import torch
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    case_dir = os.path.join(work, name + ("_half" if half else ""))
+    case_dir = os.path.join(work, name + (HALF_SUFFIX[half] if half else ""))
     os.makedirs(case_dir, exist_ok=True)
     path = os.path.join(case_dir, "model.onnx")
     try:
@@ -263,8 +280,9 @@ def export(name, work, int8=True, half=False):
         module.eval()
         if half:  # traced on the GPU where there is one: torch's CPU lacks some float16 kernels
             device = "cuda" if torch.cuda.is_available() else "cpu"
-            module = module.to(device).half()
-            inputs = tuple(t.to(device).half() if t.is_floating_point() else t.to(device)
+            dtype = getattr(torch, half)
+            module = module.to(device).to(dtype)
+            inputs = tuple(t.to(device).to(dtype) if t.is_floating_point() else t.to(device)
                            for t in inputs)
         with torch.no_grad():
             if name.endswith("_dynamo"):
@@ -275,7 +293,7 @@ def export(name, work, int8=True, half=False):
                                   input_names=names, do_constant_folding=True)
     except Exception as e:  # noqa: BLE001  (a builder or exporter failure: not hsched's)
         return {"error": f"export: {type(e).__name__}: {str(e).splitlines()[0][:200]}"}
-    arrays = [t.cpu().numpy() for t in inputs]
+    arrays = [to_numpy(t) for t in inputs]
     write_inputs(case_dir, names, arrays)
     if half:  # torch's own outputs: the reference where ONNX Runtime cannot load the model
         with torch.no_grad():
@@ -286,7 +304,7 @@ def export(name, work, int8=True, half=False):
             os.makedirs(reference, exist_ok=True)
             for k, value in enumerate(outputs):
                 with open(os.path.join(reference, f"output_{k}.pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(value.cpu().numpy()).SerializeToString())
+                    f.write(numpy_helper.from_array(to_numpy(value)).SerializeToString())
     model = onnx.load(path)
     result = {"nodes": len(model.graph.node), "opset": model.opset_import[0].version,
               "ops": sorted({n.op_type for n in model.graph.node})}
@@ -358,7 +376,12 @@ def torch_reference(case_dir):
         tensor = onnx.TensorProto()
         with open(os.path.join(reference, f"output_{k}.pb"), "rb") as f:
             tensor.ParseFromString(f.read())
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(output.type.tensor_type.elem_type)
+        elem_type = output.type.tensor_type.elem_type
+        if elem_type == onnx.TensorProto.BFLOAT16:
+            import ml_dtypes
+            dtype = ml_dtypes.bfloat16
+        else:
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
         value = numpy_helper.to_array(tensor).astype(dtype)
         with open(os.path.join(case_dir, "test_data_set_0", f"output_{k}.pb"), "wb") as f:
             f.write(numpy_helper.from_array(value).SerializeToString())
@@ -366,9 +389,9 @@ def torch_reference(case_dir):
 
 
 def run_half(args, case_dir, devices):
-    """diff_test's verdict on a model stored in float16, at fp16's tolerance."""
-    run_args = argparse.Namespace(**{**vars(args), "devices": devices, "precision": "fp32",
-                                     "tolerance": "fp16"})
+    """diff_test's verdict on a model stored in a half type, at that type's tolerance."""
+    tolerance = "bf16" if args.half == "bfloat16" else "fp16"
+    run_args = argparse.Namespace(**{**vars(args), "devices": devices, "tolerance": tolerance})
     return diff_test.run_hsched(run_args, case_dir)
 
 
@@ -402,8 +425,10 @@ def main():
     parser.add_argument("--devices", default="cpu", help="comma-separated: one run each")
     parser.add_argument("--models", default=",".join(ZOO))
     parser.add_argument("--no-int8", action="store_true")
-    parser.add_argument("--half", action="store_true",
-                        help="the models' float16 forms (model.half()) alone, at fp16's tolerance")
+    parser.add_argument("--half", nargs="?", const="float16", choices=sorted(HALF_SUFFIX),
+                        help="the models' forms of this type alone (default float16)")
+    parser.add_argument("--precision", default="fp32", choices=sorted(diff_test.TOLERANCE),
+                        help="hsched's for the half forms")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=300, help="seconds per hsched run")
     parser.add_argument("--work", help="where the models go and stay (default: a temporary "
@@ -428,10 +453,11 @@ def main():
         exported = dict(zip(names, pool.map(export, names, [work] * len(names),
                                             [not args.no_int8] * len(names),
                                             [args.half] * len(names))))
+    suffix = HALF_SUFFIX.get(args.half, "")
     print(f"exported {sum('error' not in e for e in exported.values())} of {len(names)} models "
           f"in {time.monotonic() - start:.0f} s", flush=True)
     if args.half:
-        cases = [(n + "_half", os.path.join(work, n + "_half"), run_half) for n in names
+        cases = [(n + suffix, os.path.join(work, n + suffix), run_half) for n in names
                  if "error" not in exported[n]]
     else:
         cases = [(n, os.path.join(work, n), run_fp32) for n in names if "error" not in exported[n]]
