@@ -244,7 +244,7 @@ Status upgrade_old_opset(onnx::ModelProto& model, int64_t opset, ExternalData& e
     }
   }
   HSCHED_RETURN_IF_ERROR(validate_and_sort(model, external).status());
-  HSCHED_RETURN_IF_ERROR(run_checker_on_outputs_of_any_shape(model, base_dir));
+  HSCHED_RETURN_IF_ERROR(run_checker(model, base_dir));
   if (opset < 7) HSCHED_RETURN_IF_ERROR(check_gemm_ranks_for_upgrade(model.graph()));
   try {
     model = onnx::version_conversion::ConvertVersion(model, static_cast<int>(kMinOpset));
