@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -239,6 +240,19 @@ INSTANTIATE_TEST_SUITE_P(
                       OpenClInt8Case{"bert_mini", 3}, OpenClInt8Case{"vae_decoder_small", 8}),
     [](const ::testing::TestParamInfo<OpenClInt8Case>& info) { return info.param.name; });
 
+// `graph` planned as `--devices cpu,opencl --split-every K` in fp32 and compiled with this
+// process's program cache.
+Result<std::unique_ptr<Executable>> compile_split(const Graph& graph, int split_every) {
+  HSCHED_ASSIGN_OR_RETURN(Target target, restrict_devices(discover_target(), "cpu,opencl"));
+  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
+  policy.split_every = split_every;
+  HSCHED_ASSIGN_OR_RETURN(Plan plan, schedule(graph, target, policy));
+  ExecutorOptions options;
+  options.cache_dir = cache_dir();
+  options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
+  return compile(graph, plan, options);
+}
+
 class SplitModelTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(SplitModelTest, MatchesReferenceOutputs) {
@@ -248,16 +262,7 @@ TEST_P(SplitModelTest, MatchesReferenceOutputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_onnx_file(dir / "model.onnx", {});
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = restrict_devices(discover_target(), "cpu,opencl");
-  ASSERT_TRUE(target.is_ok()) << target.status().message();
-  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
-  policy.split_every = split_every;
-  auto plan = schedule(*graph, *target, policy);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  ExecutorOptions options;
-  options.cache_dir = cache_dir();
-  options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile_split(*graph, split_every);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   // The plan that runs really is split: several partitions, on the CPU and on OpenCL.
@@ -315,16 +320,7 @@ TEST_P(HalfStoredModelTest, MatchesReferenceOutputs) {
   if (!opencl_test::first_device()) GTEST_SKIP() << "no OpenCL platform or device";
   auto graph = import_as_float16(dir / "model.onnx");
   ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  auto target = restrict_devices(discover_target(), "cpu,opencl");
-  ASSERT_TRUE(target.is_ok()) << target.status().message();
-  Policy policy = devices_policy("cpu,opencl", Precision::kFp32);
-  policy.split_every = 3;
-  auto plan = schedule(*graph, *target, policy);
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  ExecutorOptions options;
-  options.cache_dir = cache_dir();
-  options.compile_timeout_ms = 300000;  // a fresh PoCL builds for seconds; never the point here
-  auto exe = compile(*graph, *plan, options);
+  auto exe = compile_split(*graph, 3);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   std::vector<Tensor> inputs = test::read_tensors(dir / "test_data_set_0", "input_");
   for (Tensor& input : inputs) {
