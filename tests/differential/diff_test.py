@@ -39,6 +39,7 @@ With npu in --devices and no ZE_ENABLE_ALT_DRIVERS set, the simulated NPU driver
 import argparse
 import collections
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
@@ -244,10 +245,12 @@ def hsched_command(args, case_dir, out_dir):
     return command
 
 
-def run_hsched(args, case_dir):
-    """{"status", "detail", "claimed"} of one case whose ONNX Runtime outputs are in place."""
+def run_hsched(args, case_dir, keep=None):
+    """{"status", "detail", "claimed"} of one case whose ONNX Runtime outputs are in place;
+    hsched's outputs are left in `keep` (an empty folder) when given."""
     data_dir = os.path.join(case_dir, "test_data_set_0")
-    with tempfile.TemporaryDirectory(prefix="hsched-diff-") as out_dir:
+    with (contextlib.nullcontext(keep) if keep else
+          tempfile.TemporaryDirectory(prefix="hsched-diff-")) as out_dir:
         try:
             done = subprocess.run(hsched_command(args, case_dir, out_dir), capture_output=True,
                                   text=True, timeout=args.timeout, errors="replace")
