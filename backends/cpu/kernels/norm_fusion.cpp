@@ -70,6 +70,17 @@ class Matcher {
     return std::make_pair(sig, mul);
   }
 
+  // A QuantizeLinear or DequantizeLinear of one scale and zero point, both constants.
+  bool one_value_params(const Node& node) const {
+    const auto single_constant = [&](size_t i) {
+      return i < node.inputs.size() && node.inputs[i] != kNoValue &&
+             graph_.value(node.inputs[i]).is_constant() &&
+             graph_.value(node.inputs[i]).shape.elements() == 1;
+    };
+    return single_constant(1) && (node.inputs.size() < 3 || node.inputs[2] == kNoValue ||
+                                  single_constant(2));
+  }
+
   // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns
   // the absorbed node indices.
   std::optional<std::vector<size_t>> match_group_norm(size_t start) {
@@ -148,16 +159,31 @@ class Matcher {
     return absorbed;
   }
 
-  // Tries Transpose(0,2,3,1) -> LayerNormalization(last axis) -> Transpose(0,3,1,2) at start.
+  // Tries Transpose(0,2,3,1) -> LayerNormalization(last axis) -> Transpose(0,3,1,2) at start; for
+  // 8-bit x (a QDQ model's transposes, run on the 8-bit data) Transpose -> DequantizeLinear ->
+  // LayerNormalization -> QuantizeLinear -> Transpose, each quantization of one value.
   std::optional<std::vector<size_t>> match_channel_layer_norm(size_t start) {
     Node& to_last = *nodes_[start];
     if (to_last.op_type != "Transpose" || to_last.attr_ints("perm") != kToLast) return std::nullopt;
     const ValueId x = to_last.inputs[0];
-    if (graph_.value(x).dtype != DType::kF32 || graph_.value(x).shape.rank() != 4) {
+    const DType x_type = graph_.value(x).dtype;
+    const bool quantized = x_type == DType::kU8 || x_type == DType::kI8;
+    if ((x_type != DType::kF32 && !quantized) || graph_.value(x).shape.rank() != 4) {
       return std::nullopt;
     }
     const int64_t channels = graph_.value(x).shape.dims[1];
-    const auto norm = sole(to_last.outputs[0], "LayerNormalization");
+    std::vector<size_t> absorbed, quantizations;
+    // Through the (de)quantization `op` reading `v` when x is 8-bit: the value it writes.
+    const auto through = [&](ValueId v, const char* op) -> std::optional<ValueId> {
+      if (!quantized) return v;
+      const auto step = sole(v, op);
+      if (!step || !one_value_params(*nodes_[*step])) return std::nullopt;
+      absorbed.push_back(*step);
+      quantizations.push_back(*step);
+      return nodes_[*step]->outputs[0];
+    };
+    const auto normalized_in = through(to_last.outputs[0], "DequantizeLinear");
+    const auto norm = normalized_in ? sole(*normalized_in, "LayerNormalization") : std::nullopt;
     if (!norm) return std::nullopt;
     const Node& nn = *nodes_[*norm];
     const int64_t axis = nn.attr_int("axis", -1);
@@ -173,17 +199,28 @@ class Matcher {
     if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2)) {
       return std::nullopt;
     }
-    const auto back = sole(nn.outputs[0], "Transpose");
+    absorbed.push_back(*norm);
+    const auto normalized = through(nn.outputs[0], "QuantizeLinear");
+    const auto back = normalized ? sole(*normalized, "Transpose") : std::nullopt;
     if (!back || nodes_[*back]->attr_ints("perm") != kToFirst) return std::nullopt;
+    absorbed.push_back(*back);
     Node fused;
     fused.name = nn.name;
     fused.op_type = kChannelLayerNormOp;
     fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
     fused.inputs = nn.inputs;
     fused.inputs[0] = x;
+    if (quantized) {
+      fused.inputs.resize(3, kNoValue);
+      for (size_t step : quantizations) {  // the DequantizeLinear's, then the QuantizeLinear's
+        const Node& q = *nodes_[step];
+        fused.inputs.push_back(q.inputs[1]);
+        fused.inputs.push_back(q.inputs.size() > 2 ? q.inputs[2] : kNoValue);
+      }
+    }
     fused.outputs = {nodes_[*back]->outputs[0]};
     to_last = std::move(fused);
-    return std::vector<size_t>{*norm, *back};
+    return absorbed;
   }
 
  private:

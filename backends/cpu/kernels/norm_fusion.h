@@ -14,7 +14,8 @@ namespace hsched::cpu {
 // num_groups, epsilon, silu (0/1); channels-last or not, the same on both sides.
 inline constexpr const char* kGroupNormOp = "hsched.GroupNorm";
 // LayerNormalization over the channel axis of [N, C, H, W] (normalization_kernels.cpp): inputs
-// x, scale [C], optional bias [C]; attribute epsilon; either layout, the same on both sides.
+// x, scale [C], optional bias [C]; attribute epsilon; either layout, the same on both sides. An
+// 8-bit x (u8, i8) has its scale and zero point as inputs 3 and 4, the 8-bit y its own as 5 and 6.
 inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
 
 void register_group_norm_kernel(KernelRegistry& registry);
@@ -28,7 +29,10 @@ void register_group_norm_kernel(KernelRegistry& registry);
 // GroupNorm): folded gamma and beta are added to `graph` as constants.
 int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed);
 // Transpose(0, 2, 3, 1) -> LayerNormalization(last axis) -> Transpose(0, 3, 1, 2) (ConvNeXt's
-// channels-first LayerNorm): no transposes at all once the activations are channels-last.
+// channels-first LayerNorm): no transposes at all once the activations are channels-last. In a
+// QDQ model, after fuse_qdq has put the transposes on the 8-bit data: Transpose ->
+// DequantizeLinear -> LayerNormalization -> QuantizeLinear -> Transpose, the (de)quantizations of
+// one constant scale and zero point each, as one kernel on the 8-bit data.
 int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
                              std::vector<bool>& absorbed);
 

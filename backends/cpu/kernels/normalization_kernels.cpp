@@ -17,6 +17,7 @@
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/parallel.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/reduction_common.h"
 
 namespace hsched::cpu {
@@ -360,11 +361,46 @@ Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, c
                           std::to_string(channels) + " elements (one per channel)");
 }
 
+// Rows [begin, end) of pixels of an 8-bit [N, C, H, W] image: each pixel's channels dequantized
+// (as DequantizeLinear), normalized as layer_norm_rows does and quantized (as QuantizeLinear), so
+// the bytes are those of the three ops run apart. Channels-last the rows are contiguous and go
+// through those ops' vectorized loops, a block of rows at a time; channels-first a pixel's
+// channels are `pixels` apart, gathered one pixel at a time.
+template <typename X, typename Y>
+void quantized_channel_norm_rows(const X* x, Y* y, int64_t begin, int64_t end, int64_t channels,
+                                 int64_t pixels, bool channels_last, const float* scale,
+                                 const float* bias, float epsilon, float x_scale, int32_t x_zero,
+                                 float y_scale, int32_t y_zero) {
+  constexpr int64_t kBlockRows = 64;
+  const int64_t block = channels_last ? kBlockRows : 1;
+  std::vector<float> rows(static_cast<size_t>(block * channels));
+  std::vector<X> gathered(static_cast<size_t>(channels));
+  std::vector<Y> scattered(gathered.size());
+  for (int64_t r = begin; r < end; r += block) {
+    const int64_t count = std::min(block, end - r);
+    if (channels_last) {
+      dequantize_run(x + r * channels, rows.data(), count * channels, x_scale, x_zero);
+      layer_norm_rows(rows.data(), rows.data(), 0, count, channels, scale, bias, epsilon, nullptr,
+                      nullptr);
+      quantize_run(rows.data(), y + r * channels, count * channels, y_scale, y_zero);
+      continue;
+    }
+    const int64_t base = (r / pixels) * channels * pixels + r % pixels;
+    for (int64_t c = 0; c < channels; ++c) gathered[c] = x[base + c * pixels];
+    dequantize_run(gathered.data(), rows.data(), channels, x_scale, x_zero);
+    layer_norm_rows(rows.data(), rows.data(), 0, 1, channels, scale, bias, epsilon, nullptr,
+                    nullptr);
+    quantize_run(rows.data(), scattered.data(), channels, y_scale, y_zero);
+    for (int64_t c = 0; c < channels; ++c) y[base + c * pixels] = scattered[c];
+  }
+}
+
 // hsched.ChannelLayerNorm: LayerNormalization over the channels of [N, C, H, W]. Channels-last,
 // each pixel's channels are one contiguous row (the plain LayerNorm rows); channels-first, a
-// pixel's channels are strided and normalized one pixel at a time.
+// pixel's channels are strided and normalized one pixel at a time. With 8-bit X (a QDQ model's),
+// inputs 3 to 6 are X's and Y's scale and zero point, each one value, and Y is 8-bit.
 Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) {
-  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32}, "X"));
+  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32, DType::kU8, DType::kI8}, "X"));
   const auto& dims = spec.in_dims(0);
   const bool channels_last = input_channels_last(spec.node, 0);
   if (dims.size() != 4 || channels_last != output_channels_last(spec.node, 0)) {
@@ -376,8 +412,44 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
   // LayerNormalization's, they are never broadcast, so they must hold exactly that many.
   HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 1, channels, "Scale"));
   if (spec.has_input(2)) HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 2, channels, "B"));
-  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * channels, "Y"));
   const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
+  const DType x_type = spec.inputs[0]->dtype;
+  if (is_quantized_dtype(x_type)) {
+    const DType y_type = spec.outputs.empty() || spec.outputs[0] == nullptr
+                             ? DType::kF32
+                             : spec.outputs[0]->dtype;
+    if (!is_quantized_dtype(y_type)) {
+      return invalid_node(spec, "8-bit X needs an 8-bit Y, not " + std::string(dtype_name(y_type)));
+    }
+    HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 3, 4, x_type, "x", -1, true).status());
+    HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 5, 6, y_type, "y", -1, true).status());
+    HSCHED_RETURN_IF_ERROR(check_output(spec, 0, y_type, rows * channels, "Y"));
+    return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+      const float* scale = in[1]->values<float>().data();
+      const float* bias = in.size() > 2 && in[2] ? in[2]->values<float>().data() : nullptr;
+      const float x_scale = read_scales(*in[3])[0], y_scale = read_scales(*in[5])[0];
+      const int32_t x_zero = read_zero_points(optional_input(in, 4), 1)[0];
+      const int32_t y_zero = read_zero_points(optional_input(in, 6), 1)[0];
+      dispatch_quantized(x_type, [&](auto x_tag) {
+        dispatch_quantized(y_type, [&](auto y_tag) {
+          using X = decltype(x_tag);
+          using Y = decltype(y_tag);
+          const X* x = in[0]->values<X>().data();
+          Y* y = out[0]->values<Y>().data();
+          parallel_range(
+              rows,
+              [&](int64_t begin, int64_t end) {
+                quantized_channel_norm_rows(x, y, begin, end, channels, pixels, channels_last,
+                                            scale, bias, epsilon, x_scale, x_zero, y_scale,
+                                            y_zero);
+              },
+              grain_for(channels));
+        });
+      });
+      return Status::ok();
+    });
+  }
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * channels, "Y"));
   return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     const float* scale = in[1]->values<float>().data();
     const float* bias = in.size() > 2 && in[2] ? in[2]->values<float>().data() : nullptr;

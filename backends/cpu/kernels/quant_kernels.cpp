@@ -123,8 +123,6 @@ void subtract_zero_point(const Tensor& data, const std::vector<int32_t>& zero_po
   });
 }
 
-namespace {
-
 // The elementwise loops of QuantizeLinear and DequantizeLinear over one run of elements sharing
 // a scale and zero point: separate functions with unaliased pointers so that they vectorize (in
 // the kernels' lambdas a u8 store may alias the captured pointers, which are then reloaded per
@@ -156,6 +154,8 @@ HSCHED_VECTOR_CLONES void dequantize_i8(const int8_t* x, float* y, int64_t n, fl
                                         int32_t zero_point) {
   dequantize_bytes(x, y, n, scale, zero_point);
 }
+
+namespace {
 
 // a[k] = a[k] + b[k] (or *): kQdqBinaryOp's float step, per vector width.
 HSCHED_VECTOR_CLONES void combine_floats(float* __restrict a, const float* __restrict b, int64_t n,

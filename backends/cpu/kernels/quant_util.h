@@ -41,6 +41,27 @@ inline Q saturate_round(float v, int32_t zero_point) {
   return static_cast<Q>(static_cast<int32_t>(round_half_even(v)) + zero_point);
 }
 
+// QuantizeLinear's and DequantizeLinear's loops over `n` elements sharing one scale and zero
+// point (vectorized, one clone per vector width: quant_kernels.cpp), and the same by the 8-bit
+// type for templates.
+void quantize_to_u8(const float* x, uint8_t* y, int64_t n, float scale, int32_t zero_point);
+void quantize_to_i8(const float* x, int8_t* y, int64_t n, float scale, int32_t zero_point);
+void dequantize_u8(const uint8_t* x, float* y, int64_t n, float scale, int32_t zero_point);
+void dequantize_i8(const int8_t* x, float* y, int64_t n, float scale, int32_t zero_point);
+inline void quantize_run(const float* x, uint8_t* y, int64_t n, float scale, int32_t zero_point) {
+  quantize_to_u8(x, y, n, scale, zero_point);
+}
+inline void quantize_run(const float* x, int8_t* y, int64_t n, float scale, int32_t zero_point) {
+  quantize_to_i8(x, y, n, scale, zero_point);
+}
+inline void dequantize_run(const uint8_t* x, float* y, int64_t n, float scale,
+                           int32_t zero_point) {
+  dequantize_u8(x, y, n, scale, zero_point);
+}
+inline void dequantize_run(const int8_t* x, float* y, int64_t n, float scale, int32_t zero_point) {
+  dequantize_i8(x, y, n, scale, zero_point);
+}
+
 // One quantization parameter pair (scale and zero point inputs) of a node, as checked at kernel
 // creation: `count` values, 1 for a whole tensor, otherwise one per index of the axis it applies
 // to. The zero point may be omitted (then 0 of the data's dtype).

@@ -1,10 +1,11 @@
 // Program-level fusions against the same graph run unfused in NCHW: the GroupNorm chain
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
-// ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel and its
-// per-channel layer scale folded into the Conv's weights; a channel Concat, a squeeze-and-excite
-// block (GlobalAveragePool, broadcast Mul) kept channels-last; view ops run as aliases;
-// attention's scaled q and transposed, scaled k read by the MatMul directly.
+// ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel (in fp32,
+// and on the 8-bit data between a QDQ model's Q/DQ pairs) and its per-channel layer scale folded
+// into the Conv's weights; a channel Concat, a squeeze-and-excite block (GlobalAveragePool,
+// broadcast Mul) kept channels-last; view ops run as aliases; attention's scaled q and
+// transposed, scaled k read by the MatMul directly.
 #include <algorithm>
 #include <set>
 #include <string>
@@ -318,6 +319,60 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
   auto program = CpuProgram::compile(*graph, CpuOptions{2, true, true});
   ASSERT_TRUE(program.is_ok()) << program.status().message();
   EXPECT_EQ((*program)->stats().kernels, 6);  // Q, 3 QLinearConv, the Add, DQ
+}
+
+// ConvNeXt's channel LayerNorm as ONNX Runtime's quantizer writes it: QDQ Conv -> Q -> DQ ->
+// Transpose -> Q -> DQ -> LayerNormalization -> Q -> DQ -> Transpose -> Q -> DQ -> QDQ Conv. The
+// transposes run on the 8-bit data (fuse_qdq), then the chain is one channel LayerNorm kernel on
+// the 8-bit values, channels-last between the convolutions (no transposes, no reorders), with
+// the bytes of the unfused steps in NCHW.
+TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  b.initializer("w1", seeded_int8_weights(3));
+  b.initializer("w2", seeded_int8_weights(4));
+  add_quantization_parameters(b);
+  b.initializer_random("ln_scale", {kChannels}, 1.0f, 2).initializer_random("ln_bias", {kChannels},
+                                                                             1.0f, 3);
+  b.initializer_f32("s_norm", {}, {0.021f});
+  Tensor zp_norm = Tensor::uninitialized(DType::kU8, {});
+  zp_norm.values<uint8_t>()[0] = 120;
+  b.initializer("zp_norm", zp_norm);
+  const auto requantize = [&](const std::string& v, const char* scale, const char* zp) {
+    b.node("QuantizeLinear", {v, scale, zp}, {v + "_q"});
+    b.node("DequantizeLinear", {v + "_q", scale, zp}, {v + "_d"});
+  };
+  requantize("x", "s", "zp");
+  for (const char* w : {"w1", "w2"}) {
+    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
+             0);
+  }
+  set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  requantize("c1", "s", "zp");
+  set_attr(b.node("Transpose", {"c1_d"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  requantize("t", "s", "zp");
+  set_attr(b.node("LayerNormalization", {"t_d", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
+  requantize("n", "s_norm", "zp_norm");
+  set_attr(b.node("Transpose", {"n_d"}, {"u"}), "perm", std::vector<int64_t>{0, 3, 1, 2});
+  requantize("u", "s_norm", "zp_norm");
+  set_attr(b.node("Conv", {"u_d", "w2_f"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c2", "s", "zp"}, {"c2_q"});
+  b.node("DequantizeLinear", {"c2_q", "s", "zp"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_channel_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32(act, 17, -4.0f, 4.0f);
+  const auto fused = expect_matches_unfused(*graph, {x}, CpuOptions{2, true, true}, 0.0);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 5);  // Q, QLinearConv, the channel LayerNorm, QLinearConv, DQ
+  EXPECT_EQ(fused->stats().channels_last_values, 2);  // the 8-bit values around the LayerNorm
+  auto got = fused->run({x});
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  const auto a = got->at(0).values<float>();
+  EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 20u);
+  // Without the layout pass it reads and writes NCHW, strided channels: the same bytes.
+  EXPECT_NE(expect_matches_unfused(*graph, {x}, CpuOptions{2, true, false}, 0.0), nullptr);
 }
 
 // GELU's factor between Q/DQ pairs as quantizers write it, DQ -> Div -> Erf -> Add(DQ'd 1) ->
