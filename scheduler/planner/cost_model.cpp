@@ -201,7 +201,12 @@ NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
   result.cost_class = as_class.value_or(cost_class_of(graph, graph.node(node)));
   const std::optional<CostClass> coarser =
       coarser_class(graph, graph.node(node), result.cost_class);
-  if (coarser && find_curve(device, result.cost_class, precision) == nullptr) {
+  // A quantized layer costs the device's QDQ curves where it has them (CostModel::node_ms): there
+  // a class they lack (the CPU's strided Convs) counts as its coarser one.
+  const bool qdq = quantized_layer(graph, graph.node(node)) && !device.qdq_curves.empty();
+  const Curve* finer = qdq ? find_qdq_curve(device, result.cost_class)
+                           : find_curve(device, result.cost_class, precision);
+  if (coarser && finer == nullptr) {
     result.cost_class = *coarser;  // calibrated without that curve (a GPU, an earlier profile)
   }
   const NodeCost cost = node_cost(graph, node);

@@ -491,6 +491,46 @@ TEST(NodeWorkTest, StemsAndStridedConvsHaveClassesOfTheirOwnWhereCalibrated) {
   EXPECT_EQ(class_on(downsample, gpu()), CostClass::kPointwiseConv);
 }
 
+// A QDQ model's strided Conv costs the device's QDQ curve of the stride-1 class where its QDQ
+// curves have no strided class (the CPU calibrates strided Convs in fp32 and bf16 only): on its
+// fp32 strided curve, ResNet-18's 3x3 Convs by 2 were predicted at 2.8-3.9 times their time.
+TEST(NodeWorkTest, AQdqStridedConvCostsTheStrideOneQdqCurve) {
+  Graph graph;
+  const auto dequantize = [&](ValueId q) {
+    const ValueId y = graph.add_value(graph.value(q).name + ".dq", DType::kF32,
+                                      graph.value(q).shape);
+    Node node;
+    node.op_type = "DequantizeLinear";
+    node.inputs = {q, graph.add_constant(graph.value(q).name + ".scale", Tensor(DType::kF32, {}))};
+    node.outputs = {y};
+    graph.add_node(std::move(node));
+    return y;
+  };
+  Node conv;
+  conv.op_type = "Conv";
+  conv.inputs = {dequantize(graph.add_value("x", DType::kU8, Shape{1, 64, 56, 56})),
+                 dequantize(graph.add_constant("w", Tensor(DType::kI8, {128, 64, 3, 3})))};
+  conv.outputs = {graph.add_value("y", DType::kF32, Shape{1, 128, 28, 28})};
+  conv.attributes["kernel_shape"] = std::vector<int64_t>{3, 3};
+  conv.attributes["strides"] = std::vector<int64_t>{2, 2};
+  const NodeId node = graph.add_node(std::move(conv));
+  Target target;
+  target.devices = {cpu()};
+  DeviceProfile& host = target.devices[0];
+  host.curves[{CostClass::kStridedConv, Precision::kFp32}] = {{"", 1e6, 0.05, 0}};
+  host.curves[{CostClass::kConv, Precision::kFp32}] = {{"", 1e6, 0.02, 0}};
+  EXPECT_EQ(node_work(graph, node, Precision::kFp32, host).cost_class, CostClass::kStridedConv);
+  host.qdq_curves[CostClass::kConv] = {{"", 1e6, 0.01, 0}};
+  EXPECT_EQ(node_work(graph, node, Precision::kFp32, host).cost_class, CostClass::kConv);
+  const double flop = 2.0 * 128 * 28 * 28 * 64 * 9;
+  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32),
+              0.01 * flop / 1e6, 1e-9);
+  // With a strided QDQ curve of its own, that one.
+  host.qdq_curves[CostClass::kStridedConv] = {{"", 1e6, 0.03, 0}};
+  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32),
+              0.03 * flop / 1e6, 1e-9);
+}
+
 // A Concat has a class of its own where calibrated (copies of its inputs), else data_movement's.
 TEST(NodeWorkTest, AConcatIsTimedAsCopiesWhereCalibrated) {
   Graph graph;
