@@ -37,8 +37,8 @@ bool quantized_layer(const Graph& graph, const Node& node);
 // backend's hints (Device::executed_work: padded tiles, a GPU's fill) apply. A channel norm
 // counts 1 KiB more a pixel (its per-row cost). A stem or strided Conv on a device calibrated
 // without that class's curve (for a quantized layer: its QDQ curve, where the device has QDQ
-// curves) counts as the class it would have at stride 1, a Concat as data_movement. `as_class`: count the node as that class instead (a fused chain that runs as
-// another op).
+// curves) counts as the class it would have at stride 1, a Concat as data_movement. `as_class`:
+// count the node as that class instead (a fused chain that runs as another op).
 NodeWork node_work(const Graph& graph, NodeId node, Precision precision,
                    const DeviceProfile& device, const Device& backend,
                    std::optional<CostClass> as_class = std::nullopt);

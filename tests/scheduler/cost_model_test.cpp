@@ -497,8 +497,8 @@ TEST(NodeWorkTest, StemsAndStridedConvsHaveClassesOfTheirOwnWhereCalibrated) {
 TEST(NodeWorkTest, AQdqStridedConvCostsTheStrideOneQdqCurve) {
   Graph graph;
   const auto dequantize = [&](ValueId q) {
-    const ValueId y = graph.add_value(graph.value(q).name + ".dq", DType::kF32,
-                                      graph.value(q).shape);
+    const ValueId y =
+        graph.add_value(graph.value(q).name + ".dq", DType::kF32, graph.value(q).shape);
     Node node;
     node.op_type = "DequantizeLinear";
     node.inputs = {q, graph.add_constant(graph.value(q).name + ".scale", Tensor(DType::kF32, {}))};
@@ -523,12 +523,12 @@ TEST(NodeWorkTest, AQdqStridedConvCostsTheStrideOneQdqCurve) {
   host.qdq_curves[CostClass::kConv] = {{"", 1e6, 0.01, 0}};
   EXPECT_EQ(node_work(graph, node, Precision::kFp32, host).cost_class, CostClass::kConv);
   const double flop = 2.0 * 128 * 28 * 28 * 64 * 9;
-  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32),
-              0.01 * flop / 1e6, 1e-9);
+  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32), 0.01 * flop / 1e6,
+              1e-9);
   // With a strided QDQ curve of its own, that one.
   host.qdq_curves[CostClass::kStridedConv] = {{"", 1e6, 0.03, 0}};
-  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32),
-              0.03 * flop / 1e6, 1e-9);
+  EXPECT_NEAR(CostModel(target, 1).node_ms(graph, node, host, Precision::kFp32), 0.03 * flop / 1e6,
+              1e-9);
 }
 
 // A Concat has a class of its own where calibrated (copies of its inputs), else data_movement's.

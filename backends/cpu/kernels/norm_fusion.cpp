@@ -77,8 +77,8 @@ class Matcher {
              graph_.value(node.inputs[i]).is_constant() &&
              graph_.value(node.inputs[i]).shape.elements() == 1;
     };
-    return single_constant(1) && (node.inputs.size() < 3 || node.inputs[2] == kNoValue ||
-                                  single_constant(2));
+    return single_constant(1) &&
+           (node.inputs.size() < 3 || node.inputs[2] == kNoValue || single_constant(2));
   }
 
   // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns

@@ -415,9 +415,8 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
   const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
   const DType x_type = spec.inputs[0]->dtype;
   if (is_quantized_dtype(x_type)) {
-    const DType y_type = spec.outputs.empty() || spec.outputs[0] == nullptr
-                             ? DType::kF32
-                             : spec.outputs[0]->dtype;
+    const DType y_type =
+        spec.outputs.empty() || spec.outputs[0] == nullptr ? DType::kF32 : spec.outputs[0]->dtype;
     if (!is_quantized_dtype(y_type)) {
       return invalid_node(spec, "8-bit X needs an 8-bit Y, not " + std::string(dtype_name(y_type)));
     }
@@ -440,8 +439,7 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
               rows,
               [&](int64_t begin, int64_t end) {
                 quantized_channel_norm_rows(x, y, begin, end, channels, pixels, channels_last,
-                                            scale, bias, epsilon, x_scale, x_zero, y_scale,
-                                            y_zero);
+                                            scale, bias, epsilon, x_scale, x_zero, y_scale, y_zero);
               },
               grain_for(channels));
         });

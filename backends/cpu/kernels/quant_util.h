@@ -54,8 +54,7 @@ inline void quantize_run(const float* x, uint8_t* y, int64_t n, float scale, int
 inline void quantize_run(const float* x, int8_t* y, int64_t n, float scale, int32_t zero_point) {
   quantize_to_i8(x, y, n, scale, zero_point);
 }
-inline void dequantize_run(const uint8_t* x, float* y, int64_t n, float scale,
-                           int32_t zero_point) {
+inline void dequantize_run(const uint8_t* x, float* y, int64_t n, float scale, int32_t zero_point) {
   dequantize_u8(x, y, n, scale, zero_point);
 }
 inline void dequantize_run(const int8_t* x, float* y, int64_t n, float scale, int32_t zero_point) {

@@ -334,8 +334,8 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   b.initializer("w1", seeded_int8_weights(3));
   b.initializer("w2", seeded_int8_weights(4));
   add_quantization_parameters(b);
-  b.initializer_random("ln_scale", {kChannels}, 1.0f, 2).initializer_random("ln_bias", {kChannels},
-                                                                             1.0f, 3);
+  b.initializer_random("ln_scale", {kChannels}, 1.0f, 2)
+      .initializer_random("ln_bias", {kChannels}, 1.0f, 3);
   b.initializer_f32("s_norm", {}, {0.021f});
   Tensor zp_norm = Tensor::uninitialized(DType::kU8, {});
   zp_norm.values<uint8_t>()[0] = 120;
