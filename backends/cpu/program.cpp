@@ -90,7 +90,7 @@ std::optional<std::vector<size_t>> flexible_inputs(const Graph& graph, const Nod
 // The flexible ops written for 8-bit data in either layout (the others take fp32 only).
 bool is_int8_flexible(const std::string& op) {
   return op == "DequantizeLinear" || op == "QuantizeLinear" || op == kQdqBinaryOp ||
-         op == kQdqTableOp || op == kChannelLayerNormOp;
+         op == kQdqTableOp || op == kChannelLayerNormOp || op == kGroupNormOp;
 }
 
 // A value whose bytes differ between NCHW and NHWC (padded to 4-D: C > 1 and H * W > 1). Where

@@ -3,7 +3,11 @@
 // pass (norm_fusion.cpp) builds it; models never name it (the importer refuses unknown ops).
 // One pass for the statistics and one for normalize + affine + activation, in NCHW or NHWC, where
 // the unfused chain made eight passes and forced NCHW between the convolutions around it.
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <vector>
 
 #include <tbb/combinable.h>
@@ -11,6 +15,7 @@
 #include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/norm_fusion.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/reduction_common.h"
 
 namespace hsched::cpu {
@@ -191,9 +196,269 @@ class GroupNormKernel final : public Kernel {
   std::vector<float> scale_, shift_;  // per channel, rewritten by each run
 };
 
+// y = Q1(((x - x_zero) * x_scale - mean) * a + b), the normalization's quantization, over n 8-bit
+// elements whose mean, a and b are per element (`per_element`) or mean[0], a[0] and b[0]: the
+// float operations of DequantizeLinear, InstanceNormalization and QuantizeLinear run apart.
+template <typename X, typename Y>
+[[gnu::always_inline]] inline void normalize_bytes(const X* __restrict x, Y* __restrict y,
+                                                   int64_t n, const float* mean, const float* a,
+                                                   const float* b, bool per_element, float x_scale,
+                                                   int32_t x_zero, float y_scale, int32_t y_zero) {
+  const auto one = [&](int64_t i, float m, float ai, float bi) {
+    const float v = static_cast<float>(int32_t{x[i]} - x_zero) * x_scale;
+    y[i] = saturate_round<Y>(((v - m) * ai + bi) / y_scale, y_zero);
+  };
+  if (per_element) {
+    for (int64_t i = 0; i < n; ++i) one(i, mean[i], a[i], b[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) one(i, mean[0], a[0], b[0]);
+  }
+}
+#define HSCHED_NORMALIZE_BYTES(X, Y, name)                                                        \
+  HSCHED_VECTOR_CLONES void name(const X* x, Y* y, int64_t n, const float* mean, const float* a,  \
+                                 const float* b, bool per_element, float x_scale, int32_t x_zero, \
+                                 float y_scale, int32_t y_zero) {                                 \
+    normalize_bytes(x, y, n, mean, a, b, per_element, x_scale, x_zero, y_scale, y_zero);          \
+  }
+HSCHED_NORMALIZE_BYTES(uint8_t, uint8_t, normalize_u8_u8)
+HSCHED_NORMALIZE_BYTES(uint8_t, int8_t, normalize_u8_i8)
+HSCHED_NORMALIZE_BYTES(int8_t, uint8_t, normalize_i8_u8)
+HSCHED_NORMALIZE_BYTES(int8_t, int8_t, normalize_i8_i8)
+#undef HSCHED_NORMALIZE_BYTES
+void normalize(const uint8_t* x, uint8_t* y, auto... rest) { normalize_u8_u8(x, y, rest...); }
+void normalize(const uint8_t* x, int8_t* y, auto... rest) { normalize_u8_i8(x, y, rest...); }
+void normalize(const int8_t* x, uint8_t* y, auto... rest) { normalize_i8_u8(x, y, rest...); }
+void normalize(const int8_t* x, int8_t* y, auto... rest) { normalize_i8_i8(x, y, rest...); }
+
+// Sums of x - zero and of its squares in int32: per channel over `pixels` channels-last pixels
+// (sum_pixels), or over one row (sum_row). Callers bound the count so that they cannot overflow.
+template <typename X>
+[[gnu::always_inline]] inline void sum_pixels_of(const X* __restrict x, int64_t pixels,
+                                                 int64_t channels, int32_t zero,
+                                                 int32_t* __restrict sum, int32_t* __restrict sq) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    const X* row = x + p * channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      const int32_t v = int32_t{row[c]} - zero;
+      sum[c] += v;
+      sq[c] += v * v;
+    }
+  }
+}
+template <typename X>
+[[gnu::always_inline]] inline void sum_row_of(const X* __restrict x, int64_t n, int32_t zero,
+                                              int32_t* sum, int32_t* sq) {
+  int32_t s = 0, q = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = int32_t{x[i]} - zero;
+    s += v;
+    q += v * v;
+  }
+  *sum = s;
+  *sq = q;
+}
+HSCHED_VECTOR_CLONES void sum_pixels(const uint8_t* x, int64_t pixels, int64_t channels,
+                                     int32_t zero, int32_t* sum, int32_t* sq) {
+  sum_pixels_of(x, pixels, channels, zero, sum, sq);
+}
+HSCHED_VECTOR_CLONES void sum_pixels(const int8_t* x, int64_t pixels, int64_t channels,
+                                     int32_t zero, int32_t* sum, int32_t* sq) {
+  sum_pixels_of(x, pixels, channels, zero, sum, sq);
+}
+HSCHED_VECTOR_CLONES void sum_row(const uint8_t* x, int64_t n, int32_t zero, int32_t* sum,
+                                  int32_t* sq) {
+  sum_row_of(x, n, zero, sum, sq);
+}
+HSCHED_VECTOR_CLONES void sum_row(const int8_t* x, int64_t n, int32_t zero, int32_t* sum,
+                                  int32_t* sq) {
+  sum_row_of(x, n, zero, sum, sq);
+}
+
+// The QDQ GroupNorm chain (norm_fusion.h) on the 8-bit data. Statistics are exact integer sums of
+// x - x_zero; each element is normalized and quantized as the unfused steps do, then mapped
+// through its channel's row of the table (the stages after the normalization's quantization).
+class QuantizedGroupNormKernel final : public Kernel {
+ public:
+  QuantizedGroupNormKernel(DType x_type, DType y_type, int64_t batch, int64_t channels,
+                           int64_t pixels, int64_t groups, float epsilon, bool channels_last)
+      : x_type_(x_type),
+        y_type_(y_type),
+        batch_(batch),
+        channels_(channels),
+        pixels_(pixels),
+        groups_(groups),
+        epsilon_(epsilon),
+        channels_last_(channels_last),
+        mean_(channels),
+        a_(channels),
+        b_(channels) {}
+
+  Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
+    dispatch_quantized(x_type_, [&](auto x_tag) {
+      dispatch_quantized(y_type_,
+                         [&](auto y_tag) { run_typed<decltype(x_tag), decltype(y_tag)>(in, out); });
+    });
+    return Status::ok();
+  }
+
+ private:
+  template <typename X, typename Y>
+  void run_typed(std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const float* scale = in[1]->values<float>().data();
+    const float* bias = in[2]->values<float>().data();
+    const float x_scale = read_scales(*in[3])[0], y_scale = read_scales(*in[5])[0];
+    const int32_t x_zero = read_zero_points(optional_input(in, 4), 1)[0];
+    const int32_t y_zero = read_zero_points(optional_input(in, 6), 1)[0];
+    const Y* table = in[7]->values<Y>().data();
+    const int64_t image = channels_ * pixels_, lowest = std::numeric_limits<Y>::min();
+    for (int64_t n = 0; n < batch_; ++n) {
+      const X* x = in[0]->values<X>().data() + n * image;
+      Y* y = out[0]->values<Y>().data() + n * image;
+      fold_statistics(integer_sums(x, x_zero), scale, bias, x_scale);
+      const auto finish = [&](int64_t at, int64_t count, int64_t c, bool per_element) {
+        normalize(x + at, y + at, count, &mean_[c], &a_[c], &b_[c], per_element, x_scale, x_zero,
+                  y_scale, y_zero);
+        for (int64_t i = 0; i < count; ++i) {
+          const int64_t channel = per_element ? i : c;
+          y[at + i] = table[channel * 256 + (int64_t{y[at + i]} - lowest)];
+        }
+      };
+      if (channels_last_) {
+        parallel_range(
+            pixels_,
+            [&](int64_t begin, int64_t end) {
+              for (int64_t p = begin; p < end; ++p) finish(p * channels_, channels_, 0, true);
+            },
+            grain_for(channels_));
+      } else {
+        parallel_range(
+            channels_,
+            [&](int64_t begin, int64_t end) {
+              for (int64_t c = begin; c < end; ++c) finish(c * pixels_, pixels_, c, false);
+            },
+            grain_for(pixels_));
+      }
+    }
+  }
+
+  // Per channel: the sum of x - x_zero and of its squares, exact in int64 (int32 lanes over
+  // blocks of pixels that cannot overflow them).
+  template <typename X>
+  std::vector<std::array<int64_t, 2>> integer_sums(const X* x, int32_t x_zero) const {
+    using Totals = std::vector<std::array<int64_t, 2>>;
+    tbb::combinable<Totals> partial([&] { return Totals(static_cast<size_t>(channels_)); });
+    // A block's squares stay below 2^31: 255^2 x 2^15.
+    constexpr int64_t kBlock = int64_t{1} << 15;
+    const auto flush = [](Totals& t, int64_t c, const int32_t* sum, const int32_t* sq) {
+      t[static_cast<size_t>(c)][0] += sum[0];
+      t[static_cast<size_t>(c)][1] += sq[0];
+    };
+    if (channels_last_) {
+      parallel_range(
+          pixels_,
+          [&](int64_t begin, int64_t end) {
+            Totals& mine = partial.local();
+            std::vector<int32_t> sum(static_cast<size_t>(channels_)), sq(sum.size());
+            for (int64_t p = begin; p < end; p += kBlock) {
+              std::fill(sum.begin(), sum.end(), 0);
+              std::fill(sq.begin(), sq.end(), 0);
+              sum_pixels(x + p * channels_, std::min(kBlock, end - p), channels_, x_zero,
+                         sum.data(), sq.data());
+              for (int64_t c = 0; c < channels_; ++c) flush(mine, c, &sum[c], &sq[c]);
+            }
+          },
+          grain_for(channels_));
+    } else {
+      parallel_range(
+          channels_,
+          [&](int64_t begin, int64_t end) {
+            Totals& mine = partial.local();
+            for (int64_t c = begin; c < end; ++c) {
+              for (int64_t p = 0; p < pixels_; p += kBlock) {
+                int32_t sum = 0, sq = 0;
+                sum_row(x + c * pixels_ + p, std::min(kBlock, pixels_ - p), x_zero, &sum, &sq);
+                flush(mine, c, &sum, &sq);
+              }
+            }
+          },
+          grain_for(pixels_));
+    }
+    Totals total(static_cast<size_t>(channels_));
+    partial.combine_each([&](const Totals& t) {
+      for (size_t c = 0; c < t.size(); ++c) {
+        total[c][0] += t[c][0];
+        total[c][1] += t[c][1];
+      }
+    });
+    return total;
+  }
+
+  // Per channel its group's mean and a = inv_std * scale, b = bias (InstanceNormalization's),
+  // with the statistics rounded to float as its kernel rounds them.
+  void fold_statistics(const std::vector<std::array<int64_t, 2>>& sums, const float* scale,
+                       const float* bias, float x_scale) {
+    const int64_t per_group = channels_ / groups_;
+    const double count = static_cast<double>(per_group * pixels_);
+    for (int64_t g = 0; g < groups_; ++g) {
+      int64_t s = 0, q = 0;
+      for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
+        s += sums[static_cast<size_t>(c)][0];
+        q += sums[static_cast<size_t>(c)][1];
+      }
+      const double mean = static_cast<double>(s) / count;
+      const double step = static_cast<double>(x_scale);
+      const double variance = std::max(0.0, static_cast<double>(q) / count - mean * mean);
+      const float inv_std = 1.0f / std::sqrt(static_cast<float>(variance * step * step) + epsilon_);
+      for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
+        mean_[c] = static_cast<float>(mean * step);
+        a_[c] = inv_std * scale[g];
+        b_[c] = bias[g];
+      }
+    }
+  }
+
+  DType x_type_, y_type_;
+  int64_t batch_, channels_, pixels_, groups_;
+  float epsilon_;
+  bool channels_last_;
+  std::vector<float> mean_, a_, b_;  // per channel, rewritten by each run
+};
+
+// The QDQ form (norm_fusion.h): x 8-bit, InstanceNormalization's scale and bias [G], x's scale
+// and zero point, the normalization's quantization, the [C, 256] table of y's type.
+Result<std::unique_ptr<Kernel>> make_quantized_group_norm(const KernelSpec& spec,
+                                                          const std::vector<int64_t>& dims,
+                                                          int64_t groups) {
+  const int64_t channels = dims[1];
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, i == 1 ? "scale" : "bias"));
+    if (spec.inputs[i]->shape.elements() != groups) {
+      return invalid_argument(node_context(spec.node) +
+                              ": scale and bias need one value per group");
+    }
+  }
+  const DType x_type = spec.inputs[0]->dtype;
+  HSCHED_RETURN_IF_ERROR(check_input(spec, 7, {DType::kU8, DType::kI8}, "table"));
+  const DType y_type = spec.inputs[7]->dtype;
+  if (spec.inputs[7]->shape.elements() != channels * 256) {
+    return invalid_argument(node_context(spec.node) + ": the table needs 256 values a channel");
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 3, 4, x_type, "x", -1, true).status());
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 5, 6, y_type, "y", -1, true).status());
+  const int64_t pixels = reduction::product(dims, 2, dims.size());
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, y_type, dims[0] * channels * pixels, "output"));
+  const bool channels_last = input_channels_last(spec.node, 0);
+  if (channels_last != output_channels_last(spec.node, 0) || (channels_last && dims.size() != 4)) {
+    return invalid_argument(node_context(spec.node) + ": input and output layouts differ");
+  }
+  return std::unique_ptr<Kernel>(std::make_unique<QuantizedGroupNormKernel>(
+      x_type, y_type, dims[0], channels, pixels, groups, spec.node.attr_float("epsilon", 1e-5f),
+      channels_last));
+}
+
 // Input [N, C, spatial...]; gamma and beta [C]; attributes num_groups, epsilon, silu.
 Result<std::unique_ptr<Kernel>> make_group_norm(const KernelSpec& spec) {
-  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32}, "input"));
+  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kF32, DType::kU8, DType::kI8}, "input"));
   const auto& dims = spec.in_dims(0);
   const int64_t groups = spec.node.attr_int("num_groups", 0);
   if (dims.size() < 3 || groups < 1 || dims[1] % groups != 0) {
@@ -201,6 +466,7 @@ Result<std::unique_ptr<Kernel>> make_group_norm(const KernelSpec& spec) {
                             (dims.size() > 1 ? std::to_string(dims[1]) : "?") +
                             ") a multiple of num_groups (" + std::to_string(groups) + ")");
   }
+  if (spec.inputs[0]->dtype != DType::kF32) return make_quantized_group_norm(spec, dims, groups);
   const int64_t channels = dims[1];
   for (size_t i : {size_t{1}, size_t{2}}) {
     HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, i == 1 ? "gamma" : "beta"));

@@ -5,6 +5,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
+
+#include "backends/cpu/kernels/quant_util.h"
 
 namespace hsched::cpu {
 
@@ -90,9 +93,9 @@ class Matcher {
     const Value& xv = graph_.value(x);
     const auto& dims = xv.shape.dims;
     const auto& grouped = graph_.value(reshape.outputs[0]).shape.dims;
-    if (xv.dtype != DType::kF32 || dims.size() < 3 || grouped.size() < 3 || grouped[0] != dims[0]) {
-      return std::nullopt;
-    }
+    if (dims.size() < 3 || grouped.size() < 3 || grouped[0] != dims[0]) return std::nullopt;
+    if (xv.dtype == DType::kU8 || xv.dtype == DType::kI8) return match_quantized_group_norm(start);
+    if (xv.dtype != DType::kF32) return std::nullopt;
     const int64_t channels = dims[1], groups = grouped[1];
     if (groups < 1 || channels % groups != 0) return std::nullopt;
     const auto norm = sole(reshape.outputs[0], "InstanceNormalization");
@@ -154,6 +157,121 @@ class Matcher {
     const ValueId beta_id =
         graph_.add_constant(prefix + "beta", Tensor::from_vector(DType::kF32, {channels}, beta));
     fused.inputs = {x, gamma_id, beta_id};
+    fused.outputs = {current};
+    reshape = std::move(fused);
+    return absorbed;
+  }
+
+  // The QDQ form of the GroupNorm chain after fuse_qdq (its Reshapes on the 8-bit data): Reshape
+  // -> DequantizeLinear -> InstanceNormalization -> QuantizeLinear -> Reshape back, then up to
+  // [DequantizeLinear -> Mul(per-channel constant) -> QuantizeLinear] and [DequantizeLinear ->
+  // Add(per-channel constant) -> QuantizeLinear], every (de)quantization of one constant scale
+  // and zero point. The stages after the normalization's quantization map its 256 values to the
+  // chain's output per channel: that map is computed here with the kernels' float operations, a
+  // [C, 256] table of the output's type.
+  std::optional<std::vector<size_t>> match_quantized_group_norm(size_t start) {
+    Node& reshape = *nodes_[start];
+    const ValueId x = reshape.inputs[0];
+    const auto& dims = graph_.value(x).shape.dims;
+    const int64_t channels = dims[1], groups = graph_.value(reshape.outputs[0]).shape.dims[1];
+    if (groups < 1 || channels % groups != 0) return std::nullopt;
+    std::vector<size_t> absorbed;
+    // The sole reader of `v` when it is `op` (a (de)quantization of one value each): absorbed.
+    const auto step = [&](ValueId v, const std::string& op) -> std::optional<size_t> {
+      const auto s = sole(v, op.c_str());
+      if (!s || (op.ends_with("Linear") && !one_value_params(*nodes_[*s]))) return std::nullopt;
+      absorbed.push_back(*s);
+      return s;
+    };
+    const auto dq = step(reshape.outputs[0], "DequantizeLinear");
+    const auto norm = dq ? step(nodes_[*dq]->outputs[0], "InstanceNormalization") : std::nullopt;
+    if (!norm) return std::nullopt;
+    const Node& nn = *nodes_[*norm];
+    if (nn.inputs.size() != 3 || nn.inputs[1] == kNoValue || nn.inputs[2] == kNoValue ||
+        !constant_floats(graph_.value(nn.inputs[1]), groups) ||
+        !constant_floats(graph_.value(nn.inputs[2]), groups)) {
+      return std::nullopt;
+    }
+    const auto q = step(nn.outputs[0], "QuantizeLinear");
+    const auto back = q ? step(nodes_[*q]->outputs[0], "Reshape") : std::nullopt;
+    if (!back || graph_.value(nodes_[*back]->outputs[0]).shape.dims != dims) return std::nullopt;
+    const DType q_type = graph_.value(nodes_[*q]->outputs[0]).dtype;
+    if (q_type != DType::kU8 && q_type != DType::kI8) return std::nullopt;
+    // The stages: (op, per-channel constant, DequantizeLinear, QuantizeLinear).
+    struct Stage {
+      char op;
+      std::vector<float> k;
+      const Node* dq;
+      const Node* q;
+    };
+    std::vector<Stage> stages;
+    ValueId current = nodes_[*back]->outputs[0];
+    for (const char* op : {"Mul", "Add"}) {
+      const auto d = sole(current, "DequantizeLinear");
+      const auto s = d ? sole(nodes_[*d]->outputs[0], op) : std::nullopt;
+      if (!s || !one_value_params(*nodes_[*d]) || nodes_[*s]->inputs.size() != 2) continue;
+      const Node& sn = *nodes_[*s];
+      const ValueId other = sn.inputs[0] == nodes_[*d]->outputs[0] ? sn.inputs[1] : sn.inputs[0];
+      const auto k = per_channel_constant(graph_.value(other), channels, dims.size());
+      const auto r = k ? sole(sn.outputs[0], "QuantizeLinear") : std::nullopt;
+      if (!r || !one_value_params(*nodes_[*r]) ||
+          graph_.value(nodes_[*r]->outputs[0]).dtype != q_type) {
+        continue;
+      }
+      stages.push_back({op[0], *k, nodes_[*d], nodes_[*r]});
+      absorbed.insert(absorbed.end(), {*d, *s, *r});
+      current = nodes_[*r]->outputs[0];
+    }
+    // A (de)quantization's scale and zero point (one_value_params).
+    const auto params = [&](const Node& node) -> std::pair<float, int32_t> {
+      const float scale = graph_.value(node.inputs[1]).constant->values<float>()[0];
+      if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return {scale, 0};
+      const Tensor& zp = *graph_.value(node.inputs[2]).constant;
+      return {scale, zp.dtype() == DType::kU8 ? int32_t{zp.values<uint8_t>()[0]}
+                                              : int32_t{zp.values<int8_t>()[0]}};
+    };
+    Tensor table = Tensor::uninitialized(q_type, {channels, 256});
+    const int32_t lowest = q_type == DType::kU8 ? 0 : -128;
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int32_t i = 0; i < 256; ++i) {
+        int32_t value = lowest + i;
+        for (const Stage& stage : stages) {
+          const auto [ds, dz] = params(*stage.dq);
+          const auto [qs, qz] = params(*stage.q);
+          const float v = static_cast<float>(value - dz) * ds;
+          const float k = stage.k[static_cast<size_t>(c)];
+          const float r = stage.op == 'M' ? v * k : v + k;
+          value = q_type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r / qs, qz)}
+                                       : int32_t{saturate_round<int8_t>(r / qs, qz)};
+        }
+        const size_t at = static_cast<size_t>(c * 256 + i);
+        if (q_type == DType::kU8) {
+          table.values<uint8_t>()[at] = static_cast<uint8_t>(value);
+        } else {
+          table.values<int8_t>()[at] = static_cast<int8_t>(value);
+        }
+      }
+    }
+    const Node& dqn = *nodes_[*dq];
+    const Node& qn = *nodes_[*q];
+    Node fused;
+    fused.name = nn.name;
+    fused.op_type = kGroupNormOp;
+    fused.attributes["num_groups"] = groups;
+    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
+    fused.attributes["silu"] = int64_t{0};
+    const ValueId table_id = graph_.add_constant(nn.name + "/group_norm_table", std::move(table));
+    const auto zero_point = [](const Node& node) {
+      return node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
+    };
+    fused.inputs = {x,
+                    nn.inputs[1],
+                    nn.inputs[2],
+                    dqn.inputs[1],
+                    zero_point(dqn),
+                    qn.inputs[1],
+                    zero_point(qn),
+                    table_id};
     fused.outputs = {current};
     reshape = std::move(fused);
     return absorbed;

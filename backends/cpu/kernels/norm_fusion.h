@@ -11,7 +11,10 @@
 namespace hsched::cpu {
 
 // GroupNorm (group_norm.cpp): inputs x [N, C, spatial...], gamma [C], beta [C]; attributes
-// num_groups, epsilon, silu (0/1); channels-last or not, the same on both sides.
+// num_groups, epsilon, silu (0/1); channels-last or not, the same on both sides. The QDQ form
+// (x u8 or i8): inputs x, InstanceNormalization's scale and bias [G], x's scale and zero point,
+// the normalization's quantization (scale, zero point), and a [C, 256] table of y's 8-bit type
+// from that quantization's values to y's (the Mul and Add stages after it, each requantized).
 inline constexpr const char* kGroupNormOp = "hsched.GroupNorm";
 // LayerNormalization over the channel axis of [N, C, H, W] (normalization_kernels.cpp): inputs
 // x, scale [C], optional bias [C]; attribute epsilon; either layout, the same on both sides. An
@@ -26,7 +29,11 @@ void register_group_norm_kernel(KernelRegistry& registry);
 //
 // Reshape([N, G, ...]) -> InstanceNormalization(constant scale, bias) -> Reshape(back) ->
 // [Mul(per-channel constant)] -> [Add(per-channel constant)] -> [x * Sigmoid(x)] (PyTorch's
-// GroupNorm): folded gamma and beta are added to `graph` as constants.
+// GroupNorm): folded gamma and beta are added to `graph` as constants. In a QDQ model, after
+// fuse_qdq has put the reshapes on the 8-bit data: Reshape -> DequantizeLinear ->
+// InstanceNormalization -> QuantizeLinear -> Reshape, then [DequantizeLinear -> Mul ->
+// QuantizeLinear] and [DequantizeLinear -> Add -> QuantizeLinear], each (de)quantization of one
+// constant scale and zero point: one kernel on the 8-bit data, its table added as a constant.
 int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<bool>& absorbed);
 // Transpose(0, 2, 3, 1) -> LayerNormalization(last axis) -> Transpose(0, 3, 1, 2) (ConvNeXt's
 // channels-first LayerNorm): no transposes at all once the activations are channels-last. In a

@@ -375,6 +375,78 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   EXPECT_NE(expect_matches_unfused(*graph, {x}, CpuOptions{2, true, false}, 0.0), nullptr);
 }
 
+// PyTorch's GroupNorm as ONNX Runtime's quantizer writes it: QDQ Conv -> Q -> DQ -> Reshape
+// [1, G, -1] -> Q -> DQ -> InstanceNormalization -> Q -> DQ -> Reshape back -> Q -> DQ ->
+// Mul(gamma) -> Q -> DQ -> Add(beta) -> Q -> DQ -> QDQ Conv. The reshapes run on the 8-bit data
+// (fuse_qdq), then the chain is one GroupNorm kernel on the 8-bit values, channels-last between
+// the convolutions, within a step of the unfused steps in NCHW (its statistics are exact integer
+// sums, the unfused kernel's float sums) and equal to them at nearly every value.
+TEST(FusionTest, Int8GroupNormIsOneKernelWithinAStepOfTheUnfusedSteps) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  b.initializer("w1", seeded_int8_weights(5));
+  b.initializer("w2", seeded_int8_weights(6));
+  add_quantization_parameters(b);
+  b.initializer_i64("grouped", {3}, {1, kGroups, -1});
+  b.initializer_i64("act_shape", {4}, act);
+  b.initializer_random("in_scale", {kGroups}, 1.0f, 4)
+      .initializer_random("in_bias", {kGroups}, 1.0f, 5);
+  b.initializer_random("gamma", {kChannels, 1, 1}, 1.0f, 6);
+  b.initializer_random("beta", {kChannels, 1, 1}, 1.0f, 7);
+  b.initializer_f32("s_norm", {}, {0.023f}).initializer_f32("s_mul", {}, {0.019f});
+  const auto requantize = [&](const std::string& v, const char* scale) {
+    b.node("QuantizeLinear", {v, scale, "zp"}, {v + "_q"});
+    b.node("DequantizeLinear", {v + "_q", scale, "zp"}, {v + "_d"});
+  };
+  requantize("x", "s");
+  for (const char* w : {"w1", "w2"}) {
+    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
+             0);
+  }
+  set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  requantize("c1", "s");
+  b.node("Reshape", {"c1_d", "grouped"}, {"g"});
+  requantize("g", "s");
+  b.node("InstanceNormalization", {"g_d", "in_scale", "in_bias"}, {"n"});
+  requantize("n", "s_norm");
+  b.node("Reshape", {"n_d", "act_shape"}, {"u"});
+  requantize("u", "s_norm");
+  b.node("Mul", {"u_d", "gamma"}, {"m"});
+  requantize("m", "s_mul");
+  b.node("Add", {"m_d", "beta"}, {"a"});
+  requantize("a", "s");
+  set_attr(b.node("Conv", {"a_d", "w2_f"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c2", "s", "zp"}, {"c2_q"});
+  b.node("DequantizeLinear", {"c2_q", "s", "zp"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_group_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32(act, 18, -4.0f, 4.0f);
+  auto unfused = CpuProgram::compile(*graph, CpuOptions{2, false, false});
+  ASSERT_TRUE(unfused.is_ok()) << unfused.status().message();
+  auto want = (*unfused)->run({x});
+  ASSERT_TRUE(want.is_ok()) << want.status().message();
+  const auto e = want->at(0).values<float>();
+  for (const bool channels_last : {true, false}) {
+    auto fused = CpuProgram::compile(*graph, CpuOptions{2, true, channels_last});
+    ASSERT_TRUE(fused.is_ok()) << fused.status().message();
+    EXPECT_EQ((*fused)->stats().kernels, 5);  // Q, QLinearConv, the GroupNorm, QLinearConv, DQ
+    EXPECT_EQ((*fused)->stats().channels_last_values, channels_last ? 2 : 0);
+    auto got = (*fused)->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const auto a = got->at(0).values<float>();
+    ASSERT_EQ(a.size(), e.size());
+    size_t same = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_LE(std::abs(a[i] - e[i]), 0.05f * 1.0001f) << i;  // one step of "s"
+      same += a[i] == e[i];
+    }
+    EXPECT_GE(same, a.size() * 95 / 100) << channels_last;
+    EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 20u);
+  }
+}
+
 // GELU's factor between Q/DQ pairs as quantizers write it, DQ -> Div -> Erf -> Add(DQ'd 1) ->
 // Mul(0.5) -> Q: one kQdqTableOp step whose bytes are the unfused steps' for each of the 256
 // inputs.
