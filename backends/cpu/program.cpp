@@ -289,9 +289,12 @@ void CpuProgram::drop_steps(const std::vector<bool>& absorbed) {
 
 // The steps of compile() with default CpuOptions, decided by the same code (step_plan.h) on a copy
 // of the graph and copies of its nodes; layouts and kernels change no step count, so they are
-// skipped. Folded values are only marked, never computed: a fusion that needs a folded value's
-// bytes (a per-channel scale computed from constants, say) does not happen here although the
-// program makes it, so such a node is then reported as a step.
+// skipped. Folded values are never computed: a small one (a QDQ model's dequantized scale or
+// per-channel gamma) stands as a tensor of its shape holding 1s (floats) or 0s, so that fusions
+// reading such parameters decide as in the program (their values matter to what a fused kernel
+// computes, not to which nodes it takes); a larger one (dequantized weights) is only marked, and a
+// fusion that needs its bytes does not happen here although the program makes it, so such a node
+// is then reported as a step.
 std::vector<bool> nodes_without_steps(const Graph& graph, std::vector<std::string>* step_ops) {
   std::vector<bool> without(graph.nodes().size(), false);
   if (step_ops != nullptr) step_ops->assign(graph.nodes().size(), "");
@@ -315,7 +318,16 @@ std::vector<bool> nodes_without_steps(const Graph& graph, std::vector<std::strin
     without[static_cast<size_t>(id)] = true;
     if (alias_constant_view(copy, node)) continue;
     for (ValueId v : node.outputs) {
-      if (v != kNoValue) folded[static_cast<size_t>(v)] = true;
+      if (v == kNoValue) continue;
+      folded[static_cast<size_t>(v)] = true;
+      Value& value = copy.value(v);
+      constexpr int64_t kStandInElements = 4096;
+      if (value.shape.is_static() && value.shape.elements() <= kStandInElements &&
+          !value.is_constant()) {
+        Tensor stand_in(value.dtype, value.shape.dims);
+        if (value.dtype == DType::kF32) std::ranges::fill(stand_in.values<float>(), 1.0f);
+        value.constant = std::move(stand_in);
+      }
     }
   }
   std::vector<Node*> fusable;

@@ -197,38 +197,46 @@ class GroupNormKernel final : public Kernel {
 };
 
 // y = Q1(((x - x_zero) * x_scale - mean) * a + b), the normalization's quantization, over n 8-bit
-// elements whose mean, a and b are per element (`per_element`) or mean[0], a[0] and b[0]: the
-// float operations of DequantizeLinear, InstanceNormalization and QuantizeLinear run apart.
+// elements: channels-last pixels whose mean, a and b are per channel (`channels` > 0, n whole
+// pixels), or one channel's (`channels` 0: mean[0], a[0], b[0]). The float operations of
+// DequantizeLinear, InstanceNormalization and QuantizeLinear run apart.
 template <typename X, typename Y>
 [[gnu::always_inline]] inline void normalize_bytes(const X* __restrict x, Y* __restrict y,
-                                                   int64_t n, const float* mean, const float* a,
-                                                   const float* b, bool per_element, float x_scale,
+                                                   int64_t n, int64_t channels, const float* mean,
+                                                   const float* a, const float* b, float x_scale,
                                                    int32_t x_zero, float y_scale, int32_t y_zero) {
   const auto one = [&](int64_t i, float m, float ai, float bi) {
     const float v = static_cast<float>(int32_t{x[i]} - x_zero) * x_scale;
     y[i] = saturate_round<Y>(((v - m) * ai + bi) / y_scale, y_zero);
   };
-  if (per_element) {
-    for (int64_t i = 0; i < n; ++i) one(i, mean[i], a[i], b[i]);
+  if (channels > 0) {
+    for (int64_t p = 0; p < n; p += channels) {
+      for (int64_t c = 0; c < channels; ++c) one(p + c, mean[c], a[c], b[c]);
+    }
   } else {
     for (int64_t i = 0; i < n; ++i) one(i, mean[0], a[0], b[0]);
   }
 }
-#define HSCHED_NORMALIZE_BYTES(X, Y, name)                                                        \
-  HSCHED_VECTOR_CLONES void name(const X* x, Y* y, int64_t n, const float* mean, const float* a,  \
-                                 const float* b, bool per_element, float x_scale, int32_t x_zero, \
-                                 float y_scale, int32_t y_zero) {                                 \
-    normalize_bytes(x, y, n, mean, a, b, per_element, x_scale, x_zero, y_scale, y_zero);          \
+#define HSCHED_NORMALIZE_BYTES(X, Y)                                                    \
+  HSCHED_VECTOR_CLONES void normalize(                                                  \
+      const X* x, Y* y, int64_t n, int64_t channels, const float* mean, const float* a, \
+      const float* b, float x_scale, int32_t x_zero, float y_scale, int32_t y_zero) {   \
+    normalize_bytes(x, y, n, channels, mean, a, b, x_scale, x_zero, y_scale, y_zero);   \
   }
-HSCHED_NORMALIZE_BYTES(uint8_t, uint8_t, normalize_u8_u8)
-HSCHED_NORMALIZE_BYTES(uint8_t, int8_t, normalize_u8_i8)
-HSCHED_NORMALIZE_BYTES(int8_t, uint8_t, normalize_i8_u8)
-HSCHED_NORMALIZE_BYTES(int8_t, int8_t, normalize_i8_i8)
+HSCHED_NORMALIZE_BYTES(uint8_t, uint8_t)
+HSCHED_NORMALIZE_BYTES(uint8_t, int8_t)
+HSCHED_NORMALIZE_BYTES(int8_t, uint8_t)
+HSCHED_NORMALIZE_BYTES(int8_t, int8_t)
 #undef HSCHED_NORMALIZE_BYTES
-void normalize(const uint8_t* x, uint8_t* y, auto... rest) { normalize_u8_u8(x, y, rest...); }
-void normalize(const uint8_t* x, int8_t* y, auto... rest) { normalize_u8_i8(x, y, rest...); }
-void normalize(const int8_t* x, uint8_t* y, auto... rest) { normalize_i8_u8(x, y, rest...); }
-void normalize(const int8_t* x, int8_t* y, auto... rest) { normalize_i8_i8(x, y, rest...); }
+
+// y[p, c] = the byte of channel c's 256-entry table at q[p, c], over channels-last pixels.
+void look_up_channels(const uint8_t* __restrict q, uint8_t* __restrict y, int64_t pixels,
+                      int64_t channels, const uint8_t* __restrict tables) {
+  for (int64_t p = 0; p < pixels; ++p) {
+    const int64_t at = p * channels;
+    for (int64_t c = 0; c < channels; ++c) y[at + c] = tables[c * 256 + q[at + c]];
+  }
+}
 
 // Sums of x - zero and of its squares in int32: per channel over `pixels` channels-last pixels
 // (sum_pixels), or over one row (sum_row). Callers bound the count so that they cannot overflow.
@@ -309,32 +317,40 @@ class QuantizedGroupNormKernel final : public Kernel {
     const float x_scale = read_scales(*in[3])[0], y_scale = read_scales(*in[5])[0];
     const int32_t x_zero = read_zero_points(optional_input(in, 4), 1)[0];
     const int32_t y_zero = read_zero_points(optional_input(in, 6), 1)[0];
-    const Y* table = in[7]->values<Y>().data();
-    const int64_t image = channels_ * pixels_, lowest = std::numeric_limits<Y>::min();
+    const auto* table = reinterpret_cast<const uint8_t*>(in[7]->values<Y>().data());
+    const int64_t image = channels_ * pixels_;
     for (int64_t n = 0; n < batch_; ++n) {
       const X* x = in[0]->values<X>().data() + n * image;
       Y* y = out[0]->values<Y>().data() + n * image;
       fold_statistics(integer_sums(x, x_zero), scale, bias, x_scale);
-      const auto finish = [&](int64_t at, int64_t count, int64_t c, bool per_element) {
-        normalize(x + at, y + at, count, &mean_[c], &a_[c], &b_[c], per_element, x_scale, x_zero,
-                  y_scale, y_zero);
-        for (int64_t i = 0; i < count; ++i) {
-          const int64_t channel = per_element ? i : c;
-          y[at + i] = table[channel * 256 + (int64_t{y[at + i]} - lowest)];
+      // Normalized and quantized into `q`, then through the table into y.
+      const auto finish = [&](int64_t at, int64_t count, int64_t c, bool per_element,
+                              std::vector<Y>& q) {
+        q.resize(static_cast<size_t>(count));
+        normalize(x + at, q.data(), count, per_element ? channels_ : 0, &mean_[c], &a_[c], &b_[c],
+                  x_scale, x_zero, y_scale, y_zero);
+        const auto* bytes = reinterpret_cast<const uint8_t*>(q.data());
+        auto* into = reinterpret_cast<uint8_t*>(y + at);
+        if (per_element) {
+          look_up_channels(bytes, into, count / channels_, channels_, table);
+        } else {
+          look_up(bytes, into, count, table + c * 256);
         }
       };
       if (channels_last_) {
         parallel_range(
             pixels_,
             [&](int64_t begin, int64_t end) {
-              for (int64_t p = begin; p < end; ++p) finish(p * channels_, channels_, 0, true);
+              std::vector<Y> q;
+              finish(begin * channels_, (end - begin) * channels_, 0, true, q);
             },
             grain_for(channels_));
       } else {
         parallel_range(
             channels_,
             [&](int64_t begin, int64_t end) {
-              for (int64_t c = begin; c < end; ++c) finish(c * pixels_, pixels_, c, false);
+              std::vector<Y> q;
+              for (int64_t c = begin; c < end; ++c) finish(c * pixels_, pixels_, c, false, q);
             },
             grain_for(pixels_));
       }

@@ -231,10 +231,9 @@ class Matcher {
                                               : int32_t{zp.values<int8_t>()[0]}};
     };
     Tensor table = Tensor::uninitialized(q_type, {channels, 256});
-    const int32_t lowest = q_type == DType::kU8 ? 0 : -128;
     for (int64_t c = 0; c < channels; ++c) {
-      for (int32_t i = 0; i < 256; ++i) {
-        int32_t value = lowest + i;
+      for (int32_t i = 0; i < 256; ++i) {  // by the byte: i8 values as their two's complement
+        int32_t value = q_type == DType::kU8 ? i : int32_t{static_cast<int8_t>(i)};
         for (const Stage& stage : stages) {
           const auto [ds, dz] = params(*stage.dq);
           const auto [qs, qz] = params(*stage.q);

@@ -535,6 +535,8 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
   });
 }
 
+}  // namespace
+
 // kQdqTableOp (qdq_fusion.h): each output byte is the table's entry at the input's byte. A
 // byte-wise gather does not vectorize; AVX-512 VBMI looks up 64 bytes at a time in the table held
 // in four registers (two two-register permutes by the low 7 bits, blended by the high bit).
@@ -564,6 +566,8 @@ void look_up(const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n,
 #endif
   for (; i < n; ++i) y[i] = table[x[i]];
 }
+
+namespace {
 
 Result<std::unique_ptr<Kernel>> make_qdq_table(const KernelSpec& spec) {
   const auto found = spec.node.attributes.find("table");

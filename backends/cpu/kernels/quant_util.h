@@ -61,6 +61,11 @@ inline void dequantize_run(const int8_t* x, float* y, int64_t n, float scale, in
   dequantize_i8(x, y, n, scale, zero_point);
 }
 
+// y[i] = table[x[i]] over n bytes, 64 at a time with AVX-512 VBMI (kQdqTableOp's lookup;
+// quant_kernels.cpp).
+void look_up(const uint8_t* __restrict x, uint8_t* __restrict y, int64_t n,
+             const uint8_t* __restrict table);
+
 // One quantization parameter pair (scale and zero point inputs) of a node, as checked at kernel
 // creation: `count` values, 1 for a whole tensor, otherwise one per index of the axis it applies
 // to. The zero point may be omitted (then 0 of the data's dtype).

@@ -69,7 +69,9 @@ TEST_P(Int8ModelStepPlanTest, MatchesProgram) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Int8ModelStepPlanTest,
-                         ::testing::Values("resnet18", "mobilenet_v2", "vit_tiny", "bert_mini"));
+                         ::testing::Values("resnet18", "mobilenet_v2", "mobilenet_v3_small",
+                                           "squeezenet1_1", "convnext_atto", "vit_tiny",
+                                           "bert_mini", "vae_decoder_small"));
 
 // Conv -> Relu (a post-op) -> Reshape (a view of an activation) -> Softmax, plus Mul of two
 // initializers (folded) feeding an Add.
