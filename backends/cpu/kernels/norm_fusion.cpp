@@ -2,6 +2,7 @@
 #include "backends/cpu/kernels/norm_fusion.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <string>
@@ -73,15 +74,18 @@ class Matcher {
     return std::make_pair(sig, mul);
   }
 
-  // A QuantizeLinear or DequantizeLinear of one scale and zero point, both constants.
+  // A QuantizeLinear or DequantizeLinear of one scale (f32) and zero point (u8 or i8, or none),
+  // both constants.
   bool one_value_params(const Node& node) const {
-    const auto single_constant = [&](size_t i) {
-      return i < node.inputs.size() && node.inputs[i] != kNoValue &&
-             graph_.value(node.inputs[i]).is_constant() &&
-             graph_.value(node.inputs[i]).shape.elements() == 1;
+    const auto single_constant = [&](size_t i, std::initializer_list<DType> dtypes) {
+      if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return false;
+      const Value& v = graph_.value(node.inputs[i]);
+      return v.is_constant() && v.shape.elements() == 1 &&
+             std::find(dtypes.begin(), dtypes.end(), v.dtype) != dtypes.end();
     };
-    return single_constant(1) &&
-           (node.inputs.size() < 3 || node.inputs[2] == kNoValue || single_constant(2));
+    return single_constant(1, {DType::kF32}) &&
+           (node.inputs.size() < 3 || node.inputs[2] == kNoValue ||
+            single_constant(2, {DType::kU8, DType::kI8}));
   }
 
   // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns
