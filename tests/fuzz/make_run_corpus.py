@@ -288,6 +288,38 @@ def opset20_forms():
                  opset=20)
 
 
+def qdq_norms():
+    """A QDQ model's normalizations as ONNX Runtime's quantizer writes them (one kernel each on the
+    CPU's 8-bit data): ConvNeXt's Transpose -> LayerNormalization -> Transpose and PyTorch's
+    GroupNorm (Reshape -> InstanceNormalization -> Reshape -> Mul -> Add), each op between its
+    own Q/DQ pair."""
+    def requantized(name, scale):
+        return [helper.make_node("QuantizeLinear", [name, scale, "z"], [name + "_q"]),
+                helper.make_node("DequantizeLinear", [name + "_q", scale, "z"], [name + "_d"])]
+    nodes = (requantized("x", "s") + [
+        helper.make_node("Transpose", ["x_d"], ["t"], perm=[0, 2, 3, 1])] + requantized("t", "s") + [
+        helper.make_node("LayerNormalization", ["t_d", "ln_s", "ln_b"], ["n"], axis=-1)] +
+        requantized("n", "s2") + [
+        helper.make_node("Transpose", ["n_d"], ["u"], perm=[0, 3, 1, 2])] + requantized("u", "s2") + [
+        helper.make_node("Reshape", ["u_d", "grouped"], ["g"])] + requantized("g", "s2") + [
+        helper.make_node("InstanceNormalization", ["g_d", "in_s", "in_b"], ["i"])] +
+        requantized("i", "s") + [
+        helper.make_node("Reshape", ["i_d", "shape"], ["r"])] + requantized("r", "s") + [
+        helper.make_node("Mul", ["r_d", "gamma"], ["m"])] + requantized("m", "s2") + [
+        helper.make_node("Add", ["m_d", "beta"], ["a"])] + requantized("a", "s") + [
+        helper.make_node("Identity", ["a_d"], ["y"])])
+    rng = np.random.default_rng(11)
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.float32), n) for n, v in
+             [("s", 0.05), ("s2", 0.03)]]
+    inits += [numpy_helper.from_array(rng.uniform(0.5, 1.5, shape).astype(np.float32), n)
+              for n, shape in [("ln_s", [4]), ("ln_b", [4]), ("in_s", [2]), ("in_b", [2]),
+                               ("gamma", [4, 1, 1]), ("beta", [4, 1, 1])]]
+    inits += [numpy_helper.from_array(np.array(128, dtype=np.uint8), "z"),
+              i64("grouped", [1, 2, -1]), i64("shape", [1, 4, 3, 3])]
+    return model(graph(nodes, "qdq_norms", [vi("x", F, [1, 4, 3, 3])], [vi("y", F, [1, 4, 3, 3])],
+                       inits), opset=17)
+
+
 def half_model():
     # Stored in float16 (graph/half_models.h): a float16 input, weights and output, ConstantOfShape
     # of a float16 value, and a float32 side path cast to float16 (a rounding kept).
@@ -321,6 +353,7 @@ def valid_seeds():
         "seed-split-concat": split_concat(),
         "seed-qdq-conv": qdq_conv(),
         "seed-qdq-gelu": qdq_gelu(),
+        "seed-qdq-norms": qdq_norms(),
         "seed-ms-qoperator": ms_qoperator(),
         "seed-local-function": local_function(),
         "seed-if": if_branches(),
