@@ -440,19 +440,36 @@ class QuantizedGroupNormKernel final : public Kernel {
   std::vector<float> mean_, a_, b_;  // per channel, rewritten by each run
 };
 
+// Inputs 1 and 2, f32 of `count` values each (`what`: their names, for the error).
+Status check_affine(const KernelSpec& spec, int64_t count, std::array<const char*, 2> names,
+                    const char* what) {
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, names[i - 1]));
+    if (spec.inputs[i]->shape.elements() != count) {
+      return invalid_argument(node_context(spec.node) + ": " + what);
+    }
+  }
+  return Status::ok();
+}
+
+// Whether the kernel reads and writes channels-last (the same on both sides, 4-D only then).
+Result<bool> channels_last_of(const KernelSpec& spec, size_t rank) {
+  const bool channels_last = input_channels_last(spec.node, 0);
+  if (channels_last != output_channels_last(spec.node, 0) || (channels_last && rank != 4)) {
+    return invalid_argument(node_context(spec.node) + ": input and output layouts differ");
+  }
+  return channels_last;
+}
+
 // The QDQ form (norm_fusion.h): x 8-bit, InstanceNormalization's scale and bias [G], x's scale
 // and zero point, the normalization's quantization, the [C, 256] table of y's type.
 Result<std::unique_ptr<Kernel>> make_quantized_group_norm(const KernelSpec& spec,
                                                           const std::vector<int64_t>& dims,
                                                           int64_t groups) {
   const int64_t channels = dims[1];
-  for (size_t i : {size_t{1}, size_t{2}}) {
-    HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, i == 1 ? "scale" : "bias"));
-    if (spec.inputs[i]->shape.elements() != groups) {
-      return invalid_argument(node_context(spec.node) +
-                              ": scale and bias need one value per group");
-    }
-  }
+  const std::array<const char*, 2> names{"scale", "bias"};
+  HSCHED_RETURN_IF_ERROR(
+      check_affine(spec, groups, names, "scale and bias need one value per group"));
   const DType x_type = spec.inputs[0]->dtype;
   HSCHED_RETURN_IF_ERROR(check_input(spec, 7, {DType::kU8, DType::kI8}, "table"));
   const DType y_type = spec.inputs[7]->dtype;
@@ -463,10 +480,7 @@ Result<std::unique_ptr<Kernel>> make_quantized_group_norm(const KernelSpec& spec
   HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 5, 6, y_type, "y", -1, true).status());
   const int64_t pixels = reduction::product(dims, 2, dims.size());
   HSCHED_RETURN_IF_ERROR(check_output(spec, 0, y_type, dims[0] * channels * pixels, "output"));
-  const bool channels_last = input_channels_last(spec.node, 0);
-  if (channels_last != output_channels_last(spec.node, 0) || (channels_last && dims.size() != 4)) {
-    return invalid_argument(node_context(spec.node) + ": input and output layouts differ");
-  }
+  HSCHED_ASSIGN_OR_RETURN(const bool channels_last, channels_last_of(spec, dims.size()));
   return std::unique_ptr<Kernel>(std::make_unique<QuantizedGroupNormKernel>(
       x_type, y_type, dims[0], channels, pixels, groups, spec.node.attr_float("epsilon", 1e-5f),
       channels_last));
@@ -484,19 +498,12 @@ Result<std::unique_ptr<Kernel>> make_group_norm(const KernelSpec& spec) {
   }
   if (spec.inputs[0]->dtype != DType::kF32) return make_quantized_group_norm(spec, dims, groups);
   const int64_t channels = dims[1];
-  for (size_t i : {size_t{1}, size_t{2}}) {
-    HSCHED_RETURN_IF_ERROR(check_input(spec, i, {DType::kF32}, i == 1 ? "gamma" : "beta"));
-    if (spec.inputs[i]->shape.elements() != channels) {
-      return invalid_argument(node_context(spec.node) +
-                              ": gamma and beta need one value per channel");
-    }
-  }
+  const std::array<const char*, 2> names{"gamma", "beta"};
+  HSCHED_RETURN_IF_ERROR(
+      check_affine(spec, channels, names, "gamma and beta need one value per channel"));
   const int64_t pixels = reduction::product(dims, 2, dims.size());
   HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, dims[0] * channels * pixels, "output"));
-  const bool channels_last = input_channels_last(spec.node, 0);
-  if (channels_last != output_channels_last(spec.node, 0) || (channels_last && dims.size() != 4)) {
-    return invalid_argument(node_context(spec.node) + ": input and output layouts differ");
-  }
+  HSCHED_ASSIGN_OR_RETURN(const bool channels_last, channels_last_of(spec, dims.size()));
   return std::unique_ptr<Kernel>(std::make_unique<GroupNormKernel>(
       dims[0], channels, pixels, groups, spec.node.attr_float("epsilon", 1e-5f),
       spec.node.attr_int("silu", 0) != 0, channels_last));

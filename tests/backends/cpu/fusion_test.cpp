@@ -261,6 +261,14 @@ void add_quantization_parameters(OnnxBuilder& b) {
   b.initializer("zp", zp);
 }
 
+// v -> QuantizeLinear -> DequantizeLinear, as quantizers write each activation: v + "_q" and
+// v + "_d", with `scale` and `zero_point`.
+void requantize(OnnxBuilder& b, const std::string& v, const std::string& scale,
+                const std::string& zero_point) {
+  b.node("QuantizeLinear", {v, scale, zero_point}, {v + "_q"});
+  b.node("DequantizeLinear", {v + "_q", scale, zero_point}, {v + "_d"});
+}
+
 // Runs `graph` with and without channels-last layouts on `inputs`: the same output floats;
 // returns how many values the channels-last program keeps NHWC (-1 on failure).
 int64_t expect_layouts_match(const Graph& graph, const std::vector<Tensor>& inputs) {
@@ -340,23 +348,19 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   Tensor zp_norm = Tensor::uninitialized(DType::kU8, {});
   zp_norm.values<uint8_t>()[0] = 120;
   b.initializer("zp_norm", zp_norm);
-  const auto requantize = [&](const std::string& v, const char* scale, const char* zp) {
-    b.node("QuantizeLinear", {v, scale, zp}, {v + "_q"});
-    b.node("DequantizeLinear", {v + "_q", scale, zp}, {v + "_d"});
-  };
-  requantize("x", "s", "zp");
+  requantize(b, "x", "s", "zp");
   for (const char* w : {"w1", "w2"}) {
     set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
              0);
   }
   set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-  requantize("c1", "s", "zp");
+  requantize(b, "c1", "s", "zp");
   set_attr(b.node("Transpose", {"c1_d"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
-  requantize("t", "s", "zp");
+  requantize(b, "t", "s", "zp");
   set_attr(b.node("LayerNormalization", {"t_d", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
-  requantize("n", "s_norm", "zp_norm");
+  requantize(b, "n", "s_norm", "zp_norm");
   set_attr(b.node("Transpose", {"n_d"}, {"u"}), "perm", std::vector<int64_t>{0, 3, 1, 2});
-  requantize("u", "s_norm", "zp_norm");
+  requantize(b, "u", "s_norm", "zp_norm");
   set_attr(b.node("Conv", {"u_d", "w2_f"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
   b.node("QuantizeLinear", {"c2", "s", "zp"}, {"c2_q"});
   b.node("DequantizeLinear", {"c2_q", "s", "zp"}, {"y"});
@@ -396,27 +400,23 @@ TEST(FusionTest, Int8GroupNormIsOneKernelWithinAStepOfTheUnfusedSteps) {
   b.initializer_random("gamma", {kChannels, 1, 1}, 1.0f, 6);
   b.initializer_random("beta", {kChannels, 1, 1}, 1.0f, 7);
   b.initializer_f32("s_norm", {}, {0.023f}).initializer_f32("s_mul", {}, {0.019f});
-  const auto requantize = [&](const std::string& v, const char* scale) {
-    b.node("QuantizeLinear", {v, scale, "zp"}, {v + "_q"});
-    b.node("DequantizeLinear", {v + "_q", scale, "zp"}, {v + "_d"});
-  };
-  requantize("x", "s");
+  requantize(b, "x", "s", "zp");
   for (const char* w : {"w1", "w2"}) {
     set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
              0);
   }
   set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-  requantize("c1", "s");
+  requantize(b, "c1", "s", "zp");
   b.node("Reshape", {"c1_d", "grouped"}, {"g"});
-  requantize("g", "s");
+  requantize(b, "g", "s", "zp");
   b.node("InstanceNormalization", {"g_d", "in_scale", "in_bias"}, {"n"});
-  requantize("n", "s_norm");
+  requantize(b, "n", "s_norm", "zp");
   b.node("Reshape", {"n_d", "act_shape"}, {"u"});
-  requantize("u", "s_norm");
+  requantize(b, "u", "s_norm", "zp");
   b.node("Mul", {"u_d", "gamma"}, {"m"});
-  requantize("m", "s_mul");
+  requantize(b, "m", "s_mul", "zp");
   b.node("Add", {"m_d", "beta"}, {"a"});
-  requantize("a", "s");
+  requantize(b, "a", "s", "zp");
   set_attr(b.node("Conv", {"a_d", "w2_f"}, {"c2"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
   b.node("QuantizeLinear", {"c2", "s", "zp"}, {"c2_q"});
   b.node("DequantizeLinear", {"c2_q", "s", "zp"}, {"y"});
@@ -508,24 +508,20 @@ TEST(FusionTest, Int8GeluAndSiluBetweenQdqPairsAreOneTableLookup) {
     b.initializer_f32("s_out", {}, {0.031f}).initializer("zp_0", Tensor(DType::kU8, {}));
     b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
     b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
-    const auto requantize = [&](const std::string& v, const char* scale) {
-      b.node("QuantizeLinear", {v, scale, "zp_0"}, {v + "_q"});
-      b.node("DequantizeLinear", {v + "_q", scale, "zp_0"}, {v + "_d"});
-    };
     if (gelu) {
-      requantize("one", "s_unit");
-      requantize("half", "s_unit");
+      requantize(b, "one", "s_unit", "zp_0");
+      requantize(b, "half", "s_unit", "zp_0");
       b.node("Div", {"d0", "sqrt2"}, {"scaled"});
       b.node("Erf", {"scaled"}, {"erf"});
-      requantize("erf", "s");
+      requantize(b, "erf", "s", "zp_0");
       b.node("Add", {"erf_d", "one_d"}, {"plus"});
-      requantize("plus", "s_unit");
+      requantize(b, "plus", "s_unit", "zp_0");
       b.node("Mul", {"d0", "plus_d"}, {"times_x"});
-      requantize("times_x", "s");
+      requantize(b, "times_x", "s", "zp_0");
       b.node("Mul", {"times_x_d", "half_d"}, {"out"});
     } else {
       b.node("Sigmoid", {"d0"}, {"sigmoid"});
-      requantize("sigmoid", "s_unit");
+      requantize(b, "sigmoid", "s_unit", "zp_0");
       b.node("Mul", {"sigmoid_d", "d0"}, {"out"});
     }
     b.node("QuantizeLinear", {"out", "s_out", "zp_0"}, {"q1"});
