@@ -261,6 +261,24 @@ void add_quantization_parameters(OnnxBuilder& b) {
   b.initializer("zp", zp);
 }
 
+// A builder of an 8-bit chain's model: input x and output y of [1, kChannels, kSize, kSize], the
+// quantization parameters, and int8 weights w1 and w2 from the given seeds, dequantized per output
+// channel into w1_f and w2_f.
+OnnxBuilder int8_chain_builder(uint32_t w1_seed, uint32_t w2_seed) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> act{1, kChannels, kSize, kSize};
+  b.input("x", DType::kF32, act);
+  b.output("y", DType::kF32, act);
+  b.initializer("w1", seeded_int8_weights(w1_seed));
+  b.initializer("w2", seeded_int8_weights(w2_seed));
+  add_quantization_parameters(b);
+  for (const char* w : {"w1", "w2"}) {
+    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
+             0);
+  }
+  return b;
+}
+
 // v -> QuantizeLinear -> DequantizeLinear, as quantizers write each activation: v + "_q" and
 // v + "_d", with `scale` and `zero_point`.
 void requantize(OnnxBuilder& b, const std::string& v, const std::string& scale,
@@ -295,19 +313,10 @@ int64_t expect_layouts_match(const Graph& graph, const std::vector<Tensor>& inpu
 // and the last DQ writes a graph output, so their 8-bit sides stay NCHW), with the same bytes as
 // NCHW throughout.
 TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
-  OnnxBuilder b(17);
+  OnnxBuilder b = int8_chain_builder(1, 2);
   const std::vector<int64_t> act{1, kChannels, kSize, kSize};
-  b.input("x", DType::kF32, act);
-  b.output("y", DType::kF32, act);
-  b.initializer("w1", seeded_int8_weights(1));
-  b.initializer("w2", seeded_int8_weights(2));
-  add_quantization_parameters(b);
   b.node("QuantizeLinear", {"x", "s", "zp"}, {"q0"});
   b.node("DequantizeLinear", {"q0", "s", "zp"}, {"d0"});
-  for (const char* w : {"w1", "w2"}) {
-    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
-             0);
-  }
   set_attr(b.node("Conv", {"d0", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
   b.node("QuantizeLinear", {"c1", "s", "zp"}, {"q1"});
   b.node("DequantizeLinear", {"q1", "s", "zp"}, {"d1"});
@@ -335,13 +344,8 @@ TEST(FusionTest, Int8ChainChannelsLastMatchesNchw) {
 // the 8-bit values, channels-last between the convolutions (no transposes, no reorders), with
 // the bytes of the unfused steps in NCHW.
 TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
-  OnnxBuilder b(17);
+  OnnxBuilder b = int8_chain_builder(3, 4);
   const std::vector<int64_t> act{1, kChannels, kSize, kSize};
-  b.input("x", DType::kF32, act);
-  b.output("y", DType::kF32, act);
-  b.initializer("w1", seeded_int8_weights(3));
-  b.initializer("w2", seeded_int8_weights(4));
-  add_quantization_parameters(b);
   b.initializer_random("ln_scale", {kChannels}, 1.0f, 2)
       .initializer_random("ln_bias", {kChannels}, 1.0f, 3);
   b.initializer_f32("s_norm", {}, {0.021f});
@@ -349,10 +353,6 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   zp_norm.values<uint8_t>()[0] = 120;
   b.initializer("zp_norm", zp_norm);
   requantize(b, "x", "s", "zp");
-  for (const char* w : {"w1", "w2"}) {
-    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
-             0);
-  }
   set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
   requantize(b, "c1", "s", "zp");
   set_attr(b.node("Transpose", {"c1_d"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
@@ -386,13 +386,8 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
 // the convolutions, within a step of the unfused steps in NCHW (its statistics are exact integer
 // sums, the unfused kernel's float sums) and equal to them at nearly every value.
 TEST(FusionTest, Int8GroupNormIsOneKernelWithinAStepOfTheUnfusedSteps) {
-  OnnxBuilder b(17);
+  OnnxBuilder b = int8_chain_builder(5, 6);
   const std::vector<int64_t> act{1, kChannels, kSize, kSize};
-  b.input("x", DType::kF32, act);
-  b.output("y", DType::kF32, act);
-  b.initializer("w1", seeded_int8_weights(5));
-  b.initializer("w2", seeded_int8_weights(6));
-  add_quantization_parameters(b);
   b.initializer_i64("grouped", {3}, {1, kGroups, -1});
   b.initializer_i64("act_shape", {4}, act);
   b.initializer_random("in_scale", {kGroups}, 1.0f, 4)
@@ -401,10 +396,6 @@ TEST(FusionTest, Int8GroupNormIsOneKernelWithinAStepOfTheUnfusedSteps) {
   b.initializer_random("beta", {kChannels, 1, 1}, 1.0f, 7);
   b.initializer_f32("s_norm", {}, {0.023f}).initializer_f32("s_mul", {}, {0.019f});
   requantize(b, "x", "s", "zp");
-  for (const char* w : {"w1", "w2"}) {
-    set_attr(b.node("DequantizeLinear", {w, "w_scale", "w_zp"}, {std::string(w) + "_f"}), "axis",
-             0);
-  }
   set_attr(b.node("Conv", {"x_d", "w1_f"}, {"c1"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
   requantize(b, "c1", "s", "zp");
   b.node("Reshape", {"c1_d", "grouped"}, {"g"});
