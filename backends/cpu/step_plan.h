@@ -26,10 +26,11 @@ bool folds_at_compile_time(const Node& node, IsConstant is_constant) {
 bool alias_constant_view(Graph& graph, const Node& node);
 
 // The fusion passes over the program's steps `nodes` (program order): quantized Conv/MatMul/Gemm
-// first (fuse_qdq), then normalization chains (fuse_group_norms, fuse_channel_layer_norms), then
-// post-ops (fuse_post_ops) over the steps left, which see the fused nodes as plain ones. Roots are rewritten in place and may
-// add constants to `graph`, so `nodes` must point to copies the caller owns, never into a vector
-// that can grow. Returns per node whether it was absorbed into another.
+// first (fuse_qdq), then normalization chains (fuse_group_norms, fuse_channel_layer_norms,
+// fuse_quantized_layer_norms), then post-ops (fuse_post_ops) over the steps left, which see the
+// fused nodes as plain ones. Roots are rewritten in place and may add constants to `graph`, so
+// `nodes` must point to copies the caller owns, never into a vector that can grow. Returns per
+// node whether it was absorbed into another.
 std::vector<bool> fuse_steps(Graph& graph, const std::vector<Node*>& nodes);
 
 // Views in the memory plan (program_memory.cpp): the output of a view op (Reshape-like, or a Split

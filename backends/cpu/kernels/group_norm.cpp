@@ -2,12 +2,12 @@
 // -> Reshape -> Mul -> Add), optionally followed by SiLU (x * Sigmoid(x)). The program's fusion
 // pass (norm_fusion.cpp) builds it; models never name it (the importer refuses unknown ops).
 // One pass for the statistics and one for normalize + affine + activation, in NCHW or NHWC, where
-// the unfused chain made eight passes and forced NCHW between the convolutions around it.
+// the unfused chain made eight passes and forced NCHW between the convolutions around it. A QDQ
+// model's form of the chain runs on its 8-bit data (QuantizedGroupNormKernel).
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include <tbb/combinable.h>

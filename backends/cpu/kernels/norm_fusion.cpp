@@ -344,6 +344,55 @@ class Matcher {
     return absorbed;
   }
 
+  // DequantizeLinear -> LayerNormalization over the last axis -> QuantizeLinear at start.
+  std::optional<std::vector<size_t>> match_quantized_layer_norm(size_t start) {
+    Node& dq = *nodes_[start];
+    if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.outputs.empty() ||
+        !one_value_params(dq)) {
+      return std::nullopt;
+    }
+    const ValueId x = dq.inputs[0];
+    const Value& xv = graph_.value(x);
+    if ((xv.dtype != DType::kU8 && xv.dtype != DType::kI8) || !xv.shape.is_static() ||
+        xv.shape.rank() < 1) {
+      return std::nullopt;
+    }
+    const int64_t size = xv.shape.dims.back();
+    const auto norm = sole(dq.outputs[0], "LayerNormalization");
+    if (!norm) return std::nullopt;
+    const Node& nn = *nodes_[*norm];
+    const int64_t axis = nn.attr_int("axis", -1);
+    const bool only_y = std::all_of(nn.outputs.begin() + 1, nn.outputs.end(), [&](ValueId v) {
+      return v == kNoValue || (consumers_[static_cast<size_t>(v)].empty() && !outputs_.count(v));
+    });
+    const auto sized = [&](size_t i) {
+      return i >= nn.inputs.size() || nn.inputs[i] == kNoValue ||
+             graph_.value(nn.inputs[i]).shape.elements() == size;
+    };
+    const auto last = static_cast<int64_t>(xv.shape.rank()) - 1;
+    if ((axis != -1 && axis != last) || !only_y || nn.inputs.size() < 2 ||
+        nn.inputs[1] == kNoValue || !sized(1) || !sized(2)) {
+      return std::nullopt;
+    }
+    const auto q = sole(nn.outputs[0], "QuantizeLinear");
+    if (!q || !one_value_params(*nodes_[*q])) return std::nullopt;
+    const Node& qn = *nodes_[*q];
+    const DType y_type = graph_.value(qn.outputs[0]).dtype;
+    if (y_type != DType::kU8 && y_type != DType::kI8) return std::nullopt;
+    Node fused;
+    fused.name = nn.name;
+    fused.op_type = kQdqLayerNormOp;
+    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
+    const auto input = [](const Node& node, size_t i) {
+      return i < node.inputs.size() ? node.inputs[i] : kNoValue;
+    };
+    fused.inputs = {
+        x, nn.inputs[1], input(nn, 2), dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)};
+    fused.outputs = {qn.outputs[0]};
+    dq = std::move(fused);
+    return std::vector<size_t>{*norm, *q};
+  }
+
  private:
   static inline const std::vector<int64_t> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};
   Graph& graph_;
@@ -377,6 +426,12 @@ int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
                              std::vector<bool>& absorbed) {
   Matcher matcher(graph, nodes);
   return fuse_all(matcher, &Matcher::match_channel_layer_norm, nodes.size(), absorbed);
+}
+
+int fuse_quantized_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
+                               std::vector<bool>& absorbed) {
+  Matcher matcher(graph, nodes);
+  return fuse_all(matcher, &Matcher::match_quantized_layer_norm, nodes.size(), absorbed);
 }
 
 }  // namespace hsched::cpu

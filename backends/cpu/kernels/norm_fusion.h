@@ -21,6 +21,12 @@ inline constexpr const char* kGroupNormOp = "hsched.GroupNorm";
 // 8-bit x (u8, i8) has its scale and zero point as inputs 3 and 4, the 8-bit y its own as 5 and 6.
 inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
 
+// LayerNormalization over the last axis of 8-bit x between its DequantizeLinear and
+// QuantizeLinear (a transformer's in a QDQ model; normalization_kernels.cpp): inputs x (u8, i8),
+// scale [D], optional bias [D], x's scale and zero point, y's scale and zero point; attribute
+// epsilon; y 8-bit.
+inline constexpr const char* kQdqLayerNormOp = "hsched.QdqLayerNorm";
+
 void register_group_norm_kernel(KernelRegistry& registry);
 
 // Both passes rewrite the first node of each chain among `nodes` (program order) into the fused
@@ -42,6 +48,11 @@ int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<
 // one constant scale and zero point each, as one kernel on the 8-bit data.
 int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
                              std::vector<bool>& absorbed);
+// DequantizeLinear -> LayerNormalization(last axis, scale and bias of its size) ->
+// QuantizeLinear, each (de)quantization of one constant scale and zero point: one
+// kQdqLayerNormOp (run after fuse_channel_layer_norms, which takes ConvNeXt's).
+int fuse_quantized_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
+                               std::vector<bool>& absorbed);
 
 // The values of a constant f32 tensor that broadcasts per channel against [N, C, spatial...] of
 // rank `rank` (a scalar, or C values on axis 1 with every other axis 1), expanded to C values.

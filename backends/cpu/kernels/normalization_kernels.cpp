@@ -395,6 +395,46 @@ void quantized_channel_norm_rows(const X* x, Y* y, int64_t begin, int64_t end, i
   }
 }
 
+// The 8-bit form of a LayerNormalization over rows of `channels` values (X u8 or i8, inputs 3 to
+// 6 X's and Y's scale and zero point, each one value, Y 8-bit): `rows` rows, contiguous
+// (`channels_last`) or a pixel's channels `pixels` apart (quantized_channel_norm_rows).
+Result<std::unique_ptr<Kernel>> make_quantized_row_norm(const KernelSpec& spec, int64_t rows,
+                                                        int64_t channels, int64_t pixels,
+                                                        bool channels_last, float epsilon) {
+  const DType x_type = spec.inputs[0]->dtype;
+  const DType y_type =
+      spec.outputs.empty() || spec.outputs[0] == nullptr ? DType::kF32 : spec.outputs[0]->dtype;
+  if (!is_quantized_dtype(y_type)) {
+    return invalid_node(spec, "8-bit X needs an 8-bit Y, not " + std::string(dtype_name(y_type)));
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 3, 4, x_type, "x", -1, true).status());
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 5, 6, y_type, "y", -1, true).status());
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, y_type, rows * channels, "Y"));
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const float* scale = in[1]->values<float>().data();
+    const float* bias = in.size() > 2 && in[2] ? in[2]->values<float>().data() : nullptr;
+    const float x_scale = read_scales(*in[3])[0], y_scale = read_scales(*in[5])[0];
+    const int32_t x_zero = read_zero_points(optional_input(in, 4), 1)[0];
+    const int32_t y_zero = read_zero_points(optional_input(in, 6), 1)[0];
+    dispatch_quantized(x_type, [&](auto x_tag) {
+      dispatch_quantized(y_type, [&](auto y_tag) {
+        using X = decltype(x_tag);
+        using Y = decltype(y_tag);
+        const X* x = in[0]->values<X>().data();
+        Y* y = out[0]->values<Y>().data();
+        parallel_range(
+            rows,
+            [&](int64_t begin, int64_t end) {
+              quantized_channel_norm_rows(x, y, begin, end, channels, pixels, channels_last, scale,
+                                          bias, epsilon, x_scale, x_zero, y_scale, y_zero);
+            },
+            grain_for(channels));
+      });
+    });
+    return Status::ok();
+  });
+}
+
 // hsched.ChannelLayerNorm: LayerNormalization over the channels of [N, C, H, W]. Channels-last,
 // each pixel's channels are one contiguous row (the plain LayerNorm rows); channels-first, a
 // pixel's channels are strided and normalized one pixel at a time. With 8-bit X (a QDQ model's),
@@ -413,39 +453,8 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
   HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 1, channels, "Scale"));
   if (spec.has_input(2)) HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 2, channels, "B"));
   const float epsilon = spec.node.attr_float("epsilon", 1e-5f);
-  const DType x_type = spec.inputs[0]->dtype;
-  if (is_quantized_dtype(x_type)) {
-    const DType y_type =
-        spec.outputs.empty() || spec.outputs[0] == nullptr ? DType::kF32 : spec.outputs[0]->dtype;
-    if (!is_quantized_dtype(y_type)) {
-      return invalid_node(spec, "8-bit X needs an 8-bit Y, not " + std::string(dtype_name(y_type)));
-    }
-    HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 3, 4, x_type, "x", -1, true).status());
-    HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 5, 6, y_type, "y", -1, true).status());
-    HSCHED_RETURN_IF_ERROR(check_output(spec, 0, y_type, rows * channels, "Y"));
-    return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
-      const float* scale = in[1]->values<float>().data();
-      const float* bias = in.size() > 2 && in[2] ? in[2]->values<float>().data() : nullptr;
-      const float x_scale = read_scales(*in[3])[0], y_scale = read_scales(*in[5])[0];
-      const int32_t x_zero = read_zero_points(optional_input(in, 4), 1)[0];
-      const int32_t y_zero = read_zero_points(optional_input(in, 6), 1)[0];
-      dispatch_quantized(x_type, [&](auto x_tag) {
-        dispatch_quantized(y_type, [&](auto y_tag) {
-          using X = decltype(x_tag);
-          using Y = decltype(y_tag);
-          const X* x = in[0]->values<X>().data();
-          Y* y = out[0]->values<Y>().data();
-          parallel_range(
-              rows,
-              [&](int64_t begin, int64_t end) {
-                quantized_channel_norm_rows(x, y, begin, end, channels, pixels, channels_last,
-                                            scale, bias, epsilon, x_scale, x_zero, y_scale, y_zero);
-              },
-              grain_for(channels));
-        });
-      });
-      return Status::ok();
-    });
+  if (is_quantized_dtype(spec.inputs[0]->dtype)) {
+    return make_quantized_row_norm(spec, rows, channels, pixels, channels_last, epsilon);
   }
   HSCHED_RETURN_IF_ERROR(check_output(spec, 0, DType::kF32, rows * channels, "Y"));
   return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
@@ -477,6 +486,21 @@ Result<std::unique_ptr<Kernel>> make_channel_layer_norm(const KernelSpec& spec) 
         grain_for(channels));
     return Status::ok();
   });
+}
+
+// hsched.QdqLayerNorm (norm_fusion.h): LayerNormalization over the last axis of 8-bit X between
+// its DequantizeLinear and QuantizeLinear, on the 8-bit data.
+Result<std::unique_ptr<Kernel>> make_qdq_layer_norm(const KernelSpec& spec) {
+  HSCHED_RETURN_IF_ERROR(check_input(spec, 0, {DType::kU8, DType::kI8}, "X"));
+  const auto& dims = spec.in_dims(0);
+  if (dims.empty() || dims.back() <= 0) {
+    return invalid_argument(node_context(spec.node) + ": needs a non-empty last axis");
+  }
+  const int64_t size = dims.back();
+  HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 1, size, "Scale"));
+  if (spec.has_input(2)) HSCHED_RETURN_IF_ERROR(check_channel_param(spec, 2, size, "B"));
+  return make_quantized_row_norm(spec, reduction::product(dims, 0, dims.size()) / size, size, 1,
+                                 true, spec.node.attr_float("epsilon", 1e-5f));
 }
 
 // Rows [begin, end) of n elements, row r being channel r % channels.
@@ -646,6 +670,7 @@ void register_normalization_kernels(KernelRegistry& registry) {
   registry.add("LpNormalization", make_lp_normalization);
   registry.add("LayerNormalization", make_layer_norm);
   registry.add(kChannelLayerNormOp, make_channel_layer_norm);  // built by the program's fusion
+  registry.add(kQdqLayerNormOp, make_qdq_layer_norm);          // likewise
   registry.add("InstanceNormalization", make_instance_norm);
   registry.add("BatchNormalization", make_batch_norm);
 }

@@ -2,10 +2,11 @@
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel (in fp32,
-// and on the 8-bit data between a QDQ model's Q/DQ pairs) and its per-channel layer scale folded
-// into the Conv's weights; a channel Concat, a squeeze-and-excite block (GlobalAveragePool,
-// broadcast Mul) kept channels-last; view ops run as aliases; attention's scaled q and
-// transposed, scaled k read by the MatMul directly.
+// and on the 8-bit data between a QDQ model's Q/DQ pairs, as a transformer's LayerNormalization
+// there and its GroupNorm) and its per-channel layer scale folded into the Conv's weights; a
+// channel Concat, a squeeze-and-excite block (GlobalAveragePool, broadcast Mul) kept
+// channels-last; view ops run as aliases; attention's scaled q and transposed, scaled k read by
+// the MatMul directly.
 #include <algorithm>
 #include <set>
 #include <string>
@@ -377,6 +378,33 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 20u);
   // Without the layout pass it reads and writes NCHW, strided channels: the same bytes.
   EXPECT_NE(expect_matches_unfused(*graph, {x}, CpuOptions{2, true, false}, 0.0), nullptr);
+}
+
+// A transformer's LayerNormalization in a QDQ model: Q -> DQ -> LayerNormalization (last axis)
+// -> Q -> DQ. The normalization runs on the 8-bit data as one kernel with the unfused steps'
+// bytes.
+TEST(FusionTest, Int8LayerNormIsOneKernelWithTheUnfusedBytes) {
+  OnnxBuilder b(17);
+  const std::vector<int64_t> rows{2, 5, 16};
+  b.input("x", DType::kF32, rows);
+  b.output("y", DType::kF32, rows);
+  add_quantization_parameters(b);
+  b.initializer_random("ln_scale", {16}, 1.0f, 8).initializer_random("ln_bias", {16}, 1.0f, 9);
+  b.initializer_f32("s_norm", {}, {0.017f});
+  requantize(b, "x", "s", "zp");
+  set_attr(b.node("LayerNormalization", {"x_d", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
+  b.node("QuantizeLinear", {"n", "s_norm", "zp"}, {"n_q"});
+  b.node("DequantizeLinear", {"n_q", "s_norm", "zp"}, {"y"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_layer_norm", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const Tensor x = test::random_f32(rows, 19, -4.0f, 4.0f);
+  const auto fused = expect_matches_unfused(*graph, {x}, CpuOptions{2, true, true}, 0.0);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 3);  // Q, the LayerNorm on the bytes, DQ
+  auto got = fused->run({x});
+  ASSERT_TRUE(got.is_ok()) << got.status().message();
+  const auto a = got->at(0).values<float>();
+  EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 40u);
 }
 
 // PyTorch's GroupNorm as ONNX Runtime's quantizer writes it: QDQ Conv -> Q -> DQ -> Reshape
