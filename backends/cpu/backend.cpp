@@ -172,7 +172,8 @@ class CpuDevice final : public Device {
     hints.free = nodes_without_steps(graph, &step_ops);
     hints.as_class.resize(step_ops.size());
     for (size_t n = 0; n < step_ops.size(); ++n) {
-      if (step_ops[n] == kGroupNormOp || step_ops[n] == kQdqLayerNormOp) {
+      if (step_ops[n] == kGroupNormOp || step_ops[n] == kQdqLayerNormOp ||
+          step_ops[n] == kQdqSoftmaxOp) {
         hints.as_class[n] = CostClass::kNormalization;
       }
       if (step_ops[n] == kChannelLayerNormOp) hints.as_class[n] = CostClass::kChannelNorm;

@@ -85,7 +85,7 @@ std::vector<bool> fuse_steps(Graph& graph, const std::vector<Node*>& nodes) {
   pass([&](const std::vector<Node*>& pass_nodes, std::vector<bool>& pass_absorbed) {
     fuse_group_norms(graph, pass_nodes, pass_absorbed);
     fuse_channel_layer_norms(graph, pass_nodes, pass_absorbed);
-    fuse_quantized_layer_norms(graph, pass_nodes, pass_absorbed);
+    fuse_quantized_row_ops(graph, pass_nodes, pass_absorbed);
   });
   pass([&](const std::vector<Node*>& pass_nodes, std::vector<bool>& pass_absorbed) {
     fuse_post_ops(graph, pass_nodes, pass_absorbed);

@@ -27,7 +27,7 @@ bool alias_constant_view(Graph& graph, const Node& node);
 
 // The fusion passes over the program's steps `nodes` (program order): quantized Conv/MatMul/Gemm
 // first (fuse_qdq), then normalization chains (fuse_group_norms, fuse_channel_layer_norms,
-// fuse_quantized_layer_norms), then post-ops (fuse_post_ops) over the steps left, which see the
+// fuse_quantized_row_ops), then post-ops (fuse_post_ops) over the steps left, which see the
 // fused nodes as plain ones. Roots are rewritten in place and may add constants to `graph`, so
 // `nodes` must point to copies the caller owns, never into a vector that can grow. Returns per
 // node whether it was absorbed into another.

@@ -344,8 +344,9 @@ class Matcher {
     return absorbed;
   }
 
-  // DequantizeLinear -> LayerNormalization over the last axis -> QuantizeLinear at start.
-  std::optional<std::vector<size_t>> match_quantized_layer_norm(size_t start) {
+  // DequantizeLinear -> LayerNormalization over the last axis, or Softmax whose axis attribute
+  // names the last, -> QuantizeLinear at start.
+  std::optional<std::vector<size_t>> match_quantized_rows(size_t start) {
     Node& dq = *nodes_[start];
     if (dq.op_type != "DequantizeLinear" || dq.inputs.empty() || dq.outputs.empty() ||
         !one_value_params(dq)) {
@@ -358,39 +359,48 @@ class Matcher {
       return std::nullopt;
     }
     const int64_t size = xv.shape.dims.back();
-    const auto norm = sole(dq.outputs[0], "LayerNormalization");
-    if (!norm) return std::nullopt;
-    const Node& nn = *nodes_[*norm];
-    const int64_t axis = nn.attr_int("axis", -1);
-    const bool only_y = std::all_of(nn.outputs.begin() + 1, nn.outputs.end(), [&](ValueId v) {
+    const auto last = static_cast<int64_t>(xv.shape.rank()) - 1;
+    auto op = sole(dq.outputs[0], "LayerNormalization");
+    const bool norm = op.has_value();
+    if (!op) op = sole(dq.outputs[0], "Softmax");
+    if (!op) return std::nullopt;
+    const Node& on = *nodes_[*op];
+    const auto axis = on.attributes.find("axis");
+    const bool last_axis = norm ? on.attr_int("axis", -1) == -1 || on.attr_int("axis", -1) == last
+                                : axis != on.attributes.end() && (on.attr_int("axis", 0) == -1 ||
+                                                                  on.attr_int("axis", 0) == last);
+    const bool only_y = std::all_of(on.outputs.begin() + 1, on.outputs.end(), [&](ValueId v) {
       return v == kNoValue || (consumers_[static_cast<size_t>(v)].empty() && !outputs_.count(v));
     });
     const auto sized = [&](size_t i) {
-      return i >= nn.inputs.size() || nn.inputs[i] == kNoValue ||
-             graph_.value(nn.inputs[i]).shape.elements() == size;
+      return i >= on.inputs.size() || on.inputs[i] == kNoValue ||
+             graph_.value(on.inputs[i]).shape.elements() == size;
     };
-    const auto last = static_cast<int64_t>(xv.shape.rank()) - 1;
-    if ((axis != -1 && axis != last) || !only_y || nn.inputs.size() < 2 ||
-        nn.inputs[1] == kNoValue || !sized(1) || !sized(2)) {
+    if (!last_axis || !only_y ||
+        (norm && (on.inputs.size() < 2 || on.inputs[1] == kNoValue || !sized(1) || !sized(2)))) {
       return std::nullopt;
     }
-    const auto q = sole(nn.outputs[0], "QuantizeLinear");
+    const auto q = sole(on.outputs[0], "QuantizeLinear");
     if (!q || !one_value_params(*nodes_[*q])) return std::nullopt;
     const Node& qn = *nodes_[*q];
     const DType y_type = graph_.value(qn.outputs[0]).dtype;
     if (y_type != DType::kU8 && y_type != DType::kI8) return std::nullopt;
-    Node fused;
-    fused.name = nn.name;
-    fused.op_type = kQdqLayerNormOp;
-    fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
     const auto input = [](const Node& node, size_t i) {
       return i < node.inputs.size() ? node.inputs[i] : kNoValue;
     };
-    fused.inputs = {
-        x, nn.inputs[1], input(nn, 2), dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)};
+    Node fused;
+    fused.name = on.name;
+    fused.op_type = norm ? kQdqLayerNormOp : kQdqSoftmaxOp;
+    fused.inputs = {x};
+    if (norm) {
+      fused.attributes["epsilon"] = on.attr_float("epsilon", 1e-5f);
+      fused.inputs.insert(fused.inputs.end(), {on.inputs[1], input(on, 2)});
+    }
+    fused.inputs.insert(fused.inputs.end(),
+                        {dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)});
     fused.outputs = {qn.outputs[0]};
     dq = std::move(fused);
-    return std::vector<size_t>{*norm, *q};
+    return std::vector<size_t>{*op, *q};
   }
 
  private:
@@ -428,10 +438,10 @@ int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
   return fuse_all(matcher, &Matcher::match_channel_layer_norm, nodes.size(), absorbed);
 }
 
-int fuse_quantized_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
-                               std::vector<bool>& absorbed) {
+int fuse_quantized_row_ops(Graph& graph, const std::vector<Node*>& nodes,
+                           std::vector<bool>& absorbed) {
   Matcher matcher(graph, nodes);
-  return fuse_all(matcher, &Matcher::match_quantized_layer_norm, nodes.size(), absorbed);
+  return fuse_all(matcher, &Matcher::match_quantized_rows, nodes.size(), absorbed);
 }
 
 }  // namespace hsched::cpu

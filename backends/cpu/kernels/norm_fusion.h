@@ -26,6 +26,9 @@ inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
 // scale [D], optional bias [D], x's scale and zero point, y's scale and zero point; attribute
 // epsilon; y 8-bit.
 inline constexpr const char* kQdqLayerNormOp = "hsched.QdqLayerNorm";
+// Softmax over the last axis of 8-bit x between its DequantizeLinear and QuantizeLinear (an
+// attention's in a QDQ model): inputs x (u8, i8), x's scale and zero point, y's; y 8-bit.
+inline constexpr const char* kQdqSoftmaxOp = "hsched.QdqSoftmax";
 
 void register_group_norm_kernel(KernelRegistry& registry);
 
@@ -48,11 +51,12 @@ int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<
 // one constant scale and zero point each, as one kernel on the 8-bit data.
 int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
                              std::vector<bool>& absorbed);
-// DequantizeLinear -> LayerNormalization(last axis, scale and bias of its size) ->
-// QuantizeLinear, each (de)quantization of one constant scale and zero point: one
-// kQdqLayerNormOp (run after fuse_channel_layer_norms, which takes ConvNeXt's).
-int fuse_quantized_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
-                               std::vector<bool>& absorbed);
+// DequantizeLinear -> LayerNormalization(last axis, scale and bias of its size) or Softmax (its
+// axis given as the last) -> QuantizeLinear, each (de)quantization of one constant scale and zero
+// point: one kQdqLayerNormOp or kQdqSoftmaxOp (run after fuse_channel_layer_norms, which takes
+// ConvNeXt's).
+int fuse_quantized_row_ops(Graph& graph, const std::vector<Node*>& nodes,
+                           std::vector<bool>& absorbed);
 
 // The values of a constant f32 tensor that broadcasts per channel against [N, C, spatial...] of
 // rank `rank` (a scalar, or C values on axis 1 with every other axis 1), expanded to C values.

@@ -2,8 +2,8 @@
 // (Reshape, InstanceNormalization, Reshape, Mul, Add, SiLU) as one kernel, kept channels-last
 // between convolutions and through a nearest Resize; a residual Add as a `sum` post-op;
 // ConvNeXt's Transpose -> LayerNormalization -> Transpose as one channels-last kernel (in fp32,
-// and on the 8-bit data between a QDQ model's Q/DQ pairs, as a transformer's LayerNormalization
-// there and its GroupNorm) and its per-channel layer scale folded into the Conv's weights; a
+// and on the 8-bit data between a QDQ model's Q/DQ pairs, as a transformer's LayerNormalization,
+// Softmax and a GroupNorm there) and its per-channel layer scale folded into the Conv's weights; a
 // channel Concat, a squeeze-and-excite block (GlobalAveragePool, broadcast Mul) kept
 // channels-last; view ops run as aliases; attention's scaled q and transposed, scaled k read by
 // the MatMul directly.
@@ -380,31 +380,38 @@ TEST(FusionTest, Int8ChannelLayerNormIsOneKernelWithTheUnfusedBytes) {
   EXPECT_NE(expect_matches_unfused(*graph, {x}, CpuOptions{2, true, false}, 0.0), nullptr);
 }
 
-// A transformer's LayerNormalization in a QDQ model: Q -> DQ -> LayerNormalization (last axis)
-// -> Q -> DQ. The normalization runs on the 8-bit data as one kernel with the unfused steps'
-// bytes.
-TEST(FusionTest, Int8LayerNormIsOneKernelWithTheUnfusedBytes) {
-  OnnxBuilder b(17);
-  const std::vector<int64_t> rows{2, 5, 16};
-  b.input("x", DType::kF32, rows);
-  b.output("y", DType::kF32, rows);
-  add_quantization_parameters(b);
-  b.initializer_random("ln_scale", {16}, 1.0f, 8).initializer_random("ln_bias", {16}, 1.0f, 9);
-  b.initializer_f32("s_norm", {}, {0.017f});
-  requantize(b, "x", "s", "zp");
-  set_attr(b.node("LayerNormalization", {"x_d", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
-  b.node("QuantizeLinear", {"n", "s_norm", "zp"}, {"n_q"});
-  b.node("DequantizeLinear", {"n_q", "s_norm", "zp"}, {"y"});
-  auto graph = import_onnx_model(b.model(), {}, "int8_layer_norm", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
-  const Tensor x = test::random_f32(rows, 19, -4.0f, 4.0f);
-  const auto fused = expect_matches_unfused(*graph, {x}, CpuOptions{2, true, true}, 0.0);
-  ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->stats().kernels, 3);  // Q, the LayerNorm on the bytes, DQ
-  auto got = fused->run({x});
-  ASSERT_TRUE(got.is_ok()) << got.status().message();
-  const auto a = got->at(0).values<float>();
-  EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 40u);
+// A transformer's LayerNormalization and attention's Softmax in a QDQ model: Q -> DQ ->
+// LayerNormalization (last axis) or Softmax (axis -1) -> Q -> DQ. Each runs on the 8-bit data as
+// one kernel with the unfused steps' bytes.
+TEST(FusionTest, Int8LayerNormAndSoftmaxAreOneKernelWithTheUnfusedBytes) {
+  for (const bool norm : {true, false}) {
+    OnnxBuilder b(17);
+    const std::vector<int64_t> rows{2, 5, 16};
+    b.input("x", DType::kF32, rows);
+    b.output("y", DType::kF32, rows);
+    add_quantization_parameters(b);
+    b.initializer_random("ln_scale", {16}, 1.0f, 8).initializer_random("ln_bias", {16}, 1.0f, 9);
+    b.initializer_f32("s_norm", {}, {norm ? 0.017f : 1.0f / 255});
+    b.initializer("zp_0", Tensor(DType::kU8, {}));
+    requantize(b, "x", "s", "zp");
+    if (norm) {
+      set_attr(b.node("LayerNormalization", {"x_d", "ln_scale", "ln_bias"}, {"n"}), "axis", -1);
+    } else {
+      set_attr(b.node("Softmax", {"x_d"}, {"n"}), "axis", -1);
+    }
+    b.node("QuantizeLinear", {"n", "s_norm", norm ? "zp" : "zp_0"}, {"n_q"});
+    b.node("DequantizeLinear", {"n_q", "s_norm", norm ? "zp" : "zp_0"}, {"y"});
+    auto graph = import_onnx_model(b.model(), {}, "int8_rows", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    const Tensor x = test::random_f32(rows, 19, -4.0f, 4.0f);
+    const auto fused = expect_matches_unfused(*graph, {x}, CpuOptions{2, true, true}, 0.0);
+    ASSERT_NE(fused, nullptr);
+    EXPECT_EQ(fused->stats().kernels, 3) << norm;  // Q, the op on the bytes, DQ
+    auto got = fused->run({x});
+    ASSERT_TRUE(got.is_ok()) << got.status().message();
+    const auto a = got->at(0).values<float>();
+    EXPECT_GE(std::set<float>(a.begin(), a.end()).size(), 30u) << norm;
+  }
 }
 
 // PyTorch's GroupNorm as ONNX Runtime's quantizer writes it: QDQ Conv -> Q -> DQ -> Reshape
