@@ -171,8 +171,11 @@ def summarise_config(name, flags, reports):
 
 
 def model_runs(args, name, configs):
-    """(model, config, flags, command) of one model's configurations, or None when absent."""
+    """(model, config, flags, command) of one model's configurations, or None when absent. A
+    folder of INT8 files (../shared/models-int8) names each model NAME_int8: that one is taken."""
     model_dir = os.path.join(args.models, name)
+    if not os.path.isdir(model_dir) and os.path.isdir(model_dir + "_int8"):
+        model_dir += "_int8"
     model = os.path.join(model_dir, "model.onnx")
     if not os.path.exists(model):
         print(f"{name}: skipped (no {model})")
