@@ -51,6 +51,7 @@ KernelRegistry make_cpu_kernel_registry() {
   register_text_kernels(registry);
   register_spectral_kernels(registry);
   register_group_norm_kernel(registry);  // built by the program's fusion pass only
+  register_fused_norm_kernels(registry);  // likewise
   return registry;
 }
 

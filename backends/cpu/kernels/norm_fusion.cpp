@@ -41,6 +41,45 @@ std::optional<std::vector<float>> constant_floats(const Value& v, int64_t count)
   return std::vector<float>(values.begin(), values.end());
 }
 
+// A quantization's scale and zero point.
+struct QuantParams {
+  float scale;
+  int32_t zero;
+};
+
+// A stage after a QDQ GroupNorm's quantization: DequantizeLinear, a Mul (or Add) by a per-channel
+// constant k, QuantizeLinear.
+struct RequantStage {
+  bool mul;
+  std::vector<float> k;
+  QuantParams dq, q;
+};
+
+// The [C, 256] table of `type` from each value of the normalization's quantization (by its byte:
+// i8 values as their two's complement) through `stages`, with the kernels' float operations.
+Tensor stage_table(const std::vector<RequantStage>& stages, int64_t channels, DType type) {
+  Tensor table = Tensor::uninitialized(type, {channels, 256});
+  for (int64_t c = 0; c < channels; ++c) {
+    for (int32_t i = 0; i < 256; ++i) {
+      int32_t value = type == DType::kU8 ? i : int32_t{static_cast<int8_t>(i)};
+      for (const RequantStage& stage : stages) {
+        const float v = static_cast<float>(value - stage.dq.zero) * stage.dq.scale;
+        const float k = stage.k[static_cast<size_t>(c)];
+        const float r = (stage.mul ? v * k : v + k) / stage.q.scale;
+        value = type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r, stage.q.zero)}
+                                   : int32_t{saturate_round<int8_t>(r, stage.q.zero)};
+      }
+      const size_t at = static_cast<size_t>(c * 256 + i);
+      if (type == DType::kU8) {
+        table.values<uint8_t>()[at] = static_cast<uint8_t>(value);
+      } else {
+        table.values<int8_t>()[at] = static_cast<int8_t>(value);
+      }
+    }
+  }
+  return table;
+}
+
 class Matcher {
  public:
   Matcher(Graph& graph, const std::vector<Node*>& nodes) : graph_(graph), nodes_(nodes) {
@@ -86,6 +125,15 @@ class Matcher {
     return single_constant(1, {DType::kF32}) &&
            (node.inputs.size() < 3 || node.inputs[2] == kNoValue ||
             single_constant(2, {DType::kU8, DType::kI8}));
+  }
+
+  // The scale and zero point of a (de)quantization that one_value_params takes.
+  QuantParams quant_params(const Node& node) const {
+    const float scale = graph_.value(node.inputs[1]).constant->values<float>()[0];
+    if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return {scale, 0};
+    const Tensor& zp = *graph_.value(node.inputs[2]).constant;
+    return {scale, zp.dtype() == DType::kU8 ? int32_t{zp.values<uint8_t>()[0]}
+                                            : int32_t{zp.values<int8_t>()[0]}};
   }
 
   // Tries the GroupNorm chain starting at nodes_[start]; on success rewrites it and returns
@@ -201,14 +249,7 @@ class Matcher {
     if (!back || graph_.value(nodes_[*back]->outputs[0]).shape.dims != dims) return std::nullopt;
     const DType q_type = graph_.value(nodes_[*q]->outputs[0]).dtype;
     if (q_type != DType::kU8 && q_type != DType::kI8) return std::nullopt;
-    // The stages: (op, per-channel constant, DequantizeLinear, QuantizeLinear).
-    struct Stage {
-      char op;
-      std::vector<float> k;
-      const Node* dq;
-      const Node* q;
-    };
-    std::vector<Stage> stages;
+    std::vector<RequantStage> stages;
     ValueId current = nodes_[*back]->outputs[0];
     for (const char* op : {"Mul", "Add"}) {
       const auto d = sole(current, "DequantizeLinear");
@@ -222,38 +263,9 @@ class Matcher {
           graph_.value(nodes_[*r]->outputs[0]).dtype != q_type) {
         continue;
       }
-      stages.push_back({op[0], *k, nodes_[*d], nodes_[*r]});
+      stages.push_back({op[0] == 'M', *k, quant_params(*nodes_[*d]), quant_params(*nodes_[*r])});
       absorbed.insert(absorbed.end(), {*d, *s, *r});
       current = nodes_[*r]->outputs[0];
-    }
-    // A (de)quantization's scale and zero point (one_value_params).
-    const auto params = [&](const Node& node) -> std::pair<float, int32_t> {
-      const float scale = graph_.value(node.inputs[1]).constant->values<float>()[0];
-      if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return {scale, 0};
-      const Tensor& zp = *graph_.value(node.inputs[2]).constant;
-      return {scale, zp.dtype() == DType::kU8 ? int32_t{zp.values<uint8_t>()[0]}
-                                              : int32_t{zp.values<int8_t>()[0]}};
-    };
-    Tensor table = Tensor::uninitialized(q_type, {channels, 256});
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int32_t i = 0; i < 256; ++i) {  // by the byte: i8 values as their two's complement
-        int32_t value = q_type == DType::kU8 ? i : int32_t{static_cast<int8_t>(i)};
-        for (const Stage& stage : stages) {
-          const auto [ds, dz] = params(*stage.dq);
-          const auto [qs, qz] = params(*stage.q);
-          const float v = static_cast<float>(value - dz) * ds;
-          const float k = stage.k[static_cast<size_t>(c)];
-          const float r = stage.op == 'M' ? v * k : v + k;
-          value = q_type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r / qs, qz)}
-                                       : int32_t{saturate_round<int8_t>(r / qs, qz)};
-        }
-        const size_t at = static_cast<size_t>(c * 256 + i);
-        if (q_type == DType::kU8) {
-          table.values<uint8_t>()[at] = static_cast<uint8_t>(value);
-        } else {
-          table.values<int8_t>()[at] = static_cast<int8_t>(value);
-        }
-      }
     }
     const Node& dqn = *nodes_[*dq];
     const Node& qn = *nodes_[*q];
@@ -263,7 +275,8 @@ class Matcher {
     fused.attributes["num_groups"] = groups;
     fused.attributes["epsilon"] = nn.attr_float("epsilon", 1e-5f);
     fused.attributes["silu"] = int64_t{0};
-    const ValueId table_id = graph_.add_constant(nn.name + "/group_norm_table", std::move(table));
+    const ValueId table_id =
+        graph_.add_constant(nn.name + "/group_norm_table", stage_table(stages, channels, q_type));
     const auto zero_point = [](const Node& node) {
       return node.inputs.size() > 2 ? node.inputs[2] : kNoValue;
     };

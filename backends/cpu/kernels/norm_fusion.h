@@ -31,6 +31,8 @@ inline constexpr const char* kQdqLayerNormOp = "hsched.QdqLayerNorm";
 inline constexpr const char* kQdqSoftmaxOp = "hsched.QdqSoftmax";
 
 void register_group_norm_kernel(KernelRegistry& registry);
+// kChannelLayerNormOp, kQdqLayerNormOp and kQdqSoftmaxOp (fused_norm_kernels.cpp).
+void register_fused_norm_kernels(KernelRegistry& registry);
 
 // Both passes rewrite the first node of each chain among `nodes` (program order) into the fused
 // node and mark the chain's other nodes in `absorbed`; an intermediate read by anything else, or

@@ -1,0 +1,23 @@
+// The row loops and a check of normalization_kernels.cpp that the fused normalizations
+// (fused_norm_kernels.cpp) use too. Internal to the CPU kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/kernels/kernel.h"
+
+namespace hsched::cpu {
+
+// LayerNormalization of rows [begin, end) of n elements; scale, bias, mean_out and inv_out may
+// each be null; y may be x.
+void layer_norm_rows(const float* x, float* y, int64_t begin, int64_t end, int64_t n,
+                     const float* scale, const float* bias, float epsilon, float* mean_out,
+                     float* inv_out);
+
+// Checks a per-channel parameter, input i: f32 with exactly `channels` elements.
+Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what);
+
+// Softmax (LogSoftmax with `log`) of one row of n elements; y may be x.
+void softmax_row(const float* x, float* y, int64_t n, bool log);
+
+}  // namespace hsched::cpu
