@@ -90,7 +90,8 @@ class Rewriter {
       produced.insert(node.output().begin(), node.output().end());
     for (const onnx::ValueInfoProto& output : graph.output()) outputs.insert(output.name());
     for (const ActivationQuant& act : plan.activations) {
-      const QuantParams params = activation_params(ranges.at(act.tensor), activations_);
+      const Range range = act.unit_range ? Range{0.0f, 1.0f} : ranges.at(act.tensor);
+      const QuantParams params = activation_params(range, activations_);
       if (!std::isfinite(params.scale)) {
         return invalid_argument("tensor '" + act.tensor + "': its range is too wide for 8 bits");
       }

@@ -147,7 +147,13 @@ class Planner {
 
   void add_activation(const std::string& tensor, const std::string& source) {
     if (tensor.empty() || !quantized_tensors_.insert(tensor).second) return;
-    plan_.activations.push_back({tensor, source});
+    plan_.activations.push_back({tensor, source, softmax_output(tensor)});
+  }
+  bool softmax_output(const std::string& name) const {
+    const std::optional<ValueId> id = graph_.find_value(name);
+    if (!id || graph_.value(*id).producer == kNoNode) return false;
+    const Node& node = graph_.node(graph_.value(*id).producer);
+    return node.domain.empty() && node.op_type == "Softmax";
   }
 
   void add_weight(const std::string& name, int axis) {

@@ -25,6 +25,9 @@ struct ActivationQuant {
   // What the QuantizeLinear reads: `tensor`, or a folded Relu's input (then `tensor` is the
   // Relu's output, which is no longer produced).
   std::string source;
+  // A Softmax's output: quantized over [0, 1] whatever calibration saw, as ONNX Runtime's and
+  // TensorFlow Lite's quantizers do (ONNX Runtime's QLinearSoftmax scales by floor(1 / scale)).
+  bool unit_range = false;
 };
 
 // A float initializer written as int8; `axis` of its per-channel scales, -1 for one scale.

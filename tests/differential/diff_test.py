@@ -326,10 +326,10 @@ class OrtReference:
             raise RuntimeError(f"the ONNX Runtime reference exited with {self.process.returncode}")
 
     @staticmethod
-    def run(dirs, reference="node"):
+    def run(dirs, reference="node", level="disabled"):
         """One process for the batch `dirs` (written at once and read to the end, so no pipe
-        fills): {dir: error or None}."""
-        command = OrtReference.COMMANDS[reference]
+        fills), ONNX Runtime's graph optimizations at `level`: {dir: error or None}."""
+        command = OrtReference.COMMANDS[reference] + [level]
         answer = subprocess.run(command, input="".join(d + "\n" for d in dirs),
                                 capture_output=True, text=True)
         replies = [json.loads(line) for line in answer.stdout.splitlines() if line.strip()]

@@ -176,11 +176,12 @@ def write_case(case_dir, nodes, inits, inputs, outputs, feeds, opset):
     gen_graphs.write_case(case_dir, model, feeds)
 
 
-def ort_reference(dirs, name_of_run, reference="node"):
+def ort_reference(dirs, name_of_run, reference="node", level="disabled"):
     """ONNX Runtime's outputs of each case folder of `dirs`, written beside its inputs by one
-    reference process (diff_test.OrtReference): its error a case (None: it ran), in order."""
+    reference process (diff_test.OrtReference) at graph optimization `level`: its error a case
+    (None: it ran), in order."""
     try:
-        errors = OrtReference.run(dirs, reference)
+        errors = OrtReference.run(dirs, reference, level)
     except RuntimeError as e:
         sys.exit(f"{name_of_run}: {e}")
     return [errors[d] for d in dirs]
@@ -219,7 +220,8 @@ def compare(case_list, args, name_of_run):
         dirs.append(os.path.join(args.out, name))
         write_case(dirs[-1], *parts)
     failed = 0
-    for case_dir, error in zip(dirs, ort_reference(dirs, name_of_run, args.reference)):
+    for case_dir, error in zip(dirs, ort_reference(dirs, name_of_run, args.reference,
+                                                   args.ort_level)):
         name = os.path.basename(case_dir)
         if error is not None:
             print(f"{name}: ort-refused ({error[:120]})")
@@ -260,6 +262,9 @@ def arguments(description, out):
     parser.add_argument("--timeout", type=int, default=600, help="seconds per hsched run")
     parser.add_argument("--reference", default="node", choices=sorted(OrtReference.COMMANDS),
                         help="ONNX Runtime through node (onnxruntime-node) or its Python package")
+    parser.add_argument("--ort-level", default="disabled",
+                        choices=["disabled", "basic", "extended", "all"],
+                        help="ONNX Runtime's graph optimization level for the reference")
     return parser
 
 

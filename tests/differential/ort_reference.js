@@ -1,8 +1,10 @@
 // Reference outputs from ONNX Runtime (onnxruntime-node, CPU execution provider, graph
-// optimizations off, one thread) for many cases in one process.
+// optimizations off unless LEVEL says, one thread) for many cases in one process.
 //
-//   node tests/differential/ort_reference.js < CASE_DIRS
+//   node tests/differential/ort_reference.js [disabled|basic|extended|all] < CASE_DIRS
 //
+// LEVEL (default disabled: the graph as written) is ONNX Runtime's graph optimization level;
+// from extended on it runs a QDQ group as its QOperator op (QLinearAdd, QLinearSoftmax...).
 // Reads one case folder a line from standard input (CASE/model.onnx, inputs in
 // CASE/test_data_set_0/input_K.pb), writes CASE/test_data_set_0/output_K.pb (TensorProto, raw
 // data, in the order of the graph's outputs) and prints one JSON line a case, in input order:
@@ -15,6 +17,13 @@ const readline = require('readline');
 const ort = require(path.join(__dirname, '..', '..', 'bench', 'node_modules', 'onnxruntime-node'));
 
 ort.env.logLevel = 'fatal';
+
+const LEVELS = ['disabled', 'basic', 'extended', 'all'];
+const LEVEL = process.argv[2] || 'disabled';
+if (!LEVELS.includes(LEVEL)) {
+  console.error(`ort_reference: level '${LEVEL}' is none of ${LEVELS.join(', ')}`);
+  process.exit(2);
+}
 
 // TensorProto.DataType -> [onnxruntime-node type, typed array].
 const TYPES = {
@@ -124,8 +133,11 @@ async function runCase(caseDir) {
   let session;
   try {
     session = await ort.InferenceSession.create(path.join(caseDir, 'model.onnx'), {
-      intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
-      graphOptimizationLevel: 'disabled', logSeverityLevel: 4,
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: LEVEL,
+      logSeverityLevel: 4,
     });
   } catch (e) {
     return {ok: false, error: `load: ${String(e.message).split('\n')[0]}`};

@@ -2,12 +2,12 @@
 """Reference outputs from ONNX Runtime's Python package, for machines that have it (the GPU
 machine of the `device` tool) instead of onnxruntime-node: the protocol of ort_reference.js.
 
-    python3 tests/differential/ort_reference.py < CASE_DIRS
+    python3 tests/differential/ort_reference.py [disabled|basic|extended|all] < CASE_DIRS
 
 Reads one case folder a line from standard input, writes CASE/test_data_set_0/output_K.pb and
 prints one JSON line a case, in input order: {"case": CASE, "ok": true} or
 {"case": CASE, "ok": false, "error": "one line"}. CPU execution provider, graph optimizations
-off, one thread, as ort_reference.js.
+at LEVEL (default disabled), one thread, as ort_reference.js.
 """
 import json
 import os
@@ -16,6 +16,15 @@ import sys
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
+
+
+LEVELS = {"disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
+          "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+          "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
+          "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}
+LEVEL = sys.argv[1] if len(sys.argv) > 1 else "disabled"
+if LEVEL not in LEVELS:
+    sys.exit(f"ort_reference: level '{LEVEL}' is none of {', '.join(LEVELS)}")
 
 
 def first_line(error):
@@ -28,7 +37,7 @@ def run_case(case_dir):
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.graph_optimization_level = LEVELS[LEVEL]
     options.log_severity_level = 4
     try:
         session = ort.InferenceSession(os.path.join(case_dir, "model.onnx"), options,

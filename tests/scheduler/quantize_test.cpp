@@ -324,6 +324,38 @@ TEST(QuantizeTest, BadCalibrationIsRefusedByName) {
   EXPECT_FALSE(quantize_model(dir / "cnn.onnx", {}, options, dir / "q.onnx").is_ok());
 }
 
+// A Softmax's output read by a quantized MatMul is quantized over [0, 1] (scale 1/255, zero
+// point 0 in u8), whatever the calibration saw, as ONNX Runtime's quantizer does: its
+// QLinearSoftmax scales by floor(1 / scale), which a calibrated scale would truncate.
+TEST(QuantizeTest, SoftmaxOutputIsQuantizedOverZeroToOne) {
+  test::TempDir dir;
+  OnnxBuilder b(17);
+  b.input("x", DType::kF32, {4, 8}).output("y", DType::kF32, {4, 8});
+  b.initializer_random("wq", {8, 8}, 0.5f, 1).initializer_random("wv", {8, 8}, 0.5f, 2);
+  b.node("MatMul", {"x", "wq"}, {"scores"}, "scores");
+  set_attr(b.node("Softmax", {"scores"}, {"probs"}, "softmax"), "axis", int64_t{-1});
+  b.node("MatMul", {"probs", "wv"}, {"y"}, "mix");
+  test::write_file(dir / "m.onnx", b.serialize());
+  auto summary =
+      quantize_model(dir / "m.onnx", {}, random_calibration_of({4, 8}, 4), dir / "q.onnx");
+  ASSERT_TRUE(summary.is_ok()) << summary.status().message();
+  onnx::ModelProto written;
+  std::ifstream file(dir / "q.onnx", std::ios::binary);
+  ASSERT_TRUE(written.ParseFromIstream(&file));
+  std::map<std::string, const onnx::TensorProto*> inits;
+  for (const onnx::TensorProto& t : written.graph().initializer()) inits[t.name()] = &t;
+  ASSERT_TRUE(inits.count("probs_scale") && inits.count("probs_zero_point"));
+  const onnx::TensorProto& scale = *inits.at("probs_scale");
+  const float value = scale.float_data_size()
+                          ? scale.float_data(0)
+                          : *reinterpret_cast<const float*>(scale.raw_data().data());
+  EXPECT_FLOAT_EQ(value, 1.0f / 255.0f);
+  const onnx::TensorProto& zero = *inits.at("probs_zero_point");
+  EXPECT_EQ(zero.int32_data_size() ? zero.int32_data(0) : int{zero.raw_data()[0]}, 0);
+  // The scores' range is calibrated.
+  ASSERT_TRUE(inits.count("scores_scale"));
+}
+
 // The shared models with random calibration: the quantized model's output against the fp32
 // model's on the reference input.
 class QuantizeModelTest : public ::testing::TestWithParam<std::string> {};

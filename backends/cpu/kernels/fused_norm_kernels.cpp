@@ -1,8 +1,9 @@
 // The normalizations the CPU program's fusion pass builds (norm_fusion.h), models never naming
 // them: ConvNeXt's channel LayerNorm in fp32 and on a QDQ model's 8-bit data, and a QDQ model's
-// LayerNormalization and Softmax over the last axis on its 8-bit data. Each runs the row loops of
-// the ops it replaces (norm_rows.h), the 8-bit forms between DequantizeLinear's and
-// QuantizeLinear's own loops, so the bytes are those of the steps run apart.
+// LayerNormalization and Softmax over the last axis on its 8-bit data. The LayerNorms run the row
+// loops of the ops they replace (norm_rows.h), the 8-bit forms between DequantizeLinear's and
+// QuantizeLinear's own loops, so the bytes are those of the steps run apart; the Softmax runs
+// ONNX Runtime's QLinearSoftmax arithmetic.
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "backends/cpu/kernels/norm_rows.h"
 #include "backends/cpu/kernels/parallel.h"
 #include "backends/cpu/kernels/post_ops.h"
+#include "backends/cpu/kernels/qlinear_arith.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/reduction_common.h"
 
@@ -186,17 +188,34 @@ Result<std::unique_ptr<Kernel>> make_qdq_layer_norm(const KernelSpec& spec) {
 }
 
 // hsched.QdqSoftmax (norm_fusion.h): Softmax over the last axis of 8-bit X between its
-// DequantizeLinear and QuantizeLinear, on the 8-bit data.
+// DequantizeLinear and QuantizeLinear, with ONNX Runtime's QLinearSoftmax arithmetic
+// (qlinear_arith.h), as its optimizations run the group.
 Result<std::unique_ptr<Kernel>> make_qdq_softmax(const KernelSpec& spec) {
   HSCHED_ASSIGN_OR_RETURN(const int64_t size, quantized_last_axis(spec));
-  return make_quantized_rows(spec, 1, spec.inputs[0]->shape.elements() / size, size, 1, true,
-                             [size](std::span<const Tensor* const>) {
-                               return [size](float* rows, int64_t count) {
-                                 for (int64_t r = 0; r < count; ++r) {
-                                   softmax_row(rows + r * size, rows + r * size, size, false);
-                                 }
-                               };
-                             });
+  const DType x_type = spec.inputs[0]->dtype;
+  if (spec.outputs.empty() || spec.outputs[0] == nullptr || spec.outputs[0]->dtype != x_type) {
+    return invalid_node(spec, "needs Y of X's type " + std::string(dtype_name(x_type)));
+  }
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 1, 2, x_type, "x", -1, true).status());
+  HSCHED_RETURN_IF_ERROR(check_quant_param(spec, 3, 4, x_type, "y", -1, true).status());
+  const int64_t rows = spec.inputs[0]->shape.elements() / size;
+  HSCHED_RETURN_IF_ERROR(check_output(spec, 0, x_type, rows * size, "Y"));
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const auto table = qlinear_softmax_table(read_scales(*in[1])[0], read_scales(*in[3])[0], size);
+    const int32_t y_zero = read_zero_points(optional_input(in, 4), 1)[0];
+    dispatch_quantized(x_type, [&](auto tag) {
+      using Q = decltype(tag);
+      const Q* x = in[0]->values<Q>().data();
+      Q* y = out[0]->values<Q>().data();
+      parallel_range(
+          rows,
+          [&](int64_t begin, int64_t end) {
+            qlinear_softmax_rows(table, x, y, begin, end, size, y_zero);
+          },
+          grain_for(size));
+    });
+    return Status::ok();
+  });
 }
 
 }  // namespace

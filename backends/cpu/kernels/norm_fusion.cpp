@@ -378,10 +378,10 @@ class Matcher {
     if (!op) op = sole(dq.outputs[0], "Softmax");
     if (!op) return std::nullopt;
     const Node& on = *nodes_[*op];
-    const auto axis = on.attributes.find("axis");
-    const bool last_axis = norm ? on.attr_int("axis", -1) == -1 || on.attr_int("axis", -1) == last
-                                : axis != on.attributes.end() && (on.attr_int("axis", 0) == -1 ||
-                                                                  on.attr_int("axis", 0) == last);
+    // Softmax's default axis is 1 before opset 13 (the input flattened from it).
+    const int64_t default_axis = norm || graph_.opset == 0 || graph_.opset >= 13 ? -1 : 1;
+    const int64_t at = on.attr_int("axis", default_axis);
+    const bool last_axis = at == -1 || at == last;
     const bool only_y = std::all_of(on.outputs.begin() + 1, on.outputs.end(), [&](ValueId v) {
       return v == kNoValue || (consumers_[static_cast<size_t>(v)].empty() && !outputs_.count(v));
     });
@@ -397,7 +397,10 @@ class Matcher {
     if (!q || !one_value_params(*nodes_[*q])) return std::nullopt;
     const Node& qn = *nodes_[*q];
     const DType y_type = graph_.value(qn.outputs[0]).dtype;
-    if (y_type != DType::kU8 && y_type != DType::kI8) return std::nullopt;
+    // A Softmax runs ONNX Runtime's QLinearSoftmax arithmetic, of one 8-bit type.
+    if ((y_type != DType::kU8 && y_type != DType::kI8) || (!norm && y_type != xv.dtype)) {
+      return std::nullopt;
+    }
     const auto input = [](const Node& node, size_t i) {
       return i < node.inputs.size() ? node.inputs[i] : kNoValue;
     };

@@ -27,7 +27,8 @@ inline constexpr const char* kChannelLayerNormOp = "hsched.ChannelLayerNorm";
 // epsilon; y 8-bit.
 inline constexpr const char* kQdqLayerNormOp = "hsched.QdqLayerNorm";
 // Softmax over the last axis of 8-bit x between its DequantizeLinear and QuantizeLinear (an
-// attention's in a QDQ model): inputs x (u8, i8), x's scale and zero point, y's; y 8-bit.
+// attention's in a QDQ model), with ONNX Runtime's QLinearSoftmax arithmetic (qlinear_arith.h):
+// inputs x (u8, i8), x's scale and zero point, y's; y of x's type.
 inline constexpr const char* kQdqSoftmaxOp = "hsched.QdqSoftmax";
 
 void register_group_norm_kernel(KernelRegistry& registry);
@@ -53,10 +54,10 @@ int fuse_group_norms(Graph& graph, const std::vector<Node*>& nodes, std::vector<
 // one constant scale and zero point each, as one kernel on the 8-bit data.
 int fuse_channel_layer_norms(Graph& graph, const std::vector<Node*>& nodes,
                              std::vector<bool>& absorbed);
-// DequantizeLinear -> LayerNormalization(last axis, scale and bias of its size) or Softmax (its
-// axis given as the last) -> QuantizeLinear, each (de)quantization of one constant scale and zero
-// point: one kQdqLayerNormOp or kQdqSoftmaxOp (run after fuse_channel_layer_norms, which takes
-// ConvNeXt's).
+// DequantizeLinear -> LayerNormalization(last axis, scale and bias of its size) or Softmax (last
+// axis) -> QuantizeLinear, each (de)quantization of one constant scale and zero
+// point (a Softmax's of one 8-bit type): one kQdqLayerNormOp or kQdqSoftmaxOp (run after
+// fuse_channel_layer_norms, which takes ConvNeXt's).
 int fuse_quantized_row_ops(Graph& graph, const std::vector<Node*>& nodes,
                            std::vector<bool>& absorbed);
 

@@ -222,7 +222,8 @@ class QdqFuser {
     // Both ops commute (in float too): the operand of the output's shape first.
     ValueId a = node.inputs[0], b = node.inputs[1];
     const std::vector<int64_t>& dims = graph_.value(node.outputs[0]).shape.dims;
-    if (graph_.value(a).shape.dims != dims) std::swap(a, b);
+    const bool swapped = graph_.value(a).shape.dims != dims;
+    if (swapped) std::swap(a, b);
     if (graph_.value(a).shape.dims != dims || graph_.value(b).dtype != DType::kF32 ||
         !qdq_broadcasts(dims, graph_.value(b).shape.dims)) {
       return false;
@@ -234,7 +235,7 @@ class QdqFuser {
     const Node& q_node = *nodes_[*q];
     const std::string op = node.op_type;
     node.op_type = kQdqBinaryOp;
-    node.attributes = {{"op", op}};
+    node.attributes = {{"op", op}, {"swapped", int64_t{swapped}}};
     node.inputs = {a_node.inputs[0], a_node.inputs[1], input_or_none(a_node, 2)};
     if (b_dq) {
       const Node& b_node = *nodes_[*b_dq];

@@ -16,10 +16,13 @@
 namespace hsched::cpu {
 
 // The op an Add or Mul between DequantizeLinear nodes and a QuantizeLinear becomes (attribute
-// `op`: "Add" or "Mul"). Inputs: a (8-bit, the output's shape), a_scale, a_zero_point, b (8-bit
-// with b_scale and b_zero_point, or f32 with those two omitted; b's shape a's or a suffix of it,
-// or one value), y_scale, y_zero_point. Computes what the three steps did, in one pass:
-// y = Q(DQ(a) op DQ(b)) with the same float operations, so the same bytes.
+// `op`: "Add" or "Mul"; `swapped`: 1 when the graph's operands were (b, a)). Inputs: a (8-bit,
+// the output's shape), a_scale, a_zero_point, b (8-bit with b_scale and b_zero_point, or f32
+// with those two omitted; b's shape a's or a suffix of it, or one value), y_scale, y_zero_point.
+// a, b and y of one 8-bit type: ONNX Runtime's QLinearAdd / QLinearMul arithmetic
+// (qlinear_arith.h), as its optimizations run the group. Otherwise (b f32, or the types mixed,
+// which ONNX Runtime leaves apart) what the three steps do, in one pass: y = Q(DQ(a) op DQ(b))
+// with the same float operations, so the same bytes.
 inline constexpr const char* kQdqBinaryOp = "hsched.QdqBinary";
 
 // The op a chain of elementwise fp32 ops between a DequantizeLinear of x and a QuantizeLinear

@@ -19,6 +19,7 @@
 #include "backends/cpu/kernels/layout_util.h"
 #include "backends/cpu/kernels/parallel.h"
 #include "backends/cpu/kernels/qdq_fusion.h"
+#include "backends/cpu/kernels/qlinear_arith.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/vector_clones.h"
 
@@ -420,6 +421,38 @@ Result<std::unique_ptr<Kernel>> make_dynamic_quantize_linear(const KernelSpec& s
   });
 }
 
+// kQdqBinaryOp of one 8-bit type (checked by make_qdq_binary): ONNX Runtime's QLinearAdd or
+// QLinearMul arithmetic, in parallel chunks.
+Result<std::unique_ptr<Kernel>> make_qlinear_binary(const KernelSpec& spec, bool add) {
+  const bool swapped = spec.node.attr_int("swapped", 0) != 0;
+  const DType dtype = spec.inputs[0]->dtype;
+  return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
+    const auto scale_of = [&](size_t s) {
+      return QuantScale{read_scales(*in[s])[0], read_zero_points(optional_input(in, s + 1), 1)[0]};
+    };
+    QLinearBinary op{add, swapped, scale_of(1), scale_of(4), scale_of(6)};
+    const Tensor* a = in[0];
+    const Tensor* b = in[3];
+    const int64_t total = a->elements();
+    if (total == 1 && !swapped) {  // MLAS takes the first of two single values as the fixed one
+      std::swap(a, b);
+      std::swap(op.a, op.b);
+      op.swapped = true;
+    }
+    const int64_t period = b->elements();
+    dispatch_quantized(dtype, [&](auto tag) {
+      using Q = decltype(tag);
+      const Q* av = a->values<Q>().data();
+      const Q* bv = b->values<Q>().data();
+      Q* y = out[0]->values<Q>().data();
+      parallel_range(total, [&](int64_t begin, int64_t end) {
+        qlinear_binary(op, av, bv, y, begin, end, period);
+      });
+    });
+    return Status::ok();
+  });
+}
+
 // kQdqBinaryOp (qdq_fusion.h): DQ(a) op DQ(b) -> Q in blocks that stay in L1, with the
 // DequantizeLinear, Add/Mul and QuantizeLinear kernels' own float operations.
 Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
@@ -449,6 +482,7 @@ Result<std::unique_ptr<Kernel>> make_qdq_binary(const KernelSpec& spec) {
                                   spec.outputs[0]->shape.to_string() + " do not fit together");
   }
   const bool add = op == "Add";
+  if (a_dtype == b_dtype && a_dtype == y_dtype) return make_qlinear_binary(spec, add);
   return make_kernel([=](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     const float a_scale = read_scales(*in[1])[0], y_scale = read_scales(*in[6])[0];
     const int32_t a_zp = read_zero_points(optional_input(in, 2), 1)[0];

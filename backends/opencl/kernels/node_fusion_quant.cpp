@@ -230,6 +230,24 @@ bool runs_by_rows(const Graph& graph, const Node& node) {
   return softmax_by_rows(axis_size, inner, kind);
 }
 
+// A Softmax over the last axis from 8-bit x to y of its type runs, as the CPU does, ONNX
+// Runtime's QLinearSoftmax arithmetic (backends/cpu/kernels/qlinear_arith.h), which scales by
+// floor(1 / y_scale): the row kernel takes that as its y_scale. Its exponentials and sums are
+// the device's own, so a value may come out a step from the CPU's.
+void qlinear_softmax_scale(const Graph& graph, QdqFusion& fusion) {
+  const Node& op = fusion.op;
+  const hsched::Shape& shape = graph.value(op.inputs[0]).shape;
+  const auto rank = static_cast<int64_t>(shape.rank());
+  int64_t axis = op.attr_int("axis", graph.opset != 0 && graph.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += rank;
+  if (fusion.dequantizations.size() != 1 || !fusion.quantization || axis != rank - 1 ||
+      graph.value(op.inputs[0]).dtype != graph.value(op.outputs[0]).dtype) {
+    return;
+  }
+  auto& params = std::get<std::vector<float>>(fusion.op.attributes.at(kQdqRowAttr));
+  params[2] = 1.0f / std::floor(1.0f / params[2]);
+}
+
 }  // namespace
 
 std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) {
@@ -244,7 +262,9 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
   }
   if ((op == "Softmax" || op == "LogSoftmax") && runs_by_rows(graph, node)) {
-    return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
+    auto fusion = fuse_qdq_around(graph, id, 1, kQdqRowAttr);
+    if (fusion && op == "Softmax") qlinear_softmax_scale(graph, *fusion);
+    return fusion;
   }
   if (op == "GlobalAveragePool" && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);

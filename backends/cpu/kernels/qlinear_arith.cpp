@@ -1,0 +1,180 @@
+// ONNX Runtime's QOperator arithmetic (see qlinear_arith.h).
+#include "backends/cpu/kernels/qlinear_arith.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/kernels/quant_util.h"
+#include "backends/cpu/kernels/vector_clones.h"
+
+namespace hsched::cpu {
+namespace {
+
+// How one pass computes y from the bytes of a and b (raw bytes, zero points folded into `fixed`
+// for the sums; subtracted for the products).
+enum class Form : uint8_t {
+  kAddAB,      // fma(a, ra, fma(b, rb, fixed)): the graph's operands (a, b)
+  kAddBA,      // fma(b, rb, fma(a, ra, fixed)): the graph's operands (b, a)
+  kAddAFixed,  // fma(a, ra, fixed): b one value, folded into fixed
+  kMul,        // (a - za) * (b - zb) * multiplier + fixed
+};
+
+struct Pass {
+  Form form = Form::kAddAB;
+  float ra = 0, rb = 0, fixed = 0, multiplier = 0;
+  int32_t za = 0, zb = 0;
+};
+
+// MLAS's QLinearAdd (its AVX2 kernel: fused multiply-adds, the fixed part contracted by its
+// compiler too) and QLinearMul (products in int32, one multiply and one add in fp32, kept apart:
+// a separate statement is never contracted), rounded to nearest even and saturated.
+template <typename Q>
+[[gnu::always_inline]] inline void combine(const Q* __restrict a, const Q* __restrict b,
+                                           Q* __restrict y, int64_t n, const Pass& p) {
+  const auto f = [](Q v) { return static_cast<float>(v); };
+  switch (p.form) {
+    case Form::kAddAB:
+      for (int64_t i = 0; i < n; ++i) {
+        y[i] = saturate_round<Q>(std::fma(f(a[i]), p.ra, std::fma(f(b[i]), p.rb, p.fixed)), 0);
+      }
+      break;
+    case Form::kAddBA:
+      for (int64_t i = 0; i < n; ++i) {
+        y[i] = saturate_round<Q>(std::fma(f(b[i]), p.rb, std::fma(f(a[i]), p.ra, p.fixed)), 0);
+      }
+      break;
+    case Form::kAddAFixed:
+      for (int64_t i = 0; i < n; ++i) y[i] = saturate_round<Q>(std::fma(f(a[i]), p.ra, p.fixed), 0);
+      break;
+    case Form::kMul:
+      for (int64_t i = 0; i < n; ++i) {
+        const int32_t product = (int32_t{a[i]} - p.za) * (int32_t{b[i]} - p.zb);
+        const float scaled = static_cast<float>(product) * p.multiplier;
+        y[i] = saturate_round<Q>(scaled + p.fixed, 0);
+      }
+      break;
+  }
+}
+
+// One clone per vector width: x86-64-v3 and v4 have FMA (AVX-512F alone does not imply it).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(HSCHED_NO_TARGET_CLONES)
+#define HSCHED_FMA_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HSCHED_FMA_CLONES HSCHED_VECTOR_CLONES
+#endif
+
+HSCHED_FMA_CLONES void combine_u8(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n,
+                                  const Pass& p) {
+  combine(a, b, y, n, p);
+}
+HSCHED_FMA_CLONES void combine_i8(const int8_t* a, const int8_t* b, int8_t* y, int64_t n,
+                                  const Pass& p) {
+  combine(a, b, y, n, p);
+}
+void combine_any(const uint8_t* a, const uint8_t* b, uint8_t* y, int64_t n, const Pass& p) {
+  combine_u8(a, b, y, n, p);
+}
+void combine_any(const int8_t* a, const int8_t* b, int8_t* y, int64_t n, const Pass& p) {
+  combine_i8(a, b, y, n, p);
+}
+
+template <typename Q>
+void binary(const QLinearBinary& op, const Q* a, const Q* b, Q* y, int64_t begin, int64_t end,
+            int64_t period) {
+  Pass p;
+  const float zy = static_cast<float>(op.y.zero_point);
+  if (!op.add) {
+    p.form = Form::kMul;
+    p.multiplier = op.a.scale * op.b.scale / op.y.scale;
+    p.fixed = zy;
+    p.za = op.a.zero_point;
+    p.zb = op.b.zero_point;
+  } else {
+    p.ra = op.a.scale / op.y.scale;
+    p.rb = op.b.scale / op.y.scale;
+    const float za = static_cast<float>(op.a.zero_point), zb = static_cast<float>(op.b.zero_point);
+    // MLAS: ZeroPointC - (RatioFirst * ZeroPointFirst + RatioSecond * ZeroPointSecond).
+    p.fixed = zy - (op.swapped ? std::fma(p.rb, zb, p.ra * za) : std::fma(p.ra, za, p.rb * zb));
+    p.form = op.swapped ? Form::kAddBA : Form::kAddAB;
+    // MLAS adds an operand of one value to the fixed part, the product rounded apart; the other
+    // operand's loop is then one fused multiply-add.
+    if (period == 1) {
+      const float second = static_cast<float>(b[0]) * p.rb;
+      p.fixed = p.fixed + second;
+      p.form = Form::kAddAFixed;
+      combine_any(a + begin, b, y + begin, end - begin, p);
+      return;
+    }
+  }
+  // A product by one value: b repeated, so that each call takes many elements.
+  std::vector<Q> repeated;
+  if (period == 1) repeated.assign(static_cast<size_t>(std::min<int64_t>(end - begin, 1024)), b[0]);
+  const int64_t length = period == 1 ? static_cast<int64_t>(repeated.size()) : period;
+  const Q* b_values = period == 1 ? repeated.data() : b;
+  for (int64_t i = begin; i < end;) {
+    const int64_t j = period == 1 ? 0 : i % period;
+    const int64_t n = std::min(end - i, length - j);
+    combine_any(a + i, b_values + j, y + i, n, p);
+    i += n;
+  }
+}
+
+template <typename Q>
+void softmax_rows(const QLinearSoftmaxTable& table, const Q* x, Q* y, int64_t begin, int64_t end,
+                  int64_t size, int32_t y_zero_point) {
+  for (int64_t r = begin; r < end; ++r) {
+    const Q* row = x + r * size;
+    Q* out = y + r * size;
+    // The row's largest value takes the table's last entry.
+    const int32_t shift = 255 - int32_t{*std::max_element(row, row + size)};
+    float sum = 0.0f;
+    for (int64_t i = 0; i < size; ++i) sum += table.exp[int32_t{row[i]} + shift];
+    for (int64_t i = 0; i < size; ++i) {
+      const float e = table.exp[int32_t{row[i]} + shift];
+      const float scaled = e * table.y_factor;
+      // The product passes fp32's largest value when floor(1 / y_scale) exceeds about 148 times
+      // the row length (ONNX Runtime's kernel then writes 0): the quotient first there.
+      const float v = std::isinf(scaled) ? e / sum * table.y_factor : scaled / sum;
+      out[i] = saturate_round<Q>(v, y_zero_point);
+    }
+  }
+}
+
+}  // namespace
+
+void qlinear_binary(const QLinearBinary& op, const uint8_t* a, const uint8_t* b, uint8_t* y,
+                    int64_t begin, int64_t end, int64_t period) {
+  binary(op, a, b, y, begin, end, period);
+}
+void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, int8_t* y,
+                    int64_t begin, int64_t end, int64_t period) {
+  binary(op, a, b, y, begin, end, period);
+}
+
+// ONNX Runtime's table: exp((i - 255 + shift) * x_scale) for i in [0, 255], computed in double,
+// the shift keeping a row's sum of `size` entries below fp32's largest value with 5 nats spare.
+QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t size) {
+  QLinearSoftmaxTable table;
+  const float headroom = std::numeric_limits<float>::max() / static_cast<float>(size);
+  const double shift = std::max(0.0, std::log(static_cast<double>(headroom)) - 5.0) / x_scale;
+  for (int i = 0; i < 256; ++i) {
+    table.exp[i] = static_cast<float>(std::exp((i - 255 + shift) * static_cast<double>(x_scale)));
+  }
+  table.y_factor = std::floor(1.0f / y_scale);
+  return table;
+}
+
+void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const uint8_t* x, uint8_t* y,
+                          int64_t begin, int64_t end, int64_t size, int32_t y_zero_point) {
+  softmax_rows(table, x, y, begin, end, size, y_zero_point);
+}
+void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const int8_t* x, int8_t* y,
+                          int64_t begin, int64_t end, int64_t size, int32_t y_zero_point) {
+  softmax_rows(table, x, y, begin, end, size, y_zero_point);
+}
+
+}  // namespace hsched::cpu
