@@ -55,11 +55,8 @@ const Node* made_by(const Graph& graph, ValueId v, const char* op) {
 
 }  // namespace
 
-std::optional<float> qdq_constant_scalar(const Graph& graph, ValueId v) {
-  if (v == kNoValue) return std::nullopt;
-  const Value& value = graph.value(v);
-  if (value.dtype != DType::kF32) return std::nullopt;
-  if (value.is_constant()) return constant_value(value);
+std::optional<QdqConstantByte> qdq_constant_byte(const Graph& graph, ValueId v) {
+  if (v == kNoValue || graph.value(v).dtype != DType::kF32) return std::nullopt;
   const Node* dq = made_by(graph, v, "DequantizeLinear");
   if (dq == nullptr) return std::nullopt;
   const Value& stored = graph.value(dq->inputs[0]);
@@ -76,7 +73,18 @@ std::optional<float> qdq_constant_scalar(const Graph& graph, ValueId v) {
     integer = std::clamp(std::nearbyint(*x / qp->first) + qp->second, lo, lo + 255.0f);
   }
   if (!integer) return std::nullopt;
-  return (*integer - p->second) * p->first;
+  return QdqConstantByte{static_cast<int32_t>(*integer), p->first, static_cast<int32_t>(p->second),
+                         stored.dtype};
+}
+
+std::optional<float> qdq_constant_scalar(const Graph& graph, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  const Value& value = graph.value(v);
+  if (value.dtype != DType::kF32) return std::nullopt;
+  if (value.is_constant()) return constant_value(value);
+  const auto byte = qdq_constant_byte(graph, v);
+  if (!byte) return std::nullopt;
+  return static_cast<float>(byte->stored - byte->zero) * byte->scale;
 }
 
 }  // namespace hsched

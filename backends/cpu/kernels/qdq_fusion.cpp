@@ -9,6 +9,7 @@
 
 #include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/kernel.h"
+#include "backends/cpu/kernels/qlinear_arith.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/step_uses.h"
 #include "graph/qdq_scalar.h"
@@ -52,12 +53,8 @@ ValueId input_or_none(const Node& node, size_t i) {
   return i < node.inputs.size() ? node.inputs[i] : kNoValue;
 }
 
-// A constant's dequantization: the graph's DequantizeLinear (found through Identity nodes) whose
-// data is a constant of `dtype`, with `count` scales along axis `axis` of a rank-`rank` tensor
-// and zero points 0. The program folded it (its output is a float constant, or marked as one in
-// the step analysis); the fused op reads its integer data instead.
-const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, int64_t count,
-                                    int64_t axis) {
+// The DequantizeLinear making `v`, found through Identity nodes, or nullptr.
+const Node* dequantization_of(const Graph& graph, ValueId v) {
   const Node* node = nullptr;
   for (;;) {
     const NodeId id = graph.value(v).producer;
@@ -69,6 +66,31 @@ const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, 
   if (node->op_type != "DequantizeLinear" || node->inputs.empty() || node->inputs[0] == kNoValue) {
     return nullptr;
   }
+  return node;
+}
+
+// A constant operand of a QDQ Add or Mul (a bias, a position embedding): the DequantizeLinear of
+// constant 8-bit data with one constant scale and zero point, which the program folds; the fused
+// op reads the data instead.
+const Node* constant_byte_dequantization(const Graph& graph, ValueId v) {
+  const Node* node = dequantization_of(graph, v);
+  if (node == nullptr) return nullptr;
+  const Value& data = graph.value(node->inputs[0]);
+  if (!data.is_constant() || !is_byte(data.dtype) ||
+      !constant_params(graph, *node, data.dtype, 1, false)) {
+    return nullptr;
+  }
+  return node;
+}
+
+// A constant's dequantization: the graph's DequantizeLinear (found through Identity nodes) whose
+// data is a constant of `dtype`, with `count` scales along axis `axis` of a rank-`rank` tensor
+// and zero points 0. The program folded it (its output is a float constant, or marked as one in
+// the step analysis); the fused op reads its integer data instead.
+const Node* constant_dequantization(const Graph& graph, ValueId v, DType dtype, int64_t count,
+                                    int64_t axis) {
+  const Node* node = dequantization_of(graph, v);
+  if (node == nullptr) return nullptr;
   const Value& data = graph.value(node->inputs[0]);
   if (!data.is_constant() || data.dtype != dtype ||
       !constant_params(graph, *node, dtype, count, true)) {
@@ -145,13 +167,18 @@ class QdqFuser {
     const bool trans_b = op == "Gemm" && root.attr_int("transB", 0) != 0;
     if (op == "Conv") {
       if (root.attr_string("auto_pad", "NOTSET") != "NOTSET" || w_rank < 3) return false;
-    } else if (w_rank != 2) {
+    } else if (w_rank != 2 && !(op == "MatMul" && activation_dequantization(root.inputs[1]))) {
       return false;
     }
     if (op == "Gemm" &&
         (root.attr_int("transA", 0) != 0 || root.attr_float("alpha", 1.0f) != 1.0f ||
          graph_.value(root.inputs[0]).shape.rank() != 2)) {
       return false;
+    }
+    if (op == "MatMul") {  // B from a DequantizeLinear step: an activation
+      if (const auto b_dq = activation_dequantization(root.inputs[1])) {
+        return fuse_activation_matmul(root, *a_dq, *b_dq, *q);
+      }
     }
     // Output channels: Conv's weights [M, C/g, ...], MatMul's B [K, N], Gemm's B [K, N] or [N, K].
     const int64_t channel_axis = op == "Conv" || trans_b ? 0 : 1;
@@ -207,6 +234,28 @@ class QdqFuser {
     return true;
   }
 
+  // A MatMul of two 8-bit activations (attention's products), each from a DequantizeLinear of
+  // one scale and zero point, into a QuantizeLinear: a QLinearMatMul of the bytes, as ONNX
+  // Runtime runs it.
+  bool fuse_activation_matmul(Node& root, size_t a_dq, size_t b_dq, size_t q) {
+    if (graph_.value(root.inputs[0]).shape.rank() < 2 ||
+        graph_.value(root.inputs[1]).shape.rank() < 2) {
+      return false;
+    }
+    const Node& a_node = *nodes_[a_dq];
+    const Node& b_node = *nodes_[b_dq];
+    const Node& q_node = *nodes_[q];
+    root.inputs = {a_node.inputs[0], a_node.inputs[1],        input_or_none(a_node, 2),
+                   b_node.inputs[0], b_node.inputs[1],        input_or_none(b_node, 2),
+                   q_node.inputs[1], input_or_none(q_node, 2)};
+    root.outputs = {q_node.outputs[0]};
+    root.op_type = "QLinearMatMul";
+    stop_reading(a_dq);
+    stop_reading(b_dq);
+    absorbed_[q] = true;
+    return true;
+  }
+
   // An Add or Mul whose operand of the output's shape comes from a DequantizeLinear, whose other
   // operand is 8-bit data from one too or any f32 tensor broadcasting as qdq_broadcasts says, and
   // whose output only a QuantizeLinear reads: one kQdqBinaryOp step.
@@ -231,14 +280,15 @@ class QdqFuser {
     const auto a_dq = activation_dequantization(a);
     if (!a_dq) return false;
     const auto b_dq = activation_dequantization(b);
+    const Node* b_constant = b_dq ? nullptr : constant_byte_dequantization(graph_, b);
     const Node& a_node = *nodes_[*a_dq];
     const Node& q_node = *nodes_[*q];
     const std::string op = node.op_type;
     node.op_type = kQdqBinaryOp;
     node.attributes = {{"op", op}, {"swapped", int64_t{swapped}}};
     node.inputs = {a_node.inputs[0], a_node.inputs[1], input_or_none(a_node, 2)};
-    if (b_dq) {
-      const Node& b_node = *nodes_[*b_dq];
+    if (b_dq || b_constant) {
+      const Node& b_node = b_dq ? *nodes_[*b_dq] : *b_constant;
       node.inputs.insert(node.inputs.end(),
                          {b_node.inputs[0], b_node.inputs[1], input_or_none(b_node, 2)});
     } else {
@@ -350,46 +400,62 @@ class QdqFuser {
            out.shape.dims == graph_.value(nodes_[dq]->outputs[0]).shape.dims;
   }
 
+  // The 8-bit integers behind a chain value with their parameters: x, a QuantizeLinear and
+  // DequantizeLinear pair's output (256 values, one per x byte) or a constant's DequantizeLinear
+  // (one value).
+  struct Stored {
+    std::vector<int32_t> values;
+    QuantScale params;
+    DType dtype = DType::kU8;
+  };
+
   // The 256 outputs of Q(chain(DQ(x))) by x's byte, DequantizeLinear step `dq` making x: the
   // DequantizeLinear's and QuantizeLinear's formulas (quant_kernels.cpp) around the chain's
-  // kernels run on the 256 values, so the bytes the unfused steps give. nullopt when a kernel
-  // refuses.
+  // kernels run on the 256 values, so the bytes the unfused steps give; except that an Add or Mul
+  // of two 8-bit values of one type into a QuantizeLinear of that type takes ONNX Runtime's
+  // QLinearAdd / QLinearMul arithmetic, as kQdqBinaryOp does. nullopt when a kernel refuses.
   std::optional<Tensor> chain_table(const std::vector<size_t>& chain, size_t dq,
                                     const Node& q) const {
     static const KernelRegistry registry = make_cpu_kernel_registry();
     constexpr int64_t kCount = 256;
-    const auto dequantize = [&](const Node& node, int32_t stored) {
-      const DType dtype = graph_.value(node.inputs[0]).dtype;
-      return static_cast<float>(stored - zero_point(node, dtype)) * scalar(node.inputs[1]);
-    };
     const DType in_dtype = graph_.value(nodes_[dq]->inputs[0]).dtype;
+    Stored x_stored{{}, params_of(*nodes_[dq], in_dtype), in_dtype};
     std::vector<float> bytes(kCount);
     for (int64_t b = 0; b < kCount; ++b) {
       const int32_t v =
           in_dtype == DType::kU8 ? static_cast<int32_t>(b) : int32_t{static_cast<int8_t>(b)};
-      bytes[static_cast<size_t>(b)] = dequantize(*nodes_[dq], v);
+      x_stored.values.push_back(v);
+      bytes[static_cast<size_t>(b)] = dequantized(v, x_stored.params);
     }
     const Tensor x = Tensor::from_vector(DType::kF32, {kCount}, bytes);
     Tensor current = x.clone();
     ValueId running = kNoValue;
+    std::optional<Stored> running_stored = x_stored;
     const Value data{"", DType::kF32, Shape({kCount}), kNoNode, {}, std::nullopt};
     CpuContext context;
     context.threads = 1;
-    for (size_t step : chain) {
-      const Node& node = *nodes_[step];
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const Node& node = *nodes_[chain[i]];
       if (node.op_type == "QuantizeLinear") {  // and the DequantizeLinear after it
-        const bool u8 = graph_.value(node.outputs[0]).dtype == DType::kU8;
-        const float scale = scalar(node.inputs[1]);
-        const int32_t zp = zero_point(node, u8 ? DType::kU8 : DType::kI8);
+        const DType dtype = graph_.value(node.outputs[0]).dtype;
+        Stored stored{{}, params_of(node, dtype), dtype};
         for (float& v : current.values<float>()) {
-          v = static_cast<float>((u8 ? int32_t{saturate_round<uint8_t>(v / scale, zp)}
-                                     : int32_t{saturate_round<int8_t>(v / scale, zp)}) -
-                                 zp) *
-              scale;
+          stored.values.push_back(quantized(v, stored.params, dtype));
+          v = dequantized(stored.values.back(), stored.params);
         }
+        running_stored = std::move(stored);
         continue;
       }
       if (node.op_type == "DequantizeLinear") {
+        running = node.outputs[0];
+        continue;
+      }
+      const Node& requantize = i + 1 < chain.size() ? *nodes_[chain[i + 1]] : q;
+      if (auto result = qlinear_step(node, running, running_stored, x_stored, dq, requantize)) {
+        for (size_t b = 0; b < static_cast<size_t>(kCount); ++b) {
+          current.values<float>()[b] = dequantized(result->values[b], result->params);
+        }
+        running_stored = std::move(result);
         running = node.outputs[0];
         continue;
       }
@@ -397,8 +463,8 @@ class QdqFuser {
       std::vector<Value> scalars(node.inputs.size());
       KernelSpec spec{node, {}, {&data}, graph_.opset, &context};
       std::vector<const Tensor*> in;
-      for (size_t i = 0; i < node.inputs.size(); ++i) {
-        const ValueId v = node.inputs[i];
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const ValueId v = node.inputs[k];
         const auto constant = qdq_constant_scalar(graph_, v);
         if (!constant) {
           const bool previous = v == running || (running == kNoValue && v != kNoValue);
@@ -408,10 +474,10 @@ class QdqFuser {
         }
         Tensor one = Tensor::uninitialized(DType::kF32, {});
         one.values<float>()[0] = *constant;
-        scalars[i] =
+        scalars[k] =
             Value{"", DType::kF32, Shape(std::vector<int64_t>{}), kNoNode, {}, std::move(one)};
-        spec.inputs.push_back(&scalars[i]);
-        in.push_back(&*scalars[i].constant);
+        spec.inputs.push_back(&scalars[k]);
+        in.push_back(&*scalars[k].constant);
       }
       auto kernel = registry.create(spec);
       if (!kernel.is_ok()) return std::nullopt;
@@ -420,20 +486,75 @@ class QdqFuser {
       if (!(*kernel)->run(in, std::span<Tensor* const>(&out, 1)).is_ok()) return std::nullopt;
       current = std::move(next);
       running = node.outputs[0];
+      running_stored.reset();
     }
     const DType out_dtype = graph_.value(q.outputs[0]).dtype;
-    const float y_scale = scalar(q.inputs[1]);
-    const int32_t y_zp = zero_point(q, out_dtype);
+    const QuantScale y = params_of(q, out_dtype);
     Tensor table = Tensor::uninitialized(out_dtype, {kCount});
-    const auto y = current.values<float>();
+    const auto values = current.values<float>();
     for (size_t b = 0; b < static_cast<size_t>(kCount); ++b) {
+      const int32_t v = quantized(values[b], y, out_dtype);
       if (out_dtype == DType::kU8) {
-        table.values<uint8_t>()[b] = saturate_round<uint8_t>(y[b] / y_scale, y_zp);
+        table.values<uint8_t>()[b] = static_cast<uint8_t>(v);
       } else {
-        table.values<int8_t>()[b] = saturate_round<int8_t>(y[b] / y_scale, y_zp);
+        table.values<int8_t>()[b] = static_cast<int8_t>(v);
       }
     }
     return table;
+  }
+
+  // A chain's Add or Mul as ONNX Runtime's QLinearAdd / QLinearMul: its operands the running
+  // value and x or a constant, each 8-bit (`running_stored`, `x_stored`, qdq_constant_byte) of
+  // the type `requantize` (the QuantizeLinear after it) writes. nullopt for any other op.
+  std::optional<Stored> qlinear_step(const Node& node, ValueId running,
+                                     const std::optional<Stored>& running_stored,
+                                     const Stored& x_stored, size_t dq,
+                                     const Node& requantize) const {
+    if ((node.op_type != "Add" && node.op_type != "Mul") || node.inputs.size() != 2 ||
+        requantize.op_type != "QuantizeLinear" || !running_stored) {
+      return std::nullopt;
+    }
+    const DType dtype = graph_.value(requantize.outputs[0]).dtype;
+    std::optional<Stored> operands[2];
+    for (size_t k = 0; k < 2; ++k) {
+      const ValueId v = node.inputs[k];
+      if (v == running || (running == kNoValue && is_x(v, dq))) {
+        operands[k] = running_stored;
+      } else if (const auto c = qdq_constant_byte(graph_, v)) {
+        operands[k] = Stored{{c->stored}, {c->scale, c->zero}, c->dtype};
+      } else if (is_x(v, dq)) {
+        operands[k] = x_stored;
+      }
+      if (!operands[k] || operands[k]->dtype != dtype) return std::nullopt;
+    }
+    // a: an operand of 256 values; b the other (256 or one).
+    const bool swapped = operands[0]->values.size() == 1;
+    const Stored& a = *operands[swapped ? 1 : 0];
+    const Stored& b = *operands[swapped ? 0 : 1];
+    QLinearBinary op{node.op_type == "Add", swapped, a.params, b.params,
+                     params_of(requantize, dtype)};
+    Stored result{std::vector<int32_t>(a.values.size()), op.y, dtype};
+    dispatch_quantized(dtype, [&](auto tag) {
+      using Q = decltype(tag);
+      const std::vector<Q> av(a.values.begin(), a.values.end()),
+          bv(b.values.begin(), b.values.end());
+      std::vector<Q> y(av.size());
+      qlinear_binary(op, av.data(), bv.data(), y.data(), 0, static_cast<int64_t>(av.size()),
+                     static_cast<int64_t>(bv.size()));
+      std::copy(y.begin(), y.end(), result.values.begin());
+    });
+    return result;
+  }
+
+  QuantScale params_of(const Node& node, DType dtype) const {
+    return {scalar(node.inputs[1]), zero_point(node, dtype)};
+  }
+  static float dequantized(int32_t stored, const QuantScale& p) {
+    return static_cast<float>(stored - p.zero_point) * p.scale;
+  }
+  static int32_t quantized(float v, const QuantScale& p, DType dtype) {
+    return dtype == DType::kU8 ? int32_t{saturate_round<uint8_t>(v / p.scale, p.zero_point)}
+                               : int32_t{saturate_round<int8_t>(v / p.scale, p.zero_point)};
   }
 
   // A DequantizeLinear's or QuantizeLinear's zero point (of `dtype` data; omitted: 0).

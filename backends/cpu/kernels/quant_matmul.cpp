@@ -4,6 +4,7 @@
 // Zero points and scales: per tensor, per row of A ([M]) or per column of B ([N]). Batch axes
 // broadcast as in MatMul. A plain loop over TBB, parallel over output rows: oneDNN 2.6's int8
 // matmul takes per-tensor zero points only and rounds its own way.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -192,13 +193,26 @@ class OneDnnQLinearMatMul final : public Kernel {
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
     src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
-    dst_.set_data_handle(out[0]->raw());
-    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_},
-                                  {DNNL_ARG_WEIGHTS, weights_},
-                                  {DNNL_ARG_BIAS, offsets_},
-                                  {DNNL_ARG_DST, dst_},
-                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, y_zero_point_}});
+    primitive_.execute(*stream_,
+                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, sums_}});
     stream_->wait();
+    const auto* sums = static_cast<const uint32_t*>(sums_.get_data_handle());
+    const int64_t n = static_cast<int64_t>(offsets_.size());
+    std::byte* y_raw = out[0]->raw();
+    parallel_range(rows_, [&](int64_t begin, int64_t end) {
+      dispatch_quantized(y_dtype_, [&](auto tag) {
+        using Q = decltype(tag);
+        for (int64_t r = begin; r < end; ++r) {
+          const uint32_t* s = sums + r * n;
+          Q* y = reinterpret_cast<Q*>(y_raw) + r * n;
+          for (int64_t j = 0; j < n; ++j) {
+            const auto acc = static_cast<int32_t>(s[j] + offsets_[static_cast<size_t>(j)]);
+            const float m = multipliers_[multipliers_.size() == 1 ? 0 : static_cast<size_t>(j)];
+            y[j] = saturate_round<Q>(static_cast<float>(acc) * m, y_zero_);
+          }
+        }
+      });
+    });
     return Status::ok();
   }
 
@@ -215,51 +229,181 @@ class OneDnnQLinearMatMul final : public Kernel {
     const auto weights = b.values<int8_t>();
     const auto bias = plan.bias ? spec.constant(8) : nullptr;
     // Per column: the bias minus a_zero_point x the column's sum (wrapping, as the reference
-    // loop's int32 sums), added to the int32 sums as oneDNN's bias; then the multiplier.
-    std::vector<int32_t> offsets(static_cast<size_t>(n), 0);
-    std::vector<float> multipliers(b_scales.size());
+    // loop's int32 sums), added to oneDNN's int32 sums; then the reference loop's requantization
+    // (ONNX Runtime's: the sum times the multiplier rounded, then the zero point), which
+    // oneDNN's epilogue would do in another order (the zero point added before rounding).
+    offsets_.assign(static_cast<size_t>(n), 0u);
     for (int64_t j = 0; j < n; ++j) {
       uint32_t column_sum = 0;
       for (int64_t k = 0; k < g.k; ++k) column_sum += static_cast<uint32_t>(weights[k * n + j]);
       uint32_t offset = 0u - static_cast<uint32_t>(a_zero_point) * column_sum;
       if (bias != nullptr) offset += static_cast<uint32_t>(bias->values<int32_t>()[j]);
-      offsets[static_cast<size_t>(j)] = static_cast<int32_t>(offset);
+      offsets_[static_cast<size_t>(j)] = offset;
     }
-    for (size_t j = 0; j < multipliers.size(); ++j) multipliers[j] = a_scale * b_scales[j] / y_scale;
-    const auto int8_type = [](DType t) {
-      return t == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
-    };
-    const memory::desc src({rows, g.k}, int8_type(spec.inputs[plan.a]->dtype),
-                           memory::format_tag::ab);
+    multipliers_.resize(b_scales.size());
+    for (size_t j = 0; j < multipliers_.size(); ++j) {
+      multipliers_[j] = a_scale * b_scales[j] / y_scale;
+    }
+    y_zero_ = constant_zero_point(spec, plan.y_zp);
+    y_dtype_ = plan.y_dtype;
+    rows_ = rows;
+    const memory::desc src(
+        {rows, g.k},
+        spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8,
+        memory::format_tag::ab);
     const memory::desc wei({g.k, n}, memory::data_type::s8, memory::format_tag::ab);
     const memory::desc wei_any({g.k, n}, memory::data_type::s8, memory::format_tag::any);
-    const memory::desc bias_desc({1, n}, memory::data_type::s32, memory::format_tag::ab);
-    const memory::desc dst({rows, n}, int8_type(plan.y_dtype), memory::format_tag::ab);
-    // (sums + offsets) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
-    // reference loop's requantization, in oneDNN's epilogue (its own order of fp32 operations,
-    // so a value within rounding of a .5 boundary may come out one step apart).
-    dnnl::primitive_attr attr;
-    attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
-    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    const memory::desc dst({rows, n}, memory::data_type::s32, memory::format_tag::ab);
     const dnnl::engine& engine = *spec.context->engine;
     stream_ = spec.context->stream;
-    const auto pd = dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(src, wei_any, bias_desc, dst), attr, engine);
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), engine);
     primitive_ = dnnl::matmul(pd);
     weights_ = dnnl::memory(pd.weights_desc(), engine);
     dnnl::memory user(wei, engine, const_cast<std::byte*>(b.raw()));
     dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
     stream_->wait();
-    offsets_ = dnnl::memory(bias_desc, engine);
-    std::copy(offsets.begin(), offsets.end(), static_cast<int32_t*>(offsets_.get_data_handle()));
-    y_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
-    *static_cast<int32_t*>(y_zero_point_.get_data_handle()) = constant_zero_point(spec, plan.y_zp);
     src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
-    dst_ = dnnl::memory(dst, engine, DNNL_MEMORY_NONE);
+    sums_ = dnnl::memory(dst, engine);
   }
 
+  std::vector<uint32_t> offsets_;
+  std::vector<float> multipliers_;
+  int32_t y_zero_ = 0;
+  DType y_dtype_ = DType::kU8;
+  int64_t rows_ = 0;
   dnnl::matmul primitive_;
-  dnnl::memory src_, weights_, offsets_, y_zero_point_, dst_;
+  dnnl::memory src_, weights_, sums_;
+  dnnl::stream* stream_ = nullptr;
+};
+
+// QLinearMatMul of two activations (attention's products in a QDQ model): B made at run time,
+// every scale and zero point one constant value, no bias, batch axes broadcasting. oneDNN sums
+// A x B' in int32, B' = B - 128 as s8 where B is u8 (VNNI multiplies u8 by s8); the zero points
+// come off as row sums of A and column sums of B' (exact integer algebra, so the reference
+// loop's sums), and the reference loop's requantization follows.
+class OneDnnActivationMatMul final : public Kernel {
+ public:
+  static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantMatMulPlan& plan) {
+    if (!plan.requantize || plan.bias || spec.constant(plan.b) != nullptr) return nullptr;
+    for (size_t i : {plan.a_scale, plan.a_zp, plan.b_scale, plan.b_zp, plan.y_scale, plan.y_zp}) {
+      if (spec.has_input(i) && (spec.constant(i) == nullptr || spec.constant(i)->elements() != 1)) {
+        return nullptr;
+      }
+    }
+    if (spec.in_dims(plan.a).size() < 2 || spec.in_dims(plan.b).size() < 2) return nullptr;
+    auto kernel = std::unique_ptr<OneDnnActivationMatMul>(new OneDnnActivationMatMul(spec, plan));
+    if (!dnnl_builds([&] { kernel->build(spec); })) return nullptr;
+    return kernel;
+  }
+
+  Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
+    const MatMulGeometry& g = plan_.geometry;
+    const auto b_bytes = in[plan_.b]->values<int8_t>();  // u8 read as its bits
+    if (b_unsigned_) {                                   // B - 128 as s8: flipping the top bit
+      for (size_t i = 0; i < b_bytes.size(); ++i) {
+        shifted_b_[i] = static_cast<int8_t>(static_cast<uint8_t>(b_bytes[i]) ^ 0x80u);
+      }
+    }
+    const int8_t* b = b_unsigned_ ? shifted_b_.data() : b_bytes.data();
+    src_.set_data_handle(const_cast<std::byte*>(in[plan_.a]->raw()));
+    weights_.set_data_handle(const_cast<int8_t*>(b));
+    primitive_.execute(*stream_,
+                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, sums_}});
+    stream_->wait();
+    const auto* sums = static_cast<const int32_t*>(sums_.get_data_handle());
+    const int64_t m = g.m, k = g.k, n = g.n;
+    const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * m;
+    const bool a_unsigned = in[plan_.a]->dtype() == DType::kU8;
+    const std::byte* a_raw = in[plan_.a]->raw();
+    std::byte* y_raw = out[0]->raw();
+    // In uint32, wrapping as the reference loop's int32 sums do.
+    const auto za = static_cast<uint32_t>(a_zero_), zb = static_cast<uint32_t>(b_zero_);
+    parallel_range(rows, [&](int64_t begin, int64_t end) {
+      std::vector<uint32_t> column_terms(static_cast<size_t>(n));
+      int64_t summed_batch = -1;
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t batch = r / m, row = r % m;
+        const int64_t a_at = g.a_offsets[static_cast<size_t>(batch)] + row * k;
+        uint32_t row_sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          row_sum += a_unsigned ? uint32_t{reinterpret_cast<const uint8_t*>(a_raw)[a_at + kk]}
+                                : static_cast<uint32_t>(
+                                      int32_t{reinterpret_cast<const int8_t*>(a_raw)[a_at + kk]});
+        }
+        const int8_t* b_mat = b + g.b_offsets[static_cast<size_t>(batch)];
+        if (batch != summed_batch) {  // za x the column sums of B'
+          std::fill(column_terms.begin(), column_terms.end(), 0u);
+          for (int64_t kk = 0; kk < k; ++kk) {
+            for (int64_t j = 0; j < n; ++j) {
+              column_terms[j] += static_cast<uint32_t>(int32_t{b_mat[kk * n + j]});
+            }
+          }
+          for (uint32_t& t : column_terms) t *= za;
+          summed_batch = batch;
+        }
+        // sum (a - za)(b' - zb') = sum ab' - za sum b' - zb' sum a + k za zb'.
+        const uint32_t fixed = static_cast<uint32_t>(k) * za * zb - zb * row_sum;
+        dispatch_quantized(plan_.y_dtype, [&](auto tag) {
+          using Q = decltype(tag);
+          Q* y = reinterpret_cast<Q*>(y_raw) + r * n;
+          const int32_t* s = sums + r * n;
+          for (int64_t j = 0; j < n; ++j) {
+            const auto acc =
+                static_cast<int32_t>(static_cast<uint32_t>(s[j]) - column_terms[j] + fixed);
+            y[j] = saturate_round<Q>(static_cast<float>(acc) * multiplier_, y_zero_);
+          }
+        });
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  OneDnnActivationMatMul(const KernelSpec& spec, const QuantMatMulPlan& plan) : plan_(plan) {
+    const auto value = [&](size_t i) { return spec.constant(i)->values<float>()[0]; };
+    multiplier_ = value(plan.a_scale) * value(plan.b_scale) / value(plan.y_scale);
+    a_zero_ = constant_zero_point(spec, plan.a_zp);
+    b_unsigned_ = spec.inputs[plan.b]->dtype == DType::kU8;
+    b_zero_ = constant_zero_point(spec, plan.b_zp) - (b_unsigned_ ? 128 : 0);
+    y_zero_ = constant_zero_point(spec, plan.y_zp);
+  }
+
+  void build(const KernelSpec& spec) {
+    const MatMulGeometry& g = plan_.geometry;
+    // oneDNN's matmul takes operands of one rank, a batch axis of 1 broadcasting.
+    std::vector<int64_t> a = spec.in_dims(plan_.a), b = spec.in_dims(plan_.b);
+    const size_t rank = std::max(a.size(), b.size());
+    a.insert(a.begin(), rank - a.size(), 1);
+    b.insert(b.begin(), rank - b.size(), 1);
+    std::vector<int64_t> y(rank);
+    for (size_t i = 0; i + 2 < rank; ++i) y[i] = std::max(a[i], b[i]);
+    y[rank - 2] = g.m;
+    y[rank - 1] = g.n;
+    const auto desc = [&](const std::vector<int64_t>& dims, memory::data_type type) {
+      return memory::desc(to_dnnl_dims(dims), type, plain_tag(rank));
+    };
+    const memory::desc src =
+        desc(a, spec.inputs[plan_.a]->dtype == DType::kU8 ? memory::data_type::u8
+                                                          : memory::data_type::s8);
+    const memory::desc wei = desc(b, memory::data_type::s8);
+    const memory::desc dst = desc(y, memory::data_type::s32);
+    const dnnl::engine& engine = *spec.context->engine;
+    stream_ = spec.context->stream;
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine);
+    primitive_ = dnnl::matmul(pd);
+    src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
+    weights_ = dnnl::memory(wei, engine, DNNL_MEMORY_NONE);
+    sums_ = dnnl::memory(dst, engine);
+    if (b_unsigned_) shifted_b_.resize(static_cast<size_t>(spec.inputs[plan_.b]->shape.elements()));
+  }
+
+  QuantMatMulPlan plan_;
+  float multiplier_ = 1.0f;
+  int32_t a_zero_ = 0, b_zero_ = 0, y_zero_ = 0;
+  bool b_unsigned_ = false;
+  std::vector<int8_t> shifted_b_;
+  dnnl::matmul primitive_;
+  dnnl::memory src_, weights_, sums_;
   dnnl::stream* stream_ = nullptr;
 };
 
@@ -303,6 +447,7 @@ Result<std::unique_ptr<Kernel>> make_qlinear_matmul(const KernelSpec& spec) {
                                   std::to_string(plan.geometry.n));
   }
   if (auto fast = OneDnnQLinearMatMul::make(spec, plan)) return fast;
+  if (auto fast = OneDnnActivationMatMul::make(spec, plan)) return fast;
   return make_kernel([plan](std::span<const Tensor* const> in, std::span<Tensor* const> out) {
     return run_quant_matmul(plan, in, out);
   });

@@ -182,13 +182,13 @@ INSTANTIATE_TEST_SUITE_P(Models, SharedModelTest,
                                            "bert_mini", "vae_decoder_small"));
 
 // The shared models quantized by ONNX Runtime's quantize_static (QDQ: uint8 activations,
-// per-channel int8 weights) against ONNX Runtime's own int8 outputs, the difference counted in
-// steps of the output's quantization (the scale of the DequantizeLinear giving it). ORT runs the
-// Q/DQ pairs around other ops as its own approximations (table lookups for QLinearSoftmax and
-// the like, QLinearAdd's rounding): every rounding that differs moves by a step, and a step early
-// in a transformer grows by the later scales. ORT itself, with those optimizations off (the graph
-// as written, which hsched runs) is 25 steps from its reference on vit_tiny; these bounds are
-// hsched's measured differences, so that a regression fails.
+// per-channel int8 weights) against ONNX Runtime's own int8 outputs (its optimizations on: the
+// QDQ groups run as its QOperator ops), the difference counted in steps of the output's
+// quantization (the scale of the DequantizeLinear giving it). The CPU runs those groups with
+// ONNX Runtime's arithmetic (qlinear_arith.h, the requantization of QLinearMatMul and
+// QLinearConv); what remains apart is float ops between Q/DQ pairs computed another way (a
+// normalization's sums), whose rare rounding differences a deep model carries on. These bounds are
+// the measured differences, so that a regression fails.
 struct Int8Case {
   std::string name;
   double max_steps;
@@ -216,10 +216,10 @@ TEST_P(Int8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
 
 INSTANTIATE_TEST_SUITE_P(
     Models, Int8ModelTest,
-    ::testing::Values(Int8Case{"resnet18", 2}, Int8Case{"squeezenet1_1", 2},
-                      Int8Case{"mobilenet_v2", 2}, Int8Case{"mobilenet_v3_small", 3},
-                      Int8Case{"convnext_atto", 2}, Int8Case{"vit_tiny", 30},
-                      Int8Case{"bert_mini", 3}, Int8Case{"vae_decoder_small", 8}),
+    ::testing::Values(Int8Case{"resnet18", 1}, Int8Case{"squeezenet1_1", 1},
+                      Int8Case{"mobilenet_v2", 1}, Int8Case{"mobilenet_v3_small", 3},
+                      Int8Case{"convnext_atto", 1}, Int8Case{"vit_tiny", 0},
+                      Int8Case{"bert_mini", 0}, Int8Case{"vae_decoder_small", 7}),
     [](const ::testing::TestParamInfo<Int8Case>& info) { return info.param.name; });
 
 }  // namespace
