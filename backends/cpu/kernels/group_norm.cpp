@@ -196,32 +196,33 @@ class GroupNormKernel final : public Kernel {
   std::vector<float> scale_, shift_;  // per channel, rewritten by each run
 };
 
-// y = Q1(((x - x_zero) * x_scale - mean) * a + b), the normalization's quantization, over n 8-bit
-// elements: channels-last pixels whose mean, a and b are per channel (`channels` > 0, n whole
-// pixels), or one channel's (`channels` 0: mean[0], a[0], b[0]). The float operations of
-// DequantizeLinear, InstanceNormalization and QuantizeLinear run apart.
+// y = Q1((x - x_zero) * x_scale * a + b), the normalization's quantization, over n 8-bit
+// elements: channels-last pixels whose a and b are per channel (`channels` > 0, n whole pixels),
+// or one channel's (`channels` 0: a[0], b[0]). The float operations of DequantizeLinear, ONNX
+// Runtime's InstanceNormalization (a product, then a sum) and QuantizeLinear, each rounded.
 template <typename X, typename Y>
 [[gnu::always_inline]] inline void normalize_bytes(const X* __restrict x, Y* __restrict y,
-                                                   int64_t n, int64_t channels, const float* mean,
-                                                   const float* a, const float* b, float x_scale,
-                                                   int32_t x_zero, float y_scale, int32_t y_zero) {
-  const auto one = [&](int64_t i, float m, float ai, float bi) {
+                                                   int64_t n, int64_t channels, const float* a,
+                                                   const float* b, float x_scale, int32_t x_zero,
+                                                   float y_scale, int32_t y_zero) {
+  const auto one = [&](int64_t i, float ai, float bi) {
     const float v = static_cast<float>(int32_t{x[i]} - x_zero) * x_scale;
-    y[i] = saturate_round<Y>(((v - m) * ai + bi) / y_scale, y_zero);
+    const float scaled = v * ai;
+    y[i] = saturate_round<Y>((scaled + bi) / y_scale, y_zero);
   };
   if (channels > 0) {
     for (int64_t p = 0; p < n; p += channels) {
-      for (int64_t c = 0; c < channels; ++c) one(p + c, mean[c], a[c], b[c]);
+      for (int64_t c = 0; c < channels; ++c) one(p + c, a[c], b[c]);
     }
   } else {
-    for (int64_t i = 0; i < n; ++i) one(i, mean[0], a[0], b[0]);
+    for (int64_t i = 0; i < n; ++i) one(i, a[0], b[0]);
   }
 }
-#define HSCHED_NORMALIZE_BYTES(X, Y)                                                    \
-  HSCHED_VECTOR_CLONES void normalize(                                                  \
-      const X* x, Y* y, int64_t n, int64_t channels, const float* mean, const float* a, \
-      const float* b, float x_scale, int32_t x_zero, float y_scale, int32_t y_zero) {   \
-    normalize_bytes(x, y, n, channels, mean, a, b, x_scale, x_zero, y_scale, y_zero);   \
+#define HSCHED_NORMALIZE_BYTES(X, Y)                                                   \
+  HSCHED_VECTOR_CLONES void normalize(const X* x, Y* y, int64_t n, int64_t channels,   \
+                                      const float* a, const float* b, float x_scale,   \
+                                      int32_t x_zero, float y_scale, int32_t y_zero) { \
+    normalize_bytes(x, y, n, channels, a, b, x_scale, x_zero, y_scale, y_zero);        \
   }
 HSCHED_NORMALIZE_BYTES(uint8_t, uint8_t)
 HSCHED_NORMALIZE_BYTES(uint8_t, int8_t)
@@ -238,53 +239,40 @@ void look_up_channels(const uint8_t* __restrict q, uint8_t* __restrict y, int64_
   }
 }
 
-// Sums of x - zero and of its squares in int32: per channel over `pixels` channels-last pixels
-// (sum_pixels), or over one row (sum_row). Callers bound the count so that they cannot overflow.
-template <typename X>
-[[gnu::always_inline]] inline void sum_pixels_of(const X* __restrict x, int64_t pixels,
-                                                 int64_t channels, int32_t zero,
-                                                 int32_t* __restrict sum, int32_t* __restrict sq) {
-  for (int64_t p = 0; p < pixels; ++p) {
-    const X* row = x + p * channels;
-    for (int64_t c = 0; c < channels; ++c) {
-      const int32_t v = int32_t{row[c]} - zero;
-      sum[c] += v;
-      sq[c] += v * v;
+// The fp32 sum of v[0, n) in the order of Eigen's vectorized sum of an aligned array with SSE
+// packets of 4 (ONNX Runtime's InstanceNormalization: Xi.mean(), squaredNorm()): two packet
+// accumulators taking alternate packets (lane i % 8 here), added lane by lane, a last whole
+// packet added to that, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last values one by
+// one.
+float eigen_order_sum(const float* v, int64_t n) {
+  if (n < 4) {
+    float r = n > 0 ? v[0] : 0.0f;
+    for (int64_t i = 1; i < n; ++i) r += v[i];
+    return r;
+  }
+  const int64_t end8 = n / 8 * 8, end4 = n / 4 * 4;
+  float lanes[8];
+  if (n >= 8) {
+    for (int l = 0; l < 8; ++l) lanes[l] = v[l];
+    for (int64_t i = 8; i < end8; i += 8) {
+      for (int l = 0; l < 8; ++l) lanes[l] += v[i + l];
     }
+    for (int l = 0; l < 4; ++l) lanes[l] += lanes[l + 4];
+    if (end4 > end8) {
+      for (int l = 0; l < 4; ++l) lanes[l] += v[end8 + l];
+    }
+  } else {
+    for (int l = 0; l < 4; ++l) lanes[l] = v[l];
   }
-}
-template <typename X>
-[[gnu::always_inline]] inline void sum_row_of(const X* __restrict x, int64_t n, int32_t zero,
-                                              int32_t* sum, int32_t* sq) {
-  int32_t s = 0, q = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = int32_t{x[i]} - zero;
-    s += v;
-    q += v * v;
-  }
-  *sum = s;
-  *sq = q;
-}
-HSCHED_VECTOR_CLONES void sum_pixels(const uint8_t* x, int64_t pixels, int64_t channels,
-                                     int32_t zero, int32_t* sum, int32_t* sq) {
-  sum_pixels_of(x, pixels, channels, zero, sum, sq);
-}
-HSCHED_VECTOR_CLONES void sum_pixels(const int8_t* x, int64_t pixels, int64_t channels,
-                                     int32_t zero, int32_t* sum, int32_t* sq) {
-  sum_pixels_of(x, pixels, channels, zero, sum, sq);
-}
-HSCHED_VECTOR_CLONES void sum_row(const uint8_t* x, int64_t n, int32_t zero, int32_t* sum,
-                                  int32_t* sq) {
-  sum_row_of(x, n, zero, sum, sq);
-}
-HSCHED_VECTOR_CLONES void sum_row(const int8_t* x, int64_t n, int32_t zero, int32_t* sum,
-                                  int32_t* sq) {
-  sum_row_of(x, n, zero, sum, sq);
+  float r = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
+  for (int64_t i = end4; i < n; ++i) r += v[i];
+  return r;
 }
 
-// The QDQ GroupNorm chain (norm_fusion.h) on the 8-bit data. Statistics are exact integer sums of
-// x - x_zero; each element is normalized and quantized as the unfused steps do, then mapped
-// through its channel's row of the table (the stages after the normalization's quantization).
+// The QDQ GroupNorm chain (norm_fusion.h) on the 8-bit data: each group's statistics and each
+// element's normalization as ONNX Runtime's InstanceNormalization kernel computes them on the
+// dequantized values (fold_statistics), quantized, then mapped through its channel's row of the
+// table (the stages after the normalization's quantization).
 class QuantizedGroupNormKernel final : public Kernel {
  public:
   QuantizedGroupNormKernel(DType x_type, DType y_type, int64_t batch, int64_t channels,
@@ -297,7 +285,6 @@ class QuantizedGroupNormKernel final : public Kernel {
         groups_(groups),
         epsilon_(epsilon),
         channels_last_(channels_last),
-        mean_(channels),
         a_(channels),
         b_(channels) {}
 
@@ -322,13 +309,13 @@ class QuantizedGroupNormKernel final : public Kernel {
     for (int64_t n = 0; n < batch_; ++n) {
       const X* x = in[0]->values<X>().data() + n * image;
       Y* y = out[0]->values<Y>().data() + n * image;
-      fold_statistics(integer_sums(x, x_zero), scale, bias, x_scale);
+      fold_statistics(x, x_zero, x_scale, scale, bias);
       // Normalized and quantized into `q`, then through the table into y.
       const auto finish = [&](int64_t at, int64_t count, int64_t c, bool per_element,
                               std::vector<Y>& q) {
         q.resize(static_cast<size_t>(count));
-        normalize(x + at, q.data(), count, per_element ? channels_ : 0, &mean_[c], &a_[c], &b_[c],
-                  x_scale, x_zero, y_scale, y_zero);
+        normalize(x + at, q.data(), count, per_element ? channels_ : 0, &a_[c], &b_[c], x_scale,
+                  x_zero, y_scale, y_zero);
         const auto* bytes = reinterpret_cast<const uint8_t*>(q.data());
         auto* into = reinterpret_cast<uint8_t*>(y + at);
         if (per_element) {
@@ -357,87 +344,50 @@ class QuantizedGroupNormKernel final : public Kernel {
     }
   }
 
-  // Per channel: the sum of x - x_zero and of its squares, exact in int64 (int32 lanes over
-  // blocks of pixels that cannot overflow them).
+  // Per channel y = x * a + b as ONNX Runtime's InstanceNormalization computes it on a group
+  // (Reshape [N, G, -1] lays its channels out one after the other): mean = Eigen's sum / count,
+  // the squared deviations from that mean summed the same way, a = scale / sqrt(that / count +
+  // epsilon), b = bias - mean * a, each in fp32.
   template <typename X>
-  std::vector<std::array<int64_t, 2>> integer_sums(const X* x, int32_t x_zero) const {
-    using Totals = std::vector<std::array<int64_t, 2>>;
-    tbb::combinable<Totals> partial([&] { return Totals(static_cast<size_t>(channels_)); });
-    // A block's squares stay below 2^31: 255^2 x 2^15.
-    constexpr int64_t kBlock = int64_t{1} << 15;
-    const auto flush = [](Totals& t, int64_t c, const int32_t* sum, const int32_t* sq) {
-      t[static_cast<size_t>(c)][0] += sum[0];
-      t[static_cast<size_t>(c)][1] += sq[0];
-    };
-    if (channels_last_) {
-      parallel_range(
-          pixels_,
-          [&](int64_t begin, int64_t end) {
-            Totals& mine = partial.local();
-            std::vector<int32_t> sum(static_cast<size_t>(channels_)), sq(sum.size());
-            for (int64_t p = begin; p < end; p += kBlock) {
-              std::fill(sum.begin(), sum.end(), 0);
-              std::fill(sq.begin(), sq.end(), 0);
-              sum_pixels(x + p * channels_, std::min(kBlock, end - p), channels_, x_zero,
-                         sum.data(), sq.data());
-              for (int64_t c = 0; c < channels_; ++c) flush(mine, c, &sum[c], &sq[c]);
-            }
-          },
-          grain_for(channels_));
-    } else {
-      parallel_range(
-          channels_,
-          [&](int64_t begin, int64_t end) {
-            Totals& mine = partial.local();
-            for (int64_t c = begin; c < end; ++c) {
-              for (int64_t p = 0; p < pixels_; p += kBlock) {
-                int32_t sum = 0, sq = 0;
-                sum_row(x + c * pixels_ + p, std::min(kBlock, pixels_ - p), x_zero, &sum, &sq);
-                flush(mine, c, &sum, &sq);
+  void fold_statistics(const X* x, int32_t x_zero, float x_scale, const float* scale,
+                       const float* bias) {
+    const int64_t per_group = channels_ / groups_, count = per_group * pixels_;
+    parallel_range(
+        groups_,
+        [&](int64_t begin, int64_t end) {
+          std::vector<float> values(static_cast<size_t>(count));
+          for (int64_t g = begin; g < end; ++g) {
+            for (int64_t k = 0; k < per_group; ++k) {
+              const int64_t c = g * per_group + k;
+              float* into = values.data() + k * pixels_;
+              for (int64_t p = 0; p < pixels_; ++p) {
+                const X q = channels_last_ ? x[p * channels_ + c] : x[c * pixels_ + p];
+                into[p] = static_cast<float>(int32_t{q} - x_zero) * x_scale;
               }
             }
-          },
-          grain_for(pixels_));
-    }
-    Totals total(static_cast<size_t>(channels_));
-    partial.combine_each([&](const Totals& t) {
-      for (size_t c = 0; c < t.size(); ++c) {
-        total[c][0] += t[c][0];
-        total[c][1] += t[c][1];
-      }
-    });
-    return total;
-  }
-
-  // Per channel its group's mean and a = inv_std * scale, b = bias (InstanceNormalization's),
-  // with the statistics rounded to float as its kernel rounds them.
-  void fold_statistics(const std::vector<std::array<int64_t, 2>>& sums, const float* scale,
-                       const float* bias, float x_scale) {
-    const int64_t per_group = channels_ / groups_;
-    const double count = static_cast<double>(per_group * pixels_);
-    for (int64_t g = 0; g < groups_; ++g) {
-      int64_t s = 0, q = 0;
-      for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
-        s += sums[static_cast<size_t>(c)][0];
-        q += sums[static_cast<size_t>(c)][1];
-      }
-      const double mean = static_cast<double>(s) / count;
-      const double step = static_cast<double>(x_scale);
-      const double variance = std::max(0.0, static_cast<double>(q) / count - mean * mean);
-      const float inv_std = 1.0f / std::sqrt(static_cast<float>(variance * step * step) + epsilon_);
-      for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
-        mean_[c] = static_cast<float>(mean * step);
-        a_[c] = inv_std * scale[g];
-        b_[c] = bias[g];
-      }
-    }
+            const float mean = eigen_order_sum(values.data(), count) / static_cast<float>(count);
+            for (float& v : values) {
+              const float d = v - mean;
+              v = d * d;
+            }
+            const float squares = eigen_order_sum(values.data(), count);
+            const float inv_std = 1.0f / std::sqrt(squares / static_cast<float>(count) + epsilon_);
+            const float a = inv_std * scale[g];
+            const float product = mean * a;
+            for (int64_t c = g * per_group; c < (g + 1) * per_group; ++c) {
+              a_[c] = a;
+              b_[c] = bias[g] - product;
+            }
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, count)));
   }
 
   DType x_type_, y_type_;
   int64_t batch_, channels_, pixels_, groups_;
   float epsilon_;
   bool channels_last_;
-  std::vector<float> mean_, a_, b_;  // per channel, rewritten by each run
+  std::vector<float> a_, b_;  // per channel, rewritten by each run
 };
 
 // Inputs 1 and 2, f32 of `count` values each (`what`: their names, for the error).

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "backends/cpu/kernels/qdq_fusion.h"
+#include "backends/cpu/kernels/qlinear_arith.h"
 #include "backends/cpu/kernels/quant_util.h"
 
 namespace hsched::cpu {
@@ -48,27 +50,51 @@ struct QuantParams {
 };
 
 // A stage after a QDQ GroupNorm's quantization: DequantizeLinear, a Mul (or Add) by a per-channel
-// constant k, QuantizeLinear.
+// constant k, QuantizeLinear. Where k is a DequantizeLinear of 8-bit data of the stage's type
+// (`k_bytes`, one per channel, `k_params`), ONNX Runtime's QLinearMul / QLinearAdd arithmetic
+// (`k_first`: k the graph's first operand); else the kernels' float operations on k.
 struct RequantStage {
-  bool mul;
+  bool mul = true;
   std::vector<float> k;
-  QuantParams dq, q;
+  QuantParams dq{1.0f, 0}, q{1.0f, 0};
+  std::vector<int32_t> k_bytes;
+  QuantParams k_params{1.0f, 0};
+  bool k_first = false;
 };
 
+// One stage on one value of the stage's 8-bit type (`value` its integer), channel c.
+int32_t through_stage(const RequantStage& stage, int64_t c, int32_t value, DType type) {
+  if (!stage.k_bytes.empty()) {
+    const QLinearBinary op{!stage.mul,
+                           stage.k_first,
+                           {stage.dq.scale, stage.dq.zero},
+                           {stage.k_params.scale, stage.k_params.zero},
+                           {stage.q.scale, stage.q.zero}};
+    int32_t out = 0;
+    dispatch_quantized(type, [&](auto tag) {
+      using Q = decltype(tag);
+      const Q a = static_cast<Q>(value), b = static_cast<Q>(stage.k_bytes[static_cast<size_t>(c)]);
+      Q y{};
+      qlinear_binary(op, &a, &b, &y, 0, 1, 1);
+      out = y;
+    });
+    return out;
+  }
+  const float v = static_cast<float>(value - stage.dq.zero) * stage.dq.scale;
+  const float k = stage.k[static_cast<size_t>(c)];
+  const float r = (stage.mul ? v * k : v + k) / stage.q.scale;
+  return type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r, stage.q.zero)}
+                            : int32_t{saturate_round<int8_t>(r, stage.q.zero)};
+}
+
 // The [C, 256] table of `type` from each value of the normalization's quantization (by its byte:
-// i8 values as their two's complement) through `stages`, with the kernels' float operations.
+// i8 values as their two's complement) through `stages`.
 Tensor stage_table(const std::vector<RequantStage>& stages, int64_t channels, DType type) {
   Tensor table = Tensor::uninitialized(type, {channels, 256});
   for (int64_t c = 0; c < channels; ++c) {
     for (int32_t i = 0; i < 256; ++i) {
       int32_t value = type == DType::kU8 ? i : int32_t{static_cast<int8_t>(i)};
-      for (const RequantStage& stage : stages) {
-        const float v = static_cast<float>(value - stage.dq.zero) * stage.dq.scale;
-        const float k = stage.k[static_cast<size_t>(c)];
-        const float r = (stage.mul ? v * k : v + k) / stage.q.scale;
-        value = type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r, stage.q.zero)}
-                                   : int32_t{saturate_round<int8_t>(r, stage.q.zero)};
-      }
+      for (const RequantStage& stage : stages) value = through_stage(stage, c, value, type);
       const size_t at = static_cast<size_t>(c * 256 + i);
       if (type == DType::kU8) {
         table.values<uint8_t>()[at] = static_cast<uint8_t>(value);
@@ -263,7 +289,24 @@ class Matcher {
           graph_.value(nodes_[*r]->outputs[0]).dtype != q_type) {
         continue;
       }
-      stages.push_back({op[0] == 'M', *k, quant_params(*nodes_[*d]), quant_params(*nodes_[*r])});
+      RequantStage stage;
+      stage.mul = op[0] == 'M';
+      stage.k = *k;
+      stage.dq = quant_params(*nodes_[*d]);
+      stage.q = quant_params(*nodes_[*r]);
+      if (const Node* kd = constant_byte_dequantization(graph_, other)) {
+        const Tensor& data = *graph_.value(kd->inputs[0]).constant;
+        if (data.dtype() == q_type && data.elements() == channels) {
+          for (int64_t c = 0; c < channels; ++c) {
+            stage.k_bytes.push_back(q_type == DType::kU8
+                                        ? int32_t{data.values<uint8_t>()[static_cast<size_t>(c)]}
+                                        : int32_t{data.values<int8_t>()[static_cast<size_t>(c)]});
+          }
+          stage.k_params = quant_params(*kd);
+          stage.k_first = sn.inputs[0] == other;
+        }
+      }
+      stages.push_back(std::move(stage));
       absorbed.insert(absorbed.end(), {*d, *s, *r});
       current = nodes_[*r]->outputs[0];
     }

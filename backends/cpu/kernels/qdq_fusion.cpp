@@ -69,9 +69,9 @@ const Node* dequantization_of(const Graph& graph, ValueId v) {
   return node;
 }
 
-// A constant operand of a QDQ Add or Mul (a bias, a position embedding): the DequantizeLinear of
-// constant 8-bit data with one constant scale and zero point, which the program folds; the fused
-// op reads the data instead.
+}  // namespace
+
+// The program folds such a DequantizeLinear; a fused op reads its data instead.
 const Node* constant_byte_dequantization(const Graph& graph, ValueId v) {
   const Node* node = dequantization_of(graph, v);
   if (node == nullptr) return nullptr;
@@ -82,6 +82,8 @@ const Node* constant_byte_dequantization(const Graph& graph, ValueId v) {
   }
   return node;
 }
+
+namespace {
 
 // A constant's dequantization: the graph's DequantizeLinear (found through Identity nodes) whose
 // data is a constant of `dtype`, with `count` scales along axis `axis` of a rank-`rank` tensor

@@ -36,6 +36,11 @@ inline constexpr const char* kQdqTableOp = "hsched.QdqTable";
 // (leading 1s allowed).
 bool qdq_broadcasts(const std::vector<int64_t>& a, const std::vector<int64_t>& b);
 
+// A constant operand of a QDQ Add or Mul (a bias, a position embedding, a GroupNorm's gamma): the
+// DequantizeLinear (through Identity nodes) of constant 8-bit data with one constant scale and
+// zero point making `v`, or nullptr.
+const Node* constant_byte_dequantization(const Graph& graph, ValueId v);
+
 // `nodes` are the program's steps in order; each fused root is rewritten in place (op type,
 // inputs, outputs; a transposed copy of Gemm weights added to `graph`) and the DequantizeLinear
 // and QuantizeLinear steps it absorbs are marked in `absorbed`. A fused Gemm becomes a

@@ -123,23 +123,63 @@ void binary(const QLinearBinary& op, const Q* a, const Q* b, Q* y, int64_t begin
   }
 }
 
+// y = saturate(round_half_even(e * y_factor / sum) + zero point) over a row's exponentials; where
+// the product can pass fp32's largest value (`overflows`: the table's last entry times y_factor
+// does), the quotient first. ONNX Runtime's kernel then writes 0s: floor(1 / y_scale) past about
+// 148 times the row length.
+template <typename Q>
+[[gnu::always_inline]] inline void softmax_quantize(const float* __restrict e, Q* __restrict y,
+                                                    int64_t n, float y_factor, float sum,
+                                                    int32_t zero_point, bool overflows) {
+  if (overflows) {
+    for (int64_t i = 0; i < n; ++i) y[i] = saturate_round<Q>(e[i] / sum * y_factor, zero_point);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const float scaled = e[i] * y_factor;
+    y[i] = saturate_round<Q>(scaled / sum, zero_point);
+  }
+}
+HSCHED_VECTOR_CLONES void softmax_quantize_u8(const float* e, uint8_t* y, int64_t n, float y_factor,
+                                              float sum, int32_t zero_point, bool overflows) {
+  softmax_quantize(e, y, n, y_factor, sum, zero_point, overflows);
+}
+HSCHED_VECTOR_CLONES void softmax_quantize_i8(const float* e, int8_t* y, int64_t n, float y_factor,
+                                              float sum, int32_t zero_point, bool overflows) {
+  softmax_quantize(e, y, n, y_factor, sum, zero_point, overflows);
+}
+void softmax_quantize_any(const float* e, uint8_t* y, int64_t n, float y_factor, float sum,
+                          int32_t zero_point, bool overflows) {
+  softmax_quantize_u8(e, y, n, y_factor, sum, zero_point, overflows);
+}
+void softmax_quantize_any(const float* e, int8_t* y, int64_t n, float y_factor, float sum,
+                          int32_t zero_point, bool overflows) {
+  softmax_quantize_i8(e, y, n, y_factor, sum, zero_point, overflows);
+}
+
+// Rows in groups of kGroup: each row's sum is taken in its own order (ONNX Runtime's), the
+// group's sums interleaved so that their additions overlap.
 template <typename Q>
 void softmax_rows(const QLinearSoftmaxTable& table, const Q* x, Q* y, int64_t begin, int64_t end,
                   int64_t size, int32_t y_zero_point) {
-  for (int64_t r = begin; r < end; ++r) {
-    const Q* row = x + r * size;
-    Q* out = y + r * size;
-    // The row's largest value takes the table's last entry.
-    const int32_t shift = 255 - int32_t{*std::max_element(row, row + size)};
-    float sum = 0.0f;
-    for (int64_t i = 0; i < size; ++i) sum += table.exp[int32_t{row[i]} + shift];
+  constexpr int64_t kGroup = 8;
+  std::vector<float> e(static_cast<size_t>(kGroup * size));
+  for (int64_t r0 = begin; r0 < end; r0 += kGroup) {
+    const int64_t rows = std::min(kGroup, end - r0);
+    float sums[kGroup] = {};
+    for (int64_t g = 0; g < rows; ++g) {
+      const Q* row = x + (r0 + g) * size;
+      // The row's largest value takes the table's last entry.
+      const int32_t shift = 255 - int32_t{*std::max_element(row, row + size)};
+      float* eg = e.data() + g * size;
+      for (int64_t i = 0; i < size; ++i) eg[i] = table.exp[int32_t{row[i]} + shift];
+    }
     for (int64_t i = 0; i < size; ++i) {
-      const float e = table.exp[int32_t{row[i]} + shift];
-      const float scaled = e * table.y_factor;
-      // The product passes fp32's largest value when floor(1 / y_scale) exceeds about 148 times
-      // the row length (ONNX Runtime's kernel then writes 0): the quotient first there.
-      const float v = std::isinf(scaled) ? e / sum * table.y_factor : scaled / sum;
-      out[i] = saturate_round<Q>(v, y_zero_point);
+      for (int64_t g = 0; g < rows; ++g) sums[g] += e[static_cast<size_t>(g * size + i)];
+    }
+    for (int64_t g = 0; g < rows; ++g) {
+      softmax_quantize_any(e.data() + g * size, y + (r0 + g) * size, size, table.y_factor, sums[g],
+                           y_zero_point, table.overflows);
     }
   }
 }
@@ -165,6 +205,7 @@ QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t 
     table.exp[i] = static_cast<float>(std::exp((i - 255 + shift) * static_cast<double>(x_scale)));
   }
   table.y_factor = std::floor(1.0f / y_scale);
+  table.overflows = !(table.exp[255] * table.y_factor <= std::numeric_limits<float>::max());
   return table;
 }
 

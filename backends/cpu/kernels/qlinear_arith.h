@@ -39,6 +39,7 @@ void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, i
 struct QLinearSoftmaxTable {
   float exp[256] = {};
   float y_factor = 0.0f;
+  bool overflows = false;  // exp[255] * y_factor passes fp32's largest value
 };
 QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t size);
 void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const uint8_t* x, uint8_t* y,

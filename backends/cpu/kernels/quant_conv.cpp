@@ -281,9 +281,14 @@ class OneDnnQLinearConv final : public Kernel {
     const memory::desc w_user(w_dims, memory::data_type::s8, w_tag);
     const memory::desc bias_desc({plan.out_c}, memory::data_type::s32, memory::format_tag::x);
     // (acc + bias) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
-    // reference loop's requantization, in oneDNN's epilogue.
+    // reference loop's requantization (ONNX Runtime's), in oneDNN's epilogue. The round post-op
+    // rounds before the zero point is added: oneDNN adds it in fp32 first, which moves a value
+    // within fp32 rounding of a .5 boundary.
     dnnl::primitive_attr attr;
     attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
+    dnnl::post_ops round;
+    round.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+    attr.set_post_ops(round);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const dnnl::engine& engine = *spec.context->engine;

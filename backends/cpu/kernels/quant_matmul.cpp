@@ -199,19 +199,17 @@ class OneDnnQLinearMatMul final : public Kernel {
     const auto* sums = static_cast<const uint32_t*>(sums_.get_data_handle());
     const int64_t n = static_cast<int64_t>(offsets_.size());
     std::byte* y_raw = out[0]->raw();
-    parallel_range(rows_, [&](int64_t begin, int64_t end) {
-      dispatch_quantized(y_dtype_, [&](auto tag) {
-        using Q = decltype(tag);
-        for (int64_t r = begin; r < end; ++r) {
-          const uint32_t* s = sums + r * n;
-          Q* y = reinterpret_cast<Q*>(y_raw) + r * n;
-          for (int64_t j = 0; j < n; ++j) {
-            const auto acc = static_cast<int32_t>(s[j] + offsets_[static_cast<size_t>(j)]);
-            const float m = multipliers_[multipliers_.size() == 1 ? 0 : static_cast<size_t>(j)];
-            y[j] = saturate_round<Q>(static_cast<float>(acc) * m, y_zero_);
-          }
-        }
-      });
+    dispatch_quantized(y_dtype_, [&](auto tag) {
+      using Q = decltype(tag);
+      parallel_range(
+          rows_,
+          [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+              requantize_sums(sums + r * n, offsets_.data(), multipliers_.data(),
+                              reinterpret_cast<Q*>(y_raw) + r * n, n, y_zero_);
+            }
+          },
+          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n)));
     });
     return Status::ok();
   }
@@ -240,9 +238,9 @@ class OneDnnQLinearMatMul final : public Kernel {
       if (bias != nullptr) offset += static_cast<uint32_t>(bias->values<int32_t>()[j]);
       offsets_[static_cast<size_t>(j)] = offset;
     }
-    multipliers_.resize(b_scales.size());
+    multipliers_.resize(static_cast<size_t>(n));
     for (size_t j = 0; j < multipliers_.size(); ++j) {
-      multipliers_[j] = a_scale * b_scales[j] / y_scale;
+      multipliers_[j] = a_scale * b_scales[b_scales.size() == 1 ? 0 : j] / y_scale;
     }
     y_zero_ = constant_zero_point(spec, plan.y_zp);
     y_dtype_ = plan.y_dtype;
@@ -310,51 +308,51 @@ class OneDnnActivationMatMul final : public Kernel {
     primitive_.execute(*stream_,
                        {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, sums_}});
     stream_->wait();
-    const auto* sums = static_cast<const int32_t*>(sums_.get_data_handle());
+    const auto* sums = static_cast<const uint32_t*>(sums_.get_data_handle());
     const int64_t m = g.m, k = g.k, n = g.n;
     const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * m;
     const bool a_unsigned = in[plan_.a]->dtype() == DType::kU8;
     const std::byte* a_raw = in[plan_.a]->raw();
     std::byte* y_raw = out[0]->raw();
-    // In uint32, wrapping as the reference loop's int32 sums do.
+    // In uint32, wrapping as the reference loop's int32 sums do. Per matrix of B': za x its
+    // column sums.
     const auto za = static_cast<uint32_t>(a_zero_), zb = static_cast<uint32_t>(b_zero_);
-    parallel_range(rows, [&](int64_t begin, int64_t end) {
-      std::vector<uint32_t> column_terms(static_cast<size_t>(n));
-      int64_t summed_batch = -1;
-      for (int64_t r = begin; r < end; ++r) {
-        const int64_t batch = r / m, row = r % m;
-        const int64_t a_at = g.a_offsets[static_cast<size_t>(batch)] + row * k;
-        uint32_t row_sum = 0;
-        for (int64_t kk = 0; kk < k; ++kk) {
-          row_sum += a_unsigned ? uint32_t{reinterpret_cast<const uint8_t*>(a_raw)[a_at + kk]}
-                                : static_cast<uint32_t>(
-                                      int32_t{reinterpret_cast<const int8_t*>(a_raw)[a_at + kk]});
-        }
-        const int8_t* b_mat = b + g.b_offsets[static_cast<size_t>(batch)];
-        if (batch != summed_batch) {  // za x the column sums of B'
-          std::fill(column_terms.begin(), column_terms.end(), 0u);
-          for (int64_t kk = 0; kk < k; ++kk) {
-            for (int64_t j = 0; j < n; ++j) {
-              column_terms[j] += static_cast<uint32_t>(int32_t{b_mat[kk * n + j]});
-            }
-          }
-          for (uint32_t& t : column_terms) t *= za;
-          summed_batch = batch;
-        }
-        // sum (a - za)(b' - zb') = sum ab' - za sum b' - zb' sum a + k za zb'.
-        const uint32_t fixed = static_cast<uint32_t>(k) * za * zb - zb * row_sum;
-        dispatch_quantized(plan_.y_dtype, [&](auto tag) {
-          using Q = decltype(tag);
-          Q* y = reinterpret_cast<Q*>(y_raw) + r * n;
-          const int32_t* s = sums + r * n;
-          for (int64_t j = 0; j < n; ++j) {
-            const auto acc =
-                static_cast<int32_t>(static_cast<uint32_t>(s[j]) - column_terms[j] + fixed);
-            y[j] = saturate_round<Q>(static_cast<float>(acc) * multiplier_, y_zero_);
-          }
-        });
+    const std::vector<float> multipliers(static_cast<size_t>(n), multiplier_);
+    std::vector<uint32_t> column_terms(g.b_offsets.size() * static_cast<size_t>(n), 0u);
+    for (size_t batch = 0; batch < g.b_offsets.size(); ++batch) {
+      uint32_t* terms = column_terms.data() + batch * static_cast<size_t>(n);
+      const int8_t* b_mat = b + g.b_offsets[batch];
+      for (int64_t kk = 0; kk < k; ++kk) {
+        for (int64_t j = 0; j < n; ++j)
+          terms[j] += static_cast<uint32_t>(int32_t{b_mat[kk * n + j]});
       }
-    });
+      for (int64_t j = 0; j < n; ++j) terms[j] *= za;
+    }
+    parallel_range(
+        rows,
+        [&](int64_t begin, int64_t end) {
+          std::vector<uint32_t> offsets(static_cast<size_t>(n));
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t batch = r / m, row = r % m;
+            const int64_t a_at = g.a_offsets[static_cast<size_t>(batch)] + row * k;
+            uint32_t row_sum = 0;
+            for (int64_t kk = 0; kk < k; ++kk) {
+              row_sum += a_unsigned ? uint32_t{reinterpret_cast<const uint8_t*>(a_raw)[a_at + kk]}
+                                    : static_cast<uint32_t>(int32_t{
+                                          reinterpret_cast<const int8_t*>(a_raw)[a_at + kk]});
+            }
+            // sum (a - za)(b' - zb') = sum ab' - za sum b' - zb' sum a + k za zb'.
+            const uint32_t fixed = static_cast<uint32_t>(k) * za * zb - zb * row_sum;
+            const uint32_t* terms = column_terms.data() + static_cast<size_t>(batch * n);
+            for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = fixed - terms[j];
+            dispatch_quantized(plan_.y_dtype, [&](auto tag) {
+              using Q = decltype(tag);
+              requantize_sums(sums + r * n, offsets.data(), multipliers.data(),
+                              reinterpret_cast<Q*>(y_raw) + r * n, n, y_zero_);
+            });
+          }
+        },
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n + k)));
     return Status::ok();
   }
 
