@@ -126,6 +126,12 @@ Result<SpatialParams> spatial_params(const KernelSpec& spec, const std::vector<i
   return p;
 }
 
+dnnl::post_ops round_post_op() {
+  dnnl::post_ops round;
+  round.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+  return round;
+}
+
 dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
                                        const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain) {

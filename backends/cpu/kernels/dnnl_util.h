@@ -44,6 +44,11 @@ dnnl::primitive_attr make_post_op_attr(const std::vector<PostOp>& ops,
                                        const std::vector<memory::desc>& add_mds,
                                        dnnl::post_ops chain = {});
 
+// A post-op chain of one round to nearest even: an 8-bit primitive's requantization rounds before
+// its destination zero point is added, as ONNX Runtime's (MLAS) does; without it oneDNN adds the
+// zero point in fp32 first, which moves a value within fp32 rounding of a .5 boundary.
+dnnl::post_ops round_post_op();
+
 // The position in the oneDNN chain that make_post_op_attr builds of `ops[i]`, counted from the
 // chain's first op of `ops` (HardSigmoid is two oneDNN post-ops): DNNL_ARG_ATTR_MULTIPLE_POST_OP's
 // index for an add's tensor.

@@ -239,34 +239,75 @@ void look_up_channels(const uint8_t* __restrict q, uint8_t* __restrict y, int64_
   }
 }
 
-// The fp32 sum of v[0, n) in the order of Eigen's vectorized sum of an aligned array with SSE
-// packets of 4 (ONNX Runtime's InstanceNormalization: Xi.mean(), squaredNorm()): two packet
-// accumulators taking alternate packets (lane i % 8 here), added lane by lane, a last whole
-// packet added to that, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last values one by
-// one.
-float eigen_order_sum(const float* v, int64_t n) {
+// The fp32 sum of term(v[i]) over [0, n) in the order of Eigen's vectorized sum of an aligned
+// array with SSE packets of 4 (ONNX Runtime's InstanceNormalization: Xi.mean(), squaredNorm()):
+// two packet accumulators taking alternate packets (lane i % 8 here), added lane by lane, a last
+// whole packet added to that, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last values one
+// by one.
+template <typename Term>
+[[gnu::always_inline]] inline float eigen_order_sum(const float* __restrict v, int64_t n,
+                                                    Term term) {
   if (n < 4) {
-    float r = n > 0 ? v[0] : 0.0f;
-    for (int64_t i = 1; i < n; ++i) r += v[i];
+    float r = n > 0 ? term(v[0]) : 0.0f;
+    for (int64_t i = 1; i < n; ++i) r += term(v[i]);
     return r;
   }
   const int64_t end8 = n / 8 * 8, end4 = n / 4 * 4;
   float lanes[8];
   if (n >= 8) {
-    for (int l = 0; l < 8; ++l) lanes[l] = v[l];
+    for (int l = 0; l < 8; ++l) lanes[l] = term(v[l]);
     for (int64_t i = 8; i < end8; i += 8) {
-      for (int l = 0; l < 8; ++l) lanes[l] += v[i + l];
+      for (int l = 0; l < 8; ++l) lanes[l] += term(v[i + l]);
     }
     for (int l = 0; l < 4; ++l) lanes[l] += lanes[l + 4];
     if (end4 > end8) {
-      for (int l = 0; l < 4; ++l) lanes[l] += v[end8 + l];
+      for (int l = 0; l < 4; ++l) lanes[l] += term(v[end8 + l]);
     }
   } else {
-    for (int l = 0; l < 4; ++l) lanes[l] = v[l];
+    for (int l = 0; l < 4; ++l) lanes[l] = term(v[l]);
   }
   float r = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
-  for (int64_t i = end4; i < n; ++i) r += v[i];
+  for (int64_t i = end4; i < n; ++i) r += term(v[i]);
   return r;
+}
+// The sum, and the sum of squared deviations from `mean` ((v - mean) * (v - mean), each rounded).
+HSCHED_VECTOR_CLONES float eigen_order_sum(const float* v, int64_t n) {
+  return eigen_order_sum(v, n, [](float x) { return x; });
+}
+HSCHED_VECTOR_CLONES float eigen_order_squares(const float* v, int64_t n, float mean) {
+  return eigen_order_sum(v, n, [mean](float x) {
+    const float d = x - mean;
+    return d * d;
+  });
+}
+
+// x's 8-bit values dequantized into `values` as [C, P] (each channel's pixels in turn): from
+// channels-last x a tile of kTile pixels at a time (dequantized in one run, then each channel's
+// kTile floats written as one run), from channels-first x as it lies.
+template <typename X>
+void dequantize_channels(const X* x, int64_t channels, int64_t pixels, bool channels_last,
+                         int32_t zero, float scale, float* values) {
+  if (!channels_last) {
+    parallel_range(channels * pixels, [&](int64_t begin, int64_t end) {
+      dequantize_run(x + begin, values + begin, end - begin, scale, zero);
+    });
+    return;
+  }
+  constexpr int64_t kTile = 16;
+  parallel_range((pixels + kTile - 1) / kTile,
+                 [&](int64_t begin, int64_t end) {
+                   std::vector<float> tile(static_cast<size_t>(kTile * channels));
+                   for (int64_t t = begin; t < end; ++t) {
+                     const int64_t p0 = t * kTile, n = std::min(kTile, pixels - p0);
+                     dequantize_run(x + p0 * channels, tile.data(), n * channels, scale, zero);
+                     for (int64_t c = 0; c < channels; ++c) {
+                       float* row = values + c * pixels + p0;
+                       for (int64_t j = 0; j < n; ++j)
+                         row[j] = tile[static_cast<size_t>(j * channels + c)];
+                     }
+                   }
+                 },
+                 std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, kTile * channels)));
 }
 
 // The QDQ GroupNorm chain (norm_fusion.h) on the 8-bit data: each group's statistics and each
@@ -352,25 +393,15 @@ class QuantizedGroupNormKernel final : public Kernel {
   void fold_statistics(const X* x, int32_t x_zero, float x_scale, const float* scale,
                        const float* bias) {
     const int64_t per_group = channels_ / groups_, count = per_group * pixels_;
+    values_.resize(static_cast<size_t>(channels_ * pixels_));
+    dequantize_channels(x, channels_, pixels_, channels_last_, x_zero, x_scale, values_.data());
     parallel_range(
         groups_,
         [&](int64_t begin, int64_t end) {
-          std::vector<float> values(static_cast<size_t>(count));
           for (int64_t g = begin; g < end; ++g) {
-            for (int64_t k = 0; k < per_group; ++k) {
-              const int64_t c = g * per_group + k;
-              float* into = values.data() + k * pixels_;
-              for (int64_t p = 0; p < pixels_; ++p) {
-                const X q = channels_last_ ? x[p * channels_ + c] : x[c * pixels_ + p];
-                into[p] = static_cast<float>(int32_t{q} - x_zero) * x_scale;
-              }
-            }
-            const float mean = eigen_order_sum(values.data(), count) / static_cast<float>(count);
-            for (float& v : values) {
-              const float d = v - mean;
-              v = d * d;
-            }
-            const float squares = eigen_order_sum(values.data(), count);
+            const float* values = values_.data() + g * count;
+            const float mean = eigen_order_sum(values, count) / static_cast<float>(count);
+            const float squares = eigen_order_squares(values, count, mean);
             const float inv_std = 1.0f / std::sqrt(squares / static_cast<float>(count) + epsilon_);
             const float a = inv_std * scale[g];
             const float product = mean * a;
@@ -388,6 +419,7 @@ class QuantizedGroupNormKernel final : public Kernel {
   float epsilon_;
   bool channels_last_;
   std::vector<float> a_, b_;  // per channel, rewritten by each run
+  std::vector<float> values_;  // x dequantized as [C, P], rewritten by each run
 };
 
 // Inputs 1 and 2, f32 of `count` values each (`what`: their names, for the error).

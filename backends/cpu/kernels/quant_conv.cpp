@@ -198,9 +198,7 @@ Status run_quant_conv(const QuantConvPlan& p, std::span<const Tensor* const> in,
 // oneDNN's int8 convolution sums in int32, exactly on VNNI hardware, with x's zero point as its
 // source zero point (padding included), and requantizes in its epilogue as the reference loop
 // does: (acc + bias) x x_scale x w_scale[m] / y_scale in fp32, rounded to nearest even, plus y's
-// zero point, saturated. One pass writes y (no int32 plane in memory). oneDNN orders those fp32
-// operations its own way, so a value within fp32 rounding of a .5 boundary may come out one step
-// from the reference loop's.
+// zero point, saturated. One pass writes y (no int32 plane in memory).
 class OneDnnQLinearConv final : public Kernel {
  public:
   // nullptr (the reference loop runs) when the node is not of that form or oneDNN has no such
@@ -281,14 +279,10 @@ class OneDnnQLinearConv final : public Kernel {
     const memory::desc w_user(w_dims, memory::data_type::s8, w_tag);
     const memory::desc bias_desc({plan.out_c}, memory::data_type::s32, memory::format_tag::x);
     // (acc + bias) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
-    // reference loop's requantization (ONNX Runtime's), in oneDNN's epilogue. The round post-op
-    // rounds before the zero point is added: oneDNN adds it in fp32 first, which moves a value
-    // within fp32 rounding of a .5 boundary.
+    // reference loop's requantization (ONNX Runtime's), in oneDNN's epilogue (round_post_op).
     dnnl::primitive_attr attr;
     attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
-    dnnl::post_ops round;
-    round.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
-    attr.set_post_ops(round);
+    attr.set_post_ops(round_post_op());
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const dnnl::engine& engine = *spec.context->engine;

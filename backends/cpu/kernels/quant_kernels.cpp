@@ -156,27 +156,6 @@ HSCHED_VECTOR_CLONES void dequantize_i8(const int8_t* x, float* y, int64_t n, fl
   dequantize_bytes(x, y, n, scale, zero_point);
 }
 
-template <typename Q>
-[[gnu::always_inline]] inline void requantize_row(const uint32_t* __restrict sums,
-                                                  const uint32_t* __restrict offsets,
-                                                  const float* __restrict multipliers,
-                                                  Q* __restrict y, int64_t n, int32_t zero_point) {
-  for (int64_t j = 0; j < n; ++j) {
-    const auto acc = static_cast<int32_t>(sums[j] + offsets[j]);
-    y[j] = saturate_round<Q>(static_cast<float>(acc) * multipliers[j], zero_point);
-  }
-}
-HSCHED_VECTOR_CLONES void requantize_sums_u8(const uint32_t* sums, const uint32_t* offsets,
-                                             const float* multipliers, uint8_t* y, int64_t n,
-                                             int32_t zero_point) {
-  requantize_row(sums, offsets, multipliers, y, n, zero_point);
-}
-HSCHED_VECTOR_CLONES void requantize_sums_i8(const uint32_t* sums, const uint32_t* offsets,
-                                             const float* multipliers, int8_t* y, int64_t n,
-                                             int32_t zero_point) {
-  requantize_row(sums, offsets, multipliers, y, n, zero_point);
-}
-
 namespace {
 
 // a[k] = a[k] + b[k] (or *): kQdqBinaryOp's float step, per vector width.

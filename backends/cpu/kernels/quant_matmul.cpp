@@ -2,8 +2,10 @@
 // products summed in 32 bits (wrapping, as int32 accumulation does), then either written as i32
 // or requantized: y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zero_point).
 // Zero points and scales: per tensor, per row of A ([M]) or per column of B ([N]). Batch axes
-// broadcast as in MatMul. A plain loop over TBB, parallel over output rows: oneDNN 2.6's int8
-// matmul takes per-tensor zero points only and rounds its own way.
+// broadcast as in MatMul. The requantization is ONNX Runtime's (MLAS: acc times the multiplier
+// a_scale * b_scale / y_scale rounded, then the zero point). oneDNN runs the QDQ model's forms
+// (constant int8 weights; two activations of per-tensor parameters); any other a plain loop over
+// TBB, parallel over output rows (oneDNN 2.6's int8 matmul takes per-tensor zero points only).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -193,24 +195,13 @@ class OneDnnQLinearMatMul final : public Kernel {
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
     src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
-    primitive_.execute(*stream_,
-                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, sums_}});
+    dst_.set_data_handle(out[0]->raw());
+    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_},
+                                  {DNNL_ARG_WEIGHTS, weights_},
+                                  {DNNL_ARG_BIAS, offsets_},
+                                  {DNNL_ARG_DST, dst_},
+                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, y_zero_point_}});
     stream_->wait();
-    const auto* sums = static_cast<const uint32_t*>(sums_.get_data_handle());
-    const int64_t n = static_cast<int64_t>(offsets_.size());
-    std::byte* y_raw = out[0]->raw();
-    dispatch_quantized(y_dtype_, [&](auto tag) {
-      using Q = decltype(tag);
-      parallel_range(
-          rows_,
-          [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-              requantize_sums(sums + r * n, offsets_.data(), multipliers_.data(),
-                              reinterpret_cast<Q*>(y_raw) + r * n, n, y_zero_);
-            }
-          },
-          std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n)));
-    });
     return Status::ok();
   }
 
@@ -227,58 +218,61 @@ class OneDnnQLinearMatMul final : public Kernel {
     const auto weights = b.values<int8_t>();
     const auto bias = plan.bias ? spec.constant(8) : nullptr;
     // Per column: the bias minus a_zero_point x the column's sum (wrapping, as the reference
-    // loop's int32 sums), added to oneDNN's int32 sums; then the reference loop's requantization
-    // (ONNX Runtime's: the sum times the multiplier rounded, then the zero point), which
-    // oneDNN's epilogue would do in another order (the zero point added before rounding).
-    offsets_.assign(static_cast<size_t>(n), 0u);
+    // loop's int32 sums), added to the int32 sums as oneDNN's bias; then the multiplier.
+    std::vector<int32_t> offsets(static_cast<size_t>(n), 0);
+    std::vector<float> multipliers(b_scales.size());
     for (int64_t j = 0; j < n; ++j) {
       uint32_t column_sum = 0;
       for (int64_t k = 0; k < g.k; ++k) column_sum += static_cast<uint32_t>(weights[k * n + j]);
       uint32_t offset = 0u - static_cast<uint32_t>(a_zero_point) * column_sum;
       if (bias != nullptr) offset += static_cast<uint32_t>(bias->values<int32_t>()[j]);
-      offsets_[static_cast<size_t>(j)] = offset;
+      offsets[static_cast<size_t>(j)] = static_cast<int32_t>(offset);
     }
-    multipliers_.resize(static_cast<size_t>(n));
-    for (size_t j = 0; j < multipliers_.size(); ++j) {
-      multipliers_[j] = a_scale * b_scales[b_scales.size() == 1 ? 0 : j] / y_scale;
-    }
-    y_zero_ = constant_zero_point(spec, plan.y_zp);
-    y_dtype_ = plan.y_dtype;
-    rows_ = rows;
-    const memory::desc src(
-        {rows, g.k},
-        spec.inputs[plan.a]->dtype == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8,
-        memory::format_tag::ab);
+    for (size_t j = 0; j < multipliers.size(); ++j)
+      multipliers[j] = a_scale * b_scales[j] / y_scale;
+    const auto int8_type = [](DType t) {
+      return t == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+    };
+    const memory::desc src({rows, g.k}, int8_type(spec.inputs[plan.a]->dtype),
+                           memory::format_tag::ab);
     const memory::desc wei({g.k, n}, memory::data_type::s8, memory::format_tag::ab);
     const memory::desc wei_any({g.k, n}, memory::data_type::s8, memory::format_tag::any);
-    const memory::desc dst({rows, n}, memory::data_type::s32, memory::format_tag::ab);
+    const memory::desc bias_desc({1, n}, memory::data_type::s32, memory::format_tag::ab);
+    const memory::desc dst({rows, n}, int8_type(plan.y_dtype), memory::format_tag::ab);
+    // (sums + offsets) x multiplier, rounded to nearest even, plus y's zero point, saturated: the
+    // reference loop's requantization (ONNX Runtime's), in oneDNN's epilogue, rounded by a
+    // post-op before the zero point is added (quant_conv.cpp).
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(multipliers.size() == 1 ? 0 : 1 << 1, multipliers);
+    attr.set_post_ops(round_post_op());
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     const dnnl::engine& engine = *spec.context->engine;
     stream_ = spec.context->stream;
-    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, dst), engine);
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei_any, bias_desc, dst),
+                                                 attr, engine);
     primitive_ = dnnl::matmul(pd);
     weights_ = dnnl::memory(pd.weights_desc(), engine);
     dnnl::memory user(wei, engine, const_cast<std::byte*>(b.raw()));
     dnnl::reorder(user, weights_).execute(*stream_, user, weights_);
     stream_->wait();
+    offsets_ = dnnl::memory(bias_desc, engine);
+    std::copy(offsets.begin(), offsets.end(), static_cast<int32_t*>(offsets_.get_data_handle()));
+    y_zero_point_ = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
+    *static_cast<int32_t*>(y_zero_point_.get_data_handle()) = constant_zero_point(spec, plan.y_zp);
     src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
-    sums_ = dnnl::memory(dst, engine);
+    dst_ = dnnl::memory(dst, engine, DNNL_MEMORY_NONE);
   }
 
-  std::vector<uint32_t> offsets_;
-  std::vector<float> multipliers_;
-  int32_t y_zero_ = 0;
-  DType y_dtype_ = DType::kU8;
-  int64_t rows_ = 0;
   dnnl::matmul primitive_;
-  dnnl::memory src_, weights_, sums_;
+  dnnl::memory src_, weights_, offsets_, y_zero_point_, dst_;
   dnnl::stream* stream_ = nullptr;
 };
 
 // QLinearMatMul of two activations (attention's products in a QDQ model): B made at run time,
 // every scale and zero point one constant value, no bias, batch axes broadcasting. oneDNN sums
-// A x B' in int32, B' = B - 128 as s8 where B is u8 (VNNI multiplies u8 by s8); the zero points
-// come off as row sums of A and column sums of B' (exact integer algebra, so the reference
-// loop's sums), and the reference loop's requantization follows.
+// (A - a_zero) x (B' - b_zero') in int32 with B' = B - 128 as s8 where B is u8 (its int8 matmul
+// takes s8 weights; b_zero' = b_zero - 128, the same differences), and requantizes as
+// OneDnnQLinearMatMul does.
 class OneDnnActivationMatMul final : public Kernel {
  public:
   static std::unique_ptr<Kernel> make(const KernelSpec& spec, const QuantMatMulPlan& plan) {
@@ -289,87 +283,42 @@ class OneDnnActivationMatMul final : public Kernel {
       }
     }
     if (spec.in_dims(plan.a).size() < 2 || spec.in_dims(plan.b).size() < 2) return nullptr;
-    auto kernel = std::unique_ptr<OneDnnActivationMatMul>(new OneDnnActivationMatMul(spec, plan));
-    if (!dnnl_builds([&] { kernel->build(spec); })) return nullptr;
+    auto kernel = std::unique_ptr<OneDnnActivationMatMul>(new OneDnnActivationMatMul());
+    if (!dnnl_builds([&] { kernel->build(spec, plan); })) return nullptr;
     return kernel;
   }
 
   Status run(std::span<const Tensor* const> in, std::span<Tensor* const> out) override {
-    const MatMulGeometry& g = plan_.geometry;
-    const auto b_bytes = in[plan_.b]->values<int8_t>();  // u8 read as its bits
-    if (b_unsigned_) {                                   // B - 128 as s8: flipping the top bit
-      for (size_t i = 0; i < b_bytes.size(); ++i) {
-        shifted_b_[i] = static_cast<int8_t>(static_cast<uint8_t>(b_bytes[i]) ^ 0x80u);
+    const auto b = in[b_input_]->values<int8_t>();  // u8 read as its bits
+    const int8_t* weights = b.data();
+    if (!shifted_b_.empty()) {  // B - 128 as s8: flipping the top bit
+      for (size_t i = 0; i < b.size(); ++i) {
+        shifted_b_[i] = static_cast<int8_t>(static_cast<uint8_t>(b[i]) ^ 0x80u);
       }
+      weights = shifted_b_.data();
     }
-    const int8_t* b = b_unsigned_ ? shifted_b_.data() : b_bytes.data();
-    src_.set_data_handle(const_cast<std::byte*>(in[plan_.a]->raw()));
-    weights_.set_data_handle(const_cast<int8_t*>(b));
-    primitive_.execute(*stream_,
-                       {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, sums_}});
+    src_.set_data_handle(const_cast<std::byte*>(in[0]->raw()));
+    weights_.set_data_handle(const_cast<int8_t*>(weights));
+    dst_.set_data_handle(out[0]->raw());
+    primitive_.execute(*stream_, {{DNNL_ARG_SRC, src_},
+                                  {DNNL_ARG_WEIGHTS, weights_},
+                                  {DNNL_ARG_DST, dst_},
+                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_points_[0]},
+                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_WEIGHTS, zero_points_[1]},
+                                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, zero_points_[2]}});
     stream_->wait();
-    const auto* sums = static_cast<const uint32_t*>(sums_.get_data_handle());
-    const int64_t m = g.m, k = g.k, n = g.n;
-    const int64_t rows = static_cast<int64_t>(g.a_offsets.size()) * m;
-    const bool a_unsigned = in[plan_.a]->dtype() == DType::kU8;
-    const std::byte* a_raw = in[plan_.a]->raw();
-    std::byte* y_raw = out[0]->raw();
-    // In uint32, wrapping as the reference loop's int32 sums do. Per matrix of B': za x its
-    // column sums.
-    const auto za = static_cast<uint32_t>(a_zero_), zb = static_cast<uint32_t>(b_zero_);
-    const std::vector<float> multipliers(static_cast<size_t>(n), multiplier_);
-    std::vector<uint32_t> column_terms(g.b_offsets.size() * static_cast<size_t>(n), 0u);
-    for (size_t batch = 0; batch < g.b_offsets.size(); ++batch) {
-      uint32_t* terms = column_terms.data() + batch * static_cast<size_t>(n);
-      const int8_t* b_mat = b + g.b_offsets[batch];
-      for (int64_t kk = 0; kk < k; ++kk) {
-        for (int64_t j = 0; j < n; ++j)
-          terms[j] += static_cast<uint32_t>(int32_t{b_mat[kk * n + j]});
-      }
-      for (int64_t j = 0; j < n; ++j) terms[j] *= za;
-    }
-    parallel_range(
-        rows,
-        [&](int64_t begin, int64_t end) {
-          std::vector<uint32_t> offsets(static_cast<size_t>(n));
-          for (int64_t r = begin; r < end; ++r) {
-            const int64_t batch = r / m, row = r % m;
-            const int64_t a_at = g.a_offsets[static_cast<size_t>(batch)] + row * k;
-            uint32_t row_sum = 0;
-            for (int64_t kk = 0; kk < k; ++kk) {
-              row_sum += a_unsigned ? uint32_t{reinterpret_cast<const uint8_t*>(a_raw)[a_at + kk]}
-                                    : static_cast<uint32_t>(int32_t{
-                                          reinterpret_cast<const int8_t*>(a_raw)[a_at + kk]});
-            }
-            // sum (a - za)(b' - zb') = sum ab' - za sum b' - zb' sum a + k za zb'.
-            const uint32_t fixed = static_cast<uint32_t>(k) * za * zb - zb * row_sum;
-            const uint32_t* terms = column_terms.data() + static_cast<size_t>(batch * n);
-            for (size_t j = 0; j < offsets.size(); ++j) offsets[j] = fixed - terms[j];
-            dispatch_quantized(plan_.y_dtype, [&](auto tag) {
-              using Q = decltype(tag);
-              requantize_sums(sums + r * n, offsets.data(), multipliers.data(),
-                              reinterpret_cast<Q*>(y_raw) + r * n, n, y_zero_);
-            });
-          }
-        },
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, n + k)));
     return Status::ok();
   }
 
  private:
-  OneDnnActivationMatMul(const KernelSpec& spec, const QuantMatMulPlan& plan) : plan_(plan) {
-    const auto value = [&](size_t i) { return spec.constant(i)->values<float>()[0]; };
-    multiplier_ = value(plan.a_scale) * value(plan.b_scale) / value(plan.y_scale);
-    a_zero_ = constant_zero_point(spec, plan.a_zp);
-    b_unsigned_ = spec.inputs[plan.b]->dtype == DType::kU8;
-    b_zero_ = constant_zero_point(spec, plan.b_zp) - (b_unsigned_ ? 128 : 0);
-    y_zero_ = constant_zero_point(spec, plan.y_zp);
-  }
+  OneDnnActivationMatMul() = default;
 
-  void build(const KernelSpec& spec) {
-    const MatMulGeometry& g = plan_.geometry;
+  void build(const KernelSpec& spec, const QuantMatMulPlan& plan) {
+    const MatMulGeometry& g = plan.geometry;
+    b_input_ = plan.b;
+    const bool b_unsigned = spec.inputs[plan.b]->dtype == DType::kU8;
     // oneDNN's matmul takes operands of one rank, a batch axis of 1 broadcasting.
-    std::vector<int64_t> a = spec.in_dims(plan_.a), b = spec.in_dims(plan_.b);
+    std::vector<int64_t> a = spec.in_dims(plan.a), b = spec.in_dims(plan.b);
     const size_t rank = std::max(a.size(), b.size());
     a.insert(a.begin(), rank - a.size(), 1);
     b.insert(b.begin(), rank - b.size(), 1);
@@ -377,31 +326,43 @@ class OneDnnActivationMatMul final : public Kernel {
     for (size_t i = 0; i + 2 < rank; ++i) y[i] = std::max(a[i], b[i]);
     y[rank - 2] = g.m;
     y[rank - 1] = g.n;
+    const auto int8_type = [](DType t) {
+      return t == DType::kU8 ? memory::data_type::u8 : memory::data_type::s8;
+    };
     const auto desc = [&](const std::vector<int64_t>& dims, memory::data_type type) {
       return memory::desc(to_dnnl_dims(dims), type, plain_tag(rank));
     };
-    const memory::desc src =
-        desc(a, spec.inputs[plan_.a]->dtype == DType::kU8 ? memory::data_type::u8
-                                                          : memory::data_type::s8);
+    const memory::desc src = desc(a, int8_type(spec.inputs[plan.a]->dtype));
     const memory::desc wei = desc(b, memory::data_type::s8);
-    const memory::desc dst = desc(y, memory::data_type::s32);
+    const memory::desc dst = desc(y, int8_type(plan.y_dtype));
+    const auto value = [&](size_t i) { return spec.constant(i)->values<float>()[0]; };
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(0, {value(plan.a_scale) * value(plan.b_scale) / value(plan.y_scale)});
+    attr.set_post_ops(round_post_op());
+    for (int arg : {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST}) {
+      attr.set_zero_points(arg, 0, {DNNL_RUNTIME_S32_VAL});
+    }
     const dnnl::engine& engine = *spec.context->engine;
     stream_ = spec.context->stream;
-    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), engine);
+    const auto pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wei, dst), attr, engine);
     primitive_ = dnnl::matmul(pd);
     src_ = dnnl::memory(src, engine, DNNL_MEMORY_NONE);
     weights_ = dnnl::memory(wei, engine, DNNL_MEMORY_NONE);
-    sums_ = dnnl::memory(dst, engine);
-    if (b_unsigned_) shifted_b_.resize(static_cast<size_t>(spec.inputs[plan_.b]->shape.elements()));
+    dst_ = dnnl::memory(dst, engine, DNNL_MEMORY_NONE);
+    const int32_t zeros[3] = {constant_zero_point(spec, plan.a_zp),
+                              constant_zero_point(spec, plan.b_zp) - (b_unsigned ? 128 : 0),
+                              constant_zero_point(spec, plan.y_zp)};
+    for (int i = 0; i < 3; ++i) {
+      zero_points_[i] = dnnl::memory({{1}, memory::data_type::s32, memory::format_tag::x}, engine);
+      *static_cast<int32_t*>(zero_points_[i].get_data_handle()) = zeros[i];
+    }
+    if (b_unsigned) shifted_b_.resize(static_cast<size_t>(spec.inputs[plan.b]->shape.elements()));
   }
 
-  QuantMatMulPlan plan_;
-  float multiplier_ = 1.0f;
-  int32_t a_zero_ = 0, b_zero_ = 0, y_zero_ = 0;
-  bool b_unsigned_ = false;
+  size_t b_input_ = 3;
   std::vector<int8_t> shifted_b_;
   dnnl::matmul primitive_;
-  dnnl::memory src_, weights_, sums_;
+  dnnl::memory src_, weights_, dst_, zero_points_[3];
   dnnl::stream* stream_ = nullptr;
 };
 

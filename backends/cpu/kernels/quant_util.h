@@ -48,21 +48,6 @@ void quantize_to_u8(const float* x, uint8_t* y, int64_t n, float scale, int32_t 
 void quantize_to_i8(const float* x, int8_t* y, int64_t n, float scale, int32_t zero_point);
 void dequantize_u8(const uint8_t* x, float* y, int64_t n, float scale, int32_t zero_point);
 void dequantize_i8(const int8_t* x, float* y, int64_t n, float scale, int32_t zero_point);
-// The requantization of int32 sums as ONNX Runtime's QLinearMatMul and QLinearConv do it (MLAS):
-// y[j] = saturate(round_half_even((sums[j] + offsets[j]) * multipliers[j]) + zero_point), the
-// additions wrapping in 32 bits, over one output row of `n` (vectorized, as above).
-void requantize_sums_u8(const uint32_t* sums, const uint32_t* offsets, const float* multipliers,
-                        uint8_t* y, int64_t n, int32_t zero_point);
-void requantize_sums_i8(const uint32_t* sums, const uint32_t* offsets, const float* multipliers,
-                        int8_t* y, int64_t n, int32_t zero_point);
-inline void requantize_sums(const uint32_t* sums, const uint32_t* offsets, const float* multipliers,
-                            uint8_t* y, int64_t n, int32_t zero_point) {
-  requantize_sums_u8(sums, offsets, multipliers, y, n, zero_point);
-}
-inline void requantize_sums(const uint32_t* sums, const uint32_t* offsets, const float* multipliers,
-                            int8_t* y, int64_t n, int32_t zero_point) {
-  requantize_sums_i8(sums, offsets, multipliers, y, n, zero_point);
-}
 inline void quantize_run(const float* x, uint8_t* y, int64_t n, float scale, int32_t zero_point) {
   quantize_to_u8(x, y, n, scale, zero_point);
 }
