@@ -416,10 +416,21 @@ class Matcher {
     }
     const int64_t size = xv.shape.dims.back();
     const auto last = static_cast<int64_t>(xv.shape.rank()) - 1;
-    auto op = sole(dq.outputs[0], "LayerNormalization");
-    const bool norm = op.has_value();
-    if (!op) op = sole(dq.outputs[0], "Softmax");
+    // The op reading the DequantizeLinear; where others read it too, the DequantizeLinear stays a
+    // step for them and the fused op reads x (ONNX Runtime gives each reader its own).
+    std::optional<size_t> op;
+    for (size_t c : consumers_[static_cast<size_t>(dq.outputs[0])]) {
+      const std::string& type = nodes_[c]->op_type;
+      if ((type == "LayerNormalization" || type == "Softmax") && nodes_[c]->domain.empty() &&
+          !nodes_[c]->inputs.empty() && nodes_[c]->inputs[0] == dq.outputs[0]) {
+        op = c;
+        break;
+      }
+    }
     if (!op) return std::nullopt;
+    const bool norm = nodes_[*op]->op_type == "LayerNormalization";
+    const bool shared = consumers_[static_cast<size_t>(dq.outputs[0])].size() != 1 ||
+                        outputs_.count(dq.outputs[0]) != 0;
     const Node& on = *nodes_[*op];
     // Softmax's default axis is 1 before opset 13 (the input flattened from it).
     const int64_t default_axis = norm || graph_.opset == 0 || graph_.opset >= 13 ? -1 : 1;
@@ -458,6 +469,10 @@ class Matcher {
     fused.inputs.insert(fused.inputs.end(),
                         {dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)});
     fused.outputs = {qn.outputs[0]};
+    if (shared) {
+      *nodes_[*op] = std::move(fused);
+      return std::vector<size_t>{*q};
+    }
     dq = std::move(fused);
     return std::vector<size_t>{*op, *q};
   }

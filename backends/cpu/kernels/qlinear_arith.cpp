@@ -200,7 +200,9 @@ void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, i
 QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t size) {
   QLinearSoftmaxTable table;
   const float headroom = std::numeric_limits<float>::max() / static_cast<float>(size);
-  const double shift = std::max(0.0, std::log(static_cast<double>(headroom)) - 5.0) / x_scale;
+  // log in fp32, as ONNX Runtime's log() of a float resolves: the table's entries, and so a tie
+  // between equal values of a row, depend on it.
+  const double shift = std::max(0.0, static_cast<double>(std::log(headroom)) - 5.0) / x_scale;
   for (int i = 0; i < 256; ++i) {
     table.exp[i] = static_cast<float>(std::exp((i - 255 + shift) * static_cast<double>(x_scale)));
   }
