@@ -201,12 +201,49 @@ TEST(FusionTest, Int8LayerNormAndSoftmaxAreOneKernelOnTheBytes) {
   }
 }
 
+// Attention in a QDQ model: Q -> DQ of two activations -> MatMul -> Q -> DQ, that DequantizeLinear
+// read by a Softmax and by a float Add (ONNX Runtime gives each reader its own) -> Softmax -> Q ->
+// DQ. The MatMul is one integer product of the bytes (QLinearMatMul), the Softmax one kernel on
+// them, the shared DequantizeLinear kept for the Add; within a step of the unfused steps.
+TEST(FusionTest, Int8AttentionRunsOnTheBytes) {
+  OnnxBuilder b(17);
+  b.input("q", DType::kF32, {2, 4, 8}).input("k", DType::kF32, {2, 8, 4});
+  b.output("p", DType::kF32, {2, 4, 4}).output("scores", DType::kF32, {2, 4, 4});
+  add_quantization_parameters(b);
+  b.initializer_f32("s_p", {}, {1.0f / 255});
+  b.initializer("zp_0", Tensor(DType::kU8, {}));
+  Tensor bias = Tensor::uninitialized(DType::kU8, {4});
+  for (int i = 0; i < 4; ++i)
+    bias.values<uint8_t>()[static_cast<size_t>(i)] = static_cast<uint8_t>(90 + 25 * i);
+  b.initializer("bias", bias);
+  b.node("DequantizeLinear", {"bias", "s", "zp"}, {"bias_d"});
+  requantize(b, "q", "s", "zp");
+  requantize(b, "k", "s", "zp");
+  b.node("MatMul", {"q_d", "k_d"}, {"raw"});
+  requantize(b, "raw", "s", "zp");
+  b.node("Add", {"raw_d", "bias_d"}, {"scores"});
+  set_attr(b.node("Softmax", {"raw_d"}, {"sm"}), "axis", int64_t{-1});
+  b.node("QuantizeLinear", {"sm", "s_p", "zp_0"}, {"sm_q"});
+  b.node("DequantizeLinear", {"sm_q", "s_p", "zp_0"}, {"p"});
+  auto graph = import_onnx_model(b.model(), {}, "int8_attention", {});
+  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+  const std::vector<Tensor> inputs{test::random_f32({2, 4, 8}, 3, -3.0f, 3.0f),
+                                   test::random_f32({2, 8, 4}, 4, -3.0f, 3.0f)};
+  const auto fused =
+      expect_matches_unfused(*graph, inputs, CpuOptions{2, true, true}, 1.0 / 255 + 1e-6);
+  ASSERT_NE(fused, nullptr);
+  // Q of q and of k, the QLinearMatMul, its DequantizeLinear (for the Add, kept as float: the
+  // graph output), the Add, the Softmax on the bytes, the output's DequantizeLinear.
+  EXPECT_EQ(fused->stats().kernels, 7);
+}
+
 // PyTorch's GroupNorm as ONNX Runtime's quantizer writes it: QDQ Conv -> Q -> DQ -> Reshape
 // [1, G, -1] -> Q -> DQ -> InstanceNormalization -> Q -> DQ -> Reshape back -> Q -> DQ ->
 // Mul(gamma) -> Q -> DQ -> Add(beta) -> Q -> DQ -> QDQ Conv. The reshapes run on the 8-bit data
 // (fuse_qdq), then the chain is one GroupNorm kernel on the 8-bit values, channels-last between
-// the convolutions, within a step of the unfused steps in NCHW (its statistics are exact integer
-// sums, the unfused kernel's float sums) and equal to them at nearly every value.
+// the convolutions, within a step of the unfused steps in NCHW (its statistics are ONNX Runtime's
+// InstanceNormalization's, the unfused kernel's its own sums) and equal to them at nearly every
+// value.
 TEST(FusionTest, Int8GroupNormIsOneKernelWithinAStepOfTheUnfusedSteps) {
   OnnxBuilder b = int8_chain_builder(5, 6);
   const std::vector<int64_t> act{1, kChannels, kSize, kSize};
