@@ -82,6 +82,42 @@ __kernel void qdq_binary(__global const storage_t* a, __global const storage_t* 
   STORE(q.y_scale > 0.0f ? clamp(rint(v / q.y_scale) + q.y_zero, q.lo, q.hi) : v, y, i);
 }
 
+// ONNX Runtime's QLinearAdd and QLinearMul (backends/cpu/kernels/qlinear_arith.h) on a and b of
+// one 8-bit type, the graph's operand order: form 0 Add, fma(a, ra, fma(b, rb, fixed)); 1 Add of
+// one value b, fma(a, ra, fixed + b * rb); 2 Add of one value a, fma(b, rb, fixed + a * ra);
+// 3 Mul, (a - za) * (b - zb) * multiplier + fixed; rounded to nearest even and saturated. fixed
+// holds y's zero point (for the Add, less the operands' zero points' share). No contraction: each
+// product and sum rounds as MLAS's.
+typedef struct {
+  float ra, rb, fixed, multiplier, za, zb, lo, hi;
+  int form;
+} QLinearBinary;
+
+__kernel void qlinear_binary(__global const storage_t* a, __global const storage_t* b,
+                             __global storage_t* y, BroadcastShape shape, QLinearBinary q,
+                             int count) {
+#pragma OPENCL FP_CONTRACT OFF
+  const int i = get_global_id(0);
+  if (i >= count) return;
+  const int2 at = broadcast_at(&shape, i);
+  const float va = LOAD(a, at.x), vb = LOAD(b, at.y);
+  float v;
+  if (q.form == 0) {
+    v = fma(va, q.ra, fma(vb, q.rb, q.fixed));
+  } else if (q.form == 1) {
+    const float term = vb * q.rb;
+    v = fma(va, q.ra, q.fixed + term);
+  } else if (q.form == 2) {
+    const float term = va * q.ra;
+    v = fma(vb, q.rb, q.fixed + term);
+  } else {
+    const float product = (va - q.za) * (vb - q.zb);
+    const float scaled = product * q.multiplier;
+    v = scaled + q.fixed;
+  }
+  STORE(clamp(rint(v), q.lo, q.hi), y, i);
+}
+
 // y = qdq_chain_apply of each 8-bit x.
 __kernel void qdq_chain(__global const storage_t* x, __global storage_t* y,
                         __global const QdqChain* chain, int count) {

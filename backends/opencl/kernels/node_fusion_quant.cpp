@@ -159,7 +159,8 @@ std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId i
 namespace {
 
 // `node` (output 0 f32) with the DequantizeLinear of each of its first `inputs` inputs made from
-// non-constant 8-bit x per tensor by constants, and the QuantizeLinear alone reading output 0:
+// non-constant 8-bit x per tensor by constants (an Add's or Mul's constant x too), and the
+// QuantizeLinear alone reading output 0:
 // the node's copy reading those x and writing the QuantizeLinear's output, attribute `attr`
 // {scale, zero} per input then {y_scale, y_zero, lo, hi} (scale 0 where not quantized), or
 // nullopt with neither.
@@ -181,10 +182,16 @@ std::optional<QdqFusion> fuse_qdq_around(const Graph& graph, NodeId id, size_t i
       continue;
     }
     const Value& x = graph.value(dq->inputs[0]);
-    const auto p = x.is_constant() ? std::nullopt : constant_params(graph, *dq, x.dtype, 1, false);
-    if (!p) continue;  // (a constant's dequantization runs once, at compile)
+    // A constant's dequantization runs once, at compile; but an Add or Mul reads a constant's
+    // bytes (a bias, a position embedding), as ONNX Runtime's QLinearAdd and QLinearMul do.
+    const bool bytes_operand =
+        attr == kQdqBinaryAttr && (node.op_type == "Add" || node.op_type == "Mul");
+    const auto p = x.is_constant() && !bytes_operand
+                       ? std::nullopt
+                       : constant_params(graph, *dq, x.dtype, 1, false);
+    if (!p) continue;
     fusion.op.inputs[i] = dq->inputs[0];
-    fusion.dequantizations.push_back(dq_id);
+    if (!x.is_constant()) fusion.dequantizations.push_back(dq_id);
     params[2 * i] = p->scales[0];
     params[2 * i + 1] = static_cast<float>(p->zero);
   }

@@ -337,6 +337,16 @@ Result<cl::Event> enqueue_any(const OpKernels& ops, cl::CommandQueue& queue, con
     HSCHED_ASSIGN_OR_RETURN(const cl::Buffer* b, in.buffer(1));
     const std::vector<float>& p = *qdq;
     const QdqBinary q{p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+    // Both operands and y 8-bit of one type: ONNX Runtime's QLinearAdd / QLinearMul, as the CPU.
+    const bool same_type = in.dtype(0) == in.dtype(1) &&
+                           (in.dtype(0) == DType::kU8
+                                ? q.lo == 0.0f && q.hi == 255.0f
+                                : in.dtype(0) == DType::kI8 && q.lo == -128.0f && q.hi == 127.0f);
+    if ((op == "Add" || op == "Mul") && q.a_scale > 0 && q.b_scale > 0 && q.y_scale > 0 &&
+        same_type) {
+      return enqueue_qlinear_binary(ops, queue, op == "Add", *x, shape, *b, in.shape(1), q, *y,
+                                    wait);
+    }
     return enqueue_qdq_binary(ops, queue, binary, *x, shape, *b, in.shape(1), q, *y, wait);
   }
   // Max and Min of 8-bit data take the float kernels: choosing a value is exact on them.

@@ -1,6 +1,7 @@
 #include "backends/opencl/kernels/ops_quant.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -126,6 +127,42 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                           broadcast.shape, q,
                                           static_cast<cl_int>(broadcast.count)));
   return detail::launch(queue, kernel, broadcast.count, wait, "qdq_binary");
+}
+
+namespace {
+// Mirrors QLinearBinary in kernel_sources_quant.h.
+struct QLinearBinaryParams {
+  cl_float ra = 0, rb = 0, fixed = 0, multiplier = 0, za = 0, zb = 0, lo = 0, hi = 255;
+  cl_int form = 0;
+};
+}  // namespace
+
+Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,
+                                         const cl::Buffer& a, const Shape& a_shape,
+                                         const cl::Buffer& b, const Shape& b_shape,
+                                         const QdqBinary& q, cl::Buffer& y, const Events& wait) {
+  HSCHED_ASSIGN_OR_RETURN(const detail::Broadcast broadcast,
+                          detail::broadcast_of(a_shape, b_shape, "quantized binary op"));
+  QLinearBinaryParams p;
+  p.lo = q.lo;
+  p.hi = q.hi;
+  p.za = q.a_zero;
+  p.zb = q.b_zero;
+  if (add) {  // MLAS: y_zero - (ra * a_zero + rb * b_zero), its compiler contracting it
+    p.ra = q.a_scale / q.y_scale;
+    p.rb = q.b_scale / q.y_scale;
+    p.fixed = q.y_zero - std::fma(p.ra, q.a_zero, p.rb * q.b_zero);
+    // MLAS takes an operand of one value (the first when both are) into the fixed part.
+    p.form = detail::element_count(a_shape) == 1 ? 2 : detail::element_count(b_shape) == 1 ? 1 : 0;
+  } else {
+    p.multiplier = q.a_scale * q.b_scale / q.y_scale;
+    p.fixed = q.y_zero;
+    p.form = 3;
+  }
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel, detail::queue_kernel(ops, queue, "qlinear_binary"));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "qlinear_binary", a, b, y, broadcast.shape, p,
+                                          static_cast<cl_int>(broadcast.count)));
+  return detail::launch(queue, kernel, broadcast.count, wait, "qlinear_binary");
 }
 
 Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queue,

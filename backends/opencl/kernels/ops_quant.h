@@ -55,6 +55,14 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
                                      const Events& wait = {});
 
+// ONNX Runtime's QLinearAdd (`add`) or QLinearMul of a and b of one 8-bit type, numpy
+// broadcasting, from the QdqBinary parameters of all three quantized (qlinear_binary).
+Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,
+                                         const cl::Buffer& a, const Shape& a_shape,
+                                         const cl::Buffer& b, const Shape& b_shape,
+                                         const QdqBinary& q, cl::Buffer& y,
+                                         const Events& wait = {});
+
 // y = `chain` of each 8-bit x (`count` values; qdq_chain).
 Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queue,
                                     const cl::Buffer& x, int64_t count, const QdqChain& chain,
