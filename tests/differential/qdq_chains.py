@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Random chains of elementwise ops on one 8-bit tensor in the QDQ format (the pattern hsched runs
 as one table lookup on the CPU and one kernel on OpenCL), run by `hsched run --devices DEVICES`
-and by ONNX Runtime with its graph optimizations off (ort_reference.js), outputs compared within
---steps quantization steps (default 1: a float op of either may round a tie the other way).
+and by ONNX Runtime with its graph optimizations at --ort-level (default extended: its Add and Mul
+of 8-bit operands as QLinearAdd and QLinearMul, as hsched's tables compute them), outputs compared
+within --steps quantization steps (default 1: a float op of either may round a tie the other way).
 
     /usr/bin/python3 tests/differential/qdq_chains.py [--count 60] [--seed 1] [--devices cpu]
-        [--hsched BIN] [--out DIR] [--steps N]
+        [--hsched BIN] [--out DIR] [--steps N] [--ort-level LEVEL]
 
 Each case: u8 or i8 x [4, 64] holding every byte, its DequantizeLinear, then 2 to 6 ops (an
 activation of the value before, or Add, Sub, Mul, Div of it and x, a constant or a constant
@@ -122,6 +123,7 @@ def case(rng, index):
 
 def main():
     parser = ms_quantized_ops.arguments(__doc__.splitlines()[0], "qdq-chains")
+    parser.set_defaults(ort_level="extended")
     parser.add_argument("--count", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """Random float graphs (gen_graphs.py) quantized into the QDQ format as ONNX Runtime's
 `quantize_static` writes it, run by `hsched run --devices DEVICES` and by ONNX Runtime with its
-graph optimizations off (ort_reference.js), outputs compared in quantization steps.
+graph optimizations at --ort-level (ort_reference.js; default extended, which runs the QDQ groups
+as its QOperator ops, as hsched computes them), outputs compared in quantization steps.
 
     /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
         [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
-        [--split-every K] [--qoperator SHARE] [--reference node|python]
+        [--split-every K] [--qoperator SHARE] [--reference node|python] [--ort-level LEVEL]
 
 Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
 blocks, MatMul, Gemm, attention, LayerNormalization, Softmax, pools, elementwise ops, moves),
@@ -444,6 +445,7 @@ def steps_apart(case_dir, got_dir="hsched"):
 
 def main():
     parser = ms_quantized_ops.arguments(__doc__.splitlines()[0], "qdq-graphs")
+    parser.set_defaults(ort_level="extended")
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--first", type=int, default=0)
