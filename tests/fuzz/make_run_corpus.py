@@ -320,6 +320,31 @@ def qdq_norms():
                        inits), opset=17)
 
 
+def qdq_attention():
+    """A QDQ attention as ONNX Runtime's quantizer writes it: the products of two activations
+    (integer products on the CPU), a Softmax whose DequantizeLinear a second reader shares, an Add
+    of a constant's DequantizeLinear (QLinearAdd's arithmetic) and a Mul of two activations."""
+    def requantized(name, scale, zero="z"):
+        return [helper.make_node("QuantizeLinear", [name, scale, zero], [name + "_q"]),
+                helper.make_node("DequantizeLinear", [name + "_q", scale, zero], [name + "_d"])]
+    nodes = (requantized("q", "s") + requantized("k", "s") + [
+        helper.make_node("MatMul", ["q_d", "k_d"], ["scores"])] + requantized("scores", "s2") + [
+        helper.make_node("Softmax", ["scores_d"], ["p"], axis=-1),
+        helper.make_node("DequantizeLinear", ["bias", "s", "z"], ["bias_d"]),
+        helper.make_node("Add", ["scores_d", "bias_d"], ["side"])] +
+        requantized("p", "sp", "z0") + requantized("side", "s2") + [
+        helper.make_node("MatMul", ["p_d", "side_d"], ["mixed"])] + requantized("mixed", "s") + [
+        helper.make_node("Mul", ["mixed_d", "mixed_d"], ["sq"])] + requantized("sq", "s2") + [
+        helper.make_node("Identity", ["sq_d"], ["y"])])
+    inits = [numpy_helper.from_array(np.array(v, dtype=np.float32), n) for n, v in
+             [("s", 0.05), ("s2", 0.09), ("sp", 1 / 255)]]
+    inits += [numpy_helper.from_array(np.array(128, dtype=np.uint8), "z"),
+              numpy_helper.from_array(np.array(0, dtype=np.uint8), "z0"),
+              numpy_helper.from_array(np.arange(100, 104, dtype=np.uint8), "bias")]
+    return model(graph(nodes, "qdq_attention", [vi("q", F, [2, 4, 8]), vi("k", F, [2, 8, 4])],
+                       [vi("y", F, [2, 4, 4])], inits), opset=17)
+
+
 def half_model():
     # Stored in float16 (graph/half_models.h): a float16 input, weights and output, ConstantOfShape
     # of a float16 value, and a float32 side path cast to float16 (a rounding kept).
@@ -354,6 +379,7 @@ def valid_seeds():
         "seed-qdq-conv": qdq_conv(),
         "seed-qdq-gelu": qdq_gelu(),
         "seed-qdq-norms": qdq_norms(),
+        "seed-qdq-attention": qdq_attention(),
         "seed-ms-qoperator": ms_qoperator(),
         "seed-local-function": local_function(),
         "seed-if": if_branches(),
