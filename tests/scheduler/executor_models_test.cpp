@@ -182,17 +182,17 @@ TEST(OpenClDifferentialCaseTest, EveryKeptOpenClCaseMatchesOnnxRuntime) {
 
 // The shared INT8 models (ONNX Runtime's QDQ) under `--devices opencl`: the QuantizeLinear and
 // DequantizeLinear nodes and the conv/linear ones between them run on OpenCL (8-bit data held
-// as its integer values; Convs, binary ops and moves on them with the DQ and Q fused in, the
-// other layers in fp32 between DQ and Q as the graph says; i32 biases are dequantized on the
-// CPU), within `max_steps` of ORT's int8 outputs (steps of the output's
-// quantization; the CPU's bounds in cpu/models_test.cpp) and with its top class. vit_tiny's top
-// two classes are 3 steps apart in hsched's CPU run of the graph as written (ORT's fused
-// kernels: 11), within the float-versus-integer noise of 12 attention layers: its top class is
-// not compared.
+// as its integer values; Convs, binary ops and moves on them with the DQ and Q fused in, an Add
+// or Mul of one 8-bit type with ONNX Runtime's QLinearAdd / QLinearMul arithmetic, the other
+// layers in fp32 between DQ and Q as the graph says; i32 biases are dequantized on the CPU),
+// within `max_steps` of ORT's int8 outputs (steps of the output's quantization; the measured
+// differences, so that a regression fails; the CPU's bounds in cpu/models_test.cpp) and with its
+// top class. vit_tiny's and vae_decoder_small's LayerNorm, GroupNorm and attention products run
+// the device's own sums and the graph's order of operations, which round ties apart from ONNX
+// Runtime's and their layers carry on.
 struct OpenClInt8Case {
   std::string name;
   double max_steps;
-  bool top_class = true;
 };
 
 class OpenClInt8ModelTest : public ::testing::TestWithParam<OpenClInt8Case> {};
@@ -227,17 +227,15 @@ TEST_P(OpenClInt8ModelTest, MatchesOnnxRuntimeInt8Outputs) {
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
   const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
   EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
-  if (c.top_class) {
-    EXPECT_TRUE(agreement.same_top_class) << c.name;
-  }
+  EXPECT_TRUE(agreement.same_top_class) << c.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Models, OpenClInt8ModelTest,
-    ::testing::Values(OpenClInt8Case{"resnet18", 2}, OpenClInt8Case{"squeezenet1_1", 2},
-                      OpenClInt8Case{"mobilenet_v2", 2}, OpenClInt8Case{"mobilenet_v3_small", 3},
-                      OpenClInt8Case{"convnext_atto", 2}, OpenClInt8Case{"vit_tiny", 30, false},
-                      OpenClInt8Case{"bert_mini", 3}, OpenClInt8Case{"vae_decoder_small", 8}),
+    ::testing::Values(OpenClInt8Case{"resnet18", 1}, OpenClInt8Case{"squeezenet1_1", 1},
+                      OpenClInt8Case{"mobilenet_v2", 1}, OpenClInt8Case{"mobilenet_v3_small", 2},
+                      OpenClInt8Case{"convnext_atto", 0}, OpenClInt8Case{"vit_tiny", 5},
+                      OpenClInt8Case{"bert_mini", 0}, OpenClInt8Case{"vae_decoder_small", 7}),
     [](const ::testing::TestParamInfo<OpenClInt8Case>& info) { return info.param.name; });
 
 // `graph` planned as `--devices cpu,opencl --split-every K` in fp32 and compiled with this
