@@ -43,12 +43,6 @@ std::optional<std::vector<float>> constant_floats(const Value& v, int64_t count)
   return std::vector<float>(values.begin(), values.end());
 }
 
-// A quantization's scale and zero point.
-struct QuantParams {
-  float scale;
-  int32_t zero;
-};
-
 // A stage after a QDQ GroupNorm's quantization: DequantizeLinear, a Mul (or Add) by a per-channel
 // constant k, QuantizeLinear. Where k is a DequantizeLinear of 8-bit data of the stage's type
 // (`k_bytes`, one per channel, `k_params`), ONNX Runtime's QLinearMul / QLinearAdd arithmetic
@@ -56,20 +50,16 @@ struct QuantParams {
 struct RequantStage {
   bool mul = true;
   std::vector<float> k;
-  QuantParams dq{1.0f, 0}, q{1.0f, 0};
+  QuantScale dq, q;
   std::vector<int32_t> k_bytes;
-  QuantParams k_params{1.0f, 0};
+  QuantScale k_params;
   bool k_first = false;
 };
 
 // One stage on one value of the stage's 8-bit type (`value` its integer), channel c.
 int32_t through_stage(const RequantStage& stage, int64_t c, int32_t value, DType type) {
   if (!stage.k_bytes.empty()) {
-    const QLinearBinary op{!stage.mul,
-                           stage.k_first,
-                           {stage.dq.scale, stage.dq.zero},
-                           {stage.k_params.scale, stage.k_params.zero},
-                           {stage.q.scale, stage.q.zero}};
+    const QLinearBinary op{!stage.mul, stage.k_first, stage.dq, stage.k_params, stage.q};
     int32_t out = 0;
     dispatch_quantized(type, [&](auto tag) {
       using Q = decltype(tag);
@@ -80,11 +70,11 @@ int32_t through_stage(const RequantStage& stage, int64_t c, int32_t value, DType
     });
     return out;
   }
-  const float v = static_cast<float>(value - stage.dq.zero) * stage.dq.scale;
+  const float v = static_cast<float>(value - stage.dq.zero_point) * stage.dq.scale;
   const float k = stage.k[static_cast<size_t>(c)];
   const float r = (stage.mul ? v * k : v + k) / stage.q.scale;
-  return type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r, stage.q.zero)}
-                            : int32_t{saturate_round<int8_t>(r, stage.q.zero)};
+  return type == DType::kU8 ? int32_t{saturate_round<uint8_t>(r, stage.q.zero_point)}
+                            : int32_t{saturate_round<int8_t>(r, stage.q.zero_point)};
 }
 
 // The [C, 256] table of `type` from each value of the normalization's quantization (by its byte:
@@ -154,7 +144,7 @@ class Matcher {
   }
 
   // The scale and zero point of a (de)quantization that one_value_params takes.
-  QuantParams quant_params(const Node& node) const {
+  QuantScale quant_params(const Node& node) const {
     const float scale = graph_.value(node.inputs[1]).constant->values<float>()[0];
     if (node.inputs.size() < 3 || node.inputs[2] == kNoValue) return {scale, 0};
     const Tensor& zp = *graph_.value(node.inputs[2]).constant;

@@ -17,7 +17,4 @@ void layer_norm_rows(const float* x, float* y, int64_t begin, int64_t end, int64
 // Checks a per-channel parameter, input i: f32 with exactly `channels` elements.
 Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what);
 
-// Softmax (LogSoftmax with `log`) of one row of n elements; y may be x.
-void softmax_row(const float* x, float* y, int64_t n, bool log);
-
 }  // namespace hsched::cpu

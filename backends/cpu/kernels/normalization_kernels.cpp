@@ -93,8 +93,7 @@ float row_max(const float* x, int64_t n) {
 
 // ---- Softmax / LogSoftmax ----------------------------------------------------------------------
 
-}  // namespace
-
+// Softmax (LogSoftmax with `log`) of one row of n elements; y may be x.
 HSCHED_VECTOR_CLONES void softmax_row(const float* x, float* y, int64_t n, bool log) {
   const float m = row_max(x, n);
   for_each_blocked(n, [&](int64_t i) { y[i] = exp_nonpositive(x[i] - m); });
@@ -107,8 +106,6 @@ HSCHED_VECTOR_CLONES void softmax_row(const float* x, float* y, int64_t n, bool 
     for_each_blocked(n, [&](int64_t i) { y[i] *= inv; });
   }
 }
-
-namespace {
 
 // `cols` <= kColumnBlock neighbouring columns of an [n, inner] block, reduced along n.
 HSCHED_VECTOR_CLONES void softmax_columns(const float* x, float* y, int64_t n, int64_t inner,
