@@ -122,10 +122,10 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
   return over;
 }
 
-Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& plan,
-                                               const std::vector<Tensor>& inputs,
-                                               const DeviceProfile& cpu,
-                                               const ExecutorOptions& options) {
+Result<std::vector<Rejection>> outside_fp16_range(const Graph& graph, const Plan& plan,
+                                                  const std::vector<Tensor>& inputs,
+                                                  const DeviceProfile& cpu,
+                                                  const ExecutorOptions& options) {
   std::vector<NodeId> substituted;
   for (const NodePlacement& p : plan.nodes) {
     if (p.reason == PlacementReason::kSubstituted && p.precision == Precision::kFp16) {
@@ -135,28 +135,38 @@ Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& p
   if (substituted.empty()) return std::vector<Rejection>{};
   HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
                           fp32_values(graph, substituted, inputs, cpu, options));
-  std::vector<Rejection> over;
+  std::vector<Rejection> outside;
   for (NodeId n : substituted) {
-    double largest = 0;
+    double largest = 0;  // over every value the node reads or writes
+    double tiny = 0;     // the largest magnitude of a nonzero tensor below fp16's normals
     for (const auto* list : {&graph.node(n).inputs, &graph.node(n).outputs}) {
       for (ValueId v : *list) {
         const auto found = values.of.find(v);
         if (found == values.of.end() || found->second->dtype() != DType::kF32) continue;
+        double tensor = 0;
         for (float x : found->second->values<float>()) {
           // NaN counts as past the range: fp16 holds no more of it than fp32 computed.
-          largest = std::isnan(x) ? INFINITY : std::max(largest, double{std::abs(x)});
+          tensor = std::isnan(x) ? INFINITY : std::max(tensor, double{std::abs(x)});
         }
+        largest = std::max(largest, tensor);
+        if (tensor > 0 && tensor < kFp16MinNormal) tiny = std::max(tiny, tensor);
       }
     }
-    if (largest <= kFp16Max) continue;
+    if (largest <= kFp16Max && tiny == 0) continue;
     const NodePlacement& placement = plan.nodes[n];
     std::ostringstream detail;
-    detail << "fp16 range: values up to " << largest << " on sample inputs, past fp16's "
-           << kFp16Max << " (" << placement.detail << ")";
-    over.push_back(
+    if (largest > kFp16Max) {
+      detail << "fp16 range: values up to " << largest << " on sample inputs, past fp16's "
+             << kFp16Max;
+    } else {
+      detail << "fp16 range: values at most " << tiny << " on sample inputs, under fp16's "
+             << "smallest normal " << kFp16MinNormal;
+    }
+    detail << " (" << placement.detail << ")";
+    outside.push_back(
         {n, placement.device, Precision::kFp16, ReasonCode::kAccuracyBudget, detail.str()});
   }
-  return over;
+  return outside;
 }
 
 Result<std::vector<Rejection>> accuracy_rejections(const Graph& graph, const Plan& plan,
@@ -180,7 +190,7 @@ Result<std::vector<Rejection>> accuracy_rejections(const Graph& graph, const Pla
     }
   }
   HSCHED_ASSIGN_OR_RETURN(std::vector<Rejection> refused,
-                          over_fp16_range(graph, plan, inputs, *cpu, options));
+                          outside_fp16_range(graph, plan, inputs, *cpu, options));
   if (!refused.empty() || !plan.policy.accuracy) return refused;
   return over_accuracy_budget(graph, plan, *plan.policy.accuracy, inputs, *cpu, compiler, options);
 }

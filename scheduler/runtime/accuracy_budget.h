@@ -22,22 +22,26 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
                                                     PartitionCompiler& compiler,
                                                     const ExecutorOptions& options);
 
-// The largest finite fp16 value.
+// The largest finite fp16 value and the smallest normal one (2^-14: below it fp16 holds fewer
+// than 11 significant bits, below 2^-24 none).
 inline constexpr double kFp16Max = 65504;
+inline constexpr double kFp16MinNormal = 0x1p-14;
 
 // The nodes a plan computes in fp16 because their device lacks the precision they asked for
-// (bf16 on an NPU or a GPU: placement kSubstituted) whose inputs or outputs, as the fp32 model
-// computes them from `inputs`, pass fp16's range; each as a Rejection of fp16 on its device
-// (reason accuracy_budget, detail "fp16 range: values up to 1.3e+05 on sample inputs, past fp16's
-// 65504 (bf16 requested; npu0 computes fp16)").
-Result<std::vector<Rejection>> over_fp16_range(const Graph& graph, const Plan& plan,
-                                               const std::vector<Tensor>& inputs,
-                                               const DeviceProfile& cpu,
-                                               const ExecutorOptions& options);
+// (bf16 or int8 on an NPU or a GPU: placement kSubstituted) with an input or output, as the fp32
+// model computes it from `inputs`, outside fp16's range: a value past 65504 (or NaN), or a
+// tensor whose values are not all 0 and all below fp16's smallest normal (fp16 holds it as
+// rounding noise or zeros). Each is a Rejection of fp16 on its device (reason accuracy_budget,
+// detail "fp16 range: values up to 1.3e+05 on sample inputs, past fp16's 65504 (bf16 requested;
+// npu0 computes fp16)", or "values at most 4.3e-09 ..., under fp16's smallest normal 6.1e-05").
+Result<std::vector<Rejection>> outside_fp16_range(const Graph& graph, const Plan& plan,
+                                                  const std::vector<Tensor>& inputs,
+                                                  const DeviceProfile& cpu,
+                                                  const ExecutorOptions& options);
 
 // What the accuracy checks refuse once a plan has compiled, on `options.accuracy_inputs` (seeded
 // inputs when empty), the fp32 values computed on `cpu` (the target's host; null when it has
-// none): over_fp16_range's nodes, then, when there are none and the policy has an accuracy
+// none): outside_fp16_range's nodes, then, when there are none and the policy has an accuracy
 // budget, over_accuracy_budget's. Nothing when the plan substitutes no fp16 and has no budget.
 // InvalidArgument for a budget without a host CPU.
 Result<std::vector<Rejection>> accuracy_rejections(const Graph& graph, const Plan& plan,

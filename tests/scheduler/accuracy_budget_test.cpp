@@ -99,60 +99,85 @@ TEST(AccuracyBudgetTest, LayerOverTheInt8BudgetKeepsFp32WithItsReason) {
   expect_layer_over_budget_keeps_fp32(Precision::kInt8, 0.05, 1e-1f);
 }
 
-// bf16 asked of a device that computes fp16 instead (PoCL under `--devices opencl --precision
-// bf16`): a MatMul whose values pass fp16's 65504 on the sample inputs (x ~ 2000, 64 terms) is
-// refused fp16 on the device at compile time (accuracy_budget, "fp16 range") and planned again in
-// fp32; the outputs stay finite and equal to the CPU's. A small input keeps it in fp16.
-TEST_F(ExecutorOpenClTest, Bf16MappedToFp16IsRefusedWhereValuesPassFp16sRange) {
-  Graph g;
-  g.name = "range";
-  g.opset = 17;
-  const ValueId x = g.add_value("x", DType::kF32, Shape({4, 64}));
-  g.add_input(x);
+// x [4, 64] times a [64, 16] matrix of ones, planned with `--devices opencl --precision
+// bf16`: PoCL computes fp16 for it (placement substituted).
+struct OnesMatMul {
+  Graph graph;
+  NodeId matmul = kNoNode;
+};
+
+OnesMatMul ones_matmul() {
+  OnesMatMul m;
+  m.graph.name = "range";
+  m.graph.opset = 17;
+  const ValueId x = m.graph.add_value("x", DType::kF32, Shape({4, 64}));
+  m.graph.add_input(x);
   Tensor ones(DType::kF32, {64, 16});
   for (float& w : ones.values<float>()) w = 1.0f;
-  const ValueId w = g.add_constant("w", ones);
-  const ValueId y = g.add_value("y", DType::kF32, Shape({4, 16}));
-  const NodeId matmul = g.add_node(Node{"mm", "MatMul", "", {x, w}, {y}, {}});
-  g.add_output(y);
-  auto plan =
-      schedule(g, discover_target_for("opencl"), devices_policy("opencl", Precision::kBf16));
-  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  ASSERT_EQ(plan->nodes[matmul].reason, PlacementReason::kSubstituted)
-      << plan->nodes[matmul].detail;
-  ASSERT_EQ(plan->nodes[matmul].precision, Precision::kFp16);
-  const std::string device = plan->nodes[matmul].device;
+  const ValueId w = m.graph.add_constant("w", ones);
+  const ValueId y = m.graph.add_value("y", DType::kF32, Shape({4, 16}));
+  m.matmul = m.graph.add_node(Node{"mm", "MatMul", "", {x, w}, {y}, {}});
+  m.graph.add_output(y);
+  return m;
+}
 
-  Tensor big(DType::kF32, {4, 64});
-  for (float& v : big.values<float>()) v = 2000.0f;
+Tensor filled(float value) {
+  Tensor t(DType::kF32, {4, 64});
+  for (float& v : t.values<float>()) v = value;
+  return t;
+}
+
+// Compiles `m` with `sample` as the accuracy inputs: the MatMul is refused fp16 on the device
+// (accuracy_budget, a detail starting `detail`) and planned again in fp32; its outputs equal the
+// CPU's.
+void expect_refused_fp16(const OnesMatMul& m, const Plan& plan, const std::string& cache_dir,
+                         const Tensor& sample, const std::string& detail) {
   ExecutorOptions options;
-  options.cache_dir = cache_dir_.path().string();
-  options.accuracy_inputs = {big};
-  auto exe = compile(g, *plan, options);
+  options.cache_dir = cache_dir;
+  options.accuracy_inputs = {sample};
+  auto exe = compile(m.graph, plan, options);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   const Plan ran = (*exe)->plan();
   // Planned again in a higher precision: fp32, on the device or elsewhere.
-  EXPECT_EQ(ran.nodes[matmul].precision, Precision::kFp32);
+  EXPECT_EQ(ran.nodes[m.matmul].precision, Precision::kFp32);
   EXPECT_EQ((*exe)->stats().replans, 1);
   bool reported = false;
   for (const Rejection& r : ran.rejections) {
-    if (r.node != matmul || r.reason != ReasonCode::kAccuracyBudget) continue;
+    if (r.node != m.matmul || r.reason != ReasonCode::kAccuracyBudget) continue;
     reported = true;
-    EXPECT_EQ(r.device, device);
+    EXPECT_EQ(r.device, plan.nodes[m.matmul].device);
     EXPECT_EQ(r.precision, Precision::kFp16);
-    EXPECT_NE(r.detail.find("fp16 range: values up to 128000"), std::string::npos) << r.detail;
+    EXPECT_EQ(r.detail.rfind(detail, 0), 0U) << r.detail;
   }
   EXPECT_TRUE(reported);
-  auto outputs = (*exe)->run({big});
+  auto outputs = (*exe)->run({sample});
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  expect_close((*outputs)[0], cpu_reference(g, {big})[0], 1e-3f, 1e-5f);
+  expect_close((*outputs)[0], cpu_reference(m.graph, {sample})[0], 0.0f, 1e-5f);
+}
 
-  Tensor small(DType::kF32, {4, 64});
-  for (float& v : small.values<float>()) v = 2.0f;
-  options.accuracy_inputs = {small};
-  auto kept = compile(g, *plan, options);
+// bf16 asked of a device that computes fp16 instead (PoCL under `--devices opencl --precision
+// bf16`): a MatMul whose values pass fp16's 65504 on the sample inputs (x ~ 2000, 64 terms), or
+// whose values all lie below fp16's smallest normal (x ~ 1e-7: fp16 holds them as noise), is
+// refused fp16 on the device at compile time and planned again in fp32; the outputs stay equal
+// to the CPU's. A small input keeps it in fp16.
+TEST_F(ExecutorOpenClTest, Bf16MappedToFp16IsRefusedWhereValuesLeaveFp16sRange) {
+  const OnesMatMul m = ones_matmul();
+  auto plan =
+      schedule(m.graph, discover_target_for("opencl"), devices_policy("opencl", Precision::kBf16));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+  ASSERT_EQ(plan->nodes[m.matmul].reason, PlacementReason::kSubstituted)
+      << plan->nodes[m.matmul].detail;
+  ASSERT_EQ(plan->nodes[m.matmul].precision, Precision::kFp16);
+  const std::string cache = cache_dir_.path().string();
+  expect_refused_fp16(m, *plan, cache, filled(2000.0f), "fp16 range: values up to 128000");
+  expect_refused_fp16(m, *plan, cache, filled(1e-7f), "fp16 range: values at most 6.4e-06");
+
+  ExecutorOptions options;
+  options.cache_dir = cache;
+  options.accuracy_inputs = {filled(2.0f)};
+  auto kept = compile(m.graph, *plan, options);
   ASSERT_TRUE(kept.is_ok()) << kept.status().message();
-  EXPECT_EQ((*kept)->plan().nodes[matmul].precision, Precision::kFp16);
+  EXPECT_EQ((*kept)->plan().nodes[m.matmul].precision, Precision::kFp16);
   EXPECT_EQ((*kept)->stats().replans, 0);
 }
 

@@ -291,5 +291,49 @@ INSTANTIATE_TEST_SUITE_P(
                       NpuInt8Case{"bert_mini", 5}, NpuInt8Case{"vae_decoder_small", 8}),
     [](const ::testing::TestParamInfo<NpuInt8Case>& info) { return info.param.name; });
 
+// mobilenet_v2's and mobilenet_v3_small's INT8 forms under `--devices npu --precision int8`:
+// the NPU computes fp16 for the request (substituted), and most of their activations (scales down
+// to 1e-11: seeded random weights) lie below fp16's smallest normal. The compile-time range check
+// on the test input refuses those nodes fp16 ("fp16 range: values at most ..."), the plan is made
+// again with them on the CPU, and the outputs stay within the CPU's bounds of ORT's (fp16 gave
+// zeros before: 127 steps). The layers whose values fp16 holds stay on the NPU.
+TEST(NpuInt8RangeTest, Int8RequestKeepsValuesUnderFp16OffTheNpu) {
+  if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
+  for (const auto& [name, max_steps] : {std::pair<std::string, double>{"mobilenet_v2", 2},
+                                        std::pair<std::string, double>{"mobilenet_v3_small", 3}}) {
+    const fs::path dir = test::int8_models_dir() / (name + "_int8");
+    if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
+    auto graph = import_onnx_file(dir / "model.onnx", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    auto plan = schedule(*graph, discover_target(), devices_policy("npu", Precision::kInt8));
+    ASSERT_TRUE(plan.is_ok()) << plan.status().message();
+    const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
+    const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+    test::TempDir cache;
+    ExecutorOptions options;
+    options.cache_dir = cache.path().string();
+    options.compile_timeout_ms = 300000;
+    options.accuracy_inputs = inputs;
+    auto exe = compile(*graph, *plan, options);
+    ASSERT_TRUE(exe.is_ok()) << exe.status().message();
+    EXPECT_GE((*exe)->stats().replans, 1) << name;
+    int under = 0, on_npu = 0;
+    for (const Rejection& r : (*exe)->plan().rejections) {
+      under += r.reason == ReasonCode::kAccuracyBudget &&
+               r.detail.find("under fp16's smallest normal") != std::string::npos;
+    }
+    for (const NodePlacement& p : (*exe)->plan().nodes) on_npu += p.device == "npu0";
+    EXPECT_GT(under, 0) << name;
+    EXPECT_GT(on_npu, 0) << name;
+    auto outputs = (*exe)->run(inputs);
+    ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+    const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+    EXPECT_LE(agreement.steps, max_steps + 1e-3) << name;
+    EXPECT_TRUE(agreement.same_top_class) << name;
+    std::cout << name << ": " << under << " nodes refused fp16 for their range, " << on_npu
+              << " on the NPU, " << agreement.steps << " steps\n";
+  }
+}
+
 }  // namespace
 }  // namespace hsched
