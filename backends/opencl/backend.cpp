@@ -119,14 +119,14 @@ class OpenClDevice final : public Device {
     return {std::move(hints.without), {}, std::move(hints.copy_share)};
   }
 
-  // A copy per non-empty input of a Concat and per output of a Split, 3 for an
-  // InstanceNormalization of few long rows (instance_norm_kernels), one for any other node.
+  // A copy per non-empty input of a Concat and per output of a Split, an InstanceNormalization's
+  // instance_norm_kernels, one for any other node.
   int64_t launches(const Graph& graph, NodeId id) const override {
     const Node& node = graph.node(id);
     if (node.op_type == "InstanceNormalization") {
       if (node.inputs.empty() || node.inputs[0] == kNoValue) return 1;
       const hsched::Shape& x = graph.value(node.inputs[0]).shape;
-      return x.is_static() ? instance_norm_kernels(x.dims) : 1;
+      return x.is_static() ? instance_norm_kernels(x.dims, profile_.kind == DeviceKind::kCpu) : 1;
     }
     const bool split = node.op_type == "Split";
     if (!split && node.op_type != "Concat") return 1;

@@ -35,6 +35,7 @@ typedef struct {
   int y_step;
   int quantized, x_zero, w_scale_count;
   float x_scale;
+  int integer_bias;
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
   int post_op;
@@ -86,10 +87,18 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 // a literal 0, and its code none of it).
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
                   ConvShape s, int op, float alpha, float beta, __global const QdqChain* chain) {
-  if (s.quantized) acc *= s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m);
-  const float v = apply_unary(op, acc + bias + res, alpha, beta);
-  if (!s.quantize_y) return v;
-  float q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
+  float q;
+  const float scale = s.quantized ? s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m) : 1;
+  if (s.integer_bias && s.quantize_y && res == 0.0f && (op < 0 || (op == 0 && s.y_zero == s.y_lo))) {
+    // ONNX Runtime's QLinearConv (a Relu fused as its range's clamp): the bias's integers (its
+    // dequantized value over the scale, exact below 2^22) added to the sum, times one multiplier.
+    const float sum = acc + rint(bias / scale);
+    q = clamp(rint(sum * (scale / s.y_scale)) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
+  } else {
+    const float v = apply_unary(op, acc * scale + bias + res, alpha, beta);
+    if (!s.quantize_y) return v;
+    q = clamp(rint(v / s.y_scale) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
+  }
   if (s.post_op >= 0) {
     q = QDQ_OUT(s.post, apply_unary(s.post_op, (q - s.post.x_zero) * s.post.x_scale,
                                     s.post_alpha, s.post_beta));

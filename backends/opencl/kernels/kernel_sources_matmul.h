@@ -42,6 +42,16 @@ inline constexpr const char* kMatMulSource = R"CL(
 // With norm_q.x_scale > 0 (matmul_qdq), a's integers are dequantized first and the normalized
 // values quantized again (layer_norm_rows_q's QdqRow), the statistics summed as that kernel sums
 // them (MM_ROW_STATS_Q).
+// A late step's Add as ONNX Runtime's QLinearAdd (form 1: the product first of the graph's
+// operands, 2: second; 0: in floats).
+typedef struct {
+  int form;
+  float ra, rb, fixed;
+} LateAdd;
+float late_qlinear_add(LateAdd t, float product, float other, float lo, float hi) {
+  const float first = t.form == 1 ? product : other, second = t.form == 1 ? other : product;
+  return clamp(rint(fma(first, t.ra, fma(second, t.rb, t.fixed))), lo, hi);
+}
 typedef struct {
   int m, n, k, a_row, a_col, a_batch, a_offset, b_row, b_col, b_batch, b_offset;
   int y_row, y_batch, res_batch, batches, splits, k_chunk, has_bias, has_res, op;
@@ -55,9 +65,11 @@ typedef struct {
   int late_bias;
   QdqRow late;
   float late_b_scale, late_b_zero;
+  LateAdd late_add;
   int late_res;
   QdqRow late_r;
   float late_r_scale, late_r_zero;
+  LateAdd late_r_add;
   int chained;
 } MatMulShape;
 
@@ -66,20 +78,32 @@ typedef struct {
 // With late_bias, the bias comes after the quantization: those integers dequantized, plus the
 // bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
 // With late_res, the residual res (8-bit integers) comes after that alike (QdqRow late_r).
-// Then, where mm.chained has bit 0, the chain of ops on the integers (qdq_chain_apply, chain[0]).
+// Either Add of bytes of one type is ONNX Runtime's QLinearAdd where its LateAdd says. Then, where mm.chained has bit 0, the chain of ops on the integers (qdq_chain_apply, chain[0]).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
                 MatMulShape mm, __global const QdqChain* chain) {
-  float v = mm.alpha * acc;
-  if (mm.b_scales) v *= LOAD(b_scale, col);
-  v = apply_unary(mm.op, v + (mm.late_bias ? 0.0f : bias) + (mm.late_res ? 0.0f : res),
-                  mm.act_alpha, mm.act_beta);
-  if (!(mm.y_scale > 0.0f)) return v;
-  v = clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi);
-  if (mm.late_bias) {
+  const float early = (mm.late_bias ? 0.0f : bias) + (mm.late_res ? 0.0f : res);
+  float v;
+  if (mm.y_scale > 0.0f && mm.op < 0 && early == 0.0f) {
+    // A product quantized as it is: ONNX Runtime's QLinearMatMul, the sum times one multiplier
+    // (x_scale * w_scale) / y_scale, rounded once.
+    const float scale = mm.b_scales ? mm.alpha * LOAD(b_scale, col) : mm.alpha;
+    v = clamp(rint(acc * (scale / mm.y_scale)) + mm.y_zero, mm.y_lo, mm.y_hi);
+  } else {
+    v = mm.alpha * acc;
+    if (mm.b_scales) v *= LOAD(b_scale, col);
+    v = apply_unary(mm.op, v + early, mm.act_alpha, mm.act_beta);
+    if (!(mm.y_scale > 0.0f)) return v;
+    v = clamp(rint(v / mm.y_scale) + mm.y_zero, mm.y_lo, mm.y_hi);
+  }
+  if (mm.late_bias && mm.late_add.form != 0) {
+    v = late_qlinear_add(mm.late_add, v, bias, mm.late.lo, mm.late.hi);
+  } else if (mm.late_bias) {
     const float b = mm.late_b_scale > 0.0f ? (bias - mm.late_b_zero) * mm.late_b_scale : bias;
     v = QDQ_OUT(mm.late, (v - mm.late.x_zero) * mm.late.x_scale + b);
   }
-  if (mm.late_res) {
+  if (mm.late_res && mm.late_r_add.form != 0) {
+    v = late_qlinear_add(mm.late_r_add, v, res, mm.late_r.lo, mm.late_r.hi);
+  } else if (mm.late_res) {
     v = QDQ_OUT(mm.late_r, (v - mm.late_r.x_zero) * mm.late_r.x_scale +
                                (res - mm.late_r_zero) * mm.late_r_scale);
   }

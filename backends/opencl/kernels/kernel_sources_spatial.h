@@ -250,10 +250,73 @@ void instance_norm_merge(__global const float2* stats, __global float2* affine,
   affine[row] = (float2)(a, LOAD(bias, c) - mean * a);
 }
 
-// 3: elementwise, with the row's affine map.
+// The statistics of each row in ONNX Runtime's order (its InstanceNormalization: Eigen's sums of
+// an aligned array with SSE packets of 4 and two packet accumulators), into the row's affine
+// map: 8 items a row, item l summing values l, l + 8, ... in turn, then lanes l and l + 4 added,
+// a last whole packet added to lanes 0-3, (lane 0 + lane 2) + (lane 1 + lane 3), then the last
+// values one by one; the mean that sum / size, the squared deviations from it summed alike, a =
+// scale / sqrt(their sum / size + epsilon), b = bias - mean * a.
+float ordered_term(float v, float mean, int squares) {
+  const float d = v - mean;
+  return squares ? d * d : v;
+}
+float ordered_sum(__global const storage_t* x, int base, int size, float mean, int squares,
+                  int lid, __local float* lanes) {
+  const int end8 = size / 8 * 8, end4 = size / 4 * 4;
+  float s = 0.0f;
+  if (size >= 8) {
+    s = ordered_term(LOAD(x, base + lid), mean, squares);
+    for (int i = 8 + lid; i < end8; i += 8) s += ordered_term(LOAD(x, base + i), mean, squares);
+  } else if (size >= 4 && lid < 4) {
+    s = ordered_term(LOAD(x, base + lid), mean, squares);
+  }
+  lanes[lid] = s;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float r = 0.0f;
+  if (lid == 0) {
+    float l[4];
+    for (int j = 0; j < 4; ++j) {
+      l[j] = lanes[j];
+      if (size >= 8) l[j] += lanes[j + 4];
+      if (size >= 8 && end4 > end8) l[j] += ordered_term(LOAD(x, base + end8 + j), mean, squares);
+    }
+    int from = end4;
+    if (size < 4) {
+      r = size > 0 ? ordered_term(LOAD(x, base), mean, squares) : 0.0f;
+      from = 1;
+    } else {
+      r = (l[0] + l[2]) + (l[1] + l[3]);
+    }
+    for (int i = from; i < size; ++i) r += ordered_term(LOAD(x, base + i), mean, squares);
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+__kernel __attribute__((reqd_work_group_size(8, 1, 1)))
+void instance_norm_ordered(__global const storage_t* x, __global float2* affine,
+                           __global const storage_t* scale, __global const storage_t* bias,
+                           int channels, int size, float epsilon) {
+#pragma OPENCL FP_CONTRACT OFF
+  __local float lanes[8];
+  __local float shared_mean;
+  const int row = get_group_id(0), lid = get_local_id(0), base = row * size;
+  const float sum = ordered_sum(x, base, size, 0.0f, 0, lid, lanes);
+  if (lid == 0) shared_mean = sum / (float)size;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const float mean = shared_mean;
+  const float squares = ordered_sum(x, base, size, mean, 1, lid, lanes);
+  if (lid != 0) return;
+  const float inv_std = 1.0f / sqrt(squares / (float)size + epsilon);
+  const int c = row % channels;
+  const float a = inv_std * LOAD(scale, c);
+  affine[row] = (float2)(a, LOAD(bias, c) - mean * a);
+}
+
+// 3: elementwise, with the row's affine map (x * a rounded before b is added, as ONNX Runtime).
 __kernel void instance_norm_apply(__global const storage_t* x, __global const float2* affine,
                                   __global storage_t* y, int size, int count,
                                   NORM_EPILOGUE_ARGS) {
+#pragma OPENCL FP_CONTRACT OFF
   const int i = get_global_id(0);
   if (i >= count) return;
   const float2 ab = affine[i / size];

@@ -68,6 +68,47 @@ using qdq_detail::is_byte;
 using qdq_detail::kQdqActivations;
 using qdq_detail::made_by;
 
+namespace {
+
+// Whether conv's bias is absent or the QDQ format's: int32 constants dequantized with zero point
+// 0 and scale x_scale * w_scale (per tensor or per output channel), each below 2^22 so that the
+// kernel recovers it from the dequantized value (QuantizedConvOperands::integer_bias).
+bool integer_bias(const Graph& graph, const Node& conv, float x_scale,
+                  const std::vector<float>& w_scales) {
+  if (conv.inputs.size() < 3 || conv.inputs[2] == kNoValue) return true;
+  NodeId id = kNoNode;
+  const Node* dq = made_by(graph, conv.inputs[2], "DequantizeLinear", &id);
+  if (dq == nullptr || dq->inputs.size() < 2 || dq->inputs[0] == kNoValue) return false;
+  const Value& b = graph.value(dq->inputs[0]);
+  if (!b.is_constant() || b.dtype != DType::kI32 || b.shape.rank() != 1) return false;
+  const int64_t channels = b.shape.dims[0];
+  if (dq->inputs[1] == kNoValue) return false;
+  const Value& scale = graph.value(dq->inputs[1]);
+  if (!scale.is_constant() || scale.dtype != DType::kF32 ||
+      (scale.constant->elements() != 1 && scale.constant->elements() != channels)) {
+    return false;
+  }
+  if (dq->inputs.size() > 2 && dq->inputs[2] != kNoValue) {
+    const Value& zero = graph.value(dq->inputs[2]);
+    if (!zero.is_constant() || zero.dtype != DType::kI32) return false;
+    const auto zeros = zero.constant->values<int32_t>();
+    if (std::any_of(zeros.begin(), zeros.end(), [](int32_t z) { return z != 0; })) return false;
+  }
+  const std::vector<float> b_scales(scale.constant->values<float>().begin(),
+                                    scale.constant->values<float>().end());
+  const auto values = b.constant->values<int32_t>();
+  for (int64_t c = 0; c < channels; ++c) {
+    const auto at = [c](const std::vector<float>& v) { return v[v.size() == 1 ? 0 : c]; };
+    if (at(b_scales) != x_scale * at(w_scales) ||
+        std::abs(int64_t{values[static_cast<size_t>(c)]}) >= (int64_t{1} << 22)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, const Node& conv) {
   if (conv.op_type != "Conv" || !conv.domain.empty() || conv.inputs.size() < 2 ||
       conv.outputs.size() != 1) {
@@ -106,6 +147,7 @@ std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, 
   q.x_zero = x_params->zero;
   q.w = w_dq->inputs[0];
   q.w_scale = w_dq->inputs[1];
+  q.integer_bias = integer_bias(graph, conv, q.x_scale, w_params->scales);
   return q;
 }
 
@@ -364,12 +406,17 @@ std::optional<RequantizedStep> requantized_add(const Graph& graph, ValueId q) {
       !graph.value(other).shape.is_static()) {
     return std::nullopt;
   }
-  return RequantizedStep{.node = id,
-                         .quantization = *fusion->quantization,
-                         .output = fusion->op.outputs[0],
-                         .bias = other,
-                         .params = {p[2 * at], p[2 * at + 1], p[4], p[5], p[6], p[7],
-                                    p[2 * (1 - at)], p[2 * (1 - at) + 1]}};
+  // Both operands and the sum 8-bit of one type: ONNX Runtime runs the Add as its QLinearAdd.
+  const DType type = graph.value(q).dtype;
+  const bool one_type = graph.value(other).dtype == type &&
+                        graph.value(fusion->op.outputs[0]).dtype == type && p[2 * (1 - at)] > 0.0f;
+  return RequantizedStep{
+      .node = id,
+      .quantization = *fusion->quantization,
+      .output = fusion->op.outputs[0],
+      .bias = other,
+      .params = {p[2 * at], p[2 * at + 1], p[4], p[5], p[6], p[7], p[2 * (1 - at)],
+                 p[2 * (1 - at) + 1], static_cast<float>(at), one_type ? 1.0f : 0.0f}};
 }
 
 }  // namespace
@@ -471,6 +518,7 @@ void attach_quantized_conv(Node& conv, const QuantizedConvOperands& q) {
   conv.inputs[kWeightScaleInput] = q.w_scale;
   conv.attributes[kConvInputZeroAttr] = q.x_zero;
   conv.attributes[kConvInputScaleAttr] = q.x_scale;
+  if (q.integer_bias) conv.attributes[kConvIntegerBiasAttr] = int64_t{1};
 }
 
 void attach_output_quantization(Node& product, const QuantizedOutput& q) {

@@ -159,14 +159,18 @@ std::optional<ValueId> fusable_output_scale(const Graph& graph, const Node& conv
 // The program's Conv reads x and the weights' integers (attach_quantized_conv: attributes
 // kConvInputZeroAttr and kConvInputScaleAttr, the scales as input kWeightScaleInput), sums
 // (x - zero) * w exactly and scales the sum (ConvParams::quantized); a DequantizeLinear only such
-// Convs read runs no kernel.
+// Convs read runs no kernel. `integer_bias` (attribute kConvIntegerBiasAttr): the bias is absent
+// or int32 constants below 2^22 dequantized with zero point 0 and scale x_scale * w_scale (the
+// QDQ format's bias), so that its integers join the sum (ConvParams::QuantizedOperands).
 inline constexpr size_t kWeightScaleInput = 5;
 inline constexpr const char* kConvInputZeroAttr = "hsched_conv_x_zero";
 inline constexpr const char* kConvInputScaleAttr = "hsched_conv_x_scale";
+inline constexpr const char* kConvIntegerBiasAttr = "hsched_conv_integer_bias";
 struct QuantizedConvOperands {
   ValueId x = kNoValue, w = kNoValue, w_scale = kNoValue;
   float x_scale = 1.0f;
   int64_t x_zero = 0, weight_scales = 1;
+  bool integer_bias = false;
   NodeId x_dequantize = kNoNode, w_dequantize = kNoNode;
 };
 std::optional<QuantizedConvOperands> fusable_quantized_conv(const Graph& graph, const Node& conv);
@@ -223,16 +227,18 @@ std::optional<RequantizedStep> fusable_requantized_activation(const Graph& graph
 // format's Linear: the bias quantized apart): a MatMul's quantized result `q` of N columns read
 // only by a DequantizeLinear that only an Add of a row of N (f32, or 8-bit dequantized) reads,
 // which only a QuantizeLinear reads: the Add's node, its QuantizeLinear, output and bias row, and
-// {x_scale, x_zero, y_scale, y_zero, lo, hi, row_scale, row_zero} (row_scale 0: f32) the MatMul
-// takes as attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
+// {x_scale, x_zero, y_scale, y_zero, lo, hi, row_scale, row_zero, product_side, one_type}
+// (row_scale 0: f32; product_side 0 or 1: the product's place among the Add's inputs; one_type
+// 1: both operands and the sum 8-bit of one type, ONNX Runtime's QLinearAdd) the MatMul takes as
+// attribute kMatMulLateBiasAttr with the row as its bias (MatMulFusion::late_bias).
 inline constexpr const char* kMatMulLateBiasAttr = "hsched_matmul_late_bias";
 std::optional<RequantizedStep> fusable_requantized_bias(const Graph& graph, ValueId q);
 // The same for an Add of a tensor of the result's shape (or one [M, N] for every batch: an
 // attention mask), 8-bit dequantized per tensor (a residual connection after a quantized Linear,
 // a mask after attention's scores): the Add's node, its QuantizeLinear, output and
 // that 8-bit residual, and {x_scale, x_zero, y_scale, y_zero, lo, hi, residual_scale,
-// residual_zero} the MatMul takes as attribute kMatMulLateResidualAttr with the residual as its
-// input kResidualInput (MatMulFusion::late_residual), after any late bias.
+// residual_zero, product_side, one_type} the MatMul takes as attribute kMatMulLateResidualAttr with
+// the residual as its input kResidualInput (MatMulFusion::late_residual), after any late bias.
 inline constexpr const char* kMatMulLateResidualAttr = "hsched_matmul_late_residual";
 std::optional<RequantizedStep> fusable_requantized_residual(const Graph& graph, ValueId q);
 // DequantizeLinear -> move -> QuantizeLinear fusion: a node that only moves or selects values

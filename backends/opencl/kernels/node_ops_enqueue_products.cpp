@@ -6,6 +6,7 @@
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_operands.h"
 #include "backends/opencl/kernels/node_ops_util.h"
+#include "backends/opencl/kernels/ops_quant.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/kernels/ops_util.h"
@@ -123,7 +124,8 @@ Result<cl::Event> enqueue_conv_node(const OpKernels& ops, cl::CommandQueue& queu
         .x_scale = node.attr_float(kConvInputScaleAttr, 0.0f),
         .x_zero = node.attr_int(kConvInputZeroAttr, 0),
         .weight_scale = scales,
-        .weight_scales = detail::element_count(in.shape(kWeightScaleInput))};
+        .weight_scales = detail::element_count(in.shape(kWeightScaleInput)),
+        .integer_bias = node.attr_int(kConvIntegerBiasAttr, 0) != 0};
   }
   HSCHED_ASSIGN_OR_RETURN(params.quantize_output, fused_quantization(node, in));
   HSCHED_ASSIGN_OR_RETURN(const auto requantized,
@@ -229,11 +231,20 @@ Result<cl::Event> enqueue_matmul_node(const OpKernels& ops, cl::CommandQueue& qu
   }
   // The program's DequantizeLinear -> bias Add (a row) or residual Add -> QuantizeLinear fusions.
   const auto late_step = [&](const char* attr) -> Result<std::optional<LateBias>> {
-    HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(in.node(), attr, 8, in));
+    HSCHED_ASSIGN_OR_RETURN(const auto p, fused_params(in.node(), attr, 10, in));
     if (!p) return std::optional<LateBias>{};
-    return std::optional{LateBias{.q = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]},
-                                  .bias_scale = (*p)[6],
-                                  .bias_zero = (*p)[7]}};
+    LateBias late{.q = QdqRow{(*p)[0], (*p)[1], (*p)[2], (*p)[3], (*p)[4], (*p)[5]},
+                  .bias_scale = (*p)[6],
+                  .bias_zero = (*p)[7]};
+    if ((*p)[9] != 0.0f) {  // ONNX Runtime's QLinearAdd, in the graph's operand order
+      const bool first = (*p)[8] == 0.0f;
+      late.add.form = first ? 1 : 2;
+      late.add.terms = first ? qlinear_add_terms(late.q.x_scale, late.q.x_zero, late.bias_scale,
+                                           late.bias_zero, late.q.y_scale, late.q.y_zero)
+                       : qlinear_add_terms(late.bias_scale, late.bias_zero, late.q.x_scale,
+                                           late.q.x_zero, late.q.y_scale, late.q.y_zero);
+    }
+    return std::optional{late};
   };
   HSCHED_ASSIGN_OR_RETURN(fusion.late_bias, late_step(kMatMulLateBiasAttr));
   if (fusion.late_bias && (in.optional_buffer(2) == nullptr || in.output_shape().empty() ||

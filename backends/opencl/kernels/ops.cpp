@@ -193,10 +193,11 @@ Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
   return it->second;
 }
 
-OpKernels::OpKernels(cl::Context context, Storage storage, cl::Program elementwise,
+OpKernels::OpKernels(cl::Context context, Storage storage, bool cpu_device, cl::Program elementwise,
                      cl::Program reduce, cl::Program spatial)
     : context_(std::move(context)),
       storage_(storage),
+      cpu_device_(cpu_device),
       elementwise_(std::move(elementwise)),
       reduce_(std::move(reduce)),
       spatial_(std::move(spatial)) {}
@@ -227,8 +228,11 @@ Result<std::unique_ptr<OpKernels>> OpKernels::create(const cl::Context& context,
                                          prelude + kUnaryFunctionSource + kMatMulSource +
                                              kConvSource + kSpatialSource + kSampleSource,
                                          options, deadline_ms));
-  return std::unique_ptr<OpKernels>(new OpKernels(context, storage, std::move(elementwise),
-                                                  std::move(reduce), std::move(spatial)));
+  cl_device_type type = 0;
+  device.getInfo(CL_DEVICE_TYPE, &type);
+  return std::unique_ptr<OpKernels>(
+      new OpKernels(context, storage, (type & CL_DEVICE_TYPE_CPU) != 0, std::move(elementwise),
+                    std::move(reduce), std::move(spatial)));
 }
 
 Result<cl::Kernel> OpKernels::kernel(const char* name) const {
@@ -314,6 +318,7 @@ Result<cl::Kernel> OpKernels::kernel(const char* name) const {
                                                         {"instance_norm_chunks", 2},
                                                         {"instance_norm_merge", 2},
                                                         {"instance_norm_apply", 2},
+                                                        {"instance_norm_ordered", 2},
                                                         {"layer_norm_rows", 2},
                                                         {"layer_norm_rows_q", 2},
                                                         {"gemv_rows", 2},

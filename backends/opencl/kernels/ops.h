@@ -117,15 +117,19 @@ class OpKernels {
 
   Storage storage() const { return storage_; }
   const cl::Context& context() const { return context_; }
+  // Whether the device is a CPU (CL_DEVICE_TYPE_CPU: PoCL), where a few work items summing long
+  // runs in order cost what the CPU's own loops do (enqueue_instance_norm).
+  bool cpu_device() const { return cpu_device_; }
   // A new kernel object of the program defining `name`; Internal naming it on failure.
   Result<cl::Kernel> kernel(const char* name) const;
 
  private:
-  OpKernels(cl::Context context, Storage storage, cl::Program elementwise, cl::Program reduce,
-            cl::Program spatial);
+  OpKernels(cl::Context context, Storage storage, bool cpu_device, cl::Program elementwise,
+            cl::Program reduce, cl::Program spatial);
 
   cl::Context context_;
   Storage storage_;
+  bool cpu_device_;
   cl::Program elementwise_;
   cl::Program reduce_;
   cl::Program spatial_;
@@ -256,6 +260,19 @@ Result<cl::Event> enqueue_row_means(const OpKernels& ops, cl::CommandQueue& queu
                                     const Events& wait = {},
                                     const std::optional<QdqRow>& quantized = {});
 
+// ONNX Runtime's QLinearAdd of the graph's operands (first, second) as MLAS computes it on their
+// raw integers: y = saturate(rint(fma(first, ra, fma(second, rb, fixed)))) (qlinear_add_terms).
+struct QLinearAddTerms {
+  cl_float ra = 0, rb = 0, fixed = 0;
+};
+// How a MatMul's Add after its quantization (LateBias) adds: form 0 in floats, dequantized and
+// quantized again; 1 or 2 ONNX Runtime's QLinearAdd of one 8-bit type, the product the graph's
+// first (1) or second (2) operand. Mirrors LateAdd in kernel_sources_matmul.h.
+struct LateAdd {
+  cl_int form = 0;
+  QLinearAddTerms terms{};
+};
+
 // A MatMul operand read in place from a buffer: element (i_0, ..., i_r-1) of the operand, of
 // shape `dims`, is the buffer's element offset + sum(i_d * strides[d]).
 struct StridedView {
@@ -272,6 +289,7 @@ struct StridedView {
 struct LateBias {
   QdqRow q;
   float bias_scale = 0, bias_zero = 0;
+  LateAdd add{};
 };
 struct MatMulFusion {
   std::optional<StridedView> a_view{}, b_view{};

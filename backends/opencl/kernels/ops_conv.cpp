@@ -37,6 +37,7 @@ struct ConvShape {
   cl_int y_step;                            // ConvParams::stored_step
   cl_int quantized, x_zero, w_scale_count;  // ConvParams::quantized
   cl_float x_scale;
+  cl_int integer_bias;
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
   cl_int post_op;  // ConvParams::requantized_activation, -1 without
@@ -136,6 +137,7 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.x_zero = static_cast<cl_int>(q->x_zero);
     s.w_scale_count = static_cast<cl_int>(q->weight_scales);
     s.x_scale = q->x_scale;
+    s.integer_bias = q->integer_bias ? 1 : 0;
   }
   if (const auto& q = params.quantize_output) {
     if (transposed || q->lo < -128 || q->hi > 255 || q->lo > q->hi || q->zero < q->lo ||

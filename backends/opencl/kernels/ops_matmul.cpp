@@ -51,9 +51,11 @@ struct MatMulShape {
   cl_int late_bias;  // MatMulFusion::late_bias
   QdqRow late;
   cl_float late_b_scale, late_b_zero;
+  LateAdd late_add;
   cl_int late_res;  // MatMulFusion::late_residual
   QdqRow late_r;
   cl_float late_r_scale, late_r_zero;
+  LateAdd late_r_add;
   cl_int chained;  // bits 0-2: MatMulFusion::chain, a_chain, b_chain (their own argument)
 };
 // One matmul_tiled launch (and a matmul_split_reduce where K is split): `batch` products
@@ -174,10 +176,12 @@ Result<cl::Event> matmul_tiled(const OpKernels& ops, cl::CommandQueue& queue, co
                           late.q,
                           late.bias_scale,
                           late.bias_zero,
+                          late.add,
                           i32(e.late_residual.has_value()),
                           late_res.q,
                           late_res.bias_scale,
                           late_res.bias_zero,
+                          late_res.add,
                           i32((e.chain.count > 0 ? 1 : 0) | (e.a_chain.count > 0 ? 2 : 0) |
                               (e.b_chain.count > 0 ? 4 : 0))};
   const cl::Buffer& b_scale = detail::or_null(e.b_scale);

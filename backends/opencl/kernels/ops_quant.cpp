@@ -137,6 +137,15 @@ struct QLinearBinaryParams {
 };
 }  // namespace
 
+QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
+                                  float second_zero, float y_scale, float y_zero) {
+  QLinearAddTerms t;
+  t.ra = first_scale / y_scale;
+  t.rb = second_scale / y_scale;
+  t.fixed = y_zero - std::fma(t.ra, first_zero, t.rb * second_zero);
+  return t;
+}
+
 Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,
                                          const cl::Buffer& a, const Shape& a_shape,
                                          const cl::Buffer& b, const Shape& b_shape,
@@ -148,10 +157,12 @@ Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue&
   p.hi = q.hi;
   p.za = q.a_zero;
   p.zb = q.b_zero;
-  if (add) {  // MLAS: y_zero - (ra * a_zero + rb * b_zero), its compiler contracting it
-    p.ra = q.a_scale / q.y_scale;
-    p.rb = q.b_scale / q.y_scale;
-    p.fixed = q.y_zero - std::fma(p.ra, q.a_zero, p.rb * q.b_zero);
+  if (add) {
+    const QLinearAddTerms t =
+        qlinear_add_terms(q.a_scale, q.a_zero, q.b_scale, q.b_zero, q.y_scale, q.y_zero);
+    p.ra = t.ra;
+    p.rb = t.rb;
+    p.fixed = t.fixed;
     // MLAS takes an operand of one value (the first when both are) into the fixed part.
     p.form = detail::element_count(a_shape) == 1 ? 2 : detail::element_count(b_shape) == 1 ? 1 : 0;
   } else {

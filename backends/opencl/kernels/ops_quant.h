@@ -55,6 +55,12 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
                                      const Events& wait = {});
 
+// QLinearAddTerms (ops.h) of the graph's operands (first, second): ra = first_scale / y_scale,
+// rb alike, fixed = y_zero - (ra * first_zero + rb * second_zero) contracted as MLAS's compiler
+// contracts it.
+QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
+                                  float second_zero, float y_scale, float y_zero);
+
 // ONNX Runtime's QLinearAdd (`add`) or QLinearMul of a and b of one 8-bit type, numpy
 // broadcasting, from the QdqBinary parameters of all three quantized (qlinear_binary).
 Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,

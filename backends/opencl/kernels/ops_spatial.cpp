@@ -41,7 +41,8 @@ int64_t at_or(const std::vector<int64_t>& values, size_t i, int64_t fallback) {
 
 // InstanceNormalization runs one work group per row, unless there are fewer rows than this
 // (too few groups to fill a GPU: GroupNorm as exported runs over [1, groups, C / groups * H * W])
-// and they are longer than kLongRow: then rows are split into chunks of kNormChunk.
+// and they are longer than kLongRow: then rows are split into chunks of kNormChunk. On a CPU
+// device it sums in ONNX Runtime's order instead (instance_norm_ordered).
 constexpr int64_t kLongRowsBelow = 256;
 constexpr int64_t kLongRow = 8192;
 constexpr int64_t kNormChunk = 4096;
@@ -65,6 +66,18 @@ Status set_norm_epilogue(cl::Kernel& kernel, cl_uint first, const NormEpilogue& 
   HSCHED_RETURN_IF_ERROR(arg(6, op));
   HSCHED_RETURN_IF_ERROR(arg(7, act.alpha));
   return arg(8, act.beta);
+}
+
+// y = x * a + b with each row's affine map (a, b), then the epilogue.
+Result<cl::Event> instance_norm_apply(const OpKernels& ops, cl::CommandQueue& queue,
+                                      const cl::Buffer& x, const cl::Buffer& affine, int64_t rows,
+                                      int64_t size, cl::Buffer& y, const NormEpilogue& epilogue) {
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel apply,
+                          detail::queue_kernel(ops, queue, "instance_norm_apply"));
+  HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,
+                                  static_cast<cl_int>(size), static_cast<cl_int>(rows * size)));
+  HSCHED_RETURN_IF_ERROR(set_norm_epilogue(apply, 5, epilogue, x));
+  return launch(queue, apply, rows * size, {}, "instance_norm_apply");
 }
 
 Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue& queue,
@@ -96,12 +109,28 @@ Result<cl::Event> instance_norm_long_rows(const OpKernels& ops, cl::CommandQueue
   HSCHED_RETURN_IF_ERROR(detail::launch_range(queue, merge, cl::NDRange(rows * 64), cl::NDRange(64),
                                               {}, "instance_norm_merge")
                              .status());
-  HSCHED_ASSIGN_OR_RETURN(cl::Kernel apply,
-                          detail::queue_kernel(ops, queue, "instance_norm_apply"));
-  HSCHED_RETURN_IF_ERROR(set_args(apply, "instance_norm_apply", x, affine, y,
-                                  static_cast<cl_int>(size), static_cast<cl_int>(rows * size)));
-  HSCHED_RETURN_IF_ERROR(set_norm_epilogue(apply, 5, epilogue, x));
-  return launch(queue, apply, rows * size, {}, "instance_norm_apply");
+  return instance_norm_apply(ops, queue, x, affine, rows, size, y, epilogue);
+}
+
+// instance_norm_ordered's statistics (ONNX Runtime's order, 8 items a row), then
+// instance_norm_apply.
+Result<cl::Event> instance_norm_ordered(const OpKernels& ops, cl::CommandQueue& queue,
+                                        const cl::Buffer& x, int64_t rows, int64_t channels,
+                                        int64_t size, const cl::Buffer& scale,
+                                        const cl::Buffer& bias, float epsilon, cl::Buffer& y,
+                                        const Events& wait, const NormEpilogue& epilogue) {
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer affine,
+                          detail::scratch_buffer(ops, queue, detail::ScratchSlot::kNormAffine,
+                                                 static_cast<size_t>(rows) * 8));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel stats,
+                          detail::queue_kernel(ops, queue, "instance_norm_ordered"));
+  HSCHED_RETURN_IF_ERROR(set_args(stats, "instance_norm_ordered", x, affine, scale, bias,
+                                  static_cast<cl_int>(channels), static_cast<cl_int>(size),
+                                  epsilon));
+  HSCHED_RETURN_IF_ERROR(detail::launch_range(queue, stats, cl::NDRange(rows * 8), cl::NDRange(8),
+                                              wait, "instance_norm_ordered")
+                             .status());
+  return instance_norm_apply(ops, queue, x, affine, rows, size, y, epilogue);
 }
 
 }  // namespace
@@ -154,8 +183,9 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   return launch(queue, kernel, count, wait, "pool");
 }
 
-int64_t instance_norm_kernels(const Shape& shape) {
+int64_t instance_norm_kernels(const Shape& shape, bool cpu_device) {
   if (shape.size() < 3) return 1;
+  if (cpu_device) return 2;
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
   return rows < kLongRowsBelow && size > kLongRow ? 3 : 1;
@@ -173,7 +203,10 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
-  if (instance_norm_kernels(shape) > 1) {
+  if (ops.cpu_device())
+    return instance_norm_ordered(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y, wait,
+                                 epilogue);
+  if (instance_norm_kernels(shape, false) > 1) {
     return instance_norm_long_rows(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y,
                                    wait, epilogue);
   }

@@ -66,11 +66,16 @@ struct ConvParams {
   // Conv only: x and w hold 8-bit integers (a DequantizeLinear of x per tensor and one of
   // constant weights with zero points 0 fused in): the Conv sums (x - x_zero) * w and multiplies
   // the sum by x_scale and the output channel's weight scale (weight_scales: 1 or OC values).
+  // With integer_bias the bias holds integers times x_scale * w_scale (or is absent): with a
+  // quantized result and no residual or activation but a Relu the range clamps, the kernels
+  // requantize as ONNX Runtime's QLinearConv does, (sum + the bias's integers) times one
+  // multiplier (x_scale * w_scale) / y_scale, rounded once.
   struct QuantizedOperands {
     float x_scale = 1.0f;
     int64_t x_zero = 0;
     const cl::Buffer* weight_scale = nullptr;
     int64_t weight_scales = 1;
+    bool integer_bias = false;
   };
   std::optional<QuantizedOperands> quantized;
   // Conv only: y holds QuantizeLinear's integers of the result, clamp(rint(v / scale) + zero, lo,
@@ -188,10 +193,12 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
                                const Events& wait = {}, cl::Buffer* indices = nullptr,
                                int64_t storage_order = 0);
 
-// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): 3
-// (partial sums per chunk, their merge, the normalisation) when the rows are too few to fill a
-// GPU and long, else 1. The cost model charges a launch per kernel.
-int64_t instance_norm_kernels(const Shape& shape);
+// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): on a
+// CPU device 2 (each row's statistics in ONNX Runtime's order: Eigen's sums of SSE packets,
+// which its quantized models' references carry; the normalisation); else 3 (partial sums per
+// chunk, their merge, the normalisation) when the rows are too few to fill a GPU and long, else
+// 1. The cost model charges a launch per kernel.
+int64_t instance_norm_kernels(const Shape& shape, bool cpu_device);
 
 // What the kernels of an InstanceNormalization apply to each normalised element i (GroupNorm as
 // exported: the groups reshaped back to [N, channels, plane...]): times gamma[c] plus beta[c]
