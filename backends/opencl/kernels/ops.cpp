@@ -193,11 +193,11 @@ Result<BinaryOp> binary_op_from_onnx(const std::string& op_type) {
   return it->second;
 }
 
-OpKernels::OpKernels(cl::Context context, Storage storage, bool cpu_device, cl::Program elementwise,
-                     cl::Program reduce, cl::Program spatial)
+OpKernels::OpKernels(cl::Context context, Storage storage, bool ordered_sums,
+                     cl::Program elementwise, cl::Program reduce, cl::Program spatial)
     : context_(std::move(context)),
       storage_(storage),
-      cpu_device_(cpu_device),
+      ordered_sums_(ordered_sums),
       elementwise_(std::move(elementwise)),
       reduce_(std::move(reduce)),
       spatial_(std::move(spatial)) {}

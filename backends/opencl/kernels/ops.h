@@ -117,19 +117,26 @@ class OpKernels {
 
   Storage storage() const { return storage_; }
   const cl::Context& context() const { return context_; }
-  // Whether the device is a CPU (CL_DEVICE_TYPE_CPU: PoCL), where a few work items summing long
-  // runs in order cost what the CPU's own loops do (enqueue_instance_norm).
-  bool cpu_device() const { return cpu_device_; }
+  // Whether InstanceNormalization sums its statistics in ONNX Runtime's order (a few work items
+  // a row summing long runs in turn: enqueue_instance_norm): on a device of type CPU (PoCL), where
+  // that costs what the CPU's own loops do. with_ordered_sums: a copy that does or does not,
+  // whatever the device (both paths tested on one device).
+  bool ordered_sums() const { return ordered_sums_; }
+  OpKernels with_ordered_sums(bool ordered) const {
+    OpKernels copy = *this;
+    copy.ordered_sums_ = ordered;
+    return copy;
+  }
   // A new kernel object of the program defining `name`; Internal naming it on failure.
   Result<cl::Kernel> kernel(const char* name) const;
 
  private:
-  OpKernels(cl::Context context, Storage storage, bool cpu_device, cl::Program elementwise,
+  OpKernels(cl::Context context, Storage storage, bool ordered_sums, cl::Program elementwise,
             cl::Program reduce, cl::Program spatial);
 
   cl::Context context_;
   Storage storage_;
-  bool cpu_device_;
+  bool ordered_sums_;
   cl::Program elementwise_;
   cl::Program reduce_;
   cl::Program spatial_;

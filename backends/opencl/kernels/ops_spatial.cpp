@@ -183,9 +183,9 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
   return launch(queue, kernel, count, wait, "pool");
 }
 
-int64_t instance_norm_kernels(const Shape& shape, bool cpu_device) {
+int64_t instance_norm_kernels(const Shape& shape, bool ordered_sums) {
   if (shape.size() < 3) return 1;
-  if (cpu_device) return 2;
+  if (ordered_sums) return 2;
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
   return rows < kLongRowsBelow && size > kLongRow ? 3 : 1;
@@ -203,7 +203,7 @@ Result<cl::Event> enqueue_instance_norm(const OpKernels& ops, cl::CommandQueue& 
   HSCHED_RETURN_IF_ERROR(check_int_range(element_count(shape) + 64, "InstanceNormalization input"));
   const int64_t rows = shape[0] * shape[1];
   const int64_t size = element_count(shape) / std::max<int64_t>(rows, 1);
-  if (ops.cpu_device())
+  if (ops.ordered_sums())
     return instance_norm_ordered(ops, queue, x, rows, shape[1], size, scale, bias, epsilon, y, wait,
                                  epilogue);
   if (instance_norm_kernels(shape, false) > 1) {

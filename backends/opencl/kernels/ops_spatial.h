@@ -193,12 +193,13 @@ Result<cl::Event> enqueue_pool(const OpKernels& ops, cl::CommandQueue& queue, Po
                                const Events& wait = {}, cl::Buffer* indices = nullptr,
                                int64_t storage_order = 0);
 
-// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): on a
-// CPU device 2 (each row's statistics in ONNX Runtime's order: Eigen's sums of SSE packets,
-// which its quantized models' references carry; the normalisation); else 3 (partial sums per
+// The kernels enqueue_instance_norm runs for x of `shape` [N, C, spatial...] (N x C rows): with
+// ordered_sums (OpKernels::ordered_sums, a CPU device) 2 (each row's statistics in ONNX Runtime's
+// order: Eigen's sums of SSE packets, which its quantized models' references carry; the
+// normalisation); else 3 (partial sums per
 // chunk, their merge, the normalisation) when the rows are too few to fill a GPU and long, else
 // 1. The cost model charges a launch per kernel.
-int64_t instance_norm_kernels(const Shape& shape, bool cpu_device);
+int64_t instance_norm_kernels(const Shape& shape, bool ordered_sums);
 
 // What the kernels of an InstanceNormalization apply to each normalised element i (GroupNorm as
 // exported: the groups reshaped back to [N, channels, plane...]): times gamma[c] plus beta[c]

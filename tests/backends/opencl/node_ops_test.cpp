@@ -125,24 +125,32 @@ TEST_P(NodeOpsTest, NormalizationsMatchTheCpu) {
   expect_matches_cpu("LayerNormalization rows longer than a work group", "LayerNormalization", {},
                      {input({5, 300}, -1, 3), weight({300}, 0.5f, 1.5f), weight({300})},
                      {{5, 300}});
-  expect_matches_cpu("InstanceNormalization", "InstanceNormalization", {{"epsilon", 1e-4f}},
-                     {input(shape), weight({4}, 0.5f, 1.5f), weight({4})}, {shape});
-  expect_matches_cpu("InstanceNormalization large rows", "InstanceNormalization", {},
-                     {input({1, 3, 33, 31}, 0, 4), weight({3}, 0.5f, 1.5f), weight({3})},
-                     {{1, 3, 33, 31}});
-  // Few long rows: split into chunks of 4096 (the last one short) and merged.
-  expect_matches_cpu("InstanceNormalization chunked rows", "InstanceNormalization", {},
-                     {input({1, 3, 100, 100}, 1, 5), weight({3}, 0.5f, 1.5f), weight({3})},
-                     {{1, 3, 100, 100}});
-  expect_matches_cpu(
-      "InstanceNormalization chunked GroupNorm", "InstanceNormalization", {{"epsilon", 1e-6f}},
-      {input({2, 2, 12289}, -3, 1), weight({2}, 0.5f, 1.5f), weight({2})}, {{2, 2, 12289}});
-  // 65 chunks a row: the merge's items take one or two chunks, then their tree.
-  expect_matches_cpu("InstanceNormalization rows of 65 chunks", "InstanceNormalization", {},
-                     {input({1, 2, 64 * 4096 + 1000}, 2, 4), weight({2}, 0.5f, 1.5f), weight({2})},
-                     {{1, 2, 64 * 4096 + 1000}});
-  expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
-                     {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
+  // Both ways of summing InstanceNormalization's statistics, whatever this device takes:
+  // ONNX Runtime's order (a CPU device) and in parallel (a GPU).
+  for (bool ordered : {true, false}) {
+    SCOPED_TRACE(ordered ? "statistics in ONNX Runtime's order" : "statistics in parallel");
+    kernels_ = ops().with_ordered_sums(ordered);
+    expect_matches_cpu("InstanceNormalization", "InstanceNormalization", {{"epsilon", 1e-4f}},
+                       {input(shape), weight({4}, 0.5f, 1.5f), weight({4})}, {shape});
+    expect_matches_cpu("InstanceNormalization large rows", "InstanceNormalization", {},
+                       {input({1, 3, 33, 31}, 0, 4), weight({3}, 0.5f, 1.5f), weight({3})},
+                       {{1, 3, 33, 31}});
+    // Few long rows: split into chunks of 4096 (the last one short) and merged.
+    expect_matches_cpu("InstanceNormalization chunked rows", "InstanceNormalization", {},
+                       {input({1, 3, 100, 100}, 1, 5), weight({3}, 0.5f, 1.5f), weight({3})},
+                       {{1, 3, 100, 100}});
+    expect_matches_cpu(
+        "InstanceNormalization chunked GroupNorm", "InstanceNormalization", {{"epsilon", 1e-6f}},
+        {input({2, 2, 12289}, -3, 1), weight({2}, 0.5f, 1.5f), weight({2})}, {{2, 2, 12289}});
+    // 65 chunks a row: the merge's items take one or two chunks, then their tree.
+    expect_matches_cpu(
+        "InstanceNormalization rows of 65 chunks", "InstanceNormalization", {},
+        {input({1, 2, 64 * 4096 + 1000}, 2, 4), weight({2}, 0.5f, 1.5f), weight({2})},
+        {{1, 2, 64 * 4096 + 1000}});
+    expect_matches_cpu("InstanceNormalization 1-D", "InstanceNormalization", {},
+                       {input({3, 2, 7}), weight({2}), weight({2})}, {{3, 2, 7}});
+  }
+  kernels_.reset();
   expect_matches_cpu("GlobalAveragePool", "GlobalAveragePool", {}, {input(shape)}, {{2, 4, 1, 1}});
   expect_matches_cpu(
       "BatchNormalization", "BatchNormalization", {{"epsilon", 1e-3f}},

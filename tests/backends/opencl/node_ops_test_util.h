@@ -94,6 +94,9 @@ inline OneNodeGraph one_node_graph(const std::string& op, const AttributeMap& at
 
 class NodeOpsTest : public opencl_test::StorageTest {
  protected:
+  // The kernels expect_matches_cpu runs where set, else ops().
+  std::optional<opencl::OpKernels> kernels_;
+
   using StorageTest::upload;
   cl::Buffer upload(const Tensor& tensor) {
     const auto values = tensor.values<float>();
@@ -144,7 +147,7 @@ class NodeOpsTest : public opencl_test::StorageTest {
       operands.outputs.push_back(buffers.back().get());
       operands.output_shapes.push_back(shape);
     }
-    auto event = enqueue_node(ops(), queue_, node, operands, {});
+    auto event = enqueue_node(kernels_ ? *kernels_ : ops(), queue_, node, operands, {});
     ASSERT_TRUE(event.is_ok()) << event.status().message();
     ASSERT_EQ(event->wait(), CL_SUCCESS);
     const float abs_tol = half() ? 5e-2f : 1e-4f;
