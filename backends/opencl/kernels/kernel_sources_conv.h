@@ -35,7 +35,7 @@ typedef struct {
   int y_step;
   int quantized, x_zero, w_scale_count;
   float x_scale;
-  int integer_bias;
+  int qlinear;
   int quantize_y, y_zero, y_lo, y_hi;
   float y_scale;
   int post_op;
@@ -88,9 +88,9 @@ float conv_zero(ConvShape s) { return s.quantized ? (float)s.x_zero : 0.0f; }
 float conv_finish(float acc, int m, __global const storage_t* w_scale, float bias, float res,
                   ConvShape s, int op, float alpha, float beta, __global const QdqChain* chain) {
   float q;
-  const float scale = s.quantized ? s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m) : 1;
-  if (s.integer_bias && s.quantize_y && res == 0.0f && (op < 0 || (op == 0 && s.y_zero == s.y_lo))) {
-    // ONNX Runtime's QLinearConv (a Relu fused as its range's clamp): the bias's integers (its
+  const float scale = s.quantized ? s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m) : 1.0f;
+  if (s.qlinear) {
+    // ONNX Runtime's QLinearConv (a Relu as its range's clamp): the bias's integers (its
     // dequantized value over the scale, exact below 2^22) added to the sum, times one multiplier.
     const float sum = acc + rint(bias / scale);
     q = clamp(rint(sum * (scale / s.y_scale)) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);

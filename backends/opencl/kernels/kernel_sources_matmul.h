@@ -78,12 +78,14 @@ typedef struct {
 // With late_bias, the bias comes after the quantization: those integers dequantized, plus the
 // bias (itself 8-bit integers dequantized where late_b_scale > 0), quantized again (QdqRow late).
 // With late_res, the residual res (8-bit integers) comes after that alike (QdqRow late_r).
-// Either Add of bytes of one type is ONNX Runtime's QLinearAdd where its LateAdd says. Then, where mm.chained has bit 0, the chain of ops on the integers (qdq_chain_apply, chain[0]).
+// Either Add of bytes of one type is ONNX Runtime's QLinearAdd where its LateAdd says. Then,
+// where mm.chained has bit 0, the chain of ops on the integers (qdq_chain_apply, chain[0]).
 float mm_finish(float acc, int col, __global const storage_t* b_scale, float bias, float res,
                 MatMulShape mm, __global const QdqChain* chain) {
   const float early = (mm.late_bias ? 0.0f : bias) + (mm.late_res ? 0.0f : res);
   float v;
-  if (mm.y_scale > 0.0f && mm.op < 0 && early == 0.0f) {
+  if (mm.y_scale > 0.0f && mm.op < 0 && (mm.late_bias || !mm.has_bias) &&
+      (mm.late_res || !mm.has_res)) {
     // A product quantized as it is: ONNX Runtime's QLinearMatMul, the sum times one multiplier
     // (x_scale * w_scale) / y_scale, rounded once.
     const float scale = mm.b_scales ? mm.alpha * LOAD(b_scale, col) : mm.alpha;

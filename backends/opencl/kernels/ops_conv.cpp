@@ -37,7 +37,7 @@ struct ConvShape {
   cl_int y_step;                            // ConvParams::stored_step
   cl_int quantized, x_zero, w_scale_count;  // ConvParams::quantized
   cl_float x_scale;
-  cl_int integer_bias;
+  cl_int qlinear;  // requantized as ONNX Runtime's QLinearConv (QuantizedOperands::integer_bias)
   cl_int quantize_y, y_zero, y_lo, y_hi;  // ConvParams::quantize_output
   cl_float y_scale;
   cl_int post_op;  // ConvParams::requantized_activation, -1 without
@@ -137,7 +137,6 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.x_zero = static_cast<cl_int>(q->x_zero);
     s.w_scale_count = static_cast<cl_int>(q->weight_scales);
     s.x_scale = q->x_scale;
-    s.integer_bias = q->integer_bias ? 1 : 0;
   }
   if (const auto& q = params.quantize_output) {
     if (transposed || q->lo < -128 || q->hi > 255 || q->lo > q->hi || q->zero < q->lo ||
@@ -150,6 +149,12 @@ Result<ConvShape> conv_shape(const Shape& x, const Shape& w, const Shape& y,
     s.y_hi = static_cast<cl_int>(q->hi);
     s.y_scale = q->scale;
   }
+  // Nothing between the product and its quantization but the QDQ format's bias, or a Relu that
+  // the output range's clamp makes.
+  const auto& act = params.activation;
+  s.qlinear = params.quantized && params.quantized->integer_bias && params.quantize_output &&
+              params.residual == nullptr &&
+              (!act || (act->op == UnaryOp::kRelu && s.y_zero == s.y_lo));
   s.post_op = -1;
   if (const auto& r = params.requantized_activation) {
     const QdqRow& q = r->qdq;

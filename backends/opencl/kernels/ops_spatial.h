@@ -67,8 +67,8 @@ struct ConvParams {
   // constant weights with zero points 0 fused in): the Conv sums (x - x_zero) * w and multiplies
   // the sum by x_scale and the output channel's weight scale (weight_scales: 1 or OC values).
   // With integer_bias the bias holds integers times x_scale * w_scale (or is absent): with a
-  // quantized result and no residual or activation but a Relu the range clamps, the kernels
-  // requantize as ONNX Runtime's QLinearConv does, (sum + the bias's integers) times one
+  // quantized result and no residual or activation but a Relu the output range clamps, the
+  // kernels requantize as ONNX Runtime's QLinearConv does, (sum + the bias's integers) times one
   // multiplier (x_scale * w_scale) / y_scale, rounded once.
   struct QuantizedOperands {
     float x_scale = 1.0f;
