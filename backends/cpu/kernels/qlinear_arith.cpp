@@ -195,22 +195,6 @@ void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, i
   binary(op, a, b, y, begin, end, period);
 }
 
-// ONNX Runtime's table: exp((i - 255 + shift) * x_scale) for i in [0, 255], computed in double,
-// the shift keeping a row's sum of `size` entries below fp32's largest value with 5 nats spare.
-QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t size) {
-  QLinearSoftmaxTable table;
-  const float headroom = std::numeric_limits<float>::max() / static_cast<float>(size);
-  // log in fp32, as ONNX Runtime's log() of a float resolves: the table's entries, and so a tie
-  // between equal values of a row, depend on it.
-  const double shift = std::max(0.0, static_cast<double>(std::log(headroom)) - 5.0) / x_scale;
-  for (int i = 0; i < 256; ++i) {
-    table.exp[i] = static_cast<float>(std::exp((i - 255 + shift) * static_cast<double>(x_scale)));
-  }
-  table.y_factor = std::floor(1.0f / y_scale);
-  table.overflows = !(table.exp[255] * table.y_factor <= std::numeric_limits<float>::max());
-  return table;
-}
-
 void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const uint8_t* x, uint8_t* y,
                           int64_t begin, int64_t end, int64_t size, int32_t y_zero_point) {
   softmax_rows(table, x, y, begin, end, size, y_zero_point);

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "core/qlinear_softmax.h"
+
 namespace hsched::cpu {
 
 // One 8-bit tensor's quantization: y = (q - zero_point) * scale.
@@ -32,16 +34,10 @@ void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, i
                     int64_t begin, int64_t end, int64_t period);
 
 // QLinearSoftmax over rows [begin, end) of `size` values: each value's exponential relative to
-// its row's largest from a table of 256 (built by qlinear_softmax_table for x's scale and the row
+// its row's largest from a table of 256 (core/qlinear_softmax.h, for x's scale and the row
 // length), summed in order in fp32, times floor(1 / y's scale), divided by the sum and rounded;
 // y's zero point added and saturated. Where ONNX Runtime's product overflows fp32 (1 / y_scale
 // past about 148 times the row length), the quotient is taken first.
-struct QLinearSoftmaxTable {
-  float exp[256] = {};
-  float y_factor = 0.0f;
-  bool overflows = false;  // exp[255] * y_factor passes fp32's largest value
-};
-QLinearSoftmaxTable qlinear_softmax_table(float x_scale, float y_scale, int64_t size);
 void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const uint8_t* x, uint8_t* y,
                           int64_t begin, int64_t end, int64_t size, int32_t y_zero_point);
 void qlinear_softmax_rows(const QLinearSoftmaxTable& table, const int8_t* x, int8_t* y,

@@ -118,6 +118,31 @@ __kernel void qlinear_binary(__global const storage_t* a, __global const storage
   STORE(clamp(rint(v), q.lo, q.hi), y, i);
 }
 
+// ONNX Runtime's QLinearSoftmax over rows of `size` 8-bit integers, one work item a row (its
+// sums in order): each value's exponential relative to the row's largest from `table`
+// (core/qlinear_softmax.h), their fp32 sum in index order, y = saturate(rint(e * y_factor / sum)
+// + y_zero), the quotient first where `overflows`.
+__kernel void qlinear_softmax_rows(__global const storage_t* x, __global storage_t* y,
+                                   __global const float* table, int rows, int size,
+                                   float y_factor, int overflows, float y_zero, float lo,
+                                   float hi) {
+#pragma OPENCL FP_CONTRACT OFF
+  const int row = get_global_id(0);
+  if (row >= rows) return;
+  const int base = row * size;
+  float peak = LOAD(x, base);
+  for (int i = 1; i < size; ++i) peak = fmax(peak, LOAD(x, base + i));
+  const int shift = 255 - (int)peak;
+  float sum = 0.0f;
+  for (int i = 0; i < size; ++i) sum += table[(int)LOAD(x, base + i) + shift];
+  for (int i = 0; i < size; ++i) {
+    const float e = table[(int)LOAD(x, base + i) + shift];
+    const float scaled = e * y_factor;
+    const float v = overflows ? e / sum * y_factor : scaled / sum;
+    STORE(clamp(rint(v) + y_zero, lo, hi), y, base + i);
+  }
+}
+
 // y = qdq_chain_apply of each 8-bit x.
 __kernel void qdq_chain(__global const storage_t* x, __global storage_t* y,
                         __global const QdqChain* chain, int count) {

@@ -275,9 +275,12 @@ bool runs_by_rows(const Graph& graph, const Node& node) {
 
 // A Softmax over the last axis from 8-bit x to y of its type runs, as the CPU does, ONNX
 // Runtime's QLinearSoftmax arithmetic (backends/cpu/kernels/qlinear_arith.h), which scales by
-// floor(1 / y_scale): the row kernel takes that as its y_scale. Its exponentials and sums are
-// the device's own, so a value may come out a step from the CPU's.
-void qlinear_softmax_scale(const Graph& graph, QdqFusion& fusion) {
+// floor(1 / y_scale): the row kernel takes that as its y_scale, its exponentials and sums the
+// device's own, so that a value may come out a step from the CPU's; where the kernels sum in
+// order (OpKernels::ordered_sums), and on rows too short for a work group each,
+// kQLinearSoftmaxAttr, y's own scale, has QLinearSoftmax's table and order run instead
+// (enqueue_qlinear_softmax), the CPU's bytes. Whether it took the Softmax as that.
+bool qlinear_softmax_scale(const Graph& graph, QdqFusion& fusion) {
   const Node& op = fusion.op;
   const hsched::Shape& shape = graph.value(op.inputs[0]).shape;
   const auto rank = static_cast<int64_t>(shape.rank());
@@ -285,10 +288,12 @@ void qlinear_softmax_scale(const Graph& graph, QdqFusion& fusion) {
   if (axis < 0) axis += rank;
   if (fusion.dequantizations.size() != 1 || !fusion.quantization || axis != rank - 1 ||
       graph.value(op.inputs[0]).dtype != graph.value(op.outputs[0]).dtype) {
-    return;
+    return false;
   }
   auto& params = std::get<std::vector<float>>(fusion.op.attributes.at(kQdqRowAttr));
+  fusion.op.attributes[kQLinearSoftmaxAttr] = params[2];
   params[2] = 1.0f / std::floor(1.0f / params[2]);
+  return true;
 }
 
 }  // namespace
@@ -304,9 +309,11 @@ std::optional<QdqFusion> fusable_qdq_elementwise(const Graph& graph, NodeId id) 
   if (op == "LayerNormalization" && !node.inputs.empty() && node.inputs[0] != kNoValue) {
     return fuse_qdq_around(graph, id, 1, kQdqRowAttr);
   }
-  if ((op == "Softmax" || op == "LogSoftmax") && runs_by_rows(graph, node)) {
+  if (op == "Softmax" || op == "LogSoftmax") {
+    // By rows, or as QLinearSoftmax (one work item a row) whatever the row's length.
     auto fusion = fuse_qdq_around(graph, id, 1, kQdqRowAttr);
-    if (fusion && op == "Softmax") qlinear_softmax_scale(graph, *fusion);
+    const bool qlinear = fusion && op == "Softmax" && qlinear_softmax_scale(graph, *fusion);
+    if (!qlinear && !runs_by_rows(graph, node)) return std::nullopt;
     return fusion;
   }
   if (op == "GlobalAveragePool" && node.inputs.size() == 1 && node.inputs[0] != kNoValue) {

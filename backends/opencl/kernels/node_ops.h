@@ -264,6 +264,9 @@ std::optional<QuantizedMove> fusable_quantized_move(const Graph& graph, NodeId i
 // QdqRow), a scale 0 where not quantized; the DequantizeLinear nodes and the QuantizeLinear.
 inline constexpr const char* kQdqBinaryAttr = "hsched_qdq_binary";
 inline constexpr const char* kQdqRowAttr = "hsched_qdq_row";
+// On a quantized Softmax of one 8-bit type over the last axis: y's scale, for ONNX Runtime's
+// QLinearSoftmax (node_fusion_quant.cpp qlinear_softmax_scale).
+inline constexpr const char* kQLinearSoftmaxAttr = "hsched_qlinear_softmax";
 // The same for a float activation (Erf, Sigmoid, Tanh, Exp, Log, Sqrt, Gelu, ...: the op codes of
 // enqueue_unary), its parameters in kQdqUnaryAttr as in kQdqRowAttr (unary_q).
 inline constexpr const char* kQdqUnaryAttr = "hsched_qdq_unary";

@@ -167,6 +167,15 @@ Result<cl::Event> enqueue_softmax_node(const OpKernels& ops, cl::CommandQueue& q
   std::optional<float> nan_to;  // a NaN guard fused in (softmax_nan_guard)
   if (node.has_attr(kNanToAttr)) nan_to = node.attr_float(kNanToAttr, 0.0f);
   HSCHED_ASSIGN_OR_RETURN(const auto quantized, fused_row_quantization(node, in));
+  const int64_t size = shape.empty() ? 0 : shape.back();
+  if (quantized && node.has_attr(kQLinearSoftmaxAttr) && size > 0 &&
+      (ops.ordered_sums() || !softmax_by_rows(size, 1, kind))) {
+    // ONNX Runtime's QLinearSoftmax (one 8-bit type, the last axis: the fusion saw to it).
+    QdqRow q = *quantized;
+    q.y_scale = node.attr_float(kQLinearSoftmaxAttr, 0.0f);
+    return enqueue_qlinear_softmax(ops, queue, *x, detail::element_count(shape) / size, size,
+                                   q.x_scale, q, *y, wait);
+  }
   if (in.opset() == 0 || in.opset() >= 13) {
     return enqueue_softmax(ops, queue, *x, shape, node.attr_int("axis", -1), kind, *y, wait, nan_to,
                            quantized);

@@ -5,6 +5,7 @@
 
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
+#include "core/qlinear_softmax.h"
 
 namespace hsched::opencl {
 namespace {
@@ -174,6 +175,26 @@ Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue&
   HSCHED_RETURN_IF_ERROR(detail::set_args(kernel, "qlinear_binary", a, b, y, broadcast.shape, p,
                                           static_cast<cl_int>(broadcast.count)));
   return detail::launch(queue, kernel, broadcast.count, wait, "qlinear_binary");
+}
+
+Result<cl::Event> enqueue_qlinear_softmax(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, int64_t rows, int64_t size,
+                                          float x_scale, const QdqRow& y_quantization,
+                                          cl::Buffer& y, const Events& wait) {
+  HSCHED_RETURN_IF_ERROR(detail::check_int_range(rows * size, "QLinearSoftmax input"));
+  if (size < 1 || !(x_scale > 0.0f) || !(y_quantization.y_scale > 0.0f)) {
+    return invalid_argument("ops: QLinearSoftmax needs rows and positive scales");
+  }
+  const QLinearSoftmaxTable table = qlinear_softmax_table(x_scale, y_quantization.y_scale, size);
+  HSCHED_ASSIGN_OR_RETURN(cl::Buffer exp,
+                          detail::constant_buffer(ops, queue, table.exp, sizeof(table.exp)));
+  HSCHED_ASSIGN_OR_RETURN(cl::Kernel kernel,
+                          detail::queue_kernel(ops, queue, "qlinear_softmax_rows"));
+  HSCHED_RETURN_IF_ERROR(detail::set_args(
+      kernel, "qlinear_softmax_rows", x, y, exp, static_cast<cl_int>(rows),
+      static_cast<cl_int>(size), table.y_factor, static_cast<cl_int>(table.overflows),
+      y_quantization.y_zero, y_quantization.lo, y_quantization.hi));
+  return detail::launch(queue, kernel, rows, wait, "qlinear_softmax_rows");
 }
 
 Result<cl::Event> enqueue_qdq_chain(const OpKernels& ops, cl::CommandQueue& queue,

@@ -61,6 +61,13 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
 QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
                                   float second_zero, float y_scale, float y_zero);
 
+// ONNX Runtime's QLinearSoftmax of x [rows, size] (8-bit integers of one type, y's too) with
+// x_scale and y's scale, zero point and range (qlinear_softmax_rows: one work item a row).
+Result<cl::Event> enqueue_qlinear_softmax(const OpKernels& ops, cl::CommandQueue& queue,
+                                          const cl::Buffer& x, int64_t rows, int64_t size,
+                                          float x_scale, const QdqRow& y_quantization,
+                                          cl::Buffer& y, const Events& wait = {});
+
 // ONNX Runtime's QLinearAdd (`add`) or QLinearMul of a and b of one 8-bit type, numpy
 // broadcasting, from the QdqBinary parameters of all three quantized (qlinear_binary).
 Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,

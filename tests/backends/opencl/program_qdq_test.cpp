@@ -598,5 +598,43 @@ TEST_F(ClProgramTest, QdqSoftmaxesAndActivationsRunAsOneKernel) {
   }
 }
 
+// DequantizeLinear -> Softmax -> QuantizeLinear of one 8-bit type over the last axis: ONNX
+// Runtime's QLinearSoftmax, one kernel. On a CPU device (PoCL) and on rows too short for a work
+// group each, its table and order (qlinear_softmax_rows): the CPU's bytes, ONNX Runtime's (rows
+// of 3 and 7 ran the float ops apart before, 1 step off in a third of the values).
+TEST_F(ClProgramTest, QLinearSoftmaxIsTheCpusBytes) {
+  const std::shared_ptr<DeviceRuntime>& runtime = runtime_;
+  auto kernels = runtime->kernels(Storage::kFloat32, 300000);
+  ASSERT_TRUE(kernels.is_ok()) << kernels.status().message();
+  if (!(*kernels)->ordered_sums()) GTEST_SKIP() << "not a CPU device";
+  for (const int64_t size : {int64_t{3}, int64_t{7}, int64_t{40}, int64_t{197}}) {
+    for (const float y_scale : {1.0f / 255, 1.0f / 256}) {
+      SCOPED_TRACE("rows of " + std::to_string(size) + ", y_scale " + std::to_string(y_scale));
+      OnnxBuilder b(17);
+      b.input("x", DType::kU8, {2, 3, size});
+      b.output("y", DType::kU8, {2, 3, size});
+      b.initializer_f32("xs", {}, {0.07f})
+          .initializer("xz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{110}))
+          .initializer_f32("ys", {}, {y_scale})
+          .initializer("yz", Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{0}));
+      b.node("DequantizeLinear", {"x", "xs", "xz"}, {"xd"}, "dq_x");
+      b.node("Softmax", {"xd"}, {"p"}, "softmax");
+      b.node("QuantizeLinear", {"p", "ys", "yz"}, {"y"}, "q_y");
+      auto graph = import_onnx_model(b.model(), {}, "cl_qlinear_softmax", {});
+      ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+      const std::vector<Tensor> inputs = {u8_ramp({2, 3, size}, 37)};
+      const std::vector<Tensor> expected = run_on_cpu(*graph, inputs);
+      auto program = ClProgram::compile(*graph, runtime, Storage::kFloat32, 300000);
+      ASSERT_TRUE(program.is_ok()) << program.status().message();
+      EXPECT_EQ((*program)->stats().kernels, 1);
+      auto outputs = (*program)->run(inputs);
+      ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
+      const auto got = (*outputs)[0].values<uint8_t>();
+      const auto want = expected[0].values<uint8_t>();
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hsched::opencl
