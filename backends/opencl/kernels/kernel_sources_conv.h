@@ -91,7 +91,7 @@ float conv_finish(float acc, int m, __global const storage_t* w_scale, float bia
   const float scale = s.quantized ? s.x_scale * LOAD(w_scale, s.w_scale_count == 1 ? 0 : m) : 1.0f;
   if (s.qlinear) {
     // ONNX Runtime's QLinearConv (a Relu as its range's clamp): the bias's integers (its
-    // dequantized value over the scale, exact below 2^22) added to the sum, times one multiplier.
+    // dequantized value over the scale, exact below 2^20) added to the sum, times one multiplier.
     const float sum = acc + rint(bias / scale);
     q = clamp(rint(sum * (scale / s.y_scale)) + (float)s.y_zero, (float)s.y_lo, (float)s.y_hi);
   } else {

@@ -71,8 +71,9 @@ using qdq_detail::made_by;
 namespace {
 
 // Whether conv's bias is absent or the QDQ format's: int32 constants dequantized with zero point
-// 0 and scale x_scale * w_scale (per tensor or per output channel), each below 2^22 so that the
-// kernel recovers it from the dequantized value (QuantizedConvOperands::integer_bias).
+// 0 and scale x_scale * w_scale (per tensor or per output channel), each below 2^20 so that the
+// kernel recovers it from the dequantized value, even where division is within 2.5 ulp
+// (QuantizedConvOperands::integer_bias).
 bool integer_bias(const Graph& graph, const Node& conv, float x_scale,
                   const std::vector<float>& w_scales) {
   if (conv.inputs.size() < 3 || conv.inputs[2] == kNoValue) return true;
@@ -100,7 +101,7 @@ bool integer_bias(const Graph& graph, const Node& conv, float x_scale,
   for (int64_t c = 0; c < channels; ++c) {
     const auto at = [c](const std::vector<float>& v) { return v[v.size() == 1 ? 0 : c]; };
     if (at(b_scales) != x_scale * at(w_scales) ||
-        std::abs(int64_t{values[static_cast<size_t>(c)]}) >= (int64_t{1} << 22)) {
+        std::abs(int64_t{values[static_cast<size_t>(c)]}) >= (int64_t{1} << 20)) {
       return false;
     }
   }

@@ -160,7 +160,7 @@ std::optional<ValueId> fusable_output_scale(const Graph& graph, const Node& conv
 // kConvInputZeroAttr and kConvInputScaleAttr, the scales as input kWeightScaleInput), sums
 // (x - zero) * w exactly and scales the sum (ConvParams::quantized); a DequantizeLinear only such
 // Convs read runs no kernel. `integer_bias` (attribute kConvIntegerBiasAttr): the bias is absent
-// or int32 constants below 2^22 dequantized with zero point 0 and scale x_scale * w_scale (the
+// or int32 constants below 2^20 dequantized with zero point 0 and scale x_scale * w_scale (the
 // QDQ format's bias), so that its integers join the sum (ConvParams::QuantizedOperands).
 inline constexpr size_t kWeightScaleInput = 5;
 inline constexpr const char* kConvInputZeroAttr = "hsched_conv_x_zero";
