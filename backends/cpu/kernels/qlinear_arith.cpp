@@ -94,11 +94,14 @@ void binary(const QLinearBinary& op, const Q* a, const Q* b, Q* y, int64_t begin
     p.za = op.a.zero_point;
     p.zb = op.b.zero_point;
   } else {
-    p.ra = op.a.scale / op.y.scale;
-    p.rb = op.b.scale / op.y.scale;
     const float za = static_cast<float>(op.a.zero_point), zb = static_cast<float>(op.b.zero_point);
-    // MLAS: ZeroPointC - (RatioFirst * ZeroPointFirst + RatioSecond * ZeroPointSecond).
-    p.fixed = zy - (op.swapped ? std::fma(p.rb, zb, p.ra * za) : std::fma(p.ra, za, p.rb * zb));
+    // In the graph's operand order: (b, a) when swapped.
+    const QLinearAddTerms t =
+        op.swapped ? qlinear_add_terms(op.b.scale, zb, op.a.scale, za, op.y.scale, zy)
+                   : qlinear_add_terms(op.a.scale, za, op.b.scale, zb, op.y.scale, zy);
+    p.ra = op.swapped ? t.rb : t.ra;
+    p.rb = op.swapped ? t.ra : t.rb;
+    p.fixed = t.fixed;
     p.form = op.swapped ? Form::kAddBA : Form::kAddAB;
     // MLAS adds an operand of one value to the fixed part, the product rounded apart; the other
     // operand's loop is then one fused multiply-add.

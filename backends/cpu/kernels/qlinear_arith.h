@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/qlinear_softmax.h"
+#include "core/qlinear.h"
 
 namespace hsched::cpu {
 
@@ -34,7 +34,7 @@ void qlinear_binary(const QLinearBinary& op, const int8_t* a, const int8_t* b, i
                     int64_t begin, int64_t end, int64_t period);
 
 // QLinearSoftmax over rows [begin, end) of `size` values: each value's exponential relative to
-// its row's largest from a table of 256 (core/qlinear_softmax.h, for x's scale and the row
+// its row's largest from a table of 256 (core/qlinear.h, for x's scale and the row
 // length), summed in order in fp32, times floor(1 / y's scale), divided by the sum and rounded;
 // y's zero point added and saturated. Where ONNX Runtime's product overflows fp32 (1 / y_scale
 // past about 148 times the row length), the quotient is taken first.

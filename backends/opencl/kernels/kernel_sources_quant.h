@@ -120,7 +120,7 @@ __kernel void qlinear_binary(__global const storage_t* a, __global const storage
 
 // ONNX Runtime's QLinearSoftmax over rows of `size` 8-bit integers, one work item a row (its
 // sums in order): each value's exponential relative to the row's largest from `table`
-// (core/qlinear_softmax.h), their fp32 sum in index order, y = saturate(rint(e * y_factor / sum)
+// (core/qlinear.h), their fp32 sum in index order, y = saturate(rint(e * y_factor / sum)
 // + y_zero), the quotient first where `overflows`.
 __kernel void qlinear_softmax_rows(__global const storage_t* x, __global storage_t* y,
                                    __global const float* table, int rows, int size,

@@ -6,7 +6,6 @@
 #include "backends/opencl/kernels/node_ops.h"
 #include "backends/opencl/kernels/node_ops_operands.h"
 #include "backends/opencl/kernels/node_ops_util.h"
-#include "backends/opencl/kernels/ops_quant.h"
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_spatial.h"
 #include "backends/opencl/kernels/ops_util.h"

@@ -24,6 +24,7 @@
 
 #include "backends/opencl/compiler.h"
 #include "backends/opencl/opencl.h"
+#include "core/qlinear.h"
 #include "hsched/status.h"
 
 namespace hsched::opencl {
@@ -267,14 +268,10 @@ Result<cl::Event> enqueue_row_means(const OpKernels& ops, cl::CommandQueue& queu
                                     const Events& wait = {},
                                     const std::optional<QdqRow>& quantized = {});
 
-// ONNX Runtime's QLinearAdd of the graph's operands (first, second) as MLAS computes it on their
-// raw integers: y = saturate(rint(fma(first, ra, fma(second, rb, fixed)))) (qlinear_add_terms).
-struct QLinearAddTerms {
-  cl_float ra = 0, rb = 0, fixed = 0;
-};
 // How a MatMul's Add after its quantization (LateBias) adds: form 0 in floats, dequantized and
 // quantized again; 1 or 2 ONNX Runtime's QLinearAdd of one 8-bit type, the product the graph's
-// first (1) or second (2) operand. Mirrors LateAdd in kernel_sources_matmul.h.
+// first (1) or second (2) operand (core/qlinear.h's terms, three floats). Mirrors LateAdd in
+// kernel_sources_matmul.h.
 struct LateAdd {
   cl_int form = 0;
   QLinearAddTerms terms{};

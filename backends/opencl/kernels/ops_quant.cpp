@@ -5,7 +5,7 @@
 
 #include "backends/opencl/kernels/ops_scratch.h"
 #include "backends/opencl/kernels/ops_util.h"
-#include "core/qlinear_softmax.h"
+#include "core/qlinear.h"
 
 namespace hsched::opencl {
 namespace {
@@ -137,15 +137,6 @@ struct QLinearBinaryParams {
   cl_int form = 0;
 };
 }  // namespace
-
-QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
-                                  float second_zero, float y_scale, float y_zero) {
-  QLinearAddTerms t;
-  t.ra = first_scale / y_scale;
-  t.rb = second_scale / y_scale;
-  t.fixed = y_zero - std::fma(t.ra, first_zero, t.rb * second_zero);
-  return t;
-}
 
 Result<cl::Event> enqueue_qlinear_binary(const OpKernels& ops, cl::CommandQueue& queue, bool add,
                                          const cl::Buffer& a, const Shape& a_shape,

@@ -55,12 +55,6 @@ Result<cl::Event> enqueue_qdq_binary(const OpKernels& ops, cl::CommandQueue& que
                                      const Shape& b_shape, const QdqBinary& q, cl::Buffer& y,
                                      const Events& wait = {});
 
-// QLinearAddTerms (ops.h) of the graph's operands (first, second): ra = first_scale / y_scale,
-// rb alike, fixed = y_zero - (ra * first_zero + rb * second_zero) contracted as MLAS's compiler
-// contracts it.
-QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
-                                  float second_zero, float y_scale, float y_zero);
-
 // ONNX Runtime's QLinearSoftmax of x [rows, size] (8-bit integers of one type, y's too) with
 // x_scale and y's scale, zero point and range (qlinear_softmax_rows: one work item a row).
 Result<cl::Event> enqueue_qlinear_softmax(const OpKernels& ops, cl::CommandQueue& queue,

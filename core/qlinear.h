@@ -1,6 +1,8 @@
-// ONNX Runtime's QLinearSoftmax table (its contrib kernel, which its graph optimizations run a
-// DequantizeLinear -> Softmax -> QuantizeLinear group of one 8-bit type as): the CPU's and a CPU
-// OpenCL device's quantized Softmax compute with it, so that their bytes are ONNX Runtime's.
+// The constants of ONNX Runtime's QOperator arithmetic that both backends compute with (its graph
+// optimizations run a DequantizeLinear -> op -> QuantizeLinear group of one 8-bit type as
+// QLinearAdd or QLinearSoftmax), so that their bytes are ONNX Runtime's: QLinearAdd's terms (the
+// CPU's fused Add and OpenCL's `qlinear_binary` and late Adds) and QLinearSoftmax's table (the
+// CPU's and a CPU OpenCL device's quantized Softmax).
 #pragma once
 
 #include <algorithm>
@@ -9,6 +11,23 @@
 #include <limits>
 
 namespace hsched {
+
+// QLinearAdd of the graph's operands (first, second) as MLAS computes it on their raw integers:
+// y = saturate(rint(fma(first, ra, fma(second, rb, fixed)))), ra = first_scale / y_scale, rb
+// alike, fixed = y_zero - (ra * first_zero + rb * second_zero) contracted as MLAS's compiler
+// contracts it.
+struct QLinearAddTerms {
+  float ra = 0, rb = 0, fixed = 0;
+};
+
+inline QLinearAddTerms qlinear_add_terms(float first_scale, float first_zero, float second_scale,
+                                         float second_zero, float y_scale, float y_zero) {
+  QLinearAddTerms t;
+  t.ra = first_scale / y_scale;
+  t.rb = second_scale / y_scale;
+  t.fixed = y_zero - std::fma(t.ra, first_zero, t.rb * second_zero);
+  return t;
+}
 
 // A row's exponentials relative to its largest value: exp[i] = exp((i - 255 + shift) * x_scale)
 // for i in [0, 255], computed in double, the shift keeping a sum of `size` entries below fp32's
