@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -104,9 +105,28 @@ Result<RangeConst> range_const(ReadContext& ctx, size_t input, size_t rank) {
   return range;
 }
 
+// The scale of the 8-bit grid [lo, hi] with zero point z: the one whose f32 products -z * scale
+// and (255 - z) * scale give lo and hi back (the QuantizeLinear's scale where the range was
+// computed from one), else (hi - lo) / 255.
+float grid_scale(float lo, float hi, float z, float approximate) {
+  std::vector<float> candidates = {approximate};
+  if (z != 0.0f) candidates.push_back(lo / -z);
+  if (z != 255.0f) candidates.push_back(hi / (255.0f - z));
+  float below = approximate, above = approximate;
+  for (int ulp = 1; ulp <= 2; ++ulp) {
+    below = std::nextafter(below, 0.0f);
+    above = std::nextafter(above, std::numeric_limits<float>::infinity());
+    candidates.insert(candidates.end(), {below, above});
+  }
+  for (float s : candidates) {
+    if (-z * s == lo && (255.0f - z) * s == hi) return s;
+  }
+  return approximate;
+}
+
 // FakeQuantize of 256 levels whose ranges lie on the 8-bit integer grid, which is what write_ir
 // emits for QuantizeLinear (and how OpenVINO expresses int8): QuantizeLinear onto u8 levels
-// (scale = (high - low) / 255, zero point = -low / scale, rounded as an integer quantizer must),
+// (scale grid_scale, zero point -low / scale, rounded as an integer quantizer must),
 // then DequantizeLinear onto the output range. The NPU quantizes in int8; the simulated driver
 // rounds the fp16 input it has onto the same levels. Other ranges and level counts: refused.
 Status read_fake_quantize(ReadContext& ctx) {
@@ -138,12 +158,13 @@ Status read_fake_quantize(ReadContext& ctx) {
     for (size_t c = 0; c < count; ++c) {
       const float lo = low.values[low.values.size() == 1 ? 0 : c];
       const float hi = high.values[high.values.size() == 1 ? 0 : c];
-      scale[c] = (hi - lo) / 255.0f;
-      const float z = scale[c] > 0 ? std::nearbyint(-lo / scale[c]) : -1.0f;
+      const float approximate = (hi - lo) / 255.0f;
+      const float z = approximate > 0 ? std::nearbyint(-lo / approximate) : -1.0f;
       if (!(z >= 0.0f && z <= 255.0f)) {
         return ctx.fail("range [" + std::to_string(lo) + ", " + std::to_string(hi) +
                         "] does not hold the value 0 on an 8-bit integer grid");
       }
+      scale[c] = grid_scale(lo, hi, z, approximate);
       zero[c] = static_cast<uint8_t>(z);
     }
     const std::vector<int64_t> dims =

@@ -336,8 +336,8 @@ Status check_quantize(const Checker& c) {
       }
     }
   } else if (c.precision() == Precision::kFp16) {
-    // fp16 graphs carry scales and ranges in fp16: each scale a normal fp16 number (relative
-    // error 2^-11), and the dequantized range within 65504.
+    // An fp16 graph's float layers read dequantized values in fp16: each scale (one step of the
+    // grid) a normal fp16 number, and the dequantized range within 65504.
     for (float s : c.constant(1)->values<float>()) {
       if (!(s >= 0x1p-14f && s * 256.0f <= 65504.0f)) {
         return c.fail(ReasonCode::kPrecisionNotAllowed,

@@ -54,6 +54,11 @@ PortRef WriteContext::const_floats(const std::string& name, const std::vector<in
   return builder_.add_const(name, float_type(), dims, bytes);
 }
 
+PortRef WriteContext::const_f32(const std::string& name, const std::vector<int64_t>& dims,
+                                const std::vector<float>& values) {
+  return builder_.add_const(name, DType::kF32, dims, float_bytes(values, DType::kF32));
+}
+
 PortRef WriteContext::const_tensor(const std::string& name, const Tensor& tensor,
                                    const std::vector<int64_t>& dims) {
   const auto bytes = float_bytes(tensor.values<float>(), float_type());

@@ -26,6 +26,11 @@ class WriteContext {
   // Float constants in compute precision (`values` are f32; converted for fp16).
   PortRef const_floats(const std::string& name, const std::vector<int64_t>& dims,
                        const std::vector<float>& values);
+  // Float constants kept in f32 whatever the compute precision: a quantization's scales, zero
+  // points and ranges and a dequantized bias, as OpenVINO keeps its dequantization constants
+  // (KeepConstPrecision) for the int8 layers that read them.
+  PortRef const_f32(const std::string& name, const std::vector<int64_t>& dims,
+                    const std::vector<float>& values);
   // A float graph constant seen with other dims (same element count), in compute precision.
   PortRef const_tensor(const std::string& name, const Tensor& tensor,
                        const std::vector<int64_t>& dims);
@@ -51,9 +56,9 @@ class WriteContext {
   std::vector<std::optional<PortRef>> ports_;  // per value
 };
 
-// A DequantizeLinear of a constant i32 tensor (a QDQ model's bias), which the writer folds into a
-// float Const: fp16 holds neither such integers nor, often, their scale (input scale times
-// weight scale).
+// A DequantizeLinear of a constant i32 tensor (a QDQ model's bias), which the writer folds into an
+// f32 Const: fp16 holds neither such integers nor, often, their scale (input scale times weight
+// scale).
 bool folds_to_constant(const Node& node, const Graph& graph);
 // Its values, (q - zero point) * scale per tensor or per axis, computed in f32.
 std::vector<float> dequantized_constant(const Node& node, const Graph& graph);

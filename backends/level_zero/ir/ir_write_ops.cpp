@@ -118,8 +118,8 @@ QuantParameters quant_parameters(const Graph& graph, const Node& node, size_t ra
 }
 
 // QuantizeLinear as OpenVINO's ONNX frontend writes it: FakeQuantize onto the integer grid
-// [qmin, qmax] (input range (q - zero point) * scale), then Convert to u8/i8. The NPU compiler
-// folds FakeQuantize into the int8 layers around it.
+// [qmin, qmax] (input range (q - zero point) * scale, in f32), then Convert to u8/i8. The NPU
+// compiler folds FakeQuantize into the int8 layers around it.
 Status emit_quantize(WriteContext& ctx, const Node& node, const std::string& name) {
   const Value& x = in_value(ctx, node, 0);
   const Value& y = out_value(ctx, node);
@@ -134,10 +134,10 @@ Status emit_quantize(WriteContext& ctx, const Node& node, const std::string& nam
   PortRef fq =
       ctx.layer("FakeQuantize", "opset1", name + "/fake_quantize",
                 {{"levels", "256"}, {"auto_broadcast", "numpy"}},
-                {ctx.input(node.inputs[0]), ctx.const_floats(name + "/input_low", scale.dims, low),
-                 ctx.const_floats(name + "/input_high", scale.dims, high),
-                 ctx.const_floats(name + "/output_low", {}, {qmin}),
-                 ctx.const_floats(name + "/output_high", {}, {qmax})},
+                {ctx.input(node.inputs[0]), ctx.const_f32(name + "/input_low", scale.dims, low),
+                 ctx.const_f32(name + "/input_high", scale.dims, high),
+                 ctx.const_f32(name + "/output_low", {}, {qmin}),
+                 ctx.const_f32(name + "/output_high", {}, {qmax})},
                 y.shape.dims);
   PortRef out = ctx.layer("Convert", "opset1", name,
                           {{"destination_type", std::string(element_type_name(y.dtype))}}, {fq},
@@ -147,13 +147,14 @@ Status emit_quantize(WriteContext& ctx, const Node& node, const std::string& nam
 }
 
 // DequantizeLinear as OpenVINO writes dequantization: Convert to float, Subtract the zero point
-// (when not all zero), Multiply by the scale. A constant i32 one is folded (folds_to_constant).
+// (when not all zero), Multiply by the scale (both f32 Consts). A constant i32 one is folded
+// (folds_to_constant).
 Status emit_dequantize(WriteContext& ctx, const Node& node, const std::string& name) {
   const Value& x = in_value(ctx, node, 0);
   const Value& y = out_value(ctx, node);
   if (folds_to_constant(node, ctx.graph())) {
     ctx.bind(node.outputs[0],
-             ctx.const_floats(name, y.shape.dims, dequantized_constant(node, ctx.graph())));
+             ctx.const_f32(name, y.shape.dims, dequantized_constant(node, ctx.graph())));
     return Status::ok();
   }
   const auto [scale, zero] = quant_parameters(ctx.graph(), node, x.shape.rank());
@@ -162,11 +163,11 @@ Status emit_dequantize(WriteContext& ctx, const Node& node, const std::string& n
                           {ctx.input(node.inputs[0])}, y.shape.dims);
   if (std::any_of(zero.values.begin(), zero.values.end(), [](float z) { return z != 0.0f; })) {
     out = ctx.layer("Subtract", "opset1", name + "/zero_point", kNumpyBroadcast,
-                    {out, ctx.const_floats(name + "/zero_point_value", zero.dims, zero.values)},
+                    {out, ctx.const_f32(name + "/zero_point_value", zero.dims, zero.values)},
                     y.shape.dims);
   }
   out = ctx.layer("Multiply", "opset1", name, kNumpyBroadcast,
-                  {out, ctx.const_floats(name + "/scale", scale.dims, scale.values)}, y.shape.dims);
+                  {out, ctx.const_f32(name + "/scale", scale.dims, scale.values)}, y.shape.dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }

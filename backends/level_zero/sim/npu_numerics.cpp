@@ -1,5 +1,6 @@
 #include "backends/level_zero/sim/npu_numerics.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -10,7 +11,10 @@ namespace {
 class Rewriter {
  public:
   Rewriter(const Graph& source, bool gelu_as_erf)
-      : source_(source), gelu_as_erf_(gelu_as_erf), use_(source.values().size(), kNoValue) {
+      : source_(source),
+        gelu_as_erf_(gelu_as_erf),
+        use_(source.values().size(), kNoValue),
+        rounded_(source.values().size(), kNoValue) {
     for (const Value& value : source.values()) names_.insert(value.name);
     out_.name = source.name;
     out_.opset = source.opset;
@@ -18,13 +22,14 @@ class Rewriter {
 
   Result<Graph> run() {
     HSCHED_ASSIGN_OR_RETURN(const std::vector<NodeId> order, source_.topological_order());
+    find_integer_layers(order);
     for (ValueId id = 0; id < static_cast<ValueId>(source_.values().size()); ++id) {
       const Value& value = source_.value(id);
       if (value.is_constant()) {
-        const ValueId raw = is_f32(value)
-                                ? out_.add_constant(unique(value.name + "/f32"), *value.constant)
-                                : out_.add_constant(value.name, *value.constant);
-        use_[id] = is_f32(value) ? round(raw, value, value.name, value.name) : raw;
+        const bool rounds = is_f32(value) && !exact_[static_cast<size_t>(id)];
+        const ValueId raw = rounds ? out_.add_constant(unique(value.name + "/f32"), *value.constant)
+                                   : out_.add_constant(value.name, *value.constant);
+        use_[id] = rounds ? round(raw, value, value.name, value.name) : raw;
       }
     }
     for (ValueId id : source_.inputs()) {
@@ -42,13 +47,15 @@ class Rewriter {
         if (use_[static_cast<size_t>(in)] == kNoValue)
           return invalid_argument("npu numerics: node '" + node.name + "' reads value '" +
                                   source_.value(in).name + "' that nothing produces");
-        in = use_[static_cast<size_t>(in)];
+        in = exact_[static_cast<size_t>(in)] && !reads_exact(node_id)
+                 ? rounded_copy(in)
+                 : use_[static_cast<size_t>(in)];
       }
       std::vector<std::pair<ValueId, ValueId>> to_round;  // (source value, raw output)
       for (ValueId& out : copy.outputs) {
         if (out == kNoValue) continue;
         const Value& value = source_.value(out);
-        if (is_f32(value)) {
+        if (is_f32(value) && !exact_[static_cast<size_t>(out)]) {
           const ValueId raw = out_.add_value(unique(value.name + "/f32"), value.dtype, value.shape);
           to_round.emplace_back(out, raw);
           out = raw;
@@ -76,6 +83,87 @@ class Rewriter {
 
  private:
   static bool is_f32(const Value& value) { return value.dtype == DType::kF32; }
+
+  static bool is_quantization(const Node& node) {
+    return node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear";
+  }
+
+  bool reads_exact(NodeId id) const {
+    return integer_[static_cast<size_t>(id)] || is_quantization(source_.node(id));
+  }
+
+  // The NPU's integer engine runs products, eltwise sums and products, pooling, clamping
+  // activations and data movement between DequantizeLinear and QuantizeLinear in int8 (integer
+  // sums, one requantization in f32); the other layers (normalizations, Softmax, Erf, Div...) run
+  // in fp16 on dequantized fp16 values.
+  static bool has_integer_form(const std::string& op) {
+    static const std::unordered_set<std::string> kOps = {
+        "Conv",      "ConvTranspose", "MatMul",       "Gemm",         "Add",
+        "Sub",       "Mul",           "MaxPool",      "AveragePool",  "GlobalAveragePool",
+        "Relu",      "Clip",          "LeakyRelu",    "Concat",       "Reshape",
+        "Transpose", "Flatten",       "Squeeze",      "Unsqueeze",    "Slice",
+        "Gather",    "Split",         "DepthToSpace", "SpaceToDepth", "Resize"};
+    return kOps.count(op) != 0;
+  }
+
+  // Integer layers: nodes of has_integer_form whose every float input is dequantized or constant
+  // and whose outputs only QuantizeLinear reads. Their outputs, the DequantizeLinear outputs and
+  // the f32 constants quantizations and integer layers read (scales, biases) are exact: no fp16
+  // value between; a float layer reading one reads it rounded to fp16.
+  void find_integer_layers(const std::vector<NodeId>& order) {
+    exact_.assign(source_.values().size(), false);
+    integer_.assign(source_.nodes().size(), false);
+    const auto& outputs = source_.outputs();
+    for (NodeId id : order) {
+      const Node& node = source_.node(id);
+      bool exact = node.op_type == "DequantizeLinear";
+      if (!exact && has_integer_form(node.op_type)) {
+        int dequantized = 0;
+        bool layer = true;
+        for (ValueId in : node.inputs) {
+          if (in == kNoValue || !is_f32(source_.value(in)) || source_.value(in).is_constant()) {
+            continue;
+          }
+          ++dequantized;
+          layer = layer && exact_[static_cast<size_t>(in)];
+        }
+        for (ValueId out : node.outputs) {
+          if (out == kNoValue) continue;
+          const Value& value = source_.value(out);
+          layer = layer && !value.consumers.empty() &&
+                  std::find(outputs.begin(), outputs.end(), out) == outputs.end();
+          for (NodeId reader : value.consumers) {
+            layer = layer && source_.node(reader).op_type == "QuantizeLinear";
+          }
+        }
+        exact = layer && dequantized > 0;
+        integer_[static_cast<size_t>(id)] = exact;
+      }
+      if (!exact) continue;
+      for (ValueId out : node.outputs) {  // the host reads graph outputs in fp16
+        if (out != kNoValue && std::find(outputs.begin(), outputs.end(), out) == outputs.end()) {
+          exact_[static_cast<size_t>(out)] = true;
+        }
+      }
+    }
+    for (ValueId id = 0; id < static_cast<ValueId>(source_.values().size()); ++id) {
+      const Value& value = source_.value(id);
+      if (!value.is_constant() || !is_f32(value)) continue;
+      for (NodeId reader : value.consumers) {
+        if (reads_exact(reader)) exact_[static_cast<size_t>(id)] = true;
+      }
+    }
+  }
+
+  // Exact value `id` rounded to fp16, for the float layers that read it (made once).
+  ValueId rounded_copy(ValueId id) {
+    ValueId& copy = rounded_[static_cast<size_t>(id)];
+    if (copy == kNoValue) {
+      const Value& value = source_.value(id);
+      copy = round(use_[static_cast<size_t>(id)], value, unique(value.name + "/fp16"), value.name);
+    }
+    return copy;
+  }
 
   std::string unique(const std::string& base) {
     std::string name = base;
@@ -109,6 +197,9 @@ class Rewriter {
   bool gelu_as_erf_;
   Graph out_;
   std::vector<ValueId> use_;  // per source value: the value its readers read in out_
+  std::vector<bool> exact_;   // per source value: not rounded to fp16 (find_integer_layers)
+  std::vector<bool> integer_;     // per source node: an integer layer
+  std::vector<ValueId> rounded_;  // per exact source value: its fp16 copy, once made
   std::unordered_set<std::string> names_;
 };
 

@@ -1,7 +1,8 @@
 // QDQ graphs through the OpenVINO IR: QuantizeLinear as FakeQuantize + Convert, DequantizeLinear
-// as Convert + Subtract + Multiply over int8 weights (an i32 bias folded to a float Const), read
-// back as QuantizeLinear/DequantizeLinear, computing what the original computes on the CPU within
-// a step of the output's quantization. ir_supports refuses what fp16 cannot carry.
+// as Convert + Subtract + Multiply over int8 weights (an i32 bias folded to an f32 Const; scales,
+// zero points and ranges f32 in an fp16 IR too), read back as the QuantizeLinear /
+// DequantizeLinear groups they came from, computing what the original computes on the CPU byte
+// for byte. ir_supports refuses what fp16 cannot carry.
 #include <gtest/gtest.h>
 
 #include "ir_test_util.h"
@@ -32,7 +33,7 @@ Graph qdq_conv(int64_t group) {
   std::vector<int32_t> bias(c);
   for (int64_t o = 0; o < c; ++o) {
     w_scale[o] = 0.002f * static_cast<float>(o + 1);
-    b_scale[o] = w_scale[o] * 2.0f / 255;
+    b_scale[o] = (2.0f / 255) * w_scale[o];           // x_scale * w_scale, as QDQ writes it
     bias[o] = static_cast<int32_t>(o * 3001 - 9000);  // past fp16's exact integers
   }
   auto wq = b.constant("w_q", i8({c, c / group, 3, 3}, w));
@@ -73,25 +74,40 @@ TEST(IrInt8Test, QdqConvolutionsRoundTripWithinAStep) {
       EXPECT_NE(model->xml.find("type=\"FakeQuantize\""), std::string::npos) << label;
       EXPECT_NE(model->xml.find("element_type=\"i8\""), std::string::npos) << label;
       EXPECT_EQ(model->xml.find("\"i32\""), std::string::npos) << label;
+      if (precision == Precision::kFp16) {
+        EXPECT_NE(model->xml.find("element_type=\"f32\""), std::string::npos) << label;
+      }
       auto read = read_ir(model->xml, model->weights);
       ASSERT_TRUE(read.is_ok()) << read.status().message();
+      // The Conv reads the activation, the int8 weights and the int32 bias dequantized, as the
+      // original does, with the original's scales.
       int quantize = 0;
-      for (const Node& node : read->nodes()) quantize += node.op_type == "QuantizeLinear";
+      for (const Node& node : read->nodes()) {
+        quantize += node.op_type == "QuantizeLinear";
+        if (node.op_type != "Conv") continue;
+        ASSERT_EQ(node.inputs.size(), 3u) << label;
+        const DType data[] = {DType::kU8, DType::kI8, DType::kI32};
+        for (size_t i = 0; i < 3; ++i) {
+          const Value& in = read->value(node.inputs[i]);
+          ASSERT_NE(in.producer, kNoNode) << label << " input " << i;
+          const Node& dq = read->node(in.producer);
+          EXPECT_EQ(dq.op_type, "DequantizeLinear") << label << " input " << i;
+          EXPECT_EQ(read->value(dq.inputs[0]).dtype, data[i]) << label << " input " << i;
+        }
+        const Value& x_scale =
+            read->value(read->node(read->value(node.inputs[0]).producer).inputs[1]);
+        EXPECT_EQ(x_scale.constant->values<float>()[0], 2.0f / 255) << label;
+      }
       EXPECT_EQ(quantize, 2) << label;
       auto actual = run_on_cpu(*read, inputs);
       ASSERT_TRUE(actual.is_ok()) << actual.status().message();
       const auto a = (*actual)[0].values<float>();
       const auto e = (*expected)[0].values<float>();
       ASSERT_EQ(a.size(), e.size());
-      size_t off_by_one = 0;
       for (size_t i = 0; i < a.size(); ++i) {
-        const float steps = std::abs(a[i] - e[i]) / kOutputStep;
-        ASSERT_LE(steps, 1.001f) << label << " value " << i;
-        off_by_one += steps > 0.5f;
+        ASSERT_EQ(a[i], e[i]) << label << " value " << i << ", " << (a[i] - e[i]) / kOutputStep
+                              << " steps";
       }
-      // fp32 rounds differently only at ties; fp16 scales move a few values a step.
-      EXPECT_LE(off_by_one, precision == Precision::kFp16 ? a.size() / 20 : a.size() / 100)
-          << label;
     }
   }
 }

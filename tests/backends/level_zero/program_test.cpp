@@ -239,8 +239,9 @@ INSTANTIATE_TEST_SUITE_P(Models, NpuModelTest,
 // The shared INT8 models (ONNX Runtime's QDQ) with the npu-offload policy: their Q/DQ pairs,
 // int8 weights and the layers between go to the simulated NPU as FakeQuantize and dequantization
 // in fp16 IR, with no re-plan, and the outputs stay within `max_steps` of ORT's int8 outputs
-// (steps of the output's quantization; the CPU's own bounds in cpu/models_test.cpp, plus what
-// fp16 adds), the same top class, cosine >= 0.97. mobilenet_v2 and mobilenet_v3_small are left
+// (steps of the output's quantization; the int8 layers compute as the CPU's, so the bound is the
+// CPU's own in cpu/models_test.cpp plus what the float layers' fp16 adds), the same top class,
+// cosine >= 0.97. mobilenet_v2 and mobilenet_v3_small are left
 // out: their activations (~1e-9) are below fp16's range.
 struct NpuInt8Case {
   std::string name;
@@ -287,7 +288,7 @@ TEST_P(NpuInt8ModelTest, RunsOnTheNpuWithinStepsOfOnnxRuntime) {
 INSTANTIATE_TEST_SUITE_P(
     Models, NpuInt8ModelTest,
     ::testing::Values(NpuInt8Case{"resnet18", 2}, NpuInt8Case{"squeezenet1_1", 2},
-                      NpuInt8Case{"convnext_atto", 5}, NpuInt8Case{"vit_tiny", 32},
+                      NpuInt8Case{"convnext_atto", 5}, NpuInt8Case{"vit_tiny", 25},
                       NpuInt8Case{"bert_mini", 5}, NpuInt8Case{"vae_decoder_small", 8}),
     [](const ::testing::TestParamInfo<NpuInt8Case>& info) { return info.param.name; });
 

@@ -114,6 +114,77 @@ TEST(SimNpuNumerics, RoundsInputsWeightsAndEveryNodeOutputToFp16) {
   EXPECT_NE(values[1], in[1] * w[1] + in[1]);  // not the fp32 result
 }
 
+TEST(SimNpuNumerics, IntegerLayersAndQuantizationConstantsStayExact) {
+  // x -> Q -> DQ -> Add(DQ of a u8 constant) -> Q -> DQ -> Erf -> Q -> DQ -> out: the Add between
+  // DequantizeLinear and QuantizeLinear is an int8 layer (its sum and the scales exact); Erf is
+  // a float layer, reading its dequantized input rounded to fp16 and rounded after.
+  Graph g;
+  g.opset = 17;
+  const Shape shape({8});
+  const auto scale = [&](const std::string& name, float v) {
+    return g.add_constant(name, Tensor::from_vector(DType::kF32, {}, std::vector<float>{v}));
+  };
+  const auto zero = [&](const std::string& name, uint8_t v) {
+    return g.add_constant(name, Tensor::from_vector(DType::kU8, {}, std::vector<uint8_t>{v}));
+  };
+  const auto value = [&](const std::string& name, DType dtype) {
+    return g.add_value(name, dtype, shape);
+  };
+  const ValueId x = value("x", DType::kF32);
+  g.add_input(x);
+  const ValueId sx = scale("sx", 0.0123457f), zx = zero("zx", 128);
+  const ValueId sy = scale("sy", 0.0234567f), zy = zero("zy", 100);
+  const ValueId sz = scale("sz", 1.0f / 255), zz = zero("zz", 128);
+  const ValueId c = g.add_constant(
+      "c", Tensor::from_vector(DType::kU8, {8},
+                               std::vector<uint8_t>{1, 50, 99, 128, 130, 200, 240, 255}));
+  const ValueId xq = value("xq", DType::kU8), xd = value("xd", DType::kF32);
+  const ValueId cd = value("cd", DType::kF32), sum = value("sum", DType::kF32);
+  const ValueId yq = value("yq", DType::kU8), yd = value("yd", DType::kF32);
+  const ValueId e = value("e", DType::kF32), eq = value("eq", DType::kU8);
+  const ValueId out = value("out", DType::kF32);
+  g.add_node(Node{"qx", "QuantizeLinear", "", {x, sx, zx}, {xq}, {}});
+  g.add_node(Node{"dx", "DequantizeLinear", "", {xq, sx, zx}, {xd}, {}});
+  g.add_node(Node{"dc", "DequantizeLinear", "", {c, sy, zy}, {cd}, {}});
+  g.add_node(Node{"add", "Add", "", {xd, cd}, {sum}, {}});
+  g.add_node(Node{"qy", "QuantizeLinear", "", {sum, sy, zy}, {yq}, {}});
+  g.add_node(Node{"dy", "DequantizeLinear", "", {yq, sy, zy}, {yd}, {}});
+  g.add_node(Node{"erf", "Erf", "", {yd}, {e}, {}});
+  g.add_node(Node{"qe", "QuantizeLinear", "", {e, sz, zz}, {eq}, {}});
+  g.add_node(Node{"de", "DequantizeLinear", "", {eq, sz, zz}, {out}, {}});
+  g.add_output(out);
+
+  auto rewritten = with_fp16_numerics(g);
+  ASSERT_TRUE(rewritten.is_ok()) << rewritten.status().message();
+  const Graph& r = *rewritten;
+  const auto producer = [&](const std::string& name) -> const Node& {
+    return r.node(r.value(*r.find_value(name)).producer);
+  };
+  // The scales keep their f32 values; the sum goes from the Add straight to its QuantizeLinear.
+  EXPECT_EQ(r.value(*r.find_value("sx")).constant->values<float>()[0], 0.0123457f);
+  EXPECT_EQ(producer("sum").op_type, "Add");
+  EXPECT_EQ(r.value(producer("yq").inputs[0]).name, "sum");
+  for (ValueId in : producer("sum").inputs) {
+    EXPECT_EQ(r.node(r.value(in).producer).op_type, "DequantizeLinear") << r.value(in).name;
+  }
+  // Erf's output is rounded to fp16 (Erf -> Cast -> Cast), and so is what it reads; the output
+  // the host reads is fp16 too.
+  const Node& to_f32 = producer("e");
+  const Node& to_f16 = r.node(r.value(to_f32.inputs[0]).producer);
+  const Node& erf = r.node(r.value(to_f16.inputs[0]).producer);
+  EXPECT_EQ(to_f32.op_type, "Cast");
+  EXPECT_EQ(to_f16.op_type, "Cast");
+  ASSERT_EQ(erf.op_type, "Erf");
+  EXPECT_EQ(r.node(r.value(erf.inputs[0]).producer).op_type, "Cast");
+  EXPECT_EQ(producer("out").op_type, "Cast");
+  auto program = cpu::CpuProgram::compile(r, cpu::CpuOptions{});
+  ASSERT_TRUE(program.is_ok()) << program.status().message();
+  const std::vector<float> in = {-1.5f, -0.4f, -0.01f, 0.0f, 0.02f, 0.33f, 0.9f, 1.4f};
+  auto result = (*program)->run({Tensor::from_vector(DType::kF32, {8}, in)});
+  ASSERT_TRUE(result.is_ok()) << result.status().message();
+  for (float v : (*result)[0].values<float>()) EXPECT_EQ(v, round_fp16(v));
+}
+
 // --- through the loader -----------------------------------------------------------------------
 
 TEST(SimDriver, OneVpuDeviceWithTheNpu3720Profile) {
