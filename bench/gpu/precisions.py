@@ -60,7 +60,7 @@ def int8_steps(bundle, model_dir, timeout_s):
     got = os.path.join(model_dir, "gpu-outputs")
     shutil.rmtree(got, ignore_errors=True)
     result = hsched_run(bundle, os.path.join(model_dir, "model.onnx"), "int8", 1, timeout_s,
-                        ["--inputs", inputs, "--outputs", got])
+                        ["--inputs", inputs, "--outputs", got, "--compile-timeout-ms", "600000"])
     if "error" in result:
         return result
     steps, lines = steps_apart(model_dir, "gpu-outputs")
