@@ -81,30 +81,40 @@ Status require_constant(const Checker& c, size_t i, const char* what) {
   return Status::ok();
 }
 
-// A constant, or a DequantizeLinear of one (a QDQ model's int8 weights and int32 bias), which
-// the IR carries as OpenVINO's frontend does: Const, Convert, Subtract, Multiply.
+// A constant, or a DequantizeLinear of one (a QDQ model's int8 weights and int32 bias) or of a
+// QuantizeLinear of one (its quantized float parameters), which the IR carries as OpenVINO's
+// frontend does: Const, (FakeQuantize, Convert,) Convert, Subtract, Multiply.
 Status require_constant_or_dequantized(const Checker& c, size_t i, const char* what) {
   const Node* producer = c.producer(i);
   const auto first_input = [&](const Node* node) -> const Value* {
     return node->inputs.empty() || node->inputs[0] == kNoValue ? nullptr
                                                                : &c.graph().value(node->inputs[0]);
   };
-  while (producer && producer->op_type == "Identity") {
-    const Value* in = first_input(producer);
-    producer = in && in->producer != kNoNode ? &c.graph().node(in->producer) : nullptr;
+  const auto producer_of = [&](const Value* v) -> const Node* {
+    return v && v->producer != kNoNode ? &c.graph().node(v->producer) : nullptr;
+  };
+  while (producer && producer->op_type == "Identity") producer = producer_of(first_input(producer));
+  if (!producer || producer->op_type != "DequantizeLinear" || !first_input(producer)) {
+    return require_constant(c, i, what);
   }
-  if (producer && producer->op_type == "DequantizeLinear" && first_input(producer) &&
-      first_input(producer)->is_constant()) {
-    // The dequantization joins the node's IR, so it must be expressible too.
-    const Status dequantize = check_node(Checker(c.graph(), *producer, c.precision()));
-    if (!dequantize.is_ok()) {
+  // The dequantization (and quantization) joins the node's IR, so it must be expressible too.
+  std::vector<const Node*> joining = {producer};
+  if (const Node* quantize = producer_of(first_input(producer));
+      quantize && quantize->op_type == "QuantizeLinear" && first_input(quantize) &&
+      first_input(quantize)->is_constant()) {
+    joining.push_back(quantize);
+  } else if (!first_input(producer)->is_constant()) {
+    return require_constant(c, i, what);
+  }
+  for (const Node* node : joining) {
+    const Status expressible = check_node(Checker(c.graph(), *node, c.precision()));
+    if (!expressible.is_ok()) {
       return c.fail(ReasonCode::kOpUnsupported,
-                    std::string(what) +
-                        " is dequantized by a node the IR cannot express: " + dequantize.message());
+                    std::string(what) + " is dequantized by a node the IR cannot express: " +
+                        expressible.message());
     }
-    return Status::ok();
   }
-  return require_constant(c, i, what);
+  return Status::ok();
 }
 
 Status check_conv(const Checker& c) {
@@ -220,7 +230,7 @@ Status check_instance_norm(const Checker& c) {
   const auto& x = c.in_dims(0);
   if (x.size() < 3) return c.fail(ReasonCode::kShapeUnsupported, "input rank below 3");
   for (size_t i = 1; i < 3; ++i) {
-    HSCHED_RETURN_IF_ERROR(require_constant(c, i, "scale or bias"));
+    HSCHED_RETURN_IF_ERROR(require_constant_or_dequantized(c, i, "scale or bias"));
     if (c.in_dims(i) != std::vector<int64_t>{x[1]})
       return c.fail(ReasonCode::kShapeUnsupported, "scale or bias is not [C]");
   }

@@ -317,14 +317,16 @@ Status emit_instance_norm(WriteContext& ctx, const Node& node, const std::string
   const auto rank = static_cast<int64_t>(y.shape.rank());
   PortRef out = mvn(ctx, node, name, range(2, rank));
   const auto dims = channel_dims(y.shape.dims[1], y.shape.rank());
-  const Value& scale = in_value(ctx, node, 1);
-  const Value& bias = in_value(ctx, node, 2);
+  // A constant, or a dequantized one (a QDQ model's int8 scale and bias), over the channels.
+  const auto per_channel = [&](size_t i, const char* suffix) {
+    const Value& v = in_value(ctx, node, i);
+    return v.constant ? ctx.const_tensor(v.name + "/broadcast", *v.constant, dims)
+                      : reshaped(ctx, ctx.input(node.inputs[i]), name + suffix, dims);
+  };
   out = ctx.layer("Multiply", "opset1", name + "/scale", kNumpyBroadcast,
-                  {out, ctx.const_tensor(scale.name + "/broadcast", *scale.constant, dims)},
-                  y.shape.dims);
+                  {out, per_channel(1, "/scale_dims")}, y.shape.dims);
   out = ctx.layer("Add", "opset1", name + "/bias", kNumpyBroadcast,
-                  {out, ctx.const_tensor(bias.name + "/broadcast", *bias.constant, dims)},
-                  y.shape.dims);
+                  {out, per_channel(2, "/bias_dims")}, y.shape.dims);
   ctx.bind(node.outputs[0], out);
   return Status::ok();
 }

@@ -112,6 +112,29 @@ TEST(IrInt8Test, QdqConvolutionsRoundTripWithinAStep) {
   }
 }
 
+// InstanceNormalization (a QDQ GroupNorm's core) whose scale is a QuantizeLinear ->
+// DequantizeLinear of a float constant and whose bias is a DequantizeLinear of int8 data: the
+// quantizations join its IR, and the read-back graph computes what the original does.
+TEST(IrInt8Test, InstanceNormalizationTakesDequantizedParameters) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 4, 6, 6});
+  auto s_scale = b.scalar("s_scale", 2.0f / 255);
+  auto s_zero = b.constant("s_zero", u8({}, {0}));
+  auto sq = b.node("QuantizeLinear", {b.weights("s", {4}, 11, 0.5f, 1.5f), s_scale, s_zero}, {4},
+                   {}, "", DType::kU8);
+  auto scale = b.node("DequantizeLinear", {sq, s_scale, s_zero}, {4});
+  auto bias =
+      b.node("DequantizeLinear",
+             {b.constant("b_q", i8({4}, {-100, -3, 40, 127})), b.scalar("b_scale", 0.01f)}, {4});
+  b.output(b.node("InstanceNormalization", {x, scale, bias}, {1, 4, 6, 6}));
+  for (Precision p : {Precision::kFp32, Precision::kFp16}) {
+    for (const Node& node : b.graph().nodes()) {
+      EXPECT_TRUE(ir_supports(b.graph(), node, p).is_ok()) << node.name;
+    }
+  }
+  EXPECT_TRUE(round_trips(b.graph(), random_inputs(b.graph(), 12), Precision::kFp32));
+}
+
 TEST(IrInt8Test, Fp16RefusesScalesItCannotCarry) {
   GraphBuilder b;
   auto x = b.input("x", {4});
