@@ -312,6 +312,7 @@ const std::vector<std::string>& npu_ops() {
                                                 "Unsqueeze",
                                                 "Transpose",
                                                 "Concat",
+                                                "Split",
                                                 "Identity",
                                                 "QuantizeLinear",
                                                 "DequantizeLinear"};

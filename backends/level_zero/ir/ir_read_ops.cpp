@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "backends/level_zero/ir/ir_format.h"
@@ -435,6 +436,46 @@ Status read_concat(ReadContext& ctx) {
   return Status::ok();
 }
 
+// VariadicSplit: Split along the axis into the lengths (one may be -1: the rest).
+Status read_variadic_split(ReadContext& ctx) {
+  const size_t outputs = ctx.layer().outputs.size();
+  if (outputs == 0) return ctx.fail("no outputs");
+  HSCHED_RETURN_IF_ERROR(ctx.arity(3, outputs));
+  HSCHED_RETURN_IF_ERROR(ctx.require_float(0));
+  const auto& x = ctx.in_dims(0);
+  const auto rank = static_cast<int64_t>(x.size());
+  HSCHED_ASSIGN_OR_RETURN(const auto axes, ctx.in_ints(1, 1));
+  if (axes.size() != 1 || axes[0] < -rank || axes[0] >= rank) return ctx.fail("axis out of range");
+  const int64_t axis = axes[0] < 0 ? axes[0] + rank : axes[0];
+  HSCHED_ASSIGN_OR_RETURN(auto lengths, ctx.in_ints(2, outputs));
+  if (lengths.size() != outputs) return ctx.fail("split_lengths does not give every output");
+  const int64_t dim = x[static_cast<size_t>(axis)];
+  int64_t known = 0;
+  std::optional<size_t> rest;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    if (lengths[i] == -1 && !rest) {
+      rest = i;
+    } else if (lengths[i] < 0 || lengths[i] > dim) {
+      return ctx.fail("split_lengths out of range");
+    } else {
+      known += lengths[i];
+    }
+  }
+  if (rest && known <= dim) lengths[*rest] = dim - known;
+  if (!rest && known != dim) return ctx.fail("split_lengths do not add up to the axis");
+  if (rest && known > dim) return ctx.fail("split_lengths pass the axis");
+  std::vector<ValueId> values;
+  for (size_t i = 0; i < outputs; ++i) {
+    std::vector<int64_t> dims = x;
+    dims[static_cast<size_t>(axis)] = lengths[i];
+    HSCHED_RETURN_IF_ERROR(ctx.expect_out_dims(i, dims));
+    values.push_back(ctx.out_value(i));
+  }
+  ctx.add_node("Split", "", {ctx.in_value(0), ctx.add_constant("split", i64_tensor(lengths))},
+               std::move(values), {{"axis", axis}});
+  return Status::ok();
+}
+
 struct Converter {
   std::set<std::string> versions;
   Status (*convert)(ReadContext&);
@@ -478,6 +519,7 @@ const std::map<std::string, Converter>& converters() {
       {"Unsqueeze", {{"opset1"}, read_squeeze}},
       {"Transpose", {{"opset1"}, read_transpose}},
       {"Concat", {{"opset1"}, read_concat}},
+      {"VariadicSplit", {{"opset1"}, read_variadic_split}},
       {"FakeQuantize", {{"opset1"}, read_fake_quantize}},
   };
   return kConverters;

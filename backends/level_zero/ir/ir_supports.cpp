@@ -71,6 +71,7 @@ struct OpRule {
   Check check;
   std::set<size_t> quantized_inputs = {};  // 8-bit (or i32 bias) data of Q/DQ
   bool quantized_output = false;
+  bool every_output = false;  // all outputs expressed (Split), not the first alone
 };
 
 Status no_check(const Checker&) { return Status::ok(); }
@@ -298,6 +299,27 @@ Status check_concat(const Checker& c) {
   return Status::ok();
 }
 
+// Split into outputs that together hold the input along `axis` (their static dims give the
+// lengths, whichever of the split input, attribute or num_outputs set them).
+Status check_split(const Checker& c) {
+  const auto& x = c.in_dims(0);
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = c.node().attr_int("axis", 0);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    return c.fail(ReasonCode::kAttributeUnsupported, "axis out of range");
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  int64_t total = 0;
+  for (ValueId out : c.node().outputs) {
+    std::vector<int64_t> dims = c.graph().value(out).shape.dims;
+    if (dims.size() != x.size()) return c.fail(ReasonCode::kShapeUnsupported, "output rank");
+    total += dims[a];
+    dims[a] = x[a];
+    if (dims != x) return c.fail(ReasonCode::kShapeUnsupported, "outputs differ off the axis");
+  }
+  if (total != x[a]) return c.fail(ReasonCode::kShapeUnsupported, "outputs do not hold the input");
+  return Status::ok();
+}
+
 Status check_transpose(const Checker& c) {
   auto perm = c.node().attr_ints("perm");
   if (perm.empty()) return Status::ok();
@@ -397,6 +419,7 @@ const std::map<std::string, OpRule>& rules() {
       {"Unsqueeze", {1, 2, {1}, check_axes_input}},
       {"Transpose", {1, 1, {}, check_transpose}},
       {"Concat", {1, detail::kMaxPortsPerLayer, {}, check_concat}},
+      {"Split", {1, 2, {1}, check_split, {}, false, true}},
       {"Identity", {1, 1, {}, no_check}},
       {"QuantizeLinear", {2, 3, {}, check_quantize, {2}, true}},
       {"DequantizeLinear", {2, 3, {}, check_quantize, {0, 2}, false}},
@@ -464,8 +487,14 @@ Status check_node(const Checker& c) {
   }
   if (node.outputs.empty() || node.outputs[0] == kNoValue)
     return c.fail(ReasonCode::kOpUnsupported, "no output");
+  if (node.outputs.size() > detail::kMaxPortsPerLayer)
+    return c.fail(ReasonCode::kOpUnsupported, std::to_string(node.outputs.size()) + " outputs");
   for (size_t i = 1; i < node.outputs.size(); ++i) {
-    if (node.outputs[i] != kNoValue && c.is_used(node.outputs[i])) {
+    if (rule.every_output) {
+      if (node.outputs[i] == kNoValue)
+        return c.fail(ReasonCode::kOpUnsupported, "output " + std::to_string(i) + " omitted");
+      HSCHED_RETURN_IF_ERROR(check_value(c, c.graph().value(node.outputs[i]), Data::kFloat));
+    } else if (node.outputs[i] != kNoValue && c.is_used(node.outputs[i])) {
       return c.fail(ReasonCode::kOpUnsupported,
                     "output " + std::to_string(i) + " is used (only the first is expressed)");
     }

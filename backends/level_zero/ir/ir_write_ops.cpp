@@ -497,6 +497,26 @@ Status emit_concat(WriteContext& ctx, const Node& node, const std::string& name)
   return Status::ok();
 }
 
+// Split: VariadicSplit with the outputs' lengths along the axis.
+Status emit_split(WriteContext& ctx, const Node& node, const std::string& name) {
+  const PortRef x = ctx.input(node.inputs[0]);
+  const int64_t axis = normalize_axis(node.attr_int("axis", 0), x.dims.size());
+  std::vector<int64_t> lengths;
+  std::vector<OutputSpec> outputs;
+  for (ValueId out : node.outputs) {
+    const std::vector<int64_t>& dims = ctx.graph().value(out).shape.dims;
+    lengths.push_back(dims[static_cast<size_t>(axis)]);
+    outputs.push_back(OutputSpec{x.type, dims});
+  }
+  const std::vector<PortRef> ports = ctx.builder().add_layer(
+      "VariadicSplit", "opset1", name, {},
+      {x, ctx.const_i64(name + "/axis", {}, {axis}),
+       ctx.const_i64(name + "/lengths", {static_cast<int64_t>(lengths.size())}, lengths)},
+      outputs);
+  for (size_t i = 0; i < ports.size(); ++i) ctx.bind(node.outputs[i], ports[i]);
+  return Status::ok();
+}
+
 const std::map<std::string, Emitter>& emitters() {
   static const std::map<std::string, Emitter> kEmitters = {
       {"Conv", emit_conv},
@@ -534,6 +554,7 @@ const std::map<std::string, Emitter>& emitters() {
       {"Unsqueeze", emit_squeeze},
       {"Transpose", emit_transpose},
       {"Concat", emit_concat},
+      {"Split", emit_split},
       {"Identity", emit_identity},
       {"QuantizeLinear", emit_quantize},
       {"DequantizeLinear", emit_dequantize},

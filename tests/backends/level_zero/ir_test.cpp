@@ -211,6 +211,28 @@ std::vector<Case> cases() {
                          Attrs{{"axis", int64_t{-1}}});
          for (ValueId v : {r, f, u, t, c}) b.output(v);
        }},
+      {"Split",  // VariadicSplit: lengths given, and equal parts without them
+       [](GraphBuilder& b) {
+         auto x = b.input("x", {2, 9, 4});
+         Graph& g = b.graph();
+         std::vector<ValueId> parts, halves;
+         for (int64_t length : {2, 3, 4}) {
+           parts.push_back(
+               g.add_value("part" + std::to_string(length), DType::kF32, Shape({2, length, 4})));
+         }
+         for (int k = 0; k < 2; ++k) {
+           halves.push_back(g.add_value("half" + std::to_string(k), DType::kF32, Shape({1, 9, 4})));
+         }
+         g.add_node(Node{"split",
+                         "Split",
+                         "",
+                         {x, b.ints("lengths", {2, 3, 4})},
+                         parts,
+                         {{"axis", int64_t{-2}}}});
+         g.add_node(Node{"halves", "Split", "", {x}, halves, {}});
+         for (ValueId v : parts) b.output(v);
+         for (ValueId v : halves) b.output(v);
+       }},
   };
 }
 
