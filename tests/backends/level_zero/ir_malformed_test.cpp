@@ -1,6 +1,8 @@
 // read_ir on malformed input: truncated XML or weights, huge or negative dims, bad offsets and
 // sizes, broken edges, cycles, inconsistent shapes and random corruption all end in a one-line
 // InvalidArgument naming the layer, never a crash (the level_zero label also runs under ASan).
+#include <algorithm>
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -174,6 +176,39 @@ TEST(IrMalformedTest, InconsistentShapesTypesAndUnknownLayersAreRefused) {
   expect_invalid(read_ir("<net version=\"9\"/>", {}), "net version");
   expect_invalid(read_ir("not xml at all <", {}), "XML parse error");
   expect_invalid(read_ir("", {}), "IR");
+}
+
+// A VariadicSplit's lengths must give every output and add up to the axis (one -1 takes the
+// rest); the weights are edited where write_ir put the lengths.
+TEST(IrMalformedTest, SplitLengthsThatMissTheAxisAreRefused) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 9});
+  Graph& g = b.graph();
+  std::vector<ValueId> parts;
+  for (int64_t length : {2, 3, 4}) {
+    parts.push_back(g.add_value("part" + std::to_string(length), DType::kF32, Shape({2, length})));
+  }
+  g.add_node(
+      Node{"split", "Split", "", {x, b.ints("lengths", {2, 3, 4})}, parts, {{"axis", int64_t{1}}}});
+  for (ValueId v : parts) b.output(v);
+  auto model = write_ir(b.graph(), Precision::kFp32);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  const std::vector<int64_t> written = {2, 3, 4};
+  const auto* begin = reinterpret_cast<const uint8_t*>(written.data());
+  const auto at = std::search(model->weights.begin(), model->weights.end(), begin,
+                              begin + sizeof(int64_t) * written.size());
+  ASSERT_NE(at, model->weights.end());
+  const auto with_lengths = [&](std::vector<int64_t> lengths) {
+    std::vector<uint8_t> weights = model->weights;
+    std::memcpy(weights.data() + (at - model->weights.begin()), lengths.data(),
+                sizeof(int64_t) * lengths.size());
+    return read_ir(model->xml, weights);
+  };
+  EXPECT_TRUE(with_lengths({2, -1, 4}).is_ok());
+  expect_invalid(with_lengths({2, 3, 5}), "split_lengths do not add up to the axis");
+  expect_invalid(with_lengths({-1, -1, 4}), "split_lengths out of range");
+  expect_invalid(with_lengths({2, 3, -4}), "split_lengths out of range");
+  expect_invalid(with_lengths({6, -1, 4}), "split_lengths pass the axis");
 }
 
 // Random corruption: whatever read_ir accepts must also compile and run on the CPU without
