@@ -113,7 +113,10 @@ class Rewriter {
   void find_integer_layers(const std::vector<NodeId>& order) {
     exact_.assign(source_.values().size(), false);
     integer_.assign(source_.nodes().size(), false);
-    const auto& outputs = source_.outputs();
+    const auto is_output = [this](ValueId v) {
+      const auto& outputs = source_.outputs();
+      return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+    };
     for (NodeId id : order) {
       const Node& node = source_.node(id);
       bool exact = node.op_type == "DequantizeLinear";
@@ -130,8 +133,7 @@ class Rewriter {
         for (ValueId out : node.outputs) {
           if (out == kNoValue) continue;
           const Value& value = source_.value(out);
-          layer = layer && !value.consumers.empty() &&
-                  std::find(outputs.begin(), outputs.end(), out) == outputs.end();
+          layer = layer && !value.consumers.empty() && !is_output(out);
           for (NodeId reader : value.consumers) {
             layer = layer && source_.node(reader).op_type == "QuantizeLinear";
           }
@@ -141,7 +143,7 @@ class Rewriter {
       }
       if (!exact) continue;
       for (ValueId out : node.outputs) {  // the host reads graph outputs in fp16
-        if (out != kNoValue && std::find(outputs.begin(), outputs.end(), out) == outputs.end()) {
+        if (out != kNoValue && is_f32(source_.value(out)) && !is_output(out)) {
           exact_[static_cast<size_t>(out)] = true;
         }
       }
