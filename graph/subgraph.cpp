@@ -75,14 +75,31 @@ std::vector<NodeId> constant_producers(const Graph& graph, const std::vector<Nod
 }  // namespace
 
 Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& requested,
-                          const std::function<bool(NodeId)>& copyable) {
+                          const std::function<bool(NodeId)>& copyable,
+                          const DequantizesHere& dequantizes) {
   Subgraph part;
   part.graph.name = graph.name;
   part.graph.opset = graph.opset;
   const std::unordered_set<NodeId> requested_set(requested.begin(), requested.end());
+  const auto copied_by = [&](NodeId dq, NodeId reader) {
+    return dequantizes && graph.node(dq).op_type == "DequantizeLinear" && dequantizes(dq, reader);
+  };
+  // The DequantizeLinears outside the set whose outputs it dequantizes itself, then the set.
+  std::vector<NodeId> own;
+  std::unordered_set<NodeId> own_set = requested_set;
+  for (NodeId id : requested) {
+    for (ValueId in : graph.node(id).inputs) {
+      if (in == kNoValue) continue;
+      const NodeId producer = graph.value(in).producer;
+      if (producer == kNoNode || own_set.count(producer) != 0 || !copied_by(producer, id)) continue;
+      own.push_back(producer);
+      own_set.insert(producer);
+    }
+  }
+  own.insert(own.end(), requested.begin(), requested.end());
   std::vector<NodeId> nodes;
-  if (copyable) nodes = constant_producers(graph, requested, requested_set, copyable);
-  nodes.insert(nodes.end(), requested.begin(), requested.end());
+  if (copyable) nodes = constant_producers(graph, own, own_set, copyable);
+  nodes.insert(nodes.end(), own.begin(), own.end());
   const std::unordered_set<NodeId> inside(nodes.begin(), nodes.end());
   std::unordered_map<ValueId, ValueId> mapped;  // original value -> value of part.graph
 
@@ -126,8 +143,20 @@ Subgraph extract_subgraph(const Graph& graph, const std::vector<NodeId>& request
   for (NodeId id : requested) {
     for (ValueId out : graph.node(id).outputs) {
       if (out == kNoValue) continue;
+      // Another part computes what this one copies in too: only `requested` is this part's.
       bool needed = graph_outputs.count(out) != 0;
-      for (NodeId consumer : graph.value(out).consumers) needed |= inside.count(consumer) == 0;
+      for (NodeId consumer : graph.value(out).consumers) {
+        if (requested_set.count(consumer) == 0) {
+          needed |= !copied_by(id, consumer);
+        } else if (graph.node(consumer).op_type == "DequantizeLinear") {
+          for (ValueId dequantized : graph.node(consumer).outputs) {
+            if (dequantized == kNoValue) continue;
+            for (NodeId reader : graph.value(dequantized).consumers) {
+              needed |= requested_set.count(reader) == 0 && copied_by(consumer, reader);
+            }
+          }
+        }
+      }
       if (needed) {
         part.graph.add_output(mapped.at(out));
         part.outputs.push_back(out);

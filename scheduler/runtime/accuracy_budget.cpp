@@ -3,23 +3,28 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 
+#include "graph/integer_layers.h"
 #include "graph/subgraph.h"
 
 namespace hsched::runtime {
 namespace {
 
-// The error of `got` against `want` (float outputs) under `metric`: max_rel, the largest
-// |got - want| over the largest |want| (over the largest |got - want| when `want` is all zero);
-// cosine, the similarity of the two as vectors (1 when both are zero).
-double error_of(const Tensor& got, const Tensor& want, AccuracyMetric metric) {
-  const auto g = got.values<float>();
-  const auto w = want.values<float>();
+// The error of `got` against `want` under `metric`: max_rel, the largest |got - want| over the
+// largest |want| (over the largest |got - want| when `want` is all zero); cosine, the similarity
+// of the two as vectors (1 when both are zero). Values are f32, or 8-bit less `zero`.
+double error_of(const Tensor& got, const Tensor& want, AccuracyMetric metric, double zero = 0) {
+  const auto value = [&](const Tensor& t, size_t i) -> double {
+    if (t.dtype() == DType::kU8) return t.values<uint8_t>()[i] - zero;
+    if (t.dtype() == DType::kI8) return t.values<int8_t>()[i] - zero;
+    return t.values<float>()[i];
+  };
   double max_diff = 0, max_want = 0, dot = 0, gg = 0, ww = 0;
-  for (size_t i = 0; i < w.size(); ++i) {
-    const double a = g[i], b = w[i];
+  for (size_t i = 0; i < static_cast<size_t>(want.elements()); ++i) {
+    const double a = value(got, i), b = value(want, i);
     const double diff = std::abs(a - b);
     max_diff = std::isnan(diff) ? INFINITY : std::max(max_diff, diff);
     max_want = std::max(max_want, std::abs(b));
@@ -33,14 +38,30 @@ double error_of(const Tensor& got, const Tensor& want, AccuracyMetric metric) {
   return std::isfinite(cosine) ? cosine : 0.0;
 }
 
-// The fp32 value of every input and output of `nodes`: graph inputs as given, the rest as
-// outputs of a copy of the graph run on the CPU (`cpu`) with `inputs`.
+// The zero point of 8-bit `v` where a QuantizeLinear makes it with one constant zero point (0
+// without one); nullopt for other values.
+std::optional<double> quantized_zero(const Graph& graph, ValueId v) {
+  const Value& value = graph.value(v);
+  if (value.dtype != DType::kU8 && value.dtype != DType::kI8) return std::nullopt;
+  if (value.producer == kNoNode) return std::nullopt;
+  const Node& q = graph.node(value.producer);
+  if (q.op_type != "QuantizeLinear") return std::nullopt;
+  if (q.inputs.size() < 3 || q.inputs[2] == kNoValue) return 0.0;
+  const Value& zero = graph.value(q.inputs[2]);
+  if (!zero.is_constant() || zero.constant->elements() != 1) return std::nullopt;
+  if (zero.dtype == DType::kU8) return zero.constant->values<uint8_t>()[0];
+  if (zero.dtype == DType::kI8) return zero.constant->values<int8_t>()[0];
+  return std::nullopt;
+}
+
+// The fp32 values of `wanted`: graph inputs as given, the rest as outputs of a copy of the graph
+// run on the CPU (`cpu`) with `inputs`. Constants are left out (their nodes read them).
 struct Fp32Values {
   std::vector<Tensor> computed;
   std::map<ValueId, const Tensor*> of;
 };
 
-Result<Fp32Values> fp32_values(const Graph& graph, const std::vector<NodeId>& nodes,
+Result<Fp32Values> fp32_values(const Graph& graph, const std::vector<ValueId>& wanted,
                                const std::vector<Tensor>& inputs, const DeviceProfile& cpu,
                                const ExecutorOptions& options) {
   if (inputs.size() != graph.inputs().size()) {
@@ -52,19 +73,111 @@ Result<Fp32Values> fp32_values(const Graph& graph, const std::vector<NodeId>& no
   Graph reference = graph;
   std::map<ValueId, size_t> output_of;
   for (size_t k = 0; k < graph.outputs().size(); ++k) output_of.emplace(graph.outputs()[k], k);
-  const auto keep = [&](ValueId v) {
-    if (v == kNoValue || graph.value(v).is_constant() || values.of.count(v) != 0) return;
+  for (ValueId v : wanted) {
+    if (v == kNoValue || graph.value(v).is_constant() || values.of.count(v) != 0) continue;
     if (output_of.emplace(v, reference.outputs().size()).second) reference.add_output(v);
-  };
-  for (NodeId n : nodes) {
-    for (ValueId v : graph.node(n).inputs) keep(v);
-    for (ValueId v : graph.node(n).outputs) keep(v);
   }
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> whole,
                           compile_cpu_program(reference, cpu, options));
   HSCHED_ASSIGN_OR_RETURN(values.computed, whole->run(inputs, nullptr));
   for (const auto& [value, k] : output_of) values.of.emplace(value, &values.computed[k]);
   return values;
+}
+
+// Every input and output of `nodes`.
+std::vector<ValueId> values_of(const Graph& graph, const std::vector<NodeId>& nodes) {
+  std::vector<ValueId> values;
+  for (NodeId n : nodes) {
+    for (const auto* list : {&graph.node(n).inputs, &graph.node(n).outputs}) {
+      values.insert(values.end(), list->begin(), list->end());
+    }
+  }
+  return values;
+}
+
+bool is_budgeted(const NodePlacement& p, const AccuracyBudget& budget) {
+  return p.precision != Precision::kFp32 && budget.limits.count(p.precision) != 0;
+}
+
+// `part` (compiled by `program`) run on the fp32 values of its inputs: the worst error of its
+// float outputs (and with `quantized`, its QuantizeLinear outputs, less their zero points)
+// against their fp32 values under `metric`.
+Result<double> worst_error(const Graph& graph, const Subgraph& part, Program& program,
+                           const std::map<ValueId, const Tensor*>& fp32, AccuracyMetric metric,
+                           bool quantized) {
+  std::vector<Tensor> part_inputs;
+  for (ValueId v : part.inputs) part_inputs.push_back(*fp32.at(v));
+  HSCHED_ASSIGN_OR_RETURN(const std::vector<Tensor> got, program.run(part_inputs, nullptr));
+  const bool cosine = metric == AccuracyMetric::kCosine;
+  double worst = cosine ? 1.0 : 0.0;
+  for (size_t k = 0; k < part.outputs.size(); ++k) {
+    double zero = 0;
+    if (graph.value(part.outputs[k]).dtype != DType::kF32) {
+      const std::optional<double> of = quantized_zero(graph, part.outputs[k]);
+      if (!quantized || !of) continue;
+      zero = *of;
+    }
+    const double error = error_of(got[k], *fp32.at(part.outputs[k]), metric, zero);
+    worst = cosine ? std::min(worst, error) : std::max(worst, error);
+  }
+  return worst;
+}
+
+bool within(double error, double limit, AccuracyMetric metric) {
+  return metric == AccuracyMetric::kCosine ? error >= limit : error <= limit;
+}
+
+std::string over_detail(double error, double limit, AccuracyMetric metric, Precision precision) {
+  std::ostringstream detail;
+  const bool cosine = metric == AccuracyMetric::kCosine;
+  detail << accuracy_metric_name(metric) << " " << error << (cosine ? " under" : " over") << " the "
+         << precision_name(precision) << " budget " << limit << " on sample inputs";
+  return detail.str();
+}
+
+// What a partition over the budget gives up: its budgeted float layers, the nodes outside the
+// graph's integer layers (graph/integer_layers.h) and the QuantizeLinears of values the partition
+// receives as floats, with the DequantizeLinears only those read and the QuantizeLinears of their
+// outputs, so that what crosses to the device that takes them is 8-bit; every budgeted node when
+// the partition has no float layer.
+std::vector<NodeId> float_layers_of(const Graph& graph, const Plan& plan,
+                                    const Partition& partition, const AccuracyBudget& budget,
+                                    const std::vector<bool>& integer,
+                                    const std::vector<bool>& folded) {
+  std::vector<bool> moves(graph.nodes().size(), false);
+  std::vector<bool> inside(graph.nodes().size(), false);
+  for (NodeId n : partition.nodes) inside[n] = true;
+  std::vector<NodeId> budgeted;
+  for (NodeId n : partition.nodes) {
+    if (!is_budgeted(plan.nodes[n], budget)) continue;
+    budgeted.push_back(n);
+    const Node& node = graph.node(n);
+    if (node.op_type == "QuantizeLinear") {
+      const NodeId from = graph.value(node.inputs[0]).producer;
+      moves[n] = from == kNoNode || !inside[from];
+    } else {
+      const bool constant = !node.outputs.empty() && node.outputs[0] != kNoValue &&
+                            folded[static_cast<size_t>(node.outputs[0])];
+      moves[n] = !integer[n] && !is_quantization(node) && !constant;
+    }
+  }
+  if (std::none_of(budgeted.begin(), budgeted.end(), [&](NodeId n) { return moves[n]; })) {
+    return budgeted;
+  }
+  std::vector<NodeId> layers;
+  for (NodeId n : budgeted) {
+    const Node& node = graph.node(n);
+    if (node.op_type == "DequantizeLinear" && node.outputs[0] != kNoValue) {
+      const auto& readers = graph.value(node.outputs[0]).consumers;
+      moves[n] = !readers.empty() &&
+                 std::all_of(readers.begin(), readers.end(), [&](NodeId r) { return moves[r]; });
+    } else if (node.op_type == "QuantizeLinear") {
+      const NodeId from = graph.value(node.inputs[0]).producer;
+      moves[n] = moves[n] || (from != kNoNode && moves[from]);
+    }
+    if (moves[n]) layers.push_back(n);
+  }
+  return layers;
 }
 
 }  // namespace
@@ -77,16 +190,13 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
                                                     const ExecutorOptions& options) {
   std::vector<NodeId> budgeted;
   for (const NodePlacement& p : plan.nodes) {
-    if (p.precision != Precision::kFp32 && budget.limits.count(p.precision) != 0) {
-      budgeted.push_back(p.node);
-    }
+    if (is_budgeted(p, budget)) budgeted.push_back(p.node);
   }
   if (budgeted.empty()) return std::vector<Rejection>{};
 
   HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
-                          fp32_values(graph, budgeted, inputs, cpu, options));
+                          fp32_values(graph, values_of(graph, budgeted), inputs, cpu, options));
   const std::map<ValueId, const Tensor*>& fp32 = values.of;
-
   std::vector<Rejection> over;
   for (NodeId n : budgeted) {
     const NodePlacement& placement = plan.nodes[n];
@@ -96,28 +206,64 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
     alone.device = placement.device;
     alone.nodes = {n};
     auto program = compiler.compile(plan, alone, part.graph);
-    // A node its device compiles only beside others is measured with them, in its partition
-    // (the verification's reach); alone it is not judged.
+    // A node its device compiles only beside others is measured with them, in its partition;
+    // alone it is not judged. Its program goes once measured: a device holds a bounded number.
     if (!program.is_ok()) continue;
-    std::vector<Tensor> part_inputs;
-    for (ValueId v : part.inputs) part_inputs.push_back(*fp32.at(v));
-    auto got = (*program)->run(part_inputs, nullptr);
-    if (!got.is_ok()) continue;
+    auto worst = worst_error(graph, part, **program, fp32, budget.metric, false);
+    compiler.forget(plan, alone, part.graph);
+    if (!worst.is_ok()) continue;
     const double limit = budget.limits.at(placement.precision);
-    const bool cosine = budget.metric == AccuracyMetric::kCosine;
-    double worst = cosine ? 1.0 : 0.0;
-    for (size_t k = 0; k < part.outputs.size(); ++k) {
-      if (graph.value(part.outputs[k]).dtype != DType::kF32) continue;
-      const double error = error_of((*got)[k], *fp32.at(part.outputs[k]), budget.metric);
-      worst = cosine ? std::min(worst, error) : std::max(worst, error);
-    }
-    if (cosine ? worst >= limit : worst <= limit) continue;
-    std::ostringstream detail;
-    detail << accuracy_metric_name(budget.metric) << " " << worst << (cosine ? " under" : " over")
-           << " the " << precision_name(placement.precision) << " budget " << limit
-           << " on sample inputs";
+    if (within(*worst, limit, budget.metric)) continue;
     over.push_back({n, placement.device, placement.precision, ReasonCode::kAccuracyBudget,
-                    detail.str()});
+                    over_detail(*worst, limit, budget.metric, placement.precision)});
+  }
+  if (!over.empty()) return over;
+
+  // Errors add up over layers: each partition holding budgeted nodes runs whole on the fp32
+  // values of its inputs, under the strictest budget of its nodes' precisions. Its boundary
+  // values come from a run of their own: a value the CPU makes an output is computed unfused.
+  std::vector<const Partition*> partitions;
+  std::vector<Subgraph> parts;
+  std::vector<ValueId> wanted;
+  for (const Partition& partition : plan.partitions) {
+    if (std::none_of(partition.nodes.begin(), partition.nodes.end(),
+                     [&](NodeId n) { return is_budgeted(plan.nodes[n], budget); })) {
+      continue;
+    }
+    partitions.push_back(&partition);
+    parts.push_back(partition_subgraph(graph, plan, partition));
+    wanted.insert(wanted.end(), parts.back().inputs.begin(), parts.back().inputs.end());
+    wanted.insert(wanted.end(), parts.back().outputs.begin(), parts.back().outputs.end());
+  }
+  HSCHED_ASSIGN_OR_RETURN(const Fp32Values boundary,
+                          fp32_values(graph, wanted, inputs, cpu, options));
+  const std::vector<bool> integer = integer_layers(graph);
+  const std::vector<bool> folded = from_constants(graph);
+  for (size_t k = 0; k < partitions.size(); ++k) {
+    const Partition& partition = *partitions[k];
+    auto program = compiler.compile(plan, partition, parts[k].graph);
+    if (!program.is_ok()) continue;
+    auto worst = worst_error(graph, parts[k], **program, boundary.of, budget.metric, true);
+    if (!worst.is_ok()) continue;
+    Precision strictest = Precision::kFp32;
+    double limit = 0;
+    for (NodeId n : partition.nodes) {
+      const Precision precision = plan.nodes[n].precision;
+      if (!is_budgeted(plan.nodes[n], budget)) continue;
+      const double node_limit = budget.limits.at(precision);
+      if (strictest == Precision::kFp32 || !within(limit, node_limit, budget.metric)) {
+        strictest = precision;
+        limit = node_limit;
+      }
+    }
+    if (within(*worst, limit, budget.metric)) continue;
+    const std::string detail = "partition " + std::to_string(partition.id) + " (" +
+                               std::to_string(partition.nodes.size()) +
+                               " nodes): " + over_detail(*worst, limit, budget.metric, strictest);
+    for (NodeId n : float_layers_of(graph, plan, partition, budget, integer, folded)) {
+      over.push_back(
+          {n, partition.device, plan.nodes[n].precision, ReasonCode::kAccuracyBudget, detail});
+    }
   }
   return over;
 }
@@ -134,7 +280,7 @@ Result<std::vector<Rejection>> outside_fp16_range(const Graph& graph, const Plan
   }
   if (substituted.empty()) return std::vector<Rejection>{};
   HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
-                          fp32_values(graph, substituted, inputs, cpu, options));
+                          fp32_values(graph, values_of(graph, substituted), inputs, cpu, options));
   std::vector<Rejection> outside;
   for (NodeId n : substituted) {
     double largest = 0;  // over every value the node reads or writes

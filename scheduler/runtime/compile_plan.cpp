@@ -13,13 +13,6 @@ namespace hsched {
 namespace runtime {
 namespace {
 
-// `partition` of `plan` as a graph of its own. Constant computations the plan put on its device
-// are copied in rather than received.
-Subgraph partition_subgraph(const Graph& graph, const Plan& plan, const Partition& partition) {
-  return extract_subgraph(graph, partition.nodes,
-                          [&](NodeId id) { return plan.nodes[id].device == partition.device; });
-}
-
 // The late rejection a failed device compile stands for ("device_limit: ..." out of graphs).
 ReasonCode compile_failure_reason(const Status& error) {
   if (error.code() == ErrorCode::kDeadlineExceeded) return ReasonCode::kCompileTimeout;

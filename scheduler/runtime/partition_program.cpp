@@ -1,5 +1,6 @@
 #include "scheduler/runtime/partition_program.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -10,6 +11,28 @@
 #include "scheduler/config/discover.h"
 
 namespace hsched::runtime {
+
+Subgraph partition_subgraph(const Graph& graph, const Plan& plan, const Partition& partition) {
+  // A DequantizeLinear read across partitions runs where it is read, where that device takes it
+  // (the host; its own device; a device that the plan did not find refusing it and whose profile
+  // rules allow it): the 8-bit value crosses, not its dequantized floats (a quarter of the bytes,
+  // and no device precision between).
+  const auto dequantizes = [&](NodeId dq, NodeId reader) {
+    const NodePlacement& at = plan.nodes[reader];
+    if (plan.nodes[dq].device == at.device) return true;
+    const DeviceProfile* profile = plan.target.find(at.device);
+    if (profile == nullptr) return false;
+    if (profile->api == DeviceApi::kHost) return true;
+    const bool refused =
+        std::any_of(plan.rejections.begin(), plan.rejections.end(), [&](const Rejection& r) {
+          return r.node == dq && r.device == at.device && r.precision == at.precision;
+        });
+    return !refused && !check_profile_rules(graph, dq, *profile, at.precision);
+  };
+  return extract_subgraph(
+      graph, partition.nodes, [&](NodeId id) { return plan.nodes[id].device == partition.device; },
+      dequantizes);
+}
 
 CompileOptions compile_options(const ExecutorOptions& options, Precision precision) {
   CompileOptions compile;
@@ -33,9 +56,7 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                                                             const Partition& partition,
                                                             const Graph& part,
                                                             DriverAnswer* answer) {
-  std::vector<Precision> precisions;
-  for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
-  const auto key = std::make_tuple(partition.device, partition.nodes, precisions);
+  const Key key = key_of(plan, partition, part);
   if (auto found = done_.find(key); found != done_.end()) {
     if (answer != nullptr) answer->summary = found->second.driver_answer;
     return found->second.program;
@@ -49,6 +70,7 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   }
   std::unique_ptr<Device>& device = devices_[profile->id];
   if (!device) device = config::backends().open(*profile, {options_.cache_dir});
+  const std::vector<Precision>& precisions = std::get<2>(key);
   const Precision precision =
       precisions.empty() ? Precision::kFp32 : device->partition_precision(precisions);
   // The host CPU checks its own budget (ExecutorOptions::cpu_memory_limit_bytes); a device is
@@ -68,6 +90,22 @@ Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
   HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> program, device->compile(part, compile));
   done_.emplace(key, Compiled{program, asked.summary});
   return program;
+}
+
+PartitionCompiler::Key PartitionCompiler::key_of(const Plan& plan, const Partition& partition,
+                                                 const Graph& part) {
+  std::vector<Precision> precisions;
+  for (NodeId id : partition.nodes) precisions.push_back(plan.nodes[id].precision);
+  std::vector<std::string> interface;
+  for (const auto* list : {&part.inputs(), &part.outputs()}) {
+    for (ValueId v : *list) interface.push_back(part.value(v).name);
+    interface.emplace_back();  // between the inputs and the outputs
+  }
+  return {partition.device, partition.nodes, precisions, interface, part.nodes().size()};
+}
+
+void PartitionCompiler::forget(const Plan& plan, const Partition& partition, const Graph& part) {
+  done_.erase(key_of(plan, partition, part));
 }
 
 CacheCounts PartitionCompiler::cache_counts() const {

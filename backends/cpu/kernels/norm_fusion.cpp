@@ -366,7 +366,7 @@ class Matcher {
     if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2)) {
       return std::nullopt;
     }
-    absorbed.push_back(*norm);
+    const size_t at = *norm;
     const auto normalized = through(nn.outputs[0], "QuantizeLinear");
     const auto back = normalized ? sole(*normalized, "Transpose") : std::nullopt;
     if (!back || nodes_[*back]->attr_ints("perm") != kToFirst) return std::nullopt;
@@ -386,7 +386,9 @@ class Matcher {
       }
     }
     fused.outputs = {nodes_[*back]->outputs[0]};
-    to_last = std::move(fused);
+    // In the LayerNormalization's place: its scale and bias may be computed after the Transpose.
+    *nodes_[at] = std::move(fused);
+    absorbed.push_back(start);
     return absorbed;
   }
 
@@ -459,12 +461,11 @@ class Matcher {
     fused.inputs.insert(fused.inputs.end(),
                         {dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)});
     fused.outputs = {qn.outputs[0]};
-    if (shared) {
-      *nodes_[*op] = std::move(fused);
-      return std::vector<size_t>{*q};
-    }
-    dq = std::move(fused);
-    return std::vector<size_t>{*op, *q};
+    // In the op's place: a LayerNormalization's scale and bias may be computed after x's
+    // DequantizeLinear; where others read that, it stays a step for them.
+    *nodes_[*op] = std::move(fused);
+    if (shared) return std::vector<size_t>{*q};
+    return std::vector<size_t>{start, *q};
   }
 
  private:

@@ -5,6 +5,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "graph/integer_layers.h"
+
 namespace hsched::zesim {
 namespace {
 
@@ -22,7 +24,7 @@ class Rewriter {
 
   Result<Graph> run() {
     HSCHED_ASSIGN_OR_RETURN(const std::vector<NodeId> order, source_.topological_order());
-    find_integer_layers(order);
+    find_integer_layers();
     for (ValueId id = 0; id < static_cast<ValueId>(source_.values().size()); ++id) {
       const Value& value = source_.value(id);
       if (value.is_constant()) {
@@ -84,66 +86,25 @@ class Rewriter {
  private:
   static bool is_f32(const Value& value) { return value.dtype == DType::kF32; }
 
-  static bool is_quantization(const Node& node) {
-    return node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear";
-  }
-
   bool reads_exact(NodeId id) const {
     return integer_[static_cast<size_t>(id)] || is_quantization(source_.node(id));
   }
 
-  // The NPU's integer engine runs products, eltwise sums and products, pooling, clamping
-  // activations and data movement between DequantizeLinear and QuantizeLinear in int8 (integer
-  // sums, one requantization in f32); the other layers (normalizations, Softmax, Erf, Div...) run
-  // in fp16 on dequantized fp16 values.
-  static bool has_integer_form(const std::string& op) {
-    static const std::unordered_set<std::string> kOps = {
-        "Conv",      "ConvTranspose", "MatMul",       "Gemm",         "Add",
-        "Sub",       "Mul",           "MaxPool",      "AveragePool",  "GlobalAveragePool",
-        "Relu",      "Clip",          "LeakyRelu",    "Concat",       "Reshape",
-        "Transpose", "Flatten",       "Squeeze",      "Unsqueeze",    "Slice",
-        "Gather",    "Split",         "DepthToSpace", "SpaceToDepth", "Resize"};
-    return kOps.count(op) != 0;
-  }
-
-  // Integer layers: nodes of has_integer_form whose every float input is dequantized or constant
-  // and whose outputs only QuantizeLinear reads. Their outputs, the DequantizeLinear outputs and
-  // the f32 constants quantizations and integer layers read (scales, biases) are exact: no fp16
-  // value between; a float layer reading one reads it rounded to fp16.
-  void find_integer_layers(const std::vector<NodeId>& order) {
+  // The NPU's integer engine runs the integer layers (graph/integer_layers.h) in int8: integer
+  // sums, one requantization in f32. Their outputs, the DequantizeLinear outputs and the f32
+  // constants quantizations and integer layers read (scales, biases) are exact: no fp16 value
+  // between; the other layers (normalizations, Softmax, Erf, Div...) run in fp16 on dequantized
+  // values rounded to fp16.
+  void find_integer_layers() {
+    integer_ = integer_layers(source_);
     exact_.assign(source_.values().size(), false);
-    integer_.assign(source_.nodes().size(), false);
-    const auto is_output = [this](ValueId v) {
-      const auto& outputs = source_.outputs();
-      return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
-    };
-    for (NodeId id : order) {
+    const auto& outputs = source_.outputs();
+    for (NodeId id = 0; id < static_cast<NodeId>(source_.nodes().size()); ++id) {
       const Node& node = source_.node(id);
-      bool exact = node.op_type == "DequantizeLinear";
-      if (!exact && has_integer_form(node.op_type)) {
-        int dequantized = 0;
-        bool layer = true;
-        for (ValueId in : node.inputs) {
-          if (in == kNoValue || !is_f32(source_.value(in)) || source_.value(in).is_constant()) {
-            continue;
-          }
-          ++dequantized;
-          layer = layer && exact_[static_cast<size_t>(in)];
-        }
-        for (ValueId out : node.outputs) {
-          if (out == kNoValue) continue;
-          const Value& value = source_.value(out);
-          layer = layer && !value.consumers.empty() && !is_output(out);
-          for (NodeId reader : value.consumers) {
-            layer = layer && source_.node(reader).op_type == "QuantizeLinear";
-          }
-        }
-        exact = layer && dequantized > 0;
-        integer_[static_cast<size_t>(id)] = exact;
-      }
-      if (!exact) continue;
+      if (!integer_[static_cast<size_t>(id)] && node.op_type != "DequantizeLinear") continue;
       for (ValueId out : node.outputs) {  // the host reads graph outputs in fp16
-        if (out != kNoValue && is_f32(source_.value(out)) && !is_output(out)) {
+        if (out != kNoValue && is_f32(source_.value(out)) &&
+            std::find(outputs.begin(), outputs.end(), out) == outputs.end()) {
           exact_[static_cast<size_t>(out)] = true;
         }
       }

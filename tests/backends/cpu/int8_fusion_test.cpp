@@ -201,6 +201,53 @@ TEST(FusionTest, Int8LayerNormAndSoftmaxAreOneKernelOnTheBytes) {
   }
 }
 
+// The fused QDQ LayerNormalization reads its scale where the LayerNormalization did: here the
+// scale is dequantized at run time after x is (nodes in that valid order, as a partition that
+// dequantizes what it receives has them), and the fused kernel must not run before it. It ran in
+// the DequantizeLinear's place and read the scale's buffer before anything wrote it.
+TEST(FusionTest, Int8LayerNormReadsAScaleComputedAfterItsInput) {
+  Graph g;
+  g.opset = 17;
+  const Shape rows({2, 5, 16});
+  const ValueId x = g.add_value("x", DType::kU8, rows);
+  const ValueId w = g.add_value("w", DType::kU8, Shape({16}));
+  g.add_input(x);
+  g.add_input(w);
+  const auto scalar = [&](const std::string& name, DType dtype, float value) {
+    Tensor t = Tensor::uninitialized(dtype, {});
+    if (dtype == DType::kF32) t.values<float>()[0] = value;
+    if (dtype == DType::kU8) t.values<uint8_t>()[0] = static_cast<uint8_t>(value);
+    return g.add_constant(name, t);
+  };
+  const ValueId s = scalar("s", DType::kF32, 0.05f), zp = scalar("zp", DType::kU8, 128);
+  const ValueId ws = scalar("ws", DType::kF32, 0.01f), wzp = scalar("wzp", DType::kU8, 0);
+  const ValueId ns = scalar("ns", DType::kF32, 0.03f);
+  const ValueId bias = g.add_constant("bias", test::random_f32({16}, 5, -1.0f, 1.0f));
+  const ValueId xd = g.add_value("x_d", DType::kF32, rows);
+  const ValueId wd = g.add_value("w_d", DType::kF32, Shape({16}));
+  const ValueId n = g.add_value("n", DType::kF32, rows);
+  const ValueId y = g.add_value("y", DType::kU8, rows);
+  g.add_node(Node{"dq_x", "DequantizeLinear", "", {x, s, zp}, {xd}, {}});
+  g.add_node(Node{"dq_w", "DequantizeLinear", "", {w, ws, wzp}, {wd}, {}});
+  Node norm{"norm", "LayerNormalization", "", {xd, wd, bias}, {n}, {}};
+  norm.attributes["axis"] = int64_t{-1};
+  g.add_node(std::move(norm));
+  g.add_node(Node{"q", "QuantizeLinear", "", {n, ns, zp}, {y}, {}});
+  g.add_output(y);
+  Tensor xs = Tensor::uninitialized(DType::kU8, {2, 5, 16});
+  Tensor ws_data = Tensor::uninitialized(DType::kU8, {16});
+  uint32_t seed = 7;
+  for (Tensor* t : {&xs, &ws_data}) {
+    for (uint8_t& v : t->values<uint8_t>()) {
+      seed = seed * 1664525u + 1013904223u;
+      v = static_cast<uint8_t>(seed >> 24);
+    }
+  }
+  const auto fused = expect_matches_unfused(g, {xs, ws_data}, CpuOptions{2, true, true}, 0.0);
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->stats().kernels, 2);  // the scale's DequantizeLinear, the LayerNorm
+}
+
 // Attention in a QDQ model: Q -> DQ of two activations -> MatMul -> Q -> DQ, that DequantizeLinear
 // read by a Softmax and by a float Add (ONNX Runtime gives each reader its own) -> Softmax -> Q ->
 // DQ. The MatMul is one integer product of the bytes (QLinearMatMul), the Softmax one kernel on

@@ -1,0 +1,78 @@
+#include "graph/integer_layers.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace hsched {
+
+bool has_integer_form(const std::string& op_type) {
+  static const std::unordered_set<std::string> kOps = {
+      "Conv",      "ConvTranspose", "MatMul",       "Gemm",         "Add",
+      "Sub",       "Mul",           "MaxPool",      "AveragePool",  "GlobalAveragePool",
+      "Relu",      "Clip",          "LeakyRelu",    "Concat",       "Reshape",
+      "Transpose", "Flatten",       "Squeeze",      "Unsqueeze",    "Slice",
+      "Gather",    "Split",         "DepthToSpace", "SpaceToDepth", "Resize"};
+  return kOps.count(op_type) != 0;
+}
+
+bool is_quantization(const Node& node) {
+  return node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear";
+}
+
+std::vector<bool> from_constants(const Graph& graph) {
+  std::vector<bool> folded(graph.values().size(), false);
+  for (ValueId v = 0; v < static_cast<ValueId>(graph.values().size()); ++v) {
+    folded[static_cast<size_t>(v)] = graph.value(v).is_constant();
+  }
+  // Until nothing changes: node ids need not be in topological order.
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node& node : graph.nodes()) {
+      if (node.inputs.empty() || node.op_type.rfind("Random", 0) == 0) continue;
+      const bool all = std::all_of(node.inputs.begin(), node.inputs.end(), [&](ValueId in) {
+        return in == kNoValue || folded[static_cast<size_t>(in)];
+      });
+      for (ValueId out : node.outputs) {
+        if (!all || out == kNoValue || folded[static_cast<size_t>(out)]) continue;
+        folded[static_cast<size_t>(out)] = true;
+        changed = true;
+      }
+    }
+  }
+  return folded;
+}
+
+std::vector<bool> integer_layers(const Graph& graph) {
+  const std::vector<bool> folded = from_constants(graph);
+  const auto& outputs = graph.outputs();
+  const auto is_output = [&](ValueId v) {
+    return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+  };
+  std::vector<bool> layers(graph.nodes().size(), false);
+  for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
+    const Node& node = graph.node(id);
+    if (!has_integer_form(node.op_type)) continue;
+    int dequantized = 0;
+    bool layer = true;
+    for (ValueId in : node.inputs) {
+      if (in == kNoValue) continue;
+      const Value& value = graph.value(in);
+      if (value.dtype != DType::kF32 || folded[static_cast<size_t>(in)]) continue;
+      ++dequantized;
+      layer = layer && value.producer != kNoNode && !is_output(in) &&
+              graph.node(value.producer).op_type == "DequantizeLinear";
+    }
+    for (ValueId out : node.outputs) {
+      if (out == kNoValue) continue;
+      const Value& value = graph.value(out);
+      layer = layer && !value.consumers.empty() && !is_output(out);
+      for (NodeId reader : value.consumers) {
+        layer = layer && graph.node(reader).op_type == "QuantizeLinear";
+      }
+    }
+    layers[static_cast<size_t>(id)] = layer && dequantized > 0;
+  }
+  return layers;
+}
+
+}  // namespace hsched
