@@ -194,11 +194,18 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
   }
   if (budgeted.empty()) return std::vector<Rejection>{};
 
+  // A QDQ model's integer layers and quantizations run as integers only beside their
+  // (de)quantizations: they are judged in their partitions.
+  const std::vector<bool> integer = integer_layers(graph);
+  std::vector<NodeId> judged;
+  for (NodeId n : budgeted) {
+    if (!integer[n] && !is_quantization(graph.node(n))) judged.push_back(n);
+  }
   HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
-                          fp32_values(graph, values_of(graph, budgeted), inputs, cpu, options));
+                          fp32_values(graph, values_of(graph, judged), inputs, cpu, options));
   const std::map<ValueId, const Tensor*>& fp32 = values.of;
   std::vector<Rejection> over;
-  for (NodeId n : budgeted) {
+  for (NodeId n : judged) {
     const NodePlacement& placement = plan.nodes[n];
     const Subgraph part = extract_subgraph(graph, {n});
     Partition alone;
@@ -237,7 +244,6 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
   }
   HSCHED_ASSIGN_OR_RETURN(const Fp32Values boundary,
                           fp32_values(graph, wanted, inputs, cpu, options));
-  const std::vector<bool> integer = integer_layers(graph);
   const std::vector<bool> folded = from_constants(graph);
   for (size_t k = 0; k < partitions.size(); ++k) {
     const Partition& partition = *partitions[k];

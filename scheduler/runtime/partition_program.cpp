@@ -52,10 +52,26 @@ Result<std::shared_ptr<Program>> compile_cpu_program(const Graph& part, const De
 
 PartitionCompiler::PartitionCompiler(const ExecutorOptions& options) : options_(options) {}
 
+namespace {
+
+// The program of a partition none of whose values another partition reads (its DequantizeLinears
+// copied by every reader): nothing to compute.
+class NothingToCompute : public Program {
+ public:
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>&, CopyRecord*) override {
+    return std::vector<Tensor>{};
+  }
+  void append_profile(std::vector<StepProfile>&) const override {}
+  void reset_profile() override {}
+};
+
+}  // namespace
+
 Result<std::shared_ptr<Program>> PartitionCompiler::compile(const Plan& plan,
                                                             const Partition& partition,
                                                             const Graph& part,
                                                             DriverAnswer* answer) {
+  if (part.outputs().empty()) return std::shared_ptr<Program>(std::make_shared<NothingToCompute>());
   const Key key = key_of(plan, partition, part);
   if (auto found = done_.find(key); found != done_.end()) {
     if (answer != nullptr) answer->summary = found->second.driver_answer;

@@ -35,9 +35,10 @@ class PartitionCompiler {
   // The program for `partition` of `plan` (`part`: its subgraph), compiled by its device's
   // backend in the precision the device gives the partition's nodes. A partition compiled before
   // with the same device, nodes, precisions and interface is returned again (re-plans keep what
-  // did not change). The device's driver is asked first (Device::query): its answer goes to
-  // `answer` when given, and a node it refuses fails the compile (Unavailable
-  // "driver_unsupported").
+  // did not change). A part without outputs (every value it makes dequantized by its readers
+  // themselves) gets a program that computes nothing, on no device. The device's driver is asked
+  // first (Device::query): its answer goes to `answer` when given, and a node it refuses fails the
+  // compile (Unavailable "driver_unsupported").
   Result<std::shared_ptr<Program>> compile(const Plan& plan, const Partition& partition,
                                            const Graph& part, DriverAnswer* answer = nullptr);
   // Drops the program compiled for `partition` of `plan` (`part`), if any, so that its device can

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/kernels/elementwise.h"
 #include "backends/cpu/kernels/norm_fusion.h"
+#include "backends/cpu/kernels/norm_rows.h"
 #include "backends/cpu/kernels/post_ops.h"
 #include "backends/cpu/kernels/quant_util.h"
 #include "backends/cpu/kernels/reduction_common.h"
@@ -245,8 +246,8 @@ void look_up_channels(const uint8_t* __restrict q, uint8_t* __restrict y, int64_
 // whole packet added to that, then (lane 0 + lane 2) + (lane 1 + lane 3), then the last values one
 // by one.
 template <typename Term>
-[[gnu::always_inline]] inline float eigen_order_sum(const float* __restrict v, int64_t n,
-                                                    Term term) {
+[[gnu::always_inline]] inline float eigen_order_terms(const float* __restrict v, int64_t n,
+                                                      Term term) {
   if (n < 4) {
     float r = n > 0 ? term(v[0]) : 0.0f;
     for (int64_t i = 1; i < n; ++i) r += term(v[i]);
@@ -269,16 +270,6 @@ template <typename Term>
   float r = (lanes[0] + lanes[2]) + (lanes[1] + lanes[3]);
   for (int64_t i = end4; i < n; ++i) r += term(v[i]);
   return r;
-}
-// The sum, and the sum of squared deviations from `mean` ((v - mean) * (v - mean), each rounded).
-HSCHED_VECTOR_CLONES float eigen_order_sum(const float* v, int64_t n) {
-  return eigen_order_sum(v, n, [](float x) { return x; });
-}
-HSCHED_VECTOR_CLONES float eigen_order_squares(const float* v, int64_t n, float mean) {
-  return eigen_order_sum(v, n, [mean](float x) {
-    const float d = x - mean;
-    return d * d;
-  });
 }
 
 // x's 8-bit values dequantized into `values` as [C, P] (each channel's pixels in turn): from
@@ -492,6 +483,16 @@ Result<std::unique_ptr<Kernel>> make_group_norm(const KernelSpec& spec) {
 }
 
 }  // namespace
+
+HSCHED_VECTOR_CLONES float eigen_order_sum(const float* v, int64_t n) {
+  return eigen_order_terms(v, n, [](float x) { return x; });
+}
+HSCHED_VECTOR_CLONES float eigen_order_squares(const float* v, int64_t n, float mean) {
+  return eigen_order_terms(v, n, [mean](float x) {
+    const float d = x - mean;
+    return d * d;
+  });
+}
 
 void register_group_norm_kernel(KernelRegistry& registry) {
   registry.add(kGroupNormOp, make_group_norm);

@@ -363,10 +363,12 @@ class Matcher {
       return i >= nn.inputs.size() || nn.inputs[i] == kNoValue ||
              graph_.value(nn.inputs[i]).shape.elements() == channels;
     };
-    if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2)) {
+    // The fused kernel runs in the Transpose's place: its scale and bias must be ready there.
+    if ((axis != -1 && axis != 3) || !only_y || !per_channel(1) || !per_channel(2) ||
+        !ready_before(nn, 1, start) || !ready_before(nn, 2, start)) {
       return std::nullopt;
     }
-    const size_t at = *norm;
+    absorbed.push_back(*norm);
     const auto normalized = through(nn.outputs[0], "QuantizeLinear");
     const auto back = normalized ? sole(*normalized, "Transpose") : std::nullopt;
     if (!back || nodes_[*back]->attr_ints("perm") != kToFirst) return std::nullopt;
@@ -386,9 +388,7 @@ class Matcher {
       }
     }
     fused.outputs = {nodes_[*back]->outputs[0]};
-    // In the LayerNormalization's place: its scale and bias may be computed after the Transpose.
-    *nodes_[at] = std::move(fused);
-    absorbed.push_back(start);
+    to_last = std::move(fused);
     return absorbed;
   }
 
@@ -435,8 +435,12 @@ class Matcher {
       return i >= on.inputs.size() || on.inputs[i] == kNoValue ||
              graph_.value(on.inputs[i]).shape.elements() == size;
     };
+    // Where the DequantizeLinear is the op's only reader, the fused kernel runs in its place: a
+    // LayerNormalization's scale and bias must be ready there.
+    const size_t place = shared ? *op : start;
     if (!last_axis || !only_y ||
-        (norm && (on.inputs.size() < 2 || on.inputs[1] == kNoValue || !sized(1) || !sized(2)))) {
+        (norm && (on.inputs.size() < 2 || on.inputs[1] == kNoValue || !sized(1) || !sized(2) ||
+                  !ready_before(on, 1, place) || !ready_before(on, 2, place)))) {
       return std::nullopt;
     }
     const auto q = sole(on.outputs[0], "QuantizeLinear");
@@ -461,14 +465,29 @@ class Matcher {
     fused.inputs.insert(fused.inputs.end(),
                         {dq.inputs[1], input(dq, 2), qn.inputs[1], input(qn, 2)});
     fused.outputs = {qn.outputs[0]};
-    // In the op's place: a LayerNormalization's scale and bias may be computed after x's
-    // DequantizeLinear; where others read that, it stays a step for them.
-    *nodes_[*op] = std::move(fused);
-    if (shared) return std::vector<size_t>{*q};
-    return std::vector<size_t>{start, *q};
+    if (shared) {
+      *nodes_[*op] = std::move(fused);
+      return std::vector<size_t>{*q};
+    }
+    dq = std::move(fused);
+    return std::vector<size_t>{*op, *q};
   }
 
  private:
+  // Whether input i of `node` is ready before the node at `at` runs: absent, a constant, a graph
+  // input, or written by a node before it (a partition may dequantize a LayerNormalization's
+  // scale after its x).
+  bool ready_before(const Node& node, size_t i, size_t at) const {
+    if (i >= node.inputs.size() || node.inputs[i] == kNoValue) return true;
+    const ValueId v = node.inputs[i];
+    if (graph_.value(v).is_constant() || graph_.value(v).producer == kNoNode) return true;
+    for (size_t k = 0; k < at; ++k) {
+      const auto& outs = nodes_[k]->outputs;
+      if (std::find(outs.begin(), outs.end(), v) != outs.end()) return true;
+    }
+    return false;
+  }
+
   static inline const std::vector<int64_t> kToLast{0, 2, 3, 1}, kToFirst{0, 3, 1, 2};
   Graph& graph_;
   const std::vector<Node*>& nodes_;

@@ -1,5 +1,6 @@
 // The row loops and a check of normalization_kernels.cpp that the fused normalizations
-// (fused_norm_kernels.cpp) use too. Internal to the CPU kernels.
+// (fused_norm_kernels.cpp) use too, and the Eigen-order sums of group_norm.cpp that
+// InstanceNormalization uses. Internal to the CPU kernels.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,12 @@ namespace hsched::cpu {
 void layer_norm_rows(const float* x, float* y, int64_t begin, int64_t end, int64_t n,
                      const float* scale, const float* bias, float epsilon, float* mean_out,
                      float* inv_out);
+
+// The fp32 sum of v[0, n), and of its squared deviations from `mean` ((v - mean) * (v - mean),
+// each rounded), in the order of Eigen's vectorized sums: ONNX Runtime's InstanceNormalization
+// (Xi.mean(), squaredNorm()). group_norm.cpp.
+float eigen_order_sum(const float* v, int64_t n);
+float eigen_order_squares(const float* v, int64_t n, float mean);
 
 // Checks a per-channel parameter, input i: f32 with exactly `channels` elements.
 Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, const char* what);

@@ -369,16 +369,21 @@ Status check_channel_param(const KernelSpec& spec, size_t i, int64_t channels, c
 namespace {
 
 // Rows [begin, end) of n elements, row r being channel r % channels.
+// As ONNX Runtime computes it: the mean and the squared deviations summed in Eigen's order, then
+// y = x * a + b with a = scale / sqrt(squares / n + epsilon) and b = bias - mean * a, each
+// rounded (a GroupNorm written as InstanceNormalization has the fused GroupNorm's bytes).
 HSCHED_VECTOR_CLONES void instance_norm_rows(const float* x, float* y, int64_t begin, int64_t end,
                                              int64_t n, int64_t channels, const float* scale,
                                              const float* bias, float epsilon) {
   for (int64_t r = begin; r < end; ++r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
-    const RowStats st = row_stats(xr, n, epsilon);
-    const float a = st.inv_std * scale[r % channels];
-    const float b = bias[r % channels];
-    for_each_blocked(n, [&](int64_t i) { yr[i] = (xr[i] - st.mean) * a + b; });
+    const float count = static_cast<float>(n);
+    const float mean = eigen_order_sum(xr, n) / count;
+    const float inv_std = 1.0f / std::sqrt(eigen_order_squares(xr, n, mean) / count + epsilon);
+    const float a = inv_std * scale[r % channels];
+    const float b = bias[r % channels] - mean * a;
+    for_each_blocked(n, [&](int64_t i) { yr[i] = xr[i] * a + b; });
   }
 }
 

@@ -201,10 +201,10 @@ TEST(FusionTest, Int8LayerNormAndSoftmaxAreOneKernelOnTheBytes) {
   }
 }
 
-// The fused QDQ LayerNormalization reads its scale where the LayerNormalization did: here the
-// scale is dequantized at run time after x is (nodes in that valid order, as a partition that
-// dequantizes what it receives has them), and the fused kernel must not run before it. It ran in
-// the DequantizeLinear's place and read the scale's buffer before anything wrote it.
+// A QDQ LayerNormalization whose scale is dequantized at run time after x is (nodes in that
+// valid order, as a partition that dequantizes what it receives has them) is not fused into x's
+// DequantizeLinear's place: the fused kernel ran there and read the scale's buffer before
+// anything wrote it (garbage, varying from run to run).
 TEST(FusionTest, Int8LayerNormReadsAScaleComputedAfterItsInput) {
   Graph g;
   g.opset = 17;
@@ -243,9 +243,7 @@ TEST(FusionTest, Int8LayerNormReadsAScaleComputedAfterItsInput) {
       v = static_cast<uint8_t>(seed >> 24);
     }
   }
-  const auto fused = expect_matches_unfused(g, {xs, ws_data}, CpuOptions{2, true, true}, 0.0);
-  ASSERT_NE(fused, nullptr);
-  EXPECT_EQ(fused->stats().kernels, 2);  // the scale's DequantizeLinear, the LayerNorm
+  EXPECT_NE(expect_matches_unfused(g, {xs, ws_data}, CpuOptions{2, true, true}, 0.0), nullptr);
 }
 
 // Attention in a QDQ model: Q -> DQ of two activations -> MatMul -> Q -> DQ, that DequantizeLinear
