@@ -201,8 +201,11 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
   for (NodeId n : budgeted) {
     if (!integer[n] && !is_quantization(graph.node(n))) judged.push_back(n);
   }
-  HSCHED_ASSIGN_OR_RETURN(const Fp32Values values,
-                          fp32_values(graph, values_of(graph, judged), inputs, cpu, options));
+  Fp32Values values;
+  if (!judged.empty()) {
+    HSCHED_ASSIGN_OR_RETURN(values,
+                            fp32_values(graph, values_of(graph, judged), inputs, cpu, options));
+  }
   const std::map<ValueId, const Tensor*>& fp32 = values.of;
   std::vector<Rejection> over;
   for (NodeId n : judged) {

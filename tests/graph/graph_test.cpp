@@ -131,6 +131,38 @@ TEST(SubgraphTest, CopiesConstantComputationsWhereAllowed) {
   EXPECT_EQ(partly.inputs, (std::vector<ValueId>{x, id}));
 }
 
+// x -> q = QuantizeLinear(x) -> dq = DequantizeLinear(q) -> y = Relu(dq), cut as {Q, DQ} and
+// {Relu}: where the Relu's part dequantizes q itself, it reads the 8-bit q (the first part's
+// output) and dq crosses nowhere; where it does not, dq crosses as before.
+TEST(SubgraphTest, DequantizesWhereReadWhereAllowed) {
+  Graph g;
+  const ValueId x = g.add_value("x", DType::kF32, Shape({4}));
+  g.add_input(x);
+  const ValueId scale = g.add_constant("scale", Tensor(DType::kF32, {}));
+  const ValueId zero = g.add_constant("zero", Tensor(DType::kU8, {}));
+  const ValueId q = g.add_value("q", DType::kU8, Shape({4}));
+  const ValueId dq = g.add_value("dq", DType::kF32, Shape({4}));
+  const ValueId y = g.add_value("y", DType::kF32, Shape({4}));
+  g.add_node(Node{"quantize", "QuantizeLinear", "", {x, scale, zero}, {q}, {}});
+  g.add_node(Node{"dequantize", "DequantizeLinear", "", {q, scale, zero}, {dq}, {}});
+  g.add_node(Node{"relu", "Relu", "", {dq}, {y}, {}});
+  g.add_output(y);
+
+  for (const bool allowed : {true, false}) {
+    const DequantizesHere here = [&](NodeId, NodeId) { return allowed; };
+    const Subgraph first = extract_subgraph(g, {0, 1}, {}, here);
+    const Subgraph second = extract_subgraph(g, {2}, {}, here);
+    EXPECT_EQ(first.outputs, (std::vector<ValueId>{allowed ? q : dq})) << allowed;
+    EXPECT_EQ(second.inputs, (std::vector<ValueId>{allowed ? q : dq})) << allowed;
+    ASSERT_EQ(second.graph.nodes().size(), allowed ? 2u : 1u);
+    EXPECT_EQ(second.graph.nodes()[0].op_type, allowed ? "DequantizeLinear" : "Relu");
+    EXPECT_TRUE(second.graph.topological_order().is_ok());
+  }
+  // A part of the DequantizeLinear alone, every reader dequantizing for itself: no outputs.
+  const Subgraph alone = extract_subgraph(g, {1}, {}, [](NodeId, NodeId) { return true; });
+  EXPECT_TRUE(alone.outputs.empty());
+}
+
 TEST(ShapeTest, ParseDims) {
   EXPECT_EQ(*parse_dims("1,3,224,224"), (std::vector<int64_t>{1, 3, 224, 224}));
   EXPECT_FALSE(parse_dims("1,,3").is_ok());
