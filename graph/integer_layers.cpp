@@ -42,35 +42,45 @@ std::vector<bool> from_constants(const Graph& graph) {
   return folded;
 }
 
-std::vector<bool> integer_layers(const Graph& graph) {
-  const std::vector<bool> folded = from_constants(graph);
+namespace {
+
+// Whether node `id` is an integer layer, `folded` being from_constants(graph).
+bool is_integer_layer(const Graph& graph, NodeId id, const std::vector<bool>& folded) {
+  const Node& node = graph.node(id);
+  if (!has_integer_form(node.op_type)) return false;
   const auto& outputs = graph.outputs();
   const auto is_output = [&](ValueId v) {
     return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
   };
+  int dequantized = 0;
+  for (ValueId in : node.inputs) {
+    if (in == kNoValue) continue;
+    const Value& value = graph.value(in);
+    if (value.dtype != DType::kF32 || folded[static_cast<size_t>(in)]) continue;
+    ++dequantized;
+    if (value.producer == kNoNode || is_output(in) ||
+        graph.node(value.producer).op_type != "DequantizeLinear") {
+      return false;
+    }
+  }
+  for (ValueId out : node.outputs) {
+    if (out == kNoValue) continue;
+    const Value& value = graph.value(out);
+    if (value.consumers.empty() || is_output(out)) return false;
+    for (NodeId reader : value.consumers) {
+      if (graph.node(reader).op_type != "QuantizeLinear") return false;
+    }
+  }
+  return dequantized > 0;
+}
+
+}  // namespace
+
+std::vector<bool> integer_layers(const Graph& graph) {
+  const std::vector<bool> folded = from_constants(graph);
   std::vector<bool> layers(graph.nodes().size(), false);
   for (NodeId id = 0; id < static_cast<NodeId>(graph.nodes().size()); ++id) {
-    const Node& node = graph.node(id);
-    if (!has_integer_form(node.op_type)) continue;
-    int dequantized = 0;
-    bool layer = true;
-    for (ValueId in : node.inputs) {
-      if (in == kNoValue) continue;
-      const Value& value = graph.value(in);
-      if (value.dtype != DType::kF32 || folded[static_cast<size_t>(in)]) continue;
-      ++dequantized;
-      layer = layer && value.producer != kNoNode && !is_output(in) &&
-              graph.node(value.producer).op_type == "DequantizeLinear";
-    }
-    for (ValueId out : node.outputs) {
-      if (out == kNoValue) continue;
-      const Value& value = graph.value(out);
-      layer = layer && !value.consumers.empty() && !is_output(out);
-      for (NodeId reader : value.consumers) {
-        layer = layer && graph.node(reader).op_type == "QuantizeLinear";
-      }
-    }
-    layers[static_cast<size_t>(id)] = layer && dequantized > 0;
+    layers[static_cast<size_t>(id)] = is_integer_layer(graph, id, folded);
   }
   return layers;
 }

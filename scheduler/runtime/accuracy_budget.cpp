@@ -99,25 +99,21 @@ bool is_budgeted(const NodePlacement& p, const AccuracyBudget& budget) {
   return p.precision != Precision::kFp32 && budget.limits.count(p.precision) != 0;
 }
 
-// `part` (compiled by `program`) run on the fp32 values of its inputs: the worst error of its
-// float outputs (and with `quantized`, its QuantizeLinear outputs, less their zero points)
-// against their fp32 values under `metric`.
-Result<double> worst_error(const Graph& graph, const Subgraph& part, Program& program,
-                           const std::map<ValueId, const Tensor*>& fp32, AccuracyMetric metric,
-                           bool quantized) {
-  std::vector<Tensor> part_inputs;
-  for (ValueId v : part.inputs) part_inputs.push_back(*fp32.at(v));
-  HSCHED_ASSIGN_OR_RETURN(const std::vector<Tensor> got, program.run(part_inputs, nullptr));
+// The worst error of `got` against `want` (the values `outputs` of the graph) under `metric`:
+// float outputs, and with `quantized` QuantizeLinear outputs less their zero points.
+double worst_error(const Graph& graph, const std::vector<ValueId>& outputs,
+                   const std::vector<Tensor>& got, const std::vector<Tensor>& want,
+                   AccuracyMetric metric, bool quantized) {
   const bool cosine = metric == AccuracyMetric::kCosine;
   double worst = cosine ? 1.0 : 0.0;
-  for (size_t k = 0; k < part.outputs.size(); ++k) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
     double zero = 0;
-    if (graph.value(part.outputs[k]).dtype != DType::kF32) {
-      const std::optional<double> of = quantized_zero(graph, part.outputs[k]);
+    if (graph.value(outputs[k]).dtype != DType::kF32) {
+      const std::optional<double> of = quantized_zero(graph, outputs[k]);
       if (!quantized || !of) continue;
       zero = *of;
     }
-    const double error = error_of(got[k], *fp32.at(part.outputs[k]), metric, zero);
+    const double error = error_of(got[k], want[k], metric, zero);
     worst = cosine ? std::min(worst, error) : std::max(worst, error);
   }
   return worst;
@@ -219,41 +215,57 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
     // A node its device compiles only beside others is measured with them, in its partition;
     // alone it is not judged. Its program goes once measured: a device holds a bounded number.
     if (!program.is_ok()) continue;
-    auto worst = worst_error(graph, part, **program, fp32, budget.metric, false);
+    std::vector<Tensor> part_inputs, want;
+    for (ValueId v : part.inputs) part_inputs.push_back(*fp32.at(v));
+    for (ValueId v : part.outputs) want.push_back(*fp32.at(v));
+    auto got = (*program)->run(part_inputs, nullptr);
     compiler.forget(plan, alone, part.graph);
-    if (!worst.is_ok()) continue;
+    if (!got.is_ok()) continue;
+    const double worst = worst_error(graph, part.outputs, *got, want, budget.metric, false);
     const double limit = budget.limits.at(placement.precision);
-    if (within(*worst, limit, budget.metric)) continue;
+    if (within(worst, limit, budget.metric)) continue;
     over.push_back({n, placement.device, placement.precision, ReasonCode::kAccuracyBudget,
-                    over_detail(*worst, limit, budget.metric, placement.precision)});
+                    over_detail(worst, limit, budget.metric, placement.precision)});
   }
   if (!over.empty()) return over;
 
-  // Errors add up over layers: each partition holding budgeted nodes runs whole on the fp32
-  // values of its inputs, under the strictest budget of its nodes' precisions. Its boundary
-  // values come from a run of their own: a value the CPU makes an output is computed unfused.
-  std::vector<const Partition*> partitions;
-  std::vector<Subgraph> parts;
-  std::vector<ValueId> wanted;
+  // Errors add up over layers: each partition holding budgeted nodes runs whole, and is compared
+  // with the same partition on the CPU in fp32 on the same inputs: the plan's partitions run in
+  // order on the CPU, each on what the CPU computed before it.
+  std::map<ValueId, Tensor> on_cpu;
+  for (size_t k = 0; k < inputs.size(); ++k) on_cpu.emplace(graph.inputs()[k], inputs[k]);
+  const auto inputs_of = [&](const Subgraph& part) {
+    std::vector<Tensor> values;
+    for (ValueId v : part.inputs) values.push_back(on_cpu.at(v));
+    return values;
+  };
+  struct Measured {
+    const Partition* partition;
+    Subgraph part;
+    std::vector<Tensor> got, want;
+  };
+  std::vector<Measured> measured;
   for (const Partition& partition : plan.partitions) {
-    if (std::none_of(partition.nodes.begin(), partition.nodes.end(),
-                     [&](NodeId n) { return is_budgeted(plan.nodes[n], budget); })) {
-      continue;
+    Subgraph part = partition_subgraph(graph, plan, partition);
+    HSCHED_ASSIGN_OR_RETURN(std::shared_ptr<Program> reference,
+                            compile_cpu_program(part.graph, cpu, options));
+    const std::vector<Tensor> part_inputs = inputs_of(part);
+    HSCHED_ASSIGN_OR_RETURN(std::vector<Tensor> want, reference->run(part_inputs, nullptr));
+    if (std::any_of(partition.nodes.begin(), partition.nodes.end(),
+                    [&](NodeId n) { return is_budgeted(plan.nodes[n], budget); })) {
+      auto program = compiler.compile(plan, partition, part.graph);
+      auto got = program.is_ok() ? (*program)->run(part_inputs, nullptr)
+                                 : Result<std::vector<Tensor>>(program.status());
+      if (got.is_ok()) measured.push_back({&partition, part, std::move(got).value(), want});
     }
-    partitions.push_back(&partition);
-    parts.push_back(partition_subgraph(graph, plan, partition));
-    wanted.insert(wanted.end(), parts.back().inputs.begin(), parts.back().inputs.end());
-    wanted.insert(wanted.end(), parts.back().outputs.begin(), parts.back().outputs.end());
+    for (size_t k = 0; k < part.outputs.size(); ++k) {
+      on_cpu.insert_or_assign(part.outputs[k], std::move(want[k]));
+    }
   }
-  HSCHED_ASSIGN_OR_RETURN(const Fp32Values boundary,
-                          fp32_values(graph, wanted, inputs, cpu, options));
   const std::vector<bool> folded = from_constants(graph);
-  for (size_t k = 0; k < partitions.size(); ++k) {
-    const Partition& partition = *partitions[k];
-    auto program = compiler.compile(plan, partition, parts[k].graph);
-    if (!program.is_ok()) continue;
-    auto worst = worst_error(graph, parts[k], **program, boundary.of, budget.metric, true);
-    if (!worst.is_ok()) continue;
+  for (const Measured& m : measured) {
+    const Partition& partition = *m.partition;
+    const double worst = worst_error(graph, m.part.outputs, m.got, m.want, budget.metric, true);
     Precision strictest = Precision::kFp32;
     double limit = 0;
     for (NodeId n : partition.nodes) {
@@ -265,10 +277,10 @@ Result<std::vector<Rejection>> over_accuracy_budget(const Graph& graph, const Pl
         limit = node_limit;
       }
     }
-    if (within(*worst, limit, budget.metric)) continue;
+    if (within(worst, limit, budget.metric)) continue;
     const std::string detail = "partition " + std::to_string(partition.id) + " (" +
                                std::to_string(partition.nodes.size()) +
-                               " nodes): " + over_detail(*worst, limit, budget.metric, strictest);
+                               " nodes): " + over_detail(worst, limit, budget.metric, strictest);
     for (NodeId n : float_layers_of(graph, plan, partition, budget, integer, folded)) {
       over.push_back(
           {n, partition.device, plan.nodes[n].precision, ReasonCode::kAccuracyBudget, detail});
