@@ -188,12 +188,14 @@ def ort_reference(dirs, name_of_run, reference="node", level="disabled"):
 
 
 def run_hsched(args, case_dir, extra=(), out="hsched"):
-    """`hsched run` of case_dir's model on its inputs, outputs to case_dir/out, its report as
-    JSON on stdout. No compile deadline: a cold compile (PoCL's of a new program takes tens of
+    """`hsched run` of case_dir's model on its inputs (on args.devices in args.precision, or
+    under args.policy where the caller has one), outputs to case_dir/out, its report as JSON on
+    stdout; the inputs are the accuracy checks' sample inputs too. No compile deadline: a cold compile (PoCL's of a new program takes tens of
     seconds) would hand the case to the CPU and test nothing of the device."""
-    return subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"), "--devices",
-                           args.devices, "--precision", args.precision, "--inputs",
-                           os.path.join(case_dir, "test_data_set_0"), "--outputs",
+    placement = (["--policy", args.policy] if getattr(args, "policy", None) else
+                 ["--devices", args.devices, "--precision", args.precision])
+    return subprocess.run([args.hsched, "run", os.path.join(case_dir, "model.onnx"), *placement,
+                           "--inputs", os.path.join(case_dir, "test_data_set_0"), "--outputs",
                            os.path.join(case_dir, out), "--iterations", "1", "--warmup", "0",
                            "--compile-timeout-ms", str(24 * 3600 * 1000), "--json", *extra],
                           capture_output=True, text=True, timeout=args.timeout)

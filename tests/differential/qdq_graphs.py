@@ -5,7 +5,7 @@ graph optimizations at --ort-level (ort_reference.js; default extended, which ru
 as its QOperator ops, as hsched computes them), outputs compared in quantization steps.
 
     /usr/bin/python3 tests/differential/qdq_graphs.py [--count 40] [--seed 1] [--devices cpu]
-        [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
+        [--policy POLICY] [--hsched BIN] [--out DIR] [--steps N] [--menu all|transformer] [--first I]
         [--split-every K] [--qoperator SHARE] [--reference node|python] [--ort-level LEVEL]
 
 Each case: a graph of gen_graphs.py drawn from the blocks quantized models are made of (Conv
@@ -454,9 +454,11 @@ def main():
                         help="as hsched run's: partitions of K nodes, devices in turn")
     parser.add_argument("--qoperator", type=float, default=0.0,
                         help="share of the ops QOPERATORS names in their QOperator form")
+    parser.add_argument("--policy", help="run under this policy (a name or file; the simulated "
+                        "NPU loaded) instead of --devices and --precision")
     parser.set_defaults(steps=2)
     args = parser.parse_args()
-    use_simulated_npu(args.devices, args.hsched)
+    use_simulated_npu("npu" if args.policy else args.devices, args.hsched)
     gen_graphs.MENU = TRANSFORMER_MENU if args.menu == "transformer" else MENU
     shutil.rmtree(args.out, ignore_errors=True)
     dirs = make_cases(args)
