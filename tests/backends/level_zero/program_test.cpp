@@ -259,17 +259,28 @@ struct NpuInt8Case {
   double products_kept = 1;  // NpuInt8BudgetTest
 };
 
-class NpuInt8ModelTest : public ::testing::TestWithParam<NpuInt8Case> {};
+// The INT8 model of the case's name, loaded, with the simulated NPU configured (else skipped).
+class NpuInt8Models : public ::testing::TestWithParam<NpuInt8Case> {
+ protected:
+  void SetUp() override {
+    if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
+    dir_ = test::int8_models_dir() / (GetParam().name + "_int8");
+    if (!fs::exists(dir_ / "model.onnx")) GTEST_SKIP() << "no model at " << dir_;
+    auto graph = import_onnx_file(dir_ / "model.onnx", {});
+    ASSERT_TRUE(graph.is_ok()) << graph.status().message();
+    graph_ = std::move(graph).value();
+  }
+
+  fs::path dir_;
+  Graph graph_;
+};
+
+class NpuInt8ModelTest : public NpuInt8Models {};
 
 TEST_P(NpuInt8ModelTest, RunsOnTheNpuWithinStepsOfOnnxRuntime) {
-  if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
   const NpuInt8Case& c = GetParam();
-  const fs::path dir = test::int8_models_dir() / (c.name + "_int8");
-  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
-  auto graph = import_onnx_file(dir / "model.onnx", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   test::TempDir cache;
-  auto exe = compile_npu_offload(*graph, cache);
+  auto exe = compile_npu_offload(graph_, cache);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_EQ((*exe)->stats().replans, 0);
   int quantize_on_npu = 0, conv_linear_on_npu = 0;
@@ -277,18 +288,18 @@ TEST_P(NpuInt8ModelTest, RunsOnTheNpuWithinStepsOfOnnxRuntime) {
   for (const Partition& partition : ran.partitions) {
     if (partition.device != "npu0") continue;
     for (NodeId id : partition.nodes) {
-      const std::string& op = graph->node(id).op_type;
+      const std::string& op = graph_.node(id).op_type;
       quantize_on_npu += op == "QuantizeLinear";
       conv_linear_on_npu += op == "Conv" || op == "MatMul" || op == "Gemm";
     }
   }
   EXPECT_GT(quantize_on_npu, 0) << c.name;
   EXPECT_GT(conv_linear_on_npu, 0) << c.name;
-  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  const auto inputs = test::read_tensors(dir_ / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir_ / "test_data_set_0", "output_");
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+  const auto agreement = test::int8_agreement(graph_, (*outputs)[0], expected[0]);
   EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
   EXPECT_GE(agreement.cosine, 0.97) << c.name;
   EXPECT_TRUE(agreement.same_top_class) << c.name;
@@ -311,32 +322,27 @@ INSTANTIATE_TEST_SUITE_P(
 // `products_kept` of them where a partition of integer layers alone is over the budget and goes
 // whole (bert_mini: its residual Add a step off the CPU's). A partition crossing to the CPU
 // dequantizes the NPU's 8-bit values itself, so the NPU's fp16 never rounds them between.
-class NpuInt8BudgetTest : public ::testing::TestWithParam<NpuInt8Case> {};
+class NpuInt8BudgetTest : public NpuInt8Models {};
 
 TEST_P(NpuInt8BudgetTest, FloatLayersPastTheBudgetMoveToTheCpu) {
-  if (!sim_configured()) GTEST_SKIP() << "ZE_ENABLE_ALT_DRIVERS is not set";
   const NpuInt8Case& c = GetParam();
-  const fs::path dir = test::int8_models_dir() / (c.name + "_int8");
-  if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << "no model at " << dir;
-  auto graph = import_onnx_file(dir / "model.onnx", {});
-  ASSERT_TRUE(graph.is_ok()) << graph.status().message();
   auto policy = resolve_policy("npu-int8");
   ASSERT_TRUE(policy.is_ok()) << policy.status().message();
-  auto plan = schedule(*graph, discover_target(), *policy);
+  auto plan = schedule(graph_, discover_target(), *policy);
   ASSERT_TRUE(plan.is_ok()) << plan.status().message();
-  const auto inputs = test::read_tensors(dir / "test_data_set_0", "input_");
-  const auto expected = test::read_tensors(dir / "test_data_set_0", "output_");
+  const auto inputs = test::read_tensors(dir_ / "test_data_set_0", "input_");
+  const auto expected = test::read_tensors(dir_ / "test_data_set_0", "output_");
   test::TempDir cache;
-  auto exe = compile_cached(*graph, *plan, cache, inputs);
+  auto exe = compile_cached(graph_, *plan, cache, inputs);
   ASSERT_TRUE(exe.is_ok()) << exe.status().message();
   EXPECT_GE((*exe)->stats().replans, 1) << c.name;
   // Convolutions and matmuls on the NPU between quantizations (integer layers), as planned and
   // as run.
-  const std::vector<bool> integer = integer_layers(*graph);
+  const std::vector<bool> integer = integer_layers(graph_);
   const auto products_on_npu = [&](const Plan& p) {
     int n = 0;
     for (const NodePlacement& placed : p.nodes) {
-      const std::string& op = graph->node(placed.node).op_type;
+      const std::string& op = graph_.node(placed.node).op_type;
       n += (op == "Conv" || op == "MatMul" || op == "Gemm") && integer[placed.node] &&
            placed.device == "npu0";
     }
@@ -352,7 +358,7 @@ TEST_P(NpuInt8BudgetTest, FloatLayersPastTheBudgetMoveToTheCpu) {
   EXPECT_GE(products_on_npu(ran), c.products_kept * products_on_npu(*plan)) << c.name;
   auto outputs = (*exe)->run(inputs);
   ASSERT_TRUE(outputs.is_ok()) << outputs.status().message();
-  const auto agreement = test::int8_agreement(*graph, (*outputs)[0], expected[0]);
+  const auto agreement = test::int8_agreement(graph_, (*outputs)[0], expected[0]);
   EXPECT_LE(agreement.steps, c.max_steps + 1e-3) << c.name;
   EXPECT_TRUE(agreement.same_top_class) << c.name;
   std::cout << c.name << ": " << products_on_npu(ran) << " integer conv/linear nodes on the NPU, "
